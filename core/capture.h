@@ -1,0 +1,48 @@
+/*
+ * Raw byte capture for one stream: the last capture_max_bytes bytes exactly
+ * as the child wrote them, addressed by absolute offsets (offset 0 is the
+ * stream's first byte ever). Older bytes are evicted and counted. Memory
+ * grows with use up to the cap, so an idle or quiet monitor costs little.
+ */
+#ifndef VIGIL_CAPTURE_H
+#define VIGIL_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  char *buf;          /* circular storage, cap bytes */
+  size_t cap;         /* current allocation, grows up to max */
+  size_t max;         /* monitor.capture_max_bytes */
+  size_t len;         /* bytes kept */
+  size_t head;        /* index in buf of the oldest kept byte */
+  uint64_t total;     /* bytes ever written = absolute offset of the next byte */
+  uint64_t evicted;   /* bytes dropped from the front to stay under max */
+} Capture;
+
+/* Up to two spans (the storage wraps) that together are the bytes read. */
+typedef struct {
+  const char *p1;
+  size_t n1;
+  const char *p2;
+  size_t n2;
+  uint64_t offset;    /* absolute offset of the first byte returned */
+  bool truncated;     /* the requested offset had been evicted */
+} CaptureSpan;
+
+void capture_init(Capture *c, size_t max_bytes);
+void capture_write(Capture *c, const char *data, size_t len);
+
+/* Reads from absolute `offset`, at most `limit` bytes (UINT64_MAX: all).
+ * When offset is older than the oldest kept byte, the read starts at the
+ * oldest kept byte and truncated is true. An offset at or past total gives
+ * an empty span. The spans stay valid until the next capture_write. */
+CaptureSpan capture_read(const Capture *c, uint64_t offset, uint64_t limit);
+
+/* Absolute offset of the oldest kept byte. */
+uint64_t capture_start(const Capture *c);
+
+void capture_free(Capture *c);
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * A monitor's structured event log (seed 000's watch_process_events): typed
+ * events with ids from 1 that never repeat, kept up to event_log_max; when
+ * full, the oldest ~10% (max/10, at least 1) go at once and are counted, so
+ * a crash loop costs a bounded amount of memory. Renders one line per event:
+ *   [2] 2026-04-24T15:59:59.120+01:00 match (pattern 0 "^panic:") panic: runtime error
+ * preceded, when events were dropped, by
+ *   NOTE: 102 earlier events dropped (per-monitor cap of 1024 reached)
+ */
+#ifndef VIGIL_EVENTLOG_H
+#define VIGIL_EVENTLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+typedef enum {
+  kEventStarted = 0,
+  kEventMatch,
+  kEventIdleTimeout,
+  kEventTimedOut,
+  kEventOverload,
+  kEventStopped,
+  kEventExited,
+} EventType;
+
+#define EVENT_TYPE_COUNT 7
+
+typedef struct {
+  uint64_t id;
+  EventType type;
+  int64_t at_ms;      /* wall clock, ms since the Unix epoch */
+  int pattern;        /* match: pattern index; else -1 */
+  char *line;         /* match: the line text; NULL otherwise (owned) */
+  bool has_exit_code;
+  int exit_code;      /* exited: the code */
+  int signal;         /* exited/stopped: the signal, 0 if none */
+  char *reason;       /* idle_timeout, timed_out, overload, stopped: why (owned), or NULL */
+} Event;
+
+typedef struct {
+  Event *events;      /* circular, max slots, lazily allocated */
+  size_t max;         /* monitor.event_log_max */
+  size_t head;
+  size_t count;
+  uint64_t next_id;   /* starts at 1 */
+  uint64_t dropped;   /* events dropped ever */
+} EventLog;
+
+void eventlog_init(EventLog *log, size_t max);
+
+/* Appends an event (copying line and reason, which may be NULL), dropping
+ * the oldest ~10% first when full. Returns a pointer to the stored event,
+ * valid until the next eventlog_add. */
+const Event *eventlog_add(EventLog *log, EventType type, int64_t at_ms, int pattern,
+                          const char *line, size_t line_len, bool has_exit_code,
+                          int exit_code, int signal, const char *reason);
+
+typedef void (*EventVisit)(void *ctx, const Event *ev);
+/* Visits events with id > since_id, oldest first; returns how many. */
+size_t eventlog_since(const EventLog *log, uint64_t since_id, EventVisit visit, void *ctx);
+
+/* The first event with id > since_id whose type is in `type_mask`
+ * (1 << EventType bits), or NULL. */
+const Event *eventlog_find(const EventLog *log, uint64_t since_id, unsigned type_mask);
+
+/* The protocol name of a type ("idle_timeout"). */
+const char *eventlog_type_name(EventType type);
+
+/* Renders events with id > since_id, one per line, with the NOTE line first
+ * when any were dropped. pattern_sources[i] gives the source of pattern i
+ * (may be NULL when there are none). Control characters in lines are
+ * escaped. */
+void eventlog_render(const EventLog *log, uint64_t since_id, const char *const *pattern_sources,
+                     size_t npatterns, StrBuf *out);
+
+/* One event's line, without a newline. */
+void eventlog_render_one(const Event *ev, const char *const *pattern_sources, size_t npatterns,
+                         StrBuf *out);
+
+void eventlog_free(EventLog *log);
+
+#endif

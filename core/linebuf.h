@@ -1,0 +1,68 @@
+/*
+ * Bytes to lines, for one stream. LF ends a line and a CR just before it is
+ * dropped. A partial line is held (up to line_max_bytes) until its newline
+ * arrives, and handed on by linebuf_finish when the stream ends. A line
+ * longer than line_max_bytes is cut there, marked truncated, and the rest of
+ * it, up to its newline, is discarded and counted.
+ *
+ * The text handed on is what an agent may read: ANSI escape sequences (CSI,
+ * OSC, two-byte ESC sequences) removed, NUL bytes replaced by U+FFFD and the
+ * line marked binary, invalid UTF-8 replaced by U+FFFD, so it is always
+ * valid UTF-8. Other control characters stay (renderers escape them). The
+ * raw bytes are not kept here; capture.c keeps them.
+ *
+ * The common case (a line of plain ASCII or valid UTF-8 with no ESC or NUL
+ * that lies whole in one read) is handed on without a copy.
+ */
+#ifndef VIGIL_LINEBUF_H
+#define VIGIL_LINEBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+  kLineTruncated = 1 << 0, /* cut at line_max_bytes; the rest was discarded */
+  kLineBinary = 1 << 1,    /* held NUL bytes */
+  kLineUnterminated = 1 << 2, /* the stream ended before its newline */
+};
+
+typedef struct {
+  const char *text;  /* sanitized UTF-8; valid only during the callback; not NUL-terminated */
+  size_t len;
+  unsigned flags;    /* kLine* */
+} Line;
+
+typedef void (*LinebufEmit)(void *ctx, const Line *line);
+
+typedef struct {
+  size_t line_max;       /* monitor.line_max_bytes */
+  char *hold;            /* the partial line so far (raw), line_max bytes, lazily allocated */
+  size_t hold_len;
+  unsigned hold_flags;   /* kLineTruncated once the held line passed line_max */
+  char *scratch;         /* sanitizing output, lazily allocated */
+  size_t scratch_cap;
+  /* Counters. */
+  uint64_t lines;            /* lines handed on */
+  uint64_t truncated_lines;  /* lines cut at line_max */
+  uint64_t discarded_bytes;  /* bytes past line_max that were thrown away */
+} Linebuf;
+
+void linebuf_init(Linebuf *lb, size_t line_max_bytes);
+
+/* Splits data into lines and calls emit for each completed one, in order. */
+void linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, void *ctx);
+
+/* The stream ended: hands on the held partial line, if any, marked
+ * kLineUnterminated. */
+void linebuf_finish(Linebuf *lb, LinebufEmit emit, void *ctx);
+
+void linebuf_free(Linebuf *lb);
+
+/* Sanitizes raw bytes (ANSI removal, NUL and invalid UTF-8 replacement) into
+ * out, which must hold at least linebuf_sanitized_max(len) bytes. Returns the
+ * output length; adds kLineBinary to *flags when a NUL was seen. Exposed for
+ * the tests and for anything else that must show raw bytes to an agent. */
+size_t linebuf_sanitize(const char *raw, size_t len, char *out, unsigned *flags);
+size_t linebuf_sanitized_max(size_t len);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * Allocation that never returns NULL: on failure print one line and abort.
+ */
+#include "memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+memory_die(size_t size)
+{
+  fprintf(stderr, "vigil: out of memory allocating %zu bytes\n", size);
+  abort();
+}
+
+void *
+xmalloc(size_t size)
+{
+  void *p = malloc(size ? size : 1);
+  if (p == NULL)
+    memory_die(size);
+  return p;
+}
+
+void *
+xcalloc(size_t count, size_t size)
+{
+  void *p = calloc(count ? count : 1, size ? size : 1);
+  if (p == NULL)
+    memory_die(count * size);
+  return p;
+}
+
+void *
+xrealloc(void *ptr, size_t size)
+{
+  void *p = realloc(ptr, size ? size : 1);
+  if (p == NULL)
+    memory_die(size);
+  return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+  return xmemdupz(s, strlen(s));
+}
+
+char *
+xmemdupz(const char *s, size_t len)
+{
+  char *p = xmalloc(len + 1);
+  memcpy(p, s, len);
+  p[len] = '\0';
+  return p;
+}

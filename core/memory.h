@@ -1,0 +1,18 @@
+/*
+ * Allocation that never returns NULL. vigil treats running out of memory as
+ * fatal (as Neovim does): every caller can use the result without a check,
+ * and every bound that keeps memory in check lives in the module that owns
+ * the buffer, not here.
+ */
+#ifndef VIGIL_MEMORY_H
+#define VIGIL_MEMORY_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *ptr, size_t size);
+char *xstrdup(const char *s);
+char *xmemdupz(const char *s, size_t len); /* copy of len bytes plus a NUL */
+
+#endif

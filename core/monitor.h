@@ -1,0 +1,130 @@
+/*
+ * One monitored process, from start to its ending notification: the child
+ * (proc.c), its lines (linebuf.c) in the ring (ring.c) and its raw bytes in
+ * the captures (capture.c), the pattern set (match.c), the batch window
+ * (batch.c), the rate limit (ratelimit.c), the event log (eventlog.c), and
+ * the state machine with the idle timeout and the runtime cap.
+ *
+ * What it produces goes out through MonitorHooks: notifications (ownership
+ * passes to the hook), events as they are logged, and a last call when the
+ * monitor has finished. Rendering text, sessions and queues are the callers'
+ * business; this module never includes rpc or Lua headers.
+ *
+ * Order guarantees: output notifications leave in batch order; the ending
+ * notification leaves last, after the final batch (which holds the partial
+ * last line), and is never rate-limited; exactly one ending notification per
+ * monitor (none when notify is "none").
+ *
+ * Timers exist only while something is pending: an open batch, a stop's
+ * grace, the idle timeout, the runtime cap. A quiet monitor with neither
+ * timeout arms nothing.
+ */
+#ifndef VIGIL_MONITOR_H
+#define VIGIL_MONITOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "capture.h"
+#include "error.h"
+#include "eventlog.h"
+#include "monitor_defs.h"
+#include "notification.h"
+#include "proc.h"
+#include "ring.h"
+#include "settings.h"
+
+#define MONITOR_IDLE_TIMEOUT_MAX_MS 3600000
+#define MONITOR_LABEL_MAX 128
+#define MONITOR_DESCRIPTION_MAX 1024
+
+typedef struct Monitor Monitor;
+
+typedef struct {
+  char *const *argv;          /* what to run (already split or shell-wrapped) */
+  const char *cwd;            /* NULL: the engine's */
+  char *const *env_extra;     /* "K=V", NULL-terminated; may be NULL */
+  const char *label;          /* NULL: the monitor id */
+  const char *description;    /* may be NULL */
+  const char *const *patterns;
+  size_t npatterns;
+  MatchStreams match_streams;
+  NotifyMode notify;
+  DeliveryMode mode;
+  int64_t timeout_ms;         /* 0: settings.max_runtime_ms */
+  bool persistent;            /* no runtime cap */
+  int64_t idle_timeout_ms;    /* 0: off; at most MONITOR_IDLE_TIMEOUT_MAX_MS */
+  int64_t memory_limit;       /* bytes; 0: none */
+  double cpu_limit;           /* cores; 0: none */
+  const char *stdin_data;     /* NULL: /dev/null */
+  size_t stdin_len;
+} MonitorSpec;
+
+typedef struct {
+  /* A notification is ready; the hook owns it from now on. */
+  void (*on_notification)(void *data, Monitor *m, Notification *n);
+  /* An event was logged (after it is in monitor_events). May be NULL. */
+  void (*on_event)(void *data, Monitor *m, const Event *ev);
+  /* The process is gone and the ending notification has been handed over.
+   * The monitor stays readable until monitor_free. May be NULL. */
+  void (*on_finished)(void *data, Monitor *m);
+} MonitorHooks;
+
+typedef struct {
+  uint64_t lines;           /* lines read, both streams */
+  uint64_t matched;
+  uint64_t unmatched;
+  uint64_t dropped;         /* lines evicted from the ring */
+  uint64_t suppressed;      /* lines withheld by the rate limit */
+  uint64_t notifications;   /* notifications handed over */
+  uint64_t stdout_bytes;
+  uint64_t stderr_bytes;
+  uint64_t truncated_lines; /* lines cut at line_max_bytes */
+  uint64_t discarded_bytes; /* bytes past line_max_bytes */
+  uint64_t match_errors;    /* lines where a pattern hit a limit */
+  uint64_t capture_evicted; /* raw bytes evicted from the captures, both streams */
+  uint64_t events_dropped;  /* events dropped from the event log */
+} MonitorCounters;
+
+/* Validates spec against settings, compiles patterns, spawns the child and
+ * logs the `started` event. Every check runs before the spawn, so an error
+ * leaves no process and no monitor. Errors: invalid_params (naming the
+ * argument, bound and value), limit_exceeded, invalid_pattern,
+ * command_not_found, spawn_failed. `settings` is copied. */
+Monitor *monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *spec,
+                       const MonitorHooks *hooks, void *data, VigilError *err);
+
+/* Stops the process group: `sig` (0: SIGTERM), then SIGKILL after grace_ms
+ * (negative: settings.kill_grace_ms). Returns 0 when a stop was started, 1
+ * when the monitor had already ended or was already stopping. The state
+ * becomes `stopped` when the process is gone. */
+int monitor_stop(Monitor *m, int sig, int64_t grace_ms);
+
+/* Frees the monitor. A still-running child is killed (SIGKILL to the group)
+ * without further notifications. */
+void monitor_free(Monitor *m);
+
+const char *monitor_id(const Monitor *m);
+const char *monitor_label(const Monitor *m);
+const char *monitor_description(const Monitor *m); /* may be NULL */
+MonitorState monitor_state(const Monitor *m);
+bool monitor_finished(const Monitor *m);           /* on_finished has been called */
+DeliveryMode monitor_mode(const Monitor *m);
+NotifyMode monitor_notify(const Monitor *m);       /* resolved: never kNotifyAuto */
+pid_t monitor_pid(const Monitor *m);
+int64_t monitor_started_at(const Monitor *m);      /* wall ms */
+int64_t monitor_ended_at(const Monitor *m);        /* wall ms; 0 while running */
+uint64_t monitor_duration_ms(const Monitor *m);    /* so far, or final */
+void monitor_counters(const Monitor *m, MonitorCounters *out);
+/* Exit status and resource usage: final after exit, else a live sample. */
+void monitor_usage(const Monitor *m, ProcExit *out);
+const Ring *monitor_ring(const Monitor *m);
+const Capture *monitor_capture(const Monitor *m, StreamId stream);
+const EventLog *monitor_events(const Monitor *m);
+size_t monitor_pattern_count(const Monitor *m);
+const char *const *monitor_pattern_sources(const Monitor *m);
+void *monitor_data(const Monitor *m);
+
+#endif

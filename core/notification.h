@@ -1,0 +1,74 @@
+/*
+ * A notification as the core makes it: what happened to which monitor, the
+ * lines it carries, and the accounting (suppressed lines, exit status). The
+ * session layer later gives it a session and a seq, and a renderer (the
+ * built-in envelope, or a Lua policy) gives it its text. It owns every
+ * string it points to.
+ */
+#ifndef VIGIL_NOTIFICATION_H
+#define VIGIL_NOTIFICATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "monitor_defs.h"
+
+typedef enum {
+  kNotifOutput = 0,
+  kNotifExit,
+  kNotifStopped,
+  kNotifTimedOut,
+  kNotifIdleTimeout,
+  kNotifOverload,
+  kNotifDropped,
+  kNotifPolicyError,
+} NotificationType;
+#define NOTIFICATION_TYPE_COUNT 8
+
+typedef struct {
+  uint64_t seq;     /* the line's ring seq */
+  int stream;       /* StreamId */
+  int pattern;      /* -1 when none */
+  bool truncated;
+  char *text;       /* sanitized UTF-8, NUL-terminated (owned) */
+  size_t len;
+} NoteLine;
+
+typedef struct {
+  NotificationType type;
+  char monitor_id[24];
+  char *label;             /* owned */
+  DeliveryMode mode;
+  uint64_t batch;          /* output: per-monitor batch number; else 0 */
+  NoteLine *lines;         /* owned */
+  size_t nlines;
+  uint64_t suppressed;     /* lines withheld by the rate limit since the previous delivery */
+  MonitorState state;      /* running for output; the final state for ending types */
+  bool has_exit_code;
+  int exit_code;
+  int signal;              /* 0 when none */
+  bool has_duration;
+  uint64_t duration_ms;
+  int64_t at_ms;           /* wall clock when made */
+  char *reason;            /* ending types: why, in words (owned, may be NULL) */
+  /* Filled in by the layers above the core. */
+  uint64_t seq;            /* per session; 0 until queued */
+  char *session;           /* owned, may be NULL */
+  char *text;              /* the rendered envelope (owned, may be NULL) */
+  uint64_t dropped_count;  /* kNotifDropped: how many were dropped */
+} Notification;
+
+Notification *notification_new(NotificationType type, const char *monitor_id,
+                               const char *label, DeliveryMode mode);
+void notification_add_line(Notification *n, uint64_t seq, int stream, int pattern,
+                           bool truncated, const char *text, size_t len);
+void notification_free(Notification *n);
+
+const char *notification_type_name(NotificationType t);
+/* exit, stopped, timed_out, idle_timeout, overload */
+bool notification_is_ending(NotificationType t);
+/* The ending type that goes with a final monitor state. */
+NotificationType notification_ending_for(MonitorState s);
+
+#endif

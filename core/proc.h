@@ -1,0 +1,100 @@
+/*
+ * One child process: spawning it in its own session and process group with
+ * stdin on /dev/null (or a pipe fed with given bytes), stdout and stderr on
+ * two pipes and no other inherited descriptor; reading both pipes inside the
+ * libuv loop; stopping the whole process group with a grace period before
+ * SIGKILL; and reaping it with its resource usage.
+ *
+ * Lifecycle: proc_spawn -> on_output/on_eof callbacks while it runs ->
+ * exactly one on_exit, called when the child has exited AND both streams
+ * have reached EOF, or when monitor.exit_drain_ms has passed since the exit
+ * (a grandchild holding a pipe open cannot stall teardown). At that point
+ * any survivor in the process group is sent SIGKILL, so nothing is left
+ * behind. After on_exit, the Proc stays readable until proc_close.
+ *
+ * The program is resolved before anything is forked: a program that does not
+ * exist or is not an executable regular file is command_not_found; a refusal
+ * by the OS (fork, pipe, exec failures) is spawn_failed. Either way nothing
+ * is left running and no callback fires.
+ */
+#ifndef VIGIL_PROC_H
+#define VIGIL_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "error.h"
+
+typedef enum { kStreamStdout = 0, kStreamStderr = 1 } StreamId;
+
+typedef struct {
+  char *const *argv;        /* argv[0] as given; NULL-terminated; copied */
+  const char *cwd;          /* NULL: the engine's cwd */
+  char *const *env_extra;   /* "KEY=VALUE" added to (or replacing in) the
+                               engine's environment; NULL-terminated; may be NULL */
+  const char *stdin_data;   /* NULL: stdin is /dev/null; else these bytes are
+                               written to a pipe that is then closed */
+  size_t stdin_len;
+  int64_t memory_limit;     /* bytes of address space (RLIMIT_AS); 0: none */
+  double cpu_limit;         /* cores; 0: none (see proc_spawn) */
+  int64_t exit_drain_ms;    /* see the lifecycle above */
+} ProcSpawnOptions;
+
+typedef struct {
+  bool exited;              /* false only if the exit could not be observed */
+  int exit_code;            /* -1 when killed by a signal */
+  int term_signal;          /* 0 when it exited normally */
+  uint64_t duration_ms;     /* spawn to exit */
+  uint64_t cpu_ms;          /* user + system of the child and its reaped descendants */
+  uint64_t memory_peak_bytes;
+  uint64_t io_read_bytes;   /* /proc/PID/io rchar where the OS tells it, else 0 */
+  uint64_t io_write_bytes;  /* /proc/PID/io wchar, likewise */
+  bool drain_cut;           /* streams were closed by the drain bound, not EOF */
+} ProcExit;
+
+typedef struct {
+  /* Bytes read from one stream. buf is only valid during the call. */
+  void (*on_output)(void *data, StreamId stream, const char *buf, size_t len);
+  /* The stream reached EOF (or was cut by the drain bound). */
+  void (*on_eof)(void *data, StreamId stream);
+  /* Once, last. */
+  void (*on_exit)(void *data, const ProcExit *exit);
+} ProcCallbacks;
+
+typedef struct Proc Proc;
+
+/* Resolves and starts the program. Errors: command_not_found (naming the
+ * program and why: not found in PATH / no such file / not a regular file /
+ * not executable), spawn_failed (naming the OS error), invalid_params for a
+ * memory_limit below 1 MiB or a cpu_limit this OS cannot enforce. */
+int proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *cb,
+               void *data, Proc **out, VigilError *err);
+
+/* Sends `sig` to the whole process group. Unless sig is SIGKILL, a timer
+ * then sends SIGKILL to the group after grace_ms if the child has not exited
+ * (grace_ms 0: SIGKILL follows at once). Idempotent: a call while a stop is
+ * pending sends nothing and returns 0. Returns 1 when the child had already
+ * exited (nothing is sent). */
+int proc_stop(Proc *p, int sig, uint64_t grace_ms);
+
+/* Frees the Proc. If the child is still running it is sent SIGKILL (the
+ * group) and reaped later without callbacks. Safe to call from on_exit. */
+void proc_close(Proc *p);
+
+pid_t proc_pid(const Proc *p);
+bool proc_exited(const Proc *p); /* on_exit has been called */
+/* Whether proc_stop was called before the child exited. */
+bool proc_stop_requested(const Proc *p);
+/* Resource usage so far: the final figures after exit, else a live sample
+ * from /proc where the OS offers one (zeros elsewhere). */
+void proc_usage(const Proc *p, ProcExit *out);
+
+/* The name of a signal ("SIGTERM"), or NULL for an unknown number. */
+const char *proc_signal_name(int sig);
+/* The number of a signal name ("SIGTERM" or "TERM"), or -1. */
+int proc_signal_number(const char *name);
+
+#endif

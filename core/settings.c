@@ -1,0 +1,148 @@
+/*
+ * The settings table: names, defaults and bounds of every core limit.
+ *
+ * Bounds follow the seed 003 document where it gives one (line_max_bytes at
+ * least 256, batch_max_bytes at least 1024, max_runtime_ms at least 1000).
+ * flush_interval_ms defaults to 200 as the product card says, so its lower
+ * bound is vigil's own (10 ms), not seed 003's 250. Settings no seed bounds
+ * take bounds that still allow small values for tests.
+ */
+#include "settings.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+static const char *const overload_choices[] = {"stop", "mute", NULL};
+
+#define INT_SETTING(cname, field, d, lo, hi, u, text) \
+  {cname, kSettingInt, offsetof(VigilSettings, field), d, lo, hi, NULL, u, text}
+
+const SettingSpec settings_table[] = {
+  INT_SETTING("monitor.line_max_bytes", line_max_bytes, 8192, 256, 1048576, "bytes",
+              "longest line kept; the rest of a longer line is discarded and counted"),
+  INT_SETTING("monitor.capture_max_bytes", capture_max_bytes, 1048576, 4096, 1073741824,
+              "bytes", "raw bytes kept per stream (the last ones) for monitor_logs"),
+  INT_SETTING("monitor.ring_max_lines", ring_max_lines, 1000, 1, 1000000, "lines",
+              "lines kept per monitor for monitor_output"),
+  INT_SETTING("monitor.ring_max_bytes", ring_max_bytes, 1048576, 4096, 1073741824, "bytes",
+              "text bytes kept per monitor for monitor_output"),
+  INT_SETTING("monitor.max_patterns", max_patterns, 32, 1, 32, "patterns",
+              "patterns per monitor"),
+  INT_SETTING("monitor.pattern_max_length", pattern_max_length, 512, 1, 65536, "bytes",
+              "longest pattern source"),
+  INT_SETTING("monitor.match_limit", match_limit, 1000000, 1000, 100000000, "steps",
+              "PCRE2 match limit per line; a line over it is a counted match error"),
+  INT_SETTING("monitor.depth_limit", depth_limit, 10000, 100, 10000000, "frames",
+              "PCRE2 backtracking depth limit per line"),
+  INT_SETTING("monitor.flush_interval_ms", flush_interval_ms, 200, 10, 60000, "ms",
+              "a batch is delivered this long after its first line"),
+  INT_SETTING("monitor.batch_max_lines", batch_max_lines, 50, 1, 10000, "lines",
+              "a batch is delivered early at this many lines"),
+  INT_SETTING("monitor.batch_max_bytes", batch_max_bytes, 16384, 1024, 1048576, "bytes",
+              "a batch is delivered early at this many text bytes"),
+  INT_SETTING("monitor.max_runtime_ms", max_runtime_ms, 1800000, 1000, 604800000, "ms",
+              "runtime cap of a monitor that gives no timeout_ms"),
+  INT_SETTING("monitor.kill_grace_ms", kill_grace_ms, 2000, 0, 600000, "ms",
+              "time between the stop signal and SIGKILL to the process group"),
+  INT_SETTING("monitor.exit_drain_ms", exit_drain_ms, 1000, 0, 60000, "ms",
+              "after the child exits, how long to keep reading pipes a grandchild holds open"),
+  INT_SETTING("monitor.event_log_max", event_log_max, 1024, 16, 1000000, "events",
+              "events kept per monitor; the oldest ~10% go at once when full"),
+  INT_SETTING("monitor.exit_lines", exit_lines, 10, 0, 1000, "lines",
+              "last lines carried by an ending notification"),
+  INT_SETTING("rate_limit.max_notifications", rate_max_notifications, 8, 1, 1000,
+              "notifications", "output notifications per monitor in any window"),
+  INT_SETTING("rate_limit.window_ms", rate_window_ms, 10000, 1000, 3600000, "ms",
+              "the rate limit's sliding window"),
+  INT_SETTING("rate_limit.overload_ms", rate_overload_ms, 45000, 1000, 86400000, "ms",
+              "withholding this long with no clean window is sustained overload"),
+  {"rate_limit.on_overload", kSettingEnum, offsetof(VigilSettings, rate_on_overload),
+   kOverloadStop, 0, 1, overload_choices, NULL,
+   "\"stop\" the process group or \"mute\" its output on sustained overload"},
+  {NULL, kSettingInt, 0, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static int64_t *
+settings_field(VigilSettings *s, const SettingSpec *spec)
+{
+  return (int64_t *)(void *)((char *)s + spec->offset);
+}
+
+int64_t
+settings_get(const VigilSettings *s, const SettingSpec *spec)
+{
+  return *(const int64_t *)(const void *)((const char *)s + spec->offset);
+}
+
+void
+settings_defaults(VigilSettings *s)
+{
+  memset(s, 0, sizeof *s);
+  for (const SettingSpec *spec = settings_table; spec->name; spec++)
+    *settings_field(s, spec) = spec->def;
+}
+
+const SettingSpec *
+settings_find(const char *name)
+{
+  for (const SettingSpec *spec = settings_table; spec->name; spec++)
+    if (strcmp(spec->name, name) == 0)
+      return spec;
+  return NULL;
+}
+
+int
+settings_set_int(VigilSettings *s, const char *name, int64_t value, VigilError *err)
+{
+  const SettingSpec *spec = settings_find(name);
+  if (spec == NULL)
+    return error_set(err, kErrInvalidParams, "%s: unknown setting", name);
+  if (spec->kind != kSettingInt)
+    return error_set(err, kErrInvalidParams, "%s must be a string (one of the choices), got %" PRId64,
+                     name, value);
+  if (value < spec->min || value > spec->max)
+    return error_set(err, kErrInvalidParams, "%s must be %" PRId64 "..%" PRId64 ", got %" PRId64,
+                     name, spec->min, spec->max, value);
+  *settings_field(s, spec) = value;
+  return 0;
+}
+
+int
+settings_set_choice(VigilSettings *s, const char *name, const char *choice, VigilError *err)
+{
+  const SettingSpec *spec = settings_find(name);
+  if (spec == NULL)
+    return error_set(err, kErrInvalidParams, "%s: unknown setting", name);
+  if (spec->kind != kSettingEnum)
+    return error_set(err, kErrInvalidParams, "%s must be an integer, got \"%s\"", name, choice);
+  for (int64_t i = 0; spec->choices[i]; i++) {
+    if (strcmp(spec->choices[i], choice) == 0) {
+      *settings_field(s, spec) = i;
+      return 0;
+    }
+  }
+  char list[256] = "";
+  for (int64_t i = 0; spec->choices[i]; i++) {
+    strncat(list, i ? " | \"" : "\"", sizeof list - strlen(list) - 1);
+    strncat(list, spec->choices[i], sizeof list - strlen(list) - 1);
+    strncat(list, "\"", sizeof list - strlen(list) - 1);
+  }
+  return error_set(err, kErrInvalidParams, "%s must be %s, got \"%s\"", name, list, choice);
+}
+
+int
+settings_check(const VigilSettings *s, VigilError *err)
+{
+  if (s->rate_overload_ms < s->rate_window_ms)
+    return error_set(err, kErrInvalidParams,
+                     "rate_limit.overload_ms must be at least rate_limit.window_ms (%" PRId64
+                     "), got %" PRId64,
+                     s->rate_window_ms, s->rate_overload_ms);
+  if (s->ring_max_bytes < s->line_max_bytes)
+    return error_set(err, kErrInvalidParams,
+                     "monitor.ring_max_bytes must be at least monitor.line_max_bytes (%" PRId64
+                     "), got %" PRId64,
+                     s->line_max_bytes, s->ring_max_bytes);
+  return 0;
+}

@@ -1,0 +1,92 @@
+/*
+ * Every limit the core obeys, as one typed struct with a table that gives
+ * each field its dotted config name, default, bounds and a line of
+ * documentation. The table is the single source of truth: config loading,
+ * api_info's `limits`, `--check-config` and the docs all read it.
+ *
+ * A monitor takes a copy of the settings when it starts, so a later config
+ * reload changes new monitors only.
+ */
+#ifndef VIGIL_SETTINGS_H
+#define VIGIL_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+typedef enum {
+  kOverloadStop = 0, /* stop the process group, state overloaded */
+  kOverloadMute = 1, /* keep running, stop output notifications */
+} OverloadAction;
+
+typedef struct {
+  /* Lines, capture and ring. */
+  int64_t line_max_bytes;
+  int64_t capture_max_bytes;
+  int64_t ring_max_lines;
+  int64_t ring_max_bytes;
+  /* Patterns. */
+  int64_t max_patterns;
+  int64_t pattern_max_length;
+  int64_t match_limit;
+  int64_t depth_limit;
+  /* Batching. */
+  int64_t flush_interval_ms;
+  int64_t batch_max_lines;
+  int64_t batch_max_bytes;
+  /* Lifetime. */
+  int64_t max_runtime_ms;
+  int64_t kill_grace_ms;
+  int64_t exit_drain_ms;
+  int64_t event_log_max;
+  int64_t exit_lines;
+  /* Rate limit. */
+  int64_t rate_max_notifications;
+  int64_t rate_window_ms;
+  int64_t rate_overload_ms;
+  int64_t rate_on_overload; /* OverloadAction */
+} VigilSettings;
+
+typedef enum {
+  kSettingInt,  /* integer within [min, max] */
+  kSettingEnum, /* one of `choices`, stored as its index */
+} SettingKind;
+
+typedef struct {
+  const char *name;   /* dotted config name: "monitor.line_max_bytes" */
+  SettingKind kind;
+  size_t offset;      /* offsetof(VigilSettings, field) */
+  int64_t def;
+  int64_t min;
+  int64_t max;
+  const char *const *choices; /* kSettingEnum: NULL-terminated names */
+  const char *unit;   /* "bytes", "ms", "lines", ... for messages and docs */
+  const char *doc;
+} SettingSpec;
+
+/* The table, terminated by an entry whose name is NULL. */
+extern const SettingSpec settings_table[];
+
+/* Fills s with every default. */
+void settings_defaults(VigilSettings *s);
+
+/* The spec named `name`, or NULL. */
+const SettingSpec *settings_find(const char *name);
+
+/* Sets an integer setting. Refuses an unknown name or a value out of range
+ * with invalid_params naming the setting, the bound and the value
+ * ("monitor.line_max_bytes must be 256..1048576, got 12"); s is unchanged. */
+int settings_set_int(VigilSettings *s, const char *name, int64_t value, VigilError *err);
+
+/* Sets an enum setting by choice name; same refusal rules. */
+int settings_set_choice(VigilSettings *s, const char *name, const char *choice, VigilError *err);
+
+/* The current value of a setting. */
+int64_t settings_get(const VigilSettings *s, const SettingSpec *spec);
+
+/* Checks the rules that involve two settings (overload_ms >= window_ms ...).
+ * Call after setting every field. */
+int settings_check(const VigilSettings *s, VigilError *err);
+
+#endif

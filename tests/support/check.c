@@ -1,0 +1,121 @@
+/*
+ * The tiny test harness (see check.h).
+ */
+#include "check.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int check_failures_in_test;
+static int check_passed;
+static int check_failed;
+
+void
+check_fail(const char *file, int line, const char *fmt, ...)
+{
+  check_failures_in_test++;
+  fprintf(stderr, "  %s:%d: ", file, line);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+void
+check_run(const char *name, void (*fn)(void))
+{
+  check_failures_in_test = 0;
+  fn();
+  if (check_failures_in_test == 0) {
+    check_passed++;
+    printf("ok   %s\n", name);
+  } else {
+    check_failed++;
+    printf("FAIL %s\n", name);
+  }
+  fflush(stdout);
+}
+
+int
+check_summary(void)
+{
+  printf("%d passed, %d failed\n", check_passed, check_failed);
+  return check_failed == 0 ? 0 : 1;
+}
+
+const char *
+test_child_path(const char *name)
+{
+  static char path[4096];
+  const char *dir = getenv("VIGIL_TEST_HELPERS");
+  snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", name);
+  return path;
+}
+
+static void
+check_tick_cb(uv_timer_t *t)
+{
+  (void)t;
+}
+
+bool
+test_run_loop_until(uv_loop_t *loop, bool (*done)(void *ctx), void *ctx, uint64_t timeout_ms,
+                    const char *what, const char *file, int line)
+{
+  uint64_t deadline = uv_hrtime() / 1000000 + timeout_ms;
+  while (!done(ctx)) {
+    if (uv_hrtime() / 1000000 > deadline) {
+      check_fail(file, line, "timed out after %llu ms waiting for %s",
+                 (unsigned long long)timeout_ms, what);
+      return false;
+    }
+    /* UV_RUN_NOWAIT when nothing is active would spin; a short timer keeps the
+     * deadline honest without sleeping past an event. */
+    uv_timer_t tick;
+    uv_timer_init(loop, &tick);
+    uv_timer_start(&tick, check_tick_cb, 10, 0);
+    uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&tick, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+  }
+  return true;
+}
+
+static void
+check_close_walk(uv_handle_t *h, void *arg)
+{
+  if (!uv_is_closing(h))
+    uv_close(h, NULL);
+}
+
+void
+test_loop_close(uv_loop_t *loop)
+{
+  uv_run(loop, UV_RUN_NOWAIT);
+  uv_walk(loop, check_close_walk, NULL);
+  uv_run(loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(loop) != 0)
+    check_fail(__FILE__, __LINE__, "loop could not be closed: handles still open");
+}
+
+bool
+test_pid_alive(int pid)
+{
+  if (kill(pid, 0) != 0)
+    return errno != ESRCH;
+  /* A zombie still answers kill(); read its state. */
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return true;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *paren = strrchr(buf, ')');
+  return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+}
