@@ -36,7 +36,9 @@ typedef struct {
  * `arg_name` (e.g. "command") and the position, and leaves out empty. */
 int gate_split(const char *command, const char *arg_name, Argv *out, VigilError *err);
 
-/* Copies a NULL-terminated or counted list of strings into out. */
+/* Copies a NULL-terminated or counted list of strings into out: appends
+ * items[0..n), stopping early at a NULL item (pass SIZE_MAX as n for a
+ * NULL-terminated list). out must be initialised (ARGV_INIT). */
 void argv_from(Argv *out, const char *const *items, size_t n);
 
 /* Appends one copy of s. */

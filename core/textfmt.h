@@ -14,7 +14,10 @@
 /* Appends text with every C0 control character, DEL and the C1 range (as
  * UTF-8 U+0080..U+009F) shown as an escape: \t \r \n \e, else \xNN (or
  * \u{NN} for C1). Backslashes are kept as they are. Invalid UTF-8 is shown as
- * \xNN per byte. Nothing raw below 0x20 ever reaches out. */
+ * \xNN per byte. Nothing raw below 0x20 ever reaches out. The characters
+ * that can make text look other than it is are escaped too (\u{202e}): the
+ * bidi overrides and isolates U+202A..U+202E and U+2066..U+2069, and the
+ * line and paragraph separators U+2028 and U+2029. */
 void textfmt_escape(StrBuf *out, const char *text, size_t len);
 
 /* Appends ms since the epoch as RFC 3339 with milliseconds and the local
@@ -31,7 +34,12 @@ void textfmt_monitor_id(char *out);
 /* Wall clock, ms since the epoch. */
 int64_t textfmt_now_ms(void);
 
-/* Appends a duration the way a person reads it: 850ms, 12.3s, 3m12s, 2h05m. */
+/* Appends a duration the way a person reads it: 850ms, 12.3s, 3m12s, 2h05m,
+ * 3d04h (each unit truncated, never rounded up). */
 void textfmt_duration(StrBuf *out, uint64_t ms);
+
+/* The name of a common signal ("SIGKILL"), or NULL for another number. The
+ * renderers use it; it does not depend on the process layer. */
+const char *textfmt_signal_name(int sig);
 
 #endif

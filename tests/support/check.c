@@ -95,7 +95,17 @@ check_close_walk(uv_handle_t *h, void *arg)
 void
 test_loop_close(uv_loop_t *loop)
 {
-  uv_run(loop, UV_RUN_NOWAIT);
+  /* First let the loop finish on its own (pending reaps, closing handles),
+   * within a bound; only then close whatever a test left open. */
+  uint64_t deadline = uv_hrtime() / 1000000 + 5000;
+  while (uv_loop_alive(loop) && uv_hrtime() / 1000000 < deadline) {
+    uv_timer_t tick;
+    uv_timer_init(loop, &tick);
+    uv_timer_start(&tick, check_tick_cb, 10, 0);
+    uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&tick, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+  }
   uv_walk(loop, check_close_walk, NULL);
   uv_run(loop, UV_RUN_DEFAULT);
   if (uv_loop_close(loop) != 0)

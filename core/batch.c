@@ -1,0 +1,151 @@
+/*
+ * The batch window of one monitor (see batch.h). A batch is a fixed array of
+ * line records and a fixed text arena, both allocated at the first line the
+ * monitor ever batches (most monitors of a quiet child never need them) and
+ * reused for every batch after. The deadline is fixed when the batch opens;
+ * nothing here moves it, which is the difference from kimi's trailing
+ * debounce that a steady stream postpones forever.
+ */
+#include "batch.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linebuf.h"
+#include "memory.h"
+
+/* Prepares an empty batch with the given caps (each at least 1, so the
+ * promise that a batch always takes one line holds). Allocates nothing. */
+void
+batch_init(Batch *b, size_t max_lines, size_t max_bytes, uint64_t interval_ms)
+{
+  memset(b, 0, sizeof *b);
+  b->max_lines = max_lines ? max_lines : 1;
+  b->max_bytes = max_bytes ? max_bytes : 1;
+  b->interval = interval_ms;
+}
+
+/* Whether a line of len bytes may join the open batch: always when it is
+ * empty (batch_add cuts it), otherwise when a line slot and len bytes of
+ * text are free. */
+bool
+batch_fits(const Batch *b, size_t len)
+{
+  if (b->count == 0)
+    return true;
+  return b->count < b->max_lines && len <= b->max_bytes - b->bytes;
+}
+
+/* The longest prefix of text, at most room bytes, that ends on a UTF-8
+ * character boundary. Lines arrive as valid UTF-8 (linebuf sanitizes them),
+ * so stepping back over at most three continuation bytes finds the start of
+ * the character that would be split; on invalid input it gives up after
+ * three rather than eat the whole line. */
+static size_t
+batch_cut(const char *text, size_t len, size_t room)
+{
+  if (len <= room)
+    return len;
+  size_t cut = room;
+  while (cut > 0 && room - cut < 3 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+    cut--;
+  if (((unsigned char)text[cut] & 0xC0) == 0x80)
+    cut = room;
+  return cut;
+}
+
+/* Adds a line at now, opening the batch (and fixing its deadline) if it was
+ * empty. A line longer than the free text room is cut at a character
+ * boundary and gets kLineTruncated; that only happens to the first line of
+ * a batch when the caller checked batch_fits. The text is copied. Returns
+ * whether the batch is now full and should be delivered at once. */
+bool
+batch_add(Batch *b, uint64_t now, uint64_t seq, int stream, int pattern, unsigned flags,
+          const char *text, size_t len)
+{
+  /* A caller that skipped batch_fits on a full batch has a bug; there is no
+   * slot to put the line in. */
+  assert(b->count < b->max_lines);
+  if (b->count >= b->max_lines)
+    return true;
+  if (b->lines == NULL) {
+    b->lines = xmalloc(b->max_lines * sizeof *b->lines);
+    b->text = xmalloc(b->max_bytes);
+  }
+  if (b->count == 0) {
+    b->opened_at = now;
+    b->bytes = 0;
+  }
+  size_t keep = batch_cut(text, len, b->max_bytes - b->bytes);
+  if (keep < len)
+    flags |= kLineTruncated;
+  BatchLine *line = &b->lines[b->count++];
+  line->seq = seq;
+  line->stream = stream;
+  line->pattern = pattern;
+  line->flags = flags;
+  line->off = b->bytes;
+  line->len = keep;
+  if (keep)
+    memcpy(b->text + b->bytes, text, keep);
+  b->bytes += keep;
+  return b->count == b->max_lines || b->bytes == b->max_bytes;
+}
+
+/* Whether no batch is open. */
+bool
+batch_empty(const Batch *b)
+{
+  return b->count == 0;
+}
+
+/* When the open batch is due: interval after its first line, whatever came
+ * after. Only meaningful for a non-empty batch. */
+uint64_t
+batch_deadline(const Batch *b)
+{
+  return b->opened_at + b->interval;
+}
+
+/* Whether a batch is open and due at now. */
+bool
+batch_due(const Batch *b, uint64_t now)
+{
+  return b->count > 0 && now >= batch_deadline(b);
+}
+
+/* Calls visit for each line of the open batch in arrival order, with its
+ * text in the arena (not NUL-terminated; valid until the next batch_add). */
+void
+batch_each(const Batch *b, BatchVisit visit, void *ctx)
+{
+  for (size_t i = 0; i < b->count; i++)
+    visit(ctx, &b->lines[i], b->text + b->lines[i].off);
+}
+
+/* Closes the open batch, keeping its storage, and returns its number (1, 2,
+ * ...). Taking an empty batch returns 0 and uses no number, so the numbers
+ * an agent sees have no gaps. */
+uint64_t
+batch_take(Batch *b)
+{
+  if (b->count == 0)
+    return 0;
+  b->count = 0;
+  b->bytes = 0;
+  return ++b->number;
+}
+
+/* Frees the storage; the batch is empty after and may be used again (its
+ * storage is then allocated anew). */
+void
+batch_free(Batch *b)
+{
+  free(b->lines);
+  free(b->text);
+  b->lines = NULL;
+  b->text = NULL;
+  b->count = 0;
+  b->bytes = 0;
+}

@@ -1,0 +1,433 @@
+/*
+ * A monitor's pattern set (see match.h): PCRE2 regexes compiled in UTF mode
+ * with PCRE2_MATCH_INVALID_UTF, so any bytes a child prints can be matched
+ * without a UTF check or a crash, JIT-compiled where the platform allows.
+ *
+ * Every match runs under one match context per set: the match limit and the
+ * depth limit from the settings, a heap limit of 20 MiB (the interpreter's
+ * backtracking frames; JIT ignores it), and a JIT stack of 32 KiB growing to
+ * at most 512 KiB. Whichever limit a line hits, the line counts as
+ * unmatched for that pattern and as one match error.
+ *
+ * The patterns that can safely be wrapped as "(?:p)" are also compiled as one
+ * alternation. A line that misses the alternation cannot match any of them,
+ * so most lines of a log cost one JIT call. A pattern whose meaning could
+ * change inside the alternation (numbered back references, recursion and
+ * subroutine calls, backtracking verbs such as (*COMMIT), conditions on
+ * group numbers) is left out of it and always tried on its own; if the
+ * alternation does not compile at all (too big, or an (?x) comment that
+ * swallows the closing parentheses) every pattern is tried on its own.
+ *
+ * PCRE2 allocates through xmalloc, so running out of memory is fatal here as
+ * everywhere in vigil, and no pcre2_*_create call needs a NULL check.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+
+#include "match.h"
+
+#include <pcre2.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+#include "strbuf.h"
+
+/* The interpreter's backtracking memory per match, in KiB. It bounds memory
+ * when JIT is unavailable; the depth limit alone would allow more on a
+ * pattern with large frames. */
+#define MATCH_HEAP_LIMIT_KIB (20 * 1024)
+
+/* The JIT stack per set: small to start, and a bound on what a hostile line
+ * can make a pattern use. */
+#define MATCH_JIT_STACK_START (32 * 1024)
+#define MATCH_JIT_STACK_MAX (512 * 1024)
+
+/* How much of a bad pattern's source an error message shows. */
+#define MATCH_SHOW_MAX 120
+
+struct PatternSet {
+  size_t n;
+  char **sources;            /* n copies of the sources */
+  pcre2_code **codes;        /* n compiled patterns */
+  bool *in_combined;         /* whether pattern i is part of `combined` */
+  pcre2_code *combined;      /* the alternation, or NULL when not worth it or not possible */
+  pcre2_general_context *gctx;
+  pcre2_match_context *mctx;
+  pcre2_jit_stack *jit_stack; /* NULL when no pattern was JIT-compiled */
+  pcre2_match_data *md;      /* one for every match of the set */
+  uint64_t errors;
+};
+
+/* PCRE2's allocator: xmalloc, so that PCRE2 never sees a NULL. */
+static void *
+match_alloc(size_t size, void *data)
+{
+  (void)data;
+  return xmalloc(size);
+}
+
+/* PCRE2's deallocator. */
+static void
+match_dealloc(void *ptr, void *data)
+{
+  (void)data;
+  free(ptr);
+}
+
+/* Length of the valid UTF-8 sequence at s (at most len bytes), or 0 if the
+ * bytes there are not one. Overlongs, surrogates and code points past
+ * U+10FFFF count as invalid, as they do for PCRE2. */
+static size_t
+match_utf8_seq(const unsigned char *s, size_t len)
+{
+  unsigned c = s[0];
+  size_t need;
+  unsigned min;
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 2;
+    min = 0x80;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 3;
+    min = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 4;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (len < need)
+    return 0;
+  unsigned cp = c & (0x7F >> need);
+  for (size_t i = 1; i < need; i++) {
+    if ((s[i] & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (s[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return need;
+}
+
+/* Whether a source can be shown between quotes as it is: no control
+ * characters, no quotes and valid UTF-8. Backslashes are left alone then,
+ * so a regex reads as the user wrote it. */
+static bool
+match_plain(const char *src, size_t len)
+{
+  const unsigned char *s = (const unsigned char *)src;
+  for (size_t i = 0; i < len;) {
+    if (s[i] < 0x20 || s[i] == 0x7F || s[i] == '"')
+      return false;
+    size_t k = match_utf8_seq(s + i, len - i);
+    if (k == 0)
+      return false;
+    i += k;
+  }
+  return true;
+}
+
+/* Appends src to out between double quotes, escaped C-style (\\, \", \n,
+ * \t, \r, \xNN) if it is not plain, and cut to about MATCH_SHOW_MAX bytes
+ * (at a character boundary, with "...") if longer. */
+static void
+match_quote(StrBuf *out, const char *src, size_t len)
+{
+  const unsigned char *s = (const unsigned char *)src;
+  size_t show = len;
+  bool cut = false;
+  if (show > MATCH_SHOW_MAX) {
+    show = MATCH_SHOW_MAX;
+    while (show > MATCH_SHOW_MAX - 3 && (s[show] & 0xC0) == 0x80)
+      show--;
+    cut = true;
+  }
+  strbuf_putc(out, '"');
+  if (match_plain(src, show)) {
+    strbuf_append(out, src, show);
+  } else {
+    for (size_t i = 0; i < show;) {
+      unsigned c = s[i];
+      size_t k = match_utf8_seq(s + i, show - i);
+      if (c == '"' || c == '\\') {
+        strbuf_putc(out, '\\');
+        strbuf_putc(out, (char)c);
+      } else if (c == '\n') {
+        strbuf_puts(out, "\\n");
+      } else if (c == '\t') {
+        strbuf_puts(out, "\\t");
+      } else if (c == '\r') {
+        strbuf_puts(out, "\\r");
+      } else if (c < 0x20 || c == 0x7F || k == 0) {
+        strbuf_printf(out, "\\x%02X", c);
+      } else {
+        strbuf_append(out, src + i, k);
+        i += k;
+        continue;
+      }
+      i++;
+    }
+  }
+  if (cut)
+    strbuf_puts(out, "...");
+  strbuf_putc(out, '"');
+}
+
+/* Whether a pattern means the same wrapped as "(?:p)" inside an alternation
+ * after other patterns. Group numbers shift there, so numbered references,
+ * recursion, subroutine calls and conditions on groups may refer to another
+ * pattern's groups, and a backtracking verb could cut off the alternatives
+ * after it. The scan of the source is deliberately crude: a false "no" only
+ * costs speed (the pattern is then tried on its own). */
+static bool
+match_combinable(const char *src, const pcre2_code *code)
+{
+  uint32_t backrefmax = 0;
+  pcre2_pattern_info(code, PCRE2_INFO_BACKREFMAX, &backrefmax);
+  if (backrefmax > 0)
+    return false;
+  static const char *const risky[] = {"(*", "(?R", "(?&", "(?P>", "(?(", "(?+", "\\g", NULL};
+  for (size_t i = 0; risky[i]; i++)
+    if (strstr(src, risky[i]))
+      return false;
+  for (const char *p = strstr(src, "(?"); p; p = strstr(p + 2, "(?")) {
+    char c = p[2];
+    if ((c >= '0' && c <= '9') || (c == '-' && p[3] >= '0' && p[3] <= '9'))
+      return false;
+  }
+  return true;
+}
+
+/* Compiles src with the set's options, or returns NULL and fills *errcode
+ * and *erroffset. */
+static pcre2_code *
+match_compile_one(const char *src, size_t len, pcre2_compile_context *cctx, int *errcode,
+                  PCRE2_SIZE *erroffset)
+{
+  return pcre2_compile((PCRE2_SPTR)src, len, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, errcode,
+                       erroffset, cctx);
+}
+
+/* JIT-compiles code; returns whether that worked. Failure (no JIT on this
+ * platform, or a pattern JIT cannot handle) leaves the interpreter, which
+ * is slower but equivalent. */
+static bool
+match_jit(pcre2_code *code)
+{
+  return pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+}
+
+/* The number of capture groups of code. */
+static uint32_t
+match_captures(const pcre2_code *code)
+{
+  uint32_t n = 0;
+  pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &n);
+  return n;
+}
+
+/* Builds and compiles the alternation of the patterns marked in_combined,
+ * when there are at least two; leaves ps->combined NULL otherwise or when
+ * it does not compile (the patterns are then all tried on their own). */
+static void
+match_build_combined(PatternSet *ps, pcre2_compile_context *cctx)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < ps->n; i++)
+    k += ps->in_combined[i];
+  if (k >= 2) {
+    StrBuf alt = STRBUF_INIT;
+    for (size_t i = 0; i < ps->n; i++) {
+      if (!ps->in_combined[i])
+        continue;
+      if (alt.len)
+        strbuf_putc(&alt, '|');
+      strbuf_puts(&alt, "(?:");
+      strbuf_puts(&alt, ps->sources[i]);
+      strbuf_putc(&alt, ')');
+    }
+    int errcode;
+    PCRE2_SIZE erroffset;
+    ps->combined = match_compile_one(alt.data, alt.len, cctx, &errcode, &erroffset);
+    strbuf_free(&alt);
+  }
+  if (ps->combined == NULL) {
+    for (size_t i = 0; i < ps->n; i++)
+      ps->in_combined[i] = false;
+  }
+}
+
+/* Compiles the set. On error returns NULL with err filled and everything
+ * allocated so far freed. The returned set is the caller's (match_free). */
+PatternSet *
+match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
+              const char *arg_name, VigilError *err)
+{
+  if (n > lim->max_patterns) {
+    error_set(err, kErrLimitExceeded, "%s: at most %zu patterns, got %zu", arg_name,
+              lim->max_patterns, n);
+    return NULL;
+  }
+  PatternSet *ps = xcalloc(1, sizeof *ps);
+  if (n == 0)
+    return ps;
+  ps->n = n;
+  ps->sources = xcalloc(n, sizeof *ps->sources);
+  ps->codes = xcalloc(n, sizeof *ps->codes);
+  ps->in_combined = xcalloc(n, sizeof *ps->in_combined);
+  ps->gctx = pcre2_general_context_create(match_alloc, match_dealloc, NULL);
+  pcre2_compile_context *cctx = pcre2_compile_context_create(ps->gctx);
+
+  bool any_jit = false;
+  uint32_t max_captures = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(patterns[i]);
+    if (len > lim->pattern_max_length) {
+      error_set(err, kErrInvalidPattern,
+                "%s[%zu]: %zu bytes, longer than monitor.pattern_max_length (%zu)", arg_name, i,
+                len, lim->pattern_max_length);
+      goto fail;
+    }
+    int errcode;
+    PCRE2_SIZE erroffset;
+    ps->codes[i] = match_compile_one(patterns[i], len, cctx, &errcode, &erroffset);
+    if (ps->codes[i] == NULL) {
+      char msg[256];
+      if (pcre2_get_error_message(errcode, (PCRE2_UCHAR *)msg, sizeof msg) < 0)
+        strcpy(msg, "does not compile");
+      StrBuf shown = STRBUF_INIT;
+      match_quote(&shown, patterns[i], len);
+      error_set(err, kErrInvalidPattern, "%s[%zu] %s: %s at offset %zu", arg_name, i,
+                strbuf_cstr(&shown), msg, (size_t)erroffset);
+      strbuf_free(&shown);
+      goto fail;
+    }
+    ps->sources[i] = xmemdupz(patterns[i], len);
+    ps->in_combined[i] = match_combinable(ps->sources[i], ps->codes[i]);
+    any_jit |= match_jit(ps->codes[i]);
+    uint32_t c = match_captures(ps->codes[i]);
+    if (c > max_captures)
+      max_captures = c;
+  }
+
+  match_build_combined(ps, cctx);
+  pcre2_compile_context_free(cctx);
+  cctx = NULL;
+  if (ps->combined) {
+    any_jit |= match_jit(ps->combined);
+    uint32_t c = match_captures(ps->combined);
+    if (c > max_captures)
+      max_captures = c;
+  }
+
+  ps->mctx = pcre2_match_context_create(ps->gctx);
+  pcre2_set_match_limit(ps->mctx, lim->match_limit);
+  pcre2_set_depth_limit(ps->mctx, lim->depth_limit);
+  pcre2_set_heap_limit(ps->mctx, MATCH_HEAP_LIMIT_KIB);
+  if (any_jit) {
+    /* Without an assigned stack JIT uses 32 KiB on the machine stack; a
+     * stack of our own lets a deep but legitimate match succeed. If it
+     * cannot be made, the default still works, only with less room. */
+    ps->jit_stack = pcre2_jit_stack_create(MATCH_JIT_STACK_START, MATCH_JIT_STACK_MAX, ps->gctx);
+    if (ps->jit_stack)
+      pcre2_jit_stack_assign(ps->mctx, NULL, ps->jit_stack);
+  }
+  /* One match data serves every pattern of the set, so it is sized for the
+   * one with the most groups (the alternation holds them all); the
+   * interpreter keeps its backtracking frames in it from line to line. */
+  ps->md = pcre2_match_data_create(max_captures + 1, ps->gctx);
+  return ps;
+
+fail:
+  pcre2_compile_context_free(cctx);
+  match_free(ps);
+  return NULL;
+}
+
+/* Runs one compiled pattern over text; returns PCRE2's result (>= 0 is a
+ * match, PCRE2_ERROR_NOMATCH none, anything else a runtime error). */
+static int
+match_run(PatternSet *ps, const pcre2_code *code, const char *text, size_t len)
+{
+  return pcre2_match(code, (PCRE2_SPTR)text, len, 0, 0, ps->md, ps->mctx);
+}
+
+/* The index of the first pattern in list order that matches text, or -1.
+ * A line on which any pattern (not the alternation) hits a limit counts as
+ * one match error; that pattern counts as not matching. */
+int
+match_line(PatternSet *ps, const char *text, size_t len)
+{
+  if (ps->n == 0)
+    return -1;
+  bool try_combined = true;
+  if (ps->combined) {
+    int rc = match_run(ps, ps->combined, text, len);
+    /* A hit says some pattern of the alternation matches, not which: the
+     * leftmost hit may belong to a later pattern. A limit error on the
+     * alternation says nothing, so its patterns are then tried one by one,
+     * each under its own limit. */
+    if (rc == PCRE2_ERROR_NOMATCH)
+      try_combined = false;
+  }
+  bool failed = false;
+  int found = -1;
+  for (size_t i = 0; i < ps->n; i++) {
+    if (ps->in_combined[i] && !try_combined)
+      continue;
+    int rc = match_run(ps, ps->codes[i], text, len);
+    if (rc >= 0) {
+      found = (int)i;
+      break;
+    }
+    if (rc != PCRE2_ERROR_NOMATCH)
+      failed = true;
+  }
+  if (failed)
+    ps->errors++;
+  return found;
+}
+
+/* The number of patterns. */
+size_t
+match_count(const PatternSet *ps)
+{
+  return ps->n;
+}
+
+/* The source of pattern index (owned by the set), or NULL if out of range. */
+const char *
+match_source(const PatternSet *ps, size_t index)
+{
+  return index < ps->n ? ps->sources[index] : NULL;
+}
+
+/* Lines that hit a limit or another PCRE2 runtime error so far. */
+uint64_t
+match_errors(const PatternSet *ps)
+{
+  return ps->errors;
+}
+
+/* Frees the set and everything it holds; NULL is allowed. */
+void
+match_free(PatternSet *ps)
+{
+  if (ps == NULL)
+    return;
+  for (size_t i = 0; i < ps->n; i++) {
+    pcre2_code_free(ps->codes[i]);
+    free(ps->sources[i]);
+  }
+  free(ps->codes);
+  free(ps->sources);
+  free(ps->in_combined);
+  pcre2_code_free(ps->combined);
+  pcre2_match_data_free(ps->md);
+  pcre2_match_context_free(ps->mctx);
+  pcre2_jit_stack_free(ps->jit_stack);
+  pcre2_general_context_free(ps->gctx);
+  free(ps);
+}
