@@ -36,7 +36,8 @@ typedef void (*LinebufEmit)(void *ctx, const Line *line);
 
 typedef struct {
   size_t line_max;       /* monitor.line_max_bytes */
-  char *hold;            /* the partial line so far (raw), line_max bytes, lazily allocated */
+  char *hold;            /* the partial line so far (raw), line_max + 1 bytes (room for the
+                            CR of a CRLF), lazily allocated */
   size_t hold_len;
   unsigned hold_flags;   /* kLineTruncated once the held line passed line_max */
   char *scratch;         /* sanitizing output, lazily allocated */

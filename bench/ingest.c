@@ -1,0 +1,195 @@
+/*
+ * The ingest benchmark: how fast one monitor reads a child that writes a
+ * large log as fast as it can, against two peers measured in the same run
+ * over the same pipe:
+ *
+ *   cat      gen_log N | cat > /dev/null          (the pipe's own speed)
+ *   grep -E  gen_log N | grep -cE <the 5 patterns>  (the same matching work)
+ *   vigil    one monitor on gen_log N with the five default crash patterns
+ *            of seed 000 (lines split, sanitized, matched, kept in the ring
+ *            and the capture, matches batched and notified)
+ *
+ * Each contender runs `--runs` times, interleaved, and the best time counts.
+ * It prints the throughputs and the ratios vigil/grep (target >= 1.0) and
+ * vigil/cat (target >= 0.5). Not a test: the figures depend on the machine.
+ *
+ *   ingest [--bytes 400m] [--runs 3] [--locale C.UTF-8]
+ */
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "monitor.h"
+
+extern char **environ;
+
+static const char *const crash_patterns[] = {
+  "^Error:", "^Fatal:", "^panic:", "\\buncaught\\b", "UnhandledPromiseRejection",
+};
+
+static double
+ingest_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs a shell pipeline and returns its wall time; fills out with up to
+ * cap-1 bytes of its stdout (for grep's count). */
+static double
+ingest_shell(const char *script, char *out, size_t cap)
+{
+  int fds[2];
+  if (pipe(fds) != 0)
+    return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+  double t0 = ingest_now();
+  pid_t pid;
+  if (posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ) != 0)
+    return -1;
+  close(fds[1]);
+  size_t n = 0;
+  ssize_t r;
+  while ((r = read(fds[0], out + n, cap - 1 - n)) > 0)
+    n += (size_t)r;
+  out[n] = '\0';
+  close(fds[0]);
+  int status;
+  waitpid(pid, &status, 0);
+  double t = ingest_now() - t0;
+  posix_spawn_file_actions_destroy(&fa);
+  return t;
+}
+
+typedef struct {
+  bool finished;
+  uint64_t matched_lines;
+  uint64_t notified_lines;
+} IngestRun;
+
+static void
+ingest_on_notification(void *data, Monitor *m, Notification *n)
+{
+  IngestRun *run = data;
+  if (n->type == kNotifOutput)
+    run->notified_lines += n->nlines;
+  notification_free(n);
+}
+
+static void
+ingest_on_finished(void *data, Monitor *m)
+{
+  ((IngestRun *)data)->finished = true;
+}
+
+/* One monitor on the generator; returns the wall time from start to the
+ * ending notification. */
+static double
+ingest_vigil(const char *gen, const char *bytes, uint64_t *matched, MonitorCounters *counters)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  VigilSettings settings;
+  settings_defaults(&settings);
+  IngestRun run = {0};
+  MonitorHooks hooks = {ingest_on_notification, NULL, ingest_on_finished};
+  char *argv[] = {(char *)gen, (char *)bytes, NULL};
+  MonitorSpec spec = {
+    .argv = argv,
+    .label = "ingest",
+    .patterns = crash_patterns,
+    .npatterns = 5,
+    .persistent = true,
+  };
+  VigilError err = VIGIL_ERROR_INIT;
+  double t0 = ingest_now();
+  Monitor *m = monitor_start(&loop, &settings, &spec, &hooks, &run, &err);
+  if (m == NULL) {
+    fprintf(stderr, "ingest: %s\n", err.msg);
+    exit(1);
+  }
+  while (!run.finished)
+    uv_run(&loop, UV_RUN_ONCE);
+  double t = ingest_now() - t0;
+  monitor_counters(m, counters);
+  *matched = counters->matched;
+  monitor_free(m);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  return t;
+}
+
+static double
+ingest_min(double a, double b)
+{
+  return a < 0 || (b >= 0 && b < a) ? b : a;
+}
+
+int
+main(int argc, char **argv)
+{
+  const char *bytes = "400m";
+  const char *locale = "C.UTF-8";
+  int runs = 3;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc)
+      bytes = argv[++i];
+    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--locale") == 0 && i + 1 < argc)
+      locale = argv[++i];
+    else {
+      fprintf(stderr, "usage: ingest [--bytes 400m] [--runs 3] [--locale C.UTF-8]\n");
+      return 2;
+    }
+  }
+  /* gen_log sits next to this program. */
+  char gen[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", gen, sizeof gen - 1);
+  if (n <= 0)
+    return 1;
+  gen[n] = '\0';
+  char *slash = strrchr(gen, '/');
+  strcpy(slash + 1, "gen_log");
+
+  char cat_script[PATH_MAX + 64], grep_script[PATH_MAX + 512];
+  snprintf(cat_script, sizeof cat_script, "'%s' %s | cat > /dev/null", gen, bytes);
+  snprintf(grep_script, sizeof grep_script,
+           "'%s' %s | LC_ALL=%s grep -cE -e '^Error:' -e '^Fatal:' -e '^panic:' "
+           "-e '\\buncaught\\b' -e 'UnhandledPromiseRejection'",
+           gen, bytes, locale);
+
+  double t_cat = -1, t_grep = -1, t_vigil = -1;
+  char grep_out[64] = "";
+  uint64_t vigil_matched = 0;
+  MonitorCounters c = {0};
+  for (int r = 0; r < runs; r++) {
+    char sink[64];
+    t_cat = ingest_min(t_cat, ingest_shell(cat_script, sink, sizeof sink));
+    t_grep = ingest_min(t_grep, ingest_shell(grep_script, grep_out, sizeof grep_out));
+    t_vigil = ingest_min(t_vigil, ingest_vigil(gen, bytes, &vigil_matched, &c));
+  }
+  double mib = (double)(c.stdout_bytes) / (1 << 20);
+  printf("ingest: %.1f MiB, %llu lines, best of %d runs, grep locale %s\n", mib,
+         (unsigned long long)c.lines, runs, locale);
+  printf("  cat       %7.3f s  %7.0f MiB/s\n", t_cat, mib / t_cat);
+  printf("  grep -E   %7.3f s  %7.0f MiB/s  (%llu matching lines)\n", t_grep, mib / t_grep,
+         strtoull(grep_out, NULL, 10));
+  printf("  vigil     %7.3f s  %7.0f MiB/s  (%llu matching lines)\n", t_vigil, mib / t_vigil,
+         (unsigned long long)vigil_matched);
+  printf("  ratio vigil/grep  %.2fx  (target >= 1.0)\n", t_grep / t_vigil);
+  printf("  ratio vigil/cat   %.2fx  (target >= 0.5)\n", t_cat / t_vigil);
+  if (strtoull(grep_out, NULL, 10) != vigil_matched)
+    printf("  WARNING: grep and vigil counted different matching lines\n");
+  return 0;
+}

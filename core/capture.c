@@ -1,0 +1,147 @@
+/*
+ * Raw byte capture for one stream (see capture.h): a circular buffer that
+ * owns the last `max` bytes the child wrote, addressed by absolute offsets.
+ * The buffer starts small and doubles as bytes arrive, up to max, so a quiet
+ * stream holds only what it wrote; once full, every write evicts the oldest
+ * bytes and counts them.
+ */
+#include "capture.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+
+/* The first allocation; it doubles from here up to max. */
+#define CAPTURE_CAP_MIN 4096
+
+/* Sets c to an empty capture that will keep at most max_bytes bytes.
+ * Nothing is allocated until the first write. */
+void
+capture_init(Capture *c, size_t max_bytes)
+{
+  memset(c, 0, sizeof *c);
+  c->max = max_bytes;
+}
+
+/* Copies the kept bytes, oldest first, to dst (c->len bytes). */
+static void
+capture_copy_out(const Capture *c, char *dst)
+{
+  size_t first = c->cap - c->head;
+  if (first >= c->len) {
+    memcpy(dst, c->buf + c->head, c->len);
+  } else {
+    memcpy(dst, c->buf + c->head, first);
+    memcpy(dst + first, c->buf, c->len - first);
+  }
+}
+
+/* Grows the buffer so it holds at least need bytes (or max, if smaller),
+ * straightening the kept bytes to start at index 0. */
+static void
+capture_grow(Capture *c, size_t need)
+{
+  size_t cap = c->cap ? c->cap : CAPTURE_CAP_MIN;
+  while (cap < need && cap < c->max)
+    cap = cap > c->max / 2 ? c->max : cap * 2;
+  if (cap > c->max)
+    cap = c->max;
+  if (cap <= c->cap)
+    return;
+  char *buf = xmalloc(cap);
+  if (c->len > 0)
+    capture_copy_out(c, buf);
+  free(c->buf);
+  c->buf = buf;
+  c->cap = cap;
+  c->head = 0;
+}
+
+/* Appends data[0..len) as the stream's next bytes. Evicts (and counts) the
+ * oldest bytes beyond max; of a write longer than max only its last max
+ * bytes are kept. */
+void
+capture_write(Capture *c, const char *data, size_t len)
+{
+  if (len == 0)
+    return;
+  c->total += len;
+  if (len >= c->max) {
+    /* The write alone fills the capture: everything kept so far and the
+     * write's own head are evicted. */
+    c->evicted += c->len + (len - c->max);
+    if (c->max == 0)
+      return;
+    capture_grow(c, c->max);
+    memcpy(c->buf, data + (len - c->max), c->max);
+    c->head = 0;
+    c->len = c->max;
+    return;
+  }
+  if (c->len + len > c->cap)
+    capture_grow(c, c->len + len);
+  if (c->len + len > c->cap) {
+    /* Full at max: make room by dropping the oldest bytes. */
+    size_t drop = c->len + len - c->cap;
+    c->head = (c->head + drop) % c->cap;
+    c->len -= drop;
+    c->evicted += drop;
+  }
+  size_t tail = (c->head + c->len) % c->cap;
+  size_t first = c->cap - tail;
+  if (first >= len) {
+    memcpy(c->buf + tail, data, len);
+  } else {
+    memcpy(c->buf + tail, data, first);
+    memcpy(c->buf, data + first, len - first);
+  }
+  c->len += len;
+}
+
+/* Absolute offset of the oldest kept byte (total when nothing is kept). */
+uint64_t
+capture_start(const Capture *c)
+{
+  return c->total - c->len;
+}
+
+/* Reads up to limit bytes from absolute offset (see capture.h). The spans
+ * point into the capture's buffer; nothing is copied or allocated. An empty
+ * read has both spans NULL and offset set to the requested offset (moved up
+ * to the oldest kept byte when that was evicted). */
+CaptureSpan
+capture_read(const Capture *c, uint64_t offset, uint64_t limit)
+{
+  CaptureSpan span = {NULL, 0, NULL, 0, offset, false};
+  uint64_t start = capture_start(c);
+  if (offset < start) {
+    offset = start;
+    span.offset = start;
+    span.truncated = true;
+  }
+  if (offset >= c->total || limit == 0)
+    return span;
+  uint64_t avail = c->total - offset;
+  size_t n = (size_t)(avail < limit ? avail : limit);
+  size_t idx = (size_t)((c->head + (offset - start)) % c->cap);
+  size_t first = c->cap - idx;
+  span.p1 = c->buf + idx;
+  span.n1 = n < first ? n : first;
+  if (n > span.n1) {
+    span.p2 = c->buf;
+    span.n2 = n - span.n1;
+  }
+  return span;
+}
+
+/* Frees the buffer; the counters stay readable. */
+void
+capture_free(Capture *c)
+{
+  free(c->buf);
+  c->buf = NULL;
+  c->cap = 0;
+  c->len = 0;
+  c->head = 0;
+}

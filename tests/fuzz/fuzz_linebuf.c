@@ -1,0 +1,149 @@
+/*
+ * libFuzzer harness for the line splitter. The first bytes choose line_max
+ * and a cycle of chunk sizes; the rest is fed in those chunks, then the
+ * stream is finished. Every line handed on must be valid UTF-8, hold no ESC
+ * and no LF, and be no longer than line_max bytes after sanitizing could
+ * expand it. The same input fed whole must give the same lines.
+ *
+ * Build: clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icore \
+ *   tests/fuzz/fuzz_linebuf.c core/linebuf.c core/memory.c
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linebuf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* What one run saw, to compare chunked and whole feeding. */
+typedef struct {
+  size_t line_max;
+  uint64_t lines;
+  uint64_t hash; /* FNV-1a over every line's text, length and flags */
+} FuzzSeen;
+
+/* Strict UTF-8 check: no overlongs, surrogates, values past U+10FFFF or
+ * truncated sequences. */
+static bool
+fuzz_valid_utf8(const unsigned char *p, size_t len)
+{
+  const unsigned char *end = p + len;
+  while (p < end) {
+    unsigned c = *p;
+    size_t n;
+    uint32_t cp;
+    if (c < 0x80) {
+      p++;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if ((size_t)(end - p) < n)
+      return false;
+    for (size_t i = 1; i < n; i++) {
+      if ((p[i] & 0xC0) != 0x80)
+        return false;
+      cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000))
+      return false;
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    p += n;
+  }
+  return true;
+}
+
+static void
+fuzz_hash(uint64_t *h, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) {
+    *h ^= b[i];
+    *h *= 1099511628211ull;
+  }
+}
+
+/* Checks one line and folds it into the run's hash; aborts on a violation
+ * so libFuzzer records the input. */
+static void
+fuzz_line(void *ctx, const Line *line)
+{
+  FuzzSeen *seen = ctx;
+  const unsigned char *t = (const unsigned char *)line->text;
+  if (line->text == NULL && line->len > 0)
+    abort();
+  if (line->len > linebuf_sanitized_max(seen->line_max))
+    abort();
+  if (!fuzz_valid_utf8(t, line->len))
+    abort();
+  if (memchr(t, 0x1B, line->len) != NULL || memchr(t, '\n', line->len) != NULL)
+    abort();
+  if (line->flags & ~(unsigned)(kLineTruncated | kLineBinary | kLineUnterminated))
+    abort();
+  seen->lines++;
+  fuzz_hash(&seen->hash, t, line->len);
+  fuzz_hash(&seen->hash, &line->len, sizeof line->len);
+  fuzz_hash(&seen->hash, &line->flags, sizeof line->flags);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  enum { kHeader = 6 };
+  if (size < kHeader)
+    return 0;
+  /* Byte 0: line_max (small, so cuts happen often). Bytes 1..5: chunk
+   * sizes, used in turn (0 means 1). */
+  size_t line_max = data[0] % 64;
+  size_t chunks[kHeader - 1];
+  for (size_t i = 0; i < kHeader - 1; i++)
+    chunks[i] = data[1 + i] ? data[1 + i] : 1;
+  data += kHeader;
+  size_t len = size - kHeader;
+
+  FuzzSeen chunked = {line_max, 0, 1469598103934665603ull};
+  Linebuf lb;
+  linebuf_init(&lb, line_max);
+  size_t off = 0;
+  for (size_t turn = 0; off < len; turn++) {
+    size_t n = chunks[turn % (kHeader - 1)];
+    if (n > len - off)
+      n = len - off;
+    /* A private copy, so a pointer kept past the call would be caught. */
+    char *copy = malloc(n);
+    if (copy == NULL)
+      abort();
+    memcpy(copy, data + off, n);
+    linebuf_feed(&lb, copy, n, fuzz_line, &chunked);
+    free(copy);
+    off += n;
+  }
+  linebuf_finish(&lb, fuzz_line, &chunked);
+  if (chunked.lines != lb.lines)
+    abort();
+  uint64_t discarded = lb.discarded_bytes;
+  linebuf_free(&lb);
+
+  FuzzSeen whole = {line_max, 0, 1469598103934665603ull};
+  linebuf_init(&lb, line_max);
+  linebuf_feed(&lb, (const char *)data, len, fuzz_line, &whole);
+  linebuf_finish(&lb, fuzz_line, &whole);
+  if (whole.lines != chunked.lines || whole.hash != chunked.hash ||
+      lb.discarded_bytes != discarded)
+    abort();
+  linebuf_free(&lb);
+  return 0;
+}
