@@ -3,6 +3,9 @@
  */
 #include "check.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -128,4 +131,51 @@ test_pid_alive(int pid)
   buf[n] = '\0';
   char *paren = strrchr(buf, ')');
   return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+}
+
+bool
+test_group_alive(int pgid)
+{
+  DIR *d = opendir("/proc");
+  if (d == NULL)
+    return kill(-pgid, 0) == 0;
+  bool alive = false;
+  struct dirent *e;
+  while (!alive && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+      continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* "pid (comm) S ppid pgrp ...": comm may hold spaces, so parse after ')'. */
+    char *paren = strrchr(buf, ')');
+    char state;
+    int ppid, pgrp;
+    if (paren && sscanf(paren + 1, " %c %d %d", &state, &ppid, &pgrp) == 3)
+      alive = pgrp == pgid && state != 'Z';
+  }
+  closedir(d);
+  return alive;
+}
+
+/* CI runs the tests with no stdin. A closed fd 0..2 would be reused by the
+ * next open (libuv's own descriptors included) and then clobbered by a
+ * child's dup2, so every test program starts with all three open. */
+__attribute__((constructor)) static void
+check_std_fds(void)
+{
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) == -1) {
+      int null = open("/dev/null", O_RDWR);
+      if (null >= 0 && null != fd) {
+        dup2(null, fd);
+        close(null);
+      }
+    }
+  }
 }

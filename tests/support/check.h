@@ -86,4 +86,8 @@ void test_loop_close(uv_loop_t *loop);
 /* Whether a process exists (kill(pid, 0)); a zombie counts as gone. */
 bool test_pid_alive(int pid);
 
+/* Whether any process of process group pgid is alive (zombies, which only
+ * wait for their parent to reap them, count as gone). */
+bool test_group_alive(int pgid);
+
 #endif

@@ -13,152 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "harness.h"
 #include "envelope.h"
 #include "linebuf.h"
 #include "monitor.h"
 #include "strbuf.h"
 
-#define MAX_NOTES 4096
-
-typedef struct {
-  uv_loop_t loop;
-  VigilSettings settings;
-  Monitor *m;
-  Notification *notes[MAX_NOTES];
-  size_t nnotes;
-  size_t nevents;
-  bool finished;
-  bool stop_on_first_output; /* call monitor_stop at the first output notification */
-  uint64_t first_output_at;  /* uv_now of the first output notification */
-  bool output_while_running; /* an output notification arrived before the exit was seen */
-} Harness;
-
-static void
-on_notification(void *data, Monitor *m, Notification *n)
-{
-  Harness *h = data;
-  if (h->nnotes < MAX_NOTES)
-    h->notes[h->nnotes++] = n;
-  else
-    notification_free(n);
-  if (n->type == kNotifOutput && h->first_output_at == 0) {
-    h->first_output_at = uv_now(&h->loop);
-    h->output_while_running = !monitor_finished(m) && monitor_ended_at(m) == 0;
-    if (h->stop_on_first_output)
-      monitor_stop(m, SIGTERM, 1000);
-  }
-}
-
-static void
-on_event(void *data, Monitor *m, const Event *ev)
-{
-  Harness *h = data;
-  h->nevents++;
-}
-
-static void
-on_finished(void *data, Monitor *m)
-{
-  Harness *h = data;
-  h->finished = true;
-}
-
-static const MonitorHooks hooks = {on_notification, on_event, on_finished};
-
-static void
-harness_init(Harness *h)
-{
-  memset(h, 0, sizeof *h);
-  uv_loop_init(&h->loop);
-  settings_defaults(&h->settings);
-  h->settings.kill_grace_ms = 300;
-  h->settings.exit_drain_ms = 300;
-}
-
-static bool
-harness_done(void *ctx)
-{
-  return ((Harness *)ctx)->finished;
-}
-
-/* Starts a monitor on argv with the spec's other fields given; fails the test
- * and returns false when the start fails. */
-static bool
-harness_start(Harness *h, MonitorSpec *spec)
-{
-  VigilError err = VIGIL_ERROR_INIT;
-  h->m = monitor_start(&h->loop, &h->settings, spec, &hooks, h, &err);
-  if (h->m == NULL) {
-    check_fail(__FILE__, __LINE__, "monitor_start failed: %s", err.msg);
-    return false;
-  }
-  return true;
-}
-
-static bool
-harness_wait(Harness *h, uint64_t ms)
-{
-  return RUN_UNTIL(&h->loop, harness_done, h, ms, "the monitor to finish");
-}
-
-static void
-harness_close(Harness *h)
-{
-  if (h->m) {
-    pid_t pid = monitor_pid(h->m);
-    monitor_free(h->m);
-    test_loop_close(&h->loop);
-    CHECK(!test_pid_alive(pid));
-  } else {
-    test_loop_close(&h->loop);
-  }
-  for (size_t i = 0; i < h->nnotes; i++)
-    notification_free(h->notes[i]);
-}
-
-/* The invariant every test checks: exactly one ending notification, last. */
-static Notification *
-harness_ending(Harness *h)
-{
-  size_t endings = 0;
-  for (size_t i = 0; i < h->nnotes; i++)
-    if (notification_is_ending(h->notes[i]->type))
-      endings++;
-  CHECK_INT(endings, 1);
-  if (h->nnotes == 0)
-    return NULL;
-  Notification *last = h->notes[h->nnotes - 1];
-  CHECK(notification_is_ending(last->type));
-  return last;
-}
-
-/* All output lines delivered, in order, joined by '\n'. */
-static char *
-harness_output_text(Harness *h)
-{
-  StrBuf sb = STRBUF_INIT;
-  for (size_t i = 0; i < h->nnotes; i++) {
-    if (h->notes[i]->type != kNotifOutput)
-      continue;
-    for (size_t j = 0; j < h->notes[i]->nlines; j++) {
-      strbuf_append(&sb, h->notes[i]->lines[j].text, h->notes[i]->lines[j].len);
-      strbuf_putc(&sb, '\n');
-    }
-  }
-  return strbuf_take(&sb);
-}
-
-static size_t
-harness_count(Harness *h, NotificationType type)
-{
-  size_t n = 0;
-  for (size_t i = 0; i < h->nnotes; i++)
-    n += h->notes[i]->type == type;
-  return n;
-}
-
-#define SH(script) ((char *const[]){"/bin/sh", "-c", (char *)(script), NULL})
 
 TEST(normal_exit_delivers_lines_then_exit)
 {
@@ -626,7 +486,7 @@ TEST(unknown_program_is_command_not_found_and_leaves_nothing)
   harness_init(&h);
   VigilError err = VIGIL_ERROR_INIT;
   MonitorSpec spec = {.argv = (char *const[]){"vigil-no-such-program", NULL}};
-  Monitor *m = monitor_start(&h.loop, &h.settings, &spec, &hooks, &h, &err);
+  Monitor *m = monitor_start(&h.loop, &h.settings, &spec, &harness_hooks, &h, &err);
   CHECK(m == NULL);
   CHECK_INT(err.code, kErrCommandNotFound);
   CHECK_CONTAINS(err.msg, "vigil-no-such-program");
@@ -649,7 +509,7 @@ TEST(non_executable_file_is_command_not_found)
   chmod(path, 0644);
   VigilError err = VIGIL_ERROR_INIT;
   MonitorSpec spec = {.argv = (char *const[]){path, NULL}};
-  Monitor *m = monitor_start(&h.loop, &h.settings, &spec, &hooks, &h, &err);
+  Monitor *m = monitor_start(&h.loop, &h.settings, &spec, &harness_hooks, &h, &err);
   CHECK(m == NULL);
   CHECK_INT(err.code, kErrCommandNotFound);
   CHECK_CONTAINS(err.msg, "not executable");
@@ -664,14 +524,14 @@ TEST(bad_arguments_are_refused_naming_bound_and_value)
   harness_init(&h);
   VigilError err = VIGIL_ERROR_INIT;
   MonitorSpec spec = {.argv = SH("true"), .idle_timeout_ms = 3600001};
-  CHECK(monitor_start(&h.loop, &h.settings, &spec, &hooks, &h, &err) == NULL);
+  CHECK(monitor_start(&h.loop, &h.settings, &spec, &harness_hooks, &h, &err) == NULL);
   CHECK_INT(err.code, kErrInvalidParams);
   CHECK_STR(err.msg, "invalid_params: idle_timeout_ms must be 0..3600000, got 3600001");
 
   error_clear(&err);
   const char *bad[] = {"ok", "(unclosed"};
   MonitorSpec spec2 = {.argv = SH("true"), .patterns = bad, .npatterns = 2};
-  CHECK(monitor_start(&h.loop, &h.settings, &spec2, &hooks, &h, &err) == NULL);
+  CHECK(monitor_start(&h.loop, &h.settings, &spec2, &harness_hooks, &h, &err) == NULL);
   CHECK_INT(err.code, kErrInvalidPattern);
   CHECK_CONTAINS(err.msg, "patterns[1]");
 
@@ -680,13 +540,13 @@ TEST(bad_arguments_are_refused_naming_bound_and_value)
   for (int i = 0; i < 33; i++)
     many[i] = "x";
   MonitorSpec spec3 = {.argv = SH("true"), .patterns = many, .npatterns = 33};
-  CHECK(monitor_start(&h.loop, &h.settings, &spec3, &hooks, &h, &err) == NULL);
+  CHECK(monitor_start(&h.loop, &h.settings, &spec3, &harness_hooks, &h, &err) == NULL);
   CHECK_INT(err.code, kErrLimitExceeded);
   CHECK_CONTAINS(err.msg, "33");
 
   error_clear(&err);
   MonitorSpec spec4 = {.argv = SH("true"), .timeout_ms = h.settings.max_runtime_ms + 1};
-  CHECK(monitor_start(&h.loop, &h.settings, &spec4, &hooks, &h, &err) == NULL);
+  CHECK(monitor_start(&h.loop, &h.settings, &spec4, &harness_hooks, &h, &err) == NULL);
   CHECK_CONTAINS(err.msg, "timeout_ms must be 1..1800000");
   CHECK_INT(h.nnotes, 0);
   harness_close(&h);
@@ -747,8 +607,8 @@ TEST(freeing_a_running_monitor_kills_its_group)
     monitor_free(h.m);
     h.m = NULL;
     test_loop_close(&h.loop);
-    /* The whole group is gone: kill(-pgid, 0) finds nobody. */
-    CHECK(kill(-pid, 0) != 0);
+    /* The whole group is gone, the background sleep included. */
+    CHECK(!test_group_alive(pid));
     CHECK(!test_pid_alive(pid));
     uv_loop_init(&h.loop); /* harness_close closes it again */
   }
