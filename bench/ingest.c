@@ -13,7 +13,10 @@
  * It prints the throughputs and the ratios vigil/grep (target >= 1.0) and
  * vigil/cat (target >= 0.5). Not a test: the figures depend on the machine.
  *
- *   ingest [--bytes 400m] [--runs 3] [--locale C.UTF-8]
+ *   ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--locale C.UTF-8]
+ *
+ * --patterns N uses only the first N patterns for vigil (0 shows what the
+ * pipeline costs without matching); grep always gets all five.
  */
 #include <limits.h>
 #include <spawn.h>
@@ -95,7 +98,8 @@ ingest_on_finished(void *data, Monitor *m)
 /* One monitor on the generator; returns the wall time from start to the
  * ending notification. */
 static double
-ingest_vigil(const char *gen, const char *bytes, uint64_t *matched, MonitorCounters *counters)
+ingest_vigil(const char *gen, const char *bytes, size_t npatterns, uint64_t *matched,
+             MonitorCounters *counters)
 {
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -108,7 +112,7 @@ ingest_vigil(const char *gen, const char *bytes, uint64_t *matched, MonitorCount
     .argv = argv,
     .label = "ingest",
     .patterns = crash_patterns,
-    .npatterns = 5,
+    .npatterns = npatterns,
     .persistent = true,
   };
   VigilError err = VIGIL_ERROR_INIT;
@@ -141,15 +145,21 @@ main(int argc, char **argv)
   const char *bytes = "400m";
   const char *locale = "C.UTF-8";
   int runs = 3;
+  size_t npatterns = 5;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc)
       bytes = argv[++i];
     else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--patterns") == 0 && i + 1 < argc)
+    {
+      int k = atoi(argv[++i]);
+      npatterns = k < 0 ? 0 : k > 5 ? 5 : (size_t)k;
+    }
     else if (strcmp(argv[i], "--locale") == 0 && i + 1 < argc)
       locale = argv[++i];
     else {
-      fprintf(stderr, "usage: ingest [--bytes 400m] [--runs 3] [--locale C.UTF-8]\n");
+      fprintf(stderr, "usage: ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--locale C.UTF-8]\n");
       return 2;
     }
   }
@@ -177,7 +187,7 @@ main(int argc, char **argv)
     char sink[64];
     t_cat = ingest_min(t_cat, ingest_shell(cat_script, sink, sizeof sink));
     t_grep = ingest_min(t_grep, ingest_shell(grep_script, grep_out, sizeof grep_out));
-    t_vigil = ingest_min(t_vigil, ingest_vigil(gen, bytes, &vigil_matched, &c));
+    t_vigil = ingest_min(t_vigil, ingest_vigil(gen, bytes, npatterns, &vigil_matched, &c));
   }
   double mib = (double)(c.stdout_bytes) / (1 << 20);
   printf("ingest: %.1f MiB, %llu lines, best of %d runs, grep locale %s\n", mib,

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "prefilter.h"
 #include "strbuf.h"
 
 /* The interpreter's backtracking memory per match, in KiB. It bounds memory
@@ -57,6 +58,8 @@ struct PatternSet {
   pcre2_jit_stack *jit_stack; /* NULL when no pattern was JIT-compiled */
   pcre2_match_data *md;      /* one for every match of the set */
   uint64_t errors;
+  Prefilter prefilter;       /* every pattern's required literal */
+  bool has_prefilter;        /* false when some pattern has none */
 };
 
 /* PCRE2's allocator: xmalloc, so that PCRE2 never sees a NULL. */
@@ -338,6 +341,7 @@ match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
    * one with the most groups (the alternation holds them all); the
    * interpreter keeps its backtracking frames in it from line to line. */
   ps->md = pcre2_match_data_create(max_captures + 1, ps->gctx);
+  ps->has_prefilter = prefilter_build(&ps->prefilter, (const char *const *)ps->sources, ps->n);
   return ps;
 
 fail:
@@ -361,6 +365,10 @@ int
 match_line(PatternSet *ps, const char *text, size_t len)
 {
   if (ps->n == 0)
+    return -1;
+  /* A line without any pattern's required literal cannot match: most lines
+   * of a log stop here, without a call into PCRE2. */
+  if (ps->has_prefilter && !prefilter_hit(&ps->prefilter, text, len))
     return -1;
   bool try_combined = true;
   if (ps->combined) {
@@ -429,5 +437,6 @@ match_free(PatternSet *ps)
   pcre2_match_context_free(ps->mctx);
   pcre2_jit_stack_free(ps->jit_stack);
   pcre2_general_context_free(ps->gctx);
+  prefilter_free(&ps->prefilter);
   free(ps);
 }

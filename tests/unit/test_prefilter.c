@@ -1,0 +1,197 @@
+/*
+ * The required-literal prefilter: what it extracts from patterns, where it
+ * gives up, that its scan finds a literal at every position of a line (the
+ * SIMD block edges included), and, above all, that it never turns away a
+ * line PCRE2 would match (checked against PCRE2 itself on random lines).
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "match.h"
+#include "prefilter.h"
+
+/* The literal extracted from pattern, or "" when none. */
+static const char *
+literal_of(const char *pattern)
+{
+  static char out[256];
+  size_t n = prefilter_required_literal(pattern, out);
+  out[n] = '\0';
+  return out;
+}
+
+TEST(extracts_the_longest_required_run)
+{
+  CHECK_STR(literal_of("^Error:"), "Error:");
+  CHECK_STR(literal_of("\\buncaught\\b"), "uncaught");
+  CHECK_STR(literal_of("UnhandledPromiseRejection"), "UnhandledPromiseRejection");
+  CHECK_STR(literal_of("^\\s*at \\S+ \\(node:internal"), " (node:internal");
+  CHECK_STR(literal_of("Error: \\d+ failures"), " failures");
+  CHECK_STR(literal_of("Error: \\d+ failed"), "Error: "); /* equal length: the first */
+  CHECK_STR(literal_of("ab+cde"), "cde"); /* "ab" then "cde": b repeats, so not adjacent */
+  CHECK_STR(literal_of("colou?r"), "colo");
+  CHECK_STR(literal_of("xy*z"), "x");
+  CHECK_STR(literal_of("abc{0,2}d"), "ab");
+  CHECK_STR(literal_of("abc{2}d"), "abc");
+  CHECK_STR(literal_of("a{b"), "a{b"); /* not a quantifier: a literal brace */
+  CHECK_STR(literal_of("foo\\.bar"), "foo.bar");
+  CHECK_STR(literal_of("(?:GET|POST) /api"), " /api");
+  CHECK_STR(literal_of("[Ee]rror: timeout"), "rror: timeout");
+  CHECK_STR(literal_of("(?<=x)panic:"), "panic:");
+  CHECK_STR(literal_of("café crème"), "café crème");
+  CHECK_STR(literal_of("caf\xC3\xA9?x"), "caf"); /* the whole é is optional */
+}
+
+TEST(gives_up_on_what_it_does_not_understand)
+{
+  CHECK_STR(literal_of("Error|Fatal"), "");          /* top-level alternation */
+  CHECK_STR(literal_of("(?i)error"), "");            /* caseless */
+  CHECK_STR(literal_of("abc(?i)def"), "");
+  CHECK_STR(literal_of("(*UTF)abc"), "");
+  CHECK_STR(literal_of("\\Qa.b\\E"), "");
+  CHECK_STR(literal_of("(a)\\1xyz"), "");            /* back reference */
+  CHECK_STR(literal_of("\\x41BC"), "");
+  CHECK_STR(literal_of("[[:alpha:]]foo"), "");
+  CHECK_STR(literal_of("abc)"), "");
+  CHECK_STR(literal_of("(?#comment)abc"), "");
+  CHECK_STR(literal_of("\\Aabc"), "");
+  CHECK_STR(literal_of(".*"), "");
+}
+
+TEST(build_needs_a_literal_in_every_pattern)
+{
+  Prefilter pf;
+  const char *good[] = {"^Error:", "^panic:"};
+  CHECK(prefilter_build(&pf, good, 2));
+  CHECK_INT(pf.n, 2);
+  prefilter_free(&pf);
+  const char *one_bad[] = {"^Error:", "(?i)panic"};
+  CHECK(!prefilter_build(&pf, one_bad, 2));
+  const char *short_lit[] = {"^E"};
+  CHECK(!prefilter_build(&pf, short_lit, 1)); /* a 1-byte literal filters nothing */
+}
+
+TEST(scan_finds_a_literal_at_every_offset)
+{
+  Prefilter pf;
+  const char *pats[] = {"Error:", "uncaught", "UnhandledPromiseRejection"};
+  CHECK(prefilter_build(&pf, pats, 3));
+  char line[200];
+  for (size_t p = 0; p < 3; p++) {
+    size_t llen = strlen(pats[p]);
+    for (size_t total = llen; total < 120; total++) {
+      for (size_t at = 0; at + llen <= total; at++) {
+        memset(line, 'x', total);
+        memcpy(line + at, pats[p], llen);
+        if (!prefilter_hit(&pf, line, total)) {
+          check_fail(__FILE__, __LINE__, "missed \"%s\" at %zu in a %zu-byte line", pats[p],
+                     at, total);
+          prefilter_free(&pf);
+          return;
+        }
+        /* One byte short at the end: no longer there. */
+        if (at + llen == total)
+          CHECK(!prefilter_hit(&pf, line, total - 1));
+      }
+    }
+  }
+  memset(line, 'x', sizeof line);
+  CHECK(!prefilter_hit(&pf, line, sizeof line));
+  CHECK(!prefilter_hit(&pf, "Error", 5));
+  CHECK(!prefilter_hit(&pf, "", 0));
+  prefilter_free(&pf);
+}
+
+/* A random line over a small alphabet that makes the literals likely. */
+static size_t
+random_line(char *out, size_t cap, unsigned *seed)
+{
+  static const char *const pieces[] = {
+    "Error:", "error", "rror:", "panic:", "pan", "ic:", "uncaught", "Uncaught", " ", "x",
+    "a", "b", "\t", ":", "E", "colour", "color", "abbbcd", "acd", "café", "é", "\xff",
+    "GET /api", "POST /api", "abccd", "abd",
+  };
+  size_t n = (size_t)(rand_r(seed) % 12), len = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *piece = pieces[rand_r(seed) % (sizeof pieces / sizeof *pieces)];
+    size_t l = strlen(piece);
+    if (len + l >= cap)
+      break;
+    memcpy(out + len, piece, l);
+    len += l;
+  }
+  return len;
+}
+
+TEST(never_turns_away_a_line_pcre2_matches)
+{
+  const char *pats[] = {
+    "^Error:", "^panic:", "\\buncaught\\b", "colou?r", "ab+cd", "abc{0,2}d", "[Ee]rror:",
+    "(?:GET|POST) /api", "caf\xC3\xA9", "rror\\s*:", "b{2}cd",
+  };
+  size_t npats = sizeof pats / sizeof *pats;
+  unsigned seed = 12345;
+  char line[256];
+  uint64_t matched = 0;
+  for (size_t p = 0; p < npats; p++) {
+    Prefilter pf;
+    if (!prefilter_build(&pf, &pats[p], 1)) {
+      check_fail(__FILE__, __LINE__, "no literal for %s", pats[p]);
+      continue;
+    }
+    int errcode;
+    PCRE2_SIZE erroff;
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)pats[p], PCRE2_ZERO_TERMINATED,
+                                     PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &errcode, &erroff, NULL);
+    CHECK(code != NULL);
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+    for (int i = 0; i < 20000 && code; i++) {
+      size_t len = random_line(line, sizeof line, &seed);
+      int rc = pcre2_match(code, (PCRE2_SPTR)line, len, 0, 0, md, NULL);
+      if (rc >= 0) {
+        matched++;
+        if (!prefilter_hit(&pf, line, len)) {
+          check_fail(__FILE__, __LINE__, "pattern %s matches \"%.*s\" but the prefilter said no",
+                     pats[p], (int)len, line);
+          break;
+        }
+      }
+    }
+    pcre2_match_data_free(md);
+    pcre2_code_free(code);
+    prefilter_free(&pf);
+  }
+  CHECK(matched > 1000); /* the corpus really exercised matches */
+}
+
+TEST(a_set_without_a_prefilter_still_matches)
+{
+  MatchLimits lim = {32, 512, 1000000, 10000};
+  VigilError err = VIGIL_ERROR_INIT;
+  const char *pats[] = {"^Error:", "(?i)fatal"};
+  PatternSet *ps = match_compile(pats, 2, &lim, "patterns", &err);
+  CHECK(ps != NULL);
+  if (ps) {
+    CHECK_INT(match_line(ps, "FATAL: disk", 11), 1);
+    CHECK_INT(match_line(ps, "Error: x", 8), 0);
+    CHECK_INT(match_line(ps, "all good", 8), -1);
+    match_free(ps);
+  }
+}
+
+int
+main(void)
+{
+  RUN(extracts_the_longest_required_run);
+  RUN(gives_up_on_what_it_does_not_understand);
+  RUN(build_needs_a_literal_in_every_pattern);
+  RUN(scan_finds_a_literal_at_every_offset);
+  RUN(never_turns_away_a_line_pcre2_matches);
+  RUN(a_set_without_a_prefilter_still_matches);
+  return check_summary();
+}
