@@ -13,6 +13,7 @@
  * the process cannot fake that either.
  */
 #include "envelope.h"
+#include "signals.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -111,7 +112,7 @@ static void
 envelope_how(StrBuf *out, const Notification *n)
 {
   if (n->signal) {
-    const char *name = textfmt_signal_name(n->signal);
+    const char *name = signals_name(n->signal);
     if (name)
       strbuf_printf(out, " (%s)", name);
     else
@@ -136,7 +137,7 @@ envelope_ending_status(StrBuf *out, const Notification *n)
   switch (n->state) {
   case kMonExited:
     if (n->signal) {
-      const char *name = textfmt_signal_name(n->signal);
+      const char *name = signals_name(n->signal);
       if (name)
         strbuf_printf(out, "killed by %s", name);
       else

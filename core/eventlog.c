@@ -9,6 +9,7 @@
  * contiguous in the array and a since_id maps to a slot without a search.
  */
 #include "eventlog.h"
+#include "signals.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -150,7 +151,7 @@ eventlog_quote(StrBuf *out, const char *src)
 static void
 eventlog_put_signal(StrBuf *out, int sig)
 {
-  const char *name = textfmt_signal_name(sig);
+  const char *name = signals_name(sig);
   if (name)
     strbuf_printf(out, " signal=%s", name);
   else

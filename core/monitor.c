@@ -22,6 +22,7 @@
  * not re-armed per chunk: when it fires early it re-arms for the remainder.
  */
 #include "monitor.h"
+#include "signals.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -550,7 +551,7 @@ monitor_stop(Monitor *m, int sig, int64_t grace_ms)
   if (grace_ms < 0)
     grace_ms = m->settings.kill_grace_ms;
   char reason[64];
-  const char *name = proc_signal_name(sig);
+  const char *name = signals_name(sig);
   snprintf(reason, sizeof reason, "stopped by request (%s)", name ? name : "signal");
   return monitor_terminate(m, kMonStopped, reason, sig, (uint64_t)grace_ms) ? 0 : 1;
 }

@@ -310,25 +310,26 @@ prefilter_at(const Prefilter *pf, const char *text, size_t len, size_t j)
   return false;
 }
 
-#ifdef __SSE2__
-/* Bit i of the result is set when some literal's pair starts at text[j + i]
- * (reads text[j .. j + 16]). */
-static unsigned
-prefilter_block(const Prefilter *pf, const __m128i *b0, const __m128i *b1, const char *text,
-                size_t j)
+/* Checks the candidates of one block: bit i of mask stands for position
+ * at + i. Bits for positions below `from` (already covered by the block
+ * before, when the last block overlaps it) are ignored. */
+static bool
+prefilter_check_mask(const Prefilter *pf, const char *text, size_t len, size_t at, size_t from,
+                     uint32_t mask)
 {
-  __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(text + j));
-  __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(text + j + 1));
-  __m128i any = _mm_setzero_si128();
-  for (size_t i = 0; i < pf->n; i++)
-    any = _mm_or_si128(any, _mm_and_si128(_mm_cmpeq_epi8(v0, b0[i]), _mm_cmpeq_epi8(v1, b1[i])));
-  return (unsigned)_mm_movemask_epi8(any);
+  if (at < from)
+    mask &= ~UINT32_C(0) << (from - at);
+  while (mask != 0) {
+    if (prefilter_at(pf, text, len, at + (unsigned)__builtin_ctz(mask)))
+      return true;
+    mask &= mask - 1;
+  }
+  return false;
 }
-#endif
 
 #ifdef PREFILTER_AVX2
-/* The same scan, 32 positions at a time, for CPUs with AVX2 (checked once at
- * run time): half the blocks per line of the SSE2 loop. */
+/* The scan, 32 positions at a time, for CPUs with AVX2 (checked once at run
+ * time): half the blocks per line of the SSE2 loop. len >= 33. */
 __attribute__((target("avx2"))) static bool
 prefilter_hit_avx2(const Prefilter *pf, const char *text, size_t len)
 {
@@ -337,8 +338,8 @@ prefilter_hit_avx2(const Prefilter *pf, const char *text, size_t len)
     b0[i] = _mm256_set1_epi8((char)pf->lits[i].b0);
     b1[i] = _mm256_set1_epi8((char)pf->lits[i].b1);
   }
-  size_t last = len - 33, j = 0;
-  for (;;) {
+  size_t last = len - 33;
+  for (size_t j = 0;; j += 32) {
     size_t at = j <= last ? j : last;
     __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(text + at));
     __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(text + at + 1));
@@ -346,71 +347,68 @@ prefilter_hit_avx2(const Prefilter *pf, const char *text, size_t len)
     for (size_t i = 0; i < pf->n; i++)
       any = _mm256_or_si256(any, _mm256_and_si256(_mm256_cmpeq_epi8(v0, b0[i]),
                                                   _mm256_cmpeq_epi8(v1, b1[i])));
-    uint32_t mask = (uint32_t)_mm256_movemask_epi8(any);
-    if (at < j)
-      mask &= ~UINT32_C(0) << (j - at);
-    while (mask != 0) {
-      if (prefilter_at(pf, text, len, at + (unsigned)__builtin_ctz(mask)))
-        return true;
-      mask &= mask - 1;
-    }
+    if (prefilter_check_mask(pf, text, len, at, j, (uint32_t)_mm256_movemask_epi8(any)))
+      return true;
     if (at == last)
       return false;
-    j = at + 32;
   }
 }
 
-/* Whether this CPU runs the AVX2 scan (asked once). */
+/* Whether this CPU runs the AVX2 scan (asked once). VIGIL_PREFILTER_NO_AVX2
+ * in the environment turns it off, so the tests cover the SSE2 scan too. */
 static bool
 prefilter_use_avx2(void)
 {
   static int use = -1;
   if (use < 0) {
     __builtin_cpu_init();
-    use = __builtin_cpu_supports("avx2") ? 1 : 0;
+    use = __builtin_cpu_supports("avx2") && getenv("VIGIL_PREFILTER_NO_AVX2") == NULL;
   }
   return use == 1;
+}
+#endif
+
+#ifdef __SSE2__
+/* The scan, 16 positions at a time (SSE2 is part of every x86-64). len >= 17.
+ * The last block overlaps the one before it instead of falling back to a
+ * byte loop. */
+static bool
+prefilter_hit_sse2(const Prefilter *pf, const char *text, size_t len)
+{
+  __m128i b0[PREFILTER_MAX_LITERALS], b1[PREFILTER_MAX_LITERALS];
+  for (size_t i = 0; i < pf->n; i++) {
+    b0[i] = _mm_set1_epi8((char)pf->lits[i].b0);
+    b1[i] = _mm_set1_epi8((char)pf->lits[i].b1);
+  }
+  size_t last = len - 17;
+  for (size_t j = 0;; j += 16) {
+    size_t at = j <= last ? j : last;
+    __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(text + at));
+    __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(text + at + 1));
+    __m128i any = _mm_setzero_si128();
+    for (size_t i = 0; i < pf->n; i++)
+      any = _mm_or_si128(any, _mm_and_si128(_mm_cmpeq_epi8(v0, b0[i]), _mm_cmpeq_epi8(v1, b1[i])));
+    if (prefilter_check_mask(pf, text, len, at, j, (uint32_t)_mm_movemask_epi8(any)))
+      return true;
+    if (at == last)
+      return false;
+  }
 }
 #endif
 
 bool
 prefilter_hit(const Prefilter *pf, const char *text, size_t len)
 {
-  if (len < 2)
-    return false;
-  size_t j = 0;
 #ifdef PREFILTER_AVX2
   if (len >= 33 && prefilter_use_avx2())
     return prefilter_hit_avx2(pf, text, len);
 #endif
 #ifdef __SSE2__
-  if (len >= 17) {
-    __m128i b0[PREFILTER_MAX_LITERALS], b1[PREFILTER_MAX_LITERALS];
-    for (size_t i = 0; i < pf->n; i++) {
-      b0[i] = _mm_set1_epi8((char)pf->lits[i].b0);
-      b1[i] = _mm_set1_epi8((char)pf->lits[i].b1);
-    }
-    /* 16 candidate positions at a time; only set bits are checked in full.
-     * The last block overlaps the one before it instead of falling back to
-     * a byte loop, with the positions already covered masked off. */
-    size_t last = len - 17;
-    for (;;) {
-      size_t at = j <= last ? j : last;
-      unsigned mask = prefilter_block(pf, b0, b1, text, at);
-      if (at < j)
-        mask &= ~0u << (j - at);
-      while (mask != 0) {
-        if (prefilter_at(pf, text, len, at + (unsigned)__builtin_ctz(mask)))
-          return true;
-        mask &= mask - 1;
-      }
-      if (at == last)
-        return false;
-      j = at + 16;
-    }
-  }
+  if (len >= 17)
+    return prefilter_hit_sse2(pf, text, len);
 #endif
-  for (; j + 1 < len; j++)
+  /* Short lines, and CPUs without SIMD: position by position. */
+  for (size_t j = 0; j + 1 < len; j++)
     if (prefilter_at(pf, text, len, j))
       return true;
   return false;

@@ -92,9 +92,4 @@ bool proc_stop_requested(const Proc *p);
  * from /proc where the OS offers one (zeros elsewhere). */
 void proc_usage(const Proc *p, ProcExit *out);
 
-/* The name of a signal ("SIGTERM"), or NULL for an unknown number. */
-const char *proc_signal_name(int sig);
-/* The number of a signal name ("SIGTERM" or "TERM"), or -1. */
-int proc_signal_number(const char *name);
-
 #endif

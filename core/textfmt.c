@@ -289,27 +289,3 @@ textfmt_duration(StrBuf *out, uint64_t ms)
   else
     strbuf_printf(out, "%llud%02lluh", v / 86400000, v / 3600000 % 24);
 }
-
-/* See textfmt.h. A table rather than sigabbrev_np (glibc 2.32+ only); numbers
- * differ between architectures, so it maps by the macros, not by position. */
-const char *
-textfmt_signal_name(int sig)
-{
-  static const struct {
-    int sig;
-    const char *name;
-  } names[] = {
-    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
-    {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
-    {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
-    {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGCHLD, "SIGCHLD"},
-    {SIGCONT, "SIGCONT"}, {SIGSTOP, "SIGSTOP"}, {SIGTSTP, "SIGTSTP"}, {SIGTTIN, "SIGTTIN"},
-    {SIGTTOU, "SIGTTOU"}, {SIGURG, "SIGURG"},   {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
-    {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGWINCH, "SIGWINCH"},
-    {SIGSYS, "SIGSYS"},
-  };
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (names[i].sig == sig)
-      return names[i].name;
-  return NULL;
-}

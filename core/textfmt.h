@@ -38,8 +38,4 @@ int64_t textfmt_now_ms(void);
  * 3d04h (each unit truncated, never rounded up). */
 void textfmt_duration(StrBuf *out, uint64_t ms);
 
-/* The name of a common signal ("SIGKILL"), or NULL for another number. The
- * renderers use it; it does not depend on the process layer. */
-const char *textfmt_signal_name(int sig);
-
 #endif

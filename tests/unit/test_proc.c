@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "signals.h"
 #include "proc.h"
 #include "strbuf.h"
 
@@ -1064,24 +1065,24 @@ TEST(loop_torn_down_under_live_children)
 
 TEST(signal_names)
 {
-  CHECK_STR(proc_signal_name(SIGTERM), "SIGTERM");
-  CHECK_STR(proc_signal_name(SIGKILL), "SIGKILL");
-  CHECK_STR(proc_signal_name(SIGHUP), "SIGHUP");
-  CHECK(proc_signal_name(0) == NULL);
-  CHECK(proc_signal_name(999) == NULL);
-  CHECK_INT(proc_signal_number("SIGTERM"), SIGTERM);
-  CHECK_INT(proc_signal_number("TERM"), SIGTERM);
-  CHECK_INT(proc_signal_number("sigint"), SIGINT);
-  CHECK_INT(proc_signal_number("USR1"), SIGUSR1);
-  CHECK_INT(proc_signal_number("SIGSTOP"), SIGSTOP);
-  CHECK_INT(proc_signal_number("SIGNOPE"), -1);
-  CHECK_INT(proc_signal_number(""), -1);
-  CHECK_INT(proc_signal_number("SIG"), -1);
-  CHECK_INT(proc_signal_number(NULL), -1);
+  CHECK_STR(signals_name(SIGTERM), "SIGTERM");
+  CHECK_STR(signals_name(SIGKILL), "SIGKILL");
+  CHECK_STR(signals_name(SIGHUP), "SIGHUP");
+  CHECK(signals_name(0) == NULL);
+  CHECK(signals_name(999) == NULL);
+  CHECK_INT(signals_number("SIGTERM"), SIGTERM);
+  CHECK_INT(signals_number("TERM"), SIGTERM);
+  CHECK_INT(signals_number("sigint"), SIGINT);
+  CHECK_INT(signals_number("USR1"), SIGUSR1);
+  CHECK_INT(signals_number("SIGSTOP"), SIGSTOP);
+  CHECK_INT(signals_number("SIGNOPE"), -1);
+  CHECK_INT(signals_number(""), -1);
+  CHECK_INT(signals_number("SIG"), -1);
+  CHECK_INT(signals_number(NULL), -1);
   for (int sig = 1; sig < 32; sig++) {
-    const char *name = proc_signal_name(sig);
+    const char *name = signals_name(sig);
     if (name != NULL)
-      CHECK_INT(proc_signal_number(name), sig);
+      CHECK_INT(signals_number(name), sig);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "signals.h"
 #include "textfmt.h"
 
 /* textfmt_escape of len bytes, as a malloc'd string. */
@@ -281,12 +282,12 @@ TEST(durations_read_like_a_person_writes_them)
 
 TEST(signal_names)
 {
-  CHECK_STR(textfmt_signal_name(SIGKILL), "SIGKILL");
-  CHECK_STR(textfmt_signal_name(SIGTERM), "SIGTERM");
-  CHECK_STR(textfmt_signal_name(SIGSEGV), "SIGSEGV");
-  CHECK_STR(textfmt_signal_name(SIGINT), "SIGINT");
-  CHECK(textfmt_signal_name(0) == NULL);
-  CHECK(textfmt_signal_name(1000) == NULL);
+  CHECK_STR(signals_name(SIGKILL), "SIGKILL");
+  CHECK_STR(signals_name(SIGTERM), "SIGTERM");
+  CHECK_STR(signals_name(SIGSEGV), "SIGSEGV");
+  CHECK_STR(signals_name(SIGINT), "SIGINT");
+  CHECK(signals_name(0) == NULL);
+  CHECK(signals_name(1000) == NULL);
 }
 
 int
