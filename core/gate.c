@@ -255,6 +255,15 @@ fail:
 /* Appends copies of items[0] .. items[n - 1] to out (which must be
  * initialised, e.g. ARGV_INIT), stopping early at a NULL item; pass
  * SIZE_MAX as n for a NULL-terminated list. The caller keeps items. */
+/* See gate.h. */
+void
+gate_shell_argv(const char *command, Argv *out)
+{
+  argv_push(out, "/bin/sh");
+  argv_push(out, "-c");
+  argv_push(out, command);
+}
+
 void
 argv_from(Argv *out, const char *const *items, size_t n)
 {

@@ -36,6 +36,11 @@ typedef struct {
  * `arg_name` (e.g. "command") and the position, and leaves out empty. */
 int gate_split(const char *command, const char *arg_name, Argv *out, VigilError *err);
 
+/* Builds the argv of shell mode: /bin/sh -c command. The command is passed
+ * whole, unsplit; whether shell mode is allowed at all is the caller's
+ * decision (monitor.allow_shell or a policy), not the allowlist's. */
+void gate_shell_argv(const char *command, Argv *out);
+
 /* Copies a NULL-terminated or counted list of strings into out: appends
  * items[0..n), stopping early at a NULL item (pass SIZE_MAX as n for a
  * NULL-terminated list). out must be initialised (ARGV_INIT). */

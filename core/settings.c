@@ -146,3 +146,29 @@ settings_check(const VigilSettings *s, VigilError *err)
                      s->line_max_bytes, s->ring_max_bytes);
   return 0;
 }
+
+void
+settings_render_markdown(StrBuf *out)
+{
+  strbuf_puts(out,
+              "# Settings\n\n"
+              "Every limit of the engine, with its default and bounds. Generated from\n"
+              "`core/settings.c` (the single source of truth); `test_settings` fails when\n"
+              "this file and the table disagree. A value out of range is refused with the\n"
+              "name, the bound and the value: `monitor.line_max_bytes must be 256..1048576,\n"
+              "got 12`. Cross-field rules: `rate_limit.overload_ms` >= `rate_limit.window_ms`,\n"
+              "`monitor.ring_max_bytes` >= `monitor.line_max_bytes`.\n\n"
+              "| setting | default | bounds | meaning |\n"
+              "|---|---|---|---|\n");
+  for (const SettingSpec *spec = settings_table; spec->name; spec++) {
+    if (spec->kind == kSettingEnum) {
+      strbuf_printf(out, "| `%s` | `\"%s\"` |", spec->name, spec->choices[spec->def]);
+      for (size_t i = 0; spec->choices[i]; i++)
+        strbuf_printf(out, "%s`\"%s\"`", i ? " or " : " ", spec->choices[i]);
+      strbuf_printf(out, " | %s |\n", spec->doc);
+    } else {
+      strbuf_printf(out, "| `%s` | %" PRId64 " | %" PRId64 "..%" PRId64 " %s | %s |\n",
+                    spec->name, spec->def, spec->min, spec->max, spec->unit, spec->doc);
+    }
+  }
+}

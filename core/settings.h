@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "strbuf.h"
 
 typedef enum {
   kOverloadStop = 0, /* stop the process group, state overloaded */
@@ -84,6 +85,9 @@ int settings_set_choice(VigilSettings *s, const char *name, const char *choice, 
 
 /* The current value of a setting. */
 int64_t settings_get(const VigilSettings *s, const SettingSpec *spec);
+
+/* Appends the table as Markdown (docs/settings.md is this output). */
+void settings_render_markdown(StrBuf *out);
 
 /* Checks the rules that involve two settings (overload_ms >= window_ms ...).
  * Call after setting every field. */

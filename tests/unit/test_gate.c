@@ -563,6 +563,18 @@ TEST(allowlist_keeps_its_own_copies)
   CHECK(!gate_allows(&al, "make"));
 }
 
+TEST(shell_mode_passes_the_command_whole_to_sh)
+{
+  Argv a = ARGV_INIT;
+  gate_shell_argv("make 2>&1 | tee log; echo $(date)", &a);
+  CHECK_INT(a.argc, 3);
+  CHECK_STR(a.argv[0], "/bin/sh");
+  CHECK_STR(a.argv[1], "-c");
+  CHECK_STR(a.argv[2], "make 2>&1 | tee log; echo $(date)");
+  CHECK(a.argv[3] == NULL);
+  argv_free(&a);
+}
+
 int
 main(void)
 {
@@ -603,5 +615,6 @@ main(void)
   RUN(gate_check_escapes_and_bounds_the_program_name);
   RUN(gate_check_refuses_empty_program);
   RUN(allowlist_keeps_its_own_copies);
+  RUN(shell_mode_passes_the_command_whole_to_sh);
   return check_summary();
 }

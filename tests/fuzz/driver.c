@@ -1,0 +1,68 @@
+/*
+ * A stand-in for libFuzzer, so every fuzz harness also runs as a quick,
+ * deterministic ctest smoke test under gcc and the sanitizers: it feeds the
+ * harness a few thousand inputs made from a seed corpus of tricky fragments
+ * (quotes, escapes, operators, CR/LF, ESC sequences, NUL, invalid UTF-8),
+ * spliced, mutated and cut at random places. A harness reports a bug by
+ * aborting, so the test fails on the first bad input, which is printed in
+ * hex first. Real coverage-guided fuzzing: configure with clang and
+ * -DVIGIL_FUZZ=ON.
+ *
+ *   fuzz_NAME [ITERATIONS]   (default 20000)
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const fragments[] = {
+  "echo", " ", "\t", "'", "\"", "\\", "\\\n", "$(", "`", "|", "&&", ";", "<", ">", "\n",
+  "\r\n", "\r", "a b", "'x y'", "\"x \\\" y\"", "\x1b[31m", "\x1b[0m", "\x1b]0;title\x07",
+  "\x1b", "\x1bP", "\x1b\\", "\0", "\xff", "\xc3", "\xc3\xa9", "\xe2\x82", "\xf0\x9f\x98\x80",
+  "\xed\xa0\x80", "Error: boom", "panic:", "x", "0123456789", "{", "}", "[", "]", "(", ")",
+};
+
+static uint64_t driver_state = 0x2545f4914f6cdd1dull;
+
+static uint32_t
+driver_rand(uint32_t n)
+{
+  driver_state ^= driver_state << 13;
+  driver_state ^= driver_state >> 7;
+  driver_state ^= driver_state << 17;
+  return (uint32_t)(driver_state % n);
+}
+
+int
+main(int argc, char **argv)
+{
+  long iterations = argc > 1 ? atol(argv[1]) : 20000;
+  static uint8_t buf[1 << 16];
+  size_t nfrag = sizeof fragments / sizeof fragments[0];
+  for (long it = 0; it < iterations; it++) {
+    size_t len = 0;
+    size_t pieces = 1 + driver_rand(it % 97 == 0 ? 400 : 24);
+    for (size_t i = 0; i < pieces && len < sizeof buf - 64; i++) {
+      const char *f = fragments[driver_rand((uint32_t)nfrag)];
+      size_t flen = f[0] == '\0' ? 1 : strlen(f); /* the "\0" fragment is one NUL */
+      memcpy(buf + len, f, flen);
+      len += flen;
+    }
+    /* A few random byte flips and a random cut. */
+    for (uint32_t k = driver_rand(3); k > 0 && len > 0; k--)
+      buf[driver_rand((uint32_t)len)] = (uint8_t)driver_rand(256);
+    if (len > 0 && driver_rand(4) == 0)
+      len = driver_rand((uint32_t)len);
+    /* Print the input first, so a crash leaves it in the log. */
+    if (getenv("FUZZ_VERBOSE")) {
+      for (size_t i = 0; i < len; i++)
+        fprintf(stderr, "%02x", buf[i]);
+      fputc('\n', stderr);
+    }
+    LLVMFuzzerTestOneInput(buf, len);
+  }
+  printf("%ld inputs, no failure\n", iterations);
+  return 0;
+}

@@ -1,0 +1,133 @@
+/*
+ * The settings table: defaults, bounds, refusals that name the setting, the
+ * bound and the value and change nothing, the cross-field rules, and that
+ * docs/settings.md is exactly what the table renders.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "settings.h"
+#include "strbuf.h"
+
+TEST(defaults_are_the_documented_ones)
+{
+  VigilSettings s;
+  settings_defaults(&s);
+  CHECK_INT(s.flush_interval_ms, 200);
+  CHECK_INT(s.batch_max_lines, 50);
+  CHECK_INT(s.batch_max_bytes, 16384);
+  CHECK_INT(s.rate_max_notifications, 8);
+  CHECK_INT(s.rate_window_ms, 10000);
+  CHECK_INT(s.rate_overload_ms, 45000);
+  CHECK_INT(s.rate_on_overload, kOverloadStop);
+  CHECK_INT(s.event_log_max, 1024);
+  CHECK_INT(s.capture_max_bytes, 1048576);
+  CHECK_INT(s.max_patterns, 32);
+  CHECK_INT(s.line_max_bytes, 8192);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(settings_check(&s, &err), 0);
+}
+
+TEST(out_of_range_is_refused_naming_setting_bound_and_value)
+{
+  VigilSettings s;
+  settings_defaults(&s);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(settings_set_int(&s, "monitor.line_max_bytes", 12, &err), -1);
+  CHECK_INT(err.code, kErrInvalidParams);
+  CHECK_STR(err.msg, "invalid_params: monitor.line_max_bytes must be 256..1048576, got 12");
+  CHECK_INT(s.line_max_bytes, 8192); /* unchanged */
+
+  error_clear(&err);
+  CHECK_INT(settings_set_int(&s, "rate_limit.max_notifications", 1001, &err), -1);
+  CHECK_STR(err.msg, "invalid_params: rate_limit.max_notifications must be 1..1000, got 1001");
+
+  error_clear(&err);
+  CHECK_INT(settings_set_int(&s, "monitor.no_such_thing", 1, &err), -1);
+  CHECK_CONTAINS(err.msg, "monitor.no_such_thing: unknown setting");
+
+  error_clear(&err);
+  CHECK_INT(settings_set_int(&s, "monitor.line_max_bytes", 256, &err), 0); /* the bound itself */
+  CHECK_INT(s.line_max_bytes, 256);
+}
+
+TEST(choices_are_checked_by_name)
+{
+  VigilSettings s;
+  settings_defaults(&s);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(settings_set_choice(&s, "rate_limit.on_overload", "mute", &err), 0);
+  CHECK_INT(s.rate_on_overload, kOverloadMute);
+  CHECK_INT(settings_set_choice(&s, "rate_limit.on_overload", "explode", &err), -1);
+  CHECK_STR(err.msg,
+            "invalid_params: rate_limit.on_overload must be \"stop\" | \"mute\", got \"explode\"");
+  CHECK_INT(s.rate_on_overload, kOverloadMute);
+}
+
+TEST(cross_field_rules)
+{
+  VigilSettings s;
+  settings_defaults(&s);
+  VigilError err = VIGIL_ERROR_INIT;
+  s.rate_overload_ms = 5000; /* below the 10 s window */
+  CHECK_INT(settings_check(&s, &err), -1);
+  CHECK_STR(err.msg, "invalid_params: rate_limit.overload_ms must be at least "
+                     "rate_limit.window_ms (10000), got 5000");
+  settings_defaults(&s);
+  error_clear(&err);
+  s.line_max_bytes = 65536;
+  s.ring_max_bytes = 4096;
+  CHECK_INT(settings_check(&s, &err), -1);
+  CHECK_CONTAINS(err.msg, "monitor.ring_max_bytes must be at least monitor.line_max_bytes");
+}
+
+TEST(every_setting_has_a_default_within_its_bounds_and_a_doc)
+{
+  for (const SettingSpec *spec = settings_table; spec->name; spec++) {
+    CHECK(spec->def >= spec->min && spec->def <= spec->max);
+    CHECK(spec->doc != NULL && spec->doc[0] != '\0');
+    CHECK(settings_find(spec->name) == spec);
+  }
+}
+
+TEST(docs_settings_md_is_what_the_table_renders)
+{
+  StrBuf want = STRBUF_INIT;
+  settings_render_markdown(&want);
+  FILE *f = fopen(VIGIL_SOURCE_DIR "/docs/settings.md", "r");
+  CHECK(f != NULL);
+  if (f) {
+    StrBuf got = STRBUF_INIT;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+      strbuf_append(&got, buf, n);
+    fclose(f);
+    if (got.len != want.len || memcmp(strbuf_cstr(&got), strbuf_cstr(&want), got.len) != 0)
+      check_fail(__FILE__, __LINE__,
+                 "docs/settings.md is stale; regenerate it with "
+                 "`VIGIL_WRITE_SETTINGS_DOC=1 build/tests/test_settings`");
+    strbuf_free(&got);
+  }
+  if (getenv("VIGIL_WRITE_SETTINGS_DOC")) {
+    FILE *w = fopen(VIGIL_SOURCE_DIR "/docs/settings.md", "w");
+    if (w) {
+      fwrite(strbuf_cstr(&want), 1, want.len, w);
+      fclose(w);
+    }
+  }
+  strbuf_free(&want);
+}
+
+int
+main(void)
+{
+  RUN(defaults_are_the_documented_ones);
+  RUN(out_of_range_is_refused_naming_setting_bound_and_value);
+  RUN(choices_are_checked_by_name);
+  RUN(cross_field_rules);
+  RUN(every_setting_has_a_default_within_its_bounds_and_a_doc);
+  RUN(docs_settings_md_is_what_the_table_renders);
+  return check_summary();
+}
