@@ -47,6 +47,16 @@ typedef struct {
   int64_t rate_window_ms;
   int64_t rate_overload_ms;
   int64_t rate_on_overload; /* OverloadAction */
+  /* Sessions and the engine. */
+  int64_t max_monitors_per_session;
+  int64_t max_monitors;
+  int64_t max_ended_monitors;
+  int64_t session_queue_max;
+  int64_t session_linger_ms;
+  /* The wire. */
+  int64_t rpc_max_message_bytes;
+  int64_t rpc_max_output_bytes;
+  int64_t rpc_max_pending;
 } VigilSettings;
 
 typedef enum {

@@ -1,0 +1,83 @@
+/*
+ * The engine's configuration: a Lua file returning one table, evaluated in
+ * the sandbox (no I/O), checked field by field against the settings table
+ * and the rules below, and turned into one VigilConfig. Unknown keys are
+ * refused (a typo must not silently fall back to a default), and every
+ * refusal names the file, the field, the bound and the value:
+ *   config/vigil.lua: monitor.max_monitors_per_session must be 1..16, got 40
+ *
+ * Shape (every key optional; config/vigil.lua documents each):
+ *   return {
+ *     monitor = { enabled, live_mode_enabled, allowed_commands = {...},
+ *                 allow_shell, allow_persistent, workspace_roots = {...},
+ *                 <every monitor.* setting> },
+ *     rate_limit = { <every rate_limit.* setting> },
+ *     session = { <every session.* setting> },
+ *     rpc = { <every rpc.* setting> },
+ *     policy = "envelope", plugin_paths = { ... },
+ *     monitors = { { session = "dev", command = "...", label = ..., ... }, ... },
+ *   }
+ *
+ * Without any config file the engine is safe: the allowlist is empty and
+ * every start is denied (fail closed).
+ */
+#ifndef VIGIL_CONFIG_H
+#define VIGIL_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "gate.h"
+#include "monitor_defs.h"
+#include "settings.h"
+
+/* A monitor the config starts at boot, in a session it names. */
+typedef struct {
+  char *session;          /* required */
+  char *command;          /* command or argv (exactly one) */
+  Argv argv;
+  bool shell;
+  char *label;
+  char *description;
+  char *cwd;
+  char **env;             /* "K=V", NULL-terminated, or NULL */
+  char **patterns;        /* npatterns entries */
+  size_t npatterns;
+  MatchStreams match_streams;
+  NotifyMode notify;
+  DeliveryMode mode;
+  char *policy;
+  int64_t timeout_ms;
+  bool persistent;
+  int64_t idle_timeout_ms;
+} ConfigMonitor;
+
+typedef struct {
+  char *path;             /* the file it came from, or NULL for the built-in defaults */
+  VigilSettings settings;
+  bool enabled;           /* monitor.enabled (default true) */
+  bool live_mode_enabled; /* default false */
+  bool allow_shell;       /* default false */
+  bool allow_persistent;  /* default true */
+  Allowlist allowed_commands;  /* default empty: every start denied */
+  char **workspace_roots; /* nroots absolute paths; none: any cwd */
+  size_t nroots;
+  char *policy;           /* default "envelope" */
+  char **plugin_paths;    /* nplugin_paths entries */
+  size_t nplugin_paths;
+  ConfigMonitor *monitors;
+  size_t nmonitors;
+} VigilConfig;
+
+/* The built-in configuration: every default, an empty allowlist. */
+void config_defaults(VigilConfig *cfg);
+
+/* Loads and checks a file. On error returns -1, err (invalid_params) names
+ * the file and the field or line, and cfg is left as config_defaults. */
+int config_load(const char *path, VigilConfig *cfg, VigilError *err);
+
+void config_free(VigilConfig *cfg);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * A sandboxed Lua 5.4 state, the only way the engine runs Lua (the config
+ * now, policies next). What it allows: the base library without dofile,
+ * loadfile and print (load only of text chunks), string, table, math and
+ * utf8. No io, os, package, debug, no require, no bytecode. What it bounds:
+ * memory (an allocator that refuses past a cap) and instructions (a count
+ * hook that raises an error pcall cannot swallow, per call). A chunk or call
+ * that errors, loops or runs out of memory fails with a message carrying a
+ * traceback; the state stays usable.
+ */
+#ifndef VIGIL_LUASANDBOX_H
+#define VIGIL_LUASANDBOX_H
+
+#include <lua.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+typedef struct {
+  size_t memory_max;         /* bytes the state may allocate in all */
+  uint64_t instruction_max;  /* VM instructions per chunk or call */
+} LuaSandboxLimits;
+
+#define LUASANDBOX_DEFAULT_MEMORY (16u << 20)
+#define LUASANDBOX_DEFAULT_INSTRUCTIONS 10000000u
+
+typedef struct LuaSandbox LuaSandbox;
+
+LuaSandbox *luasandbox_new(const LuaSandboxLimits *limits);
+void luasandbox_free(LuaSandbox *sb);
+lua_State *luasandbox_state(LuaSandbox *sb);
+
+/* Loads text (never bytecode) named chunkname ("@path" for a file, so errors
+ * read "path:LINE: ...") and runs it under the budget with the sandbox's
+ * globals as its environment, leaving its nresults results on the stack.
+ * On failure returns -1 with err (invalid_params) holding Lua's message
+ * (file:line: what) and nothing pushed. */
+int luasandbox_run(LuaSandbox *sb, const char *chunk, size_t len, const char *chunkname,
+                   int nresults, VigilError *err);
+
+/* Reads a whole file into memory (at most max bytes) and runs it as above,
+ * named "@path". A missing or unreadable file, or one over max, is an error
+ * naming the path. */
+int luasandbox_run_file(LuaSandbox *sb, const char *path, size_t max, int nresults,
+                        VigilError *err);
+
+/* Calls the function below nargs arguments on the stack, under the budget
+ * (lua_pcall with a traceback handler). Same failure contract. */
+int luasandbox_call(LuaSandbox *sb, int nargs, int nresults, VigilError *err);
+
+/* Bytes allocated now, and refusals since start. */
+size_t luasandbox_memory(const LuaSandbox *sb);
+
+#endif

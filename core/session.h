@@ -1,0 +1,115 @@
+/*
+ * Sessions: where notifications go. Every monitor belongs to one session;
+ * a session numbers its notifications (seq from 1, +1 per notification,
+ * assigned when a notification is first pushed), pushes them to every
+ * connection attached to it, holds them when they cannot go yet, and keeps
+ * the last ones so that a gateway that comes back loses nothing.
+ *
+ * Delivery rules (PROTOCOL.md sections 2 and 5):
+ *  - An `idle` notification waits while the session is busy, and while no
+ *    connection is attached; `live_safe` ones go at once whenever someone is
+ *    attached, busy or not.
+ *  - An ending notification (exit, stopped, ...) never overtakes its own
+ *    monitor's output: held output of that monitor is pushed first, so it
+ *    always comes last for its monitor.
+ *  - Waiting notifications are bounded by session.queue_max: on overflow the
+ *    oldest waiting *output* notification is dropped (never an ending one),
+ *    and one `dropped` notification, pushed before the next waiting ones,
+ *    says how many went.
+ *  - Pushed notifications are also kept (the last queue_max of them), so a
+ *    re-attach with last_seq can have every kept one with a larger seq
+ *    pushed again, in order, before anything new.
+ *  - A named session outlives its connections for session.linger_ms after
+ *    the last one detaches (monitors running, notifications kept), then
+ *    expires; a pinned session (declared by the config) never expires. An
+ *    anonymous session belongs to one connection and is closed with it by
+ *    the caller.
+ *
+ * This module knows nothing of monitors or the wire: the owner pushes
+ * rendered notifications in, receives them through SessionSink callbacks,
+ * and is told when a session expires (to stop its monitors).
+ */
+#ifndef VIGIL_SESSION_H
+#define VIGIL_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "notification.h"
+
+typedef struct Session Session;
+typedef struct SessionRegistry SessionRegistry;
+typedef struct SessionAttachment SessionAttachment;
+
+/* Where one attached connection receives its notifications. The
+ * notification stays owned by the session (valid only during the call). */
+typedef void (*SessionPush)(void *ctx, Session *s, const Notification *n);
+
+typedef struct {
+  size_t queue_max;     /* session.queue_max */
+  uint64_t linger_ms;   /* session.linger_ms */
+} SessionLimits;
+
+typedef struct {
+  /* A named session lingered out with nobody attached: stop its monitors.
+   * The session is destroyed right after this returns. */
+  void (*on_expire)(void *data, Session *s);
+} SessionHooks;
+
+SessionRegistry *session_registry_new(uv_loop_t *loop, const SessionLimits *limits,
+                                      const SessionHooks *hooks, void *data);
+/* Destroys every session (no hooks called) and the registry. */
+void session_registry_free(SessionRegistry *reg);
+
+/* New limits for sessions created from now on (a config reload). */
+void session_registry_set_limits(SessionRegistry *reg, const SessionLimits *limits);
+
+/* Creates a session. name NULL: an anonymous session, named "anon-N".
+ * A pinned session never lingers out. Returns NULL if the name is taken. */
+Session *session_create(SessionRegistry *reg, const char *name, bool pinned);
+
+/* The session of that name, or NULL. */
+Session *session_find(SessionRegistry *reg, const char *name);
+
+/* Destroys a session now: detaches everyone and frees what it holds. The
+ * caller has stopped its monitors. */
+void session_destroy(Session *s);
+
+/* Attaches a connection. The first attachment after none resets the state
+ * to idle and cancels a pending expiry. With has_last_seq, every kept
+ * notification with seq > last_seq is pushed to this attachment first, in
+ * order; then everything waiting that may go is pushed to all. */
+SessionAttachment *session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq,
+                                  uint64_t last_seq);
+
+/* Detaches; when it was the last attachment of a named, unpinned session,
+ * the linger timer starts. */
+void session_detach(SessionAttachment *a);
+
+/* Takes ownership of n (rendered already: n->text set) and delivers or holds
+ * it by the rules above. Fills n->session and, when pushed, n->seq. */
+void session_push(Session *s, Notification *n);
+
+/* Sets busy or idle. Going idle pushes everything waiting, in order, and
+ * returns how many notifications that released (0 otherwise). */
+size_t session_set_busy(Session *s, bool busy);
+
+const char *session_name(const Session *s);
+bool session_anonymous(const Session *s);
+bool session_busy(const Session *s);
+size_t session_attached(const Session *s);
+size_t session_queued(const Session *s);         /* waiting, not yet pushed */
+uint64_t session_next_seq(const Session *s);     /* the seq the next push gets */
+uint64_t session_dropped_total(const Session *s); /* output notifications dropped ever */
+
+/* Per-session state of the owner (its monitors, ...). */
+void session_set_user(Session *s, void *user);
+void *session_user(const Session *s);
+
+/* Visits every session. */
+typedef void (*SessionVisit)(void *ctx, Session *s);
+void session_each(SessionRegistry *reg, SessionVisit visit, void *ctx);
+
+#endif
