@@ -74,9 +74,17 @@ typedef struct {
 /* The built-in configuration: every default, an empty allowlist. */
 void config_defaults(VigilConfig *cfg);
 
-/* Loads and checks a file. On error returns -1, err (invalid_params) names
- * the file and the field or line, and cfg is left as config_defaults. */
+/* Loads and checks a file. cfg is overwritten (not freed first) and always
+ * needs config_free afterwards. On error returns -1, err (invalid_params)
+ * names the file and the field or line ("invalid_params: PATH: monitors[2].notify
+ * must be ...", "invalid_params: PATH:LINE: <Lua's message>"), and cfg is
+ * left as config_defaults. */
 int config_load(const char *path, VigilConfig *cfg, VigilError *err);
+
+/* The same for a config held in memory, named `name` in messages and as the
+ * Lua chunk (the fuzz harness uses it; so could a reload from a socket). */
+int config_load_buffer(const char *text, size_t len, const char *name, VigilConfig *cfg,
+                       VigilError *err);
 
 void config_free(VigilConfig *cfg);
 

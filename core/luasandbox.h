@@ -25,17 +25,29 @@ typedef struct {
 #define LUASANDBOX_DEFAULT_MEMORY (16u << 20)
 #define LUASANDBOX_DEFAULT_INSTRUCTIONS 10000000u
 
+/* What separates Lua's message from the traceback in an error message; a
+ * caller that wants only the message cuts there. */
+#define LUASANDBOX_TRACEBACK "\nstack traceback:"
+
 typedef struct LuaSandbox LuaSandbox;
 
+/* A new state with the libraries above. Zero fields of limits (or limits
+ * NULL) take the defaults. Returns NULL only when memory_max is too small to
+ * hold the libraries themselves (some tens of KiB). */
 LuaSandbox *luasandbox_new(const LuaSandboxLimits *limits);
+/* Closes the state; NULL is ignored. */
 void luasandbox_free(LuaSandbox *sb);
+/* The state, to push arguments and read results; the sandbox owns it. */
 lua_State *luasandbox_state(LuaSandbox *sb);
 
 /* Loads text (never bytecode) named chunkname ("@path" for a file, so errors
- * read "path:LINE: ...") and runs it under the budget with the sandbox's
- * globals as its environment, leaving its nresults results on the stack.
+ * read "path:LINE: ...", with the whole path even where Lua would shorten
+ * it) and runs it under the budget with the sandbox's globals as its
+ * environment, leaving its nresults results (or LUA_MULTRET) on the stack.
  * On failure returns -1 with err (invalid_params) holding Lua's message
- * (file:line: what) and nothing pushed. */
+ * (file:line: what), then, for a runtime error, LUASANDBOX_TRACEBACK and the
+ * traceback; nothing is pushed. Running out of memory reads "memory limit of
+ * N bytes exceeded", passing the budget "instruction budget of N exceeded". */
 int luasandbox_run(LuaSandbox *sb, const char *chunk, size_t len, const char *chunkname,
                    int nresults, VigilError *err);
 
@@ -49,7 +61,9 @@ int luasandbox_run_file(LuaSandbox *sb, const char *path, size_t max, int nresul
  * (lua_pcall with a traceback handler). Same failure contract. */
 int luasandbox_call(LuaSandbox *sb, int nargs, int nresults, VigilError *err);
 
-/* Bytes allocated now, and refusals since start. */
+/* Bytes allocated now, and allocations refused (over memory_max) since
+ * luasandbox_new. */
 size_t luasandbox_memory(const LuaSandbox *sb);
+size_t luasandbox_refusals(const LuaSandbox *sb);
 
 #endif

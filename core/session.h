@@ -26,8 +26,13 @@
  *    the caller.
  *
  * This module knows nothing of monitors or the wire: the owner pushes
- * rendered notifications in, receives them through SessionSink callbacks,
+ * rendered notifications in, receives them through SessionPush callbacks,
  * and is told when a session expires (to stop its monitors).
+ *
+ * Calling back in: a push callback may detach any attachment of its session
+ * and may destroy the session (a connection whose write failed); on_expire
+ * and a session_each visitor may too. A push callback must not push into,
+ * or set the busy state of, its own session.
  */
 #ifndef VIGIL_SESSION_H
 #define VIGIL_SESSION_H
@@ -58,6 +63,7 @@ typedef struct {
   void (*on_expire)(void *data, Session *s);
 } SessionHooks;
 
+/* loop may be NULL (tests of delivery alone): sessions then never linger out. */
 SessionRegistry *session_registry_new(uv_loop_t *loop, const SessionLimits *limits,
                                       const SessionHooks *hooks, void *data);
 /* Destroys every session (no hooks called) and the registry. */
@@ -80,7 +86,8 @@ void session_destroy(Session *s);
 /* Attaches a connection. The first attachment after none resets the state
  * to idle and cancels a pending expiry. With has_last_seq, every kept
  * notification with seq > last_seq is pushed to this attachment first, in
- * order; then everything waiting that may go is pushed to all. */
+ * order; then everything waiting that may go is pushed to all. Returns NULL
+ * only if a push callback destroyed the session meanwhile. */
 SessionAttachment *session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq,
                                   uint64_t last_seq);
 
@@ -108,7 +115,8 @@ uint64_t session_dropped_total(const Session *s); /* output notifications droppe
 void session_set_user(Session *s, void *user);
 void *session_user(const Session *s);
 
-/* Visits every session. */
+/* Visits every session (those that exist when it starts, in creation order).
+ * The visitor may destroy any session; a destroyed one is not visited. */
 typedef void (*SessionVisit)(void *ctx, Session *s);
 void session_each(SessionRegistry *reg, SessionVisit visit, void *ctx);
 

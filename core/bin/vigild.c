@@ -1,6 +1,193 @@
-/* vigild: placeholder until the engine lands (issue 3, in progress). */
-int
-main(void)
+/*
+ * vigild, the engine. Parses its arguments, loads the configuration (or
+ * none: then every start is denied), starts the config's monitors, serves
+ * msgpack-rpc on a Unix socket or on stdin/stdout, and on SIGTERM or SIGINT
+ * (or stdin closing, with --stdio) stops every monitor's process group
+ * (SIGTERM, then SIGKILL after the grace) and exits 0 once every process is
+ * gone. A second SIGTERM/SIGINT skips the grace.
+ *
+ *   vigild [--listen [PATH] | --stdio] [--config FILE]
+ *   vigild --check-config FILE
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "config.h"
+#include "engine.h"
+#include "log.h"
+#include "rpc/server.h"
+
+static const char vigild_usage[] =
+    "usage: vigild [--listen [PATH] | --stdio] [--config FILE]\n"
+    "       vigild --check-config FILE\n"
+    "\n"
+    "  --listen [PATH]      serve on a Unix socket (the default; PATH defaults to\n"
+    "                       $XDG_RUNTIME_DIR/vigil/vigil.sock, else /tmp/vigil-$UID/vigil.sock)\n"
+    "  --stdio              serve one connection on stdin/stdout; exit when stdin closes\n"
+    "  --config FILE        the Lua configuration (config/vigil.lua is the bundled one);\n"
+    "                       without it every start is denied (fail closed)\n"
+    "  --check-config FILE  check a configuration and exit: 0 when good, 1 with the reason\n"
+    "  --version            print the version\n"
+    "\n"
+    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error).\n";
+
+typedef struct {
+  uv_loop_t loop;
+  Engine *engine;
+  uv_signal_t sigterm, sigint, sighup;
+  int signals_seen;
+} Vigild;
+
+static Vigild vigild;
+
+/* Every process is gone: close what keeps the loop alive so uv_run returns. */
+static void
+vigild_drained(Engine *e)
 {
+  LOG_INFO("vigild", "every monitor has ended; exiting");
+  uv_close((uv_handle_t *)&vigild.sigterm, NULL);
+  uv_close((uv_handle_t *)&vigild.sigint, NULL);
+  uv_close((uv_handle_t *)&vigild.sighup, NULL);
+  engine_free(e);
+  vigild.engine = NULL;
+}
+
+static void
+vigild_on_signal(uv_signal_t *h, int signum)
+{
+  if (signum == SIGHUP) {
+    LOG_INFO("vigild", "SIGHUP: configuration reload is not available yet; ignored");
+    return;
+  }
+  vigild.signals_seen++;
+  bool hard = vigild.signals_seen > 1;
+  LOG_INFO("vigild", "%s: stopping every monitor%s", signum == SIGINT ? "SIGINT" : "SIGTERM",
+           hard ? " now (SIGKILL)" : "");
+  if (vigild.engine)
+    engine_shutdown(vigild.engine, hard);
+}
+
+/* Makes sure fds 0..2 are open (on /dev/null) so nothing else lands there. */
+static void
+vigild_std_fds(void)
+{
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) == -1) {
+      int null = open("/dev/null", O_RDWR);
+      if (null >= 0 && null != fd) {
+        dup2(null, fd);
+        close(null);
+      }
+    }
+  }
+}
+
+static int
+vigild_check_config(const char *path)
+{
+  VigilConfig cfg;
+  VigilError err = VIGIL_ERROR_INIT;
+  if (config_load(path, &cfg, &err) != 0) {
+    fprintf(stderr, "vigild: %s\n", err.msg);
+    return 1;
+  }
+  printf("%s: ok (%zu allowed commands, %zu monitors, shell %s, live mode %s)\n", path,
+         cfg.allowed_commands.n, cfg.nmonitors, cfg.allow_shell ? "allowed" : "denied",
+         cfg.live_mode_enabled ? "enabled" : "disabled");
+  config_free(&cfg);
   return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+  const char *config_path = NULL;
+  const char *listen_path = NULL;
+  bool stdio = false, listen = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--stdio") == 0) {
+      stdio = true;
+    } else if (strcmp(a, "--listen") == 0) {
+      listen = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        listen_path = argv[++i];
+    } else if (strcmp(a, "--config") == 0 && i + 1 < argc) {
+      config_path = argv[++i];
+    } else if (strcmp(a, "--check-config") == 0 && i + 1 < argc) {
+      return vigild_check_config(argv[i + 1]);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("vigild %s (api level %d)\n", VIGIL_VERSION, VIGIL_API_LEVEL);
+      return 0;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(vigild_usage, stdout);
+      return 0;
+    } else {
+      fprintf(stderr, "vigild: unknown or incomplete argument \"%s\"\n\n%s", a, vigild_usage);
+      return 2;
+    }
+  }
+  if (stdio && listen) {
+    fprintf(stderr, "vigild: --stdio and --listen cannot be combined\n");
+    return 2;
+  }
+  vigild_std_fds();
+  /* A peer that goes away mid-write must cost an EPIPE, not the engine. */
+  signal(SIGPIPE, SIG_IGN);
+
+  VigilConfig cfg;
+  VigilError err = VIGIL_ERROR_INIT;
+  if (config_path) {
+    if (config_load(config_path, &cfg, &err) != 0) {
+      fprintf(stderr, "vigild: %s\n", err.msg);
+      return 1;
+    }
+  } else {
+    config_defaults(&cfg);
+    LOG_WARN("vigild", "no --config: the allowlist is empty, so every start is denied");
+  }
+
+  uv_loop_init(&vigild.loop);
+  vigild.engine = engine_new(&vigild.loop, &cfg, config_path);
+  vigild.engine->on_drained = vigild_drained;
+  uv_signal_init(&vigild.loop, &vigild.sigterm);
+  uv_signal_init(&vigild.loop, &vigild.sigint);
+  uv_signal_init(&vigild.loop, &vigild.sighup);
+  uv_signal_start(&vigild.sigterm, vigild_on_signal, SIGTERM);
+  uv_signal_start(&vigild.sigint, vigild_on_signal, SIGINT);
+  uv_signal_start(&vigild.sighup, vigild_on_signal, SIGHUP);
+
+  int status = 0;
+  char path[4096];
+  if (stdio) {
+    if (api_open_stdio(vigild.engine, &err) != 0)
+      status = 1;
+  } else {
+    if (listen_path == NULL) {
+      if (rpc_default_socket_path(path, sizeof path) != 0) {
+        error_set(&err, kErrInternal, "the default socket path is too long");
+        status = 1;
+      }
+      listen_path = path;
+    }
+    if (status == 0 && api_listen(vigild.engine, listen_path, &err) != 0)
+      status = 1;
+    else if (status == 0)
+      LOG_INFO("vigild", "listening on %s", listen_path);
+  }
+  if (status == 0 && engine_start_config_monitors(vigild.engine, &err) != 0)
+    status = 1;
+  if (status != 0) {
+    fprintf(stderr, "vigild: %s\n", err.msg);
+    engine_shutdown(vigild.engine, true);
+  }
+  uv_run(&vigild.loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(&vigild.loop) != 0)
+    LOG_WARN("vigild", "the event loop still had handles open at exit");
+  return status;
 }

@@ -45,7 +45,10 @@ typedef struct {
 } RpcHandlers;
 
 /* Starts reading `in` and writing `out` (the same stream for a socket; stdin
- * and stdout for --stdio). The channel owns both handles and closes them.
+ * and stdout for --stdio). The channel owns both handles: they must come
+ * from xmalloc (with data unused), and it closes and frees them. on_close
+ * runs later from the loop (after the handles have closed), never from
+ * inside a call into the channel.
  * `peer` names the peer in log lines ("stdio", "socket uid=1000 pid=42"). */
 RpcChannel *rpc_channel_open(uv_loop_t *loop, uv_stream_t *in, uv_stream_t *out,
                              const RpcLimits *limits, const RpcHandlers *handlers, void *data,

@@ -1,0 +1,1005 @@
+/*
+ * The configuration loader: runs a config file in a fresh sandbox, takes the
+ * one table it returns, and walks that table strictly into a VigilConfig
+ * (see config.h for the shape).
+ *
+ * Strict means: every key is known (an unknown one, at any depth, is refused
+ * as "unknown field" so a typo never falls back to a default silently),
+ * every value has its type (integers may be written as floats with an
+ * integral value, 3e4, but never 1.5), every array is a proper sequence, and
+ * no string holds a NUL byte. The numbers are set through the settings table
+ * (settings_set_int, settings_set_choice), so their bounds and messages live
+ * in one place; config.c only adds the file name in front. Array indexes in
+ * messages count from 1, as the Lua table the person wrote does.
+ *
+ * The walk reads the table with raw access only (lua_next, lua_rawget), so
+ * no metamethod, and thus no Lua code, runs outside the budget; and it runs
+ * inside luasandbox_call, so even an allocation failure while walking is an
+ * error message rather than a panic. Everything it builds hangs off the
+ * VigilConfig under construction at once, so an error at any point is
+ * cleaned up by config_free.
+ *
+ * Settings are walked before `monitors`, whatever order the file gives,
+ * because a monitor is checked against them (max_patterns,
+ * pattern_max_length, max_runtime_ms, allow_persistent).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "luasandbox.h"
+#include "memory.h"
+#include "monitor.h"
+#include "strbuf.h"
+
+/* Largest config file read, and the sandbox it runs in. */
+#define CONFIG_FILE_MAX (1u << 20)
+#define CONFIG_MEMORY_MAX LUASANDBOX_DEFAULT_MEMORY
+#define CONFIG_INSTRUCTION_MAX LUASANDBOX_DEFAULT_INSTRUCTIONS
+
+/* Longest field name built for a message; longer names are cut. */
+#define CONFIG_NAME_MAX 256
+/* Longest part of a user string (a key, a path) quoted in a message. */
+#define CONFIG_QUOTE_MAX 96
+
+/* The state of one walk. */
+typedef struct {
+  lua_State *L;
+  VigilConfig *cfg;
+  VigilError *err; /* messages without the file name; config_finish adds it */
+} ConfigWalk;
+
+/* --- messages ------------------------------------------------------------ */
+
+/* Sets the walk's error to the formatted text; returns -1. */
+static int config_fail(ConfigWalk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+config_fail(ConfigWalk *w, const char *fmt, ...)
+{
+  char text[VIGIL_ERROR_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  return error_set(w->err, kErrInvalidParams, "%s", text);
+}
+
+/* Appends s (len bytes) to out as a double-quoted string a person can read:
+ * quote and backslash escaped, control bytes as \xNN, at most
+ * CONFIG_QUOTE_MAX bytes then "...". The string comes from the file, so it
+ * may hold anything. */
+static void
+config_quote(StrBuf *out, const char *s, size_t len)
+{
+  bool cut = len > CONFIG_QUOTE_MAX;
+  if (cut)
+    len = CONFIG_QUOTE_MAX;
+  strbuf_putc(out, '"');
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\')
+      strbuf_printf(out, "\\%c", c);
+    else if (c < 0x20 || c == 0x7f)
+      strbuf_printf(out, "\\x%02x", c);
+    else
+      strbuf_putc(out, (char)c);
+  }
+  if (cut)
+    strbuf_puts(out, "...");
+  strbuf_putc(out, '"');
+}
+
+/* Formats into buf (CONFIG_NAME_MAX bytes) a field name; cut if longer. */
+static void config_name(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+config_name(char *buf, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, CONFIG_NAME_MAX, fmt, ap);
+  va_end(ap);
+}
+
+/* Whether s (len bytes) can be written as a Lua name (a.b rather than
+ * a["b"]). Keywords do not matter here: the name only labels a message. */
+static bool
+config_is_identifier(const char *s, size_t len)
+{
+  if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (size_t i = 0; i < len; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_'))
+      return false;
+  }
+  return true;
+}
+
+/* Writes into buf the name of the key at stack index k under `parent`:
+ * parent.key, parent["odd key"], parent[3], or just key at the top level
+ * (parent ""). */
+static void
+config_key_name(lua_State *L, int k, const char *parent, char *buf)
+{
+  StrBuf s = STRBUF_INIT;
+  strbuf_puts(&s, parent);
+  switch (lua_type(L, k)) {
+  case LUA_TSTRING: {
+    size_t len;
+    const char *key = lua_tolstring(L, k, &len);
+    if (config_is_identifier(key, len)) {
+      if (parent[0] != '\0')
+        strbuf_putc(&s, '.');
+      strbuf_append(&s, key, len);
+    } else {
+      strbuf_putc(&s, '[');
+      config_quote(&s, key, len);
+      strbuf_putc(&s, ']');
+    }
+    break;
+  }
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, k))
+      strbuf_printf(&s, "[%lld]", (long long)lua_tointeger(L, k));
+    else
+      strbuf_printf(&s, "[%.14g]", (double)lua_tonumber(L, k));
+    break;
+  case LUA_TBOOLEAN:
+    strbuf_puts(&s, lua_toboolean(L, k) ? "[true]" : "[false]");
+    break;
+  default:
+    strbuf_printf(&s, "[a %s key]", lua_typename(L, lua_type(L, k)));
+    break;
+  }
+  config_name(buf, "%s", strbuf_cstr(&s));
+  strbuf_free(&s);
+}
+
+/* The string key at stack index k, or NULL when it is not a string or holds
+ * a NUL byte (either way it names no field). */
+static const char *
+config_key(lua_State *L, int k)
+{
+  if (lua_type(L, k) != LUA_TSTRING)
+    return NULL;
+  size_t len;
+  const char *key = lua_tolstring(L, k, &len);
+  return strlen(key) == len ? key : NULL;
+}
+
+/* Refuses the key at stack index k under parent as an unknown field. */
+static int
+config_unknown(ConfigWalk *w, int k, const char *parent)
+{
+  char name[CONFIG_NAME_MAX];
+  config_key_name(w->L, k, parent, name);
+  return config_fail(w, "%s: unknown field", name);
+}
+
+/* --- values -------------------------------------------------------------- */
+
+/* The boolean at idx. */
+static int
+config_bool(ConfigWalk *w, int idx, const char *field, bool *out)
+{
+  if (lua_type(w->L, idx) != LUA_TBOOLEAN)
+    return config_fail(w, "%s must be a boolean, got %s", field, luaL_typename(w->L, idx));
+  *out = lua_toboolean(w->L, idx);
+  return 0;
+}
+
+/* The integer at idx: a Lua integer, or a float with an integral value that
+ * fits in 64 bits. */
+static int
+config_integer(ConfigWalk *w, int idx, const char *field, int64_t *out)
+{
+  if (lua_type(w->L, idx) != LUA_TNUMBER)
+    return config_fail(w, "%s must be an integer, got %s", field, luaL_typename(w->L, idx));
+  int ok = 0;
+  lua_Integer v = lua_tointegerx(w->L, idx, &ok);
+  if (!ok)
+    return config_fail(w, "%s must be an integer, got %.14g", field,
+                       (double)lua_tonumber(w->L, idx));
+  *out = (int64_t)v;
+  return 0;
+}
+
+/* The integer at idx within [min, max]. */
+static int
+config_integer_in(ConfigWalk *w, int idx, const char *field, int64_t min, int64_t max,
+                  const char *why, int64_t *out)
+{
+  int64_t v;
+  if (config_integer(w, idx, field, &v) != 0)
+    return -1;
+  if (v < min || v > max)
+    return config_fail(w, "%s must be %" PRId64 "..%" PRId64 "%s, got %" PRId64, field, min, max,
+                       why, v);
+  *out = v;
+  return 0;
+}
+
+/* The string at idx (borrowed from Lua: valid while the value is reachable),
+ * refusing a NUL byte and, when nonempty, "". */
+static int
+config_string(ConfigWalk *w, int idx, const char *field, bool nonempty, const char **out,
+              size_t *lenp)
+{
+  lua_State *L = w->L;
+  if (lua_type(L, idx) != LUA_TSTRING)
+    return config_fail(w, "%s must be a %sstring, got %s", field, nonempty ? "non-empty " : "",
+                       luaL_typename(L, idx));
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  if (nonempty && len == 0)
+    return config_fail(w, "%s must be a non-empty string, got \"\"", field);
+  if (strlen(s) != len)
+    return config_fail(w, "%s must not contain a NUL byte", field);
+  *out = s;
+  if (lenp)
+    *lenp = len;
+  return 0;
+}
+
+/* A copy of the string at idx into *dst (freeing what was there). */
+static int
+config_string_dup(ConfigWalk *w, int idx, const char *field, bool nonempty, char **dst)
+{
+  const char *s;
+  if (config_string(w, idx, field, nonempty, &s, NULL) != 0)
+    return -1;
+  free(*dst);
+  *dst = xstrdup(s);
+  return 0;
+}
+
+/* Checks that the value at idx is an array (a table whose keys are exactly
+ * 1..n) and stores n. `what` completes "must be an array of ...". */
+static int
+config_array(ConfigWalk *w, int idx, const char *field, const char *what, size_t *n)
+{
+  lua_State *L = w->L;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    return config_fail(w, "%s must be an array of %s, got %s", field, what,
+                       luaL_typename(L, idx));
+  lua_Unsigned len = lua_rawlen(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_Integer k = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+    if (k < 1 || (lua_Unsigned)k > len) {
+      char name[CONFIG_NAME_MAX];
+      config_key_name(L, -2, "", name);
+      lua_pop(L, 2);
+      return config_fail(w, "%s must be an array of %s, got a table with the key %s", field,
+                         what, name);
+    }
+    lua_pop(L, 1);
+  }
+  *n = (size_t)len;
+  return 0;
+}
+
+/* Reads the array of strings at idx into a NULL-terminated list of copies
+ * (*out, *n entries), which the caller owns even on error. */
+static int
+config_string_list(ConfigWalk *w, int idx, const char *field, bool nonempty, char ***out,
+                   size_t *n)
+{
+  lua_State *L = w->L;
+  size_t len;
+  *out = NULL;
+  *n = 0;
+  if (config_array(w, idx, field, "strings", &len) != 0)
+    return -1;
+  *out = xcalloc(len + 1, sizeof **out);
+  for (size_t i = 0; i < len; i++) {
+    char name[CONFIG_NAME_MAX];
+    config_name(name, "%s[%zu]", field, i + 1);
+    lua_rawgeti(L, idx, (lua_Integer)(i + 1));
+    const char *s;
+    int rc = config_string(w, -1, name, nonempty, &s, NULL);
+    if (rc == 0)
+      (*out)[(*n)++] = xstrdup(s);
+    lua_pop(L, 1);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Frees a list from config_string_list. */
+static void
+config_list_free(char **list, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(list[i]);
+  free(list);
+}
+
+/* --- the settings groups ------------------------------------------------- */
+
+/* Sets one setting of the table from the value at idx. */
+static int
+config_setting(ConfigWalk *w, const SettingSpec *spec, int idx)
+{
+  if (spec->kind == kSettingEnum) {
+    const char *choice;
+    if (config_string(w, idx, spec->name, false, &choice, NULL) != 0)
+      return -1;
+    return settings_set_choice(&w->cfg->settings, spec->name, choice, w->err);
+  }
+  int64_t v;
+  if (config_integer(w, idx, spec->name, &v) != 0)
+    return -1;
+  return settings_set_int(&w->cfg->settings, spec->name, v, w->err);
+}
+
+/* monitor.workspace_roots: absolute paths of existing directories, kept
+ * resolved (realpath) so the engine can compare a resolved cwd with them. */
+static int
+config_roots(ConfigWalk *w, int idx)
+{
+  VigilConfig *cfg = w->cfg;
+  const char *field = "monitor.workspace_roots";
+  char **list;
+  size_t n;
+  int rc = config_string_list(w, idx, field, true, &list, &n);
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    StrBuf q = STRBUF_INIT;
+    config_quote(&q, list[i], strlen(list[i]));
+    struct stat st;
+    char *real = NULL;
+    if (list[i][0] != '/')
+      rc = config_fail(w, "%s[%zu] must be an absolute path, got %s", field, i + 1,
+                       strbuf_cstr(&q));
+    else if ((real = realpath(list[i], NULL)) == NULL)
+      rc = config_fail(w, "%s[%zu]: %s: %s", field, i + 1, strbuf_cstr(&q), strerror(errno));
+    else if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
+      rc = config_fail(w, "%s[%zu]: %s is not a directory", field, i + 1, strbuf_cstr(&q));
+    strbuf_free(&q);
+    if (rc != 0) {
+      free(real);
+      break;
+    }
+    cfg->workspace_roots = xrealloc(cfg->workspace_roots,
+                                    (cfg->nroots + 1) * sizeof *cfg->workspace_roots);
+    cfg->workspace_roots[cfg->nroots++] = real;
+  }
+  config_list_free(list, n);
+  return rc;
+}
+
+/* The fields of `monitor` that are not settings. Returns 1 when key is not
+ * one of them, else 0 or -1. */
+static int
+config_monitor_field(ConfigWalk *w, const char *key, int idx)
+{
+  VigilConfig *cfg = w->cfg;
+  char name[CONFIG_NAME_MAX];
+  config_name(name, "monitor.%s", key);
+  if (strcmp(key, "enabled") == 0)
+    return config_bool(w, idx, name, &cfg->enabled);
+  if (strcmp(key, "live_mode_enabled") == 0)
+    return config_bool(w, idx, name, &cfg->live_mode_enabled);
+  if (strcmp(key, "allow_shell") == 0)
+    return config_bool(w, idx, name, &cfg->allow_shell);
+  if (strcmp(key, "allow_persistent") == 0)
+    return config_bool(w, idx, name, &cfg->allow_persistent);
+  if (strcmp(key, "allowed_commands") == 0) {
+    char **list;
+    size_t n;
+    int rc = config_string_list(w, idx, name, true, &list, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+      allowlist_add(&cfg->allowed_commands, list[i]);
+    config_list_free(list, n);
+    return rc;
+  }
+  if (strcmp(key, "workspace_roots") == 0)
+    return config_roots(w, idx);
+  return 1;
+}
+
+/* Walks the group table at idx ("monitor", "rate_limit", ...): each key is a
+ * setting group.key of the table or, in `monitor`, one of its other fields. */
+static int
+config_group(ConfigWalk *w, int idx, const char *group)
+{
+  lua_State *L = w->L;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    return config_fail(w, "%s must be a table, got %s", group, luaL_typename(L, idx));
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    int v = lua_gettop(L);
+    const char *key = config_key(L, v - 1);
+    int rc = 1;
+    if (key != NULL && strcmp(group, "monitor") == 0)
+      rc = config_monitor_field(w, key, v);
+    if (rc == 1 && key != NULL) {
+      char name[CONFIG_NAME_MAX];
+      config_name(name, "%s.%s", group, key);
+      const SettingSpec *spec = settings_find(name);
+      if (spec != NULL)
+        rc = config_setting(w, spec, v);
+    }
+    if (rc == 1)
+      rc = config_unknown(w, v - 1, group);
+    if (rc != 0) {
+      lua_pop(L, 2);
+      return -1;
+    }
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* --- monitors ------------------------------------------------------------ */
+
+/* The value at idx as one of the names `names` (n of them) lists, stored as
+ * its index; the refusal lists every name. */
+static int
+config_choice(ConfigWalk *w, int idx, const char *field, int (*parse)(const char *),
+              const char *(*name_of)(int), int n, int *out)
+{
+  const char *s;
+  size_t len;
+  if (config_string(w, idx, field, false, &s, &len) != 0)
+    return -1;
+  int v = parse(s);
+  if (v >= 0) {
+    *out = v;
+    return 0;
+  }
+  StrBuf msg = STRBUF_INIT;
+  for (int i = 0; i < n; i++)
+    strbuf_printf(&msg, "%s\"%s\"", i ? " | " : "", name_of(i));
+  strbuf_puts(&msg, ", got ");
+  config_quote(&msg, s, len);
+  int rc = config_fail(w, "%s must be %s", field, strbuf_cstr(&msg));
+  strbuf_free(&msg);
+  return rc;
+}
+
+/* Adapters from the typed name functions of monitor_defs.h to one shape. */
+static const char *
+config_notify_name(int i)
+{
+  return monitor_notify_name((NotifyMode)i);
+}
+
+static const char *
+config_streams_name(int i)
+{
+  return monitor_streams_name((MatchStreams)i);
+}
+
+static const char *
+config_mode_name(int i)
+{
+  return monitor_mode_name((DeliveryMode)i);
+}
+
+/* Orders "K=V" strings, for an env list that does not depend on the order
+ * lua_next happens to visit keys in. */
+static int
+config_env_cmp(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* monitors[i].env: a table of name = value strings, kept as sorted "K=V". */
+static int
+config_env(ConfigWalk *w, int idx, const char *field, ConfigMonitor *cm)
+{
+  lua_State *L = w->L;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    return config_fail(w, "%s must be a table of strings, got %s", field, luaL_typename(L, idx));
+  size_t n = 0;
+  cm->env = xcalloc(1, sizeof *cm->env);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    char name[CONFIG_NAME_MAX];
+    config_key_name(L, -2, field, name);
+    const char *key = config_key(L, -2);
+    const char *value;
+    int rc = 0;
+    if (key == NULL || key[0] == '\0' || strchr(key, '=') != NULL)
+      rc = config_fail(w, "%s: an environment variable name must be a non-empty string "
+                          "without \"=\"", name);
+    else
+      rc = config_string(w, -1, name, false, &value, NULL);
+    if (rc != 0) {
+      lua_pop(L, 2);
+      return -1;
+    }
+    StrBuf kv = STRBUF_INIT;
+    strbuf_printf(&kv, "%s=%s", key, value);
+    cm->env = xrealloc(cm->env, (n + 2) * sizeof *cm->env);
+    cm->env[n++] = strbuf_take(&kv);
+    cm->env[n] = NULL;
+    lua_pop(L, 1);
+  }
+  qsort(cm->env, n, sizeof *cm->env, config_env_cmp);
+  return 0;
+}
+
+/* Fields of one monitor entry seen while walking it, for the rules that
+ * involve two fields. */
+typedef struct {
+  bool argv;
+  bool timeout;
+  bool patterns;
+  bool match_pattern;
+} ConfigSeen;
+
+/* One field of monitors[i] (named base). Returns 1 when key is no field. */
+static int
+config_entry_field(ConfigWalk *w, const char *base, const char *key, int v, ConfigMonitor *cm,
+                   ConfigSeen *seen)
+{
+  const VigilSettings *s = &w->cfg->settings;
+  char name[CONFIG_NAME_MAX];
+  config_name(name, "%s.%s", base, key);
+  int choice = 0, rc;
+
+  if (strcmp(key, "session") == 0)
+    return config_string_dup(w, v, name, true, &cm->session);
+  if (strcmp(key, "command") == 0)
+    return config_string_dup(w, v, name, true, &cm->command);
+  if (strcmp(key, "argv") == 0) {
+    char **list;
+    size_t n;
+    rc = config_string_list(w, v, name, false, &list, &n);
+    if (rc == 0 && n == 0)
+      rc = config_fail(w, "%s must have at least one entry", name);
+    else if (rc == 0 && list[0][0] == '\0')
+      rc = config_fail(w, "%s[1] (the program) must be a non-empty string, got \"\"", name);
+    if (rc == 0) {
+      /* argv_from appends, so start from empty. */
+      argv_free(&cm->argv);
+      argv_from(&cm->argv, (const char *const *)list, n);
+      seen->argv = true;
+    }
+    config_list_free(list, n);
+    return rc;
+  }
+  if (strcmp(key, "shell") == 0)
+    return config_bool(w, v, name, &cm->shell);
+  if (strcmp(key, "label") == 0) {
+    if (config_string_dup(w, v, name, true, &cm->label) != 0)
+      return -1;
+    if (strlen(cm->label) > MONITOR_LABEL_MAX)
+      return config_fail(w, "%s must be at most %d bytes, got %zu", name, MONITOR_LABEL_MAX,
+                         strlen(cm->label));
+    return 0;
+  }
+  if (strcmp(key, "description") == 0) {
+    if (config_string_dup(w, v, name, false, &cm->description) != 0)
+      return -1;
+    if (strlen(cm->description) > MONITOR_DESCRIPTION_MAX)
+      return config_fail(w, "%s must be at most %d bytes, got %zu", name,
+                         MONITOR_DESCRIPTION_MAX, strlen(cm->description));
+    return 0;
+  }
+  if (strcmp(key, "cwd") == 0)
+    return config_string_dup(w, v, name, true, &cm->cwd);
+  if (strcmp(key, "env") == 0)
+    return config_env(w, v, name, cm);
+  if (strcmp(key, "patterns") == 0) {
+    char **list;
+    size_t n;
+    rc = config_string_list(w, v, name, false, &list, &n);
+    if (rc != 0) {
+      config_list_free(list, n);
+      return -1;
+    }
+    config_list_free(cm->patterns, cm->npatterns);
+    cm->patterns = list;
+    cm->npatterns = n;
+    seen->patterns = true;
+    return 0;
+  }
+  if (strcmp(key, "match_pattern") == 0) {
+    const char *p;
+    if (config_string(w, v, name, false, &p, NULL) != 0)
+      return -1;
+    config_list_free(cm->patterns, cm->npatterns);
+    cm->patterns = xcalloc(2, sizeof *cm->patterns);
+    cm->patterns[0] = xstrdup(p);
+    cm->npatterns = 1;
+    seen->match_pattern = true;
+    return 0;
+  }
+  if (strcmp(key, "match_streams") == 0) {
+    rc = config_choice(w, v, name, monitor_streams_parse, config_streams_name,
+                       kStreamsStderr + 1, &choice);
+    cm->match_streams = (MatchStreams)choice;
+    return rc;
+  }
+  if (strcmp(key, "notify") == 0) {
+    rc = config_choice(w, v, name, monitor_notify_parse, config_notify_name, kNotifyNone + 1,
+                       &choice);
+    cm->notify = (NotifyMode)choice;
+    return rc;
+  }
+  if (strcmp(key, "mode") == 0) {
+    rc = config_choice(w, v, name, monitor_mode_parse, config_mode_name, kModeLiveSafe + 1,
+                       &choice);
+    cm->mode = (DeliveryMode)choice;
+    return rc;
+  }
+  if (strcmp(key, "policy") == 0)
+    return config_string_dup(w, v, name, true, &cm->policy);
+  if (strcmp(key, "timeout_ms") == 0) {
+    seen->timeout = true;
+    return config_integer_in(w, v, name, 1, s->max_runtime_ms, " (monitor.max_runtime_ms)",
+                             &cm->timeout_ms);
+  }
+  if (strcmp(key, "persistent") == 0)
+    return config_bool(w, v, name, &cm->persistent);
+  if (strcmp(key, "idle_timeout_ms") == 0)
+    return config_integer_in(w, v, name, 0, MONITOR_IDLE_TIMEOUT_MAX_MS, "",
+                             &cm->idle_timeout_ms);
+  return 1;
+}
+
+/* The rules of one monitor entry that involve several fields, and its argv. */
+static int
+config_entry_finish(ConfigWalk *w, const char *base, ConfigMonitor *cm, const ConfigSeen *seen)
+{
+  const VigilConfig *cfg = w->cfg;
+  if (cm->session == NULL)
+    return config_fail(w, "%s.session is required", base);
+  if ((cm->command != NULL) == seen->argv)
+    return config_fail(w, "%s must give exactly one of command and argv, got %s", base,
+                       seen->argv ? "both" : "neither");
+  if (cm->shell && seen->argv)
+    return config_fail(w, "%s.shell needs command, not argv", base);
+  if (seen->patterns && seen->match_pattern)
+    return config_fail(w, "%s must give at most one of patterns and match_pattern, got both",
+                       base);
+  if (cm->persistent && seen->timeout)
+    return config_fail(w, "%s must give at most one of timeout_ms and persistent, got both",
+                       base);
+  if (cm->persistent && !cfg->allow_persistent)
+    return config_fail(w, "%s.persistent is true but monitor.allow_persistent is false", base);
+
+  const VigilSettings *s = &cfg->settings;
+  if (cm->npatterns > (size_t)s->max_patterns)
+    return config_fail(w, "%s.patterns must have at most %" PRId64
+                          " entries (monitor.max_patterns), got %zu",
+                       base, s->max_patterns, cm->npatterns);
+  for (size_t i = 0; i < cm->npatterns; i++) {
+    size_t len = strlen(cm->patterns[i]);
+    if (len > (size_t)s->pattern_max_length) {
+      char name[CONFIG_NAME_MAX];
+      if (seen->match_pattern)
+        config_name(name, "%s.match_pattern", base);
+      else
+        config_name(name, "%s.patterns[%zu]", base, i + 1);
+      return config_fail(w, "%s must be at most %" PRId64
+                            " bytes (monitor.pattern_max_length), got %zu",
+                         name, s->pattern_max_length, len);
+    }
+  }
+
+  if (cm->command != NULL) {
+    if (cm->shell) {
+      gate_shell_argv(cm->command, &cm->argv);
+    } else {
+      char name[CONFIG_NAME_MAX];
+      config_name(name, "%s.command", base);
+      if (gate_split(cm->command, name, &cm->argv, w->err) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* One entry of `monitors` (at idx), the index-th (from 1), into cm. */
+static int
+config_entry(ConfigWalk *w, int idx, size_t index, ConfigMonitor *cm)
+{
+  lua_State *L = w->L;
+  char base[CONFIG_NAME_MAX];
+  config_name(base, "monitors[%zu]", index);
+  if (lua_type(L, idx) != LUA_TTABLE)
+    return config_fail(w, "%s must be a table, got %s", base, luaL_typename(L, idx));
+  ConfigSeen seen = {false, false, false, false};
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    int v = lua_gettop(L);
+    const char *key = config_key(L, v - 1);
+    int rc = key ? config_entry_field(w, base, key, v, cm, &seen) : 1;
+    if (rc == 1)
+      rc = config_unknown(w, v - 1, base);
+    if (rc != 0) {
+      lua_pop(L, 2);
+      return -1;
+    }
+    lua_pop(L, 1);
+  }
+  return config_entry_finish(w, base, cm, &seen);
+}
+
+/* `monitors`: an array of monitor tables. */
+static int
+config_monitors(ConfigWalk *w, int idx)
+{
+  lua_State *L = w->L;
+  VigilConfig *cfg = w->cfg;
+  size_t n;
+  if (config_array(w, idx, "monitors", "tables", &n) != 0)
+    return -1;
+  /* Every entry exists (zeroed) before any is filled, so config_free can
+   * free a half-built list. */
+  cfg->monitors = xcalloc(n ? n : 1, sizeof *cfg->monitors);
+  cfg->nmonitors = n;
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, idx, (lua_Integer)(i + 1));
+    int rc = config_entry(w, lua_gettop(L), i + 1, &cfg->monitors[i]);
+    lua_pop(L, 1);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* --- the top level ------------------------------------------------------- */
+
+static const char *const config_top_keys[] = {
+  "monitor", "rate_limit", "session", "rpc", "policy", "plugin_paths", "monitors", NULL,
+};
+
+/* Pushes t[key] (raw) and returns its type. */
+static int
+config_rawfield(lua_State *L, int t, const char *key)
+{
+  lua_pushstring(L, key);
+  return lua_rawget(L, t);
+}
+
+/* Walks the top-level table at idx into w->cfg. */
+static int
+config_walk(ConfigWalk *w, int idx)
+{
+  lua_State *L = w->L;
+  VigilConfig *cfg = w->cfg;
+
+  /* Unknown keys first, so a typo is named even if another field is bad. */
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char *key = config_key(L, -2);
+    bool known = false;
+    for (size_t i = 0; key && config_top_keys[i]; i++)
+      known = known || strcmp(key, config_top_keys[i]) == 0;
+    if (!known) {
+      int rc = config_unknown(w, lua_gettop(L) - 1, "");
+      lua_pop(L, 2);
+      return rc;
+    }
+    lua_pop(L, 1);
+  }
+
+  static const char *const groups[] = {"monitor", "rate_limit", "session", "rpc", NULL};
+  for (size_t i = 0; groups[i]; i++) {
+    int rc = 0;
+    if (config_rawfield(L, idx, groups[i]) != LUA_TNIL)
+      rc = config_group(w, lua_gettop(L), groups[i]);
+    lua_pop(L, 1);
+    if (rc != 0)
+      return -1;
+  }
+  if (settings_check(&cfg->settings, w->err) != 0)
+    return -1;
+
+  int rc = 0;
+  if (config_rawfield(L, idx, "policy") != LUA_TNIL)
+    rc = config_string_dup(w, lua_gettop(L), "policy", true, &cfg->policy);
+  lua_pop(L, 1);
+  if (rc != 0)
+    return -1;
+
+  if (config_rawfield(L, idx, "plugin_paths") != LUA_TNIL)
+    rc = config_string_list(w, lua_gettop(L), "plugin_paths", true, &cfg->plugin_paths,
+                            &cfg->nplugin_paths);
+  lua_pop(L, 1);
+  if (rc != 0)
+    return -1;
+
+  if (config_rawfield(L, idx, "monitors") != LUA_TNIL)
+    rc = config_monitors(w, lua_gettop(L));
+  lua_pop(L, 1);
+  return rc;
+}
+
+/* The walk as a lua_CFunction, so luasandbox_call runs it protected:
+ * argument 1 is the ConfigWalk, argument 2 the table. */
+static int
+config_walk_lua(lua_State *L)
+{
+  ConfigWalk *w = lua_touserdata(L, 1);
+  luaL_checkstack(L, 32, "config walk");
+  w->L = L;
+  config_walk(w, 2);
+  return 0;
+}
+
+/* --- loading ------------------------------------------------------------- */
+
+/* After the chunk ran (its results above `top`): checks that it returned one
+ * table and walks it into cfg. `lua_err` is set when the failure came from
+ * Lua itself rather than from a field. */
+static int
+config_evaluate(LuaSandbox *sb, int top, VigilConfig *cfg, VigilError *err, bool *lua_err)
+{
+  lua_State *L = luasandbox_state(sb);
+  int nres = lua_gettop(L) - top;
+  if (nres != 1 || lua_type(L, -1) != LUA_TTABLE) {
+    if (nres == 0)
+      return error_set(err, kErrInvalidParams, "the config must return a table, got nothing");
+    if (nres > 1)
+      return error_set(err, kErrInvalidParams,
+                       "the config must return one table, got %d values", nres);
+    return error_set(err, kErrInvalidParams, "the config must return a table, got %s",
+                     luaL_typename(L, -1));
+  }
+  ConfigWalk w = {L, cfg, err};
+  lua_pushcfunction(L, config_walk_lua);
+  lua_pushlightuserdata(L, &w);
+  lua_pushvalue(L, top + 1);
+  if (luasandbox_call(sb, 2, 0, err) != 0) {
+    *lua_err = true;
+    return -1;
+  }
+  return err->set ? -1 : 0;
+}
+
+/* Ends a load: on success moves tmp into cfg (recording the name); on
+ * failure frees tmp, leaves cfg as the defaults and sets err to
+ * "invalid_params: NAME: what", keeping a Lua message that already starts
+ * with "NAME:" (a line number follows) and dropping its traceback, which
+ * adds nothing a person editing a config can use. */
+static int
+config_finish(const char *name, int rc, bool lua_err, VigilConfig *tmp, VigilConfig *cfg,
+              const VigilError *local, VigilError *err)
+{
+  if (rc == 0) {
+    tmp->path = xstrdup(name);
+    *cfg = *tmp;
+    return 0;
+  }
+  config_free(tmp);
+  config_defaults(cfg);
+
+  const char *body = local->msg;
+  const char *prefix = error_name(local->code);
+  size_t plen = strlen(prefix);
+  if (strncmp(body, prefix, plen) == 0 && strncmp(body + plen, ": ", 2) == 0)
+    body += plen + 2;
+  const char *tb = strstr(body, LUASANDBOX_TRACEBACK);
+  int len = tb ? (int)(tb - body) : (int)strlen(body);
+  size_t nlen = strlen(name);
+  if (lua_err && strncmp(body, name, nlen) == 0 && body[nlen] == ':')
+    return error_set(err, kErrInvalidParams, "%.*s", len, body);
+  return error_set(err, kErrInvalidParams, "%s: %.*s", name, len, body);
+}
+
+/* The built-in configuration (config.h). cfg is overwritten, not freed
+ * first; it owns one allocation (policy), so pair it with config_free. */
+void
+config_defaults(VigilConfig *cfg)
+{
+  memset(cfg, 0, sizeof *cfg);
+  settings_defaults(&cfg->settings);
+  cfg->enabled = true;
+  cfg->live_mode_enabled = false;
+  cfg->allow_shell = false;
+  cfg->allow_persistent = true;
+  cfg->allowed_commands = (Allowlist)ALLOWLIST_INIT;
+  cfg->policy = xstrdup("envelope");
+}
+
+/* The sandbox a config runs in. */
+static LuaSandbox *
+config_sandbox(void)
+{
+  LuaSandboxLimits limits = {CONFIG_MEMORY_MAX, CONFIG_INSTRUCTION_MAX};
+  LuaSandbox *sb = luasandbox_new(&limits);
+  if (sb == NULL) {
+    /* 16 MiB always holds the libraries; only a broken build gets here. */
+    fprintf(stderr, "vigil: cannot create the config sandbox\n");
+    abort();
+  }
+  return sb;
+}
+
+/* Loads path (config.h). cfg is overwritten, not freed first: on success it
+ * owns the loaded configuration, on failure the defaults; either way the
+ * caller frees it with config_free. */
+int
+config_load(const char *path, VigilConfig *cfg, VigilError *err)
+{
+  VigilConfig tmp;
+  config_defaults(&tmp);
+  LuaSandbox *sb = config_sandbox();
+  int top = lua_gettop(luasandbox_state(sb));
+  VigilError local = VIGIL_ERROR_INIT;
+  bool lua_err = true;
+  int rc = luasandbox_run_file(sb, path, CONFIG_FILE_MAX, LUA_MULTRET, &local);
+  if (rc == 0) {
+    lua_err = false;
+    rc = config_evaluate(sb, top, &tmp, &local, &lua_err);
+  }
+  luasandbox_free(sb);
+  return config_finish(path, rc, lua_err, &tmp, cfg, &local, err);
+}
+
+/* Loads a config from memory as if it were the file `name` (config.h). */
+int
+config_load_buffer(const char *text, size_t len, const char *name, VigilConfig *cfg,
+                   VigilError *err)
+{
+  VigilConfig tmp;
+  config_defaults(&tmp);
+  LuaSandbox *sb = config_sandbox();
+  int top = lua_gettop(luasandbox_state(sb));
+  VigilError local = VIGIL_ERROR_INIT;
+  bool lua_err = true;
+  StrBuf chunkname = STRBUF_INIT;
+  strbuf_printf(&chunkname, "@%s", name);
+  int rc = len > CONFIG_FILE_MAX
+               ? error_set(&local, kErrInvalidParams, "larger than %u bytes", CONFIG_FILE_MAX)
+               : luasandbox_run(sb, text, len, strbuf_cstr(&chunkname), LUA_MULTRET, &local);
+  strbuf_free(&chunkname);
+  if (rc == 0) {
+    lua_err = false;
+    rc = config_evaluate(sb, top, &tmp, &local, &lua_err);
+  }
+  luasandbox_free(sb);
+  return config_finish(name, rc, lua_err, &tmp, cfg, &local, err);
+}
+
+/* Frees one config monitor's strings and lists. */
+static void
+config_monitor_free(ConfigMonitor *cm)
+{
+  free(cm->session);
+  free(cm->command);
+  argv_free(&cm->argv);
+  free(cm->label);
+  free(cm->description);
+  free(cm->cwd);
+  for (size_t i = 0; cm->env && cm->env[i]; i++)
+    free(cm->env[i]);
+  free(cm->env);
+  config_list_free(cm->patterns, cm->npatterns);
+  free(cm->policy);
+}
+
+/* Frees everything cfg owns and leaves it zeroed, so freeing twice is
+ * harmless (a zeroed config is not the defaults: call config_defaults to
+ * use it again). */
+void
+config_free(VigilConfig *cfg)
+{
+  free(cfg->path);
+  allowlist_free(&cfg->allowed_commands);
+  config_list_free(cfg->workspace_roots, cfg->nroots);
+  free(cfg->policy);
+  config_list_free(cfg->plugin_paths, cfg->nplugin_paths);
+  for (size_t i = 0; i < cfg->nmonitors; i++)
+    config_monitor_free(&cfg->monitors[i]);
+  free(cfg->monitors);
+  memset(cfg, 0, sizeof *cfg);
+}

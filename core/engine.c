@@ -1,0 +1,602 @@
+/*
+ * The engine: the configuration in force, the sessions, the connections and
+ * the monitor records (see engine.h). The start path lives here because it
+ * is shared by monitor_start, process_run and the config's `monitors`: every
+ * gate and bound is checked in one place, in an order that makes a refused
+ * start leave nothing behind (all checks first, the spawn last).
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "envelope.h"
+#include "log.h"
+#include "memory.h"
+#include "wire.h"
+
+static void engine_maybe_drained(Engine *e);
+
+void
+start_request_free(StartRequest *req)
+{
+  argv_free(&req->argv);
+  free(req->cwd);
+  for (size_t i = 0; req->env && req->env[i]; i++)
+    free(req->env[i]);
+  free(req->env);
+  free(req->label);
+  free(req->description);
+  for (size_t i = 0; i < req->npatterns; i++)
+    free(req->patterns[i]);
+  free(req->patterns);
+  free(req->policy);
+  free(req->stdin_data);
+  memset(req, 0, sizeof *req);
+}
+
+/* --- monitor hooks ------------------------------------------------------ */
+
+/* A monitor's notification: rendered, then handed to its session (or
+ * dropped when the session is gone and the monitor is only stopping). */
+static void
+engine_on_notification(void *data, Monitor *m, Notification *n)
+{
+  MonRecord *r = data;
+  if (r->session == NULL) {
+    notification_free(n);
+    return;
+  }
+  StrBuf text = STRBUF_INIT;
+  envelope_render(n, &text);
+  n->text = strbuf_take(&text);
+  session_push(r->session, n);
+}
+
+static void
+engine_on_event(void *data, Monitor *m, const Event *ev)
+{
+  MonRecord *r = data;
+  api_on_event(r->engine, r, ev);
+}
+
+/* Forgets r: unlinks it and frees its monitor. Waiters were answered. */
+static void
+engine_record_free(MonRecord *r)
+{
+  Engine *e = r->engine;
+  while (r->waiters)
+    api_cancel_waiter(r->waiters);
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    e->records = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  if (r->running)
+    e->running--;
+  monitor_free(r->monitor);
+  free(r);
+}
+
+/* Keeps at most max_ended_monitors ended records per session: forgets the
+ * oldest beyond that (the list is newest first, so the last match is the
+ * oldest). */
+static void
+engine_trim_ended(Engine *e, Session *s)
+{
+  for (;;) {
+    size_t ended = 0;
+    MonRecord *oldest = NULL;
+    for (MonRecord *r = e->records; r; r = r->next) {
+      if (r->session == s && !r->running) {
+        ended++;
+        oldest = r;
+      }
+    }
+    if (ended <= (size_t)e->config.settings.max_ended_monitors)
+      return;
+    engine_record_free(oldest);
+  }
+}
+
+static void
+engine_on_finished(void *data, Monitor *m)
+{
+  MonRecord *r = data;
+  Engine *e = r->engine;
+  r->running = false;
+  e->running--;
+  api_on_finished(e, r);
+  if (r->session == NULL) {
+    engine_record_free(r); /* its session is gone: nobody can see it */
+  } else {
+    engine_trim_ended(e, r->session);
+  }
+  engine_maybe_drained(e);
+}
+
+static const MonitorHooks engine_monitor_hooks = {
+  engine_on_notification,
+  engine_on_event,
+  engine_on_finished,
+};
+
+/* --- the start path ----------------------------------------------------- */
+
+/* Resolves cwd (or the engine's) and checks it against workspace_roots. */
+static int
+engine_check_cwd(Engine *e, const char *cwd, VigilError *err)
+{
+  char resolved[PATH_MAX];
+  if (cwd != NULL) {
+    struct stat st;
+    if (stat(cwd, &st) != 0)
+      return error_set(err, kErrInvalidParams, "cwd: \"%s\" does not exist", cwd);
+    if (!S_ISDIR(st.st_mode))
+      return error_set(err, kErrInvalidParams, "cwd: \"%s\" is not a directory", cwd);
+    if (realpath(cwd, resolved) == NULL)
+      return error_set(err, kErrInvalidParams, "cwd: \"%s\": %s", cwd, strerror(errno));
+  } else if (getcwd(resolved, sizeof resolved) == NULL) {
+    return error_set(err, kErrInternal, "cannot read the engine's cwd: %s", strerror(errno));
+  }
+  if (e->config.nroots == 0)
+    return 0;
+  for (size_t i = 0; i < e->config.nroots; i++) {
+    const char *root = e->config.workspace_roots[i];
+    size_t n = strlen(root);
+    if (strncmp(resolved, root, n) == 0 &&
+        (resolved[n] == '\0' || resolved[n] == '/' || strcmp(root, "/") == 0))
+      return 0;
+  }
+  return error_set(err, kErrDenied, "cwd: \"%s\" is outside monitor.workspace_roots",
+                   cwd ? cwd : resolved);
+}
+
+MonRecord *
+engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *err)
+{
+  const VigilConfig *cfg = &e->config;
+  *note = NULL;
+  if (e->shutting_down) {
+    error_set(err, kErrDisabled, "the engine is shutting down");
+    return NULL;
+  }
+  if (!cfg->enabled) {
+    error_set(err, kErrDisabled, "monitors are disabled (monitor.enabled is false in %s)",
+              e->config_path ? e->config_path : "the configuration");
+    return NULL;
+  }
+  if (req->shell) {
+    if (!cfg->allow_shell) {
+      error_set(err, kErrDenied,
+                "shell: shell commands are not allowed (monitor.allow_shell is false)");
+      return NULL;
+    }
+  } else if (gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
+    return NULL;
+  }
+  if (engine_check_cwd(e, req->cwd, err) != 0)
+    return NULL;
+  if (req->persistent && !cfg->allow_persistent) {
+    error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
+                               "(monitor.allow_persistent is false)");
+    return NULL;
+  }
+  if (req->policy && strcmp(req->policy, "envelope") != 0) {
+    error_set(err, kErrInvalidParams, "policy: unknown policy \"%s\" (known: envelope)",
+              req->policy);
+    return NULL;
+  }
+  size_t running = engine_running_in(e, s);
+  if (running >= (size_t)cfg->settings.max_monitors_per_session) {
+    error_set(err, kErrLimitExceeded,
+              "monitor.max_monitors_per_session is %lld and session \"%s\" has %zu running",
+              (long long)cfg->settings.max_monitors_per_session, session_name(s), running);
+    return NULL;
+  }
+  if (e->running >= (size_t)cfg->settings.max_monitors) {
+    error_set(err, kErrLimitExceeded, "monitor.max_monitors is %lld and %zu are running",
+              (long long)cfg->settings.max_monitors, e->running);
+    return NULL;
+  }
+  DeliveryMode mode = req->mode;
+  if (mode == kModeLiveSafe && !cfg->live_mode_enabled) {
+    mode = kModeIdle;
+    *note = xstrdup("mode: live_safe needs monitor.live_mode_enabled; started in idle mode");
+  }
+
+  VigilSettings settings = cfg->settings;
+  if (req->process_run && req->timeout_ms > settings.max_runtime_ms)
+    settings.max_runtime_ms = req->timeout_ms; /* process_run has its own cap (3600 s) */
+  MonRecord *r = xcalloc(1, sizeof *r);
+  r->engine = e;
+  r->session = s;
+  MonitorSpec spec = {
+    .argv = req->argv.argv,
+    .cwd = req->cwd,
+    .env_extra = req->env,
+    .label = req->label,
+    .description = req->description,
+    .patterns = (const char *const *)req->patterns,
+    .npatterns = req->npatterns,
+    .match_streams = req->match_streams,
+    .notify = req->notify,
+    .mode = mode,
+    .timeout_ms = req->timeout_ms,
+    .persistent = req->persistent,
+    .idle_timeout_ms = req->idle_timeout_ms,
+    .memory_limit = req->memory_limit,
+    .cpu_limit = req->cpu_limit,
+    .stdin_data = req->stdin_data,
+    .stdin_len = req->stdin_len,
+  };
+  r->monitor = monitor_start(e->loop, &settings, &spec, &engine_monitor_hooks, r, err);
+  if (r->monitor == NULL) {
+    free(r);
+    free(*note);
+    *note = NULL;
+    return NULL;
+  }
+  r->running = true;
+  e->running++;
+  r->next = e->records;
+  if (e->records)
+    e->records->prev = r;
+  e->records = r;
+  LOG_INFO("engine", "started %s (%s) in session %s, pid %d", monitor_id(r->monitor),
+           monitor_label(r->monitor), session_name(s), (int)monitor_pid(r->monitor));
+  return r;
+}
+
+MonRecord *
+engine_find(Engine *e, Session *s, const char *id)
+{
+  for (MonRecord *r = e->records; r; r = r->next)
+    if (r->session == s && s != NULL && strcmp(monitor_id(r->monitor), id) == 0)
+      return r;
+  return NULL;
+}
+
+size_t
+engine_running_in(Engine *e, Session *s)
+{
+  size_t n = 0;
+  for (MonRecord *r = e->records; r; r = r->next)
+    n += r->session == s && r->running;
+  return n;
+}
+
+/* Takes every record away from s: running ones are stopped and live on
+ * invisibly until their process is gone; ended ones are forgotten. */
+static size_t
+engine_orphan_records(Engine *e, Session *s)
+{
+  size_t stopped = 0;
+  MonRecord *next;
+  for (MonRecord *r = e->records; r; r = next) {
+    next = r->next;
+    if (r->session != s)
+      continue;
+    while (r->waiters)
+      api_cancel_waiter(r->waiters);
+    if (r->running) {
+      r->session = NULL;
+      monitor_stop(r->monitor, SIGTERM, -1);
+      stopped++;
+    } else {
+      engine_record_free(r);
+    }
+  }
+  return stopped;
+}
+
+/* Forgets s in every connection that opened it. */
+static void
+engine_forget_session(Engine *e, Session *s)
+{
+  for (Conn *c = e->conns; c; c = c->next) {
+    for (size_t i = 0; i < c->nopened; i++) {
+      if (c->opened[i].s != s)
+        continue;
+      session_detach(c->opened[i].att);
+      c->opened[i] = c->opened[--c->nopened];
+      i--;
+    }
+    if (c->current == s)
+      c->current = c->nopened ? c->opened[c->nopened - 1].s : c->anon;
+  }
+}
+
+size_t
+engine_close_session(Engine *e, Session *s)
+{
+  size_t stopped = engine_orphan_records(e, s);
+  if (session_anonymous(s))
+    return stopped; /* a connection's own session: emptied, not deleted */
+  engine_forget_session(e, s);
+  session_destroy(s);
+  return stopped;
+}
+
+/* A named session lingered out: its monitors are stopped. */
+static void
+engine_on_expire(void *data, Session *s)
+{
+  Engine *e = data;
+  LOG_INFO("engine", "session %s expired after session.linger_ms with nobody attached",
+           session_name(s));
+  engine_orphan_records(e, s);
+}
+
+/* --- waiters ------------------------------------------------------------ */
+
+Waiter *
+engine_wait_add(Conn *c, MonRecord *r, WaitKind kind, uint32_t msgid, bool is_request)
+{
+  Waiter *w = xcalloc(1, sizeof *w);
+  w->kind = kind;
+  w->conn = c;
+  w->rec = r;
+  w->msgid = msgid;
+  w->is_request = is_request;
+  w->rec_next = r->waiters;
+  r->waiters = w;
+  w->conn_next = c->waiters;
+  c->waiters = w;
+  c->npending++;
+  uv_timer_init(c->engine->loop, &w->timer);
+  w->timer.data = w;
+  return w;
+}
+
+static void
+engine_waiter_closed(uv_handle_t *h)
+{
+  free(h->data);
+}
+
+void
+engine_wait_done(Waiter *w)
+{
+  for (Waiter **p = &w->rec->waiters; *p; p = &(*p)->rec_next) {
+    if (*p == w) {
+      *p = w->rec_next;
+      break;
+    }
+  }
+  for (Waiter **p = &w->conn->waiters; *p; p = &(*p)->conn_next) {
+    if (*p == w) {
+      *p = w->conn_next;
+      break;
+    }
+  }
+  w->conn->npending--;
+  uv_close((uv_handle_t *)&w->timer, engine_waiter_closed);
+}
+
+/* --- connections -------------------------------------------------------- */
+
+/* Pushes a session's notification to one connection. */
+static void
+engine_push(void *ctx, Session *s, const Notification *n)
+{
+  Conn *c = ctx;
+  msgpack_sbuffer sb;
+  msgpack_sbuffer_init(&sb);
+  msgpack_packer pk;
+  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+  msgpack_pack_array(&pk, 1);
+  wire_notification(&pk, n);
+  rpc_channel_notify(c->ch, "vigil.notification", sb.data, sb.size);
+  msgpack_sbuffer_destroy(&sb);
+}
+
+Conn *
+engine_conn_open(Engine *e, RpcChannel *ch)
+{
+  Conn *c = xcalloc(1, sizeof *c);
+  c->engine = e;
+  c->ch = ch;
+  c->anon = session_create(e->sessions, NULL, false);
+  c->anon_att = session_attach(c->anon, engine_push, c, false, 0);
+  c->current = c->anon;
+  c->next = e->conns;
+  if (e->conns)
+    e->conns->prev = c;
+  e->conns = c;
+  rpc_channel_set_user(ch, c);
+  return c;
+}
+
+void
+engine_conn_close(Conn *c)
+{
+  Engine *e = c->engine;
+  /* Waiters are dropped unanswered: nobody is left to read the answer. */
+  while (c->waiters)
+    engine_wait_done(c->waiters);
+  for (size_t i = 0; i < c->nopened; i++)
+    session_detach(c->opened[i].att);
+  c->nopened = 0;
+  session_detach(c->anon_att);
+  engine_orphan_records(e, c->anon);
+  session_destroy(c->anon);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    e->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  free(c);
+  if (e->stdio_mode && !e->shutting_down) {
+    LOG_INFO("engine", "stdin closed: stopping every monitor");
+    engine_shutdown(e, false);
+  }
+}
+
+Session *
+engine_conn_session(Conn *c, const char *name, VigilError *err)
+{
+  if (name == NULL)
+    return c->current;
+  if (strcmp(name, session_name(c->anon)) == 0)
+    return c->anon;
+  for (size_t i = 0; i < c->nopened; i++)
+    if (strcmp(session_name(c->opened[i].s), name) == 0)
+      return c->opened[i].s;
+  error_set(err, kErrNotFound, "session: no session \"%s\" is open on this connection", name);
+  return NULL;
+}
+
+int
+engine_conn_attach(Conn *c, Session *s, bool has_last_seq, uint64_t last_seq, VigilError *err)
+{
+  for (size_t i = 0; i < c->nopened; i++) {
+    if (c->opened[i].s == s) {
+      c->current = s;
+      return 0;
+    }
+  }
+  if (c->nopened == ENGINE_SESSIONS_PER_CONN)
+    return error_set(err, kErrLimitExceeded, "session: at most %d sessions per connection",
+                     ENGINE_SESSIONS_PER_CONN);
+  c->opened[c->nopened].s = s;
+  c->opened[c->nopened].att = session_attach(s, engine_push, c, has_last_seq, last_seq);
+  c->nopened++;
+  c->current = s;
+  return 0;
+}
+
+/* --- the engine --------------------------------------------------------- */
+
+static SessionLimits
+engine_session_limits(const VigilConfig *cfg)
+{
+  SessionLimits l = {(size_t)cfg->settings.session_queue_max,
+                     (uint64_t)cfg->settings.session_linger_ms};
+  return l;
+}
+
+Engine *
+engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
+{
+  Engine *e = xcalloc(1, sizeof *e);
+  e->loop = loop;
+  e->config = *cfg;
+  memset(cfg, 0, sizeof *cfg);
+  e->config_path = config_path ? xstrdup(config_path) : NULL;
+  SessionLimits limits = engine_session_limits(&e->config);
+  SessionHooks hooks = {engine_on_expire};
+  e->sessions = session_registry_new(loop, &limits, &hooks, e);
+  return e;
+}
+
+int
+engine_start_config_monitors(Engine *e, VigilError *err)
+{
+  for (size_t i = 0; i < e->config.nmonitors; i++) {
+    const ConfigMonitor *cm = &e->config.monitors[i];
+    Session *s = session_find(e->sessions, cm->session);
+    if (s == NULL)
+      s = session_create(e->sessions, cm->session, true);
+    StartRequest req = {0};
+    argv_from(&req.argv, (const char *const *)cm->argv.argv, cm->argv.argc);
+    req.shell = cm->shell;
+    req.cwd = cm->cwd ? xstrdup(cm->cwd) : NULL;
+    if (cm->env) {
+      size_t n = 0;
+      while (cm->env[n])
+        n++;
+      req.env = xcalloc(n + 1, sizeof(char *));
+      for (size_t k = 0; k < n; k++)
+        req.env[k] = xstrdup(cm->env[k]);
+    }
+    req.label = cm->label ? xstrdup(cm->label) : NULL;
+    req.description = cm->description ? xstrdup(cm->description) : NULL;
+    req.npatterns = cm->npatterns;
+    req.patterns = xcalloc(cm->npatterns + 1, sizeof(char *));
+    for (size_t k = 0; k < cm->npatterns; k++)
+      req.patterns[k] = xstrdup(cm->patterns[k]);
+    req.match_streams = cm->match_streams;
+    req.notify = cm->notify;
+    req.mode = cm->mode;
+    req.policy = cm->policy ? xstrdup(cm->policy) : NULL;
+    req.timeout_ms = cm->timeout_ms;
+    req.persistent = cm->persistent;
+    req.idle_timeout_ms = cm->idle_timeout_ms;
+    char *note = NULL;
+    VigilError sub = VIGIL_ERROR_INIT;
+    MonRecord *r = engine_start(e, s, &req, &note, &sub);
+    start_request_free(&req);
+    free(note);
+    if (r == NULL) {
+      error_set(err, sub.code, "%s: monitors[%zu]: %s",
+                e->config_path ? e->config_path : "config", i + 1, sub.msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Calls on_drained once shutting down and every process is gone. */
+static void
+engine_maybe_drained(Engine *e)
+{
+  if (!e->shutting_down || e->running > 0 || e->on_drained == NULL)
+    return;
+  void (*done)(Engine *) = e->on_drained;
+  e->on_drained = NULL;
+  done(e);
+}
+
+void
+engine_shutdown(Engine *e, bool hard)
+{
+  bool first = !e->shutting_down;
+  e->shutting_down = true;
+  if (first && e->server) {
+    rpc_server_close(e->server);
+    e->server = NULL;
+  }
+  for (MonRecord *r = e->records; r; r = r->next) {
+    if (!r->running)
+      continue;
+    if (hard)
+      monitor_stop(r->monitor, SIGKILL, 0);
+    else
+      monitor_stop(r->monitor, SIGTERM, -1);
+  }
+  engine_maybe_drained(e);
+}
+
+void
+engine_free(Engine *e)
+{
+  e->shutting_down = true;
+  e->on_drained = NULL;
+  if (e->server)
+    rpc_server_close(e->server);
+  e->server = NULL;
+  /* Each connection is taken off its channel first, so the channel's later
+   * on_close finds nothing to do. */
+  while (e->conns) {
+    Conn *c = e->conns;
+    RpcChannel *ch = c->ch;
+    rpc_channel_set_user(ch, NULL);
+    engine_conn_close(c);
+    rpc_channel_close(ch, "engine exiting");
+  }
+  while (e->records)
+    engine_record_free(e->records);
+  session_registry_free(e->sessions);
+  config_free(&e->config);
+  free(e->config_path);
+  free(e);
+}

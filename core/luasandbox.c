@@ -1,0 +1,457 @@
+/*
+ * The Lua sandbox: one lua_State with a counting allocator, a chosen set of
+ * libraries and an instruction budget, and the three ways the engine runs
+ * Lua in it (a text chunk, a file, a call), each protected and each
+ * reporting failure as a VigilError (see luasandbox.h).
+ *
+ * What is taken away, and why:
+ *   - io, os, package, debug, coroutine: never opened. Without package there
+ *     is no require, and without debug nothing can reach the hook or the
+ *     registry.
+ *   - dofile, loadfile: read files. print: writes to stdout, which is the
+ *     wire under `vigild --stdio`.
+ *   - collectgarbage: "stop" would let one chunk leave the collector off for
+ *     every later call of a long-lived state, which then runs out of memory
+ *     for nothing; the allocator's emergency collection covers the rest.
+ *   - string.dump: makes bytecode, and bytecode is never loaded anyway.
+ *   - load: replaced by a wrapper that forces mode "t", because crafted
+ *     bytecode can break the VM's memory safety.
+ *   - setmetatable: replaced by a wrapper that refuses a metatable with a
+ *     __gc field, because Lua runs finalizers with hooks off, so a __gc that
+ *     loops would escape the instruction budget. (An object is only marked
+ *     for finalization when its metatable already has __gc at setmetatable
+ *     time, so checking there is enough.)
+ *
+ * The budget is a count hook every LUASANDBOX_HOOK_STEP instructions. Past
+ * the budget the hook raises an error and re-arms itself for every single
+ * instruction, so a pcall that catches the error cannot run on: the next
+ * instruction of its caller raises again, and so on out to the host. Lua
+ * code that runs inside one C function (a pattern match on a long subject)
+ * executes no instructions and is bounded only by the memory cap.
+ *
+ * Memory: the allocator counts the bytes the state holds and refuses an
+ * allocation that would pass memory_max. Lua then runs an emergency
+ * collection, retries once and raises a memory error, which leaves the state
+ * consistent and usable.
+ */
+#include "luasandbox.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+#include "strbuf.h"
+
+/* Instructions between two calls of the count hook: small enough that a
+ * budget is overshot by at most this much, large enough that the hook costs
+ * nothing measurable. */
+#define LUASANDBOX_HOOK_STEP 1000
+
+struct LuaSandbox {
+  lua_State *L;
+  LuaSandboxLimits limits;
+  size_t used;        /* bytes held by the state now */
+  size_t refusals;    /* allocations refused since luasandbox_new */
+  uint64_t executed;  /* instructions counted in the current run or call */
+  bool over_budget;   /* the current run or call has passed its budget */
+};
+
+/* The allocator (lua_Alloc). Counts what the state holds and refuses growth
+ * past memory_max by returning NULL, which Lua turns into a memory error.
+ * Shrinking never fails, as Lua requires. For a new block osize is a type
+ * tag, not a size, so only a non-NULL ptr has osize bytes to give back. */
+static void *
+luasandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  LuaSandbox *sb = ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    free(ptr);
+    sb->used -= old;
+    return NULL;
+  }
+  if (nsize > old && nsize - old > sb->limits.memory_max - sb->used) {
+    sb->refusals++;
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p == NULL) {
+    /* The system itself is out of memory: refuse like the cap would, so
+     * one state's failure stays a Lua error rather than an abort. */
+    if (nsize > old)
+      sb->refusals++;
+    return NULL;
+  }
+  sb->used = sb->used - old + nsize;
+  return p;
+}
+
+/* The sandbox a state belongs to (the allocator's user data). */
+static LuaSandbox *
+luasandbox_of(lua_State *L)
+{
+  void *ud = NULL;
+  lua_getallocf(L, &ud);
+  return ud;
+}
+
+/* The count hook. Past the budget it raises an error naming the budget and
+ * the line that was running, and arms itself for every instruction so the
+ * error cannot be caught and ignored (file comment). */
+static void
+luasandbox_hook(lua_State *L, lua_Debug *ar)
+{
+  (void)ar;
+  LuaSandbox *sb = luasandbox_of(L);
+  if (!sb->over_budget) {
+    sb->executed += LUASANDBOX_HOOK_STEP;
+    if (sb->executed <= sb->limits.instruction_max)
+      return;
+    sb->over_budget = true;
+    lua_sethook(L, luasandbox_hook, LUA_MASKCOUNT, 1);
+  }
+  luaL_where(L, 0);
+  lua_pushfstring(L, "instruction budget of %I exceeded",
+                  (lua_Integer)(sb->limits.instruction_max > (uint64_t)LUA_MAXINTEGER
+                                    ? LUA_MAXINTEGER
+                                    : (lua_Integer)sb->limits.instruction_max));
+  lua_concat(L, 2);
+  lua_error(L);
+}
+
+/* Starts a new budget for one run or call. */
+static void
+luasandbox_reset_budget(LuaSandbox *sb)
+{
+  sb->executed = 0;
+  sb->over_budget = false;
+  lua_sethook(sb->L, luasandbox_hook, LUA_MASKCOUNT, LUASANDBOX_HOOK_STEP);
+}
+
+/* Replaces base `load`: the original (upvalue 1) called with mode forced to
+ * "t", so bytecode is refused whatever the caller asks. Other arguments pass
+ * through unchanged, so a missing env means the sandbox's globals, as with
+ * the original, and an explicit env is kept. */
+static int
+luasandbox_load(lua_State *L)
+{
+  if (lua_gettop(L) < 3)
+    lua_settop(L, 3);
+  lua_pushliteral(L, "t");
+  lua_replace(L, 3);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* Replaces base `setmetatable`: refuses a metatable with a __gc field (file
+ * comment), then calls the original (upvalue 1). */
+static int
+luasandbox_setmetatable(lua_State *L)
+{
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    int t = lua_rawget(L, 2);
+    lua_pop(L, 1);
+    if (t != LUA_TNIL)
+      return luaL_error(L, "setmetatable: __gc metamethods are not allowed in the sandbox");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* Replaces global `name` with the C closure fn, whose one upvalue is the
+ * original function. */
+static void
+luasandbox_wrap(lua_State *L, const char *name, lua_CFunction fn)
+{
+  lua_getglobal(L, name);
+  lua_pushcclosure(L, fn, 1);
+  lua_setglobal(L, name);
+}
+
+/* Opens the allowed libraries and removes what the file comment lists. Run
+ * under lua_pcall, so running out of memory here is an error, not a panic. */
+static int
+luasandbox_open(lua_State *L)
+{
+  static const luaL_Reg libs[] = {
+    {LUA_GNAME, luaopen_base},         {LUA_STRLIBNAME, luaopen_string},
+    {LUA_TABLIBNAME, luaopen_table},   {LUA_MATHLIBNAME, luaopen_math},
+    {LUA_UTF8LIBNAME, luaopen_utf8},   {NULL, NULL},
+  };
+  for (const luaL_Reg *lib = libs; lib->func; lib++) {
+    luaL_requiref(L, lib->name, lib->func, 1);
+    lua_pop(L, 1);
+  }
+  static const char *const removed[] = {"dofile", "loadfile", "print", "collectgarbage", NULL};
+  for (const char *const *name = removed; *name; name++) {
+    lua_pushnil(L);
+    lua_setglobal(L, *name);
+  }
+  luasandbox_wrap(L, "load", luasandbox_load);
+  luasandbox_wrap(L, "setmetatable", luasandbox_setmetatable);
+
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* Lua's last resort for an error outside any pcall. Every entry point here
+ * is protected, so reaching it is a bug: say what and abort. */
+static int
+luasandbox_panic(lua_State *L)
+{
+  const char *msg = lua_tostring(L, -1);
+  fprintf(stderr, "vigil: unprotected Lua error: %s\n", msg ? msg : "(not a string)");
+  abort();
+  return 0;
+}
+
+/* Creates a sandbox. Zero fields of limits (or limits NULL) take the
+ * LUASANDBOX_DEFAULT_* values. Returns NULL only when memory_max is too small
+ * to hold the libraries themselves (a few tens of KiB). */
+LuaSandbox *
+luasandbox_new(const LuaSandboxLimits *limits)
+{
+  LuaSandbox *sb = xcalloc(1, sizeof *sb);
+  sb->limits.memory_max = limits && limits->memory_max ? limits->memory_max
+                                                       : LUASANDBOX_DEFAULT_MEMORY;
+  sb->limits.instruction_max = limits && limits->instruction_max
+                                   ? limits->instruction_max
+                                   : LUASANDBOX_DEFAULT_INSTRUCTIONS;
+  sb->L = lua_newstate(luasandbox_alloc, sb);
+  if (sb->L == NULL) {
+    free(sb);
+    return NULL;
+  }
+  lua_atpanic(sb->L, luasandbox_panic);
+  lua_pushcfunction(sb->L, luasandbox_open);
+  if (lua_pcall(sb->L, 0, 0, 0) != LUA_OK) {
+    lua_close(sb->L);
+    free(sb);
+    return NULL;
+  }
+  luasandbox_reset_budget(sb);
+  return sb;
+}
+
+/* Closes the state and frees the sandbox; NULL is ignored. */
+void
+luasandbox_free(LuaSandbox *sb)
+{
+  if (sb == NULL)
+    return;
+  lua_close(sb->L);
+  free(sb);
+}
+
+/* The state, for pushing arguments and reading results. The sandbox keeps
+ * owning it. */
+lua_State *
+luasandbox_state(LuaSandbox *sb)
+{
+  return sb->L;
+}
+
+size_t
+luasandbox_memory(const LuaSandbox *sb)
+{
+  return sb->used;
+}
+
+size_t
+luasandbox_refusals(const LuaSandbox *sb)
+{
+  return sb->refusals;
+}
+
+/* The message handler of every protected run: Lua's message (or a word on a
+ * non-string error object) followed by a traceback. A table with __tostring
+ * is asked for its text, as lua.c does. */
+static int
+luasandbox_msghandler(lua_State *L)
+{
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Writes into s, for an error `status` of a run, the message the host
+ * reports: the budget and memory errors in fixed words (a chunk may have
+ * caught the first error and rethrown something else, or the handler may
+ * have failed), otherwise the error value's text. `over` says whether the
+ * run passed its budget, `refusals_before` is the refusal count when it
+ * began. Pops the error value. */
+static void
+luasandbox_error_text(LuaSandbox *sb, int status, bool over, size_t refusals_before,
+                      StrBuf *s)
+{
+  lua_State *L = sb->L;
+  const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  bool memory = status == LUA_ERRMEM ||
+                (sb->refusals != refusals_before &&
+                 (status == LUA_ERRERR || (msg && strncmp(msg, "not enough memory", 17) == 0)));
+  if (over && msg && strstr(msg, "instruction budget of") != NULL)
+    strbuf_puts(s, msg);
+  else if (over)
+    strbuf_printf(s, "instruction budget of %" PRIu64 " exceeded", sb->limits.instruction_max);
+  else if (memory)
+    strbuf_printf(s, "memory limit of %zu bytes exceeded", sb->limits.memory_max);
+  else if (msg)
+    strbuf_puts(s, msg);
+  else
+    strbuf_printf(s, "(error object is a %s value)", luaL_typename(L, -1));
+  lua_pop(L, 1);
+}
+
+/* Lua shortens a long "@path" chunkname in messages to "..." and the last
+ * LUA_IDSIZE - 4 bytes of the path. When msg starts with that short form and
+ * a colon, replaces it with the whole path, so a message names the file a
+ * person can open whatever its length. */
+static void
+luasandbox_expand_source(StrBuf *s, const char *chunkname)
+{
+  if (chunkname == NULL || chunkname[0] != '@' || s->data == NULL)
+    return;
+  const char *path = chunkname + 1;
+  size_t plen = strlen(path);
+  if (plen + 1 <= LUA_IDSIZE)
+    return;
+  size_t keep = LUA_IDSIZE - 4;
+  StrBuf shortid = STRBUF_INIT;
+  strbuf_puts(&shortid, "...");
+  strbuf_puts(&shortid, path + plen - keep);
+  if (strncmp(s->data, shortid.data, shortid.len) == 0 && s->data[shortid.len] == ':') {
+    StrBuf out = STRBUF_INIT;
+    strbuf_puts(&out, path);
+    strbuf_puts(&out, s->data + shortid.len);
+    strbuf_free(s);
+    *s = out;
+  }
+  strbuf_free(&shortid);
+}
+
+/* Runs the function under nargs arguments at the top, under a fresh budget,
+ * with the traceback handler. On success leaves nresults results where the
+ * function was; on failure sets err (invalid_params) and leaves the stack as
+ * it was below the function. */
+static int
+luasandbox_pcall(LuaSandbox *sb, int nargs, int nresults, const char *chunkname,
+                 VigilError *err)
+{
+  lua_State *L = sb->L;
+  int base = lua_gettop(L) - nargs;
+  size_t refusals_before = sb->refusals;
+  lua_pushcfunction(L, luasandbox_msghandler);
+  lua_insert(L, base);
+  luasandbox_reset_budget(sb);
+  int status = lua_pcall(L, nargs, nresults, base);
+  bool over = sb->over_budget;
+  luasandbox_reset_budget(sb);
+  if (status == LUA_OK) {
+    lua_remove(L, base);
+    return 0;
+  }
+  StrBuf s = STRBUF_INIT;
+  luasandbox_error_text(sb, status, over, refusals_before, &s);
+  lua_pop(L, 1); /* the handler */
+  luasandbox_expand_source(&s, chunkname);
+  error_set(err, kErrInvalidParams, "%s", strbuf_cstr(&s));
+  strbuf_free(&s);
+  return -1;
+}
+
+/* Loads chunk as text (a binary chunk is refused by mode "t") and runs it;
+ * see luasandbox.h. */
+int
+luasandbox_run(LuaSandbox *sb, const char *chunk, size_t len, const char *chunkname,
+               int nresults, VigilError *err)
+{
+  lua_State *L = sb->L;
+  size_t refusals_before = sb->refusals;
+  if (!lua_checkstack(L, 8))
+    return error_set(err, kErrInvalidParams, "memory limit of %zu bytes exceeded",
+                     sb->limits.memory_max);
+  int status = luaL_loadbufferx(L, chunk, len, chunkname ? chunkname : "=chunk", "t");
+  if (status != LUA_OK) {
+    StrBuf s = STRBUF_INIT;
+    luasandbox_error_text(sb, status, false, refusals_before, &s);
+    luasandbox_expand_source(&s, chunkname);
+    error_set(err, kErrInvalidParams, "%s", strbuf_cstr(&s));
+    strbuf_free(&s);
+    return -1;
+  }
+  return luasandbox_pcall(sb, 0, nresults, chunkname, err);
+}
+
+/* Reads path whole (refusing more than max bytes) and runs it as "@path";
+ * see luasandbox.h. A UTF-8 byte order mark at the start is skipped, as
+ * lua.c does, since some editors write one. */
+int
+luasandbox_run_file(LuaSandbox *sb, const char *path, size_t max, int nresults,
+                    VigilError *err)
+{
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return error_set(err, kErrInvalidParams, "%s: cannot open: %s", path, strerror(errno));
+  StrBuf text = STRBUF_INIT;
+  char buf[8192];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (text.len + n > max) {
+      fclose(f);
+      strbuf_free(&text);
+      return error_set(err, kErrInvalidParams, "%s: larger than %zu bytes", path, max);
+    }
+    strbuf_append(&text, buf, n);
+  }
+  if (ferror(f)) {
+    int e = errno;
+    fclose(f);
+    strbuf_free(&text);
+    return error_set(err, kErrInvalidParams, "%s: cannot read: %s", path, strerror(e));
+  }
+  fclose(f);
+
+  const char *chunk = strbuf_cstr(&text);
+  size_t len = text.len;
+  if (len >= 3 && memcmp(chunk, "\xEF\xBB\xBF", 3) == 0) {
+    chunk += 3;
+    len -= 3;
+  }
+  StrBuf name = STRBUF_INIT;
+  strbuf_printf(&name, "@%s", path);
+  int rc = luasandbox_run(sb, chunk, len, strbuf_cstr(&name), nresults, err);
+  strbuf_free(&name);
+  strbuf_free(&text);
+  return rc;
+}
+
+/* See luasandbox.h. */
+int
+luasandbox_call(LuaSandbox *sb, int nargs, int nresults, VigilError *err)
+{
+  if (!lua_checkstack(sb->L, 8)) {
+    lua_pop(sb->L, nargs + 1);
+    return error_set(err, kErrInvalidParams, "memory limit of %zu bytes exceeded",
+                     sb->limits.memory_max);
+  }
+  return luasandbox_pcall(sb, nargs, nresults, NULL, err);
+}

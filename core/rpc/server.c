@@ -1,0 +1,326 @@
+/*
+ * The transports of vigild (see server.h): the listening Unix socket, which
+ * checks every peer's uid before a channel exists for it, and --stdio.
+ *
+ * Starting to listen is done with blocking calls (mkdir, stat, a connect to
+ * probe an existing socket file): they run once at startup, and a connect
+ * to a local Unix socket answers at once, accepted or refused.
+ *
+ * Decisions the header leaves open:
+ * - Only the socket's own directory is created (0700, then chmod'ed so the
+ *   umask cannot narrow it); its parent must exist. An existing directory is
+ *   used as it is.
+ * - A file at the socket path that is not a socket is refused rather than
+ *   removed: it is not ours to delete.
+ * - A path longer than a sockaddr_un holds is refused (libuv 1.44 would
+ *   silently cut it).
+ * - A peer whose credentials cannot be read is refused like a foreign uid.
+ */
+#include "rpc/server.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "memory.h"
+
+/* Connections the kernel may queue before vigild accepts them. */
+#define RPC_SERVER_BACKLOG 128
+
+struct RpcServer {
+  uv_loop_t *loop;
+  uv_pipe_t pipe;
+  char *path;
+  RpcLimits limits;
+  RpcHandlers handlers;
+  void *data;
+  uint64_t refused;
+};
+
+int
+rpc_default_socket_path(char *out, size_t size)
+{
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  int n;
+  if (xdg != NULL && xdg[0] != '\0')
+    n = snprintf(out, size, "%s/vigil/vigil.sock", xdg);
+  else
+    n = snprintf(out, size, "/tmp/vigil-%u/vigil.sock", (unsigned)geteuid());
+  return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* Frees a server once its listening handle has closed. */
+static void
+rpc_server_closed(uv_handle_t *handle)
+{
+  RpcServer *srv = handle->data;
+  free(srv->path);
+  free(srv);
+}
+
+/* Frees a handle allocated here once it has closed. */
+static void
+rpc_server_free_handle(uv_handle_t *handle)
+{
+  free(handle);
+}
+
+/* Reads the uid and pid of the process at the other end of a Unix socket.
+ * Returns 0, or -1 with errno set. pid is -1 where the OS does not say. */
+static int
+rpc_peer_credentials(int fd, uid_t *uid, pid_t *pid)
+{
+#if defined(SO_PEERCRED)
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+    return -1;
+  *uid = cred.uid;
+  *pid = cred.pid;
+  return 0;
+#else
+  gid_t gid;
+  if (getpeereid(fd, uid, &gid) != 0)
+    return -1;
+  *pid = -1;
+  return 0;
+#endif
+}
+
+/* A peer is waiting: accept it, check its uid, and give it a channel. */
+static void
+rpc_server_connection(uv_stream_t *listener, int status)
+{
+  RpcServer *srv = listener->data;
+  if (status < 0) {
+    LOG_WARN("rpc", "%s: accept failed: %s", srv->path, uv_strerror(status));
+    return;
+  }
+  uv_pipe_t *client = xmalloc(sizeof *client);
+  uv_pipe_init(srv->loop, client, 0);
+  int r = uv_accept(listener, (uv_stream_t *)client);
+  if (r < 0) {
+    LOG_WARN("rpc", "%s: accept failed: %s", srv->path, uv_strerror(r));
+    uv_close((uv_handle_t *)client, rpc_server_free_handle);
+    return;
+  }
+  uv_os_fd_t fd;
+  uid_t uid = 0;
+  pid_t pid = -1;
+  if (uv_fileno((uv_handle_t *)client, &fd) != 0 || rpc_peer_credentials(fd, &uid, &pid) != 0) {
+    LOG_WARN("rpc", "%s: refused a connection: its credentials could not be read (%s)",
+             srv->path, strerror(errno));
+    srv->refused++;
+    uv_close((uv_handle_t *)client, rpc_server_free_handle);
+    return;
+  }
+  if (uid != geteuid()) {
+    LOG_WARN("rpc", "refused a connection from uid %u (the engine runs as uid %u)",
+             (unsigned)uid, (unsigned)geteuid());
+    srv->refused++;
+    uv_close((uv_handle_t *)client, rpc_server_free_handle);
+    return;
+  }
+  char peer[64];
+  snprintf(peer, sizeof peer, "socket uid=%u pid=%d", (unsigned)uid, (int)pid);
+  LOG_DEBUG("rpc", "%s: accepted a connection (%s)", srv->path, peer);
+  RpcChannel *ch = rpc_channel_open(srv->loop, (uv_stream_t *)client, (uv_stream_t *)client,
+                                    &srv->limits, &srv->handlers, srv->data, peer);
+  if (srv->handlers.on_open != NULL)
+    srv->handlers.on_open(srv->data, ch);
+}
+
+/* Makes the socket's directory (0700) unless it exists; refuses a path in
+ * the way that is not a directory. */
+static int
+rpc_server_make_dir(const char *path, VigilError *err)
+{
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL || slash == path)
+    return 0; /* the current directory, or / */
+  char *dir = xmemdupz(path, (size_t)(slash - path));
+  int rc = 0;
+  struct stat st;
+  if (mkdir(dir, 0700) == 0) {
+    /* mkdir's mode passes through the umask; the directory must be 0700. */
+    if (chmod(dir, 0700) != 0)
+      rc = error_set(err, kErrInternal, "cannot listen on %s: chmod %s: %s", path, dir,
+                     strerror(errno));
+  } else if (errno != EEXIST) {
+    rc = error_set(err, kErrInternal, "cannot listen on %s: mkdir %s: %s", path, dir,
+                   strerror(errno));
+  } else if (stat(dir, &st) != 0) {
+    rc = error_set(err, kErrInternal, "cannot listen on %s: %s: %s", path, dir, strerror(errno));
+  } else if (!S_ISDIR(st.st_mode)) {
+    rc = error_set(err, kErrInternal, "cannot listen on %s: %s exists and is not a directory",
+                   path, dir);
+  }
+  free(dir);
+  return rc;
+}
+
+/* Clears the way for bind: nothing there is fine, a stale socket is
+ * removed, a live one (or something that is not a socket) is an error. */
+static int
+rpc_server_clear_path(const char *path, VigilError *err)
+{
+  struct stat st;
+  if (lstat(path, &st) != 0) {
+    if (errno == ENOENT)
+      return 0;
+    return error_set(err, kErrInternal, "cannot listen on %s: %s", path, strerror(errno));
+  }
+  if (!S_ISSOCK(st.st_mode))
+    return error_set(err, kErrInternal, "cannot listen on %s: it exists and is not a socket",
+                     path);
+  /* Non-blocking, so a live engine whose backlog is full (EAGAIN) counts
+   * as live instead of hanging this probe. */
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return error_set(err, kErrInternal, "cannot listen on %s: socket: %s", path, strerror(errno));
+  struct sockaddr_un addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  memcpy(addr.sun_path, path, strlen(path) + 1);
+  int rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
+  int connect_errno = errno;
+  bool live = rc == 0 || connect_errno == EAGAIN || connect_errno == EINPROGRESS;
+  close(fd);
+  if (live)
+    return error_set(err, kErrInternal, "another vigild is listening on %s", path);
+  if (connect_errno != ECONNREFUSED && connect_errno != ENOENT)
+    return error_set(err, kErrInternal, "cannot listen on %s: probing the existing socket: %s",
+                     path, strerror(connect_errno));
+  if (unlink(path) != 0 && errno != ENOENT)
+    return error_set(err, kErrInternal, "cannot listen on %s: removing the stale socket: %s",
+                     path, strerror(errno));
+  LOG_INFO("rpc", "%s: replaced a stale socket file", path);
+  return 0;
+}
+
+RpcServer *
+rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
+                  const RpcHandlers *handlers, void *data, VigilError *err)
+{
+  struct sockaddr_un addr;
+  size_t len = strlen(path);
+  if (len == 0 || len >= sizeof addr.sun_path) {
+    error_set(err, kErrInternal, "cannot listen on %s: a socket path must be 1..%zu bytes, got %zu",
+              path, sizeof addr.sun_path - 1, len);
+    return NULL;
+  }
+  if (rpc_server_make_dir(path, err) != 0 || rpc_server_clear_path(path, err) != 0)
+    return NULL;
+  RpcServer *srv = xcalloc(1, sizeof *srv);
+  srv->loop = loop;
+  srv->path = xstrdup(path);
+  srv->limits = *limits;
+  srv->handlers = *handlers;
+  srv->data = data;
+  uv_pipe_init(loop, &srv->pipe, 0);
+  srv->pipe.data = srv;
+  const char *step = "bind";
+  int r = uv_pipe_bind(&srv->pipe, path);
+  if (r == 0) {
+    step = "chmod";
+    /* Before listen, so no peer ever connects while it is wider. */
+    r = chmod(path, 0600) == 0 ? 0 : uv_translate_sys_error(errno);
+  }
+  if (r == 0) {
+    step = "listen";
+    r = uv_listen((uv_stream_t *)&srv->pipe, RPC_SERVER_BACKLOG, rpc_server_connection);
+  }
+  if (r != 0) {
+    error_set(err, kErrInternal, "cannot listen on %s: %s: %s", path, step, uv_strerror(r));
+    if (strcmp(step, "bind") != 0)
+      unlink(path);
+    uv_close((uv_handle_t *)&srv->pipe, rpc_server_closed);
+    return NULL;
+  }
+  LOG_INFO("rpc", "listening on %s", path);
+  return srv;
+}
+
+void
+rpc_server_close(RpcServer *srv)
+{
+  if (srv == NULL)
+    return;
+  unlink(srv->path);
+  uv_close((uv_handle_t *)&srv->pipe, rpc_server_closed);
+}
+
+uint64_t
+rpc_server_refused(const RpcServer *srv)
+{
+  return srv->refused;
+}
+
+/* Frees a stdio handle that could not be opened, once closed. */
+static void
+rpc_stdio_free_handle(uv_handle_t *handle)
+{
+  free(handle);
+}
+
+/* Wraps fd (0 or 1) in the libuv stream its kind needs: a pipe handle for
+ * pipes and Unix sockets, a tty handle for a terminal. Returns NULL and
+ * fills err for anything else. */
+static uv_stream_t *
+rpc_stdio_stream(uv_loop_t *loop, int fd, VigilError *err)
+{
+  const char *name = fd == 0 ? "stdin" : "stdout";
+  uv_handle_type type = uv_guess_handle(fd);
+  int r;
+  if (type == UV_NAMED_PIPE) {
+    uv_pipe_t *p = xmalloc(sizeof *p);
+    uv_pipe_init(loop, p, 0);
+    r = uv_pipe_open(p, fd);
+    if (r == 0)
+      return (uv_stream_t *)p;
+    uv_close((uv_handle_t *)p, rpc_stdio_free_handle);
+  } else if (type == UV_TTY) {
+    uv_tty_t *t = xmalloc(sizeof *t);
+    r = uv_tty_init(loop, t, fd, fd == 0);
+    if (r == 0)
+      return (uv_stream_t *)t;
+    free(t); /* a failed uv_tty_init leaves nothing to close */
+  } else {
+    const char *kind = type == UV_FILE ? "a file" : type == UV_TCP ? "a TCP socket"
+                       : type == UV_UDP ? "a UDP socket" : "unknown or closed";
+    error_set(err, kErrInternal,
+              "--stdio needs stdin and stdout to be pipes, sockets or a terminal (%s is %s)",
+              name, kind);
+    return NULL;
+  }
+  error_set(err, kErrInternal, "--stdio: cannot use %s: %s", name, uv_strerror(r));
+  return NULL;
+}
+
+RpcChannel *
+rpc_stdio_open(uv_loop_t *loop, const RpcLimits *limits, const RpcHandlers *handlers, void *data,
+               VigilError *err)
+{
+  uv_stream_t *in = rpc_stdio_stream(loop, 0, err);
+  if (in == NULL)
+    return NULL;
+  uv_stream_t *out = rpc_stdio_stream(loop, 1, err);
+  if (out == NULL) {
+    uv_close((uv_handle_t *)in, rpc_stdio_free_handle);
+    return NULL;
+  }
+  RpcChannel *ch = rpc_channel_open(loop, in, out, limits, handlers, data, "stdio");
+  if (handlers->on_open != NULL)
+    handlers->on_open(data, ch);
+  return ch;
+}

@@ -1,0 +1,262 @@
+/*
+ * The msgpack form of notifications, monitors, lines, events and counters
+ * (see wire.h).
+ */
+#include "wire.h"
+
+#include <string.h>
+
+#include "proc.h"
+#include "signals.h"
+#include "strbuf.h"
+#include "textfmt.h"
+
+void
+wire_strn(msgpack_packer *pk, const char *s, size_t len)
+{
+  msgpack_pack_str(pk, len);
+  msgpack_pack_str_body(pk, s, len);
+}
+
+void
+wire_str(msgpack_packer *pk, const char *s)
+{
+  if (s == NULL)
+    msgpack_pack_nil(pk);
+  else
+    wire_strn(pk, s, strlen(s));
+}
+
+void
+wire_key(msgpack_packer *pk, const char *key)
+{
+  wire_strn(pk, key, strlen(key));
+}
+
+void
+wire_time(msgpack_packer *pk, int64_t epoch_ms)
+{
+  if (epoch_ms == 0) {
+    msgpack_pack_nil(pk);
+    return;
+  }
+  StrBuf sb = STRBUF_INIT;
+  textfmt_time(&sb, epoch_ms);
+  wire_strn(pk, sb.data, sb.len);
+  strbuf_free(&sb);
+}
+
+void
+wire_signal(msgpack_packer *pk, int sig)
+{
+  if (sig == 0) {
+    msgpack_pack_nil(pk);
+    return;
+  }
+  const char *name = signals_name(sig);
+  if (name)
+    wire_str(pk, name);
+  else
+    msgpack_pack_int(pk, sig);
+}
+
+static const char *
+wire_stream_name(int stream)
+{
+  return stream == kStreamStderr ? "stderr" : "stdout";
+}
+
+/* {seq, stream, text, pattern, truncated}; pattern nil when < 0. */
+static void
+wire_line(msgpack_packer *pk, uint64_t seq, int stream, const char *text, size_t len,
+          int pattern, bool truncated)
+{
+  msgpack_pack_map(pk, 5);
+  wire_key(pk, "seq");
+  msgpack_pack_uint64(pk, seq);
+  wire_key(pk, "stream");
+  wire_str(pk, wire_stream_name(stream));
+  wire_key(pk, "text");
+  wire_strn(pk, text, len);
+  wire_key(pk, "pattern");
+  if (pattern >= 0)
+    msgpack_pack_int(pk, pattern);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "truncated");
+  if (truncated)
+    msgpack_pack_true(pk);
+  else
+    msgpack_pack_false(pk);
+}
+
+void
+wire_ring_line(msgpack_packer *pk, const RingLine *line)
+{
+  wire_line(pk, line->seq, line->stream, line->text, line->len, line->pattern,
+            (line->flags & 1u) != 0);
+}
+
+void
+wire_notification(msgpack_packer *pk, const Notification *n)
+{
+  bool ending = notification_is_ending(n->type);
+  msgpack_pack_map(pk, 17);
+  wire_key(pk, "session");
+  wire_str(pk, n->session);
+  wire_key(pk, "seq");
+  msgpack_pack_uint64(pk, n->seq);
+  wire_key(pk, "type");
+  wire_str(pk, notification_type_name(n->type));
+  wire_key(pk, "monitor_id");
+  wire_str(pk, n->monitor_id[0] ? n->monitor_id : NULL);
+  wire_key(pk, "label");
+  wire_str(pk, n->label);
+  wire_key(pk, "mode");
+  wire_str(pk, monitor_mode_name(n->mode));
+  wire_key(pk, "batch");
+  if (n->type == kNotifOutput)
+    msgpack_pack_uint64(pk, n->batch);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "lines");
+  msgpack_pack_array(pk, n->nlines);
+  for (size_t i = 0; i < n->nlines; i++) {
+    const NoteLine *l = &n->lines[i];
+    wire_line(pk, l->seq, l->stream, l->text, l->len, l->pattern, l->truncated);
+  }
+  wire_key(pk, "suppressed");
+  msgpack_pack_uint64(pk, n->suppressed);
+  wire_key(pk, "state");
+  wire_str(pk, ending || n->type == kNotifOutput ? monitor_state_name(n->state) : NULL);
+  wire_key(pk, "exit_code");
+  if (ending && n->has_exit_code)
+    msgpack_pack_int(pk, n->exit_code);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "signal");
+  wire_signal(pk, ending ? n->signal : 0);
+  wire_key(pk, "duration_ms");
+  if (ending && n->has_duration)
+    msgpack_pack_uint64(pk, n->duration_ms);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "reason");
+  wire_str(pk, n->reason);
+  wire_key(pk, "dropped");
+  if (n->type == kNotifDropped)
+    msgpack_pack_uint64(pk, n->dropped_count);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "text");
+  wire_str(pk, n->text);
+  wire_key(pk, "at");
+  wire_time(pk, n->at_ms);
+}
+
+void
+wire_counters(msgpack_packer *pk, const MonitorCounters *c)
+{
+  static const char *const names[] = {
+    "lines", "matched", "unmatched", "dropped", "suppressed", "notifications",
+    "stdout_bytes", "stderr_bytes", "truncated_lines", "discarded_bytes", "match_errors",
+    "capture_evicted", "events_dropped",
+  };
+  const uint64_t values[] = {
+    c->lines, c->matched, c->unmatched, c->dropped, c->suppressed, c->notifications,
+    c->stdout_bytes, c->stderr_bytes, c->truncated_lines, c->discarded_bytes, c->match_errors,
+    c->capture_evicted, c->events_dropped,
+  };
+  size_t n = sizeof names / sizeof names[0];
+  msgpack_pack_map(pk, n);
+  for (size_t i = 0; i < n; i++) {
+    wire_key(pk, names[i]);
+    msgpack_pack_uint64(pk, values[i]);
+  }
+}
+
+void
+wire_event(msgpack_packer *pk, const Event *ev)
+{
+  msgpack_pack_map(pk, 8);
+  wire_key(pk, "id");
+  msgpack_pack_uint64(pk, ev->id);
+  wire_key(pk, "type");
+  wire_str(pk, eventlog_type_name(ev->type));
+  wire_key(pk, "at");
+  wire_time(pk, ev->at_ms);
+  wire_key(pk, "pattern");
+  if (ev->pattern >= 0)
+    msgpack_pack_int(pk, ev->pattern);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "line");
+  wire_str(pk, ev->line);
+  wire_key(pk, "exit_code");
+  if (ev->has_exit_code)
+    msgpack_pack_int(pk, ev->exit_code);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "signal");
+  wire_signal(pk, ev->signal);
+  wire_key(pk, "reason");
+  wire_str(pk, ev->reason);
+}
+
+void
+wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
+{
+  MonitorCounters c;
+  monitor_counters(m, &c);
+  ProcExit x;
+  monitor_usage(m, &x);
+  bool ended = monitor_finished(m);
+  msgpack_pack_map(pk, status ? 15 : 13);
+  wire_key(pk, "monitor_id");
+  wire_str(pk, monitor_id(m));
+  wire_key(pk, "label");
+  wire_str(pk, monitor_label(m));
+  wire_key(pk, "description");
+  wire_str(pk, monitor_description(m));
+  wire_key(pk, "mode");
+  wire_str(pk, monitor_mode_name(monitor_mode(m)));
+  wire_key(pk, "notify");
+  wire_str(pk, monitor_notify_name(monitor_notify(m)));
+  wire_key(pk, "state");
+  wire_str(pk, monitor_state_name(monitor_state(m)));
+  wire_key(pk, "pid");
+  msgpack_pack_int(pk, monitor_pid(m));
+  wire_key(pk, "started_at");
+  wire_time(pk, monitor_started_at(m));
+  wire_key(pk, "ended_at");
+  wire_time(pk, monitor_ended_at(m));
+  wire_key(pk, "exit_code");
+  if (ended && x.exited && x.term_signal == 0)
+    msgpack_pack_int(pk, x.exit_code);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "signal");
+  wire_signal(pk, ended ? x.term_signal : 0);
+  wire_key(pk, "counters");
+  wire_counters(pk, &c);
+  wire_key(pk, "last_line");
+  RingLine last = ring_last(monitor_ring(m));
+  if (last.text)
+    wire_strn(pk, last.text, last.len);
+  else
+    msgpack_pack_nil(pk);
+  if (!status)
+    return;
+  wire_key(pk, "duration_ms");
+  msgpack_pack_uint64(pk, monitor_duration_ms(m));
+  wire_key(pk, "resource_usage");
+  msgpack_pack_map(pk, 4);
+  wire_key(pk, "cpu_ms");
+  msgpack_pack_uint64(pk, x.cpu_ms);
+  wire_key(pk, "memory_peak_bytes");
+  msgpack_pack_uint64(pk, x.memory_peak_bytes);
+  wire_key(pk, "io_read_bytes");
+  msgpack_pack_uint64(pk, x.io_read_bytes);
+  wire_key(pk, "io_write_bytes");
+  msgpack_pack_uint64(pk, x.io_write_bytes);
+}

@@ -1,0 +1,42 @@
+/*
+ * The msgpack form of what the engine tells its peers: notifications, monitor
+ * entries and status, lines, events, counters (PROTOCOL.md sections 4 and
+ * 5). Every documented key is always present, nil when it has no value yet,
+ * so a gateway can index without checking. Times are RFC 3339 strings.
+ */
+#ifndef VIGIL_WIRE_H
+#define VIGIL_WIRE_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "eventlog.h"
+#include "monitor.h"
+#include "notification.h"
+#include "ring.h"
+
+/* Small helpers: a NUL-terminated string (nil when NULL), a key. */
+void wire_str(msgpack_packer *pk, const char *s);
+void wire_strn(msgpack_packer *pk, const char *s, size_t len);
+void wire_key(msgpack_packer *pk, const char *key);
+void wire_time(msgpack_packer *pk, int64_t epoch_ms); /* nil when 0 */
+void wire_signal(msgpack_packer *pk, int sig);        /* name, nil when 0 */
+
+/* The notification map of `vigil.notification`. */
+void wire_notification(msgpack_packer *pk, const Notification *n);
+
+/* {seq, stream, text, pattern, truncated} */
+void wire_ring_line(msgpack_packer *pk, const RingLine *line);
+
+/* {lines, matched, unmatched, dropped, suppressed, notifications,
+ *  stdout_bytes, stderr_bytes} (plus vigil's extra counters). */
+void wire_counters(msgpack_packer *pk, const MonitorCounters *c);
+
+/* An event map {id, type, at, pattern, line, exit_code, signal, reason}. */
+void wire_event(msgpack_packer *pk, const Event *ev);
+
+/* A monitor_list entry; with status, also duration_ms and resource_usage. */
+void wire_monitor(msgpack_packer *pk, const Monitor *m, bool status);
+
+#endif

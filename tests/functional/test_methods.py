@@ -1,0 +1,314 @@
+"""Every method of PROTOCOL.md section 4 and every error code of section 3,
+through the real vigild, over --stdio and over the socket."""
+
+import os
+import stat
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vigiltest import (ERROR_CODES, RpcError, default_config, expect_error, run_tests,
+                       with_config, HELPERS)
+
+TICK = os.path.join(HELPERS, "child_tick")
+
+
+def test_ping_and_api_info(e):
+    r = e.call("ping")
+    assert r["api_level"] == 1 and isinstance(r["version"], str)
+    info = e.call("api_info")
+    for m in ("ping", "api_info", "session_open", "session_state", "session_close",
+              "session_list", "monitor_start", "monitor_stop", "monitor_list",
+              "monitor_status", "monitor_output", "monitor_logs", "monitor_events",
+              "monitor_wait", "process_run"):
+        assert m in info["methods"], m
+    assert info["error_codes"] == ERROR_CODES
+    assert set(info["notification_types"]) >= {"output", "exit", "stopped", "timed_out",
+                                               "idle_timeout", "overload", "dropped",
+                                               "policy_error"}
+    assert info["limits"]["monitor.flush_interval_ms"] == 200
+    assert info["limits"]["rate_limit.max_notifications"] == 8
+    assert info["limits"]["monitor.max_patterns"] == 32
+
+
+def test_unknown_method_and_unknown_argument(e):
+    err = expect_error("unknown_method", e.call, "no_such_method")
+    assert "no_such_method" in err.message
+    err = expect_error("invalid_params", e.call, "ping", colour="blue")
+    assert 'unknown argument "colour"' in err.message
+
+
+def test_monitor_lifecycle_methods(e):
+    r = e.call("monitor_start", command="sh -c 'echo one; echo Error: two >&2; echo three'",
+               label="demo", description="a demo", patterns=["^Error:"], notify="lines")
+    mid = r["monitor_id"]
+    assert mid.startswith("mon_") and len(mid) >= 12
+    assert r["label"] == "demo" and r["mode"] == "idle" and r["notify"] == "lines"
+    assert r["note"] is None and r["pid"] > 0 and r["started_at"].endswith(("Z", ":00")) or "T" in r["started_at"]
+    end = e.main.wait_ending(mid)
+    assert end["type"] == "exit" and end["exit_code"] == 0 and end["state"] == "exited"
+
+    status = e.call("monitor_status", monitor_id=mid)
+    for key in ("monitor_id", "label", "description", "mode", "notify", "state", "pid",
+                "started_at", "ended_at", "exit_code", "signal", "counters", "last_line",
+                "duration_ms", "resource_usage"):
+        assert key in status, key
+    assert status["description"] == "a demo"
+    assert status["counters"]["lines"] == 3 and status["counters"]["matched"] == 1
+    assert set(status["resource_usage"]) == {"cpu_ms", "memory_peak_bytes", "io_read_bytes",
+                                             "io_write_bytes"}
+    assert "command" not in status and "sh -c" not in repr(status)
+
+    out = e.call("monitor_output", monitor_id=mid)
+    assert [l["text"] for l in out["lines"] if l["stream"] == "stdout"] == ["one", "three"]
+    assert out["next_sequence"] == 3
+    matched = e.call("monitor_output", monitor_id=mid, stream="matched")
+    assert [(l["text"], l["pattern"]) for l in matched["lines"]] == [("Error: two", 0)]
+    newer = e.call("monitor_output", monitor_id=mid, since_sequence=2)
+    assert [l["seq"] for l in newer["lines"]] == [3]
+    assert e.call("monitor_output", monitor_id=mid, since_sequence=3)["next_sequence"] == 3
+
+    logs = e.call("monitor_logs", monitor_id=mid)
+    assert logs["stdout"] == b"one\nthree\n" and logs["stderr"] == b"Error: two\n"
+    assert logs["stdout_size"] == 10 and logs["truncated"] is False
+    part = e.call("monitor_logs", monitor_id=mid, stream="stdout", offset=4, limit=3)
+    assert part["stdout"] == b"thr" and part["stderr"] is None
+
+    ev = e.call("monitor_events", monitor_id=mid)
+    types = [x["type"] for x in ev["events"]]
+    assert types == ["started", "match", "exited"], types
+    assert ev["dropped"] == 0
+    assert '] ' in ev["text"] and 'match (pattern 0 "^Error:") Error: two' in ev["text"]
+    assert [x["type"] for x in e.call("monitor_events", monitor_id=mid, since_event_id=2)["events"]] == ["exited"]
+
+    listed = e.call("monitor_list")
+    assert listed["total"] == 0  # ended monitors only with include_exited
+    listed = e.call("monitor_list", include_exited=True)
+    assert listed["total"] == 1 and listed["monitors"][0]["monitor_id"] == mid
+    assert e.call("monitor_list", state="exited")["total"] == 1
+    expect_error("invalid_params", e.call, "monitor_list", state="sleeping")
+
+    err = expect_error("already_exited", e.call, "monitor_stop", monitor_id=mid)
+    assert mid in err.message
+
+
+def test_monitor_stop_answers_when_the_process_is_gone(e):
+    r = e.call("monitor_start", argv=["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"])
+    mid = r["monitor_id"]
+    e.main.wait_notification(lambda n: n["type"] == "output" and n["monitor_id"] == mid)
+    stopped = e.call("monitor_stop", monitor_id=mid, grace_ms=200)
+    assert stopped == {"status": "stopped", "state": "stopped", "exit_code": None, "signal": "SIGKILL"}, stopped
+    again = e.call("monitor_stop", monitor_id=mid)
+    assert again["status"] == "already_stopped"
+    end = e.main.wait_ending(mid)
+    assert end["type"] == "stopped" and end["signal"] == "SIGKILL"
+    expect_error("invalid_params", e.call, "monitor_stop", monitor_id=mid, signal="SIGNOPE")
+
+
+def test_command_splitting_refusals(e):
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo 'unbalanced")
+    assert "unbalanced single quote" in err.message and "position 5" in err.message
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo hi | cat")
+    assert '"|"' in err.message and "position 8" in err.message
+    for cmd in ("echo a; echo b", "echo a && echo b", "echo $(id)", "echo `id`", "cat < x",
+                "echo > x", "sleep 1 &"):
+        expect_error("invalid_params", e.call, "monitor_start", command=cmd)
+    expect_error("invalid_params", e.call, "monitor_start", command="")
+    expect_error("invalid_params", e.call, "monitor_start")
+    expect_error("invalid_params", e.call, "monitor_start", command="echo", argv=["echo"])
+    # Quoted operators are plain arguments.
+    r = e.call("monitor_start", command="echo 'a | b' \"c ; d\"")
+    end = e.main.wait_ending(r["monitor_id"])
+    out = e.call("monitor_output", monitor_id=r["monitor_id"])
+    assert [l["text"] for l in out["lines"]] == ["a | b c ; d"]
+
+
+def test_allowlist_denial(e):
+    err = expect_error("denied", e.call, "monitor_start", command="rm -rf /tmp/nothing")
+    assert '"rm"' in err.message and "monitor.allowed_commands" in err.message
+    # A path never matches a bare entry.
+    expect_error("denied", e.call, "monitor_start", argv=["/usr/bin/echo", "x"])
+    assert e.call("monitor_list", include_exited=True)["total"] == 0
+
+
+@with_config(monitor={"allowed_commands": [], "allow_shell": False})
+def test_empty_allowlist_and_shell_denied(e):
+    err = expect_error("denied", e.call, "monitor_start", command="echo hi")
+    assert "empty" in err.message
+    err = expect_error("denied", e.call, "monitor_start", command="echo hi", shell=True)
+    assert "allow_shell" in err.message
+
+
+def test_patterns_refused(e):
+    err = expect_error("invalid_pattern", e.call, "monitor_start", command="echo x",
+                       patterns=["ok", "fine", "(foo"])
+    assert 'patterns[2] "(foo"' in err.message and "missing closing parenthesis" in err.message
+    assert "offset 4" in err.message
+    err = expect_error("limit_exceeded", e.call, "monitor_start", command="echo x",
+                       patterns=["p%d" % i for i in range(33)])
+    assert "32" in err.message and "33" in err.message
+    expect_error("invalid_pattern", e.call, "monitor_start", command="echo x",
+                 patterns=["x" * 513])
+    r = e.call("monitor_start", command="echo x", patterns=["p%d" % i for i in range(32)])
+    e.main.wait_ending(r["monitor_id"])
+
+
+def test_bounds_name_argument_bound_and_value(e):
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x",
+                       idle_timeout_ms=3600001)
+    assert err.message == "invalid_params: idle_timeout_ms must be 0..3600000, got 3600001"
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", notify="all")
+    assert '"auto" | "matches" | "lines" | "exit" | "none"' in err.message and '"all"' in err.message
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", label=7)
+    assert "label must be a string, got integer" in err.message
+    mid = e.call("monitor_start", command="sleep 30")["monitor_id"]
+    err = expect_error("invalid_params", e.call, "monitor_wait", monitor_id=mid, timeout_ms=3600001)
+    assert "timeout_ms must be 0..3600000, got 3600001" in err.message
+    e.call("monitor_stop", monitor_id=mid, grace_ms=0)
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", cpu_limit=0.5)
+    assert "cpu_limit" in err.message
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", cwd="/no/such/dir")
+    assert '"/no/such/dir" does not exist' in err.message
+    assert e.call("monitor_list", include_exited=True)["total"] == 1  # only the sleep
+
+
+@with_config(monitor={"allowed_commands": ["echo", "vigil-no-such-program"]})
+def test_not_found_and_command_not_found(e):
+    err = expect_error("not_found", e.call, "monitor_status", monitor_id="mon_doesnotexist")
+    assert "mon_doesnotexist" in err.message
+    expect_error("not_found", e.call, "monitor_output", session="nobody", monitor_id="mon_x")
+    err = expect_error("command_not_found", e.call, "monitor_start", argv=["vigil-no-such-program"])
+    assert "vigil-no-such-program" in err.message
+
+
+def _spawn_failed_config():
+    cfg = default_config()
+    cfg["monitor"]["allowed_commands"].append(BROKEN)
+    return cfg
+
+
+BROKEN_DIR = tempfile.mkdtemp(prefix="vigil-ft-broken-")
+BROKEN = os.path.join(BROKEN_DIR, "broken")
+with open(BROKEN, "wb") as f:
+    f.write(b"\x7fELF\x00garbage that is no executable")
+os.chmod(BROKEN, 0o755)
+
+
+def test_spawn_failed_leaves_nothing(e):
+    err = expect_error("spawn_failed", e.call, "monitor_start", argv=[BROKEN])
+    assert "Exec format error" in err.message
+    assert e.call("monitor_list", include_exited=True)["total"] == 0
+
+
+test_spawn_failed_leaves_nothing.config = _spawn_failed_config
+
+
+@with_config(monitor={"enabled": False})
+def test_disabled(e):
+    err = expect_error("disabled", e.call, "monitor_start", command="echo hi")
+    assert "monitor.enabled" in err.message
+    expect_error("disabled", e.call, "process_run", command="echo hi")
+
+
+@with_config(monitor={"max_monitors_per_session": 2, "allow_shell": True,
+                      "allowed_commands": ["sleep", "echo"]})
+def test_per_session_monitor_cap(e):
+    anon = e.call("session_list")["sessions"][0]["session"]
+    a = e.call("monitor_start", command="sleep 30")["monitor_id"]
+    e.call("monitor_start", command="sleep 30")
+    err = expect_error("limit_exceeded", e.call, "monitor_start", command="sleep 30")
+    assert "max_monitors_per_session" in err.message and "2" in err.message
+    # Another session has its own slots.
+    e.call("session_open", session="other")
+    c = e.call("monitor_start", command="echo other")["monitor_id"]
+    e.main.wait_ending(c)
+    # An ended monitor frees its slot.
+    e.main.call("monitor_stop", session=anon, monitor_id=a)
+    assert e.main.call("monitor_start", session=anon, command="sleep 30")["monitor_id"]
+
+
+def test_monitor_wait_on_event_and_timeout(e):
+    r = e.call("monitor_start", argv=[TICK, "100", "30"], patterns=["^tick 5$"], notify="matches")
+    mid = r["monitor_id"]
+    w = e.call("monitor_wait", monitor_id=mid, timeout_ms=100)
+    assert w["timed_out"] is True and w["event"] is None and w["state"] == "running"
+    w = e.call("monitor_wait", monitor_id=mid, **{"for": "match"}, timeout_ms=20000)
+    assert w["timed_out"] is False and w["event"]["type"] == "match", w
+    assert w["event"]["line"] == "tick 5" and w["event"]["pattern"] == 0
+    # Waiting does not block the connection: a ping answers meanwhile.
+    msgid = e.main.request("monitor_wait", {"monitor_id": mid, "for": "exit", "timeout_ms": 30000})
+    assert e.call("ping")["api_level"] == 1
+    done = e.main.wait_response(msgid, 30)
+    assert done["event"]["type"] == "exited" and done["state"] == "exited"
+    # Already there: answers at once.
+    again = e.call("monitor_wait", monitor_id=mid, **{"for": "exit"})
+    assert again["event"]["type"] == "exited"
+
+
+def test_process_run_foreground_with_stdin(e):
+    r = e.call("process_run", command="cat", stdin=b"hello\nworld\n")
+    assert r["state"] == "exited" and r["exit_code"] == 0
+    assert r["stdout_summary"] == "hello\nworld" and r["stderr_summary"] == ""
+    assert r["process_id"].startswith("mon_") and r["duration_ms"] >= 0
+    assert set(r["resource_usage"]) == {"cpu_ms", "memory_peak_bytes", "io_read_bytes", "io_write_bytes"}
+    r = e.call("process_run", command="sh -c 'for i in 1 2 3 4 5; do echo $i; done; exit 3'",
+               stdout_lines=2)
+    assert r["exit_code"] == 3 and r["stdout_summary"] == "4\n5"
+    # The process is a monitor: its output can be read afterwards.
+    out = e.call("monitor_output", monitor_id=r["process_id"])
+    assert len(out["lines"]) == 5
+
+
+def test_process_run_timeout_keeps_partial_output(e):
+    r = e.call("process_run", command="sh -c 'echo before; echo oops >&2; exec sleep 60'",
+               timeout_s=1)
+    assert r["state"] == "timed_out" and r["exit_code"] is None, r
+    assert r["stdout_summary"] == "before" and r["stderr_summary"] == "oops"
+
+
+def test_process_run_background(e):
+    r = e.call("process_run", command="sh -c 'sleep 0.3; echo done'", background=True)
+    assert r["state"] == "running" and r["exit_code"] is None
+    pid = r["process_id"]
+    end = e.main.wait_ending(pid)
+    assert end["type"] == "exit" and end["exit_code"] == 0
+    assert e.call("monitor_status", monitor_id=pid)["state"] == "exited"
+    assert e.call("monitor_output", monitor_id=pid)["lines"][0]["text"] == "done"
+
+
+def test_notification_shape(e):
+    r = e.call("monitor_start", command="echo hello", label="greeter")
+    n = e.main.wait_notification(lambda n: n["type"] == "output")
+    for key in ("session", "seq", "type", "monitor_id", "label", "mode", "batch", "lines",
+                "suppressed", "state", "exit_code", "signal", "duration_ms", "text", "at"):
+        assert key in n, key
+    assert n["batch"] == 1 and n["lines"][0] == {"seq": 1, "stream": "stdout", "text": "hello",
+                                                  "pattern": None, "truncated": False}
+    assert "stream_policy: untrusted_observation" in n["text"]
+    assert "[stdout seq=1] hello" in n["text"] and "greeter" in n["text"]
+    assert "echo" not in n["text"].replace("hello", "")
+    end = e.main.wait_ending(r["monitor_id"])
+    assert end["seq"] == n["seq"] + 1 and end["duration_ms"] is not None
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests([
+        test_ping_and_api_info,
+        test_unknown_method_and_unknown_argument,
+        test_monitor_lifecycle_methods,
+        test_monitor_stop_answers_when_the_process_is_gone,
+        test_command_splitting_refusals,
+        test_allowlist_denial,
+        test_empty_allowlist_and_shell_denied,
+        test_patterns_refused,
+        test_bounds_name_argument_bound_and_value,
+        test_not_found_and_command_not_found,
+        test_spawn_failed_leaves_nothing,
+        test_disabled,
+        test_per_session_monitor_cap,
+        test_monitor_wait_on_event_and_timeout,
+        test_process_run_foreground_with_stdin,
+        test_process_run_timeout_keeps_partial_output,
+        test_process_run_background,
+        test_notification_shape,
+    ]))

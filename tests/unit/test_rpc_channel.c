@@ -1,0 +1,577 @@
+/*
+ * One msgpack-rpc channel over a socketpair, seen from the client's end:
+ * what it receives for good calls, bad shapes and bad bytes, when it is
+ * dropped (garbage, an oversize message, never reading), and that the
+ * engine's side learns of every ending exactly once, even when the handler
+ * closes the channel from inside a call or the peer vanishes mid-write.
+ * Every wait is for an event (RUN_UNTIL), never a sleep.
+ */
+#include <msgpack.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "memory.h"
+#include "rpc/channel.h"
+
+#define MAX_SEEN 64
+
+/* The engine's side: what the handlers saw. */
+typedef struct {
+  RpcChannel *ch;
+  int calls;
+  bool last_is_request;
+  uint32_t last_msgid;
+  char last_method[128];
+  char last_args[256];
+  int closes;
+  char close_reason[256];
+  bool closing_seen_in_call; /* rpc_channel_closing was true right after closing */
+} Side;
+
+/* The client's end: a libuv pipe on the other socket, and every message it
+ * received, rendered as text. */
+typedef struct {
+  uv_pipe_t *pipe;
+  int fd;
+  msgpack_unpacker unp;
+  char *seen[MAX_SEEN];
+  int nseen;
+  bool eof;
+  bool closed;
+} Client;
+
+/* Renders a msgpack object as text: [1, 7, nil, {"pong"=>true}]. */
+static char *
+render(const msgpack_object *o)
+{
+  char buf[1024];
+  int n = msgpack_object_print_buffer(buf, sizeof buf, *o);
+  buf[n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1] = '\0';
+  return xstrdup(buf);
+}
+
+/* --- the engine's handlers ---------------------------------------------- */
+
+static void
+side_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const char *method,
+             size_t method_len, const msgpack_object *args)
+{
+  Side *s = data;
+  s->calls++;
+  s->last_is_request = is_request;
+  s->last_msgid = msgid;
+  snprintf(s->last_method, sizeof s->last_method, "%.*s", (int)method_len, method);
+  if (args) {
+    char *text = render(args);
+    snprintf(s->last_args, sizeof s->last_args, "%s", text);
+    free(text);
+  } else {
+    snprintf(s->last_args, sizeof s->last_args, "none");
+  }
+  if (strcmp(s->last_method, "ping") == 0 && is_request) {
+    /* {"pong": true} */
+    rpc_channel_respond(ch, msgid, NULL, "\x81\xa4pong\xc3", 7);
+  } else if (strcmp(s->last_method, "fail") == 0 && is_request) {
+    VigilError err = VIGIL_ERROR_INIT;
+    error_set(&err, kErrNotFound, "monitor_id: no monitor mon_x");
+    rpc_channel_respond(ch, msgid, &err, NULL, 0);
+  } else if (strcmp(s->last_method, "fail") == 0) {
+    VigilError err = VIGIL_ERROR_INIT;
+    error_set(&err, kErrUnknownMethod, "no method named fail");
+    rpc_channel_error_notify(ch, &err);
+  } else if (strcmp(s->last_method, "close") == 0) {
+    rpc_channel_close(ch, "closed by handler");
+    /* Everything after the close is a no-op on a channel that is still valid. */
+    rpc_channel_respond(ch, msgid, NULL, NULL, 0);
+    rpc_channel_notify(ch, "late", NULL, 0);
+    rpc_channel_close(ch, "closed twice");
+    s->closing_seen_in_call = rpc_channel_closing(ch);
+  }
+}
+
+static void
+side_on_close(void *data, RpcChannel *ch, const char *reason)
+{
+  Side *s = data;
+  s->closes++;
+  snprintf(s->close_reason, sizeof s->close_reason, "%s", reason);
+  CHECK(rpc_channel_closing(ch));
+}
+
+static const RpcHandlers side_handlers = {NULL, side_on_call, side_on_close};
+
+/* --- the client --------------------------------------------------------- */
+
+static void
+client_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+  Client *c = h->data;
+  msgpack_unpacker_reserve_buffer(&c->unp, 65536);
+  *buf = uv_buf_init(msgpack_unpacker_buffer(&c->unp), 65536);
+}
+
+static void
+client_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+  Client *c = stream->data;
+  if (nread < 0) {
+    c->eof = true;
+    uv_read_stop(stream);
+    return;
+  }
+  msgpack_unpacker_buffer_consumed(&c->unp, (size_t)nread);
+  msgpack_unpacked res;
+  msgpack_unpacked_init(&res);
+  while (msgpack_unpacker_next(&c->unp, &res) == MSGPACK_UNPACK_SUCCESS) {
+    if (c->nseen < MAX_SEEN)
+      c->seen[c->nseen++] = render(&res.data);
+  }
+  msgpack_unpacked_destroy(&res);
+}
+
+static void
+free_handle(uv_handle_t *h)
+{
+  free(h);
+}
+
+/* Opens the client's end on fd; it reads only when `reading`. */
+static void
+client_open(Client *c, uv_loop_t *loop, int fd, bool reading)
+{
+  memset(c, 0, sizeof *c);
+  c->fd = fd;
+  msgpack_unpacker_init(&c->unp, 65536);
+  c->pipe = xmalloc(sizeof *c->pipe);
+  uv_pipe_init(loop, c->pipe, 0);
+  uv_pipe_open(c->pipe, fd);
+  c->pipe->data = c;
+  if (reading)
+    uv_read_start((uv_stream_t *)c->pipe, client_alloc, client_read);
+}
+
+static void
+client_write_done(uv_write_t *req, int status)
+{
+  free(req->data);
+  free(req);
+}
+
+/* Queues bytes to the engine (copied). */
+static void
+client_send(Client *c, const void *data, size_t len)
+{
+  uv_write_t *req = xmalloc(sizeof *req);
+  char *copy = xmalloc(len);
+  memcpy(copy, data, len);
+  req->data = copy;
+  uv_buf_t buf = uv_buf_init(copy, (unsigned int)len);
+  if (uv_write(req, (uv_stream_t *)c->pipe, &buf, 1, client_write_done) != 0) {
+    free(copy);
+    free(req);
+  }
+}
+
+/* Sends a string literal's bytes (without its NUL). */
+#define SEND_LIT(c, lit) client_send(c, lit, sizeof lit - 1)
+
+/* Closes the client's end (once) and forgets what it received. */
+static void
+client_close(Client *c)
+{
+  if (c->closed)
+    return;
+  uv_close((uv_handle_t *)c->pipe, free_handle);
+  c->closed = true;
+  for (int i = 0; i < c->nseen; i++)
+    free(c->seen[i]);
+  c->nseen = 0;
+  msgpack_unpacker_destroy(&c->unp);
+}
+
+/* --- a channel and its client on one socketpair -------------------------- */
+
+typedef struct {
+  uv_loop_t *loop;
+  Side side;
+  Client client;
+} Pair;
+
+static void
+pair_open(Pair *p, uv_loop_t *loop, size_t max_message, size_t max_output, bool client_reads)
+{
+  memset(&p->side, 0, sizeof p->side);
+  p->loop = loop;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    abort();
+  uv_pipe_t *engine_end = xmalloc(sizeof *engine_end);
+  uv_pipe_init(loop, engine_end, 0);
+  uv_pipe_open(engine_end, sv[0]);
+  RpcLimits limits = {max_message, max_output};
+  p->side.ch = rpc_channel_open(loop, (uv_stream_t *)engine_end, (uv_stream_t *)engine_end,
+                                &limits, &side_handlers, &p->side, "test peer");
+  client_open(&p->client, loop, sv[1], client_reads);
+}
+
+static bool
+pair_closed(void *ctx)
+{
+  return ((Pair *)ctx)->side.closes > 0;
+}
+
+static bool
+pair_client_eof(void *ctx)
+{
+  return ((Pair *)ctx)->client.eof;
+}
+
+/* Waits for n messages at the client. */
+static int pair_want;
+static bool
+pair_seen(void *ctx)
+{
+  return ((Pair *)ctx)->client.nseen >= pair_want;
+}
+
+static bool
+wait_seen(Pair *p, int n)
+{
+  pair_want = n;
+  return RUN_UNTIL(p->loop, pair_seen, p, 5000, "messages at the client");
+}
+
+/* Closes the channel if still open, waits for on_close, closes the client. */
+static void
+pair_close(Pair *p)
+{
+  if (p->side.closes == 0) {
+    rpc_channel_close(p->side.ch, "test over");
+    RUN_UNTIL(p->loop, pair_closed, p, 5000, "on_close");
+  }
+  CHECK_INT(p->side.closes, 1);
+  client_close(&p->client);
+}
+
+/* Packs [0, msgid, method, []] into buf; returns its length. */
+static size_t
+pack_call(char *buf, int type, uint32_t msgid, const char *method)
+{
+  size_t n = 0;
+  size_t mlen = strlen(method);
+  buf[n++] = type == 0 ? (char)0x94 : (char)0x93;
+  buf[n++] = (char)type;
+  if (type == 0) {
+    buf[n++] = (char)0xce;
+    buf[n++] = (char)(msgid >> 24);
+    buf[n++] = (char)(msgid >> 16);
+    buf[n++] = (char)(msgid >> 8);
+    buf[n++] = (char)msgid;
+  }
+  buf[n++] = (char)(0xa0 | mlen);
+  memcpy(buf + n, method, mlen);
+  n += mlen;
+  buf[n++] = (char)0x90;
+  return n;
+}
+
+/* --- tests --------------------------------------------------------------- */
+
+TEST(request_gets_its_response)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 4096, 1 << 20, true);
+  /* [0, 7, "ping", [{"session": "a"}]] */
+  SEND_LIT(&p.client, "\x94\x00\x07\xa4ping\x91\x81\xa7session\xa1" "a");
+  if (wait_seen(&p, 1)) {
+    CHECK_STR(p.client.seen[0], "[1, 7, nil, {\"pong\"=>true}]");
+    CHECK_INT(p.side.calls, 1);
+    CHECK(p.side.last_is_request);
+    CHECK_INT(p.side.last_msgid, 7);
+    CHECK_STR(p.side.last_method, "ping");
+    CHECK_STR(p.side.last_args, "{\"session\"=>\"a\"}");
+  }
+  /* Two requests in one write: answered in order. */
+  char buf[64];
+  size_t n = pack_call(buf, 0, 4000000000u, "ping");
+  n += pack_call(buf + n, 0, 9, "fail");
+  client_send(&p.client, buf, n);
+  if (wait_seen(&p, 3)) {
+    CHECK_STR(p.client.seen[1], "[1, 4000000000, nil, {\"pong\"=>true}]");
+    CHECK_STR(p.client.seen[2],
+              "[1, 9, [2, \"not_found: monitor_id: no monitor mon_x\"], nil]");
+  }
+  CHECK_INT(rpc_channel_pending_output(p.side.ch), 0);
+  CHECK_STR(rpc_channel_peer(p.side.ch), "test peer");
+  pair_close(&p);
+  CHECK_STR(p.side.close_reason, "test over");
+  test_loop_close(&loop);
+}
+
+TEST(notification_calls_without_answer)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 4096, 1 << 20, true);
+  /* [2, "nvim_set_client_info", [{"name": "x"}]], a response (ignored),
+   * a notification that fails, then a ping to see where the stream is. */
+  char buf[128];
+  size_t n = 0;
+  memcpy(buf, "\x93\x02\xb4nvim_set_client_info\x91\x81\xa4name\xa1x", 32);
+  n = 32;
+  memcpy(buf + n, "\x94\x01\x05\xc0\x80", 5);
+  n += 5;
+  n += pack_call(buf + n, 2, 0, "fail");
+  n += pack_call(buf + n, 0, 1, "ping");
+  client_send(&p.client, buf, n);
+  if (wait_seen(&p, 2)) {
+    CHECK_STR(p.client.seen[0],
+              "[2, \"vigil.error\", [10, \"unknown_method: no method named fail\"]]");
+    CHECK_STR(p.client.seen[1], "[1, 1, nil, {\"pong\"=>true}]");
+    CHECK_INT(p.side.calls, 3); /* the response was not a call */
+  }
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+static bool
+side_has_call(void *ctx)
+{
+  return ((Pair *)ctx)->side.calls > 0;
+}
+
+TEST(notification_reaches_on_call)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 4096, 1 << 20, true);
+  SEND_LIT(&p.client, "\x93\x02\xa6status\x91\x80");
+  SEND_LIT(&p.client, "\x94\x00\x01\xa4ping\x90");
+  if (wait_seen(&p, 1)) {
+    CHECK_INT(p.side.calls, 2);
+    CHECK_INT(p.client.nseen, 1);
+  }
+  pair_close(&p);
+  test_loop_close(&loop);
+
+  uv_loop_init(&loop);
+  pair_open(&p, &loop, 4096, 1 << 20, true);
+  /* A notification produces nothing at the client; wait for the call. */
+  SEND_LIT(&p.client, "\x93\x02\xa6status\x91\x81\xa1k\x01");
+  RUN_UNTIL(&loop, side_has_call, &p, 5000, "on_call");
+  CHECK_INT(p.side.calls, 1);
+  CHECK(!p.side.last_is_request);
+  CHECK_STR(p.side.last_method, "status");
+  CHECK_STR(p.side.last_args, "{\"k\"=>1}");
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+TEST(bad_shapes_are_answered_and_the_connection_stays)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 4096, 1 << 20, true);
+  char buf[128];
+  size_t n = 0;
+  memcpy(buf + n, "\x94\x00\x09\xa1m\x92\x01\x02", 8); /* [0, 9, "m", [1, 2]] */
+  n += 8;
+  memcpy(buf + n, "\x94\x00\xff\xa1m\x90", 6); /* [0, -1, "m", []] */
+  n += 6;
+  memcpy(buf + n, "\x81\xa1" "a\x01", 4); /* {"a": 1} */
+  n += 4;
+  n += pack_call(buf + n, 0, 10, "ping");
+  client_send(&p.client, buf, n);
+  if (wait_seen(&p, 4)) {
+    CHECK_STR(p.client.seen[0],
+              "[1, 9, [1, \"invalid_params: params: expected [] or [map], got [1, 2]\"], nil]");
+    CHECK_STR(p.client.seen[1],
+              "[2, \"vigil.error\", [1, \"invalid_params: msgid: expected an unsigned 32-bit "
+              "integer, got -1\"]]");
+    CHECK_STR(p.client.seen[2],
+              "[2, \"vigil.error\", [1, \"invalid_params: message: expected an array of 4 "
+              "(request) or 3 (notification), got map\"]]");
+    CHECK_STR(p.client.seen[3], "[1, 10, nil, {\"pong\"=>true}]");
+    CHECK_INT(p.side.calls, 1);
+    CHECK_INT(p.side.closes, 0);
+  }
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+TEST(garbage_closes_only_that_channel)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair a, b;
+  pair_open(&a, &loop, 4096, 1 << 20, true);
+  pair_open(&b, &loop, 4096, 1 << 20, true);
+  char buf[32];
+  size_t n = pack_call(buf, 0, 1, "ping");
+  memcpy(buf + n, "\xc1\x94\x00\x02\xa4ping\x90", 9); /* garbage, then a good request */
+  client_send(&a.client, buf, n + 9);
+  if (RUN_UNTIL(&loop, pair_client_eof, &a, 5000, "the client of A to see EOF")) {
+    RUN_UNTIL(&loop, pair_closed, &a, 5000, "on_close of A");
+    CHECK_INT(a.side.closes, 1);
+    CHECK_STR(a.side.close_reason, "not msgpack: reserved byte 0xc1 at offset 0 of the message");
+    /* The request before the garbage was answered; the one after was not. */
+    CHECK_INT(a.client.nseen, 1);
+    CHECK_INT(a.side.calls, 1);
+  }
+  client_send(&b.client, buf, n);
+  if (wait_seen(&b, 1)) {
+    CHECK_STR(b.client.seen[0], "[1, 1, nil, {\"pong\"=>true}]");
+    CHECK_INT(b.side.closes, 0);
+  }
+  pair_close(&a);
+  pair_close(&b);
+  test_loop_close(&loop);
+}
+
+TEST(oversize_message_closes)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 1024, 1 << 20, true);
+  /* [0, 1, "ping", [{"pad": <2000 bytes>}]] */
+  char buf[2100];
+  size_t n = 0;
+  memcpy(buf, "\x94\x00\x01\xa4ping\x91\x81\xa3pad\xda\x07\xd0", 17);
+  n = 17;
+  memset(buf + n, 'x', 2000);
+  n += 2000;
+  client_send(&p.client, buf, n);
+  if (RUN_UNTIL(&loop, pair_closed, &p, 5000, "on_close")) {
+    CHECK_STR(p.side.close_reason, "message over the size limit of 1024 bytes");
+    CHECK_INT(p.side.calls, 0);
+    RUN_UNTIL(&loop, pair_client_eof, &p, 5000, "EOF at the client");
+  }
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+TEST(peer_that_never_reads_is_dropped)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  size_t limit = 64 * 1024;
+  pair_open(&p, &loop, 4096, limit, false);
+  /* 1 MiB of notifications, 1 KiB each, while the client reads nothing. */
+  char params[1030];
+  params[0] = (char)0x91;
+  params[1] = (char)0xda;
+  params[2] = (char)(1024 >> 8);
+  params[3] = (char)(1024 & 0xff);
+  memset(params + 4, 'n', 1024);
+  int sent = 0;
+  size_t max_pending = 0;
+  for (int i = 0; i < 1024 && !rpc_channel_closing(p.side.ch); i++) {
+    rpc_channel_notify(p.side.ch, "vigil.notification", params, 1028);
+    sent++;
+    size_t pending = rpc_channel_pending_output(p.side.ch);
+    if (pending > max_pending)
+      max_pending = pending;
+  }
+  CHECK(rpc_channel_closing(p.side.ch));
+  CHECK(sent < 1024);
+  CHECK(max_pending <= limit);
+  /* Further sends are no-ops. */
+  rpc_channel_notify(p.side.ch, "vigil.notification", params, 1028);
+  if (RUN_UNTIL(&loop, pair_closed, &p, 5000, "on_close")) {
+    CHECK_CONTAINS(p.side.close_reason, "client too far behind: ");
+    CHECK_CONTAINS(p.side.close_reason, " bytes waiting, limit 65536");
+  }
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+TEST(peer_vanishing_with_writes_pending)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 4096, 16 << 20, false);
+  char params[1030];
+  params[0] = (char)0x91;
+  params[1] = (char)0xda;
+  params[2] = (char)(1024 >> 8);
+  params[3] = (char)(1024 & 0xff);
+  memset(params + 4, 'n', 1024);
+  for (int i = 0; i < 2048 && rpc_channel_pending_output(p.side.ch) == 0; i++)
+    rpc_channel_notify(p.side.ch, "vigil.notification", params, 1028);
+  CHECK(rpc_channel_pending_output(p.side.ch) > 0);
+  /* The client goes away without reading: the queued write fails (EPIPE)
+   * or the read sees EOF, whichever libuv meets first. */
+  client_close(&p.client);
+  if (RUN_UNTIL(&loop, pair_closed, &p, 5000, "on_close"))
+    CHECK_STR(p.side.close_reason, "peer closed the connection");
+  CHECK_INT(p.side.closes, 1);
+  test_loop_close(&loop);
+}
+
+TEST(closing_inside_on_call_is_safe)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 4096, 1 << 20, true);
+  char buf[64];
+  size_t n = pack_call(buf, 0, 1, "close");
+  n += pack_call(buf + n, 0, 2, "ping");
+  client_send(&p.client, buf, n);
+  if (RUN_UNTIL(&loop, pair_closed, &p, 5000, "on_close")) {
+    CHECK_STR(p.side.close_reason, "closed by handler");
+    CHECK(p.side.closing_seen_in_call);
+    CHECK_INT(p.side.calls, 1); /* the ping after the close was not handled */
+    RUN_UNTIL(&loop, pair_client_eof, &p, 5000, "EOF at the client");
+    CHECK_INT(p.client.nseen, 0);
+  }
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+TEST(peer_eof_closes_once)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 4096, 1 << 20, true);
+  /* Half a message, then the peer leaves. */
+  SEND_LIT(&p.client, "\x94\x00\x01");
+  uv_run(&loop, UV_RUN_NOWAIT);
+  client_close(&p.client);
+  if (RUN_UNTIL(&loop, pair_closed, &p, 5000, "on_close"))
+    CHECK_STR(p.side.close_reason, "peer closed the connection");
+  CHECK_INT(p.side.closes, 1);
+  CHECK_INT(p.side.calls, 0);
+  test_loop_close(&loop);
+}
+
+int
+main(void)
+{
+  signal(SIGPIPE, SIG_IGN);
+  RUN(request_gets_its_response);
+  RUN(notification_calls_without_answer);
+  RUN(notification_reaches_on_call);
+  RUN(bad_shapes_are_answered_and_the_connection_stays);
+  RUN(garbage_closes_only_that_channel);
+  RUN(oversize_message_closes);
+  RUN(peer_that_never_reads_is_dropped);
+  RUN(peer_vanishing_with_writes_pending);
+  RUN(closing_inside_on_call_is_safe);
+  RUN(peer_eof_closes_once);
+  return check_summary();
+}

@@ -1,0 +1,836 @@
+/*
+ * Tests of sessions: what a host attached to a session sees, and in which
+ * order. A fake sink records every push (which attachment, seq, type,
+ * monitor, mode); the delivery tests need no loop (a registry on a NULL loop
+ * never lingers), and the linger tests run a real loop until a flag is set,
+ * never sleeping.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "memory.h"
+#include "notification.h"
+#include "session.h"
+
+/* --- the fake host ------------------------------------------------------ */
+
+typedef struct {
+  int att;
+  uint64_t seq;
+  NotificationType type;
+  char monitor_id[24];
+  DeliveryMode mode;
+  uint64_t dropped_count;
+  char session[32];
+  char text[128];
+} Rec;
+
+typedef struct {
+  Rec recs[256];
+  size_t n;
+} Sink;
+
+/* One attachment's context: the shared sink and its id. */
+typedef struct {
+  Sink *sink;
+  int id;
+} SinkCtx;
+
+static void
+sink_push(void *ctx, Session *s, const Notification *n)
+{
+  SinkCtx *c = ctx;
+  (void)s;
+  if (c->sink->n == 256)
+    return;
+  Rec *r = &c->sink->recs[c->sink->n++];
+  r->att = c->id;
+  r->seq = n->seq;
+  r->type = n->type;
+  snprintf(r->monitor_id, sizeof r->monitor_id, "%s", n->monitor_id);
+  r->mode = n->mode;
+  r->dropped_count = n->dropped_count;
+  snprintf(r->session, sizeof r->session, "%s", n->session ? n->session : "(null)");
+  snprintf(r->text, sizeof r->text, "%s", n->text ? n->text : "(null)");
+}
+
+/* A rendered notification (the text only needs to be there). */
+static Notification *
+note(NotificationType type, const char *monitor_id, DeliveryMode mode)
+{
+  Notification *n = notification_new(type, monitor_id, "label", mode);
+  n->text = xstrdup("text");
+  return n;
+}
+
+/* The sink as "att:seq:type:monitor" items, comma-separated. */
+static const char *
+sink_str(const Sink *sink, size_t from)
+{
+  static char buf[4096];
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = from; i < sink->n && used < sizeof buf; i++) {
+    const Rec *r = &sink->recs[i];
+    used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%d:%llu:%s:%s", i > from ? "," : "",
+                             r->att, (unsigned long long)r->seq, notification_type_name(r->type),
+                             r->monitor_id);
+  }
+  return buf;
+}
+
+static SessionRegistry *
+registry(uv_loop_t *loop, size_t queue_max, uint64_t linger_ms, const SessionHooks *hooks,
+         void *data)
+{
+  SessionLimits limits = {.queue_max = queue_max, .linger_ms = linger_ms};
+  return session_registry_new(loop, &limits, hooks, data);
+}
+
+/* --- numbering and the two modes ---------------------------------------- */
+
+TEST(seq_starts_at_one_and_counts_across_monitors)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  CHECK_INT(session_next_seq(s), 1);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_a", kModeLiveSafe));
+  session_push(s, note(kNotifExit, "mon_b", kModeIdle));
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_b,1:3:output:mon_a,1:4:exit:mon_b");
+  CHECK_STR(sink.recs[0].session, "a");
+  CHECK_INT(sink.recs[2].mode, kModeLiveSafe);
+  CHECK_INT(session_next_seq(s), 5);
+  CHECK_INT(session_queued(s), 0);
+  session_registry_free(reg);
+}
+
+TEST(idle_held_while_busy_released_in_order)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  CHECK(!session_busy(s));
+  CHECK_INT(session_set_busy(s, true), 0);
+  CHECK(session_busy(s));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
+  session_push(s, note(kNotifExit, "mon_a", kModeIdle));
+  CHECK_INT(sink.n, 0);
+  CHECK_INT(session_queued(s), 3);
+  CHECK_INT(session_set_busy(s, false), 3);
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_b,1:3:exit:mon_a");
+  CHECK_INT(session_queued(s), 0);
+  CHECK_INT(session_set_busy(s, false), 0);
+  session_registry_free(reg);
+}
+
+TEST(live_safe_goes_while_busy_and_seqs_stay_in_arrival_order)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle)); /* seq 1, idle */
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_b", kModeLiveSafe));
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_b");
+  CHECK_INT(session_queued(s), 2);
+  CHECK_INT(session_set_busy(s, false), 2);
+  CHECK_STR(sink_str(&sink, 2), "1:3:output:mon_a,1:4:output:mon_a");
+  for (size_t i = 1; i < sink.n; i++)
+    CHECK(sink.recs[i].seq == sink.recs[i - 1].seq + 1);
+  session_registry_free(reg);
+}
+
+TEST(live_ending_pushes_its_own_held_output_first)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifExit, "mon_a", kModeLiveSafe));
+  /* mon_a's held output first, then its ending; mon_b's output stays held. */
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_a,1:3:exit:mon_a");
+  CHECK_INT(session_queued(s), 1);
+  /* The second of two concurrent tasks is not lost: it arrives on idle. */
+  CHECK_INT(session_set_busy(s, false), 1);
+  CHECK_STR(sink_str(&sink, 3), "1:4:output:mon_b");
+  session_registry_free(reg);
+}
+
+TEST(live_ending_without_held_output_goes_alone)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
+  session_push(s, note(kNotifStopped, "mon_a", kModeLiveSafe));
+  CHECK_STR(sink_str(&sink, 0), "1:1:stopped:mon_a");
+  CHECK_INT(session_queued(s), 1);
+  session_registry_free(reg);
+}
+
+/* --- overflow ----------------------------------------------------------- */
+
+TEST(live_ending_after_drops_says_so_before_the_held_output)
+{
+  SessionRegistry *reg = registry(NULL, 2, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle)); /* dropped */
+  session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_INT(session_dropped_total(s), 1);
+  session_push(s, note(kNotifExit, "mon_a", kModeLiveSafe));
+  /* The drop is older than anything still waiting, so it is told first. */
+  CHECK_STR(sink_str(&sink, 0), "1:1:dropped:,1:2:output:mon_a,1:3:exit:mon_a");
+  CHECK_INT(sink.recs[0].dropped_count, 1);
+  CHECK_INT(session_set_busy(s, false), 1);
+  CHECK_STR(sink_str(&sink, 3), "1:4:output:mon_b");
+  session_registry_free(reg);
+}
+
+TEST(overflow_drops_oldest_outputs_and_says_so_once)
+{
+  SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  session_set_busy(s, true);
+  for (int i = 0; i < 5; i++) {
+    Notification *n = note(kNotifOutput, "mon_a", kModeIdle);
+    n->batch = (uint64_t)i + 1;
+    session_push(s, n);
+  }
+  CHECK_INT(session_queued(s), 3);
+  CHECK_INT(session_dropped_total(s), 2);
+  CHECK_INT(sink.n, 0);
+  CHECK_INT(session_set_busy(s, false), 4);
+  CHECK_STR(sink_str(&sink, 0),
+            "1:1:dropped:,1:2:output:mon_a,1:3:output:mon_a,1:4:output:mon_a");
+  CHECK_INT(sink.recs[0].dropped_count, 2);
+  CHECK_INT(sink.recs[0].mode, kModeIdle);
+  CHECK_STR(sink.recs[0].session, "a");
+  CHECK_CONTAINS(sink.recs[0].text, "VIGIL OBSERVATION");
+  CHECK_INT(session_dropped_total(s), 2);
+  /* The pending count was reset: the next release says nothing of drops. */
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_INT(session_set_busy(s, false), 1);
+  CHECK_STR(sink_str(&sink, 4), "1:5:output:mon_a");
+  session_registry_free(reg);
+}
+
+TEST(overflow_keeps_the_newest_outputs)
+{
+  SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  session_set_busy(s, true);
+  /* Tell them apart by monitor id: mon_1 .. mon_5. */
+  for (int i = 1; i <= 5; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "mon_%d", i);
+    session_push(s, note(kNotifOutput, id, kModeIdle));
+  }
+  session_set_busy(s, false);
+  CHECK_STR(sink_str(&sink, 0), "1:1:dropped:,1:2:output:mon_3,1:3:output:mon_4,1:4:output:mon_5");
+  session_registry_free(reg);
+}
+
+TEST(endings_are_never_dropped)
+{
+  SessionRegistry *reg = registry(NULL, 2, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_1", kModeIdle));
+  session_push(s, note(kNotifExit, "mon_1", kModeIdle));
+  session_push(s, note(kNotifTimedOut, "mon_2", kModeIdle));
+  session_push(s, note(kNotifStopped, "mon_3", kModeIdle));
+  session_push(s, note(kNotifPolicyError, "mon_4", kModeIdle));
+  session_push(s, note(kNotifOverload, "mon_4", kModeIdle));
+  /* Only the one output could go; the rest exceed the bound, all kept. */
+  CHECK_INT(session_dropped_total(s), 1);
+  CHECK_INT(session_queued(s), 5);
+  CHECK_INT(session_set_busy(s, false), 6);
+  CHECK_STR(sink_str(&sink, 0),
+            "1:1:dropped:,1:2:exit:mon_1,1:3:timed_out:mon_2,1:4:stopped:mon_3,"
+            "1:5:policy_error:mon_4,1:6:overload:mon_4");
+  session_registry_free(reg);
+}
+
+/* --- detached sessions and resume --------------------------------------- */
+
+TEST(detached_notifications_wait_and_attach_flushes_them)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_a", kModeLiveSafe));
+  session_push(s, note(kNotifExit, "mon_a", kModeLiveSafe));
+  CHECK_INT(session_queued(s), 3);
+  CHECK_INT(session_next_seq(s), 1);
+  /* Going idle with nobody attached releases nothing. */
+  CHECK_INT(session_set_busy(s, false), 0);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_a,1:3:exit:mon_a");
+  CHECK_INT(session_queued(s), 0);
+  session_registry_free(reg);
+}
+
+TEST(first_attach_resets_busy)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  /* A second attachment leaves the state alone. */
+  SessionAttachment *b = session_attach(s, sink_push, &c2, false, 0);
+  CHECK(session_busy(s));
+  CHECK_INT(sink.n, 0);
+  session_detach(a);
+  session_detach(b);
+  CHECK_INT(session_attached(s), 0);
+  session_attach(s, sink_push, &c1, false, 0);
+  CHECK(!session_busy(s));
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a");
+  session_registry_free(reg);
+}
+
+TEST(resume_with_last_seq_replays_kept_then_waiting_once)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  for (int i = 0; i < 5; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_STR(sink_str(&sink, 0),
+            "1:1:output:mon_a,1:2:output:mon_a,1:3:output:mon_a,1:4:output:mon_a,1:5:output:mon_a");
+  session_detach(a);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifExit, "mon_a", kModeIdle));
+  CHECK_INT(session_queued(s), 2);
+  size_t before = sink.n;
+  session_attach(s, sink_push, &c2, true, 3);
+  CHECK_STR(sink_str(&sink, before),
+            "2:4:output:mon_a,2:5:output:mon_a,2:6:output:mon_a,2:7:exit:mon_a");
+  CHECK_INT(session_next_seq(s), 8);
+  session_registry_free(reg);
+}
+
+TEST(resume_with_last_seq_zero_replays_all_kept)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  for (int i = 0; i < 3; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_detach(a);
+  size_t before = sink.n;
+  session_attach(s, sink_push, &c2, true, 0);
+  CHECK_STR(sink_str(&sink, before), "2:1:output:mon_a,2:2:output:mon_a,2:3:output:mon_a");
+  /* Without last_seq nothing is replayed; with one past the end, nothing either. */
+  SinkCtx c3 = {&sink, 3}, c4 = {&sink, 4};
+  before = sink.n;
+  session_attach(s, sink_push, &c3, false, 0);
+  session_attach(s, sink_push, &c4, true, 99);
+  CHECK_INT(sink.n, before);
+  session_registry_free(reg);
+}
+
+TEST(kept_ring_is_bounded_by_queue_max)
+{
+  SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  for (int i = 0; i < 10; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_detach(a);
+  size_t before = sink.n;
+  session_attach(s, sink_push, &c2, true, 0);
+  CHECK_STR(sink_str(&sink, before), "2:8:output:mon_a,2:9:output:mon_a,2:10:output:mon_a");
+  session_registry_free(reg);
+}
+
+TEST(two_attachments_both_receive_and_replay_goes_to_one)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  session_attach(s, sink_push, &c1, false, 0);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
+  size_t before = sink.n;
+  session_attach(s, sink_push, &c2, true, 0);
+  CHECK_INT(session_attached(s), 2);
+  CHECK_STR(sink_str(&sink, before), "2:1:output:mon_a,2:2:output:mon_b");
+  before = sink.n;
+  session_push(s, note(kNotifOutput, "mon_a", kModeLiveSafe));
+  CHECK_STR(sink_str(&sink, before), "1:3:output:mon_a,2:3:output:mon_a");
+  session_registry_free(reg);
+}
+
+/* --- names, destroy, each ----------------------------------------------- */
+
+TEST(names_are_unique_and_anonymous_names_distinct)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *a = session_create(reg, "work", false);
+  CHECK(a != NULL);
+  CHECK(session_create(reg, "work", true) == NULL);
+  CHECK(session_find(reg, "work") == a);
+  CHECK(session_find(reg, "nope") == NULL);
+  CHECK(!session_anonymous(a));
+  /* A named session that took "anon-2" is skipped, not duplicated. */
+  Session *taken = session_create(reg, "anon-2", false);
+  Session *x = session_create(reg, NULL, false);
+  Session *y = session_create(reg, NULL, false);
+  CHECK(taken != NULL && x != NULL && y != NULL);
+  CHECK_STR(session_name(x), "anon-1");
+  CHECK_STR(session_name(y), "anon-3");
+  CHECK(session_anonymous(x));
+  CHECK(session_find(reg, "anon-1") == x);
+  /* Numbers are never reused, even once their session is gone. */
+  session_destroy(x);
+  CHECK(session_find(reg, "anon-1") == NULL);
+  Session *z = session_create(reg, NULL, false);
+  CHECK_STR(session_name(z), "anon-4");
+  /* A destroyed name is free again. */
+  session_destroy(a);
+  CHECK(session_create(reg, "work", false) != NULL);
+  session_registry_free(reg);
+}
+
+TEST(user_pointer_and_notification_session_name)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, NULL, false);
+  int marker;
+  CHECK(session_user(s) == NULL);
+  session_set_user(s, &marker);
+  CHECK(session_user(s) == &marker);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  Notification *n = note(kNotifOutput, "mon_a", kModeIdle);
+  n->session = xstrdup("stale");
+  session_push(s, n);
+  CHECK_STR(sink.recs[0].session, "anon-1");
+  session_registry_free(reg);
+}
+
+TEST(destroy_frees_waiting_and_kept)
+{
+  SessionRegistry *reg = registry(NULL, 4, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(s, sink_push, &c, false, 0);
+  for (int i = 0; i < 6; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_set_busy(s, true);
+  for (int i = 0; i < 6; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifExit, "mon_a", kModeIdle));
+  CHECK_INT(session_queued(s), 4);
+  session_destroy(s);
+  CHECK(session_find(reg, "a") == NULL);
+  session_registry_free(reg);
+  /* AddressSanitizer's leak check says whether everything went. */
+}
+
+/* Detaches the other attachment from inside a push callback. */
+typedef struct {
+  Sink *sink;
+  int id;
+  SessionAttachment *other;
+  Session *destroy;
+} EvilCtx;
+
+static void
+evil_push(void *ctx, Session *s, const Notification *n)
+{
+  EvilCtx *e = ctx;
+  SinkCtx c = {e->sink, e->id};
+  sink_push(&c, s, n);
+  if (e->other) {
+    session_detach(e->other);
+    e->other = NULL;
+  }
+  if (e->destroy) {
+    Session *d = e->destroy;
+    e->destroy = NULL;
+    session_destroy(d);
+  }
+}
+
+TEST(push_callback_may_detach_and_destroy)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  EvilCtx e = {&sink, 1, NULL, NULL};
+  SinkCtx c2 = {&sink, 2};
+  session_attach(s, evil_push, &e, false, 0);
+  SessionAttachment *b = session_attach(s, sink_push, &c2, false, 0);
+  e.other = b;
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  /* The second attachment was detached before its turn. */
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a");
+  CHECK_INT(session_attached(s), 1);
+  /* Later pushes reach the one left. */
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_STR(sink_str(&sink, 1), "1:2:output:mon_a");
+  session_registry_free(reg);
+}
+
+TEST(push_callback_may_destroy_its_session_mid_flush)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  EvilCtx e = {&sink, 1, NULL, NULL};
+  session_attach(s, evil_push, &e, false, 0);
+  session_set_busy(s, true);
+  for (int i = 0; i < 3; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  e.destroy = s;
+  /* The first release destroys the session; the rest are freed, not pushed. */
+  CHECK_INT(session_set_busy(s, false), 1);
+  CHECK_INT(sink.n, 1);
+  CHECK(session_find(reg, "a") == NULL);
+  /* Destroyed during its own attach: the attach answers NULL. */
+  Session *t = session_create(reg, "b", false);
+  session_push(t, note(kNotifOutput, "mon_a", kModeIdle));
+  EvilCtx e2 = {&sink, 2, NULL, t};
+  CHECK(session_attach(t, evil_push, &e2, false, 0) == NULL);
+  CHECK(session_find(reg, "b") == NULL);
+  session_registry_free(reg);
+}
+
+typedef struct {
+  char names[8][32];
+  size_t n;
+  Session *destroy_next; /* destroyed when the first session is visited */
+} Visited;
+
+static void
+visit_destroy(void *ctx, Session *s)
+{
+  Visited *v = ctx;
+  if (v->n < 8)
+    snprintf(v->names[v->n++], sizeof v->names[0], "%s", session_name(s));
+  if (v->destroy_next) {
+    session_destroy(v->destroy_next);
+    v->destroy_next = NULL;
+  }
+  session_destroy(s);
+}
+
+TEST(session_each_visitor_may_destroy_any_session)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *a = session_create(reg, "a", false);
+  Session *b = session_create(reg, "b", false);
+  session_create(reg, "c", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_attach(a, sink_push, &c, false, 0);
+  session_push(b, note(kNotifOutput, "mon_a", kModeIdle));
+  Visited v = {.destroy_next = b};
+  session_each(reg, visit_destroy, &v);
+  CHECK_INT(v.n, 2);
+  CHECK_STR(v.names[0], "a");
+  CHECK_STR(v.names[1], "c");
+  CHECK(session_find(reg, "a") == NULL);
+  CHECK(session_find(reg, "c") == NULL);
+  Visited none = {0};
+  session_each(reg, visit_destroy, &none);
+  CHECK_INT(none.n, 0);
+  session_registry_free(reg);
+}
+
+/* --- linger ------------------------------------------------------------- */
+
+typedef struct {
+  int expired;
+  char last[32];
+  SessionRegistry *reg;
+  bool found_during; /* the session was still findable inside on_expire */
+} Expiry;
+
+static void
+on_expire(void *data, Session *s)
+{
+  Expiry *e = data;
+  e->expired++;
+  snprintf(e->last, sizeof e->last, "%s", session_name(s));
+  e->found_during = session_find(e->reg, session_name(s)) == s;
+}
+
+static bool
+expired_once(void *ctx)
+{
+  return ((Expiry *)ctx)->expired >= 1;
+}
+
+TEST(named_session_lingers_out_after_last_detach)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Expiry e = {0};
+  SessionHooks hooks = {on_expire};
+  SessionRegistry *reg = registry(&loop, 16, 50, &hooks, &e);
+  e.reg = reg;
+  Session *s = session_create(reg, "work", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  SessionAttachment *b = session_attach(s, sink_push, &c2, false, 0);
+  session_detach(a);
+  uint64_t t0 = uv_now(&loop);
+  session_detach(b);
+  /* Notifications keep being held while it lingers. */
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_INT(session_queued(s), 1);
+  if (RUN_UNTIL(&loop, expired_once, &e, 5000, "the session to expire")) {
+    CHECK_INT(e.expired, 1);
+    CHECK_STR(e.last, "work");
+    CHECK(e.found_during);
+    CHECK(session_find(reg, "work") == NULL);
+    uv_update_time(&loop);
+    CHECK(uv_now(&loop) - t0 >= 50);
+  }
+  session_registry_free(reg);
+  test_loop_close(&loop);
+  CHECK_INT(e.expired, 1);
+}
+
+TEST(linger_zero_expires_on_the_next_iteration)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Expiry e = {0};
+  SessionHooks hooks = {on_expire};
+  SessionRegistry *reg = registry(&loop, 16, 0, &hooks, &e);
+  e.reg = reg;
+  Session *s = session_create(reg, "work", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_detach(session_attach(s, sink_push, &c, false, 0));
+  /* Not inside detach: the caller still holds a live session. */
+  CHECK_INT(e.expired, 0);
+  CHECK(session_find(reg, "work") == s);
+  RUN_UNTIL(&loop, expired_once, &e, 5000, "the session to expire");
+  CHECK(session_find(reg, "work") == NULL);
+  session_registry_free(reg);
+  test_loop_close(&loop);
+}
+
+/* Set when the sentinel session (unpinned, named) expires: by then every
+ * other session's linger, had it one, would have run out too. */
+static bool
+sentinel_expired(void *ctx)
+{
+  Expiry *e = ctx;
+  return e->expired >= 1 && strcmp(e->last, "sentinel") == 0;
+}
+
+TEST(reattach_cancels_expiry_and_pinned_or_anonymous_never_expire)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Expiry e = {0};
+  SessionHooks hooks = {on_expire};
+  SessionRegistry *reg = registry(&loop, 16, 30, &hooks, &e);
+  e.reg = reg;
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  Session *back = session_create(reg, "back", false);
+  Session *pinned = session_create(reg, "pinned", true);
+  Session *anon = session_create(reg, NULL, false);
+  session_detach(session_attach(back, sink_push, &c, false, 0));
+  session_detach(session_attach(pinned, sink_push, &c, false, 0));
+  session_detach(session_attach(anon, sink_push, &c, false, 0));
+  /* Back before the expiry: the countdown is cancelled. */
+  SessionAttachment *again = session_attach(back, sink_push, &c, false, 0);
+  /* The sentinel's linger starts last, so it runs out after all the others. */
+  Session *sentinel = session_create(reg, "sentinel", false);
+  session_detach(session_attach(sentinel, sink_push, &c, false, 0));
+  if (RUN_UNTIL(&loop, sentinel_expired, &e, 5000, "the sentinel to expire")) {
+    CHECK_INT(e.expired, 1);
+    CHECK(session_find(reg, "back") == back);
+    CHECK(session_find(reg, "pinned") == pinned);
+    CHECK(session_find(reg, "anon-1") == anon);
+  }
+  /* Detached again, back lingers out after all. */
+  session_detach(again);
+  e.expired = 0;
+  if (RUN_UNTIL(&loop, expired_once, &e, 5000, "back to expire"))
+    CHECK_STR(e.last, "back");
+  session_registry_free(reg);
+  test_loop_close(&loop);
+}
+
+/* Destroys the session itself inside on_expire, which the contract allows
+ * by way of the in-use guard. */
+static void
+on_expire_destroy(void *data, Session *s)
+{
+  Expiry *e = data;
+  e->expired++;
+  snprintf(e->last, sizeof e->last, "%s", session_name(s));
+  session_destroy(s);
+}
+
+TEST(on_expire_may_destroy_the_session_itself)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Expiry e = {0};
+  SessionHooks hooks = {on_expire_destroy};
+  SessionRegistry *reg = registry(&loop, 16, 0, &hooks, &e);
+  e.reg = reg;
+  Session *s = session_create(reg, "work", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_detach(session_attach(s, sink_push, &c, false, 0));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  RUN_UNTIL(&loop, expired_once, &e, 5000, "the session to expire");
+  CHECK(session_find(reg, "work") == NULL);
+  session_registry_free(reg);
+  test_loop_close(&loop);
+}
+
+TEST(registry_free_with_active_timers_closes_cleanly)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Expiry e = {0};
+  SessionHooks hooks = {on_expire};
+  SessionRegistry *reg = registry(&loop, 16, 60000, &hooks, &e);
+  e.reg = reg;
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  for (int i = 0; i < 3; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "s%d", i);
+    Session *s = session_create(reg, name, false);
+    session_detach(session_attach(s, sink_push, &c, false, 0));
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  }
+  /* One whose timer exists but was stopped by a re-attach. */
+  Session *t = session_create(reg, "t", false);
+  session_detach(session_attach(t, sink_push, &c, false, 0));
+  session_attach(t, sink_push, &c, false, 0);
+  session_registry_free(reg);
+  test_loop_close(&loop);
+  CHECK_INT(e.expired, 0);
+}
+
+TEST(null_loop_never_lingers)
+{
+  Expiry e = {0};
+  SessionHooks hooks = {on_expire};
+  SessionRegistry *reg = registry(NULL, 16, 0, &hooks, &e);
+  Session *s = session_create(reg, "work", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1};
+  session_detach(session_attach(s, sink_push, &c, false, 0));
+  CHECK(session_find(reg, "work") == s);
+  CHECK_INT(e.expired, 0);
+  session_registry_free(reg);
+}
+
+TEST(set_limits_applies_to_new_sessions)
+{
+  SessionRegistry *reg = registry(NULL, 2, 0, NULL, NULL);
+  Session *old = session_create(reg, "old", false);
+  SessionLimits bigger = {.queue_max = 5, .linger_ms = 0};
+  session_registry_set_limits(reg, &bigger);
+  Session *young = session_create(reg, "new", false);
+  for (int i = 0; i < 5; i++) {
+    session_push(old, note(kNotifOutput, "mon_a", kModeIdle));
+    session_push(young, note(kNotifOutput, "mon_a", kModeIdle));
+  }
+  CHECK_INT(session_queued(old), 2);
+  CHECK_INT(session_dropped_total(old), 3);
+  CHECK_INT(session_queued(young), 5);
+  CHECK_INT(session_dropped_total(young), 0);
+  session_registry_free(reg);
+}
+
+int
+main(void)
+{
+  RUN(seq_starts_at_one_and_counts_across_monitors);
+  RUN(idle_held_while_busy_released_in_order);
+  RUN(live_safe_goes_while_busy_and_seqs_stay_in_arrival_order);
+  RUN(live_ending_pushes_its_own_held_output_first);
+  RUN(live_ending_without_held_output_goes_alone);
+  RUN(live_ending_after_drops_says_so_before_the_held_output);
+  RUN(overflow_drops_oldest_outputs_and_says_so_once);
+  RUN(overflow_keeps_the_newest_outputs);
+  RUN(endings_are_never_dropped);
+  RUN(detached_notifications_wait_and_attach_flushes_them);
+  RUN(first_attach_resets_busy);
+  RUN(resume_with_last_seq_replays_kept_then_waiting_once);
+  RUN(resume_with_last_seq_zero_replays_all_kept);
+  RUN(kept_ring_is_bounded_by_queue_max);
+  RUN(two_attachments_both_receive_and_replay_goes_to_one);
+  RUN(names_are_unique_and_anonymous_names_distinct);
+  RUN(user_pointer_and_notification_session_name);
+  RUN(destroy_frees_waiting_and_kept);
+  RUN(push_callback_may_detach_and_destroy);
+  RUN(push_callback_may_destroy_its_session_mid_flush);
+  RUN(session_each_visitor_may_destroy_any_session);
+  RUN(named_session_lingers_out_after_last_detach);
+  RUN(linger_zero_expires_on_the_next_iteration);
+  RUN(reattach_cancels_expiry_and_pinned_or_anonymous_never_expire);
+  RUN(on_expire_may_destroy_the_session_itself);
+  RUN(registry_free_with_active_timers_closes_cleanly);
+  RUN(null_loop_never_lingers);
+  RUN(set_limits_applies_to_new_sessions);
+  return check_summary();
+}
