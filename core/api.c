@@ -241,10 +241,13 @@ static void
 api_session_open(Call *call)
 {
   char *name = NULL;
-  uint64_t last_seq = 0;
-  int has_last = 0;
+  uint64_t last_seq = 0, linger = 0;
+  int has_last = 0, has_linger = 0;
   if (args_str(&call->args, "session", 256, &name, &call->err) < 0 ||
-      (has_last = args_uint(&call->args, "last_seq", 0, UINT64_MAX, &last_seq, &call->err)) < 0)
+      (has_last = args_uint(&call->args, "last_seq", 0, UINT64_MAX, &last_seq, &call->err)) < 0 ||
+      (has_linger = args_uint(&call->args, "linger_ms", 0,
+                              (uint64_t)call->e->config.settings.session_max_linger_ms, &linger,
+                              &call->err)) < 0)
     goto done;
   if (name == NULL) {
     /* No name: a new named session with a generated one, which the gateway
@@ -264,6 +267,8 @@ api_session_open(Call *call)
   bool resumed = s != NULL;
   if (s == NULL)
     s = session_create(call->e->sessions, name, false);
+  if (has_linger == 1)
+    session_set_linger(s, linger); /* a terminal's session outlives its commands */
   if (engine_conn_attach(call->c, s, has_last == 1, last_seq, &call->err) != 0)
     goto done;
   msgpack_pack_map(&call->pk, 3);
@@ -935,7 +940,8 @@ static const struct {
 } api_methods[] = {
   {"ping", api_ping, (const char *const[]){NULL}},
   {"api_info", api_info, (const char *const[]){NULL}},
-  {"session_open", api_session_open, (const char *const[]){"session", "last_seq", NULL}},
+  {"session_open", api_session_open,
+   (const char *const[]){"session", "last_seq", "linger_ms", NULL}},
   {"session_state", api_session_state, ARGS("state")},
   {"session_close", api_session_close, (const char *const[]){"session", NULL}},
   {"session_list", api_session_list, (const char *const[]){NULL}},

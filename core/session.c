@@ -517,6 +517,12 @@ session_linger_cb(uv_timer_t *t)
   session_leave(s);
 }
 
+void
+session_set_linger(Session *s, uint64_t linger_ms)
+{
+  s->linger_ms = linger_ms;
+}
+
 /* Starts (or restarts) the linger countdown of s. */
 static void
 session_linger_start(Session *s)

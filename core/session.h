@@ -99,6 +99,10 @@ void session_detach(SessionAttachment *a);
  * it by the rules above. Fills n->session and, when pushed, n->seq. */
 void session_push(Session *s, Notification *n);
 
+/* Sets how long this session outlives its last connection (session_open's
+ * linger_ms); applies from the next detach. */
+void session_set_linger(Session *s, uint64_t linger_ms);
+
 /* Sets busy or idle. Going idle pushes everything waiting, in order, and
  * returns how many notifications that released (0 otherwise). */
 size_t session_set_busy(Session *s, bool busy);

@@ -70,6 +70,8 @@ const SettingSpec settings_table[] = {
               "notifications a session holds (waiting, and kept for resume)"),
   INT_SETTING("session.linger_ms", session_linger_ms, 300000, 0, 86400000, "ms",
               "how long a named session outlives its last connection"),
+  INT_SETTING("session.max_linger_ms", session_max_linger_ms, 604800000, 0, 2592000000,
+              "ms", "the longest linger a client may ask for in session_open"),
   INT_SETTING("rpc.max_message_bytes", rpc_max_message_bytes, 1048576, 1024, 67108864, "bytes",
               "largest msgpack-rpc message accepted; a larger one closes the connection"),
   INT_SETTING("rpc.max_output_bytes", rpc_max_output_bytes, 16777216, 65536, 1073741824, "bytes",

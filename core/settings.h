@@ -53,6 +53,7 @@ typedef struct {
   int64_t max_ended_monitors;
   int64_t session_queue_max;
   int64_t session_linger_ms;
+  int64_t session_max_linger_ms;
   /* The wire. */
   int64_t rpc_max_message_bytes;
   int64_t rpc_max_output_bytes;
