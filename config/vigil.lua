@@ -115,6 +115,8 @@ return {
     queue_max = 256,                     -- 1..100000 notifications
     -- How long a named session outlives its last connection.
     linger_ms = 300000,                  -- 0..86400000 ms
+    -- The longest linger a client may ask for in session_open (7 days).
+    max_linger_ms = 604800000,           -- 0..2592000000 ms
   },
 
   rpc = {

@@ -25,9 +25,10 @@
  * The budget is a count hook every LUASANDBOX_HOOK_STEP instructions. Past
  * the budget the hook raises an error and re-arms itself for every single
  * instruction, so a pcall that catches the error cannot run on: the next
- * instruction of its caller raises again, and so on out to the host. Lua
- * code that runs inside one C function (a pattern match on a long subject)
- * executes no instructions and is bounded only by the memory cap.
+ * instruction of its caller raises again, and so on out to the host. The one
+ * gap: work done inside a single C function executes no VM instructions, so
+ * a string.find with a badly backtracking pattern (".-.-.-x" on a long
+ * subject) runs to its end before the budget can stop anything.
  *
  * Memory: the allocator counts the bytes the state holds and refuses an
  * allocation that would pass memory_max. Lua then runs an emergency
@@ -63,9 +64,10 @@ struct LuaSandbox {
 };
 
 /* The allocator (lua_Alloc). Counts what the state holds and refuses growth
- * past memory_max by returning NULL, which Lua turns into a memory error.
- * Shrinking never fails, as Lua requires. For a new block osize is a type
- * tag, not a size, so only a non-NULL ptr has osize bytes to give back. */
+ * past memory_max by returning NULL, which Lua turns into a memory error
+ * (after an emergency collection and one retry). The cap never refuses a
+ * shrink. For a new block osize is a type tag, not a size, so only a
+ * non-NULL ptr has osize bytes to give back. */
 static void *
 luasandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {

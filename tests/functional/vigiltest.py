@@ -273,6 +273,9 @@ class Engine:
             raise
 
     def close(self):
+        """Stops vigild and cleans up. Returns the sanitizer reports found in
+        its log (the ASan build reports there, not in an exit status the
+        test would otherwise see)."""
         for c in self.conns:
             c.close()
         if self.proc.poll() is None:
@@ -283,7 +286,12 @@ class Engine:
                 self.proc.kill()
                 self.proc.wait()
         self.stderr.close()
+        log = self.log()
+        reports = [line for line in log.splitlines()
+                   if "ERROR: AddressSanitizer" in line or "ERROR: LeakSanitizer" in line
+                   or "runtime error:" in line]
         shutil.rmtree(self.dir, ignore_errors=True)
+        return reports
 
 
 def group_alive(pgid):
@@ -344,14 +352,15 @@ def run_tests(tests, config=None):
             if only and only not in name:
                 continue
             engine = None
+            ok = False
             start = time.monotonic()
             try:
                 cfg = getattr(test, "config", config)
                 engine = Engine(transport, cfg() if callable(cfg) else cfg)
                 test(engine)
-                passed += 1
-                print("ok   %s (%.1fs)" % (name, time.monotonic() - start), flush=True)
+                ok = True
             except Exception:
+                ok = False
                 failed += 1
                 print("FAIL %s" % name, flush=True)
                 traceback.print_exc()
@@ -359,7 +368,16 @@ def run_tests(tests, config=None):
                     sys.stdout.write("--- vigild log ---\n" + engine.log()[-4000:] + "\n")
             finally:
                 if engine is not None:
-                    engine.close()
+                    log = engine.log()
+                    reports = engine.close()
+                    if reports and ok:
+                        ok = False
+                        failed += 1
+                        print("FAIL %s: vigild's sanitizer reported:\n  %s\n%s" % (
+                            name, "\n  ".join(reports), log[-6000:]), flush=True)
+            if ok:
+                passed += 1
+                print("ok   %s (%.1fs)" % (name, time.monotonic() - start), flush=True)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

@@ -89,8 +89,12 @@ fuzz_drain(RpcDecoder *d, FuzzSeen *seen, size_t limit)
     RpcMessage msg;
     VigilError err = VIGIL_ERROR_INIT;
     RpcDecodeResult r = rpc_decoder_next(d, &msg, &err);
-    if (seen->fatal && r != kDecodeFatal)
-      abort();
+    if (seen->fatal) {
+      /* Dead for good: the same answer, and nothing buffered. */
+      if (r != kDecodeFatal || !err.set || rpc_decoder_buffered(d) != 0)
+        abort();
+      return;
+    }
     if (r == kDecodeNeedMore) {
       /* An unfinished message is never kept past the limit. */
       if (err.set || rpc_decoder_buffered(d) > limit)
@@ -131,22 +135,32 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   enum { kHeader = 5 };
   if (size < kHeader)
     return 0;
-  /* Byte 0: the limit. Bytes 1..3: chunk sizes (0 means 1). Byte 4: high
-   * bit set puts seed (byte 4 % seeds) in front of the rest. */
+  /* Byte 0: the limit. Bytes 1..3: chunk sizes (0 means 1). Byte 4: with
+   * its high bit set, 1 + bits 4..5 copies of seed (byte 4 % seeds) lead
+   * the stream, and with bit 3 also set, the first two bytes after the
+   * header flip one bit pattern inside those copies (a well-formed message
+   * broken in one place). */
   static const size_t limits[] = {16, 40, 64, 256, 4096};
   size_t limit = limits[data[0] % (sizeof limits / sizeof limits[0])];
   size_t chunks[3];
   for (size_t i = 0; i < 3; i++)
     chunks[i] = data[1 + i] ? data[1 + i] : 1;
+  const uint8_t *body = data + kHeader;
+  size_t body_len = size - kHeader;
   size_t nseeds = sizeof fuzz_seeds / sizeof fuzz_seeds[0];
-  size_t seed_len = (data[4] & 0x80) ? fuzz_seeds[data[4] % nseeds].len : 0;
-  size_t len = seed_len + size - kHeader;
+  size_t seed = data[4] % nseeds;
+  size_t copies = (data[4] & 0x80) ? 1 + ((data[4] >> 4) & 3u) : 0;
+  size_t lead = copies * fuzz_seeds[seed].len;
+  size_t len = lead + body_len;
   char *stream = malloc(len ? len : 1);
   if (stream == NULL)
     abort();
-  if (seed_len)
-    memcpy(stream, fuzz_seeds[data[4] % nseeds].bytes, seed_len);
-  memcpy(stream + seed_len, data + kHeader, size - kHeader);
+  for (size_t i = 0; i < copies; i++)
+    memcpy(stream + i * fuzz_seeds[seed].len, fuzz_seeds[seed].bytes, fuzz_seeds[seed].len);
+  if (body_len)
+    memcpy(stream + lead, body, body_len);
+  if (lead > 0 && (data[4] & 0x08) && body_len >= 2)
+    stream[body[0] % lead] ^= (char)(body[1] | 1);
 
   FuzzSeen chunked = {1469598103934665603ull, 0, false};
   RpcDecoder *d = rpc_decoder_new(limit);
