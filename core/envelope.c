@@ -48,7 +48,8 @@ static void
 envelope_monitor_line(StrBuf *out, const Notification *n)
 {
   size_t idlen = strnlen(n->monitor_id, sizeof n->monitor_id);
-  bool has_label = n->label && n->label[0];
+  /* A monitor started without a label is labelled with its id: say it once. */
+  bool has_label = n->label && n->label[0] && strcmp(n->label, n->monitor_id) != 0;
   if (idlen == 0 && !has_label)
     return;
   strbuf_puts(out, "monitor: ");

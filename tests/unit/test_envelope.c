@@ -100,6 +100,18 @@ TEST(exit_exact_text)
   notification_free(n);
 }
 
+TEST(a_monitor_without_a_label_is_named_once)
+{
+  /* The engine labels an unlabelled monitor with its id. */
+  Notification *n = notification_new(kNotifOutput, "mon_3k2j9x0a1b2c", "mon_3k2j9x0a1b2c",
+                                     kModeIdle);
+  StrBuf sb = STRBUF_INIT;
+  envelope_render_with_nonce(n, "00112233445566778899aabbccddeeff", &sb);
+  CHECK_CONTAINS(strbuf_cstr(&sb), "\nmonitor: mon_3k2j9x0a1b2c\n");
+  strbuf_free(&sb);
+  notification_free(n);
+}
+
 TEST(declares_untrusted_in_every_type)
 {
   NotificationType types[] = {kNotifOutput,      kNotifExit,     kNotifStopped,
@@ -453,5 +465,6 @@ main(void)
   RUN(notification_lines_grow_and_are_copied);
   RUN(notification_type_names_and_endings);
   RUN(monitor_defs_names_round_trip);
+  RUN(a_monitor_without_a_label_is_named_once);
   return check_summary();
 }
