@@ -368,7 +368,7 @@ api_monitor_start(Call *call)
   if (api_read_command(call, &req) < 0 ||
       args_str(a, "label", MONITOR_LABEL_MAX, &req.label, err) < 0 ||
       args_str(a, "description", MONITOR_DESCRIPTION_MAX, &req.description, err) < 0 ||
-      args_strv(a, "patterns", 1000, API_PATTERN_BYTES_MAX, &req.patterns, &req.npatterns, err) <
+      args_strv(a, "patterns", 100000, API_PATTERN_BYTES_MAX, &req.patterns, &req.npatterns, err) <
           0 ||
       args_str(a, "match_pattern", API_PATTERN_BYTES_MAX, &match_pattern, err) < 0 ||
       args_choice(a, "match_streams", streams, &ms, err) < 0 ||
@@ -488,7 +488,14 @@ api_monitor_stop(Call *call)
     api_pack_stop(&call->pk, "already_stopped", m);
     return;
   }
-  if (monitor_stop(m, sig, (int64_t)grace) != 0) {
+  int rc = monitor_stop(m, sig, (int64_t)grace);
+  if (rc == 2) {
+    error_set(&call->err, kErrAlreadyExited,
+              "monitor_id: the process of %s has already exited (its output is being read)",
+              monitor_id(m));
+    return;
+  }
+  if (rc != 0) {
     api_pack_stop(&call->pk, "already_stopped", m); /* a stop is already under way */
     return;
   }
@@ -791,7 +798,9 @@ api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines)
   wire_key(pk, "state");
   wire_str(pk, monitor_state_name(monitor_state(m)));
   wire_key(pk, "exit_code");
-  if (ended && x.exited && x.term_signal == 0)
+  /* A timed-out run has no exit code, even if the process caught the stop
+   * signal and exited with one (PROTOCOL.md: exit_code nil on timeout). */
+  if (ended && x.exited && x.term_signal == 0 && monitor_state(m) != kMonTimedOut)
     msgpack_pack_int(pk, x.exit_code);
   else
     msgpack_pack_nil(pk);
@@ -830,13 +839,14 @@ api_process_run(Call *call)
     return;
   StartRequest req = {0};
   uint64_t timeout_s = 300, lines = 100;
+  int has_timeout = 0;
   bool background = false;
   const char *stdin_data = NULL;
   size_t stdin_len = 0;
   if (api_read_command(call, &req) < 0 ||
       args_str(a, "label", MONITOR_LABEL_MAX, &req.label, err) < 0 ||
       args_bytes(a, "stdin", API_STDIN_MAX, &stdin_data, &stdin_len, err) < 0 ||
-      args_uint(a, "timeout_s", 1, 3600, &timeout_s, err) < 0 ||
+      (has_timeout = args_uint(a, "timeout_s", 1, 3600, &timeout_s, err)) < 0 ||
       args_uint(a, "stdout_lines", 0, 10000, &lines, err) < 0 ||
       args_bool(a, "background", &background, err) < 0)
     goto done;
@@ -845,10 +855,16 @@ api_process_run(Call *call)
     req.stdin_len = stdin_len;
   }
   if (background) {
-    /* A background run outlives any foreground timeout (seed 001): it is
-     * persistent where the config allows it, and says when it ends. */
+    /* A background run says when it ends. Without timeout_s it outlives any
+     * foreground cap (seed 001: multi-hour builds go to the background): it
+     * is persistent where the config allows it. */
     req.notify = kNotifyExit;
-    req.persistent = call->e->config.allow_persistent;
+    if (has_timeout == 1) {
+      req.timeout_ms = (int64_t)timeout_s * 1000;
+      req.process_run = true;
+    } else {
+      req.persistent = call->e->config.allow_persistent;
+    }
   } else {
     if (!call->is_request) {
       error_set(err, kErrInvalidParams, "a foreground process_run must be a request (it answers)");
@@ -938,13 +954,13 @@ static const struct {
   ApiMethod fn;
   const char *const *known;
 } api_methods[] = {
-  {"ping", api_ping, (const char *const[]){NULL}},
-  {"api_info", api_info, (const char *const[]){NULL}},
+  {"ping", api_ping, (const char *const[]){"session", NULL}},
+  {"api_info", api_info, (const char *const[]){"session", NULL}},
   {"session_open", api_session_open,
    (const char *const[]){"session", "last_seq", "linger_ms", NULL}},
   {"session_state", api_session_state, ARGS("state")},
   {"session_close", api_session_close, (const char *const[]){"session", NULL}},
-  {"session_list", api_session_list, (const char *const[]){NULL}},
+  {"session_list", api_session_list, (const char *const[]){"session", NULL}},
   {"monitor_start", api_monitor_start,
    ARGS("command", "argv", "shell", "label", "description", "cwd", "env", "patterns",
         "match_pattern", "match_streams", "notify", "mode", "policy", "timeout_ms",
@@ -990,7 +1006,10 @@ api_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const c
   } else {
     call.args.map = args;
     call.args.method = api_methods[i].name;
-    if (args_check_known(&call.args, api_methods[i].known, &call.err) == 0)
+    /* `session` names a session this connection opened, for every method
+     * (session_open excepted: there it names the session to open). */
+    bool session_ok = api_methods[i].fn == api_session_open || api_session(&call) != NULL;
+    if (session_ok && args_check_known(&call.args, api_methods[i].known, &call.err) == 0)
       api_methods[i].fn(&call);
   }
   if (call.err.set) {

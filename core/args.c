@@ -237,7 +237,7 @@ args_strv(const Args *a, const char *key, size_t max_items, size_t max_len, char
                      args_type_name(v));
   uint32_t size = v->via.array.size;
   if (size > max_items)
-    return error_set(err, kErrLimitExceeded, "%s: at most %zu items, got %u", key, max_items,
+    return error_set(err, kErrInvalidParams, "%s: at most %zu items, got %u", key, max_items,
                      size);
   char **items = xcalloc(size + 1, sizeof *items);
   for (uint32_t i = 0; i < size; i++) {

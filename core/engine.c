@@ -314,12 +314,37 @@ engine_forget_session(Engine *e, Session *s)
   }
 }
 
+/* Empties a connection's own session, which stays: ended monitors are
+ * forgotten, running ones stopped, and their ending notifications still
+ * reach the connection. */
+static size_t
+engine_empty_session(Engine *e, Session *s)
+{
+  size_t stopped = 0;
+  MonRecord *next;
+  for (MonRecord *r = e->records; r; r = next) {
+    next = r->next;
+    if (r->session != s)
+      continue;
+    if (r->running) {
+      stopped += monitor_stop(r->monitor, SIGTERM, -1) == 0;
+    } else {
+      while (r->waiters)
+        api_cancel_waiter(r->waiters);
+      engine_record_free(r);
+    }
+  }
+  return stopped;
+}
+
 size_t
 engine_close_session(Engine *e, Session *s)
 {
-  size_t stopped = engine_orphan_records(e, s);
   if (session_anonymous(s))
-    return stopped; /* a connection's own session: emptied, not deleted */
+    return engine_empty_session(e, s);
+  /* A named session is deleted: nothing is left to deliver to, so its
+   * stopping monitors go on invisibly until their processes are gone. */
+  size_t stopped = engine_orphan_records(e, s);
   engine_forget_session(e, s);
   session_destroy(s);
   return stopped;
@@ -459,10 +484,16 @@ int
 engine_conn_attach(Conn *c, Session *s, bool has_last_seq, uint64_t last_seq, VigilError *err)
 {
   for (size_t i = 0; i < c->nopened; i++) {
-    if (c->opened[i].s == s) {
-      c->current = s;
-      return 0;
+    if (c->opened[i].s != s)
+      continue;
+    c->current = s;
+    if (has_last_seq) {
+      /* Opened again with a cursor: attach afresh so the kept notifications
+       * after it are pushed again, as for any re-attach. */
+      session_detach(c->opened[i].att);
+      c->opened[i].att = session_attach(s, engine_push, c, true, last_seq);
     }
+    return 0;
   }
   if (c->nopened == ENGINE_SESSIONS_PER_CONN)
     return error_set(err, kErrLimitExceeded, "session: at most %d sessions per connection",

@@ -550,10 +550,14 @@ monitor_stop(Monitor *m, int sig, int64_t grace_ms)
     sig = SIGTERM;
   if (grace_ms < 0)
     grace_ms = m->settings.kill_grace_ms;
+  if (m->finished || m->ending != kMonRunning || m->proc == NULL)
+    return 1;
   char reason[64];
   const char *name = signals_name(sig);
   snprintf(reason, sizeof reason, "stopped by request (%s)", name ? name : "signal");
-  return monitor_terminate(m, kMonStopped, reason, sig, (uint64_t)grace_ms) ? 0 : 1;
+  /* proc_stop still says "already exited" when the exit is seen but not yet
+   * reported (the child is only draining): that is 2 as well. */
+  return monitor_terminate(m, kMonStopped, reason, sig, (uint64_t)grace_ms) ? 0 : 2;
 }
 
 static void

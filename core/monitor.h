@@ -98,8 +98,10 @@ Monitor *monitor_start(uv_loop_t *loop, const VigilSettings *settings, const Mon
 
 /* Stops the process group: `sig` (0: SIGTERM), then SIGKILL after grace_ms
  * (negative: settings.kill_grace_ms). Returns 0 when a stop was started, 1
- * when the monitor had already ended or was already stopping. The state
- * becomes `stopped` when the process is gone. */
+ * when the monitor had already ended or something is already ending it, 2
+ * when its process has exited by itself and the monitor is only reading
+ * what is left in its pipes. The state becomes `stopped` when the process
+ * is gone (0 only). */
 int monitor_stop(Monitor *m, int sig, int64_t grace_ms);
 
 /* Frees the monitor. A still-running child is killed (SIGKILL to the group)

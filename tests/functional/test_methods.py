@@ -16,6 +16,9 @@ TICK = os.path.join(HELPERS, "child_tick")
 def test_ping_and_api_info(e):
     r = e.call("ping")
     assert r["api_level"] == 1 and isinstance(r["version"], str)
+    anon = e.call("session_list")["sessions"][0]["session"]
+    assert e.call("ping", session=anon) == r  # every method takes `session`
+    expect_error("not_found", e.call, "ping", session="not-mine")
     info = e.call("api_info")
     for m in ("ping", "api_info", "session_open", "session_state", "session_close",
               "session_list", "monitor_start", "monitor_stop", "monitor_list",
@@ -266,6 +269,18 @@ def test_process_run_timeout_keeps_partial_output(e):
     assert r["stdout_summary"] == "before" and r["stderr_summary"] == "oops"
 
 
+def test_process_run_timeout_has_no_exit_code_even_if_the_process_exits_cleanly(e):
+    r = e.call("process_run", command="sh -c 'trap \"echo bye; exit 0\" TERM; echo up; while :; do sleep 0.1; done'",
+               timeout_s=1)
+    assert r["state"] == "timed_out" and r["exit_code"] is None, r
+
+
+def test_process_run_background_honours_timeout_s(e):
+    r = e.call("process_run", command="sleep 30", background=True, timeout_s=1)
+    end = e.main.wait_ending(r["process_id"])
+    assert end["type"] == "timed_out", end
+
+
 def test_process_run_background(e):
     r = e.call("process_run", command="sh -c 'sleep 0.3; echo done'", background=True)
     assert r["state"] == "running" and r["exit_code"] is None
@@ -309,6 +324,8 @@ if __name__ == "__main__":
         test_monitor_wait_on_event_and_timeout,
         test_process_run_foreground_with_stdin,
         test_process_run_timeout_keeps_partial_output,
+        test_process_run_timeout_has_no_exit_code_even_if_the_process_exits_cleanly,
+        test_process_run_background_honours_timeout_s,
         test_process_run_background,
         test_notification_shape,
     ]))

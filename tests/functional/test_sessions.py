@@ -148,6 +148,27 @@ def test_ending_notification_after_all_output(e):
     assert end["lines"][-1]["text"] == "partial"
 
 
+def test_closing_the_anonymous_session_still_delivers_endings(e):
+    mid = e.call("monitor_start", command="sleep 30")["monitor_id"]
+    assert e.call("session_close")["stopped"] == 1
+    end = e.main.wait_ending(mid)
+    assert end["type"] == "stopped" and end["state"] == "stopped"
+    # The connection's session is still there, and empty of ended monitors.
+    assert e.call("monitor_list", include_exited=True)["total"] in (0, 1)
+    assert e.call("ping", session=e.call("session_list")["sessions"][0]["session"])
+
+
+def test_reopening_with_last_seq_replays_kept_notifications(e):
+    e.call("session_open", session="again")
+    mid = e.call("monitor_start", command="echo one")["monitor_id"]
+    end = e.main.wait_ending(mid)
+    e.main.drain()
+    r = e.call("session_open", session="again", last_seq=0)
+    assert r["resumed"] is True
+    replayed = [e.main.wait_notification(lambda n: True) for _ in range(2)]
+    assert [n["seq"] for n in replayed] == [1, 2] and replayed[1]["type"] == "exit"
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_ownership_isolation_between_sessions,
@@ -159,4 +180,6 @@ if __name__ == "__main__":
         test_unattached_named_session_expires_after_linger,
         test_session_open_without_a_name_and_close,
         test_ending_notification_after_all_output,
+        test_closing_the_anonymous_session_still_delivers_endings,
+        test_reopening_with_last_seq_replays_kept_notifications,
     ]))
