@@ -27,6 +27,7 @@
 #include "rpc/channel.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,12 +96,18 @@ rpc_channel_close(RpcChannel *ch, const char *reason)
     uv_close((uv_handle_t *)ch->out, rpc_channel_handle_closed);
 }
 
-/* Closes the channel because the peer is gone or a write failed. */
+/* Closes the channel because a read or write failed: the peer is gone
+ * (EOF, ECONNRESET, EPIPE, or any read error, which is logged), or a write
+ * failed for another reason, which is named. */
 static void
 rpc_channel_io_failed(RpcChannel *ch, const char *what, int status)
 {
-  if (status == UV_EOF || status == UV_EPIPE || status == UV_ECONNRESET) {
-    LOG_DEBUG("rpc", "%s: peer closed the connection", ch->peer);
+  bool gone = status == UV_EOF || status == UV_EPIPE || status == UV_ECONNRESET;
+  if (gone || strcmp(what, "read") == 0) {
+    if (gone)
+      LOG_DEBUG("rpc", "%s: peer closed the connection", ch->peer);
+    else
+      LOG_WARN("rpc", "%s: read failed (%s): the peer is gone", ch->peer, uv_strerror(status));
     rpc_channel_close(ch, "peer closed the connection");
     return;
   }
@@ -342,7 +349,7 @@ rpc_channel_open(uv_loop_t *loop, uv_stream_t *in, uv_stream_t *out, const RpcLi
   ch->open_handles = in == out ? 1 : 2;
   int r = uv_read_start(in, rpc_channel_alloc, rpc_channel_read);
   if (r < 0)
-    rpc_channel_io_failed(ch, "read", r);
+    rpc_channel_io_failed(ch, "uv_read_start", r);
   return ch;
 }
 

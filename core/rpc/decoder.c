@@ -174,6 +174,8 @@ static RpcWalkResult
 rpc_decoder_walk(RpcDecoder *d)
 {
   RpcWalk *w = &d->walk;
+  if (d->buf == NULL)
+    return kWalkNeedMore; /* nothing received yet (or since the buffer was freed) */
   const unsigned char *p = (const unsigned char *)d->buf + d->start;
   uint64_t avail = d->end - d->start;
   uint64_t max = d->max_message;

@@ -8,13 +8,19 @@
  *
  * Decisions the header leaves open:
  * - Only the socket's own directory is created (0700, then chmod'ed so the
- *   umask cannot narrow it); its parent must exist. An existing directory is
- *   used as it is.
+ *   umask cannot narrow it); its parent must exist. An existing directory
+ *   that is ours and not a shared sticky one (such as /tmp) is tightened to
+ *   0700, with a log line; any other is used as it is, with a warning (the
+ *   socket is 0600 and every peer's uid is checked either way).
  * - A file at the socket path that is not a socket is refused rather than
  *   removed: it is not ours to delete.
  * - A path longer than a sockaddr_un holds is refused (libuv 1.44 would
  *   silently cut it).
  * - A peer whose credentials cannot be read is refused like a foreign uid.
+ * - The server's memory is freed by its handle's close callback, so after
+ *   rpc_server_close (or a failed listen) the loop must run once more.
+ * - rpc_stdio_open calls on_open too, as the header's "accepted, or stdio"
+ *   says.
  */
 #include "rpc/server.h"
 
@@ -164,6 +170,14 @@ rpc_server_make_dir(const char *path, VigilError *err)
   } else if (!S_ISDIR(st.st_mode)) {
     rc = error_set(err, kErrInternal, "cannot listen on %s: %s exists and is not a directory",
                    path, dir);
+  } else if ((st.st_mode & 077) != 0) {
+    if (st.st_uid == geteuid() && (st.st_mode & S_ISVTX) == 0 && chmod(dir, 0700) == 0)
+      LOG_INFO("rpc", "made the socket's directory %s private (mode 0700, was %04o)", dir,
+               (unsigned)(st.st_mode & 07777));
+    else
+      LOG_WARN("rpc", "the socket's directory %s is not private (mode %04o, owner uid %u); "
+                      "the socket itself is 0600 and every peer's uid is checked",
+               dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
   }
   free(dir);
   return rc;

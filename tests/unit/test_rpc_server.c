@@ -279,6 +279,29 @@ TEST(listen_makes_private_dir_and_socket_and_answers)
   tmp_cleanup();
 }
 
+TEST(an_existing_directory_of_ours_is_made_private)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  char dir[128], path[160];
+  snprintf(dir, sizeof dir, "%s/vigil", tmp_dir());
+  snprintf(path, sizeof path, "%s/vigil.sock", dir);
+  CHECK_INT(mkdir(dir, 0755), 0);
+  CHECK_INT(chmod(dir, 0755), 0);
+  Engine e = {0};
+  VigilError err = VIGIL_ERROR_INIT;
+  RpcServer *srv = rpc_server_listen(&loop, path, &limits, &engine_handlers, &e, &err);
+  CHECK(srv != NULL);
+  struct stat st;
+  CHECK_INT(stat(dir, &st), 0);
+  CHECK_INT(st.st_mode & 07777, 0700);
+  if (srv)
+    rpc_server_close(srv);
+  engine_finish(&e, &loop);
+  test_loop_close(&loop);
+  tmp_cleanup();
+}
+
 TEST(stale_socket_is_replaced_live_one_refused)
 {
   uv_loop_t loop;
@@ -554,6 +577,50 @@ TEST(stdio_on_two_pipes)
   CHECK_INT(run_stdio_child(to_engine[0], from_engine[1], to_engine[1], from_engine[0]), 0);
 }
 
+/* In a child whose stdin and stdout are a terminal (a pty): the channel
+ * opens on tty handles and closes cleanly. (A cooked terminal mangles
+ * binary msgpack, so no call is made through it.) */
+static void
+stdio_tty_child(void)
+{
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0)
+    _exit(90);
+  int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+  if (slave < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0)
+    _exit(90);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Engine e = {0};
+  VigilError err = VIGIL_ERROR_INIT;
+  RpcChannel *ch = rpc_stdio_open(&loop, &limits, &engine_handlers, &e, &err);
+  CHECK(ch != NULL);
+  if (ch == NULL) {
+    fprintf(stderr, "  %s\n", err.msg);
+    _exit(91);
+  }
+  CHECK_STR(rpc_channel_peer(ch), "stdio");
+  CHECK_INT(e.opened, 1);
+  rpc_channel_close(ch, "test over");
+  RUN_UNTIL(&loop, engine_all_closed, &e, 5000, "the tty channel to close");
+  CHECK_STR(e.last_reason, "test over");
+  test_loop_close(&loop);
+  _exit(check_failures_in_test == 0 ? 0 : 1);
+}
+
+TEST(stdio_on_a_terminal)
+{
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0)
+    stdio_tty_child();
+  int status;
+  CHECK_INT(waitpid(pid, &status, 0), pid);
+  CHECK(WIFEXITED(status));
+  CHECK_INT(WEXITSTATUS(status), 0);
+}
+
 /* In a child: stdin or stdout is a regular file; rpc_stdio_open must refuse
  * with the message and leave nothing open. */
 static void
@@ -606,11 +673,13 @@ main(void)
   signal(SIGPIPE, SIG_IGN);
   RUN(default_socket_path);
   RUN(listen_makes_private_dir_and_socket_and_answers);
+  RUN(an_existing_directory_of_ours_is_made_private);
   RUN(stale_socket_is_replaced_live_one_refused);
   RUN(listen_refuses_what_is_in_the_way);
   RUN(peer_of_another_uid_is_refused);
   RUN(stdio_on_one_socket_for_both);
   RUN(stdio_on_two_pipes);
+  RUN(stdio_on_a_terminal);
   RUN(stdio_refuses_a_regular_file);
   return check_summary();
 }
