@@ -1,6 +1,85 @@
-/* vigil: placeholder until the client lands (issue 3, in progress). */
-int
-main(void)
+/*
+ * vigil, the command-line client of vigild: a person at a terminal starts,
+ * lists, reads, waits on and stops monitors in the same engine an agent
+ * uses, over its Unix socket (docs/cli.md).
+ *
+ *   vigil [--socket PATH] [--session NAME] [--json] COMMAND [OPTIONS] [ARGS...]
+ *   vigil --version | --help | help [COMMAND]
+ *
+ * This file only finds the subcommand and hands over: the options every
+ * subcommand shares may come before its name (read here) or after it (read
+ * with its own options). Exit status: what the subcommand returns; 2 for a
+ * usage error; 1 when the engine refuses or cannot be reached.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_cmds.h"
+#include "cli_fmt.h"
+#include "engine.h"
+
+/* `vigil help [COMMAND]`: the top-level help, or one subcommand's. */
+static int
+vigil_help(int argc, char **argv, int i)
 {
+  if (i + 1 >= argc) {
+    cli_cmds_help(stdout);
+    return 0;
+  }
+  const CliCommand *cmd = cli_cmds_find(argv[i + 1]);
+  if (cmd == NULL)
+    return cli_opts_usage_error(NULL, "no command \"%s\"", argv[i + 1]);
+  cli_opts_help(&cmd->spec, stdout);
   return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+  CliParsed parsed;
+  memset(&parsed, 0, sizeof parsed);
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (strcmp(argv[i], "--version") == 0) {
+      printf("vigil %s (api level %d)\n", VIGIL_VERSION, VIGIL_API_LEVEL);
+      return 0;
+    }
+    int rc = cli_opts_common(argc, argv, &i, &parsed);
+    if (rc == 1)
+      continue;
+    if (rc != 0)
+      return rc;
+    return cli_opts_usage_error(NULL, "unknown option \"%s\"", argv[i]);
+  }
+  if (i >= argc) {
+    if (parsed.help) {
+      cli_cmds_help(stdout);
+      return 0;
+    }
+    fputs("vigil: a command is needed\n\n", stderr);
+    cli_cmds_help(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  if (strcmp(argv[i], "help") == 0)
+    return vigil_help(argc, argv, i);
+  const CliCommand *cmd = cli_cmds_find(argv[i]);
+  if (cmd == NULL)
+    return cli_opts_usage_error(NULL, "no command \"%s\" (try: start, list, status, output, "
+                                      "logs, events, wait, stop, run, watch)",
+                                argv[i]);
+  int rc = cli_opts_parse(&cmd->spec, argc - i - 1, argv + i + 1, &parsed);
+  if (rc == 0 && parsed.help) {
+    cli_opts_help(&cmd->spec, stdout);
+  } else if (rc == 0) {
+    cli_fmt_init();
+    CliClient client;
+    rc = cli_client_init(&client, &parsed);
+    if (rc == 0) {
+      rc = cmd->run(&client, &parsed);
+      cli_client_close(&client);
+    }
+  }
+  cli_opts_free(&parsed);
+  fflush(stdout);
+  return rc;
 }

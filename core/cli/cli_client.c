@@ -1,0 +1,244 @@
+/*
+ * The invocation's link to the engine (see cli_client.h): resolving where
+ * and as whom to connect, opening the session, calls with deadlines, and
+ * reporting failures the same way for every subcommand.
+ */
+#include "cli_client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_json.h"
+#include "cli_obj.h"
+#include "rpc/server.h"
+#include "strbuf.h"
+#include "textfmt.h"
+
+int
+cli_client_init(CliClient *c, const CliParsed *p)
+{
+  memset(c, 0, sizeof *c);
+  c->json = p->json;
+  const char *path = p->socket;
+  if (path == NULL || path[0] == '\0')
+    path = getenv("VIGIL_SOCKET");
+  if (path != NULL && path[0] != '\0') {
+    if (strlen(path) >= sizeof c->socket_path)
+      return cli_opts_usage_error(p->spec, "--socket: path too long");
+    memcpy(c->socket_path, path, strlen(path) + 1);
+  } else if (rpc_default_socket_path(c->socket_path, sizeof c->socket_path) != 0) {
+    return cli_opts_usage_error(p->spec, "the default socket path is too long; give --socket");
+  }
+  const char *session = p->session;
+  if (session == NULL || session[0] == '\0')
+    session = getenv("VIGIL_SESSION");
+  if (session == NULL || session[0] == '\0')
+    session = "cli";
+  if (strlen(session) >= sizeof c->session)
+    return cli_opts_usage_error(p->spec, "--session: name too long (at most 64 characters)");
+  memcpy(c->session, session, strlen(session) + 1);
+  return 0;
+}
+
+int
+cli_client_call(CliClient *c, const char *method, const CliReq *args, int64_t timeout_ms,
+                CliReply *reply)
+{
+  int64_t deadline = timeout_ms < 0 ? -1 : cli_now_ms() + timeout_ms;
+  if (cli_conn_call(c->conn, method, args, deadline, reply, &c->err) == 0)
+    return 0;
+  if (c->err.kind == kCliErrDeadline) {
+    StrBuf d = STRBUF_INIT;
+    textfmt_duration(&d, (uint64_t)timeout_ms);
+    cli_error_set(&c->err, kCliErrDeadline, "no answer from the engine to %s within %s", method,
+                  strbuf_cstr(&d));
+    strbuf_free(&d);
+  }
+  return -1;
+}
+
+/* The largest linger the engine allows (api_info's session.max_linger_ms),
+ * or 0 when it cannot be learned. */
+static uint64_t
+cli_client_max_linger(CliClient *c)
+{
+  CliReply reply;
+  if (cli_client_call(c, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &reply) != 0)
+    return 0;
+  uint64_t max = cli_obj_get_uint(cli_obj_get(reply.result, "limits"),
+                                  "session.max_linger_ms", 0);
+  cli_reply_free(&reply);
+  return max;
+}
+
+/* Opens the named session; see cli_client.h for the linger rule. */
+static int
+cli_client_open_session(CliClient *c, bool has_last_seq, uint64_t last_seq)
+{
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "session", c->session);
+  if (has_last_seq)
+    cli_req_uint(&req, "last_seq", last_seq);
+  CliReply reply;
+  int rc = cli_client_call(c, "session_open", &req, CLI_CALL_TIMEOUT_MS, &reply);
+  cli_req_free(&req);
+  if (rc != 0)
+    return -1;
+  bool resumed = cli_obj_get_bool(reply.result, "resumed");
+  cli_reply_free(&reply);
+  if (resumed)
+    return 0;
+  /* We created it: ask for the long linger. Opening a session this
+   * connection already has open only sets the linger; nothing is replayed
+   * twice. An engine configured with a lower ceiling gets its ceiling. */
+  uint64_t linger = CLI_SESSION_LINGER_MS;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    cli_req_init(&req);
+    cli_req_str(&req, "session", c->session);
+    cli_req_uint(&req, "linger_ms", linger);
+    rc = cli_client_call(c, "session_open", &req, CLI_CALL_TIMEOUT_MS, &reply);
+    cli_req_free(&req);
+    if (rc == 0) {
+      cli_reply_free(&reply);
+      return 0;
+    }
+    if (attempt > 0 || c->err.kind != kCliErrEngine || strstr(c->err.msg, "linger_ms") == NULL)
+      return -1;
+    linger = cli_client_max_linger(c);
+    if (linger == 0)
+      return 0; /* the default linger applies; the session is open all the same */
+  }
+  return -1;
+}
+
+int
+cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint64_t last_seq)
+{
+  c->conn = cli_conn_open(c->socket_path, &c->err);
+  if (c->conn == NULL)
+    return -1;
+  cli_conn_set_notify(c->conn, c->notify, c->notify_ctx);
+  if (open_session && cli_client_open_session(c, has_last_seq, last_seq) != 0)
+    return -1;
+  return 0;
+}
+
+int
+cli_client_fail(CliClient *c)
+{
+  fprintf(stderr, "vigil: %s\n", c->err.msg);
+  if (c->err.kind == kCliErrNoEngine) {
+    char def[4096];
+    bool is_default = rpc_default_socket_path(def, sizeof def) == 0 &&
+                      strcmp(def, c->socket_path) == 0;
+    if (is_default)
+      fputs("  start one with: vigild --config config/vigil.lua\n", stderr);
+    else
+      fprintf(stderr, "  start one with: vigild --listen %s --config config/vigil.lua\n",
+              c->socket_path);
+  }
+  return CLI_EXIT_FAILURE;
+}
+
+void
+cli_client_close(CliClient *c)
+{
+  cli_conn_close(c->conn);
+  c->conn = NULL;
+}
+
+/* Whether s is a whole monitor id: "mon_" and at least 8 of [0-9a-z]. */
+static bool
+cli_client_is_id(const char *s)
+{
+  if (strncmp(s, "mon_", 4) != 0 || strlen(s) < 12 || strlen(s) > 60)
+    return false;
+  for (const char *p = s + 4; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z')))
+      return false;
+  return true;
+}
+
+int
+cli_client_monitor_id(CliClient *c, const char *arg, char *out)
+{
+  if (cli_client_is_id(arg)) {
+    snprintf(out, 64, "%s", arg);
+    return 0;
+  }
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_bool(&req, "include_exited", true);
+  cli_req_uint(&req, "limit", 10000);
+  CliReply reply;
+  int rc = cli_client_call(c, "monitor_list", &req, CLI_CALL_TIMEOUT_MS, &reply);
+  cli_req_free(&req);
+  if (rc != 0)
+    return -1;
+  const msgpack_object *list = cli_obj_get(reply.result, "monitors");
+  size_t alen = strlen(arg);
+  char prefix[80];
+  snprintf(prefix, sizeof prefix, "mon_%s", arg);
+  const char *by_label = NULL, *by_prefix = NULL;
+  size_t label_len = 0, prefix_len = 0, nprefix = 0;
+  bool label_running = false;
+  StrBuf ambiguous = STRBUF_INIT;
+  for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size;
+       i++) {
+    const msgpack_object *m = &list->via.array.ptr[i];
+    size_t idlen, llen;
+    const char *id = cli_obj_get_text(m, "monitor_id", &idlen);
+    const char *label = cli_obj_get_text(m, "label", &llen);
+    if (id == NULL || idlen >= 64)
+      continue;
+    bool running = cli_obj_get_is(m, "state", "running");
+    /* Newest first: the first label match is the newest; a running one
+     * further down still beats an ended one. */
+    if (label && llen == alen && memcmp(label, arg, alen) == 0 &&
+        (by_label == NULL || (running && !label_running))) {
+      by_label = id;
+      label_len = idlen;
+      label_running = running;
+    }
+    bool prefixed = (idlen >= alen && memcmp(id, arg, alen) == 0) ||
+                    (idlen >= strlen(prefix) && memcmp(id, prefix, strlen(prefix)) == 0);
+    if (prefixed) {
+      nprefix++;
+      by_prefix = id;
+      prefix_len = idlen;
+      strbuf_printf(&ambiguous, "%s%.*s", nprefix > 1 ? ", " : "", (int)idlen, id);
+    }
+  }
+  rc = 0;
+  if (by_label) {
+    snprintf(out, 64, "%.*s", (int)label_len, by_label);
+  } else if (nprefix == 1) {
+    snprintf(out, 64, "%.*s", (int)prefix_len, by_prefix);
+  } else if (nprefix > 1) {
+    rc = cli_error_set(&c->err, kCliErrEngine, "not_found: \"%s\" is ambiguous: %s", arg,
+                       strbuf_cstr(&ambiguous));
+    c->err.code = 2;
+  } else {
+    rc = cli_error_set(&c->err, kCliErrEngine,
+                       "not_found: no monitor \"%s\" in session \"%s\" (vigil list --all shows "
+                       "them)",
+                       arg, c->session);
+    c->err.code = 2;
+  }
+  strbuf_free(&ambiguous);
+  cli_reply_free(&reply);
+  return rc;
+}
+
+void
+cli_client_print_json(const msgpack_object *o)
+{
+  StrBuf sb = STRBUF_INIT;
+  cli_json_append(&sb, o);
+  strbuf_putc(&sb, '\n');
+  fwrite(sb.data, 1, sb.len, stdout);
+  fflush(stdout);
+  strbuf_free(&sb);
+}

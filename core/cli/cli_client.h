@@ -1,0 +1,77 @@
+/*
+ * One invocation's link to the engine: which socket (--socket, else
+ * $VIGIL_SOCKET, else the engine's default path) and which session
+ * (--session, else $VIGIL_SESSION, else "cli"), the connection, the session
+ * it opens, and how failures are reported (stderr, "vigil: <message>", exit
+ * status 1).
+ *
+ * Why a named session: a connection's anonymous session, and every monitor
+ * in it, dies with the connection, and every invocation of the client is a
+ * new connection. So the client opens a named session; when it creates one
+ * it asks for a linger of 7 days (session.max_linger_ms by default), so that
+ * monitors started from a terminal keep running between commands. A session
+ * that already exists (an agent's, opened to look at its monitors) keeps the
+ * linger its creator gave it.
+ */
+#ifndef VIGIL_CLI_CLIENT_H
+#define VIGIL_CLI_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli_conn.h"
+#include "cli_opts.h"
+
+/* The longest a plain call may take: the engine answers these at once, so
+ * running out means it is stuck. */
+#define CLI_CALL_TIMEOUT_MS 30000
+
+/* The linger asked for when the client creates a session (7 days). */
+#define CLI_SESSION_LINGER_MS 604800000ULL
+
+/* The exit status of an engine or connection failure. */
+#define CLI_EXIT_FAILURE 1
+
+typedef struct {
+  char socket_path[4096];
+  char session[128];
+  bool json;
+  CliConn *conn;
+  CliError err;
+  CliNotifyFn notify;   /* set before connecting to see notifications, */
+  void *notify_ctx;     /* including those replayed by session_open */
+} CliClient;
+
+/* Resolves the socket path and the session name from p and the
+ * environment. Returns 0, or CLI_EXIT_USAGE after printing why (a default
+ * socket path that does not fit). */
+int cli_client_init(CliClient *c, const CliParsed *p);
+
+/* Connects. With open_session, also opens the named session (replaying the
+ * kept notifications after last_seq when has_last_seq); without, the
+ * connection stays in its own anonymous session, which ends (and stops its
+ * monitors) when the connection closes. Returns 0 or -1 with c->err set. */
+int cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint64_t last_seq);
+
+/* A call with a deadline timeout_ms from now (-1: none). Returns 0 with
+ * reply filled (free it), or -1 with c->err set. */
+int cli_client_call(CliClient *c, const char *method, const CliReq *args, int64_t timeout_ms,
+                    CliReply *reply);
+
+/* Prints c->err on stderr ("vigil: ...", plus how to start an engine when
+ * none is listening) and returns CLI_EXIT_FAILURE. */
+int cli_client_fail(CliClient *c);
+
+void cli_client_close(CliClient *c);
+
+/* Resolves what a person typed for a monitor into its id (out holds at
+ * least 64 bytes): a full id as it is; else a label (the newest running
+ * monitor with it, else the newest one) or the unique monitor whose id
+ * starts with it (with or without "mon_"). Returns 0, or -1 with c->err set
+ * (not_found, or an ambiguous prefix). */
+int cli_client_monitor_id(CliClient *c, const char *arg, char *out);
+
+/* Prints o as one line of JSON on stdout. */
+void cli_client_print_json(const msgpack_object *o);
+
+#endif

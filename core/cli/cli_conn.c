@@ -1,0 +1,431 @@
+/*
+ * A blocking msgpack-rpc connection to vigild (see cli_conn.h). The socket
+ * is non-blocking underneath so that every read and write can wait in poll()
+ * with the caller's deadline; msgpack-c's streaming unpacker turns the bytes
+ * into messages. An answer that nobody is waiting for yet is kept in a short
+ * list until it is taken: the client sends at most a few requests at once,
+ * so the list stays small.
+ */
+#include "cli_conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memory.h"
+
+/* The largest message the client accepts. The engine caps what it queues
+ * for one connection at rpc.max_output_bytes (at most 1 GiB), so anything
+ * bigger is not the engine talking. */
+#define CLI_CONN_MESSAGE_MAX ((size_t)1100 << 20)
+
+/* How much the read buffer grows by at a time. */
+#define CLI_CONN_READ_CHUNK ((size_t)64 << 10)
+
+/* An answer that arrived before anyone asked for it. */
+typedef struct CliKept {
+  struct CliKept *next;
+  uint32_t msgid;
+  msgpack_unpacked msg;
+} CliKept;
+
+struct CliConn {
+  int fd;
+  uint32_t next_msgid;
+  msgpack_unpacker unpacker;
+  CliKept *kept;
+  CliNotifyFn notify;
+  void *notify_ctx;
+};
+
+int
+cli_error_set(CliError *err, CliErrorKind kind, const char *fmt, ...)
+{
+  err->kind = kind;
+  err->code = -1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* --- argument maps ------------------------------------------------------ */
+
+void
+cli_req_init(CliReq *r)
+{
+  msgpack_sbuffer_init(&r->body);
+  msgpack_packer_init(&r->pk, &r->body, msgpack_sbuffer_write);
+  r->count = 0;
+}
+
+void
+cli_req_free(CliReq *r)
+{
+  msgpack_sbuffer_destroy(&r->body);
+}
+
+msgpack_packer *
+cli_req_key(CliReq *r, const char *key)
+{
+  size_t n = strlen(key);
+  msgpack_pack_str(&r->pk, n);
+  msgpack_pack_str_body(&r->pk, key, n);
+  r->count++;
+  return &r->pk;
+}
+
+void
+cli_req_str(CliReq *r, const char *key, const char *value)
+{
+  msgpack_packer *pk = cli_req_key(r, key);
+  size_t n = strlen(value);
+  msgpack_pack_str(pk, n);
+  msgpack_pack_str_body(pk, value, n);
+}
+
+void
+cli_req_uint(CliReq *r, const char *key, uint64_t value)
+{
+  msgpack_pack_uint64(cli_req_key(r, key), value);
+}
+
+void
+cli_req_bool(CliReq *r, const char *key, bool value)
+{
+  msgpack_packer *pk = cli_req_key(r, key);
+  if (value)
+    msgpack_pack_true(pk);
+  else
+    msgpack_pack_false(pk);
+}
+
+void
+cli_reply_free(CliReply *reply)
+{
+  msgpack_unpacked_destroy(&reply->msg);
+  reply->result = NULL;
+}
+
+/* --- the connection ----------------------------------------------------- */
+
+int64_t
+cli_now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The poll() timeout left until deadline (-1: none), never negative. */
+static int
+cli_conn_poll_timeout(int64_t deadline)
+{
+  if (deadline < 0)
+    return -1;
+  int64_t left = deadline - cli_now_ms();
+  if (left <= 0)
+    return 0;
+  return left > 1000000000 ? 1000000000 : (int)left;
+}
+
+CliConn *
+cli_conn_open(const char *path, CliError *err)
+{
+  struct sockaddr_un addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof addr.sun_path) {
+    cli_error_set(err, kCliErrTransport, "socket path too long (%zu bytes, at most %zu): %s",
+                  strlen(path), sizeof addr.sun_path - 1, path);
+    return NULL;
+  }
+  memcpy(addr.sun_path, path, strlen(path) + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    cli_error_set(err, kCliErrTransport, "socket: %s", strerror(errno));
+    return NULL;
+  }
+  int rc;
+  do
+    rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    int e = errno;
+    close(fd);
+    /* No file, or a file nobody accepts on (an engine that died): both
+     * mean "start one", which is what the caller will say. */
+    if (e == ENOENT || e == ECONNREFUSED)
+      cli_error_set(err, kCliErrNoEngine, "no engine is listening on %s", path);
+    else
+      cli_error_set(err, kCliErrTransport, "cannot connect to %s: %s", path, strerror(e));
+    return NULL;
+  }
+  /* Non-blocking so that every wait goes through poll() and its deadline. */
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  CliConn *c = xcalloc(1, sizeof *c);
+  c->fd = fd;
+  c->next_msgid = 1;
+  if (!msgpack_unpacker_init(&c->unpacker, CLI_CONN_READ_CHUNK)) {
+    fprintf(stderr, "vigil: out of memory\n");
+    abort();
+  }
+  return c;
+}
+
+void
+cli_conn_close(CliConn *c)
+{
+  if (c == NULL)
+    return;
+  close(c->fd);
+  msgpack_unpacker_destroy(&c->unpacker);
+  while (c->kept) {
+    CliKept *k = c->kept;
+    c->kept = k->next;
+    msgpack_unpacked_destroy(&k->msg);
+    free(k);
+  }
+  free(c);
+}
+
+void
+cli_conn_set_notify(CliConn *c, CliNotifyFn fn, void *ctx)
+{
+  c->notify = fn;
+  c->notify_ctx = ctx;
+}
+
+/* Writes all of data by deadline. Returns 0 or -1 with err set. */
+static int
+cli_conn_write(CliConn *c, const char *data, size_t len, int64_t deadline, CliError *err)
+{
+  size_t off = 0;
+  while (off < len) {
+    /* MSG_NOSIGNAL: an engine that went away costs an error, not SIGPIPE. */
+    ssize_t n = send(c->fd, data + off, len - off, MSG_NOSIGNAL);
+    if (n > 0) {
+      off += (size_t)n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      struct pollfd p = {c->fd, POLLOUT, 0};
+      int rc = poll(&p, 1, cli_conn_poll_timeout(deadline));
+      if (rc == 0)
+        return cli_error_set(err, kCliErrDeadline, "the engine did not take the request in time");
+      if (rc < 0 && errno != EINTR)
+        return cli_error_set(err, kCliErrTransport, "poll: %s", strerror(errno));
+      continue;
+    }
+    return cli_error_set(err, kCliErrTransport, "lost the connection to the engine: %s",
+                         n < 0 ? strerror(errno) : "short write");
+  }
+  return 0;
+}
+
+int64_t
+cli_conn_send(CliConn *c, const char *method, const CliReq *args, int64_t deadline,
+              CliError *err)
+{
+  uint32_t msgid = c->next_msgid++;
+  msgpack_sbuffer sb;
+  msgpack_packer pk;
+  msgpack_sbuffer_init(&sb);
+  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+  msgpack_pack_array(&pk, 4);
+  msgpack_pack_int(&pk, 0);
+  msgpack_pack_uint32(&pk, msgid);
+  size_t mlen = strlen(method);
+  msgpack_pack_str(&pk, mlen);
+  msgpack_pack_str_body(&pk, method, mlen);
+  if (args == NULL) {
+    msgpack_pack_array(&pk, 0);
+  } else {
+    msgpack_pack_array(&pk, 1);
+    msgpack_pack_map(&pk, args->count);
+    msgpack_sbuffer_write(&sb, args->body.data, args->body.size);
+  }
+  int rc = cli_conn_write(c, sb.data, sb.size, deadline, err);
+  msgpack_sbuffer_destroy(&sb);
+  return rc == 0 ? (int64_t)msgid : -1;
+}
+
+/* The text of a str or bin object, for messages. */
+static bool
+cli_conn_text(const msgpack_object *o, const char **p, size_t *n)
+{
+  if (o->type == MSGPACK_OBJECT_STR) {
+    *p = o->via.str.ptr;
+    *n = o->via.str.size;
+    return true;
+  }
+  if (o->type == MSGPACK_OBJECT_BIN) {
+    *p = o->via.bin.ptr;
+    *n = o->via.bin.size;
+    return true;
+  }
+  return false;
+}
+
+/* Handles one complete message; takes ownership of msg. Returns 0, or -1
+ * with err set when it is not msgpack-rpc. */
+static int
+cli_conn_dispatch(CliConn *c, msgpack_unpacked *msg, CliError *err)
+{
+  const msgpack_object *o = &msg->data;
+  if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 3 ||
+      o->via.array.ptr[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
+    msgpack_unpacked_destroy(msg);
+    return cli_error_set(err, kCliErrProtocol, "the engine sent a message that is not msgpack-rpc");
+  }
+  const msgpack_object *a = o->via.array.ptr;
+  uint64_t type = a[0].via.u64;
+  if (type == 1 && o->via.array.size == 4 && a[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+      a[1].via.u64 <= UINT32_MAX) {
+    CliKept *k = xmalloc(sizeof *k);
+    k->msgid = (uint32_t)a[1].via.u64;
+    k->msg = *msg; /* the zone moves with it */
+    k->next = c->kept;
+    c->kept = k;
+    return 0;
+  }
+  if (type == 2 && o->via.array.size == 3) {
+    const char *method;
+    size_t mlen;
+    if (c->notify && cli_conn_text(&a[1], &method, &mlen))
+      c->notify(c->notify_ctx, method, mlen, &a[2]);
+    msgpack_unpacked_destroy(msg);
+    return 0;
+  }
+  msgpack_unpacked_destroy(msg);
+  return cli_error_set(err, kCliErrProtocol, "the engine sent an unexpected message (type %llu)",
+                       (unsigned long long)type);
+}
+
+/* Handles every complete message already buffered. Returns how many, or -1
+ * with err set. */
+static int
+cli_conn_drain(CliConn *c, CliError *err)
+{
+  int handled = 0;
+  for (;;) {
+    msgpack_unpacked msg;
+    msgpack_unpacked_init(&msg);
+    msgpack_unpack_return r = msgpack_unpacker_next(&c->unpacker, &msg);
+    if (r == MSGPACK_UNPACK_SUCCESS) {
+      if (cli_conn_dispatch(c, &msg, err) != 0)
+        return -1;
+      handled++;
+      continue;
+    }
+    msgpack_unpacked_destroy(&msg);
+    if (r == MSGPACK_UNPACK_CONTINUE)
+      return handled;
+    return cli_error_set(err, kCliErrProtocol, "the engine sent bytes that are not msgpack");
+  }
+}
+
+int
+cli_conn_pump(CliConn *c, int64_t deadline, CliError *err)
+{
+  int handled = cli_conn_drain(c, err);
+  while (handled == 0) {
+    struct pollfd p = {c->fd, POLLIN, 0};
+    int rc = poll(&p, 1, cli_conn_poll_timeout(deadline));
+    if (rc < 0 && errno == EINTR)
+      continue;
+    if (rc < 0)
+      return cli_error_set(err, kCliErrTransport, "poll: %s", strerror(errno));
+    if (rc == 0)
+      return 0;
+    if (msgpack_unpacker_message_size(&c->unpacker) > CLI_CONN_MESSAGE_MAX)
+      return cli_error_set(err, kCliErrProtocol, "the engine sent a message over %zu bytes",
+                           CLI_CONN_MESSAGE_MAX);
+    if (!msgpack_unpacker_reserve_buffer(&c->unpacker, CLI_CONN_READ_CHUNK)) {
+      fprintf(stderr, "vigil: out of memory\n");
+      abort();
+    }
+    ssize_t n = read(c->fd, msgpack_unpacker_buffer(&c->unpacker),
+                     msgpack_unpacker_buffer_capacity(&c->unpacker));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+      continue;
+    if (n < 0)
+      return cli_error_set(err, kCliErrTransport, "lost the connection to the engine: %s",
+                           strerror(errno));
+    if (n == 0)
+      return cli_error_set(err, kCliErrTransport, "the engine closed the connection");
+    msgpack_unpacker_buffer_consumed(&c->unpacker, (size_t)n);
+    handled = cli_conn_drain(c, err);
+  }
+  return handled < 0 ? -1 : 1;
+}
+
+int
+cli_conn_take(CliConn *c, uint32_t msgid, CliReply *reply, CliError *err)
+{
+  CliKept **pp = &c->kept;
+  while (*pp && (*pp)->msgid != msgid)
+    pp = &(*pp)->next;
+  CliKept *k = *pp;
+  if (k == NULL)
+    return 0;
+  *pp = k->next;
+  reply->msg = k->msg;
+  free(k);
+  const msgpack_object *a = reply->msg.data.via.array.ptr;
+  if (a[2].type != MSGPACK_OBJECT_NIL) {
+    /* [code, message]; anything else is still reported, as best we can. */
+    int code = -1;
+    const char *text = "the engine answered with a malformed error";
+    size_t tlen = strlen(text);
+    if (a[2].type == MSGPACK_OBJECT_ARRAY && a[2].via.array.size >= 2) {
+      const msgpack_object *e = a[2].via.array.ptr;
+      if (e[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER && e[0].via.u64 < 1000)
+        code = (int)e[0].via.u64;
+      cli_conn_text(&e[1], &text, &tlen);
+    }
+    cli_error_set(err, kCliErrEngine, "%.*s", (int)(tlen > 1100 ? 1100 : tlen), text);
+    err->code = code;
+    msgpack_unpacked_destroy(&reply->msg);
+    return -1;
+  }
+  if (a[3].type == MSGPACK_OBJECT_MAP) {
+    reply->result = &a[3];
+  } else {
+    /* A nil result is an empty map; the protocol promises a map. */
+    static const msgpack_object empty = {.type = MSGPACK_OBJECT_MAP};
+    reply->result = &empty;
+  }
+  return 1;
+}
+
+int
+cli_conn_call(CliConn *c, const char *method, const CliReq *args, int64_t deadline,
+              CliReply *reply, CliError *err)
+{
+  int64_t msgid = cli_conn_send(c, method, args, deadline, err);
+  if (msgid < 0)
+    return -1;
+  for (;;) {
+    int rc = cli_conn_take(c, (uint32_t)msgid, reply, err);
+    if (rc != 0)
+      return rc > 0 ? 0 : -1;
+    rc = cli_conn_pump(c, deadline, err);
+    if (rc < 0)
+      return -1;
+    if (rc == 0)
+      return cli_error_set(err, kCliErrDeadline, "no answer from the engine to %s in time",
+                           method);
+  }
+}

@@ -1,0 +1,115 @@
+/*
+ * The client side of PROTOCOL.md section 1: one blocking msgpack-rpc
+ * connection to vigild over its Unix socket, for a program that does one
+ * thing at a time. A request gets the next msgid; an answer is matched by its
+ * msgid, and an answer to another request that arrives first is kept until it
+ * is asked for (a monitor_wait may be outstanding while other calls run).
+ * Notifications are handed to a callback as they are read. Every wait has a
+ * deadline on the monotonic clock, so nothing blocks longer than the command
+ * that asked is willing to wait.
+ *
+ * Also here: the client's error record (what went wrong and where: the
+ * engine, the transport, or a deadline) and a builder for argument maps,
+ * since a map's size must be packed before its entries.
+ */
+#ifndef VIGIL_CLI_CONN_H
+#define VIGIL_CLI_CONN_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where a failure came from; the caller chooses the exit status from it. */
+typedef enum {
+  kCliErrNone = 0,
+  kCliErrEngine,     /* the engine answered with an error; code is its code */
+  kCliErrNoEngine,   /* nothing is listening on the socket */
+  kCliErrTransport,  /* connect, read or write failed, or the engine hung up */
+  kCliErrDeadline,   /* no answer before the command's deadline */
+  kCliErrProtocol,   /* the engine sent something that is not msgpack-rpc */
+} CliErrorKind;
+
+#define CLI_ERROR_MSG_MAX 1200
+
+typedef struct {
+  CliErrorKind kind;
+  int code;                       /* the engine's error code, kCliErrEngine only */
+  char msg[CLI_ERROR_MSG_MAX];    /* printed after "vigil: " */
+} CliError;
+
+/* Sets err (kind and formatted message) and returns -1. */
+int cli_error_set(CliError *err, CliErrorKind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* An argument map under construction: entries are packed as they are
+ * added and counted, and the map header is written when the request is
+ * sent. */
+typedef struct {
+  msgpack_sbuffer body;
+  msgpack_packer pk;
+  uint32_t count;
+} CliReq;
+
+void cli_req_init(CliReq *r);
+void cli_req_free(CliReq *r);
+/* Packs key and counts an entry; the caller packs its value with the
+ * returned packer (exactly one msgpack object). */
+msgpack_packer *cli_req_key(CliReq *r, const char *key);
+void cli_req_str(CliReq *r, const char *key, const char *value);
+void cli_req_uint(CliReq *r, const char *key, uint64_t value);
+void cli_req_bool(CliReq *r, const char *key, bool value);
+
+/* One successful answer. msg owns the memory result points into. */
+typedef struct {
+  msgpack_unpacked msg;
+  const msgpack_object *result; /* a map (an empty one when the engine sent nil) */
+} CliReply;
+
+void cli_reply_free(CliReply *reply);
+
+/* Called for every notification read, with its method name and params
+ * (the array), valid only during the call. */
+typedef void (*CliNotifyFn)(void *ctx, const char *method, size_t method_len,
+                            const msgpack_object *params);
+
+typedef struct CliConn CliConn;
+
+/* The monotonic clock in ms: deadlines are absolute times on it; -1 means
+ * no deadline. */
+int64_t cli_now_ms(void);
+
+/* Connects to the socket at path. Returns the connection, or NULL with err
+ * set: kCliErrNoEngine when nothing listens there (no file, or a stale one),
+ * kCliErrTransport for anything else (permissions, a path too long). */
+CliConn *cli_conn_open(const char *path, CliError *err);
+
+/* Closes the connection and frees every answer not taken. */
+void cli_conn_close(CliConn *c);
+
+/* Where notifications go from now on (NULL: dropped). */
+void cli_conn_set_notify(CliConn *c, CliNotifyFn fn, void *ctx);
+
+/* Sends a request (args NULL: no arguments) and returns its msgid, or -1
+ * with err set when the write fails or does not finish by deadline. */
+int64_t cli_conn_send(CliConn *c, const char *method, const CliReq *args, int64_t deadline,
+                      CliError *err);
+
+/* Takes the answer to msgid if it has arrived: 1 with reply filled (free it
+ * with cli_reply_free), 0 when it has not, -1 when the engine answered with
+ * an error (err set, kCliErrEngine). */
+int cli_conn_take(CliConn *c, uint32_t msgid, CliReply *reply, CliError *err);
+
+/* Reads until at least one message has arrived and handles every complete
+ * one (notifications to the callback, answers kept for cli_conn_take).
+ * Returns 1, or 0 when deadline passed first, or -1 with err set when the
+ * connection failed or the engine closed it. */
+int cli_conn_pump(CliConn *c, int64_t deadline, CliError *err);
+
+/* Sends a request and waits for its answer (handling notifications in the
+ * meantime). Returns 0 with reply filled, or -1 with err set (an engine
+ * error, a transport failure, or kCliErrDeadline). */
+int cli_conn_call(CliConn *c, const char *method, const CliReq *args, int64_t deadline,
+                  CliReply *reply, CliError *err);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * How the client shows things to a person: colour (only on a terminal, and
+ * never when NO_COLOR is set), the terminal's width, durations both ways
+ * ("3m12s" out, "500ms" / "30s" / "5m" / "2h" / plain milliseconds in),
+ * RFC 3339 times back to the epoch, text made safe for a terminal and cut
+ * to a width, and tables with aligned columns.
+ */
+#ifndef VIGIL_CLI_FMT_H
+#define VIGIL_CLI_FMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "strbuf.h"
+
+/* The colours the client uses, as SGR sequences. */
+typedef enum {
+  kCliColNone = 0,
+  kCliColBold,
+  kCliColDim,
+  kCliColRed,
+  kCliColGreen,
+  kCliColYellow,
+  kCliColCyan,
+} CliColour;
+
+/* Decides once, from stdout, whether to colour: stdout is a terminal,
+ * NO_COLOR is unset or empty, and TERM is not "dumb". */
+void cli_fmt_init(void);
+bool cli_fmt_colour_on(void);
+
+/* The escape that starts colour c, and the one that resets; both "" when
+ * colour is off or c is kCliColNone. */
+const char *cli_fmt_sgr(CliColour c);
+const char *cli_fmt_reset(CliColour c);
+
+/* The display width to fit lines into: the terminal's columns when stdout
+ * is one, else $COLUMNS, else 160. */
+size_t cli_fmt_width(void);
+
+/* Parses a duration: an integer with a unit (ms, s, m, h; a fraction is
+ * allowed: 1.5s), several of them in a row (1m30s), or a plain integer of
+ * milliseconds. Returns 0 with *ms set, -1 when s is not one. */
+int cli_fmt_parse_duration(const char *s, uint64_t *ms);
+
+/* Appends ms as a person reads it (textfmt_duration: 850ms, 12.3s, 3m12s). */
+void cli_fmt_duration(StrBuf *out, uint64_t ms);
+
+/* Parses an RFC 3339 time with optional fraction and a Z or +hh:mm offset
+ * (len bytes at s). Returns 0 with *epoch_ms set, or -1. */
+int cli_fmt_parse_time(const char *s, size_t len, int64_t *epoch_ms);
+
+/* The wall clock in ms since the epoch. */
+int64_t cli_fmt_now_ms(void);
+
+/* Appends len bytes of process text so that a terminal shows it and does
+ * nothing else: control characters, escapes and the characters that make
+ * text look other than it is are shown escaped (textfmt_escape). A tab is
+ * kept when keep_tabs (a line printed on its own) and shown as a space
+ * otherwise (a table cell). */
+void cli_fmt_safe(StrBuf *out, const char *s, size_t len, bool keep_tabs);
+
+/* The width of UTF-8 text on a terminal, counted in code points (wide
+ * characters count one; close enough for cutting). */
+size_t cli_fmt_text_width(const char *s, size_t len);
+
+/* Appends at most width columns of the UTF-8 text s, ending with "…" when
+ * it had to cut; never splits a character. */
+void cli_fmt_cut(StrBuf *out, const char *s, size_t len, size_t width);
+
+/* A table: a header row and rows of cells, each cell with an optional
+ * colour; columns are padded to their widest cell, the last one is cut so
+ * that each row fits the width given to cli_table_print. */
+#define CLI_TABLE_MAX_COLS 10
+
+typedef struct {
+  char *text;
+  CliColour colour;
+} CliCell;
+
+typedef struct {
+  size_t ncols;
+  const char *headers[CLI_TABLE_MAX_COLS];
+  bool right[CLI_TABLE_MAX_COLS]; /* right-aligned (numbers) */
+  CliCell *cells;                 /* nrows * ncols, row-major */
+  size_t nrows;
+  size_t cap;
+} CliTable;
+
+void cli_table_init(CliTable *t, size_t ncols, const char *const *headers, const bool *right);
+/* Starts a new row; cells are then set with cli_table_set. */
+void cli_table_row(CliTable *t);
+/* Sets cell col of the last row to a copy of text. */
+void cli_table_set(CliTable *t, size_t col, const char *text, CliColour colour);
+/* Prints the header and the rows to f, each row at most width columns. */
+void cli_table_print(const CliTable *t, FILE *f, size_t width);
+void cli_table_free(CliTable *t);
+
+#endif

@@ -1,0 +1,463 @@
+/*
+ * The subcommands that wait for the engine to tell them something: output
+ * (and --follow), wait, and watch. None of them polls: each blocks on the
+ * connection until the engine sends something, with monitor_wait as the
+ * first-class way to learn of a monitor's events and the session's pushed
+ * notifications as the way to learn of its lines.
+ *
+ * How --follow learns of new lines: the engine has no "a line arrived"
+ * wait, so it listens to two things at once on one connection, an
+ * outstanding monitor_wait {for: "event"} (matches and the ending) and the
+ * session's notifications about this monitor (output batches, the ending),
+ * and after either fetches monitor_output since the last seq it printed. A
+ * line that causes neither (an unmatched line of a monitor notified only of
+ * matches, or a batch withheld by the rate limit) is printed with the next
+ * one that does, or at the end, when everything left is printed.
+ */
+#include "cli_cmds.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_obj.h"
+
+/* monitor_wait's own ceiling on timeout_ms. */
+#define CLI_WAIT_CHUNK_MS 3600000
+
+/* The event types that end a monitor. */
+static bool
+cli_follow_is_ending(const char *type, size_t n)
+{
+  static const char *const endings[] = {"exited", "stopped", "timed_out", "idle_timeout",
+                                        "overload", "exit", NULL};
+  for (size_t i = 0; endings[i]; i++)
+    if (strlen(endings[i]) == n && memcmp(endings[i], type, n) == 0)
+      return true;
+  return false;
+}
+
+/* --- output ------------------------------------------------------------- */
+
+static const CliOpt cli_output_opts[] = {
+  {"matched", 0, NULL, false, "only the lines that matched a pattern"},
+  {"unmatched", 0, NULL, false, "only the lines that matched none"},
+  {"stdout", 0, NULL, false, "only stdout lines"},
+  {"stderr", 0, NULL, false, "only stderr lines"},
+  {"since", 0, "N", false, "only the lines after seq N"},
+  {"limit", 'n', "N", false, "only the last N lines (default: all the ring holds)"},
+  {"follow", 'f', NULL, false,
+   "then keep printing new lines as they come, until the\nmonitor ends (with --json: one line "
+   "object per line)"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+/* What --follow has learned from notifications since it last looked. */
+typedef struct {
+  char id[64];
+  bool woke;   /* a notification about the monitor arrived */
+  bool ended;  /* its ending notification arrived */
+} CliFollow;
+
+static void
+cli_follow_on_notify(void *ctx, const char *method, size_t len, const msgpack_object *params)
+{
+  CliFollow *f = ctx;
+  if (len != strlen("vigil.notification") || memcmp(method, "vigil.notification", len) != 0 ||
+      params->type != MSGPACK_OBJECT_ARRAY || params->via.array.size < 1)
+    return;
+  const msgpack_object *n = &params->via.array.ptr[0];
+  if (!cli_obj_get_is(n, "monitor_id", f->id))
+    return;
+  f->woke = true;
+  size_t tn;
+  const char *type = cli_obj_get_text(n, "type", &tn);
+  if (type && cli_follow_is_ending(type, tn))
+    f->ended = true;
+}
+
+/* Prints one ring line: "  seq stream  text", a '*' after the stream of a
+ * line that matched. */
+static void
+cli_output_line(const msgpack_object *line, bool json)
+{
+  if (json) {
+    cli_client_print_json(line);
+    return;
+  }
+  size_t sn, tn;
+  const char *stream = cli_obj_get_text(line, "stream", &sn);
+  const char *text = cli_obj_get_text(line, "text", &tn);
+  bool matched = cli_obj_get(line, "pattern") != NULL;
+  bool is_err = stream && sn == 6 && memcmp(stream, "stderr", 6) == 0;
+  StrBuf sb = STRBUF_INIT;
+  cli_fmt_safe(&sb, text ? text : "", tn, true);
+  CliColour sc = is_err ? kCliColRed : kCliColDim;
+  CliColour tc = matched ? kCliColYellow : kCliColNone;
+  printf("%s%5llu%s %s%.*s%s%c %s%s%s%s\n", cli_fmt_sgr(kCliColDim),
+         (unsigned long long)cli_obj_get_uint(line, "seq", 0), cli_fmt_reset(kCliColDim),
+         cli_fmt_sgr(sc), (int)sn, stream ? stream : "", cli_fmt_reset(sc), matched ? '*' : ' ',
+         cli_fmt_sgr(tc), strbuf_cstr(&sb), cli_fmt_reset(tc),
+         cli_obj_get_bool(line, "truncated") ? " [truncated]" : "");
+  strbuf_free(&sb);
+}
+
+/* Fetches and prints the lines after *since; moves *since on. With
+ * whole_result, --json prints the result map (a one-off output), else each
+ * line. Returns 0 or -1 with c->err set. */
+static int
+cli_output_fetch(CliClient *c, const char *id, const char *stream, uint64_t *since,
+                 uint64_t limit, bool whole_result)
+{
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  cli_req_str(&req, "stream", stream);
+  cli_req_uint(&req, "since_sequence", *since);
+  if (limit)
+    cli_req_uint(&req, "limit", limit);
+  CliReply reply;
+  int rc = cli_client_call(c, "monitor_output", &req, CLI_CALL_TIMEOUT_MS, &reply);
+  cli_req_free(&req);
+  if (rc != 0)
+    return -1;
+  if (c->json && whole_result) {
+    cli_client_print_json(reply.result);
+  } else {
+    const msgpack_object *lines = cli_obj_get(reply.result, "lines");
+    for (uint32_t i = 0; lines && lines->type == MSGPACK_OBJECT_ARRAY && i < lines->via.array.size;
+         i++)
+      cli_output_line(&lines->via.array.ptr[i], c->json);
+  }
+  *since = cli_obj_get_uint(reply.result, "next_sequence", *since);
+  fflush(stdout);
+  cli_reply_free(&reply);
+  return 0;
+}
+
+/* The id of the newest event of monitor id, and whether it has ended. */
+static int
+cli_output_last_event(CliClient *c, const char *id, uint64_t *last, bool *ended)
+{
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  CliReply reply;
+  int rc = cli_client_call(c, "monitor_events", &req, CLI_CALL_TIMEOUT_MS, &reply);
+  cli_req_free(&req);
+  if (rc != 0)
+    return -1;
+  const msgpack_object *events = cli_obj_get(reply.result, "events");
+  *last = 0;
+  *ended = false;
+  for (uint32_t i = 0; events && events->type == MSGPACK_OBJECT_ARRAY && i < events->via.array.size;
+       i++) {
+    const msgpack_object *ev = &events->via.array.ptr[i];
+    uint64_t eid = cli_obj_get_uint(ev, "id", 0);
+    size_t tn;
+    const char *type = cli_obj_get_text(ev, "type", &tn);
+    if (eid > *last)
+      *last = eid;
+    if (type && cli_follow_is_ending(type, tn))
+      *ended = true;
+  }
+  cli_reply_free(&reply);
+  return 0;
+}
+
+/* Sends monitor_wait {for: "event"} after since_event. Returns its msgid or
+ * -1. */
+static int64_t
+cli_output_send_wait(CliClient *c, const char *id, uint64_t since_event)
+{
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  cli_req_str(&req, "for", "event");
+  cli_req_uint(&req, "since_event_id", since_event);
+  cli_req_uint(&req, "timeout_ms", CLI_WAIT_CHUNK_MS);
+  int64_t msgid =
+      cli_conn_send(c->conn, "monitor_wait", &req, cli_now_ms() + CLI_CALL_TIMEOUT_MS, &c->err);
+  cli_req_free(&req);
+  return msgid;
+}
+
+/* The --follow loop: see the file's header. Returns 0 or -1 (c->err). */
+static int
+cli_output_follow(CliClient *c, CliFollow *f, const char *stream, uint64_t since)
+{
+  uint64_t last_event;
+  bool ended;
+  if (cli_output_last_event(c, f->id, &last_event, &ended) != 0 ||
+      cli_output_fetch(c, f->id, stream, &since, 0, false) != 0)
+    return -1;
+  int64_t wait_id = -1, wait_deadline = 0;
+  while (!ended && !f->ended) {
+    if (wait_id < 0) {
+      wait_id = cli_output_send_wait(c, f->id, last_event);
+      if (wait_id < 0)
+        return -1;
+      wait_deadline = cli_now_ms() + CLI_WAIT_CHUNK_MS + CLI_CALL_TIMEOUT_MS;
+    }
+    CliReply reply;
+    int rc = cli_conn_take(c->conn, (uint32_t)wait_id, &reply, &c->err);
+    if (rc < 0)
+      return -1;
+    if (rc > 0) {
+      wait_id = -1;
+      const msgpack_object *ev = cli_obj_get(reply.result, "event");
+      if (ev) {
+        size_t tn;
+        const char *type = cli_obj_get_text(ev, "type", &tn);
+        last_event = cli_obj_get_uint(ev, "id", last_event);
+        if (type && cli_follow_is_ending(type, tn))
+          ended = true;
+        f->woke = true;
+      } else if (!cli_obj_get_bool(reply.result, "timed_out")) {
+        ended = true; /* it can no longer come: the monitor has ended */
+      }
+      if (!cli_obj_get_is(reply.result, "state", "running"))
+        ended = true;
+      cli_reply_free(&reply);
+    } else {
+      rc = cli_conn_pump(c->conn, wait_deadline, &c->err);
+      if (rc < 0)
+        return -1;
+      if (rc == 0)
+        return cli_error_set(&c->err, kCliErrDeadline,
+                             "the engine did not answer monitor_wait in time");
+    }
+    if (f->woke) {
+      f->woke = false;
+      if (cli_output_fetch(c, f->id, stream, &since, 0, false) != 0)
+        return -1;
+    }
+  }
+  /* Everything is in the ring once the monitor has ended. */
+  return cli_output_fetch(c, f->id, stream, &since, 0, false);
+}
+
+static int
+cli_output_run(CliClient *c, const CliParsed *p)
+{
+  static const char *const filters[] = {"matched", "unmatched", "stdout", "stderr"};
+  const char *stream = "all";
+  int given = 0;
+  for (size_t i = 0; i < 4; i++) {
+    if (cli_opts_has(p, filters[i])) {
+      stream = filters[i];
+      given++;
+    }
+  }
+  if (given > 1)
+    return cli_opts_usage_error(p->spec,
+                                "give at most one of --matched, --unmatched, --stdout, --stderr");
+  uint64_t since, limit;
+  int rc;
+  if ((rc = cli_cmds_number(p, "since", 0, &since)) != 0 ||
+      (rc = cli_cmds_number(p, "limit", 0, &limit)) != 0)
+    return rc;
+  bool follow = cli_opts_has(p, "follow");
+  if (follow && limit)
+    return cli_opts_usage_error(p->spec, "--limit and --follow do not go together");
+  CliFollow f = {{0}, false, false};
+  if (follow) {
+    c->notify = cli_follow_on_notify;
+    c->notify_ctx = &f;
+  }
+  if (cli_client_connect(c, true, false, 0) != 0 || cli_client_monitor_id(c, p->args[0], f.id) != 0)
+    return cli_client_fail(c);
+  rc = follow ? cli_output_follow(c, &f, stream, since)
+              : cli_output_fetch(c, f.id, stream, &since, limit, true);
+  return rc == 0 ? 0 : cli_client_fail(c);
+}
+
+const CliCommand cli_cmd_output = {
+  {"output", "ID", "show a monitor's lines (--follow: as they come)",
+   "Print a monitor's lines from the engine's ring (ANSI escapes removed, control\n"
+   "characters shown escaped), oldest first: seq, stream, '*' when the line matched\n"
+   "a pattern, and the text. With --follow, keep printing new lines until the\n"
+   "monitor ends; lines that wake nothing in the engine (an unmatched line when\n"
+   "only matches are notified) show up with the next match, batch or the end.",
+   cli_output_opts, 1, 1, false},
+  cli_output_run,
+};
+
+/* --- wait --------------------------------------------------------------- */
+
+static const CliOpt cli_wait_opts[] = {
+  {"for", 0, "exit|match", false,
+   "what to wait for: the monitor's end, whatever ends it\n(default), or a matched line"},
+  {"timeout", 0, "DURATION", false,
+   "give up after this long: exit status 1 (default: wait\nuntil it comes or can no longer come)"},
+  {"since", 0, "N", false, "only events after event id N (default: any, even one\nalready logged)"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+static int
+cli_wait_run(CliClient *c, const CliParsed *p)
+{
+  static const char *const kinds[] = {"exit", "match", NULL};
+  uint64_t timeout = 0, since;
+  int rc;
+  if ((rc = cli_cmds_choice(p, "for", kinds)) != 0 ||
+      (rc = cli_cmds_duration(p, "timeout", &timeout)) != 0 ||
+      (rc = cli_cmds_number(p, "since", 0, &since)) != 0)
+    return rc;
+  const char *kind = cli_opts_get(p, "for") ? cli_opts_get(p, "for") : "exit";
+  bool limited = cli_opts_has(p, "timeout");
+  char id[64];
+  if (cli_client_connect(c, true, false, 0) != 0 || cli_client_monitor_id(c, p->args[0], id) != 0)
+    return cli_client_fail(c);
+  /* monitor_wait takes at most an hour; longer waits are a series. */
+  int64_t deadline = limited ? cli_now_ms() + (int64_t)timeout : -1;
+  for (;;) {
+    int64_t left = limited ? deadline - cli_now_ms() : CLI_WAIT_CHUNK_MS;
+    if (left < 0)
+      left = 0;
+    uint64_t chunk = left > CLI_WAIT_CHUNK_MS ? CLI_WAIT_CHUNK_MS : (uint64_t)left;
+    CliReq req;
+    cli_req_init(&req);
+    cli_req_str(&req, "monitor_id", id);
+    cli_req_str(&req, "for", kind);
+    cli_req_uint(&req, "since_event_id", since);
+    cli_req_uint(&req, "timeout_ms", chunk);
+    CliReply reply;
+    rc = cli_client_call(c, "monitor_wait", &req, (int64_t)chunk + CLI_CALL_TIMEOUT_MS, &reply);
+    cli_req_free(&req);
+    if (rc != 0)
+      return cli_client_fail(c);
+    const msgpack_object *r = reply.result;
+    const msgpack_object *ev = cli_obj_get(r, "event");
+    bool timed_out = cli_obj_get_bool(r, "timed_out");
+    if (timed_out && (!limited || cli_now_ms() < deadline)) {
+      cli_reply_free(&reply);
+      continue; /* one chunk of a longer wait */
+    }
+    if (c->json)
+      cli_client_print_json(r);
+    size_t sn;
+    const char *state = cli_obj_get_text(r, "state", &sn);
+    if (ev) {
+      if (!c->json) {
+        size_t tn, ln;
+        const char *type = cli_obj_get_text(ev, "type", &tn);
+        const char *line = cli_obj_get_text(ev, "line", &ln);
+        int64_t pattern;
+        StrBuf sb = STRBUF_INIT;
+        if (line) {
+          if (cli_obj_get_int(ev, "pattern", &pattern))
+            strbuf_printf(&sb, "pattern %lld: ", (long long)pattern);
+          cli_fmt_safe(&sb, line, ln, false);
+        } else {
+          cli_cmds_ending(&sb, ev);
+        }
+        printf("%s %.*s%s%s%s\n", id, (int)tn, type ? type : "event", sb.len ? " (" : "",
+               strbuf_cstr(&sb), sb.len ? ")" : "");
+        strbuf_free(&sb);
+      }
+      cli_reply_free(&reply);
+      return 0;
+    }
+    if (timed_out) {
+      StrBuf d = STRBUF_INIT;
+      cli_fmt_duration(&d, timeout);
+      fprintf(stderr, "vigil: timed out after %s waiting for %s to %s (state %.*s)\n",
+              strbuf_cstr(&d), id, strcmp(kind, "exit") == 0 ? "end" : "match", (int)sn,
+              state ? state : "?");
+      strbuf_free(&d);
+    } else {
+      fprintf(stderr, "vigil: %s ended (%.*s) without a match\n", id, (int)sn,
+              state ? state : "?");
+    }
+    cli_reply_free(&reply);
+    return 1;
+  }
+}
+
+const CliCommand cli_cmd_wait = {
+  {"wait", "ID", "wait for a monitor to end or to match",
+   "Wait until a monitor ends (--for exit, the default) or a line matches (--for\n"
+   "match), and print what happened. Exit status 0 when it came; 1 when --timeout\n"
+   "passed first or it can no longer come (the monitor ended without a match).",
+   cli_wait_opts, 1, 1, false},
+  cli_wait_run,
+};
+
+/* --- watch -------------------------------------------------------------- */
+
+static const CliOpt cli_watch_opts[] = {
+  {"since", 0, "SEQ", false,
+   "first print again the notifications the session still keeps\nafter seq SEQ (0: all it keeps)"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+/* Prints one notification as it arrives: its text (or, with --json, the
+ * whole map on one line); engine errors go to stderr. */
+static void
+cli_watch_on_notify(void *ctx, const char *method, size_t len, const msgpack_object *params)
+{
+  const CliClient *c = ctx;
+  bool is_error = len == strlen("vigil.error") && memcmp(method, "vigil.error", len) == 0;
+  if (is_error) {
+    const msgpack_object *msg =
+        params->type == MSGPACK_OBJECT_ARRAY && params->via.array.size >= 2
+            ? &params->via.array.ptr[1]
+            : NULL;
+    size_t n;
+    const char *text = cli_obj_text(msg, &n);
+    fprintf(stderr, "vigil: the engine reported: %.*s\n", (int)n, text ? text : "?");
+    return;
+  }
+  if (len != strlen("vigil.notification") || memcmp(method, "vigil.notification", len) != 0 ||
+      params->type != MSGPACK_OBJECT_ARRAY || params->via.array.size < 1)
+    return;
+  const msgpack_object *n = &params->via.array.ptr[0];
+  if (c->json) {
+    cli_client_print_json(n);
+    return;
+  }
+  size_t tn;
+  const char *text = cli_obj_get_text(n, "text", &tn);
+  if (text) {
+    fwrite(text, 1, tn, stdout);
+    if (tn == 0 || text[tn - 1] != '\n')
+      putchar('\n');
+  } else {
+    size_t yn, in;
+    const char *type = cli_obj_get_text(n, "type", &yn);
+    const char *id = cli_obj_get_text(n, "monitor_id", &in);
+    printf("[%llu] %.*s %.*s\n", (unsigned long long)cli_obj_get_uint(n, "seq", 0), (int)yn,
+           type ? type : "?", (int)in, id ? id : "");
+  }
+  fflush(stdout);
+}
+
+static int
+cli_watch_run(CliClient *c, const CliParsed *p)
+{
+  uint64_t since;
+  int rc = cli_cmds_number(p, "since", 0, &since);
+  if (rc != 0)
+    return rc;
+  c->notify = cli_watch_on_notify;
+  c->notify_ctx = c;
+  if (cli_client_connect(c, true, cli_opts_has(p, "since"), since) != 0)
+    return cli_client_fail(c);
+  if (!c->json && isatty(fileno(stderr)))
+    fprintf(stderr, "vigil: watching session \"%s\" (Ctrl-C to stop)\n", c->session);
+  /* Until interrupted, or until the engine goes away. */
+  for (;;) {
+    if (cli_conn_pump(c->conn, -1, &c->err) < 0)
+      return cli_client_fail(c);
+  }
+}
+
+const CliCommand cli_cmd_watch = {
+  {"watch", "", "print the session's notifications as they arrive",
+   "Attach to the session and print every notification it is sent, as it arrives,\n"
+   "as the text an agent would see (with --json, one JSON object a line), until\n"
+   "interrupted. Notifications are sent to every attached connection, so watching\n"
+   "takes nothing away from an agent attached to the same session.",
+   cli_watch_opts, 0, 0, false},
+  cli_watch_run,
+};

@@ -1,0 +1,327 @@
+/*
+ * Option parsing and generated help (see cli_opts.h). Options are found by
+ * a linear search of small tables; values are pointers into argv, kept per
+ * option in arrays sized by argc, so nothing here can grow past the command
+ * line it was given.
+ */
+#include "cli_opts.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+
+/* The options every subcommand takes. */
+static const CliOpt cli_opts_common_table[] = {
+  {"socket", 0, "PATH", false,
+   "the engine's socket (default: $VIGIL_SOCKET, else\n"
+   "$XDG_RUNTIME_DIR/vigil/vigil.sock, else /tmp/vigil-$UID/vigil.sock)"},
+  {"session", 0, "NAME", false,
+   "the session to work in (default: $VIGIL_SESSION, else \"cli\")"},
+  {"json", 0, NULL, false, "print the engine's answer as JSON instead of text"},
+  {"help", 'h', NULL, false, "show this help"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+/* Stores a common option's value in p. */
+static void
+cli_opts_set_common(CliParsed *p, const CliOpt *o, const char *value)
+{
+  if (strcmp(o->name, "socket") == 0)
+    p->socket = value;
+  else if (strcmp(o->name, "session") == 0)
+    p->session = value;
+  else if (strcmp(o->name, "json") == 0)
+    p->json = true;
+  else
+    p->help = true;
+}
+
+/* Finds the option that word names in table: "--name", "--name=value",
+ * "-x" or "-xvalue". Sets *inline_value to what follows '=' (or the letter),
+ * NULL when nothing does. Returns the option or NULL. */
+static const CliOpt *
+cli_opts_find(const CliOpt *table, const char *word, const char **inline_value)
+{
+  *inline_value = NULL;
+  if (word[0] != '-' || word[1] == '\0')
+    return NULL;
+  if (word[1] == '-') {
+    const char *name = word + 2;
+    const char *eq = strchr(name, '=');
+    size_t n = eq ? (size_t)(eq - name) : strlen(name);
+    for (const CliOpt *o = table; o->name; o++) {
+      if (strlen(o->name) == n && strncmp(o->name, name, n) == 0) {
+        *inline_value = eq ? eq + 1 : NULL;
+        return o;
+      }
+    }
+    return NULL;
+  }
+  for (const CliOpt *o = table; o->name; o++) {
+    if (o->short_name && o->short_name == word[1]) {
+      *inline_value = word[2] ? word + 2 : NULL;
+      return o;
+    }
+  }
+  return NULL;
+}
+
+/* Reads the value of option o found at argv[*i]. Returns 0 with *value set
+ * (NULL for a flag), or CLI_EXIT_USAGE after printing why. */
+static int
+cli_opts_value(const CliSpec *spec, const CliOpt *o, int argc, char **argv, int *i,
+               const char *inline_value, const char **value)
+{
+  *value = NULL;
+  if (o->arg == NULL) {
+    if (inline_value != NULL)
+      return cli_opts_usage_error(spec, "--%s takes no value", o->name);
+    return 0;
+  }
+  if (inline_value != NULL) {
+    *value = inline_value;
+    return 0;
+  }
+  if (*i + 1 >= argc)
+    return cli_opts_usage_error(spec, "--%s needs a value (%s)", o->name, o->arg);
+  *value = argv[++*i];
+  return 0;
+}
+
+int
+cli_opts_common(int argc, char **argv, int *i, CliParsed *p)
+{
+  const char *inline_value;
+  const CliOpt *o = cli_opts_find(cli_opts_common_table, argv[*i], &inline_value);
+  if (o == NULL)
+    return 0;
+  const char *value;
+  int rc = cli_opts_value(NULL, o, argc, argv, i, inline_value, &value);
+  if (rc != 0)
+    return rc;
+  cli_opts_set_common(p, o, value);
+  return 1;
+}
+
+int
+cli_opts_parse(const CliSpec *spec, int argc, char **argv, CliParsed *p)
+{
+  p->spec = spec;
+  size_t nopts = 0;
+  while (spec->opts[nopts].name)
+    nopts++;
+  for (size_t k = 0; k < nopts && k < CLI_OPTS_MAX; k++) {
+    p->vals[k] = xcalloc((size_t)argc + 1, sizeof(char *));
+    p->nvals[k] = 0;
+  }
+  for (int i = 0; i < argc; i++) {
+    const char *w = argv[i];
+    if (strcmp(w, "--") == 0) {
+      if (spec->command) {
+        p->cmd = argv + i + 1;
+        p->ncmd = argc - i - 1;
+        break;
+      }
+      /* Anything after "--" is a plain word, even if it starts with '-'. */
+      for (i++; i < argc; i++) {
+        if (p->nargs >= spec->max_args)
+          return cli_opts_usage_error(spec, "unexpected argument \"%s\"", argv[i]);
+        p->args[p->nargs++] = argv[i];
+      }
+      break;
+    }
+    if (w[0] == '-' && w[1] != '\0') {
+      const char *inline_value, *value;
+      const CliOpt *o = cli_opts_find(spec->opts, w, &inline_value);
+      if (o != NULL) {
+        int rc = cli_opts_value(spec, o, argc, argv, &i, inline_value, &value);
+        if (rc != 0)
+          return rc;
+        size_t k = (size_t)(o - spec->opts);
+        if (k >= CLI_OPTS_MAX)
+          continue;
+        if (p->nvals[k] > 0 && !o->repeat)
+          return cli_opts_usage_error(spec, "--%s given more than once", o->name);
+        p->vals[k][p->nvals[k]++] = value ? value : "";
+        continue;
+      }
+      o = cli_opts_find(cli_opts_common_table, w, &inline_value);
+      if (o != NULL) {
+        int rc = cli_opts_value(spec, o, argc, argv, &i, inline_value, &value);
+        if (rc != 0)
+          return rc;
+        cli_opts_set_common(p, o, value);
+        continue;
+      }
+      if (p->help)
+        continue; /* --help wins over whatever else is wrong */
+      return cli_opts_usage_error(spec, "unknown option \"%s\"", w);
+    }
+    if (p->nargs < spec->max_args) {
+      p->args[p->nargs++] = argv[i];
+      continue;
+    }
+    if (spec->command) {
+      /* The first word past the plain arguments starts the command; what
+       * follows is its own, options included. */
+      p->cmd = argv + i;
+      p->ncmd = argc - i;
+      break;
+    }
+    if (!p->help)
+      return cli_opts_usage_error(spec, "unexpected argument \"%s\"", w);
+  }
+  if (p->help)
+    return 0;
+  if (p->nargs < spec->min_args)
+    return cli_opts_usage_error(spec, "missing %s", spec->args);
+  if (spec->command && p->ncmd == 0)
+    return cli_opts_usage_error(spec, "missing the command to run (after \"--\")");
+  return 0;
+}
+
+void
+cli_opts_free(CliParsed *p)
+{
+  for (size_t k = 0; k < CLI_OPTS_MAX; k++) {
+    free(p->vals[k]);
+    p->vals[k] = NULL;
+    p->nvals[k] = 0;
+  }
+}
+
+/* The index of option name in p's spec, or -1. */
+static int
+cli_opts_index(const CliParsed *p, const char *name)
+{
+  for (int k = 0; p->spec && p->spec->opts[k].name && k < CLI_OPTS_MAX; k++)
+    if (strcmp(p->spec->opts[k].name, name) == 0)
+      return k;
+  return -1;
+}
+
+const char *
+cli_opts_get(const CliParsed *p, const char *name)
+{
+  int k = cli_opts_index(p, name);
+  return k >= 0 && p->nvals[k] > 0 ? p->vals[k][p->nvals[k] - 1] : NULL;
+}
+
+bool
+cli_opts_has(const CliParsed *p, const char *name)
+{
+  int k = cli_opts_index(p, name);
+  return k >= 0 && p->nvals[k] > 0;
+}
+
+size_t
+cli_opts_all(const CliParsed *p, const char *name, const char *const **vals)
+{
+  int k = cli_opts_index(p, name);
+  if (k < 0 || p->nvals[k] == 0) {
+    *vals = NULL;
+    return 0;
+  }
+  *vals = p->vals[k];
+  return p->nvals[k];
+}
+
+/* Prints "usage: vigil NAME [OPTIONS] ARGS". */
+static void
+cli_opts_usage_line(const CliSpec *spec, FILE *f)
+{
+  if (spec == NULL) {
+    fputs("usage: vigil [--socket PATH] [--session NAME] [--json] COMMAND [ARGS...]\n", f);
+    return;
+  }
+  fprintf(f, "usage: vigil %s [OPTIONS]%s%s\n", spec->name, spec->args[0] ? " " : "",
+          spec->args);
+}
+
+int
+cli_opts_usage_error(const CliSpec *spec, const char *fmt, ...)
+{
+  fputs("vigil: ", stderr);
+  if (spec)
+    fprintf(stderr, "%s: ", spec->name);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  cli_opts_usage_line(spec, stderr);
+  if (spec)
+    fprintf(stderr, "Try 'vigil %s --help' for its options.\n", spec->name);
+  else
+    fputs("Try 'vigil --help' for the commands.\n", stderr);
+  return CLI_EXIT_USAGE;
+}
+
+/* The text "-e, --pattern PATTERN" of an option's help line. */
+static void
+cli_opts_label(const CliOpt *o, char *out, size_t size)
+{
+  if (o->short_name)
+    snprintf(out, size, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "",
+             o->arg ? o->arg : "");
+  else
+    snprintf(out, size, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+/* Prints a table of options, each help line indented to one column. */
+static void
+cli_opts_print_table(const CliOpt *table, FILE *f, size_t column)
+{
+  for (const CliOpt *o = table; o->name; o++) {
+    char label[96];
+    cli_opts_label(o, label, sizeof label);
+    fprintf(f, "  %-*s  ", (int)column, label);
+    for (const char *h = o->help; *h; h++) {
+      fputc(*h, f);
+      if (*h == '\n')
+        fprintf(f, "  %-*s  ", (int)column, "");
+    }
+    if (o->repeat)
+      fputs(" (repeatable)", f);
+    fputc('\n', f);
+  }
+}
+
+/* The widest option label of a table. */
+static size_t
+cli_opts_label_width(const CliOpt *table)
+{
+  size_t w = 0;
+  for (const CliOpt *o = table; o->name; o++) {
+    char label[96];
+    cli_opts_label(o, label, sizeof label);
+    if (strlen(label) > w)
+      w = strlen(label);
+  }
+  return w;
+}
+
+void
+cli_opts_help_common(FILE *f)
+{
+  cli_opts_print_table(cli_opts_common_table, f, cli_opts_label_width(cli_opts_common_table));
+}
+
+void
+cli_opts_help(const CliSpec *spec, FILE *f)
+{
+  cli_opts_usage_line(spec, f);
+  fprintf(f, "\n%s\n", spec->about);
+  size_t w = cli_opts_label_width(spec->opts);
+  size_t wc = cli_opts_label_width(cli_opts_common_table);
+  if (wc > w)
+    w = wc;
+  if (spec->opts[0].name) {
+    fputs("\nOptions:\n", f);
+    cli_opts_print_table(spec->opts, f, w);
+  }
+  fputs("\nCommon options (before or after the command name):\n", f);
+  cli_opts_print_table(cli_opts_common_table, f, w);
+}

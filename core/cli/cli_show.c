@@ -1,0 +1,490 @@
+/*
+ * The subcommands that look at monitors without waiting: list (a table of
+ * the session's monitors), status (one monitor in detail), events (its
+ * event log, as the engine renders it) and logs (its raw captured bytes).
+ */
+#include "cli_cmds.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_obj.h"
+
+/* Connects, opens the session and resolves the ID argument into id.
+ * Returns 0, or the exit status after reporting why. */
+static int
+cli_show_open(CliClient *c, const CliParsed *p, char *id)
+{
+  if (cli_client_connect(c, true, false, 0) != 0 || cli_client_monitor_id(c, p->args[0], id) != 0)
+    return cli_client_fail(c);
+  return 0;
+}
+
+/* Appends text made safe for a terminal (tabs as spaces) and cut to width. */
+static void
+cli_show_cell(StrBuf *out, const char *text, size_t len, size_t width)
+{
+  StrBuf safe = STRBUF_INIT;
+  cli_fmt_safe(&safe, text, len, false);
+  cli_fmt_cut(out, strbuf_cstr(&safe), safe.len, width);
+  strbuf_free(&safe);
+}
+
+/* How long a monitor has run: until now while it runs, else until it ended.
+ * Returns false when the times cannot be read. */
+static bool
+cli_show_age(const msgpack_object *m, uint64_t *ms)
+{
+  size_t n;
+  int64_t start, end;
+  const char *s = cli_obj_get_text(m, "started_at", &n);
+  if (s == NULL || cli_fmt_parse_time(s, n, &start) != 0)
+    return false;
+  const char *e = cli_obj_get_text(m, "ended_at", &n);
+  if (e == NULL || cli_fmt_parse_time(e, n, &end) != 0)
+    end = cli_fmt_now_ms();
+  *ms = end > start ? (uint64_t)(end - start) : 0;
+  return true;
+}
+
+/* "exited", "exited 1", "stopped SIGTERM": the state and, for a monitor
+ * that ended badly, how. */
+static void
+cli_show_state(StrBuf *out, const msgpack_object *m)
+{
+  size_t n;
+  const char *state = cli_obj_get_text(m, "state", &n);
+  strbuf_printf(out, "%.*s", (int)n, state ? state : "?");
+  int64_t code;
+  const char *sig = cli_obj_get_text(m, "signal", &n);
+  if (cli_obj_get_int(m, "exit_code", &code) && code != 0)
+    strbuf_printf(out, " %lld", (long long)code);
+  else if (sig)
+    strbuf_printf(out, " %.*s", (int)n, sig);
+}
+
+/* --- list --------------------------------------------------------------- */
+
+static const CliOpt cli_list_opts[] = {
+  {"all", 'a', NULL, false, "include monitors that have ended"},
+  {"limit", 0, "N", false, "show at most N monitors, newest first (default 50)"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+static int
+cli_list_run(CliClient *c, const CliParsed *p)
+{
+  uint64_t limit;
+  int rc = cli_cmds_number(p, "limit", 50, &limit);
+  if (rc != 0)
+    return rc;
+  if (limit < 1 || limit > 10000)
+    return cli_opts_usage_error(p->spec, "--limit must be 1..10000");
+  bool all = cli_opts_has(p, "all");
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_bool(&req, "include_exited", all);
+  cli_req_uint(&req, "limit", limit);
+  CliReply reply;
+  rc = cli_client_connect(c, true, false, 0) == 0 &&
+               cli_client_call(c, "monitor_list", &req, CLI_CALL_TIMEOUT_MS, &reply) == 0
+           ? 0
+           : -1;
+  cli_req_free(&req);
+  if (rc != 0)
+    return cli_client_fail(c);
+  if (c->json) {
+    cli_client_print_json(reply.result);
+    cli_reply_free(&reply);
+    return 0;
+  }
+  const msgpack_object *list = cli_obj_get(reply.result, "monitors");
+  uint32_t count = list && list->type == MSGPACK_OBJECT_ARRAY ? list->via.array.size : 0;
+  uint64_t total = cli_obj_get_uint(reply.result, "total", count);
+  if (count == 0) {
+    printf("no %smonitors in session \"%s\"%s\n", all ? "" : "running ", c->session,
+           all ? "" : " (--all shows ended ones too)");
+    cli_reply_free(&reply);
+    return 0;
+  }
+  static const char *const headers[] = {"ID",    "LABEL",   "STATE",    "PID",
+                                        "AGE",   "LINES",   "MATCHED",  "LAST LINE"};
+  static const bool right[] = {false, false, false, true, true, true, true, false};
+  CliTable t;
+  cli_table_init(&t, 8, headers, right);
+  for (uint32_t i = 0; i < count; i++) {
+    const msgpack_object *m = &list->via.array.ptr[i];
+    const msgpack_object *counters = cli_obj_get(m, "counters");
+    StrBuf cell = STRBUF_INIT;
+    size_t n;
+    const char *text;
+    cli_table_row(&t);
+    size_t idn;
+    const char *id = cli_obj_get_text(m, "monitor_id", &idn);
+    cli_show_cell(&cell, id ? id : "", idn, 64);
+    cli_table_set(&t, 0, strbuf_cstr(&cell), kCliColCyan);
+    strbuf_reset(&cell);
+    /* A monitor started without a label is labelled with its id: say it once. */
+    text = cli_obj_get_text(m, "label", &n);
+    if (text == NULL || (id && n == idn && memcmp(text, id, n) == 0))
+      strbuf_puts(&cell, "-");
+    else
+      cli_show_cell(&cell, text, n, 24);
+    cli_table_set(&t, 1, strbuf_cstr(&cell), kCliColNone);
+    strbuf_reset(&cell);
+    cli_show_state(&cell, m);
+    cli_table_set(&t, 2, strbuf_cstr(&cell), cli_cmds_state_colour(m));
+    strbuf_reset(&cell);
+    int64_t pid;
+    if (cli_obj_get_is(m, "state", "running") && cli_obj_get_int(m, "pid", &pid))
+      strbuf_printf(&cell, "%lld", (long long)pid);
+    else
+      strbuf_puts(&cell, "-");
+    cli_table_set(&t, 3, strbuf_cstr(&cell), kCliColNone);
+    strbuf_reset(&cell);
+    uint64_t age;
+    if (cli_show_age(m, &age))
+      cli_fmt_duration(&cell, age);
+    cli_table_set(&t, 4, strbuf_cstr(&cell), kCliColNone);
+    strbuf_reset(&cell);
+    strbuf_printf(&cell, "%llu", (unsigned long long)cli_obj_get_uint(counters, "lines", 0));
+    cli_table_set(&t, 5, strbuf_cstr(&cell), kCliColNone);
+    strbuf_reset(&cell);
+    uint64_t matched = cli_obj_get_uint(counters, "matched", 0);
+    strbuf_printf(&cell, "%llu", (unsigned long long)matched);
+    cli_table_set(&t, 6, strbuf_cstr(&cell), matched ? kCliColYellow : kCliColNone);
+    strbuf_reset(&cell);
+    /* Cut again by the table to what the terminal has left; this bound
+     * only keeps a long line from being escaped in full first. */
+    text = cli_obj_get_text(m, "last_line", &n);
+    cli_show_cell(&cell, text ? text : "", n, 1024);
+    cli_table_set(&t, 7, strbuf_cstr(&cell), kCliColDim);
+    strbuf_free(&cell);
+  }
+  cli_table_print(&t, stdout, cli_fmt_width());
+  cli_table_free(&t);
+  if (total > count)
+    printf("(%u of %llu shown; --limit shows more)\n", count, (unsigned long long)total);
+  cli_reply_free(&reply);
+  return 0;
+}
+
+const CliCommand cli_cmd_list = {
+  {"list", "", "list the session's monitors",
+   "List the session's running monitors (with --all, the ended ones too), newest\n"
+   "first: id, label, state, pid, how long it has run (or ran), lines, matched\n"
+   "lines, and the last line, cut to the terminal's width.",
+   cli_list_opts, 0, 0, false},
+  cli_list_run,
+};
+
+/* --- status ------------------------------------------------------------- */
+
+static const CliOpt cli_no_opts[] = {{NULL, 0, NULL, false, NULL}};
+
+/* Prints "  key          value" for the text at key of m, when present. */
+static void
+cli_status_text(const char *title, const msgpack_object *m, const char *key)
+{
+  size_t n;
+  const char *text = cli_obj_get_text(m, key, &n);
+  if (text == NULL)
+    return;
+  StrBuf safe = STRBUF_INIT;
+  cli_fmt_safe(&safe, text, n, false);
+  printf("  %-13s %s\n", title, strbuf_cstr(&safe));
+  strbuf_free(&safe);
+}
+
+/* Appends a byte count as a person reads it: 512 B, 3.4 KiB, 12.0 MiB. */
+static void
+cli_status_bytes(StrBuf *out, uint64_t n)
+{
+  if (n < 1024)
+    strbuf_printf(out, "%llu B", (unsigned long long)n);
+  else if (n < 1024 * 1024)
+    strbuf_printf(out, "%.1f KiB", (double)n / 1024);
+  else if (n < 1024ULL * 1024 * 1024)
+    strbuf_printf(out, "%.1f MiB", (double)n / (1024 * 1024));
+  else
+    strbuf_printf(out, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
+}
+
+static int
+cli_status_run(CliClient *c, const CliParsed *p)
+{
+  char id[64];
+  int rc = cli_show_open(c, p, id);
+  if (rc != 0)
+    return rc;
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  CliReply reply;
+  rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &reply);
+  cli_req_free(&req);
+  if (rc != 0)
+    return cli_client_fail(c);
+  const msgpack_object *m = reply.result;
+  if (c->json) {
+    cli_client_print_json(m);
+    cli_reply_free(&reply);
+    return 0;
+  }
+  StrBuf sb = STRBUF_INIT;
+  size_t n;
+  const char *label = cli_obj_get_text(m, "label", &n);
+  printf("%s%s%s", cli_fmt_sgr(kCliColBold), id, cli_fmt_reset(kCliColBold));
+  if (label && !(n == strlen(id) && memcmp(label, id, n) == 0)) {
+    cli_fmt_safe(&sb, label, n, false);
+    printf(" (%s)", strbuf_cstr(&sb));
+    strbuf_reset(&sb);
+  }
+  putchar('\n');
+  CliColour col = cli_cmds_state_colour(m);
+  const char *state = cli_obj_get_text(m, "state", &n);
+  strbuf_printf(&sb, "%.*s", (int)n, state ? state : "?");
+  StrBuf how = STRBUF_INIT;
+  cli_cmds_ending(&how, m);
+  if (how.len)
+    strbuf_printf(&sb, " (%s)", strbuf_cstr(&how));
+  strbuf_free(&how);
+  printf("  %-13s %s%s%s\n", "state", cli_fmt_sgr(col), strbuf_cstr(&sb), cli_fmt_reset(col));
+  strbuf_reset(&sb);
+  cli_status_text("description", m, "description");
+  cli_status_text("mode", m, "mode");
+  cli_status_text("notify", m, "notify");
+  int64_t pid;
+  if (cli_obj_get_int(m, "pid", &pid))
+    printf("  %-13s %lld%s\n", "pid", (long long)pid,
+           cli_obj_get_is(m, "state", "running") ? "" : " (ended)");
+  cli_status_text("started", m, "started_at");
+  cli_status_text("ended", m, "ended_at");
+  cli_fmt_duration(&sb, cli_obj_get_uint(m, "duration_ms", 0));
+  printf("  %-13s %s\n", "duration", strbuf_cstr(&sb));
+  strbuf_reset(&sb);
+  const msgpack_object *k = cli_obj_get(m, "counters");
+  printf("  %-13s %llu (%llu matched, %llu unmatched, %llu dropped from the ring)\n", "lines",
+         (unsigned long long)cli_obj_get_uint(k, "lines", 0),
+         (unsigned long long)cli_obj_get_uint(k, "matched", 0),
+         (unsigned long long)cli_obj_get_uint(k, "unmatched", 0),
+         (unsigned long long)cli_obj_get_uint(k, "dropped", 0));
+  printf("  %-13s %llu (%llu lines withheld by the rate limit)\n", "notifications",
+         (unsigned long long)cli_obj_get_uint(k, "notifications", 0),
+         (unsigned long long)cli_obj_get_uint(k, "suppressed", 0));
+  cli_status_bytes(&sb, cli_obj_get_uint(k, "stdout_bytes", 0));
+  strbuf_puts(&sb, " stdout, ");
+  cli_status_bytes(&sb, cli_obj_get_uint(k, "stderr_bytes", 0));
+  strbuf_puts(&sb, " stderr");
+  printf("  %-13s %s\n", "output", strbuf_cstr(&sb));
+  strbuf_reset(&sb);
+  const msgpack_object *u = cli_obj_get(m, "resource_usage");
+  cli_fmt_duration(&sb, cli_obj_get_uint(u, "cpu_ms", 0));
+  strbuf_puts(&sb, " cpu, ");
+  cli_status_bytes(&sb, cli_obj_get_uint(u, "memory_peak_bytes", 0));
+  strbuf_puts(&sb, " peak memory");
+  printf("  %-13s %s\n", "usage", strbuf_cstr(&sb));
+  strbuf_free(&sb);
+  cli_status_text("last line", m, "last_line");
+  cli_reply_free(&reply);
+  return 0;
+}
+
+const CliCommand cli_cmd_status = {
+  {"status", "ID", "show one monitor in detail",
+   "Show one monitor: its state and how it ended, mode, pid, times, line and\n"
+   "notification counts, bytes written, resource usage and its last line.",
+   cli_no_opts, 1, 1, false},
+  cli_status_run,
+};
+
+/* --- events ------------------------------------------------------------- */
+
+static const CliOpt cli_events_opts[] = {
+  {"since", 0, "N", false, "only the events after event id N"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+static int
+cli_events_run(CliClient *c, const CliParsed *p)
+{
+  uint64_t since;
+  int rc = cli_cmds_number(p, "since", 0, &since);
+  if (rc != 0)
+    return rc;
+  char id[64];
+  if ((rc = cli_show_open(c, p, id)) != 0)
+    return rc;
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  cli_req_uint(&req, "since_event_id", since);
+  CliReply reply;
+  rc = cli_client_call(c, "monitor_events", &req, CLI_CALL_TIMEOUT_MS, &reply);
+  cli_req_free(&req);
+  if (rc != 0)
+    return cli_client_fail(c);
+  if (c->json) {
+    cli_client_print_json(reply.result);
+  } else {
+    size_t n;
+    const char *text = cli_obj_get_text(reply.result, "text", &n);
+    if (text && n) {
+      fwrite(text, 1, n, stdout);
+      if (text[n - 1] != '\n')
+        putchar('\n');
+    }
+  }
+  cli_reply_free(&reply);
+  return 0;
+}
+
+const CliCommand cli_cmd_events = {
+  {"events", "ID", "show a monitor's event log",
+   "Print a monitor's event log (started, matches, how it ended), one event a line,\n"
+   "as the engine renders it: [id] time type details.",
+   cli_events_opts, 1, 1, false},
+  cli_events_run,
+};
+
+/* --- logs --------------------------------------------------------------- */
+
+static const CliOpt cli_logs_opts[] = {
+  {"stdout", 0, NULL, false, "only the stdout capture (written to stdout)"},
+  {"stderr", 0, NULL, false, "only the stderr capture (written to stdout)"},
+  {"offset", 0, "N", false, "start at absolute byte N of the stream (default 0)"},
+  {"limit", 0, "N", false, "at most N bytes of each stream"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+/* Bytes asked for per call, well under the engine's per-connection output
+ * cap (rpc.max_output_bytes, at least 64 KiB... 16 MiB by default). */
+#define CLI_LOGS_CHUNK (1u << 20)
+
+/* Writes all of len bytes to fd. Returns 0 or -1. */
+static int
+cli_logs_write(int fd, const char *p, size_t len)
+{
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n <= 0)
+      return -1;
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* Copies one stream's capture (from offset, at most limit bytes) to fd,
+ * a chunk per call. Returns 0, or the exit status after reporting why. */
+static int
+cli_logs_stream(CliClient *c, const char *id, const char *stream, uint64_t offset,
+                uint64_t limit, int fd, bool note)
+{
+  bool first = true;
+  for (;;) {
+    uint64_t want = limit < CLI_LOGS_CHUNK ? limit : CLI_LOGS_CHUNK;
+    CliReq req;
+    cli_req_init(&req);
+    cli_req_str(&req, "monitor_id", id);
+    cli_req_str(&req, "stream", stream);
+    cli_req_uint(&req, "offset", offset);
+    cli_req_uint(&req, "limit", want);
+    CliReply reply;
+    int rc = cli_client_call(c, "monitor_logs", &req, CLI_CALL_TIMEOUT_MS, &reply);
+    cli_req_free(&req);
+    if (rc != 0)
+      return cli_client_fail(c);
+    size_t n;
+    const char *bytes = cli_obj_get_text(reply.result, stream, &n);
+    bool truncated = cli_obj_get_bool(reply.result, "truncated");
+    if (truncated && first && n == want && limit > want) {
+      /* The start was evicted, so this chunk began at the oldest kept byte,
+       * whose offset the engine does not say: take the rest in one call
+       * from there instead of guessing where the next chunk starts. */
+      cli_reply_free(&reply);
+      cli_req_init(&req);
+      cli_req_str(&req, "monitor_id", id);
+      cli_req_str(&req, "stream", stream);
+      cli_req_uint(&req, "offset", offset);
+      if (limit != UINT64_MAX)
+        cli_req_uint(&req, "limit", limit);
+      rc = cli_client_call(c, "monitor_logs", &req, CLI_CALL_TIMEOUT_MS, &reply);
+      cli_req_free(&req);
+      if (rc != 0)
+        return cli_client_fail(c);
+      bytes = cli_obj_get_text(reply.result, stream, &n);
+      want = limit;
+    }
+    if (truncated && first && note)
+      fprintf(stderr,
+              "vigil: the start of %s's %s was evicted from the capture; it begins at the "
+              "oldest byte kept\n",
+              id, stream);
+    first = false;
+    if (n > 0 && cli_logs_write(fd, bytes, n) != 0) {
+      cli_reply_free(&reply);
+      return CLI_EXIT_FAILURE;
+    }
+    cli_reply_free(&reply);
+    if (n < want || truncated)
+      return 0;
+    offset += n;
+    if (limit != UINT64_MAX)
+      limit -= n;
+    if (limit == 0)
+      return 0;
+  }
+}
+
+static int
+cli_logs_run(CliClient *c, const CliParsed *p)
+{
+  uint64_t offset, limit;
+  int rc;
+  if ((rc = cli_cmds_number(p, "offset", 0, &offset)) != 0 ||
+      (rc = cli_cmds_number(p, "limit", UINT64_MAX, &limit)) != 0)
+    return rc;
+  bool out = cli_opts_has(p, "stdout"), err = cli_opts_has(p, "stderr");
+  if (out && err)
+    return cli_opts_usage_error(p->spec, "give --stdout or --stderr, not both (neither: both)");
+  char id[64];
+  if ((rc = cli_show_open(c, p, id)) != 0)
+    return rc;
+  if (c->json) {
+    CliReq req;
+    cli_req_init(&req);
+    cli_req_str(&req, "monitor_id", id);
+    cli_req_str(&req, "stream", out ? "stdout" : err ? "stderr" : "both");
+    cli_req_uint(&req, "offset", offset);
+    if (limit != UINT64_MAX)
+      cli_req_uint(&req, "limit", limit);
+    CliReply reply;
+    rc = cli_client_call(c, "monitor_logs", &req, CLI_CALL_TIMEOUT_MS, &reply);
+    cli_req_free(&req);
+    if (rc != 0)
+      return cli_client_fail(c);
+    cli_client_print_json(reply.result);
+    cli_reply_free(&reply);
+    return 0;
+  }
+  fflush(stdout);
+  /* Both streams: each goes where the process wrote it, so that
+   * `vigil logs ID >out 2>err` splits them back. One stream: to stdout. */
+  if (out || err)
+    return cli_logs_stream(c, id, out ? "stdout" : "stderr", offset, limit, STDOUT_FILENO, true);
+  rc = cli_logs_stream(c, id, "stdout", offset, limit, STDOUT_FILENO, false);
+  if (rc == 0)
+    rc = cli_logs_stream(c, id, "stderr", offset, limit, STDERR_FILENO, false);
+  return rc;
+}
+
+const CliCommand cli_cmd_logs = {
+  {"logs", "ID", "write a monitor's raw captured bytes",
+   "Write the bytes a monitor's process wrote, exactly as written (colours and all),\n"
+   "from the engine's capture (the last monitor.capture_max_bytes of each stream).\n"
+   "Without --stdout or --stderr, its stdout goes to stdout and its stderr to stderr.",
+   cli_logs_opts, 1, 1, false},
+  cli_logs_run,
+};

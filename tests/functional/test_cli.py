@@ -1,0 +1,496 @@
+"""The `vigil` command-line client against the real vigild on a private
+socket: every subcommand run as a subprocess with --socket, checked on what a
+person would see (columns, states, ids), on its exit status, and on --json."""
+
+import base64
+import json
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vigiltest import HELPERS, VIGIL, run_tests, socket_only
+
+TICK = os.path.join(HELPERS, "child_tick")
+ID_RE = re.compile(r"^mon_[0-9a-z]{8,}$")
+
+
+def client_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIGIL_SESSION", "VIGIL_SOCKET", "NO_COLOR", "COLUMNS")}
+    env.update(extra)
+    return env
+
+
+def vigil(e, *args, timeout=30, env=None, cwd=None):
+    """Runs the client to completion; returns the CompletedProcess (text)."""
+    return subprocess.run([VIGIL, "--socket", e.socket_path] + list(args), capture_output=True,
+                          text=True, timeout=timeout, env=env or client_env(), cwd=cwd)
+
+
+def vigil_ok(e, *args, **kw):
+    p = vigil(e, *args, **kw)
+    assert p.returncode == 0, "vigil %s: status %d\nstdout: %s\nstderr: %s" % (
+        " ".join(args), p.returncode, p.stdout, p.stderr)
+    return p
+
+
+def start(e, *args):
+    """Starts a monitor with `vigil start`; returns its id."""
+    out = vigil_ok(e, "start", *args).stdout.strip()
+    assert ID_RE.match(out), out
+    return out
+
+
+class Reader:
+    """Reads a running client's stdout with a deadline (never blocks past it)."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.buf = b""
+
+    def until(self, pred, timeout=15, what="output"):
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while not pred(self.buf):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("timed out waiting for %s; have %r" % (what, self.buf[-2000:]))
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    if pred(self.buf):
+                        break
+                    raise EOFError("stream ended waiting for %s; have %r" % (what, self.buf))
+                self.buf += chunk
+        return self.buf
+
+
+def spawn(e, *args):
+    return subprocess.Popen([VIGIL, "--socket", e.socket_path] + list(args),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
+
+
+def finish(proc, timeout=10):
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout)
+    proc.stdout.close()
+    proc.stderr.close()
+
+
+# --- the round trip a person makes ------------------------------------------
+
+@socket_only
+def test_start_list_status_output_logs_events_stop(e):
+    mid = start(e, "--label", "demo", "-e", "^Error:", "--",
+                "sh", "-c", "echo one; echo Error: two >&2; echo three")
+    sleeper = start(e, "--label", "sleeper", "--", "sleep", "30")
+
+    lst = vigil_ok(e, "list").stdout.splitlines()
+    header = lst[0].split()
+    assert header == ["ID", "LABEL", "STATE", "PID", "AGE", "LINES", "MATCHED", "LAST", "LINE"], lst
+    rows = [l for l in lst[1:] if l.startswith(sleeper)]
+    assert len(rows) == 1, lst
+    cols = rows[0].split()
+    assert cols[1] == "sleeper" and cols[2] == "running" and int(cols[3]) > 0, rows
+    assert re.match(r"^\d+(ms|\.\ds)$", cols[4]) and cols[5] == "0" and cols[6] == "0", rows
+    # Columns are aligned: the row's LABEL starts where the header's does.
+    assert rows[0].index("sleeper") == lst[0].index("LABEL"), lst
+
+    assert vigil_ok(e, "wait", mid).stdout.strip() == "%s exited (exit code 0)" % mid
+    # `output` shows seq, stream, a '*' on the matched line, and the text.
+    out = vigil_ok(e, "output", mid).stdout
+    lines = out.splitlines()
+    assert len(lines) == 3, out
+    assert any(re.match(r"^\s*\d+ stdout\s+one$", l) for l in lines), out
+    assert any(re.match(r"^\s*\d+ stderr\* Error: two$", l) for l in lines), out
+    matched = vigil_ok(e, "output", mid, "--matched").stdout.splitlines()
+    assert len(matched) == 1 and matched[0].endswith("Error: two"), matched
+    assert len(vigil_ok(e, "output", mid, "--stdout").stdout.splitlines()) == 2
+
+    ended = [l for l in vigil_ok(e, "list", "--all").stdout.splitlines() if l.startswith(mid)]
+    cols = ended[0].split()
+    assert cols[1:4] == ["demo", "exited", "-"] and cols[5:7] == ["3", "1"], ended
+    assert ended[0].rstrip().endswith(("three", "Error: two")), ended
+    assert mid not in vigil_ok(e, "list").stdout
+
+    status = vigil_ok(e, "status", "demo").stdout   # by label
+    assert status.splitlines()[0] == "%s (demo)" % mid, status
+    assert re.search(r"^\s+state\s+exited \(exit code 0\)$", status, re.M), status
+    assert re.search(r"^\s+lines\s+3 \(1 matched, 2 unmatched", status, re.M), status
+
+    logs = subprocess.run([VIGIL, "--socket", e.socket_path, "logs", mid], capture_output=True,
+                          timeout=30, env=client_env())
+    assert logs.returncode == 0
+    assert logs.stdout == b"one\nthree\n" and logs.stderr == b"Error: two\n", logs
+    only_err = vigil_ok(e, "logs", mid, "--stderr").stdout
+    assert only_err == "Error: two\n", only_err
+    part = vigil_ok(e, "logs", mid, "--stdout", "--offset", "4", "--limit", "3").stdout
+    assert part == "thr", part
+
+    events = vigil_ok(e, "events", mid).stdout
+    assert re.search(r"^\[1\] \S+ started$", events, re.M), events
+    assert re.search(r'^\[2\] \S+ match \(pattern 0 "\^Error:"\) Error: two$', events, re.M), events
+    assert re.fullmatch(r"\[3\] \S+ exited exit=0\n", vigil_ok(e, "events", mid, "--since", "2").stdout)
+
+    stopped = vigil_ok(e, "stop", sleeper[:10]).stdout   # by a unique start of the id
+    assert stopped.strip() == "%s stopped (killed by SIGTERM)" % sleeper, stopped
+    again = vigil_ok(e, "stop", sleeper).stdout
+    assert "already stopped" in again, again
+    assert "no running monitors" in vigil_ok(e, "list").stdout
+    ended = [l for l in vigil_ok(e, "list", "--all").stdout.splitlines() if l.startswith(sleeper)]
+    assert ended and "stopped SIGTERM" in ended[0] and ended[0].split()[4] == "-", ended
+    status = vigil_ok(e, "status", sleeper).stdout
+    assert re.search(r"^\s+state\s+stopped \(killed by SIGTERM\)$", status, re.M), status
+
+
+@socket_only
+def test_monitors_outlive_the_command_and_stay_in_their_session(e):
+    mid = start(e, "--session", "alpha", "--", "sleep", "30")
+    # A later invocation (a new connection) still sees it running.
+    rows = vigil_ok(e, "list", env=client_env(VIGIL_SESSION="alpha")).stdout
+    assert mid in rows and "running" in rows, rows
+    # Another session sees nothing of it.
+    other = vigil(e, "--session", "beta", "status", mid)
+    assert other.returncode == 1 and other.stderr.startswith("vigil: not_found: "), other.stderr
+    assert mid not in vigil_ok(e, "list", "--all", "--session", "beta").stdout
+    vigil_ok(e, "stop", mid, "--session", "alpha", "--grace", "200ms")
+
+
+@socket_only
+def test_argv_is_sent_as_given_and_cwd_env_are_the_callers(e):
+    r = vigil_ok(e, "run", "--", "printf", "%s|", "a b", "c;d", "$HOME")
+    assert r.stdout == "a b|c;d|$HOME|\n", r.stdout
+    here = tempfile.mkdtemp(prefix="vigil-cli-cwd-")
+    try:
+        r = vigil_ok(e, "run", "--env", "GREETING=hi there", "--", "sh", "-c",
+                     'pwd; echo "$GREETING"', cwd=here)
+        assert r.stdout == "%s\nhi there\n" % os.path.realpath(here), r.stdout
+        sub = os.path.join(here, "sub")
+        os.mkdir(sub)
+        r = vigil_ok(e, "run", "--cwd", "sub", "--", "sh", "-c", "pwd", cwd=here)
+        assert r.stdout.strip() == os.path.realpath(sub), r.stdout
+    finally:
+        for root, dirs, files in os.walk(here, topdown=False):
+            for d in dirs:
+                os.rmdir(os.path.join(root, d))
+        os.rmdir(here)
+
+
+# --- run --------------------------------------------------------------------
+
+@socket_only
+def test_run_passes_exit_status_and_streams_through(e):
+    r = vigil(e, "run", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert r.stdout == "out\n" and r.stderr == "err\n", (r.stdout, r.stderr)
+    assert vigil(e, "run", "--", "true").returncode == 0
+    assert vigil(e, "run", "--", "false").returncode == 1
+    killed = vigil(e, "run", "--", "sh", "-c", "kill -TERM $$")
+    assert killed.returncode == 128 + 15, killed.returncode
+
+
+@socket_only
+def test_run_timeout_is_124(e):
+    t0 = time.monotonic()
+    r = vigil(e, "run", "--timeout", "1s", "--", "sh", "-c", "echo started; exec sleep 30")
+    assert r.returncode == 124, (r.returncode, r.stderr)
+    assert time.monotonic() - t0 < 15
+    assert r.stdout == "started\n", r.stdout
+    assert "timed out after 1.0s" in r.stderr, r.stderr
+
+
+@socket_only
+def test_run_engine_refusals_follow_timeout_1(e):
+    r = vigil(e, "run", "--", "rm", "-rf", "/nonexistent")
+    assert r.returncode == 126 and r.stderr.startswith("vigil: denied: "), (r.returncode, r.stderr)
+
+
+# --- wait -------------------------------------------------------------------
+
+@socket_only
+def test_wait_for_exit_and_its_timeout(e):
+    mid = start(e, "--", TICK, "100", "3")
+    r = vigil(e, "wait", mid)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "%s exited (exit code 0)" % mid, r.stdout
+
+    slow = start(e, "--", "sleep", "30")
+    t0 = time.monotonic()
+    r = vigil(e, "wait", slow, "--timeout", "300ms")
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert time.monotonic() - t0 < 10
+    assert "timed out after 300ms" in r.stderr and "state running" in r.stderr, r.stderr
+
+    r = vigil(e, "wait", mid, "--for", "match")
+    assert r.returncode == 1 and "without a match" in r.stderr, (r.returncode, r.stderr)
+    vigil_ok(e, "stop", slow, "--signal", "KILL")
+
+
+@socket_only
+def test_wait_for_match(e):
+    mid = start(e, "-e", "tick 2", "--", TICK, "100", "5")
+    r = vigil_ok(e, "wait", mid, "--for", "match", "--timeout", "10s")
+    assert r.stdout.strip() == "%s match (pattern 0: tick 2)" % mid, r.stdout
+
+
+# --- output --follow --------------------------------------------------------
+
+@socket_only
+def test_output_follow_prints_lines_as_they_come_and_ends_with_the_monitor(e):
+    mid = start(e, "--", TICK, "400", "5")
+    t0 = time.monotonic()
+    proc = spawn(e, "output", mid, "--follow")
+    try:
+        rd = Reader(proc)
+        rd.until(lambda b: b"tick 1\n" in b, what="the first line")
+        first_at = time.monotonic() - t0
+        assert b"tick 5" not in rd.buf, rd.buf
+        rd.until(lambda b: b"tick 5\n" in b, what="the last line")
+        assert proc.wait(15) == 0
+        end_at = time.monotonic() - t0
+        # Lines came while it ran, not all at the end (5 ticks of 400 ms).
+        assert end_at - first_at > 0.8, (first_at, end_at)
+        rest = proc.stdout.read()
+        text = (rd.buf + rest).decode()
+        ticks = re.findall(r"^\s*(\d+) stdout\s+tick (\d)$", text, re.M)
+        assert [t[1] for t in ticks] == ["1", "2", "3", "4", "5"], text
+        assert [int(t[0]) for t in ticks] == [1, 2, 3, 4, 5], text
+    finally:
+        finish(proc)
+
+
+@socket_only
+def test_output_follow_with_patterns_still_prints_every_line_by_the_end(e):
+    mid = start(e, "-e", "tick 2", "--", TICK, "150", "4")
+    r = vigil_ok(e, "output", mid, "-f", "--json", timeout=20)
+    lines = [json.loads(l) for l in r.stdout.splitlines()]
+    assert [l["text"] for l in lines] == ["tick 1", "tick 2", "tick 3", "tick 4"], lines
+    assert [l["pattern"] for l in lines] == [None, 0, None, None], lines
+
+
+@socket_only
+def test_output_follow_of_an_ended_monitor_returns_at_once(e):
+    mid = start(e, "--", "echo", "done")
+    vigil_ok(e, "wait", mid)
+    r = vigil_ok(e, "output", mid, "--follow", timeout=10)
+    assert r.stdout.rstrip().endswith("done"), r.stdout
+
+
+# --- watch ------------------------------------------------------------------
+
+@socket_only
+def test_watch_prints_envelopes(e):
+    # --since 0: whatever the session kept is printed too, so the monitor's
+    # notifications are seen whether they came before watch attached or after.
+    proc = spawn(e, "watch", "--since", "0")
+    try:
+        mid = start(e, "--label", "greeter", "--", "sh", "-c", "echo hello; echo bye")
+        rd = Reader(proc)
+        rd.until(lambda b: b"event: exit" in b and re.search(
+            rb"event: exit.*?END>>>\n", b, re.S) is not None, what="the exit envelope")
+        text = rd.buf.decode()
+        assert "stream_policy: untrusted_observation" in text, text
+        assert "monitor: greeter (%s)" % mid in text, text
+        assert "[stdout seq=1] hello" in text and "[stdout seq=2] bye" in text, text
+        begin = re.findall(r"<<<VIGIL OBSERVATION ([0-9a-f]{16,}) BEGIN>>>", text)
+        end = re.findall(r"<<<VIGIL OBSERVATION ([0-9a-f]{16,}) END>>>", text)
+        assert begin and begin == end, (begin, end)
+        assert proc.poll() is None  # still watching
+    finally:
+        finish(proc)
+
+
+@socket_only
+def test_watch_json_one_object_per_line(e):
+    proc = spawn(e, "watch", "--json", "--since", "0")
+    try:
+        mid = start(e, "--", "echo", "hi")
+        rd = Reader(proc)
+        rd.until(lambda b: b'"type":"exit"' in b and b.endswith(b"\n"), what="the exit notification")
+        objs = [json.loads(l) for l in rd.buf.decode().splitlines()]
+        ours = [o for o in objs if o["monitor_id"] == mid]
+        assert [o["type"] for o in ours][-1] == "exit", objs
+        for o in ours:
+            for key in ("session", "seq", "type", "monitor_id", "label", "mode", "lines", "text",
+                        "at"):
+                assert key in o, (key, o)
+            assert o["session"] == "cli"
+    finally:
+        finish(proc)
+
+
+# --- --json -----------------------------------------------------------------
+
+@socket_only
+def test_json_output_has_the_documented_keys(e):
+    r = json.loads(vigil_ok(e, "--json", "start", "--label", "j", "--",
+                            "sh", "-c", "echo one; printf '\\377abc' >&2").stdout)
+    assert set(r) >= {"monitor_id", "label", "mode", "notify", "pid", "started_at", "note"}, r
+    mid = r["monitor_id"]
+    w = json.loads(vigil_ok(e, "wait", mid, "--json").stdout)
+    assert w["timed_out"] is False and w["event"]["type"] == "exited" and w["state"] == "exited", w
+
+    lst = json.loads(vigil_ok(e, "list", "--all", "--json").stdout)
+    assert set(lst) == {"monitors", "total"} and lst["total"] == 1, lst
+    for key in ("monitor_id", "label", "description", "mode", "notify", "state", "pid",
+                "started_at", "ended_at", "exit_code", "signal", "counters", "last_line"):
+        assert key in lst["monitors"][0], key
+
+    st = json.loads(vigil_ok(e, "status", mid, "--json").stdout)
+    assert "duration_ms" in st and set(st["resource_usage"]) == {
+        "cpu_ms", "memory_peak_bytes", "io_read_bytes", "io_write_bytes"}, st
+
+    out = json.loads(vigil_ok(e, "output", mid, "--json").stdout)
+    assert set(out) == {"lines", "counters", "next_sequence"}, out
+    assert out["lines"][0]["text"] == "one" and out["lines"][0]["stream"] == "stdout", out
+
+    # bin: valid UTF-8 as a string, anything else as {"base64": ...}.
+    logs = json.loads(vigil_ok(e, "logs", mid, "--json").stdout)
+    assert logs["stdout"] == "one\n", logs
+    assert base64.b64decode(logs["stderr"]["base64"]) == b"\xffabc", logs
+    assert logs["stdout_size"] == 4 and logs["truncated"] is False, logs
+
+    ev = json.loads(vigil_ok(e, "events", mid, "--json").stdout)
+    assert set(ev) == {"events", "dropped", "text"}, ev
+    assert [x["type"] for x in ev["events"]] == ["started", "exited"], ev
+
+    run = json.loads(vigil_ok(e, "run", "--json", "--", "sh", "-c", "echo x; exit 0").stdout)
+    assert set(run) >= {"process_id", "state", "exit_code", "stdout_summary", "stderr_summary",
+                        "duration_ms", "resource_usage"}, run
+    assert run["stdout_summary"] == "x" and run["exit_code"] == 0, run
+
+    slow = start(e, "--", "sleep", "30")
+    stop = json.loads(vigil_ok(e, "stop", slow, "--json").stdout)
+    assert stop == {"status": "stopped", "state": "stopped", "exit_code": None,
+                    "signal": "SIGTERM"}, stop
+
+
+# --- failures ---------------------------------------------------------------
+
+@socket_only
+def test_engine_errors_go_to_stderr_with_status_1(e):
+    r = vigil(e, "start", "--", "rm", "-rf", "/tmp/nothing-here")
+    assert r.returncode == 1, r.returncode
+    assert r.stdout == "" and r.stderr.startswith("vigil: denied: "), r.stderr
+    assert '"rm"' in r.stderr, r.stderr
+    r = vigil(e, "start", "-e", "(foo", "--", "true")
+    assert r.returncode == 1 and r.stderr.startswith("vigil: invalid_pattern: patterns[0]"), r.stderr
+    r = vigil(e, "status", "mon_zzzzzzzzzzzz")
+    assert r.returncode == 1 and r.stderr.startswith("vigil: not_found: "), r.stderr
+    r = vigil(e, "output", "no-such-label")
+    assert r.returncode == 1 and r.stderr.startswith("vigil: not_found: "), r.stderr
+
+
+@socket_only
+def test_usage_errors_are_status_2_with_a_helpful_message(e):
+    r = vigil(e, "start", "--bogus", "--", "true")
+    assert r.returncode == 2, r.returncode
+    assert 'unknown option "--bogus"' in r.stderr and "vigil start --help" in r.stderr, r.stderr
+    assert "usage: vigil start" in r.stderr, r.stderr
+    for args, needle in ((["start", "--timeout", "5x", "--", "true"], "not a duration"),
+                         (["start", "--notify", "sometimes", "--", "true"], "must be one of"),
+                         (["start", "--timeout", "1s", "--persistent", "--", "true"], "not both"),
+                         (["start"], "missing the command"),
+                         (["status"], "missing ID"),
+                         (["output", "x", "--matched", "--stderr"], "at most one"),
+                         (["frobnicate"], 'no command "frobnicate"'),
+                         ([], "a command is needed"),
+                         (["list", "--limit"], "needs a value")):
+        r = vigil(e, *args)
+        assert r.returncode == 2, (args, r.returncode, r.stderr)
+        assert needle in r.stderr, (args, r.stderr)
+        assert r.stderr.startswith("vigil: "), (args, r.stderr)
+
+
+@socket_only
+def test_no_engine_listening_says_how_to_start_one(e):
+    missing = os.path.join(e.dir, "nothing.sock")
+    r = vigil(e, "--socket", missing, "list")
+    assert r.returncode != 0, r.returncode
+    assert "vigil: no engine is listening on %s" % missing in r.stderr, r.stderr
+    assert "start one with: vigild" in r.stderr, r.stderr
+    # A stale socket file (nothing accepting) is the same situation.
+    stale = os.path.join(e.dir, "stale.sock")
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(stale)
+    s.close()
+    r = vigil(e, "list", "--socket", stale)
+    assert r.returncode != 0 and "no engine is listening on %s" % stale in r.stderr, r.stderr
+    r = subprocess.run([VIGIL, "run", "--", "true"], capture_output=True, text=True, timeout=30,
+                       env=client_env(VIGIL_SOCKET=missing))
+    assert r.returncode == 125 and "start one with" in r.stderr, (r.returncode, r.stderr)
+
+
+# --- help -------------------------------------------------------------------
+
+HELP_OPTIONS = {
+    "start": ["--label", "-e, --pattern", "--streams", "--notify", "--mode", "--idle-timeout",
+              "--timeout", "--persistent", "--cwd", "--env", "--shell"],
+    "list": ["--all", "--limit"],
+    "status": [],
+    "output": ["--matched", "--unmatched", "--stdout", "--stderr", "--since", "--follow"],
+    "logs": ["--stdout", "--stderr", "--offset", "--limit"],
+    "events": ["--since"],
+    "wait": ["--for", "--timeout"],
+    "stop": ["--signal", "--grace"],
+    "run": ["--timeout", "--cwd", "--env"],
+    "watch": ["--since"],
+}
+
+
+@socket_only
+def test_help_of_every_subcommand_lists_its_options(e):
+    top = vigil_ok(e, "--help").stdout
+    for name in HELP_OPTIONS:
+        assert re.search(r"^  %s\s" % name, top, re.M), (name, top)
+    assert vigil_ok(e, "-h").stdout == top
+    assert vigil_ok(e, "help").stdout == top
+    for name, opts in HELP_OPTIONS.items():
+        for form in ([name, "--help"], [name, "-h"], ["--help", name], ["help", name]):
+            out = vigil_ok(e, *form).stdout
+            assert out.startswith("usage: vigil %s " % name), (form, out)
+            for opt in opts + ["--socket PATH", "--session NAME", "--json", "-h, --help"]:
+                assert opt in out, (name, opt, out)
+    v = vigil_ok(e, "--version").stdout
+    assert re.match(r"^vigil \d+\.\d+\.\d+", v), v
+
+
+@socket_only
+def test_common_options_before_or_after_the_subcommand(e):
+    start(e, "--session", "s1", "--", "sleep", "30")
+    before = json.loads(vigil_ok(e, "--session", "s1", "--json", "list").stdout)
+    after = json.loads(vigil_ok(e, "list", "--json", "--session=s1").stdout)
+    assert before["total"] == after["total"] == 1, (before, after)
+    vigil_ok(e, "--session", "s1", "stop", before["monitors"][0]["monitor_id"])
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests([
+        test_start_list_status_output_logs_events_stop,
+        test_monitors_outlive_the_command_and_stay_in_their_session,
+        test_argv_is_sent_as_given_and_cwd_env_are_the_callers,
+        test_run_passes_exit_status_and_streams_through,
+        test_run_timeout_is_124,
+        test_run_engine_refusals_follow_timeout_1,
+        test_wait_for_exit_and_its_timeout,
+        test_wait_for_match,
+        test_output_follow_prints_lines_as_they_come_and_ends_with_the_monitor,
+        test_output_follow_with_patterns_still_prints_every_line_by_the_end,
+        test_output_follow_of_an_ended_monitor_returns_at_once,
+        test_watch_prints_envelopes,
+        test_watch_json_one_object_per_line,
+        test_json_output_has_the_documented_keys,
+        test_engine_errors_go_to_stderr_with_status_1,
+        test_usage_errors_are_status_2_with_a_helpful_message,
+        test_no_engine_listening_says_how_to_start_one,
+        test_help_of_every_subcommand_lists_its_options,
+        test_common_options_before_or_after_the_subcommand,
+    ]))
