@@ -155,6 +155,20 @@ api_read_command(Call *call, StartRequest *req)
   return 0;
 }
 
+/* Whether this connection may have one more slow request waiting
+ * (rpc.max_pending); sets limit_exceeded when not. */
+static bool
+api_reserve_pending(Call *call)
+{
+  long long max = (long long)call->e->config.settings.rpc_max_pending;
+  if (call->c->npending < (size_t)max)
+    return true;
+  error_set(&call->err, kErrLimitExceeded,
+            "rpc.max_pending is %lld and this connection has %zu requests waiting", max,
+            call->c->npending);
+  return false;
+}
+
 /* --- methods: basics ---------------------------------------------------- */
 
 static void
@@ -429,21 +443,12 @@ done:
 static void
 api_pack_stop(msgpack_packer *pk, const char *status, const Monitor *m)
 {
-  ProcExit x;
-  monitor_usage(m, &x);
-  bool ended = monitor_finished(m);
   msgpack_pack_map(pk, 4);
   wire_key(pk, "status");
   wire_str(pk, status);
   wire_key(pk, "state");
   wire_str(pk, monitor_state_name(monitor_state(m)));
-  wire_key(pk, "exit_code");
-  if (ended && x.exited && x.term_signal == 0)
-    msgpack_pack_int(pk, x.exit_code);
-  else
-    msgpack_pack_nil(pk);
-  wire_key(pk, "signal");
-  wire_signal(pk, ended ? x.term_signal : 0);
+  wire_exit_status(pk, m);
 }
 
 static void
@@ -755,12 +760,8 @@ api_monitor_wait(Call *call)
   }
   if (!call->is_request)
     return;
-  if (call->c->npending >= (size_t)call->e->config.settings.rpc_max_pending) {
-    error_set(&call->err, kErrLimitExceeded,
-              "rpc.max_pending is %lld and this connection has %zu requests waiting",
-              (long long)call->e->config.settings.rpc_max_pending, call->c->npending);
+  if (!api_reserve_pending(call))
     return;
-  }
   Waiter *w = engine_wait_add(call->c, r, kWaitEvent, call->msgid, true);
   w->type_mask = mask;
   w->since_event_id = since;
@@ -791,19 +792,12 @@ api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines)
   Monitor *m = r->monitor;
   ProcExit x;
   monitor_usage(m, &x);
-  bool ended = monitor_finished(m);
-  msgpack_pack_map(pk, 7);
+  msgpack_pack_map(pk, 8);
   wire_key(pk, "process_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "state");
   wire_str(pk, monitor_state_name(monitor_state(m)));
-  wire_key(pk, "exit_code");
-  /* A timed-out run has no exit code, even if the process caught the stop
-   * signal and exited with one (PROTOCOL.md: exit_code nil on timeout). */
-  if (ended && x.exited && x.term_signal == 0 && monitor_state(m) != kMonTimedOut)
-    msgpack_pack_int(pk, x.exit_code);
-  else
-    msgpack_pack_nil(pk);
+  wire_exit_status(pk, m);
   static const RingFilter filters[] = {kRingStdout, kRingStderr};
   static const char *const keys[] = {"stdout_summary", "stderr_summary"};
   for (int i = 0; i < 2; i++) {
@@ -818,15 +812,7 @@ api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines)
   wire_key(pk, "duration_ms");
   msgpack_pack_uint64(pk, monitor_duration_ms(m));
   wire_key(pk, "resource_usage");
-  msgpack_pack_map(pk, 4);
-  wire_key(pk, "cpu_ms");
-  msgpack_pack_uint64(pk, x.cpu_ms);
-  wire_key(pk, "memory_peak_bytes");
-  msgpack_pack_uint64(pk, x.memory_peak_bytes);
-  wire_key(pk, "io_read_bytes");
-  msgpack_pack_uint64(pk, x.io_read_bytes);
-  wire_key(pk, "io_write_bytes");
-  msgpack_pack_uint64(pk, x.io_write_bytes);
+  wire_resource_usage(pk, &x);
 }
 
 static void
@@ -870,12 +856,8 @@ api_process_run(Call *call)
       error_set(err, kErrInvalidParams, "a foreground process_run must be a request (it answers)");
       goto done;
     }
-    if (call->c->npending >= (size_t)call->e->config.settings.rpc_max_pending) {
-      error_set(err, kErrLimitExceeded,
-                "rpc.max_pending is %lld and this connection has %zu requests waiting",
-                (long long)call->e->config.settings.rpc_max_pending, call->c->npending);
+    if (!api_reserve_pending(call))
       goto done;
-    }
     req.notify = kNotifyNone;
     req.timeout_ms = (int64_t)timeout_s * 1000;
     req.process_run = true;

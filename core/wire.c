@@ -204,13 +204,43 @@ wire_event(msgpack_packer *pk, const Event *ev)
 }
 
 void
+wire_exit_status(msgpack_packer *pk, const Monitor *m)
+{
+  ProcExit x;
+  monitor_usage(m, &x);
+  bool ended = monitor_finished(m);
+  wire_key(pk, "exit_code");
+  /* A timed-out process has no exit code, even if it caught the stop signal
+   * and exited with one (PROTOCOL.md: process_run's exit_code nil on timeout). */
+  if (ended && x.exited && x.term_signal == 0 && monitor_state(m) != kMonTimedOut)
+    msgpack_pack_int(pk, x.exit_code);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "signal");
+  wire_signal(pk, ended ? x.term_signal : 0);
+}
+
+void
+wire_resource_usage(msgpack_packer *pk, const ProcExit *x)
+{
+  msgpack_pack_map(pk, 4);
+  wire_key(pk, "cpu_ms");
+  msgpack_pack_uint64(pk, x->cpu_ms);
+  wire_key(pk, "memory_peak_bytes");
+  msgpack_pack_uint64(pk, x->memory_peak_bytes);
+  wire_key(pk, "io_read_bytes");
+  msgpack_pack_uint64(pk, x->io_read_bytes);
+  wire_key(pk, "io_write_bytes");
+  msgpack_pack_uint64(pk, x->io_write_bytes);
+}
+
+void
 wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
 {
   MonitorCounters c;
   monitor_counters(m, &c);
   ProcExit x;
   monitor_usage(m, &x);
-  bool ended = monitor_finished(m);
   msgpack_pack_map(pk, status ? 15 : 13);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
@@ -230,13 +260,7 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   wire_time(pk, monitor_started_at(m));
   wire_key(pk, "ended_at");
   wire_time(pk, monitor_ended_at(m));
-  wire_key(pk, "exit_code");
-  if (ended && x.exited && x.term_signal == 0)
-    msgpack_pack_int(pk, x.exit_code);
-  else
-    msgpack_pack_nil(pk);
-  wire_key(pk, "signal");
-  wire_signal(pk, ended ? x.term_signal : 0);
+  wire_exit_status(pk, m);
   wire_key(pk, "counters");
   wire_counters(pk, &c);
   wire_key(pk, "last_line");
@@ -250,13 +274,5 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   wire_key(pk, "duration_ms");
   msgpack_pack_uint64(pk, monitor_duration_ms(m));
   wire_key(pk, "resource_usage");
-  msgpack_pack_map(pk, 4);
-  wire_key(pk, "cpu_ms");
-  msgpack_pack_uint64(pk, x.cpu_ms);
-  wire_key(pk, "memory_peak_bytes");
-  msgpack_pack_uint64(pk, x.memory_peak_bytes);
-  wire_key(pk, "io_read_bytes");
-  msgpack_pack_uint64(pk, x.io_read_bytes);
-  wire_key(pk, "io_write_bytes");
-  msgpack_pack_uint64(pk, x.io_write_bytes);
+  wire_resource_usage(pk, &x);
 }

@@ -36,6 +36,14 @@ void wire_counters(msgpack_packer *pk, const MonitorCounters *c);
 /* An event map {id, type, at, pattern, line, exit_code, signal, reason}. */
 void wire_event(msgpack_packer *pk, const Event *ev);
 
+/* The "exit_code" and "signal" keys of an ended (or running) monitor: the
+ * code when it exited by itself, the signal's name when one ended it, nil
+ * otherwise. Packs two key/value pairs into an open map. */
+void wire_exit_status(msgpack_packer *pk, const Monitor *m);
+
+/* {cpu_ms, memory_peak_bytes, io_read_bytes, io_write_bytes} */
+void wire_resource_usage(msgpack_packer *pk, const ProcExit *x);
+
 /* A monitor_list entry; with status, also duration_ms and resource_usage. */
 void wire_monitor(msgpack_packer *pk, const Monitor *m, bool status);
 
