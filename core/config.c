@@ -220,7 +220,7 @@ static int
 config_integer_in(ConfigWalk *w, int idx, const char *field, int64_t min, int64_t max,
                   const char *why, int64_t *out)
 {
-  int64_t v;
+  int64_t v = 0;
   if (config_integer(w, idx, field, &v) != 0)
     return -1;
   if (v < min || v > max)
@@ -256,7 +256,7 @@ config_string(ConfigWalk *w, int idx, const char *field, bool nonempty, const ch
 static int
 config_string_dup(ConfigWalk *w, int idx, const char *field, bool nonempty, char **dst)
 {
-  const char *s;
+  const char *s = NULL;
   if (config_string(w, idx, field, nonempty, &s, NULL) != 0)
     return -1;
   free(*dst);
@@ -307,7 +307,7 @@ config_string_list(ConfigWalk *w, int idx, const char *field, bool nonempty, cha
     char name[CONFIG_NAME_MAX];
     config_name(name, "%s[%zu]", field, i + 1);
     lua_rawgeti(L, idx, (lua_Integer)(i + 1));
-    const char *s;
+    const char *s = NULL;
     int rc = config_string(w, -1, name, nonempty, &s, NULL);
     if (rc == 0)
       (*out)[(*n)++] = xstrdup(s);
@@ -339,7 +339,7 @@ config_setting(ConfigWalk *w, const SettingSpec *spec, int idx)
       return -1;
     return settings_set_choice(&w->cfg->settings, spec->name, choice, w->err);
   }
-  int64_t v;
+  int64_t v = 0;
   if (config_integer(w, idx, spec->name, &v) != 0)
     return -1;
   return settings_set_int(&w->cfg->settings, spec->name, v, w->err);
@@ -451,7 +451,7 @@ static int
 config_choice(ConfigWalk *w, int idx, const char *field, int (*parse)(const char *),
               const char *(*name_of)(int), int n, int *out)
 {
-  const char *s;
+  const char *s = NULL;
   size_t len;
   if (config_string(w, idx, field, false, &s, &len) != 0)
     return -1;

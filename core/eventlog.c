@@ -36,7 +36,7 @@ eventlog_init(EventLog *log, size_t max)
 static Event *
 eventlog_at(const EventLog *log, size_t i)
 {
-  return &log->events[(log->head + i) % log->max];
+  return &log->events[(log->head + i) % log->cap];
 }
 
 /* Frees what one event owns. */
@@ -49,6 +49,26 @@ eventlog_clear_event(Event *ev)
   ev->reason = NULL;
 }
 
+/* The first slots a log gets: most monitors log a handful of events, so the
+ * full cap (1024 by default, 64 KiB) is only reached by a noisy one. */
+#define EVENTLOG_FIRST_SLOTS 16
+
+/* Doubles the storage (up to max), unwrapping it so head is 0. */
+static void
+eventlog_grow(EventLog *log)
+{
+  size_t cap = log->cap ? log->cap * 2 : EVENTLOG_FIRST_SLOTS;
+  if (cap > log->max)
+    cap = log->max;
+  Event *events = xcalloc(cap, sizeof *events);
+  for (size_t i = 0; i < log->count; i++)
+    events[i] = *eventlog_at(log, i);
+  free(log->events);
+  log->events = events;
+  log->cap = cap;
+  log->head = 0;
+}
+
 /* Drops the oldest max/10 events (at least 1) and counts them. */
 static void
 eventlog_drop_oldest(EventLog *log)
@@ -58,7 +78,7 @@ eventlog_drop_oldest(EventLog *log)
     n = 1;
   for (size_t i = 0; i < n; i++)
     eventlog_clear_event(eventlog_at(log, i));
-  log->head = (log->head + n) % log->max;
+  log->head = (log->head + n) % log->cap;
   log->count -= n;
   log->dropped += n;
 }
@@ -69,8 +89,8 @@ const Event *
 eventlog_add(EventLog *log, EventType type, int64_t at_ms, int pattern, const char *line,
              size_t line_len, bool has_exit_code, int exit_code, int signal, const char *reason)
 {
-  if (log->events == NULL)
-    log->events = xcalloc(log->max, sizeof *log->events);
+  if (log->count == log->cap && log->cap < log->max)
+    eventlog_grow(log);
   if (log->count == log->max)
     eventlog_drop_oldest(log);
   Event *ev = eventlog_at(log, log->count);
@@ -223,6 +243,7 @@ eventlog_free(EventLog *log)
     eventlog_clear_event(eventlog_at(log, i));
   free(log->events);
   log->events = NULL;
+  log->cap = 0;
   log->head = 0;
   log->count = 0;
 }

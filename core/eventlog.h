@@ -41,7 +41,8 @@ typedef struct {
 } Event;
 
 typedef struct {
-  Event *events;      /* circular, max slots, lazily allocated */
+  Event *events;      /* circular, cap slots; grows by doubling up to max */
+  size_t cap;
   size_t max;         /* monitor.event_log_max */
   size_t head;
   size_t count;

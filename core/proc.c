@@ -57,10 +57,8 @@ typedef struct ProcLoop ProcLoop;
  * can be closed. */
 struct ProcLoop {
   uv_loop_t *loop;
-  uv_signal_t sigchld; /* unref'd while no closed Proc awaits its reap */
-  int pending_reaps;   /* closed Procs killed but not yet reaped: while there
-                          are any the handle is ref'd, so a loop run to its
-                          end also reaps what proc_close killed */
+  uv_signal_t sigchld; /* ref'd only while some child's exit is still to be
+                          seen (proc_loop_update_ref) */
   char *buf;           /* the read buffer shared by every pipe of this loop */
   Proc *procs;         /* every Proc not yet freed, closed ones awaiting reaping too */
   ProcLoop *next;
@@ -89,7 +87,6 @@ struct Proc {
   bool finished;     /* on_exit has been called */
   bool stop_requested;
   bool closed;       /* proc_close was called: no more callbacks */
-  bool reap_pending; /* counted in pl->pending_reaps */
   ProcExit exit;
 };
 
@@ -251,6 +248,24 @@ proc_loop_gone(const Proc *p)
   return false;
 }
 
+/* Keeps the SIGCHLD handle referenced exactly while some child of the loop
+ * has not been seen to exit. Without that, a loop whose pipes have all
+ * reached EOF could have nothing active left and return from uv_run before
+ * reading the SIGCHLD that reports the exit (an embedder that runs the loop
+ * until a monitor ends would spin or stop early); with it, an idle engine
+ * still wakes for nothing but that signal. */
+static void
+proc_loop_update_ref(ProcLoop *pl)
+{
+  bool waiting = false;
+  for (const Proc *p = pl->procs; p != NULL && !waiting; p = p->next)
+    waiting = !p->exit_seen && !p->reaped;
+  if (waiting)
+    uv_ref((uv_handle_t *)&pl->sigchld);
+  else
+    uv_unref((uv_handle_t *)&pl->sigchld);
+}
+
 /* SIGCHLD on this loop (coalesced: one may stand for many exits): checks
  * every Proc of the loop, and the leftovers. */
 static void
@@ -267,6 +282,7 @@ proc_on_sigchld(uv_signal_t *h, int signum)
     next = p->next;
     proc_check(p);
   }
+  proc_loop_update_ref(pl);
 }
 
 /* Frees a state once its signal handle is closed. */
@@ -516,11 +532,6 @@ proc_check(Proc *p)
     return;
   if (p->closed) {
     proc_reap(p);
-    if (p->reap_pending) {
-      p->reap_pending = false;
-      if (--p->pl->pending_reaps == 0)
-        uv_unref((uv_handle_t *)&p->pl->sigchld);
-    }
     proc_free_if_done(p);
     return;
   }
@@ -1190,6 +1201,7 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     proc_close(p);
     return error_set(err, kErrSpawnFailed, "watching the child's pipes: %s", uv_strerror(rc));
   }
+  proc_loop_update_ref(pl);
   *out = p;
   return 0;
 }
@@ -1241,12 +1253,8 @@ proc_close(Proc *p)
   if (!p->reaped) {
     if (p->exit_seen)
       proc_reap(p); /* a zombie: kill survivors and reap now */
-    else {
+    else
       killpg(p->pid, SIGKILL); /* reaped by a later SIGCHLD */
-      p->reap_pending = true;
-      if (p->pl->pending_reaps++ == 0)
-        uv_ref((uv_handle_t *)&p->pl->sigchld);
-    }
   }
   for (int i = 0; i < 2; i++) {
     p->reading[i] = false;

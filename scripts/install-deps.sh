@@ -9,6 +9,7 @@ packages=(
   build-essential cmake pkg-config      # toolchain
   libuv1-dev libpcre2-dev libmsgpack-dev liblua5.4-dev  # the four libraries
   python3 python3-msgpack               # the example gateway and functional tests
+  strace                                # bench/idle counts the engine's wake-ups with it
 )
 
 missing=()

@@ -615,6 +615,29 @@ TEST(freeing_a_running_monitor_kills_its_group)
   harness_close(&h);
 }
 
+TEST(the_loop_stays_alive_until_the_exit_is_seen)
+{
+  /* An embedder may simply run the loop until it has nothing left to do.
+   * That must not end before the monitor does, even when both pipes reach
+   * EOF well before the child exits: this child closes both streams, then
+   * lives on for a moment, and it is persistent, so no runtime-cap timer
+   * keeps the loop alive either. */
+  for (int i = 0; i < 3; i++) {
+    Harness h;
+    harness_init(&h);
+    MonitorSpec spec = {.argv = SH("exec >&- 2>&-; sleep 0.2"), .persistent = true};
+    if (!harness_start(&h, &spec)) {
+      harness_close(&h);
+      return;
+    }
+    uv_run(&h.loop, UV_RUN_DEFAULT);
+    CHECK(h.finished);
+    harness_close(&h);
+    if (!h.finished)
+      return;
+  }
+}
+
 int
 main(void)
 {
@@ -644,5 +667,6 @@ main(void)
   RUN(events_record_start_matches_and_exit_in_order);
   RUN(envelope_of_a_real_batch_names_label_not_command);
   RUN(freeing_a_running_monitor_kills_its_group);
+  RUN(the_loop_stays_alive_until_the_exit_is_seen);
   return check_summary();
 }

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds vigil in Release and runs every benchmark in turn: ingest, latency,
+# idle (bench/README.md says what each measures and its target). Prints the
+# figures; nothing is compared against a threshold here, and the exit status
+# is non-zero only when a build or a benchmark itself failed.
+#
+#   bench/run.sh [--quick] [ingest|latency|idle ...]
+#
+# --quick runs smaller versions (50 MiB once, 50 latency lines, 3 s idle
+# windows) to check the benchmarks work, not to quote. Naming benchmarks
+# runs only those. The build goes to build-release/ (VIGIL_BENCH_BUILD_DIR
+# to change it), so a developer's build/ is left alone.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${VIGIL_BENCH_BUILD_DIR:-$root/build-release}"
+
+quick=0
+which=()
+for a in "$@"; do
+  case "$a" in
+    --quick) quick=1 ;;
+    ingest|latency|idle) which+=("$a") ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle)" >&2; exit 2 ;;
+  esac
+done
+[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle)
+
+# The idle benchmark counts system calls with strace; without it, it counts
+# context switches only. Install it when we can, as the other packages are.
+if [[ " ${which[*]} " == *" idle "* ]] && ! command -v strace >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "run.sh: installing strace for the idle benchmark" >&2
+    apt-get install -y -qq strace >/dev/null || echo "run.sh: could not install strace" >&2
+  else
+    echo "run.sh: strace is not installed; idle will count context switches only" >&2
+  fi
+fi
+
+echo "== build (Release) in $build"
+mkdir -p "$build"
+log="$build/bench-build.log"
+targets=(vigild gen_log ingest latency latency_child idle)
+if ! { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release &&
+       cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"; } \
+       >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "run.sh: the build failed (log: $log)" >&2
+  exit 1
+fi
+warnings=$(grep -c 'warning:' "$log" || true)
+[ "$warnings" -gt 0 ] && echo "   ($warnings compiler warnings while building: $log)"
+
+echo "== machine: $(nproc 2>/dev/null || echo '?') cpus, $(uname -sr)," \
+     "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//')"
+
+# Runs one benchmark under a time bound (a hang must not stall the rest).
+bench() {
+  local limit="$1"
+  shift
+  local rc=0
+  timeout --foreground -k 5 "$limit" "$@" || rc=$?
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "run.sh: $(basename "$1") did not finish in $limit s and was killed" >&2
+  elif [ "$rc" -ne 0 ]; then
+    echo "run.sh: $(basename "$1") failed (exit $rc)" >&2
+  fi
+  return "$rc"
+}
+
+status=0
+for b in "${which[@]}"; do
+  echo
+  echo "== $b"
+  case "$b" in
+    ingest)
+      if [ "$quick" -eq 1 ]; then args=(--bytes 50m --runs 1); else args=(); fi
+      bench 300 "$build/bench/ingest" "${args[@]}" || status=1 ;;
+    latency)
+      if [ "$quick" -eq 1 ]; then args=(--lines 50); else args=(); fi
+      bench 600 "$build/bench/latency" "${args[@]}" || status=1 ;;
+    idle)
+      if [ "$quick" -eq 1 ]; then args=(--seconds 3); else args=(); fi
+      bench 300 "$build/bench/idle" "${args[@]}" || status=1 ;;
+  esac
+done
+exit "$status"
