@@ -165,6 +165,45 @@ def test_config_errors_name_field_bound_and_value(e):
     assert p.returncode != 0 and path.encode() in p.stderr
 
 
+def _boot_config():
+    cfg = default_config()
+    cfg["monitors"] = [
+        {"session": "boot", "label": "booted", "command": "sh -c 'echo hello from boot; echo Error: early >&2'",
+         "patterns": ["^Error:"], "notify": "matches"},
+    ]
+    return cfg
+
+
+def test_config_monitors_start_at_boot_in_their_session(e):
+    # The notifications were made before anyone attached: they waited.
+    r = e.call("session_open", session="boot")
+    assert r["resumed"] is True
+    out = e.main.wait_notification(lambda n: n["type"] == "output")
+    end = e.main.wait_notification(lambda n: n["type"] == "exit")
+    assert out["session"] == "boot" and out["label"] == "booted"
+    assert [l["text"] for l in out["lines"]] == ["Error: early"]
+    assert end["seq"] > out["seq"]
+    listed = e.call("monitor_list", include_exited=True)
+    assert listed["total"] == 1 and listed["monitors"][0]["label"] == "booted"
+
+
+test_config_monitors_start_at_boot_in_their_session.config = _boot_config
+
+
+@stdio_only
+def test_a_config_monitor_that_is_refused_stops_the_start(e):
+    d = tempfile.mkdtemp(prefix="vigil-cfg-")
+    path = os.path.join(d, "c.lua")
+    cfg = default_config()
+    cfg["monitors"] = [{"session": "boot", "command": "rm -rf /nothing"}]
+    with open(path, "w") as f:
+        f.write("return " + lua_value(cfg) + "\n")
+    p = subprocess.run([VIGILD, "--stdio", "--config", path], input=b"", capture_output=True,
+                       timeout=20)
+    assert p.returncode == 1, p
+    assert b"monitors[1]" in p.stderr and b"denied" in p.stderr, p.stderr
+
+
 def test_no_config_fails_closed(e):
     e2 = Engine(e.transport, config=False)
     try:
@@ -185,4 +224,6 @@ if __name__ == "__main__":
         test_stdin_eof_stops_every_monitor_and_exits,
         test_config_errors_name_field_bound_and_value,
         test_no_config_fails_closed,
+        test_config_monitors_start_at_boot_in_their_session,
+        test_a_config_monitor_that_is_refused_stops_the_start,
     ]))
