@@ -230,6 +230,23 @@ def test_per_session_monitor_cap(e):
     assert e.main.call("monitor_start", session=anon, command="sleep 30")["monitor_id"]
 
 
+def test_internal_error_when_the_os_fails(e):
+    # An OS failure the protocol has no other code for: the engine's own
+    # working directory was removed, so a start without cwd cannot resolve one.
+    gone = tempfile.mkdtemp(prefix="vigil-ft-cwd-")
+    from vigiltest import Engine
+    e2 = Engine(e.transport, default_config(), cwd=gone)
+    try:
+        os.rmdir(gone)
+        err = expect_error("internal", e2.call, "monitor_start", command="echo hi")
+        assert "cwd" in err.message
+        # An explicit cwd still works.
+        r = e2.call("monitor_start", command="echo hi", cwd="/")
+        e2.main.wait_ending(r["monitor_id"])
+    finally:
+        e2.close()
+
+
 def test_monitor_wait_on_event_and_timeout(e):
     r = e.call("monitor_start", argv=[TICK, "100", "30"], patterns=["^tick 5$"], notify="matches")
     mid = r["monitor_id"]
@@ -321,6 +338,7 @@ if __name__ == "__main__":
         test_spawn_failed_leaves_nothing,
         test_disabled,
         test_per_session_monitor_cap,
+        test_internal_error_when_the_os_fails,
         test_monitor_wait_on_event_and_timeout,
         test_process_run_foreground_with_stdin,
         test_process_run_timeout_keeps_partial_output,

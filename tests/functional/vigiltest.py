@@ -204,7 +204,7 @@ class Connection:
 class Engine:
     """A vigild under test."""
 
-    def __init__(self, transport, config=None, extra_args=()):
+    def __init__(self, transport, config=None, extra_args=(), cwd=None):
         self.transport = transport
         self.dir = tempfile.mkdtemp(prefix="vigil-ft-")
         self.config_path = None
@@ -222,13 +222,13 @@ class Engine:
         if transport == "stdio":
             args.append("--stdio")
             self.proc = subprocess.Popen(args + list(extra_args), stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self.stderr)
+                                         stdout=subprocess.PIPE, stderr=self.stderr, cwd=cwd)
             self.main = Connection(self.proc.stdout, self.proc.stdin, "stdio")
             self.conns.append(self.main)
         else:
             args += ["--listen", self.socket_path]
             self.proc = subprocess.Popen(args + list(extra_args), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=self.stderr)
+                                         stdout=subprocess.DEVNULL, stderr=self.stderr, cwd=cwd)
             self._wait_socket()
             self.main = self.connect()
 
