@@ -181,12 +181,56 @@ api_ping(Call *call)
   msgpack_pack_int(&call->pk, VIGIL_API_LEVEL);
 }
 
+/* session_each visitor: counts sessions and their dropped notifications. */
+typedef struct {
+  uint64_t sessions;
+  uint64_t dropped;
+} SessionTally;
+
+static void
+api_tally_session(void *ctx, Session *s)
+{
+  SessionTally *t = ctx;
+  t->sessions++;
+  t->dropped += session_dropped_total(s);
+}
+
+/* api_info's "counters": what the engine's bounds have thrown away, and how
+ * much it holds. */
+static void
+api_pack_engine_counters(Call *call)
+{
+  msgpack_packer *pk = &call->pk;
+  Engine *e = call->e;
+  SessionTally tally = {0, 0};
+  session_each(e->sessions, api_tally_session, &tally);
+  size_t conns = 0;
+  for (Conn *c = e->conns; c; c = c->next)
+    conns++;
+  wire_key(pk, "counters");
+  msgpack_pack_map(pk, 7);
+  wire_key(pk, "connections");
+  msgpack_pack_uint64(pk, conns);
+  wire_key(pk, "sessions");
+  msgpack_pack_uint64(pk, tally.sessions);
+  wire_key(pk, "monitors_running");
+  msgpack_pack_uint64(pk, e->running);
+  wire_key(pk, "notifications_dropped");
+  msgpack_pack_uint64(pk, tally.dropped);
+  wire_key(pk, "connections_closed_slow");
+  msgpack_pack_uint64(pk, rpc_channel_slow_closed());
+  wire_key(pk, "connections_refused");
+  msgpack_pack_uint64(pk, e->server ? rpc_server_refused(e->server) : 0);
+  wire_key(pk, "log_lines_truncated");
+  msgpack_pack_uint64(pk, log_lines_truncated());
+}
+
 static void
 api_info(Call *call)
 {
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
-  msgpack_pack_map(pk, 6);
+  msgpack_pack_map(pk, 7);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
@@ -230,6 +274,7 @@ api_info(Call *call)
   cfg->allow_persistent ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
   wire_key(pk, "monitor.idle_timeout_max_ms");
   msgpack_pack_int(pk, MONITOR_IDLE_TIMEOUT_MAX_MS);
+  api_pack_engine_counters(call);
 }
 
 /* --- methods: sessions -------------------------------------------------- */

@@ -36,6 +36,10 @@
 #include "rpc/decoder.h"
 #include "strbuf.h"
 
+/* Connections closed because their peer fell more than rpc.max_output_bytes
+ * behind: the one thing the output bound throws away, counted for api_info. */
+static uint64_t rpc_channel_slow_closed_count;
+
 /* The read block of a channel. */
 #define RPC_CHANNEL_READ_BLOCK 65536
 
@@ -154,6 +158,7 @@ rpc_channel_send(RpcChannel *ch, char *data, size_t len)
     snprintf(reason, sizeof reason, "client too far behind: %zu bytes waiting, limit %zu",
              ch->pending_output + rest, ch->limits.max_output_bytes);
     LOG_WARN("rpc", "%s: closing the connection: %s", ch->peer, reason);
+    rpc_channel_slow_closed_count++;
     free(data);
     rpc_channel_close(ch, reason);
     return;
@@ -375,6 +380,12 @@ bool
 rpc_channel_closing(const RpcChannel *ch)
 {
   return ch->closing;
+}
+
+uint64_t
+rpc_channel_slow_closed(void)
+{
+  return rpc_channel_slow_closed_count;
 }
 
 size_t

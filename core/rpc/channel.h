@@ -78,4 +78,8 @@ bool rpc_channel_closing(const RpcChannel *ch);
 /* Bytes waiting to be written. */
 size_t rpc_channel_pending_output(const RpcChannel *ch);
 
+/* Connections closed so far (in this process) for falling more than
+ * rpc.max_output_bytes behind. */
+uint64_t rpc_channel_slow_closed(void);
+
 #endif

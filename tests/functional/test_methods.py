@@ -32,6 +32,9 @@ def test_ping_and_api_info(e):
     assert info["limits"]["monitor.flush_interval_ms"] == 200
     assert info["limits"]["rate_limit.max_notifications"] == 8
     assert info["limits"]["monitor.max_patterns"] == 32
+    counters = info["counters"]
+    assert counters["monitors_running"] == 0 and counters["connections"] >= 1
+    assert counters["connections_closed_slow"] == 0 and counters["notifications_dropped"] == 0
 
 
 def test_unknown_method_and_unknown_argument(e):

@@ -107,6 +107,7 @@ def test_peer_of_another_uid_is_refused(e):
     assert os.WEXITSTATUS(status) == 0, "the other uid got an answer (%d)" % os.WEXITSTATUS(status)
     assert "refused a connection from uid 65534" in e.log()
     assert e.call("ping")["api_level"] == 1
+    assert e.call("api_info")["counters"]["connections_refused"] == 1
 
 
 @socket_only

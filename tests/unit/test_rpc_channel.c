@@ -510,6 +510,7 @@ TEST(peer_that_never_reads_is_dropped)
   memset(params + 4, 'n', 1024);
   int sent = 0;
   size_t max_pending = 0;
+  uint64_t slow_before = rpc_channel_slow_closed();
   for (int i = 0; i < 1024 && !rpc_channel_closing(p.side.ch); i++) {
     rpc_channel_notify(p.side.ch, "vigil.notification", params, 1028);
     sent++;
@@ -520,6 +521,7 @@ TEST(peer_that_never_reads_is_dropped)
   CHECK(rpc_channel_closing(p.side.ch));
   CHECK(sent < 1024);
   CHECK(max_pending <= limit);
+  CHECK_INT(rpc_channel_slow_closed(), slow_before + 1); /* counted for api_info */
   /* Further sends are no-ops. */
   rpc_channel_notify(p.side.ch, "vigil.notification", params, 1028);
   if (RUN_UNTIL(&loop, pair_closed, &p, 5000, "on_close")) {
