@@ -117,6 +117,9 @@ return {
     linger_ms = 300000,                  -- 0..86400000 ms
     -- The longest linger a client may ask for in session_open (7 days).
     max_linger_ms = 604800000,           -- 0..2592000000 ms
+    -- Named sessions in the whole engine (a connection's own one does not
+    -- count).
+    max_sessions = 1024,                 -- 1..100000 sessions
   },
 
   rpc = {
@@ -129,6 +132,8 @@ return {
     -- Slow requests (monitor_wait, process_run) one connection may have
     -- waiting.
     max_pending = 64,                    -- 1..10000 requests
+    -- Connections at once; one more is closed at once, logged and counted.
+    max_connections = 256,               -- 1..65536 connections
   },
 
   -- The policy that formats and routes notifications when a monitor names

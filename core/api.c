@@ -184,6 +184,7 @@ api_ping(Call *call)
 /* session_each visitor: counts sessions and their dropped notifications. */
 typedef struct {
   uint64_t sessions;
+  uint64_t named;
   uint64_t dropped;
 } SessionTally;
 
@@ -192,6 +193,7 @@ api_tally_session(void *ctx, Session *s)
 {
   SessionTally *t = ctx;
   t->sessions++;
+  t->named += !session_anonymous(s);
   t->dropped += session_dropped_total(s);
 }
 
@@ -202,13 +204,13 @@ api_pack_engine_counters(Call *call)
 {
   msgpack_packer *pk = &call->pk;
   Engine *e = call->e;
-  SessionTally tally = {0, 0};
+  SessionTally tally = {0, 0, 0};
   session_each(e->sessions, api_tally_session, &tally);
   size_t conns = 0;
   for (Conn *c = e->conns; c; c = c->next)
     conns++;
   wire_key(pk, "counters");
-  msgpack_pack_map(pk, 7);
+  msgpack_pack_map(pk, 8);
   wire_key(pk, "connections");
   msgpack_pack_uint64(pk, conns);
   wire_key(pk, "sessions");
@@ -221,6 +223,8 @@ api_pack_engine_counters(Call *call)
   msgpack_pack_uint64(pk, rpc_channel_slow_closed());
   wire_key(pk, "connections_refused");
   msgpack_pack_uint64(pk, e->server ? rpc_server_refused(e->server) : 0);
+  wire_key(pk, "connections_over_limit");
+  msgpack_pack_uint64(pk, e->conns_refused);
   wire_key(pk, "log_lines_truncated");
   msgpack_pack_uint64(pk, log_lines_truncated());
 }
@@ -324,8 +328,18 @@ api_session_open(Call *call)
   }
   Session *s = session_find(call->e->sessions, name);
   bool resumed = s != NULL;
-  if (s == NULL)
+  if (s == NULL) {
+    SessionTally tally = {0, 0, 0};
+    session_each(call->e->sessions, api_tally_session, &tally);
+    long long max = (long long)call->e->config.settings.session_max_sessions;
+    if ((long long)tally.named >= max) {
+      error_set(&call->err, kErrLimitExceeded,
+                "session.max_sessions is %lld and %llu named sessions exist", max,
+                (unsigned long long)tally.named);
+      goto done;
+    }
     s = session_create(call->e->sessions, name, false);
+  }
   if (has_linger == 1)
     session_set_linger(s, linger); /* a terminal's session outlives its commands */
   if (engine_conn_attach(call->c, s, has_last == 1, last_seq, &call->err) != 0)
@@ -1055,7 +1069,17 @@ api_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const c
 static void
 api_on_open(void *data, RpcChannel *ch)
 {
-  Conn *c = engine_conn_open(data, ch);
+  Engine *e = data;
+  if (e->nconns >= (size_t)e->config.settings.rpc_max_connections) {
+    /* Past the bound the connection is not served at all (it never gets a
+     * session), so it costs nothing beyond its close. */
+    e->conns_refused++;
+    LOG_WARN("api", "refused a connection from %s: rpc.max_connections (%lld) reached",
+             rpc_channel_peer(ch), (long long)e->config.settings.rpc_max_connections);
+    rpc_channel_close(ch, "rpc.max_connections reached");
+    return;
+  }
+  Conn *c = engine_conn_open(e, ch);
   LOG_INFO("api", "connection from %s (session %s)", rpc_channel_peer(ch),
            session_name(c->anon));
 }

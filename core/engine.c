@@ -436,6 +436,7 @@ engine_conn_open(Engine *e, RpcChannel *ch)
   if (e->conns)
     e->conns->prev = c;
   e->conns = c;
+  e->nconns++;
   rpc_channel_set_user(ch, c);
   return c;
 }
@@ -459,6 +460,7 @@ engine_conn_close(Conn *c)
     e->conns = c->next;
   if (c->next)
     c->next->prev = c->prev;
+  e->nconns--;
   free(c);
   if (e->stdio_mode && !e->shutting_down) {
     LOG_INFO("engine", "stdin closed: stopping every monitor");

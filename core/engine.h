@@ -122,6 +122,8 @@ struct Engine {
   size_t running;
   bool shutting_down;
   bool stdio_mode;         /* the stdio connection closing ends the engine */
+  size_t nconns;
+  uint64_t conns_refused;  /* connections closed at once: rpc.max_connections reached */
   void (*on_drained)(Engine *e); /* shutdown done: every process gone */
 };
 

@@ -72,12 +72,16 @@ const SettingSpec settings_table[] = {
               "how long a named session outlives its last connection"),
   INT_SETTING("session.max_linger_ms", session_max_linger_ms, 604800000, 0, 2592000000,
               "ms", "the longest linger a client may ask for in session_open"),
+  INT_SETTING("session.max_sessions", session_max_sessions, 1024, 1, 100000, "sessions",
+              "named sessions in the whole engine (a connection's own one does not count)"),
   INT_SETTING("rpc.max_message_bytes", rpc_max_message_bytes, 1048576, 1024, 67108864, "bytes",
               "largest msgpack-rpc message accepted; a larger one closes the connection"),
   INT_SETTING("rpc.max_output_bytes", rpc_max_output_bytes, 16777216, 65536, 1073741824, "bytes",
               "bytes waiting to be written to one connection before it is closed as too slow"),
   INT_SETTING("rpc.max_pending", rpc_max_pending, 64, 1, 10000, "requests",
               "slow requests (monitor_wait, process_run) one connection may have waiting"),
+  INT_SETTING("rpc.max_connections", rpc_max_connections, 256, 1, 65536, "connections",
+              "connections at once; one more is closed at once, logged and counted"),
   {NULL, kSettingInt, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -54,10 +54,12 @@ typedef struct {
   int64_t session_queue_max;
   int64_t session_linger_ms;
   int64_t session_max_linger_ms;
+  int64_t session_max_sessions;
   /* The wire. */
   int64_t rpc_max_message_bytes;
   int64_t rpc_max_output_bytes;
   int64_t rpc_max_pending;
+  int64_t rpc_max_connections;
 } VigilSettings;
 
 typedef enum {

@@ -169,6 +169,17 @@ def test_reopening_with_last_seq_replays_kept_notifications(e):
     assert [n["seq"] for n in replayed] == [1, 2] and replayed[1]["type"] == "exit"
 
 
+@with_config(session={"max_sessions": 2})
+def test_named_sessions_are_bounded(e):
+    e.call("session_open", session="one")
+    e.call("session_open", session="two")
+    err = expect_error("limit_exceeded", e.call, "session_open", session="three")
+    assert "session.max_sessions is 2" in err.message
+    assert e.call("session_open", session="one")["resumed"] is True  # existing ones still open
+    e.call("session_close", session="two")
+    assert e.call("session_open", session="three")["resumed"] is False
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_ownership_isolation_between_sessions,
@@ -182,4 +193,5 @@ if __name__ == "__main__":
         test_ending_notification_after_all_output,
         test_closing_the_anonymous_session_still_delivers_endings,
         test_reopening_with_last_seq_replays_kept_notifications,
+        test_named_sessions_are_bounded,
     ]))

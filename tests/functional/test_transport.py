@@ -111,6 +111,26 @@ def test_peer_of_another_uid_is_refused(e):
 
 
 @socket_only
+def test_connections_are_bounded(e):
+    second = e.connect()
+    assert second.call("ping")["api_level"] == 1
+    third = e.connect()
+    third.wait_closed()
+    assert "rpc.max_connections (2) reached" in e.log()
+    counters = e.call("api_info")["counters"]
+    assert counters["connections_over_limit"] == 1 and counters["connections"] == 2
+    second.close()
+    # A freed place is available again: wait until the engine saw it go.
+    deadline = time.monotonic() + 10
+    while e.call("api_info")["counters"]["connections"] != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert e.connect().call("ping")["api_level"] == 1
+
+
+test_connections_are_bounded.config = lambda: default_config(rpc={"max_connections": 2})
+
+
+@socket_only
 def test_socket_directory_and_file_permissions(e):
     assert os.stat(os.path.dirname(e.socket_path)).st_mode & 0o777 == 0o700
     assert os.stat(e.socket_path).st_mode & 0o777 == 0o600
@@ -220,6 +240,7 @@ if __name__ == "__main__":
         test_wrong_shape_gets_an_error_and_the_connection_stays,
         test_message_over_the_size_limit_closes_the_connection,
         test_peer_of_another_uid_is_refused,
+        test_connections_are_bounded,
         test_socket_directory_and_file_permissions,
         test_sigterm_stops_every_monitor_and_leaves_nothing,
         test_stdin_eof_stops_every_monitor_and_exits,
