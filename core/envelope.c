@@ -16,6 +16,7 @@
 #include "signals.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "monitor_defs.h"
@@ -189,9 +190,9 @@ envelope_ending_status(StrBuf *out, const Notification *n)
   }
 }
 
-/* Appends the part between the header and the END marker, by type. */
+/* Appends the part after the monitor line, by type. */
 static void
-envelope_body(StrBuf *out, const Notification *n)
+envelope_type_body(StrBuf *out, const Notification *n)
 {
   switch (n->type) {
   case kNotifOutput:
@@ -228,16 +229,107 @@ envelope_body(StrBuf *out, const Notification *n)
   }
 }
 
-/* See envelope.h. The nonce is written as given; envelope_render makes one. */
+/* See envelope.h. */
 void
-envelope_render_with_nonce(const Notification *n, const char *nonce, StrBuf *out)
+envelope_body(const Notification *n, StrBuf *out)
+{
+  envelope_monitor_line(out, n);
+  envelope_type_body(out, n);
+}
+
+/* See envelope.h. */
+void
+envelope_frame(const char *body, size_t len, const char *nonce, StrBuf *out)
 {
   envelope_marker(out, nonce, "BEGIN");
   strbuf_puts(out, ENVELOPE_POLICY_LINE);
   strbuf_puts(out, ENVELOPE_WARNING_LINE);
-  envelope_monitor_line(out, n);
-  envelope_body(out, n);
+  strbuf_append(out, body, len);
+  if (len > 0 && body[len - 1] != '\n')
+    strbuf_putc(out, '\n');
   envelope_marker(out, nonce, "END");
+}
+
+/* See envelope.h. The nonce is written as given; envelope_render makes one. */
+void
+envelope_render_with_nonce(const Notification *n, const char *nonce, StrBuf *out)
+{
+  StrBuf body = STRBUF_INIT;
+  envelope_body(n, &body);
+  envelope_frame(strbuf_cstr(&body), body.len, nonce, out);
+  strbuf_free(&body);
+}
+
+/* Whether the body line [start, end) begins with the prefix of one of n's
+ * lines ("[stdout seq=N] "), and where its text starts. */
+static bool
+envelope_prefixed_line(const Notification *n, const char *start, const char *end,
+                       const char **text)
+{
+  for (size_t i = 0; i < n->nlines; i++) {
+    char prefix[64];
+    int len = snprintf(prefix, sizeof prefix, "[%s seq=%" PRIu64 "] ",
+                       n->lines[i].stream == 1 ? "stderr" : "stdout", n->lines[i].seq);
+    if (len > 0 && (size_t)(end - start) >= (size_t)len &&
+        memcmp(start, prefix, (size_t)len) == 0) {
+      *text = start + len;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* See envelope.h. */
+int
+envelope_check_policy_body(const Notification *n, const char *body, size_t len, StrBuf *out,
+                           VigilError *err)
+{
+  /* Escape line by line, keeping the newlines the policy wrote. */
+  StrBuf clean = STRBUF_INIT;
+  const char *p = body, *stop = body + len;
+  while (p < stop) {
+    const char *nl = memchr(p, '\n', (size_t)(stop - p));
+    const char *line_end = nl ? nl : stop;
+    textfmt_escape(&clean, p, (size_t)(line_end - p));
+    if (nl)
+      strbuf_putc(&clean, '\n');
+    p = nl ? nl + 1 : stop;
+  }
+  /* The prefix rule: a process line's text (its first ENVELOPE_PROBE_BYTES
+   * bytes for a long one) may only appear on a body line that begins with one
+   * of this notification's line prefixes. Lines shorter than
+   * ENVELOPE_PROBE_MIN are exempt: a few bytes cannot be told apart from the
+   * policy's own wording. */
+  const char *cbody = strbuf_cstr(&clean);
+  for (size_t i = 0; i < n->nlines; i++) {
+    StrBuf probe = STRBUF_INIT;
+    textfmt_escape(&probe, n->lines[i].text, n->lines[i].len);
+    size_t plen = probe.len < ENVELOPE_PROBE_BYTES ? probe.len : ENVELOPE_PROBE_BYTES;
+    if (plen >= ENVELOPE_PROBE_MIN) {
+      const char *at = cbody;
+      while ((at = memmem(at, clean.len - (size_t)(at - cbody), probe.data, plen)) != NULL) {
+        const char *ls = at;
+        while (ls > cbody && ls[-1] != '\n')
+          ls--;
+        const char *le = memchr(at, '\n', clean.len - (size_t)(at - cbody));
+        const char *text = NULL;
+        if (!envelope_prefixed_line(n, ls, le ? le : cbody + clean.len, &text) || at < text) {
+          error_set(err, kErrInternal,
+                    "format: the text of line seq=%" PRIu64
+                    " appears on a body line without a [stdout seq=N] / [stderr seq=N] prefix",
+                    n->lines[i].seq);
+          strbuf_free(&probe);
+          strbuf_free(&clean);
+          return -1;
+        }
+        at += plen;
+      }
+    }
+    strbuf_free(&probe);
+  }
+  strbuf_append(out, clean.data ? clean.data : "", clean.len);
+  strbuf_free(&clean);
+  return 0;
 }
 
 /* See envelope.h. */

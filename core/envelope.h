@@ -44,10 +44,37 @@
 #ifndef VIGIL_ENVELOPE_H
 #define VIGIL_ENVELOPE_H
 
+#include "error.h"
 #include "notification.h"
 #include "strbuf.h"
 
 #define ENVELOPE_NONCE_BYTES 16
+
+/* The body of the built-in envelope (everything between the declaration and
+ * the END marker): the monitor line, then by type the lines, notes and
+ * status. A policy's format(n) replaces exactly this part. */
+void envelope_body(const Notification *n, StrBuf *out);
+
+/* Frames a body: the BEGIN marker with nonce, the untrusted-observation
+ * declaration, the body (a newline added if it lacks one), the END marker.
+ * Every envelope, built-in or from a policy, goes through here. */
+void envelope_frame(const char *body, size_t len, const char *nonce, StrBuf *out);
+
+/* The prefix rule's bounds: a line's text of ENVELOPE_PROBE_MIN bytes or
+ * more, compared on its first ENVELOPE_PROBE_BYTES bytes. */
+#define ENVELOPE_PROBE_MIN 8
+#define ENVELOPE_PROBE_BYTES 24
+
+/* Makes a policy's body safe to frame, or refuses it. Every control
+ * character is escaped (newlines kept), then the prefix rule is checked: the
+ * text of each of n's lines (8 bytes or more; its first 24 bytes for a long
+ * one) may only appear on a body line that begins with one of n's line
+ * prefixes ("[stdout seq=N] "). On success appends the clean body to out and
+ * returns 0; otherwise returns -1 with err naming the line and out untouched.
+ * The nonce the frame then gets is drawn after the policy ran, so the body
+ * cannot hold it. */
+int envelope_check_policy_body(const Notification *n, const char *body, size_t len, StrBuf *out,
+                               VigilError *err);
 
 /* Renders n with a fresh nonce. */
 void envelope_render(const Notification *n, StrBuf *out);

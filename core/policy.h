@@ -1,0 +1,110 @@
+/*
+ * Lua policies: how a notification is worded (format), how it is delivered
+ * (route), and which commands may start (gate). A policy is a Lua file that
+ * returns a table of optional functions:
+ *
+ *   format(n)   -> string             the body of the envelope for notification n
+ *   route(n)    -> "idle" | "live_safe" | "drop"
+ *   gate(req)   -> true | false, reason
+ *
+ * `n` is a read-only table shaped like the wire notification (type,
+ * monitor_id, label, mode, batch, lines = {{seq, stream, text, pattern,
+ * truncated}, ...}, suppressed, state, exit_code, signal, duration_ms,
+ * reason, dropped, at); `req` is {program, argv, shell, cwd, session, label}.
+ *
+ * Each policy lives in its own sandboxed Lua state (luasandbox.h: base without
+ * dofile/loadfile/bytecode, string, table, math, utf8), with a memory cap per
+ * state and an instruction budget per call, plus:
+ *   - `require`, limited to the Lua modules vigil ships (lua/, e.g.
+ *     require "vigil.envelope") and the plugin paths, text only;
+ *   - a `vigil` module: vigil.nonce(), vigil.escape(text), vigil.time(),
+ *     vigil.log(level, msg).
+ * A call that errors, loops, recurses without end or runs out of memory is
+ * cut off and reported (message with traceback); the caller then uses the
+ * built-in C envelope for that notification and sends a policy_error. Lua is
+ * called per notification, never per line.
+ *
+ * Names: a policy is named by its file name without ".lua" ([a-z0-9_-],
+ * 1..64 bytes) and found in the bundled plugins/ directory first, then in
+ * each of the config's plugin_paths in order.
+ */
+#ifndef VIGIL_POLICY_H
+#define VIGIL_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "luasandbox.h"
+#include "monitor_defs.h"
+#include "notification.h"
+#include "strbuf.h"
+
+typedef struct Policy Policy;
+typedef struct PolicySet PolicySet;
+
+typedef struct {
+  const char *lua_dir;            /* vigil's own Lua modules (lua/) */
+  const char *bundled_dir;        /* the bundled policies (plugins/) */
+  const char *const *plugin_paths; /* the user's directories, searched after bundled_dir */
+  size_t nplugin_paths;
+  LuaSandboxLimits limits;        /* per policy state: memory cap, budget per call */
+} PolicyOptions;
+
+/* Defaults: 16 MiB per state, 1,000,000 instructions per call. */
+#define POLICY_DEFAULT_MEMORY (16u << 20)
+#define POLICY_DEFAULT_INSTRUCTIONS 1000000u
+
+/* A start request as gate(req) sees it. */
+typedef struct {
+  const char *program;            /* argv[0] */
+  const char *const *argv;        /* NULL-terminated */
+  bool shell;
+  const char *cwd;                /* may be NULL */
+  const char *session;
+  const char *label;              /* may be NULL */
+} PolicyGateRequest;
+
+/* A set of loaded policies, from which monitors take theirs by name. The
+ * options are copied. Nothing is loaded until policyset_get asks. */
+PolicySet *policyset_new(const PolicyOptions *opts);
+void policyset_free(PolicySet *ps);
+
+/* The policy called `name`, loading it on first use. Errors (invalid_params,
+ * naming it): a bad name, no such file in any search directory ("policy:
+ * unknown policy \"x\" (looked in plugins/, /etc/vigil/policies)"), a syntax
+ * or runtime error while loading (file and line), a file that does not return
+ * a table, or a table field among format/route/gate that is not a function. */
+Policy *policyset_get(PolicySet *ps, const char *name, VigilError *err);
+
+/* The names loaded so far, in load order (for config_reload's answer). */
+size_t policyset_names(const PolicySet *ps, const char ***names);
+
+const char *policy_name(const Policy *p);
+const char *policy_path(const Policy *p);
+bool policy_has_format(const Policy *p);
+bool policy_has_route(const Policy *p);
+bool policy_has_gate(const Policy *p);
+
+/* Calls format(n). On success appends the returned string to body and
+ * returns 0; returns 1 (nothing appended) when the policy has no format;
+ * -1 with err (internal, "policy xml: format: <message and traceback>")
+ * when the call failed or did not return a string. */
+int policy_format(Policy *p, const Notification *n, StrBuf *body, VigilError *err);
+
+/* Calls route(n): 0 with *mode / *drop set from "idle", "live_safe" or
+ * "drop"; 1 when there is no route (nothing changed); -1 with err on failure
+ * or any other return value. */
+int policy_route(Policy *p, const Notification *n, DeliveryMode *mode, bool *drop,
+                 VigilError *err);
+
+/* Calls gate(req): 0 with *allow and, when denied, *reason (owned, may be
+ * NULL); 1 when there is no gate; -1 with err on failure. */
+int policy_gate(Policy *p, const PolicyGateRequest *req, bool *allow, char **reason,
+                VigilError *err);
+
+/* Calls cut off so far (errors, budget, memory), for api_info. */
+uint64_t policy_failures(const Policy *p);
+
+#endif
