@@ -281,6 +281,22 @@ api_info(Call *call)
   api_pack_engine_counters(call);
 }
 
+static void
+api_config_reload(Call *call)
+{
+  if (engine_reload(call->e, &call->err) != 0)
+    return;
+  const char **names = NULL;
+  size_t n = policyset_names(call->e->policies, &names);
+  msgpack_pack_map(&call->pk, 2);
+  wire_key(&call->pk, "reloaded");
+  msgpack_pack_true(&call->pk);
+  wire_key(&call->pk, "policies");
+  msgpack_pack_array(&call->pk, n);
+  for (size_t i = 0; i < n; i++)
+    wire_str(&call->pk, names[i]);
+}
+
 /* --- methods: sessions -------------------------------------------------- */
 
 /* Whether name is a session name a caller may choose. */
@@ -997,6 +1013,7 @@ static const struct {
 } api_methods[] = {
   {"ping", api_ping, (const char *const[]){"session", NULL}},
   {"api_info", api_info, (const char *const[]){"session", NULL}},
+  {"config_reload", api_config_reload, (const char *const[]){"session", NULL}},
   {"session_open", api_session_open,
    (const char *const[]){"session", "last_seq", "linger_ms", NULL}},
   {"session_state", api_session_state, ARGS("state")},
@@ -1021,7 +1038,7 @@ static const struct {
 #define API_METHOD_COUNT (sizeof api_methods / sizeof api_methods[0])
 
 const char *const api_method_names[] = {
-  "ping", "api_info", "session_open", "session_state", "session_close", "session_list",
+  "ping", "api_info", "config_reload", "session_open", "session_state", "session_close", "session_list",
   "monitor_start", "monitor_stop", "monitor_list", "monitor_status", "monitor_output",
   "monitor_logs", "monitor_events", "monitor_wait", "process_run", NULL,
 };

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "envelope.h"
+#include "textfmt.h"
 #include "log.h"
 #include "memory.h"
 #include "wire.h"
@@ -43,20 +44,93 @@ start_request_free(StartRequest *req)
 
 /* --- monitor hooks ------------------------------------------------------ */
 
-/* A monitor's notification: rendered, then handed to its session (or
- * dropped when the session is gone and the monitor is only stopping). */
+/* The policy_error notification that says a policy call failed, rendered by
+ * the built-in envelope (never by a policy). */
+static Notification *
+engine_policy_error(const Notification *about, const char *policy, const VigilError *err)
+{
+  Notification *pe = notification_new(kNotifPolicyError, about->monitor_id, about->label,
+                                      kModeIdle);
+  StrBuf reason = STRBUF_INIT;
+  /* err->msg starts with its code's name ("internal: "): the reason says it in words. */
+  const char *msg = err->msg;
+  const char *colon = strstr(msg, ": ");
+  if (colon && (size_t)(colon - msg) < 20)
+    msg = colon + 2;
+  strbuf_printf(&reason, "policy %s failed; the built-in envelope was used: %s", policy, msg);
+  /* A traceback can be long: the notification carries its first part, the
+   * log line all of it. */
+  if (reason.len > 2048)
+    reason.len = 2048, reason.data[2048] = '\0';
+  pe->reason = strbuf_take(&reason);
+  StrBuf text = STRBUF_INIT;
+  envelope_render(pe, &text);
+  pe->text = strbuf_take(&text);
+  return pe;
+}
+
+/* A monitor's notification: routed and worded by its policy (or the built-in
+ * envelope), then handed to its session, or dropped when the session is gone
+ * and the monitor is only stopping. A failing policy call costs that
+ * notification its policy (the built-in envelope and the mode it had are
+ * used) and adds a policy_error notification after it. */
 static void
 engine_on_notification(void *data, Monitor *m, Notification *n)
 {
   MonRecord *r = data;
+  Engine *e = r->engine;
   if (r->session == NULL) {
     notification_free(n);
     return;
   }
+  VigilError err = VIGIL_ERROR_INIT;
+  Policy *p = policyset_get(e->policies, r->policy, &err);
+  bool failed = p == NULL;
+  if (p && policy_has_route(p)) {
+    DeliveryMode mode = n->mode;
+    bool drop = false;
+    if (policy_route(p, n, &mode, &drop, &err) < 0) {
+      failed = true;
+    } else if (drop && !notification_is_ending(n->type)) {
+      /* Counted, never silent; an ending notification cannot be dropped. */
+      monitor_count_policy_drop(m);
+      notification_free(n);
+      return;
+    } else {
+      /* live_safe only where the config enables live mode. */
+      n->mode = mode == kModeLiveSafe && !e->config.live_mode_enabled ? kModeIdle : mode;
+    }
+  }
   StrBuf text = STRBUF_INIT;
-  envelope_render(n, &text);
+  if (!failed && p && policy_has_format(p)) {
+    StrBuf body = STRBUF_INIT, clean = STRBUF_INIT;
+    if (policy_format(p, n, &body, &err) < 0 ||
+        envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, &err) != 0) {
+      failed = true;
+    } else {
+      /* The nonce is drawn now, after the policy ran: the body cannot hold it. */
+      char nonce[2 * ENVELOPE_NONCE_BYTES + 1];
+      textfmt_nonce(nonce, ENVELOPE_NONCE_BYTES);
+      envelope_frame(strbuf_cstr(&clean), clean.len, nonce, &text);
+    }
+    strbuf_free(&body);
+    strbuf_free(&clean);
+  }
+  if (text.len == 0) {
+    strbuf_reset(&text);
+    envelope_render(n, &text);
+  }
   n->text = strbuf_take(&text);
-  session_push(r->session, n);
+  Notification *pe = NULL;
+  if (failed) {
+    LOG_WARN("engine", "monitor %s: %s", monitor_id(m), err.msg);
+    pe = engine_policy_error(n, r->policy, &err);
+    pe->mode = n->mode;
+  }
+  Session *s = r->session;
+  session_push(s, n);
+  if (pe)
+    session_push(s, pe);
 }
 
 static void
@@ -82,6 +156,7 @@ engine_record_free(MonRecord *r)
   if (r->running)
     e->running--;
   monitor_free(r->monitor);
+  free(r->policy);
   free(r);
 }
 
@@ -159,6 +234,43 @@ engine_check_cwd(Engine *e, const char *cwd, VigilError *err)
                    cwd ? cwd : resolved);
 }
 
+/* Asks the policy's gate about a start. Returns 0 when the policy has no gate
+ * (the config's allowlist and shell rule decide), 1 when the gate allowed it
+ * (it replaces those two; nothing else), -1 with err when it denied it or
+ * failed (a failing gate denies: fail closed). */
+static int
+engine_policy_gate(Engine *e, Policy *policy, Session *s, const StartRequest *req,
+                   VigilError *err)
+{
+  if (!policy_has_gate(policy))
+    return 0;
+  PolicyGateRequest gr = {
+    .program = req->shell ? "/bin/sh" : req->argv.argv[0],
+    .argv = (const char *const *)req->argv.argv,
+    .shell = req->shell,
+    .cwd = req->cwd,
+    .session = session_name(s),
+    .label = req->label,
+  };
+  bool allow = false;
+  char *reason = NULL;
+  VigilError sub = VIGIL_ERROR_INIT;
+  if (policy_gate(policy, &gr, &allow, &reason, &sub) < 0) {
+    LOG_WARN("engine", "%s", sub.msg);
+    error_set(err, kErrDenied, "policy %s: its gate failed, so the start is denied: %s",
+              policy_name(policy), sub.msg);
+    return -1;
+  }
+  if (!allow) {
+    error_set(err, kErrDenied, "policy %s denied the start%s%s", policy_name(policy),
+              reason ? ": " : "", reason ? reason : "");
+    free(reason);
+    return -1;
+  }
+  free(reason);
+  return 1;
+}
+
 MonRecord *
 engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *err)
 {
@@ -173,25 +285,30 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
               e->config_path ? e->config_path : "the configuration");
     return NULL;
   }
-  if (req->shell) {
-    if (!cfg->allow_shell) {
-      error_set(err, kErrDenied,
-                "shell: shell commands are not allowed (monitor.allow_shell is false)");
+  const char *policy_name = req->policy ? req->policy : cfg->policy ? cfg->policy : "envelope";
+  Policy *policy = policyset_get(e->policies, policy_name, err);
+  if (policy == NULL)
+    return NULL;
+  int gated = engine_policy_gate(e, policy, s, req, err);
+  if (gated < 0)
+    return NULL;
+  if (gated == 0) {
+    /* No gate in the policy: the config decides. */
+    if (req->shell) {
+      if (!cfg->allow_shell) {
+        error_set(err, kErrDenied,
+                  "shell: shell commands are not allowed (monitor.allow_shell is false)");
+        return NULL;
+      }
+    } else if (gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
       return NULL;
     }
-  } else if (gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
-    return NULL;
   }
   if (engine_check_cwd(e, req->cwd, err) != 0)
     return NULL;
   if (req->persistent && !cfg->allow_persistent) {
     error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
                                "(monitor.allow_persistent is false)");
-    return NULL;
-  }
-  if (req->policy && strcmp(req->policy, "envelope") != 0) {
-    error_set(err, kErrInvalidParams, "policy: unknown policy \"%s\" (known: envelope)",
-              req->policy);
     return NULL;
   }
   size_t running = engine_running_in(e, s);
@@ -245,6 +362,7 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
     return NULL;
   }
   r->running = true;
+  r->policy = xstrdup(policy_name);
   e->running++;
   r->next = e->records;
   if (e->records)
@@ -517,6 +635,67 @@ engine_session_limits(const VigilConfig *cfg)
   return l;
 }
 
+const char *
+engine_data_dir(void)
+{
+  const char *dir = getenv("VIGIL_DATA_DIR");
+#ifdef VIGIL_DATA_DIR
+  if (dir == NULL || dir[0] == '\0')
+    dir = VIGIL_DATA_DIR;
+#endif
+  return dir && dir[0] ? dir : ".";
+}
+
+/* A policy set for a config: vigil's lua/ and plugins/, then its plugin_paths. */
+static PolicySet *
+engine_policies_for(const VigilConfig *cfg)
+{
+  char lua_dir[4096], bundled[4096];
+  snprintf(lua_dir, sizeof lua_dir, "%s/lua", engine_data_dir());
+  snprintf(bundled, sizeof bundled, "%s/plugins", engine_data_dir());
+  PolicyOptions opts = {
+    .lua_dir = lua_dir,
+    .bundled_dir = bundled,
+    .plugin_paths = (const char *const *)cfg->plugin_paths,
+    .nplugin_paths = cfg->nplugin_paths,
+  };
+  return policyset_new(&opts);
+}
+
+int
+engine_reload(Engine *e, VigilError *err)
+{
+  if (e->config_path == NULL)
+    return error_set(err, kErrInvalidParams,
+                     "no configuration file to reload (vigild was started without --config)");
+  VigilConfig cfg;
+  if (config_load(e->config_path, &cfg, err) != 0)
+    return -1;
+  PolicySet *ps = engine_policies_for(&cfg);
+  /* Everything that will be asked for must load now, or nothing changes. */
+  const char *fallback = cfg.policy ? cfg.policy : "envelope";
+  bool ok = policyset_get(ps, fallback, err) != NULL;
+  for (MonRecord *r = e->records; ok && r; r = r->next)
+    ok = policyset_get(ps, r->policy, err) != NULL;
+  for (size_t i = 0; ok && i < cfg.nmonitors; i++)
+    ok = cfg.monitors[i].policy == NULL || policyset_get(ps, cfg.monitors[i].policy, err) != NULL;
+  if (!ok) {
+    policyset_free(ps);
+    config_free(&cfg);
+    return -1;
+  }
+  policyset_free(e->policies);
+  e->policies = ps;
+  config_free(&e->config);
+  e->config = cfg;
+  SessionLimits limits = {(size_t)cfg.settings.session_queue_max,
+                          (uint64_t)cfg.settings.session_linger_ms};
+  session_registry_set_limits(e->sessions, &limits);
+  e->reloads++;
+  LOG_INFO("engine", "reloaded %s", e->config_path);
+  return 0;
+}
+
 Engine *
 engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
 {
@@ -525,6 +704,7 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
   e->config = *cfg;
   memset(cfg, 0, sizeof *cfg);
   e->config_path = config_path ? xstrdup(config_path) : NULL;
+  e->policies = engine_policies_for(&e->config);
   SessionLimits limits = engine_session_limits(&e->config);
   SessionHooks hooks = {engine_on_expire};
   e->sessions = session_registry_new(loop, &limits, &hooks, e);
@@ -629,6 +809,7 @@ engine_free(Engine *e)
   while (e->records)
     engine_record_free(e->records);
   session_registry_free(e->sessions);
+  policyset_free(e->policies);
   config_free(&e->config);
   free(e->config_path);
   free(e);

@@ -25,6 +25,7 @@
 #include "error.h"
 #include "gate.h"
 #include "monitor.h"
+#include "policy.h"
 #include "rpc/channel.h"
 #include "rpc/server.h"
 #include "session.h"
@@ -68,6 +69,8 @@ void start_request_free(StartRequest *req);
 struct MonRecord {
   Engine *engine;
   Monitor *monitor;
+  char *policy;            /* the name of its policy (looked up per notification,
+                              so a reload applies to new notifications) */
   Session *session;        /* NULL once its session is gone (stopping, invisible) */
   MonRecord *prev, *next;  /* engine->records, newest first */
   Waiter *waiters;
@@ -115,6 +118,8 @@ struct Engine {
   uv_loop_t *loop;
   VigilConfig config;
   char *config_path;       /* NULL: none (fail closed) */
+  PolicySet *policies;     /* loaded on first use, replaced whole by a reload */
+  uint64_t reloads;
   SessionRegistry *sessions;
   RpcServer *server;
   Conn *conns;
@@ -134,6 +139,18 @@ void engine_free(Engine *e);
 /* Starts the config's `monitors`, each in its (pinned) session. A failure
  * stops those already started and returns the error naming the monitor. */
 int engine_start_config_monitors(Engine *e, VigilError *err);
+
+/* Reloads the config file and the policies atomically: the new config and a
+ * new policy set (the default policy and every policy a monitor uses must
+ * load) replace the old ones only when all of it is good; otherwise err
+ * (invalid_params naming file, line or field) and nothing changes. Running
+ * monitors keep running with their settings; new monitors and new
+ * notifications use the new ones. */
+int engine_reload(Engine *e, VigilError *err);
+
+/* Where vigil's own Lua modules and bundled policies are: $VIGIL_DATA_DIR,
+ * else the source tree it was built from. */
+const char *engine_data_dir(void);
 
 /* Stops every monitor (graceful, or SIGKILL at once when hard), stops
  * accepting, and calls on_drained once every process is gone. */

@@ -279,6 +279,23 @@ envelope_prefixed_line(const Notification *n, const char *start, const char *end
   return false;
 }
 
+/* Whether the body line [start, end) is, byte for byte, one of the lines the
+ * built-in envelope writes for n (its own wording: "status: running", ...). */
+static bool
+envelope_own_line(const StrBuf *builtin, const char *start, const char *end)
+{
+  size_t len = (size_t)(end - start);
+  const char *p = strbuf_cstr(builtin), *stop = p + builtin->len;
+  while (p < stop) {
+    const char *nl = memchr(p, '\n', (size_t)(stop - p));
+    const char *le = nl ? nl : stop;
+    if ((size_t)(le - p) == len && memcmp(p, start, len) == 0)
+      return true;
+    p = nl ? nl + 1 : stop;
+  }
+  return false;
+}
+
 /* See envelope.h. */
 int
 envelope_check_policy_body(const Notification *n, const char *body, size_t len, StrBuf *out,
@@ -297,39 +314,46 @@ envelope_check_policy_body(const Notification *n, const char *body, size_t len, 
   }
   /* The prefix rule: a process line's text (its first ENVELOPE_PROBE_BYTES
    * bytes for a long one) may only appear on a body line that begins with one
-   * of this notification's line prefixes. Lines shorter than
-   * ENVELOPE_PROBE_MIN are exempt: a few bytes cannot be told apart from the
-   * policy's own wording. */
+   * of this notification's line prefixes. Exempt: lines shorter than
+   * ENVELOPE_PROBE_MIN (a few bytes cannot be told apart from wording), and
+   * body lines the built-in envelope itself writes for n (a process that
+   * prints "status: running" must not make the default policy fail). */
+  StrBuf builtin = STRBUF_INIT;
+  envelope_body(n, &builtin);
   const char *cbody = strbuf_cstr(&clean);
-  for (size_t i = 0; i < n->nlines; i++) {
+  int rc = 0;
+  for (size_t i = 0; i < n->nlines && rc == 0; i++) {
     StrBuf probe = STRBUF_INIT;
     textfmt_escape(&probe, n->lines[i].text, n->lines[i].len);
     size_t plen = probe.len < ENVELOPE_PROBE_BYTES ? probe.len : ENVELOPE_PROBE_BYTES;
     if (plen >= ENVELOPE_PROBE_MIN) {
       const char *at = cbody;
-      while ((at = memmem(at, clean.len - (size_t)(at - cbody), probe.data, plen)) != NULL) {
+      while (rc == 0 &&
+             (at = memmem(at, clean.len - (size_t)(at - cbody), probe.data, plen)) != NULL) {
         const char *ls = at;
         while (ls > cbody && ls[-1] != '\n')
           ls--;
         const char *le = memchr(at, '\n', clean.len - (size_t)(at - cbody));
+        if (le == NULL)
+          le = cbody + clean.len;
         const char *text = NULL;
-        if (!envelope_prefixed_line(n, ls, le ? le : cbody + clean.len, &text) || at < text) {
-          error_set(err, kErrInternal,
-                    "format: the text of line seq=%" PRIu64
-                    " appears on a body line without a [stdout seq=N] / [stderr seq=N] prefix",
-                    n->lines[i].seq);
-          strbuf_free(&probe);
-          strbuf_free(&clean);
-          return -1;
-        }
+        bool prefixed = envelope_prefixed_line(n, ls, le, &text) && at >= text;
+        if (!prefixed && !envelope_own_line(&builtin, ls, le))
+          rc = error_set(err, kErrInternal,
+                         "format: the text of line seq=%" PRIu64
+                         " appears on a body line without a [stdout seq=N] / [stderr seq=N] "
+                         "prefix",
+                         n->lines[i].seq);
         at += plen;
       }
     }
     strbuf_free(&probe);
   }
-  strbuf_append(out, clean.data ? clean.data : "", clean.len);
+  strbuf_free(&builtin);
+  if (rc == 0)
+    strbuf_append(out, clean.data ? clean.data : "", clean.len);
   strbuf_free(&clean);
-  return 0;
+  return rc;
 }
 
 /* See envelope.h. */

@@ -69,7 +69,8 @@ void envelope_frame(const char *body, size_t len, const char *nonce, StrBuf *out
  * character is escaped (newlines kept), then the prefix rule is checked: the
  * text of each of n's lines (8 bytes or more; its first 24 bytes for a long
  * one) may only appear on a body line that begins with one of n's line
- * prefixes ("[stdout seq=N] "). On success appends the clean body to out and
+ * prefixes ("[stdout seq=N] "), unless that body line is one the built-in
+ * envelope itself writes for n. On success appends the clean body to out and
  * returns 0; otherwise returns -1 with err naming the line and out untouched.
  * The nonce the frame then gets is drawn after the policy ran, so the body
  * cannot hold it. */

@@ -25,10 +25,30 @@
  * The budget is a count hook every LUASANDBOX_HOOK_STEP instructions. Past
  * the budget the hook raises an error and re-arms itself for every single
  * instruction, so a pcall that catches the error cannot run on: the next
- * instruction of its caller raises again, and so on out to the host. The one
- * gap: work done inside a single C function executes no VM instructions, so
- * a string.find with a badly backtracking pattern (".-.-.-x" on a long
- * subject) runs to its end before the budget can stop anything.
+ * instruction of its caller raises again, and so on out to the host.
+ *
+ * Work done inside a C function executes no VM instructions, so the hook
+ * alone cannot see it: a string.find with a backtracking pattern (".-.-.-x"
+ * on a long subject) or a table.move over 2^50 indexes would run for hours
+ * inside one call, and a loop of calls that each copy or scan megabytes
+ * (table.insert at the front of a big table, utf8.len of a big string) costs
+ * milliseconds per instruction. So the C work is charged to the same budget:
+ *   - string.find/match/gmatch/gsub are luapattern.c's bounded copies, which
+ *     also stop one call past LUAPATTERN_MAX_STEPS steps, and charge each
+ *     step as an instruction;
+ *   - table.insert/remove/move/concat/sort and utf8.len/codepoint/offset are
+ *     wrapped to charge, before they run, the elements or bytes they will
+ *     touch (luasandbox_costly), so a call that would pass the budget never
+ *     starts;
+ *   - the allocator charges every LUASANDBOX_ALLOC_BYTES bytes it hands out
+ *     as one instruction (string.rep, concatenation, table growth), and
+ *     when that passes the budget it arms the hook to stop at the next
+ *     instruction (it cannot raise an error itself).
+ * And, as a backstop for what no charge sees (comparing two distinct
+ * multi-MiB strings is one VM instruction), each run or call also has a
+ * wall-clock limit of LUASANDBOX_TIME_BASE_MS plus 100 ns per budgeted
+ * instruction, tens of times what the budget costs in Lua code, checked by
+ * the hook and by every charge; it reads "time limit of N ms exceeded".
  *
  * Memory: the allocator counts the bytes the state holds and refuses an
  * allocation that would pass memory_max. Lua then runs an emergency
@@ -45,7 +65,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "luapattern.h"
 #include "memory.h"
 #include "strbuf.h"
 
@@ -54,14 +76,95 @@
  * nothing measurable. */
 #define LUASANDBOX_HOOK_STEP 1000
 
+/* Bytes allocated that are charged as one instruction: about what copying
+ * or filling them costs next to a VM instruction, with room to spare (a
+ * policy that builds a few KiB of text pays a few dozen). */
+#define LUASANDBOX_ALLOC_BYTES 256
+
+/* Bytes that utf8.len/codepoint/offset decode per instruction charged. */
+#define LUASANDBOX_UTF8_BYTES 4
+
+/* The wall-clock limit of a run or call (file comment): a base, plus 1 ms
+ * per LUASANDBOX_INSTRUCTIONS_PER_MS instructions of budget, that is 100 ns
+ * an instruction where one takes a few (some 30 times as long, so also
+ * under sanitizers); at most LUASANDBOX_TIME_MAX_MS. */
+#define LUASANDBOX_TIME_BASE_MS 1000u
+#define LUASANDBOX_INSTRUCTIONS_PER_MS 10000u
+#define LUASANDBOX_TIME_MAX_MS (1000u * 86400u)
+
+/* Longest text of a limit message ("instruction budget of N exceeded"). */
+#define LUASANDBOX_STOP_MAX 64
+
 struct LuaSandbox {
   lua_State *L;
   LuaSandboxLimits limits;
   size_t used;        /* bytes held by the state now */
   size_t refusals;    /* allocations refused since luasandbox_new */
   uint64_t executed;  /* instructions counted in the current run or call */
-  bool over_budget;   /* the current run or call has passed its budget */
+  bool over_budget;   /* the current run or call has passed a limit */
+  uint64_t time_max_ms;  /* wall-clock limit of a run or call */
+  uint64_t deadline_ns;  /* CLOCK_MONOTONIC time at which the current one ends */
+  char stop[LUASANDBOX_STOP_MAX]; /* which limit it passed, in words */
 };
+
+static void luasandbox_hook(lua_State *L, lua_Debug *ar);
+
+/* CLOCK_MONOTONIC in ns. */
+static uint64_t
+luasandbox_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Marks the current run or call as over a limit (the budget unless `time`)
+ * and arms the hook for every instruction, so that from here on the next
+ * VM instruction raises the error, whatever catches it (file comment).
+ * Safe anywhere, also inside the allocator: lua_sethook may even be called
+ * from a signal handler. */
+static void
+luasandbox_stop(LuaSandbox *sb, bool time)
+{
+  if (sb->over_budget)
+    return;
+  sb->over_budget = true;
+  if (time)
+    snprintf(sb->stop, sizeof sb->stop, "time limit of %" PRIu64 " ms exceeded",
+             sb->time_max_ms);
+  else
+    snprintf(sb->stop, sizeof sb->stop, "instruction budget of %" PRIu64 " exceeded",
+             sb->limits.instruction_max);
+  if (sb->L != NULL)
+    lua_sethook(sb->L, luasandbox_hook, LUA_MASKCOUNT, 1);
+}
+
+/* Adds n instructions to the current count and stops the run or call when
+ * that passes the budget or the clock passes the deadline. Whether it is
+ * stopped now. */
+static bool
+luasandbox_count(LuaSandbox *sb, uint64_t n)
+{
+  if (sb->over_budget)
+    return true;
+  sb->executed = n > UINT64_MAX - sb->executed ? UINT64_MAX : sb->executed + n;
+  if (sb->executed > sb->limits.instruction_max)
+    luasandbox_stop(sb, false);
+  else if (luasandbox_now_ns() > sb->deadline_ns)
+    luasandbox_stop(sb, true);
+  return sb->over_budget;
+}
+
+/* Raises the limit error, prefixed with where `level` of the stack is
+ * (luaL_where: 0 is the running function, 1 its caller). */
+static int
+luasandbox_raise_stop(lua_State *L, LuaSandbox *sb, int level)
+{
+  luaL_where(L, level);
+  lua_pushstring(L, sb->stop);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
 
 /* The allocator (lua_Alloc). Counts what the state holds and refuses growth
  * past memory_max by returning NULL, which Lua turns into a memory error
@@ -91,6 +194,13 @@ luasandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return NULL;
   }
   sb->used = sb->used - old + nsize;
+  /* Charged without a clock read, which the allocator is too hot for; the
+   * hook and the other charges read it. */
+  if (nsize > old) {
+    sb->executed += (nsize - old) / LUASANDBOX_ALLOC_BYTES;
+    if (sb->executed > sb->limits.instruction_max)
+      luasandbox_stop(sb, false);
+  }
   return p;
 }
 
@@ -111,29 +221,142 @@ luasandbox_hook(lua_State *L, lua_Debug *ar)
 {
   (void)ar;
   LuaSandbox *sb = luasandbox_of(L);
-  if (!sb->over_budget) {
-    sb->executed += LUASANDBOX_HOOK_STEP;
-    if (sb->executed <= sb->limits.instruction_max)
-      return;
-    sb->over_budget = true;
-    lua_sethook(L, luasandbox_hook, LUA_MASKCOUNT, 1);
-  }
-  luaL_where(L, 0);
-  lua_pushfstring(L, "instruction budget of %I exceeded",
-                  (lua_Integer)(sb->limits.instruction_max > (uint64_t)LUA_MAXINTEGER
-                                    ? LUA_MAXINTEGER
-                                    : (lua_Integer)sb->limits.instruction_max));
-  lua_concat(L, 2);
-  lua_error(L);
+  if (!luasandbox_count(sb, LUASANDBOX_HOOK_STEP))
+    return;
+  luasandbox_raise_stop(L, sb, 0);
 }
 
-/* Starts a new budget for one run or call. */
+/* The charge of C work (file comment), for luapattern.c, the wrappers
+ * below and the host's own C functions; see luasandbox.h. */
+void
+luasandbox_charge(lua_State *L, uint64_t n)
+{
+  LuaSandbox *sb = luasandbox_of(L);
+  if (luasandbox_count(sb, n))
+    luasandbox_raise_stop(L, sb, 1);
+}
+
+/* Starts a new budget and clock for one run or call. */
 static void
 luasandbox_reset_budget(LuaSandbox *sb)
 {
   sb->executed = 0;
   sb->over_budget = false;
+  sb->stop[0] = '\0';
+  sb->deadline_ns = luasandbox_now_ns() + sb->time_max_ms * 1000000u;
   lua_sethook(sb->L, luasandbox_hook, LUA_MASKCOUNT, LUASANDBOX_HOOK_STEP);
+}
+
+/* What a wrapped C function (luasandbox_costly) is charged by. */
+typedef enum {
+  kCostInsert = 0, /* table.insert(t, pos, v): the elements moved up */
+  kCostRemove,     /* table.remove(t, pos): the elements moved down */
+  kCostMove,       /* table.move(a, f, e, ...): e - f + 1 */
+  kCostConcat,     /* table.concat(t, sep, i, j): j - i + 1 */
+  kCostSort,       /* table.sort(t): n log2 n */
+  kCostBytes,      /* utf8.*(s, ...): the bytes of s */
+} LuaSandboxCost;
+
+/* #t as the table functions see it (respecting __len, which when it is Lua
+ * runs under the budget), or 0 when t is not a table. */
+static uint64_t
+luasandbox_len(lua_State *L, int idx)
+{
+  if (lua_type(L, idx) != LUA_TTABLE)
+    return 0;
+  lua_Integer n = luaL_len(L, idx);
+  return n > 0 ? (uint64_t)n : 0;
+}
+
+/* The span [f, e] as a count, without overflow; 0 when empty. */
+static uint64_t
+luasandbox_span(lua_Integer f, lua_Integer e)
+{
+  if (e < f)
+    return 0;
+  uint64_t n = (uint64_t)e - (uint64_t)f;
+  return n == UINT64_MAX ? n : n + 1;
+}
+
+/* What the call on the stack will cost, read from its arguments without
+ * raising anything the original would not (a bad argument costs 0 and is
+ * left for the original to refuse). */
+static uint64_t
+luasandbox_cost(lua_State *L, LuaSandboxCost kind)
+{
+  int nargs = lua_gettop(L);
+  switch (kind) {
+  case kCostInsert: {
+    if (nargs != 3 || !lua_isinteger(L, 2))
+      return 1;
+    uint64_t n = luasandbox_len(L, 1);
+    lua_Integer pos = lua_tointeger(L, 2);
+    return pos >= 1 && (uint64_t)pos <= n ? n - (uint64_t)pos + 1 : 1;
+  }
+  case kCostRemove: {
+    if (nargs < 2 || !lua_isinteger(L, 2))
+      return 1;
+    uint64_t n = luasandbox_len(L, 1);
+    lua_Integer pos = lua_tointeger(L, 2);
+    return pos >= 1 && (uint64_t)pos <= n ? n - (uint64_t)pos + 1 : 1;
+  }
+  case kCostMove:
+    if (!lua_isinteger(L, 2) || !lua_isinteger(L, 3))
+      return 1;
+    return luasandbox_span(lua_tointeger(L, 2), lua_tointeger(L, 3));
+  case kCostConcat: {
+    lua_Integer i = lua_isinteger(L, 3) ? lua_tointeger(L, 3) : 1;
+    lua_Integer j;
+    if (lua_isinteger(L, 4))
+      j = lua_tointeger(L, 4);
+    else {
+      uint64_t n = luasandbox_len(L, 1);
+      j = n > (uint64_t)LUA_MAXINTEGER ? LUA_MAXINTEGER : (lua_Integer)n;
+    }
+    return luasandbox_span(i, j);
+  }
+  case kCostSort: {
+    uint64_t n = luasandbox_len(L, 1), log = 1;
+    while (log < 64 && (n >> log) != 0)
+      log++;
+    return n > UINT64_MAX / log ? UINT64_MAX : n * log;
+  }
+  case kCostBytes: {
+    size_t len = 0;
+    if (lua_type(L, 1) == LUA_TSTRING)
+      lua_tolstring(L, 1, &len);
+    return 1 + len / LUASANDBOX_UTF8_BYTES;
+  }
+  }
+  return 1;
+}
+
+/* A C library function that may do work proportional to its arguments:
+ * charges that work to the budget first (raising the limit error if it
+ * would pass it), then calls the original (upvalue 1). Upvalue 2 is the
+ * LuaSandboxCost. */
+static int
+luasandbox_costly(lua_State *L)
+{
+  LuaSandboxCost kind = (LuaSandboxCost)lua_tointeger(L, lua_upvalueindex(2));
+  luasandbox_charge(L, luasandbox_cost(L, kind));
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* Wraps field `name` of the library table `lib` (a global) in
+ * luasandbox_costly with the given cost. */
+static void
+luasandbox_wrap_costly(lua_State *L, const char *lib, const char *name, LuaSandboxCost kind)
+{
+  lua_getglobal(L, lib);
+  lua_getfield(L, -1, name);
+  lua_pushinteger(L, kind);
+  lua_pushcclosure(L, luasandbox_costly, 2);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
 }
 
 /* Replaces base `load`: the original (upvalue 1) called with mode forced to
@@ -206,7 +429,20 @@ luasandbox_open(lua_State *L)
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
+  luapattern_install(L, -1, LUAPATTERN_MAX_STEPS, luasandbox_charge);
   lua_pop(L, 1);
+
+  static const struct {
+    const char *lib, *name;
+    LuaSandboxCost kind;
+  } costly[] = {
+    {LUA_TABLIBNAME, "insert", kCostInsert}, {LUA_TABLIBNAME, "remove", kCostRemove},
+    {LUA_TABLIBNAME, "move", kCostMove},     {LUA_TABLIBNAME, "concat", kCostConcat},
+    {LUA_TABLIBNAME, "sort", kCostSort},     {LUA_UTF8LIBNAME, "len", kCostBytes},
+    {LUA_UTF8LIBNAME, "codepoint", kCostBytes}, {LUA_UTF8LIBNAME, "offset", kCostBytes},
+  };
+  for (size_t i = 0; i < sizeof costly / sizeof costly[0]; i++)
+    luasandbox_wrap_costly(L, costly[i].lib, costly[i].name, costly[i].kind);
   return 0;
 }
 
@@ -233,6 +469,11 @@ luasandbox_new(const LuaSandboxLimits *limits)
   sb->limits.instruction_max = limits && limits->instruction_max
                                    ? limits->instruction_max
                                    : LUASANDBOX_DEFAULT_INSTRUCTIONS;
+  sb->time_max_ms = LUASANDBOX_TIME_BASE_MS +
+                    sb->limits.instruction_max / LUASANDBOX_INSTRUCTIONS_PER_MS;
+  if (sb->time_max_ms > LUASANDBOX_TIME_MAX_MS)
+    sb->time_max_ms = LUASANDBOX_TIME_MAX_MS;
+  sb->deadline_ns = UINT64_MAX;
   sb->L = lua_newstate(luasandbox_alloc, sb);
   if (sb->L == NULL) {
     free(sb);
@@ -310,10 +551,10 @@ luasandbox_error_text(LuaSandbox *sb, int status, bool over, size_t refusals_bef
   bool memory = status == LUA_ERRMEM ||
                 (sb->refusals != refusals_before &&
                  (status == LUA_ERRERR || (msg && strncmp(msg, "not enough memory", 17) == 0)));
-  if (over && msg && strstr(msg, "instruction budget of") != NULL)
+  if (over && msg && strstr(msg, sb->stop) != NULL)
     strbuf_puts(s, msg);
   else if (over)
-    strbuf_printf(s, "instruction budget of %" PRIu64 " exceeded", sb->limits.instruction_max);
+    strbuf_puts(s, sb->stop);
   else if (memory)
     strbuf_printf(s, "memory limit of %zu bytes exceeded", sb->limits.memory_max);
   else if (msg)
@@ -366,13 +607,14 @@ luasandbox_pcall(LuaSandbox *sb, int nargs, int nresults, const char *chunkname,
   luasandbox_reset_budget(sb);
   int status = lua_pcall(L, nargs, nresults, base);
   bool over = sb->over_budget;
-  luasandbox_reset_budget(sb);
   if (status == LUA_OK) {
+    luasandbox_reset_budget(sb);
     lua_remove(L, base);
     return 0;
   }
   StrBuf s = STRBUF_INIT;
   luasandbox_error_text(sb, status, over, refusals_before, &s);
+  luasandbox_reset_budget(sb);
   lua_pop(L, 1); /* the handler */
   luasandbox_expand_source(&s, chunkname);
   error_set(err, kErrInvalidParams, "%s", strbuf_cstr(&s));

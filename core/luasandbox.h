@@ -4,8 +4,13 @@
  * loadfile and print (load only of text chunks), string, table, math and
  * utf8. No io, os, package, debug, no require, no bytecode. What it bounds:
  * memory (an allocator that refuses past a cap) and instructions (a count
- * hook that raises an error pcall cannot swallow, per call). A chunk or call
- * that errors, loops or runs out of memory fails with a message carrying a
+ * hook that raises an error pcall cannot swallow, per call), where work done
+ * inside C functions (pattern matching, table.move/sort/insert/..., utf8
+ * scans, allocation) is charged as instructions too, and Lua's pattern
+ * functions are bounded copies (luapattern.h) that also stop a single call
+ * past LUAPATTERN_MAX_STEPS; plus, as a backstop, a wall-clock limit per run
+ * or call of 1 s + 100 ns per budgeted instruction. A chunk or call that
+ * errors, loops or runs out of memory fails with a message carrying a
  * traceback; the state stays usable.
  */
 #ifndef VIGIL_LUASANDBOX_H
@@ -47,7 +52,9 @@ lua_State *luasandbox_state(LuaSandbox *sb);
  * On failure returns -1 with err (invalid_params) holding Lua's message
  * (file:line: what), then, for a runtime error, LUASANDBOX_TRACEBACK and the
  * traceback; nothing is pushed. Running out of memory reads "memory limit of
- * N bytes exceeded", passing the budget "instruction budget of N exceeded". */
+ * N bytes exceeded", passing the budget "instruction budget of N exceeded",
+ * passing the wall-clock limit "time limit of N ms exceeded", a pattern
+ * call past its bound "pattern too complex: step limit of N exceeded". */
 int luasandbox_run(LuaSandbox *sb, const char *chunk, size_t len, const char *chunkname,
                    int nresults, VigilError *err);
 
@@ -60,6 +67,14 @@ int luasandbox_run_file(LuaSandbox *sb, const char *path, size_t max, int nresul
 /* Calls the function below nargs arguments on the stack, under the budget
  * (lua_pcall with a traceback handler). Same failure contract. */
 int luasandbox_call(LuaSandbox *sb, int nargs, int nresults, VigilError *err);
+
+/* For C functions a host adds to a sandbox (and the sandbox's own wrappers):
+ * counts n instructions of work done in C against the current run or call,
+ * and raises the limit error (naming the Lua line that called the C
+ * function) when that passes the budget or the wall-clock limit. Call it
+ * only from a C function running inside luasandbox_run or _call, before the
+ * work. */
+void luasandbox_charge(lua_State *L, uint64_t n);
 
 /* Bytes allocated now, and allocations refused (over memory_max) since
  * luasandbox_new. */

@@ -95,6 +95,7 @@ struct Monitor {
   bool ending_sent;              /* the ending notification has been handed over */
   bool finished;                 /* on_finished has been called */
   uint64_t notifications;
+  uint64_t policy_dropped;
 };
 
 static void monitor_flush(Monitor *m);
@@ -560,6 +561,12 @@ monitor_stop(Monitor *m, int sig, int64_t grace_ms)
   return monitor_terminate(m, kMonStopped, reason, sig, (uint64_t)grace_ms) ? 0 : 2;
 }
 
+void
+monitor_count_policy_drop(Monitor *m)
+{
+  m->policy_dropped++;
+}
+
 static void
 monitor_handle_closed(uv_handle_t *h)
 {
@@ -675,6 +682,7 @@ monitor_counters(const Monitor *m, MonitorCounters *out)
   out->match_errors = match_errors(m->patterns);
   out->capture_evicted = m->capture[0].evicted + m->capture[1].evicted;
   out->events_dropped = m->events.dropped;
+  out->policy_dropped = m->policy_dropped;
 }
 
 void

@@ -86,6 +86,7 @@ typedef struct {
   uint64_t match_errors;    /* lines where a pattern hit a limit */
   uint64_t capture_evicted; /* raw bytes evicted from the captures, both streams */
   uint64_t events_dropped;  /* events dropped from the event log */
+  uint64_t policy_dropped;  /* notifications a policy's route dropped */
 } MonitorCounters;
 
 /* Validates spec against settings, compiles patterns, spawns the child and
@@ -103,6 +104,10 @@ Monitor *monitor_start(uv_loop_t *loop, const VigilSettings *settings, const Mon
  * what is left in its pipes. The state becomes `stopped` when the process
  * is gone (0 only). */
 int monitor_stop(Monitor *m, int sig, int64_t grace_ms);
+
+/* Counts a notification of this monitor that a policy's route dropped
+ * (never an ending one: the caller checks). */
+void monitor_count_policy_drop(Monitor *m);
 
 /* Frees the monitor. A still-running child is killed (SIGKILL to the group)
  * without further notifications. */

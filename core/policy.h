@@ -11,6 +11,10 @@
  * monitor_id, label, mode, batch, lines = {{seq, stream, text, pattern,
  * truncated}, ...}, suppressed, state, exit_code, signal, duration_ms,
  * reason, dropped, at); `req` is {program, argv, shell, cwd, session, label}.
+ * Both are read-only (a write raises "notification is read-only"), and the
+ * untrusted text in `n` (each line's text, the label, the reason) is already
+ * escaped with textfmt_escape: no raw control character, ANSI escape or
+ * bidi control reaches a policy at all.
  *
  * Each policy lives in its own sandboxed Lua state (luasandbox.h: base without
  * dofile/loadfile/bytecode, string, table, math, utf8), with a memory cap per

@@ -61,7 +61,10 @@ static void
 vigild_on_signal(uv_signal_t *h, int signum)
 {
   if (signum == SIGHUP) {
-    LOG_INFO("vigild", "SIGHUP: configuration reload is not available yet; ignored");
+    /* The same reload as config_reload: all or nothing. */
+    VigilError err = VIGIL_ERROR_INIT;
+    if (vigild.engine && engine_reload(vigild.engine, &err) != 0)
+      LOG_WARN("vigild", "SIGHUP: reload refused, the old configuration stays: %s", err.msg);
     return;
   }
   vigild.signals_seen++;

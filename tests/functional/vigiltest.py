@@ -225,6 +225,9 @@ class Engine:
                                          stdout=subprocess.PIPE, stderr=self.stderr, cwd=cwd)
             self.main = Connection(self.proc.stdout, self.proc.stdin, "stdio")
             self.conns.append(self.main)
+            # A first answer means the config has been read: a test may now
+            # rewrite the file (for reloads) without racing the start-up.
+            self.main.call("ping")
         else:
             args += ["--listen", self.socket_path]
             self.proc = subprocess.Popen(args + list(extra_args), stdin=subprocess.DEVNULL,

@@ -497,6 +497,24 @@ TEST(policy_body_with_an_unprefixed_line_is_refused)
   notification_free(n);
 }
 
+TEST(policy_body_may_hold_the_builtin_wording_a_process_also_printed)
+{
+  /* The process printed "status: running": the default body's own status
+   * line equals it, and that is not a leak. */
+  Notification *n = notification_new(kNotifOutput, "mon_abc", "web", kModeIdle);
+  notification_add_line(n, 1, 0, -1, false, "status: running", 15);
+  n->batch = 1;
+  n->state = kMonRunning;
+  StrBuf body = STRBUF_INIT, out = STRBUF_INIT;
+  envelope_body(n, &body);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &out, &err), 0);
+  CHECK_STR(strbuf_cstr(&out), strbuf_cstr(&body));
+  strbuf_free(&body);
+  strbuf_free(&out);
+  notification_free(n);
+}
+
 TEST(frame_adds_markers_and_declaration_around_any_body)
 {
   StrBuf out = STRBUF_INIT;
@@ -531,6 +549,7 @@ main(void)
   RUN(a_monitor_without_a_label_is_named_once);
   RUN(policy_body_with_prefixed_lines_is_accepted_and_escaped);
   RUN(policy_body_with_an_unprefixed_line_is_refused);
+  RUN(policy_body_may_hold_the_builtin_wording_a_process_also_printed);
   RUN(frame_adds_markers_and_declaration_around_any_body);
   return check_summary();
 }

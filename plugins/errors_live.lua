@@ -1,0 +1,41 @@
+--[[
+errors_live: a routing example. A batch holding a crash line interrupts the
+agent's turn (live_safe); everything else waits for the agent to be idle.
+
+route(n) returns "live_safe" for an output notification with at least one
+line containing "panic", "Error:", "Traceback" or "FATAL" (case matters), and
+"idle" for every other notification, endings included. The engine delivers
+live_safe only when the config sets monitor.live_mode_enabled = true; without
+it every notification stays idle, whatever route says.
+
+The text is the default envelope's (format = envelope.body). To use the same
+routing with another wording, copy route into your own policy.
+]]
+
+local envelope = require "vigil.envelope"
+
+-- Plain substrings (string.find with plain = true: no pattern magic, no cost
+-- beyond a scan).
+local CRASH = { "panic", "Error:", "Traceback", "FATAL" }
+
+local function has_crash(n)
+  for _, l in ipairs(n.lines or {}) do
+    local text = l.text or ""
+    for _, word in ipairs(CRASH) do
+      if text:find(word, 1, true) then
+        return true
+      end
+    end
+  end
+  return false
+end
+
+return {
+  route = function(n)
+    if n.type == "output" and has_crash(n) then
+      return "live_safe"
+    end
+    return "idle"
+  end,
+  format = envelope.body,
+}

@@ -1,0 +1,2 @@
+-- A policy whose route is not a function.
+return { format = function(n) return "x" end, route = "idle" }

@@ -1,0 +1,2 @@
+-- A policy with no functions at all.
+return {}

@@ -1,0 +1,2 @@
+-- A policy file that returns a number instead of a table.
+return 42

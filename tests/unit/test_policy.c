@@ -1,0 +1,761 @@
+/*
+ * Lua policies: finding and loading a policy by name (bundled first, then
+ * the plugin paths; bad names, unknown names, syntax and load errors with
+ * file and line), what a policy is handed (a read-only, already escaped
+ * notification; a read-only request) and how its answers are checked, the
+ * vigil module and require, and every sandbox point as a hostile policy
+ * (tests/support/policies/hostile.lua) that is stopped with a traceback
+ * while the state stays usable for the next call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "log.h"
+#include "policy.h"
+#include "textfmt.h"
+
+#define POLICIES_DIR VIGIL_SOURCE_DIR "/tests/support/policies"
+
+/* The small budget every test runs policies under, so the suite stays fast. */
+#define TEST_BUDGET 200000u
+
+/* --- helpers ------------------------------------------------------------- */
+
+/* A set over the test policies with the given extra plugin paths, lua_dir
+ * and instruction budget (memory: the default). */
+static PolicySet *
+make_set(const char *lua_dir, const char *const *paths, size_t npaths, uint64_t budget)
+{
+  PolicyOptions opts = {
+    .lua_dir = lua_dir,
+    .bundled_dir = POLICIES_DIR,
+    .plugin_paths = paths,
+    .nplugin_paths = npaths,
+    .limits = {0, budget},
+  };
+  return policyset_new(&opts);
+}
+
+/* Loads `name`, recording a failure (with the message) if it does not load. */
+static Policy *
+get(PolicySet *ps, const char *name)
+{
+  VigilError err = VIGIL_ERROR_INIT;
+  Policy *p = policyset_get(ps, name, &err);
+  if (p == NULL)
+    check_fail(__FILE__, __LINE__, "policy %s did not load: %s", name, err.msg);
+  return p;
+}
+
+/* An output notification labelled `label` with two lines, one with an ANSI
+ * escape. */
+static Notification *
+make_note(const char *label)
+{
+  Notification *n = notification_new(kNotifOutput, "mon_abc123def456", label, kModeIdle);
+  n->batch = 7;
+  n->suppressed = 3;
+  n->at_ms = 1700000000123;
+  notification_add_line(n, 41, 0, 0, false, "hello", 5);
+  notification_add_line(n, 42, 1, -1, true, "\x1b[31mred\x1b[0m", 12);
+  return n;
+}
+
+/* Calls format with a notification labelled `label`. Returns the body
+ * (malloc'd) on success, NULL on failure with err set. */
+static char *
+format_label(Policy *p, const char *label, VigilError *err)
+{
+  error_clear(err);
+  Notification *n = make_note(label);
+  StrBuf body = STRBUF_INIT;
+  int rc = policy_format(p, n, &body, err);
+  notification_free(n);
+  if (rc != 0) {
+    CHECK_INT(rc, -1);
+    CHECK(err->set);
+    strbuf_free(&body);
+    return NULL;
+  }
+  return strbuf_take(&body);
+}
+
+/* Asserts that format(label) succeeds with exactly want. */
+#define CHECK_FORMAT(p, label, want)                                              \
+  do {                                                                            \
+    VigilError e_ = VIGIL_ERROR_INIT;                                             \
+    char *got_ = format_label(p, label, &e_);                                     \
+    if (got_ == NULL)                                                             \
+      check_fail(__FILE__, __LINE__, "format(%s) failed: %s", label, e_.msg);     \
+    else                                                                          \
+      CHECK_STR(got_, want);                                                      \
+    free(got_);                                                                   \
+  } while (0)
+
+/* Runs the hostile policy's attack `label`: it must fail as an internal
+ * error of format carrying want and a traceback, count as a failure, and
+ * leave the state working for the next call. Returns the ms it took. */
+static double
+attack_at(Policy *p, const char *label, const char *want, const char *file, int line)
+{
+  uint64_t failures = policy_failures(p);
+  VigilError err = VIGIL_ERROR_INIT;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  char *body = format_label(p, label, &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  if (body != NULL) {
+    check_fail(file, line, "attack %s was not stopped: returned \"%.200s\"", label, body);
+    free(body);
+    return ms;
+  }
+  if (err.code != kErrInternal)
+    check_fail(file, line, "attack %s: code %d, want internal", label, (int)err.code);
+  char prefix[128];
+  snprintf(prefix, sizeof prefix, "internal: policy %s: format: ", policy_name(p));
+  if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
+    check_fail(file, line, "attack %s: message \"%s\" does not start with \"%s\"", label,
+               err.msg, prefix);
+  if (strstr(err.msg, want) == NULL)
+    check_fail(file, line, "attack %s: message \"%s\" lacks \"%s\"", label, err.msg, want);
+  /* Lua runs no message handler for a memory error, so that one has none. */
+  if (strstr(err.msg, "stack traceback:") == NULL && strstr(want, "memory limit") == NULL)
+    check_fail(file, line, "attack %s: no traceback in \"%s\"", label, err.msg);
+  if (policy_failures(p) != failures + 1)
+    check_fail(file, line, "attack %s: failures %llu, want %llu", label,
+               (unsigned long long)policy_failures(p), (unsigned long long)failures + 1);
+  /* The state still works. */
+  char *after = format_label(p, "after", &err);
+  if (after == NULL || strcmp(after, "ok after") != 0)
+    check_fail(file, line, "after attack %s the state does not work: %s", label,
+               after ? after : err.msg);
+  free(after);
+  return ms;
+}
+#define ATTACK(p, label, want) attack_at(p, label, want, __FILE__, __LINE__)
+
+/* A fresh temporary directory (static storage, overwritten per call). */
+static const char *
+make_tmpdir(void)
+{
+  static char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/vigil-test-policy-XXXXXX");
+  if (mkdtemp(dir) == NULL)
+    check_fail(__FILE__, __LINE__, "mkdtemp: %s", strerror(errno));
+  return dir;
+}
+
+/* Writes text to dir/rel, making rel's directories. */
+static void
+write_file(const char *dir, const char *rel, const char *text)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  for (char *s = path + strlen(dir) + 1; (s = strchr(s, '/')) != NULL; s++) {
+    *s = '\0';
+    mkdir(path, 0700);
+    *s = '/';
+  }
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    check_fail(__FILE__, __LINE__, "%s: %s", path, strerror(errno));
+    return;
+  }
+  fputs(text, f);
+  fclose(f);
+}
+
+static int
+remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+/* Removes a directory tree made by make_tmpdir. */
+static void
+remove_tree(const char *dir)
+{
+  nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* --- finding and loading ------------------------------------------------- */
+
+TEST(bad_names_are_refused)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  static const char *const bad[] = {
+    "../x", "", "Friendly", "a/b", "a.b", "x y", "\x1b[2J",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", /* 65 */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    VigilError err = VIGIL_ERROR_INIT;
+    CHECK(policyset_get(ps, bad[i], &err) == NULL);
+    CHECK_INT(err.code, kErrInvalidParams);
+    CHECK_CONTAINS(err.msg, "invalid_params: policy: bad policy name \"");
+    CHECK(strchr(err.msg, '\x1b') == NULL);
+  }
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK(policyset_get(ps, "../x", &err) == NULL);
+  CHECK_STR(err.msg,
+            "invalid_params: policy: bad policy name \"../x\" (want 1..64 bytes of [a-z0-9_-])");
+  const char **names;
+  CHECK_INT(policyset_names(ps, &names), 0);
+  policyset_free(ps);
+}
+
+TEST(unknown_policy_names_the_directories)
+{
+  const char *paths[] = {"/nonexistent/one", "/nonexistent/two/"};
+  PolicySet *ps = make_set(NULL, paths, 2, TEST_BUDGET);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK(policyset_get(ps, "nope", &err) == NULL);
+  CHECK_INT(err.code, kErrInvalidParams);
+  CHECK_STR(err.msg, "invalid_params: policy: unknown policy \"nope\" (looked in " POLICIES_DIR
+                     ", /nonexistent/one, /nonexistent/two/)");
+  policyset_free(ps);
+}
+
+TEST(syntax_error_is_refused_with_file_and_line)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK(policyset_get(ps, "broken", &err) == NULL);
+  CHECK_INT(err.code, kErrInvalidParams);
+  CHECK_STR(err.msg, "invalid_params: policy \"broken\": " POLICIES_DIR
+                     "/broken.lua:3: syntax error near 'x'");
+  /* Not cached: asking again fails the same way. */
+  error_clear(&err);
+  CHECK(policyset_get(ps, "broken", &err) == NULL);
+  CHECK_CONTAINS(err.msg, "broken.lua:3:");
+  policyset_free(ps);
+}
+
+TEST(bad_files_are_refused)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK(policyset_get(ps, "number", &err) == NULL);
+  CHECK_STR(err.msg, "invalid_params: policy \"number\": " POLICIES_DIR
+                     "/number.lua: returns a number, not a table");
+  error_clear(&err);
+  CHECK(policyset_get(ps, "badfield", &err) == NULL);
+  CHECK_STR(err.msg, "invalid_params: policy \"badfield\": " POLICIES_DIR
+                     "/badfield.lua: field 'route' is a string, not a function (format, "
+                     "route and gate are functions or absent)");
+  error_clear(&err);
+  CHECK(policyset_get(ps, "loaderror", &err) == NULL);
+  CHECK_CONTAINS(err.msg, "invalid_params: policy \"loaderror\": " POLICIES_DIR
+                          "/loaderror.lua:3: boom at load");
+  /* A policy without functions loads, and every call says "none". */
+  Policy *p = get(ps, "noop");
+  if (p) {
+    CHECK(!policy_has_format(p) && !policy_has_route(p) && !policy_has_gate(p));
+    Notification *n = make_note("x");
+    StrBuf body = STRBUF_INIT;
+    CHECK_INT(policy_format(p, n, &body, &err), 1);
+    CHECK_INT(body.len, 0);
+    DeliveryMode mode = kModeLiveSafe;
+    bool drop = true;
+    CHECK_INT(policy_route(p, n, &mode, &drop, &err), 1);
+    CHECK_INT(mode, kModeLiveSafe);
+    CHECK(drop);
+    notification_free(n);
+  }
+  policyset_free(ps);
+}
+
+TEST(policies_are_cached_and_listed_in_load_order)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *a = get(ps, "friendly");
+  Policy *b = get(ps, "noop");
+  CHECK(a != NULL && b != NULL && a != b);
+  CHECK(get(ps, "friendly") == a);
+  if (a) {
+    CHECK_STR(policy_name(a), "friendly");
+    CHECK_STR(policy_path(a), POLICIES_DIR "/friendly.lua");
+    CHECK(policy_has_format(a) && policy_has_route(a) && policy_has_gate(a));
+  }
+  const char **names;
+  CHECK_INT(policyset_names(ps, &names), 2);
+  CHECK_STR(names[0], "friendly");
+  CHECK_STR(names[1], "noop");
+  policyset_free(ps);
+}
+
+TEST(plugin_paths_are_searched_after_the_bundled_dir)
+{
+  char dir1[64], dir2[64];
+  snprintf(dir1, sizeof dir1, "%s", make_tmpdir());
+  snprintf(dir2, sizeof dir2, "%s", make_tmpdir());
+  write_file(dir1, "friendly.lua", "return { format = function() return 'shadow' end }");
+  write_file(dir1, "only_here.lua", "return { format = function() return 'first' end }");
+  write_file(dir2, "only_here.lua", "return { format = function() return 'second' end }");
+  write_file(dir2, "only_last.lua", "return { format = function() return 'last' end }");
+  const char *paths[] = {dir1, dir2};
+  PolicySet *ps = make_set(NULL, paths, 2, TEST_BUDGET);
+  Policy *p = get(ps, "friendly");
+  if (p)
+    CHECK_STR(policy_path(p), POLICIES_DIR "/friendly.lua");
+  p = get(ps, "only_here");
+  if (p)
+    CHECK_FORMAT(p, "x", "first");
+  p = get(ps, "only_last");
+  if (p) {
+    CHECK_FORMAT(p, "x", "last");
+    CHECK_CONTAINS(policy_path(p), dir2);
+  }
+  policyset_free(ps);
+  remove_tree(dir1);
+  remove_tree(dir2);
+}
+
+TEST(each_policy_has_its_own_globals)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *a = get(ps, "globals_a");
+  Policy *b = get(ps, "globals_b");
+  if (a && b) {
+    CHECK_FORMAT(a, "x", "X=2");
+    CHECK_FORMAT(b, "x", "X=nil");
+    CHECK_FORMAT(a, "x", "X=3"); /* a's globals persist between its calls */
+  }
+  policyset_free(ps);
+}
+
+/* --- what a policy is handed, and its answers ---------------------------- */
+
+TEST(format_sees_the_notification_read_only_and_escaped)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "friendly");
+  if (p == NULL) {
+    policyset_free(ps);
+    return;
+  }
+  StrBuf at = STRBUF_INIT;
+  textfmt_time(&at, 1700000000123);
+  StrBuf want = STRBUF_INIT;
+  strbuf_printf(&want,
+                "type=output monitor_id=mon_abc123def456 label=lbl mode=idle batch=7 "
+                "suppressed=3 state=running exit_code=nil signal=nil duration_ms=nil "
+                "reason=nil dropped=nil lines=2 [41 stdout hello 0 false] "
+                "[42 stderr \\e[31mred\\e[0m nil true] keys=9 at=%s",
+                strbuf_cstr(&at));
+  CHECK_FORMAT(p, "lbl", strbuf_cstr(&want));
+
+  /* An ending notification: exit code, signal name, duration, reason. */
+  Notification *n = notification_new(kNotifExit, "mon_x", NULL, kModeLiveSafe);
+  n->state = kMonExited;
+  n->has_exit_code = true;
+  n->exit_code = 143;
+  n->signal = 15;
+  n->has_duration = true;
+  n->duration_ms = 1234;
+  n->reason = strdup("killed by\x1b[2J SIGTERM");
+  n->at_ms = 1700000000123;
+  StrBuf body = STRBUF_INIT;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(policy_format(p, n, &body, &err), 0);
+  strbuf_reset(&want);
+  strbuf_printf(&want,
+                "type=exit monitor_id=mon_x label=nil mode=live_safe batch=nil suppressed=0 "
+                "state=exited exit_code=143 signal=SIGTERM duration_ms=1234 "
+                "reason=killed by\\e[2J SIGTERM dropped=nil lines=0 keys=11 at=%s",
+                strbuf_cstr(&at));
+  CHECK_STR(strbuf_cstr(&body), strbuf_cstr(&want));
+  notification_free(n);
+
+  /* A dropped notice carries its count. */
+  n = notification_new(kNotifDropped, "mon_x", "d", kModeIdle);
+  n->dropped_count = 12;
+  strbuf_reset(&body);
+  CHECK_INT(policy_format(p, n, &body, &err), 0);
+  CHECK_CONTAINS(strbuf_cstr(&body), "type=dropped");
+  CHECK_CONTAINS(strbuf_cstr(&body), "state=nil");
+  CHECK_CONTAINS(strbuf_cstr(&body), "dropped=12");
+  notification_free(n);
+
+  strbuf_free(&body);
+  strbuf_free(&want);
+  strbuf_free(&at);
+  policyset_free(ps);
+}
+
+TEST(writing_to_the_notification_is_refused)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    ATTACK(p, "write_n", "hostile.lua:78: notification is read-only");
+    ATTACK(p, "write_line", "notification is read-only");
+    ATTACK(p, "setmetatable_n", "cannot change a protected metatable");
+    CHECK_FORMAT(p, "getmetatable_n", "meta=read-only");
+    /* rawset changes only the proxy this call sees. */
+    CHECK_FORMAT(p, "rawset_n", "type=x");
+  }
+  policyset_free(ps);
+}
+
+TEST(format_must_return_a_string)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "friendly");
+  if (p) {
+    VigilError err = VIGIL_ERROR_INIT;
+    CHECK(format_label(p, "number", &err) == NULL);
+    CHECK_INT(err.code, kErrInternal);
+    CHECK_STR(err.msg, "internal: policy friendly: format: returned a number, not a string");
+    CHECK_INT(policy_failures(p), 1);
+    char *fine = format_label(p, "fine", &err);
+    CHECK(fine != NULL);
+    free(fine);
+  }
+  policyset_free(ps);
+}
+
+/* route(n) with the label as the answer. */
+static int
+route_label(Policy *p, const char *label, DeliveryMode *mode, bool *drop, VigilError *err)
+{
+  error_clear(err);
+  Notification *n = make_note(label);
+  int rc = policy_route(p, n, mode, drop, err);
+  notification_free(n);
+  return rc;
+}
+
+TEST(route_answers_are_checked)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "friendly");
+  if (p) {
+    VigilError err = VIGIL_ERROR_INIT;
+    DeliveryMode mode = kModeIdle;
+    bool drop = true;
+    CHECK_INT(route_label(p, "live_safe", &mode, &drop, &err), 0);
+    CHECK_INT(mode, kModeLiveSafe);
+    CHECK(!drop);
+    CHECK_INT(route_label(p, "idle", &mode, &drop, &err), 0);
+    CHECK_INT(mode, kModeIdle);
+    CHECK(!drop);
+    CHECK_INT(route_label(p, "drop", &mode, &drop, &err), 0);
+    CHECK(drop);
+    CHECK_INT(route_label(p, "sometimes", &mode, &drop, &err), -1);
+    CHECK_INT(err.code, kErrInternal);
+    CHECK_STR(err.msg, "internal: policy friendly: route: returned \"sometimes\" (want "
+                       "\"idle\", \"live_safe\" or \"drop\")");
+    /* A hostile value is quoted escaped and cut. */
+    CHECK_INT(route_label(p, "\x1b[2Jaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                          &mode, &drop, &err),
+              -1);
+    CHECK(strchr(err.msg, '\x1b') == NULL);
+    CHECK_CONTAINS(err.msg, "returned \"\\e[2J"); /* the label was escaped already */
+    CHECK_CONTAINS(err.msg, "...\" (want");
+    CHECK_INT(policy_failures(p), 2);
+  }
+  policyset_free(ps);
+}
+
+/* gate(req) for argv. */
+static int
+gate_argv(Policy *p, const char *program, const char *const *argv, bool *allow, char **reason,
+          VigilError *err)
+{
+  error_clear(err);
+  PolicyGateRequest req = {program, argv, false, "/tmp", "sess", NULL};
+  return policy_gate(p, &req, allow, reason, err);
+}
+
+TEST(gate_allows_or_denies_with_a_reason)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "friendly");
+  if (p) {
+    VigilError err = VIGIL_ERROR_INIT;
+    bool allow = false;
+    char *reason = NULL;
+    const char *rm[] = {"rm", "-rf", "/", NULL};
+    CHECK_INT(gate_argv(p, "rm", rm, &allow, &reason, &err), 0);
+    CHECK(!allow);
+    CHECK_STR(reason, "no rm please");
+    free(reason);
+    const char *sh[] = {"sh", "-c", "x", NULL};
+    CHECK_INT(gate_argv(p, "sh", sh, &allow, &reason, &err), 0);
+    CHECK(!allow);
+    CHECK(reason == NULL);
+    const char *ls[] = {"ls", NULL};
+    CHECK_INT(gate_argv(p, "ls", ls, &allow, &reason, &err), 0);
+    CHECK(allow);
+    CHECK(reason == NULL);
+    CHECK_INT(gate_argv(p, "weird", ls, &allow, &reason, &err), -1);
+    CHECK_STR(err.msg, "internal: policy friendly: gate: returned \"yes\" (want true, or "
+                       "false and a reason)");
+  }
+  Policy *noop = get(ps, "noop");
+  if (noop) {
+    VigilError err = VIGIL_ERROR_INIT;
+    bool allow = false;
+    char *reason = NULL;
+    const char *ls[] = {"ls", NULL};
+    CHECK_INT(gate_argv(noop, "ls", ls, &allow, &reason, &err), 1);
+  }
+  policyset_free(ps);
+}
+
+/* --- the vigil module and require ---------------------------------------- */
+
+TEST(vigil_nonce_escape_time)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "vigil_api");
+  if (p) {
+    VigilError err = VIGIL_ERROR_INIT;
+    char *a = format_label(p, "nonce", &err);
+    char *b = format_label(p, "nonce", &err);
+    CHECK(a && b);
+    if (a && b) {
+      CHECK_INT(strlen(a), 32);
+      CHECK_INT(strspn(a, "0123456789abcdef"), 32);
+      CHECK(strcmp(a, b) != 0);
+    }
+    free(a);
+    free(b);
+    CHECK_FORMAT(p, "escape", "\\e[31mred\\u{202e}x\\n");
+    StrBuf t0 = STRBUF_INIT;
+    textfmt_time(&t0, 0);
+    CHECK_FORMAT(p, "time0", strbuf_cstr(&t0));
+    strbuf_free(&t0);
+    char *now = format_label(p, "time", &err);
+    CHECK(now && strlen(now) == strlen("2026-04-24T15:59:59.120+01:00"));
+    free(now);
+  }
+  policyset_free(ps);
+}
+
+TEST(vigil_log_writes_a_line_naming_the_policy)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "vigil_api");
+  if (p) {
+    int fds[2];
+    CHECK_INT(pipe(fds), 0);
+    int saved = dup(2);
+    dup2(fds[1], 2);
+    uint64_t before = log_lines_written();
+    VigilError err = VIGIL_ERROR_INIT;
+    char *body = format_label(p, "log", &err);
+    dup2(saved, 2);
+    close(saved);
+    close(fds[1]);
+    char buf[4096];
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    buf[n > 0 ? n : 0] = '\0';
+    CHECK_STR(body, "logged");
+    free(body);
+    CHECK_INT(log_lines_written(), before + 1);
+    CHECK_CONTAINS(buf, " warn policy vigil_api: hello from a policy\\e[2J\n");
+    /* Any other level is an error. */
+    CHECK(format_label(p, "badlog", &err) == NULL);
+    CHECK_CONTAINS(err.msg, "invalid option 'loud'");
+  }
+  policyset_free(ps);
+}
+
+TEST(require_finds_modules_in_lua_dir_only_by_name)
+{
+  const char *lua_dir = make_tmpdir();
+  char dir[64];
+  snprintf(dir, sizeof dir, "%s", lua_dir);
+  write_file(dir, "vigil/envelope.lua",
+             "envelope_loads = (envelope_loads or 0) + 1\n"
+             "return { wrap = function(s) return '<<' .. s .. '>>' end }\n");
+  write_file(dir, "loop/a.lua", "return require 'loop.b'\n");
+  write_file(dir, "loop/b.lua", "return require 'loop.a'\n");
+  PolicySet *ps = make_set(dir, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "vigil_api");
+  if (p) {
+    CHECK_FORMAT(p, "envelope", "<<body>> loads=1");
+    CHECK_FORMAT(p, "envelope", "<<body>> loads=1"); /* cached */
+    CHECK_FORMAT(p, "require_vigil", "true");
+    VigilError err = VIGIL_ERROR_INIT;
+    CHECK(format_label(p, "missing", &err) == NULL);
+    char want[512];
+    snprintf(want, sizeof want, "module 'nope.none' not found (looked in %s, %s)", dir,
+             POLICIES_DIR);
+    CHECK_CONTAINS(err.msg, want);
+    CHECK(format_label(p, "loop", &err) == NULL);
+    CHECK_CONTAINS(err.msg, "module 'loop.a' requires itself");
+    /* The state still works, and the failed module was not cached. */
+    CHECK_FORMAT(p, "envelope", "<<body>> loads=1");
+    CHECK(format_label(p, "loop", &err) == NULL);
+    CHECK_CONTAINS(err.msg, "requires itself");
+  }
+  policyset_free(ps);
+  remove_tree(dir);
+}
+
+/* --- the sandbox, one hostile policy per point ---------------------------- */
+
+TEST(no_io_os_require_os_or_path_escape)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    ATTACK(p, "io_open", "attempt to index a nil value (global 'io')");
+    ATTACK(p, "os_execute", "attempt to index a nil value (global 'os')");
+    ATTACK(p, "require_os", "module 'os' not found (looked in " POLICIES_DIR ")");
+    ATTACK(p, "require_escape", "bad module name \"../etc/passwd\"");
+    ATTACK(p, "require_slash", "bad module name \"vigil/envelope\"");
+  }
+  policyset_free(ps);
+}
+
+TEST(bytecode_is_refused)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p)
+    CHECK_FORMAT(p, "bytecode",
+                 "f=nil e=attempt to load a binary chunk (mode is 't') g=nil "
+                 "e2=attempt to load a binary chunk (mode is 't') dump=nil");
+  policyset_free(ps);
+}
+
+TEST(no_debug_library_and_no_collectgarbage)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    ATTACK(p, "debug_getinfo", "attempt to index a nil value (global 'debug')");
+    ATTACK(p, "debug_sethook", "attempt to index a nil value (global 'debug')");
+    ATTACK(p, "gc_stop", "attempt to call a nil value (global 'collectgarbage')");
+  }
+  policyset_free(ps);
+}
+
+TEST(endless_loops_are_stopped_by_the_budget)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    ATTACK(p, "loop", "hostile.lua:27: instruction budget of 200000 exceeded");
+    ATTACK(p, "pcall_loop", "instruction budget of 200000 exceeded");
+  }
+  policyset_free(ps);
+}
+
+TEST(unbounded_recursion_is_an_error_not_a_crash)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    ATTACK(p, "recurse", "");
+    ATTACK(p, "recurse_c", "");
+  }
+  policyset_free(ps);
+  /* With budget to spare, Lua's own stack limits are what stop it. */
+  ps = make_set(NULL, NULL, 0, 100000000);
+  p = get(ps, "hostile");
+  if (p) {
+    VigilError err = VIGIL_ERROR_INIT;
+    CHECK(format_label(p, "recurse", &err) == NULL);
+    CHECK(strstr(err.msg, "stack overflow") || strstr(err.msg, "memory limit"));
+    ATTACK(p, "recurse_c", "stack overflow");
+  }
+  policyset_free(ps);
+}
+
+TEST(gigantic_strings_hit_the_memory_cap)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    ATTACK(p, "big_string", "memory limit of 16777216 bytes exceeded");
+    ATTACK(p, "format_big", "memory limit of 16777216 bytes exceeded");
+    ATTACK(p, "concat_big", "memory limit of 16777216 bytes exceeded");
+    /* Allocation is charged to the budget: a loop of 1 MB strings stops. */
+    double ms = ATTACK(p, "rep_loop", "instruction budget of 200000 exceeded");
+    CHECK(ms < 1000);
+  }
+  policyset_free(ps);
+}
+
+TEST(pathological_patterns_are_stopped)
+{
+  /* With a budget too large to matter, the step limit stops one call. */
+  PolicySet *ps = make_set(NULL, NULL, 0, 1000000000);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    double ms = ATTACK(p, "find", "pattern too complex: step limit of 10000000 exceeded");
+    CHECK(ms < 1000);
+  }
+  policyset_free(ps);
+  /* Under the usual budget, pattern steps are charged as instructions: one
+   * call, and a loop of calls that each stay under the step limit. */
+  ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  p = get(ps, "hostile");
+  if (p) {
+    CHECK(ATTACK(p, "find", "hostile.lua:56: instruction budget of 200000 exceeded") < 1000);
+    CHECK(ATTACK(p, "find_loop", "instruction budget of 200000 exceeded") < 1000);
+    CHECK(ATTACK(p, "gsub_loop", "instruction budget of 200000 exceeded") < 1000);
+  }
+  policyset_free(ps);
+}
+
+TEST(long_c_calls_are_charged_or_timed_out)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    /* table.move over 2^62 indexes would run for ever in one call. */
+    CHECK(ATTACK(p, "table_move", "instruction budget of 200000 exceeded") < 1000);
+    /* Comparing two distinct 3 MB strings is one instruction: only the
+     * wall-clock limit (1 s + 100 ns per budgeted instruction) sees it. */
+    double ms = ATTACK(p, "compare_loop", "time limit of 1020 ms exceeded");
+    CHECK(ms < 5000);
+  }
+  policyset_free(ps);
+}
+
+int
+main(void)
+{
+  RUN(bad_names_are_refused);
+  RUN(unknown_policy_names_the_directories);
+  RUN(syntax_error_is_refused_with_file_and_line);
+  RUN(bad_files_are_refused);
+  RUN(policies_are_cached_and_listed_in_load_order);
+  RUN(plugin_paths_are_searched_after_the_bundled_dir);
+  RUN(each_policy_has_its_own_globals);
+  RUN(format_sees_the_notification_read_only_and_escaped);
+  RUN(writing_to_the_notification_is_refused);
+  RUN(format_must_return_a_string);
+  RUN(route_answers_are_checked);
+  RUN(gate_allows_or_denies_with_a_reason);
+  RUN(vigil_nonce_escape_time);
+  RUN(vigil_log_writes_a_line_naming_the_policy);
+  RUN(require_finds_modules_in_lua_dir_only_by_name);
+  RUN(no_io_os_require_os_or_path_escape);
+  RUN(bytecode_is_refused);
+  RUN(no_debug_library_and_no_collectgarbage);
+  RUN(endless_loops_are_stopped_by_the_budget);
+  RUN(unbounded_recursion_is_an_error_not_a_crash);
+  RUN(gigantic_strings_hit_the_memory_cap);
+  RUN(pathological_patterns_are_stopped);
+  RUN(long_c_calls_are_charged_or_timed_out);
+  return check_summary();
+}
