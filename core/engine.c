@@ -669,8 +669,10 @@ engine_reload(Engine *e, VigilError *err)
     return error_set(err, kErrInvalidParams,
                      "no configuration file to reload (vigild was started without --config)");
   VigilConfig cfg;
-  if (config_load(e->config_path, &cfg, err) != 0)
+  if (config_load(e->config_path, &cfg, err) != 0) {
+    config_free(&cfg); /* a refused load still leaves the defaults to free */
     return -1;
+  }
   PolicySet *ps = engine_policies_for(&cfg);
   /* Everything that will be asked for must load now, or nothing changes. */
   const char *fallback = cfg.policy ? cfg.policy : "envelope";

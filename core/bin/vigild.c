@@ -97,6 +97,7 @@ vigild_check_config(const char *path)
   VigilError err = VIGIL_ERROR_INIT;
   if (config_load(path, &cfg, &err) != 0) {
     fprintf(stderr, "vigild: %s\n", err.msg);
+    config_free(&cfg);
     return 1;
   }
   printf("%s: ok (%zu allowed commands, %zu monitors, shell %s, live mode %s)\n", path,
@@ -148,6 +149,7 @@ main(int argc, char **argv)
   if (config_path) {
     if (config_load(config_path, &cfg, &err) != 0) {
       fprintf(stderr, "vigild: %s\n", err.msg);
+      config_free(&cfg);
       return 1;
     }
   } else {
