@@ -663,6 +663,26 @@ engine_policies_for(const VigilConfig *cfg)
 }
 
 int
+engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err)
+{
+  if (policyset_get(ps, cfg->policy ? cfg->policy : "envelope", err) == NULL)
+    return -1;
+  for (size_t i = 0; i < cfg->nmonitors; i++)
+    if (cfg->monitors[i].policy && policyset_get(ps, cfg->monitors[i].policy, err) == NULL)
+      return -1;
+  return 0;
+}
+
+int
+engine_check_policies(const VigilConfig *cfg, VigilError *err)
+{
+  PolicySet *ps = engine_policies_for(cfg);
+  int rc = engine_preload_policies(ps, cfg, err);
+  policyset_free(ps);
+  return rc;
+}
+
+int
 engine_reload(Engine *e, VigilError *err)
 {
   if (e->config_path == NULL)
@@ -675,12 +695,9 @@ engine_reload(Engine *e, VigilError *err)
   }
   PolicySet *ps = engine_policies_for(&cfg);
   /* Everything that will be asked for must load now, or nothing changes. */
-  const char *fallback = cfg.policy ? cfg.policy : "envelope";
-  bool ok = policyset_get(ps, fallback, err) != NULL;
+  bool ok = engine_preload_policies(ps, &cfg, err) == 0;
   for (MonRecord *r = e->records; ok && r; r = r->next)
     ok = policyset_get(ps, r->policy, err) != NULL;
-  for (size_t i = 0; ok && i < cfg.nmonitors; i++)
-    ok = cfg.monitors[i].policy == NULL || policyset_get(ps, cfg.monitors[i].policy, err) != NULL;
   if (!ok) {
     policyset_free(ps);
     config_free(&cfg);

@@ -148,6 +148,14 @@ int engine_start_config_monitors(Engine *e, VigilError *err);
  * notifications use the new ones. */
 int engine_reload(Engine *e, VigilError *err);
 
+/* Loads, into ps, the config's default policy and every policy its monitors
+ * name: a syntax error or a missing file is found at start, not at the first
+ * notification. */
+int engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err);
+
+/* The same check on a throwaway policy set (vigild --check-config). */
+int engine_check_policies(const VigilConfig *cfg, VigilError *err);
+
 /* Where vigil's own Lua modules and bundled policies are: $VIGIL_DATA_DIR,
  * else the source tree it was built from. */
 const char *engine_data_dir(void);

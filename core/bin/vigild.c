@@ -95,7 +95,7 @@ vigild_check_config(const char *path)
 {
   VigilConfig cfg;
   VigilError err = VIGIL_ERROR_INIT;
-  if (config_load(path, &cfg, &err) != 0) {
+  if (config_load(path, &cfg, &err) != 0 || engine_check_policies(&cfg, &err) != 0) {
     fprintf(stderr, "vigild: %s\n", err.msg);
     config_free(&cfg);
     return 1;
@@ -169,7 +169,11 @@ main(int argc, char **argv)
 
   int status = 0;
   char path[4096];
-  if (stdio) {
+  if (engine_preload_policies(vigild.engine->policies, &vigild.engine->config, &err) != 0)
+    status = 1;
+  if (status != 0) {
+    /* A policy that does not load stops the start, like a bad config. */
+  } else if (stdio) {
     if (api_open_stdio(vigild.engine, &err) != 0)
       status = 1;
   } else {

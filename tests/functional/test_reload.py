@@ -60,6 +60,25 @@ def test_a_bad_policy_is_refused_and_the_old_config_stays(e):
     assert "stream_policy: untrusted_observation" in end["text"]
 
 
+def test_a_policy_with_a_syntax_error_is_refused_at_start(e):
+    import subprocess
+    from vigiltest import VIGILD
+    plugins = os.path.join(e.dir, "start-policies")
+    os.makedirs(plugins)
+    with open(os.path.join(plugins, "bad.lua"), "w") as f:
+        f.write("return {\n  format = function(n)\n    return x y\n  end,\n}\n")
+    cfg = default_config()
+    cfg["policy"] = "bad"
+    cfg["plugin_paths"] = [plugins]
+    path = os.path.join(e.dir, "start.lua")
+    with open(path, "w") as f:
+        f.write("return " + lua_value(cfg) + "\n")
+    for args in (["--check-config", path], ["--stdio", "--config", path]):
+        p = subprocess.run([VIGILD] + args, input=b"", capture_output=True, timeout=20)
+        assert p.returncode == 1, (args, p)
+        assert b"bad.lua:3:" in p.stderr and b'policy "bad"' in p.stderr, p.stderr
+
+
 @socket_only
 def test_sighup_reloads(e):
     cfg = default_config()
@@ -88,5 +107,6 @@ if __name__ == "__main__":
         test_reload_applies_to_new_monitors_and_keeps_running_ones,
         test_a_bad_file_is_refused_and_the_old_config_stays,
         test_a_bad_policy_is_refused_and_the_old_config_stays,
+        test_a_policy_with_a_syntax_error_is_refused_at_start,
         test_sighup_reloads,
     ]))
