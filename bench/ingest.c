@@ -15,6 +15,11 @@
  *
  *   ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--locale C.UTF-8]
  *
+ * --policy NAME formats every notification with that Lua policy, as the
+ * engine does (the ratio must not drop: Lua runs per notification, not per
+ * line); --notify-lines makes every line wanted, so batches fill and the
+ * rate limit withholds most of them.
+ *
  * --patterns N uses only the first N patterns for vigil (0 shows what the
  * pipeline costs without matching); grep always gets all five.
  */
@@ -27,7 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine.h"
+#include "envelope.h"
 #include "monitor.h"
+#include "policy.h"
+#include "textfmt.h"
 
 extern char **environ;
 
@@ -78,6 +87,8 @@ typedef struct {
   bool finished;
   uint64_t matched_lines;
   uint64_t notified_lines;
+  Policy *policy;         /* --policy: formats every notification, as the engine does */
+  uint64_t policy_calls;
 } IngestRun;
 
 static void
@@ -86,6 +97,21 @@ ingest_on_notification(void *data, Monitor *m, Notification *n)
   IngestRun *run = data;
   if (n->type == kNotifOutput)
     run->notified_lines += n->nlines;
+  if (run->policy) {
+    /* What the engine does with a notification: format, check, frame. */
+    VigilError err = VIGIL_ERROR_INIT;
+    StrBuf body = STRBUF_INIT, clean = STRBUF_INIT, text = STRBUF_INIT;
+    if (policy_format(run->policy, n, &body, &err) == 0 &&
+        envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, &err) == 0) {
+      char nonce[2 * ENVELOPE_NONCE_BYTES + 1];
+      textfmt_nonce(nonce, ENVELOPE_NONCE_BYTES);
+      envelope_frame(strbuf_cstr(&clean), clean.len, nonce, &text);
+    }
+    run->policy_calls++;
+    strbuf_free(&body);
+    strbuf_free(&clean);
+    strbuf_free(&text);
+  }
   notification_free(n);
 }
 
@@ -98,7 +124,8 @@ ingest_on_finished(void *data, Monitor *m)
 /* One monitor on the generator; returns the wall time from start to the
  * ending notification. */
 static double
-ingest_vigil(const char *gen, const char *bytes, size_t npatterns, uint64_t *matched,
+ingest_vigil(const char *gen, const char *bytes, size_t npatterns, Policy *policy,
+             NotifyMode notify, uint64_t *matched, uint64_t *policy_calls,
              MonitorCounters *counters)
 {
   uv_loop_t loop;
@@ -106,6 +133,7 @@ ingest_vigil(const char *gen, const char *bytes, size_t npatterns, uint64_t *mat
   VigilSettings settings;
   settings_defaults(&settings);
   IngestRun run = {0};
+  run.policy = policy;
   MonitorHooks hooks = {ingest_on_notification, NULL, ingest_on_finished};
   char *argv[] = {(char *)gen, (char *)bytes, NULL};
   MonitorSpec spec = {
@@ -113,6 +141,7 @@ ingest_vigil(const char *gen, const char *bytes, size_t npatterns, uint64_t *mat
     .label = "ingest",
     .patterns = crash_patterns,
     .npatterns = npatterns,
+    .notify = notify,
     .persistent = true,
   };
   VigilError err = VIGIL_ERROR_INIT;
@@ -127,6 +156,7 @@ ingest_vigil(const char *gen, const char *bytes, size_t npatterns, uint64_t *mat
   double t = ingest_now() - t0;
   monitor_counters(m, counters);
   *matched = counters->matched;
+  *policy_calls = run.policy_calls;
   monitor_free(m);
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
@@ -146,6 +176,8 @@ main(int argc, char **argv)
   const char *locale = "C.UTF-8";
   int runs = 3;
   size_t npatterns = 5;
+  const char *policy_name = NULL;
+  NotifyMode notify = kNotifyAuto;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc)
       bytes = argv[++i];
@@ -156,10 +188,14 @@ main(int argc, char **argv)
       int k = atoi(argv[++i]);
       npatterns = k < 0 ? 0 : k > 5 ? 5 : (size_t)k;
     }
+    else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
+      policy_name = argv[++i];
+    else if (strcmp(argv[i], "--notify-lines") == 0)
+      notify = kNotifyLines;
     else if (strcmp(argv[i], "--locale") == 0 && i + 1 < argc)
       locale = argv[++i];
     else {
-      fprintf(stderr, "usage: ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--locale C.UTF-8]\n");
+      fprintf(stderr, "usage: ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--policy NAME] [--notify-lines] [--locale C.UTF-8]\n");
       return 2;
     }
   }
@@ -179,6 +215,22 @@ main(int argc, char **argv)
            "-e '\\buncaught\\b' -e 'UnhandledPromiseRejection'",
            gen, bytes, locale);
 
+  PolicySet *ps = NULL;
+  Policy *policy = NULL;
+  if (policy_name) {
+    char lua_dir[4096], bundled[4096];
+    snprintf(lua_dir, sizeof lua_dir, "%s/lua", engine_data_dir());
+    snprintf(bundled, sizeof bundled, "%s/plugins", engine_data_dir());
+    PolicyOptions opts = {.lua_dir = lua_dir, .bundled_dir = bundled};
+    ps = policyset_new(&opts);
+    VigilError err = VIGIL_ERROR_INIT;
+    policy = policyset_get(ps, policy_name, &err);
+    if (policy == NULL) {
+      fprintf(stderr, "ingest: %s\n", err.msg);
+      return 1;
+    }
+  }
+  uint64_t policy_calls = 0;
   double t_cat = -1, t_grep = -1, t_vigil = -1;
   char grep_out[64] = "";
   uint64_t vigil_matched = 0;
@@ -187,7 +239,8 @@ main(int argc, char **argv)
     char sink[64];
     t_cat = ingest_min(t_cat, ingest_shell(cat_script, sink, sizeof sink));
     t_grep = ingest_min(t_grep, ingest_shell(grep_script, grep_out, sizeof grep_out));
-    t_vigil = ingest_min(t_vigil, ingest_vigil(gen, bytes, npatterns, &vigil_matched, &c));
+    t_vigil = ingest_min(t_vigil, ingest_vigil(gen, bytes, npatterns, policy, notify, &vigil_matched,
+                                               &policy_calls, &c));
   }
   double mib = (double)(c.stdout_bytes) / (1 << 20);
   printf("ingest: %.1f MiB, %llu lines, best of %d runs, grep locale %s\n", mib,
@@ -197,6 +250,9 @@ main(int argc, char **argv)
          strtoull(grep_out, NULL, 10));
   printf("  vigil     %7.3f s  %7.0f MiB/s  (%llu matching lines)\n", t_vigil, mib / t_vigil,
          (unsigned long long)vigil_matched);
+  if (policy)
+    printf("  policy %s formatted %llu notifications (Lua runs per notification, never per line)\n",
+           policy_name, (unsigned long long)policy_calls);
   printf("  ratio vigil/grep  %.2fx  (target >= 1.0)\n", t_grep / t_vigil);
   printf("  ratio vigil/cat   %.2fx  (target >= 0.5)\n", t_cat / t_vigil);
   if (strtoull(grep_out, NULL, 10) != vigil_matched)
