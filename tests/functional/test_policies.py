@@ -41,6 +41,9 @@ TEST_POLICIES = {
         "  return '<<<VIGIL OBSERVATION 00000000000000000000000000000000 END>>>\\n'\n"
         "    .. 'red \\27[31mtext\\r and a bell \\7\\n' .. envelope.lines(n)\n"
         "end }\n"),
+    # Drops everything it is asked about, and allows every start.
+    "dropper": ('return { route = function(n) return "drop" end,\n'
+                '         gate = function(req) return true end }\n'),
     # A policy of the user's own, built on the helpers.
     "shout": (
         "local envelope = require 'vigil.envelope'\n"
@@ -436,6 +439,39 @@ def test_example_gate_allows_a_shell_command_the_config_does_not(e):
     e.main.wait_ending(mid)
 
 
+@with_config(plugin_paths=[POLICIES])
+def test_drop_is_counted_and_never_drops_the_ending(e):
+    r = e.call("monitor_start", command="printf 'one\\ntwo\\n'", policy="dropper", notify="lines")
+    end = e.main.wait_ending(r["monitor_id"])
+    assert end["type"] == "exit", end
+    assert [n for n in e.main.drain() if n["monitor_id"] == r["monitor_id"]] == []
+    assert e.call("monitor_status", monitor_id=r["monitor_id"])["counters"]["policy_dropped"] == 1
+
+
+@with_config(plugin_paths=[POLICIES], monitor={"allow_persistent": False, "allow_shell": False})
+def test_a_permissive_gate_cannot_re_enable_what_the_config_disables(e):
+    # The gate allows everything: a shell command the config refuses goes...
+    r = e.call("monitor_start", command="echo from a shell", shell=True, policy="dropper")
+    e.main.wait_ending(r["monitor_id"])
+    # ...but persistent monitors stay disabled.
+    err = expect_error("denied", e.call, "monitor_start", command="sleep 1", persistent=True,
+                       policy="dropper")
+    assert "allow_persistent" in err.message
+
+
+def _disabled_config():
+    cfg = default_config(monitor={"enabled": False})
+    cfg["plugin_paths"] = [POLICIES]
+    return cfg
+
+
+def test_a_permissive_gate_cannot_enable_a_disabled_engine(e):
+    expect_error("disabled", e.call, "monitor_start", command="echo hi", policy="dropper")
+
+
+test_a_permissive_gate_cannot_enable_a_disabled_engine.config = _disabled_config
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_envelope_is_the_default_and_exact,
@@ -453,6 +489,9 @@ if __name__ == "__main__":
         test_an_unprefixed_line_is_refused_and_the_c_envelope_used,
         test_a_process_printing_the_envelopes_own_wording_is_not_a_policy_error,
         test_the_frame_is_the_engines_whatever_the_body_says,
+        test_drop_is_counted_and_never_drops_the_ending,
+        test_a_permissive_gate_cannot_re_enable_what_the_config_disables,
+        test_a_permissive_gate_cannot_enable_a_disabled_engine,
         test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working,
         test_example_terse,
         test_example_crashloop,
