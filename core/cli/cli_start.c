@@ -112,6 +112,8 @@ static const CliOpt cli_start_opts[] = {
    "the end, nothing (default auto: matches with patterns,\n"
    "else lines)"},
   {"mode", 0, "idle|live_safe", false, "how notifications are delivered (default idle)"},
+  {"policy", 0, "NAME", false,
+   "the Lua policy that words and routes its notifications\n(default: the engine's configured one)"},
   {"idle-timeout", 0, "DURATION", false,
    "stop it when neither stream has written a byte for this long"},
   {"timeout", 0, "DURATION", false,
@@ -147,7 +149,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
                                         {"description", "description"},
                                         {"streams", "match_streams"},
                                         {"notify", "notify"},
-                                        {"mode", "mode"}};
+                                        {"mode", "mode"},
+                                        {"policy", "policy"}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     if (cli_opts_get(p, strs[i][0]))
       cli_req_str(&req, strs[i][1], cli_opts_get(p, strs[i][0]));

@@ -472,9 +472,18 @@ def test_common_options_before_or_after_the_subcommand(e):
     vigil_ok(e, "--session", "s1", "stop", before["monitors"][0]["monitor_id"])
 
 
+@socket_only
+def test_start_names_a_policy(e):
+    bad = vigil(e, "start", "--policy", "nope", "--", "echo", "hi")
+    assert bad.returncode == 1 and 'unknown policy "nope"' in bad.stderr, bad
+    mid = start(e, "--policy", "xml", "--label", "x", "--", "echo", "hi")
+    assert vigil_ok(e, "wait", mid, "--for", "exit").returncode == 0
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_start_list_status_output_logs_events_stop,
+        test_start_names_a_policy,
         test_monitors_outlive_the_command_and_stay_in_their_session,
         test_argv_is_sent_as_given_and_cwd_env_are_the_callers,
         test_run_passes_exit_status_and_streams_through,
