@@ -98,18 +98,11 @@ ingest_on_notification(void *data, Monitor *m, Notification *n)
   if (n->type == kNotifOutput)
     run->notified_lines += n->nlines;
   if (run->policy) {
-    /* What the engine does with a notification: format, check, frame. */
+    /* What the engine does with a notification's policy. */
     VigilError err = VIGIL_ERROR_INIT;
-    StrBuf body = STRBUF_INIT, clean = STRBUF_INIT, text = STRBUF_INIT;
-    if (policy_format(run->policy, n, &body, &err) == 0 &&
-        envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, &err) == 0) {
-      char nonce[2 * ENVELOPE_NONCE_BYTES + 1];
-      textfmt_nonce(nonce, ENVELOPE_NONCE_BYTES);
-      envelope_frame(strbuf_cstr(&clean), clean.len, nonce, &text);
-    }
+    StrBuf text = STRBUF_INIT;
+    engine_policy_text(run->policy, n, &text, &err);
     run->policy_calls++;
-    strbuf_free(&body);
-    strbuf_free(&clean);
     strbuf_free(&text);
   }
   notification_free(n);
@@ -218,11 +211,7 @@ main(int argc, char **argv)
   PolicySet *ps = NULL;
   Policy *policy = NULL;
   if (policy_name) {
-    char lua_dir[4096], bundled[4096];
-    snprintf(lua_dir, sizeof lua_dir, "%s/lua", engine_data_dir());
-    snprintf(bundled, sizeof bundled, "%s/plugins", engine_data_dir());
-    PolicyOptions opts = {.lua_dir = lua_dir, .bundled_dir = bundled};
-    ps = policyset_new(&opts);
+    ps = engine_policies_for(NULL);
     VigilError err = VIGIL_ERROR_INIT;
     policy = policyset_get(ps, policy_name, &err);
     if (policy == NULL) {

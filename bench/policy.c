@@ -76,11 +76,7 @@ main(int argc, char **argv)
   printf("policy: %ld notifications of 10 lines each, formatted the way the engine does\n", calls);
   printf("  %-16s %8.2f us per notification  (1.00x)\n", "C envelope", c_us);
 
-  char lua_dir[4096], bundled[4096];
-  snprintf(lua_dir, sizeof lua_dir, "%s/lua", engine_data_dir());
-  snprintf(bundled, sizeof bundled, "%s/plugins", engine_data_dir());
-  PolicyOptions opts = {.lua_dir = lua_dir, .bundled_dir = bundled};
-  PolicySet *ps = policyset_new(&opts);
+  PolicySet *ps = engine_policies_for(NULL);
   static const char *const names[] = {"envelope", "xml", "system_message", "events",
                                       "errors_live"};
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
@@ -97,18 +93,10 @@ main(int argc, char **argv)
       bool drop = false;
       if (policy_has_route(p) && policy_route(p, n, &mode, &drop, &err) < 0)
         failed++;
-      StrBuf body = STRBUF_INIT, clean = STRBUF_INIT, text = STRBUF_INIT;
-      if (policy_format(p, n, &body, &err) < 0 ||
-          envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, &err) != 0) {
+      StrBuf text = STRBUF_INIT;
+      if (engine_policy_text(p, n, &text, &err) != 0)
         failed++;
-      } else {
-        char nonce[2 * ENVELOPE_NONCE_BYTES + 1];
-        textfmt_nonce(nonce, ENVELOPE_NONCE_BYTES);
-        envelope_frame(strbuf_cstr(&clean), clean.len, nonce, &text);
-      }
       bytes += text.len;
-      strbuf_free(&body);
-      strbuf_free(&clean);
       strbuf_free(&text);
       error_clear(&err);
     }

@@ -69,6 +69,26 @@ engine_policy_error(const Notification *about, const char *policy, const VigilEr
   return pe;
 }
 
+int
+engine_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *err)
+{
+  if (!policy_has_format(p))
+    return 1;
+  StrBuf body = STRBUF_INIT, clean = STRBUF_INIT;
+  int rc = -1;
+  if (policy_format(p, n, &body, err) == 0 &&
+      envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, err) == 0) {
+    /* The nonce is drawn now, after the policy ran: the body cannot hold it. */
+    char nonce[2 * ENVELOPE_NONCE_BYTES + 1];
+    textfmt_nonce(nonce, ENVELOPE_NONCE_BYTES);
+    envelope_frame(strbuf_cstr(&clean), clean.len, nonce, text);
+    rc = 0;
+  }
+  strbuf_free(&body);
+  strbuf_free(&clean);
+  return rc;
+}
+
 /* A monitor's notification: routed and worded by its policy (or the built-in
  * envelope), then handed to its session, or dropped when the session is gone
  * and the monitor is only stopping. A failing policy call costs that
@@ -102,20 +122,8 @@ engine_on_notification(void *data, Monitor *m, Notification *n)
     }
   }
   StrBuf text = STRBUF_INIT;
-  if (!failed && p && policy_has_format(p)) {
-    StrBuf body = STRBUF_INIT, clean = STRBUF_INIT;
-    if (policy_format(p, n, &body, &err) < 0 ||
-        envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, &err) != 0) {
-      failed = true;
-    } else {
-      /* The nonce is drawn now, after the policy ran: the body cannot hold it. */
-      char nonce[2 * ENVELOPE_NONCE_BYTES + 1];
-      textfmt_nonce(nonce, ENVELOPE_NONCE_BYTES);
-      envelope_frame(strbuf_cstr(&clean), clean.len, nonce, &text);
-    }
-    strbuf_free(&body);
-    strbuf_free(&clean);
-  }
+  if (!failed && p && engine_policy_text(p, n, &text, &err) < 0)
+    failed = true;
   if (text.len == 0) {
     strbuf_reset(&text);
     envelope_render(n, &text);
@@ -646,8 +654,7 @@ engine_data_dir(void)
   return dir && dir[0] ? dir : ".";
 }
 
-/* A policy set for a config: vigil's lua/ and plugins/, then its plugin_paths. */
-static PolicySet *
+PolicySet *
 engine_policies_for(const VigilConfig *cfg)
 {
   char lua_dir[4096], bundled[4096];
@@ -656,8 +663,8 @@ engine_policies_for(const VigilConfig *cfg)
   PolicyOptions opts = {
     .lua_dir = lua_dir,
     .bundled_dir = bundled,
-    .plugin_paths = (const char *const *)cfg->plugin_paths,
-    .nplugin_paths = cfg->nplugin_paths,
+    .plugin_paths = cfg ? (const char *const *)cfg->plugin_paths : NULL,
+    .nplugin_paths = cfg ? cfg->nplugin_paths : 0,
   };
   return policyset_new(&opts);
 }

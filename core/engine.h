@@ -148,6 +148,16 @@ int engine_start_config_monitors(Engine *e, VigilError *err);
  * notifications use the new ones. */
 int engine_reload(Engine *e, VigilError *err);
 
+/* A policy set for a config: vigil's lua/ and plugins/, then the config's
+ * plugin_paths (none when cfg is NULL). */
+PolicySet *engine_policies_for(const VigilConfig *cfg);
+
+/* What the engine does with a policy's format: the body, checked and escaped
+ * (envelope_check_policy_body), framed with a nonce drawn after the policy
+ * ran. Returns 0 with the envelope appended to text, 1 when the policy has no
+ * format (nothing appended), -1 with err when the call or the check failed. */
+int engine_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *err);
+
 /* Loads, into ps, the config's default policy and every policy its monitors
  * name: a syntax error or a missing file is found at start, not at the first
  * notification. */
