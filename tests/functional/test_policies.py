@@ -369,6 +369,8 @@ def test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working(e):
     assert e.call("ping")["version"]
     e.main.wait_ending(other)
     assert "instruction budget" in e.log()
+    # The log line carries the traceback (escaped onto one line).
+    assert "stack traceback:" in e.log(), e.log()[-2000:]
 
 
 # --- the example policies ----------------------------------------------------
