@@ -127,7 +127,7 @@ ingest_vigil(const char *gen, const char *bytes, size_t npatterns, Policy *polic
   settings_defaults(&settings);
   IngestRun run = {0};
   run.policy = policy;
-  MonitorHooks hooks = {ingest_on_notification, NULL, ingest_on_finished};
+  MonitorHooks hooks = {ingest_on_notification, NULL, ingest_on_finished, NULL};
   char *argv[] = {(char *)gen, (char *)bytes, NULL};
   MonitorSpec spec = {
     .argv = argv,

@@ -778,11 +778,11 @@ api_monitor_events(Call *call)
   ((1u << kEventStopped) | (1u << kEventExited) | (1u << kEventTimedOut) |            \
    (1u << kEventIdleTimeout) | (1u << kEventOverload))
 
-/* {event, timed_out, state} */
+/* {event, timed_out, state, last_sequence} */
 static void
 api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor *m)
 {
-  msgpack_pack_map(pk, 3);
+  msgpack_pack_map(pk, 4);
   wire_key(pk, "event");
   if (ev)
     wire_event(pk, ev);
@@ -792,6 +792,17 @@ api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor
   timed_out ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
   wire_key(pk, "state");
   wire_str(pk, monitor_state_name(monitor_state(m)));
+  /* The newest line's seq: a follower passes it back as since_sequence. */
+  wire_key(pk, "last_sequence");
+  msgpack_pack_uint64(pk, ring_last(monitor_ring(m)).seq);
+}
+
+/* Whether the ring holds a line with seq > since (for: "output"). */
+static bool
+api_has_output_after(const Monitor *m, uint64_t since)
+{
+  RingLine last = ring_last(monitor_ring(m));
+  return last.text != NULL && last.seq > since;
 }
 
 /* Answers a monitor_wait and retires its waiter. */
@@ -816,21 +827,25 @@ api_wait_timeout(uv_timer_t *t)
 static void
 api_monitor_wait(Call *call)
 {
-  static const char *const kinds[] = {"exit", "match", "event", NULL};
+  static const char *const kinds[] = {"exit", "match", "event", "output", NULL};
   MonRecord *r = api_record(call, "monitor_id");
   if (r == NULL)
     return;
   int kind = 0;
-  uint64_t since = 0, timeout = 30000;
+  uint64_t since = 0, since_seq = 0, timeout = 30000;
   if (args_choice(&call->args, "for", kinds, &kind, &call->err) < 0 ||
       args_uint(&call->args, "since_event_id", 0, UINT64_MAX, &since, &call->err) < 0 ||
+      args_uint(&call->args, "since_sequence", 0, UINT64_MAX, &since_seq, &call->err) < 0 ||
       args_uint(&call->args, "timeout_ms", 0, API_WAIT_MAX_MS, &timeout, &call->err) < 0)
     return;
-  unsigned mask = kind == 0 ? API_ENDING_EVENTS : kind == 1 ? (1u << kEventMatch) : ~0u;
-  const Event *ev = eventlog_find(monitor_events(r->monitor), since, mask);
-  if (ev || timeout == 0 || !r->running) {
+  bool for_output = kind == 3;
+  unsigned mask = kind == 0 ? API_ENDING_EVENTS : kind == 1 ? (1u << kEventMatch)
+                  : kind == 2 ? ~0u : 0u;
+  const Event *ev = for_output ? NULL : eventlog_find(monitor_events(r->monitor), since, mask);
+  bool ready = ev != NULL || (for_output && api_has_output_after(r->monitor, since_seq));
+  if (ready || timeout == 0 || !r->running) {
     /* Already there, or it can never come (the monitor has ended). */
-    api_pack_wait(&call->pk, ev, ev == NULL && r->running, r->monitor);
+    api_pack_wait(&call->pk, ev, !ready && r->running, r->monitor);
     return;
   }
   if (!call->is_request)
@@ -840,6 +855,8 @@ api_monitor_wait(Call *call)
   Waiter *w = engine_wait_add(call->c, r, kWaitEvent, call->msgid, true);
   w->type_mask = mask;
   w->since_event_id = since;
+  w->for_output = for_output;
+  w->since_sequence = since_seq;
   uv_timer_start(&w->timer, api_wait_timeout, timeout, 0);
   call->deferred = true;
 }
@@ -967,6 +984,18 @@ api_on_event(Engine *e, MonRecord *r, const Event *ev)
 }
 
 void
+api_on_lines(Engine *e, MonRecord *r)
+{
+  Waiter *next;
+  for (Waiter *w = r->waiters; w; w = next) {
+    next = w->rec_next;
+    if (w->kind == kWaitEvent && w->for_output &&
+        api_has_output_after(r->monitor, w->since_sequence))
+      api_wait_answer(w, NULL, false);
+  }
+}
+
+void
 api_on_finished(Engine *e, MonRecord *r)
 {
   while (r->waiters) {
@@ -1029,7 +1058,8 @@ static const struct {
   {"monitor_output", api_monitor_output, ARGS("monitor_id", "stream", "since_sequence", "limit")},
   {"monitor_logs", api_monitor_logs, ARGS("monitor_id", "stream", "offset", "limit")},
   {"monitor_events", api_monitor_events, ARGS("monitor_id", "since_event_id")},
-  {"monitor_wait", api_monitor_wait, ARGS("monitor_id", "for", "since_event_id", "timeout_ms")},
+  {"monitor_wait", api_monitor_wait,
+   ARGS("monitor_id", "for", "since_event_id", "since_sequence", "timeout_ms")},
   {"process_run", api_process_run,
    ARGS("command", "argv", "shell", "cwd", "env", "stdin", "timeout_s", "stdout_lines",
         "background", "memory_limit", "cpu_limit", "label")},

@@ -205,10 +205,21 @@ engine_on_finished(void *data, Monitor *m)
   engine_maybe_drained(e);
 }
 
+/* New lines: only monitor_wait {for: "output"} cares, and only if someone
+ * waits (the check is one pointer per read). */
+static void
+engine_on_lines(void *data, Monitor *m)
+{
+  MonRecord *r = data;
+  if (r->waiters)
+    api_on_lines(r->engine, r);
+}
+
 static const MonitorHooks engine_monitor_hooks = {
   engine_on_notification,
   engine_on_event,
   engine_on_finished,
+  engine_on_lines,
 };
 
 /* --- the start path ----------------------------------------------------- */

@@ -107,6 +107,8 @@ struct Waiter {
   MonRecord *rec;
   unsigned type_mask;       /* kWaitEvent: which event types answer it */
   uint64_t since_event_id;
+  bool for_output;          /* kWaitEvent: answered by a line with seq > since_sequence */
+  uint64_t since_sequence;
   uint64_t stdout_lines;    /* kWaitRun */
   uv_timer_t timer;         /* kWaitEvent: the timeout */
   bool timer_armed;
@@ -207,6 +209,7 @@ int engine_conn_attach(Conn *c, Session *s, bool has_last_seq, uint64_t last_seq
 /* Hooks api.c provides: answering waiters when something happens. */
 void api_on_event(Engine *e, MonRecord *r, const Event *ev);
 void api_on_finished(Engine *e, MonRecord *r);
+void api_on_lines(Engine *e, MonRecord *r);
 void api_cancel_waiter(Waiter *w); /* the monitor went away: answer what can be */
 
 #endif

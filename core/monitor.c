@@ -281,7 +281,10 @@ monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
   m->stream_bytes[stream] += len;
   m->last_output_mono = uv_now(m->loop);
   capture_write(&m->capture[stream], buf, len);
+  uint64_t lines_before = m->ring.counters.lines;
   linebuf_feed(&m->linebuf[stream], buf, len, monitor_on_line, &m->streams[stream]);
+  if (m->hooks.on_lines && m->ring.counters.lines != lines_before)
+    m->hooks.on_lines(m->data, m);
 }
 
 static void

@@ -70,6 +70,9 @@ typedef struct {
   /* The process is gone and the ending notification has been handed over.
    * The monitor stays readable until monitor_free. May be NULL. */
   void (*on_finished)(void *data, Monitor *m);
+  /* A read added lines to the ring (called once per read, not per line).
+   * May be NULL. */
+  void (*on_lines)(void *data, Monitor *m);
 } MonitorHooks;
 
 typedef struct {

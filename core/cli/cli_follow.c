@@ -5,14 +5,13 @@
  * first-class way to learn of a monitor's events and the session's pushed
  * notifications as the way to learn of its lines.
  *
- * How --follow learns of new lines: the engine has no "a line arrived"
- * wait, so it listens to two things at once on one connection, an
- * outstanding monitor_wait {for: "event"} (matches and the ending) and the
- * session's notifications about this monitor (output batches, the ending),
- * and after either fetches monitor_output since the last seq it printed. A
- * line that causes neither (an unmatched line of a monitor notified only of
- * matches, or a batch withheld by the rate limit) is printed with the next
- * one that does, or at the end, when everything left is printed.
+ * How --follow learns of new lines: it keeps one monitor_wait
+ * {for: "output", since_sequence} outstanding, which the engine answers as
+ * soon as the monitor has a line newer than that (or has ended), and then
+ * fetches monitor_output since the last seq it printed. The answer's
+ * last_sequence is the next wait's since_sequence, so a filter (--stderr)
+ * that leaves a new stdout line unprinted does not make the wait answer
+ * again at once. The session's notifications about the monitor wake it too.
  */
 #include "cli_cmds.h"
 
@@ -164,16 +163,16 @@ cli_output_last_event(CliClient *c, const char *id, uint64_t *last, bool *ended)
   return 0;
 }
 
-/* Sends monitor_wait {for: "event"} after since_event. Returns its msgid or
- * -1. */
+/* Sends monitor_wait {for: "output"} for a line after since_seq. Returns its
+ * msgid or -1. */
 static int64_t
-cli_output_send_wait(CliClient *c, const char *id, uint64_t since_event)
+cli_output_send_wait(CliClient *c, const char *id, uint64_t since_seq)
 {
   CliReq req;
   cli_req_init(&req);
   cli_req_str(&req, "monitor_id", id);
-  cli_req_str(&req, "for", "event");
-  cli_req_uint(&req, "since_event_id", since_event);
+  cli_req_str(&req, "for", "output");
+  cli_req_uint(&req, "since_sequence", since_seq);
   cli_req_uint(&req, "timeout_ms", CLI_WAIT_CHUNK_MS);
   int64_t msgid =
       cli_conn_send(c->conn, "monitor_wait", &req, cli_now_ms() + CLI_CALL_TIMEOUT_MS, &c->err);
@@ -191,9 +190,10 @@ cli_output_follow(CliClient *c, CliFollow *f, const char *stream, uint64_t since
       cli_output_fetch(c, f->id, stream, &since, 0, false) != 0)
     return -1;
   int64_t wait_id = -1, wait_deadline = 0;
+  uint64_t seen_seq = since; /* the newest seq the engine has told us of */
   while (!ended && !f->ended) {
     if (wait_id < 0) {
-      wait_id = cli_output_send_wait(c, f->id, last_event);
+      wait_id = cli_output_send_wait(c, f->id, seen_seq);
       if (wait_id < 0)
         return -1;
       wait_deadline = cli_now_ms() + CLI_WAIT_CHUNK_MS + CLI_CALL_TIMEOUT_MS;
@@ -204,16 +204,10 @@ cli_output_follow(CliClient *c, CliFollow *f, const char *stream, uint64_t since
       return -1;
     if (rc > 0) {
       wait_id = -1;
-      const msgpack_object *ev = cli_obj_get(reply.result, "event");
-      if (ev) {
-        size_t tn;
-        const char *type = cli_obj_get_text(ev, "type", &tn);
-        last_event = cli_obj_get_uint(ev, "id", last_event);
-        if (type && cli_follow_is_ending(type, tn))
-          ended = true;
+      uint64_t last = cli_obj_get_uint(reply.result, "last_sequence", seen_seq);
+      if (last > seen_seq) {
+        seen_seq = last;
         f->woke = true;
-      } else if (!cli_obj_get_bool(reply.result, "timed_out")) {
-        ended = true; /* it can no longer come: the monitor has ended */
       }
       if (!cli_obj_get_is(reply.result, "state", "running"))
         ended = true;

@@ -268,6 +268,22 @@ def test_output_follow_prints_lines_as_they_come_and_ends_with_the_monitor(e):
 
 
 @socket_only
+def test_output_follow_prints_unmatched_lines_while_the_monitor_runs(e):
+    # Notified only of matches, and no line matches: follow still shows each
+    # line as it comes (monitor_wait {for: "output"}), not only at the end.
+    mid = start(e, "-e", "^never$", "--", "sh", "-c", "echo first; sleep 30")
+    proc = spawn(e, "output", mid, "--follow")
+    try:
+        rd = Reader(proc)
+        rd.until(lambda b: b"first\n" in b, what="the unmatched line, while it runs")
+        assert proc.poll() is None  # still following: the monitor runs on
+        vigil_ok(e, "stop", mid, "--grace", "0")
+        assert proc.wait(15) == 0
+    finally:
+        finish(proc)
+
+
+@socket_only
 def test_output_follow_with_patterns_still_prints_every_line_by_the_end(e):
     mid = start(e, "-e", "tick 2", "--", TICK, "150", "4")
     r = vigil_ok(e, "output", mid, "-f", "--json", timeout=20)
@@ -492,6 +508,7 @@ if __name__ == "__main__":
         test_wait_for_exit_and_its_timeout,
         test_wait_for_match,
         test_output_follow_prints_lines_as_they_come_and_ends_with_the_monitor,
+        test_output_follow_prints_unmatched_lines_while_the_monitor_runs,
         test_output_follow_with_patterns_still_prints_every_line_by_the_end,
         test_output_follow_of_an_ended_monitor_returns_at_once,
         test_watch_prints_envelopes,

@@ -233,6 +233,24 @@ def test_per_session_monitor_cap(e):
     assert e.main.call("monitor_start", session=anon, command="sleep 30")["monitor_id"]
 
 
+def test_monitor_wait_for_output(e):
+    # A monitor notified only of matches still wakes an output waiter for an
+    # unmatched line: the first-class way to follow a monitor's lines.
+    mid = e.call("monitor_start", argv=[TICK, "200", "3"], patterns=["^never$"])["monitor_id"]
+    w = e.call("monitor_wait", monitor_id=mid, **{"for": "output"}, since_sequence=0,
+               timeout_ms=20000)
+    assert w["timed_out"] is False and w["event"] is None and w["last_sequence"] >= 1, w
+    seen = w["last_sequence"]
+    w2 = e.call("monitor_wait", monitor_id=mid, **{"for": "output"}, since_sequence=seen,
+                timeout_ms=20000)
+    assert w2["last_sequence"] > seen, w2
+    # Nothing newer: it times out.
+    e.main.wait_ending(mid)
+    w3 = e.call("monitor_wait", monitor_id=mid, **{"for": "output"}, since_sequence=3,
+                timeout_ms=100)
+    assert w3["last_sequence"] == 3 and w3["event"] is None and w3["state"] == "exited"
+
+
 def test_internal_error_when_the_os_fails(e):
     # An OS failure the protocol has no other code for: the engine's own
     # working directory was removed, so a start without cwd cannot resolve one.
@@ -341,6 +359,7 @@ if __name__ == "__main__":
         test_spawn_failed_leaves_nothing,
         test_disabled,
         test_per_session_monitor_cap,
+        test_monitor_wait_for_output,
         test_internal_error_when_the_os_fails,
         test_monitor_wait_on_event_and_timeout,
         test_process_run_foreground_with_stdin,
