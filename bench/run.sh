@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds vigil in Release and runs every benchmark in turn: ingest, latency,
-# idle (bench/README.md says what each measures and its target). Prints the
+# idle, policy (bench/README.md says what each measures and its target). Prints the
 # figures; nothing is compared against a threshold here, and the exit status
 # is non-zero only when a build or a benchmark itself failed.
 #
-#   bench/run.sh [--quick] [ingest|latency|idle ...]
+#   bench/run.sh [--quick] [ingest|latency|idle|policy ...]
 #
 # --quick runs smaller versions (50 MiB once, 50 latency lines, 3 s idle
 # windows) to check the benchmarks work, not to quote. Naming benchmarks
@@ -20,12 +20,12 @@ which=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    ingest|latency|idle) which+=("$a") ;;
+    ingest|latency|idle|policy) which+=("$a") ;;
     -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy)" >&2; exit 2 ;;
   esac
 done
-[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle)
+[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy)
 
 # The idle benchmark counts system calls with strace; without it, it counts
 # context switches only. Install it when we can, as the other packages are.
@@ -41,7 +41,7 @@ fi
 echo "== build (Release) in $build"
 mkdir -p "$build"
 log="$build/bench-build.log"
-targets=(vigild gen_log ingest latency latency_child idle)
+targets=(vigild gen_log ingest latency latency_child idle policy)
 if ! { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release &&
        cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"; } \
        >"$log" 2>&1; then
@@ -83,6 +83,13 @@ for b in "${which[@]}"; do
     idle)
       if [ "$quick" -eq 1 ]; then args=(--seconds 3); else args=(); fi
       bench 300 "$build/bench/idle" "${args[@]}" || status=1 ;;
+    policy)
+      # The cost of a Lua policy per notification, then the ingest ratio with
+      # one formatting every notification.
+      if [ "$quick" -eq 1 ]; then args=(--calls 2000); iargs=(--bytes 50m --runs 1);
+      else args=(); iargs=(); fi
+      bench 300 "$build/bench/policy" "${args[@]}" || status=1
+      bench 300 "$build/bench/ingest" --policy xml "${iargs[@]}" || status=1 ;;
   esac
 done
 exit "$status"
