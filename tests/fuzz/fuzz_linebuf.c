@@ -5,8 +5,8 @@
  * and no LF, and be no longer than line_max bytes after sanitizing could
  * expand it. The same input fed whole must give the same lines.
  *
- * Build: clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icore \
- *   tests/fuzz/fuzz_linebuf.c core/linebuf.c core/memory.c
+ * Build: clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icore -Itests/support \
+ *   tests/fuzz/fuzz_linebuf.c tests/support/utf8check.c core/linebuf.c core/memory.c
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "linebuf.h"
+#include "utf8check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,47 +25,6 @@ typedef struct {
   uint64_t lines;
   uint64_t hash; /* FNV-1a over every line's text, length and flags */
 } FuzzSeen;
-
-/* Strict UTF-8 check: no overlongs, surrogates, values past U+10FFFF or
- * truncated sequences. */
-static bool
-fuzz_valid_utf8(const unsigned char *p, size_t len)
-{
-  const unsigned char *end = p + len;
-  while (p < end) {
-    unsigned c = *p;
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80) {
-      p++;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 4;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if ((size_t)(end - p) < n)
-      return false;
-    for (size_t i = 1; i < n; i++) {
-      if ((p[i] & 0xC0) != 0x80)
-        return false;
-      cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000))
-      return false;
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    p += n;
-  }
-  return true;
-}
 
 static void
 fuzz_hash(uint64_t *h, const void *p, size_t n)
@@ -87,7 +47,7 @@ fuzz_line(void *ctx, const Line *line)
     abort();
   if (line->len > linebuf_sanitized_max(seen->line_max))
     abort();
-  if (!fuzz_valid_utf8(t, line->len))
+  if (!test_utf8_valid(line->text, line->len))
     abort();
   if (memchr(t, 0x1B, line->len) != NULL || memchr(t, '\n', line->len) != NULL)
     abort();

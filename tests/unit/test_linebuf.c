@@ -10,6 +10,7 @@
 #include "check.h"
 #include "linebuf.h"
 #include "memory.h"
+#include "utf8check.h"
 
 /* Everything the splitter handed on, copied out of the callback. */
 typedef struct {
@@ -47,47 +48,6 @@ collect_free(Collect *c)
     free(c->lines[i].text);
   free(c->lines);
   memset(c, 0, sizeof *c);
-}
-
-/* Strict UTF-8 check: no overlongs, surrogates, values past U+10FFFF or
- * truncated sequences. */
-static bool
-valid_utf8(const char *s, size_t len)
-{
-  const unsigned char *p = (const unsigned char *)s, *end = p + len;
-  while (p < end) {
-    unsigned c = *p;
-    size_t n;
-    unsigned cp;
-    if (c < 0x80) {
-      p++;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 4;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if ((size_t)(end - p) < n)
-      return false;
-    for (size_t i = 1; i < n; i++) {
-      if ((p[i] & 0xC0) != 0x80)
-        return false;
-      cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000))
-      return false;
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    p += n;
-  }
-  return true;
 }
 
 /* Feeds s in chunks of `chunk` bytes (0: all at once), then finishes. */
@@ -448,7 +408,7 @@ TEST(invalid_utf8_replaced_per_maximal_subpart)
     unsigned flags = 0;
     size_t n = linebuf_sanitize(cases[i].in, len, out, &flags);
     CHECK_MEM(out, n, cases[i].out);
-    CHECK(valid_utf8(out, n));
+    CHECK(test_utf8_valid(out, n));
     CHECK_INT(flags, 0);
     free(out);
   }
@@ -475,7 +435,7 @@ TEST(random_bytes_give_valid_utf8_without_esc)
     Collect c = {0};
     split(s, len, line_max, 1 + rnd(&state) % 97, &c, NULL);
     for (size_t i = 0; i < c.n; i++) {
-      CHECK(valid_utf8(c.lines[i].text, c.lines[i].len));
+      CHECK(test_utf8_valid(c.lines[i].text, c.lines[i].len));
       CHECK(memchr(c.lines[i].text, 0x1B, c.lines[i].len) == NULL);
       CHECK(memchr(c.lines[i].text, '\n', c.lines[i].len) == NULL);
       CHECK(c.lines[i].len <= linebuf_sanitized_max(line_max));

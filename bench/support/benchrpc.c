@@ -1,0 +1,358 @@
+/*
+ * The benchmarks' blocking msgpack-rpc client and engine handling
+ * (benchrpc.h).
+ *
+ * One engine per program: bench_rpc_init records the BenchRpc that
+ * bench_rpc_die and the signal handlers stop, so a failure or a ^C never
+ * leaves a vigild behind. The client is deliberately simple: one request in
+ * flight, written whole, then poll and read until the response with its
+ * msgid has come, handing any notification read on the way to the hook. The
+ * engine runs in a fresh /tmp/vigil-NAME-XXXXXX/ holding config.lua,
+ * vigild.log and run/vigil.sock; bench_rpc_cleanup removes exactly those.
+ */
+#include "benchrpc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static BenchRpc *bench_rpc_global; /* for bench_rpc_die and the handlers */
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t
+bench_rpc_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Sleeps ms milliseconds, resuming after signals. */
+void
+bench_rpc_sleep_ms(long ms)
+{
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&t, &t) != 0 && errno == EINTR)
+    ;
+}
+
+/* SIGTERM, SIGINT, SIGHUP (run.sh's time bound, a ^C): the engine must not
+ * outlive the benchmark, so it gets SIGTERM (it stops its monitors) before
+ * we go. Only async-signal-safe calls. */
+static void
+bench_rpc_on_signal(int sig)
+{
+  if (bench_rpc_global != NULL && bench_rpc_global->vigild > 0)
+    kill(bench_rpc_global->vigild, SIGTERM);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* Clears rpc, names it, makes it the one to stop, and installs the
+ * handlers. */
+void
+bench_rpc_init(BenchRpc *rpc, const char *name)
+{
+  memset(rpc, 0, sizeof *rpc);
+  rpc->name = name;
+  rpc->fd = -1;
+  signal(SIGPIPE, SIG_IGN);
+  bench_rpc_global = rpc;
+  signal(SIGTERM, bench_rpc_on_signal);
+  signal(SIGINT, bench_rpc_on_signal);
+  signal(SIGHUP, bench_rpc_on_signal);
+}
+
+/* Prints the message, stops the engine and exits 1, keeping the temp dir
+ * for its vigild.log. */
+void
+bench_rpc_die(const char *fmt, ...)
+{
+  BenchRpc *rpc = bench_rpc_global;
+  const char *name = rpc ? rpc->name : "bench";
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: ", name);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  if (rpc && rpc->vigild > 0) {
+    kill(rpc->vigild, SIGTERM);
+    waitpid(rpc->vigild, NULL, 0);
+    fprintf(stderr, "%s: the engine's log is %s/vigild.log\n", name, rpc->dir);
+  }
+  exit(1);
+}
+
+/* --- msgpack helpers ---------------------------------------------------- */
+
+/* Whether o is a str (or bin) equal to s. */
+bool
+bench_rpc_obj_is(const msgpack_object *o, const char *s)
+{
+  size_t n = strlen(s);
+  if (o->type == MSGPACK_OBJECT_STR)
+    return o->via.str.size == n && memcmp(o->via.str.ptr, s, n) == 0;
+  if (o->type == MSGPACK_OBJECT_BIN)
+    return o->via.bin.size == n && memcmp(o->via.bin.ptr, s, n) == 0;
+  return false;
+}
+
+/* The value under key in map o, or NULL. */
+const msgpack_object *
+bench_rpc_get(const msgpack_object *o, const char *key)
+{
+  if (o == NULL || o->type != MSGPACK_OBJECT_MAP)
+    return NULL;
+  for (uint32_t i = 0; i < o->via.map.size; i++)
+    if (bench_rpc_obj_is(&o->via.map.ptr[i].key, key))
+      return &o->via.map.ptr[i].val;
+  return NULL;
+}
+
+/* The unsigned integer o, or -1. */
+int64_t
+bench_rpc_uint(const msgpack_object *o)
+{
+  return o && o->type == MSGPACK_OBJECT_POSITIVE_INTEGER ? (int64_t)o->via.u64 : -1;
+}
+
+/* Copies the str o into out (cap bytes, NUL-terminated); "" if not a str. */
+void
+bench_rpc_str(const msgpack_object *o, char *out, size_t cap)
+{
+  out[0] = '\0';
+  if (o && o->type == MSGPACK_OBJECT_STR) {
+    size_t n = o->via.str.size < cap - 1 ? o->via.str.size : cap - 1;
+    memcpy(out, o->via.str.ptr, n);
+    out[n] = '\0';
+  }
+}
+
+/* Packs s as a msgpack str. */
+void
+bench_rpc_pack_str(msgpack_packer *pk, const char *s)
+{
+  size_t n = strlen(s);
+  msgpack_pack_str(pk, n);
+  msgpack_pack_str_body(pk, s, n);
+}
+
+/* --- the engine --------------------------------------------------------- */
+
+/* Writes the config, starts vigild --listen in the temp dir and connects
+ * (waiting up to 10 s for the socket to appear). */
+void
+bench_rpc_engine_start(BenchRpc *rpc, const char *vigild, const char *config_fmt, ...)
+{
+  snprintf(rpc->dir, sizeof rpc->dir, "/tmp/vigil-%s-XXXXXX", rpc->name);
+  if (mkdtemp(rpc->dir) == NULL)
+    bench_rpc_die("mkdtemp: %s", strerror(errno));
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/config.lua", rpc->dir);
+  FILE *f = fopen(path, "w");
+  if (f == NULL)
+    bench_rpc_die("%s: %s", path, strerror(errno));
+  va_list ap;
+  va_start(ap, config_fmt);
+  vfprintf(f, config_fmt, ap);
+  va_end(ap);
+  fclose(f);
+  snprintf(rpc->sock_path, sizeof rpc->sock_path, "%s/run/vigil.sock", rpc->dir);
+
+  char log[PATH_MAX];
+  snprintf(log, sizeof log, "%s/vigild.log", rpc->dir);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  char *argv[] = {(char *)vigild, "--listen", rpc->sock_path, "--config", path, NULL};
+  int rc = posix_spawn(&rpc->vigild, vigild, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    bench_rpc_die("cannot start %s: %s", vigild, strerror(rc));
+
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(rpc->sock_path) >= sizeof addr.sun_path)
+    bench_rpc_die("socket path too long: %s", rpc->sock_path);
+  memcpy(addr.sun_path, rpc->sock_path, strlen(rpc->sock_path) + 1);
+  int64_t deadline = bench_rpc_now_ns() + 10000000000LL;
+  for (;;) {
+    int status;
+    if (waitpid(rpc->vigild, &status, WNOHANG) == rpc->vigild) {
+      rpc->vigild = 0;
+      bench_rpc_die("vigild exited at start; see %s", log);
+    }
+    rpc->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (connect(rpc->fd, (struct sockaddr *)&addr, sizeof addr) == 0)
+      break;
+    close(rpc->fd);
+    if (bench_rpc_now_ns() > deadline)
+      bench_rpc_die("vigild never listened on %s", rpc->sock_path);
+    bench_rpc_sleep_ms(10); /* waiting for the socket to appear, at start only */
+  }
+  msgpack_unpacker_init(&rpc->unp, 65536);
+}
+
+/* SIGTERM, then up to 30 s (3000 polls 10 ms apart) for the exit. */
+bool
+bench_rpc_engine_stop(BenchRpc *rpc, int *status)
+{
+  kill(rpc->vigild, SIGTERM);
+  for (int i = 0; i < 3000; i++) {
+    if (waitpid(rpc->vigild, status, WNOHANG) == rpc->vigild) {
+      rpc->vigild = 0;
+      return true;
+    }
+    bench_rpc_sleep_ms(10);
+  }
+  return false;
+}
+
+/* Prints that the temp dir is kept, or removes what the engine left in it. */
+void
+bench_rpc_cleanup(BenchRpc *rpc, bool keep)
+{
+  if (keep) {
+    printf("  (kept %s: config.lua, vigild.log)\n", rpc->dir);
+    return;
+  }
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/config.lua", rpc->dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/vigild.log", rpc->dir);
+  unlink(path);
+  unlink(rpc->sock_path);
+  snprintf(path, sizeof path, "%s/run", rpc->dir);
+  rmdir(path);
+  rmdir(rpc->dir);
+}
+
+/* --- the connection ----------------------------------------------------- */
+
+/* Reads once and handles every whole message: keeps the awaited response,
+ * hands notifications to the hook, dies on vigil.error. */
+void
+bench_rpc_socket_read(BenchRpc *rpc)
+{
+  if (msgpack_unpacker_buffer_capacity(&rpc->unp) < 65536 &&
+      !msgpack_unpacker_reserve_buffer(&rpc->unp, 65536))
+    bench_rpc_die("out of memory");
+  ssize_t r = read(rpc->fd, msgpack_unpacker_buffer(&rpc->unp),
+                   msgpack_unpacker_buffer_capacity(&rpc->unp));
+  rpc->read_ns = bench_rpc_now_ns();
+  if (r == 0)
+    bench_rpc_die("vigild closed the connection");
+  if (r < 0) {
+    if (errno == EINTR)
+      return;
+    bench_rpc_die("read from vigild: %s", strerror(errno));
+  }
+  msgpack_unpacker_buffer_consumed(&rpc->unp, (size_t)r);
+  msgpack_unpacked msg;
+  msgpack_unpacked_init(&msg);
+  msgpack_unpack_return rc;
+  while ((rc = msgpack_unpacker_next(&rpc->unp, &msg)) == MSGPACK_UNPACK_SUCCESS) {
+    const msgpack_object *o = &msg.data;
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 3)
+      bench_rpc_die("a message that is not msgpack-rpc");
+    const msgpack_object *a = o->via.array.ptr;
+    if (a[0].via.u64 == 1 && o->via.array.size == 4 && a[1].via.u64 == rpc->want_id) {
+      rpc->resp = msg; /* keeps the zone; msg starts afresh */
+      rpc->have_resp = true;
+      msgpack_unpacked_init(&msg);
+    } else if (a[0].via.u64 == 2 && rpc->notify != NULL &&
+               bench_rpc_obj_is(&a[1], "vigil.notification") &&
+               a[2].type == MSGPACK_OBJECT_ARRAY && a[2].via.array.size == 1) {
+      rpc->notify(rpc, &a[2].via.array.ptr[0], rpc->notify_data);
+    } else if (a[0].via.u64 == 2 && bench_rpc_obj_is(&a[1], "vigil.error")) {
+      bench_rpc_die("vigild sent a vigil.error notification");
+    }
+  }
+  msgpack_unpacked_destroy(&msg);
+  if (rc == MSGPACK_UNPACK_PARSE_ERROR)
+    bench_rpc_die("vigild sent bytes that are not msgpack");
+}
+
+/* Clears sb and packs [0, id, method, [{...nargs}]] up to the pairs. */
+uint32_t
+bench_rpc_begin(BenchRpc *rpc, msgpack_sbuffer *sb, msgpack_packer *pk, const char *method,
+                size_t nargs)
+{
+  msgpack_sbuffer_clear(sb);
+  uint32_t id = ++rpc->next_id;
+  msgpack_pack_array(pk, 4);
+  msgpack_pack_int(pk, 0);
+  msgpack_pack_uint32(pk, id);
+  bench_rpc_pack_str(pk, method);
+  msgpack_pack_array(pk, 1);
+  msgpack_pack_map(pk, nargs);
+  return id;
+}
+
+/* Writes sb whole, then reads until the response to id has come; returns
+ * its result. */
+const msgpack_object *
+bench_rpc_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb)
+{
+  if (rpc->have_resp) {
+    msgpack_unpacked_destroy(&rpc->resp);
+    rpc->have_resp = false;
+  }
+  rpc->want_id = id;
+  for (size_t off = 0; off < sb->size;) {
+    ssize_t w = write(rpc->fd, sb->data + off, sb->size - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      bench_rpc_die("write to vigild: %s", strerror(errno));
+    off += (size_t)w;
+  }
+  int64_t deadline = bench_rpc_now_ns() + 30000000000LL;
+  while (!rpc->have_resp) {
+    struct pollfd p = {rpc->fd, POLLIN, 0};
+    int left = (int)((deadline - bench_rpc_now_ns()) / 1000000);
+    if (left <= 0)
+      bench_rpc_die("no answer from vigild in 30 s");
+    if (poll(&p, 1, left) > 0)
+      bench_rpc_socket_read(rpc);
+  }
+  const msgpack_object *a = rpc->resp.data.via.array.ptr;
+  if (a[2].type != MSGPACK_OBJECT_NIL) {
+    const msgpack_object *m = NULL;
+    if (a[2].type == MSGPACK_OBJECT_ARRAY && a[2].via.array.size == 2)
+      m = &a[2].via.array.ptr[1];
+    bench_rpc_die("request %u failed: %.*s", id,
+                  m && m->type == MSGPACK_OBJECT_STR ? (int)m->via.str.size : 0,
+                  m && m->type == MSGPACK_OBJECT_STR ? m->via.str.ptr : "");
+  }
+  return &a[3];
+}
+
+/* Drops the kept response and the unpacker, closes the socket. */
+void
+bench_rpc_disconnect(BenchRpc *rpc)
+{
+  if (rpc->have_resp) {
+    msgpack_unpacked_destroy(&rpc->resp);
+    rpc->have_resp = false;
+  }
+  msgpack_unpacker_destroy(&rpc->unp);
+  close(rpc->fd);
+  rpc->fd = -1;
+}

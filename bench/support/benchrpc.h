@@ -1,0 +1,112 @@
+/*
+ * The blocking msgpack-rpc client and engine handling shared by the
+ * benchmarks that drive a real vigild (idle, latency).
+ *
+ * A benchmark calls bench_rpc_init first (its name prefixes every message,
+ * and SIGTERM, SIGINT and SIGHUP then stop the engine before the program
+ * goes), bench_rpc_engine_start to write its config to a fresh
+ * /tmp/vigil-NAME-XXXXXX/, start `vigild --listen` there and connect, and
+ * then packs requests with bench_rpc_begin and sends them with
+ * bench_rpc_call, which waits for the matching response. Notifications that
+ * arrive meanwhile go to the notify hook when one is set and are skipped
+ * otherwise; a vigil.error notification is fatal. bench_rpc_die reports,
+ * stops the engine and exits 1, keeping the temp dir for its vigild.log.
+ */
+#ifndef VIGIL_BENCH_RPC_H
+#define VIGIL_BENCH_RPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <msgpack.h>
+
+typedef struct BenchRpc BenchRpc;
+
+/* Called with the one params entry of each vigil.notification, from inside
+ * bench_rpc_socket_read (so also while bench_rpc_call waits). */
+typedef void (*BenchRpcNotify)(BenchRpc *rpc, const msgpack_object *params, void *data);
+
+/* The engine, its temp dir and the connection. */
+struct BenchRpc {
+  const char *name;              /* the program's, for messages and the dir */
+  char dir[64];
+  char sock_path[128];
+  pid_t vigild;                  /* 0 once it has been reaped */
+  int fd;
+  msgpack_unpacker unp;
+  uint32_t next_id;
+  uint32_t want_id;              /* the response bench_rpc_call waits for */
+  bool have_resp;
+  msgpack_unpacked resp;
+  int64_t read_ns;               /* when the last socket read returned */
+  BenchRpcNotify notify;         /* NULL: notifications are skipped */
+  void *notify_data;
+};
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t bench_rpc_now_ns(void);
+
+/* Sleeps ms milliseconds, resuming after signals. */
+void bench_rpc_sleep_ms(long ms);
+
+/* Clears rpc, names it (name must outlive it), makes it the one that
+ * bench_rpc_die and the signal handlers stop, ignores SIGPIPE and installs
+ * the handlers for SIGTERM, SIGINT and SIGHUP. */
+void bench_rpc_init(BenchRpc *rpc, const char *name);
+
+/* Prints "NAME: message" to stderr, stops the engine (it stops its
+ * monitors), says where its log is and exits 1. */
+void bench_rpc_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Whether o is a str (or bin) equal to s. */
+bool bench_rpc_obj_is(const msgpack_object *o, const char *s);
+
+/* The value under key in map o, or NULL (also when o is NULL or not a map). */
+const msgpack_object *bench_rpc_get(const msgpack_object *o, const char *key);
+
+/* The unsigned integer o, or -1 when o is missing or not one. */
+int64_t bench_rpc_uint(const msgpack_object *o);
+
+/* Copies the str o into out (cap bytes, NUL-terminated); "" if not a str. */
+void bench_rpc_str(const msgpack_object *o, char *out, size_t cap);
+
+/* Packs s as a msgpack str. */
+void bench_rpc_pack_str(msgpack_packer *pk, const char *s);
+
+/* Writes the config (config_fmt, printf-style) to a fresh temp dir, starts
+ * `vigild --listen` there with stderr to vigild.log and connects, waiting
+ * up to 10 s for the socket. Dies on any failure. */
+void bench_rpc_engine_start(BenchRpc *rpc, const char *vigild, const char *config_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Reads what the socket has (one read), stamps rpc->read_ns, and handles
+ * every whole message: the awaited response is kept in rpc->resp,
+ * notifications go to the hook. Dies when the engine closes the
+ * connection. */
+void bench_rpc_socket_read(BenchRpc *rpc);
+
+/* Clears sb and packs the header of a request whose params are one map of
+ * nargs entries (the caller packs the pairs into pk, which writes to sb);
+ * returns its msgid. */
+uint32_t bench_rpc_begin(BenchRpc *rpc, msgpack_sbuffer *sb, msgpack_packer *pk,
+                         const char *method, size_t nargs);
+
+/* Sends sb (the request with msgid id) and waits for its response; returns
+ * its result (valid until the next call). Dies on an error response or
+ * after 30 s. */
+const msgpack_object *bench_rpc_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb);
+
+/* Drops the kept response and the unpacker and closes the connection. */
+void bench_rpc_disconnect(BenchRpc *rpc);
+
+/* SIGTERM to the engine, then up to 30 s for it to exit: true with *status
+ * its waitpid status, false when it did not. */
+bool bench_rpc_engine_stop(BenchRpc *rpc, int *status);
+
+/* With keep, prints that the temp dir is kept; otherwise removes it (the
+ * config, vigild.log, the socket and run/). */
+void bench_rpc_cleanup(BenchRpc *rpc, bool keep);
+
+#endif
