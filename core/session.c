@@ -231,6 +231,21 @@ session_enter(Session *s)
   s->depth++;
 }
 
+/* Takes attachment a out of s's list and frees it. */
+static void
+session_attachment_remove(Session *s, SessionAttachment *a)
+{
+  if (a->prev)
+    a->prev->next = a->next;
+  else
+    s->att_head = a->next;
+  if (a->next)
+    a->next->prev = a->prev;
+  else
+    s->att_tail = a->prev;
+  free(a);
+}
+
 /* Frees attachments detached while s was in use. */
 static void
 session_sweep(Session *s)
@@ -238,17 +253,8 @@ session_sweep(Session *s)
   SessionAttachment *a = s->att_head;
   while (a) {
     SessionAttachment *next = a->next;
-    if (a->dead) {
-      if (a->prev)
-        a->prev->next = a->next;
-      else
-        s->att_head = a->next;
-      if (a->next)
-        a->next->prev = a->prev;
-      else
-        s->att_tail = a->prev;
-      free(a);
-    }
+    if (a->dead)
+      session_attachment_remove(s, a);
     a = next;
   }
   s->has_dead = false;
@@ -553,15 +559,7 @@ session_detach(SessionAttachment *a)
     a->dead = true;
     s->has_dead = true;
   } else {
-    if (a->prev)
-      a->prev->next = a->next;
-    else
-      s->att_head = a->next;
-    if (a->next)
-      a->next->prev = a->prev;
-    else
-      s->att_tail = a->prev;
-    free(a);
+    session_attachment_remove(s, a);
   }
   if (s->nattached == 0 && !s->anonymous && !s->pinned && !s->doomed)
     session_linger_start(s);
