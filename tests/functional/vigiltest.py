@@ -232,10 +232,13 @@ class Engine:
             args += ["--listen", self.socket_path]
             self.proc = subprocess.Popen(args + list(extra_args), stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=self.stderr, cwd=cwd)
-            self._wait_socket()
-            self.main = self.connect()
+            self.main = self._connect_when_listening()
 
-    def _wait_socket(self, timeout=10):
+    def _connect_when_listening(self, timeout=10):
+        """The first connection, made as soon as vigild listens. It is the
+        connection the test uses, not a probe closed again: a probe would
+        count against rpc.max_connections until the engine has seen it go,
+        which on a loaded machine can be after the test's next connect."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -243,20 +246,22 @@ class Engine:
             s = socket.socket(socket.AF_UNIX)
             try:
                 s.connect(self.socket_path)
-                s.close()
-                return
+                return self._wrap(s)
             except OSError:
                 s.close()
             time.sleep(0.01)  # polling the socket's appearance at start-up only
         raise TimeoutError("vigild never listened on %s" % self.socket_path)
 
-    def connect(self):
-        s = socket.socket(socket.AF_UNIX)
-        s.connect(self.socket_path)
+    def _wrap(self, s):
         c = Connection(s.makefile("rb", buffering=0), s.makefile("wb", buffering=0), "socket")
         c.sock = s
         self.conns.append(c)
         return c
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(self.socket_path)
+        return self._wrap(s)
 
     def call(self, method, **args):
         return self.main.call(method, **args)

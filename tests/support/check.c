@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 int check_failures_in_test;
 static int check_passed;
@@ -161,6 +162,19 @@ test_group_alive(int pgid)
   }
   closedir(d);
   return alive;
+}
+
+bool
+test_wait_group_gone(int pgid, uint64_t timeout_ms)
+{
+  uint64_t deadline = uv_hrtime() / 1000000 + timeout_ms;
+  while (test_group_alive(pgid)) {
+    if (uv_hrtime() / 1000000 >= deadline)
+      return false;
+    struct timespec pause = {0, 5 * 1000000};
+    nanosleep(&pause, NULL);
+  }
+  return true;
 }
 
 /* CI runs the tests with no stdin. A closed fd 0..2 would be reused by the

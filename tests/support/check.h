@@ -90,4 +90,11 @@ bool test_pid_alive(int pid);
  * wait for their parent to reap them, count as gone). */
 bool test_group_alive(int pgid);
 
+/* Waits until no process of group pgid is alive, checking every few ms, for
+ * at most timeout_ms. A SIGKILL is delivered asynchronously: the killed
+ * process must still be scheduled to exit, which on a loaded machine takes a
+ * while, so a test awaits the group's end with a generous bound instead of
+ * checking once. Returns whether the group was gone in time. */
+bool test_wait_group_gone(int pgid, uint64_t timeout_ms);
+
 #endif
