@@ -91,7 +91,14 @@ struct Monitor {
   char *ending_reason;
 
   bool muted;                    /* overload in mute mode, or stopping for overload */
-  uint64_t muted_lines;          /* lines not delivered because muted */
+  /* Lines not delivered because muted, in two kinds that never mix: held
+   * back while an overloaded monitor is being stopped (withheld, reported by
+   * the ending notification, so part of the `suppressed` counter for good),
+   * and muted after the ending notification went (mute mode; nothing can
+   * report them, so they have a counter of their own). */
+  uint64_t withheld_lines;       /* held back before the ending, ever */
+  uint64_t withheld_unreported;  /* of those, not yet reported */
+  uint64_t muted_lines;          /* after the ending notification */
   bool ending_sent;              /* the ending notification has been handed over */
   bool finished;                 /* on_finished has been called */
   uint64_t notifications;
@@ -191,9 +198,23 @@ monitor_overload(Monitor *m)
   m->ending_sent = true;
   Notification *n = notification_new(kNotifOverload, m->id, m->label, m->mode);
   n->state = kMonRunning;
-  n->suppressed = ratelimit_take_pending(&m->rate);
+  n->suppressed = ratelimit_take_pending(&m->rate) + m->withheld_unreported;
+  m->withheld_unreported = 0;
   n->reason = xstrdup(reason);
   monitor_emit(m, n);
+}
+
+/* Counts lines that will not be delivered because the monitor is muted or
+ * its ending notification has gone (see the struct). */
+static void
+monitor_hold_back(Monitor *m, uint64_t lines)
+{
+  if (m->ending_sent) {
+    m->muted_lines += lines;
+  } else {
+    m->withheld_lines += lines;
+    m->withheld_unreported += lines;
+  }
 }
 
 /* Closes the open batch and delivers it, unless the rate limit withholds it. */
@@ -204,7 +225,7 @@ monitor_flush(Monitor *m)
     return;
   uv_timer_stop(&m->batch_timer);
   if (m->muted || m->ending_sent) {
-    m->muted_lines += m->batch.count;
+    monitor_hold_back(m, m->batch.count);
     batch_take(&m->batch);
     return;
   }
@@ -268,7 +289,7 @@ monitor_on_line(void *ctx, const Line *line)
   if (!wanted)
     return;
   if (m->muted || m->ending_sent) {
-    m->muted_lines++;
+    monitor_hold_back(m, 1);
     return;
   }
   monitor_batch_line(m, seq, ms->stream, pattern, line->flags, line->text, line->len);
@@ -361,8 +382,8 @@ monitor_on_exit(void *data, const ProcExit *exit)
     n->signal = exit->term_signal;
     n->has_duration = true;
     n->duration_ms = exit->duration_ms;
-    n->suppressed = ratelimit_take_pending(&m->rate) + m->muted_lines;
-    m->muted_lines = 0;
+    n->suppressed = ratelimit_take_pending(&m->rate) + m->withheld_unreported;
+    m->withheld_unreported = 0;
     if (m->ending_reason)
       n->reason = xstrdup(m->ending_reason);
     RingCopy copy = {n};
@@ -674,7 +695,8 @@ monitor_counters(const Monitor *m, MonitorCounters *out)
   out->matched = m->ring.counters.matched;
   out->unmatched = m->ring.counters.unmatched;
   out->dropped = m->ring.counters.dropped;
-  out->suppressed = m->rate.suppressed + m->muted_lines;
+  out->suppressed = m->rate.suppressed + m->withheld_lines;
+  out->muted = m->muted_lines;
   out->notifications = m->notifications;
   out->stdout_bytes = m->stream_bytes[kStreamStdout];
   out->stderr_bytes = m->stream_bytes[kStreamStderr];

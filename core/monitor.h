@@ -80,7 +80,12 @@ typedef struct {
   uint64_t matched;
   uint64_t unmatched;
   uint64_t dropped;         /* lines evicted from the ring */
-  uint64_t suppressed;      /* lines withheld by the rate limit */
+  uint64_t suppressed;      /* lines withheld (by the rate limit, or while an
+                               overloaded monitor is being stopped); every one is
+                               reported in some notification's `suppressed` */
+  uint64_t muted;           /* lines not delivered because output was muted after
+                               the monitor's ending (overload) notification; no
+                               notification can report these */
   uint64_t notifications;   /* notifications handed over */
   uint64_t stdout_bytes;
   uint64_t stderr_bytes;

@@ -347,6 +347,76 @@ TEST(sustained_overload_stops_the_process_group)
   harness_close(&h);
 }
 
+/* The withheld lines the notifications reported, summed over all of them. */
+static uint64_t
+reported_suppressed(const Harness *h)
+{
+  uint64_t sum = 0;
+  for (size_t i = 0; i < h->nnotes; i++)
+    sum += h->notes[i]->suppressed;
+  return sum;
+}
+
+TEST(suppressed_counter_agrees_with_the_notifications_after_an_overload_stop)
+{
+  /* Overload in stop mode, with a child that ignores SIGTERM and keeps
+   * printing through the kill grace: the lines of the grace are withheld
+   * too, reported by the ending notification, and the counter must still
+   * count them afterwards (it used to shrink at the ending). */
+  Harness h;
+  harness_init(&h);
+  h.settings.rate_max_notifications = 1;
+  h.settings.rate_window_ms = 1000;
+  h.settings.rate_overload_ms = 1000;
+  h.settings.flush_interval_ms = 20;
+  h.settings.kill_grace_ms = 1500;
+  const char *patterns[] = {"^Error:"};
+  MonitorSpec spec = {
+      .argv = SH("trap '' TERM; while :; do echo 'Error: again'; sleep 0.02; done"),
+      .patterns = patterns,
+      .npatterns = 1,
+  };
+  if (harness_start(&h, &spec) && harness_wait(&h, 60000)) {
+    CHECK_INT(monitor_state(h.m), kMonOverloaded);
+    Notification *end = harness_ending(&h);
+    MonitorCounters c;
+    monitor_counters(h.m, &c);
+    CHECK(end != NULL && end->suppressed > 0);
+    CHECK_INT(c.suppressed, reported_suppressed(&h));
+    CHECK_INT(c.muted, 0);
+  }
+  harness_close(&h);
+}
+
+TEST(suppressed_counter_agrees_with_the_notifications_after_an_exit_or_a_stop)
+{
+  /* The other ending paths: lines withheld by the rate limit and then the
+   * process exits by itself, or is stopped; the ending carries the rest. */
+  for (int stop = 0; stop < 2; stop++) {
+    Harness h;
+    harness_init(&h);
+    h.settings.rate_max_notifications = 1;
+    h.settings.rate_window_ms = 60000;
+    h.settings.rate_overload_ms = 600000;
+    h.settings.flush_interval_ms = 10;
+    h.stop_on_first_output = stop == 1;
+    MonitorSpec spec = {
+        .argv = SH(stop ? "i=0; while :; do echo line $i; i=$((i+1)); sleep 0.01; done"
+                        : "for i in 1 2 3; do echo first $i; done; sleep 0.1; "
+                          "for i in 1 2 3 4 5; do echo then $i; done; sleep 0.1; echo last"),
+    };
+    if (harness_start(&h, &spec) && harness_wait(&h, 30000)) {
+      MonitorCounters c;
+      monitor_counters(h.m, &c);
+      harness_ending(&h);
+      CHECK(stop || c.suppressed > 0);
+      CHECK_INT(c.suppressed, reported_suppressed(&h));
+      CHECK_INT(c.muted, 0);
+    }
+    harness_close(&h);
+  }
+}
+
 TEST(overload_in_mute_mode_keeps_the_process_running)
 {
   Harness h;
@@ -374,6 +444,13 @@ TEST(overload_in_mute_mode_keeps_the_process_running)
     CHECK(ev != NULL);
     if (ev)
       CHECK_INT(ev->exit_code, 4);
+    /* What the notifications reported is what the counter says was
+     * suppressed; the lines after the ending notification, which no
+     * notification can report, are counted apart as muted. */
+    MonitorCounters c;
+    monitor_counters(h.m, &c);
+    CHECK_INT(c.suppressed, reported_suppressed(&h));
+    CHECK(c.muted > 0);
   }
   harness_close(&h);
 }
@@ -656,6 +733,8 @@ main(void)
   RUN(batch_window_is_not_postponed_by_a_steady_stream);
   RUN(batch_closes_early_at_max_lines);
   RUN(sustained_overload_stops_the_process_group);
+  RUN(suppressed_counter_agrees_with_the_notifications_after_an_overload_stop);
+  RUN(suppressed_counter_agrees_with_the_notifications_after_an_exit_or_a_stop);
   RUN(overload_in_mute_mode_keeps_the_process_running);
   RUN(idle_timeout_stops_a_silent_child);
   RUN(output_postpones_the_idle_timeout);
