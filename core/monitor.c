@@ -58,7 +58,7 @@ struct Monitor {
 
   Proc *proc;
   pid_t pid;
-  char *program;                 /* the path that was executed */
+  char *program;                 /* the path that was executed, escaped */
   ProcExit exit;                 /* valid once finished */
 
   MonitorStream streams[2];
@@ -567,7 +567,12 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   }
   /* From here on nothing can fail: the callbacks above only run from the loop. */
   m->pid = proc_pid(m->proc);
-  m->program = xstrdup(proc_program(m->proc));
+  /* Shown to callers and logged: a directory name on the way is the
+   * caller's, so control bytes and invalid UTF-8 are escaped. */
+  StrBuf program = STRBUF_INIT;
+  const char *path = proc_program(m->proc);
+  textfmt_escape(&program, path, strlen(path));
+  m->program = strbuf_take(&program);
   m->started_at = textfmt_now_ms();
   m->started_mono = uv_now(loop);
   m->last_output_mono = m->started_mono;

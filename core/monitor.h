@@ -134,7 +134,9 @@ bool monitor_finished(const Monitor *m);           /* on_finished has been calle
 DeliveryMode monitor_mode(const Monitor *m);
 NotifyMode monitor_notify(const Monitor *m);       /* resolved: never kNotifyAuto */
 pid_t monitor_pid(const Monitor *m);
-const char *monitor_program(const Monitor *m);     /* the path that was executed */
+/* The path that was executed, escaped as textfmt_escape does (control bytes
+ * and invalid UTF-8 as \xNN): safe to show and to send as a string. */
+const char *monitor_program(const Monitor *m);
 int64_t monitor_started_at(const Monitor *m);      /* wall ms */
 int64_t monitor_ended_at(const Monitor *m);        /* wall ms; 0 while running */
 uint64_t monitor_duration_ms(const Monitor *m);    /* so far, or final */

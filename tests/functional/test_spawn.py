@@ -81,6 +81,35 @@ def test_program_is_listed_resolved_and_the_command_is_not(e):
     assert real_program("sleep") in e.log(), e.log()
 
 
+def _odd_dir_config():
+    cfg = default_config()
+    cfg["monitor"]["allowed_commands"].append("./vigil-prog")
+    return cfg
+
+
+def test_program_from_an_odd_directory_name_is_escaped(e):
+    # The directory's name is the caller's: a newline, an escape and a byte
+    # that is not UTF-8 must reach neither a client's decoder nor a log raw.
+    tmp = tempfile.mkdtemp(prefix="vigil-ft-odd-").encode()
+    odd = os.path.join(tmp, b"odd\n\x1b[31m\xff")
+    try:
+        os.mkdir(odd)
+        prog = os.path.join(odd, b"vigil-prog")
+        with open(prog, "w") as f:
+            f.write("#!/bin/sh\necho ran\n")
+        os.chmod(prog, 0o755)
+        r = e.call("process_run", argv=["./vigil-prog"], cwd=odd)
+        assert r["stdout_summary"] == "ran", r
+        program = e.call("monitor_status", monitor_id=r["process_id"])["program"]
+        assert program == tmp.decode() + "/odd\\n\\e[31m\\xff/./vigil-prog", program
+        assert "\n" not in program and "\x1b" not in program
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+test_program_from_an_odd_directory_name_is_escaped.config = _odd_dir_config
+
+
 PATH_DIR = tempfile.mkdtemp(prefix="vigil-ft-mpath-")
 HELLO = os.path.join(PATH_DIR, "vigil-hello")
 with open(HELLO, "w") as f:
@@ -357,6 +386,7 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_the_callers_path_never_decides_what_runs,
         test_program_is_listed_resolved_and_the_command_is_not,
+        test_program_from_an_odd_directory_name_is_escaped,
         test_monitor_path_is_where_bare_names_are_found,
         test_monitor_path_entries_must_be_absolute,
         test_loader_and_interpreter_hooks_in_env_are_refused,
