@@ -291,6 +291,7 @@ engine_policy_gate(Policy *policy, const char *session, const StartRequest *req,
   return 1;
 }
 
+/* See engine.h. */
 void
 start_plan_free(StartPlan *plan)
 {

@@ -88,6 +88,8 @@ typedef struct {
 int engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
                        const StartRequest *req, StartPlan *plan, VigilError *err);
 
+/* Closes the plan's directory and frees its note (NULL when the caller took
+ * it); harmless on a plan engine_check_start refused. */
 void start_plan_free(StartPlan *plan);
 
 struct MonRecord {

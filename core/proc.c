@@ -2,9 +2,9 @@
  * Child processes (see proc.h for the lifecycle).
  *
  * proc_spawn resolves the program first, so "no such program" is a clean
- * command_not_found and not a child that dies at exec; proc_check does the
- * same checks without the fork (proc_spawn_check, for vigild --check-config). A bare name is
- * searched in the search path the caller gives or the engine's own PATH,
+ * command_not_found and not a child that dies at exec; proc_spawn_check
+ * makes the same checks without the fork (vigild --check-config). A bare
+ * name is searched in the search path the caller gives or the engine's PATH,
  * never in a PATH the child's environment sets: with PATH=. or a directory
  * of the caller's choosing, that variable would decide what runs. The
  * directory the child runs in is opened before the fork and entered with
