@@ -12,6 +12,7 @@ vigild (issue 7, points 2, 3, 5 and 16):
 - vigild --check-config refuses a boot monitor exactly as the start would.
 """
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -114,19 +115,25 @@ test_program_from_an_odd_directory_name_is_escaped.config = _odd_dir_config
 
 
 PATH_DIR = tempfile.mkdtemp(prefix="vigil-ft-mpath-")
+atexit.register(shutil.rmtree, PATH_DIR, ignore_errors=True)
 HELLO = os.path.join(PATH_DIR, "vigil-hello")
 with open(HELLO, "w") as f:
     f.write("#!/bin/sh\necho hello from monitor.path\n")
 os.chmod(HELLO, 0o755)
+# Where a caller keeps a program monitor.path does not have.
+ELSEWHERE = os.path.join(PATH_DIR, "elsewhere")
+os.mkdir(ELSEWHERE)
+plant(ELSEWHERE, "vigil-hello-2")
 
 
 def test_monitor_path_is_where_bare_names_are_found(e):
     r = e.call("process_run", argv=["vigil-hello"], env={"PATH": "/nonexistent"})
     assert r["stdout_summary"] == "hello from monitor.path", r
     assert e.call("monitor_status", monitor_id=r["process_id"])["program"] == HELLO
-    # A name monitor.path does not have is not found, whatever the caller's PATH.
+    # A name monitor.path does not have is not found, even where the
+    # caller's PATH has it.
     err = expect_error("command_not_found", e.call, "process_run", argv=["vigil-hello-2"],
-                       env={"PATH": PATH_DIR})
+                       env={"PATH": ELSEWHERE})
     assert "vigil-hello-2" in err.message
 
 
@@ -139,10 +146,13 @@ def check_config(cfg):
     """vigild --check-config on cfg (a dict): (exit status, output, path)."""
     d = tempfile.mkdtemp(prefix="vigil-ft-cfg-")
     path = os.path.join(d, "c.lua")
-    with open(path, "w") as f:
-        f.write("return " + lua_value(cfg) + "\n")
-    p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True,
-                       timeout=30)
+    try:
+        with open(path, "w") as f:
+            f.write("return " + lua_value(cfg) + "\n")
+        p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True,
+                           timeout=30)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
     return p.returncode, p.stdout + p.stderr, path
 
 
@@ -249,6 +259,7 @@ def _roots_config():
 
 
 ROOT = os.path.realpath(tempfile.mkdtemp(prefix="vigil-ft-root-"))
+atexit.register(shutil.rmtree, ROOT, ignore_errors=True)
 
 
 def test_cwd_checked_is_the_cwd_used_while_a_symlink_flips(e):
@@ -316,13 +327,16 @@ test_cwd_outside_the_roots_is_denied_and_inside_runs.config = _roots_config
 # --- --check-config and the boot monitors ---------------------------------
 
 def boot(cfg):
-    """vigild --stdio with cfg's monitors: (exit status, stderr)."""
+    """vigild --stdio with cfg's monitors: (exit status, stderr, path)."""
     d = tempfile.mkdtemp(prefix="vigil-ft-boot-")
     path = os.path.join(d, "c.lua")
-    with open(path, "w") as f:
-        f.write("return " + lua_value(cfg) + "\n")
-    p = subprocess.run([VIGILD, "--stdio", "--config", path], input=b"", capture_output=True,
-                       timeout=30)
+    try:
+        with open(path, "w") as f:
+            f.write("return " + lua_value(cfg) + "\n")
+        p = subprocess.run([VIGILD, "--stdio", "--config", path], input=b"",
+                           capture_output=True, timeout=30)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
     return p.returncode, p.stderr.decode(errors="replace"), path
 
 
