@@ -51,9 +51,39 @@ return {
     allow_persistent = true,
 
     -- Directories a monitor's cwd must lie in (absolute paths of existing
-    -- directories, resolved once at load). Empty: any cwd.
+    -- directories, resolved once at load). Empty: any cwd. The cwd is
+    -- opened once and judged by where it really is; the child runs in that
+    -- opened directory, so a symlink changed meanwhile cannot move it out.
     --   workspace_roots = { "/home/me/projects" },
     workspace_roots = {},
+
+    -- Where a bare program name ("make") is looked up: absolute
+    -- directories separated by ":" (an empty or relative entry is
+    -- refused). Unset: the engine's own PATH, its relative and empty
+    -- entries ignored, or /usr/local/bin:/usr/bin:/bin when it has none.
+    -- A PATH in a start's env reaches the program but never chooses it.
+    --   path = "/usr/local/bin:/usr/bin:/bin",
+
+    -- Environment variables a start's env may not set: names, or PREFIX*
+    -- for every name that starts with PREFIX. These make a program run
+    -- code other than its own (a preloaded library, a sourced script, a
+    -- module imported first), as the engine's user. A refused name is
+    -- `denied` and nothing starts. Setting this list replaces it whole.
+    env_deny = {
+      "LD_*", "DYLD_*", "GCONV_PATH", "GLIBC_TUNABLES",
+      "BASH_ENV", "ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS",
+      "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS",
+      "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
+      "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
+    },
+    -- Names exempted from env_deny, for a deployment that needs one (e.g.
+    -- "PYTHONPATH" for a trusted test runner).
+    env_allow = {},
+    -- What a child inherits of the engine's own environment (names or
+    -- PREFIX*); a start's env comes on top. Everything else the engine
+    -- holds (an API key, a token) stays with the engine. { "*" } passes
+    -- everything.
+    env_inherit = { "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TZ", "TMPDIR" },
 
     -- Longest line kept; the rest of a longer line is discarded and counted.
     line_max_bytes = 8192,               -- 256..1048576 bytes
@@ -147,7 +177,10 @@ return {
   -- Monitors started with the engine, each in the session it names (created
   -- if needed), like a Procfile. Each takes the arguments of monitor_start
   -- (PROTOCOL.md section 4) and goes through the same gate: the allowlist,
-  -- allow_shell, workspace_roots, the per-session cap. Fields:
+  -- allow_shell, workspace_roots, env_deny, the per-session cap.
+  -- vigild --check-config runs every one of those checks (patterns
+  -- compiled, program looked up, cwd opened) without starting anything.
+  -- Fields:
   --   session          required, non-empty string
   --   command | argv   exactly one: a command line split like a shell splits
   --                    words (no shell; | & ; < > $( ` refused), or the exact
@@ -155,6 +188,7 @@ return {
   --   shell            run command with /bin/sh -c (needs allow_shell)
   --   label, description, cwd
   --   env              { NAME = "value", ... } added to the environment
+  --                    (checked against env_deny / env_allow)
   --   patterns         array of PCRE2 patterns (at most max_patterns, each at
   --                    most pattern_max_length bytes); first match wins
   --   match_pattern    one pattern; the same as patterns = { it }

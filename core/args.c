@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate.h"
 #include "memory.h"
 
 const char *
@@ -277,8 +278,10 @@ args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilErr
       return -1;
     }
     if (k[0] == '\0' || strchr(k, '=') != NULL) {
-      error_set(err, kErrInvalidParams, "%s: variable name \"%s\" must be non-empty without '='",
-                key, k);
+      char quoted[GATE_QUOTE_BUF]; /* the caller's bytes: escaped */
+      gate_quote(quoted, k);
+      error_set(err, kErrInvalidParams, "%s: variable name %s must be non-empty without '='",
+                key, quoted);
       free(k);
       args_free_strv(items);
       return -1;

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "childenv.h"
 #include "luasandbox.h"
 #include "memory.h"
 #include "monitor.h"
@@ -49,6 +50,9 @@
 #define CONFIG_NAME_MAX 256
 /* Longest part of a user string (a key, a path) quoted in a message. */
 #define CONFIG_QUOTE_MAX 96
+/* Longest monitor.path, and most entries of an env_* list. */
+#define CONFIG_SEARCH_PATH_MAX 16384
+#define CONFIG_ENV_LIST_MAX 1024
 
 /* The state of one walk. */
 typedef struct {
@@ -380,6 +384,78 @@ config_roots(ConfigWalk *w, int idx)
   return rc;
 }
 
+/* monitor.path: a string of absolute directories separated by ':'. An
+ * empty or relative entry is refused, naming it: it would make the child's
+ * cwd, which the caller picks, part of the search path. */
+static int
+config_search_path(ConfigWalk *w, int idx)
+{
+  const char *field = "monitor.path";
+  const char *path = NULL;
+  size_t len = 0;
+  if (config_string(w, idx, field, false, &path, &len) != 0)
+    return -1;
+  if (len > CONFIG_SEARCH_PATH_MAX)
+    return config_fail(w, "%s must be at most %d bytes, got %zu", field, CONFIG_SEARCH_PATH_MAX,
+                       len);
+  size_t i = 1;
+  for (const char *s = path;; i++) {
+    const char *colon = strchr(s, ':');
+    size_t n = colon ? (size_t)(colon - s) : strlen(s);
+    if (n == 0 || s[0] != '/') {
+      StrBuf q = STRBUF_INIT;
+      config_quote(&q, s, n);
+      int rc = config_fail(w, "%s: entry %zu, %s, is not an absolute directory (entries are "
+                              "absolute paths separated by \":\")",
+                           field, i, strbuf_cstr(&q));
+      strbuf_free(&q);
+      return rc;
+    }
+    if (colon == NULL)
+      break;
+    s = colon + 1;
+  }
+  free(w->cfg->search_path);
+  w->cfg->search_path = xstrdup(path);
+  return 0;
+}
+
+/* monitor.env_deny, env_allow or env_inherit (field) into *dst, replacing
+ * the default: at most CONFIG_ENV_LIST_MAX names or PREFIX* patterns. */
+static int
+config_env_list(ConfigWalk *w, int idx, const char *field, char ***dst)
+{
+  char **list;
+  size_t n;
+  if (config_string_list(w, idx, field, false, &list, &n) != 0) {
+    config_list_free(list, n);
+    return -1;
+  }
+  int rc = 0;
+  if (n > CONFIG_ENV_LIST_MAX)
+    rc = config_fail(w, "%s must have at most %d entries, got %zu", field, CONFIG_ENV_LIST_MAX,
+                     n);
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    const char *why = childenv_pattern_problem(list[i]);
+    if (why != NULL) {
+      StrBuf q = STRBUF_INIT;
+      config_quote(&q, list[i], strlen(list[i]));
+      rc = config_fail(w, "%s[%zu] %s, got %s", field, i + 1, why, strbuf_cstr(&q));
+      strbuf_free(&q);
+    }
+  }
+  if (rc != 0) {
+    config_list_free(list, n);
+    return -1;
+  }
+  char **old = *dst;
+  for (size_t i = 0; old != NULL && old[i] != NULL; i++)
+    free(old[i]);
+  free(old);
+  *dst = list;
+  return 0;
+}
+
 /* The fields of `monitor` that are not settings. Returns 1 when key is not
  * one of them, else 0 or -1. */
 static int
@@ -407,6 +483,14 @@ config_monitor_field(ConfigWalk *w, const char *key, int idx)
   }
   if (strcmp(key, "workspace_roots") == 0)
     return config_roots(w, idx);
+  if (strcmp(key, "path") == 0)
+    return config_search_path(w, idx);
+  if (strcmp(key, "env_deny") == 0)
+    return config_env_list(w, idx, name, &cfg->env_deny);
+  if (strcmp(key, "env_allow") == 0)
+    return config_env_list(w, idx, name, &cfg->env_allow);
+  if (strcmp(key, "env_inherit") == 0)
+    return config_env_list(w, idx, name, &cfg->env_inherit);
   return 1;
 }
 
@@ -895,8 +979,31 @@ config_finish(const char *name, int rc, bool lua_err, VigilConfig *tmp, VigilCon
   return error_set(err, kErrInvalidParams, "%s: %.*s", name, len, body);
 }
 
+/* A NULL-terminated copy of a NULL-terminated list. */
+static char **
+config_list_copy(const char *const *list)
+{
+  size_t n = 0;
+  while (list[n] != NULL)
+    n++;
+  char **out = xcalloc(n + 1, sizeof *out);
+  for (size_t i = 0; i < n; i++)
+    out[i] = xstrdup(list[i]);
+  return out;
+}
+
+/* Frees a NULL-terminated list. */
+static void
+config_strv_free(char **list)
+{
+  for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+    free(list[i]);
+  free(list);
+}
+
 /* The built-in configuration (config.h). cfg is overwritten, not freed
- * first; it owns one allocation (policy), so pair it with config_free. */
+ * first; it owns allocations (policy, the env lists), so pair it with
+ * config_free. */
 void
 config_defaults(VigilConfig *cfg)
 {
@@ -908,6 +1015,9 @@ config_defaults(VigilConfig *cfg)
   cfg->allow_persistent = true;
   cfg->allowed_commands = (Allowlist)ALLOWLIST_INIT;
   cfg->policy = xstrdup("envelope");
+  cfg->env_deny = config_list_copy(childenv_default_deny);
+  cfg->env_allow = xcalloc(1, sizeof *cfg->env_allow);
+  cfg->env_inherit = config_list_copy(childenv_default_inherit);
 }
 
 /* The sandbox a config runs in. */
@@ -996,6 +1106,10 @@ config_free(VigilConfig *cfg)
   free(cfg->path);
   allowlist_free(&cfg->allowed_commands);
   config_list_free(cfg->workspace_roots, cfg->nroots);
+  free(cfg->search_path);
+  config_strv_free(cfg->env_deny);
+  config_strv_free(cfg->env_allow);
+  config_strv_free(cfg->env_inherit);
   free(cfg->policy);
   config_list_free(cfg->plugin_paths, cfg->nplugin_paths);
   for (size_t i = 0; i < cfg->nmonitors; i++)

@@ -10,7 +10,8 @@
  *   return {
  *     monitor = { enabled, live_mode_enabled, allowed_commands = {...},
  *                 allow_shell, allow_persistent, workspace_roots = {...},
- *                 <every monitor.* setting> },
+ *                 path = "/usr/bin:/bin", env_deny = {...}, env_allow = {...},
+ *                 env_inherit = {...}, <every monitor.* setting> },
  *     rate_limit = { <every rate_limit.* setting> },
  *     session = { <every session.* setting> },
  *     rpc = { <every rpc.* setting> },
@@ -64,6 +65,15 @@ typedef struct {
   Allowlist allowed_commands;  /* default empty: every start denied */
   char **workspace_roots; /* nroots absolute paths; none: any cwd */
   size_t nroots;
+  char *search_path;      /* monitor.path: where a bare program name is looked
+                             up, absolute directories separated by ':'; NULL:
+                             the engine's own PATH (proc.h) */
+  char **env_deny;        /* monitor.env_deny: NULL-terminated childenv.h
+                             patterns; default childenv_default_deny */
+  char **env_allow;       /* monitor.env_allow: names exempted from env_deny;
+                             default none (an empty list) */
+  char **env_inherit;     /* monitor.env_inherit: the engine's variables a
+                             child gets; default childenv_default_inherit */
   char *policy;           /* default "envelope" */
   char **plugin_paths;    /* nplugin_paths entries */
   size_t nplugin_paths;

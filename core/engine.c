@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "childenv.h"
 #include "envelope.h"
 #include "textfmt.h"
 #include "log.h"
@@ -224,33 +225,33 @@ static const MonitorHooks engine_monitor_hooks = {
 
 /* --- the start path ----------------------------------------------------- */
 
-/* Resolves cwd (or the engine's) and checks it against workspace_roots. */
+/* Opens cwd (or the engine's) into *dir and checks the directory it is,
+ * by its real path read from the open descriptor, against workspace_roots.
+ * The child later enters that descriptor, so a symlink that changes after
+ * this check cannot move it out. On error *dir is closed. */
 static int
-engine_check_cwd(Engine *e, const char *cwd, VigilError *err)
+engine_check_cwd(const VigilConfig *cfg, const char *cwd, ProcDir *dir, VigilError *err)
 {
-  char resolved[PATH_MAX];
-  if (cwd != NULL) {
-    struct stat st;
-    if (stat(cwd, &st) != 0)
-      return error_set(err, kErrInvalidParams, "cwd: \"%s\" does not exist", cwd);
-    if (!S_ISDIR(st.st_mode))
-      return error_set(err, kErrInvalidParams, "cwd: \"%s\" is not a directory", cwd);
-    if (realpath(cwd, resolved) == NULL)
-      return error_set(err, kErrInvalidParams, "cwd: \"%s\": %s", cwd, strerror(errno));
-  } else if (getcwd(resolved, sizeof resolved) == NULL) {
-    return error_set(err, kErrInternal, "cannot read the engine's cwd: %s", strerror(errno));
-  }
-  if (e->config.nroots == 0)
+  if (proc_dir_open(cwd, dir, err) != 0)
+    return -1;
+  if (cfg->nroots == 0)
     return 0;
-  for (size_t i = 0; i < e->config.nroots; i++) {
-    const char *root = e->config.workspace_roots[i];
+  for (size_t i = 0; i < cfg->nroots; i++) {
+    const char *root = cfg->workspace_roots[i];
     size_t n = strlen(root);
-    if (strncmp(resolved, root, n) == 0 &&
-        (resolved[n] == '\0' || resolved[n] == '/' || strcmp(root, "/") == 0))
+    if (strncmp(dir->path, root, n) == 0 &&
+        (dir->path[n] == '\0' || dir->path[n] == '/' || strcmp(root, "/") == 0))
       return 0;
   }
-  return error_set(err, kErrDenied, "cwd: \"%s\" is outside monitor.workspace_roots",
-                   cwd ? cwd : resolved);
+  char given[GATE_QUOTE_BUF], real[GATE_QUOTE_BUF];
+  gate_quote(given, cwd ? cwd : dir->path);
+  gate_quote(real, dir->path);
+  if (cwd != NULL && strcmp(cwd, dir->path) != 0)
+    error_set(err, kErrDenied, "cwd: %s (%s) is outside monitor.workspace_roots", given, real);
+  else
+    error_set(err, kErrDenied, "cwd: %s is outside monitor.workspace_roots", given);
+  proc_dir_close(dir);
+  return -1;
 }
 
 /* Asks the policy's gate about a start. Returns 0 when the policy has no gate
@@ -258,7 +259,7 @@ engine_check_cwd(Engine *e, const char *cwd, VigilError *err)
  * (it replaces those two; nothing else), -1 with err when it denied it or
  * failed (a failing gate denies: fail closed). */
 static int
-engine_policy_gate(Engine *e, Policy *policy, Session *s, const StartRequest *req,
+engine_policy_gate(Policy *policy, const char *session, const StartRequest *req,
                    VigilError *err)
 {
   if (!policy_has_gate(policy))
@@ -268,7 +269,7 @@ engine_policy_gate(Engine *e, Policy *policy, Session *s, const StartRequest *re
     .argv = (const char *const *)req->argv.argv,
     .shell = req->shell,
     .cwd = req->cwd,
-    .session = session_name(s),
+    .session = session,
     .label = req->label,
   };
   bool allow = false;
@@ -290,6 +291,115 @@ engine_policy_gate(Engine *e, Policy *policy, Session *s, const StartRequest *re
   return 1;
 }
 
+/* See engine.h. */
+void
+start_plan_free(StartPlan *plan)
+{
+  proc_dir_close(&plan->dir);
+  free(plan->note);
+  plan->note = NULL;
+}
+
+/* See engine.h. The order is the one docs/protocol.md gives; a refusal
+ * leaves nothing open. */
+int
+engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
+                   const StartRequest *req, StartPlan *plan, VigilError *err)
+{
+  *plan = (StartPlan){NULL, PROC_DIR_INIT, req->mode, NULL};
+  if (!cfg->enabled)
+    return error_set(err, kErrDisabled, "monitors are disabled (monitor.enabled is false in %s)",
+                     cfg->path ? cfg->path : "the configuration");
+  plan->policy_name = req->policy ? req->policy : cfg->policy ? cfg->policy : "envelope";
+  Policy *policy = policyset_get(ps, plan->policy_name, err);
+  if (policy == NULL)
+    return -1;
+  int gated = engine_policy_gate(policy, session, req, err);
+  if (gated < 0)
+    return -1;
+  if (gated == 0) {
+    /* No gate in the policy: the config decides. */
+    if (req->shell) {
+      if (!cfg->allow_shell)
+        return error_set(err, kErrDenied,
+                         "shell: shell commands are not allowed (monitor.allow_shell is false)");
+    } else if (gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
+      return -1;
+    }
+  }
+  if (childenv_check(req->env, (const char *const *)cfg->env_deny,
+                     (const char *const *)cfg->env_allow, err) != 0)
+    return -1;
+  if (req->persistent && !cfg->allow_persistent)
+    return error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
+                                      "(monitor.allow_persistent is false)");
+  if (engine_check_cwd(cfg, req->cwd, &plan->dir, err) != 0)
+    return -1;
+  if (plan->mode == kModeLiveSafe && !cfg->live_mode_enabled) {
+    plan->mode = kModeIdle;
+    plan->note = xstrdup("mode: live_safe needs monitor.live_mode_enabled; started in idle mode");
+  }
+  return 0;
+}
+
+/* The caps on running monitors: `in_session` run in the session named
+ * `session` and `total` in the engine. */
+static int
+engine_check_counts(const VigilConfig *cfg, const char *session, size_t in_session,
+                    size_t total, VigilError *err)
+{
+  if (in_session >= (size_t)cfg->settings.max_monitors_per_session)
+    return error_set(err, kErrLimitExceeded,
+                     "monitor.max_monitors_per_session is %lld and session \"%s\" has %zu running",
+                     (long long)cfg->settings.max_monitors_per_session, session, in_session);
+  if (total >= (size_t)cfg->settings.max_monitors)
+    return error_set(err, kErrLimitExceeded, "monitor.max_monitors is %lld and %zu are running",
+                     (long long)cfg->settings.max_monitors, total);
+  return 0;
+}
+
+/* The settings a start runs under: the config's, with process_run's own
+ * runtime cap (3600 s) in place of max_runtime_ms when it asks for more. */
+static VigilSettings
+engine_settings(const VigilConfig *cfg, const StartRequest *req)
+{
+  VigilSettings settings = cfg->settings;
+  if (req->process_run && req->timeout_ms > settings.max_runtime_ms)
+    settings.max_runtime_ms = req->timeout_ms;
+  return settings;
+}
+
+/* What monitor_start is given for a checked start: the request, with the
+ * opened cwd, the config's search path and inherit list. The spec borrows
+ * from all three. */
+static MonitorSpec
+engine_spec(const VigilConfig *cfg, const StartRequest *req, const StartPlan *plan)
+{
+  MonitorSpec spec = {
+    .argv = req->argv.argv,
+    .cwd = req->cwd,
+    .dir = &plan->dir,
+    .search_path = cfg->search_path,
+    .env_inherit = (const char *const *)cfg->env_inherit,
+    .env_extra = req->env,
+    .label = req->label,
+    .description = req->description,
+    .patterns = (const char *const *)req->patterns,
+    .npatterns = req->npatterns,
+    .match_streams = req->match_streams,
+    .notify = req->notify,
+    .mode = plan->mode,
+    .timeout_ms = req->timeout_ms,
+    .persistent = req->persistent,
+    .idle_timeout_ms = req->idle_timeout_ms,
+    .memory_limit = req->memory_limit,
+    .cpu_limit = req->cpu_limit,
+    .stdin_data = req->stdin_data,
+    .stdin_len = req->stdin_len,
+  };
+  return spec;
+}
+
 MonRecord *
 engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *err)
 {
@@ -299,96 +409,37 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
     error_set(err, kErrDisabled, "the engine is shutting down");
     return NULL;
   }
-  if (!cfg->enabled) {
-    error_set(err, kErrDisabled, "monitors are disabled (monitor.enabled is false in %s)",
-              e->config_path ? e->config_path : "the configuration");
+  StartPlan plan;
+  if (engine_check_start(cfg, e->policies, session_name(s), req, &plan, err) != 0)
+    return NULL;
+  if (engine_check_counts(cfg, session_name(s), engine_running_in(e, s), e->running, err) != 0) {
+    start_plan_free(&plan);
     return NULL;
   }
-  const char *policy_name = req->policy ? req->policy : cfg->policy ? cfg->policy : "envelope";
-  Policy *policy = policyset_get(e->policies, policy_name, err);
-  if (policy == NULL)
-    return NULL;
-  int gated = engine_policy_gate(e, policy, s, req, err);
-  if (gated < 0)
-    return NULL;
-  if (gated == 0) {
-    /* No gate in the policy: the config decides. */
-    if (req->shell) {
-      if (!cfg->allow_shell) {
-        error_set(err, kErrDenied,
-                  "shell: shell commands are not allowed (monitor.allow_shell is false)");
-        return NULL;
-      }
-    } else if (gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
-      return NULL;
-    }
-  }
-  if (engine_check_cwd(e, req->cwd, err) != 0)
-    return NULL;
-  if (req->persistent && !cfg->allow_persistent) {
-    error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
-                               "(monitor.allow_persistent is false)");
-    return NULL;
-  }
-  size_t running = engine_running_in(e, s);
-  if (running >= (size_t)cfg->settings.max_monitors_per_session) {
-    error_set(err, kErrLimitExceeded,
-              "monitor.max_monitors_per_session is %lld and session \"%s\" has %zu running",
-              (long long)cfg->settings.max_monitors_per_session, session_name(s), running);
-    return NULL;
-  }
-  if (e->running >= (size_t)cfg->settings.max_monitors) {
-    error_set(err, kErrLimitExceeded, "monitor.max_monitors is %lld and %zu are running",
-              (long long)cfg->settings.max_monitors, e->running);
-    return NULL;
-  }
-  DeliveryMode mode = req->mode;
-  if (mode == kModeLiveSafe && !cfg->live_mode_enabled) {
-    mode = kModeIdle;
-    *note = xstrdup("mode: live_safe needs monitor.live_mode_enabled; started in idle mode");
-  }
-
-  VigilSettings settings = cfg->settings;
-  if (req->process_run && req->timeout_ms > settings.max_runtime_ms)
-    settings.max_runtime_ms = req->timeout_ms; /* process_run has its own cap (3600 s) */
+  VigilSettings settings = engine_settings(cfg, req);
+  MonitorSpec spec = engine_spec(cfg, req, &plan);
   MonRecord *r = xcalloc(1, sizeof *r);
   r->engine = e;
   r->session = s;
-  MonitorSpec spec = {
-    .argv = req->argv.argv,
-    .cwd = req->cwd,
-    .env_extra = req->env,
-    .label = req->label,
-    .description = req->description,
-    .patterns = (const char *const *)req->patterns,
-    .npatterns = req->npatterns,
-    .match_streams = req->match_streams,
-    .notify = req->notify,
-    .mode = mode,
-    .timeout_ms = req->timeout_ms,
-    .persistent = req->persistent,
-    .idle_timeout_ms = req->idle_timeout_ms,
-    .memory_limit = req->memory_limit,
-    .cpu_limit = req->cpu_limit,
-    .stdin_data = req->stdin_data,
-    .stdin_len = req->stdin_len,
-  };
   r->monitor = monitor_start(e->loop, &settings, &spec, &engine_monitor_hooks, r, err);
   if (r->monitor == NULL) {
     free(r);
-    free(*note);
-    *note = NULL;
+    start_plan_free(&plan);
     return NULL;
   }
   r->running = true;
-  r->policy = xstrdup(policy_name);
+  r->policy = xstrdup(plan.policy_name);
+  *note = plan.note;
+  plan.note = NULL;
+  start_plan_free(&plan); /* the child is in the directory now */
   e->running++;
   r->next = e->records;
   if (e->records)
     e->records->prev = r;
   e->records = r;
-  LOG_INFO("engine", "started %s (%s) in session %s, pid %d", monitor_id(r->monitor),
-           monitor_label(r->monitor), session_name(s), (int)monitor_pid(r->monitor));
+  LOG_INFO("engine", "started %s (%s) in session %s, pid %d: %s", monitor_id(r->monitor),
+           monitor_label(r->monitor), session_name(s), (int)monitor_pid(r->monitor),
+           monitor_program(r->monitor));
   return r;
 }
 
@@ -748,6 +799,58 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
   return e;
 }
 
+/* The start request of config monitor cm (owned: start_request_free). */
+static void
+engine_config_request(const ConfigMonitor *cm, StartRequest *req)
+{
+  memset(req, 0, sizeof *req);
+  argv_from(&req->argv, (const char *const *)cm->argv.argv, cm->argv.argc);
+  req->shell = cm->shell;
+  req->cwd = cm->cwd ? xstrdup(cm->cwd) : NULL;
+  if (cm->env) {
+    size_t n = 0;
+    while (cm->env[n])
+      n++;
+    req->env = xcalloc(n + 1, sizeof(char *));
+    for (size_t k = 0; k < n; k++)
+      req->env[k] = xstrdup(cm->env[k]);
+  }
+  req->label = cm->label ? xstrdup(cm->label) : NULL;
+  req->description = cm->description ? xstrdup(cm->description) : NULL;
+  req->npatterns = cm->npatterns;
+  req->patterns = xcalloc(cm->npatterns + 1, sizeof(char *));
+  for (size_t k = 0; k < cm->npatterns; k++)
+    req->patterns[k] = xstrdup(cm->patterns[k]);
+  req->match_streams = cm->match_streams;
+  req->notify = cm->notify;
+  req->mode = cm->mode;
+  req->policy = cm->policy ? xstrdup(cm->policy) : NULL;
+  req->timeout_ms = cm->timeout_ms;
+  req->persistent = cm->persistent;
+  req->idle_timeout_ms = cm->idle_timeout_ms;
+}
+
+/* Sets err to the refusal sub of the config's i-th monitor (from 0): its
+ * code, then "FILE: monitors[N] (label "L"): " and sub's own message
+ * without its code, which the new message already starts with. */
+static int
+engine_config_monitor_fail(const VigilConfig *cfg, size_t i, const VigilError *sub,
+                           VigilError *err)
+{
+  const char *msg = sub->msg;
+  const char *code = error_name(sub->code);
+  size_t n = strlen(code);
+  if (strncmp(msg, code, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+    msg += n + 2;
+  const char *label = cfg->monitors[i].label;
+  char quoted[GATE_QUOTE_BUF] = "";
+  if (label != NULL)
+    gate_quote(quoted, label);
+  return error_set(err, sub->code, "%s: monitors[%zu]%s%s%s: %s",
+                   cfg->path ? cfg->path : "config", i + 1, label ? " (label " : "", quoted,
+                   label ? ")" : "", msg);
+}
+
 int
 engine_start_config_monitors(Engine *e, VigilError *err)
 {
@@ -756,43 +859,51 @@ engine_start_config_monitors(Engine *e, VigilError *err)
     Session *s = session_find(e->sessions, cm->session);
     if (s == NULL)
       s = session_create(e->sessions, cm->session, true);
-    StartRequest req = {0};
-    argv_from(&req.argv, (const char *const *)cm->argv.argv, cm->argv.argc);
-    req.shell = cm->shell;
-    req.cwd = cm->cwd ? xstrdup(cm->cwd) : NULL;
-    if (cm->env) {
-      size_t n = 0;
-      while (cm->env[n])
-        n++;
-      req.env = xcalloc(n + 1, sizeof(char *));
-      for (size_t k = 0; k < n; k++)
-        req.env[k] = xstrdup(cm->env[k]);
-    }
-    req.label = cm->label ? xstrdup(cm->label) : NULL;
-    req.description = cm->description ? xstrdup(cm->description) : NULL;
-    req.npatterns = cm->npatterns;
-    req.patterns = xcalloc(cm->npatterns + 1, sizeof(char *));
-    for (size_t k = 0; k < cm->npatterns; k++)
-      req.patterns[k] = xstrdup(cm->patterns[k]);
-    req.match_streams = cm->match_streams;
-    req.notify = cm->notify;
-    req.mode = cm->mode;
-    req.policy = cm->policy ? xstrdup(cm->policy) : NULL;
-    req.timeout_ms = cm->timeout_ms;
-    req.persistent = cm->persistent;
-    req.idle_timeout_ms = cm->idle_timeout_ms;
+    StartRequest req;
+    engine_config_request(cm, &req);
     char *note = NULL;
     VigilError sub = VIGIL_ERROR_INIT;
     MonRecord *r = engine_start(e, s, &req, &note, &sub);
     start_request_free(&req);
     free(note);
-    if (r == NULL) {
-      error_set(err, sub.code, "%s: monitors[%zu]: %s",
-                e->config_path ? e->config_path : "config", i + 1, sub.msg);
-      return -1;
-    }
+    if (r == NULL)
+      return engine_config_monitor_fail(&e->config, i, &sub, err);
   }
   return 0;
+}
+
+/* See engine.h. The checks are engine_start's own (engine_check_start,
+ * engine_check_counts, monitor_check), so a refusal reads as it would at
+ * boot. Every config monitor counts as running from its start on: at boot
+ * they are all started before the loop runs, so none has ended yet. */
+int
+engine_check_config(const VigilConfig *cfg, VigilError *err)
+{
+  PolicySet *ps = engine_policies_for(cfg);
+  int rc = engine_preload_policies(ps, cfg, err);
+  for (size_t i = 0; rc == 0 && i < cfg->nmonitors; i++) {
+    const ConfigMonitor *cm = &cfg->monitors[i];
+    size_t in_session = 0;
+    for (size_t k = 0; k < i; k++)
+      in_session += strcmp(cfg->monitors[k].session, cm->session) == 0;
+    StartRequest req;
+    engine_config_request(cm, &req);
+    VigilError sub = VIGIL_ERROR_INIT;
+    StartPlan plan;
+    if (engine_check_start(cfg, ps, cm->session, &req, &plan, &sub) == 0) {
+      if (engine_check_counts(cfg, cm->session, in_session, i, &sub) == 0) {
+        VigilSettings settings = engine_settings(cfg, &req);
+        MonitorSpec spec = engine_spec(cfg, &req, &plan);
+        monitor_check(&settings, &spec, &sub);
+      }
+      start_plan_free(&plan);
+    }
+    start_request_free(&req);
+    if (sub.set)
+      rc = engine_config_monitor_fail(cfg, i, &sub, err);
+  }
+  policyset_free(ps);
+  return rc;
 }
 
 /* Calls on_drained once shutting down and every process is gone. */

@@ -66,6 +66,32 @@ typedef struct {
 
 void start_request_free(StartRequest *req);
 
+/* What the checks of a start decided, for its spawn (engine_check_start).
+ * Owned: start_plan_free. */
+typedef struct {
+  const char *policy_name; /* the request's or the config's; borrowed */
+  ProcDir dir;             /* the cwd, opened and checked against workspace_roots */
+  DeliveryMode mode;       /* the request's, live_safe made idle when not enabled */
+  char *note;              /* what was adjusted (for the caller), or NULL */
+} StartPlan;
+
+/* The checks of a start that depend on the configuration and not on what
+ * runs, in this order: monitor.enabled (disabled); the policy (loaded from
+ * ps) and its gate, else monitor.allow_shell and the allowlist (denied);
+ * env against monitor.env_deny / env_allow (denied, invalid_params for a
+ * malformed name); persistent (denied); cwd opened and checked against
+ * workspace_roots (invalid_params, denied). `session` names the session
+ * for the policy's gate. On success plan holds the opened cwd; on error
+ * nothing is held. engine_start runs these, then the running caps, then
+ * monitor_start; vigild --check-config runs the same through
+ * engine_check_config. */
+int engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
+                       const StartRequest *req, StartPlan *plan, VigilError *err);
+
+/* Closes the plan's directory and frees its note (NULL when the caller took
+ * it); harmless on a plan engine_check_start refused. */
+void start_plan_free(StartPlan *plan);
+
 struct MonRecord {
   Engine *engine;
   Monitor *monitor;
@@ -139,7 +165,8 @@ Engine *engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path);
 void engine_free(Engine *e);
 
 /* Starts the config's `monitors`, each in its (pinned) session. A failure
- * stops those already started and returns the error naming the monitor. */
+ * returns the error naming the monitor as engine_check_config does (vigild
+ * then shuts down, stopping those already started). */
 int engine_start_config_monitors(Engine *e, VigilError *err);
 
 /* Reloads the config file and the policies atomically: the new config and a
@@ -165,8 +192,17 @@ int engine_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilErro
  * notification. */
 int engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err);
 
-/* The same check on a throwaway policy set (vigild --check-config). */
+/* The same check on a throwaway policy set. */
 int engine_check_policies(const VigilConfig *cfg, VigilError *err);
+
+/* vigild --check-config: the policies (engine_check_policies) and every
+ * config monitor checked exactly as engine_start_config_monitors would
+ * start it (every check of engine_start and monitor_start, the running
+ * caps counted over the config's monitors), with nothing started. The
+ * error is the one booting would report: the start's code and
+ * "FILE: monitors[N] (label "L"): <the start's message>". Checks run
+ * where the caller runs: its cwd, its PATH, its environment. */
+int engine_check_config(const VigilConfig *cfg, VigilError *err);
 
 /* Where vigil's own Lua modules and bundled policies are: $VIGIL_DATA_DIR,
  * else the source tree it was built from. */

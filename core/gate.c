@@ -33,17 +33,8 @@
 #include "memory.h"
 #include "strbuf.h"
 
-/* Longest part of a program name quoted in a message; a longer one is cut
- * (at a UTF-8 character boundary) and marked with "...". */
-#define GATE_QUOTE_MAX_INPUT 128
-/* Room for GATE_QUOTE_MAX_INPUT bytes escaped as \xNN, the quotes and "...". */
-#define GATE_QUOTE_BUF (GATE_QUOTE_MAX_INPUT * 4 + 8)
-
-/* Writes s into buf (of GATE_QUOTE_BUF bytes) as a double-quoted string a
- * person can read in an error message: quote and backslash escaped, control
- * bytes as \n, \t or \xNN, and at most GATE_QUOTE_MAX_INPUT bytes of s. The
- * name comes from the agent, so it may hold anything. */
-static void
+/* See gate.h. The name comes from the agent, so it may hold anything. */
+void
 gate_quote(char *buf, const char *s)
 {
   size_t len = strlen(s);

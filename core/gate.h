@@ -68,4 +68,16 @@ bool gate_allows(const Allowlist *al, const char *argv0);
  * the allowlist is empty, saying that nothing is allowed. */
 int gate_check(const Allowlist *al, const Argv *argv, VigilError *err);
 
+/* Longest part of a caller's string quoted in a message; a longer one is cut
+ * (at a UTF-8 character boundary) and marked with "...". */
+#define GATE_QUOTE_MAX_INPUT 128
+/* Room for GATE_QUOTE_MAX_INPUT bytes escaped as \xNN, the quotes and "...". */
+#define GATE_QUOTE_BUF (GATE_QUOTE_MAX_INPUT * 4 + 8)
+
+/* Writes s into buf (of GATE_QUOTE_BUF bytes) as a double-quoted string a
+ * person can read in an error message: quote and backslash escaped, control
+ * bytes as \n, \t or \xNN, and at most GATE_QUOTE_MAX_INPUT bytes of s. For
+ * anything a caller names (a program, an environment variable). */
+void gate_quote(char *buf, const char *s);
+
 #endif

@@ -58,6 +58,7 @@ struct Monitor {
 
   Proc *proc;
   pid_t pid;
+  char *program;                 /* the path that was executed, escaped */
   ProcExit exit;                 /* valid once finished */
 
   MonitorStream streams[2];
@@ -476,7 +477,59 @@ monitor_free_parts(Monitor *m)
   free(m->label);
   free(m->description);
   free(m->ending_reason);
+  free(m->program);
   free(m);
+}
+
+/* The spec's patterns compiled under the settings' limits, or NULL with
+ * err set (invalid_pattern, limit_exceeded). */
+static PatternSet *
+monitor_compile(const VigilSettings *settings, const MonitorSpec *spec, VigilError *err)
+{
+  MatchLimits limits = {
+    .max_patterns = (size_t)settings->max_patterns,
+    .pattern_max_length = (size_t)settings->pattern_max_length,
+    .match_limit = (uint32_t)settings->match_limit,
+    .depth_limit = (uint32_t)settings->depth_limit,
+  };
+  return match_compile(spec->patterns, spec->npatterns, &limits, "patterns", err);
+}
+
+/* What proc_spawn is given for spec. */
+static ProcSpawnOptions
+monitor_proc_options(const VigilSettings *settings, const MonitorSpec *spec)
+{
+  ProcSpawnOptions opts = {
+    .argv = spec->argv,
+    .cwd = spec->cwd,
+    .dir = spec->dir,
+    .search_path = spec->search_path,
+    .env_inherit = spec->env_inherit,
+    .env_extra = spec->env_extra,
+    .stdin_data = spec->stdin_data,
+    .stdin_len = spec->stdin_len,
+    .memory_limit = spec->memory_limit,
+    .cpu_limit = spec->cpu_limit,
+    .exit_drain_ms = settings->exit_drain_ms,
+  };
+  return opts;
+}
+
+/* See monitor.h: monitor_start's steps up to the spawn, in its order. */
+int
+monitor_check(const VigilSettings *settings, const MonitorSpec *spec, VigilError *err)
+{
+  if (monitor_validate(settings, spec, err) != 0)
+    return -1;
+  PatternSet *patterns = monitor_compile(settings, spec, err);
+  if (patterns == NULL)
+    return -1;
+  match_free(patterns);
+  ProcSpawnOptions opts = monitor_proc_options(settings, spec);
+  char *program = NULL;
+  int rc = proc_spawn_check(&opts, &program, err);
+  free(program);
+  return rc;
 }
 
 Monitor *
@@ -485,13 +538,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
 {
   if (monitor_validate(settings, spec, err) != 0)
     return NULL;
-  MatchLimits limits = {
-    .max_patterns = (size_t)settings->max_patterns,
-    .pattern_max_length = (size_t)settings->pattern_max_length,
-    .match_limit = (uint32_t)settings->match_limit,
-    .depth_limit = (uint32_t)settings->depth_limit,
-  };
-  PatternSet *patterns = match_compile(spec->patterns, spec->npatterns, &limits, "patterns", err);
+  PatternSet *patterns = monitor_compile(settings, spec, err);
   if (patterns == NULL)
     return NULL;
 
@@ -533,16 +580,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
                                          : (uint64_t)settings->max_runtime_ms;
   m->idle_timeout_ms = (uint64_t)spec->idle_timeout_ms;
 
-  ProcSpawnOptions opts = {
-    .argv = spec->argv,
-    .cwd = spec->cwd,
-    .env_extra = spec->env_extra,
-    .stdin_data = spec->stdin_data,
-    .stdin_len = spec->stdin_len,
-    .memory_limit = spec->memory_limit,
-    .cpu_limit = spec->cpu_limit,
-    .exit_drain_ms = settings->exit_drain_ms,
-  };
+  ProcSpawnOptions opts = monitor_proc_options(settings, spec);
   ProcCallbacks callbacks = {monitor_on_output, monitor_on_eof, monitor_on_exit};
   if (proc_spawn(loop, &opts, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
@@ -550,6 +588,12 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   }
   /* From here on nothing can fail: the callbacks above only run from the loop. */
   m->pid = proc_pid(m->proc);
+  /* Shown to callers and logged: a directory name on the way is the
+   * caller's, so control bytes and invalid UTF-8 are escaped. */
+  StrBuf program = STRBUF_INIT;
+  const char *path = proc_program(m->proc);
+  textfmt_escape(&program, path, strlen(path));
+  m->program = strbuf_take(&program);
   m->started_at = textfmt_now_ms();
   m->started_mono = uv_now(loop);
   m->last_output_mono = m->started_mono;
@@ -665,6 +709,12 @@ pid_t
 monitor_pid(const Monitor *m)
 {
   return m->pid;
+}
+
+const char *
+monitor_program(const Monitor *m)
+{
+  return m->program;
 }
 
 int64_t

@@ -44,7 +44,11 @@ typedef struct Monitor Monitor;
 
 typedef struct {
   char *const *argv;          /* what to run (already split or shell-wrapped) */
-  const char *cwd;            /* NULL: the engine's */
+  const char *cwd;            /* NULL: the engine's; unused when dir is set */
+  const ProcDir *dir;         /* the opened cwd (proc.h); NULL: cwd is opened */
+  const char *search_path;    /* where a bare argv[0] is found (proc.h); NULL: PATH */
+  const char *const *env_inherit; /* the engine's variables the child gets
+                                 (childenv.h); NULL: the default list */
   char *const *env_extra;     /* "K=V", NULL-terminated; may be NULL */
   const char *label;          /* NULL: the monitor id */
   const char *description;    /* may be NULL */
@@ -105,6 +109,12 @@ typedef struct {
 Monitor *monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *spec,
                        const MonitorHooks *hooks, void *data, VigilError *err);
 
+/* Every check monitor_start makes before it spawns, with the same errors,
+ * and nothing started (vigild --check-config): the spec's bounds, the
+ * settings, the patterns compiled, the limits, the directory and the
+ * program looked up. Returns 0 or -1 with err set. */
+int monitor_check(const VigilSettings *settings, const MonitorSpec *spec, VigilError *err);
+
 /* Stops the process group: `sig` (0: SIGTERM), then SIGKILL after grace_ms
  * (negative: settings.kill_grace_ms). Returns 0 when a stop was started, 1
  * when the monitor had already ended or something is already ending it, 2
@@ -129,6 +139,9 @@ bool monitor_finished(const Monitor *m);           /* on_finished has been calle
 DeliveryMode monitor_mode(const Monitor *m);
 NotifyMode monitor_notify(const Monitor *m);       /* resolved: never kNotifyAuto */
 pid_t monitor_pid(const Monitor *m);
+/* The path that was executed, escaped as textfmt_escape does (control bytes
+ * and invalid UTF-8 as \xNN): safe to show and to send as a string. */
+const char *monitor_program(const Monitor *m);
 int64_t monitor_started_at(const Monitor *m);      /* wall ms */
 int64_t monitor_ended_at(const Monitor *m);        /* wall ms; 0 while running */
 uint64_t monitor_duration_ms(const Monitor *m);    /* so far, or final */

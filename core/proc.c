@@ -2,7 +2,13 @@
  * Child processes (see proc.h for the lifecycle).
  *
  * proc_spawn resolves the program first, so "no such program" is a clean
- * command_not_found and not a child that dies at exec. It then forks a child
+ * command_not_found and not a child that dies at exec; proc_spawn_check
+ * makes the same checks without the fork (vigild --check-config). A bare
+ * name is searched in the search path the caller gives or the engine's PATH,
+ * never in a PATH the child's environment sets: with PATH=. or a directory
+ * of the caller's choosing, that variable would decide what runs. The
+ * directory the child runs in is opened before the fork and entered with
+ * fchdir, so it is the directory that was checked. It then forks a child
  * that leads its own session and process group, has stdin on /dev/null (or a
  * pipe fed with the given bytes), stdout and stderr on two pipes and no other
  * descriptor, and execs. libuv's uv_spawn is not used: it cannot set limits
@@ -38,6 +44,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "childenv.h"
 #include "memory.h"
 
 /* One read buffer per loop, shared by every pipe on it (see proc_alloc_cb). */
@@ -47,7 +54,8 @@
 #define PROC_PIPE_SIZE (1024 * 1024)
 /* Below this an address-space limit cannot even load a dynamic executable. */
 #define PROC_MIN_MEMORY_LIMIT (1024 * 1024)
-/* The search path when neither env_extra nor the engine's environment sets one. */
+/* The search path when the caller gives none and the engine's PATH has no
+ * absolute directory. */
 #define PROC_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 typedef struct ProcLoop ProcLoop;
@@ -68,6 +76,7 @@ struct Proc {
   ProcLoop *pl;
   Proc *prev, *next; /* in pl->procs */
   pid_t pid;
+  char *program;     /* the path that was executed */
   ProcCallbacks cb;
   void *data;
   uv_pipe_t out[2];  /* indexed by StreamId */
@@ -353,6 +362,7 @@ proc_free_if_done(Proc *p)
   if (p->next != NULL)
     p->next->prev = p->prev;
   free(p->in_data);
+  free(p->program);
   free(p);
   proc_loop_release_if_empty(pl);
 }
@@ -687,64 +697,39 @@ proc_pipe_grow(int fd)
 #endif
 }
 
-/* The length of the KEY in "KEY=VALUE" (the whole string without '='). */
-static size_t
-proc_env_key_len(const char *kv)
+/* The directories a bare program name is searched in, as a new string: the
+ * caller's search path, else the engine's PATH, else the default. Entries
+ * that are not absolute are dropped (an empty entry or "." would be the
+ * child's cwd, which a caller of the engine picks), and the engine's PATH
+ * is passed over when nothing absolute is left of it. */
+static char *
+proc_search_path(const char *given)
 {
-  const char *eq = strchr(kv, '=');
-  return eq ? (size_t)(eq - kv) : strlen(kv);
-}
-
-/* Whether list (NULL-terminated, may be NULL) sets the key of kv. */
-static bool
-proc_env_has_key(char *const *list, const char *kv)
-{
-  size_t len = proc_env_key_len(kv);
-  for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
-    if (proc_env_key_len(list[i]) == len && strncmp(list[i], kv, len) == 0)
-      return true;
-  }
-  return false;
-}
-
-/* The child's environment: the engine's, with each KEY that extra sets
- * replaced (the last setting of a key in extra wins). The array is ours (the
- * strings are borrowed); built before fork, since the child may not malloc. */
-static char **
-proc_build_env(char *const *extra)
-{
-  size_t n = 0, m = 0;
-  while (environ != NULL && environ[n] != NULL)
-    n++;
-  while (extra != NULL && extra[m] != NULL)
-    m++;
-  char **env = xmalloc((n + m + 1) * sizeof *env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!proc_env_has_key(extra, environ[i]))
-      env[k++] = environ[i];
-  }
-  for (size_t i = 0; i < m; i++) {
-    if (!proc_env_has_key(extra + i + 1, extra[i]))
-      env[k++] = extra[i];
-  }
-  env[k] = NULL;
-  return env;
-}
-
-/* The value of PATH the program is searched in: env_extra's if it sets one,
- * else the engine's, else a default. */
-static const char *
-proc_search_path(char *const *extra)
-{
-  const char *path = NULL;
-  for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
-    if (strncmp(extra[i], "PATH=", 5) == 0)
-      path = extra[i] + 5;
-  }
+  const char *path = given;
   if (path == NULL)
     path = getenv("PATH");
-  return path != NULL ? path : PROC_DEFAULT_PATH;
+  for (int pass = 0; pass < 2; pass++) {
+    size_t len = path ? strlen(path) : 0;
+    char *out = xmalloc(len + 1);
+    size_t o = 0;
+    for (const char *s = path; s != NULL;) {
+      const char *colon = strchr(s, ':');
+      size_t n = colon ? (size_t)(colon - s) : strlen(s);
+      if (n > 0 && s[0] == '/') {
+        if (o > 0)
+          out[o++] = ':';
+        memcpy(out + o, s, n);
+        o += n;
+      }
+      s = colon ? colon + 1 : NULL;
+    }
+    out[o] = '\0';
+    if (o > 0 || given != NULL)
+      return out; /* a given path with nothing absolute searches nothing */
+    free(out);
+    path = PROC_DEFAULT_PATH;
+  }
+  return xstrdup(PROC_DEFAULT_PATH); /* not reached: the default is absolute */
 }
 
 /* dir + "/" + name, in a new string. */
@@ -787,12 +772,13 @@ proc_check_exec(const char *path, char *why, size_t why_len)
   return 0;
 }
 
-/* Resolves argv0 to the absolute path the child will exec (it runs in dir,
- * an absolute directory): with a '/' relative to dir, else searched in PATH
- * (an empty entry is "."). Returns a new string, or NULL with err set to
+/* Resolves argv0 to the absolute path the child will exec: with a '/',
+ * relative to dir (the real path of the directory it runs in); else looked
+ * up in search (absolute directories separated by ':', see
+ * proc_search_path). Returns a new string, or NULL with err set to
  * command_not_found naming the program and why. */
 static char *
-proc_resolve(const char *argv0, const char *dir, char *const *extra, VigilError *err)
+proc_resolve(const char *argv0, const char *dir, const char *search, VigilError *err)
 {
   char why[256];
   if (strchr(argv0, '/') != NULL) {
@@ -803,22 +789,12 @@ proc_resolve(const char *argv0, const char *dir, char *const *extra, VigilError 
     error_set(err, kErrCommandNotFound, "command: \"%s\" %s", argv0, why);
     return NULL;
   }
-  const char *search = proc_search_path(extra);
   char *found_unusable = NULL; /* the first candidate that exists but cannot run */
   char found_why[256] = "";
-  for (const char *s = search;;) {
+  for (const char *s = search; s[0] != '\0';) {
     const char *colon = strchr(s, ':');
     size_t len = colon ? (size_t)(colon - s) : strlen(s);
-    char *entry = len == 0 ? xstrdup(".") : xmemdupz(s, len);
-    char *cand;
-    if (entry[0] == '/') {
-      cand = proc_join(entry, strlen(entry), argv0);
-    } else {
-      char *abs = proc_join(dir, strlen(dir), entry);
-      cand = proc_join(abs, strlen(abs), argv0);
-      free(abs);
-    }
-    free(entry);
+    char *cand = proc_join(s, len, argv0);
     if (proc_check_exec(cand, why, sizeof why) == 0) {
       free(found_unusable);
       return cand;
@@ -838,7 +814,10 @@ proc_resolve(const char *argv0, const char *dir, char *const *extra, VigilError 
               argv0, found_unusable, found_why);
     free(found_unusable);
   } else {
-    error_set(err, kErrCommandNotFound, "command: \"%s\" was not found in PATH", argv0);
+    error_set(err, kErrCommandNotFound,
+              "command: \"%s\" was not found in PATH (searched \"%s\"; a PATH in env does "
+              "not choose the program)",
+              argv0, search);
   }
   return NULL;
 }
@@ -857,7 +836,7 @@ typedef struct {
   const char *path;
   char *const *argv;
   char **envp;
-  const char *cwd;
+  int dir_fd;     /* the directory to enter (fchdir) */
   int fds[3];     /* become 0, 1, 2 */
   int report_fd;  /* exec-error pipe's write end (close-on-exec) */
   int64_t memory_limit;
@@ -912,7 +891,8 @@ proc_child(ProcChild *c)
 
   if (setsid() < 0)
     proc_child_fail(c, kChildSetsid);
-  if (c->cwd != NULL && chdir(c->cwd) != 0)
+  /* The opened directory, not its path: the path may lead elsewhere now. */
+  if (fchdir(c->dir_fd) != 0)
     proc_child_fail(c, kChildChdir);
 
   /* If the engine runs with 0, 1 or 2 closed, a pipe end may sit on one of
@@ -952,7 +932,8 @@ proc_close_fd(int *fd)
   *fd = -1;
 }
 
-/* Checks argv, the limits and cwd. Returns 0, or -1 with err set. */
+/* Checks argv and the limits (the directory is proc_dir_open's). Returns 0,
+ * or -1 with err set. */
 static int
 proc_check_options(const ProcSpawnOptions *opts, VigilError *err)
 {
@@ -977,32 +958,115 @@ proc_check_options(const ProcSpawnOptions *opts, VigilError *err)
     return error_set(err, kErrInvalidParams,
                      "cpu_limit: cannot be enforced on this system: limiting a fraction of a "
                      "core needs a cgroup v2 cpu controller vigil can write to");
-  if (opts->cwd != NULL) {
-    struct stat st;
-    if (opts->cwd[0] == '\0')
-      return error_set(err, kErrInvalidParams, "cwd: must not be empty");
-    if (stat(opts->cwd, &st) != 0) {
-      if (errno == ENOENT)
-        return error_set(err, kErrInvalidParams, "cwd: \"%s\" does not exist", opts->cwd);
-      return error_set(err, kErrInvalidParams, "cwd: \"%s\" cannot be used: %s", opts->cwd,
-                       strerror(errno));
-    }
-    if (!S_ISDIR(st.st_mode))
-      return error_set(err, kErrInvalidParams, "cwd: \"%s\" is not a directory", opts->cwd);
-  }
   return 0;
 }
 
-/* The absolute directory the child will run in. A new string. */
+/* The real path of the open directory fd into a new string, or NULL with
+ * errno set. Read from the descriptor, never from the path it was opened
+ * by. */
 static char *
-proc_child_dir(const char *cwd)
+proc_dir_path(int fd)
 {
-  if (cwd != NULL && cwd[0] == '/')
-    return xstrdup(cwd);
-  char here[PATH_MAX];
-  if (getcwd(here, sizeof here) == NULL)
-    snprintf(here, sizeof here, "."); /* the engine's cwd is gone; stay relative */
-  return cwd != NULL ? proc_join(here, strlen(here), cwd) : xstrdup(here);
+#if defined(__APPLE__)
+  char buf[PATH_MAX];
+  if (fcntl(fd, F_GETPATH, buf) != 0)
+    return NULL;
+  return xstrdup(buf);
+#else
+  char link[64], buf[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, buf, sizeof buf);
+  if (n < 0)
+    return NULL;
+  if ((size_t)n >= sizeof buf || buf[0] != '/') {
+    errno = ENAMETOOLONG; /* or no path at all: nothing that could be checked */
+    return NULL;
+  }
+  return xmemdupz(buf, (size_t)n);
+#endif
+}
+
+/* See proc.h. */
+int
+proc_dir_open(const char *cwd, ProcDir *out, VigilError *err)
+{
+  *out = (ProcDir)PROC_DIR_INIT;
+  if (cwd != NULL && cwd[0] == '\0')
+    return error_set(err, kErrInvalidParams, "cwd: must not be empty");
+#ifdef O_PATH
+  /* A directory the engine may enter (x) but not list (r) works as it does
+   * with chdir: fchdir takes an O_PATH descriptor. */
+  int flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+#else
+  int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+#endif
+  int fd = proc_fd_lift(open(cwd != NULL ? cwd : ".", flags));
+  char *path = NULL;
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0) {
+    if (st.st_nlink == 0)
+      errno = ENOENT; /* removed: its path would end in " (deleted)" */
+    else
+      path = proc_dir_path(fd);
+  }
+  if (path == NULL) {
+    int e = errno;
+    if (fd >= 0)
+      close(fd);
+    if (cwd == NULL)
+      return error_set(err, kErrInternal, "cannot read the engine's cwd: %s", strerror(e));
+    if (e == ENOENT)
+      return error_set(err, kErrInvalidParams, "cwd: \"%s\" does not exist", cwd);
+    if (e == ENOTDIR)
+      return error_set(err, kErrInvalidParams, "cwd: \"%s\" is not a directory", cwd);
+    return error_set(err, kErrInvalidParams, "cwd: \"%s\" cannot be used: %s", cwd,
+                     strerror(e));
+  }
+  out->fd = fd;
+  out->path = path;
+  return 0;
+}
+
+/* See proc.h. */
+void
+proc_dir_close(ProcDir *d)
+{
+  if (d->fd >= 0)
+    close(d->fd);
+  free(d->path);
+  *d = (ProcDir)PROC_DIR_INIT;
+}
+
+/* What proc_spawn checks before it forks. *dir is opts->dir or, when that
+ * is NULL, the directory opened into *own (the caller closes it, also on
+ * error); *program is the path to execute (the caller frees it). */
+static int
+proc_prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir, char **program,
+             VigilError *err)
+{
+  *own = (ProcDir)PROC_DIR_INIT;
+  *dir = NULL;
+  *program = NULL;
+  if (proc_check_options(opts, err) != 0)
+    return -1;
+  if (opts->dir == NULL && proc_dir_open(opts->cwd, own, err) != 0)
+    return -1;
+  *dir = opts->dir != NULL ? opts->dir : own;
+  char *search = proc_search_path(opts->search_path);
+  *program = proc_resolve(opts->argv[0], (*dir)->path, search, err);
+  free(search);
+  return *program != NULL ? 0 : -1;
+}
+
+/* See proc.h. */
+int
+proc_spawn_check(const ProcSpawnOptions *opts, char **program, VigilError *err)
+{
+  ProcDir own;
+  const ProcDir *dir;
+  int rc = proc_prepare(opts, &own, &dir, program, err);
+  proc_dir_close(&own);
+  return rc;
 }
 
 /* The name of a child-side step for the spawn_failed message. */
@@ -1035,15 +1099,16 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
            void *data, Proc **out, VigilError *err)
 {
   *out = NULL;
-  if (proc_check_options(opts, err) != 0)
+  ProcDir own_dir;
+  const ProcDir *dir;
+  char *path;
+  if (proc_prepare(opts, &own_dir, &dir, &path, err) != 0) {
+    proc_dir_close(&own_dir);
     return -1;
-  char *dir = proc_child_dir(opts->cwd);
-  char *path = proc_resolve(opts->argv[0], dir, opts->env_extra, err);
-  free(dir);
-  if (path == NULL)
-    return -1;
+  }
   ProcLoop *pl = proc_loop_get(loop, err);
   if (pl == NULL) {
+    proc_dir_close(&own_dir);
     free(path);
     return -1;
   }
@@ -1064,7 +1129,7 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     grown[0] = proc_pipe_grow(outp[0][0]);
     grown[1] = proc_pipe_grow(outp[1][0]);
   }
-  char **envp = ok ? proc_build_env(opts->env_extra) : NULL;
+  char **envp = ok ? childenv_build(opts->env_inherit, opts->env_extra) : NULL;
   long open_max = sysconf(_SC_OPEN_MAX);
   if (open_max < 0 || open_max > (1L << 20))
     open_max = 1L << 20;
@@ -1072,7 +1137,7 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
   pid_t pid = -1;
   uint64_t start_ns = uv_hrtime();
   if (ok) {
-    ProcChild child = {path,   opts->argv, envp, opts->cwd, {inp[0], outp[0][1], outp[1][1]},
+    ProcChild child = {path,   opts->argv, envp, dir->fd, {inp[0], outp[0][1], outp[1][1]},
                        rep[1], opts->memory_limit, open_max};
     /* Every signal blocked across fork: the child must not run the engine's
      * handlers (libuv's would write into the loop's signal pipe) before it
@@ -1123,7 +1188,7 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     if (report[0] == kChildExec)
       error_set(err, kErrSpawnFailed, "exec \"%s\": %s", path, strerror(saved_errno));
     else if (report[0] == kChildChdir)
-      error_set(err, kErrSpawnFailed, "chdir \"%s\": %s", opts->cwd, strerror(saved_errno));
+      error_set(err, kErrSpawnFailed, "chdir \"%s\": %s", dir->path, strerror(saved_errno));
     else
       error_set(err, kErrSpawnFailed, "%s: %s", what, strerror(saved_errno));
     for (int i = 0; i < 2; i++) {
@@ -1133,14 +1198,16 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     }
     proc_close_fd(&inp[1]);
     free(path);
+    proc_dir_close(&own_dir);
     proc_loop_release_if_empty(pl);
     return -1;
   }
-  free(path);
+  proc_dir_close(&own_dir); /* the child is in it now */
 
   Proc *p = xcalloc(1, sizeof *p);
   p->pl = pl;
   p->pid = pid;
+  p->program = path;
   p->cb = *cb;
   p->data = data;
   p->start_ns = start_ns;
@@ -1271,6 +1338,13 @@ proc_close(Proc *p)
   proc_close_handle(p, (uv_handle_t *)&p->drain_timer);
   proc_close_handle(p, (uv_handle_t *)&p->grace_timer);
   /* Freed by the last close callback (or the SIGCHLD that reaps it). */
+}
+
+/* See proc.h. */
+const char *
+proc_program(const Proc *p)
+{
+  return p->program;
 }
 
 /* The child's pid, which is also its process group and session id. */

@@ -16,6 +16,13 @@
  * exist or is not an executable regular file is command_not_found; a refusal
  * by the OS (fork, pipe, exec failures) is spawn_failed. Either way nothing
  * is left running and no callback fires.
+ *
+ * What runs, and where, is decided by the engine, never by the child's
+ * environment: a bare program name is looked up in the search path the
+ * caller of proc_spawn gives (the engine's PATH by default, absolute
+ * directories only), not in a PATH set in env_extra; the child enters the
+ * directory that was opened and checked (ProcDir), not whatever its path
+ * names by the time of the fork.
  */
 #ifndef VIGIL_PROC_H
 #define VIGIL_PROC_H
@@ -30,11 +37,42 @@
 
 typedef enum { kStreamStdout = 0, kStreamStderr = 1 } StreamId;
 
+/* A working directory opened for a child. Its path is read from the open
+ * descriptor, so what a caller checks (the path) and what the child enters
+ * (fchdir to the descriptor) are the same directory even if a symlink on
+ * the way is changed in between. */
+typedef struct {
+  int fd;                   /* O_DIRECTORY | O_CLOEXEC (O_PATH where there is one); -1: none */
+  char *path;               /* its absolute real path, as the kernel names it; owned */
+} ProcDir;
+
+#define PROC_DIR_INIT {-1, NULL}
+
+/* Opens cwd (NULL: the engine's own cwd) for a child. Errors, with out left
+ * as PROC_DIR_INIT: invalid_params naming cwd ("does not exist", "is not a
+ * directory", "cannot be used: <why>"); internal when it is the engine's
+ * own cwd that is gone. */
+int proc_dir_open(const char *cwd, ProcDir *out, VigilError *err);
+
+/* Closes the descriptor and frees the path; leaves d as PROC_DIR_INIT. */
+void proc_dir_close(ProcDir *d);
+
 typedef struct {
   char *const *argv;        /* argv[0] as given; NULL-terminated; copied */
-  const char *cwd;          /* NULL: the engine's cwd */
-  char *const *env_extra;   /* "KEY=VALUE" added to (or replacing in) the
-                               engine's environment; NULL-terminated; may be NULL */
+  const char *cwd;          /* NULL: the engine's cwd; unused when dir is set */
+  const ProcDir *dir;       /* the directory the child runs in, opened by the
+                               caller (proc_dir_open) and still theirs; NULL:
+                               cwd is opened here */
+  const char *search_path;  /* where a bare argv[0] is looked up: directories
+                               separated by ':', non-absolute ones ignored.
+                               NULL: the engine's PATH (its absolute entries),
+                               or /usr/local/bin:/usr/bin:/bin when it has none.
+                               A PATH in env_extra is never searched. */
+  const char *const *env_inherit; /* which of the engine's variables the child
+                               gets (childenv.h patterns); NULL: the default
+                               list (childenv_default_inherit) */
+  char *const *env_extra;   /* "KEY=VALUE" added to (or replacing in) what is
+                               inherited; NULL-terminated; may be NULL */
   const char *stdin_data;   /* NULL: stdin is /dev/null; else these bytes are
                                written to a pipe that is then closed */
   size_t stdin_len;
@@ -73,6 +111,12 @@ typedef struct Proc Proc;
 int proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *cb,
                void *data, Proc **out, VigilError *err);
 
+/* Everything proc_spawn would refuse before it forks, without forking: the
+ * options, the directory and the program. On success *program is the
+ * absolute path that would be executed (free it). Same errors as
+ * proc_spawn except spawn_failed. */
+int proc_spawn_check(const ProcSpawnOptions *opts, char **program, VigilError *err);
+
 /* Sends `sig` to the whole process group. Unless sig is SIGKILL, a timer
  * then sends SIGKILL to the group after grace_ms if the child has not exited
  * (grace_ms 0: SIGKILL follows at once). Idempotent: a call while a stop is
@@ -85,6 +129,8 @@ int proc_stop(Proc *p, int sig, uint64_t grace_ms);
 void proc_close(Proc *p);
 
 pid_t proc_pid(const Proc *p);
+/* The absolute path that was executed (the resolved argv[0]). */
+const char *proc_program(const Proc *p);
 bool proc_exited(const Proc *p); /* on_exit has been called */
 /* Whether proc_stop was called before the child exited. */
 bool proc_stop_requested(const Proc *p);

@@ -241,7 +241,7 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   monitor_counters(m, &c);
   ProcExit x;
   monitor_usage(m, &x);
-  msgpack_pack_map(pk, status ? 15 : 13);
+  msgpack_pack_map(pk, status ? 16 : 14);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -256,6 +256,10 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   wire_str(pk, monitor_state_name(monitor_state(m)));
   wire_key(pk, "pid");
   msgpack_pack_int(pk, monitor_pid(m));
+  /* The resolved program, never the command line (its arguments may hold
+   * secrets): what ran, for the caller and the logs to agree on. */
+  wire_key(pk, "program");
+  wire_str(pk, monitor_program(m));
   wire_key(pk, "started_at");
   wire_time(pk, monitor_started_at(m));
   wire_key(pk, "ended_at");

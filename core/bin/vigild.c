@@ -31,7 +31,9 @@ static const char vigild_usage[] =
     "  --stdio              serve one connection on stdin/stdout; exit when stdin closes\n"
     "  --config FILE        the Lua configuration (config/vigil.lua is the bundled one);\n"
     "                       without it every start is denied (fail closed)\n"
-    "  --check-config FILE  check a configuration and exit: 0 when good, 1 with the reason\n"
+    "  --check-config FILE  check a configuration and exit: 0 when good, 1 with the reason;\n"
+    "                       its monitors are checked as starting them would be (run it\n"
+    "                       as the engine's user, from its directory)\n"
     "  --version            print the version\n"
     "\n"
     "Logs go to stderr (VIGIL_LOG=debug|info|warn|error).\n";
@@ -90,12 +92,14 @@ vigild_std_fds(void)
   }
 }
 
+/* --check-config: the file, its policies and every boot monitor as the
+ * start would check it (engine_check_config), with nothing started. */
 static int
 vigild_check_config(const char *path)
 {
   VigilConfig cfg;
   VigilError err = VIGIL_ERROR_INIT;
-  if (config_load(path, &cfg, &err) != 0 || engine_check_policies(&cfg, &err) != 0) {
+  if (config_load(path, &cfg, &err) != 0 || engine_check_config(&cfg, &err) != 0) {
     fprintf(stderr, "vigild: %s\n", err.msg);
     config_free(&cfg);
     return 1;

@@ -69,6 +69,12 @@ def default_config(**overrides):
             "kill_grace_ms": 500,
             "exit_drain_ms": 300,
             "max_monitors_per_session": 16,
+            # What children inherit of vigild's environment: the engine's
+            # default list, plus the run's tag (the no_orphans check finds
+            # leftovers by it) and the sanitizers' options.
+            "env_inherit": ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TZ",
+                            "TMPDIR", "VIGIL_TEST_RUN", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+                            "LSAN_OPTIONS"],
         },
     }
     for group, values in overrides.items():

@@ -51,6 +51,11 @@ check_summary(void)
   return check_failed == 0 ? 0 : 1;
 }
 
+const char *const test_env_inherit[] = {
+  "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TZ", "TMPDIR",
+  "VIGIL_TEST_RUN", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", NULL,
+};
+
 const char *
 test_child_path(const char *name)
 {

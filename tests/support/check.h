@@ -71,6 +71,13 @@ int check_summary(void);
 /* Path of a helper child program (static storage, overwritten per call). */
 const char *test_child_path(const char *name);
 
+/* What children started by tests inherit of the test's environment (as
+ * ProcSpawnOptions.env_inherit / MonitorSpec.env_inherit): the engine's
+ * default list plus VIGIL_TEST_RUN, by which the no_orphans check finds a
+ * leftover, and the sanitizers' options, so a helper built with them
+ * reports the same way the test does. */
+extern const char *const test_env_inherit[];
+
 /* Runs loop (UV_RUN_ONCE steps) until done(ctx) is true or timeout_ms pass.
  * Returns true if done became true; on timeout records a failure naming
  * `what` and returns false. */

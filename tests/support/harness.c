@@ -64,6 +64,8 @@ bool
 harness_start(Harness *h, MonitorSpec *spec)
 {
   VigilError err = VIGIL_ERROR_INIT;
+  if (spec->env_inherit == NULL)
+    spec->env_inherit = test_env_inherit;
   h->m = monitor_start(&h->loop, &h->settings, spec, &harness_hooks, h, &err);
   if (h->m == NULL) {
     check_fail(__FILE__, __LINE__, "monitor_start failed: %s", err.msg);

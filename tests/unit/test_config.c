@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "childenv.h"
 #include "config.h"
 #include "strbuf.h"
 
@@ -33,6 +34,20 @@ write_file(const char *name, const char *text)
   return test_path;
 }
 
+/* Whether the NULL-terminated lists a and b hold the same strings. */
+static bool
+same_list(char *const *a, const char *const *b)
+{
+  size_t i = 0;
+  for (; a != NULL && a[i] != NULL && b[i] != NULL; i++) {
+    if (strcmp(a[i], b[i]) != 0)
+      return false;
+  }
+  return a != NULL && a[i] == NULL && b[i] == NULL;
+}
+
+static const char *const no_names[] = {NULL};
+
 /* Whether cfg is exactly the built-in defaults. */
 static bool
 is_defaults(const VigilConfig *cfg)
@@ -40,6 +55,9 @@ is_defaults(const VigilConfig *cfg)
   VigilSettings d;
   settings_defaults(&d);
   return cfg->path == NULL && memcmp(&cfg->settings, &d, sizeof d) == 0 && cfg->enabled &&
+         cfg->search_path == NULL && same_list(cfg->env_deny, childenv_default_deny) &&
+         same_list(cfg->env_allow, no_names) &&
+         same_list(cfg->env_inherit, childenv_default_inherit) &&
          !cfg->live_mode_enabled && !cfg->allow_shell && cfg->allow_persistent &&
          cfg->allowed_commands.n == 0 && cfg->nroots == 0 && cfg->nplugin_paths == 0 &&
          cfg->nmonitors == 0 && cfg->policy && strcmp(cfg->policy, "envelope") == 0;
@@ -139,6 +157,11 @@ TEST(bundled_config_loads_and_documents_every_setting)
   CHECK_INT(cfg.nmonitors, 0);
   CHECK_INT(cfg.nplugin_paths, 0);
   CHECK_STR(cfg.policy, "envelope");
+  /* The env lists are written out with their defaults. */
+  CHECK(cfg.search_path == NULL);
+  CHECK(same_list(cfg.env_deny, childenv_default_deny));
+  CHECK(same_list(cfg.env_allow, no_names));
+  CHECK(same_list(cfg.env_inherit, childenv_default_inherit));
   static const char *const demo[] = {"python3", "tail", "make", "npm",
                                      "node",    "cargo", "go",  "pytest"};
   CHECK_INT(cfg.allowed_commands.n, sizeof demo / sizeof demo[0]);
@@ -327,6 +350,58 @@ TEST(workspace_roots_are_existing_absolute_directories)
   }
   config_free(&cfg);
   unlink(link);
+}
+
+TEST(monitor_path_is_absolute_directories)
+{
+  VigilConfig cfg;
+  if (LOAD_OK("return { monitor = { path = '/opt/tools/bin:/usr/bin:/bin' } }", &cfg) == 0)
+    CHECK_STR(cfg.search_path, "/opt/tools/bin:/usr/bin:/bin");
+  config_free(&cfg);
+  EXPECT_ERROR("return { monitor = { path = 'bin:/usr/bin' } }",
+               "invalid_params: @: monitor.path: entry 1, \"bin\", is not an absolute directory "
+               "(entries are absolute paths separated by \":\")");
+  EXPECT_ERROR("return { monitor = { path = '/usr/bin::/bin' } }",
+               "invalid_params: @: monitor.path: entry 2, \"\", is not an absolute directory "
+               "(entries are absolute paths separated by \":\")");
+  EXPECT_ERROR("return { monitor = { path = '/usr/bin:' } }",
+               "invalid_params: @: monitor.path: entry 2, \"\", is not an absolute directory "
+               "(entries are absolute paths separated by \":\")");
+  EXPECT_ERROR("return { monitor = { path = '' } }",
+               "invalid_params: @: monitor.path: entry 1, \"\", is not an absolute directory "
+               "(entries are absolute paths separated by \":\")");
+  EXPECT_ERROR("return { monitor = { path = { '/bin' } } }",
+               "invalid_params: @: monitor.path must be a string, got table");
+  EXPECT_ERROR("return { monitor = { path = '/' .. string.rep('a', 16384) } }",
+               "invalid_params: @: monitor.path must be at most 16384 bytes, got 16385");
+}
+
+TEST(env_lists_replace_their_defaults_and_are_checked)
+{
+  VigilConfig cfg;
+  if (LOAD_OK("return { monitor = { env_deny = { 'LD_*', 'SECRET_*' }, env_allow = { 'LD_X' },"
+              " env_inherit = {} } }",
+              &cfg) == 0) {
+    static const char *const deny[] = {"LD_*", "SECRET_*", NULL};
+    static const char *const allow[] = {"LD_X", NULL};
+    CHECK(same_list(cfg.env_deny, deny));
+    CHECK(same_list(cfg.env_allow, allow));
+    CHECK(same_list(cfg.env_inherit, no_names));
+  }
+  config_free(&cfg);
+  EXPECT_ERROR("return { monitor = { env_deny = { 'LD_*', '' } } }",
+               "invalid_params: @: monitor.env_deny[2] must not be empty, got \"\"");
+  EXPECT_ERROR("return { monitor = { env_allow = { 'A=B' } } }",
+               "invalid_params: @: monitor.env_allow[1] must not contain \"=\" (it names a "
+               "variable, without a value), got \"A=B\"");
+  EXPECT_ERROR("return { monitor = { env_inherit = { '*_KEY' } } }",
+               "invalid_params: @: monitor.env_inherit[1] may hold \"*\" only as its last "
+               "character (NAME or PREFIX*), got \"*_KEY\"");
+  EXPECT_ERROR("return { monitor = { env_inherit = 'PATH' } }",
+               "invalid_params: @: monitor.env_inherit must be an array of strings, got string");
+  EXPECT_ERROR("local t = {} for i = 1, 1025 do t[i] = 'V' .. i end "
+               "return { monitor = { env_deny = t } }",
+               "invalid_params: @: monitor.env_deny must have at most 1024 entries, got 1025");
 }
 
 TEST(monitor_entries_are_checked)
@@ -656,6 +731,8 @@ main(void)
   RUN(unknown_fields_are_refused);
   RUN(types_are_checked);
   RUN(workspace_roots_are_existing_absolute_directories);
+  RUN(monitor_path_is_absolute_directories);
+  RUN(env_lists_replace_their_defaults_and_are_checked);
   RUN(monitor_entries_are_checked);
   RUN(patterns_are_bounded);
   RUN(lua_errors_name_file_and_line);

@@ -74,7 +74,8 @@ run_init(Run *r)
   uv_loop_init(&r->loop);
 }
 
-/* Options with the given argv and the usual drain bound. */
+/* Options with the given argv, the usual drain bound and the test's
+ * inherit list (the run's tag and the sanitizers' options pass). */
 static ProcSpawnOptions
 opts_for(char **argv)
 {
@@ -82,6 +83,7 @@ opts_for(char **argv)
   memset(&o, 0, sizeof o);
   o.argv = argv;
   o.exit_drain_ms = 1000;
+  o.env_inherit = test_env_inherit;
   return o;
 }
 
@@ -455,13 +457,12 @@ TEST(non_executable_file_is_command_not_found)
   snprintf(want, sizeof want, "command_not_found: command: \"%s\" is not executable", path);
   EXPECT_SPAWN_ERROR(&o, kErrCommandNotFound, want);
 
-  /* Found through PATH but not executable: says where. */
-  char pathvar[256];
-  snprintf(pathvar, sizeof pathvar, "PATH=/nonexistent-vigil:%s", tmpdir);
-  char *env[] = {pathvar, NULL};
+  /* Found in the search path but not executable: says where. */
+  char search[256];
+  snprintf(search, sizeof search, "/nonexistent-vigil:%s", tmpdir);
   char *argv2[] = {"plain.sh", NULL};
   o = opts_for(argv2);
-  o.env_extra = env;
+  o.search_path = search;
   EXPECT_SPAWN_ERROR(&o, kErrCommandNotFound, "is not executable");
   EXPECT_SPAWN_ERROR(&o, kErrCommandNotFound, path);
   unlink(path);
@@ -627,35 +628,34 @@ TEST(engine_with_fd_0_closed)
   }
 }
 
-TEST(program_found_through_path_and_relative_to_cwd)
+TEST(program_found_through_the_search_path_and_relative_to_cwd)
 {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", test_child_path(""));
   dir[strlen(dir) - 1] = '\0'; /* the helpers' directory, without the "/" */
 
-  /* PATH from env_extra. */
+  /* A bare name is looked up in the search path given. */
   Run r;
   run_init(&r);
-  char pathvar[4200];
-  snprintf(pathvar, sizeof pathvar, "PATH=/nonexistent-vigil:%s", dir);
-  char *env[] = {pathvar, NULL};
-  char *argv[] = {"child_exit", "5", "out:via PATH", NULL};
+  char search[4200], want[4200];
+  snprintf(search, sizeof search, "/nonexistent-vigil:%s", dir);
+  snprintf(want, sizeof want, "%s/child_exit", dir);
+  char *argv[] = {"child_exit", "5", "out:via the search path", NULL};
   ProcSpawnOptions o = opts_for(argv);
-  o.env_extra = env;
-  if (run_start(&r, &o) && run_wait(&r, 5000)) {
-    CHECK_INT(r.x.exit_code, 5);
-    CHECK_STR(strbuf_cstr(&r.out[kStreamStdout]), "via PATH\n");
+  o.search_path = search;
+  if (run_start(&r, &o)) {
+    CHECK_STR(proc_program(r.p), want);
+    if (run_wait(&r, 5000)) {
+      CHECK_INT(r.x.exit_code, 5);
+      CHECK_STR(strbuf_cstr(&r.out[kStreamStdout]), "via the search path\n");
+    }
   }
   run_close(&r);
 
-  /* An empty PATH entry is ".", the child's cwd. */
-  run_init(&r);
-  char *env2[] = {"PATH=/nonexistent-vigil:", NULL};
-  o.env_extra = env2;
+  /* An empty or relative entry is not the child's cwd: it is skipped. */
+  o.search_path = "::.:child-dir";
   o.cwd = dir;
-  if (run_start(&r, &o) && run_wait(&r, 5000))
-    CHECK_INT(r.x.exit_code, 5);
-  run_close(&r);
+  EXPECT_SPAWN_ERROR(&o, kErrCommandNotFound, "\"child_exit\" was not found in PATH");
 
   /* "./x" is relative to cwd, not to the engine's directory. */
   run_init(&r);
@@ -665,6 +665,209 @@ TEST(program_found_through_path_and_relative_to_cwd)
   if (run_start(&r, &o) && run_wait(&r, 5000))
     CHECK_INT(r.x.exit_code, 6);
   run_close(&r);
+}
+
+/* The issue's reproductions: a caller that sets PATH in env (to a directory
+ * of its own, to "" or "." with a program planted in the cwd it picks) must
+ * still run the real program. The PATH reaches the child all the same. */
+TEST(the_childs_path_never_chooses_the_program)
+{
+  char evilbin[128], evilpath[160];
+  snprintf(evilbin, sizeof evilbin, "%s/evilbin", tmpdir);
+  snprintf(evilpath, sizeof evilpath, "PATH=%s", evilbin);
+  mkdir(evilbin, 0755);
+  const char *planted[2] = {make_file(0, "evilbin/echo", "#!/bin/sh\necho PLANTED\n", 0755),
+                            make_file(1, "echo", "#!/bin/sh\necho PLANTED\n", 0755)};
+  char *paths[] = {evilpath, "PATH=", "PATH=.", "PATH=evilbin", "PATH=:/nonexistent-vigil"};
+  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+    Run r;
+    run_init(&r);
+    char *argv[] = {"echo", "the real one", NULL};
+    char *env[] = {paths[i], NULL};
+    ProcSpawnOptions o = opts_for(argv);
+    o.env_extra = env;
+    o.cwd = tmpdir;
+    if (run_start(&r, &o)) {
+      const char *program = proc_program(r.p);
+      CHECK(program[0] == '/' && strncmp(program, tmpdir, strlen(tmpdir)) != 0);
+      if (run_wait(&r, 5000))
+        CHECK_STR(strbuf_cstr(&r.out[kStreamStdout]), "the real one\n");
+    }
+    run_close(&r);
+  }
+  Run r;
+  run_init(&r);
+  char *argv[] = {"/bin/sh", "-c", "echo \"$PATH\"", NULL};
+  char *env[] = {evilpath, NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  o.env_extra = env;
+  char want[200];
+  snprintf(want, sizeof want, "%s\n", evilbin);
+  if (run_start(&r, &o) && run_wait(&r, 5000))
+    CHECK_STR(strbuf_cstr(&r.out[kStreamStdout]), want);
+  run_close(&r);
+  unlink(planted[0]);
+  unlink(planted[1]);
+  rmdir(evilbin);
+}
+
+/* Runs echo with the engine's PATH set to path (NULL: unset) in tmpdir,
+ * where an "echo" is planted; checks the real one ran, from a directory
+ * that starts with want_dir. */
+static void
+run_echo_with_engine_path(const char *path, const char *want_dir, const char *file, int line)
+{
+  if (path != NULL)
+    setenv("PATH", path, 1);
+  else
+    unsetenv("PATH");
+  Run r;
+  run_init(&r);
+  char *argv[] = {"echo", "real", NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  o.cwd = tmpdir;
+  if (run_start_at(&r, &o, file, line)) {
+    const char *program = proc_program(r.p);
+    if (strncmp(program, want_dir, strlen(want_dir)) != 0)
+      check_fail(file, line, "PATH=%s ran %s, want one in %s", path ? path : "(unset)", program,
+                 want_dir);
+    if (run_wait(&r, 5000) && strcmp(strbuf_cstr(&r.out[kStreamStdout]), "real\n") != 0)
+      check_fail(file, line, "PATH=%s printed \"%s\"", path ? path : "(unset)",
+                 strbuf_cstr(&r.out[kStreamStdout]));
+  }
+  run_close(&r);
+}
+
+TEST(relative_entries_of_the_engines_path_are_ignored)
+{
+  const char *planted = make_file(0, "echo", "#!/bin/sh\necho PLANTED\n", 0755);
+  char *saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+  run_echo_with_engine_path(".::plain:/bin:/usr/bin", "/bin/", __FILE__, __LINE__);
+  /* Nothing absolute left, or no PATH at all: the default search path. */
+  run_echo_with_engine_path(".:plain", "/usr/", __FILE__, __LINE__);
+  run_echo_with_engine_path(NULL, "/usr/", __FILE__, __LINE__);
+  if (saved != NULL)
+    setenv("PATH", saved, 1);
+  free(saved);
+  unlink(planted);
+}
+
+TEST(spawn_check_resolves_without_starting)
+{
+  char *argv[] = {"echo", "x", NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  o.search_path = "/nonexistent-vigil:/bin:/usr/bin";
+  char *program = NULL;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(proc_spawn_check(&o, &program, &err), 0);
+  CHECK_STR(program, "/bin/echo");
+  free(program);
+  CHECK(no_children(NULL));
+  /* Its refusals are proc_spawn's. */
+  o.cwd = "/nonexistent-vigil";
+  program = (char *)1;
+  CHECK_INT(proc_spawn_check(&o, &program, &err), -1);
+  CHECK(program == NULL);
+  CHECK_CONTAINS(err.msg, "cwd: \"/nonexistent-vigil\" does not exist");
+  error_clear(&err);
+  char *argv2[] = {"vigil-no-such-program-4711", NULL};
+  o = opts_for(argv2);
+  CHECK_INT(proc_spawn_check(&o, &program, &err), -1);
+  CHECK_INT(err.code, kErrCommandNotFound);
+  CHECK(no_children(NULL));
+}
+
+/* Runs child_env_fds NAME with env_inherit set to inherit; returns what it
+ * printed for $NAME in buf. */
+static const char *
+inherited_value(const char *const *inherit, const char *name, char *buf, size_t cap)
+{
+  Run r;
+  run_init(&r);
+  char path[4096];
+  snprintf(path, sizeof path, "%s", test_child_path("child_env_fds"));
+  char *argv[] = {path, (char *)name, NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  o.env_inherit = inherit;
+  snprintf(buf, cap, "(no run)");
+  if (run_start(&r, &o) && run_wait(&r, 5000))
+    line_value(strbuf_cstr(&r.out[kStreamStdout]), "env", buf, cap);
+  run_close(&r);
+  return buf;
+}
+
+TEST(child_inherits_only_env_inherit)
+{
+  /* A secret in the engine's environment, as a gateway's API key is. */
+  setenv("VIGIL_TEST_API_KEY", "sk-from-the-gateway", 1);
+  setenv("VIGIL_TEST_KEPT", "kept", 1);
+  char v[4096];
+  CHECK_STR(inherited_value(test_env_inherit, "VIGIL_TEST_API_KEY", v, sizeof v), "(unset)");
+  CHECK_STR(inherited_value(NULL, "VIGIL_TEST_API_KEY", v, sizeof v), "(unset)");
+  /* The default list passes HOME; a PREFIX* entry passes what it names. */
+  if (getenv("HOME") != NULL)
+    CHECK_STR(inherited_value(NULL, "HOME", v, sizeof v), getenv("HOME"));
+  const char *const kept[] = {"VIGIL_TEST_KE*", NULL};
+  CHECK_STR(inherited_value(kept, "VIGIL_TEST_KEPT", v, sizeof v), "kept");
+  CHECK_STR(inherited_value(kept, "VIGIL_TEST_API_KEY", v, sizeof v), "(unset)");
+  CHECK_STR(inherited_value(kept, "HOME", v, sizeof v), "(unset)");
+  unsetenv("VIGIL_TEST_API_KEY");
+  unsetenv("VIGIL_TEST_KEPT");
+}
+
+/* What is checked is where the child runs: the directory opened through a
+ * symlink is entered even after the symlink points elsewhere. */
+TEST(the_opened_directory_is_entered_even_after_its_path_changes)
+{
+  char inside[128], outside[128], link[128];
+  snprintf(inside, sizeof inside, "%s/inside", tmpdir);
+  snprintf(outside, sizeof outside, "%s/outside", tmpdir);
+  snprintf(link, sizeof link, "%s/link", tmpdir);
+  mkdir(inside, 0755);
+  mkdir(outside, 0755);
+  CHECK_INT(symlink(inside, link), 0);
+  char real_inside[4096];
+  CHECK(realpath(inside, real_inside) != NULL);
+
+  ProcDir d;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(proc_dir_open(link, &d, &err), 0);
+  CHECK_STR(d.path, real_inside);
+  unlink(link);
+  CHECK_INT(symlink(outside, link), 0); /* flipped after the check */
+
+  Run r;
+  run_init(&r);
+  char path[4096];
+  snprintf(path, sizeof path, "%s", test_child_path("child_env_fds"));
+  char *argv[] = {path, NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  o.cwd = link; /* not used: dir wins */
+  o.dir = &d;
+  char v[4096];
+  if (run_start(&r, &o) && run_wait(&r, 5000)) {
+    CHECK_STR(line_value(strbuf_cstr(&r.out[kStreamStdout]), "cwd", v, sizeof v), real_inside);
+    /* The directory's descriptor did not leak into the child. */
+    CHECK_STR(line_value(strbuf_cstr(&r.out[kStreamStdout]), "fds", v, sizeof v), "0,1,2");
+  }
+  run_close(&r);
+  proc_dir_close(&d);
+  CHECK_INT(d.fd, -1);
+  CHECK(d.path == NULL);
+
+  /* Its refusals. */
+  CHECK_INT(proc_dir_open("/nonexistent-vigil", &d, &err), -1);
+  CHECK_STR(err.msg, "invalid_params: cwd: \"/nonexistent-vigil\" does not exist");
+  error_clear(&err);
+  CHECK_INT(proc_dir_open("/dev/null", &d, &err), -1);
+  CHECK_STR(err.msg, "invalid_params: cwd: \"/dev/null\" is not a directory");
+  error_clear(&err);
+  CHECK_INT(proc_dir_open("", &d, &err), -1);
+  CHECK_STR(err.msg, "invalid_params: cwd: must not be empty");
+  CHECK_INT(d.fd, -1);
+  unlink(link);
+  rmdir(inside);
+  rmdir(outside);
 }
 
 TEST(stdin_data_is_delivered)
@@ -1115,7 +1318,12 @@ main(void)
   RUN(a_script_with_a_shebang_runs);
   RUN(child_environment);
   RUN(engine_with_fd_0_closed);
-  RUN(program_found_through_path_and_relative_to_cwd);
+  RUN(program_found_through_the_search_path_and_relative_to_cwd);
+  RUN(the_childs_path_never_chooses_the_program);
+  RUN(relative_entries_of_the_engines_path_are_ignored);
+  RUN(spawn_check_resolves_without_starting);
+  RUN(child_inherits_only_env_inherit);
+  RUN(the_opened_directory_is_entered_even_after_its_path_changes);
   RUN(stdin_data_is_delivered);
   RUN(memory_limit_is_enforced);
   RUN(cpu_limit_is_refused);

@@ -1,0 +1,183 @@
+/*
+ * Unit tests of the child's environment rules: NAME and PREFIX* patterns,
+ * which patterns a config list may hold, the deny/allow check on a start's
+ * env (with the messages a caller reads), the default lists, and the
+ * environment a child is given (inherit filter, then the start's env).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "childenv.h"
+
+/* Whether the NULL-terminated env has exactly the entry kv. */
+static bool
+env_has(char **env, const char *kv)
+{
+  for (size_t i = 0; env[i] != NULL; i++) {
+    if (strcmp(env[i], kv) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* How many entries of env set the name (the part before '='). */
+static size_t
+env_count(char **env, const char *name)
+{
+  size_t n = 0, len = strlen(name);
+  for (size_t i = 0; env[i] != NULL; i++)
+    n += strncmp(env[i], name, len) == 0 && env[i][len] == '=';
+  return n;
+}
+
+TEST(patterns_match_a_name_or_a_prefix)
+{
+  CHECK(childenv_match("PATH", "PATH", 4));
+  CHECK(!childenv_match("PATH", "PATHS", 5));
+  CHECK(!childenv_match("PATH", "PAT", 3));
+  CHECK(!childenv_match("path", "PATH", 4)); /* names are case-sensitive */
+  CHECK(childenv_match("LD_*", "LD_PRELOAD", 10));
+  CHECK(childenv_match("LD_*", "LD_", 3));
+  CHECK(!childenv_match("LD_*", "LD", 2));
+  CHECK(!childenv_match("LD_*", "OLD_X", 5));
+  CHECK(childenv_match("*", "ANYTHING", 8));
+  /* len, not the NUL, ends the name: "PATH=..." is the name PATH. */
+  CHECK(childenv_match("PATH", "PATH=/bin", 4));
+  const char *const list[] = {"HOME", "LC_*", NULL};
+  CHECK_STR(childenv_match_any(list, "LC_ALL", 6), "LC_*");
+  CHECK(childenv_match_any(list, "LANG", 4) == NULL);
+  CHECK(childenv_match_any(NULL, "LANG", 4) == NULL);
+}
+
+TEST(a_list_entry_is_a_name_or_a_prefix_pattern)
+{
+  CHECK(childenv_pattern_problem("LD_*") == NULL);
+  CHECK(childenv_pattern_problem("*") == NULL);
+  CHECK(childenv_pattern_problem("BASH_FUNC_make%%") == NULL);
+  CHECK_CONTAINS(childenv_pattern_problem(""), "empty");
+  CHECK_CONTAINS(childenv_pattern_problem("A=B"), "\"=\"");
+  CHECK_CONTAINS(childenv_pattern_problem("*PATH"), "only as its last");
+  CHECK_CONTAINS(childenv_pattern_problem("A*B*"), "only as its last");
+  CHECK_CONTAINS(childenv_pattern_problem("A B"), "space");
+  CHECK_CONTAINS(childenv_pattern_problem("A\tB"), "control");
+  char longest[CHILDENV_PATTERN_MAX + 2];
+  memset(longest, 'A', sizeof longest - 1);
+  longest[CHILDENV_PATTERN_MAX] = '\0';
+  CHECK(childenv_pattern_problem(longest) == NULL);
+  longest[CHILDENV_PATTERN_MAX] = 'A';
+  longest[CHILDENV_PATTERN_MAX + 1] = '\0';
+  CHECK_CONTAINS(childenv_pattern_problem(longest), "at most 256 bytes");
+  /* Every default entry is one a config could write. */
+  for (size_t i = 0; childenv_default_deny[i] != NULL; i++)
+    CHECK(childenv_pattern_problem(childenv_default_deny[i]) == NULL);
+  for (size_t i = 0; childenv_default_inherit[i] != NULL; i++)
+    CHECK(childenv_pattern_problem(childenv_default_inherit[i]) == NULL);
+}
+
+TEST(the_default_deny_list_holds_the_issues_hooks)
+{
+  static const char *const hooks[] = {
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "GCONV_PATH",
+    "PYTHONSTARTUP", "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT",
+    "BASH_FUNC_make%%", "GLIBC_TUNABLES", "JAVA_TOOL_OPTIONS", NULL,
+  };
+  for (size_t i = 0; hooks[i] != NULL; i++) {
+    if (childenv_match_any(childenv_default_deny, hooks[i], strlen(hooks[i])) == NULL)
+      check_fail(__FILE__, __LINE__, "%s is not in the default deny list", hooks[i]);
+  }
+  /* What a build or a dev server is commonly given passes. */
+  static const char *const fine[] = {"PATH", "PORT", "NODE_ENV", "PYTHONUNBUFFERED",
+                                     "RUST_LOG", "CC", "HOME", "ENVIRONMENT", NULL};
+  for (size_t i = 0; fine[i] != NULL; i++) {
+    if (childenv_match_any(childenv_default_deny, fine[i], strlen(fine[i])) != NULL)
+      check_fail(__FILE__, __LINE__, "%s is denied by default", fine[i]);
+  }
+}
+
+TEST(check_refuses_a_denied_name_and_names_entry_and_setting)
+{
+  VigilError err = VIGIL_ERROR_INIT;
+  char *env[] = {"PORT=3000", "LD_PRELOAD=/tmp/x/ev.so", NULL};
+  CHECK_INT(childenv_check(env, childenv_default_deny, NULL, &err), -1);
+  CHECK_INT(err.code, kErrDenied);
+  CHECK_CONTAINS(err.msg, "denied: env: \"LD_PRELOAD\" is refused by monitor.env_deny "
+                          "(entry \"LD_*\")");
+  CHECK_CONTAINS(err.msg, "monitor.env_allow");
+  /* The allow list exempts a name; other denied names stay denied. */
+  error_clear(&err);
+  const char *const allow[] = {"LD_LIBRARY_PATH", NULL};
+  char *env2[] = {"LD_LIBRARY_PATH=/opt/lib", NULL};
+  CHECK_INT(childenv_check(env2, childenv_default_deny, allow, &err), 0);
+  CHECK(!err.set);
+  CHECK_INT(childenv_check(env, childenv_default_deny, allow, &err), -1);
+  /* No deny list: everything passes; no env at all: nothing to refuse. */
+  error_clear(&err);
+  CHECK_INT(childenv_check(env, NULL, NULL, &err), 0);
+  CHECK_INT(childenv_check(NULL, childenv_default_deny, NULL, &err), 0);
+}
+
+TEST(check_refuses_a_malformed_entry_with_the_name_escaped)
+{
+  VigilError err = VIGIL_ERROR_INIT;
+  char *empty[] = {"=value", NULL};
+  CHECK_INT(childenv_check(empty, NULL, NULL, &err), -1);
+  CHECK_INT(err.code, kErrInvalidParams);
+  CHECK_CONTAINS(err.msg, "env: variable name \"\" must be non-empty");
+  error_clear(&err);
+  char *no_value[] = {"JUST_A_NAME", NULL};
+  CHECK_INT(childenv_check(no_value, NULL, NULL, &err), -1);
+  CHECK_CONTAINS(err.msg, "\"JUST_A_NAME\"");
+  error_clear(&err);
+  const char *const deny[] = {"EVIL*", NULL};
+  char *ctl[] = {"EVIL\x1b[31m=x", NULL};
+  CHECK_INT(childenv_check(ctl, deny, NULL, &err), -1);
+  CHECK_CONTAINS(err.msg, "\"EVIL\\x1b[31m\"");
+}
+
+TEST(build_inherits_only_what_the_list_names_and_extra_wins)
+{
+  setenv("VIGIL_CE_SECRET", "sk-123", 1);
+  setenv("VIGIL_CE_KEEP_A", "a", 1);
+  setenv("VIGIL_CE_OVERRIDE", "engine", 1);
+  const char *const inherit[] = {"VIGIL_CE_KEEP_*", "VIGIL_CE_OVERRIDE", NULL};
+  char *extra[] = {"VIGIL_CE_OVERRIDE=first", "NEW=1", "VIGIL_CE_OVERRIDE=caller", NULL};
+  char **env = childenv_build(inherit, extra);
+  CHECK(env_has(env, "VIGIL_CE_KEEP_A=a"));
+  CHECK_INT(env_count(env, "VIGIL_CE_SECRET"), 0);
+  CHECK_INT(env_count(env, "VIGIL_CE_OVERRIDE"), 1);
+  CHECK(env_has(env, "VIGIL_CE_OVERRIDE=caller")); /* the last setting wins */
+  CHECK(env_has(env, "NEW=1"));
+  CHECK_INT(env_count(env, "PATH"), 0); /* not in this list */
+  free(env);
+
+  /* The default list: PATH passes, the secret does not. */
+  env = childenv_build(NULL, NULL);
+  if (getenv("PATH") != NULL)
+    CHECK_INT(env_count(env, "PATH"), 1);
+  CHECK_INT(env_count(env, "VIGIL_CE_SECRET"), 0);
+  CHECK_INT(env_count(env, "VIGIL_CE_KEEP_A"), 0);
+  free(env);
+
+  /* An empty list inherits nothing. */
+  const char *const none[] = {NULL};
+  env = childenv_build(none, NULL);
+  CHECK(env[0] == NULL);
+  free(env);
+  unsetenv("VIGIL_CE_SECRET");
+  unsetenv("VIGIL_CE_KEEP_A");
+  unsetenv("VIGIL_CE_OVERRIDE");
+}
+
+int
+main(void)
+{
+  RUN(patterns_match_a_name_or_a_prefix);
+  RUN(a_list_entry_is_a_name_or_a_prefix_pattern);
+  RUN(the_default_deny_list_holds_the_issues_hooks);
+  RUN(check_refuses_a_denied_name_and_names_entry_and_setting);
+  RUN(check_refuses_a_malformed_entry_with_the_name_escaped);
+  RUN(build_inherits_only_what_the_list_names_and_extra_wins);
+  return check_summary();
+}
