@@ -28,6 +28,7 @@ import argparse
 import os
 import select
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -89,6 +90,25 @@ class Connection:
             self._read(deadline - time.monotonic())
         out, self.pending = self.pending, []
         return out
+
+
+def connect_unix(path):
+    """Connects to vigild's socket and checks who is serving it before
+    sending anything: the engine must run as this user or as root. A socket
+    in a directory someone else controls could be theirs, and a gateway
+    sends argv and environment (tokens) in monitor_start."""
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        creds = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        uid = struct.unpack("3i", creds)[1]             # struct ucred {pid, uid, gid}
+        if uid not in (os.geteuid(), 0):
+            raise PermissionError("refusing the engine at %s: it runs as uid %d, not as uid %d "
+                                  "(ours) or root" % (path, uid, os.geteuid()))
+    except BaseException:
+        s.close()
+        raise
+    return s
 
 
 class Gateway:
@@ -202,11 +222,11 @@ def resumed(vigild, config):
     def connect():
         for _ in range(100):            # the daemon needs a moment to listen
             try:
-                s = socket.socket(socket.AF_UNIX)
-                s.connect(path)
+                s = connect_unix(path)
                 return s, Connection(s.fileno(), s.fileno())
+            except PermissionError:
+                raise
             except OSError:
-                s.close()
                 time.sleep(0.05)
         raise RuntimeError("vigild never listened on %s" % path)
 
