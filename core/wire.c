@@ -7,15 +7,16 @@
 #include <string.h>
 
 #include "proc.h"
+#include "rpc/pack.h"
 #include "signals.h"
 #include "strbuf.h"
 #include "textfmt.h"
 
+/* Every string goes through rpc_pack_str: valid UTF-8 on the wire always. */
 void
 wire_strn(msgpack_packer *pk, const char *s, size_t len)
 {
-  msgpack_pack_str(pk, len);
-  msgpack_pack_str_body(pk, s, len);
+  rpc_pack_str(pk, s, len);
 }
 
 void
