@@ -27,7 +27,6 @@
 #define API_ARGV_MAX 4096
 #define API_ENV_MAX 1024
 #define API_PATTERN_BYTES_MAX 65536
-#define API_STDIN_MAX (16u << 20)
 #define API_WAIT_MAX_MS 3600000
 
 typedef struct {
@@ -923,7 +922,9 @@ api_process_run(Call *call)
   size_t stdin_len = 0;
   if (api_read_command(call, &req) < 0 ||
       args_str(a, "label", MONITOR_LABEL_MAX, &req.label, err) < 0 ||
-      args_bytes(a, "stdin", API_STDIN_MAX, &stdin_data, &stdin_len, err) < 0 ||
+      /* A larger stdin cannot arrive: the message holding it is skipped. */
+      args_bytes(a, "stdin", (size_t)call->e->config.settings.rpc_max_message_bytes,
+                 &stdin_data, &stdin_len, err) < 0 ||
       (has_timeout = args_uint(a, "timeout_s", 1, 3600, &timeout_s, err)) < 0 ||
       args_uint(a, "stdout_lines", 0, 10000, &lines, err) < 0 ||
       args_bool(a, "background", &background, err) < 0)

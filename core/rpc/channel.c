@@ -289,6 +289,14 @@ rpc_channel_drain(RpcChannel *ch)
       else
         rpc_channel_error_notify(ch, &err);
       break;
+    case kDecodeTooBig:
+      /* Skipped without reading it; the connection goes on. */
+      LOG_WARN("rpc", "%s: %s", ch->peer, err.msg);
+      if (msg.type == kRpcRequest && msg.has_msgid)
+        rpc_channel_respond(ch, msg.msgid, &err, NULL, 0);
+      else if (msg.type != kRpcResponse)
+        rpc_channel_error_notify(ch, &err);
+      break;
     case kDecodeFatal: {
       /* The reason without the error's name: "message over the size limit ..." */
       const char *reason = err.msg;

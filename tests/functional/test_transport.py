@@ -68,14 +68,58 @@ def test_wrong_shape_gets_an_error_and_the_connection_stays(e):
 
 
 @socket_only
-def test_message_over_the_size_limit_closes_the_connection(e):
+def test_message_over_the_size_limit_is_skipped_and_answered(e):
     big = e.connect()
     other = e.connect()
-    # A str32 header declaring 2 MiB: refused from the header, before the body.
-    big.send_raw(msgpack.packb([0, 1, "ping", [{"x": "y"}]])[:0] +
-                 b"\x94\x00\x01\xa4ping\x91\x81\xa1x\xdb" + (2 * 1024 * 1024).to_bytes(4, "big"))
-    big.wait_closed()
+    # A str32 header declaring 2 MiB, then its 2 MiB: skipped as it comes,
+    # answered once it has ended, and the connection goes on.
+    size = 2 * 1024 * 1024
+    head = b"\x94\x00\x01\xa4ping\x91\x81\xa1x\xdb" + size.to_bytes(4, "big")
+    big.send_raw(head)
+    for _ in range(size // 65536):
+        big.send_raw(b"y" * 65536)
+    err = expect_error("limit_exceeded", big.wait_response, 1)
+    assert "rpc.max_message_bytes (1048576)" in err.message, err.message
+    assert "%d bytes" % (len(head) + size) in err.message, err.message
+    assert big.call("ping")["api_level"] == 1
     assert other.call("ping")["api_level"] == 1
+    assert "over rpc.max_message_bytes" in e.log()
+
+
+def test_an_oversized_stdin_is_answered_and_the_engine_lives_on(e):
+    # Over --stdio a closed connection stops the engine and every monitor:
+    # an over-long request must cost that request only.
+    mid = e.call("monitor_start", command="sleep 60")["monitor_id"]
+    c = e.main
+    msgid = c.request("process_run", {"argv": ["cat"], "stdin": b"z" * (2 * 1024 * 1024)})
+    err = expect_error("limit_exceeded", c.wait_response, msgid, 60)
+    assert "rpc.max_message_bytes (1048576)" in err.message, err.message
+    assert c.call("ping")["api_level"] == 1
+    assert c.call("monitor_status", monitor_id=mid)["state"] == "running"
+    assert e.proc.poll() is None
+    # What fits still runs.
+    r = c.call("process_run", argv=["cat"], stdin=b"fits" * 1000)
+    assert r["stdout_summary"] == "fits" * 1000 and r["exit_code"] == 0
+    c.call("monitor_stop", monitor_id=mid)
+
+
+def test_a_container_too_big_for_the_limit_is_skipped_and_answered(e):
+    c = e.main
+    env = {"K%04d" % i: "v" for i in range(400)}   # about 3 KiB of entries
+    err = expect_error("limit_exceeded", c.call, "monitor_start", argv=["echo"], env=env)
+    assert "rpc.max_message_bytes (1024)" in err.message, err.message
+    # A notification call that is too big gets vigil.error; the connection stays.
+    c.notify("monitor_start", argv=["echo"], env=env)
+    deadline = time.monotonic() + 10
+    while not c.errors and time.monotonic() < deadline:
+        c.call("ping")
+    assert c.errors and c.errors[0][0] == 4 and "limit_exceeded" in c.errors[0][1], c.errors
+    assert c.call("ping")["api_level"] == 1
+    assert c.call("session_list")["sessions"][0]["monitors"] == 0
+
+
+test_a_container_too_big_for_the_limit_is_skipped_and_answered.config = \
+    lambda: default_config(rpc={"max_message_bytes": 1024})
 
 
 @socket_only
@@ -381,7 +425,9 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_malformed_msgpack_closes_only_its_connection,
         test_wrong_shape_gets_an_error_and_the_connection_stays,
-        test_message_over_the_size_limit_closes_the_connection,
+        test_message_over_the_size_limit_is_skipped_and_answered,
+        test_an_oversized_stdin_is_answered_and_the_engine_lives_on,
+        test_a_container_too_big_for_the_limit_is_skipped_and_answered,
         test_peer_of_another_uid_is_refused,
         test_connections_are_bounded,
         test_socket_directory_and_file_permissions,
