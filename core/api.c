@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "epoch.h"
 #include "log.h"
 #include "memory.h"
 #include "signals.h"
@@ -233,11 +234,13 @@ api_info(Call *call)
 {
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
-  msgpack_pack_map(pk, 7);
+  msgpack_pack_map(pk, 8);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
   msgpack_pack_int(pk, VIGIL_API_LEVEL);
+  wire_key(pk, "epoch");
+  wire_str(pk, epoch_hex());
   wire_key(pk, "methods");
   size_t n = 0;
   while (api_method_names[n])
@@ -322,7 +325,8 @@ api_session_open(Call *call)
   uint64_t last_seq = 0, linger = 0;
   int has_last = 0, has_linger = 0;
   if (args_str(&call->args, "session", 256, &name, &call->err) < 0 ||
-      (has_last = args_uint(&call->args, "last_seq", 0, UINT64_MAX, &last_seq, &call->err)) < 0 ||
+      (has_last = args_uint(&call->args, "last_seq", 0, SESSION_SEQ_MAX, &last_seq,
+                            &call->err)) < 0 ||
       (has_linger = args_uint(&call->args, "linger_ms", 0,
                               (uint64_t)call->e->config.settings.session_max_linger_ms, &linger,
                               &call->err)) < 0)
@@ -359,13 +363,16 @@ api_session_open(Call *call)
     session_set_linger(s, linger); /* a terminal's session outlives its commands */
   if (engine_conn_attach(call->c, s, has_last == 1, last_seq, &call->err) != 0)
     goto done;
-  msgpack_pack_map(&call->pk, 3);
+  msgpack_pack_map(&call->pk, 4);
   wire_key(&call->pk, "session");
   wire_str(&call->pk, session_name(s));
   wire_key(&call->pk, "resumed");
   resumed ? msgpack_pack_true(&call->pk) : msgpack_pack_false(&call->pk);
   wire_key(&call->pk, "next_seq");
   msgpack_pack_uint64(&call->pk, session_next_seq(s));
+  /* Seqs are this engine's: with the epoch a host can tell a restart. */
+  wire_key(&call->pk, "epoch");
+  wire_str(&call->pk, epoch_hex());
 done:
   free(name);
 }
@@ -1153,9 +1160,18 @@ api_limits(const Engine *e)
   return l;
 }
 
+/* Draws the engine's epoch as the engine starts serving, and logs it, so
+ * that a log line ties a host's (epoch, seq) to this run. */
+static void
+api_draw_epoch(void)
+{
+  LOG_INFO("api", "engine epoch %s", epoch_hex());
+}
+
 int
 api_listen(Engine *e, const char *path, VigilError *err)
 {
+  api_draw_epoch();
   RpcLimits limits = api_limits(e);
   e->server = rpc_server_listen(e->loop, path, &limits, &api_handlers, e, err);
   return e->server ? 0 : -1;
@@ -1164,6 +1180,7 @@ api_listen(Engine *e, const char *path, VigilError *err)
 int
 api_open_stdio(Engine *e, VigilError *err)
 {
+  api_draw_epoch();
   RpcLimits limits = api_limits(e);
   RpcChannel *ch = rpc_stdio_open(e->loop, &limits, &api_handlers, e, err);
   if (ch == NULL)
