@@ -693,22 +693,56 @@ api_monitor_output(Call *call)
   msgpack_pack_uint64(&call->pk, lp.last_seq);
 }
 
-/* Packs one stream's capture from offset (bin), or nil when not asked for. */
-static void
-api_pack_capture(msgpack_packer *pk, const Capture *cap, bool wanted, uint64_t offset,
-                 uint64_t limit, bool *truncated)
+/* What monitor_logs read from one stream: wanted, the span, and where the
+ * next page starts. */
+typedef struct {
+  bool wanted;
+  CaptureSpan span;
+  uint64_t next_offset;    /* the offset to ask next: past the last byte returned */
+  bool more;               /* bytes exist past next_offset now */
+} LogRead;
+
+/* Reads one stream's capture from offset (limit bytes at most). */
+static LogRead
+api_read_capture(const Capture *cap, bool wanted, uint64_t offset, uint64_t limit)
 {
-  if (!wanted) {
+  LogRead lr = {wanted, {NULL, 0, NULL, 0, offset, false}, 0, false};
+  if (!wanted)
+    return lr;
+  lr.span = capture_read(cap, offset, limit);
+  lr.next_offset = lr.span.offset + lr.span.n1 + lr.span.n2;
+  lr.more = lr.next_offset < cap->total;
+  return lr;
+}
+
+/* Packs a stream's bytes (bin), or nil when not asked for. */
+static void
+api_pack_capture(msgpack_packer *pk, const LogRead *lr)
+{
+  if (!lr->wanted) {
     msgpack_pack_nil(pk);
     return;
   }
-  CaptureSpan span = capture_read(cap, offset, limit);
-  *truncated = *truncated || span.truncated;
-  msgpack_pack_bin(pk, span.n1 + span.n2);
-  msgpack_pack_bin_body(pk, span.p1, span.n1);
-  msgpack_pack_bin_body(pk, span.p2, span.n2);
+  msgpack_pack_bin(pk, lr->span.n1 + lr->span.n2);
+  msgpack_pack_bin_body(pk, lr->span.p1, lr->span.n1);
+  msgpack_pack_bin_body(pk, lr->span.p2, lr->span.n2);
 }
 
+/* Packs a stream's next offset, or nil when not asked for. */
+static void
+api_pack_next_offset(msgpack_packer *pk, const LogRead *lr)
+{
+  if (lr->wanted)
+    msgpack_pack_uint64(pk, lr->next_offset);
+  else
+    msgpack_pack_nil(pk);
+}
+
+/* monitor_logs. Two flags that are easy to confuse, side by side:
+ * `truncated` (PROTOCOL.md, binding) says the start asked for had been
+ * evicted, so the bytes begin later than `offset`; `more` (vigil's) says
+ * bytes exist past what was returned, in either stream asked for, so a
+ * pager asks again from `*_next_offset` until `more` is false. */
 static void
 api_monitor_logs(Call *call)
 {
@@ -724,19 +758,27 @@ api_monitor_logs(Call *call)
     return;
   const Capture *out = monitor_capture(r->monitor, kStreamStdout);
   const Capture *errc = monitor_capture(r->monitor, kStreamStderr);
-  bool truncated = false;
+  LogRead o = api_read_capture(out, stream != 2, offset, limit);
+  LogRead e = api_read_capture(errc, stream != 1, offset, limit);
+  bool truncated = o.span.truncated || e.span.truncated;
   msgpack_packer *pk = &call->pk;
-  msgpack_pack_map(pk, 6);
+  msgpack_pack_map(pk, 9);
   wire_key(pk, "stdout");
-  api_pack_capture(pk, out, stream != 2, offset, limit, &truncated);
+  api_pack_capture(pk, &o);
   wire_key(pk, "stderr");
-  api_pack_capture(pk, errc, stream != 1, offset, limit, &truncated);
+  api_pack_capture(pk, &e);
   wire_key(pk, "stdout_size");
   msgpack_pack_uint64(pk, out->total);
   wire_key(pk, "stderr_size");
   msgpack_pack_uint64(pk, errc->total);
   wire_key(pk, "truncated");
   truncated ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+  wire_key(pk, "more");
+  o.more || e.more ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+  wire_key(pk, "stdout_next_offset");
+  api_pack_next_offset(pk, &o);
+  wire_key(pk, "stderr_next_offset");
+  api_pack_next_offset(pk, &e);
   wire_key(pk, "state");
   wire_str(pk, monitor_state_name(monitor_state(r->monitor)));
 }
