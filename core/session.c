@@ -522,6 +522,11 @@ session_continue_after(Session *s, uint64_t last_seq)
   else
     s->first_seq = last_seq + 1;
   s->next_seq = last_seq + 1;
+  /* One still waiting (the session is busy) speaks of an earlier cursor,
+   * which covers this one: a second would say less and grow the queue. */
+  const Notification *first = s->wait_head ? s->wait_head->n : NULL;
+  if (first && first->type == kNotifDropped && first->from_seq > 0 && first->to_seq == 0)
+    return;
   char reason[256];
   snprintf(reason, sizeof reason,
            "notifications after seq %llu are lost: that cursor is from an earlier engine (or an "

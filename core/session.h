@@ -29,7 +29,8 @@
  *    name that has since been recreated) raises the numbering above it, so a
  *    seq is never reused for a session name, and a `dropped` notification
  *    numbered last_seq + 1, open-ended and of unknown count, tells every
- *    attached connection that what followed last_seq is lost.
+ *    attached connection that what followed last_seq is lost (one such
+ *    notification waits at a time: it covers any later cursor).
  *  - A named session outlives its connections for session.linger_ms after
  *    the last one detaches (monitors running, notifications kept), then
  *    expires; a pinned session (declared by the config) never expires. An

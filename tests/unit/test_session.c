@@ -513,6 +513,21 @@ TEST(a_cursor_ahead_is_said_even_while_busy_and_seqs_stay_in_order)
   CHECK_INT(sink.n, 0); /* busy: the marker waits, in order, like any idle one */
   session_set_busy(s, false);
   CHECK_STR(sink_str(&sink, 0), "1:41:dropped:,2:41:dropped:,1:42:output:mon_a,2:42:output:mon_a");
+  /* Cursors ever further ahead while busy: the numbering follows, but one
+   * waiting marker (the earliest cursor's, which covers the later ones)
+   * stands for all of them, so they cannot grow the queue. */
+  session_set_busy(s, true);
+  size_t before = sink.n;
+  SinkCtx more[50];
+  for (int i = 0; i < 50; i++) {
+    more[i] = (SinkCtx){&sink, 10 + i};
+    session_attach(s, sink_push, &more[i], true, 100 + (uint64_t)i * 10);
+  }
+  CHECK_INT(session_queued(s), 1);
+  CHECK_INT(session_next_seq(s), 100 + 49 * 10 + 1);
+  session_set_busy(s, false);
+  CHECK_INT(sink.recs[before].from_seq, 101);
+  CHECK_INT(sink.recs[before].seq, 100 + 49 * 10 + 1);
   session_registry_free(reg);
 }
 
