@@ -62,7 +62,7 @@ packed(const char *s, size_t len, size_t *outlen)
   if (msgpack_unpack_next(&u, sb.data, sb.size, &off) == MSGPACK_UNPACK_SUCCESS &&
       u.data.type == MSGPACK_OBJECT_STR) {
     *outlen = u.data.via.str.size;
-    out = xmemdupz(u.data.via.str.ptr, *outlen);
+    out = xmemdupz(*outlen ? u.data.via.str.ptr : "", *outlen);
   }
   msgpack_unpacked_destroy(&u);
   msgpack_sbuffer_destroy(&sb);
