@@ -298,7 +298,7 @@ rpc_channel_drain(RpcChannel *ch)
         rpc_channel_error_notify(ch, &err);
       break;
     case kDecodeFatal: {
-      /* The reason without the error's name: "message over the size limit ..." */
+      /* The reason without the error's name: "not msgpack: ..." */
       const char *reason = err.msg;
       size_t skip = strlen(error_name(err.code));
       if (strncmp(reason, error_name(err.code), skip) == 0 && reason[skip] == ':')
