@@ -153,8 +153,8 @@ return {
   },
 
   rpc = {
-    -- Largest msgpack-rpc message accepted; a larger one closes the
-    -- connection.
+    -- Largest msgpack-rpc message accepted (process_run's stdin included);
+    -- a larger one is skipped unread and answered limit_exceeded.
     max_message_bytes = 1048576,         -- 1024..67108864 bytes
     -- Bytes waiting to be written to one connection before it is closed as
     -- too slow.

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "epoch.h"
 #include "log.h"
 #include "memory.h"
 #include "signals.h"
@@ -27,7 +28,6 @@
 #define API_ARGV_MAX 4096
 #define API_ENV_MAX 1024
 #define API_PATTERN_BYTES_MAX 65536
-#define API_STDIN_MAX (16u << 20)
 #define API_WAIT_MAX_MS 3600000
 
 typedef struct {
@@ -234,11 +234,13 @@ api_info(Call *call)
 {
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
-  msgpack_pack_map(pk, 7);
+  msgpack_pack_map(pk, 8);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
   msgpack_pack_int(pk, VIGIL_API_LEVEL);
+  wire_key(pk, "epoch");
+  wire_str(pk, epoch_hex());
   wire_key(pk, "methods");
   size_t n = 0;
   while (api_method_names[n])
@@ -323,7 +325,8 @@ api_session_open(Call *call)
   uint64_t last_seq = 0, linger = 0;
   int has_last = 0, has_linger = 0;
   if (args_str(&call->args, "session", 256, &name, &call->err) < 0 ||
-      (has_last = args_uint(&call->args, "last_seq", 0, UINT64_MAX, &last_seq, &call->err)) < 0 ||
+      (has_last = args_uint(&call->args, "last_seq", 0, SESSION_SEQ_MAX, &last_seq,
+                            &call->err)) < 0 ||
       (has_linger = args_uint(&call->args, "linger_ms", 0,
                               (uint64_t)call->e->config.settings.session_max_linger_ms, &linger,
                               &call->err)) < 0)
@@ -360,13 +363,16 @@ api_session_open(Call *call)
     session_set_linger(s, linger); /* a terminal's session outlives its commands */
   if (engine_conn_attach(call->c, s, has_last == 1, last_seq, &call->err) != 0)
     goto done;
-  msgpack_pack_map(&call->pk, 3);
+  msgpack_pack_map(&call->pk, 4);
   wire_key(&call->pk, "session");
   wire_str(&call->pk, session_name(s));
   wire_key(&call->pk, "resumed");
   resumed ? msgpack_pack_true(&call->pk) : msgpack_pack_false(&call->pk);
   wire_key(&call->pk, "next_seq");
   msgpack_pack_uint64(&call->pk, session_next_seq(s));
+  /* Seqs are this engine's: with the epoch a host can tell a restart. */
+  wire_key(&call->pk, "epoch");
+  wire_str(&call->pk, epoch_hex());
 done:
   free(name);
 }
@@ -687,22 +693,56 @@ api_monitor_output(Call *call)
   msgpack_pack_uint64(&call->pk, lp.last_seq);
 }
 
-/* Packs one stream's capture from offset (bin), or nil when not asked for. */
-static void
-api_pack_capture(msgpack_packer *pk, const Capture *cap, bool wanted, uint64_t offset,
-                 uint64_t limit, bool *truncated)
+/* What monitor_logs read from one stream: wanted, the span, and where the
+ * next page starts. */
+typedef struct {
+  bool wanted;
+  CaptureSpan span;
+  uint64_t next_offset;    /* the offset to ask next: past the last byte returned */
+  bool more;               /* bytes exist past next_offset now */
+} LogRead;
+
+/* Reads one stream's capture from offset (limit bytes at most). */
+static LogRead
+api_read_capture(const Capture *cap, bool wanted, uint64_t offset, uint64_t limit)
 {
-  if (!wanted) {
+  LogRead lr = {wanted, {NULL, 0, NULL, 0, offset, false}, 0, false};
+  if (!wanted)
+    return lr;
+  lr.span = capture_read(cap, offset, limit);
+  lr.next_offset = lr.span.offset + lr.span.n1 + lr.span.n2;
+  lr.more = lr.next_offset < cap->total;
+  return lr;
+}
+
+/* Packs a stream's bytes (bin), or nil when not asked for. */
+static void
+api_pack_capture(msgpack_packer *pk, const LogRead *lr)
+{
+  if (!lr->wanted) {
     msgpack_pack_nil(pk);
     return;
   }
-  CaptureSpan span = capture_read(cap, offset, limit);
-  *truncated = *truncated || span.truncated;
-  msgpack_pack_bin(pk, span.n1 + span.n2);
-  msgpack_pack_bin_body(pk, span.p1, span.n1);
-  msgpack_pack_bin_body(pk, span.p2, span.n2);
+  msgpack_pack_bin(pk, lr->span.n1 + lr->span.n2);
+  msgpack_pack_bin_body(pk, lr->span.p1, lr->span.n1);
+  msgpack_pack_bin_body(pk, lr->span.p2, lr->span.n2);
 }
 
+/* Packs a stream's next offset, or nil when not asked for. */
+static void
+api_pack_next_offset(msgpack_packer *pk, const LogRead *lr)
+{
+  if (lr->wanted)
+    msgpack_pack_uint64(pk, lr->next_offset);
+  else
+    msgpack_pack_nil(pk);
+}
+
+/* monitor_logs. Two flags that are easy to confuse, side by side:
+ * `truncated` (PROTOCOL.md, binding) says the start asked for had been
+ * evicted, so the bytes begin later than `offset`; `more` (vigil's) says
+ * bytes exist past what was returned, in either stream asked for, so a
+ * pager asks again from `*_next_offset` until `more` is false. */
 static void
 api_monitor_logs(Call *call)
 {
@@ -718,19 +758,27 @@ api_monitor_logs(Call *call)
     return;
   const Capture *out = monitor_capture(r->monitor, kStreamStdout);
   const Capture *errc = monitor_capture(r->monitor, kStreamStderr);
-  bool truncated = false;
+  LogRead o = api_read_capture(out, stream != 2, offset, limit);
+  LogRead e = api_read_capture(errc, stream != 1, offset, limit);
+  bool truncated = o.span.truncated || e.span.truncated;
   msgpack_packer *pk = &call->pk;
-  msgpack_pack_map(pk, 6);
+  msgpack_pack_map(pk, 9);
   wire_key(pk, "stdout");
-  api_pack_capture(pk, out, stream != 2, offset, limit, &truncated);
+  api_pack_capture(pk, &o);
   wire_key(pk, "stderr");
-  api_pack_capture(pk, errc, stream != 1, offset, limit, &truncated);
+  api_pack_capture(pk, &e);
   wire_key(pk, "stdout_size");
   msgpack_pack_uint64(pk, out->total);
   wire_key(pk, "stderr_size");
   msgpack_pack_uint64(pk, errc->total);
   wire_key(pk, "truncated");
   truncated ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+  wire_key(pk, "more");
+  o.more || e.more ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+  wire_key(pk, "stdout_next_offset");
+  api_pack_next_offset(pk, &o);
+  wire_key(pk, "stderr_next_offset");
+  api_pack_next_offset(pk, &e);
   wire_key(pk, "state");
   wire_str(pk, monitor_state_name(monitor_state(r->monitor)));
 }
@@ -923,7 +971,9 @@ api_process_run(Call *call)
   size_t stdin_len = 0;
   if (api_read_command(call, &req) < 0 ||
       args_str(a, "label", MONITOR_LABEL_MAX, &req.label, err) < 0 ||
-      args_bytes(a, "stdin", API_STDIN_MAX, &stdin_data, &stdin_len, err) < 0 ||
+      /* A larger stdin cannot arrive: the message holding it is skipped. */
+      args_bytes(a, "stdin", (size_t)call->e->config.settings.rpc_max_message_bytes,
+                 &stdin_data, &stdin_len, err) < 0 ||
       (has_timeout = args_uint(a, "timeout_s", 1, 3600, &timeout_s, err)) < 0 ||
       args_uint(a, "stdout_lines", 0, 10000, &lines, err) < 0 ||
       args_bool(a, "background", &background, err) < 0)
@@ -1152,9 +1202,18 @@ api_limits(const Engine *e)
   return l;
 }
 
+/* Draws the engine's epoch as the engine starts serving, and logs it, so
+ * that a log line ties a host's (epoch, seq) to this run. */
+static void
+api_draw_epoch(void)
+{
+  LOG_INFO("api", "engine epoch %s", epoch_hex());
+}
+
 int
 api_listen(Engine *e, const char *path, VigilError *err)
 {
+  api_draw_epoch();
   RpcLimits limits = api_limits(e);
   e->server = rpc_server_listen(e->loop, path, &limits, &api_handlers, e, err);
   return e->server ? 0 : -1;
@@ -1163,6 +1222,7 @@ api_listen(Engine *e, const char *path, VigilError *err)
 int
 api_open_stdio(Engine *e, VigilError *err)
 {
+  api_draw_epoch();
   RpcLimits limits = api_limits(e);
   RpcChannel *ch = rpc_stdio_open(e->loop, &limits, &api_handlers, e, err);
   if (ch == NULL)

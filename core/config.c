@@ -40,6 +40,7 @@
 #include "memory.h"
 #include "monitor.h"
 #include "strbuf.h"
+#include "utf8.h"
 
 /* Largest config file read, and the sandbox it runs in. */
 #define CONFIG_FILE_MAX (1u << 20)
@@ -617,6 +618,20 @@ config_env(ConfigWalk *w, int idx, const char *field, ConfigMonitor *cm)
   return 0;
 }
 
+/* Refuses a label or description that is not text fit to show (valid
+ * UTF-8, no control character), naming the field and the byte offset, as
+ * monitor_start does: it goes to agents and to every connection. */
+static int
+config_text(ConfigWalk *w, const char *name, const char *s)
+{
+  size_t at = 0;
+  Utf8Verdict v = utf8_check_text(s, strlen(s), &at);
+  if (v == kUtf8Text)
+    return 0;
+  return config_fail(w, "%s must be UTF-8 text without control characters: %s at byte %zu",
+                     name, utf8_verdict_name(v), at);
+}
+
 /* Fields of one monitor entry seen while walking it, for the rules that
  * involve two fields. */
 typedef struct {
@@ -665,7 +680,7 @@ config_entry_field(ConfigWalk *w, const char *base, const char *key, int v, Conf
     if (strlen(cm->label) > MONITOR_LABEL_MAX)
       return config_fail(w, "%s must be at most %d bytes, got %zu", name, MONITOR_LABEL_MAX,
                          strlen(cm->label));
-    return 0;
+    return config_text(w, name, cm->label);
   }
   if (strcmp(key, "description") == 0) {
     if (config_string_dup(w, v, name, false, &cm->description) != 0)
@@ -673,7 +688,7 @@ config_entry_field(ConfigWalk *w, const char *base, const char *key, int v, Conf
     if (strlen(cm->description) > MONITOR_DESCRIPTION_MAX)
       return config_fail(w, "%s must be at most %d bytes, got %zu", name,
                          MONITOR_DESCRIPTION_MAX, strlen(cm->description));
-    return 0;
+    return config_text(w, name, cm->description);
   }
   if (strcmp(key, "cwd") == 0)
     return config_string_dup(w, v, name, true, &cm->cwd);

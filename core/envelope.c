@@ -203,7 +203,11 @@ envelope_type_body(StrBuf *out, const Notification *n)
     return;
   case kNotifDropped:
     strbuf_puts(out, "event: dropped\n");
-    if (n->dropped_count == 1)
+    if (n->reason && n->reason[0]) { /* a resume gap, or a cursor from an earlier engine */
+      strbuf_puts(out, "note: ");
+      envelope_escape_str(out, n->reason);
+      strbuf_putc(out, '\n');
+    } else if (n->dropped_count == 1)
       strbuf_puts(out, "note: 1 notification was dropped because the session queue was full\n");
     else
       strbuf_printf(out,

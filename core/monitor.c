@@ -36,6 +36,7 @@
 #include "ratelimit.h"
 #include "strbuf.h"
 #include "textfmt.h"
+#include "utf8.h"
 
 /* The context a line callback needs: which monitor, which stream. */
 typedef struct {
@@ -441,6 +442,17 @@ monitor_validate(const VigilSettings *s, const MonitorSpec *spec, VigilError *er
   if (spec->description && strlen(spec->description) > MONITOR_DESCRIPTION_MAX)
     return error_set(err, kErrInvalidParams, "description: at most %d bytes, got %zu",
                      MONITOR_DESCRIPTION_MAX, strlen(spec->description));
+  /* Both are shown to agents and sent to every connection of the session. */
+  const char *texts[2][2] = {{"label", spec->label}, {"description", spec->description}};
+  for (int i = 0; i < 2; i++) {
+    size_t at = 0;
+    Utf8Verdict v = texts[i][1] ? utf8_check_text(texts[i][1], strlen(texts[i][1]), &at)
+                                : kUtf8Text;
+    if (v != kUtf8Text)
+      return error_set(err, kErrInvalidParams,
+                       "%s: must be UTF-8 text without control characters: %s at byte %zu",
+                       texts[i][0], utf8_verdict_name(v), at);
+  }
   if (spec->idle_timeout_ms < 0 || spec->idle_timeout_ms > MONITOR_IDLE_TIMEOUT_MAX_MS)
     return error_set(err, kErrInvalidParams, "idle_timeout_ms must be 0..%d, got %" PRId64,
                      MONITOR_IDLE_TIMEOUT_MAX_MS, spec->idle_timeout_ms);

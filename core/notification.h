@@ -56,7 +56,9 @@ typedef struct {
   uint64_t seq;            /* per session; 0 until queued */
   char *session;           /* owned, may be NULL */
   char *text;              /* the rendered envelope (owned, may be NULL) */
-  uint64_t dropped_count;  /* kNotifDropped: how many were dropped */
+  uint64_t dropped_count;  /* kNotifDropped: how many were dropped; 0 when unknown */
+  uint64_t from_seq;       /* kNotifDropped: the first and last seq lost, 0 when none */
+  uint64_t to_seq;         /*   (queue overflow: the dropped ones had no seq yet) or open */
 } Notification;
 
 Notification *notification_new(NotificationType type, const char *monitor_id,

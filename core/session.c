@@ -33,6 +33,14 @@
  * registry, which can therefore be freed at once. With a NULL loop (unit
  * tests of delivery alone) sessions never linger out.
  *
+ * Gaps. `first_seq` is the seq the session began numbering at (1, or just
+ * above the cursor of the attach that created it), and `seq_jumped` says
+ * the numbering was raised after it began. A re-attach that cannot be given
+ * everything after its cursor is told so first (session_replay); the count
+ * of what it lost is given only when every seq of the range was numbered
+ * here (from >= first_seq, no jump), since seqs below first_seq or skipped
+ * by a jump were never this engine's to count.
+ *
  * Decisions the header leaves open: sessions sit in a list in creation order
  * (session_find is linear, which is fine for the tens of sessions an engine
  * serves); an anonymous name skips numbers a named session already took; a
@@ -82,6 +90,8 @@ struct Session {
   bool has_dead;                 /* dead attachments wait for the sweep */
 
   uint64_t next_seq;
+  uint64_t first_seq;            /* the first seq this session gave (or will give) */
+  bool seq_jumped;               /* numbering raised by a cursor after it began */
   WaitNode *wait_head;
   WaitNode *wait_tail;
   size_t nwaiting;
@@ -218,6 +228,7 @@ session_create(SessionRegistry *reg, const char *name, bool pinned)
   s->queue_max = reg->limits.queue_max > 0 ? reg->limits.queue_max : 1;
   s->linger_ms = reg->limits.linger_ms;
   s->next_seq = 1;
+  s->first_seq = 1;
   session_link(reg, s);
   return s;
 }
@@ -318,6 +329,25 @@ session_stamp(Session *s, Notification *n)
   n->session = xstrdup(s->name);
 }
 
+/* A new, rendered `dropped` notification of s: how many were lost (0:
+ * unknown), the first and last seq lost (0: none, or open-ended), and why in
+ * words (NULL: the queue overflow, which the envelope words itself). */
+static Notification *
+session_dropped_new(Session *s, uint64_t count, uint64_t from_seq, uint64_t to_seq,
+                    const char *reason)
+{
+  Notification *n = notification_new(kNotifDropped, "", NULL, kModeIdle);
+  n->dropped_count = count;
+  n->from_seq = from_seq;
+  n->to_seq = to_seq;
+  n->reason = reason ? xstrdup(reason) : NULL;
+  session_stamp(s, n);
+  StrBuf text = STRBUF_INIT;
+  envelope_render(n, &text);
+  n->text = strbuf_take(&text);
+  return n;
+}
+
 /* Pushes the `dropped` notification if output notifications were dropped
  * since the last one went. Returns how many it pushed (0 or 1). */
 static size_t
@@ -325,13 +355,8 @@ session_push_dropped(Session *s)
 {
   if (s->dropped_pending == 0 || !session_can_push(s))
     return 0;
-  Notification *n = notification_new(kNotifDropped, "", NULL, kModeIdle);
-  n->dropped_count = s->dropped_pending;
+  Notification *n = session_dropped_new(s, s->dropped_pending, 0, 0, NULL);
   s->dropped_pending = 0;
-  session_stamp(s, n);
-  StrBuf text = STRBUF_INIT;
-  envelope_render(n, &text);
-  n->text = strbuf_take(&text);
   session_deliver(s, n);
   return 1;
 }
@@ -352,6 +377,23 @@ session_wait_remove(Session *s, WaitNode *node)
   Notification *n = node->n;
   free(node);
   return n;
+}
+
+/* Puts n at the front of the waiting FIFO (it speaks of what came before
+ * everything waiting). Not an output notification, so never dropped. */
+static void
+session_hold_first(Session *s, Notification *n)
+{
+  WaitNode *node = xmalloc(sizeof *node);
+  node->n = n;
+  node->prev = NULL;
+  node->next = s->wait_head;
+  if (s->wait_head)
+    s->wait_head->prev = node;
+  else
+    s->wait_tail = node;
+  s->wait_head = node;
+  s->nwaiting++;
 }
 
 /* Appends n to the waiting FIFO, then drops the oldest waiting output
@@ -466,11 +508,61 @@ session_set_busy(Session *s, bool busy)
 
 /* --- attach, detach, linger, destroy ------------------------------------ */
 
+/* A cursor this session never reached (last_seq >= next_seq): it comes
+ * from an earlier engine, or from an earlier session of this name. The
+ * numbering goes on above it, so the host's seqs are never reused (a host
+ * that deduplicates by seq would drop the new ones), and a `dropped`
+ * notification, first in line for everyone attached, says that what
+ * followed last_seq is lost: from last_seq + 1, open-ended, count unknown. */
+static void
+session_continue_after(Session *s, uint64_t last_seq)
+{
+  if (s->next_seq > s->first_seq)
+    s->seq_jumped = true;
+  else
+    s->first_seq = last_seq + 1;
+  s->next_seq = last_seq + 1;
+  /* One still waiting (the session is busy) speaks of an earlier cursor,
+   * which covers this one: a second would say less and grow the queue. */
+  const Notification *first = s->wait_head ? s->wait_head->n : NULL;
+  if (first && first->type == kNotifDropped && first->from_seq > 0 && first->to_seq == 0)
+    return;
+  char reason[256];
+  snprintf(reason, sizeof reason,
+           "notifications after seq %llu are lost: that cursor is from an earlier engine (or an "
+           "earlier session of this name), whose notifications this one never had",
+           (unsigned long long)last_seq);
+  session_hold_first(s, session_dropped_new(s, 0, last_seq + 1, 0, reason));
+}
+
 /* Pushes to a alone every kept notification with seq > last_seq, oldest
- * first: what a re-attaching gateway missed. */
+ * first: what a re-attaching gateway missed. When the oldest kept one is
+ * newer than last_seq + 1, a `dropped` notification comes first, to a alone,
+ * naming the seqs it cannot have and carrying the last of them as its seq. */
 static void
 session_replay(Session *s, SessionAttachment *a, uint64_t last_seq)
 {
+  uint64_t oldest = s->kept_count > 0 ? s->kept[s->kept_start]->seq : s->next_seq;
+  if (last_seq + 1 < oldest) {
+    uint64_t from = last_seq + 1, to = oldest - 1;
+    bool known = !s->seq_jumped && from >= s->first_seq;
+    char reason[256];
+    if (known)
+      snprintf(reason, sizeof reason,
+               "notifications %llu..%llu (%llu) are lost: older than the last %zu this session "
+               "keeps for resume (session.queue_max)",
+               (unsigned long long)from, (unsigned long long)to,
+               (unsigned long long)(to - from + 1), s->queue_max);
+    else
+      snprintf(reason, sizeof reason,
+               "notifications %llu..%llu are lost: older than what this session keeps for "
+               "resume (how many is unknown: some of those seqs were an earlier engine's)",
+               (unsigned long long)from, (unsigned long long)to);
+    Notification *gap = session_dropped_new(s, known ? to - from + 1 : 0, from, to, reason);
+    gap->seq = to;
+    a->push(a->ctx, s, gap);
+    notification_free(gap);
+  }
   for (size_t i = 0; i < s->kept_count && !a->dead && !s->doomed; i++) {
     const Notification *n = s->kept[(s->kept_start + i) % s->queue_max];
     if (n->seq > last_seq)
@@ -494,6 +586,8 @@ session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint6
     /* Whoever held the busy state has gone; a new agent starts idle. */
     s->busy = false;
   }
+  if (has_last_seq && last_seq >= s->next_seq)
+    session_continue_after(s, last_seq);
   a->prev = s->att_tail;
   if (s->att_tail)
     s->att_tail->next = a;

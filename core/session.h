@@ -19,6 +19,18 @@
  *  - Pushed notifications are also kept (the last queue_max of them), so a
  *    re-attach with last_seq can have every kept one with a larger seq
  *    pushed again, in order, before anything new.
+ *  - Nothing is lost silently (issue 7). A re-attach whose last_seq is
+ *    older than the oldest kept notification first gets, to that
+ *    attachment alone, a `dropped` notification naming the seqs it cannot
+ *    have (from_seq..to_seq, with their count when it is known), carrying
+ *    to_seq as its own seq, so a host that keeps the seq it processed last
+ *    as its cursor is right after it. A last_seq this session never reached
+ *    (the host's cursor comes from an earlier engine, or a session of that
+ *    name that has since been recreated) raises the numbering above it, so a
+ *    seq is never reused for a session name, and a `dropped` notification
+ *    numbered last_seq + 1, open-ended and of unknown count, tells every
+ *    attached connection that what followed last_seq is lost (one such
+ *    notification waits at a time: it covers any later cursor).
  *  - A named session outlives its connections for session.linger_ms after
  *    the last one detaches (monitors running, notifications kept), then
  *    expires; a pinned session (declared by the config) never expires. An
@@ -43,6 +55,11 @@
 #include <uv.h>
 
 #include "notification.h"
+
+/* The largest seq a host may name as its cursor (session_open's last_seq):
+ * 2^53 - 1, the largest integer every JSON and JavaScript host holds
+ * exactly, and far from where a seq + 1 would wrap. */
+#define SESSION_SEQ_MAX 9007199254740991ull
 
 typedef struct Session Session;
 typedef struct SessionRegistry SessionRegistry;
@@ -86,8 +103,11 @@ void session_destroy(Session *s);
 /* Attaches a connection. The first attachment after none resets the state
  * to idle and cancels a pending expiry. With has_last_seq, every kept
  * notification with seq > last_seq is pushed to this attachment first, in
- * order; then everything waiting that may go is pushed to all. Returns NULL
- * only if a push callback destroyed the session meanwhile. */
+ * order, after a `dropped` one for any seqs between last_seq and the
+ * oldest kept; a last_seq at or past next_seq raises the numbering and
+ * queues a `dropped` notification for everyone (see above). Then everything
+ * waiting that may go is pushed to all. Returns NULL only if a push
+ * callback destroyed the session meanwhile. */
 SessionAttachment *session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq,
                                   uint64_t last_seq);
 

@@ -75,7 +75,8 @@ const SettingSpec settings_table[] = {
   INT_SETTING("session.max_sessions", session_max_sessions, 1024, 1, 100000, "sessions",
               "named sessions in the whole engine (a connection's own one does not count)"),
   INT_SETTING("rpc.max_message_bytes", rpc_max_message_bytes, 1048576, 1024, 67108864, "bytes",
-              "largest msgpack-rpc message accepted; a larger one closes the connection"),
+              "largest msgpack-rpc message accepted (process_run's stdin included); a "
+              "larger one is skipped unread and answered limit_exceeded"),
   INT_SETTING("rpc.max_output_bytes", rpc_max_output_bytes, 16777216, 65536, 1073741824, "bytes",
               "bytes waiting to be written to one connection before it is closed as too slow"),
   INT_SETTING("rpc.max_pending", rpc_max_pending, 64, 1, 10000, "requests",

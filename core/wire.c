@@ -6,16 +6,18 @@
 
 #include <string.h>
 
+#include "epoch.h"
 #include "proc.h"
+#include "rpc/pack.h"
 #include "signals.h"
 #include "strbuf.h"
 #include "textfmt.h"
 
+/* Every string goes through rpc_pack_str: valid UTF-8 on the wire always. */
 void
 wire_strn(msgpack_packer *pk, const char *s, size_t len)
 {
-  msgpack_pack_str(pk, len);
-  msgpack_pack_str_body(pk, s, len);
+  rpc_pack_str(pk, s, len);
 }
 
 void
@@ -101,7 +103,8 @@ void
 wire_notification(msgpack_packer *pk, const Notification *n)
 {
   bool ending = notification_is_ending(n->type);
-  msgpack_pack_map(pk, 17);
+  bool dropped = n->type == kNotifDropped;
+  msgpack_pack_map(pk, 20);
   wire_key(pk, "session");
   wire_str(pk, n->session);
   wire_key(pk, "seq");
@@ -143,11 +146,25 @@ wire_notification(msgpack_packer *pk, const Notification *n)
     msgpack_pack_nil(pk);
   wire_key(pk, "reason");
   wire_str(pk, n->reason);
+  /* dropped: how many (nil when unknown); from_seq/to_seq: the seqs lost
+   * (nil when none had a seq yet, to_seq nil when open-ended). */
   wire_key(pk, "dropped");
-  if (n->type == kNotifDropped)
+  if (dropped && n->dropped_count > 0)
     msgpack_pack_uint64(pk, n->dropped_count);
   else
     msgpack_pack_nil(pk);
+  wire_key(pk, "from_seq");
+  if (dropped && n->from_seq > 0)
+    msgpack_pack_uint64(pk, n->from_seq);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "to_seq");
+  if (dropped && n->to_seq > 0)
+    msgpack_pack_uint64(pk, n->to_seq);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "epoch");
+  wire_str(pk, epoch_hex());
   wire_key(pk, "text");
   wire_str(pk, n->text);
   wire_key(pk, "at");

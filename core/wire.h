@@ -16,7 +16,9 @@
 #include "notification.h"
 #include "ring.h"
 
-/* Small helpers: a NUL-terminated string (nil when NULL), a key. */
+/* Small helpers: a NUL-terminated string (nil when NULL), a key. Strings
+ * are packed by rpc_pack_str, so they are valid UTF-8 on the wire whatever
+ * bytes they hold. */
 void wire_str(msgpack_packer *pk, const char *s);
 void wire_strn(msgpack_packer *pk, const char *s, size_t len);
 void wire_key(msgpack_packer *pk, const char *key);

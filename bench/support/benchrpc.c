@@ -206,6 +206,15 @@ bench_rpc_engine_start(BenchRpc *rpc, const char *vigild, const char *config_fmt
       bench_rpc_die("vigild never listened on %s", rpc->sock_path);
     bench_rpc_sleep_ms(10); /* waiting for the socket to appear, at start only */
   }
+  /* The engine is ours: refuse a socket served by another user (someone who
+   * could write to the directory), as every vigil client does. */
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(rpc->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+    bench_rpc_die("cannot tell who serves %s: %s", rpc->sock_path, strerror(errno));
+  if (cred.uid != geteuid() && cred.uid != 0)
+    bench_rpc_die("refusing the engine at %s: it runs as uid %u, not as uid %u or root",
+                  rpc->sock_path, (unsigned)cred.uid, (unsigned)geteuid());
   msgpack_unpacker_init(&rpc->unp, 65536);
 }
 

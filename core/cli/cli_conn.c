@@ -126,6 +126,38 @@ cli_now_ms(void)
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Checks who serves the socket: the engine must run as this user or as
+ * root. Anyone else (the owner of a socket directory we were pointed at, or
+ * of a squatted default one) could be an impostor collecting what we send,
+ * argv and tokens included, so nothing is sent before this check. Returns 0,
+ * or -1 with err set. */
+static int
+cli_conn_check_peer(int fd, const char *path, CliError *err)
+{
+  uid_t uid;
+#if defined(SO_PEERCRED)
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+    return cli_error_set(err, kCliErrTransport,
+                         "cannot tell who serves %s (SO_PEERCRED: %s); refusing it", path,
+                         strerror(errno));
+  uid = cred.uid;
+#else
+  gid_t gid;
+  if (getpeereid(fd, &uid, &gid) != 0)
+    return cli_error_set(err, kCliErrTransport,
+                         "cannot tell who serves %s (getpeereid: %s); refusing it", path,
+                         strerror(errno));
+#endif
+  if (uid == geteuid() || uid == 0)
+    return 0;
+  return cli_error_set(err, kCliErrTransport,
+                       "refusing the engine at %s: it runs as uid %u, not as uid %u (yours) "
+                       "or root; whoever owns that socket may be impersonating vigild",
+                       path, (unsigned)uid, (unsigned)geteuid());
+}
+
 /* The poll() timeout left until deadline (-1: none), never negative. */
 static int
 cli_conn_poll_timeout(int64_t deadline)
@@ -168,6 +200,10 @@ cli_conn_open(const char *path, CliError *err)
       cli_error_set(err, kCliErrNoEngine, "no engine is listening on %s", path);
     else
       cli_error_set(err, kCliErrTransport, "cannot connect to %s: %s", path, strerror(e));
+    return NULL;
+  }
+  if (cli_conn_check_peer(fd, path, err) != 0) {
+    close(fd);
     return NULL;
   }
   /* Non-blocking so that every wait goes through poll() and its deadline. */

@@ -79,9 +79,12 @@ typedef struct CliConn CliConn;
  * no deadline. */
 int64_t cli_now_ms(void);
 
-/* Connects to the socket at path. Returns the connection, or NULL with err
- * set: kCliErrNoEngine when nothing listens there (no file, or a stale one),
- * kCliErrTransport for anything else (permissions, a path too long). */
+/* Connects to the socket at path and checks, before anything is sent, that
+ * the server runs as this user or as root (SO_PEERCRED). Returns the
+ * connection, or NULL with err set: kCliErrNoEngine when nothing listens
+ * there (no file, or a stale one), kCliErrTransport for anything else
+ * (permissions, a path too long, a server of another uid, named with both
+ * uids). */
 CliConn *cli_conn_open(const char *path, CliError *err);
 
 /* Closes the connection and frees every answer not taken. */

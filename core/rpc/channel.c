@@ -34,6 +34,7 @@
 #include "log.h"
 #include "memory.h"
 #include "rpc/decoder.h"
+#include "rpc/pack.h"
 #include "strbuf.h"
 
 /* Connections closed because their peer fell more than rpc.max_output_bytes
@@ -186,21 +187,13 @@ rpc_channel_pack_write(void *data, const char *buf, size_t len)
   return 0;
 }
 
-/* Packs a string into pk. */
-static void
-rpc_channel_pack_str(msgpack_packer *pk, const char *s, size_t len)
-{
-  msgpack_pack_str(pk, len);
-  msgpack_pack_str_body(pk, s, len);
-}
-
 /* Packs [code, message] for err. */
 static void
 rpc_channel_pack_error(msgpack_packer *pk, const VigilError *err)
 {
   msgpack_pack_array(pk, 2);
   msgpack_pack_int(pk, (int)err->code);
-  rpc_channel_pack_str(pk, err->msg, strlen(err->msg));
+  rpc_pack_str(pk, err->msg, strlen(err->msg));
 }
 
 /* Hands a packed message in sb to rpc_channel_send. */
@@ -246,7 +239,7 @@ rpc_channel_notify(RpcChannel *ch, const char *method, const char *params, size_
   msgpack_packer_init(&pk, &sb, rpc_channel_pack_write);
   msgpack_pack_array(&pk, 3);
   msgpack_pack_int(&pk, 2);
-  rpc_channel_pack_str(&pk, method, strlen(method));
+  rpc_pack_str(&pk, method, strlen(method));
   if (params != NULL && params_len > 0)
     strbuf_append(&sb, params, params_len);
   else
@@ -264,7 +257,7 @@ rpc_channel_error_notify(RpcChannel *ch, const VigilError *err)
   msgpack_packer_init(&pk, &sb, rpc_channel_pack_write);
   msgpack_pack_array(&pk, 3);
   msgpack_pack_int(&pk, 2);
-  rpc_channel_pack_str(&pk, "vigil.error", strlen("vigil.error"));
+  rpc_pack_str(&pk, "vigil.error", strlen("vigil.error"));
   rpc_channel_pack_error(&pk, err);
   rpc_channel_send_strbuf(ch, &sb);
 }
@@ -296,8 +289,16 @@ rpc_channel_drain(RpcChannel *ch)
       else
         rpc_channel_error_notify(ch, &err);
       break;
+    case kDecodeTooBig:
+      /* Skipped without reading it; the connection goes on. */
+      LOG_WARN("rpc", "%s: %s", ch->peer, err.msg);
+      if (msg.type == kRpcRequest && msg.has_msgid)
+        rpc_channel_respond(ch, msg.msgid, &err, NULL, 0);
+      else if (msg.type != kRpcResponse)
+        rpc_channel_error_notify(ch, &err);
+      break;
     case kDecodeFatal: {
-      /* The reason without the error's name: "message over the size limit ..." */
+      /* The reason without the error's name: "not msgpack: ..." */
       const char *reason = err.msg;
       size_t skip = strlen(error_name(err.code));
       if (strncmp(reason, error_name(err.code), skip) == 0 && reason[skip] == ':')

@@ -3,8 +3,10 @@
  * (decoder.h), answers malformed messages itself, hands good calls to its
  * handlers, and writes responses and notifications back in order.
  *
- * Bounds: a message over rpc.max_message_bytes or bytes that are not msgpack
- * close this connection (and only it) after a log line; writes waiting for a
+ * Bounds: bytes that are not msgpack close this connection (and only it)
+ * after a log line; a message over rpc.max_message_bytes is skipped without
+ * being buffered and answered limit_exceeded (a vigil.error notification
+ * when it has no readable msgid), and the connection goes on; writes waiting for a
  * slow peer are capped at rpc.max_output_bytes, past which the connection is
  * closed as too slow (logged, counted) rather than let memory grow. Nothing
  * here blocks: writes go through uv_try_write and then uv_write.

@@ -10,10 +10,19 @@
  * message stays valid until the next call of feed or next.
  *
  * Memory: the buffer holds at most the unfinished message (never more than
- * max_message bytes, or the walk is fatal) plus the chunk just fed. Consumed
- * bytes are skipped with an offset and moved down only when new bytes are
- * appended; a buffer grown past RPC_DECODER_KEEP is freed once it is empty,
- * so one large message does not pin its memory to an idle connection.
+ * max_message bytes) plus the chunk just fed. Consumed bytes are skipped
+ * with an offset and moved down only when new bytes are appended; a buffer
+ * grown past RPC_DECODER_KEEP is freed once it is empty, so one large
+ * message does not pin its memory to an idle connection.
+ *
+ * Skipping: once the walk knows the message at the front cannot fit in
+ * max_message, it goes on walking it (headers only, to find its end and to
+ * still refuse bytes that are not msgpack or nesting past the depth) but
+ * drops its bytes from the buffer as soon as they are walked, keeping only
+ * a header that has not fully arrived and a copy of the message's first
+ * RPC_DECODER_HEAD bytes, where its type and msgid are. `dropped` counts
+ * the bytes of the message already gone, so walk.pos stays an offset in
+ * the message while the buffer holds only its tail.
  *
  * Decisions the header leaves open:
  * - The depth counts containers: the message array is level 1, params level
@@ -27,7 +36,11 @@
  * - A response from the peer is checked for its length only ([1, msgid,
  *   error, result]); its msgid is reported when it is a uint32.
  * - Fatal errors carry kErrInvalidParams, so the message reads
- *   "invalid_params: message over the size limit of N bytes".
+ *   "invalid_params: not msgpack: ...".
+ * - A skipped message is reported once it has ended, not when it is found
+ *   too big: its exact size is known then, and requests are still answered
+ *   in the order they started. A peer that never finishes it gets no
+ *   answer, like any message it never finishes.
  */
 #include "rpc/decoder.h"
 
@@ -45,6 +58,9 @@
 #define RPC_DECODER_KEEP 65536
 /* How much of a wrong value an error message quotes. */
 #define RPC_DECODER_QUOTE_MAX 60
+/* The first bytes of a skipped message kept to find its type and msgid:
+ * an array32 header (5), the type (1) and a uint64 msgid (9) fit. */
+#define RPC_DECODER_HEAD 16
 
 /* Where the header walk of the message at the front of the buffer stands.
  * Offsets are relative to the message's first byte. */
@@ -54,6 +70,8 @@ typedef struct {
   unsigned depth;                      /* containers open */
   uint64_t remaining[RPC_MAX_DEPTH];   /* elements still to begin, per open container */
   bool complete;                       /* the message ends at pos */
+  bool skipping;                       /* over max_message: walked, not kept */
+  uint64_t dropped;                    /* bytes of the message gone from the buffer */
 } RpcWalk;
 
 struct RpcDecoder {
@@ -64,6 +82,7 @@ struct RpcDecoder {
   size_t cap;
   RpcWalk walk;
   msgpack_unpacked unpacked; /* the last message handed out */
+  unsigned char head[RPC_DECODER_HEAD]; /* a skipped message's first bytes */
   bool fatal;
   VigilError fatal_err;  /* repeated by every call after a fatal result */
 };
@@ -176,13 +195,14 @@ rpc_decoder_walk(RpcDecoder *d)
   RpcWalk *w = &d->walk;
   if (d->buf == NULL)
     return kWalkNeedMore; /* nothing received yet (or since the buffer was freed) */
+  /* Byte i of the message (dropped <= i < avail) is p[i - dropped]. */
   const unsigned char *p = (const unsigned char *)d->buf + d->start;
-  uint64_t avail = d->end - d->start;
+  uint64_t avail = w->dropped + (d->end - d->start);
   uint64_t max = d->max_message;
   while (!w->complete) {
     if (w->pos >= avail)
       return kWalkNeedMore;
-    unsigned char b = p[w->pos];
+    unsigned char b = p[w->pos - w->dropped];
     unsigned head = 1;        /* header bytes, type byte included */
     unsigned lenbytes = 0;    /* bytes of the big-endian length or count after the type */
     uint64_t payload = 0;     /* bytes to skip after the header */
@@ -243,13 +263,13 @@ rpc_decoder_walk(RpcDecoder *d)
       if (b >= 0xc7 && b <= 0xc9)
         head += 1; /* the ext type byte */
     }
-    /* A header that cannot fit is refused before its bytes arrive. */
+    /* A header that cannot fit is known before its bytes arrive. */
     if (w->pos + head + w->owed - (w->depth > 0 ? 1 : 0) > max)
-      goto too_big;
+      w->skipping = true;
     if (w->pos + head > avail)
       return kWalkNeedMore;
     if (lenbytes > 0) {
-      uint32_t n = rpc_be(p + w->pos + 1, lenbytes);
+      uint32_t n = rpc_be(p + (w->pos - w->dropped) + 1, lenbytes);
       if (!container)
         payload = n;
       else if (b == 0xde || b == 0xdf)
@@ -273,18 +293,86 @@ rpc_decoder_walk(RpcDecoder *d)
       w->owed += elements;
     }
     if (w->pos + w->owed > max)
-      goto too_big;
+      w->skipping = true;
     while (w->depth > 0 && w->remaining[w->depth - 1] == 0)
       w->depth--;
     if (w->depth == 0)
       w->complete = true;
   }
   return w->pos <= avail ? kWalkComplete : kWalkNeedMore;
+}
 
-too_big:
-  error_set(&d->fatal_err, kErrInvalidParams, "message over the size limit of %zu bytes",
-            d->max_message);
-  return kWalkFatal;
+/* Drops from the buffer the bytes of the message being skipped that the
+ * walk has passed (all of them up to walk.pos, or up to what has arrived),
+ * copying those among its first RPC_DECODER_HEAD bytes to d->head first. */
+static void
+rpc_decoder_drop_skipped(RpcDecoder *d)
+{
+  RpcWalk *w = &d->walk;
+  uint64_t avail = w->dropped + (d->end - d->start);
+  uint64_t upto = w->pos < avail ? w->pos : avail;
+  if (upto <= w->dropped)
+    return;
+  for (uint64_t i = w->dropped; i < upto && i < RPC_DECODER_HEAD; i++)
+    d->head[i] = (unsigned char)d->buf[d->start + (i - w->dropped)];
+  d->start += (size_t)(upto - w->dropped);
+  w->dropped = upto;
+}
+
+/* Reads a msgpack unsigned integer at p (n bytes there) into *v. Returns its
+ * length, or 0 when it is not one or not all there. */
+static size_t
+rpc_decoder_peek_uint(const unsigned char *p, size_t n, uint64_t *v)
+{
+  if (n == 0)
+    return 0;
+  if (p[0] <= 0x7f) {
+    *v = p[0];
+    return 1;
+  }
+  if (p[0] < 0xcc || p[0] > 0xcf)
+    return 0;
+  size_t len = (size_t)1 << (p[0] - 0xcc);
+  if (n < 1 + len)
+    return 0;
+  *v = 0;
+  for (size_t i = 0; i < len; i++)
+    *v = (*v << 8) | p[1 + i];
+  return 1 + len;
+}
+
+/* Fills msg's type and msgid for a skipped message from its first bytes
+ * (n of them in d->head): an array whose element 0 is 0, 1 or 2, and for a
+ * request or response a uint32 element 1. Anything else counts as a
+ * notification without a msgid (answered, if at all, by vigil.error). */
+static void
+rpc_decoder_peek_head(const RpcDecoder *d, size_t n, RpcMessage *msg)
+{
+  const unsigned char *h = d->head;
+  size_t at;
+  uint64_t count, type, id;
+  msg->type = kRpcNotification;
+  if (n == 0)
+    return;
+  if (h[0] >= 0x90 && h[0] <= 0x9f) {
+    count = h[0] & 0x0fu;
+    at = 1;
+  } else if ((h[0] == 0xdc && n >= 3) || (h[0] == 0xdd && n >= 5)) {
+    at = h[0] == 0xdc ? 3 : 5;
+    count = rpc_be(h + 1, (unsigned)(at - 1));
+  } else {
+    return;
+  }
+  size_t len = count > 0 ? rpc_decoder_peek_uint(h + at, n - at, &type) : 0;
+  if (len == 0 || type > 2)
+    return;
+  msg->type = (RpcType)type;
+  at += len;
+  if (type != kRpcNotification && count > 1 && rpc_decoder_peek_uint(h + at, n - at, &id) > 0 &&
+      id <= UINT32_MAX) {
+    msg->has_msgid = true;
+    msg->msgid = (uint32_t)id;
+  }
 }
 
 /* The name of an object's type, as a message says "got map". */
@@ -538,11 +626,24 @@ rpc_decoder_next(RpcDecoder *d, RpcMessage *msg, VigilError *err)
   rpc_decoder_release(d);
   switch (rpc_decoder_walk(d)) {
   case kWalkNeedMore:
+    if (d->walk.skipping)
+      rpc_decoder_drop_skipped(d);
     return kDecodeNeedMore;
   case kWalkFatal:
     return rpc_decoder_die(d, err);
   case kWalkComplete:
     break;
+  }
+  if (d->walk.skipping) {
+    rpc_decoder_drop_skipped(d);
+    uint64_t size = d->walk.pos;
+    rpc_decoder_peek_head(d, size < RPC_DECODER_HEAD ? (size_t)size : RPC_DECODER_HEAD, msg);
+    memset(&d->walk, 0, sizeof d->walk);
+    error_set(err, kErrLimitExceeded,
+              "message: %" PRIu64 " bytes, over rpc.max_message_bytes (%zu); it was skipped "
+              "unread",
+              size, d->max_message);
+    return kDecodeTooBig;
   }
   size_t len = (size_t)d->walk.pos;
   const char *data = d->buf + d->start;

@@ -7,8 +7,16 @@
  * only a complete message that passed that walk is unpacked with msgpack-c.
  *
  * Outcomes, per PROTOCOL.md section 1:
- *  - bytes that are not msgpack, a message over max_message bytes, or one
- *    nested deeper than max_depth are fatal: the connection is closed;
+ *  - bytes that are not msgpack, or a message nested deeper than max_depth,
+ *    are fatal: the connection is closed;
+ *  - a message over max_message bytes (rpc.max_message_bytes) is skipped:
+ *    from the moment the walk knows it cannot fit (a str/bin/ext header
+ *    declaring too much, a container count that cannot fit, or simply its
+ *    bytes so far) its bytes are dropped as they arrive, never buffered, and
+ *    once it has ended it is reported (kDecodeTooBig) so that it can be
+ *    answered limit_exceeded; the connection lives on. (PROTOCOL.md says an
+ *    over-long message closes the connection; over --stdio that stopped the
+ *    engine and every monitor, so vigil skips instead: issue 7.)
  *  - a well-formed message of the wrong shape is answered: an error
  *    response when its msgid can be read, a vigil.error notification if not;
  *  - a good message is handed on with its type, msgid, method and arguments.
@@ -49,6 +57,9 @@ typedef enum {
   kDecodeMessage,   /* *msg is a good message, valid until the next call */
   kDecodeNeedMore,  /* no complete message buffered */
   kDecodeBadShape,  /* well-formed, wrong shape: err says why, msg->has_msgid/msgid/type set */
+  kDecodeTooBig,    /* a message over max_message was skipped: err (limit_exceeded) names its
+                       size and the limit; msg->type/has_msgid/msgid say whom to answer (a
+                       message that is not an array has type kRpcNotification, no msgid) */
   kDecodeFatal,     /* close the connection: err says why */
 } RpcDecodeResult;
 
@@ -59,7 +70,8 @@ void rpc_decoder_free(RpcDecoder *d);
 
 /* Appends received bytes. Never fails; after a fatal result further bytes
  * are ignored. The buffer never holds more than max_message bytes of an
- * incomplete message (past that, the next call is fatal). */
+ * incomplete message plus the chunk just fed (past max_message the message
+ * is being skipped, and next drops its bytes). */
 void rpc_decoder_feed(RpcDecoder *d, const char *data, size_t len);
 
 /* The next message. Call until it returns kDecodeNeedMore or kDecodeFatal. */

@@ -7,11 +7,19 @@
  * to a local Unix socket answers at once, accepted or refused.
  *
  * Decisions the header leaves open:
- * - Only the socket's own directory is created (0700, then chmod'ed so the
- *   umask cannot narrow it); its parent must exist. An existing directory
- *   that is ours and not a shared sticky one (such as /tmp) is tightened to
- *   0700, with a log line; any other is used as it is, with a warning (the
- *   socket is 0600 and every peer's uid is checked either way).
+ * - Whoever can write to the socket's directory can replace the socket with
+ *   their own and read what clients send (argv, tokens). So the socket's own
+ *   directory (the last path component before the file: "." for a bare
+ *   name) must be a real directory, not a symbolic link, owned by the
+ *   engine's euid and not writable by group or others; anything else is
+ *   refused with a message naming the directory, the owner and mode found
+ *   and what is needed. There is no exception for a sticky directory such
+ *   as /tmp: another user could bind the name first. An existing directory
+ *   is never chmod'ed (a project directory given with --listen ./v.sock
+ *   keeps its mode); only a directory vigild has just made is set to 0700,
+ *   through a descriptor so a swapped path cannot redirect the fchmod. Its
+ *   parent must exist. The parent itself is not checked: clients check
+ *   the server's uid (SO_PEERCRED) after connecting, which covers the rest.
  * - A file at the socket path that is not a socket is refused rather than
  *   removed: it is not ours to delete.
  * - A path longer than a sockaddr_un holds is refused (libuv 1.44 would
@@ -146,39 +154,83 @@ rpc_server_connection(uv_stream_t *listener, int status)
     srv->handlers.on_open(srv->data, ch);
 }
 
-/* Makes the socket's directory (0700) unless it exists; refuses a path in
- * the way that is not a directory. */
+/* The directory a socket path lives in, as a new string: the path up to
+ * its last slash (trailing slashes dropped), "/" for "/x", "." for "x". */
+static char *
+rpc_server_dir_of(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL)
+    return xstrdup(".");
+  size_t n = (size_t)(slash - path);
+  while (n > 0 && path[n - 1] == '/')
+    n--;
+  return n == 0 ? xstrdup("/") : xmemdupz(path, n);
+}
+
+/* Sets the mode of a directory just made by mkdir to exactly 0700 (mkdir's
+ * mode went through the umask), through a descriptor opened without
+ * following a symbolic link, so whatever took its place meanwhile is not
+ * touched. The checks that follow judge what is there. */
+static void
+rpc_server_fix_new_dir(const char *dir)
+{
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_uid == geteuid())
+    (void)fchmod(fd, 0700);
+  close(fd);
+}
+
+/* Makes the socket's directory (0700) unless it exists, then refuses it
+ * unless it is a real directory of the engine's euid that group and others
+ * cannot write (see the decisions above). */
 static int
 rpc_server_make_dir(const char *path, VigilError *err)
 {
-  const char *slash = strrchr(path, '/');
-  if (slash == NULL || slash == path)
-    return 0; /* the current directory, or / */
-  char *dir = xmemdupz(path, (size_t)(slash - path));
+  char *dir = rpc_server_dir_of(path);
+  uid_t euid = geteuid();
   int rc = 0;
   struct stat st;
   if (mkdir(dir, 0700) == 0) {
-    /* mkdir's mode passes through the umask; the directory must be 0700. */
-    if (chmod(dir, 0700) != 0)
-      rc = error_set(err, kErrInternal, "cannot listen on %s: chmod %s: %s", path, dir,
-                     strerror(errno));
+    LOG_INFO("rpc", "made the socket's directory %s (mode 0700)", dir);
+    rpc_server_fix_new_dir(dir);
   } else if (errno != EEXIST) {
     rc = error_set(err, kErrInternal, "cannot listen on %s: mkdir %s: %s", path, dir,
                    strerror(errno));
-  } else if (stat(dir, &st) != 0) {
+    goto done;
+  }
+  if (lstat(dir, &st) != 0) {
     rc = error_set(err, kErrInternal, "cannot listen on %s: %s: %s", path, dir, strerror(errno));
+  } else if (S_ISLNK(st.st_mode)) {
+    rc = error_set(err, kErrInternal,
+                   "cannot listen on %s: the socket's directory %s is a symbolic link; give a "
+                   "path in the real directory (owned by uid %u, mode 0700)",
+                   path, dir, (unsigned)euid);
   } else if (!S_ISDIR(st.st_mode)) {
     rc = error_set(err, kErrInternal, "cannot listen on %s: %s exists and is not a directory",
                    path, dir);
-  } else if ((st.st_mode & 077) != 0) {
-    if (st.st_uid == geteuid() && (st.st_mode & S_ISVTX) == 0 && chmod(dir, 0700) == 0)
-      LOG_INFO("rpc", "made the socket's directory %s private (mode 0700, was %04o)", dir,
-               (unsigned)(st.st_mode & 07777));
-    else
-      LOG_WARN("rpc", "the socket's directory %s is not private (mode %04o, owner uid %u); "
-                      "the socket itself is 0600 and every peer's uid is checked",
-               dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+  } else if (st.st_uid != euid) {
+    rc = error_set(err, kErrInternal,
+                   "cannot listen on %s: the socket's directory %s belongs to uid %u (mode "
+                   "%04o), not to uid %u that vigild runs as: its owner could replace the "
+                   "socket. Use a private directory of your own (mode 0700)",
+                   path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+                   (unsigned)euid);
+  } else if ((st.st_mode & 022) != 0) {
+    rc = error_set(err, kErrInternal,
+                   "cannot listen on %s: the socket's directory %s is writable by %s (mode "
+                   "%04o, owner uid %u), so another user could %s. vigild "
+                   "never changes an existing directory's mode: use a private directory "
+                   "(owned by uid %u, not writable by group or others, e.g. mode 0700)",
+                   path, dir, (st.st_mode & 002) ? "others" : "its group",
+                   (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+                   (st.st_mode & S_ISVTX) ? "bind the socket's name first" : "replace the socket",
+                   (unsigned)euid);
   }
+done:
   free(dir);
   return rc;
 }

@@ -20,7 +20,10 @@
  *   notification [2, "vigil.notification", [ {session, seq, type, text, ...} ]]
  */
 #ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* getopt, and nothing past POSIX */
+#define _POSIX_C_SOURCE 200809L /* getopt, and nothing past POSIX... */
+#endif
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* ...but struct ucred, to ask who serves the socket (SO_PEERCRED) */
 #endif
 #include <errno.h>
 #include <signal.h>
@@ -286,6 +289,29 @@ host_usage(void)
   exit(EXIT_HOST_ERROR);
 }
 
+/* Refuses a server that runs as neither this user nor root, before a byte
+ * is sent: whoever owns the socket's directory could have put their own
+ * socket there and would read the argv (and any token in it) we send. */
+static void
+host_check_server(int fd, const char *path)
+{
+  uid_t uid;
+#if defined(SO_PEERCRED)
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+    host_die(EXIT_HOST_ERROR, "cannot tell who serves %s: %s", path, strerror(errno));
+  uid = cred.uid;
+#else
+  gid_t gid;
+  if (getpeereid(fd, &uid, &gid) != 0)
+    host_die(EXIT_HOST_ERROR, "cannot tell who serves %s: %s", path, strerror(errno));
+#endif
+  if (uid != geteuid() && uid != 0)
+    host_die(EXIT_HOST_ERROR, "refusing the engine at %s: it runs as uid %u, not as uid %u "
+             "(yours) or root", path, (unsigned)uid, (unsigned)geteuid());
+}
+
 int
 main(int argc, char **argv)
 {
@@ -316,13 +342,15 @@ main(int argc, char **argv)
   if (optind >= argc)
     host_usage();
 
-  /* Connect. The engine checks that we run as its own uid. */
+  /* Connect. The engine checks that we run as its own uid; we check that
+   * it runs as ours (or root). */
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   strcpy(addr.sun_path, socket_path);
   host_fd = socket(AF_UNIX, SOCK_STREAM, 0);
   if (host_fd < 0 || connect(host_fd, (struct sockaddr *)&addr, sizeof addr) != 0)
     host_die(EXIT_HOST_ERROR, "cannot connect to %s: %s (is `vigild --listen` running?)",
              socket_path, strerror(errno));
+  host_check_server(host_fd, socket_path);
   if (!msgpack_unpacker_init(&host_unpacker, 65536))
     host_die(EXIT_HOST_ERROR, "out of memory");
 

@@ -28,6 +28,7 @@ import argparse
 import os
 import select
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -91,6 +92,25 @@ class Connection:
         return out
 
 
+def connect_unix(path):
+    """Connects to vigild's socket and checks who is serving it before
+    sending anything: the engine must run as this user or as root. A socket
+    in a directory someone else controls could be theirs, and a gateway
+    sends argv and environment (tokens) in monitor_start."""
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        creds = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        uid = struct.unpack("3i", creds)[1]             # struct ucred {pid, uid, gid}
+        if uid not in (os.geteuid(), 0):
+            raise PermissionError("refusing the engine at %s: it runs as uid %d, not as uid %d "
+                                  "(ours) or root" % (path, uid, os.geteuid()))
+    except BaseException:
+        s.close()
+        raise
+    return s
+
+
 class Gateway:
     """What a gateway does with notifications: keeps two queues and injects
     each at the moment its mode calls for."""
@@ -100,16 +120,25 @@ class Gateway:
         self.in_turn = False
         self.at_safe_point, self.when_idle = [], []
         self.last_seq = 0           # the resume cursor: the last seq handled
+        self.epoch = None           # ...and the engine epoch it belongs to
         self.replayed_below = 0     # seqs under this were replayed on resume
         self.endings = set()        # monitor ids whose ending was seen
 
-    def open(self, last_seq=None):
+    def open(self, last_seq=None, epoch=None):
+        """Opens the session; with the cursor (last_seq, and the epoch it was
+        taken in) of an earlier gateway, resumes it. Seqs are per engine:
+        a changed epoch means the engine restarted, and the engine says what
+        was lost with a `dropped` notification (injected like any other)."""
         args = {"session": self.session}
         if last_seq is not None:
             args["last_seq"] = last_seq
         r = self.conn.call("session_open", **args)
+        self.epoch = r["epoch"]
         self.replayed_below = r["next_seq"] if last_seq is not None else 0
-        print("session_open %s -> resumed=%s next_seq=%d" % (r["session"], r["resumed"], r["next_seq"]))
+        print("session_open %s -> resumed=%s next_seq=%d epoch=%s"
+              % (r["session"], r["resumed"], r["next_seq"], r["epoch"]))
+        if epoch is not None and epoch != r["epoch"]:
+            print("  the engine restarted since seq %d (epoch was %s)" % (last_seq, epoch))
 
     def start(self, **args):
         r = self.conn.call("monitor_start", cwd=ROOT, **args)
@@ -202,11 +231,11 @@ def resumed(vigild, config):
     def connect():
         for _ in range(100):            # the daemon needs a moment to listen
             try:
-                s = socket.socket(socket.AF_UNIX)
-                s.connect(path)
+                s = connect_unix(path)
                 return s, Connection(s.fileno(), s.fileno())
+            except PermissionError:
+                raise
             except OSError:
-                s.close()
                 time.sleep(0.05)
         raise RuntimeError("vigild never listened on %s" % path)
 
@@ -224,7 +253,7 @@ def resumed(vigild, config):
         time.sleep(2.5)                 # the job runs on; its notifications are kept
         sock, conn = connect()
         gw2 = Gateway(conn, "gateway-resume")   # a fresh gateway process, same cursor
-        gw2.open(last_seq=gw.last_seq)          # everything after it is pushed again
+        gw2.open(last_seq=gw.last_seq, epoch=gw.epoch)  # everything after it is pushed again
         ok = gw2.wait_endings([job], 15)
         sock.close()
         return ok

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import HELPERS, VIGIL, run_tests, socket_only
+from vigiltest import HELPERS, VIGIL, Impostor, run_tests, socket_only
 
 TICK = os.path.join(HELPERS, "child_tick")
 ID_RE = re.compile(r"^mon_[0-9a-z]{8,}$")
@@ -445,6 +445,25 @@ def test_no_engine_listening_says_how_to_start_one(e):
     assert r.returncode == 125 and "start one with" in r.stderr, (r.returncode, r.stderr)
 
 
+@socket_only
+def test_a_server_of_another_uid_is_refused_before_anything_is_sent(e):
+    if os.geteuid() != 0:
+        print("  (skipped: needs root to serve as another uid)")
+        return
+    imp = Impostor()
+    try:
+        secret = "--token=s3cr3t-%d" % os.getpid()
+        for args in (["start", "--", "echo", secret], ["run", "--", "echo", secret], ["list"]):
+            r = vigil(e, "--socket", imp.path, *args)
+            assert r.returncode != 0, (args, r.returncode, r.stdout)
+            assert "uid 65534" in r.stderr and "uid %d" % os.geteuid() in r.stderr, r.stderr
+            assert imp.received() == b"", "the client sent %r to the impostor" % imp.received()
+        # The real engine (our uid) is fine.
+        assert vigil_ok(e, "list").returncode == 0
+    finally:
+        imp.close()
+
+
 # --- help -------------------------------------------------------------------
 
 HELP_OPTIONS = {
@@ -517,6 +536,7 @@ if __name__ == "__main__":
         test_engine_errors_go_to_stderr_with_status_1,
         test_usage_errors_are_status_2_with_a_helpful_message,
         test_no_engine_listening_says_how_to_start_one,
+        test_a_server_of_another_uid_is_refused_before_anything_is_sent,
         test_help_of_every_subcommand_lists_its_options,
         test_common_options_before_or_after_the_subcommand,
     ]))

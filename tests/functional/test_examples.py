@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import BUILD, VIGILD, run_tests, socket_only, stdio_only, with_config
+from vigiltest import BUILD, VIGILD, Impostor, run_tests, socket_only, stdio_only, with_config
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONFIG = os.path.join(ROOT, "config", "vigil.lua")
@@ -115,6 +115,31 @@ def test_c_host_prints_notifications_and_exits_with_the_code(e):
     assert rc == 137 and "SIGKILL" in out, run.last
 
 
+@socket_only
+def test_the_socket_clients_refuse_a_server_of_another_uid(e):
+    if os.geteuid() != 0:
+        print("  (skipped: needs root to serve as another uid)")
+        return
+    imp = Impostor()
+    try:
+        secret = "--token=s3cr3t-%d" % os.getpid()
+        rc, out = run([c_host_binary(), "-s", imp.path, "--", "echo", secret], timeout=30)
+        assert rc != 0, run.last
+        assert "uid 65534" in run.last and "uid %d" % os.geteuid() in run.last, run.last
+        assert imp.received() == b"", "the C host sent %r to the impostor" % imp.received()
+        sys.path.insert(0, os.path.join(ROOT, "examples", "gateway"))
+        import gateway
+        try:
+            gateway.connect_unix(imp.path).close()
+            raise AssertionError("the gateway accepted the impostor")
+        except PermissionError as err:
+            assert "uid 65534" in str(err) and "uid %d" % os.geteuid() in str(err), err
+        assert imp.received() == b""
+        gateway.connect_unix(e.socket_path).close()   # the real engine passes
+    finally:
+        imp.close()
+
+
 @stdio_only
 def test_demo_shows_crash_exit_and_held_notifications(e):
     rc, out = run([sys.executable, "examples/demo/run_demo.py", "--quick", "--vigild", VIGILD,
@@ -156,5 +181,6 @@ if __name__ == "__main__":
         test_gateway_example_injects_idle_and_resumes,
         test_gateway_example_injects_live_safe_mid_turn,
         test_c_host_prints_notifications_and_exits_with_the_code,
+        test_the_socket_clients_refuse_a_server_of_another_uid,
         test_demo_shows_crash_exit_and_held_notifications,
     ]))

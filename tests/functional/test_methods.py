@@ -344,6 +344,77 @@ def test_notification_shape(e):
     assert end["seq"] == n["seq"] + 1 and end["duration_ms"] is not None
 
 
+def page_logs(e, mid, stream, limit, offset=0):
+    """Pages a capture with limit until `more` is false; returns the bytes
+    per stream, the pages and the last answer."""
+    got = {"stdout": b"", "stderr": b""}
+    offsets = {"stdout": offset, "stderr": offset}
+    pages = 0
+    while True:
+        # One offset for both streams, as the method takes: page one stream
+        # at a time, or both while they are in step.
+        key = "stdout" if stream != "stderr" else "stderr"
+        r = e.call("monitor_logs", monitor_id=mid, stream=stream, offset=offsets[key],
+                   limit=limit)
+        pages += 1
+        for name in ("stdout", "stderr"):
+            if r[name] is not None:
+                got[name] += r[name]
+                assert r[name + "_next_offset"] is not None, r
+                offsets[name] = r[name + "_next_offset"]
+            else:
+                assert r[name + "_next_offset"] is None, r
+        if not r["more"]:
+            return got, pages, r
+        assert pages < 10000
+
+
+def test_monitor_logs_pages_with_more_and_next_offset(e):
+    # Distinct content so that a byte read twice or skipped shows.
+    mid = e.call("monitor_start", argv=["seq", "1", "3000"])["monitor_id"]
+    e.main.wait_ending(mid)
+    full = "".join("%d\n" % i for i in range(1, 3001)).encode()
+    got, pages, last = page_logs(e, mid, "stdout", 1000)
+    assert got["stdout"] == full, (len(got["stdout"]), len(full))
+    assert pages == -(-len(full) // 1000), pages
+    assert last["stdout_next_offset"] == len(full) == last["stdout_size"]
+    assert last["truncated"] is False and last["more"] is False
+    # More is true exactly when bytes are left past what was returned.
+    r = e.call("monitor_logs", monitor_id=mid, stream="stdout", offset=0, limit=len(full) - 1)
+    assert r["more"] is True and r["stdout_next_offset"] == len(full) - 1
+    r = e.call("monitor_logs", monitor_id=mid, stream="stdout", offset=0, limit=len(full))
+    assert r["more"] is False and r["truncated"] is False
+    r = e.call("monitor_logs", monitor_id=mid, stream="stdout", offset=len(full) + 5)
+    assert r["stdout"] == b"" and r["more"] is False
+    assert r["stdout_next_offset"] == len(full) + 5  # nothing past it yet: ask again from there
+    # Both streams: more while either has more, each with its own next offset.
+    mid = e.call("monitor_start", command="sh -c 'echo 0123456789; echo abc >&2'")["monitor_id"]
+    e.main.wait_ending(mid)
+    r = e.call("monitor_logs", monitor_id=mid, offset=0, limit=4)
+    assert (r["stdout"], r["stderr"]) == (b"0123", b"abc\n"), r
+    assert (r["stdout_next_offset"], r["stderr_next_offset"]) == (4, 4) and r["more"] is True
+    r = e.call("monitor_logs", monitor_id=mid, offset=4)
+    assert r["stdout"] == b"456789\n" and r["more"] is False
+
+
+def test_monitor_logs_paging_after_eviction_starts_at_the_oldest_kept_byte(e):
+    mid = e.call("monitor_start", argv=["seq", "1", "3000"])["monitor_id"]
+    e.main.wait_ending(mid)
+    full = "".join("%d\n" % i for i in range(1, 3001)).encode()
+    kept = full[-4096:]
+    r = e.call("monitor_logs", monitor_id=mid, stream="stdout", offset=0, limit=1000)
+    # truncated keeps the contract's meaning: the start asked for was evicted.
+    assert r["truncated"] is True and r["stdout"] == kept[:1000], r
+    assert r["stdout_next_offset"] == len(full) - 4096 + 1000 and r["more"] is True
+    got, pages, last = page_logs(e, mid, "stdout", 1000, offset=r["stdout_next_offset"])
+    assert r["stdout"] + got["stdout"] == kept
+    assert last["truncated"] is False and last["more"] is False
+
+
+test_monitor_logs_paging_after_eviction_starts_at_the_oldest_kept_byte.config = \
+    lambda: default_config(monitor={"capture_max_bytes": 4096})
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_ping_and_api_info,
@@ -368,4 +439,6 @@ if __name__ == "__main__":
         test_process_run_background_honours_timeout_s,
         test_process_run_background,
         test_notification_shape,
+        test_monitor_logs_pages_with_more_and_next_offset,
+        test_monitor_logs_paging_after_eviction_starts_at_the_oldest_kept_byte,
     ]))

@@ -2,11 +2,12 @@
 busy/idle delivery, live_safe, and a gateway that disconnects and resumes."""
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import (HELPERS, RpcError, expect_error, run_tests, socket_only, wait_group_gone,
-                       with_config)
+from vigiltest import (HELPERS, Engine, RpcError, default_config, expect_error, run_tests,
+                       socket_only, wait_group_gone, with_config)
 
 TICK = os.path.join(HELPERS, "child_tick")
 
@@ -180,6 +181,100 @@ def test_named_sessions_are_bounded(e):
     assert e.call("session_open", session="three")["resumed"] is False
 
 
+EPOCH = re.compile(r"^[0-9a-f]{16,}$")
+
+
+@socket_only
+def test_a_resume_older_than_what_is_kept_says_what_was_lost(e):
+    gw = e.connect()
+    gw.call("session_open", session="gw")
+    # Ten notifications: one line each, flushed one by one (a line per
+    # batch: monitor.batch_max_lines is 1 here), then the exit.
+    mid = gw.call("monitor_start", argv=[TICK, "20", "10"], notify="lines")["monitor_id"]
+    end = gw.wait_ending(mid)
+    seen = sorted(n["seq"] for n in gw.drain()) + [end["seq"]]
+    last = end["seq"]
+    assert last >= 6, seen
+    gw.close()
+    # Resume from seq 1: only the last 4 are kept, so seqs 2..last-4 are lost
+    # and a dropped notification says so, first, standing for the last of them.
+    gw2 = e.connect()
+    r = gw2.call("session_open", session="gw", last_seq=1)
+    assert r["resumed"] is True and EPOCH.match(r["epoch"]), r
+    got = [gw2.wait_notification(lambda n: True) for _ in range(5)]
+    gap = got[0]
+    assert gap["type"] == "dropped", got
+    assert (gap["from_seq"], gap["to_seq"], gap["dropped"]) == (2, last - 4, last - 5), gap
+    assert gap["seq"] == last - 4 and gap["epoch"] == r["epoch"], gap
+    assert "2..%d" % (last - 4) in gap["text"], gap["text"]
+    assert [n["seq"] for n in got[1:]] == list(range(last - 3, last + 1)), got
+    assert got[-1]["type"] == "exit"
+    # A cursor inside what is kept loses nothing: no marker.
+    gw3 = e.connect()
+    gw3.call("session_open", session="gw", last_seq=last - 2)
+    got = [gw3.wait_notification(lambda n: True) for _ in range(2)]
+    assert [n["seq"] for n in got] == [last - 1, last], got
+
+
+test_a_resume_older_than_what_is_kept_says_what_was_lost.config = lambda: default_config(
+    session={"queue_max": 4}, rate_limit={"max_notifications": 1000},
+    monitor={"batch_max_lines": 1})
+
+
+def test_every_notification_carries_the_engine_epoch(e):
+    r = e.call("session_open", session="ep")
+    epoch = r["epoch"]
+    assert EPOCH.match(epoch), r
+    assert e.call("api_info")["epoch"] == epoch
+    mid = e.call("monitor_start", argv=["echo", "hi"], notify="lines")["monitor_id"]
+    end = e.main.wait_ending(mid)
+    notes = e.main.drain() + [end]
+    assert notes and all(n["epoch"] == epoch for n in notes), notes
+    # Another engine (a restart) has another epoch.
+    other = Engine(e.transport)
+    try:
+        assert other.call("session_open", session="ep")["epoch"] != epoch
+    finally:
+        other.close()
+
+
+def test_after_an_engine_restart_a_cursor_continues_above_itself(e):
+    # The first engine: a session gets a few notifications.
+    e.call("session_open", session="gw")
+    for _ in range(3):
+        mid = e.call("monitor_start", argv=["echo", "hi"], notify="exit")["monitor_id"]
+        end = e.main.wait_ending(mid)
+    last, epoch = end["seq"], end["epoch"]
+    assert last == 3
+    e.stop()
+    # The restarted engine does not know the session. Opening it with the
+    # cursor must not restart seqs at 1 (a host deduplicating by seq would
+    # drop them) and must say that what followed the cursor is lost.
+    e2 = Engine(e.transport)
+    try:
+        r = e2.call("session_open", session="gw", last_seq=last)
+        assert r["resumed"] is False and r["epoch"] != epoch, r
+        marker = e2.main.wait_notification(lambda n: True)
+        assert marker["type"] == "dropped" and marker["seq"] == last + 1, marker
+        assert marker["from_seq"] == last + 1 and marker["to_seq"] is None, marker
+        assert marker["dropped"] is None and marker["epoch"] == r["epoch"], marker
+        assert "after seq %d" % last in marker["text"], marker["text"]
+        assert r["next_seq"] == last + 2, r
+        mid = e2.call("monitor_start", argv=["echo", "new"], notify="lines")["monitor_id"]
+        end = e2.main.wait_ending(mid)
+        seqs = sorted(n["seq"] for n in e2.main.drain()) + [end["seq"]]
+        assert seqs[0] == last + 2 and seqs == list(range(last + 2, last + 2 + len(seqs))), seqs
+        # A fresh session with last_seq 0 (nothing seen) gets no marker.
+        r = e2.call("session_open", session="fresh", last_seq=0)
+        assert r["next_seq"] == 1
+        # A cursor past what the limit allows is refused, naming the bound.
+        err = expect_error("invalid_params", e2.call, "session_open", session="big",
+                           last_seq=2 ** 60)
+        assert "last_seq must be 0..9007199254740991" in err.message, err.message
+    finally:
+        e2.close()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_ownership_isolation_between_sessions,
@@ -194,4 +289,7 @@ if __name__ == "__main__":
         test_closing_the_anonymous_session_still_delivers_endings,
         test_reopening_with_last_seq_replays_kept_notifications,
         test_named_sessions_are_bounded,
+        test_a_resume_older_than_what_is_kept_says_what_was_lost,
+        test_every_notification_carries_the_engine_epoch,
+        test_after_an_engine_restart_a_cursor_continues_above_itself,
     ]))

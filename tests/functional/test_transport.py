@@ -3,6 +3,7 @@ input closes only its own connection, the size limit, the uid check, what
 SIGTERM and a closed stdin do, and configuration errors."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -13,8 +14,8 @@ import time
 import msgpack
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import (VIGILD, Engine, default_config, expect_error, lua_value, run_tests,
-                       socket_only, stdio_only)
+from vigiltest import (VIGILD, Engine, Impostor, check_server_uid, default_config, expect_error,
+                       lua_value, run_tests, socket_only, stdio_only)
 
 
 def pids_in_group(pgid):
@@ -67,14 +68,58 @@ def test_wrong_shape_gets_an_error_and_the_connection_stays(e):
 
 
 @socket_only
-def test_message_over_the_size_limit_closes_the_connection(e):
+def test_message_over_the_size_limit_is_skipped_and_answered(e):
     big = e.connect()
     other = e.connect()
-    # A str32 header declaring 2 MiB: refused from the header, before the body.
-    big.send_raw(msgpack.packb([0, 1, "ping", [{"x": "y"}]])[:0] +
-                 b"\x94\x00\x01\xa4ping\x91\x81\xa1x\xdb" + (2 * 1024 * 1024).to_bytes(4, "big"))
-    big.wait_closed()
+    # A str32 header declaring 2 MiB, then its 2 MiB: skipped as it comes,
+    # answered once it has ended, and the connection goes on.
+    size = 2 * 1024 * 1024
+    head = b"\x94\x00\x01\xa4ping\x91\x81\xa1x\xdb" + size.to_bytes(4, "big")
+    big.send_raw(head)
+    for _ in range(size // 65536):
+        big.send_raw(b"y" * 65536)
+    err = expect_error("limit_exceeded", big.wait_response, 1)
+    assert "rpc.max_message_bytes (1048576)" in err.message, err.message
+    assert "%d bytes" % (len(head) + size) in err.message, err.message
+    assert big.call("ping")["api_level"] == 1
     assert other.call("ping")["api_level"] == 1
+    assert "over rpc.max_message_bytes" in e.log()
+
+
+def test_an_oversized_stdin_is_answered_and_the_engine_lives_on(e):
+    # Over --stdio a closed connection stops the engine and every monitor:
+    # an over-long request must cost that request only.
+    mid = e.call("monitor_start", command="sleep 60")["monitor_id"]
+    c = e.main
+    msgid = c.request("process_run", {"argv": ["cat"], "stdin": b"z" * (2 * 1024 * 1024)})
+    err = expect_error("limit_exceeded", c.wait_response, msgid, 60)
+    assert "rpc.max_message_bytes (1048576)" in err.message, err.message
+    assert c.call("ping")["api_level"] == 1
+    assert c.call("monitor_status", monitor_id=mid)["state"] == "running"
+    assert e.proc.poll() is None
+    # What fits still runs.
+    r = c.call("process_run", argv=["cat"], stdin=b"fits" * 1000)
+    assert r["stdout_summary"] == "fits" * 1000 and r["exit_code"] == 0
+    c.call("monitor_stop", monitor_id=mid)
+
+
+def test_a_container_too_big_for_the_limit_is_skipped_and_answered(e):
+    c = e.main
+    env = {"K%04d" % i: "v" for i in range(400)}   # about 3 KiB of entries
+    err = expect_error("limit_exceeded", c.call, "monitor_start", argv=["echo"], env=env)
+    assert "rpc.max_message_bytes (1024)" in err.message, err.message
+    # A notification call that is too big gets vigil.error; the connection stays.
+    c.notify("monitor_start", argv=["echo"], env=env)
+    deadline = time.monotonic() + 10
+    while not c.errors and time.monotonic() < deadline:
+        c.call("ping")
+    assert c.errors and c.errors[0][0] == 4 and "limit_exceeded" in c.errors[0][1], c.errors
+    assert c.call("ping")["api_level"] == 1
+    assert c.call("session_list")["sessions"][0]["monitors"] == 0
+
+
+test_a_container_too_big_for_the_limit_is_skipped_and_answered.config = \
+    lambda: default_config(rpc={"max_message_bytes": 1024})
 
 
 @socket_only
@@ -134,6 +179,148 @@ test_connections_are_bounded.config = lambda: default_config(rpc={"max_connectio
 def test_socket_directory_and_file_permissions(e):
     assert os.stat(os.path.dirname(e.socket_path)).st_mode & 0o777 == 0o700
     assert os.stat(e.socket_path).st_mode & 0o777 == 0o600
+
+
+def listen_in(sock_path, cwd=None, env=None, timeout=20):
+    """Runs vigild --listen sock_path. A refused start returns (status, log);
+    one that listens is stopped (SIGTERM) once its socket answers, and returns
+    (None, log)."""
+    args = [VIGILD, "--listen", sock_path] if sock_path else [VIGILD, "--listen"]
+    p = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    path = sock_path if sock_path is None or os.path.isabs(sock_path) else os.path.join(cwd, sock_path)
+    if path is None:
+        path = os.path.join(env["XDG_RUNTIME_DIR"], "vigil", "vigil.sock")
+    while p.poll() is None and time.monotonic() < deadline:
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(path)
+            s.close()
+            p.terminate()
+            break
+        except OSError:
+            s.close()
+        time.sleep(0.01)  # polling the socket's appearance at start-up only
+    try:
+        _, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+        raise
+    listened = p.returncode == 0 or p.returncode == -signal.SIGTERM
+    return (None if listened else p.returncode), err.decode(errors="replace")
+
+
+def private_tmp():
+    d = tempfile.mkdtemp(prefix="vigil-dir-")
+    return d
+
+
+@socket_only
+def test_a_socket_directory_of_another_uid_is_refused(e):
+    if os.geteuid() != 0:
+        print("  (skipped: needs root to make a directory of another uid)")
+        return
+    # The default directory, squatted before vigild first ran: 0700 and
+    # owned by someone else ($XDG_RUNTIME_DIR points the default into a
+    # private place, so the test never touches the real /tmp/vigil-$EUID).
+    xdg = private_tmp()
+    try:
+        squat = os.path.join(xdg, "vigil")
+        os.mkdir(squat, 0o700)
+        os.chown(squat, 65534, 65534)
+        env = dict(os.environ, XDG_RUNTIME_DIR=xdg)
+        status, log = listen_in(None, env=env)
+        assert status == 1, "vigild listened in a directory of uid 65534:\n" + log
+        assert squat in log and "uid 65534" in log and "0700" in log, log
+        assert "uid %d" % os.geteuid() in log, log
+        st = os.lstat(squat)
+        assert st.st_uid == 65534 and st.st_mode & 0o7777 == 0o700
+        assert not os.path.exists(os.path.join(squat, "vigil.sock"))
+    finally:
+        shutil.rmtree(xdg, ignore_errors=True)
+
+
+@socket_only
+def test_a_socket_directory_writable_by_others_is_refused_and_left_as_it_is(e):
+    base = private_tmp()
+    try:
+        for mode in (0o777, 0o770, 0o1777):
+            d = os.path.join(base, "open-%o" % mode)
+            os.mkdir(d)
+            os.chmod(d, mode)
+            status, log = listen_in(os.path.join(d, "vigil.sock"))
+            assert status == 1, "vigild listened in a %o directory:\n%s" % (mode, log)
+            assert d in log and ("%04o" % mode) in log and "writable" in log, log
+            assert os.stat(d).st_mode & 0o7777 == mode, "vigild changed the mode of %s" % d
+            assert not os.path.exists(os.path.join(d, "vigil.sock"))
+        # A symbolic link to a private directory is not the directory itself.
+        real = os.path.join(base, "real")
+        os.mkdir(real, 0o700)
+        link = os.path.join(base, "link")
+        os.symlink(real, link)
+        status, log = listen_in(os.path.join(link, "vigil.sock"))
+        assert status == 1 and "symbolic link" in log, log
+        assert os.listdir(real) == []
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@socket_only
+def test_a_shared_sticky_directory_such_as_tmp_is_refused(e):
+    name = "/tmp/vigil-test-%d-%d.sock" % (os.getpid(), time.monotonic_ns())
+    try:
+        status, log = listen_in(name)
+        assert status == 1, "vigild listened in /tmp:\n" + log
+        assert "/tmp" in log and "private directory" in log, log
+    finally:
+        if os.path.lexists(name):
+            os.unlink(name)
+
+
+@socket_only
+def test_listen_in_a_project_directory_leaves_its_mode_alone(e):
+    project = private_tmp()
+    try:
+        os.chmod(project, 0o755)
+        status, log = listen_in("./v.sock", cwd=project)
+        assert status is None, "vigild refused %s:\n%s" % (project, log)
+        assert os.stat(project).st_mode & 0o7777 == 0o755, oct(os.stat(project).st_mode)
+        # A directory vigild makes itself is private whatever the umask.
+        old = os.umask(0)
+        try:
+            status, log = listen_in(os.path.join(project, "made", "v.sock"))
+        finally:
+            os.umask(old)
+        assert status is None, log
+        assert os.stat(os.path.join(project, "made")).st_mode & 0o7777 == 0o700
+    finally:
+        shutil.rmtree(project, ignore_errors=True)
+
+
+@socket_only
+def test_the_test_client_refuses_a_server_of_another_uid(e):
+    if os.geteuid() != 0:
+        print("  (skipped: needs root to serve as another uid)")
+        return
+    imp = Impostor()
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(imp.path)
+        try:
+            check_server_uid(s, imp.path)
+            raise AssertionError("the impostor was accepted")
+        except ConnectionRefusedError as err:
+            assert "uid 65534" in str(err) and "uid %d" % os.geteuid() in str(err), err
+        assert imp.received() == b""
+        # The engine itself (our uid) passes the same check.
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(e.socket_path)
+        check_server_uid(s, e.socket_path)
+        s.close()
+    finally:
+        imp.close()
 
 
 @socket_only
@@ -238,10 +425,17 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_malformed_msgpack_closes_only_its_connection,
         test_wrong_shape_gets_an_error_and_the_connection_stays,
-        test_message_over_the_size_limit_closes_the_connection,
+        test_message_over_the_size_limit_is_skipped_and_answered,
+        test_an_oversized_stdin_is_answered_and_the_engine_lives_on,
+        test_a_container_too_big_for_the_limit_is_skipped_and_answered,
         test_peer_of_another_uid_is_refused,
         test_connections_are_bounded,
         test_socket_directory_and_file_permissions,
+        test_a_socket_directory_of_another_uid_is_refused,
+        test_a_socket_directory_writable_by_others_is_refused_and_left_as_it_is,
+        test_a_shared_sticky_directory_such_as_tmp_is_refused,
+        test_listen_in_a_project_directory_leaves_its_mode_alone,
+        test_the_test_client_refuses_a_server_of_another_uid,
         test_sigterm_stops_every_monitor_and_leaves_nothing,
         test_stdin_eof_stops_every_monitor_and_exits,
         test_config_errors_name_field_bound_and_value,

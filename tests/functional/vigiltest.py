@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -259,6 +260,7 @@ class Engine:
         raise TimeoutError("vigild never listened on %s" % self.socket_path)
 
     def _wrap(self, s):
+        check_server_uid(s, self.socket_path)
         c = Connection(s.makefile("rb", buffering=0), s.makefile("wb", buffering=0), "socket")
         c.sock = s
         self.conns.append(c)
@@ -306,6 +308,90 @@ class Engine:
                    or "runtime error:" in line]
         shutil.rmtree(self.dir, ignore_errors=True)
         return reports
+
+
+def peer_uid(sock):
+    """The uid of the process at the other end of a Unix socket (SO_PEERCRED)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def check_server_uid(sock, path):
+    """Refuses (closes sock, raises) a server running as neither our uid nor
+    root: whoever owns a socket path we were given could be an impostor."""
+    uid = peer_uid(sock)
+    if uid not in (os.geteuid(), 0):
+        sock.close()
+        raise ConnectionRefusedError(
+            "refusing the engine at %s: it runs as uid %d, not as uid %d (ours) or root"
+            % (path, uid, os.geteuid()))
+
+
+# A msgpack-rpc server that answers every request with a plausible result and
+# records every byte it receives: what a user who owns a socket directory could
+# put in vigild's place. Run as another uid by Impostor.
+IMPOSTOR_SCRIPT = r"""
+import msgpack, os, socket, sys, threading
+path, log = sys.argv[1], sys.argv[2]
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(8)
+print("ready", flush=True)
+RESULT = {"version": "0.1.0", "api_level": 1, "session": "impostor", "resumed": False,
+          "next_seq": 1, "monitor_id": "mon_impostor0", "label": "impostor", "mode": "idle",
+          "notify": "auto", "pid": 1, "started_at": "2026-01-01T00:00:00.000+00:00", "note": None}
+def serve(c):
+    u = msgpack.Unpacker(raw=False)
+    while True:
+        data = c.recv(65536)
+        if not data:
+            return
+        with open(log, "ab") as f:
+            f.write(data)
+        u.feed(data)
+        for m in u:
+            if m[0] == 0:
+                c.sendall(msgpack.packb([1, m[1], None, RESULT]))
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+
+class Impostor:
+    """A socket served by a process of another uid (65534), in a directory of
+    its own; received() is every byte a client sent it. Needs root."""
+
+    UID = 65534
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="vigil-impostor-")
+        os.chmod(self.dir, 0o755)
+        home = os.path.join(self.dir, "theirs")
+        os.mkdir(home, 0o755)
+        os.chown(home, self.UID, self.UID)
+        self.path = os.path.join(home, "vigil.sock")
+        self.log = os.path.join(home, "received")
+        self.proc = subprocess.Popen([sys.executable, "-c", IMPOSTOR_SCRIPT, self.path, self.log],
+                                     user=self.UID, group=self.UID, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE)
+        line = self.proc.stdout.readline()
+        if line != b"ready\n":
+            self.close()
+            raise RuntimeError("the impostor did not start: %r" % line)
+
+    def received(self):
+        try:
+            with open(self.log, "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return b""
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def group_alive(pgid):

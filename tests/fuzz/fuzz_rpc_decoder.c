@@ -4,7 +4,9 @@
  * an optional well-formed message put in front of the rest (so good
  * messages and their neighbours are reached even from text-like inputs).
  * The stream is fed in those chunks and drained after each feed until
- * kDecodeNeedMore or kDecodeFatal. Every good message must have the shape
+ * kDecodeNeedMore or kDecodeFatal. A message over the limit must be skipped
+ * (kDecodeTooBig, limit_exceeded) with the stream going on. Every good
+ * message must have the shape
  * decoder.h promises (method at most 100 bytes, params a map with string
  * keys or none, a msgid on every request), every error must be set and
  * named, nothing is decoded after a fatal result, an unfinished message
@@ -111,6 +113,17 @@ fuzz_drain(RpcDecoder *d, FuzzSeen *seen, size_t limit)
       fuzz_hash(&seen->hash, &msg.msgid, sizeof msg.msgid);
       if (msg.method)
         fuzz_hash(&seen->hash, msg.method, msg.method_len);
+      continue;
+    }
+    if (r == kDecodeTooBig) {
+      /* Skipped and survived: named, and answerable only by what its
+       * first bytes said. */
+      if (!err.set || strncmp(err.msg, "limit_exceeded: message: ", 25) != 0 ||
+          (msg.has_msgid && msg.type == kRpcNotification))
+        abort();
+      fuzz_hash(&seen->hash, err.msg, strlen(err.msg));
+      fuzz_hash(&seen->hash, &msg.type, sizeof msg.type);
+      fuzz_hash(&seen->hash, &msg.msgid, sizeof msg.msgid);
       continue;
     }
     if (!err.set || strncmp(err.msg, "invalid_params: ", 16) != 0)

@@ -1,9 +1,9 @@
 /*
  * The msgpack-rpc decoder on its own: framing across feeds of any size, the
  * exact error each wrong shape gets (and whether its msgid was recovered),
- * and the fatal limits (size, depth, bytes that are not msgpack), which
- * must trip from the headers alone, before a huge message arrives or is
- * allocated.
+ * the fatal limits (depth, bytes that are not msgpack), and the size limit:
+ * a message over it is skipped as its bytes come, never buffered, and
+ * answered once it has ended, so the connection lives on.
  */
 #include <msgpack.h>
 #include <stdio.h>
@@ -341,7 +341,32 @@ pack_padded(Pack *p, size_t n)
   free(pad);
 }
 
-TEST(message_of_exactly_the_limit_accepted_one_over_fatal_early)
+/* Feeds data in chunks of `chunk` bytes, calling next after each, until a
+ * result other than kDecodeNeedMore; checks on the way that the decoder
+ * never holds more than `most` bytes. Returns that result (kDecodeNeedMore
+ * if all was fed) and how much was fed in *fed. */
+static RpcDecodeResult
+feed_until(RpcDecoder *d, const char *data, size_t len, size_t chunk, size_t most, size_t *fed,
+           RpcMessage *msg, VigilError *err)
+{
+  RpcDecodeResult r = kDecodeNeedMore;
+  *fed = 0;
+  while (r == kDecodeNeedMore && *fed < len) {
+    size_t n = len - *fed < chunk ? len - *fed : chunk;
+    rpc_decoder_feed(d, data + *fed, n);
+    *fed += n;
+    error_clear(err);
+    r = rpc_decoder_next(d, msg, err);
+    if (rpc_decoder_buffered(d) > most) {
+      check_fail(__FILE__, __LINE__, "%zu bytes buffered after %zu fed, at most %zu wanted",
+                 rpc_decoder_buffered(d), *fed, most);
+      break;
+    }
+  }
+  return r;
+}
+
+TEST(message_of_exactly_the_limit_accepted_one_over_skipped_and_answered)
 {
   Pack p;
   size_t n = LIMIT;
@@ -361,63 +386,104 @@ TEST(message_of_exactly_the_limit_accepted_one_over_fatal_early)
   rpc_decoder_free(d);
 
   /* The same message against a limit one byte smaller: the string header
-   * alone shows it cannot fit, long before its bytes arrive. */
+   * shows it cannot fit, so its bytes are skipped as they come, never
+   * buffered (at most the header being read), and once the message has
+   * ended it is answered with its size; the connection goes on. */
   d = rpc_decoder_new(LIMIT - 1);
-  RpcDecodeResult r = kDecodeNeedMore;
-  size_t fed = 0;
-  while (r == kDecodeNeedMore && fed < p.sb.size) {
-    rpc_decoder_feed(d, p.sb.data + fed, 1);
-    fed++;
-    r = rpc_decoder_next(d, &msg, &err);
-  }
-  CHECK_INT(r, kDecodeFatal);
-  CHECK(fed < 32);
-  CHECK_STR(err.msg, "invalid_params: message over the size limit of 1023 bytes");
+  size_t fed;
+  RpcDecodeResult r = feed_until(d, p.sb.data, p.sb.size, 1, 16, &fed, &msg, &err);
+  CHECK_INT(r, kDecodeTooBig);
+  CHECK_INT(fed, p.sb.size);
+  CHECK_INT(msg.type, kRpcRequest);
+  CHECK(msg.has_msgid);
+  CHECK_INT(msg.msgid, 1);
+  CHECK_STR(err.msg, "limit_exceeded: message: 1024 bytes, over rpc.max_message_bytes (1023); "
+                     "it was skipped unread");
+  Pack ping;
+  pack_init(&ping);
+  pack_request(&ping, 2, "ping", true);
+  CHECK_INT(decode_one(d, ping.sb.data, ping.sb.size, &msg, &err), kDecodeMessage);
+  CHECK_INT(msg.msgid, 2);
+  CHECK_INT(rpc_decoder_buffered(d), 0);
   rpc_decoder_free(d);
+  pack_free(&ping);
   pack_free(&p);
 }
 
-TEST(huge_declared_lengths_fatal_at_once)
+TEST(huge_declared_lengths_are_skipped_without_buffering)
 {
   static const struct {
     const char *bytes;
     size_t len;
+    bool endless;   /* 4 MiB of filler cannot end it */
+    bool msgid;     /* the msgid comes before the huge part */
   } cases[] = {
-    {"\x94\x00\x01\xdb\xff\xff\xff\xff", 8},       /* str32 of 4 GiB */
-    {"\x94\x00\x01\xc6\x00\x10\x00\x00", 8},       /* bin32 of 1 MiB */
-    {"\x94\x00\x01\xc9\x7f\xff\xff\xff\x01", 9},   /* ext32 */
-    {"\xdd\xff\xff\xff\xff", 5},                   /* array32 of 4 billion */
-    {"\xdf\xff\xff\xff\xff", 5},                   /* map32 of 4 billion entries */
-    {"\x94\x00\x01\xa1m\xdc\x04\x01", 8},          /* array16 of 1025 */
-    {"\x94\x00\x01\xa1m\x91\xde\x02\x00", 9},      /* map16 of 512 entries: 1024 bytes at least */
+    {"\x94\x00\x07\xdb\xff\xff\xff\xff", 8, true, true},     /* str32 of 4 GiB as the method */
+    {"\x94\x00\x07\xc6\x00\x10\x00\x00", 8, false, true},    /* bin32 of 1 MiB */
+    {"\x94\x00\x07\xc9\x7f\xff\xff\xff\x01", 9, true, true}, /* ext32 */
+    {"\xdd\xff\xff\xff\xff", 5, true, false},                /* array32 of 4 billion */
+    {"\xdf\xff\xff\xff\xff", 5, true, false},                /* map32 of 4 billion entries */
+    {"\x94\x00\x07\xa1m\xdc\x04\x01", 8, false, true},       /* array16 of 1025 */
+    {"\x94\x00\x07\xa1m\x91\xde\x02\x00", 9, false, true},   /* map16 of 512 entries: 1024 bytes at least */
   };
+  static char filler[65536];
+  memset(filler, 0x01, sizeof filler); /* positive fixints: one element a byte */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     RpcDecoder *d = rpc_decoder_new(LIMIT);
     RpcMessage msg;
     VigilError err = VIGIL_ERROR_INIT;
-    CHECK_INT(decode_one(d, cases[i].bytes, cases[i].len, &msg, &err), kDecodeFatal);
-    CHECK_STR(err.msg, "invalid_params: message over the size limit of 1024 bytes");
+    CHECK_INT(decode_one(d, cases[i].bytes, cases[i].len, &msg, &err), kDecodeNeedMore);
+    CHECK(!err.set);
+    /* Up to 4 MiB more of it: nothing is kept while it lasts. */
+    RpcDecodeResult r = kDecodeNeedMore;
+    for (int k = 0; k < 64 && r == kDecodeNeedMore; k++) {
+      rpc_decoder_feed(d, filler, sizeof filler);
+      r = rpc_decoder_next(d, &msg, &err);
+      if (r == kDecodeNeedMore)
+        CHECK(rpc_decoder_buffered(d) <= 16);
+    }
+    if (cases[i].endless) {
+      CHECK_INT(r, kDecodeNeedMore);
+    } else {
+      CHECK_INT(r, kDecodeTooBig);
+      CHECK(msg.has_msgid && msg.msgid == 7);
+      CHECK_CONTAINS(err.msg, "limit_exceeded: message: ");
+    }
     rpc_decoder_free(d);
   }
-  /* The same limit holds the other way round: a map16 of 500 entries (1000
-   * bytes at least) is still possible, so it waits for more. */
+  /* A bin32 of 1 MiB that does end is answered, with its exact size. */
   RpcDecoder *d = rpc_decoder_new(LIMIT);
   RpcMessage msg;
   VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(decode_one(d, "\x94\x00\x07\xc6\x00\x10\x00\x00", 8, &msg, &err), kDecodeNeedMore);
+  RpcDecodeResult r = kDecodeNeedMore;
+  for (int k = 0; k < 16 && r == kDecodeNeedMore; k++) {
+    rpc_decoder_feed(d, filler, sizeof filler);
+    r = rpc_decoder_next(d, &msg, &err);
+  }
+  CHECK_INT(r, kDecodeNeedMore); /* the method is there; params are not */
+  CHECK_INT(decode_one(d, "\x90", 1, &msg, &err), kDecodeTooBig);
+  CHECK(msg.has_msgid && msg.msgid == 7);
+  CHECK_CONTAINS(err.msg, "message: 1048585 bytes, over rpc.max_message_bytes (1024)");
+  rpc_decoder_free(d);
+  /* The same limit holds the other way round: a map16 of 500 entries (1000
+   * bytes at least) is still possible, so it waits for more. */
+  d = rpc_decoder_new(LIMIT);
   CHECK_INT(decode_one(d, "\x94\x00\x01\xa1m\x91\xde\x01\xf4", 9, &msg, &err), kDecodeNeedMore);
   rpc_decoder_free(d);
 }
 
-TEST(incomplete_message_past_the_limit_is_fatal)
+TEST(message_growing_past_the_limit_is_skipped_and_answered)
 {
   /* Each element is small, so no single header is too big; the message
-   * grows past the limit and must be refused by the time limit + 1 bytes
-   * are in, not when (or if) it ends. */
+   * grows past the limit. From then on its bytes are dropped as they come
+   * (the buffer never holds limit + a chunk), and when it ends the request
+   * is answered; the next message decodes. */
   Pack p;
   pack_init(&p);
   msgpack_pack_array(&p.pk, 4);
   msgpack_pack_int(&p.pk, 0);
-  msgpack_pack_int(&p.pk, 1);
+  msgpack_pack_uint32(&p.pk, 70000);
   pack_str(&p, "m");
   msgpack_pack_array(&p.pk, 1);
   msgpack_pack_map(&p.pk, 100);
@@ -427,23 +493,76 @@ TEST(incomplete_message_past_the_limit_is_fatal)
     pack_str(&p, key);
     pack_str(&p, "0123456789abcdef0123");
   }
-  CHECK(p.sb.size > 2 * LIMIT);
+  size_t size = p.sb.size;
+  CHECK(size > 2 * LIMIT);
+  pack_request(&p, 9, "ping", true);
   RpcDecoder *d = rpc_decoder_new(LIMIT);
   RpcMessage msg;
   VigilError err = VIGIL_ERROR_INIT;
-  RpcDecodeResult r = kDecodeNeedMore;
-  size_t fed = 0;
-  while (r == kDecodeNeedMore && fed < p.sb.size) {
-    size_t n = p.sb.size - fed < 7 ? p.sb.size - fed : 7;
-    rpc_decoder_feed(d, p.sb.data + fed, n);
-    fed += n;
-    r = rpc_decoder_next(d, &msg, &err);
-  }
-  CHECK_INT(r, kDecodeFatal);
-  CHECK(fed <= LIMIT + 7);
-  CHECK_STR(err.msg, "invalid_params: message over the size limit of 1024 bytes");
+  size_t fed;
+  RpcDecodeResult r = feed_until(d, p.sb.data, p.sb.size, 7, LIMIT + 7, &fed, &msg, &err);
+  CHECK_INT(r, kDecodeTooBig);
+  CHECK(fed >= size && fed < size + 7);
+  CHECK(msg.type == kRpcRequest && msg.has_msgid && msg.msgid == 70000);
+  char want[128];
+  snprintf(want, sizeof want, "limit_exceeded: message: %zu bytes, over rpc.max_message_bytes "
+           "(1024); it was skipped unread", size);
+  CHECK_STR(err.msg, want);
+  /* What is left of the last chunk is the start of the ping. */
+  size_t at = fed;
+  r = rpc_decoder_next(d, &msg, &err);
+  if (r == kDecodeNeedMore)
+    r = feed_until(d, p.sb.data + at, p.sb.size - at, 7, LIMIT, &fed, &msg, &err);
+  CHECK_INT(r, kDecodeMessage);
+  CHECK_INT(msg.msgid, 9);
   rpc_decoder_free(d);
   pack_free(&p);
+}
+
+TEST(an_oversized_notification_or_response_is_skipped_too)
+{
+  RpcDecoder *d = rpc_decoder_new(LIMIT);
+  RpcMessage msg;
+  VigilError err = VIGIL_ERROR_INIT;
+  /* [2, "m", [{"p": bin 2000}]] */
+  static char body[2000];
+  CHECK_INT(decode_one(d, "\x93\x02\xa1m\x91\x81\xa1p\xc5\x07\xd0", 11, &msg, &err),
+            kDecodeNeedMore);
+  CHECK_INT(decode_one(d, body, sizeof body, &msg, &err), kDecodeTooBig);
+  CHECK_INT(msg.type, kRpcNotification);
+  CHECK(!msg.has_msgid);
+  /* [1, 5, nil, "x" * 2000] */
+  CHECK_INT(decode_one(d, "\x94\x01\x05\xc0\xda\x07\xd0", 7, &msg, &err), kDecodeNeedMore);
+  CHECK_INT(decode_one(d, body, sizeof body, &msg, &err), kDecodeTooBig);
+  CHECK_INT(msg.type, kRpcResponse);
+  CHECK(msg.has_msgid && msg.msgid == 5);
+  /* Something that is not even an array has nobody to answer. */
+  CHECK_INT(decode_one(d, "\xc5\x07\xd0", 3, &msg, &err), kDecodeNeedMore);
+  CHECK_INT(decode_one(d, body, sizeof body, &msg, &err), kDecodeTooBig);
+  CHECK(!msg.has_msgid);
+  rpc_decoder_free(d);
+}
+
+TEST(bad_bytes_inside_a_skipped_message_are_still_fatal)
+{
+  RpcDecoder *d = rpc_decoder_new(LIMIT);
+  RpcMessage msg;
+  VigilError err = VIGIL_ERROR_INIT;
+  /* [0, 1, "m", [array32 of 5000 ...: skipping, then 0xc1 */
+  CHECK_INT(decode_one(d, "\x94\x00\x01\xa1m\xdd\x00\x00\x13\x88\x01\x02", 12, &msg, &err),
+            kDecodeNeedMore);
+  CHECK_INT(decode_one(d, "\x03\xc1", 2, &msg, &err), kDecodeFatal);
+  CHECK_CONTAINS(err.msg, "not msgpack: reserved byte 0xc1");
+  rpc_decoder_free(d);
+  /* Nesting deeper than 32 levels inside a skipped message is fatal too. */
+  d = rpc_decoder_new(LIMIT);
+  char deep[64];
+  memset(deep, 0x91, sizeof deep);
+  CHECK_INT(decode_one(d, "\x94\x00\x01\xa1m\xdd\x00\x00\x13\x88", 10, &msg, &err),
+            kDecodeNeedMore);
+  CHECK_INT(decode_one(d, deep, sizeof deep, &msg, &err), kDecodeFatal);
+  CHECK_CONTAINS(err.msg, "nested deeper than 32 levels");
+  rpc_decoder_free(d);
 }
 
 /* Packs [0, 1, "m", [{"k": <levels nested arrays>}]]: 3 + levels deep. */
@@ -626,9 +745,11 @@ main(void)
   RUN(long_values_are_quoted_short);
   RUN(method_as_bin_accepted_and_length_bounded);
   RUN(responses_are_reported_as_responses);
-  RUN(message_of_exactly_the_limit_accepted_one_over_fatal_early);
-  RUN(huge_declared_lengths_fatal_at_once);
-  RUN(incomplete_message_past_the_limit_is_fatal);
+  RUN(message_of_exactly_the_limit_accepted_one_over_skipped_and_answered);
+  RUN(huge_declared_lengths_are_skipped_without_buffering);
+  RUN(message_growing_past_the_limit_is_skipped_and_answered);
+  RUN(an_oversized_notification_or_response_is_skipped_too);
+  RUN(bad_bytes_inside_a_skipped_message_are_still_fatal);
   RUN(depth_32_accepted_33_fatal);
   RUN(reserved_byte_is_fatal_and_later_bytes_ignored);
   RUN(every_msgpack_format_is_walked);

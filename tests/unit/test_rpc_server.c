@@ -279,26 +279,54 @@ TEST(listen_makes_private_dir_and_socket_and_answers)
   tmp_cleanup();
 }
 
-TEST(an_existing_directory_of_ours_is_made_private)
+/* Listens on dir/vigil.sock; returns the server (closed at once) or NULL
+ * with err filled. */
+static bool
+listen_once(const char *dir, VigilError *err)
 {
   uv_loop_t loop;
   uv_loop_init(&loop);
-  char dir[128], path[160];
-  snprintf(dir, sizeof dir, "%s/vigil", tmp_dir());
+  char path[160];
   snprintf(path, sizeof path, "%s/vigil.sock", dir);
-  CHECK_INT(mkdir(dir, 0755), 0);
-  CHECK_INT(chmod(dir, 0755), 0);
   Engine e = {0};
-  VigilError err = VIGIL_ERROR_INIT;
-  RpcServer *srv = rpc_server_listen(&loop, path, &limits, &engine_handlers, &e, &err);
-  CHECK(srv != NULL);
-  struct stat st;
-  CHECK_INT(stat(dir, &st), 0);
-  CHECK_INT(st.st_mode & 07777, 0700);
+  RpcServer *srv = rpc_server_listen(&loop, path, &limits, &engine_handlers, &e, err);
   if (srv)
     rpc_server_close(srv);
   engine_finish(&e, &loop);
   test_loop_close(&loop);
+  return srv != NULL;
+}
+
+/* Issue 7: an existing directory is never chmod'ed. One that is ours and
+ * that nobody else can write is used as it is; any other is refused with a
+ * message naming it, and left as it was. */
+TEST(an_existing_directory_is_used_as_it_is_or_refused)
+{
+  char dir[128];
+  snprintf(dir, sizeof dir, "%s/vigil", tmp_dir());
+  CHECK_INT(mkdir(dir, 0755), 0);
+  CHECK_INT(chmod(dir, 0755), 0);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK(listen_once(dir, &err));
+  struct stat st;
+  CHECK_INT(stat(dir, &st), 0);
+  CHECK_INT(st.st_mode & 07777, 0755);
+
+  CHECK_INT(chmod(dir, 0775), 0);
+  error_clear(&err);
+  CHECK(!listen_once(dir, &err));
+  CHECK_CONTAINS(err.msg, dir);
+  CHECK_CONTAINS(err.msg, "writable by its group (mode 0775");
+  CHECK_INT(stat(dir, &st), 0);
+  CHECK_INT(st.st_mode & 07777, 0775);
+
+  if (geteuid() == 0) {
+    CHECK_INT(chmod(dir, 0700), 0);
+    CHECK_INT(chown(dir, 65534, 65534), 0);
+    error_clear(&err);
+    CHECK(!listen_once(dir, &err));
+    CHECK_CONTAINS(err.msg, "belongs to uid 65534 (mode 0700), not to uid 0");
+  }
   tmp_cleanup();
 }
 
@@ -673,7 +701,7 @@ main(void)
   signal(SIGPIPE, SIG_IGN);
   RUN(default_socket_path);
   RUN(listen_makes_private_dir_and_socket_and_answers);
-  RUN(an_existing_directory_of_ours_is_made_private);
+  RUN(an_existing_directory_is_used_as_it_is_or_refused);
   RUN(stale_socket_is_replaced_live_one_refused);
   RUN(listen_refuses_what_is_in_the_way);
   RUN(peer_of_another_uid_is_refused);

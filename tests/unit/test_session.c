@@ -23,8 +23,11 @@ typedef struct {
   char monitor_id[24];
   DeliveryMode mode;
   uint64_t dropped_count;
+  uint64_t from_seq;
+  uint64_t to_seq;
   char session[32];
-  char text[128];
+  char text[1024];
+  char reason[256];
 } Rec;
 
 typedef struct {
@@ -52,6 +55,9 @@ sink_push(void *ctx, Session *s, const Notification *n)
   snprintf(r->monitor_id, sizeof r->monitor_id, "%s", n->monitor_id);
   r->mode = n->mode;
   r->dropped_count = n->dropped_count;
+  r->from_seq = n->from_seq;
+  r->to_seq = n->to_seq;
+  snprintf(r->reason, sizeof r->reason, "%s", n->reason ? n->reason : "");
   snprintf(r->session, sizeof r->session, "%s", n->session ? n->session : "(null)");
   snprintf(r->text, sizeof r->text, "%s", n->text ? n->text : "(null)");
 }
@@ -367,12 +373,15 @@ TEST(resume_with_last_seq_zero_replays_all_kept)
   size_t before = sink.n;
   session_attach(s, sink_push, &c2, true, 0);
   CHECK_STR(sink_str(&sink, before), "2:1:output:mon_a,2:2:output:mon_a,2:3:output:mon_a");
-  /* Without last_seq nothing is replayed; with one past the end, nothing either. */
+  /* Without last_seq nothing is replayed. With one past the end nothing is
+   * replayed either, but the numbering goes on above it and everyone
+   * attached is told (issue 7: seqs are never reused for a session name). */
   SinkCtx c3 = {&sink, 3}, c4 = {&sink, 4};
   before = sink.n;
   session_attach(s, sink_push, &c3, false, 0);
-  session_attach(s, sink_push, &c4, true, 99);
   CHECK_INT(sink.n, before);
+  session_attach(s, sink_push, &c4, true, 99);
+  CHECK_STR(sink_str(&sink, before), "2:100:dropped:,3:100:dropped:,4:100:dropped:");
   session_registry_free(reg);
 }
 
@@ -388,7 +397,10 @@ TEST(kept_ring_is_bounded_by_queue_max)
   session_detach(a);
   size_t before = sink.n;
   session_attach(s, sink_push, &c2, true, 0);
-  CHECK_STR(sink_str(&sink, before), "2:8:output:mon_a,2:9:output:mon_a,2:10:output:mon_a");
+  /* 1..7 were evicted: said first (issue 7), then the kept ones. */
+  CHECK_STR(sink_str(&sink, before),
+            "2:7:dropped:,2:8:output:mon_a,2:9:output:mon_a,2:10:output:mon_a");
+  CHECK_INT(sink.recs[before].dropped_count, 7);
   session_registry_free(reg);
 }
 
@@ -408,6 +420,114 @@ TEST(two_attachments_both_receive_and_replay_goes_to_one)
   before = sink.n;
   session_push(s, note(kNotifOutput, "mon_a", kModeLiveSafe));
   CHECK_STR(sink_str(&sink, before), "1:3:output:mon_a,2:3:output:mon_a");
+  session_registry_free(reg);
+}
+
+/* --- gaps: what a resume cannot replay is said, never silent ------------- */
+
+TEST(resume_older_than_kept_gets_the_lost_range_first)
+{
+  SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2}, c3 = {&sink, 3};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  for (int i = 0; i < 10; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_detach(a);
+  /* Seqs 3..7 are gone (only 8..10 are kept): one dropped first, standing
+   * for the last of them, then the kept ones. */
+  size_t before = sink.n;
+  SessionAttachment *b = session_attach(s, sink_push, &c2, true, 2);
+  CHECK_STR(sink_str(&sink, before), "2:7:dropped:,2:8:output:mon_a,2:9:output:mon_a,2:10:output:mon_a");
+  const Rec *gap = &sink.recs[before];
+  CHECK_INT(gap->from_seq, 3);
+  CHECK_INT(gap->to_seq, 7);
+  CHECK_INT(gap->dropped_count, 5);
+  CHECK_STR(gap->session, "a");
+  CHECK_CONTAINS(gap->reason, "3..7");
+  CHECK_CONTAINS(gap->text, "3..7");
+  /* The marker is that connection's alone: nothing was numbered or kept. */
+  CHECK_INT(session_next_seq(s), 11);
+  session_detach(b);
+  /* A cursor at the oldest kept one's predecessor loses nothing: no marker. */
+  before = sink.n;
+  session_attach(s, sink_push, &c3, true, 7);
+  CHECK_STR(sink_str(&sink, before), "3:8:output:mon_a,3:9:output:mon_a,3:10:output:mon_a");
+  session_registry_free(reg);
+}
+
+TEST(a_cursor_this_session_never_reached_continues_above_it)
+{
+  /* After an engine restart the session is new, but the host's cursor is
+   * 150: numbering goes on above it, and the first notification says that
+   * what came after 150 in the earlier engine is lost (count unknown). */
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "gw", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2}, c3 = {&sink, 3};
+  session_attach(s, sink_push, &c1, true, 150);
+  CHECK_STR(sink_str(&sink, 0), "1:151:dropped:");
+  CHECK_INT(sink.recs[0].from_seq, 151);
+  CHECK_INT(sink.recs[0].to_seq, 0);       /* open-ended */
+  CHECK_INT(sink.recs[0].dropped_count, 0); /* unknown */
+  CHECK_CONTAINS(sink.recs[0].reason, "after seq 150");
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_STR(sink_str(&sink, 1), "1:152:output:mon_a");
+  CHECK_INT(session_next_seq(s), 153);
+  /* A second cursor from that earlier engine, further on: raised again,
+   * said to everyone attached (the numbering jumps for them too). */
+  size_t before = sink.n;
+  session_attach(s, sink_push, &c2, true, 200);
+  CHECK_STR(sink_str(&sink, before), "1:201:dropped:,2:201:dropped:");
+  CHECK_INT(sink.recs[before].from_seq, 201);
+  /* A cursor below where this session began: the range is named, the
+   * count is unknown (those seqs belonged to the earlier engine). */
+  before = sink.n;
+  session_attach(s, sink_push, &c3, true, 100);
+  CHECK_INT(sink.recs[before].type, kNotifDropped);
+  CHECK_INT(sink.recs[before].from_seq, 101);
+  CHECK_INT(sink.recs[before].to_seq, 150);
+  CHECK_INT(sink.recs[before].dropped_count, 0);
+  CHECK_INT(sink.recs[before].seq, 150);
+  CHECK_STR(sink_str(&sink, before + 1), "3:151:dropped:,3:152:output:mon_a,3:201:dropped:");
+  /* A fresh session with last_seq 0 has lost nothing it could know of. */
+  Session *t = session_create(reg, "fresh", false);
+  before = sink.n;
+  session_attach(t, sink_push, &c1, true, 0);
+  CHECK_INT(sink.n, before);
+  CHECK_INT(session_next_seq(t), 1);
+  session_registry_free(reg);
+}
+
+TEST(a_cursor_ahead_is_said_even_while_busy_and_seqs_stay_in_order)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "gw", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  session_attach(s, sink_push, &c1, false, 0);
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle)); /* held */
+  session_attach(s, sink_push, &c2, true, 40);
+  CHECK_INT(sink.n, 0); /* busy: the marker waits, in order, like any idle one */
+  session_set_busy(s, false);
+  CHECK_STR(sink_str(&sink, 0), "1:41:dropped:,2:41:dropped:,1:42:output:mon_a,2:42:output:mon_a");
+  /* Cursors ever further ahead while busy: the numbering follows, but one
+   * waiting marker (the earliest cursor's, which covers the later ones)
+   * stands for all of them, so they cannot grow the queue. */
+  session_set_busy(s, true);
+  size_t before = sink.n;
+  SinkCtx more[50];
+  for (int i = 0; i < 50; i++) {
+    more[i] = (SinkCtx){&sink, 10 + i};
+    session_attach(s, sink_push, &more[i], true, 100 + (uint64_t)i * 10);
+  }
+  CHECK_INT(session_queued(s), 1);
+  CHECK_INT(session_next_seq(s), 100 + 49 * 10 + 1);
+  session_set_busy(s, false);
+  CHECK_INT(sink.recs[before].from_seq, 101);
+  CHECK_INT(sink.recs[before].seq, 100 + 49 * 10 + 1);
   session_registry_free(reg);
 }
 
@@ -819,6 +939,9 @@ main(void)
   RUN(resume_with_last_seq_zero_replays_all_kept);
   RUN(kept_ring_is_bounded_by_queue_max);
   RUN(two_attachments_both_receive_and_replay_goes_to_one);
+  RUN(resume_older_than_kept_gets_the_lost_range_first);
+  RUN(a_cursor_this_session_never_reached_continues_above_it);
+  RUN(a_cursor_ahead_is_said_even_while_busy_and_seqs_stay_in_order);
   RUN(names_are_unique_and_anonymous_names_distinct);
   RUN(user_pointer_and_notification_session_name);
   RUN(destroy_frees_waiting_and_kept);
