@@ -154,7 +154,8 @@ return {
 
   rpc = {
     -- Largest msgpack-rpc message accepted (process_run's stdin included);
-    -- a larger one is skipped unread and answered limit_exceeded.
+    -- a larger one is skipped unread and answered limit_exceeded, then a
+    -- socket connection is closed (a --stdio one goes on).
     max_message_bytes = 1048576,         -- 1024..67108864 bytes
     -- Bytes waiting to be written to one connection before it is closed as
     -- too slow.

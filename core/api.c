@@ -1197,8 +1197,9 @@ static const RpcHandlers api_handlers = {api_on_open, api_on_call, api_on_close}
 static RpcLimits
 api_limits(const Engine *e)
 {
+  /* oversize_closes is the transport's to decide (rpc/server.c). */
   RpcLimits l = {(size_t)e->config.settings.rpc_max_message_bytes,
-                 (size_t)e->config.settings.rpc_max_output_bytes};
+                 (size_t)e->config.settings.rpc_max_output_bytes, false};
   return l;
 }
 

@@ -76,7 +76,8 @@ const SettingSpec settings_table[] = {
               "named sessions in the whole engine (a connection's own one does not count)"),
   INT_SETTING("rpc.max_message_bytes", rpc_max_message_bytes, 1048576, 1024, 67108864, "bytes",
               "largest msgpack-rpc message accepted (process_run's stdin included); a "
-              "larger one is skipped unread and answered limit_exceeded"),
+              "larger one is skipped unread and answered limit_exceeded, then a socket "
+              "connection is closed (stdio goes on)"),
   INT_SETTING("rpc.max_output_bytes", rpc_max_output_bytes, 16777216, 65536, 1073741824, "bytes",
               "bytes waiting to be written to one connection before it is closed as too slow"),
   INT_SETTING("rpc.max_pending", rpc_max_pending, 64, 1, 10000, "requests",

@@ -59,6 +59,7 @@ struct RpcChannel {
   int open_handles;          /* handles not yet through their close callback */
   bool closing;
   char *close_reason;
+  char *close_when_flushed;  /* closing after what is queued is written: the reason */
 };
 
 /* One queued write: the packed message and where the unwritten part starts. */
@@ -83,6 +84,7 @@ rpc_channel_handle_closed(uv_handle_t *handle)
   rpc_decoder_free(ch->decoder);
   free(ch->read_block);
   free(ch->close_reason);
+  free(ch->close_when_flushed);
   free(ch->peer);
   free(ch);
 }
@@ -133,6 +135,24 @@ rpc_channel_write_done(uv_write_t *req, int status)
   free(w);
   if (status < 0 && status != UV_ECANCELED)
     rpc_channel_io_failed(ch, "write", status);
+  else if (ch->close_when_flushed != NULL && ch->pending_output == 0)
+    rpc_channel_close(ch, ch->close_when_flushed);
+}
+
+/* Stops reading and sending anything new, and closes the channel as soon as
+ * what is already queued has been written (at once when nothing is), so a
+ * last answer reaches the peer before the connection goes. */
+static void
+rpc_channel_close_flushed(RpcChannel *ch, const char *reason)
+{
+  if (ch->closing || ch->close_when_flushed != NULL)
+    return;
+  uv_read_stop(ch->in);
+  if (ch->pending_output == 0) {
+    rpc_channel_close(ch, reason);
+    return;
+  }
+  ch->close_when_flushed = xstrdup(reason);
 }
 
 /* Sends one packed message: what the kernel takes now, then the rest queued
@@ -208,7 +228,7 @@ void
 rpc_channel_respond(RpcChannel *ch, uint32_t msgid, const VigilError *err, const char *result,
                     size_t result_len)
 {
-  if (ch == NULL || ch->closing)
+  if (ch == NULL || ch->closing || ch->close_when_flushed != NULL)
     return;
   StrBuf sb = STRBUF_INIT;
   msgpack_packer pk;
@@ -232,7 +252,7 @@ rpc_channel_respond(RpcChannel *ch, uint32_t msgid, const VigilError *err, const
 void
 rpc_channel_notify(RpcChannel *ch, const char *method, const char *params, size_t params_len)
 {
-  if (ch == NULL || ch->closing)
+  if (ch == NULL || ch->closing || ch->close_when_flushed != NULL)
     return;
   StrBuf sb = STRBUF_INIT;
   msgpack_packer pk;
@@ -250,7 +270,7 @@ rpc_channel_notify(RpcChannel *ch, const char *method, const char *params, size_
 void
 rpc_channel_error_notify(RpcChannel *ch, const VigilError *err)
 {
-  if (ch == NULL || ch->closing)
+  if (ch == NULL || ch->closing || ch->close_when_flushed != NULL)
     return;
   StrBuf sb = STRBUF_INIT;
   msgpack_packer pk;
@@ -267,7 +287,7 @@ rpc_channel_error_notify(RpcChannel *ch, const VigilError *err)
 static void
 rpc_channel_drain(RpcChannel *ch)
 {
-  while (!ch->closing) {
+  while (!ch->closing && ch->close_when_flushed == NULL) {
     RpcMessage msg;
     VigilError err = VIGIL_ERROR_INIT;
     switch (rpc_decoder_next(ch->decoder, &msg, &err)) {
@@ -290,12 +310,18 @@ rpc_channel_drain(RpcChannel *ch)
         rpc_channel_error_notify(ch, &err);
       break;
     case kDecodeTooBig:
-      /* Skipped without reading it; the connection goes on. */
+      /* Skipped without reading it, and answered; then the connection goes
+       * on, or closes once the answer is out (channel.h). */
       LOG_WARN("rpc", "%s: %s", ch->peer, err.msg);
       if (msg.type == kRpcRequest && msg.has_msgid)
         rpc_channel_respond(ch, msg.msgid, &err, NULL, 0);
       else if (msg.type != kRpcResponse)
         rpc_channel_error_notify(ch, &err);
+      if (ch->limits.oversize_closes) {
+        LOG_WARN("rpc", "%s: closing the connection: a message over rpc.max_message_bytes",
+                 ch->peer);
+        rpc_channel_close_flushed(ch, "message over rpc.max_message_bytes");
+      }
       break;
     case kDecodeFatal: {
       /* The reason without the error's name: "not msgpack: ..." */

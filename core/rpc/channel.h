@@ -6,7 +6,10 @@
  * Bounds: bytes that are not msgpack close this connection (and only it)
  * after a log line; a message over rpc.max_message_bytes is skipped without
  * being buffered and answered limit_exceeded (a vigil.error notification
- * when it has no readable msgid), and the connection goes on; writes waiting for a
+ * when it has no readable msgid); then, as PROTOCOL.md section 1 has it, the
+ * connection is closed once that answer is written, unless the transport
+ * asks to go on (stdio, where closing the one connection would stop the
+ * engine and every monitor: RpcLimits.oversize_closes); writes waiting for a
  * slow peer are capped at rpc.max_output_bytes, past which the connection is
  * closed as too slow (logged, counted) rather than let memory grow. Nothing
  * here blocks: writes go through uv_try_write and then uv_write.
@@ -27,6 +30,8 @@ typedef struct RpcChannel RpcChannel;
 typedef struct {
   size_t max_message_bytes; /* rpc.max_message_bytes */
   size_t max_output_bytes;  /* rpc.max_output_bytes */
+  bool oversize_closes;     /* after answering an oversized message, close once the
+                               answer is written (a socket); false: go on (stdio) */
 } RpcLimits;
 
 typedef struct {

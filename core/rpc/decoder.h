@@ -14,9 +14,9 @@
  *    declaring too much, a container count that cannot fit, or simply its
  *    bytes so far) its bytes are dropped as they arrive, never buffered, and
  *    once it has ended it is reported (kDecodeTooBig) so that it can be
- *    answered limit_exceeded; the connection lives on. (PROTOCOL.md says an
- *    over-long message closes the connection; over --stdio that stopped the
- *    engine and every monitor, so vigil skips instead: issue 7.)
+ *    answered limit_exceeded; whether the connection then closes is the
+ *    channel's business (channel.h: a socket closes, as PROTOCOL.md says;
+ *    stdio, whose closing would stop the engine, goes on).
  *  - a well-formed message of the wrong shape is answered: an error
  *    response when its msgid can be read, a vigil.error notification if not;
  *  - a good message is handed on with its type, msgid, method and arguments.

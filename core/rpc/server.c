@@ -291,6 +291,9 @@ rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
   srv->loop = loop;
   srv->path = xstrdup(path);
   srv->limits = *limits;
+  /* A socket keeps PROTOCOL.md's rule: an oversized message is answered and
+   * its connection closed (the peer can reconnect and resume its session). */
+  srv->limits.oversize_closes = true;
   srv->handlers = *handlers;
   srv->data = data;
   uv_pipe_init(loop, &srv->pipe, 0);
@@ -385,7 +388,12 @@ rpc_stdio_open(uv_loop_t *loop, const RpcLimits *limits, const RpcHandlers *hand
     uv_close((uv_handle_t *)in, rpc_stdio_free_handle);
     return NULL;
   }
-  RpcChannel *ch = rpc_channel_open(loop, in, out, limits, handlers, data, "stdio");
+  /* Over stdio the one connection is the engine's life: an oversized message
+   * is answered and skipped, and the connection goes on (docs/protocol.md,
+   * known differences). */
+  RpcLimits stdio_limits = *limits;
+  stdio_limits.oversize_closes = false;
+  RpcChannel *ch = rpc_channel_open(loop, in, out, &stdio_limits, handlers, data, "stdio");
   if (handlers->on_open != NULL)
     handlers->on_open(data, ch);
   return ch;

@@ -68,11 +68,12 @@ def test_wrong_shape_gets_an_error_and_the_connection_stays(e):
 
 
 @socket_only
-def test_message_over_the_size_limit_is_skipped_and_answered(e):
+def test_message_over_the_size_limit_is_answered_then_its_connection_closed(e):
     big = e.connect()
     other = e.connect()
     # A str32 header declaring 2 MiB, then its 2 MiB: skipped as it comes,
-    # answered once it has ended, and the connection goes on.
+    # answered once it has ended; then, over a socket, that connection (and
+    # only it) is closed, as PROTOCOL.md section 1 says.
     size = 2 * 1024 * 1024
     head = b"\x94\x00\x01\xa4ping\x91\x81\xa1x\xdb" + size.to_bytes(4, "big")
     big.send_raw(head)
@@ -81,11 +82,20 @@ def test_message_over_the_size_limit_is_skipped_and_answered(e):
     err = expect_error("limit_exceeded", big.wait_response, 1)
     assert "rpc.max_message_bytes (1048576)" in err.message, err.message
     assert "%d bytes" % (len(head) + size) in err.message, err.message
-    assert big.call("ping")["api_level"] == 1
+    big.wait_closed()
     assert other.call("ping")["api_level"] == 1
     assert "over rpc.max_message_bytes" in e.log()
+    # A container whose declared count cannot fit: the same.
+    third = e.connect()
+    env = {"K%06d" % i: "v" * 64 for i in range(20000)}   # about 1.6 MiB of entries
+    msgid = third.request("monitor_start", {"argv": ["echo"], "env": env})
+    err = expect_error("limit_exceeded", third.wait_response, msgid, 60)
+    assert "rpc.max_message_bytes (1048576)" in err.message, err.message
+    third.wait_closed()
+    assert other.call("session_list")["sessions"][0]["monitors"] == 0
 
 
+@stdio_only
 def test_an_oversized_stdin_is_answered_and_the_engine_lives_on(e):
     # Over --stdio a closed connection stops the engine and every monitor:
     # an over-long request must cost that request only.
@@ -103,6 +113,7 @@ def test_an_oversized_stdin_is_answered_and_the_engine_lives_on(e):
     c.call("monitor_stop", monitor_id=mid)
 
 
+@stdio_only
 def test_a_container_too_big_for_the_limit_is_skipped_and_answered(e):
     c = e.main
     env = {"K%04d" % i: "v" for i in range(400)}   # about 3 KiB of entries
@@ -425,7 +436,7 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_malformed_msgpack_closes_only_its_connection,
         test_wrong_shape_gets_an_error_and_the_connection_stays,
-        test_message_over_the_size_limit_is_skipped_and_answered,
+        test_message_over_the_size_limit_is_answered_then_its_connection_closed,
         test_an_oversized_stdin_is_answered_and_the_engine_lives_on,
         test_a_container_too_big_for_the_limit_is_skipped_and_answered,
         test_peer_of_another_uid_is_refused,

@@ -209,7 +209,8 @@ typedef struct {
 } Pair;
 
 static void
-pair_open(Pair *p, uv_loop_t *loop, size_t max_message, size_t max_output, bool client_reads)
+pair_open_closing(Pair *p, uv_loop_t *loop, size_t max_message, size_t max_output,
+                  bool client_reads, bool oversize_closes)
 {
   memset(&p->side, 0, sizeof p->side);
   p->loop = loop;
@@ -219,10 +220,17 @@ pair_open(Pair *p, uv_loop_t *loop, size_t max_message, size_t max_output, bool 
   uv_pipe_t *engine_end = xmalloc(sizeof *engine_end);
   uv_pipe_init(loop, engine_end, 0);
   uv_pipe_open(engine_end, sv[0]);
-  RpcLimits limits = {max_message, max_output};
+  RpcLimits limits = {max_message, max_output, oversize_closes};
   p->side.ch = rpc_channel_open(loop, (uv_stream_t *)engine_end, (uv_stream_t *)engine_end,
                                 &limits, &side_handlers, &p->side, "test peer");
   client_open(&p->client, loop, sv[1], client_reads);
+}
+
+/* A pair whose channel goes on after an oversized message (as stdio's). */
+static void
+pair_open(Pair *p, uv_loop_t *loop, size_t max_message, size_t max_output, bool client_reads)
+{
+  pair_open_closing(p, loop, max_message, max_output, client_reads, false);
 }
 
 static bool
@@ -499,6 +507,35 @@ TEST(oversize_message_is_answered_and_the_connection_stays)
   test_loop_close(&loop);
 }
 
+TEST(oversize_message_is_answered_then_the_connection_closed_when_asked)
+{
+  /* A socket's channel (oversize_closes): the answer is written, then the
+   * connection closes; the request after it is never answered. */
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open_closing(&p, &loop, 1024, 1 << 20, true, true);
+  char buf[2100];
+  size_t n = 0;
+  memcpy(buf, "\x94\x00\x01\xa4ping\x91\x81\xa3pad\xda\x07\xd0", 17);
+  n = 17;
+  memset(buf + n, 'x', 2000);
+  n += 2000;
+  memcpy(buf + n, "\x94\x00\x02\xa4ping\x90", 9);
+  n += 9;
+  client_send(&p.client, buf, n);
+  if (RUN_UNTIL(&loop, pair_closed, &p, 5000, "the channel to close") &&
+      RUN_UNTIL(&loop, pair_client_eof, &p, 5000, "EOF at the client")) {
+    CHECK_INT(p.client.nseen, 1);
+    CHECK_STR(p.client.seen[0],
+              "[1, 1, [4, \"limit_exceeded: message: 2017 bytes, over rpc.max_message_bytes "
+              "(1024); it was skipped unread\"], nil]");
+    CHECK_INT(p.side.calls, 0);
+  }
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
 TEST(peer_that_never_reads_is_dropped)
 {
   uv_loop_t loop;
@@ -610,6 +647,7 @@ main(void)
   RUN(bad_shapes_are_answered_and_the_connection_stays);
   RUN(garbage_closes_only_that_channel);
   RUN(oversize_message_is_answered_and_the_connection_stays);
+  RUN(oversize_message_is_answered_then_the_connection_closed_when_asked);
   RUN(peer_that_never_reads_is_dropped);
   RUN(peer_vanishing_with_writes_pending);
   RUN(closing_inside_on_call_is_safe);
