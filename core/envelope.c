@@ -301,13 +301,15 @@ int
 envelope_check_policy_body(const Notification *n, const char *body, size_t len, StrBuf *out,
                            VigilError *err)
 {
-  /* Escape line by line, keeping the newlines the policy wrote. */
+  /* Escape line by line, keeping the newlines the policy wrote. The body is
+   * made of lines the engine escaped already, so only raw characters are
+   * escaped now, and backslashes are left as they are. */
   StrBuf clean = STRBUF_INIT;
   const char *p = body, *stop = body + len;
   while (p < stop) {
     const char *nl = memchr(p, '\n', (size_t)(stop - p));
     const char *line_end = nl ? nl : stop;
-    textfmt_escape(&clean, p, (size_t)(line_end - p));
+    textfmt_sanitize(&clean, p, (size_t)(line_end - p));
     if (nl)
       strbuf_putc(&clean, '\n');
     p = nl ? nl + 1 : stop;
