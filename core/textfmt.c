@@ -301,13 +301,13 @@ textfmt_urandom(unsigned char *buf, size_t len)
   return got == len;
 }
 
-/* Fills buf with len bytes from the OS's random source, or aborts. getrandom
+/* See textfmt.h. getrandom
  * with GRND_NONBLOCK never blocks the loop: it fails with EAGAIN only before
  * the kernel's pool is first seeded (early boot) and with ENOSYS on kernels
  * before 3.17; /dev/urandom covers both (its early-boot output is still
  * unpredictable to the process we are watching, which is what matters). With
  * neither there is no safe nonce, so vigil stops rather than run forgeable. */
-static void
+void
 textfmt_random(void *buf, size_t len)
 {
   unsigned char *p = buf;

@@ -41,6 +41,11 @@ void textfmt_sanitize(StrBuf *out, const char *text, size_t len);
  * offset: 2026-04-24T15:59:59.120+01:00 */
 void textfmt_time(StrBuf *out, int64_t epoch_ms);
 
+/* Fills buf with len bytes from the OS's random source (getrandom, else
+ * /dev/urandom); never blocks; aborts when there is neither, since vigil's
+ * nonces and hash keys must not be predictable. */
+void textfmt_random(void *buf, size_t len);
+
 /* Fills out with 2*nbytes lowercase hex digits from the OS's random source
  * and a NUL; out must hold 2*nbytes+1. nbytes >= 8 gives >= 64 bits. */
 void textfmt_nonce(char *out, size_t nbytes);
