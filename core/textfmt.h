@@ -6,6 +6,7 @@
 #ifndef VIGIL_TEXTFMT_H
 #define VIGIL_TEXTFMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,11 @@ void textfmt_escape(StrBuf *out, const char *text, size_t len);
  * unchanged, since escaping twice would double its backslashes. Not
  * injective; idempotent. */
 void textfmt_sanitize(StrBuf *out, const char *text, size_t len);
+
+/* Whether textfmt_escape shows code point cp (U+0080 and up) as \u{H}: the
+ * C1 controls, Cf, Zl, Zp, the default-ignorable code points and the
+ * noncharacters. */
+bool textfmt_invisible(uint32_t cp);
 
 /* Appends ms since the epoch as RFC 3339 with milliseconds and the local
  * offset: 2026-04-24T15:59:59.120+01:00 */

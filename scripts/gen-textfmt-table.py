@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the table of code points textfmt_escape shows as escapes (the
-textfmt_invisible[] array of core/textfmt.c), from the Unicode Character
+textfmt_invisible_ranges[] array of core/textfmt.c), from the Unicode Character
 Database files of Debian's unicode-data package:
 
     apt-get install unicode-data
@@ -18,7 +18,7 @@ byte) that is:
     free variation selectors and the reserved rest of U+E0000..U+E0FFF,
   - a noncharacter (PropList.txt Noncharacter_Code_Point).
 Output: one {first, last} pair per maximal range, sorted, as C text to paste
-between the braces of textfmt_invisible[]. test_textfmt checks the table
+between the braces of textfmt_invisible_ranges[]. test_textfmt checks the table
 against Python's unicodedata when the tests run.
 """
 
