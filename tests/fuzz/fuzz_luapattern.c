@@ -196,7 +196,8 @@ fuzz_call(int ref, unsigned op, unsigned flags, const char *pat, size_t plen, co
     }
     lua_settop(L, base);
   } else {
-    if (status != LUA_OK && lua_type(L, -1) == LUA_TSTRING && strstr(lua_tostring(L, -1), "step limit"))
+    if (status != LUA_OK && lua_type(L, -1) == LUA_TSTRING &&
+        strstr(lua_tostring(L, -1), "step limit"))
       limited = true;
     fuzz_describe(L, base, status, out);
   }
@@ -224,7 +225,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   bool limited = fuzz_call(fuzz_bounded, op, flags, pat, plen, subj, slen, &bounded);
   if (!limited) {
     fuzz_call(fuzz_orig, op, flags, pat, plen, subj, slen, &orig);
-    if (bounded.len != orig.len || memcmp(strbuf_cstr(&bounded), strbuf_cstr(&orig), orig.len) != 0) {
+    if (bounded.len != orig.len ||
+        memcmp(strbuf_cstr(&bounded), strbuf_cstr(&orig), orig.len) != 0) {
       fprintf(stderr, "bounded: %s\nlua:     %s\n", strbuf_cstr(&bounded), strbuf_cstr(&orig));
       abort();
     }

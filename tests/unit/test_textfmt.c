@@ -105,13 +105,15 @@ TEST(escape_format_characters_and_other_invisibles)
 {
   /* "ASCII smuggling": tag characters spelling "hi" a person cannot see. */
   CHECK_ESCAPE("ok\xf3\xa0\x81\xa8\xf3\xa0\x81\xa9", "ok\\u{e0068}\\u{e0069}");
-  CHECK_ESCAPE("\xf3\xa0\x80\x81\xf3\xa0\x81\xbf", "\\u{e0001}\\u{e007f}"); /* LANGUAGE TAG, CANCEL */
+  /* LANGUAGE TAG, CANCEL TAG */
+  CHECK_ESCAPE("\xf3\xa0\x80\x81\xf3\xa0\x81\xbf", "\\u{e0001}\\u{e007f}");
   CHECK_ESCAPE("a\xe2\x80\x8b" "b\xe2\x80\x8c" "c\xe2\x80\x8d" "d",
                "a\\u{200b}b\\u{200c}c\\u{200d}d");                    /* ZWSP ZWNJ ZWJ */
   CHECK_ESCAPE("\xef\xbb\xbf" "bom", "\\u{feff}bom");                   /* BOM */
   CHECK_ESCAPE("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", "\\u{200e}\\u{200f}\\u{61c}"); /* LRM RLM ALM */
   CHECK_ESCAPE("soft\xc2\xad" "hyphen", "soft\\u{ad}hyphen");
-  CHECK_ESCAPE("\xe2\x81\xa0\xe2\x81\xa2\xe2\x81\xa4", "\\u{2060}\\u{2062}\\u{2064}"); /* WJ, invisible ops */
+  /* WORD JOINER, INVISIBLE TIMES, INVISIBLE PLUS */
+  CHECK_ESCAPE("\xe2\x81\xa0\xe2\x81\xa2\xe2\x81\xa4", "\\u{2060}\\u{2062}\\u{2064}");
   CHECK_ESCAPE("\xd8\x80\xdb\x9d", "\\u{600}\\u{6dd}");                 /* prepended marks */
   CHECK_ESCAPE("\xef\xbf\xb9\xef\xbf\xbb", "\\u{fff9}\\u{fffb}");       /* annotation */
   CHECK_ESCAPE("\xf0\x9d\x85\xb3", "\\u{1d173}");                       /* musical format */
@@ -292,7 +294,8 @@ TEST(escape_table_agrees_with_python_unicodedata)
       "print(\"version\", u.unidata_version)\n"
       "def kind(c):\n"
       "    ch = chr(c); cat = u.category(ch); name = u.name(ch, \"\")\n"
-      "    if cat in (\"Cc\", \"Cf\", \"Zl\", \"Zp\") or (c & 0xFFFE) == 0xFFFE or 0xFDD0 <= c <= 0xFDEF \\\n"
+      "    if cat in (\"Cc\", \"Cf\", \"Zl\", \"Zp\") \\\n"
+      "       or (c & 0xFFFE) == 0xFFFE or 0xFDD0 <= c <= 0xFDEF \\\n"
       "       or \"VARIATION SELECTOR\" in name or (\"HANGUL\" in name and \"FILLER\" in name) \\\n"
       "       or c in (0x34F, 0x17B4, 0x17B5):\n"
       "        return \"M\"\n"
