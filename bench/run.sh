@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds vigil in Release and runs every benchmark in turn: ingest, latency,
-# idle, policy (bench/README.md says what each measures and its target). Prints the
+# idle, policy, prefixcheck (bench/README.md says what each measures and its target). Prints the
 # figures; nothing is compared against a threshold here, and the exit status
 # is non-zero only when a build or a benchmark itself failed.
 #
-#   bench/run.sh [--quick] [ingest|latency|idle|policy ...]
+#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck ...]
 #
 # --quick runs smaller versions (50 MiB once, 50 latency lines, 3 s idle
 # windows) to check the benchmarks work, not to quote. Naming benchmarks
@@ -20,12 +20,12 @@ which=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    ingest|latency|idle|policy) which+=("$a") ;;
+    ingest|latency|idle|policy|prefixcheck) which+=("$a") ;;
     -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck)" >&2; exit 2 ;;
   esac
 done
-[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy)
+[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck)
 
 # The idle benchmark counts system calls with strace; without it, it counts
 # context switches only. Install it when we can, as the other packages are.
@@ -41,7 +41,7 @@ fi
 echo "== build (Release) in $build"
 mkdir -p "$build"
 log="$build/bench-build.log"
-targets=(vigild gen_log ingest latency latency_child idle policy)
+targets=(vigild gen_log ingest latency latency_child idle policy prefixcheck)
 if ! { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release &&
        cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"; } \
        >"$log" 2>&1; then
@@ -90,6 +90,10 @@ for b in "${which[@]}"; do
       else args=(); iargs=(); fi
       bench 300 "$build/bench/policy" "${args[@]}" || status=1
       bench 300 "$build/bench/ingest" --policy xml "${iargs[@]}" || status=1 ;;
+    prefixcheck)
+      # The prefix-rule check of a policy's body on its worst cases.
+      if [ "$quick" -eq 1 ]; then args=(--seconds 0.2 --limit 20); else args=(); fi
+      bench 300 "$build/bench/prefixcheck" "${args[@]}" || status=1 ;;
   esac
 done
 exit "$status"

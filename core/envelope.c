@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "monitor_defs.h"
+#include "prefixrule.h"
 #include "textfmt.h"
 
 /* The sentence PROTOCOL.md section 6 requires, word for word the same in
@@ -264,40 +265,18 @@ envelope_render_with_nonce(const Notification *n, const char *nonce, StrBuf *out
   strbuf_free(&body);
 }
 
-/* Whether the body line [start, end) begins with the prefix of one of n's
- * lines ("[stdout seq=N] "), and where its text starts. */
-static bool
-envelope_prefixed_line(const Notification *n, const char *start, const char *end,
-                       const char **text)
-{
-  for (size_t i = 0; i < n->nlines; i++) {
-    char prefix[64];
-    int len = snprintf(prefix, sizeof prefix, "[%s seq=%" PRIu64 "] ",
-                       n->lines[i].stream == 1 ? "stderr" : "stdout", n->lines[i].seq);
-    if (len > 0 && (size_t)(end - start) >= (size_t)len &&
-        memcmp(start, prefix, (size_t)len) == 0) {
-      *text = start + len;
-      return true;
-    }
-  }
-  return false;
-}
+/* What every check so far did (see envelope.h). The engine runs on one
+ * thread, so plain counters do. */
+static EnvelopeCheckStats envelope_check_totals;
 
-/* Whether the body line [start, end) is, byte for byte, one of the lines the
- * built-in envelope writes for n (its own wording: "status: running", ...). */
-static bool
-envelope_own_line(const StrBuf *builtin, const char *start, const char *end)
+/* See envelope.h. */
+size_t
+envelope_body_max(const Notification *n)
 {
-  size_t len = (size_t)(end - start);
-  const char *p = strbuf_cstr(builtin), *stop = p + builtin->len;
-  while (p < stop) {
-    const char *nl = memchr(p, '\n', (size_t)(stop - p));
-    const char *le = nl ? nl : stop;
-    if ((size_t)(le - p) == len && memcmp(p, start, len) == 0)
-      return true;
-    p = nl ? nl + 1 : stop;
-  }
-  return false;
+  size_t text = 0;
+  for (size_t i = 0; i < n->nlines; i++)
+    text += n->lines[i].len + ENVELOPE_BODY_LINE_EXTRA;
+  return ENVELOPE_BODY_FACTOR * text + ENVELOPE_BODY_SLACK;
 }
 
 /* See envelope.h. */
@@ -305,59 +284,52 @@ int
 envelope_check_policy_body(const Notification *n, const char *body, size_t len, StrBuf *out,
                            VigilError *err)
 {
-  /* Escape line by line, keeping the newlines the policy wrote. */
+  envelope_check_totals.checked++;
+  /* The bound comes first, so an oversized body costs nothing more. */
+  size_t max = envelope_body_max(n);
+  if (len > max) {
+    envelope_check_totals.refused_size++;
+    return error_set(err, kErrInternal,
+                     "format: the body is %zu bytes, over the bound of %zu bytes for this "
+                     "notification (%d times its lines' bytes, %d more per line, plus %d)",
+                     len, max, ENVELOPE_BODY_FACTOR, ENVELOPE_BODY_LINE_EXTRA,
+                     ENVELOPE_BODY_SLACK);
+  }
+  /* Escape line by line, keeping the newlines the policy wrote. The body is
+   * made of lines the engine escaped already, so only raw characters are
+   * escaped now, and backslashes are left as they are. */
   StrBuf clean = STRBUF_INIT;
   const char *p = body, *stop = body + len;
   while (p < stop) {
     const char *nl = memchr(p, '\n', (size_t)(stop - p));
     const char *line_end = nl ? nl : stop;
-    textfmt_escape(&clean, p, (size_t)(line_end - p));
+    textfmt_sanitize(&clean, p, (size_t)(line_end - p));
     if (nl)
       strbuf_putc(&clean, '\n');
     p = nl ? nl + 1 : stop;
   }
-  /* The prefix rule: a process line's text (its first ENVELOPE_PROBE_BYTES
-   * bytes for a long one) may only appear on a body line that begins with one
-   * of this notification's line prefixes. Exempt: lines shorter than
-   * ENVELOPE_PROBE_MIN (a few bytes cannot be told apart from wording), and
-   * body lines the built-in envelope itself writes for n (a process that
-   * prints "status: running" must not make the default policy fail). */
-  StrBuf builtin = STRBUF_INIT;
-  envelope_body(n, &builtin);
-  const char *cbody = strbuf_cstr(&clean);
-  int rc = 0;
-  for (size_t i = 0; i < n->nlines && rc == 0; i++) {
-    StrBuf probe = STRBUF_INIT;
-    textfmt_escape(&probe, n->lines[i].text, n->lines[i].len);
-    size_t plen = probe.len < ENVELOPE_PROBE_BYTES ? probe.len : ENVELOPE_PROBE_BYTES;
-    if (plen >= ENVELOPE_PROBE_MIN) {
-      const char *at = cbody;
-      while (rc == 0 &&
-             (at = memmem(at, clean.len - (size_t)(at - cbody), probe.data, plen)) != NULL) {
-        const char *ls = at;
-        while (ls > cbody && ls[-1] != '\n')
-          ls--;
-        const char *le = memchr(at, '\n', clean.len - (size_t)(at - cbody));
-        if (le == NULL)
-          le = cbody + clean.len;
-        const char *text = NULL;
-        bool prefixed = envelope_prefixed_line(n, ls, le, &text) && at >= text;
-        if (!prefixed && !envelope_own_line(&builtin, ls, le))
-          rc = error_set(err, kErrInternal,
-                         "format: the text of line seq=%" PRIu64
-                         " appears on a body line without a [stdout seq=N] / [stderr seq=N] "
-                         "prefix",
-                         n->lines[i].seq);
-        at += plen;
-      }
-    }
-    strbuf_free(&probe);
-  }
-  strbuf_free(&builtin);
-  if (rc == 0)
+  /* The prefix rule (envelope.h), in one pass over the clean body. */
+  PrefixRuleResult r = {0, 0};
+  int rc = prefixrule_check(n, strbuf_cstr(&clean), clean.len, &r);
+  envelope_check_totals.work += len + r.work;
+  if (rc < 0) {
+    envelope_check_totals.refused++;
+    error_set(err, kErrInternal,
+              "format: the text of line seq=%" PRIu64
+              " appears on a body line without a [stdout seq=N] / [stderr seq=N] prefix",
+              r.seq);
+  } else {
     strbuf_append(out, clean.data ? clean.data : "", clean.len);
+  }
   strbuf_free(&clean);
   return rc;
+}
+
+/* See envelope.h. */
+void
+envelope_check_stats(EnvelopeCheckStats *out)
+{
+  *out = envelope_check_totals;
 }
 
 /* See envelope.h. */

@@ -65,17 +65,45 @@ void envelope_frame(const char *body, size_t len, const char *nonce, StrBuf *out
 #define ENVELOPE_PROBE_MIN 8
 #define ENVELOPE_PROBE_BYTES 24
 
-/* Makes a policy's body safe to frame, or refuses it. Every control
- * character is escaped (newlines kept), then the prefix rule is checked: the
- * text of each of n's lines (8 bytes or more; its first 24 bytes for a long
- * one) may only appear on a body line that begins with one of n's line
- * prefixes ("[stdout seq=N] "), unless that body line is one the built-in
- * envelope itself writes for n. On success appends the clean body to out and
- * returns 0; otherwise returns -1 with err naming the line and out untouched.
- * The nonce the frame then gets is drawn after the policy ran, so the body
- * cannot hold it. */
+/* The largest body a policy may return for a notification, which bounds the
+ * work of checking it: ENVELOPE_BODY_FACTOR times the bytes of its lines'
+ * text, ENVELOPE_BODY_LINE_EXTRA more per line (the prefix and the words a
+ * policy puts around a line), plus ENVELOPE_BODY_SLACK. Escaping grows a
+ * text at most 4 times and XML-escaping 6 times, so any sensible wording of
+ * the lines fits. */
+#define ENVELOPE_BODY_FACTOR 16
+#define ENVELOPE_BODY_LINE_EXTRA 256
+#define ENVELOPE_BODY_SLACK (64 * 1024)
+
+/* ENVELOPE_BODY_FACTOR * (text bytes + ENVELOPE_BODY_LINE_EXTRA per line)
+ * + ENVELOPE_BODY_SLACK, for n. */
+size_t envelope_body_max(const Notification *n);
+
+/* Makes a policy's body safe to frame, or refuses it. A body longer than
+ * envelope_body_max(n) is refused outright. Then every control and
+ * invisible character is escaped (textfmt_sanitize: newlines kept, and
+ * backslashes, since the body is built from text the engine escaped), and
+ * the prefix rule is checked: the text of each of n's lines (8 bytes or
+ * more; its first 24 bytes for a long one) may only appear on a body line
+ * that begins with one of n's line prefixes ("[stdout seq=N] "), after that
+ * prefix, unless that body line is one the built-in envelope itself writes
+ * for n. The check is linear in the body and in n (prefixrule.h). On
+ * success appends the clean body to out and returns 0; otherwise returns -1
+ * with err naming the line (or the bound and the size) and out untouched;
+ * the caller then uses the built-in envelope. The nonce the frame then gets
+ * is drawn after the policy ran, so the body cannot hold it. */
 int envelope_check_policy_body(const Notification *n, const char *body, size_t len, StrBuf *out,
                                VigilError *err);
+
+/* What envelope_check_policy_body did since the process started. */
+typedef struct {
+  uint64_t checked;      /* bodies checked */
+  uint64_t refused;      /* refused by the prefix rule */
+  uint64_t refused_size; /* refused for being over envelope_body_max */
+  uint64_t work;         /* bytes, positions, look-ups and compares, in all */
+} EnvelopeCheckStats;
+
+void envelope_check_stats(EnvelopeCheckStats *out);
 
 /* Renders n with a fresh nonce. */
 void envelope_render(const Notification *n, StrBuf *out);

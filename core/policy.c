@@ -244,13 +244,19 @@ policy_vigil_nonce(lua_State *L)
 }
 
 /* vigil.escape(text) -> text with every control character, ANSI escape and
- * bidi control shown as an escape (textfmt_escape). */
+ * invisible character shown as an escape, backslashes kept
+ * (textfmt_sanitize): what a policy has to escape is already escaped text
+ * (n's fields), which this leaves unchanged. */
 static int
 policy_vigil_escape(lua_State *L)
 {
   size_t len;
   const char *text = luaL_checklstring(L, 1, &len);
-  policy_push_escaped(L, policy_self(L), text, len);
+  Policy *p = policy_self(L);
+  luasandbox_charge(L, len / 4);
+  strbuf_reset(&p->scratch);
+  textfmt_sanitize(&p->scratch, text, len);
+  policy_push_scratch(L, p);
   return 1;
 }
 

@@ -6,23 +6,51 @@
 #ifndef VIGIL_TEXTFMT_H
 #define VIGIL_TEXTFMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "strbuf.h"
 
-/* Appends text with every C0 control character, DEL and the C1 range (as
- * UTF-8 U+0080..U+009F) shown as an escape: \t \r \n \e, else \xNN (or
- * \u{NN} for C1). Backslashes are kept as they are. Invalid UTF-8 is shown as
- * \xNN per byte. Nothing raw below 0x20 ever reaches out. The characters
- * that can make text look other than it is are escaped too (\u{202e}): the
- * bidi overrides and isolates U+202A..U+202E and U+2066..U+2069, and the
- * line and paragraph separators U+2028 and U+2029. */
+/* Appends untrusted text (process output, a label, a reason) so that a
+ * reader sees exactly what it holds, nothing hidden and nothing forged:
+ *   - every C0 control and DEL: \t \r \n \e, else \xNN;
+ *   - invalid UTF-8: \xNN per byte;
+ *   - the C1 controls, every format character (Cf: bidi controls, zero-width
+ *     characters, BOM, tag characters, ...), the line and paragraph
+ *     separators, the default-ignorable code points (variation selectors,
+ *     Hangul fillers, ...) and the noncharacters: \u{H} (lowercase hex, no
+ *     leading zeros);
+ *   - a backslash that is followed by a backslash, by one of t n r e x u,
+ *     by anything shown as an escape, or by the end of the text: \\.
+ * Every other byte passes as it is. The result is valid UTF-8 with no raw
+ * control or invisible character, and the escaping is injective: reading
+ * left to right, "\\" is a backslash, \t \n \r \e \xNN \u{H} are what they
+ * name, and a backslash before anything else is itself, so a process that
+ * prints the six characters \u{202e} shows as \\u{202e}, never as U+202E.
+ * Escaped pieces joined together read back as the pieces joined. */
 void textfmt_escape(StrBuf *out, const char *text, size_t len);
+
+/* Appends text with the same characters escaped as textfmt_escape but every
+ * backslash kept as it is: for text that may already be escaped (a policy's
+ * body built from escaped lines, vigil.escape in a policy), which it leaves
+ * unchanged, since escaping twice would double its backslashes. Not
+ * injective; idempotent. */
+void textfmt_sanitize(StrBuf *out, const char *text, size_t len);
+
+/* Whether textfmt_escape shows code point cp (U+0080 and up) as \u{H}: the
+ * C1 controls, Cf, Zl, Zp, the default-ignorable code points and the
+ * noncharacters. */
+bool textfmt_invisible(uint32_t cp);
 
 /* Appends ms since the epoch as RFC 3339 with milliseconds and the local
  * offset: 2026-04-24T15:59:59.120+01:00 */
 void textfmt_time(StrBuf *out, int64_t epoch_ms);
+
+/* Fills buf with len bytes from the OS's random source (getrandom, else
+ * /dev/urandom); never blocks; aborts when there is neither, since vigil's
+ * nonces and hash keys must not be predictable. */
+void textfmt_random(void *buf, size_t len);
 
 /* Fills out with 2*nbytes lowercase hex digits from the OS's random source
  * and a NUL; out must hold 2*nbytes+1. nbytes >= 8 gives >= 64 bits. */

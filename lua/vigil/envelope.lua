@@ -58,8 +58,11 @@ so they stay safe if handed a table of your own.
   envelope.dropped(n)     -> "note: 4 notifications were dropped because the
                              session queue was full" ("1 notification was") for a
                              dropped notification, else nil.
-  envelope.escape(s)      -> vigil.escape(s): control characters, bidi overrides
-                             and line separators shown as escapes.
+  envelope.escape(s)      -> vigil.escape(s): control characters, format and
+                             other invisible characters (bidi overrides,
+                             zero-width characters, tags, line separators,
+                             variation selectors) shown as escapes;
+                             backslashes kept.
   envelope.body(n)        -> exactly the body of vigil's built-in C envelope for
                              every notification type, ending in "\n":
                                monitor: web (mon_...)

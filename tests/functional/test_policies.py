@@ -277,6 +277,51 @@ def test_errors_live_stays_idle_without_live_mode(e):
     assert not [n for n in e.main.drain() if n["type"] == "policy_error"]
 
 
+# --- invisible characters, under every bundled policy -----------------------
+
+# A line holding a zero-width space, a tag character ("ASCII smuggling"), the
+# six characters \u{202e} printed literally, a real U+202E and a BOM; a label
+# holding a zero-width joiner and a literal backslash-t.
+INVISIBLE_ARGV = ["printf", "a\\342\\200\\213b\\363\\240\\201\\201 lit\\\\u{202e}"
+                            " rlo\\342\\200\\256 \\357\\273\\277!\\n"]
+INVISIBLE_LABEL = "w\u200deb\\t"
+INVISIBLE_LINE = "[stdout seq=1] a\\u{200b}b\\u{e0041} lit\\\\u{202e} rlo\\u{202e} \\u{feff}!\n"
+INVISIBLE_WHO = "w\\u{200d}eb\\\\t"
+INVISIBLE_BODIES = {
+    "envelope": ("monitor: %s (MID)\nevent: output batch 1\n%sstatus: running\n"
+                 % (INVISIBLE_WHO, INVISIBLE_LINE)),
+    "errors_live": ("monitor: %s (MID)\nevent: output batch 1\n%sstatus: running\n"
+                    % (INVISIBLE_WHO, INVISIBLE_LINE)),
+    "xml": ('<notification type="monitor_line" monitor_id="MID" label="%s" batch="1">\n'
+            "%s<status>running</status>\n</notification>\n" % (INVISIBLE_WHO, INVISIBLE_LINE)),
+    "system_message": ("[SYSTEM: Background process %s produced output.\nOutput:\n%s]\n"
+                       % (INVISIBLE_WHO, INVISIBLE_LINE)),
+    "events": "monitor: %s (MID)\n[1] AT output\n%s" % (INVISIBLE_WHO, INVISIBLE_LINE),
+}
+# Format (Cf) and other invisible characters that must never reach the agent raw.
+RAW_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufe00-\ufe0f"
+                           "\ufeff\U000e0000-\U000e0fff]")
+
+
+@with_config(plugin_paths=[POLICIES])
+def test_invisible_characters_are_escaped_under_every_policy(e):
+    texts = {}
+    for policy in sorted(INVISIBLE_BODIES) + ["route_only"]:
+        mid = e.call("monitor_start", argv=INVISIBLE_ARGV, label=INVISIBLE_LABEL, notify="lines",
+                     policy=policy)["monitor_id"]
+        out = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output",
+                                       what="the output of %s" % policy)
+        end = e.main.wait_ending(mid)
+        for n in (out, end):
+            assert not RAW_INVISIBLE.search(n["text"]), (policy, n["text"])
+        texts[policy] = normal(out["text"], mid)
+    for policy, body in INVISIBLE_BODIES.items():
+        assert texts[policy] == framed(body), "%s:\n%s" % (policy, texts[policy])
+    # The envelope policy (Lua) says exactly what the C envelope says.
+    assert texts["envelope"] == texts["route_only"]
+    assert not [n for n in e.main.drain() if n["type"] == "policy_error"]
+
+
 # --- selection ---------------------------------------------------------------
 
 def test_unknown_policy_is_invalid_params_naming_it(e):
@@ -485,6 +530,7 @@ if __name__ == "__main__":
         test_events_exact,
         test_errors_live_routes_crashes_live_when_live_mode_is_on,
         test_errors_live_stays_idle_without_live_mode,
+        test_invisible_characters_are_escaped_under_every_policy,
         test_unknown_policy_is_invalid_params_naming_it,
         test_a_policy_in_a_plugin_path_is_found,
         test_the_config_default_policy_applies_and_a_monitor_can_name_another,

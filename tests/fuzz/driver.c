@@ -2,7 +2,8 @@
  * A stand-in for libFuzzer, so every fuzz harness also runs as a quick,
  * deterministic ctest smoke test under gcc and the sanitizers: it feeds the
  * harness a few thousand inputs made from a seed corpus of tricky fragments
- * (quotes, escapes, operators, CR/LF, ESC sequences, NUL, invalid UTF-8),
+ * (quotes, escapes, operators, CR/LF, ESC sequences, NUL, invalid UTF-8,
+ * line prefixes, format characters, Lua pattern items),
  * spliced, mutated and cut at random places. A harness reports a bug by
  * aborting, so the test fails on the first bad input, which is printed in
  * hex first. Real coverage-guided fuzzing: configure with clang and
@@ -22,6 +23,13 @@ static const char *const fragments[] = {
   "\r\n", "\r", "a b", "'x y'", "\"x \\\" y\"", "\x1b[31m", "\x1b[0m", "\x1b]0;title\x07",
   "\x1b", "\x1bP", "\x1b\\", "\0", "\xff", "\xc3", "\xc3\xa9", "\xe2\x82", "\xf0\x9f\x98\x80",
   "\xed\xa0\x80", "Error: boom", "panic:", "x", "0123456789", "{", "}", "[", "]", "(", ")",
+  /* For the envelope: prefixes, vigil's words, escapes printed, invisibles. */
+  "[stdout seq=1] ", "[stderr seq=2] ", "[stdout seq=8] ", "status: running", "\\u{202e}",
+  "\\x1b", "\\n", "\xe2\x80\xae", "\xe2\x80\x8b", "\xef\xbb\xbf", "\xf3\xa0\x81\x81",
+  "\xe2\x80\xa8", "\xc2\x85", "yyyyyyyyyyyy",
+  /* For Lua patterns: classes, quantifiers, anchors, captures, %b, %f. */
+  "%", "%a", "%d+", "%s*", "[^%]]", ".-", ".*", "^", "$", "%b()", "%f[%w]", "(%w+)", "%1",
+  "()", "[a-z]", "+", "?",
 };
 
 static uint64_t driver_state = 0x2545f4914f6cdd1dull;

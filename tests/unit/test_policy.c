@@ -462,7 +462,9 @@ TEST(route_answers_are_checked)
                           &mode, &drop, &err),
               -1);
     CHECK(strchr(err.msg, '\x1b') == NULL);
-    CHECK_CONTAINS(err.msg, "returned \"\\e[2J"); /* the label was escaped already */
+    /* The label was escaped already ("\e[2J"); quoting it escapes its
+     * backslash too, so the message shows what the policy returned. */
+    CHECK_CONTAINS(err.msg, "returned \"\\\\e[2J");
     CHECK_CONTAINS(err.msg, "...\" (want");
     CHECK_INT(policy_failures(p), 2);
   }
