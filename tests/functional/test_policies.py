@@ -10,11 +10,14 @@ import atexit
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import default_config, expect_error, run_tests, with_config
+from vigiltest import (VIGILD, default_config, expect_error, group_alive, lua_value, run_tests,
+                       stdio_only, wait_group_gone, with_config)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.normpath(os.path.join(HERE, "../../examples/policies"))
@@ -44,6 +47,15 @@ TEST_POLICIES = {
     # Drops everything it is asked about, and allows every start.
     "dropper": ('return { route = function(n) return "drop" end,\n'
                 '         gate = function(req) return true end }\n'),
+    # The escape of issue 7 point 1: xpcall's handler loops after the budget
+    # ran out in f (Lua runs it inside the count hook, unhooked).
+    "xpcall_escape": ("return { format = function(n)\n"
+                      "  xpcall(function() while true do end end, function(e) while true do end end)\n"
+                      "  return 'x'\n"
+                      "end }\n"),
+    # The same loop while the file loads.
+    "xpcall_at_load": ("xpcall(function() while true do end end, function(e) while true do end end)\n"
+                       "return {}\n"),
     # A policy of the user's own, built on the helpers.
     "shout": (
         "local envelope = require 'vigil.envelope'\n"
@@ -373,6 +385,46 @@ def test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working(e):
     assert "stack traceback:" in e.log(), e.log()[-2000:]
 
 
+@with_config(plugin_paths=[POLICIES])
+def test_an_xpcall_handler_cannot_freeze_the_engine(e):
+    # The issue's reproduction: before the fix vigild spun at 100% CPU for
+    # good, answering nothing and deaf to SIGTERM.
+    mid = e.call("monitor_start", label="esc", policy="xpcall_escape", notify="lines",
+                 command="sh -c 'echo go; exec sleep 60'")
+    pe = policy_errors(e, mid["monitor_id"])[0]
+    assert "instruction budget of 1000000 exceeded" in pe["reason"], pe["reason"]
+    out = e.main.wait_notification(lambda n: n["monitor_id"] == mid["monitor_id"])
+    assert "[stdout seq=1] go" in out["text"], out["text"]  # the built-in envelope
+    assert e.call("ping")["version"]
+    # SIGTERM still ends it, and its child with it.
+    t0 = time.monotonic()
+    assert e.stop(timeout=20) == 0
+    assert time.monotonic() - t0 < 20
+    assert wait_group_gone(mid["pid"], 10), "the monitor's process group outlived vigild"
+
+
+@with_config(plugin_paths=[POLICIES])
+def test_a_policy_looping_in_xpcall_at_load_time_is_refused(e):
+    err = expect_error("invalid_params", e.call, "monitor_start", argv=["true"],
+                       policy="xpcall_at_load", timeout=30)
+    assert 'policy "xpcall_at_load"' in err.message, err.message
+    assert "instruction budget of 1000000 exceeded" in err.message, err.message
+    assert e.call("ping")["version"]
+
+
+@stdio_only
+def test_check_config_refuses_a_config_looping_in_xpcall(e):
+    path = os.path.join(e.dir, "looping.lua")
+    with open(path, "w") as f:
+        f.write("xpcall(function() while true do end end, function(e) while true do end end)\n"
+                "return " + lua_value(default_config()) + "\n")
+    p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert "%s:" % path in p.stderr and "instruction budget of 10000000 exceeded" in p.stderr, \
+        p.stderr
+
+
 # --- the example policies ----------------------------------------------------
 
 @with_config(plugin_paths=[EXAMPLES])
@@ -495,6 +547,9 @@ if __name__ == "__main__":
         test_a_permissive_gate_cannot_re_enable_what_the_config_disables,
         test_a_permissive_gate_cannot_enable_a_disabled_engine,
         test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working,
+        test_an_xpcall_handler_cannot_freeze_the_engine,
+        test_a_policy_looping_in_xpcall_at_load_time_is_refused,
+        test_check_config_refuses_a_config_looping_in_xpcall,
         test_example_terse,
         test_example_crashloop,
         test_example_gate,

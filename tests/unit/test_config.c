@@ -6,6 +6,7 @@
  * the struct field by field.
  */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -466,6 +467,44 @@ TEST(lua_errors_name_file_and_line)
   config_free(&cfg);
 }
 
+/* SIGALRM: a config load did not come back; fail the whole program. */
+static void
+watchdog_fired(int sig)
+{
+  (void)sig;
+  static const char msg[] = "FAIL: a config load did not return within the watchdog's "
+                            "bound: Lua code escaped the instruction budget\n";
+  ssize_t w = write(2, msg, sizeof msg - 1);
+  (void)w;
+  _exit(1);
+}
+
+/* The config runs in the sandbox too: xpcall's message handler, which Lua
+ * runs inside the count hook for the budget's error, cannot loop there (the
+ * issue's reproduction hung `vigild --check-config`). From a file and from
+ * memory; 60 s is tens of times what the slowest build needs. */
+TEST(a_config_looping_in_an_xpcall_handler_is_refused)
+{
+  signal(SIGALRM, watchdog_fired);
+  alarm(60);
+  EXPECT_ERROR("xpcall(function() while true do end end, function(e) while true do end end)"
+               " return {}",
+               "invalid_params: @:1: instruction budget of 10000000 exceeded");
+  EXPECT_ERROR("xpcall(function() error('x') end, function(e) while true do end end) return {}",
+               "invalid_params: @:1: instruction budget of 10000000 exceeded");
+  const char *text = "return { monitor = { allowed_commands = {\n"
+                     "  xpcall(function() while true do end end,\n"
+                     "         function(e) while true do end end) } } }\n";
+  VigilConfig cfg;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(config_load_buffer(text, strlen(text), "mem.lua", &cfg, &err), -1);
+  CHECK_CONTAINS(err.msg, "invalid_params: mem.lua:");
+  CHECK_CONTAINS(err.msg, "instruction budget of 10000000 exceeded");
+  CHECK(is_defaults(&cfg));
+  config_free(&cfg);
+  alarm(0);
+}
+
 TEST(a_refused_config_frees_what_it_built)
 {
   /* Settings, the allowlist, roots and monitors are built, then one fails. */
@@ -659,6 +698,7 @@ main(void)
   RUN(monitor_entries_are_checked);
   RUN(patterns_are_bounded);
   RUN(lua_errors_name_file_and_line);
+  RUN(a_config_looping_in_an_xpcall_handler_is_refused);
   RUN(a_refused_config_frees_what_it_built);
   RUN(full_config_round_trips);
   RUN(buffer_loading_matches_file_loading);

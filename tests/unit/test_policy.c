@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,30 @@ attack_at(Policy *p, const char *label, const char *want, const char *file, int 
   return ms;
 }
 #define ATTACK(p, label, want) attack_at(p, label, want, __FILE__, __LINE__)
+
+/* The bound on an attack that must be cut off: tens of times what the
+ * slowest sanitizer build takes, so only an attack that escaped the budget
+ * (and would never return) reaches it. */
+#define WATCHDOG_S 60
+
+/* SIGALRM: an attack did not come back; fail the whole program. */
+static void
+watchdog_fired(int sig)
+{
+  (void)sig;
+  static const char msg[] = "FAIL: a policy call did not return within the watchdog's "
+                            "bound: Lua code escaped the instruction budget\n";
+  ssize_t w = write(2, msg, sizeof msg - 1);
+  (void)w;
+  _exit(1);
+}
+
+static void
+watchdog_arm(void)
+{
+  signal(SIGALRM, watchdog_fired);
+  alarm(WATCHDOG_S);
+}
 
 /* A fresh temporary directory (static storage, overwritten per call). */
 static const char *
@@ -658,6 +683,31 @@ TEST(endless_loops_are_stopped_by_the_budget)
   policyset_free(ps);
 }
 
+/* xpcall's message handler runs where the budget's error is raised, inside
+ * the count hook: a handler that loops must still be cut off, in a call
+ * and while the file loads. */
+TEST(xpcall_handlers_are_stopped_by_the_budget)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    watchdog_arm();
+    CHECK(ATTACK(p, "xpcall_loop", "instruction budget of 200000 exceeded") < 5000);
+    CHECK(ATTACK(p, "xpcall_error", "instruction budget of 200000 exceeded") < 5000);
+    CHECK(ATTACK(p, "xpcall_close", "instruction budget of 200000 exceeded") < 5000);
+    alarm(0);
+  }
+  VigilError err = VIGIL_ERROR_INIT;
+  watchdog_arm();
+  CHECK(policyset_get(ps, "xpcall_load", &err) == NULL);
+  alarm(0);
+  CHECK_INT(err.code, kErrInvalidParams);
+  CHECK_CONTAINS(err.msg, "policy \"xpcall_load\": ");
+  CHECK_CONTAINS(err.msg, "xpcall_load.lua:");
+  CHECK_CONTAINS(err.msg, "instruction budget of 200000 exceeded");
+  policyset_free(ps);
+}
+
 TEST(unbounded_recursion_is_an_error_not_a_crash)
 {
   PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
@@ -753,6 +803,7 @@ main(void)
   RUN(bytecode_is_refused);
   RUN(no_debug_library_and_no_collectgarbage);
   RUN(endless_loops_are_stopped_by_the_budget);
+  RUN(xpcall_handlers_are_stopped_by_the_budget);
   RUN(unbounded_recursion_is_an_error_not_a_crash);
   RUN(gigantic_strings_hit_the_memory_cap);
   RUN(pathological_patterns_are_stopped);
