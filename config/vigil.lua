@@ -122,6 +122,22 @@ return {
     max_sessions = 1024,                 -- 1..100000 sessions
   },
 
+  -- The engine's log (stderr). Logging never makes the engine wait: lines
+  -- go through a buffer that a thread of their own writes out, and when
+  -- stderr is not read fast enough the lines that do not fit are dropped,
+  -- counted (api_info counters.log_lines_dropped) and reported by one
+  -- "N log lines dropped" line once there is room again.
+  log = {
+    -- Log lines waiting for stderr.
+    buffer_bytes = 1048576,              -- 16384..67108864 bytes
+    -- vigil.log lines one policy may write per second, and per call of
+    -- format, route or gate (or while its file loads); the rest are
+    -- dropped, counted (counters.policy_log_lines_dropped) and summed up in
+    -- one line at most every 10 s per policy.
+    policy_lines_per_s = 100,            -- 1..100000 lines
+    policy_lines_per_call = 20,          -- 1..10000 lines
+  },
+
   rpc = {
     -- Largest msgpack-rpc message accepted; a larger one closes the
     -- connection.

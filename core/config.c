@@ -758,7 +758,7 @@ config_monitors(ConfigWalk *w, int idx)
 /* --- the top level ------------------------------------------------------- */
 
 static const char *const config_top_keys[] = {
-  "monitor", "rate_limit", "session", "rpc", "policy", "plugin_paths", "monitors", NULL,
+  "monitor", "rate_limit", "session", "log", "rpc", "policy", "plugin_paths", "monitors", NULL,
 };
 
 /* Pushes t[key] (raw) and returns its type. */
@@ -791,7 +791,7 @@ config_walk(ConfigWalk *w, int idx)
     lua_pop(L, 1);
   }
 
-  static const char *const groups[] = {"monitor", "rate_limit", "session", "rpc", NULL};
+  static const char *const groups[] = {"monitor", "rate_limit", "session", "log", "rpc", NULL};
   for (size_t i = 0; groups[i]; i++) {
     int rc = 0;
     if (config_rawfield(L, idx, groups[i]) != LUA_TNIL)

@@ -13,6 +13,7 @@
  *                 <every monitor.* setting> },
  *     rate_limit = { <every rate_limit.* setting> },
  *     session = { <every session.* setting> },
+ *     log = { <every log.* setting> },
  *     rpc = { <every rpc.* setting> },
  *     policy = "envelope", plugin_paths = { ... },
  *     monitors = { { session = "dev", command = "...", label = ..., ... }, ... },

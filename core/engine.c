@@ -676,6 +676,8 @@ engine_policies_for(const VigilConfig *cfg)
     .bundled_dir = bundled,
     .plugin_paths = cfg ? (const char *const *)cfg->plugin_paths : NULL,
     .nplugin_paths = cfg ? cfg->nplugin_paths : 0,
+    .log_lines_per_s = cfg ? (uint32_t)cfg->settings.log_policy_lines_per_s : 0,
+    .log_lines_per_call = cfg ? (uint32_t)cfg->settings.log_policy_lines_per_call : 0,
   };
   return policyset_new(&opts);
 }
@@ -728,6 +730,7 @@ engine_reload(Engine *e, VigilError *err)
   SessionLimits limits = {(size_t)cfg.settings.session_queue_max,
                           (uint64_t)cfg.settings.session_linger_ms};
   session_registry_set_limits(e->sessions, &limits);
+  log_set_buffer_max((size_t)cfg.settings.log_buffer_bytes);
   e->reloads++;
   LOG_INFO("engine", "reloaded %s", e->config_path);
   return 0;
@@ -742,6 +745,7 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
   memset(cfg, 0, sizeof *cfg);
   e->config_path = config_path ? xstrdup(config_path) : NULL;
   e->policies = engine_policies_for(&e->config);
+  log_set_buffer_max((size_t)e->config.settings.log_buffer_bytes);
   SessionLimits limits = engine_session_limits(&e->config);
   SessionHooks hooks = {engine_on_expire};
   e->sessions = session_registry_new(loop, &limits, &hooks, e);

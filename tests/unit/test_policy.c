@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "log.h"
+#include "memory.h"
 #include "policy.h"
 #include "textfmt.h"
 
@@ -582,6 +583,7 @@ TEST(vigil_log_writes_a_line_naming_the_policy)
     uint64_t before = log_lines_written();
     VigilError err = VIGIL_ERROR_INIT;
     char *body = format_label(p, "log", &err);
+    CHECK(log_flush(10000)); /* the log's writer thread writes it */
     dup2(saved, 2);
     close(saved);
     close(fds[1]);
@@ -598,6 +600,135 @@ TEST(vigil_log_writes_a_line_naming_the_policy)
     CHECK_CONTAINS(err.msg, "invalid option 'loud'");
   }
   policyset_free(ps);
+}
+
+/* Runs format("flood:COUNT") of the logger policy with stderr on a pipe
+ * and returns what reached stderr (owned) and, in *ms, how long the call
+ * took. */
+static char *
+flood_log(Policy *p, int count, double *ms)
+{
+  int fds[2];
+  CHECK_INT(pipe(fds), 0);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
+  int saved = dup(2);
+  dup2(fds[1], 2);
+  close(fds[1]);
+  char label[32];
+  snprintf(label, sizeof label, "flood:%d", count);
+  VigilError err = VIGIL_ERROR_INIT;
+  struct timespec t0, t1;
+  watchdog_arm();
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  char *body = format_label(p, label, &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  alarm(0);
+  bool flushed = log_flush(10000);
+  dup2(saved, 2);
+  close(saved);
+  *ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  CHECK(flushed);
+  StrBuf out = STRBUF_INIT;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0)
+    strbuf_append(&out, buf, (size_t)n);
+  close(fds[0]);
+  if (body == NULL)
+    check_fail(__FILE__, __LINE__, "flood:%d failed: %s", count, err.msg);
+  free(body);
+  return out.data ? strbuf_take(&out) : xstrdup("");
+}
+
+/* Occurrences of needle in s. */
+static size_t
+count_of(const char *s, const char *needle)
+{
+  size_t n = 0;
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+    n++;
+  return n;
+}
+
+/* vigil.log is rate-limited per policy, per call and per second: a policy
+ * logging in a tight loop writes a few lines and is cheap, and what it
+ * dropped is counted and summed up in one line. (Before the limit, every
+ * call was a write(2) of its own: 124k lines in one call stalled the loop
+ * 1.2 s.) */
+TEST(vigil_log_is_rate_limited_per_call_and_per_second)
+{
+  PolicyOptions opts = {
+    .bundled_dir = POLICIES_DIR,
+    .limits = {0, TEST_BUDGET},
+    .log_lines_per_s = 8,
+    .log_lines_per_call = 5,
+  };
+  PolicySet *ps = policyset_new(&opts);
+  Policy *p = get(ps, "logger");
+  if (p) {
+    uint64_t dropped_before = policy_log_lines_dropped();
+    double ms;
+    char *out = flood_log(p, 100, &ms);
+    /* The first 5, then the summary of the 95 others. */
+    CHECK_INT(count_of(out, " vigild info policy logger: flood line "), 5);
+    CHECK_CONTAINS(out, "flood line 5\n");
+    CHECK_CONTAINS(out, " vigild warn policy logger: 95 vigil.log lines dropped "
+                        "(log.policy_lines_per_call is 5, log.policy_lines_per_s is 8)\n");
+    CHECK_INT(policy_log_lines_dropped() - dropped_before, 95);
+    free(out);
+    /* In the same second only 3 more fit; the next summary waits (at most
+     * one every 10 s per policy), the count does not. */
+    out = flood_log(p, 100, &ms);
+    CHECK_INT(count_of(out, " vigild info policy logger: flood line "), 3);
+    CHECK_INT(count_of(out, "lines dropped"), 0);
+    CHECK_INT(policy_log_lines_dropped() - dropped_before, 95 + 97);
+    free(out);
+    /* A tight loop of vigil.log until the budget is cheap and writes
+     * nothing more. */
+    VigilError err = VIGIL_ERROR_INIT;
+    int fds[2];
+    CHECK_INT(pipe(fds), 0);
+    int saved = dup(2);
+    dup2(fds[1], 2);
+    close(fds[1]);
+    uint64_t written = log_lines_written();
+    struct timespec t0, t1;
+    watchdog_arm();
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char *body = format_label(p, "flood:100000000", &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    alarm(0);
+    CHECK(log_flush(10000));
+    dup2(saved, 2);
+    close(saved);
+    close(fds[0]);
+    ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    printf("     a tight vigil.log loop ran to the budget in %.1f ms, writing %llu lines\n", ms,
+           (unsigned long long)(log_lines_written() - written));
+    CHECK(body == NULL);
+    CHECK_CONTAINS(err.msg, "instruction budget of 200000 exceeded");
+    free(body);
+    CHECK(log_lines_written() - written <= 8);
+    CHECK(ms < 1000);
+  }
+  /* Freeing the policy sums up what is still untold. */
+  int fds[2];
+  CHECK_INT(pipe(fds), 0);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  int saved = dup(2);
+  dup2(fds[1], 2);
+  close(fds[1]);
+  policyset_free(ps);
+  CHECK(log_flush(10000));
+  dup2(saved, 2);
+  close(saved);
+  char buf[4096];
+  ssize_t n = read(fds[0], buf, sizeof buf - 1);
+  close(fds[0]);
+  buf[n > 0 ? n : 0] = '\0';
+  CHECK_CONTAINS(buf, " vigild warn policy logger: ");
+  CHECK_CONTAINS(buf, " vigil.log lines dropped (log.policy_lines_per_call is 5, ");
 }
 
 TEST(require_finds_modules_in_lua_dir_only_by_name)
@@ -798,6 +929,7 @@ main(void)
   RUN(gate_allows_or_denies_with_a_reason);
   RUN(vigil_nonce_escape_time);
   RUN(vigil_log_writes_a_line_naming_the_policy);
+  RUN(vigil_log_is_rate_limited_per_call_and_per_second);
   RUN(require_finds_modules_in_lua_dir_only_by_name);
   RUN(no_io_os_require_os_or_path_escape);
   RUN(bytecode_is_refused);

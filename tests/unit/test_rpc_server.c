@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "log.h"
 #include "memory.h"
 #include "rpc/server.h"
 
@@ -469,6 +470,7 @@ TEST(peer_of_another_uid_is_refused)
   }
   RUN_UNTIL(&loop, server_refused_one, srv, 5000, "the refusal");
   RUN_UNTIL(&loop, refuse_child_done, NULL, 5000, "the child to exit");
+  CHECK(log_flush(10000)); /* the log's writer thread writes the line */
   dup2(saved_stderr, 2);
   close(saved_stderr);
 
