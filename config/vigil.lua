@@ -156,6 +156,16 @@ return {
   -- none: "envelope" is the built-in untrusted-observation envelope.
   policy = "envelope",
 
+  -- The policy whose gate(req) decides every start, whatever policy the
+  -- caller names (docs/policies.md section 7). Its true allows a start in
+  -- place of monitor.allowed_commands and allow_shell (so it may allow
+  -- more), its false denies; enabled, workspace_roots, allow_persistent and
+  -- the caps still apply after it. It must name a policy with a gate
+  -- function. Without it, the gate of `policy` above decides, and without
+  -- one there (envelope has none) the allowlist and allow_shell do. A
+  -- policy a caller names may add its own gate, which can only deny.
+  --   gate = "gate",   -- examples/policies/gate.lua: allow by argv shape
+
   -- Extra directories to look in for policy plugins, besides the bundled
   -- plugins/ (non-empty strings).
   --   plugin_paths = { "/home/me/.config/vigil/plugins" },

@@ -758,7 +758,8 @@ config_monitors(ConfigWalk *w, int idx)
 /* --- the top level ------------------------------------------------------- */
 
 static const char *const config_top_keys[] = {
-  "monitor", "rate_limit", "session", "log", "rpc", "policy", "plugin_paths", "monitors", NULL,
+  "monitor", "rate_limit", "session", "log", "rpc", "policy", "gate", "plugin_paths", "monitors",
+  NULL,
 };
 
 /* Pushes t[key] (raw) and returns its type. */
@@ -806,6 +807,14 @@ config_walk(ConfigWalk *w, int idx)
   int rc = 0;
   if (config_rawfield(L, idx, "policy") != LUA_TNIL)
     rc = config_string_dup(w, lua_gettop(L), "policy", true, &cfg->policy);
+  lua_pop(L, 1);
+  if (rc != 0)
+    return -1;
+
+  /* gate: which policy's gate decides every start (engine.c); whether it
+   * exists and has a gate is checked when the policies load. */
+  if (config_rawfield(L, idx, "gate") != LUA_TNIL)
+    rc = config_string_dup(w, lua_gettop(L), "gate", true, &cfg->gate);
   lua_pop(L, 1);
   if (rc != 0)
     return -1;
@@ -997,6 +1006,7 @@ config_free(VigilConfig *cfg)
   allowlist_free(&cfg->allowed_commands);
   config_list_free(cfg->workspace_roots, cfg->nroots);
   free(cfg->policy);
+  free(cfg->gate);
   config_list_free(cfg->plugin_paths, cfg->nplugin_paths);
   for (size_t i = 0; i < cfg->nmonitors; i++)
     config_monitor_free(&cfg->monitors[i]);

@@ -15,7 +15,7 @@
  *     session = { <every session.* setting> },
  *     log = { <every log.* setting> },
  *     rpc = { <every rpc.* setting> },
- *     policy = "envelope", plugin_paths = { ... },
+ *     policy = "envelope", gate = "name", plugin_paths = { ... },
  *     monitors = { { session = "dev", command = "...", label = ..., ... }, ... },
  *   }
  *
@@ -66,6 +66,7 @@ typedef struct {
   char **workspace_roots; /* nroots absolute paths; none: any cwd */
   size_t nroots;
   char *policy;           /* default "envelope" */
+  char *gate;             /* the policy whose gate decides every start; NULL: policy's */
   char **plugin_paths;    /* nplugin_paths entries */
   size_t nplugin_paths;
   ConfigMonitor *monitors;

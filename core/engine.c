@@ -253,13 +253,11 @@ engine_check_cwd(Engine *e, const char *cwd, VigilError *err)
                    cwd ? cwd : resolved);
 }
 
-/* Asks the policy's gate about a start. Returns 0 when the policy has no gate
- * (the config's allowlist and shell rule decide), 1 when the gate allowed it
- * (it replaces those two; nothing else), -1 with err when it denied it or
+/* Asks one policy's gate about a start. Returns 0 when the policy has no
+ * gate, 1 when its gate allowed the start, -1 with err when it denied it or
  * failed (a failing gate denies: fail closed). */
 static int
-engine_policy_gate(Engine *e, Policy *policy, Session *s, const StartRequest *req,
-                   VigilError *err)
+engine_ask_gate(Policy *policy, Session *s, const StartRequest *req, VigilError *err)
 {
   if (!policy_has_gate(policy))
     return 0;
@@ -270,6 +268,7 @@ engine_policy_gate(Engine *e, Policy *policy, Session *s, const StartRequest *re
     .cwd = req->cwd,
     .session = session_name(s),
     .label = req->label,
+    .env = (const char *const *)req->env,
   };
   bool allow = false;
   char *reason = NULL;
@@ -290,6 +289,43 @@ engine_policy_gate(Engine *e, Policy *policy, Session *s, const StartRequest *re
   return 1;
 }
 
+/* Decides whether a start may run at all (docs/policies.md section 7).
+ * The operator picks the gate that decides, never the caller: the config's
+ * `gate` policy, else its default `policy`. When that policy has a gate,
+ * its answer replaces the allowlist and the shell rule (so it may allow
+ * more); without one those two decide. Then the caller's choice, `chosen`
+ * (the monitor's own policy), when it is another policy with a gate, is
+ * asked too, and can only deny: its true adds nothing. Returns 0 when the
+ * start may go on, -1 with err (denied) when not. */
+static int
+engine_policy_gate(Engine *e, Policy *chosen, Session *s, const StartRequest *req,
+                   VigilError *err)
+{
+  const VigilConfig *cfg = &e->config;
+  const char *name = cfg->gate ? cfg->gate : cfg->policy ? cfg->policy : "envelope";
+  VigilError sub = VIGIL_ERROR_INIT;
+  Policy *deciding = policyset_get(e->policies, name, &sub);
+  if (deciding == NULL)
+    return error_set(err, kErrDenied, "the config's gate policy \"%s\" did not load, so "
+                     "the start is denied: %s", name, sub.msg);
+  int decided = engine_ask_gate(deciding, s, req, err);
+  if (decided < 0)
+    return -1;
+  if (decided == 0 && cfg->gate != NULL)
+    return error_set(err, kErrDenied, "gate: policy \"%s\" (the config's gate) has no gate "
+                     "function, so the start is denied", name);
+  if (decided == 0) {
+    if (req->shell && !cfg->allow_shell)
+      return error_set(err, kErrDenied,
+                       "shell: shell commands are not allowed (monitor.allow_shell is false)");
+    if (!req->shell && gate_check(&cfg->allowed_commands, &req->argv, err) != 0)
+      return -1;
+  }
+  if (chosen != deciding && engine_ask_gate(chosen, s, req, err) < 0)
+    return -1;
+  return 0;
+}
+
 MonRecord *
 engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *err)
 {
@@ -308,21 +344,8 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   Policy *policy = policyset_get(e->policies, policy_name, err);
   if (policy == NULL)
     return NULL;
-  int gated = engine_policy_gate(e, policy, s, req, err);
-  if (gated < 0)
+  if (engine_policy_gate(e, policy, s, req, err) != 0)
     return NULL;
-  if (gated == 0) {
-    /* No gate in the policy: the config decides. */
-    if (req->shell) {
-      if (!cfg->allow_shell) {
-        error_set(err, kErrDenied,
-                  "shell: shell commands are not allowed (monitor.allow_shell is false)");
-        return NULL;
-      }
-    } else if (gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
-      return NULL;
-    }
-  }
   if (engine_check_cwd(e, req->cwd, err) != 0)
     return NULL;
   if (req->persistent && !cfg->allow_persistent) {
@@ -687,6 +710,15 @@ engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err)
 {
   if (policyset_get(ps, cfg->policy ? cfg->policy : "envelope", err) == NULL)
     return -1;
+  if (cfg->gate != NULL) {
+    Policy *g = policyset_get(ps, cfg->gate, err);
+    if (g == NULL)
+      return -1;
+    if (!policy_has_gate(g))
+      return error_set(err, kErrInvalidParams,
+                       "gate: policy \"%s\" has no gate function (%s), so it cannot be the "
+                       "config's gate", cfg->gate, policy_path(g));
+  }
   for (size_t i = 0; i < cfg->nmonitors; i++)
     if (cfg->monitors[i].policy && policyset_get(ps, cfg->monitors[i].policy, err) == NULL)
       return -1;

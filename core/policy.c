@@ -656,7 +656,7 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
 static void
 policy_push_request(lua_State *L, const PolicyGateRequest *req)
 {
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 7);
   policy_set_str(L, "program", req->program);
   lua_newtable(L);
   for (lua_Integer i = 0; req->argv && req->argv[i]; i++) {
@@ -670,6 +670,17 @@ policy_push_request(lua_State *L, const PolicyGateRequest *req)
   policy_set_str(L, "cwd", req->cwd);
   policy_set_str(L, "session", req->session);
   policy_set_str(L, "label", req->label);
+  lua_newtable(L);
+  for (size_t i = 0; req->env && req->env[i]; i++) {
+    const char *eq = strchr(req->env[i], '=');
+    if (eq == NULL)
+      continue;
+    lua_pushlstring(L, req->env[i], (size_t)(eq - req->env[i]));
+    lua_pushstring(L, eq + 1);
+    lua_rawset(L, -3);
+  }
+  policy_push_readonly(L, policy_ro_newindex_request);
+  lua_setfield(L, -2, "env");
   policy_push_readonly(L, policy_ro_newindex_request);
 }
 

@@ -10,7 +10,8 @@
  * `n` is a read-only table shaped like the wire notification (type,
  * monitor_id, label, mode, batch, lines = {{seq, stream, text, pattern,
  * truncated}, ...}, suppressed, state, exit_code, signal, duration_ms,
- * reason, dropped, at); `req` is {program, argv, shell, cwd, session, label}.
+ * reason, dropped, at); `req` is {program, argv, shell, cwd, session, label,
+ * env = {NAME = value, ...}}.
  * Both are read-only (a write raises "notification is read-only"), and the
  * untrusted text in `n` (each line's text, the label, the reason) is already
  * escaped with textfmt_escape: no raw control character, ANSI escape or
@@ -74,6 +75,7 @@ typedef struct {
   const char *cwd;                /* may be NULL */
   const char *session;
   const char *label;              /* may be NULL */
+  const char *const *env;         /* "K=V" the start adds, NULL-terminated; may be NULL */
 } PolicyGateRequest;
 
 /* A set of loaded policies, from which monitors take theirs by name. The

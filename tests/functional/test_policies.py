@@ -56,6 +56,12 @@ TEST_POLICIES = {
     # The same loop while the file loads.
     "xpcall_at_load": ("xpcall(function() while true do end end, function(e) while true do end end)\n"
                        "return {}\n"),
+    # Gates: one that refuses echo and allows the rest, one that refuses all.
+    "denyecho": ("return { gate = function(req)\n"
+                 "  if req.argv[1] == 'echo' then return false, 'no echo here' end\n"
+                 "  return true\n"
+                 "end }\n"),
+    "narrow": "return { gate = function(req) return false, 'narrow says no' end }\n",
     # A policy of the user's own, built on the helpers.
     "shout": (
         "local envelope = require 'vigil.envelope'\n"
@@ -465,32 +471,94 @@ def test_example_crashloop(e):
     assert e.call("monitor_status", monitor_id=mid)["counters"]["policy_dropped"] == 3
 
 
-@with_config(plugin_paths=[EXAMPLES])
-def test_example_gate(e):
-    err = expect_error("denied", e.call, "monitor_start", argv=["rm", "-rf", "/nonexistent"],
-                       policy="gate")
-    assert "rm is never allowed" in err.message, err.message
-    err = expect_error("denied", e.call, "monitor_start", command="echo hi", shell=True,
-                       label="web", policy="gate")
-    assert 'labelled "deploy"' in err.message, err.message
-    err = expect_error("denied", e.call, "monitor_start", command="echo hi; rm -rf x", shell=True,
-                       label="deploy", policy="gate")
-    assert "mentions rm" in err.message, err.message
-    mid = e.call("monitor_start", command="echo deployed", shell=True, label="deploy",
-                 policy="gate")["monitor_id"]
-    assert "exited with code 0" in e.main.wait_ending(mid)["text"]
-    mid = e.call("monitor_start", argv=["printf", "fine\\n"], policy="gate")["monitor_id"]
-    out = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
-    assert "[stdout seq=1] fine" in out["text"]  # no format: the built-in envelope
+def _example_gate_config():
+    cfg = default_config(monitor={"allow_shell": False})
+    cfg["plugin_paths"] = [EXAMPLES, POLICIES]
+    cfg["gate"] = "gate"
+    return cfg
+
+
+def test_example_gate_as_the_configs_gate(e):
+    # The three bypasses of the old word filter, with a trusted-looking
+    # label, whatever policy the caller names: denied.
+    for policy in (None, "envelope", "dropper"):
+        extra = {"policy": policy} if policy else {}
+        for line in ("r''m -rf /tmp/vigil-nothing", "$(printf r)m -rf /tmp/vigil-nothing"):
+            err = expect_error("denied", e.call, "monitor_start", command=line, shell=True,
+                               label="deploy", **extra)
+            assert "policy gate denied the start: shell commands are never allowed" \
+                in err.message, err.message
+        err = expect_error("denied", e.call, "monitor_start",
+                           argv=["find", "/tmp/vigil-nothing", "-delete"], **extra)
+        assert "is not an absolute path" in err.message, err.message
+    # The gate decides in place of the allowlist: echo is on it but denied...
+    err = expect_error("denied", e.call, "monitor_start", argv=["echo", "hi"])
+    assert "policy gate denied the start" in err.message, err.message
+    # ...and /usr/bin/make is not on it but has an allowed shape.
+    project = tempfile.mkdtemp(prefix="vigil-ft-make-")
+    try:
+        with open(os.path.join(project, "Makefile"), "w") as f:
+            f.write("hello:\n\t@echo made it\n")
+        mid = e.call("monitor_start", argv=["/usr/bin/make", "hello"], cwd=project,
+                     notify="lines")["monitor_id"]
+        out = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
+        assert "[stdout seq=1] made it" in out["text"], out["text"]
+        assert "exited with code 0" in e.main.wait_ending(mid)["text"]
+        # A caller's policy with a gate can still narrow it.
+        err = expect_error("denied", e.call, "monitor_start", argv=["/usr/bin/make", "hello"],
+                           cwd=project, policy="narrow")
+        assert "policy narrow denied the start: narrow says no" in err.message, err.message
+    finally:
+        shutil.rmtree(project, True)
+
+
+test_example_gate_as_the_configs_gate.config = _example_gate_config
+
+
+@with_config(plugin_paths=[POLICIES], policy="denyecho")
+def test_the_default_policys_gate_applies_whatever_policy_the_caller_names(e):
+    # The caller names a policy without a gate: the config's default
+    # policy's gate still decides (before, naming another policy skipped it).
+    for policy in (None, "envelope", "route_only", "dropper"):
+        extra = {"policy": policy} if policy else {}
+        err = expect_error("denied", e.call, "monitor_start", argv=["echo", "hi"], **extra)
+        assert "policy denyecho denied the start: no echo here" in err.message, err.message
+    err = expect_error("denied", e.call, "process_run", argv=["echo", "hi"])
+    assert "policy denyecho denied the start" in err.message, err.message
+    mid = e.call("monitor_start", argv=["printf", "fine\\n"], policy="envelope")["monitor_id"]
     e.main.wait_ending(mid)
 
 
-@with_config(monitor={"allow_shell": False}, plugin_paths=[EXAMPLES])
-def test_example_gate_allows_a_shell_command_the_config_does_not(e):
-    expect_error("denied", e.call, "monitor_start", command="echo hi", shell=True, label="deploy")
-    mid = e.call("monitor_start", command="echo hi", shell=True, label="deploy",
-                 policy="gate")["monitor_id"]
+@with_config(plugin_paths=[POLICIES], monitor={"allow_shell": False})
+def test_a_callers_policy_gate_can_only_narrow(e):
+    # dropper's gate allows everything: it cannot widen past allow_shell...
+    err = expect_error("denied", e.call, "monitor_start", command="echo from a shell", shell=True,
+                       policy="dropper")
+    assert "monitor.allow_shell is false" in err.message, err.message
+    # ...nor past the allowlist...
+    err = expect_error("denied", e.call, "monitor_start", argv=["/usr/bin/env", "true"],
+                       policy="dropper")
+    assert "is not in monitor.allowed_commands" in err.message, err.message
+    # ...but a gate can deny what the config allows.
+    err = expect_error("denied", e.call, "monitor_start", argv=["echo", "hi"], policy="denyecho")
+    assert "policy denyecho denied the start: no echo here" in err.message, err.message
+    mid = e.call("monitor_start", argv=["printf", "ok\\n"], policy="denyecho")["monitor_id"]
     e.main.wait_ending(mid)
+
+
+@stdio_only
+def test_the_configs_gate_must_be_a_policy_with_a_gate(e):
+    for gate, want in (("route_only", 'gate: policy "route_only" has no gate function'),
+                       ("nope", 'unknown policy "nope"')):
+        cfg = default_config()
+        cfg["plugin_paths"] = [POLICIES]
+        cfg["gate"] = gate
+        path = os.path.join(e.dir, "gate-%s.lua" % gate)
+        with open(path, "w") as f:
+            f.write("return " + lua_value(cfg) + "\n")
+        p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 1 and want in p.stderr, (p.returncode, p.stderr)
 
 
 @with_config(plugin_paths=[POLICIES])
@@ -502,15 +570,25 @@ def test_drop_is_counted_and_never_drops_the_ending(e):
     assert e.call("monitor_status", monitor_id=r["monitor_id"])["counters"]["policy_dropped"] == 1
 
 
-@with_config(plugin_paths=[POLICIES], monitor={"allow_persistent": False, "allow_shell": False})
+def _permissive_gate_config():
+    cfg = default_config(monitor={"allow_persistent": False, "allow_shell": False})
+    cfg["plugin_paths"] = [POLICIES]
+    cfg["gate"] = "dropper"
+    return cfg
+
+
 def test_a_permissive_gate_cannot_re_enable_what_the_config_disables(e):
-    # The gate allows everything: a shell command the config refuses goes...
-    r = e.call("monitor_start", command="echo from a shell", shell=True, policy="dropper")
+    # The config's gate allows everything: a shell command the config's
+    # allow_shell refuses goes (a gate the operator chose may widen)...
+    r = e.call("monitor_start", command="echo from a shell", shell=True)
     e.main.wait_ending(r["monitor_id"])
     # ...but persistent monitors stay disabled.
-    err = expect_error("denied", e.call, "monitor_start", command="sleep 1", persistent=True,
-                       policy="dropper")
+    err = expect_error("denied", e.call, "monitor_start", command="sleep 1", persistent=True)
     assert "allow_persistent" in err.message
+
+
+test_a_permissive_gate_cannot_re_enable_what_the_config_disables.config = \
+    _permissive_gate_config
 
 
 def _disabled_config():
@@ -552,6 +630,8 @@ if __name__ == "__main__":
         test_check_config_refuses_a_config_looping_in_xpcall,
         test_example_terse,
         test_example_crashloop,
-        test_example_gate,
-        test_example_gate_allows_a_shell_command_the_config_does_not,
+        test_example_gate_as_the_configs_gate,
+        test_the_default_policys_gate_applies_whatever_policy_the_caller_names,
+        test_a_callers_policy_gate_can_only_narrow,
+        test_the_configs_gate_must_be_a_policy_with_a_gate,
     ]))

@@ -43,7 +43,8 @@ is_defaults(const VigilConfig *cfg)
   return cfg->path == NULL && memcmp(&cfg->settings, &d, sizeof d) == 0 && cfg->enabled &&
          !cfg->live_mode_enabled && !cfg->allow_shell && cfg->allow_persistent &&
          cfg->allowed_commands.n == 0 && cfg->nroots == 0 && cfg->nplugin_paths == 0 &&
-         cfg->nmonitors == 0 && cfg->policy && strcmp(cfg->policy, "envelope") == 0;
+         cfg->nmonitors == 0 && cfg->policy && strcmp(cfg->policy, "envelope") == 0 &&
+         cfg->gate == NULL;
 }
 
 /* Loads text as test_dir/conf.lua expecting a refusal whose message is
@@ -280,6 +281,13 @@ TEST(types_are_checked)
                "invalid_params: @: monitor.allowed_commands[1] must not contain a NUL byte");
   EXPECT_ERROR("return { policy = '' }",
                "invalid_params: @: policy must be a non-empty string, got \"\"");
+  EXPECT_ERROR("return { gate = '' }",
+               "invalid_params: @: gate must be a non-empty string, got \"\"");
+  EXPECT_ERROR("return { gate = true }",
+               "invalid_params: @: gate must be a non-empty string, got boolean");
+  EXPECT_ERROR("return { log = { buffer_bytes = 100 } }",
+               "invalid_params: @: log.buffer_bytes must be 16384..67108864, got 100");
+  EXPECT_ERROR("return { log = { lines = 1 } }", "invalid_params: @: log.lines: unknown field");
   EXPECT_ERROR("return { plugin_paths = { 'a', false } }",
                "invalid_params: @: plugin_paths[2] must be a non-empty string, got boolean");
 
@@ -541,7 +549,8 @@ TEST(full_config_round_trips)
            "                 on_overload = 'mute' },\n"
            "  session = { queue_max = 10, linger_ms = 0 },\n"
            "  rpc = { max_message_bytes = 4096, max_pending = 2 },\n"
-           "  policy = 'xml',\n"
+           "  log = { buffer_bytes = 65536, policy_lines_per_s = 7, policy_lines_per_call = 3 },\n"
+           "  policy = 'xml', gate = 'gate',\n"
            "  plugin_paths = { '/opt/vigil/plugins', 'plugins' },\n"
            "  monitors = {\n"
            "    {\n"
@@ -586,6 +595,10 @@ TEST(full_config_round_trips)
   CHECK_INT(cfg.settings.rpc_max_pending, 2);
   CHECK_INT(cfg.settings.batch_max_lines, 50); /* untouched: default */
   CHECK_STR(cfg.policy, "xml");
+  CHECK_STR(cfg.gate, "gate");
+  CHECK_INT(cfg.settings.log_buffer_bytes, 65536);
+  CHECK_INT(cfg.settings.log_policy_lines_per_s, 7);
+  CHECK_INT(cfg.settings.log_policy_lines_per_call, 3);
   CHECK_INT(cfg.nplugin_paths, 2);
   CHECK_STR(cfg.plugin_paths[1], "plugins");
 

@@ -501,7 +501,7 @@ gate_argv(Policy *p, const char *program, const char *const *argv, bool *allow, 
           VigilError *err)
 {
   error_clear(err);
-  PolicyGateRequest req = {program, argv, false, "/tmp", "sess", NULL};
+  PolicyGateRequest req = {program, argv, false, "/tmp", "sess", NULL, NULL};
   return policy_gate(p, &req, allow, reason, err);
 }
 
@@ -537,6 +537,100 @@ TEST(gate_allows_or_denies_with_a_reason)
     char *reason = NULL;
     const char *ls[] = {"ls", NULL};
     CHECK_INT(gate_argv(noop, "ls", ls, &allow, &reason, &err), 1);
+  }
+  policyset_free(ps);
+}
+
+/* One start request for the example gate and what it must answer. */
+typedef struct {
+  const char *argv[8];
+  bool shell;
+  const char *env[3];
+  const char *label;
+  bool allow;
+  const char *why; /* in the reason when denied */
+} GateCase;
+
+/* examples/policies/gate.lua, an allow-by-argv-shape gate: the three
+ * bypasses of the old word filter (r''m, $(printf r)m, find -delete), a
+ * program allowed by its basename from any directory, a trusted label, and
+ * every way of loading code the shapes refuse; and what it allows. */
+TEST(the_example_gate_allows_by_argv_shape_only)
+{
+  const char *examples = VIGIL_SOURCE_DIR "/examples/policies";
+  PolicySet *ps = make_set(NULL, &examples, 1, TEST_BUDGET);
+  Policy *p = get(ps, "gate");
+  static const GateCase cases[] = {
+    /* The bypasses. */
+    {{"/bin/sh", "-c", "r''m -rf /tmp/x"}, true, {NULL}, "deploy", false, "shell"},
+    {{"/bin/sh", "-c", "$(printf r)m -rf /tmp/x"}, true, {NULL}, "deploy", false, "shell"},
+    {{"find", ".", "-delete"}, false, {NULL}, NULL, false, "absolute path"},
+    {{"/usr/bin/find", ".", "-delete"}, false, {NULL}, NULL, false, "not a program"},
+    /* By basename from anywhere, and the label. */
+    {{"/tmp/evil/npm", "run", "build"}, false, {NULL}, NULL, false, "not a program"},
+    {{"/usr/bin/../../tmp/make"}, false, {NULL}, NULL, false, "not a program"},
+    {{"npm", "run", "build"}, false, {NULL}, "deploy", false, "absolute path"},
+    {{"/bin/sh", "-c", "echo hi"}, true, {NULL}, "deploy", false, "shell"},
+    {{"rm", "-rf", "/"}, false, {NULL}, NULL, false, "absolute path"},
+    {{"/bin/rm", "-rf", "/"}, false, {NULL}, NULL, false, "not a program"},
+    /* make: one target, never an option or a variable. */
+    {{"/usr/bin/make", "-f", "/tmp/evil.mk"}, false, {NULL}, NULL, false, "make"},
+    {{"/usr/bin/make", "CC=/tmp/evil"}, false, {NULL}, NULL, false, "make"},
+    {{"/usr/bin/make", "--eval=x:"}, false, {NULL}, NULL, false, "make"},
+    {{"/usr/bin/make", "a", "b"}, false, {NULL}, NULL, false, "make"},
+    /* npm: run SCRIPT or test, nothing after. */
+    {{"/usr/bin/npm", "exec", "evil"}, false, {NULL}, NULL, false, "npm"},
+    {{"/usr/bin/npm", "run", "-s"}, false, {NULL}, NULL, false, "npm"},
+    {{"/usr/bin/npm", "run", "build", "--", "--x"}, false, {NULL}, NULL, false, "npm"},
+    {{"/usr/bin/npm", "install", "evil"}, false, {NULL}, NULL, false, "npm"},
+    /* pytest: nothing that loads code or configuration from elsewhere. */
+    {{"/usr/bin/pytest", "-p", "evil"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "-pevil"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "--pyargs", "pkg"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "-c", "/tmp/x.ini"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "-o", "addopts=-p evil"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "--rootdir=/tmp"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "/tmp/evil_test.py"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "tests/../../tmp/x.py"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "-k", "__import__('os')"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/python3", "-c", "import os"}, false, {NULL}, NULL, false, "python3"},
+    {{"/usr/bin/python3", "-m", "pip"}, false, {NULL}, NULL, false, "python3"},
+    {{"/usr/bin/python3", "-m", "pytest", "-p", "x"}, false, {NULL}, NULL, false, "pytest"},
+    /* The environment a start adds can load code too. */
+    {{"/usr/bin/pytest"}, false, {"PYTEST_ADDOPTS=-p evil", NULL}, NULL, false, "env"},
+    {{"/usr/bin/make", "test"}, false, {"MAKEFLAGS=-f/tmp/evil", NULL}, NULL, false, "env"},
+    {{"/usr/bin/npm", "test"}, false, {"PATH=/tmp/evil", NULL}, NULL, false, "env"},
+    /* Allowed shapes. */
+    {{"/usr/bin/make"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/make", "test"}, false, {"CI=1", NULL}, NULL, true, NULL},
+    {{"/usr/bin/make", "build/app.o"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/npm", "run", "build"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/npm", "run", "test:unit"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/npm", "test"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/pytest"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/pytest", "-q", "-x", "tests/test_a.py::test_b", "-k", "not slow"},
+     false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/python3", "-m", "pytest", "-q", "--tb=short", "tests"}, false, {NULL}, NULL,
+     true, NULL},
+  };
+  for (size_t i = 0; p && i < sizeof cases / sizeof cases[0]; i++) {
+    const GateCase *c = &cases[i];
+    PolicyGateRequest req = {c->argv[0], c->argv, c->shell, "/tmp", "sess", c->label, c->env};
+    bool allow = !c->allow;
+    char *reason = NULL;
+    VigilError err = VIGIL_ERROR_INIT;
+    int rc = policy_gate(p, &req, &allow, &reason, &err);
+    if (rc != 0)
+      check_fail(__FILE__, __LINE__, "case %zu (%s %s): gate failed: %s", i, c->argv[0],
+                 c->argv[1] ? c->argv[1] : "", err.msg);
+    else if (allow != c->allow)
+      check_fail(__FILE__, __LINE__, "case %zu (%s %s %s): %s, want %s", i, c->argv[0],
+                 c->argv[1] ? c->argv[1] : "", c->argv[1] && c->argv[2] ? c->argv[2] : "",
+                 allow ? "allowed" : "denied", c->allow ? "allowed" : "denied");
+    else if (!allow && (reason == NULL || strstr(reason, c->why) == NULL))
+      check_fail(__FILE__, __LINE__, "case %zu (%s): reason \"%s\" lacks \"%s\"", i,
+                 c->argv[0], reason ? reason : "(none)", c->why);
+    free(reason);
   }
   policyset_free(ps);
 }
@@ -927,6 +1021,7 @@ main(void)
   RUN(format_must_return_a_string);
   RUN(route_answers_are_checked);
   RUN(gate_allows_or_denies_with_a_reason);
+  RUN(the_example_gate_allows_by_argv_shape_only);
   RUN(vigil_nonce_escape_time);
   RUN(vigil_log_writes_a_line_naming_the_policy);
   RUN(vigil_log_is_rate_limited_per_call_and_per_second);
