@@ -711,9 +711,13 @@ engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err)
   if (policyset_get(ps, cfg->policy ? cfg->policy : "envelope", err) == NULL)
     return -1;
   if (cfg->gate != NULL) {
-    Policy *g = policyset_get(ps, cfg->gate, err);
-    if (g == NULL)
-      return -1;
+    VigilError sub = VIGIL_ERROR_INIT;
+    Policy *g = policyset_get(ps, cfg->gate, &sub);
+    if (g == NULL) {
+      /* Said as the config key it came from; sub.msg starts with its code. */
+      const char *msg = sub.msg + strlen(error_name(sub.code));
+      return error_set(err, sub.code, "gate%s", msg);
+    }
     if (!policy_has_gate(g))
       return error_set(err, kErrInvalidParams,
                        "gate: policy \"%s\" has no gate function (%s), so it cannot be the "

@@ -549,7 +549,7 @@ def test_a_callers_policy_gate_can_only_narrow(e):
 @stdio_only
 def test_the_configs_gate_must_be_a_policy_with_a_gate(e):
     for gate, want in (("route_only", 'gate: policy "route_only" has no gate function'),
-                       ("nope", 'unknown policy "nope"')):
+                       ("nope", 'gate: policy: unknown policy "nope"')):
         cfg = default_config()
         cfg["plugin_paths"] = [POLICIES]
         cfg["gate"] = gate
