@@ -59,7 +59,7 @@ static uv_thread_t log_thread;
 static bool log_threaded;       /* the writer runs (set once, before any use) */
 static pid_t log_pid;           /* the process it runs in */
 static LogLine *log_head, *log_tail;
-static size_t log_queued;       /* bytes queued or being written */
+static size_t log_queued;       /* bytes queued or being written, headers included */
 static size_t log_max = LOG_BUFFER_DEFAULT;
 static bool log_writing;        /* the writer holds a batch */
 static uint64_t log_written;
@@ -127,7 +127,7 @@ log_append_locked(const char *line, size_t len)
   else
     log_head = l;
   log_tail = l;
-  log_queued += len;
+  log_queued += sizeof *l + len;
 }
 
 /* When lines were dropped and `room` more bytes than the notice still fit,
@@ -144,7 +144,7 @@ log_notice_locked(size_t room)
                    (unsigned long long)log_dropped_pending, log_max);
   StrBuf line = STRBUF_INIT;
   log_format(&line, kLogWarn, "log", text, n > 0 ? (size_t)n : 0);
-  if (log_queued + line.len + room <= log_max) {
+  if (log_queued + sizeof(LogLine) + line.len + room <= log_max) {
     log_append_locked(line.data, line.len);
     log_dropped_pending = 0;
   }
@@ -174,7 +174,7 @@ log_writer(void *arg)
     for (LogLine *l = batch, *next; l; l = next) {
       next = l->next;
       lines += log_write_all(l->text, l->len);
-      bytes += l->len;
+      bytes += sizeof *l + l->len;
       free(l);
     }
 
@@ -247,8 +247,8 @@ log_msg(LogLevel level, const char *module, const char *fmt, ...)
   uv_mutex_lock(&log_mu);
   if ((size_t)n >= sizeof text)
     log_truncated++;
-  log_notice_locked(line.len);
-  if (log_dropped_pending == 0 && log_queued + line.len <= log_max) {
+  log_notice_locked(sizeof(LogLine) + line.len);
+  if (log_dropped_pending == 0 && log_queued + sizeof(LogLine) + line.len <= log_max) {
     log_append_locked(line.data, line.len);
     uv_cond_signal(&log_wake);
   } else {

@@ -39,9 +39,10 @@ LogLevel log_level(void);
 void log_msg(LogLevel level, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Sets the buffer's bound in bytes (log.buffer_bytes; the config allows
- * 16 KiB..64 MiB, which always holds the longest escaped line). Lines
- * already buffered stay; a lower bound only refuses new lines sooner. */
+/* Sets the buffer's bound in bytes, each line's bookkeeping included
+ * (log.buffer_bytes; the config allows 16 KiB..64 MiB, which always holds
+ * the longest escaped line). Lines already buffered stay; a lower bound
+ * only refuses new lines sooner. */
 void log_set_buffer_max(size_t bytes);
 
 /* Waits at most max_ms for every buffered line to be written. Whether they
