@@ -152,6 +152,22 @@ return {
     max_sessions = 1024,                 -- 1..100000 sessions
   },
 
+  -- The engine's log (stderr). Logging never makes the engine wait: lines
+  -- go through a buffer that a thread of their own writes out, and when
+  -- stderr is not read fast enough the lines that do not fit are dropped,
+  -- counted (api_info counters.log_lines_dropped) and reported by one
+  -- "N log lines dropped" line once there is room again.
+  log = {
+    -- Log lines waiting for stderr.
+    buffer_bytes = 1048576,              -- 16384..67108864 bytes
+    -- vigil.log lines one policy may write per second, and per call of
+    -- format, route or gate (or while its file loads); the rest are
+    -- dropped, counted (counters.policy_log_lines_dropped) and summed up in
+    -- one line at most every 10 s per policy.
+    policy_lines_per_s = 100,            -- 1..100000 lines
+    policy_lines_per_call = 20,          -- 1..10000 lines
+  },
+
   rpc = {
     -- Largest msgpack-rpc message accepted (process_run's stdin included);
     -- a larger one is skipped unread and answered limit_exceeded, then a
@@ -170,6 +186,16 @@ return {
   -- The policy that formats and routes notifications when a monitor names
   -- none: "envelope" is the built-in untrusted-observation envelope.
   policy = "envelope",
+
+  -- The policy whose gate(req) decides every start, whatever policy the
+  -- caller names (docs/policies.md section 7). Its true allows a start in
+  -- place of monitor.allowed_commands and allow_shell (so it may allow
+  -- more), its false denies; enabled, workspace_roots, allow_persistent and
+  -- the caps still apply after it. It must name a policy with a gate
+  -- function. Without it, the gate of `policy` above decides, and without
+  -- one there (envelope has none) the allowlist and allow_shell do. A
+  -- policy a caller names may add its own gate, which can only deny.
+  --   gate = "gate",   -- examples/policies/gate.lua: allow by argv shape
 
   -- Extra directories to look in for policy plugins, besides the bundled
   -- plugins/ (non-empty strings).

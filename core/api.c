@@ -210,7 +210,7 @@ api_pack_engine_counters(Call *call)
   for (Conn *c = e->conns; c; c = c->next)
     conns++;
   wire_key(pk, "counters");
-  msgpack_pack_map(pk, 8);
+  msgpack_pack_map(pk, 10);
   wire_key(pk, "connections");
   msgpack_pack_uint64(pk, conns);
   wire_key(pk, "sessions");
@@ -227,6 +227,10 @@ api_pack_engine_counters(Call *call)
   msgpack_pack_uint64(pk, e->conns_refused);
   wire_key(pk, "log_lines_truncated");
   msgpack_pack_uint64(pk, log_lines_truncated());
+  wire_key(pk, "log_lines_dropped");
+  msgpack_pack_uint64(pk, log_lines_dropped());
+  wire_key(pk, "policy_log_lines_dropped");
+  msgpack_pack_uint64(pk, policy_log_lines_dropped());
 }
 
 static void

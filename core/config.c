@@ -857,7 +857,8 @@ config_monitors(ConfigWalk *w, int idx)
 /* --- the top level ------------------------------------------------------- */
 
 static const char *const config_top_keys[] = {
-  "monitor", "rate_limit", "session", "rpc", "policy", "plugin_paths", "monitors", NULL,
+  "monitor", "rate_limit", "session", "log", "rpc", "policy", "gate", "plugin_paths", "monitors",
+  NULL,
 };
 
 /* Pushes t[key] (raw) and returns its type. */
@@ -890,7 +891,7 @@ config_walk(ConfigWalk *w, int idx)
     lua_pop(L, 1);
   }
 
-  static const char *const groups[] = {"monitor", "rate_limit", "session", "rpc", NULL};
+  static const char *const groups[] = {"monitor", "rate_limit", "session", "log", "rpc", NULL};
   for (size_t i = 0; groups[i]; i++) {
     int rc = 0;
     if (config_rawfield(L, idx, groups[i]) != LUA_TNIL)
@@ -905,6 +906,14 @@ config_walk(ConfigWalk *w, int idx)
   int rc = 0;
   if (config_rawfield(L, idx, "policy") != LUA_TNIL)
     rc = config_string_dup(w, lua_gettop(L), "policy", true, &cfg->policy);
+  lua_pop(L, 1);
+  if (rc != 0)
+    return -1;
+
+  /* gate: which policy's gate decides every start (engine.c); whether it
+   * exists and has a gate is checked when the policies load. */
+  if (config_rawfield(L, idx, "gate") != LUA_TNIL)
+    rc = config_string_dup(w, lua_gettop(L), "gate", true, &cfg->gate);
   lua_pop(L, 1);
   if (rc != 0)
     return -1;
@@ -1126,6 +1135,7 @@ config_free(VigilConfig *cfg)
   config_strv_free(cfg->env_allow);
   config_strv_free(cfg->env_inherit);
   free(cfg->policy);
+  free(cfg->gate);
   config_list_free(cfg->plugin_paths, cfg->nplugin_paths);
   for (size_t i = 0; i < cfg->nmonitors; i++)
     config_monitor_free(&cfg->monitors[i]);

@@ -14,8 +14,9 @@
  *                 env_inherit = {...}, <every monitor.* setting> },
  *     rate_limit = { <every rate_limit.* setting> },
  *     session = { <every session.* setting> },
+ *     log = { <every log.* setting> },
  *     rpc = { <every rpc.* setting> },
- *     policy = "envelope", plugin_paths = { ... },
+ *     policy = "envelope", gate = "name", plugin_paths = { ... },
  *     monitors = { { session = "dev", command = "...", label = ..., ... }, ... },
  *   }
  *
@@ -75,6 +76,7 @@ typedef struct {
   char **env_inherit;     /* monitor.env_inherit: the engine's variables a
                              child gets; default childenv_default_inherit */
   char *policy;           /* default "envelope" */
+  char *gate;             /* the policy whose gate decides every start; NULL: policy's */
   char **plugin_paths;    /* nplugin_paths entries */
   size_t nplugin_paths;
   ConfigMonitor *monitors;

@@ -254,13 +254,12 @@ engine_check_cwd(const VigilConfig *cfg, const char *cwd, ProcDir *dir, VigilErr
   return -1;
 }
 
-/* Asks the policy's gate about a start. Returns 0 when the policy has no gate
- * (the config's allowlist and shell rule decide), 1 when the gate allowed it
- * (it replaces those two; nothing else), -1 with err when it denied it or
+/* Asks one policy's gate about a start. Returns 0 when the policy has no
+ * gate, 1 when its gate allowed the start, -1 with err when it denied it or
  * failed (a failing gate denies: fail closed). */
 static int
-engine_policy_gate(Policy *policy, const char *session, const StartRequest *req,
-                   VigilError *err)
+engine_ask_gate(Policy *policy, const char *session, const StartRequest *req,
+                VigilError *err)
 {
   if (!policy_has_gate(policy))
     return 0;
@@ -271,6 +270,7 @@ engine_policy_gate(Policy *policy, const char *session, const StartRequest *req,
     .cwd = req->cwd,
     .session = session,
     .label = req->label,
+    .env = (const char *const *)req->env,
   };
   bool allow = false;
   char *reason = NULL;
@@ -289,6 +289,42 @@ engine_policy_gate(Policy *policy, const char *session, const StartRequest *req,
   }
   free(reason);
   return 1;
+}
+
+/* Decides whether a start may run at all (docs/policies.md section 7).
+ * The operator picks the gate that decides, never the caller: the config's
+ * `gate` policy, else its default `policy`. When that policy has a gate,
+ * its answer replaces the allowlist and the shell rule (so it may allow
+ * more); without one those two decide. Then the caller's choice, `chosen`
+ * (the monitor's own policy), when it is another policy with a gate, is
+ * asked too, and can only deny: its true adds nothing. Returns 0 when the
+ * start may go on, -1 with err (denied) when not. */
+static int
+engine_policy_gate(const VigilConfig *cfg, PolicySet *ps, Policy *chosen, const char *session,
+                   const StartRequest *req, VigilError *err)
+{
+  const char *name = cfg->gate ? cfg->gate : cfg->policy ? cfg->policy : "envelope";
+  VigilError sub = VIGIL_ERROR_INIT;
+  Policy *deciding = policyset_get(ps, name, &sub);
+  if (deciding == NULL)
+    return error_set(err, kErrDenied, "the config's gate policy \"%s\" did not load, so "
+                     "the start is denied: %s", name, sub.msg);
+  int decided = engine_ask_gate(deciding, session, req, err);
+  if (decided < 0)
+    return -1;
+  if (decided == 0 && cfg->gate != NULL)
+    return error_set(err, kErrDenied, "gate: policy \"%s\" (the config's gate) has no gate "
+                     "function, so the start is denied", name);
+  if (decided == 0) {
+    if (req->shell && !cfg->allow_shell)
+      return error_set(err, kErrDenied,
+                       "shell: shell commands are not allowed (monitor.allow_shell is false)");
+    if (!req->shell && gate_check(&cfg->allowed_commands, &req->argv, err) != 0)
+      return -1;
+  }
+  if (chosen != deciding && engine_ask_gate(chosen, session, req, err) < 0)
+    return -1;
+  return 0;
 }
 
 /* See engine.h. */
@@ -314,19 +350,8 @@ engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
   Policy *policy = policyset_get(ps, plan->policy_name, err);
   if (policy == NULL)
     return -1;
-  int gated = engine_policy_gate(policy, session, req, err);
-  if (gated < 0)
+  if (engine_policy_gate(cfg, ps, policy, session, req, err) != 0)
     return -1;
-  if (gated == 0) {
-    /* No gate in the policy: the config decides. */
-    if (req->shell) {
-      if (!cfg->allow_shell)
-        return error_set(err, kErrDenied,
-                         "shell: shell commands are not allowed (monitor.allow_shell is false)");
-    } else if (gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
-      return -1;
-    }
-  }
   if (childenv_check(req->env, (const char *const *)cfg->env_deny,
                      (const char *const *)cfg->env_allow, err) != 0)
     return -1;
@@ -727,6 +752,8 @@ engine_policies_for(const VigilConfig *cfg)
     .bundled_dir = bundled,
     .plugin_paths = cfg ? (const char *const *)cfg->plugin_paths : NULL,
     .nplugin_paths = cfg ? cfg->nplugin_paths : 0,
+    .log_lines_per_s = cfg ? (uint32_t)cfg->settings.log_policy_lines_per_s : 0,
+    .log_lines_per_call = cfg ? (uint32_t)cfg->settings.log_policy_lines_per_call : 0,
   };
   return policyset_new(&opts);
 }
@@ -736,19 +763,23 @@ engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err)
 {
   if (policyset_get(ps, cfg->policy ? cfg->policy : "envelope", err) == NULL)
     return -1;
+  if (cfg->gate != NULL) {
+    VigilError sub = VIGIL_ERROR_INIT;
+    Policy *g = policyset_get(ps, cfg->gate, &sub);
+    if (g == NULL) {
+      /* Said as the config key it came from; sub.msg starts with its code. */
+      const char *msg = sub.msg + strlen(error_name(sub.code));
+      return error_set(err, sub.code, "gate%s", msg);
+    }
+    if (!policy_has_gate(g))
+      return error_set(err, kErrInvalidParams,
+                       "gate: policy \"%s\" has no gate function (%s), so it cannot be the "
+                       "config's gate", cfg->gate, policy_path(g));
+  }
   for (size_t i = 0; i < cfg->nmonitors; i++)
     if (cfg->monitors[i].policy && policyset_get(ps, cfg->monitors[i].policy, err) == NULL)
       return -1;
   return 0;
-}
-
-int
-engine_check_policies(const VigilConfig *cfg, VigilError *err)
-{
-  PolicySet *ps = engine_policies_for(cfg);
-  int rc = engine_preload_policies(ps, cfg, err);
-  policyset_free(ps);
-  return rc;
 }
 
 int
@@ -779,6 +810,7 @@ engine_reload(Engine *e, VigilError *err)
   SessionLimits limits = {(size_t)cfg.settings.session_queue_max,
                           (uint64_t)cfg.settings.session_linger_ms};
   session_registry_set_limits(e->sessions, &limits);
+  log_set_buffer_max((size_t)cfg.settings.log_buffer_bytes);
   e->reloads++;
   LOG_INFO("engine", "reloaded %s", e->config_path);
   return 0;
@@ -793,6 +825,7 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
   memset(cfg, 0, sizeof *cfg);
   e->config_path = config_path ? xstrdup(config_path) : NULL;
   e->policies = engine_policies_for(&e->config);
+  log_set_buffer_max((size_t)e->config.settings.log_buffer_bytes);
   SessionLimits limits = engine_session_limits(&e->config);
   SessionHooks hooks = {engine_on_expire};
   e->sessions = session_registry_new(loop, &limits, &hooks, e);

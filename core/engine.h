@@ -192,10 +192,8 @@ int engine_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilErro
  * notification. */
 int engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err);
 
-/* The same check on a throwaway policy set. */
-int engine_check_policies(const VigilConfig *cfg, VigilError *err);
-
-/* vigild --check-config: the policies (engine_check_policies) and every
+/* vigild --check-config: the policies (engine_preload_policies, on a
+ * throwaway policy set) and every
  * config monitor checked exactly as engine_start_config_monitors would
  * start it (every check of engine_start and monitor_start, the running
  * caps counted over the config's monitors), with nothing started. The

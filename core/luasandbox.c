@@ -21,6 +21,7 @@
  *     loops would escape the instruction budget. (An object is only marked
  *     for finalization when its metatable already has __gc at setmetatable
  *     time, so checking there is enough.)
+ *   - xpcall: replaced by a wrapper whose message handler is C (below).
  *
  * The budget is a count hook every LUASANDBOX_HOOK_STEP instructions. Past
  * the budget the hook raises an error and re-arms itself for every single
@@ -49,6 +50,30 @@
  * wall-clock limit of LUASANDBOX_TIME_BASE_MS plus 100 ns per budgeted
  * instruction, tens of times what the budget costs in Lua code, checked by
  * the hook and by every charge; it reads "time limit of N ms exceeded".
+ *
+ * Error paths. The hook raises its error from inside the hook, and Lua
+ * runs a hook with every hook off; whatever Lua runs before that error has
+ * unwound to a protected call runs unhooked too. In Lua 5.4 that is the
+ * message handler of the nearest xpcall or lua_pcall (luaG_errormsg calls
+ * it at the point of the error), and through it anything the handler
+ * calls. A policy's xpcall handler that loops there would run for ever,
+ * deaf even to the clock, and so would one called again for the error the
+ * hook raises in it. So:
+ *   - xpcall installs a C handler around the policy's: within the limits it
+ *     calls the policy's handler (which then runs hooked, since only the
+ *     hook's own error is raised with hooks off, and that one comes only
+ *     past the limits); past them it returns the error unchanged and calls
+ *     no Lua at all;
+ *   - the host's own handler asks a non-string error object's __tostring
+ *     for its text only within the limits (past them the error is the
+ *     hook's string anyway);
+ *   - __close of a to-be-closed variable runs after luaD_pcall has restored
+ *     the hook (hooked, and past the limits stopped at its first
+ *     instruction, so each variable costs one instruction);
+ *   - __gc is refused (above); nothing else in ldo.c, ldebug.c or the
+ *     libraries opened here calls Lua on an error path (messages read
+ *     __name raw, never call metamethods).
+ * tests/unit/test_luasandbox.c tries each of these.
  *
  * Memory: the allocator counts the bytes the state holds and refuses an
  * allocation that would pass memory_max. Lua then runs an emergency
@@ -394,6 +419,49 @@ luasandbox_setmetatable(lua_State *L)
   return lua_gettop(L);
 }
 
+/* The message handler xpcall installs (file comment, "Error paths"): while
+ * the run or call is within its limits, calls the policy's handler (upvalue
+ * 1) with the error, which then runs hooked like any Lua code; once it is
+ * over the budget or the clock, returns the error unchanged without calling
+ * any Lua, because Lua may be running this from inside the count hook,
+ * where no hook fires. The check also charges one instruction, so a handler
+ * that errors and is called again (Lua does that until its C stack limit)
+ * stays counted. */
+static int
+luasandbox_xpcall_handler(lua_State *L)
+{
+  if (luasandbox_count(luasandbox_of(L), 1))
+    return 1;
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+/* Replaces base `xpcall(f, msgh, ...)`: the same call and results as the
+ * original (true and f's results, or false and what the handler returned),
+ * with msgh wrapped in luasandbox_xpcall_handler. No continuation is
+ * needed: without coroutines nothing can yield across it. */
+static int
+luasandbox_xpcall(lua_State *L)
+{
+  int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, luasandbox_xpcall_handler, 1);
+  lua_replace(L, 2);
+  lua_pushboolean(L, 1);     /* the first result on success */
+  lua_pushvalue(L, 1);       /* f */
+  lua_rotate(L, 3, 2);       /* both below f's arguments */
+  int status = lua_pcall(L, n - 2, LUA_MULTRET, 2);
+  if (status != LUA_OK) {
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - 2;  /* true and f's results */
+}
+
 /* Replaces global `name` with the C closure fn, whose one upvalue is the
  * original function. */
 static void
@@ -425,6 +493,8 @@ luasandbox_open(lua_State *L)
   }
   luasandbox_wrap(L, "load", luasandbox_load);
   luasandbox_wrap(L, "setmetatable", luasandbox_setmetatable);
+  lua_pushcfunction(L, luasandbox_xpcall);
+  lua_setglobal(L, "xpcall");
 
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);
@@ -522,13 +592,17 @@ luasandbox_refusals(const LuaSandbox *sb)
 
 /* The message handler of every protected run: Lua's message (or a word on a
  * non-string error object) followed by a traceback. A table with __tostring
- * is asked for its text, as lua.c does. */
+ * is asked for its text, as lua.c does, but only while the run is within
+ * its limits: past them this may be running inside the count hook, where a
+ * __tostring that loops would never be stopped (file comment, "Error
+ * paths"). */
 static int
 luasandbox_msghandler(lua_State *L)
 {
   const char *msg = lua_tostring(L, 1);
   if (msg == NULL) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+    if (!luasandbox_of(L)->over_budget && luaL_callmeta(L, 1, "__tostring") &&
+        lua_type(L, -1) == LUA_TSTRING)
       return 1;
     msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   }

@@ -4,7 +4,8 @@
  * loadfile and print (load only of text chunks), string, table, math and
  * utf8. No io, os, package, debug, no require, no bytecode. What it bounds:
  * memory (an allocator that refuses past a cap) and instructions (a count
- * hook that raises an error pcall cannot swallow, per call), where work done
+ * hook that raises an error neither pcall nor an xpcall message handler can
+ * swallow or outrun, per call), where work done
  * inside C functions (pattern matching, table.move/sort/insert/..., utf8
  * scans, allocation) is charged as instructions too, and Lua's pattern
  * functions are bounded copies (luapattern.h) that also stop a single call

@@ -7,6 +7,13 @@
  * Each policy state holds, besides the sandbox's libraries:
  *   - `vigil`: nonce(), escape(text), time([ms]), log(level, msg), also
  *     reachable as require "vigil";
+ *   - vigil.log is rate-limited per policy: at most log_lines_per_call lines
+ *     per call (or load) and log_lines_per_s per one-second window. A line
+ *     past either is dropped for the cost of a comparison (a policy logging
+ *     in a tight loop used to stall the loop for seconds), counted, and the
+ *     drops are summed up in one log line at the end of a call, at most
+ *     every POLICY_LOG_SUMMARY_MS per policy (and when the policy is freed),
+ *     so the summaries cannot flood the log either;
  *   - `require`, which resolves "a.b" to a/b.lua under lua_dir, then under
  *     the bundled plugin directory, then under each plugin path, and nowhere
  *     else (no package.path, no C modules, no "..", no "/": a name is
@@ -42,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "log.h"
 #include "memory.h"
@@ -61,6 +69,8 @@
 #define POLICY_QUOTE_MAX 64
 /* A scratch buffer that grew past this is given back after use. */
 #define POLICY_SCRATCH_KEEP (64u << 10)
+/* The least time between two "vigil.log lines dropped" lines of a policy. */
+#define POLICY_LOG_SUMMARY_MS 10000u
 
 /* The three functions a policy may define, indexes of Policy.fn. */
 enum { kPolicyFormat = 0, kPolicyRoute, kPolicyGate, kPolicyFnCount };
@@ -77,6 +87,12 @@ struct Policy {
   /* Text built in C for Lua (escapes, times). Owned here rather than by the
    * C function, so an error raised while pushing it cannot leak it. */
   StrBuf scratch;
+  /* vigil.log's rate limit (file comment). */
+  uint64_t log_window_ms;    /* start of the current one-second window */
+  uint32_t log_in_window;    /* lines written in it */
+  uint32_t log_in_call;      /* lines written in the current call or load */
+  uint64_t log_untold;       /* dropped and not yet summed up in the log */
+  uint64_t log_told_ms;      /* when the last summary was written; 0: never */
 };
 
 struct PolicySet {
@@ -85,6 +101,8 @@ struct PolicySet {
   char **plugin_paths;
   size_t nplugin_paths;
   LuaSandboxLimits limits;   /* zeros already replaced by the defaults */
+  uint32_t log_per_s;        /* vigil.log's rate limit, likewise */
+  uint32_t log_per_call;
   Policy **policies;         /* in load order */
   const char **names;        /* their names, for policyset_names */
   size_t npolicies;
@@ -95,6 +113,9 @@ struct PolicySet {
  * set of modules being loaded. */
 static const char policy_loaded_key = 'L';
 static const char policy_loading_key = 'l';
+
+/* vigil.log lines dropped by every policy (policy_log_lines_dropped). */
+static uint64_t policy_log_dropped_total;
 
 /* --- small helpers ------------------------------------------------------- */
 
@@ -273,8 +294,67 @@ policy_vigil_time(lua_State *L)
   return 1;
 }
 
+/* CLOCK_MONOTONIC in ms, for the rate limit's window. */
+static uint64_t
+policy_now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Whether p may write one more vigil.log line now (file comment); counts
+ * it when so, counts a drop when not. */
+static bool
+policy_log_allowed(Policy *p)
+{
+  uint64_t now = policy_now_ms();
+  if (now - p->log_window_ms >= 1000u) {
+    p->log_window_ms = now;
+    p->log_in_window = 0;
+  }
+  if (p->log_in_call >= p->set->log_per_call || p->log_in_window >= p->set->log_per_s) {
+    p->log_untold++;
+    policy_log_dropped_total++;
+    return false;
+  }
+  p->log_in_call++;
+  p->log_in_window++;
+  return true;
+}
+
+/* Starts the per-call count of a call or load. */
+static void
+policy_log_begin(Policy *p)
+{
+  p->log_in_call = 0;
+}
+
+/* Ends a call or load: sums up the lines dropped so far in one log line,
+ * unless the last summary is more recent than POLICY_LOG_SUMMARY_MS (then
+ * the count waits for a later call); `force` writes it regardless. */
+static void
+policy_log_end(Policy *p, bool force)
+{
+  if (p->log_untold == 0)
+    return;
+  uint64_t now = policy_now_ms();
+  if (!force && p->log_told_ms != 0 && now - p->log_told_ms < POLICY_LOG_SUMMARY_MS)
+    return;
+  char module[POLICY_NAME_MAX + 16];
+  snprintf(module, sizeof module, "policy %s", p->name);
+  log_msg(kLogWarn, module,
+          "%llu vigil.log lines dropped (log.policy_lines_per_call is %u, "
+          "log.policy_lines_per_s is %u)",
+          (unsigned long long)p->log_untold, p->set->log_per_call, p->set->log_per_s);
+  p->log_untold = 0;
+  p->log_told_ms = now ? now : 1;
+}
+
 /* vigil.log(level, msg): one line in the engine's log from module "policy
- * NAME", msg cut to POLICY_LOG_MAX bytes (the log escapes it). */
+ * NAME", msg cut to POLICY_LOG_MAX bytes (the log escapes it), within the
+ * rate limit (file comment); past it the line is dropped and counted. A bad
+ * level or message is an error either way. */
 static int
 policy_vigil_log(lua_State *L)
 {
@@ -284,6 +364,8 @@ policy_vigil_log(lua_State *L)
   int level = luaL_checkoption(L, 1, NULL, levels);
   size_t len;
   const char *msg = luaL_checklstring(L, 2, &len);
+  if ((int)values[level] < (int)log_level() || !policy_log_allowed(p))
+    return 0;
   char text[POLICY_LOG_MAX + 1];
   len = policy_cut_utf8(msg, len, POLICY_LOG_MAX);
   memcpy(text, msg, len);
@@ -580,7 +662,7 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
 static void
 policy_push_request(lua_State *L, const PolicyGateRequest *req)
 {
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 7);
   policy_set_str(L, "program", req->program);
   lua_newtable(L);
   for (lua_Integer i = 0; req->argv && req->argv[i]; i++) {
@@ -594,6 +676,17 @@ policy_push_request(lua_State *L, const PolicyGateRequest *req)
   policy_set_str(L, "cwd", req->cwd);
   policy_set_str(L, "session", req->session);
   policy_set_str(L, "label", req->label);
+  lua_newtable(L);
+  for (size_t i = 0; req->env && req->env[i]; i++) {
+    const char *eq = strchr(req->env[i], '=');
+    if (eq == NULL)
+      continue;
+    lua_pushlstring(L, req->env[i], (size_t)(eq - req->env[i]));
+    lua_pushstring(L, eq + 1);
+    lua_rawset(L, -3);
+  }
+  policy_push_readonly(L, policy_ro_newindex_request);
+  lua_setfield(L, -2, "env");
   policy_push_readonly(L, policy_ro_newindex_request);
 }
 
@@ -663,7 +756,10 @@ policy_call(Policy *p, PolicyCall *c, int nresults, int *top, VigilError *err)
   lua_pushcfunction(L, policy_trampoline);
   lua_pushlightuserdata(L, c);
   VigilError local = VIGIL_ERROR_INIT;
-  if (luasandbox_call(p->sb, 1, nresults, &local) != 0) {
+  policy_log_begin(p);
+  int rc = luasandbox_call(p->sb, 1, nresults, &local);
+  policy_log_end(p, false);
+  if (rc != 0) {
     lua_settop(L, *top);
     strbuf_reset(&p->scratch);
     return policy_fail(p, c->fn, err, policy_inner(&local));
@@ -811,6 +907,7 @@ policy_free(Policy *p)
 {
   if (p == NULL)
     return;
+  policy_log_end(p, true);
   luasandbox_free(p->sb);
   free(p->name);
   free(p->path);
@@ -848,8 +945,12 @@ policy_load(PolicySet *ps, const char *name, const char *path, VigilError *err)
   }
   lua_pushcfunction(L, policy_setup);
   lua_pushlightuserdata(L, p);
-  if (luasandbox_call(p->sb, 1, 0, &local) != 0 ||
-      luasandbox_run_file(p->sb, path, POLICY_FILE_MAX, 1, &local) != 0) {
+  policy_log_begin(p);
+  int rc = luasandbox_call(p->sb, 1, 0, &local);
+  if (rc == 0)
+    rc = luasandbox_run_file(p->sb, path, POLICY_FILE_MAX, 1, &local);
+  policy_log_end(p, false);
+  if (rc != 0) {
     error_set(err, kErrInvalidParams, "policy \"%s\": %s", name, policy_inner(&local));
     policy_free(p);
     return NULL;
@@ -894,6 +995,9 @@ policyset_new(const PolicyOptions *opts)
                                                   : POLICY_DEFAULT_MEMORY;
   ps->limits.instruction_max = opts->limits.instruction_max ? opts->limits.instruction_max
                                                             : POLICY_DEFAULT_INSTRUCTIONS;
+  ps->log_per_s = opts->log_lines_per_s ? opts->log_lines_per_s : POLICY_DEFAULT_LOG_PER_S;
+  ps->log_per_call = opts->log_lines_per_call ? opts->log_lines_per_call
+                                              : POLICY_DEFAULT_LOG_PER_CALL;
   return ps;
 }
 
@@ -1015,4 +1119,10 @@ uint64_t
 policy_failures(const Policy *p)
 {
   return p->failures;
+}
+
+uint64_t
+policy_log_lines_dropped(void)
+{
+  return policy_log_dropped_total;
 }

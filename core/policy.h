@@ -10,7 +10,8 @@
  * `n` is a read-only table shaped like the wire notification (type,
  * monitor_id, label, mode, batch, lines = {{seq, stream, text, pattern,
  * truncated}, ...}, suppressed, state, exit_code, signal, duration_ms,
- * reason, dropped, at); `req` is {program, argv, shell, cwd, session, label}.
+ * reason, dropped, at); `req` is {program, argv, shell, cwd, session, label,
+ * env = {NAME = value, ...}}.
  * Both are read-only (a write raises "notification is read-only"), and the
  * untrusted text in `n` (each line's text, the label, the reason) is already
  * escaped with textfmt_escape: no raw control character, ANSI escape or
@@ -22,7 +23,8 @@
  *   - `require`, limited to the Lua modules vigil ships (lua/, e.g.
  *     require "vigil.envelope") and the plugin paths, text only;
  *   - a `vigil` module: vigil.nonce(), vigil.escape(text), vigil.time(),
- *     vigil.log(level, msg).
+ *     vigil.log(level, msg), the last rate-limited per policy (lines per
+ *     call and per second; the rest dropped, counted and summed up).
  * A call that errors, loops, recurses without end or runs out of memory is
  * cut off and reported (message with traceback); the caller then uses the
  * built-in C envelope for that notification and sends a policy_error. Lua is
@@ -54,11 +56,16 @@ typedef struct {
   const char *const *plugin_paths; /* the user's directories, searched after bundled_dir */
   size_t nplugin_paths;
   LuaSandboxLimits limits;        /* per policy state: memory cap, budget per call */
+  uint32_t log_lines_per_s;       /* vigil.log lines per policy per second */
+  uint32_t log_lines_per_call;    /* and per call (or load) */
 } PolicyOptions;
 
-/* Defaults: 16 MiB per state, 1,000,000 instructions per call. */
+/* Defaults: 16 MiB per state, 1,000,000 instructions per call, and the
+ * defaults of log.policy_lines_per_s and log.policy_lines_per_call. */
 #define POLICY_DEFAULT_MEMORY (16u << 20)
 #define POLICY_DEFAULT_INSTRUCTIONS 1000000u
+#define POLICY_DEFAULT_LOG_PER_S 100u
+#define POLICY_DEFAULT_LOG_PER_CALL 20u
 
 /* A start request as gate(req) sees it. */
 typedef struct {
@@ -68,6 +75,7 @@ typedef struct {
   const char *cwd;                /* may be NULL */
   const char *session;
   const char *label;              /* may be NULL */
+  const char *const *env;         /* "K=V" the start adds, NULL-terminated; may be NULL */
 } PolicyGateRequest;
 
 /* A set of loaded policies, from which monitors take theirs by name. The
@@ -110,5 +118,9 @@ int policy_gate(Policy *p, const PolicyGateRequest *req, bool *allow, char **rea
 
 /* Calls cut off so far (errors, budget, memory), for api_info. */
 uint64_t policy_failures(const Policy *p);
+
+/* vigil.log lines dropped by the rate limit, by every policy since start
+ * (api_info counters.policy_log_lines_dropped). */
+uint64_t policy_log_lines_dropped(void);
 
 #endif

@@ -74,6 +74,12 @@ const SettingSpec settings_table[] = {
               "ms", "the longest linger a client may ask for in session_open"),
   INT_SETTING("session.max_sessions", session_max_sessions, 1024, 1, 100000, "sessions",
               "named sessions in the whole engine (a connection's own one does not count)"),
+  INT_SETTING("log.buffer_bytes", log_buffer_bytes, 1048576, 16384, 67108864, "bytes",
+              "log lines waiting for stderr; past it lines are dropped, counted and reported"),
+  INT_SETTING("log.policy_lines_per_s", log_policy_lines_per_s, 100, 1, 100000, "lines",
+              "vigil.log lines one policy may write per second; the rest are dropped, counted"),
+  INT_SETTING("log.policy_lines_per_call", log_policy_lines_per_call, 20, 1, 10000, "lines",
+              "vigil.log lines one policy call (or load) may write; the rest are dropped, counted"),
   INT_SETTING("rpc.max_message_bytes", rpc_max_message_bytes, 1048576, 1024, 67108864, "bytes",
               "largest msgpack-rpc message accepted (process_run's stdin included); a "
               "larger one is skipped unread and answered limit_exceeded, then a socket "

@@ -55,6 +55,10 @@ typedef struct {
   int64_t session_linger_ms;
   int64_t session_max_linger_ms;
   int64_t session_max_sessions;
+  /* The engine's log. */
+  int64_t log_buffer_bytes;
+  int64_t log_policy_lines_per_s;
+  int64_t log_policy_lines_per_call;
   /* The wire. */
   int64_t rpc_max_message_bytes;
   int64_t rpc_max_output_bytes;

@@ -10,11 +10,14 @@ import atexit
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import default_config, expect_error, run_tests, with_config
+from vigiltest import (VIGILD, default_config, expect_error, group_alive, lua_value, run_tests,
+                       stdio_only, wait_group_gone, with_config)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.normpath(os.path.join(HERE, "../../examples/policies"))
@@ -44,6 +47,21 @@ TEST_POLICIES = {
     # Drops everything it is asked about, and allows every start.
     "dropper": ('return { route = function(n) return "drop" end,\n'
                 '         gate = function(req) return true end }\n'),
+    # The escape of issue 7 point 1: xpcall's handler loops after the budget
+    # ran out in f (Lua runs it inside the count hook, unhooked).
+    "xpcall_escape": ("return { format = function(n)\n"
+                      "  xpcall(function() while true do end end, function(e) while true do end end)\n"
+                      "  return 'x'\n"
+                      "end }\n"),
+    # The same loop while the file loads.
+    "xpcall_at_load": ("xpcall(function() while true do end end, function(e) while true do end end)\n"
+                       "return {}\n"),
+    # Gates: one that refuses echo and allows the rest, one that refuses all.
+    "denyecho": ("return { gate = function(req)\n"
+                 "  if req.argv[1] == 'echo' then return false, 'no echo here' end\n"
+                 "  return true\n"
+                 "end }\n"),
+    "narrow": "return { gate = function(req) return false, 'narrow says no' end }\n",
     # A policy of the user's own, built on the helpers.
     "shout": (
         "local envelope = require 'vigil.envelope'\n"
@@ -418,6 +436,46 @@ def test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working(e):
     assert "stack traceback:" in e.log(), e.log()[-2000:]
 
 
+@with_config(plugin_paths=[POLICIES])
+def test_an_xpcall_handler_cannot_freeze_the_engine(e):
+    # The issue's reproduction: before the fix vigild spun at 100% CPU for
+    # good, answering nothing and deaf to SIGTERM.
+    mid = e.call("monitor_start", label="esc", policy="xpcall_escape", notify="lines",
+                 command="sh -c 'echo go; exec sleep 60'")
+    pe = policy_errors(e, mid["monitor_id"])[0]
+    assert "instruction budget of 1000000 exceeded" in pe["reason"], pe["reason"]
+    out = e.main.wait_notification(lambda n: n["monitor_id"] == mid["monitor_id"])
+    assert "[stdout seq=1] go" in out["text"], out["text"]  # the built-in envelope
+    assert e.call("ping")["version"]
+    # SIGTERM still ends it, and its child with it.
+    t0 = time.monotonic()
+    assert e.stop(timeout=20) == 0
+    assert time.monotonic() - t0 < 20
+    assert wait_group_gone(mid["pid"], 10), "the monitor's process group outlived vigild"
+
+
+@with_config(plugin_paths=[POLICIES])
+def test_a_policy_looping_in_xpcall_at_load_time_is_refused(e):
+    err = expect_error("invalid_params", e.call, "monitor_start", argv=["true"],
+                       policy="xpcall_at_load", timeout=30)
+    assert 'policy "xpcall_at_load"' in err.message, err.message
+    assert "instruction budget of 1000000 exceeded" in err.message, err.message
+    assert e.call("ping")["version"]
+
+
+@stdio_only
+def test_check_config_refuses_a_config_looping_in_xpcall(e):
+    path = os.path.join(e.dir, "looping.lua")
+    with open(path, "w") as f:
+        f.write("xpcall(function() while true do end end, function(e) while true do end end)\n"
+                "return " + lua_value(default_config()) + "\n")
+    p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert "%s:" % path in p.stderr and "instruction budget of 10000000 exceeded" in p.stderr, \
+        p.stderr
+
+
 # --- the example policies ----------------------------------------------------
 
 @with_config(plugin_paths=[EXAMPLES])
@@ -458,32 +516,94 @@ def test_example_crashloop(e):
     assert e.call("monitor_status", monitor_id=mid)["counters"]["policy_dropped"] == 3
 
 
-@with_config(plugin_paths=[EXAMPLES])
-def test_example_gate(e):
-    err = expect_error("denied", e.call, "monitor_start", argv=["rm", "-rf", "/nonexistent"],
-                       policy="gate")
-    assert "rm is never allowed" in err.message, err.message
-    err = expect_error("denied", e.call, "monitor_start", command="echo hi", shell=True,
-                       label="web", policy="gate")
-    assert 'labelled "deploy"' in err.message, err.message
-    err = expect_error("denied", e.call, "monitor_start", command="echo hi; rm -rf x", shell=True,
-                       label="deploy", policy="gate")
-    assert "mentions rm" in err.message, err.message
-    mid = e.call("monitor_start", command="echo deployed", shell=True, label="deploy",
-                 policy="gate")["monitor_id"]
-    assert "exited with code 0" in e.main.wait_ending(mid)["text"]
-    mid = e.call("monitor_start", argv=["printf", "fine\\n"], policy="gate")["monitor_id"]
-    out = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
-    assert "[stdout seq=1] fine" in out["text"]  # no format: the built-in envelope
+def _example_gate_config():
+    cfg = default_config(monitor={"allow_shell": False})
+    cfg["plugin_paths"] = [EXAMPLES, POLICIES]
+    cfg["gate"] = "gate"
+    return cfg
+
+
+def test_example_gate_as_the_configs_gate(e):
+    # The three bypasses of the old word filter, with a trusted-looking
+    # label, whatever policy the caller names: denied.
+    for policy in (None, "envelope", "dropper"):
+        extra = {"policy": policy} if policy else {}
+        for line in ("r''m -rf /tmp/vigil-nothing", "$(printf r)m -rf /tmp/vigil-nothing"):
+            err = expect_error("denied", e.call, "monitor_start", command=line, shell=True,
+                               label="deploy", **extra)
+            assert "policy gate denied the start: shell commands are never allowed" \
+                in err.message, err.message
+        err = expect_error("denied", e.call, "monitor_start",
+                           argv=["find", "/tmp/vigil-nothing", "-delete"], **extra)
+        assert "is not an absolute path" in err.message, err.message
+    # The gate decides in place of the allowlist: echo is on it but denied...
+    err = expect_error("denied", e.call, "monitor_start", argv=["echo", "hi"])
+    assert "policy gate denied the start" in err.message, err.message
+    # ...and /usr/bin/make is not on it but has an allowed shape.
+    project = tempfile.mkdtemp(prefix="vigil-ft-make-")
+    try:
+        with open(os.path.join(project, "Makefile"), "w") as f:
+            f.write("hello:\n\t@echo made it\n")
+        mid = e.call("monitor_start", argv=["/usr/bin/make", "hello"], cwd=project,
+                     notify="lines")["monitor_id"]
+        out = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
+        assert "[stdout seq=1] made it" in out["text"], out["text"]
+        assert "exited with code 0" in e.main.wait_ending(mid)["text"]
+        # A caller's policy with a gate can still narrow it.
+        err = expect_error("denied", e.call, "monitor_start", argv=["/usr/bin/make", "hello"],
+                           cwd=project, policy="narrow")
+        assert "policy narrow denied the start: narrow says no" in err.message, err.message
+    finally:
+        shutil.rmtree(project, True)
+
+
+test_example_gate_as_the_configs_gate.config = _example_gate_config
+
+
+@with_config(plugin_paths=[POLICIES], policy="denyecho")
+def test_the_default_policys_gate_applies_whatever_policy_the_caller_names(e):
+    # The caller names a policy without a gate: the config's default
+    # policy's gate still decides (before, naming another policy skipped it).
+    for policy in (None, "envelope", "route_only", "dropper"):
+        extra = {"policy": policy} if policy else {}
+        err = expect_error("denied", e.call, "monitor_start", argv=["echo", "hi"], **extra)
+        assert "policy denyecho denied the start: no echo here" in err.message, err.message
+    err = expect_error("denied", e.call, "process_run", argv=["echo", "hi"])
+    assert "policy denyecho denied the start" in err.message, err.message
+    mid = e.call("monitor_start", argv=["printf", "fine\\n"], policy="envelope")["monitor_id"]
     e.main.wait_ending(mid)
 
 
-@with_config(monitor={"allow_shell": False}, plugin_paths=[EXAMPLES])
-def test_example_gate_allows_a_shell_command_the_config_does_not(e):
-    expect_error("denied", e.call, "monitor_start", command="echo hi", shell=True, label="deploy")
-    mid = e.call("monitor_start", command="echo hi", shell=True, label="deploy",
-                 policy="gate")["monitor_id"]
+@with_config(plugin_paths=[POLICIES], monitor={"allow_shell": False})
+def test_a_callers_policy_gate_can_only_narrow(e):
+    # dropper's gate allows everything: it cannot widen past allow_shell...
+    err = expect_error("denied", e.call, "monitor_start", command="echo from a shell", shell=True,
+                       policy="dropper")
+    assert "monitor.allow_shell is false" in err.message, err.message
+    # ...nor past the allowlist...
+    err = expect_error("denied", e.call, "monitor_start", argv=["/usr/bin/env", "true"],
+                       policy="dropper")
+    assert "is not in monitor.allowed_commands" in err.message, err.message
+    # ...but a gate can deny what the config allows.
+    err = expect_error("denied", e.call, "monitor_start", argv=["echo", "hi"], policy="denyecho")
+    assert "policy denyecho denied the start: no echo here" in err.message, err.message
+    mid = e.call("monitor_start", argv=["printf", "ok\\n"], policy="denyecho")["monitor_id"]
     e.main.wait_ending(mid)
+
+
+@stdio_only
+def test_the_configs_gate_must_be_a_policy_with_a_gate(e):
+    for gate, want in (("route_only", 'gate: policy "route_only" has no gate function'),
+                       ("nope", 'gate: policy: unknown policy "nope"')):
+        cfg = default_config()
+        cfg["plugin_paths"] = [POLICIES]
+        cfg["gate"] = gate
+        path = os.path.join(e.dir, "gate-%s.lua" % gate)
+        with open(path, "w") as f:
+            f.write("return " + lua_value(cfg) + "\n")
+        p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 1 and want in p.stderr, (p.returncode, p.stderr)
 
 
 @with_config(plugin_paths=[POLICIES])
@@ -495,15 +615,25 @@ def test_drop_is_counted_and_never_drops_the_ending(e):
     assert e.call("monitor_status", monitor_id=r["monitor_id"])["counters"]["policy_dropped"] == 1
 
 
-@with_config(plugin_paths=[POLICIES], monitor={"allow_persistent": False, "allow_shell": False})
+def _permissive_gate_config():
+    cfg = default_config(monitor={"allow_persistent": False, "allow_shell": False})
+    cfg["plugin_paths"] = [POLICIES]
+    cfg["gate"] = "dropper"
+    return cfg
+
+
 def test_a_permissive_gate_cannot_re_enable_what_the_config_disables(e):
-    # The gate allows everything: a shell command the config refuses goes...
-    r = e.call("monitor_start", command="echo from a shell", shell=True, policy="dropper")
+    # The config's gate allows everything: a shell command the config's
+    # allow_shell refuses goes (a gate the operator chose may widen)...
+    r = e.call("monitor_start", command="echo from a shell", shell=True)
     e.main.wait_ending(r["monitor_id"])
     # ...but persistent monitors stay disabled.
-    err = expect_error("denied", e.call, "monitor_start", command="sleep 1", persistent=True,
-                       policy="dropper")
+    err = expect_error("denied", e.call, "monitor_start", command="sleep 1", persistent=True)
     assert "allow_persistent" in err.message
+
+
+test_a_permissive_gate_cannot_re_enable_what_the_config_disables.config = \
+    _permissive_gate_config
 
 
 def _disabled_config():
@@ -541,8 +671,13 @@ if __name__ == "__main__":
         test_a_permissive_gate_cannot_re_enable_what_the_config_disables,
         test_a_permissive_gate_cannot_enable_a_disabled_engine,
         test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working,
+        test_an_xpcall_handler_cannot_freeze_the_engine,
+        test_a_policy_looping_in_xpcall_at_load_time_is_refused,
+        test_check_config_refuses_a_config_looping_in_xpcall,
         test_example_terse,
         test_example_crashloop,
-        test_example_gate,
-        test_example_gate_allows_a_shell_command_the_config_does_not,
+        test_example_gate_as_the_configs_gate,
+        test_the_default_policys_gate_applies_whatever_policy_the_caller_names,
+        test_a_callers_policy_gate_can_only_narrow,
+        test_the_configs_gate_must_be_a_policy_with_a_gate,
     ]))

@@ -6,6 +6,7 @@
  * the struct field by field.
  */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -60,7 +61,8 @@ is_defaults(const VigilConfig *cfg)
          same_list(cfg->env_inherit, childenv_default_inherit) &&
          !cfg->live_mode_enabled && !cfg->allow_shell && cfg->allow_persistent &&
          cfg->allowed_commands.n == 0 && cfg->nroots == 0 && cfg->nplugin_paths == 0 &&
-         cfg->nmonitors == 0 && cfg->policy && strcmp(cfg->policy, "envelope") == 0;
+         cfg->nmonitors == 0 && cfg->policy && strcmp(cfg->policy, "envelope") == 0 &&
+         cfg->gate == NULL;
 }
 
 /* Loads text as test_dir/conf.lua expecting a refusal whose message is
@@ -302,6 +304,13 @@ TEST(types_are_checked)
                "invalid_params: @: monitor.allowed_commands[1] must not contain a NUL byte");
   EXPECT_ERROR("return { policy = '' }",
                "invalid_params: @: policy must be a non-empty string, got \"\"");
+  EXPECT_ERROR("return { gate = '' }",
+               "invalid_params: @: gate must be a non-empty string, got \"\"");
+  EXPECT_ERROR("return { gate = true }",
+               "invalid_params: @: gate must be a non-empty string, got boolean");
+  EXPECT_ERROR("return { log = { buffer_bytes = 100 } }",
+               "invalid_params: @: log.buffer_bytes must be 16384..67108864, got 100");
+  EXPECT_ERROR("return { log = { lines = 1 } }", "invalid_params: @: log.lines: unknown field");
   EXPECT_ERROR("return { plugin_paths = { 'a', false } }",
                "invalid_params: @: plugin_paths[2] must be a non-empty string, got boolean");
 
@@ -541,6 +550,44 @@ TEST(lua_errors_name_file_and_line)
   config_free(&cfg);
 }
 
+/* SIGALRM: a config load did not come back; fail the whole program. */
+static void
+watchdog_fired(int sig)
+{
+  (void)sig;
+  static const char msg[] = "FAIL: a config load did not return within the watchdog's "
+                            "bound: Lua code escaped the instruction budget\n";
+  ssize_t w = write(2, msg, sizeof msg - 1);
+  (void)w;
+  _exit(1);
+}
+
+/* The config runs in the sandbox too: xpcall's message handler, which Lua
+ * runs inside the count hook for the budget's error, cannot loop there (the
+ * issue's reproduction hung `vigild --check-config`). From a file and from
+ * memory; 60 s is tens of times what the slowest build needs. */
+TEST(a_config_looping_in_an_xpcall_handler_is_refused)
+{
+  signal(SIGALRM, watchdog_fired);
+  alarm(60);
+  EXPECT_ERROR("xpcall(function() while true do end end, function(e) while true do end end)"
+               " return {}",
+               "invalid_params: @:1: instruction budget of 10000000 exceeded");
+  EXPECT_ERROR("xpcall(function() error('x') end, function(e) while true do end end) return {}",
+               "invalid_params: @:1: instruction budget of 10000000 exceeded");
+  const char *text = "return { monitor = { allowed_commands = {\n"
+                     "  xpcall(function() while true do end end,\n"
+                     "         function(e) while true do end end) } } }\n";
+  VigilConfig cfg;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(config_load_buffer(text, strlen(text), "mem.lua", &cfg, &err), -1);
+  CHECK_CONTAINS(err.msg, "invalid_params: mem.lua:");
+  CHECK_CONTAINS(err.msg, "instruction budget of 10000000 exceeded");
+  CHECK(is_defaults(&cfg));
+  config_free(&cfg);
+  alarm(0);
+}
+
 TEST(a_refused_config_frees_what_it_built)
 {
   /* Settings, the allowlist, roots and monitors are built, then one fails. */
@@ -577,7 +624,8 @@ TEST(full_config_round_trips)
            "                 on_overload = 'mute' },\n"
            "  session = { queue_max = 10, linger_ms = 0 },\n"
            "  rpc = { max_message_bytes = 4096, max_pending = 2 },\n"
-           "  policy = 'xml',\n"
+           "  log = { buffer_bytes = 65536, policy_lines_per_s = 7, policy_lines_per_call = 3 },\n"
+           "  policy = 'xml', gate = 'gate',\n"
            "  plugin_paths = { '/opt/vigil/plugins', 'plugins' },\n"
            "  monitors = {\n"
            "    {\n"
@@ -622,6 +670,10 @@ TEST(full_config_round_trips)
   CHECK_INT(cfg.settings.rpc_max_pending, 2);
   CHECK_INT(cfg.settings.batch_max_lines, 50); /* untouched: default */
   CHECK_STR(cfg.policy, "xml");
+  CHECK_STR(cfg.gate, "gate");
+  CHECK_INT(cfg.settings.log_buffer_bytes, 65536);
+  CHECK_INT(cfg.settings.log_policy_lines_per_s, 7);
+  CHECK_INT(cfg.settings.log_policy_lines_per_call, 3);
   CHECK_INT(cfg.nplugin_paths, 2);
   CHECK_STR(cfg.plugin_paths[1], "plugins");
 
@@ -736,6 +788,7 @@ main(void)
   RUN(monitor_entries_are_checked);
   RUN(patterns_are_bounded);
   RUN(lua_errors_name_file_and_line);
+  RUN(a_config_looping_in_an_xpcall_handler_is_refused);
   RUN(a_refused_config_frees_what_it_built);
   RUN(full_config_round_trips);
   RUN(buffer_loading_matches_file_loading);

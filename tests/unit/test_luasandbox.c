@@ -6,6 +6,7 @@
  * chunk and the line.
  */
 #include <lauxlib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -40,6 +41,36 @@ run_err(LuaSandbox *sb, const char *src, VigilError *err)
   int top = lua_gettop(luasandbox_state(sb));
   int rc = luasandbox_run(sb, src, strlen(src), "=test", 0, err);
   CHECK_INT(lua_gettop(luasandbox_state(sb)), top); /* nothing pushed */
+  return rc;
+}
+
+/* The bound on one run that must be cut off by the budget: tens of times
+ * what the slowest sanitizer build takes, so only a run that escaped the
+ * budget (and would never return) reaches it. */
+#define WATCHDOG_S 60
+
+/* SIGALRM: a run did not come back. Say so and fail the whole program,
+ * since the run that escaped will never return to be checked. */
+static void
+watchdog_fired(int sig)
+{
+  (void)sig;
+  static const char msg[] = "FAIL: a sandboxed run did not return within the watchdog's "
+                            "bound: Lua code escaped the instruction budget\n";
+  ssize_t w = write(2, msg, sizeof msg - 1);
+  (void)w;
+  _exit(1);
+}
+
+/* run_err under the watchdog: for chunks that would loop for ever if the
+ * budget did not stop them. */
+static int
+run_err_bounded(LuaSandbox *sb, const char *src, VigilError *err)
+{
+  signal(SIGALRM, watchdog_fired);
+  alarm(WATCHDOG_S);
+  int rc = run_err(sb, src, err);
+  alarm(0);
   return rc;
 }
 
@@ -152,6 +183,115 @@ TEST(pcall_cannot_swallow_the_budget)
     CHECK_CONTAINS(err.msg, "instruction budget");
   }
   CHECK_INT(run_int(sb, "return 1"), 1);
+  luasandbox_free(sb);
+}
+
+/* Lua calls xpcall's message handler at the point of the error, and when
+ * the error is the budget's (raised by the count hook) that is inside the
+ * hook, where Lua runs no hook at all: a handler that loops there would
+ * never be stopped. Each chunk here did that before xpcall was wrapped. */
+TEST(xpcall_handlers_cannot_escape_the_budget)
+{
+  LuaSandboxLimits lim = {0, 100000};
+  LuaSandbox *sb = luasandbox_new(&lim);
+  VigilError err = VIGIL_ERROR_INIT;
+  static const char *const escapes[] = {
+    /* The reproduction: the budget runs out in f, the handler loops. */
+    "xpcall(function() while true do end end, function(e) while true do end end)",
+    /* A plain error: the handler runs hooked, runs out of budget, and the
+     * hook's error calls the handler again, inside the hook. */
+    "xpcall(function() error('x') end, function(e) while true do end end)",
+    /* The handler loops in a function it calls. */
+    "xpcall(function() while true do end end,\n"
+    "       function(e) local function f() while true do end end f() end)",
+    /* The handler swallows every later error with pcall and loops. */
+    "xpcall(function() error('x') end,\n"
+    "       function(e) while true do pcall(function() while true do end end) end end)",
+    /* xpcall inside the handler, and xpcall called through pcall. */
+    "xpcall(function() while true do end end, function(e)\n"
+    "  return xpcall(function() while true do end end, function() while true do end end)\n"
+    "end)",
+    "pcall(xpcall, function() while true do end end, function() while true do end end)",
+    /* A handler that errors itself: Lua calls it again, until its C stack
+     * limit; each call must stay bounded. */
+    "xpcall(function() while true do end end, function(e) error(e) end)",
+    "xpcall(function() error('x') end, function(e) for i = 1, 1e12 do end error(e) end)",
+  };
+  for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
+    if (run_err_bounded(sb, escapes[i], &err) != -1)
+      check_fail(__FILE__, __LINE__, "chunk %zu ran to the end", i);
+    if (strstr(err.msg, "instruction budget of 100000 exceeded") == NULL)
+      check_fail(__FILE__, __LINE__, "chunk %zu: \"%s\" does not name the budget", i, err.msg);
+    CHECK_INT(run_int(sb, "return 5"), 5);
+  }
+  /* What xpcall does is unchanged: results, arguments, the handler's answer. */
+  CHECK_INT(run_int(sb, "return select('#', xpcall(function(...) return ... end, "
+                        "function(e) return e end, 1, 2, 3))"),
+            4);
+  CHECK_INT(run_int(sb, "local ok, a, b = xpcall(function(x, y) return x + y, x * y end, "
+                        "error, 3, 4) return (ok and a == 7 and b == 12) and 1 or 0"),
+            1);
+  CHECK_INT(run_int(sb, "local ok, e = xpcall(error, function(m) return 'handled: ' .. m end, "
+                        "'boom', 0) return (ok == false and e == 'handled: boom') and 1 or 0"),
+            1);
+  CHECK_INT(run_int(sb, "local ok, e = xpcall(error, function(m) return {m} end, 'x', 0) "
+                        "return (not ok and type(e) == 'table' and e[1] == 'x') and 1 or 0"),
+            1);
+  /* A handler that errors gives Lua's own answer. */
+  CHECK_INT(run_int(sb, "local ok, e = xpcall(error, function(m) error('again') end, 'x') "
+                        "return (not ok and type(e) == 'string') and 1 or 0"),
+            1);
+  CHECK_INT(run_err(sb, "xpcall(function() end)", &err), -1);
+  CHECK_CONTAINS(err.msg, "bad argument #2 to 'xpcall' (function expected, got no value)");
+  luasandbox_free(sb);
+}
+
+/* The other ways Lua code runs on an error path: to-be-closed variables
+ * (__close runs while the error unwinds), the error object's __tostring
+ * (the host's message handler asks it for its text), and both inside an
+ * xpcall. Each stays under the budget. */
+TEST(close_and_tostring_on_error_paths_stay_under_the_budget)
+{
+  LuaSandboxLimits lim = {0, 100000};
+  LuaSandbox *sb = luasandbox_new(&lim);
+  VigilError err = VIGIL_ERROR_INIT;
+  static const char *const escapes[] = {
+    "local x <close> = setmetatable({}, {__close = function() while true do end end})\n"
+    "while true do end",
+    "local x <close> = setmetatable({}, {__close = function() while true do end end})\n"
+    "error('x')",
+    "local x <close> = setmetatable({}, {__close = function() while true do end end})\n"
+    "local y <close> = setmetatable({}, {__close = function() while true do end end})\n"
+    "return 1",
+    "xpcall(function()\n"
+    "  local x <close> = setmetatable({}, {__close = function() while true do end end})\n"
+    "  while true do end\n"
+    "end, function(e) return e end)",
+    "xpcall(function()\n"
+    "  local x <close> = setmetatable({}, {__close = function() while true do end end})\n"
+    "  error('x')\n"
+    "end, function(e) while true do end end)",
+    "error(setmetatable({}, {__tostring = function() while true do end end}))",
+    "xpcall(function() error(setmetatable({}, {__tostring = function() while true do end end})) "
+    "end, function(e) return tostring(e) end)",
+    "local t = setmetatable({}, {__tostring = function() while true do end end})\n"
+    "xpcall(function() while true do end end, function(e) error(t) end)",
+  };
+  for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
+    if (run_err_bounded(sb, escapes[i], &err) != -1)
+      check_fail(__FILE__, __LINE__, "chunk %zu ran to the end", i);
+    if (strstr(err.msg, "instruction budget of 100000 exceeded") == NULL)
+      check_fail(__FILE__, __LINE__, "chunk %zu: \"%s\" does not name the budget", i, err.msg);
+    CHECK_INT(run_int(sb, "return 6"), 6);
+  }
+  /* An ordinary __close and __tostring still work. */
+  CHECK_INT(run_int(sb, "local n = 0 do local x <close> = setmetatable({}, "
+                        "{__close = function() n = n + 1 end}) end return n"),
+            1);
+  CHECK_INT(run_err(sb, "error(setmetatable({}, {__tostring = function() return 'mine' end}))",
+                    &err),
+            -1);
+  CHECK_STR(err.msg, "invalid_params: mine");
   luasandbox_free(sb);
 }
 
@@ -322,6 +462,8 @@ main(void)
   RUN(gc_metamethods_are_refused);
   RUN(infinite_loop_is_stopped_by_the_budget);
   RUN(pcall_cannot_swallow_the_budget);
+  RUN(xpcall_handlers_cannot_escape_the_budget);
+  RUN(close_and_tostring_on_error_paths_stay_under_the_budget);
   RUN(unbounded_recursion_is_an_error_not_a_crash);
   RUN(memory_cap_refuses_and_state_survives);
   RUN(errors_name_chunk_and_line);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "check.h"
 #include "log.h"
+#include "memory.h"
 #include "policy.h"
 #include "textfmt.h"
 
@@ -142,6 +144,30 @@ attack_at(Policy *p, const char *label, const char *want, const char *file, int 
   return ms;
 }
 #define ATTACK(p, label, want) attack_at(p, label, want, __FILE__, __LINE__)
+
+/* The bound on an attack that must be cut off: tens of times what the
+ * slowest sanitizer build takes, so only an attack that escaped the budget
+ * (and would never return) reaches it. */
+#define WATCHDOG_S 60
+
+/* SIGALRM: an attack did not come back; fail the whole program. */
+static void
+watchdog_fired(int sig)
+{
+  (void)sig;
+  static const char msg[] = "FAIL: a policy call did not return within the watchdog's "
+                            "bound: Lua code escaped the instruction budget\n";
+  ssize_t w = write(2, msg, sizeof msg - 1);
+  (void)w;
+  _exit(1);
+}
+
+static void
+watchdog_arm(void)
+{
+  signal(SIGALRM, watchdog_fired);
+  alarm(WATCHDOG_S);
+}
 
 /* A fresh temporary directory (static storage, overwritten per call). */
 static const char *
@@ -477,7 +503,7 @@ gate_argv(Policy *p, const char *program, const char *const *argv, bool *allow, 
           VigilError *err)
 {
   error_clear(err);
-  PolicyGateRequest req = {program, argv, false, "/tmp", "sess", NULL};
+  PolicyGateRequest req = {program, argv, false, "/tmp", "sess", NULL, NULL};
   return policy_gate(p, &req, allow, reason, err);
 }
 
@@ -513,6 +539,100 @@ TEST(gate_allows_or_denies_with_a_reason)
     char *reason = NULL;
     const char *ls[] = {"ls", NULL};
     CHECK_INT(gate_argv(noop, "ls", ls, &allow, &reason, &err), 1);
+  }
+  policyset_free(ps);
+}
+
+/* One start request for the example gate and what it must answer. */
+typedef struct {
+  const char *argv[8];
+  bool shell;
+  const char *env[3];
+  const char *label;
+  bool allow;
+  const char *why; /* in the reason when denied */
+} GateCase;
+
+/* examples/policies/gate.lua, an allow-by-argv-shape gate: the three
+ * bypasses of the old word filter (r''m, $(printf r)m, find -delete), a
+ * program allowed by its basename from any directory, a trusted label, and
+ * every way of loading code the shapes refuse; and what it allows. */
+TEST(the_example_gate_allows_by_argv_shape_only)
+{
+  const char *examples = VIGIL_SOURCE_DIR "/examples/policies";
+  PolicySet *ps = make_set(NULL, &examples, 1, TEST_BUDGET);
+  Policy *p = get(ps, "gate");
+  static const GateCase cases[] = {
+    /* The bypasses. */
+    {{"/bin/sh", "-c", "r''m -rf /tmp/x"}, true, {NULL}, "deploy", false, "shell"},
+    {{"/bin/sh", "-c", "$(printf r)m -rf /tmp/x"}, true, {NULL}, "deploy", false, "shell"},
+    {{"find", ".", "-delete"}, false, {NULL}, NULL, false, "absolute path"},
+    {{"/usr/bin/find", ".", "-delete"}, false, {NULL}, NULL, false, "not a program"},
+    /* By basename from anywhere, and the label. */
+    {{"/tmp/evil/npm", "run", "build"}, false, {NULL}, NULL, false, "not a program"},
+    {{"/usr/bin/../../tmp/make"}, false, {NULL}, NULL, false, "not a program"},
+    {{"npm", "run", "build"}, false, {NULL}, "deploy", false, "absolute path"},
+    {{"/bin/sh", "-c", "echo hi"}, true, {NULL}, "deploy", false, "shell"},
+    {{"rm", "-rf", "/"}, false, {NULL}, NULL, false, "absolute path"},
+    {{"/bin/rm", "-rf", "/"}, false, {NULL}, NULL, false, "not a program"},
+    /* make: one target, never an option or a variable. */
+    {{"/usr/bin/make", "-f", "/tmp/evil.mk"}, false, {NULL}, NULL, false, "make"},
+    {{"/usr/bin/make", "CC=/tmp/evil"}, false, {NULL}, NULL, false, "make"},
+    {{"/usr/bin/make", "--eval=x:"}, false, {NULL}, NULL, false, "make"},
+    {{"/usr/bin/make", "a", "b"}, false, {NULL}, NULL, false, "make"},
+    /* npm: run SCRIPT or test, nothing after. */
+    {{"/usr/bin/npm", "exec", "evil"}, false, {NULL}, NULL, false, "npm"},
+    {{"/usr/bin/npm", "run", "-s"}, false, {NULL}, NULL, false, "npm"},
+    {{"/usr/bin/npm", "run", "build", "--", "--x"}, false, {NULL}, NULL, false, "npm"},
+    {{"/usr/bin/npm", "install", "evil"}, false, {NULL}, NULL, false, "npm"},
+    /* pytest: nothing that loads code or configuration from elsewhere. */
+    {{"/usr/bin/pytest", "-p", "evil"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "-pevil"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "--pyargs", "pkg"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "-c", "/tmp/x.ini"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "-o", "addopts=-p evil"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "--rootdir=/tmp"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "/tmp/evil_test.py"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "tests/../../tmp/x.py"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/pytest", "-k", "__import__('os')"}, false, {NULL}, NULL, false, "pytest"},
+    {{"/usr/bin/python3", "-c", "import os"}, false, {NULL}, NULL, false, "python3"},
+    {{"/usr/bin/python3", "-m", "pip"}, false, {NULL}, NULL, false, "python3"},
+    {{"/usr/bin/python3", "-m", "pytest", "-p", "x"}, false, {NULL}, NULL, false, "pytest"},
+    /* The environment a start adds can load code too. */
+    {{"/usr/bin/pytest"}, false, {"PYTEST_ADDOPTS=-p evil", NULL}, NULL, false, "env"},
+    {{"/usr/bin/make", "test"}, false, {"MAKEFLAGS=-f/tmp/evil", NULL}, NULL, false, "env"},
+    {{"/usr/bin/npm", "test"}, false, {"PATH=/tmp/evil", NULL}, NULL, false, "env"},
+    /* Allowed shapes. */
+    {{"/usr/bin/make"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/make", "test"}, false, {"CI=1", NULL}, NULL, true, NULL},
+    {{"/usr/bin/make", "build/app.o"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/npm", "run", "build"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/npm", "run", "test:unit"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/npm", "test"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/pytest"}, false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/pytest", "-q", "-x", "tests/test_a.py::test_b", "-k", "not slow"},
+     false, {NULL}, NULL, true, NULL},
+    {{"/usr/bin/python3", "-m", "pytest", "-q", "--tb=short", "tests"}, false, {NULL}, NULL,
+     true, NULL},
+  };
+  for (size_t i = 0; p && i < sizeof cases / sizeof cases[0]; i++) {
+    const GateCase *c = &cases[i];
+    PolicyGateRequest req = {c->argv[0], c->argv, c->shell, "/tmp", "sess", c->label, c->env};
+    bool allow = !c->allow;
+    char *reason = NULL;
+    VigilError err = VIGIL_ERROR_INIT;
+    int rc = policy_gate(p, &req, &allow, &reason, &err);
+    if (rc != 0)
+      check_fail(__FILE__, __LINE__, "case %zu (%s %s): gate failed: %s", i, c->argv[0],
+                 c->argv[1] ? c->argv[1] : "", err.msg);
+    else if (allow != c->allow)
+      check_fail(__FILE__, __LINE__, "case %zu (%s %s %s): %s, want %s", i, c->argv[0],
+                 c->argv[1] ? c->argv[1] : "", c->argv[1] && c->argv[2] ? c->argv[2] : "",
+                 allow ? "allowed" : "denied", c->allow ? "allowed" : "denied");
+    else if (!allow && (reason == NULL || strstr(reason, c->why) == NULL))
+      check_fail(__FILE__, __LINE__, "case %zu (%s): reason \"%s\" lacks \"%s\"", i,
+                 c->argv[0], reason ? reason : "(none)", c->why);
+    free(reason);
   }
   policyset_free(ps);
 }
@@ -559,6 +679,7 @@ TEST(vigil_log_writes_a_line_naming_the_policy)
     uint64_t before = log_lines_written();
     VigilError err = VIGIL_ERROR_INIT;
     char *body = format_label(p, "log", &err);
+    CHECK(log_flush(10000)); /* the log's writer thread writes it */
     dup2(saved, 2);
     close(saved);
     close(fds[1]);
@@ -575,6 +696,135 @@ TEST(vigil_log_writes_a_line_naming_the_policy)
     CHECK_CONTAINS(err.msg, "invalid option 'loud'");
   }
   policyset_free(ps);
+}
+
+/* Runs format("flood:COUNT") of the logger policy with stderr on a pipe
+ * and returns what reached stderr (owned) and, in *ms, how long the call
+ * took. */
+static char *
+flood_log(Policy *p, int count, double *ms)
+{
+  int fds[2];
+  CHECK_INT(pipe(fds), 0);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
+  int saved = dup(2);
+  dup2(fds[1], 2);
+  close(fds[1]);
+  char label[32];
+  snprintf(label, sizeof label, "flood:%d", count);
+  VigilError err = VIGIL_ERROR_INIT;
+  struct timespec t0, t1;
+  watchdog_arm();
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  char *body = format_label(p, label, &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  alarm(0);
+  bool flushed = log_flush(10000);
+  dup2(saved, 2);
+  close(saved);
+  *ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  CHECK(flushed);
+  StrBuf out = STRBUF_INIT;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0)
+    strbuf_append(&out, buf, (size_t)n);
+  close(fds[0]);
+  if (body == NULL)
+    check_fail(__FILE__, __LINE__, "flood:%d failed: %s", count, err.msg);
+  free(body);
+  return out.data ? strbuf_take(&out) : xstrdup("");
+}
+
+/* Occurrences of needle in s. */
+static size_t
+count_of(const char *s, const char *needle)
+{
+  size_t n = 0;
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+    n++;
+  return n;
+}
+
+/* vigil.log is rate-limited per policy, per call and per second: a policy
+ * logging in a tight loop writes a few lines and is cheap, and what it
+ * dropped is counted and summed up in one line. (Before the limit, every
+ * call was a write(2) of its own: 124k lines in one call stalled the loop
+ * 1.2 s.) */
+TEST(vigil_log_is_rate_limited_per_call_and_per_second)
+{
+  PolicyOptions opts = {
+    .bundled_dir = POLICIES_DIR,
+    .limits = {0, TEST_BUDGET},
+    .log_lines_per_s = 8,
+    .log_lines_per_call = 5,
+  };
+  PolicySet *ps = policyset_new(&opts);
+  Policy *p = get(ps, "logger");
+  if (p) {
+    uint64_t dropped_before = policy_log_lines_dropped();
+    double ms;
+    char *out = flood_log(p, 100, &ms);
+    /* The first 5, then the summary of the 95 others. */
+    CHECK_INT(count_of(out, " vigild info policy logger: flood line "), 5);
+    CHECK_CONTAINS(out, "flood line 5\n");
+    CHECK_CONTAINS(out, " vigild warn policy logger: 95 vigil.log lines dropped "
+                        "(log.policy_lines_per_call is 5, log.policy_lines_per_s is 8)\n");
+    CHECK_INT(policy_log_lines_dropped() - dropped_before, 95);
+    free(out);
+    /* In the same second only 3 more fit; the next summary waits (at most
+     * one every 10 s per policy), the count does not. */
+    out = flood_log(p, 100, &ms);
+    CHECK_INT(count_of(out, " vigild info policy logger: flood line "), 3);
+    CHECK_INT(count_of(out, "lines dropped"), 0);
+    CHECK_INT(policy_log_lines_dropped() - dropped_before, 95 + 97);
+    free(out);
+    /* A tight loop of vigil.log until the budget is cheap and writes
+     * nothing more. */
+    VigilError err = VIGIL_ERROR_INIT;
+    int fds[2];
+    CHECK_INT(pipe(fds), 0);
+    int saved = dup(2);
+    dup2(fds[1], 2);
+    close(fds[1]);
+    uint64_t written = log_lines_written();
+    struct timespec t0, t1;
+    watchdog_arm();
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char *body = format_label(p, "flood:100000000", &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    alarm(0);
+    CHECK(log_flush(10000));
+    dup2(saved, 2);
+    close(saved);
+    close(fds[0]);
+    ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    printf("     a tight vigil.log loop ran to the budget in %.1f ms, writing %llu lines\n", ms,
+           (unsigned long long)(log_lines_written() - written));
+    CHECK(body == NULL);
+    CHECK_CONTAINS(err.msg, "instruction budget of 200000 exceeded");
+    free(body);
+    CHECK(log_lines_written() - written <= 8);
+    CHECK(ms < 1000);
+  }
+  /* Freeing the policy sums up what is still untold. */
+  int fds[2];
+  CHECK_INT(pipe(fds), 0);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  int saved = dup(2);
+  dup2(fds[1], 2);
+  close(fds[1]);
+  policyset_free(ps);
+  CHECK(log_flush(10000));
+  dup2(saved, 2);
+  close(saved);
+  char buf[4096];
+  ssize_t n = read(fds[0], buf, sizeof buf - 1);
+  close(fds[0]);
+  buf[n > 0 ? n : 0] = '\0';
+  CHECK_CONTAINS(buf, " vigild warn policy logger: ");
+  CHECK_CONTAINS(buf, " vigil.log lines dropped (log.policy_lines_per_call is 5, ");
 }
 
 TEST(require_finds_modules_in_lua_dir_only_by_name)
@@ -657,6 +907,31 @@ TEST(endless_loops_are_stopped_by_the_budget)
     ATTACK(p, "loop", "hostile.lua:27: instruction budget of 200000 exceeded");
     ATTACK(p, "pcall_loop", "instruction budget of 200000 exceeded");
   }
+  policyset_free(ps);
+}
+
+/* xpcall's message handler runs where the budget's error is raised, inside
+ * the count hook: a handler that loops must still be cut off, in a call
+ * and while the file loads. */
+TEST(xpcall_handlers_are_stopped_by_the_budget)
+{
+  PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
+  Policy *p = get(ps, "hostile");
+  if (p) {
+    watchdog_arm();
+    CHECK(ATTACK(p, "xpcall_loop", "instruction budget of 200000 exceeded") < 5000);
+    CHECK(ATTACK(p, "xpcall_error", "instruction budget of 200000 exceeded") < 5000);
+    CHECK(ATTACK(p, "xpcall_close", "instruction budget of 200000 exceeded") < 5000);
+    alarm(0);
+  }
+  VigilError err = VIGIL_ERROR_INIT;
+  watchdog_arm();
+  CHECK(policyset_get(ps, "xpcall_load", &err) == NULL);
+  alarm(0);
+  CHECK_INT(err.code, kErrInvalidParams);
+  CHECK_CONTAINS(err.msg, "policy \"xpcall_load\": ");
+  CHECK_CONTAINS(err.msg, "xpcall_load.lua:");
+  CHECK_CONTAINS(err.msg, "instruction budget of 200000 exceeded");
   policyset_free(ps);
 }
 
@@ -748,13 +1023,16 @@ main(void)
   RUN(format_must_return_a_string);
   RUN(route_answers_are_checked);
   RUN(gate_allows_or_denies_with_a_reason);
+  RUN(the_example_gate_allows_by_argv_shape_only);
   RUN(vigil_nonce_escape_time);
   RUN(vigil_log_writes_a_line_naming_the_policy);
+  RUN(vigil_log_is_rate_limited_per_call_and_per_second);
   RUN(require_finds_modules_in_lua_dir_only_by_name);
   RUN(no_io_os_require_os_or_path_escape);
   RUN(bytecode_is_refused);
   RUN(no_debug_library_and_no_collectgarbage);
   RUN(endless_loops_are_stopped_by_the_budget);
+  RUN(xpcall_handlers_are_stopped_by_the_budget);
   RUN(unbounded_recursion_is_an_error_not_a_crash);
   RUN(gigantic_strings_hit_the_memory_cap);
   RUN(pathological_patterns_are_stopped);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "log.h"
 #include "memory.h"
 #include "rpc/server.h"
 
@@ -72,7 +73,7 @@ engine_on_close(void *data, RpcChannel *ch, const char *reason)
 }
 
 static const RpcHandlers engine_handlers = {engine_on_open, engine_on_call, engine_on_close};
-static const RpcLimits limits = {4096, 1 << 20};
+static const RpcLimits limits = {4096, 1 << 20, false};
 
 /* Closes every channel still open and waits for their on_close. */
 static bool
@@ -497,6 +498,7 @@ TEST(peer_of_another_uid_is_refused)
   }
   RUN_UNTIL(&loop, server_refused_one, srv, 5000, "the refusal");
   RUN_UNTIL(&loop, refuse_child_done, NULL, 5000, "the child to exit");
+  CHECK(log_flush(10000)); /* the log's writer thread writes the line */
   dup2(saved_stderr, 2);
   close(saved_stderr);
 

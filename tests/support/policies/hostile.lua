@@ -81,6 +81,24 @@ attacks.rawset_n = function(n) rawset(n, "type", "x") return "type=" .. n.type e
 attacks.setmetatable_n = function(n) setmetatable(n, {}) return "replaced" end
 attacks.getmetatable_n = function(n) return "meta=" .. tostring(getmetatable(n)) end
 
+-- xpcall's message handler, which Lua runs at the point of the error: for
+-- the budget's error that is inside the count hook, where no hook fires.
+attacks.xpcall_loop = function()
+  xpcall(function() while true do end end, function(e) while true do end end)
+  return "x"
+end
+attacks.xpcall_error = function()
+  xpcall(function() error("x") end, function(e) while true do end end)
+  return "x"
+end
+attacks.xpcall_close = function()
+  xpcall(function()
+    local x <close> = setmetatable({}, {__close = function() while true do end end})
+    error("x")
+  end, function(e) while true do end end)
+  return "x"
+end
+
 return {
   format = function(n)
     local attack = attacks[n.label]
