@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vigiltest import (HELPERS, VIGILD, Connection, default_config, lua_value, run_tests,
-                       socket_only, stdio_only, with_config)
+                       socket_only, stdio_only)
 
 POLICIES = tempfile.mkdtemp(prefix="vigil-ft-log-policies-")
 atexit.register(shutil.rmtree, POLICIES, True)

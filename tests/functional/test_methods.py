@@ -2,12 +2,11 @@
 through the real vigild, over --stdio and over the socket."""
 
 import os
-import stat
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import (ERROR_CODES, RpcError, default_config, expect_error, run_tests,
+from vigiltest import (ERROR_CODES, default_config, expect_error, run_tests,
                        with_config, HELPERS)
 
 TICK = os.path.join(HELPERS, "child_tick")
@@ -124,7 +123,7 @@ def test_command_splitting_refusals(e):
     expect_error("invalid_params", e.call, "monitor_start", command="echo", argv=["echo"])
     # Quoted operators are plain arguments.
     r = e.call("monitor_start", command="echo 'a | b' \"c ; d\"")
-    end = e.main.wait_ending(r["monitor_id"])
+    e.main.wait_ending(r["monitor_id"])
     out = e.call("monitor_output", monitor_id=r["monitor_id"])
     assert [l["text"] for l in out["lines"]] == ["a | b c ; d"]
 

@@ -6,7 +6,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import (HELPERS, Engine, RpcError, default_config, expect_error, run_tests,
+from vigiltest import (HELPERS, Engine, default_config, expect_error, run_tests,
                        socket_only, wait_group_gone, with_config)
 
 TICK = os.path.join(HELPERS, "child_tick")
@@ -162,7 +162,7 @@ def test_closing_the_anonymous_session_still_delivers_endings(e):
 def test_reopening_with_last_seq_replays_kept_notifications(e):
     e.call("session_open", session="again")
     mid = e.call("monitor_start", command="echo one")["monitor_id"]
-    end = e.main.wait_ending(mid)
+    e.main.wait_ending(mid)
     e.main.drain()
     r = e.call("session_open", session="again", last_seq=0)
     assert r["resumed"] is True

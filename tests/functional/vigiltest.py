@@ -278,6 +278,20 @@ class Engine:
         with open(self.stderr_path, "rb") as f:
             return f.read().decode(errors="replace")
 
+    def wait_log(self, text, timeout=10):
+        """Waits (bounded) until vigild's log holds text, and returns the log.
+        The engine writes its log from a thread of its own (log.c), so a line
+        about an event may land a moment after the event itself is seen; the
+        file is the only witness, so it is read again until the line is
+        there or the bound passes (then the assertion fails with the log)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            log = self.log()
+            if text in log or time.monotonic() >= deadline:
+                assert text in log, "%r not in vigild's log:\n%s" % (text, log[-3000:])
+                return log
+            time.sleep(0.02)
+
     def stop(self, sig=signal.SIGTERM, timeout=20):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
