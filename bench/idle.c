@@ -17,7 +17,7 @@
  *                     call of every thread, by name (skipped, with a note,
  *                     when strace is not installed)
  *
- * The target (DESIGN.md): no periodic wake-ups, 0 in the window. A ptrace
+ * The target (bench/README.md): no periodic wake-ups, 0 in the window. A ptrace
  * attach or detach can itself restart a blocked epoll_wait; strace does not
  * count that, and the context-switch window has no tracer at all.
  *

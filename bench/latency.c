@@ -21,7 +21,7 @@
  * matching, the timer's slack, Lua formatting, packing and the socket.
  *
  * It prints p50, p90, p99 and max for both, what vigil adds over the pipe,
- * and the target from DESIGN.md: p99 <= flush window + 5 ms, the window read
+ * and the target (bench/README.md): p99 <= flush window + 5 ms, the window read
  * from api_info (limits["monitor.flush_interval_ms"]). Not a test: the
  * figures depend on the machine.
  *

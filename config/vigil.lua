@@ -203,7 +203,7 @@ return {
 
   -- Monitors started with the engine, each in the session it names (created
   -- if needed), like a Procfile. Each takes the arguments of monitor_start
-  -- (PROTOCOL.md section 4) and goes through the same gate: the allowlist,
+  -- (docs/protocol.md section 5) and goes through the same gate: the allowlist,
   -- allow_shell, workspace_roots, env_deny, the per-session cap.
   -- vigild --check-config runs every one of those checks (patterns
   -- compiled, program looked up, cwd opened) without starting anything.

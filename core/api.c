@@ -1,5 +1,5 @@
 /*
- * The methods of PROTOCOL.md section 4 (see api.h). One table maps a method
+ * The methods of docs/protocol.md section 5 (see api.h). One table maps a method
  * name to its handler and to the arguments it takes; anything else a caller
  * sends is refused before the handler runs. A handler reads its arguments,
  * acts on the engine and packs a result map into the call's buffer, or sets
@@ -743,7 +743,7 @@ api_pack_next_offset(msgpack_packer *pk, const LogRead *lr)
 }
 
 /* monitor_logs. Two flags that are easy to confuse, side by side:
- * `truncated` (PROTOCOL.md, binding) says the start asked for had been
+ * `truncated` (the contract, binding; docs/protocol.md) says the start asked for had been
  * evicted, so the bytes begin later than `offset`; `more` (vigil's) says
  * bytes exist past what was returned, in either stream asked for, so a
  * pager asks again from `*_next_offset` until `more` is false. */

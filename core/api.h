@@ -1,5 +1,5 @@
 /*
- * The methods of PROTOCOL.md section 4, in one table, and the glue between
+ * The methods of docs/protocol.md section 5, in one table, and the glue between
  * the transports and the engine: api.c is the only file that sees both a
  * channel and a monitor. Each method reads its arguments (args.c), acts on
  * the engine (engine.c) and packs its result (wire.c); slow ones (monitor_wait,

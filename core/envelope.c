@@ -2,7 +2,7 @@
  * The built-in envelope (see envelope.h): the text an agent reads for a
  * notification, and the fallback whenever a Lua policy fails.
  *
- * Every guarantee of PROTOCOL.md section 6 is kept here by construction
+ * Every guarantee of docs/protocol.md section 7 is kept here by construction
  * rather than by checks: everything that came from outside vigil (line text,
  * label, reason) goes through textfmt_escape, so it holds no raw control
  * character and no raw newline; every output line therefore starts with the
@@ -23,7 +23,7 @@
 #include "prefixrule.h"
 #include "textfmt.h"
 
-/* The sentence PROTOCOL.md section 6 requires, word for word the same in
+/* The sentence docs/protocol.md section 7 requires, word for word the same in
  * every envelope so an agent learns to recognise it. */
 #define ENVELOPE_POLICY_LINE "stream_policy: untrusted_observation\n"
 #define ENVELOPE_WARNING_LINE \

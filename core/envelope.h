@@ -1,6 +1,6 @@
 /*
  * The built-in envelope renderer: turns a notification into the text an
- * agent reads, with every guarantee of PROTOCOL.md section 6. It is the
+ * agent reads, with every guarantee of docs/protocol.md section 7. It is the
  * default and the fallback whenever a Lua policy cannot be used.
  *
  *   <<<VIGIL OBSERVATION 9f2c...e1 BEGIN>>>

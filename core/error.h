@@ -1,6 +1,6 @@
 /*
  * Errors a caller can act on. A VigilError carries one of the codes of
- * PROTOCOL.md section 3 and a message that starts with the code's name and a
+ * docs/protocol.md section 4 and a message that starts with the code's name and a
  * colon ("invalid_pattern: patterns[2] ...") and names the argument, the
  * bound and the value. Low-level functions return 0 or -1 and fill the
  * VigilError passed last; the first error set wins, so a caller can pass the

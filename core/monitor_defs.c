@@ -1,5 +1,5 @@
 /*
- * The protocol names of a monitor's small enums (PROTOCOL.md section 4), in
+ * The protocol names of a monitor's small enums (docs/protocol.md section 5), in
  * one place so the wire, the renderers and the Lua tables always agree. Each
  * table is indexed by the enum value, so its order must follow the enum's.
  */

@@ -5,7 +5,7 @@
  * connection attached to it, holds them when they cannot go yet, and keeps
  * the last ones so that a gateway that comes back loses nothing.
  *
- * Delivery rules (PROTOCOL.md sections 2 and 5):
+ * Delivery rules (docs/protocol.md sections 3 and 6):
  *  - An `idle` notification waits while the session is busy, and while no
  *    connection is attached; `live_safe` ones go at once whenever someone is
  *    attached, busy or not.

@@ -228,7 +228,7 @@ wire_exit_status(msgpack_packer *pk, const Monitor *m)
   bool ended = monitor_finished(m);
   wire_key(pk, "exit_code");
   /* A timed-out process has no exit code, even if it caught the stop signal
-   * and exited with one (PROTOCOL.md: process_run's exit_code nil on timeout). */
+   * and exited with one (docs/protocol.md: process_run's exit_code nil on timeout). */
   if (ended && x.exited && x.term_signal == 0 && monitor_state(m) != kMonTimedOut)
     msgpack_pack_int(pk, x.exit_code);
   else

@@ -1,7 +1,7 @@
 /*
  * The msgpack form of what the engine tells its peers: notifications, monitor
- * entries and status, lines, events, counters (PROTOCOL.md sections 4 and
- * 5). Every documented key is always present, nil when it has no value yet,
+ * entries and status, lines, events, counters (docs/protocol.md sections 5 and
+ * 6). Every documented key is always present, nil when it has no value yet,
  * so a gateway can index without checking. Times are RFC 3339 strings.
  */
 #ifndef VIGIL_WIRE_H

@@ -1,7 +1,7 @@
 --[[
 envelope: vigil's default policy.
 
-The untrusted-observation envelope of PROTOCOL.md section 6, word for word the
+The untrusted-observation envelope of docs/protocol.md section 7, word for word the
 text of vigil's built-in C envelope (the one the engine falls back to when a
 policy fails), so choosing it or not changes nothing the agent reads:
 

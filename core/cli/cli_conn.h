@@ -1,5 +1,5 @@
 /*
- * The client side of PROTOCOL.md section 1: one blocking msgpack-rpc
+ * The client side of docs/protocol.md section 2: one blocking msgpack-rpc
  * connection to vigild over its Unix socket, for a program that does one
  * thing at a time. A request gets the next msgid; an answer is matched by its
  * msgid, and an answer to another request that arrives first is kept until it

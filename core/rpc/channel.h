@@ -6,7 +6,7 @@
  * Bounds: bytes that are not msgpack close this connection (and only it)
  * after a log line; a message over rpc.max_message_bytes is skipped without
  * being buffered and answered limit_exceeded (a vigil.error notification
- * when it has no readable msgid); then, as PROTOCOL.md section 1 has it, the
+ * when it has no readable msgid); then, as docs/protocol.md section 2 has it, the
  * connection is closed once that answer is written, unless the transport
  * asks to go on (stdio, where closing the one connection would stop the
  * engine and every monitor: RpcLimits.oversize_closes); writes waiting for a

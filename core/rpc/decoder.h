@@ -6,7 +6,7 @@
  * refuse a container whose declared count could not fit in the size limit;
  * only a complete message that passed that walk is unpacked with msgpack-c.
  *
- * Outcomes, per PROTOCOL.md section 1:
+ * Outcomes, per docs/protocol.md section 2:
  *  - bytes that are not msgpack, or a message nested deeper than max_depth,
  *    are fatal: the connection is closed;
  *  - a message over max_message bytes (rpc.max_message_bytes) is skipped:
@@ -15,7 +15,7 @@
  *    bytes so far) its bytes are dropped as they arrive, never buffered, and
  *    once it has ended it is reported (kDecodeTooBig) so that it can be
  *    answered limit_exceeded; whether the connection then closes is the
- *    channel's business (channel.h: a socket closes, as PROTOCOL.md says;
+ *    channel's business (channel.h: a socket closes, as the contract says (docs/protocol.md section 2.4);
  *    stdio, whose closing would stop the engine, goes on).
  *  - a well-formed message of the wrong shape is answered: an error
  *    response when its msgid can be read, a vigil.error notification if not;

@@ -291,7 +291,7 @@ rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
   srv->loop = loop;
   srv->path = xstrdup(path);
   srv->limits = *limits;
-  /* A socket keeps PROTOCOL.md's rule: an oversized message is answered and
+  /* A socket keeps the contract's rule (docs/protocol.md section 2.4): an oversized message is answered and
    * its connection closed (the peer can reconnect and resume its session). */
   srv->limits.oversize_closes = true;
   srv->handlers = *handlers;

@@ -14,7 +14,7 @@
  * 127 when the engine could not find the program, 126 when the allowlist
  * denied it, 125 for any other failure (no engine, a bad argument).
  *
- * The wire (PROTOCOL.md): a stream of msgpack arrays, no length prefix:
+ * The wire (docs/protocol.md): a stream of msgpack arrays, no length prefix:
  *   request      [0, msgid, method, [ {named arguments} ]]
  *   response     [1, msgid, error, result]     error = [code, message] or nil
  *   notification [2, "vigil.notification", [ {session, seq, type, text, ...} ]]
@@ -44,7 +44,7 @@
 #define EXIT_DENIED 126
 #define EXIT_NOT_FOUND 127
 
-/* vigil's error codes this host treats specially (PROTOCOL.md section 3). */
+/* vigil's error codes this host treats specially (docs/protocol.md section 4). */
 #define VIGIL_ERR_DENIED 3
 #define VIGIL_ERR_COMMAND_NOT_FOUND 6
 

@@ -1,4 +1,4 @@
-"""Every method of PROTOCOL.md section 4 and every error code of section 3,
+"""Every method of docs/protocol.md section 5 and every error code of section 3,
 through the real vigild, over --stdio and over the socket."""
 
 import os

@@ -1,4 +1,4 @@
-"""Sessions through the real vigild (PROTOCOL.md section 2): ownership,
+"""Sessions through the real vigild (docs/protocol.md section 3): ownership,
 busy/idle delivery, live_safe, and a gateway that disconnects and resumes."""
 
 import os

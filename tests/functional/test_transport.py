@@ -1,4 +1,4 @@
-"""The wire and the process around it (PROTOCOL.md section 1): malformed
+"""The wire and the process around it (docs/protocol.md section 2): malformed
 input closes only its own connection, the size limit, the uid check, what
 SIGTERM and a closed stdin do, and configuration errors."""
 
@@ -73,7 +73,7 @@ def test_message_over_the_size_limit_is_answered_then_its_connection_closed(e):
     other = e.connect()
     # A str32 header declaring 2 MiB, then its 2 MiB: skipped as it comes,
     # answered once it has ended; then, over a socket, that connection (and
-    # only it) is closed, as PROTOCOL.md section 1 says.
+    # only it) is closed, as docs/protocol.md section 2 says.
     size = 2 * 1024 * 1024
     head = b"\x94\x00\x01\xa4ping\x91\x81\xa1x\xdb" + size.to_bytes(4, "big")
     big.send_raw(head)

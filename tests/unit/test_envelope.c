@@ -1,5 +1,5 @@
 /*
- * The built-in envelope, one test per guarantee of PROTOCOL.md section 6
+ * The built-in envelope, one test per guarantee of docs/protocol.md section 7
  * (untrusted declaration, stream prefixes, unforgeable nonce markers,
  * escaping, label and never the command), its exact text for each type, and
  * the notification and monitor_defs names it is built from.

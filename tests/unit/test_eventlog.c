@@ -1,7 +1,7 @@
 /*
  * The event log: ids from 1 that never repeat, the cap that drops the oldest
  * ~10% at once and says so, since_id filtering and lookup by type, and the
- * exact one-line rendering of every event type (PROTOCOL.md monitor_events).
+ * exact one-line rendering of every event type (docs/protocol.md, monitor_events).
  */
 #include <signal.h>
 #include <stdlib.h>
