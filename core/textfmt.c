@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 static const char textfmt_hex[] = "0123456789abcdef";
 
 /* The code points (>= U+0080) shown escaped, as sorted, disjoint, inclusive
@@ -105,48 +107,6 @@ textfmt_invisible(uint32_t cp)
   return false;
 }
 
-/* Decodes one well-formed UTF-8 sequence at s (len bytes available, s[0] >=
- * 0x80). Returns its length and sets *cp, or 0 when the bytes are not valid
- * UTF-8 (stray continuation, overlong form, surrogate, above U+10FFFF, or cut
- * short), in which case the caller shows s[0] as \xNN and moves on by one. */
-static size_t
-textfmt_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
-{
-  unsigned char b = s[0];
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
-  uint32_t c;
-  if (b >= 0xC2 && b <= 0xDF) {
-    n = 2;
-    c = b & 0x1F;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    n = 3;
-    c = b & 0x0F;
-    if (b == 0xE0)
-      lo = 0xA0; /* overlong */
-    else if (b == 0xED)
-      hi = 0x9F; /* surrogates */
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    n = 4;
-    c = b & 0x07;
-    if (b == 0xF0)
-      lo = 0x90; /* overlong */
-    else if (b == 0xF4)
-      hi = 0x8F; /* above U+10FFFF */
-  } else {
-    return 0;
-  }
-  if (len < n || s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80)
-      return 0;
-    c = (c << 6) | (s[i] & 0x3F);
-  }
-  *cp = c;
-  return n;
-}
-
 /* Appends the escape for one byte below 0x20 or 0x7F, or an invalid byte. */
 static void
 textfmt_escape_byte(StrBuf *out, unsigned char b)
@@ -186,7 +146,7 @@ textfmt_starts_escape(const unsigned char *s, size_t len)
   if (b < 0x80)
     return b == 't' || b == 'n' || b == 'r' || b == 'e' || b == 'x' || b == 'u';
   uint32_t cp = 0;
-  size_t n = textfmt_utf8_decode(s, len, &cp);
+  size_t n = utf8_decode(s, len, &cp);
   return n == 0 || textfmt_invisible(cp);
 }
 
@@ -214,7 +174,7 @@ textfmt_escape_text(StrBuf *out, const char *text, size_t len, bool injective)
     }
     if (b >= 0x80) {
       uint32_t cp = 0;
-      size_t n = textfmt_utf8_decode(s + i, len - i, &cp);
+      size_t n = utf8_decode(s + i, len - i, &cp);
       if (n > 0 && !textfmt_invisible(cp)) {
         i += n;
         continue;

@@ -10,56 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The length of the well-formed UTF-8 sequence at s (len bytes left, s[0]
- * >= 0x80), or 0 when it is not one. */
-static size_t
-cli_json_utf8_seq(const unsigned char *s, size_t len)
-{
-  unsigned char b = s[0];
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (b >= 0xC2 && b <= 0xDF) {
-    n = 2;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    n = 3;
-    if (b == 0xE0)
-      lo = 0xA0; /* overlong */
-    else if (b == 0xED)
-      hi = 0x9F; /* surrogates */
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    n = 4;
-    if (b == 0xF0)
-      lo = 0x90; /* overlong */
-    else if (b == 0xF4)
-      hi = 0x8F; /* above U+10FFFF */
-  } else {
-    return 0;
-  }
-  if (len < n || s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t i = 2; i < n; i++)
-    if (s[i] < 0x80 || s[i] > 0xBF)
-      return 0;
-  return n;
-}
-
-int
-cli_json_utf8_valid(const char *s, size_t len)
-{
-  const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0;
-  while (i < len) {
-    if (p[i] < 0x80) {
-      i++;
-      continue;
-    }
-    size_t n = cli_json_utf8_seq(p + i, len - i);
-    if (n == 0)
-      return 0;
-    i += n;
-  }
-  return 1;
-}
+#include "utf8.h"
 
 /* Appends a JSON string literal of len bytes at s; invalid UTF-8 bytes
  * become U+FFFD, control characters \n-style or \u00XX escapes. */
@@ -73,7 +24,8 @@ cli_json_string(StrBuf *out, const char *s, size_t len)
   while (i < len) {
     unsigned char ch = p[i];
     if (ch >= 0x80) {
-      size_t n = cli_json_utf8_seq(p + i, len - i);
+      uint32_t cp;
+      size_t n = utf8_decode(p + i, len - i, &cp);
       if (n == 0) {
         strbuf_puts(out, "\xEF\xBF\xBD");
         i++;
@@ -171,7 +123,7 @@ cli_json_append(StrBuf *out, const msgpack_object *o)
     cli_json_string(out, o->via.str.ptr, o->via.str.size);
     break;
   case MSGPACK_OBJECT_BIN:
-    if (cli_json_utf8_valid(o->via.bin.ptr, o->via.bin.size)) {
+    if (utf8_valid(o->via.bin.ptr, o->via.bin.size)) {
       cli_json_string(out, o->via.bin.ptr, o->via.bin.size);
     } else {
       strbuf_puts(out, "{\"base64\":");

@@ -22,8 +22,4 @@
 /* Appends o as JSON to out. */
 void cli_json_append(StrBuf *out, const msgpack_object *o);
 
-/* Whether len bytes at s are well-formed UTF-8 (no overlongs, surrogates or
- * code points above U+10FFFF). */
-int cli_json_utf8_valid(const char *s, size_t len);
-
 #endif
