@@ -1,0 +1,377 @@
+/*
+ * Containment with real children: every way a monitor ends (stop, the
+ * grace's SIGKILL, the runtime cap, the idle timeout, its own exit with
+ * survivors, being freed) ends every descendant, including ones that left
+ * the process group with setsid(), setpgid(0, 0) or a double fork; adopted
+ * orphans are reaped (no zombie piles up). Each test waits on events with
+ * generous bounds, never sleeps.
+ *
+ * ctest runs this program once per containment mode (VIGIL_CGROUP=auto,
+ * v2, v1, none): the escape tests must pass in every mode; the tests of a
+ * limit check the mechanism the mode reports and what it enforces.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "contain.h"
+#include "harness.h"
+#include "monitor.h"
+#include "ring.h"
+
+static const char *const escape_modes[] = {"setsid", "setpgid", "doublefork"};
+#define NESCAPE_MODES 3
+
+typedef struct {
+  const char *prefix;
+  int value;
+} RingFind;
+
+static void
+ring_find_visit(void *ctx, const RingLine *line)
+{
+  RingFind *f = ctx;
+  size_t n = strlen(f->prefix);
+  if (f->value == 0 && line->len > n && memcmp(line->text, f->prefix, n) == 0)
+    f->value = atoi(line->text + n);
+}
+
+/* The number after `prefix` in the first ring line that starts with it, or 0. */
+static int
+ring_number(Harness *h, const char *prefix)
+{
+  RingFind f = {prefix, 0};
+  ring_query(monitor_ring(h->m), kRingAll, 0, 0, ring_find_visit, &f);
+  return f.value;
+}
+
+typedef struct {
+  Harness *h;
+  const char *prefix;
+} RingWait;
+
+static bool
+ring_has_number(void *ctx)
+{
+  RingWait *w = ctx;
+  return w->h->finished || ring_number(w->h, w->prefix) > 0;
+}
+
+/* Runs the loop until a line "PREFIX N" arrived; returns N (0 on timeout). */
+static int
+wait_number(Harness *h, const char *prefix)
+{
+  RingWait w = {h, prefix};
+  RUN_UNTIL(&h->loop, ring_has_number, &w, 10000, prefix);
+  int n = ring_number(h, prefix);
+  if (n <= 0)
+    check_fail(__FILE__, __LINE__, "no \"%s N\" line", prefix);
+  return n;
+}
+
+static bool
+pid_gone(void *ctx)
+{
+  return !test_pid_alive(*(int *)ctx);
+}
+
+/* Reaped, not just dead: the pid no longer exists at all. */
+static bool
+pid_reaped(void *ctx)
+{
+  return kill(*(int *)ctx, 0) != 0 && errno == ESRCH;
+}
+
+/* Runs the loop until `pid` is gone; records a failure naming why it should be. */
+static void
+expect_gone(Harness *h, int pid, const char *why, const char *file, int line)
+{
+  if (pid <= 0)
+    return;
+  if (!test_run_loop_until(&h->loop, pid_gone, &pid, 10000, why, file, line)) {
+    kill(pid, SIGKILL); /* leave nothing behind for the next test */
+    return;
+  }
+  /* The adopted orphan is reaped too: no zombie piles up in the engine. */
+  test_run_loop_until(&h->loop, pid_reaped, &pid, 10000, "the escapee reaped", file, line);
+}
+#define EXPECT_GONE(h, pid, why) expect_gone(h, pid, why, __FILE__, __LINE__)
+
+/* Starts child_escape MODE THEN [ignore-term] with the given spec changes. */
+static bool
+start_escape(Harness *h, MonitorSpec *spec, const char *mode, const char *then, bool ignore_term)
+{
+  static char path[4096];
+  static char *argv[5];
+  snprintf(path, sizeof path, "%s", test_child_path("child_escape"));
+  argv[0] = path;
+  argv[1] = (char *)mode;
+  argv[2] = (char *)then;
+  argv[3] = ignore_term ? "ignore-term" : NULL;
+  argv[4] = NULL;
+  spec->argv = argv;
+  return harness_start(h, spec);
+}
+
+TEST(stop_ends_every_escapee)
+{
+  for (int i = 0; i < NESCAPE_MODES; i++) {
+    Harness h;
+    harness_init(&h);
+    MonitorSpec spec = {.persistent = true};
+    if (start_escape(&h, &spec, escape_modes[i], "stay", false)) {
+      int esc = wait_number(&h, "escapee ");
+      CHECK_INT(monitor_stop(h.m, SIGTERM, 5000), 0);
+      if (harness_wait(&h, 15000))
+        CHECK_INT(monitor_state(h.m), kMonStopped);
+      EXPECT_GONE(&h, esc, escape_modes[i]);
+    }
+    harness_close(&h);
+  }
+}
+
+TEST(the_grace_sigkill_reaches_an_escapee_ignoring_sigterm)
+{
+  for (int i = 0; i < NESCAPE_MODES; i++) {
+    Harness h;
+    harness_init(&h);
+    MonitorSpec spec = {.persistent = true};
+    if (start_escape(&h, &spec, escape_modes[i], "exit", true)) {
+      int esc = wait_number(&h, "escapee ");
+      /* The leader has exited (or is about to): a stop then changes nothing
+       * and the survivors go at the end, ignoring SIGTERM or not. */
+      monitor_stop(h.m, SIGTERM, 300);
+      harness_wait(&h, 15000);
+      EXPECT_GONE(&h, esc, escape_modes[i]);
+    }
+    harness_close(&h);
+
+    harness_init(&h);
+    MonitorSpec spec2 = {.persistent = true};
+    if (start_escape(&h, &spec2, escape_modes[i], "stay", true)) {
+      int esc = wait_number(&h, "escapee ");
+      CHECK_INT(monitor_stop(h.m, SIGTERM, 300), 0);
+      harness_wait(&h, 15000);
+      EXPECT_GONE(&h, esc, escape_modes[i]);
+    }
+    harness_close(&h);
+  }
+}
+
+TEST(runtime_cap_and_idle_timeout_end_every_escapee)
+{
+  for (int i = 0; i < NESCAPE_MODES; i++) {
+    Harness h;
+    harness_init(&h);
+    MonitorSpec spec = {.timeout_ms = 3000};
+    if (start_escape(&h, &spec, escape_modes[i], "stay", false)) {
+      int esc = wait_number(&h, "escapee ");
+      if (harness_wait(&h, 15000))
+        CHECK_INT(monitor_state(h.m), kMonTimedOut);
+      EXPECT_GONE(&h, esc, escape_modes[i]);
+    }
+    harness_close(&h);
+
+    harness_init(&h);
+    MonitorSpec spec2 = {.persistent = true, .idle_timeout_ms = 2000};
+    if (start_escape(&h, &spec2, escape_modes[i], "stay", false)) {
+      int esc = wait_number(&h, "escapee ");
+      if (harness_wait(&h, 15000))
+        CHECK_INT(monitor_state(h.m), kMonIdleTimeout);
+      EXPECT_GONE(&h, esc, escape_modes[i]);
+    }
+    harness_close(&h);
+  }
+}
+
+TEST(a_natural_exit_ends_every_survivor)
+{
+  for (int i = 0; i < NESCAPE_MODES; i++) {
+    Harness h;
+    harness_init(&h);
+    MonitorSpec spec = {.persistent = true};
+    if (start_escape(&h, &spec, escape_modes[i], "exit", false)) {
+      int esc = wait_number(&h, "escapee ");
+      if (harness_wait(&h, 15000)) {
+        CHECK_INT(monitor_state(h.m), kMonExited);
+        Notification *end = harness_ending(&h);
+        if (end) {
+          CHECK_INT(end->exit_code, 0);
+          CHECK(end->exceeded == NULL); /* no limit ended it */
+          CHECK(end->reason == NULL);
+        }
+      }
+      EXPECT_GONE(&h, esc, escape_modes[i]);
+    }
+    harness_close(&h);
+  }
+}
+
+TEST(freeing_a_running_monitor_ends_every_escapee)
+{
+  for (int i = 0; i < NESCAPE_MODES; i++) {
+    Harness h;
+    harness_init(&h);
+    MonitorSpec spec = {.persistent = true};
+    if (start_escape(&h, &spec, escape_modes[i], "stay", false)) {
+      int esc = wait_number(&h, "escapee ");
+      monitor_free(h.m);
+      h.m = NULL;
+      EXPECT_GONE(&h, esc, escape_modes[i]);
+    }
+    harness_close(&h);
+  }
+}
+
+TEST(two_monitors_each_end_only_their_own_escapees)
+{
+  /* Attribution: the end of one monitor ends its escapee, not the other's,
+   * even when both escaped by a double fork (no ancestry left, a session of
+   * their own). b's leader stays, so b runs on while a ends. */
+  Harness a, b;
+  harness_init(&a);
+  harness_init(&b);
+  MonitorSpec sa = {.persistent = true}, sb = {.persistent = true};
+  if (start_escape(&a, &sa, "doublefork", "exit", false) &&
+      start_escape(&b, &sb, "doublefork", "stay", false)) {
+    int ea = wait_number(&a, "escapee ");
+    int eb = wait_number(&b, "escapee ");
+    harness_wait(&a, 15000);
+    EXPECT_GONE(&a, ea, "the escapee of the monitor that ended");
+    CHECK(test_pid_alive(eb));
+    monitor_stop(b.m, SIGTERM, 300);
+    harness_wait(&b, 15000);
+    EXPECT_GONE(&b, eb, "the other escapee, once its monitor ended");
+  }
+  harness_close(&a);
+  harness_close(&b);
+}
+
+/* The CPU share a finished monitor used: CPU time over wall time. */
+static double
+cpu_share(Harness *h)
+{
+  ProcExit x;
+  monitor_usage(h->m, &x);
+  return x.duration_ms > 0 ? (double)x.cpu_ms / (double)x.duration_ms : 0;
+}
+
+TEST(cpu_limit_holds_burners_to_their_share)
+{
+  /* A burner that needs 600 ms of CPU, and a shell running two burners of
+   * 400 ms each (descendants), under cpu_limit 0.2: at least 3 s of wall
+   * time each. The bound is an upper one with room for the limiter's
+   * precision (cpulimit.h); a loaded machine only lowers the share. */
+  ContainInfo ci;
+  contain_info(&ci);
+  printf("  cpu_limit enforced by %s\n", ci.cpu_limit);
+  char burn[4096], script[8300];
+  snprintf(burn, sizeof burn, "%s", test_child_path("child_burn"));
+  snprintf(script, sizeof script, "%s 400 & %s 400; wait", burn, burn);
+  char *one[] = {burn, "600", NULL};
+  char *const *argvs[2] = {one, SH(script)};
+  for (int i = 0; i < 2; i++) {
+    Harness h;
+    harness_init(&h);
+    MonitorSpec spec = {.argv = argvs[i], .persistent = true, .cpu_limit = 0.2};
+    if (harness_start(&h, &spec) && harness_wait(&h, 60000)) {
+      CHECK_INT(monitor_state(h.m), kMonExited);
+      ProcExit x;
+      monitor_usage(h.m, &x);
+      CHECK_INT(x.exit_code, 0);
+      CHECK(x.cpu_ms >= 500); /* it did burn */
+      double share = cpu_share(&h);
+      printf("  %s: %llu ms of CPU in %llu ms: %.3f cores\n", i == 0 ? "one burner" : "two burners",
+             (unsigned long long)x.cpu_ms, (unsigned long long)x.duration_ms, share);
+      CHECK(share <= 0.35);
+    }
+    harness_close(&h);
+  }
+}
+
+TEST(max_processes_bounds_a_fork_bomb)
+{
+  /* child_forks tries 100 forks; at most 16 processes (and threads) may be
+   * in the monitor at once. RLIMIT_NPROC, the fallback, does not bind root:
+   * there the bound cannot be shown. */
+  ContainInfo ci;
+  contain_info(&ci);
+  bool by_cgroup = strncmp(ci.max_processes, "cgroup", 6) == 0;
+  if (!by_cgroup && geteuid() == 0) {
+    printf("  skipped: max_processes is %s here\n", ci.max_processes);
+    return;
+  }
+  Harness h;
+  harness_init(&h);
+  h.settings.max_processes = 16;
+  char path[4096];
+  snprintf(path, sizeof path, "%s", test_child_path("child_forks"));
+  char *argv[] = {path, "100", NULL};
+  MonitorSpec spec = {.argv = argv, .persistent = true};
+  if (harness_start(&h, &spec) && harness_wait(&h, 30000)) {
+    int forked = ring_number(&h, "forked ");
+    CHECK(forked > 0 && forked < 16);
+    CHECK_INT(monitor_state(h.m), kMonExited);
+    Notification *end = harness_ending(&h);
+    if (end && by_cgroup) {
+      CHECK_INT(end->exit_code, 3);
+      CHECK_STR(end->exceeded, "max_processes");
+      CHECK_CONTAINS(end->reason, "max_processes: ");
+      CHECK_CONTAINS(end->reason, "at the limit of 16 processes and threads");
+      CHECK_STR(monitor_exceeded(h.m), "max_processes");
+      const Event *ev = eventlog_find(monitor_events(h.m), 0, 1u << kEventExited);
+      CHECK(ev != NULL && ev->exceeded != NULL && strcmp(ev->exceeded, "max_processes") == 0);
+    }
+  }
+  harness_close(&h);
+}
+
+TEST(a_memory_limit_kill_says_so)
+{
+  /* A shell building a 100 MB string under a 32 MiB limit. With a memory
+   * cgroup the kernel kills it and the ending says why; with RLIMIT_AS the
+   * allocation just fails and nothing tells a limit from any other failure. */
+  ContainInfo ci;
+  contain_info(&ci);
+  bool by_cgroup = strncmp(ci.memory_limit, "cgroup", 6) == 0;
+  Harness h;
+  harness_init(&h);
+  MonitorSpec spec = {.argv = SH("x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo ok ${#x}"),
+                      .persistent = true, .memory_limit = 32 * 1024 * 1024};
+  if (harness_start(&h, &spec) && harness_wait(&h, 30000)) {
+    CHECK_INT(monitor_state(h.m), kMonExited);
+    Notification *end = harness_ending(&h);
+    if (end) {
+      CHECK(!end->has_exit_code || end->exit_code != 0);
+      if (by_cgroup) {
+        CHECK_STR(end->exceeded, "memory_limit");
+        CHECK_CONTAINS(end->reason, "memory_limit: ");
+        CHECK_CONTAINS(end->reason, "using more than the memory_limit of 33554432 bytes");
+        CHECK_STR(monitor_reason(h.m), end->reason);
+      } else {
+        printf("  the limit is %s: the kill is not attributed\n", ci.memory_limit);
+        CHECK(end->exceeded == NULL);
+      }
+    }
+  }
+  harness_close(&h);
+}
+
+int
+main(void)
+{
+  signal(SIGPIPE, SIG_IGN);
+  RUN(stop_ends_every_escapee);
+  RUN(the_grace_sigkill_reaches_an_escapee_ignoring_sigterm);
+  RUN(runtime_cap_and_idle_timeout_end_every_escapee);
+  RUN(a_natural_exit_ends_every_survivor);
+  RUN(freeing_a_running_monitor_ends_every_escapee);
+  RUN(two_monitors_each_end_only_their_own_escapees);
+  RUN(cpu_limit_holds_burners_to_their_share);
+  RUN(max_processes_bounds_a_fork_bomb);
+  RUN(a_memory_limit_kill_says_so);
+  return check_summary();
+}
