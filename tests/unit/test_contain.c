@@ -210,6 +210,31 @@ TEST(a_natural_exit_ends_every_survivor)
   }
 }
 
+TEST(a_stop_for_sustained_overload_ends_the_escapee)
+{
+  /* A double-forked escapee, then a flood of matching lines withheld by a
+   * small rate limit until the monitor is stopped for overload. */
+  Harness h;
+  harness_init(&h);
+  h.settings.rate_max_notifications = 1;
+  h.settings.rate_window_ms = 1000;
+  h.settings.rate_overload_ms = 2000;
+  h.settings.flush_interval_ms = 50;
+  char script[4200];
+  snprintf(script, sizeof script,
+           "%s doublefork exit; while :; do echo 'Error: again'; sleep 0.1; done",
+           test_child_path("child_escape"));
+  const char *patterns[] = {"^Error:"};
+  MonitorSpec spec = {.argv = SH(script), .patterns = patterns, .npatterns = 1};
+  if (harness_start(&h, &spec)) {
+    int esc = wait_number(&h, "escapee ");
+    if (harness_wait(&h, 30000))
+      CHECK_INT(monitor_state(h.m), kMonOverloaded);
+    EXPECT_GONE(&h, esc, "the escapee of an overloaded monitor");
+  }
+  harness_close(&h);
+}
+
 TEST(freeing_a_running_monitor_ends_every_escapee)
 {
   for (int i = 0; i < NESCAPE_MODES; i++) {
@@ -368,6 +393,7 @@ main(void)
   RUN(the_grace_sigkill_reaches_an_escapee_ignoring_sigterm);
   RUN(runtime_cap_and_idle_timeout_end_every_escapee);
   RUN(a_natural_exit_ends_every_survivor);
+  RUN(a_stop_for_sustained_overload_ends_the_escapee);
   RUN(freeing_a_running_monitor_ends_every_escapee);
   RUN(two_monitors_each_end_only_their_own_escapees);
   RUN(cpu_limit_holds_burners_to_their_share);
