@@ -23,9 +23,11 @@
 #include "memory.h"
 #include "reaper.h"
 
-/* The most of /proc/PID/environ read when looking for VIGIL_MONITOR_ID (the
- * variable is appended last, after the engine's own environment). */
-#define CONTAIN_ENVIRON_MAX (1024 * 1024)
+/* The most of /proc/PID/environ read when looking for VIGIL_MONITOR_ID. The
+ * variable comes after the engine's own environment (a few KiB as a rule),
+ * so this is generous; it bounds what a process with a huge environment
+ * costs each sweep. */
+#define CONTAIN_ENVIRON_MAX (256 * 1024)
 
 struct Contain {
   Contain *prev, *next;     /* contain_list */
@@ -106,7 +108,7 @@ contain_info(ContainInfo *out)
   out->cgroup = g->v2_dir;
   out->max_processes = g->v2_pids   ? "cgroup2 pids.max"
                        : g->v1_pids ? "cgroup1 pids.max"
-                       : geteuid() == 0 ? "RLIMIT_NPROC (per user; not enforced for root)"
+                       : geteuid() == 0 ? "none (RLIMIT_NPROC, the fallback, does not bind root)"
                                         : "RLIMIT_NPROC (per user)";
   out->cpu_limit = g->v2_cpu                   ? "cgroup2 cpu.max"
                    : g->v1_cpu                 ? "cgroup1 cpu.cfs_quota_us"
@@ -143,10 +145,10 @@ contain_new(uv_loop_t *loop, const ContainOptions *opts, VigilError *err)
   c->child.njoin = cgroup_set_join_fds(c->cg, c->child.join_fds);
   if (opts->memory_limit > 0 && !cgroup_set_has_memory(c->cg))
     c->child.rlimit_as = opts->memory_limit;
-  if (opts->max_processes > 0 && !cgroup_set_has_pids(c->cg)) {
+  if (opts->max_processes > 0 && !cgroup_set_has_pids(c->cg) && geteuid() != 0) {
     /* RLIMIT_NPROC counts every task of the user, so the monitor may add
      * max_processes to what the user runs now (never above the hard limit
-     * the engine itself has). */
+     * the engine itself has). Root is not held to it: not set then. */
     uint64_t n = reaper_user_tasks(getuid()) + (uint64_t)opts->max_processes;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && n > rl.rlim_max)
@@ -269,7 +271,8 @@ contain_environ_tag(pid_t pid, char *tag, size_t cap)
     return false;
   static const char key[] = CONTAIN_ENV_NAME "=";
   const size_t klen = sizeof key - 1;
-  /* carry holds the start of the entry being read, up to klen + cap bytes. */
+  /* entry gathers the start of the entry being read (across reads); a
+   * longer entry cannot be ours and is skipped. */
   char buf[8192];
   char entry[sizeof key + CGROUP_TAG_MAX + 2];
   size_t elen = 0, total = 0;
@@ -618,8 +621,14 @@ contain_sweep(void)
       continue;
     }
     remaining++;
-    bool stale;
-    Contain *owner = contain_owner(pid, &rp, &stale);
+    if (pidlist_has(&contain_doomed, pid)) {
+      kill(pid, SIGKILL); /* still dying */
+      continue;
+    }
+    /* With no monitor running every adopted orphan has outlived its own, so
+     * none needs to be attributed (that reads /proc files per orphan). */
+    bool stale = false;
+    Contain *owner = running > 0 ? contain_owner(pid, &rp, &stale) : NULL;
     if (stale || (owner != NULL && owner->ended) || (owner == NULL && running == 0)) {
       kill(pid, SIGKILL);
       if (!pidlist_has(&contain_doomed, pid)) {

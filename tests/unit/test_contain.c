@@ -325,7 +325,7 @@ TEST(max_processes_bounds_a_fork_bomb)
   ContainInfo ci;
   contain_info(&ci);
   bool by_cgroup = strncmp(ci.max_processes, "cgroup", 6) == 0;
-  if (!by_cgroup && geteuid() == 0) {
+  if (strncmp(ci.max_processes, "none", 4) == 0) {
     printf("  skipped: max_processes is %s here\n", ci.max_processes);
     return;
   }
