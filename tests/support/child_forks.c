@@ -2,13 +2,16 @@
  * Test helper: child_forks N forks up to N children, each of which puts
  * /dev/null on its stdin, stdout and stderr and sleeps for five minutes.
  * It stops at the first refused fork, prints "forked X refused Y" (Y is 0
- * or 1) and exits 3 when a fork was refused, else 0. The children stay in
- * its process group. A bounded stand-in for a fork bomb: even where nothing
+ * or 1), kills and reaps its children (so a sanitizer's exit-time helper
+ * can still be started under the limit) and exits 3 when a fork was
+ * refused, else 0. A bounded stand-in for a fork bomb: even where nothing
  * limits it, it adds at most N processes.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int
@@ -18,6 +21,7 @@ main(int argc, char **argv)
   if (n < 0 || n > 4096)
     n = 4096;
   long forked = 0, refused = 0;
+  static pid_t kids[4096];
   fflush(stdout);
   for (long i = 0; i < n; i++) {
     pid_t pid = fork();
@@ -33,9 +37,13 @@ main(int argc, char **argv)
         sleep(1);
       _exit(0);
     }
-    forked++;
+    kids[forked++] = pid;
   }
   printf("forked %ld refused %ld\n", forked, refused);
   fflush(stdout);
+  for (long i = 0; i < forked; i++)
+    kill(kids[i], SIGKILL);
+  for (long i = 0; i < forked; i++)
+    waitpid(kids[i], NULL, 0);
   return refused ? 3 : 0;
 }
