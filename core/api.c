@@ -238,7 +238,7 @@ api_pack_containment(msgpack_packer *pk)
   ContainInfo ci;
   contain_info(&ci);
   wire_key(pk, "containment");
-  msgpack_pack_map(pk, 9);
+  msgpack_pack_map(pk, 10);
   wire_key(pk, "mode");
   wire_str(pk, ci.mode);
   wire_key(pk, "tracking");
@@ -257,6 +257,8 @@ api_pack_containment(msgpack_packer *pk)
   msgpack_pack_uint64(pk, ci.orphans_reaped);
   wire_key(pk, "orphans_killed");
   msgpack_pack_uint64(pk, ci.orphans_killed);
+  wire_key(pk, "scans_truncated");
+  msgpack_pack_uint64(pk, ci.scans_truncated);
 }
 
 static void

@@ -11,6 +11,7 @@
  */
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -322,6 +323,47 @@ cgroup_enable(const char *dir, const char *const *want, size_t n)
   return first;
 }
 
+/* Removes the groups an engine that is gone left in base (vigil-PID, and
+ * one level below: its monitors' groups and its daemon leaf): an engine
+ * killed with SIGKILL cannot remove them, and an empty v1 group left inside
+ * someone else's group would keep that group from being removed. rmdir
+ * removes only empty groups, so a group whose processes still run (the
+ * monitors of a SIGKILLed engine) stays. "Gone" is judged in our pid
+ * namespace. */
+static void
+cgroup_sweep_stale(const char *base)
+{
+  DIR *d = opendir(base);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char *end;
+    if (strncmp(de->d_name, "vigil-", 6) != 0)
+      continue;
+    long pid = strtol(de->d_name + 6, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == (long)getpid() ||
+        !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+      continue;
+    char *dir = cgroup_path(base, de->d_name);
+    DIR *sub = opendir(dir);
+    if (sub != NULL) {
+      struct dirent *se;
+      while ((se = readdir(sub)) != NULL) {
+        if (se->d_type != DT_DIR || se->d_name[0] == '.')
+          continue;
+        char *g = cgroup_path(dir, se->d_name);
+        rmdir(g);
+        free(g);
+      }
+      closedir(sub);
+    }
+    rmdir(dir);
+    free(dir);
+  }
+  closedir(d);
+}
+
 /* Sets up the v2 group vigil-PID under our own v2 group. */
 static void
 cgroup_init_v2(const CgroupMount *m, const char *path)
@@ -329,6 +371,7 @@ cgroup_init_v2(const CgroupMount *m, const char *path)
   char *base = cgroup_dir_of(m, path);
   if (base == NULL)
     return;
+  cgroup_sweep_stale(base);
   char name[32];
   snprintf(name, sizeof name, "vigil-%d", (int)getpid());
   char *dir = cgroup_path(base, name);
@@ -376,6 +419,7 @@ cgroup_init_v1(int i, const CgroupMount *m, const char *path)
   char *base = cgroup_dir_of(m, path);
   if (base == NULL)
     return;
+  cgroup_sweep_stale(base);
   char name[32];
   snprintf(name, sizeof name, "vigil-%d", (int)getpid());
   char *dir = cgroup_path(base, name);

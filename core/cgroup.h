@@ -25,7 +25,8 @@
  * for hosts whose cgroups should not be touched).
  *
  * A group is removed when its monitor has ended; rmdir fails while a member
- * is still dying, so contain.c retries later.
+ * is still dying, so contain.c retries later. At start-up, the empty groups
+ * of engines that are gone (killed with SIGKILL) are removed.
  */
 #ifndef VIGIL_CGROUP_H
 #define VIGIL_CGROUP_H

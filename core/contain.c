@@ -50,7 +50,7 @@ static bool contain_ready;
 static pid_t contain_pid;          /* the process contain_init ran in */
 static uint64_t contain_serial;    /* for tags of children without a monitor */
 static size_t contain_last_adopted;
-static uint64_t contain_reaped, contain_killed;
+static uint64_t contain_reaped, contain_killed, contain_scans_truncated;
 /* Orphans killed and not yet reaped (a sweep meets them again while they
  * die: they are counted once). Our own children, so bounded by them. */
 static PidList contain_doomed;
@@ -119,6 +119,7 @@ contain_info(ContainInfo *out)
                                      : "RLIMIT_AS";
   out->orphans_reaped = contain_reaped;
   out->orphans_killed = contain_killed;
+  out->scans_truncated = contain_scans_truncated;
 }
 
 /* --- one child ---------------------------------------------------------- */
@@ -373,6 +374,10 @@ contain_members(Contain *c, PidList *out)
   } else {
     ReaperTable t = {0};
     reaper_scan(&t);
+    if (t.truncated > 0 && contain_scans_truncated++ == 0)
+      LOG_WARN("contain", "/proc lists more than %d processes; the walk for a monitor's "
+               "descendants saw only the first %d (counted in api_info)", REAPER_SCAN_MAX,
+               REAPER_SCAN_MAX);
     PidList roots = {0};
     pidlist_add(&roots, c->leader);
     for (size_t i = 0; i < orphans.n; i++)

@@ -102,6 +102,7 @@ typedef struct {
   const char *memory_limit;
   uint64_t orphans_reaped;   /* adopted orphans reaped */
   uint64_t orphans_killed;   /* adopted orphans killed for outliving their monitor */
+  uint64_t scans_truncated;  /* /proc scans that found more than REAPER_SCAN_MAX processes */
 } ContainInfo;
 
 typedef struct Contain Contain;

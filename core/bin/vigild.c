@@ -37,7 +37,9 @@ static const char vigild_usage[] =
     "  --check-config FILE  check a configuration and exit: 0 when good, 1 with the reason\n"
     "  --version            print the version\n"
     "\n"
-    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error).\n";
+    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error).\n"
+    "VIGIL_CGROUP=auto|v2|v1|none chooses the cgroups monitors are contained in\n"
+    "(default auto: whatever this machine lets vigild use; none: subreaper and /proc).\n";
 
 typedef struct {
   uv_loop_t loop;
