@@ -11,10 +11,12 @@
  * limit check the mechanism the mode reports and what it enforces.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "contain.h"
@@ -385,10 +387,72 @@ TEST(a_memory_limit_kill_says_so)
   harness_close(&h);
 }
 
+/* This process's cgroup v2 directory (mount point + path), or false. */
+static bool
+own_v2_dir(char *out, size_t cap)
+{
+  char line[4096], point[PATH_MAX] = "", path[PATH_MAX] = "";
+  FILE *f = fopen("/proc/self/mountinfo", "r");
+  while (f && fgets(line, sizeof line, f)) {
+    char *sep = strstr(line, " - cgroup2 ");
+    if (sep && sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1)
+      break;
+    point[0] = '\0';
+  }
+  if (f)
+    fclose(f);
+  f = fopen("/proc/self/cgroup", "r");
+  while (f && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "0::", 3) == 0)
+      snprintf(path, sizeof path, "%.*s", (int)strcspn(line + 3, "\n"), line + 3);
+  }
+  if (f)
+    fclose(f);
+  if (point[0] == '\0' || path[0] != '/')
+    return false;
+  snprintf(out, cap, "%s%s", point, strcmp(path, "/") == 0 ? "" : path);
+  return true;
+}
+
+TEST(the_empty_groups_of_a_gone_engine_are_removed_at_start)
+{
+  /* Runs before anything here has started containment: a group
+   * vigil-DEADPID/mon_x, as an engine killed with SIGKILL leaves it, is
+   * removed when containment starts with cgroup v2 (auto or v2 mode). */
+  char base[PATH_MAX], dir[PATH_MAX + 32], group[PATH_MAX + 64];
+  int dead = 0;
+  for (int pid = 4000000; pid > 1000 && dead == 0; pid -= 7919)
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+      dead = pid;
+  if (!own_v2_dir(base, sizeof base) || dead == 0) {
+    printf("  skipped: no cgroup v2 here\n");
+    return;
+  }
+  snprintf(dir, sizeof dir, "%s/vigil-%d", base, dead);
+  snprintf(group, sizeof group, "%s/mon_gone", dir);
+  if (mkdir(dir, 0755) != 0 || mkdir(group, 0755) != 0) {
+    printf("  skipped: cannot make %s: %s\n", group, strerror(errno));
+    rmdir(dir);
+    return;
+  }
+  contain_init();
+  ContainInfo ci;
+  contain_info(&ci);
+  struct stat st;
+  bool gone = stat(dir, &st) != 0;
+  if (strcmp(ci.tracking, "cgroup2") == 0)
+    CHECK(gone);
+  else
+    CHECK(!gone); /* this mode leaves v2 alone */
+  rmdir(group);
+  rmdir(dir);
+}
+
 int
 main(void)
 {
   signal(SIGPIPE, SIG_IGN);
+  RUN(the_empty_groups_of_a_gone_engine_are_removed_at_start);
   RUN(stop_ends_every_escapee);
   RUN(the_grace_sigkill_reaches_an_escapee_ignoring_sigterm);
   RUN(runtime_cap_and_idle_timeout_end_every_escapee);
