@@ -7,8 +7,10 @@
  * generous bounds, never sleeps.
  *
  * ctest runs this program once per containment mode (VIGIL_CGROUP=auto,
- * v2, v1, none): the escape tests must pass in every mode; the tests of a
- * limit check the mechanism the mode reports and what it enforces.
+ * v2, v1, none), and once more without cgroups as user nobody (where
+ * RLIMIT_NPROC, which does not bind root, holds max_processes): the escape
+ * tests must pass in every mode; the tests of a limit check the mechanism
+ * the mode reports and what it enforces.
  */
 #include <errno.h>
 #include <limits.h>
