@@ -34,6 +34,9 @@ static const char *const cgroup_v1_names[kV1Count] = {"pids", "cpu", "memory"};
 #define CGROUP_CPU_MIN_QUOTA_US 1000
 /* Rounds of read-and-signal when there is no cgroup.kill. */
 #define CGROUP_SIGNAL_ROUNDS 8
+/* How deep below a monitor's group its members are looked for: a monitored
+ * program may make groups of its own (a nested vigild does). */
+#define CGROUP_MEMBERS_DEPTH 8
 
 typedef struct {
   char *base;    /* the engine's group in this hierarchy (a directory) */
@@ -706,14 +709,25 @@ cgroup_set_joined(CgroupSet *s)
   s->nfds = 0;
 }
 
-/* See cgroup.h. cgroup.procs is read in chunks (a fork bomb's group may
+/* Appends the pids of dir's cgroup.procs and, depth levels down, of the
+ * groups below it. cgroup.procs is read in chunks (a fork bomb's group may
  * list thousands of pids). */
-void
-cgroup_set_members(const CgroupSet *s, PidList *out)
+static void
+cgroup_read_members(const char *dir, int depth, PidList *out)
 {
-  const char *dir = cgroup_set_tracking_dir(s);
-  if (dir == NULL)
-    return;
+  if (depth > 0) {
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL) {
+      if (de->d_type != DT_DIR || de->d_name[0] == '.')
+        continue;
+      char *sub = cgroup_path(dir, de->d_name);
+      cgroup_read_members(sub, depth - 1, out);
+      free(sub);
+    }
+    if (d != NULL)
+      closedir(d);
+  }
   char *path = cgroup_path(dir, "cgroup.procs");
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   free(path);
@@ -743,6 +757,15 @@ cgroup_set_members(const CgroupSet *s, PidList *out)
   if (in_num && cur > 0)
     pidlist_add(out, (pid_t)cur);
   close(fd);
+}
+
+/* See cgroup.h. Groups the monitor made below its own count too. */
+void
+cgroup_set_members(const CgroupSet *s, PidList *out)
+{
+  const char *dir = cgroup_set_tracking_dir(s);
+  if (dir != NULL)
+    cgroup_read_members(dir, CGROUP_MEMBERS_DEPTH, out);
 }
 
 /* See cgroup.h. */
@@ -807,13 +830,36 @@ cgroup_set_counters(const CgroupSet *s, uint64_t *oom_kills, uint64_t *forks_ref
     *forks_refused += cgroup_field(buf, "max");
 }
 
-/* Removes a group directory; true when it is gone. */
+/* Removes the groups below dir (deepest first, depth levels down), then
+ * dir. Returns 0 or the errno of rmdir(dir). */
+static int
+cgroup_rmdir_tree(const char *dir, int depth)
+{
+  if (depth > 0) {
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL) {
+      if (de->d_type != DT_DIR || de->d_name[0] == '.')
+        continue;
+      char *sub = cgroup_path(dir, de->d_name);
+      cgroup_rmdir_tree(sub, depth - 1);
+      free(sub);
+    }
+    if (d != NULL)
+      closedir(d);
+  }
+  return rmdir(dir) == 0 ? 0 : errno;
+}
+
+/* Removes a monitor's group directory, with any group the monitor made
+ * below it; true when it is gone. */
 static bool
 cgroup_rmdir(char **dir)
 {
   if (*dir == NULL)
     return true;
-  if (rmdir(*dir) != 0 && errno != ENOENT)
+  int rc = cgroup_rmdir_tree(*dir, CGROUP_MEMBERS_DEPTH);
+  if (rc != 0 && rc != ENOENT)
     return false;
   free(*dir);
   *dir = NULL;

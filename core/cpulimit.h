@@ -13,13 +13,15 @@
  * CPULIMIT_MAX_PAUSE_MS at a time). Unused allowance is kept for one period
  * at most, so an idle process cannot save up a burst.
  *
- * Precision: between two samples the processes run unchecked, so they may
- * use up to (their threads) x CPULIMIT_PERIOD_MS of CPU before a pause
- * pays it back; over any window of a few seconds the average is within
- * about CPULIMIT_PERIOD_MS / window of the limit (0.2 cores over 5 s: 0.2 +-
- * 0.02 when measured from cgroup cpu.stat, a little more from /proc, whose
- * figures are in clock ticks of 10 ms). A process paused by SIGSTOP can see
- * it (its parent's waitpid with WUNTRACED); a frozen cgroup cannot be seen.
+ * Precision: between two samples the processes run unchecked, so at any
+ * moment they may be ahead of their allowance by up to CPULIMIT_PERIOD_MS of
+ * CPU per busy thread (the next pause pays it back). Over a window of W
+ * seconds their share is at most the limit + threads x 0.1 / W: one busy
+ * thread under 0.2 gets at most 0.233 over 3 s, 0.21 over 10 s, and a
+ * process that ends right after a run never pays for that last run. The
+ * CPU figures are exact (cgroup cpu.stat, in us) or in clock ticks of 10 ms
+ * (/proc). A process paused by SIGSTOP can see it (its parent's waitpid
+ * with WUNTRACED); a frozen cgroup cannot be seen.
  *
  * The timer exists only while a limited monitor runs: an engine with none
  * has no periodic wake-up.

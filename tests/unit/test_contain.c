@@ -255,6 +255,80 @@ TEST(freeing_a_running_monitor_ends_every_escapee)
   }
 }
 
+/* The directory of pid's group in the tracking hierarchy ("cgroup2": v2,
+ * else v1 pids), from /proc/PID/cgroup and /proc/self/mountinfo. */
+static bool
+tracking_dir_of(int pid, bool v2, char *out, size_t cap)
+{
+  char line[4096], point[PATH_MAX] = "", path[PATH_MAX] = "", file[64];
+  FILE *f = fopen("/proc/self/mountinfo", "r");
+  while (f && fgets(line, sizeof line, f)) {
+    char *sep = strstr(line, " - ");
+    if (sep == NULL)
+      continue;
+    bool want = v2 ? strncmp(sep, " - cgroup2 ", 11) == 0
+                   : strncmp(sep, " - cgroup ", 10) == 0 && strstr(sep, ",pids") != NULL;
+    if (want && sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1)
+      break;
+    point[0] = '\0';
+  }
+  if (f)
+    fclose(f);
+  snprintf(file, sizeof file, "/proc/%d/cgroup", pid);
+  f = fopen(file, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    char *c2 = strchr(strchr(line, ':') ? strchr(line, ':') + 1 : line, ':');
+    if (c2 == NULL)
+      continue;
+    bool is_v2 = strncmp(line, "0::", 3) == 0;
+    if ((v2 && is_v2) || (!v2 && !is_v2 && strstr(line, ":pids:") != NULL))
+      snprintf(path, sizeof path, "%.*s", (int)strcspn(c2 + 1, "\n"), c2 + 1);
+  }
+  if (f)
+    fclose(f);
+  if (point[0] == '\0' || path[0] != '/')
+    return false;
+  snprintf(out, cap, "%s%s", point, path);
+  return true;
+}
+
+TEST(a_group_made_inside_the_monitors_group_is_still_the_monitors)
+{
+  /* A program may make groups below its monitor's (one with write access
+   * to it, as root has): its members are still signalled, and the groups
+   * are removed with the monitor's. */
+  ContainInfo ci;
+  contain_info(&ci);
+  if (strncmp(ci.tracking, "cgroup", 6) != 0) {
+    printf("  skipped: tracking is %s\n", ci.tracking);
+    return;
+  }
+  bool v2 = strcmp(ci.tracking, "cgroup2") == 0;
+  Harness h;
+  harness_init(&h);
+  MonitorSpec spec = {.persistent = true};
+  char dir[PATH_MAX], nested[PATH_MAX + 16];
+  if (start_escape(&h, &spec, "setsid", "stay", false)) {
+    int esc = wait_number(&h, "escapee ");
+    CHECK(tracking_dir_of(esc, v2, dir, sizeof dir));
+    snprintf(nested, sizeof nested, "%s/nested", dir);
+    CHECK(mkdir(nested, 0755) == 0);
+    char procs[PATH_MAX + 32], pid[32];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", nested);
+    snprintf(pid, sizeof pid, "%d", esc);
+    FILE *f = fopen(procs, "w");
+    CHECK(f != NULL && fputs(pid, f) >= 0 && fclose(f) == 0);
+    char now[PATH_MAX];
+    CHECK(tracking_dir_of(esc, v2, now, sizeof now) && strcmp(now, nested) == 0);
+    CHECK_INT(monitor_stop(h.m, SIGTERM, 5000), 0);
+    harness_wait(&h, 15000);
+    EXPECT_GONE(&h, esc, "an escapee in a group below its monitor's");
+  }
+  harness_close(&h);
+  struct stat st;
+  CHECK(stat(dir, &st) != 0); /* the monitor's group and the one below are gone */
+}
+
 TEST(two_monitors_each_end_only_their_own_escapees)
 {
   /* Attribution: the end of one monitor ends its escapee, not the other's,
@@ -462,6 +536,7 @@ main(void)
   RUN(a_stop_for_sustained_overload_ends_the_escapee);
   RUN(freeing_a_running_monitor_ends_every_escapee);
   RUN(two_monitors_each_end_only_their_own_escapees);
+  RUN(a_group_made_inside_the_monitors_group_is_still_the_monitors);
   RUN(cpu_limit_holds_burners_to_their_share);
   RUN(max_processes_bounds_a_fork_bomb);
   RUN(a_memory_limit_kill_says_so);
