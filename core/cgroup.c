@@ -165,6 +165,8 @@ cgroup_word_in(const char *list, const char *word)
   return cgroup_word_in_n(list, strlen(list), word);
 }
 
+static int cgroup_rmdir_tree(const char *dir, int depth);
+
 /* --- detection ---------------------------------------------------------- */
 
 /* Undoes mountinfo's octal escapes (\040 for a space) in place. */
@@ -326,8 +328,8 @@ cgroup_enable(const char *dir, const char *const *want, size_t n)
   return first;
 }
 
-/* Removes the groups an engine that is gone left in base (vigil-PID, and
- * one level below: its monitors' groups and its daemon leaf): an engine
+/* Removes the groups an engine that is gone left in base (vigil-PID, with
+ * its monitors' groups, what they made below, and its daemon leaf): an engine
  * killed with SIGKILL cannot remove them, and an empty v1 group left inside
  * someone else's group would keep that group from being removed. rmdir
  * removes only empty groups, so a group whose processes still run (the
@@ -349,19 +351,7 @@ cgroup_sweep_stale(const char *base)
         !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
       continue;
     char *dir = cgroup_path(base, de->d_name);
-    DIR *sub = opendir(dir);
-    if (sub != NULL) {
-      struct dirent *se;
-      while ((se = readdir(sub)) != NULL) {
-        if (se->d_type != DT_DIR || se->d_name[0] == '.')
-          continue;
-        char *g = cgroup_path(dir, se->d_name);
-        rmdir(g);
-        free(g);
-      }
-      closedir(sub);
-    }
-    rmdir(dir);
+    cgroup_rmdir_tree(dir, CGROUP_MEMBERS_DEPTH + 1);
     free(dir);
   }
   closedir(d);
