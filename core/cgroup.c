@@ -762,7 +762,8 @@ cgroup_set_members(const CgroupSet *s, PidList *out)
 void
 cgroup_set_signal(CgroupSet *s, int sig)
 {
-  if (sig == SIGKILL && s->v2 != NULL && cg.info.v2_kill && cgroup_write(s->v2, "cgroup.kill", "1") == 0)
+  if (sig == SIGKILL && s->v2 != NULL && cg.info.v2_kill &&
+      cgroup_write(s->v2, "cgroup.kill", "1") == 0)
     return;
   PidList done = {0};
   pid_t self = getpid();
@@ -809,7 +810,8 @@ cgroup_set_counters(const CgroupSet *s, uint64_t *oom_kills, uint64_t *forks_ref
   char buf[1024];
   *oom_kills = 0;
   *forks_refused = 0;
-  if (s->v2 != NULL && cg.info.v2_memory && cgroup_read(s->v2, "memory.events", buf, sizeof buf) > 0)
+  if (s->v2 != NULL && cg.info.v2_memory &&
+      cgroup_read(s->v2, "memory.events", buf, sizeof buf) > 0)
     *oom_kills += cgroup_field(buf, "oom_kill");
   if (s->v1[kV1Memory] != NULL &&
       cgroup_read(s->v1[kV1Memory], "memory.oom_control", buf, sizeof buf) > 0)

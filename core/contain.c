@@ -689,7 +689,8 @@ contain_shutdown(void)
   for (size_t i = 0; i < contain_npending; i++)
     cgroup_set_free(contain_pending_sets[i]);
   if (contain_npending > 0)
-    LOG_WARN("contain", "%zu monitor cgroup(s) still had a member at exit and were left", contain_npending);
+    LOG_WARN("contain", "%zu monitor cgroup(s) still had a member at exit and were left",
+             contain_npending);
   free(contain_pending_sets);
   contain_pending_sets = NULL;
   contain_npending = contain_pending_cap = 0;

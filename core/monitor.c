@@ -370,7 +370,8 @@ monitor_limit_reason(const Monitor *m, const ProcExit *x)
     break;
   default:
     snprintf(words, sizeof words,
-             "cpu_time: killed by SIGXCPU, its CPU time limit (RLIMIT_CPU, set outside vigil) ran out");
+             "cpu_time: killed by SIGXCPU, its CPU time limit (RLIMIT_CPU, set outside vigil) "
+             "ran out");
     break;
   }
   return xstrdup(words);
