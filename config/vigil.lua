@@ -115,6 +115,11 @@ return {
     -- After the child exits, how long to keep reading pipes a grandchild
     -- holds open.
     exit_drain_ms = 1000,                -- 0..60000 ms
+    -- Processes and threads a monitor may have at once; 0: no limit. Enforced
+    -- with the cgroup pids.max where vigil has a cgroup (see api_info's
+    -- containment); without one with RLIMIT_NPROC, which counts every
+    -- process of the user and does not bind root.
+    max_processes = 4096,                -- 0..4194304 processes
     -- Events kept per monitor; the oldest ~10% go at once when full.
     event_log_max = 1024,                -- 16..1000000 events
     -- Last lines carried by an ending notification.

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "contain.h"
 #include "epoch.h"
 #include "log.h"
 #include "memory.h"
@@ -233,12 +234,45 @@ api_pack_engine_counters(Call *call)
   msgpack_pack_uint64(pk, policy_log_lines_dropped());
 }
 
+/* api_info's "containment": how monitors' processes are tracked and their
+ * limits enforced on this machine (contain.h), and the orphans it ended. */
+static void
+api_pack_containment(msgpack_packer *pk)
+{
+  ContainInfo ci;
+  contain_info(&ci);
+  wire_key(pk, "containment");
+  msgpack_pack_map(pk, 10);
+  wire_key(pk, "mode");
+  wire_str(pk, ci.mode);
+  wire_key(pk, "tracking");
+  wire_str(pk, ci.tracking);
+  wire_key(pk, "subreaper");
+  ci.subreaper ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+  wire_key(pk, "cgroup");
+  wire_str(pk, ci.cgroup);
+  wire_key(pk, "max_processes");
+  wire_str(pk, ci.max_processes);
+  wire_key(pk, "cpu_limit");
+  wire_str(pk, ci.cpu_limit);
+  wire_key(pk, "memory_limit");
+  wire_str(pk, ci.memory_limit);
+  wire_key(pk, "orphans_reaped");
+  msgpack_pack_uint64(pk, ci.orphans_reaped);
+  wire_key(pk, "orphans_killed");
+  msgpack_pack_uint64(pk, ci.orphans_killed);
+  wire_key(pk, "scans_truncated");
+  msgpack_pack_uint64(pk, ci.scans_truncated);
+}
+
 static void
 api_info(Call *call)
 {
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
-  msgpack_pack_map(pk, 8);
+  /* version, api_level, epoch, methods, error_codes, notification_types,
+   * limits, counters, containment */
+  msgpack_pack_map(pk, 9);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
@@ -285,6 +319,7 @@ api_info(Call *call)
   wire_key(pk, "monitor.idle_timeout_max_ms");
   msgpack_pack_int(pk, MONITOR_IDLE_TIMEOUT_MAX_MS);
   api_pack_engine_counters(call);
+  api_pack_containment(pk);
 }
 
 static void

@@ -104,6 +104,18 @@ eventlog_add(EventLog *log, EventType type, int64_t at_ms, int pattern, const ch
   ev->exit_code = exit_code;
   ev->signal = signal;
   ev->reason = reason ? xstrdup(reason) : NULL;
+  ev->exceeded = NULL;
+  return ev;
+}
+
+/* See eventlog.h. */
+const Event *
+eventlog_set_exceeded(EventLog *log, const char *exceeded)
+{
+  if (log->count == 0)
+    return NULL;
+  Event *ev = eventlog_at(log, log->count - 1);
+  ev->exceeded = exceeded;
   return ev;
 }
 

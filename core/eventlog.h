@@ -38,6 +38,7 @@ typedef struct {
   int exit_code;      /* exited: the code */
   int signal;         /* exited/stopped: the signal, 0 if none */
   char *reason;       /* idle_timeout, timed_out, overload, stopped: why (owned), or NULL */
+  const char *exceeded; /* exited: the limit that ended it ("memory_limit"; static), or NULL */
 } Event;
 
 typedef struct {
@@ -58,6 +59,10 @@ void eventlog_init(EventLog *log, size_t max);
 const Event *eventlog_add(EventLog *log, EventType type, int64_t at_ms, int pattern,
                           const char *line, size_t line_len, bool has_exit_code,
                           int exit_code, int signal, const char *reason);
+
+/* Marks the newest event as ended by a limit (exceeded: a static name such
+ * as "memory_limit"). Returns it, or NULL when the log is empty. */
+const Event *eventlog_set_exceeded(EventLog *log, const char *exceeded);
 
 typedef void (*EventVisit)(void *ctx, const Event *ev);
 /* Visits events with id > since_id, oldest first; returns how many. */

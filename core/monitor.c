@@ -61,6 +61,8 @@ struct Monitor {
   pid_t pid;
   char *program;                 /* the path that was executed, escaped */
   ProcExit exit;                 /* valid once finished */
+  int64_t memory_limit;          /* as asked, for the words of a limit's ending */
+  const char *exceeded;          /* the limit that ended it, or NULL */
 
   MonitorStream streams[2];
   Linebuf linebuf[2];
@@ -135,15 +137,27 @@ monitor_emit(Monitor *m, Notification *n)
     notification_free(n);
 }
 
+/* Logs an event, marked with the limit that ended the monitor (exceeded,
+ * may be NULL), and tells the owner. */
+static void
+monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
+                 bool has_exit_code, int exit_code, int sig, const char *reason,
+                 const char *exceeded)
+{
+  const Event *ev = eventlog_add(&m->events, type, textfmt_now_ms(), pattern, line, line_len,
+                                 has_exit_code, exit_code, sig, reason);
+  if (exceeded != NULL)
+    ev = eventlog_set_exceeded(&m->events, exceeded);
+  if (m->hooks.on_event)
+    m->hooks.on_event(m->data, m, ev);
+}
+
 /* Logs an event and tells the owner. */
 static void
 monitor_event(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
               bool has_exit_code, int exit_code, int sig, const char *reason)
 {
-  const Event *ev = eventlog_add(&m->events, type, textfmt_now_ms(), pattern, line, line_len,
-                                 has_exit_code, exit_code, sig, reason);
-  if (m->hooks.on_event)
-    m->hooks.on_event(m->data, m, ev);
+  monitor_event_ex(m, type, pattern, line, line_len, has_exit_code, exit_code, sig, reason, NULL);
 }
 
 /* Starts ending the process group for `why`: sends `sig` to the group with
@@ -352,10 +366,38 @@ monitor_log_ending(Monitor *m)
     monitor_event(m, kEventOverload, -1, NULL, 0, false, 0, x->term_signal, reason);
     break;
   default:
-    monitor_event(m, kEventExited, -1, NULL, 0, x->term_signal == 0, x->exit_code,
-                  x->term_signal, reason);
+    monitor_event_ex(m, kEventExited, -1, NULL, 0, x->term_signal == 0, x->exit_code,
+                     x->term_signal, reason, m->exceeded);
     break;
   }
+}
+
+/* The words of an ending by a limit (seed 001's ResourceLimitExceeded):
+ * they start with the limit's name, as `exceeded` does. */
+static char *
+monitor_limit_reason(const Monitor *m, const ProcExit *x)
+{
+  char words[256];
+  switch (x->exceeded) {
+  case kContainLimitMemory:
+    snprintf(words, sizeof words,
+             "memory_limit: %" PRIu64 " process%s killed by the kernel for using more than the "
+             "memory_limit of %" PRId64 " bytes",
+             x->oom_kills, x->oom_kills == 1 ? "" : "es", m->memory_limit);
+    break;
+  case kContainLimitProcesses:
+    snprintf(words, sizeof words,
+             "max_processes: %" PRIu64 " fork%s refused at the limit of %" PRId64
+             " processes and threads",
+             x->forks_refused, x->forks_refused == 1 ? "" : "s", m->settings.max_processes);
+    break;
+  default:
+    snprintf(words, sizeof words,
+             "cpu_time: killed by SIGXCPU, its CPU time limit (RLIMIT_CPU, set outside vigil) "
+             "ran out");
+    break;
+  }
+  return xstrdup(words);
 }
 
 /* The process is gone: final batch, ending event, ending notification, in
@@ -369,6 +411,11 @@ monitor_on_exit(void *data, const ProcExit *exit)
   uv_timer_stop(&m->idle_timer);
   uv_timer_stop(&m->runtime_timer);
   m->state = m->ending != kMonRunning ? m->ending : kMonExited;
+  if (m->state == kMonExited && exit->exceeded != kContainLimitNone) {
+    m->exceeded = contain_limit_name(exit->exceeded);
+    free(m->ending_reason);
+    m->ending_reason = monitor_limit_reason(m, exit);
+  }
 
   monitor_flush(m);
   uv_timer_stop(&m->batch_timer);
@@ -388,6 +435,7 @@ monitor_on_exit(void *data, const ProcExit *exit)
     m->withheld_unreported = 0;
     if (m->ending_reason)
       n->reason = xstrdup(m->ending_reason);
+    n->exceeded = m->exceeded;
     RingCopy copy = {n};
     if (m->settings.exit_lines > 0)
       ring_query(&m->ring, kRingAll, 0, (size_t)m->settings.exit_lines,
@@ -522,6 +570,7 @@ monitor_proc_options(const VigilSettings *settings, const MonitorSpec *spec)
     .stdin_len = spec->stdin_len,
     .memory_limit = spec->memory_limit,
     .cpu_limit = spec->cpu_limit,
+    .max_processes = settings->max_processes,
     .exit_drain_ms = settings->exit_drain_ms,
   };
   return opts;
@@ -593,6 +642,8 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   m->idle_timeout_ms = (uint64_t)spec->idle_timeout_ms;
 
   ProcSpawnOptions opts = monitor_proc_options(settings, spec);
+  opts.tag = m->id;
+  m->memory_limit = spec->memory_limit;
   ProcCallbacks callbacks = {monitor_on_output, monitor_on_eof, monitor_on_exit};
   if (proc_spawn(loop, &opts, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
@@ -770,6 +821,18 @@ monitor_counters(const Monitor *m, MonitorCounters *out)
   out->capture_evicted = m->capture[0].evicted + m->capture[1].evicted;
   out->events_dropped = m->events.dropped;
   out->policy_dropped = m->policy_dropped;
+}
+
+const char *
+monitor_reason(const Monitor *m)
+{
+  return m->finished ? m->ending_reason : NULL;
+}
+
+const char *
+monitor_exceeded(const Monitor *m)
+{
+  return m->exceeded;
 }
 
 void

@@ -146,6 +146,11 @@ int64_t monitor_started_at(const Monitor *m);      /* wall ms */
 int64_t monitor_ended_at(const Monitor *m);        /* wall ms; 0 while running */
 uint64_t monitor_duration_ms(const Monitor *m);    /* so far, or final */
 void monitor_counters(const Monitor *m, MonitorCounters *out);
+/* Why it ended, in words (NULL while running, or for a plain exit). */
+const char *monitor_reason(const Monitor *m);
+/* The limit that ended it ("memory_limit", "max_processes", "cpu_time"), or
+ * NULL. Only a monitor that ended by itself (state exited) has one. */
+const char *monitor_exceeded(const Monitor *m);
 /* Exit status and resource usage: final after exit, else a live sample. */
 void monitor_usage(const Monitor *m, ProcExit *out);
 const Ring *monitor_ring(const Monitor *m);

@@ -52,6 +52,8 @@ typedef struct {
   uint64_t duration_ms;
   int64_t at_ms;           /* wall clock when made */
   char *reason;            /* ending types: why, in words (owned, may be NULL) */
+  const char *exceeded;    /* ending types: the limit that ended it ("memory_limit",
+                              "max_processes", "cpu_time"; static), or NULL */
   /* Filled in by the layers above the core. */
   uint64_t seq;            /* per session; 0 until queued */
   char *session;           /* owned, may be NULL */

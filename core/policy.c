@@ -649,6 +649,8 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
     policy_push_escaped(L, p, n->reason, strlen(n->reason));
     lua_setfield(L, -2, "reason");
   }
+  if (ending && n->exceeded)
+    policy_set_str(L, "exceeded", n->exceeded);
   if (n->type == kNotifDropped)
     policy_set_int(L, "dropped", policy_int(n->dropped_count));
   strbuf_reset(&p->scratch);

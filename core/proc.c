@@ -17,9 +17,14 @@
  * The parent reads both pipes in the loop and learns of the exit from one
  * SIGCHLD handle per loop. An exited child is left a zombie (waitid with
  * WNOWAIT) until its streams are done, so its pid and its process group id
- * cannot be reused while the group may still be signalled; then the group is
- * sent SIGKILL (nothing is left behind), the child is reaped with wait4 for
- * its resource usage, and on_exit is called once.
+ * cannot be reused while the group may still be signalled; then everything
+ * the child started is sent SIGKILL (nothing is left behind), the child is
+ * reaped with wait4 for its resource usage, and on_exit is called once.
+ *
+ * "Everything the child started" is contain.c's business: each Proc has a
+ * Contain that joins the child to its cgroups between fork and exec, signals
+ * the group and every descendant that left it, and at each SIGCHLD reaps the
+ * orphans the engine adopted as a subreaper (those are not Procs).
  *
  * Threads: the loops may differ but every call into this module comes from
  * one thread; the per-loop states are a plain list.
@@ -45,6 +50,7 @@
 #include <unistd.h>
 
 #include "childenv.h"
+#include "contain.h"
 #include "memory.h"
 
 /* One read buffer per loop, shared by every pipe on it (see proc_alloc_cb). */
@@ -77,6 +83,7 @@ struct Proc {
   Proc *prev, *next; /* in pl->procs */
   pid_t pid;
   char *program;     /* the path that was executed */
+  Contain *contain;  /* the child's group, descendants and limits */
   ProcCallbacks cb;
   void *data;
   uv_pipe_t out[2];  /* indexed by StreamId */
@@ -116,6 +123,7 @@ static long proc_pipe_grow_max = -1;
 
 static void proc_handle_closed(uv_handle_t *h);
 static void proc_check(Proc *p);
+static void proc_loop_release_if_empty(ProcLoop *pl);
 
 /* Reads up to cap-1 bytes of /proc/PID/NAME into buf, NUL-terminated.
  * Returns the length, 0 when unreadable. */
@@ -213,7 +221,7 @@ proc_abandon(Proc *p)
 {
   if (p->reaped)
     return;
-  killpg(p->pid, SIGKILL);
+  contain_end(p->contain);
   if (proc_nleftovers == proc_leftovers_cap) {
     proc_leftovers_cap = proc_leftovers_cap ? proc_leftovers_cap * 2 : 8;
     proc_leftovers = xrealloc(proc_leftovers, proc_leftovers_cap * sizeof *proc_leftovers);
@@ -266,7 +274,9 @@ proc_loop_gone(const Proc *p)
 static void
 proc_loop_update_ref(ProcLoop *pl)
 {
-  bool waiting = false;
+  /* Adopted orphans (contain.c) are waited for too: each is reaped at the
+   * SIGCHLD that reports it. */
+  bool waiting = contain_adopted() > 0;
   for (const Proc *p = pl->procs; p != NULL && !waiting; p = p->next)
     waiting = !p->exit_seen && !p->reaped;
   if (waiting)
@@ -291,7 +301,10 @@ proc_on_sigchld(uv_signal_t *h, int signum)
     next = p->next;
     proc_check(p);
   }
+  contain_sweep();
   proc_loop_update_ref(pl);
+  if (pl->procs == NULL)
+    proc_loop_release_if_empty(pl);
 }
 
 /* Frees a state once its signal handle is closed. */
@@ -332,12 +345,18 @@ proc_loop_get(uv_loop_t *loop, VigilError *err)
   return pl;
 }
 
-/* Closes pl's signal handle (freeing pl) once it has no Proc left. */
+/* Closes pl's signal handle (freeing pl) once it has no Proc left and no
+ * adopted orphan or cgroup of an ended monitor is still to be seen gone:
+ * their SIGCHLD must still find the handle, or they would stay zombies. */
 static void
 proc_loop_release_if_empty(ProcLoop *pl)
 {
-  if (pl->procs != NULL)
+  if (pl->procs != NULL || uv_is_closing((uv_handle_t *)&pl->sigchld))
     return;
+  if (contain_sweep() > 0 || contain_pending()) {
+    proc_loop_update_ref(pl);
+    return;
+  }
   for (ProcLoop **pp = &proc_loops; *pp != NULL; pp = &(*pp)->next) {
     if (*pp == pl) {
       *pp = pl->next;
@@ -361,6 +380,7 @@ proc_free_if_done(Proc *p)
     pl->procs = p->next;
   if (p->next != NULL)
     p->next->prev = p->prev;
+  contain_free(p->contain);
   free(p->in_data);
   free(p->program);
   free(p);
@@ -400,15 +420,20 @@ proc_stream_end(Proc *p, StreamId id)
     p->cb.on_eof(p->data, id);
 }
 
-/* Sends SIGKILL to any survivor in the group, then reaps the (zombie) child
- * and records its rusage. Only called once the exit has been seen, so the
- * zombie still reserves the group id the kill is sent to. */
+/* Sends SIGKILL to every survivor (contain_finish: the group and every
+ * descendant that left it), then reaps the (zombie) child and records its
+ * rusage. Only called once the exit has been seen, so the zombie still
+ * reserves the group id the kill is sent to. */
 static void
 proc_reap(Proc *p)
 {
   if (p->reaped)
     return;
-  killpg(p->pid, SIGKILL);
+  ContainReport report;
+  contain_finish(p->contain, p->exit.exited, p->exit.exit_code, p->exit.term_signal, &report);
+  p->exit.exceeded = report.exceeded;
+  p->exit.oom_kills = report.oom_kills;
+  p->exit.forks_refused = report.forks_refused;
   struct rusage ru;
   int status;
   pid_t r;
@@ -418,6 +443,7 @@ proc_reap(Proc *p)
   if (r == 0)
     return; /* cannot happen after waitid saw the exit; retried at SIGCHLD */
   p->reaped = true;
+  contain_sweep(); /* this monitor's orphans are now killed on sight */
   if (r != p->pid)
     return; /* ECHILD: someone else reaped it; the exit info is waitid's */
   uint64_t us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
@@ -601,7 +627,7 @@ proc_stdin_written(uv_write_t *req, int status)
   }
 }
 
-/* The stop grace period is over: SIGKILL to the group. */
+/* The stop grace period is over: SIGKILL to the group and its descendants. */
 static void
 proc_grace_cb(uv_timer_t *t)
 {
@@ -609,7 +635,7 @@ proc_grace_cb(uv_timer_t *t)
   /* Even after the exit (a grandchild holding the pipe), the unreaped zombie
    * keeps the group id ours, and survivors are sent SIGKILL at finish anyway. */
   if (!p->reaped)
-    killpg(p->pid, SIGKILL);
+    contain_signal(p->contain, SIGKILL);
 }
 
 /* Moves a new close-on-exec descriptor that landed on 0, 1 or 2 (the engine
@@ -822,13 +848,15 @@ proc_resolve(const char *argv0, const char *dir, const char *search, VigilError 
   return NULL;
 }
 
-/* The child-side steps that can fail, for the spawn_failed message. */
+/* The child-side steps that can fail, for the spawn_failed message; a
+ * failed step of contain_child_enter is reported as kChildContain plus its
+ * ContainStep. */
 typedef enum {
   kChildSetsid = 1,
   kChildChdir,
   kChildDup,
-  kChildRlimit,
   kChildExec,
+  kChildContain = 100,
 } ProcChildStep;
 
 /* What the child needs, all prepared before fork. */
@@ -839,13 +867,13 @@ typedef struct {
   int dir_fd;     /* the directory to enter (fchdir) */
   int fds[3];     /* become 0, 1, 2 */
   int report_fd;  /* exec-error pipe's write end (close-on-exec) */
-  int64_t memory_limit;
+  const ContainChild *contain; /* cgroups to join, rlimits */
   long open_max;  /* for the close loop when close_range is missing */
 } ProcChild;
 
 /* In the child: reports the failed step and errno to the parent and exits. */
 static void
-proc_child_fail(const ProcChild *c, ProcChildStep step)
+proc_child_fail(const ProcChild *c, int step)
 {
   int report[2] = {(int)step, errno};
   ssize_t n;
@@ -891,6 +919,12 @@ proc_child(ProcChild *c)
 
   if (setsid() < 0)
     proc_child_fail(c, kChildSetsid);
+  /* Into the monitor's cgroups first, while their descriptors are intact
+   * (the dup2s below may land on them), and with the limits set before
+   * anything of the program runs. */
+  int step = contain_child_enter(c->contain);
+  if (step != 0)
+    proc_child_fail(c, kChildContain + step);
   /* The opened directory, not its path: the path may lead elsewhere now. */
   if (fchdir(c->dir_fd) != 0)
     proc_child_fail(c, kChildChdir);
@@ -914,11 +948,6 @@ proc_child(ProcChild *c)
   /* The report pipe stays until exec closes it (close-on-exec). */
   proc_child_close_fds(c->report_fd, c->open_max);
 
-  if (c->memory_limit > 0) {
-    struct rlimit rl = {(rlim_t)c->memory_limit, (rlim_t)c->memory_limit};
-    if (setrlimit(RLIMIT_AS, &rl) != 0)
-      proc_child_fail(c, kChildRlimit);
-  }
   execve(c->path, c->argv, c->envp);
   proc_child_fail(c, kChildExec);
 }
@@ -952,12 +981,16 @@ proc_check_options(const ProcSpawnOptions *opts, VigilError *err)
     return error_set(err, kErrInvalidParams,
                      "cpu_limit: must be 0 (none) or a positive number of cores, got %g",
                      opts->cpu_limit);
-  /* RLIMIT_CPU caps total seconds, not a share of a core; a share needs a
-   * cgroup v2 cpu.max we can write. Refused until that is supported. */
-  if (opts->cpu_limit > 0)
+  /* A share above what the machine has cannot be enforced (nor exceeded). */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores > 0 && opts->cpu_limit > (double)cores)
     return error_set(err, kErrInvalidParams,
-                     "cpu_limit: cannot be enforced on this system: limiting a fraction of a "
-                     "core needs a cgroup v2 cpu controller vigil can write to");
+                     "cpu_limit: must be at most this machine's %ld cores, got %g", cores,
+                     opts->cpu_limit);
+  if (opts->max_processes < 0)
+    return error_set(err, kErrInvalidParams,
+                     "max_processes: must be 0 (none) or a positive count, got %lld",
+                     (long long)opts->max_processes);
   return 0;
 }
 
@@ -1077,8 +1110,8 @@ proc_step_name(int step)
   case kChildSetsid: return "setsid";
   case kChildChdir: return "chdir";
   case kChildDup: return "dup2";
-  case kChildRlimit: return "setrlimit(RLIMIT_AS)";
-  default: return "exec";
+  case kChildExec: return "exec";
+  default: return step > kChildContain ? contain_step_name(step - kChildContain) : "exec";
   }
 }
 
@@ -1112,6 +1145,15 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     free(path);
     return -1;
   }
+  ContainOptions copts = {opts->tag, opts->env_extra, opts->memory_limit, opts->cpu_limit,
+                          opts->max_processes};
+  Contain *contain = contain_new(loop, &copts, err);
+  if (contain == NULL) {
+    proc_dir_close(&own_dir);
+    free(path);
+    proc_loop_release_if_empty(pl);
+    return -1;
+  }
 
   /* Parent ends: 0 of out/err pipes, 1 of the stdin pipe, 0 of report. */
   int outp[2][2] = {{-1, -1}, {-1, -1}}, inp[2] = {-1, -1}, rep[2] = {-1, -1};
@@ -1129,7 +1171,9 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     grown[0] = proc_pipe_grow(outp[0][0]);
     grown[1] = proc_pipe_grow(outp[1][0]);
   }
-  char **envp = ok ? childenv_build(opts->env_inherit, opts->env_extra) : NULL;
+  /* What the engine passes on (env_inherit), then the caller's variables
+   * and the monitor's id (contain_env), which replace inherited ones. */
+  char **envp = ok ? childenv_build(opts->env_inherit, contain_env(contain)) : NULL;
   long open_max = sysconf(_SC_OPEN_MAX);
   if (open_max < 0 || open_max > (1L << 20))
     open_max = 1L << 20;
@@ -1138,7 +1182,7 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
   uint64_t start_ns = uv_hrtime();
   if (ok) {
     ProcChild child = {path,   opts->argv, envp, dir->fd, {inp[0], outp[0][1], outp[1][1]},
-                       rep[1], opts->memory_limit, open_max};
+                       rep[1], contain_child(contain), open_max};
     /* Every signal blocked across fork: the child must not run the engine's
      * handlers (libuv's would write into the loop's signal pipe) before it
      * has reset them. */
@@ -1199,15 +1243,18 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     proc_close_fd(&inp[1]);
     free(path);
     proc_dir_close(&own_dir);
+    contain_free(contain);
     proc_loop_release_if_empty(pl);
     return -1;
   }
   proc_dir_close(&own_dir); /* the child is in it now */
+  contain_started(contain, pid);
 
   Proc *p = xcalloc(1, sizeof *p);
   p->pl = pl;
   p->pid = pid;
   p->program = path;
+  p->contain = contain;
   p->cb = *cb;
   p->data = data;
   p->start_ns = start_ns;
@@ -1288,15 +1335,15 @@ proc_stop(Proc *p, int sig, uint64_t grace_ms)
   if (p->stop_requested)
     return 0;
   p->stop_requested = true;
-  killpg(p->pid, sig);
+  contain_signal(p->contain, sig);
   if (sig == SIGKILL)
     return 0;
   /* A stopped process acts on nothing but SIGKILL until continued, so the
    * group is woken to act on sig now, not at the grace deadline. */
   if (sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != SIGCONT)
-    killpg(p->pid, SIGCONT);
+    contain_signal(p->contain, SIGCONT);
   if (grace_ms == 0)
-    killpg(p->pid, SIGKILL);
+    contain_signal(p->contain, SIGKILL);
   else
     uv_timer_start(&p->grace_timer, proc_grace_cb, grace_ms, 0);
   return 0;
@@ -1318,10 +1365,12 @@ proc_close(Proc *p)
     return;
   }
   if (!p->reaped) {
-    if (p->exit_seen)
+    if (p->exit_seen) {
       proc_reap(p); /* a zombie: kill survivors and reap now */
-    else
-      killpg(p->pid, SIGKILL); /* reaped by a later SIGCHLD */
+    } else {
+      contain_end(p->contain); /* reaped by a later SIGCHLD */
+      contain_sweep();
+    }
   }
   for (int i = 0; i < 2; i++) {
     p->reading[i] = false;

@@ -9,8 +9,9 @@
  * exactly one on_exit, called when the child has exited AND both streams
  * have reached EOF, or when monitor.exit_drain_ms has passed since the exit
  * (a grandchild holding a pipe open cannot stall teardown). At that point
- * any survivor in the process group is sent SIGKILL, so nothing is left
- * behind. After on_exit, the Proc stays readable until proc_close.
+ * every survivor is sent SIGKILL, so nothing is left behind: the process
+ * group, and every descendant that left it (contain.h says how they are
+ * found). After on_exit, the Proc stays readable until proc_close.
  *
  * The program is resolved before anything is forked: a program that does not
  * exist or is not an executable regular file is command_not_found; a refusal
@@ -33,6 +34,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "contain.h"
 #include "error.h"
 
 typedef enum { kStreamStdout = 0, kStreamStderr = 1 } StreamId;
@@ -76,8 +78,12 @@ typedef struct {
   const char *stdin_data;   /* NULL: stdin is /dev/null; else these bytes are
                                written to a pipe that is then closed */
   size_t stdin_len;
-  int64_t memory_limit;     /* bytes of address space (RLIMIT_AS); 0: none */
-  double cpu_limit;         /* cores; 0: none (see proc_spawn) */
+  int64_t memory_limit;     /* bytes: the cgroup's memory limit where there is one,
+                               else of address space (RLIMIT_AS); 0: none */
+  double cpu_limit;         /* cores, at most the machine's; 0: none (contain.h) */
+  int64_t max_processes;    /* processes and threads at once; 0: none (contain.h) */
+  const char *tag;          /* the monitor's id, naming its cgroup and set as
+                               VIGIL_MONITOR_ID; NULL: one is made */
   int64_t exit_drain_ms;    /* see the lifecycle above */
 } ProcSpawnOptions;
 
@@ -91,6 +97,9 @@ typedef struct {
   uint64_t io_read_bytes;   /* /proc/PID/io rchar where the OS tells it, else 0 */
   uint64_t io_write_bytes;  /* /proc/PID/io wchar, likewise */
   bool drain_cut;           /* streams were closed by the drain bound, not EOF */
+  ContainLimit exceeded;    /* the limit that ended it (contain_finish), or none */
+  uint64_t oom_kills;       /* processes its memory limit's OOM killer killed */
+  uint64_t forks_refused;   /* forks refused at its max_processes */
 } ProcExit;
 
 typedef struct {
@@ -106,8 +115,10 @@ typedef struct Proc Proc;
 
 /* Resolves and starts the program. Errors: command_not_found (naming the
  * program and why: not found in PATH / no such file / not a regular file /
- * not executable), spawn_failed (naming the OS error), invalid_params for a
- * memory_limit below 1 MiB or a cpu_limit this OS cannot enforce. */
+ * not executable), spawn_failed (naming the OS error, or the cgroup file
+ * that could not be made or written), invalid_params for a memory_limit
+ * below 1 MiB, a cpu_limit that is not above 0 and at most the machine's
+ * cores, or a negative max_processes. */
 int proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *cb,
                void *data, Proc **out, VigilError *err);
 
@@ -117,15 +128,17 @@ int proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallback
  * proc_spawn except spawn_failed. */
 int proc_spawn_check(const ProcSpawnOptions *opts, char **program, VigilError *err);
 
-/* Sends `sig` to the whole process group. Unless sig is SIGKILL, a timer
- * then sends SIGKILL to the group after grace_ms if the child has not exited
+/* Sends `sig` to the whole process group and every descendant that left it.
+ * Unless sig is SIGKILL, a timer then sends SIGKILL to all of them after
+ * grace_ms if the child has not exited
  * (grace_ms 0: SIGKILL follows at once). Idempotent: a call while a stop is
  * pending sends nothing and returns 0. Returns 1 when the child had already
  * exited (nothing is sent). */
 int proc_stop(Proc *p, int sig, uint64_t grace_ms);
 
-/* Frees the Proc. If the child is still running it is sent SIGKILL (the
- * group) and reaped later without callbacks. Safe to call from on_exit. */
+/* Frees the Proc. If the child is still running it is sent SIGKILL (with
+ * its group and descendants) and reaped later without callbacks. Safe to
+ * call from on_exit. */
 void proc_close(Proc *p);
 
 pid_t proc_pid(const Proc *p);

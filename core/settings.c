@@ -6,6 +6,11 @@
  * flush_interval_ms defaults to 200 as the product card says, so its lower
  * bound is vigil's own (10 ms), not seed 003's 250. Settings no seed bounds
  * take bounds that still allow small values for tests.
+ *
+ * monitor.max_processes defaults to 4096: a dev server with its watchers and
+ * workers, or a parallel build, runs a few hundred processes and threads
+ * (pids.max counts threads), so 4096 leaves room for any of them while a
+ * fork bomb stops there, far below pid_max.
  */
 #include "settings.h"
 
@@ -47,6 +52,9 @@ const SettingSpec settings_table[] = {
               "time between the stop signal and SIGKILL to the process group"),
   INT_SETTING("monitor.exit_drain_ms", exit_drain_ms, 1000, 0, 60000, "ms",
               "after the child exits, how long to keep reading pipes a grandchild holds open"),
+  INT_SETTING("monitor.max_processes", max_processes, 4096, 0, 4194304, "processes",
+              "processes and threads a monitor may have at once, 0: no limit (cgroup "
+              "pids.max; without one RLIMIT_NPROC, which counts per user and does not bind root)"),
   INT_SETTING("monitor.event_log_max", event_log_max, 1024, 16, 1000000, "events",
               "events kept per monitor; the oldest ~10% go at once when full"),
   INT_SETTING("monitor.exit_lines", exit_lines, 10, 0, 1000, "lines",

@@ -40,6 +40,7 @@ typedef struct {
   int64_t max_runtime_ms;
   int64_t kill_grace_ms;
   int64_t exit_drain_ms;
+  int64_t max_processes;    /* 0: no limit */
   int64_t event_log_max;
   int64_t exit_lines;
   /* Rate limit. */

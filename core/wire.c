@@ -104,7 +104,7 @@ wire_notification(msgpack_packer *pk, const Notification *n)
 {
   bool ending = notification_is_ending(n->type);
   bool dropped = n->type == kNotifDropped;
-  msgpack_pack_map(pk, 20);
+  msgpack_pack_map(pk, 21);
   wire_key(pk, "session");
   wire_str(pk, n->session);
   wire_key(pk, "seq");
@@ -146,6 +146,8 @@ wire_notification(msgpack_packer *pk, const Notification *n)
     msgpack_pack_nil(pk);
   wire_key(pk, "reason");
   wire_str(pk, n->reason);
+  wire_key(pk, "exceeded");
+  wire_str(pk, ending ? n->exceeded : NULL);
   /* dropped: how many (nil when unknown); from_seq/to_seq: the seqs lost
    * (nil when none had a seq yet, to_seq nil when open-ended). */
   wire_key(pk, "dropped");
@@ -195,7 +197,7 @@ wire_counters(msgpack_packer *pk, const MonitorCounters *c)
 void
 wire_event(msgpack_packer *pk, const Event *ev)
 {
-  msgpack_pack_map(pk, 8);
+  msgpack_pack_map(pk, 9);
   wire_key(pk, "id");
   msgpack_pack_uint64(pk, ev->id);
   wire_key(pk, "type");
@@ -218,6 +220,8 @@ wire_event(msgpack_packer *pk, const Event *ev)
   wire_signal(pk, ev->signal);
   wire_key(pk, "reason");
   wire_str(pk, ev->reason);
+  wire_key(pk, "exceeded");
+  wire_str(pk, ev->exceeded);
 }
 
 void
@@ -258,7 +262,9 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   monitor_counters(m, &c);
   ProcExit x;
   monitor_usage(m, &x);
-  msgpack_pack_map(pk, status ? 16 : 14);
+  /* 13 keys of the contract, and vigil's program, reason, exceeded; status
+   * adds duration_ms and resource_usage. */
+  msgpack_pack_map(pk, status ? 18 : 16);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -282,6 +288,11 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   wire_key(pk, "ended_at");
   wire_time(pk, monitor_ended_at(m));
   wire_exit_status(pk, m);
+  bool ended = monitor_finished(m);
+  wire_key(pk, "reason");
+  wire_str(pk, ended ? monitor_reason(m) : NULL);
+  wire_key(pk, "exceeded");
+  wire_str(pk, ended ? monitor_exceeded(m) : NULL);
   wire_key(pk, "counters");
   wire_counters(pk, &c);
   wire_key(pk, "last_line");

@@ -35,7 +35,8 @@ void wire_ring_line(msgpack_packer *pk, const RingLine *line);
  *  stdout_bytes, stderr_bytes} (plus vigil's extra counters). */
 void wire_counters(msgpack_packer *pk, const MonitorCounters *c);
 
-/* An event map {id, type, at, pattern, line, exit_code, signal, reason}. */
+/* An event map {id, type, at, pattern, line, exit_code, signal, reason,
+ * exceeded}. */
 void wire_event(msgpack_packer *pk, const Event *ev);
 
 /* The "exit_code" and "signal" keys of an ended (or running) monitor: the
@@ -46,7 +47,8 @@ void wire_exit_status(msgpack_packer *pk, const Monitor *m);
 /* {cpu_ms, memory_peak_bytes, io_read_bytes, io_write_bytes} */
 void wire_resource_usage(msgpack_packer *pk, const ProcExit *x);
 
-/* A monitor_list entry; with status, also duration_ms and resource_usage. */
+/* A monitor_list entry (with why it ended: reason, exceeded); with status,
+ * also duration_ms and resource_usage. */
 void wire_monitor(msgpack_packer *pk, const Monitor *m, bool status);
 
 #endif

@@ -4,7 +4,9 @@
  * msgpack-rpc on a Unix socket or on stdin/stdout, and on SIGTERM or SIGINT
  * (or stdin closing, with --stdio) stops every monitor's process group
  * (SIGTERM, then SIGKILL after the grace) and exits 0 once every process is
- * gone. A second SIGTERM/SIGINT skips the grace.
+ * gone. A second SIGTERM/SIGINT skips the grace. "Every process" includes
+ * the descendants that left their monitor's process group (contain.h); an
+ * engine killed with SIGKILL cannot do any of this and leaves them running.
  *
  *   vigild [--listen [PATH] | --stdio] [--config FILE]
  *   vigild --check-config FILE
@@ -18,6 +20,7 @@
 
 #include "api.h"
 #include "config.h"
+#include "contain.h"
 #include "engine.h"
 #include "log.h"
 #include "rpc/server.h"
@@ -36,7 +39,9 @@ static const char vigild_usage[] =
     "                       as the engine's user, from its directory)\n"
     "  --version            print the version\n"
     "\n"
-    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error).\n";
+    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error).\n"
+    "VIGIL_CGROUP=auto|v2|v1|none chooses the cgroups monitors are contained in\n"
+    "(default auto: whatever this machine lets vigild use; none: subreaper and /proc).\n";
 
 typedef struct {
   uv_loop_t loop;
@@ -147,6 +152,9 @@ main(int argc, char **argv)
   vigild_std_fds();
   /* A peer that goes away mid-write must cost an EPIPE, not the engine. */
   signal(SIGPIPE, SIG_IGN);
+  /* Subreaper and cgroups before any child exists; the log says what was
+   * found once, at start-up. */
+  contain_init();
 
   VigilConfig cfg;
   VigilError err = VIGIL_ERROR_INIT;

@@ -170,8 +170,10 @@ def test_bounds_name_argument_bound_and_value(e):
     err = expect_error("invalid_params", e.call, "monitor_wait", monitor_id=mid, timeout_ms=3600001)
     assert "timeout_ms must be 0..3600000, got 3600001" in err.message
     e.call("monitor_stop", monitor_id=mid, grace_ms=0)
-    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", cpu_limit=0.5)
-    assert "cpu_limit" in err.message
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x",
+                       cpu_limit=float(os.cpu_count() + 1))
+    assert "cpu_limit: must be at most this machine's %d cores, got %d" % (
+        os.cpu_count(), os.cpu_count() + 1) in err.message
     err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", cwd="/no/such/dir")
     assert '"/no/such/dir" does not exist' in err.message
     assert e.call("monitor_list", include_exited=True)["total"] == 1  # only the sleep
