@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "contain.h"
+#include "envelope.h"
 #include "epoch.h"
 #include "log.h"
 #include "memory.h"
@@ -210,8 +211,10 @@ api_pack_engine_counters(Call *call)
   size_t conns = 0;
   for (Conn *c = e->conns; c; c = c->next)
     conns++;
+  EnvelopeCheckStats bodies;
+  envelope_check_stats(&bodies);
   wire_key(pk, "counters");
-  msgpack_pack_map(pk, 10);
+  msgpack_pack_map(pk, 12);
   wire_key(pk, "connections");
   msgpack_pack_uint64(pk, conns);
   wire_key(pk, "sessions");
@@ -232,6 +235,12 @@ api_pack_engine_counters(Call *call)
   msgpack_pack_uint64(pk, log_lines_dropped());
   wire_key(pk, "policy_log_lines_dropped");
   msgpack_pack_uint64(pk, policy_log_lines_dropped());
+  /* Policy bodies the engine refused (the built-in envelope was used): by
+   * the prefix rule, and for being over their size bound. */
+  wire_key(pk, "policy_bodies_refused");
+  msgpack_pack_uint64(pk, bodies.refused);
+  wire_key(pk, "policy_bodies_too_large");
+  msgpack_pack_uint64(pk, bodies.refused_size);
 }
 
 /* api_info's "containment": how monitors' processes are tracked and their

@@ -35,6 +35,11 @@ TEST_POLICIES = {
         "  for _, l in ipairs(n.lines) do t[#t + 1] = 'saw ' .. l.text end\n"
         "  return table.concat(t, '\\n')\n"
         "end }\n"),
+    # A body far over its size bound (16 x the lines' bytes + 256 a line +
+    # 64 KiB): refused before any other check.
+    "bloated": ("return { format = function(n)\n"
+                "  return string.rep('x', 300000)\n"
+                "end }\n"),
     # Never returns: cut off by the instruction budget.
     "forever": "return { format = function(n) while true do end end }\n",
     # Tries to end the envelope early and to slip raw control characters out.
@@ -383,6 +388,21 @@ def test_an_unprefixed_line_is_refused_and_the_c_envelope_used(e):
         assert "event: policy_error" in pe["text"]
         assert "saw Error: b" not in pe["text"]
     assert "seq=2" in errors[0]["reason"]
+    counters = e.call("api_info")["counters"]
+    assert counters["policy_bodies_refused"] == 2, counters
+    assert counters["policy_bodies_too_large"] == 0, counters
+
+
+@with_config(plugin_paths=[POLICIES])
+def test_a_body_over_its_size_bound_is_refused_and_counted(e):
+    mid, out, end = known_batch(e, "bloated")
+    assert normal(out["text"], mid) == ENVELOPE_OUTPUT, out["text"]
+    assert normal(end["text"], mid) == ENVELOPE_EXIT, end["text"]
+    for pe in policy_errors(e, mid, 2):
+        assert "300000 bytes, over the bound" in pe["reason"], pe["reason"]
+    counters = e.call("api_info")["counters"]
+    assert counters["policy_bodies_too_large"] == 2, counters
+    assert counters["policy_bodies_refused"] == 0, counters
 
 
 def test_a_process_printing_the_envelopes_own_wording_is_not_a_policy_error(e):
@@ -665,6 +685,7 @@ if __name__ == "__main__":
         test_a_policy_in_a_plugin_path_is_found,
         test_the_config_default_policy_applies_and_a_monitor_can_name_another,
         test_an_unprefixed_line_is_refused_and_the_c_envelope_used,
+        test_a_body_over_its_size_bound_is_refused_and_counted,
         test_a_process_printing_the_envelopes_own_wording_is_not_a_policy_error,
         test_the_frame_is_the_engines_whatever_the_body_says,
         test_drop_is_counted_and_never_drops_the_ending,
