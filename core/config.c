@@ -1048,7 +1048,7 @@ config_defaults(VigilConfig *cfg)
 static LuaSandbox *
 config_sandbox(void)
 {
-  LuaSandboxLimits limits = {CONFIG_MEMORY_MAX, CONFIG_INSTRUCTION_MAX};
+  LuaSandboxLimits limits = {CONFIG_MEMORY_MAX, CONFIG_INSTRUCTION_MAX, 0};
   LuaSandbox *sb = luasandbox_new(&limits);
   if (sb == NULL) {
     /* 16 MiB always holds the libraries; only a broken build gets here. */

@@ -539,8 +539,11 @@ luasandbox_new(const LuaSandboxLimits *limits)
   sb->limits.instruction_max = limits && limits->instruction_max
                                    ? limits->instruction_max
                                    : LUASANDBOX_DEFAULT_INSTRUCTIONS;
-  sb->time_max_ms = LUASANDBOX_TIME_BASE_MS +
-                    sb->limits.instruction_max / LUASANDBOX_INSTRUCTIONS_PER_MS;
+  sb->time_max_ms = limits && limits->time_max_ms
+                        ? limits->time_max_ms
+                        : LUASANDBOX_TIME_BASE_MS +
+                              sb->limits.instruction_max / LUASANDBOX_INSTRUCTIONS_PER_MS;
+  sb->limits.time_max_ms = sb->time_max_ms;
   if (sb->time_max_ms > LUASANDBOX_TIME_MAX_MS)
     sb->time_max_ms = LUASANDBOX_TIME_MAX_MS;
   sb->deadline_ns = UINT64_MAX;

@@ -26,6 +26,8 @@
 typedef struct {
   size_t memory_max;         /* bytes the state may allocate in all */
   uint64_t instruction_max;  /* VM instructions per chunk or call */
+  uint64_t time_max_ms;      /* wall clock per chunk or call; 0: 1 s + 100 ns per
+                                budgeted instruction (the backstop of luasandbox.c) */
 } LuaSandboxLimits;
 
 #define LUASANDBOX_DEFAULT_MEMORY (16u << 20)

@@ -103,6 +103,7 @@ struct PolicySet {
   LuaSandboxLimits limits;   /* zeros already replaced by the defaults */
   uint32_t log_per_s;        /* vigil.log's rate limit, likewise */
   uint32_t log_per_call;
+  uint64_t (*clock_ms)(void); /* the rate limit's clock (never NULL) */
   Policy **policies;         /* in load order */
   const char **names;        /* their names, for policyset_names */
   size_t npolicies;
@@ -294,9 +295,10 @@ policy_vigil_time(lua_State *L)
   return 1;
 }
 
-/* CLOCK_MONOTONIC in ms, for the rate limit's window. */
+/* CLOCK_MONOTONIC in ms: the rate limit's clock unless the set was given
+ * another. */
 static uint64_t
-policy_now_ms(void)
+policy_monotonic_ms(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -308,7 +310,7 @@ policy_now_ms(void)
 static bool
 policy_log_allowed(Policy *p)
 {
-  uint64_t now = policy_now_ms();
+  uint64_t now = p->set->clock_ms();
   if (now - p->log_window_ms >= 1000u) {
     p->log_window_ms = now;
     p->log_in_window = 0;
@@ -338,7 +340,7 @@ policy_log_end(Policy *p, bool force)
 {
   if (p->log_untold == 0)
     return;
-  uint64_t now = policy_now_ms();
+  uint64_t now = p->set->clock_ms();
   if (!force && p->log_told_ms != 0 && now - p->log_told_ms < POLICY_LOG_SUMMARY_MS)
     return;
   char module[POLICY_NAME_MAX + 16];
@@ -997,7 +999,9 @@ policyset_new(const PolicyOptions *opts)
                                                   : POLICY_DEFAULT_MEMORY;
   ps->limits.instruction_max = opts->limits.instruction_max ? opts->limits.instruction_max
                                                             : POLICY_DEFAULT_INSTRUCTIONS;
+  ps->limits.time_max_ms = opts->limits.time_max_ms; /* 0: the sandbox's derived default */
   ps->log_per_s = opts->log_lines_per_s ? opts->log_lines_per_s : POLICY_DEFAULT_LOG_PER_S;
+  ps->clock_ms = opts->clock_ms ? opts->clock_ms : policy_monotonic_ms;
   ps->log_per_call = opts->log_lines_per_call ? opts->log_lines_per_call
                                               : POLICY_DEFAULT_LOG_PER_CALL;
   return ps;

@@ -58,6 +58,10 @@ typedef struct {
   LuaSandboxLimits limits;        /* per policy state: memory cap, budget per call */
   uint32_t log_lines_per_s;       /* vigil.log lines per policy per second */
   uint32_t log_lines_per_call;    /* and per call (or load) */
+  uint64_t (*clock_ms)(void);     /* what vigil.log's rate limit reads the time from
+                                     (ms of a monotonic clock); NULL: CLOCK_MONOTONIC.
+                                     Tests give a fake one, as ratelimit.h takes its
+                                     time from the caller */
 } PolicyOptions;
 
 /* Defaults: 16 MiB per state, 1,000,000 instructions per call, and the

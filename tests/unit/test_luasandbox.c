@@ -142,7 +142,7 @@ TEST(gc_metamethods_are_refused)
 
 TEST(infinite_loop_is_stopped_by_the_budget)
 {
-  LuaSandboxLimits lim = {0, 100000};
+  LuaSandboxLimits lim = {0, 100000, 0};
   LuaSandbox *sb = luasandbox_new(&lim);
   VigilError err = VIGIL_ERROR_INIT;
   CHECK_INT(run_err(sb, "local n = 0\nwhile true do n = n + 1 end", &err), -1);
@@ -156,7 +156,7 @@ TEST(infinite_loop_is_stopped_by_the_budget)
 
 TEST(pcall_cannot_swallow_the_budget)
 {
-  LuaSandboxLimits lim = {0, 100000};
+  LuaSandboxLimits lim = {0, 100000, 0};
   LuaSandbox *sb = luasandbox_new(&lim);
   VigilError err = VIGIL_ERROR_INIT;
   CHECK_INT(run_err(sb, "while true do pcall(function() while true do end end) end", &err), -1);
@@ -192,7 +192,7 @@ TEST(pcall_cannot_swallow_the_budget)
  * never be stopped. Each chunk here did that before xpcall was wrapped. */
 TEST(xpcall_handlers_cannot_escape_the_budget)
 {
-  LuaSandboxLimits lim = {0, 100000};
+  LuaSandboxLimits lim = {0, 100000, 0};
   LuaSandbox *sb = luasandbox_new(&lim);
   VigilError err = VIGIL_ERROR_INIT;
   static const char *const escapes[] = {
@@ -252,7 +252,7 @@ TEST(xpcall_handlers_cannot_escape_the_budget)
  * xpcall. Each stays under the budget. */
 TEST(close_and_tostring_on_error_paths_stay_under_the_budget)
 {
-  LuaSandboxLimits lim = {0, 100000};
+  LuaSandboxLimits lim = {0, 100000, 0};
   LuaSandbox *sb = luasandbox_new(&lim);
   VigilError err = VIGIL_ERROR_INIT;
   static const char *const escapes[] = {
@@ -298,7 +298,7 @@ TEST(close_and_tostring_on_error_paths_stay_under_the_budget)
 TEST(unbounded_recursion_is_an_error_not_a_crash)
 {
   /* With room to spare, Lua's own stack limit stops it. */
-  LuaSandboxLimits lim = {256u << 20, 100000000};
+  LuaSandboxLimits lim = {256u << 20, 100000000, 0};
   LuaSandbox *sb = luasandbox_new(&lim);
   VigilError err = VIGIL_ERROR_INIT;
   CHECK_INT(run_err(sb, "local function f(n) return 1 + f(n + 1) end return f(1)", &err), -1);
@@ -380,7 +380,7 @@ TEST(errors_name_chunk_and_line)
 
 TEST(call_runs_a_function_under_the_budget)
 {
-  LuaSandboxLimits lim = {0, 50000};
+  LuaSandboxLimits lim = {0, 50000, 0};
   LuaSandbox *sb = luasandbox_new(&lim);
   lua_State *L = luasandbox_state(sb);
   VigilError err = VIGIL_ERROR_INIT;
@@ -442,9 +442,9 @@ TEST(run_file_reads_and_bounds_the_file)
 
 TEST(tiny_memory_cap_fails_cleanly)
 {
-  LuaSandboxLimits lim = {1024, 0};
+  LuaSandboxLimits lim = {1024, 0, 0};
   CHECK(luasandbox_new(&lim) == NULL);
-  LuaSandboxLimits small = {256 * 1024, 0};
+  LuaSandboxLimits small = {256 * 1024, 0, 0};
   LuaSandbox *sb = luasandbox_new(&small);
   CHECK(sb != NULL);
   VigilError err = VIGIL_ERROR_INIT;
