@@ -80,8 +80,8 @@ engine_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *e
   if (policy_format(p, n, &body, err) == 0 &&
       envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, err) == 0) {
     /* The nonce is drawn now, after the policy ran: the body cannot hold it. */
-    char nonce[2 * ENVELOPE_NONCE_BYTES + 1];
-    textfmt_nonce(nonce, ENVELOPE_NONCE_BYTES);
+    char nonce[ENVELOPE_NONCE_HEX + 1];
+    envelope_nonce(nonce);
     envelope_frame(strbuf_cstr(&clean), clean.len, nonce, text);
     rc = 0;
   }

@@ -14,6 +14,7 @@
  */
 #include "envelope.h"
 #include "signals.h"
+#include "stream.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -77,7 +78,7 @@ envelope_lines(StrBuf *out, const Notification *n)
   bool any_match = false;
   for (size_t i = 0; i < n->nlines; i++) {
     const NoteLine *l = &n->lines[i];
-    strbuf_printf(out, "[%s seq=%" PRIu64 "] ", l->stream == 1 ? "stderr" : "stdout", l->seq);
+    strbuf_printf(out, "[%s seq=%" PRIu64 "] ", stream_name(l->stream), l->seq);
     textfmt_escape(out, l->text, l->len);
     if (l->truncated)
       strbuf_puts(out, " [truncated]");
@@ -334,9 +335,16 @@ envelope_check_stats(EnvelopeCheckStats *out)
 
 /* See envelope.h. */
 void
+envelope_nonce(char out[ENVELOPE_NONCE_HEX + 1])
+{
+  textfmt_nonce(out, ENVELOPE_NONCE_BYTES);
+}
+
+/* See envelope.h. */
+void
 envelope_render(const Notification *n, StrBuf *out)
 {
-  char nonce[2 * ENVELOPE_NONCE_BYTES + 1];
-  textfmt_nonce(nonce, ENVELOPE_NONCE_BYTES);
+  char nonce[ENVELOPE_NONCE_HEX + 1];
+  envelope_nonce(nonce);
   envelope_render_with_nonce(n, nonce, out);
 }

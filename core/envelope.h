@@ -49,6 +49,12 @@
 #include "strbuf.h"
 
 #define ENVELOPE_NONCE_BYTES 16
+#define ENVELOPE_NONCE_HEX (2 * ENVELOPE_NONCE_BYTES)
+
+/* Draws a fresh envelope nonce: ENVELOPE_NONCE_HEX random lowercase hex
+ * digits and a NUL. The one place a nonce is made, for the engine's frame,
+ * envelope_render and the policies' vigil.nonce(). */
+void envelope_nonce(char out[ENVELOPE_NONCE_HEX + 1]);
 
 /* The body of the built-in envelope (everything between the declaration and
  * the END marker): the monitor line, then by type the lines, notes and

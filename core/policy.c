@@ -51,9 +51,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "envelope.h"
 #include "log.h"
 #include "memory.h"
-#include "proc.h"
+#include "stream.h"
 #include "signals.h"
 #include "textfmt.h"
 
@@ -259,8 +260,8 @@ policy_push_escaped(lua_State *L, Policy *p, const char *text, size_t len)
 static int
 policy_vigil_nonce(lua_State *L)
 {
-  char nonce[33];
-  textfmt_nonce(nonce, 16);
+  char nonce[ENVELOPE_NONCE_HEX + 1];
+  envelope_nonce(nonce);
   lua_pushstring(L, nonce);
   return 1;
 }
@@ -620,7 +621,7 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
     const NoteLine *l = &n->lines[i];
     lua_createtable(L, 0, 5);
     policy_set_int(L, "seq", policy_int(l->seq));
-    policy_set_str(L, "stream", l->stream == kStreamStderr ? "stderr" : "stdout");
+    policy_set_str(L, "stream", stream_name(l->stream));
     policy_push_escaped(L, p, l->text ? l->text : "", l->text ? l->len : 0);
     lua_setfield(L, -2, "text");
     if (l->pattern >= 0)

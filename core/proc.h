@@ -36,8 +36,8 @@
 
 #include "contain.h"
 #include "error.h"
+#include "stream.h"
 
-typedef enum { kStreamStdout = 0, kStreamStderr = 1 } StreamId;
 
 /* A working directory opened for a child. Its path is read from the open
  * descriptor, so what a caller checks (the path) and what the child enters

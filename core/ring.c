@@ -26,7 +26,7 @@
 
 #include "linebuf.h"
 #include "memory.h"
-#include "proc.h"
+#include "stream.h"
 
 /* First sizes; both double from here up to their caps. */
 #define RING_ENTRIES_MIN 16

@@ -62,12 +62,6 @@ wire_signal(msgpack_packer *pk, int sig)
     msgpack_pack_int(pk, sig);
 }
 
-static const char *
-wire_stream_name(int stream)
-{
-  return stream == kStreamStderr ? "stderr" : "stdout";
-}
-
 /* {seq, stream, text, pattern, truncated}; pattern nil when < 0. */
 static void
 wire_line(msgpack_packer *pk, uint64_t seq, int stream, const char *text, size_t len,
@@ -77,7 +71,7 @@ wire_line(msgpack_packer *pk, uint64_t seq, int stream, const char *text, size_t
   wire_key(pk, "seq");
   msgpack_pack_uint64(pk, seq);
   wire_key(pk, "stream");
-  wire_str(pk, wire_stream_name(stream));
+  wire_str(pk, stream_name(stream));
   wire_key(pk, "text");
   wire_strn(pk, text, len);
   wire_key(pk, "pattern");
