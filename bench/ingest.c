@@ -32,7 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deliver.h"
 #include "engine.h"
+#include "policy.h"
 #include "envelope.h"
 #include "monitor.h"
 #include "policy.h"
@@ -101,7 +103,7 @@ ingest_on_notification(void *data, Monitor *m, Notification *n)
     /* What the engine does with a notification's policy. */
     VigilError err = VIGIL_ERROR_INIT;
     StrBuf text = STRBUF_INIT;
-    engine_policy_text(run->policy, n, &text, &err);
+    deliver_policy_text(run->policy, n, &text, &err);
     run->policy_calls++;
     strbuf_free(&text);
   }

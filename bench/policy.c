@@ -15,7 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "deliver.h"
 #include "engine.h"
+#include "policy.h"
 #include "envelope.h"
 #include "policy.h"
 #include "textfmt.h"
@@ -94,7 +96,7 @@ main(int argc, char **argv)
       if (policy_has_route(p) && policy_route(p, n, &mode, &drop, &err) < 0)
         failed++;
       StrBuf text = STRBUF_INIT;
-      if (engine_policy_text(p, n, &text, &err) != 0)
+      if (deliver_policy_text(p, n, &text, &err) != 0)
         failed++;
       bytes += text.len;
       strbuf_free(&text);

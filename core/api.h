@@ -1,24 +1,34 @@
 /*
- * The methods of docs/protocol.md section 5, in one table, and the glue between
- * the transports and the engine: api.c is the only file that sees both a
- * channel and a monitor. Each method reads its arguments (args.c), acts on
- * the engine (engine.c) and packs its result (wire.c); slow ones (monitor_wait,
- * a foreground process_run, monitor_stop) answer later, without blocking the
- * connection.
+ * The msgpack-rpc front end of the engine: the methods of docs/protocol.md
+ * section 5 over a Unix socket (many connections) or stdio (one). The
+ * engine (engine.h) knows nothing of it; this layer holds a Client per
+ * connection, the requests that answer later (waiters), and all packing.
  */
 #ifndef VIGIL_API_H
 #define VIGIL_API_H
 
+#include <stddef.h>
+
 #include "engine.h"
 #include "error.h"
 
+typedef struct Api Api;
+
+/* A front end for e; gives the engine its hooks. */
+Api *api_new(Engine *e);
+
+/* Closes the listener and every connection (their clients first). Call
+ * before engine_free. */
+void api_free(Api *api);
+
 /* Starts accepting connections on the socket at path. */
-int api_listen(Engine *e, const char *path, VigilError *err);
+int api_listen(Api *api, const char *path, VigilError *err);
 
-/* Serves the one --stdio connection. */
-int api_open_stdio(Engine *e, VigilError *err);
+/* Serves the one --stdio connection; its end shuts the engine down. */
+int api_open_stdio(Api *api, VigilError *err);
 
-/* The names of every method (NULL-terminated), for api_info and docs. */
-extern const char *const api_method_names[];
+/* The methods, in the order api_info lists them: the name of the i-th, or
+ * NULL past the last. */
+const char *api_method_name(size_t i);
 
 #endif

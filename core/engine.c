@@ -17,11 +17,10 @@
 #include <unistd.h>
 
 #include "childenv.h"
-#include "envelope.h"
-#include "textfmt.h"
+#include "deliver.h"
 #include "log.h"
 #include "memory.h"
-#include "wire.h"
+#include "policy.h"
 
 static void engine_maybe_drained(Engine *e);
 
@@ -45,56 +44,9 @@ start_request_free(StartRequest *req)
 
 /* --- monitor hooks ------------------------------------------------------ */
 
-/* The policy_error notification that says a policy call failed, rendered by
- * the built-in envelope (never by a policy). */
-static Notification *
-engine_policy_error(const Notification *about, const char *policy, const VigilError *err)
-{
-  Notification *pe = notification_new(kNotifPolicyError, about->monitor_id, about->label,
-                                      kModeIdle);
-  StrBuf reason = STRBUF_INIT;
-  /* err->msg starts with its code's name ("internal: "): the reason says it in words. */
-  const char *msg = err->msg;
-  const char *colon = strstr(msg, ": ");
-  if (colon && (size_t)(colon - msg) < 20)
-    msg = colon + 2;
-  strbuf_printf(&reason, "policy %s failed; the built-in envelope was used: %s", policy, msg);
-  /* A traceback can be long: the notification carries its first part, the
-   * log line all of it. */
-  if (reason.len > 2048)
-    reason.len = 2048, reason.data[2048] = '\0';
-  pe->reason = strbuf_take(&reason);
-  StrBuf text = STRBUF_INIT;
-  envelope_render(pe, &text);
-  pe->text = strbuf_take(&text);
-  return pe;
-}
-
-int
-engine_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *err)
-{
-  if (!policy_has_format(p))
-    return 1;
-  StrBuf body = STRBUF_INIT, clean = STRBUF_INIT;
-  int rc = -1;
-  if (policy_format(p, n, &body, err) == 0 &&
-      envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, err) == 0) {
-    /* The nonce is drawn now, after the policy ran: the body cannot hold it. */
-    char nonce[ENVELOPE_NONCE_HEX + 1];
-    envelope_nonce(nonce);
-    envelope_frame(strbuf_cstr(&clean), clean.len, nonce, text);
-    rc = 0;
-  }
-  strbuf_free(&body);
-  strbuf_free(&clean);
-  return rc;
-}
-
-/* A monitor's notification: routed and worded by its policy (or the built-in
- * envelope), then handed to its session, or dropped when the session is gone
- * and the monitor is only stopping. A failing policy call costs that
- * notification its policy (the built-in envelope and the mode it had are
- * used) and adds a policy_error notification after it. */
+/* A monitor's notification goes through the delivery stage (deliver.c) to
+ * its session, or is dropped when the session is gone and the monitor is
+ * only stopping. */
 static void
 engine_on_notification(void *data, Monitor *m, Notification *n)
 {
@@ -104,49 +56,26 @@ engine_on_notification(void *data, Monitor *m, Notification *n)
     notification_free(n);
     return;
   }
-  VigilError err = VIGIL_ERROR_INIT;
-  Policy *p = policyset_get(e->policies, r->policy, &err);
-  bool failed = p == NULL;
-  if (p && policy_has_route(p)) {
-    DeliveryMode mode = n->mode;
-    bool drop = false;
-    if (policy_route(p, n, &mode, &drop, &err) < 0) {
-      failed = true;
-    } else if (drop && !notification_is_ending(n->type)) {
-      /* Counted, never silent; an ending notification cannot be dropped. */
-      monitor_count_policy_drop(m);
-      notification_free(n);
-      return;
-    } else {
-      /* live_safe only where the config enables live mode. */
-      n->mode = mode == kModeLiveSafe && !e->config.live_mode_enabled ? kModeIdle : mode;
-    }
-  }
-  StrBuf text = STRBUF_INIT;
-  if (!failed && p && engine_policy_text(p, n, &text, &err) < 0)
-    failed = true;
-  if (text.len == 0) {
-    strbuf_reset(&text);
-    envelope_render(n, &text);
-  }
-  n->text = strbuf_take(&text);
-  Notification *pe = NULL;
-  if (failed) {
-    LOG_WARN("engine", "monitor %s: %s", monitor_id(m), err.msg);
-    pe = engine_policy_error(n, r->policy, &err);
-    pe->mode = n->mode;
-  }
-  Session *s = r->session;
-  session_push(s, n);
-  if (pe)
-    session_push(s, pe);
+  DeliverTarget target = {e->policies, r->policy, e->config.live_mode_enabled};
+  deliver_notification(&target, m, r->session, n);
+}
+
+/* Tells the front end that r leaves its session, if anything waits on it. */
+static void
+engine_forget_watchers(MonRecord *r)
+{
+  Engine *e = r->engine;
+  if (r->watchers && e->hooks)
+    e->hooks->on_forget(e->hooks_ctx, r);
 }
 
 static void
 engine_on_event(void *data, Monitor *m, const Event *ev)
 {
   MonRecord *r = data;
-  api_on_event(r->engine, r, ev);
+  Engine *e = r->engine;
+  if (r->watchers && e->hooks)
+    e->hooks->on_event(e->hooks_ctx, r, ev);
 }
 
 /* Forgets r: unlinks it and frees its monitor. Waiters were answered. */
@@ -154,8 +83,7 @@ static void
 engine_record_free(MonRecord *r)
 {
   Engine *e = r->engine;
-  while (r->waiters)
-    api_cancel_waiter(r->waiters);
+  engine_forget_watchers(r);
   if (r->prev)
     r->prev->next = r->next;
   else
@@ -197,7 +125,8 @@ engine_on_finished(void *data, Monitor *m)
   Engine *e = r->engine;
   r->running = false;
   e->running--;
-  api_on_finished(e, r);
+  if (e->hooks)
+    e->hooks->on_finished(e->hooks_ctx, r);
   if (r->session == NULL) {
     engine_record_free(r); /* its session is gone: nobody can see it */
   } else {
@@ -212,8 +141,9 @@ static void
 engine_on_lines(void *data, Monitor *m)
 {
   MonRecord *r = data;
-  if (r->waiters)
-    api_on_lines(r->engine, r);
+  Engine *e = r->engine;
+  if (r->watchers && e->hooks)
+    e->hooks->on_lines(e->hooks_ctx, r);
 }
 
 static const MonitorHooks engine_monitor_hooks = {
@@ -497,8 +427,7 @@ engine_orphan_records(Engine *e, Session *s)
     next = r->next;
     if (r->session != s)
       continue;
-    while (r->waiters)
-      api_cancel_waiter(r->waiters);
+    engine_forget_watchers(r);
     if (r->running) {
       r->session = NULL;
       monitor_stop(r->monitor, SIGTERM, -1);
@@ -508,23 +437,6 @@ engine_orphan_records(Engine *e, Session *s)
     }
   }
   return stopped;
-}
-
-/* Forgets s in every connection that opened it. */
-static void
-engine_forget_session(Engine *e, Session *s)
-{
-  for (Conn *c = e->conns; c; c = c->next) {
-    for (size_t i = 0; i < c->nopened; i++) {
-      if (c->opened[i].s != s)
-        continue;
-      session_detach(c->opened[i].att);
-      c->opened[i] = c->opened[--c->nopened];
-      i--;
-    }
-    if (c->current == s)
-      c->current = c->nopened ? c->opened[c->nopened - 1].s : c->anon;
-  }
 }
 
 /* Empties a connection's own session, which stays: ended monitors are
@@ -542,8 +454,6 @@ engine_empty_session(Engine *e, Session *s)
     if (r->running) {
       stopped += monitor_stop(r->monitor, SIGTERM, -1) == 0;
     } else {
-      while (r->waiters)
-        api_cancel_waiter(r->waiters);
       engine_record_free(r);
     }
   }
@@ -557,8 +467,14 @@ engine_close_session(Engine *e, Session *s)
     return engine_empty_session(e, s);
   /* A named session is deleted: nothing is left to deliver to, so its
    * stopping monitors go on invisibly until their processes are gone. */
+  return engine_abandon_session(e, s);
+}
+
+size_t
+engine_abandon_session(Engine *e, Session *s)
+{
   size_t stopped = engine_orphan_records(e, s);
-  engine_forget_session(e, s);
+  client_forget_session(e->clients, s);
   session_destroy(s);
   return stopped;
 }
@@ -571,153 +487,6 @@ engine_on_expire(void *data, Session *s)
   LOG_INFO("engine", "session %s expired after session.linger_ms with nobody attached",
            session_name(s));
   engine_orphan_records(e, s);
-}
-
-/* --- waiters ------------------------------------------------------------ */
-
-Waiter *
-engine_wait_add(Conn *c, MonRecord *r, WaitKind kind, uint32_t msgid, bool is_request)
-{
-  Waiter *w = xcalloc(1, sizeof *w);
-  w->kind = kind;
-  w->conn = c;
-  w->rec = r;
-  w->msgid = msgid;
-  w->is_request = is_request;
-  w->rec_next = r->waiters;
-  r->waiters = w;
-  w->conn_next = c->waiters;
-  c->waiters = w;
-  c->npending++;
-  uv_timer_init(c->engine->loop, &w->timer);
-  w->timer.data = w;
-  return w;
-}
-
-static void
-engine_waiter_closed(uv_handle_t *h)
-{
-  free(h->data);
-}
-
-void
-engine_wait_done(Waiter *w)
-{
-  for (Waiter **p = &w->rec->waiters; *p; p = &(*p)->rec_next) {
-    if (*p == w) {
-      *p = w->rec_next;
-      break;
-    }
-  }
-  for (Waiter **p = &w->conn->waiters; *p; p = &(*p)->conn_next) {
-    if (*p == w) {
-      *p = w->conn_next;
-      break;
-    }
-  }
-  w->conn->npending--;
-  uv_close((uv_handle_t *)&w->timer, engine_waiter_closed);
-}
-
-/* --- connections -------------------------------------------------------- */
-
-/* Pushes a session's notification to one connection. */
-static void
-engine_push(void *ctx, Session *s, const Notification *n)
-{
-  Conn *c = ctx;
-  msgpack_sbuffer sb;
-  msgpack_sbuffer_init(&sb);
-  msgpack_packer pk;
-  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-  msgpack_pack_array(&pk, 1);
-  wire_notification(&pk, n);
-  rpc_channel_notify(c->ch, "vigil.notification", sb.data, sb.size);
-  msgpack_sbuffer_destroy(&sb);
-}
-
-Conn *
-engine_conn_open(Engine *e, RpcChannel *ch)
-{
-  Conn *c = xcalloc(1, sizeof *c);
-  c->engine = e;
-  c->ch = ch;
-  c->anon = session_create(e->sessions, NULL, false);
-  c->anon_att = session_attach(c->anon, engine_push, c, false, 0);
-  c->current = c->anon;
-  c->next = e->conns;
-  if (e->conns)
-    e->conns->prev = c;
-  e->conns = c;
-  e->nconns++;
-  rpc_channel_set_user(ch, c);
-  return c;
-}
-
-void
-engine_conn_close(Conn *c)
-{
-  Engine *e = c->engine;
-  /* Waiters are dropped unanswered: nobody is left to read the answer. */
-  while (c->waiters)
-    engine_wait_done(c->waiters);
-  for (size_t i = 0; i < c->nopened; i++)
-    session_detach(c->opened[i].att);
-  c->nopened = 0;
-  session_detach(c->anon_att);
-  engine_orphan_records(e, c->anon);
-  session_destroy(c->anon);
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    e->conns = c->next;
-  if (c->next)
-    c->next->prev = c->prev;
-  e->nconns--;
-  free(c);
-  if (e->stdio_mode && !e->shutting_down) {
-    LOG_INFO("engine", "stdin closed: stopping every monitor");
-    engine_shutdown(e, false);
-  }
-}
-
-Session *
-engine_conn_session(Conn *c, const char *name, VigilError *err)
-{
-  if (name == NULL)
-    return c->current;
-  if (strcmp(name, session_name(c->anon)) == 0)
-    return c->anon;
-  for (size_t i = 0; i < c->nopened; i++)
-    if (strcmp(session_name(c->opened[i].s), name) == 0)
-      return c->opened[i].s;
-  error_set(err, kErrNotFound, "session: no session \"%s\" is open on this connection", name);
-  return NULL;
-}
-
-int
-engine_conn_attach(Conn *c, Session *s, bool has_last_seq, uint64_t last_seq, VigilError *err)
-{
-  for (size_t i = 0; i < c->nopened; i++) {
-    if (c->opened[i].s != s)
-      continue;
-    c->current = s;
-    if (has_last_seq) {
-      /* Opened again with a cursor: attach afresh so the kept notifications
-       * after it are pushed again, as for any re-attach. */
-      session_detach(c->opened[i].att);
-      c->opened[i].att = session_attach(s, engine_push, c, true, last_seq);
-    }
-    return 0;
-  }
-  if (c->nopened == ENGINE_SESSIONS_PER_CONN)
-    return error_set(err, kErrLimitExceeded, "session: at most %d sessions per connection",
-                     ENGINE_SESSIONS_PER_CONN);
-  c->opened[c->nopened].s = s;
-  c->opened[c->nopened].att = session_attach(s, engine_push, c, has_last_seq, last_seq);
-  c->nopened++;
-  c->current = s;
-  return 0;
 }
 
 /* --- the engine --------------------------------------------------------- */
@@ -814,6 +583,13 @@ engine_reload(Engine *e, VigilError *err)
   e->reloads++;
   LOG_INFO("engine", "reloaded %s", e->config_path);
   return 0;
+}
+
+void
+engine_set_hooks(Engine *e, const EngineHooks *hooks, void *ctx)
+{
+  e->hooks = hooks;
+  e->hooks_ctx = ctx;
 }
 
 Engine *
@@ -955,10 +731,8 @@ engine_shutdown(Engine *e, bool hard)
 {
   bool first = !e->shutting_down;
   e->shutting_down = true;
-  if (first && e->server) {
-    rpc_server_close(e->server);
-    e->server = NULL;
-  }
+  if (first && e->hooks)
+    e->hooks->on_shutdown(e->hooks_ctx);
   for (MonRecord *r = e->records; r; r = r->next) {
     if (!r->running)
       continue;
@@ -975,18 +749,9 @@ engine_free(Engine *e)
 {
   e->shutting_down = true;
   e->on_drained = NULL;
-  if (e->server)
-    rpc_server_close(e->server);
-  e->server = NULL;
-  /* Each connection is taken off its channel first, so the channel's later
-   * on_close finds nothing to do. */
-  while (e->conns) {
-    Conn *c = e->conns;
-    RpcChannel *ch = c->ch;
-    rpc_channel_set_user(ch, NULL);
-    engine_conn_close(c);
-    rpc_channel_close(ch, "engine exiting");
-  }
+  /* The front end closed its clients first; any left are closed here. */
+  while (e->clients)
+    client_close(e->clients);
   while (e->records)
     engine_record_free(e->records);
   session_registry_free(e->sessions);

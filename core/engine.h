@@ -1,10 +1,13 @@
 /*
  * The engine: everything vigild holds. The configuration in force, the
- * sessions, the connections, and a record per monitor tying it to its
- * session, plus the requests waiting on a monitor (monitor_wait, a
- * foreground process_run, a monitor_stop that answers once the process is
- * gone). api.c reads and changes it through the functions here; the
- * transports (rpc/) reach it only through api.c.
+ * policies, the sessions, the clients (client.h) and a record per monitor
+ * tying it to its session. It knows no transport and no wire format: a
+ * front end (api.c, for msgpack-rpc) drives it through the functions here,
+ * holds a Client per party it serves, and hears back through EngineHooks
+ * (a monitor's events, new output, its end), as the engine itself hears
+ * from its monitors through MonitorHooks. What waits on a monitor
+ * (monitor_wait, a foreground process_run, a stop that answers once the
+ * process is gone) is the front end's, hung on the record's `watchers`.
  *
  * Ownership: a monitor belongs to exactly one session. Closing a session (or
  * the connection of an anonymous one) stops its monitors gracefully
@@ -21,23 +24,17 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "client.h"
 #include "config.h"
 #include "error.h"
 #include "gate.h"
 #include "monitor.h"
-#include "policy.h"
-#include "rpc/channel.h"
-#include "rpc/server.h"
 #include "session.h"
+#include "version.h"
 
-#define VIGIL_VERSION "0.1.0"
-#define VIGIL_API_LEVEL 1
-#define ENGINE_SESSIONS_PER_CONN 64
-
+typedef struct PolicySet PolicySet;
 typedef struct Engine Engine;
-typedef struct Conn Conn;
 typedef struct MonRecord MonRecord;
-typedef struct Waiter Waiter;
 
 /* What a start asks for, from monitor_start, process_run or the config.
  * Every pointer is owned (start_request_free). */
@@ -99,48 +96,23 @@ struct MonRecord {
                               so a reload applies to new notifications) */
   Session *session;        /* NULL once its session is gone (stopping, invisible) */
   MonRecord *prev, *next;  /* engine->records, newest first */
-  Waiter *waiters;
+  void *watchers;          /* the front end's: what waits on this record (api's
+                              waiters); NULL when nothing does */
   bool running;
 };
 
-struct Conn {
-  Engine *engine;
-  RpcChannel *ch;
-  Session *anon;
-  SessionAttachment *anon_att;
-  struct {
-    Session *s;
-    SessionAttachment *att;
-  } opened[ENGINE_SESSIONS_PER_CONN];
-  size_t nopened;
-  Session *current;        /* the session calls without `session` act on */
-  Waiter *waiters;
-  size_t npending;
-  Conn *prev, *next;
-};
-
-typedef enum {
-  kWaitEvent,    /* monitor_wait */
-  kWaitStop,     /* monitor_stop, answered when the process is gone */
-  kWaitRun,      /* foreground process_run */
-} WaitKind;
-
-struct Waiter {
-  WaitKind kind;
-  Conn *conn;
-  uint32_t msgid;
-  bool is_request;
-  MonRecord *rec;
-  unsigned type_mask;       /* kWaitEvent: which event types answer it */
-  uint64_t since_event_id;
-  bool for_output;          /* kWaitEvent: answered by a line with seq > since_sequence */
-  uint64_t since_sequence;
-  uint64_t stdout_lines;    /* kWaitRun */
-  uv_timer_t timer;         /* kWaitEvent: the timeout */
-  bool timer_armed;
-  Waiter *rec_next;
-  Waiter *conn_next;
-};
+/* What the engine tells its front end, each with the ctx given to
+ * engine_set_hooks. on_event, on_lines and on_forget are called only while
+ * the record has watchers. */
+typedef struct {
+  void (*on_event)(void *ctx, MonRecord *r, const Event *ev);
+  void (*on_lines)(void *ctx, MonRecord *r);      /* new output was read */
+  void (*on_finished)(void *ctx, MonRecord *r);   /* the monitor ended */
+  /* r is leaving its session (the session closed or the record is
+   * forgotten): whatever waits on it is answered and r->watchers cleared. */
+  void (*on_forget)(void *ctx, MonRecord *r);
+  void (*on_shutdown)(void *ctx);                 /* stop accepting new work */
+} EngineHooks;
 
 struct Engine {
   uv_loop_t *loop;
@@ -149,20 +121,22 @@ struct Engine {
   PolicySet *policies;     /* loaded on first use, replaced whole by a reload */
   uint64_t reloads;
   SessionRegistry *sessions;
-  RpcServer *server;
-  Conn *conns;
+  Client *clients;         /* client.h: one per front-end connection */
   MonRecord *records;
   size_t running;
   bool shutting_down;
-  bool stdio_mode;         /* the stdio connection closing ends the engine */
-  size_t nconns;
-  uint64_t conns_refused;  /* connections closed at once: rpc.max_connections reached */
+  const EngineHooks *hooks; /* the front end's (engine_set_hooks); may be NULL */
+  void *hooks_ctx;
   void (*on_drained)(Engine *e); /* shutdown done: every process gone */
 };
 
 /* Takes cfg (ownership) and config_path (copied, may be NULL). */
 Engine *engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path);
+/* Frees the engine. Its front end closes its clients first. */
 void engine_free(Engine *e);
+
+/* Gives the engine its front end's hooks (borrowed) and their ctx. */
+void engine_set_hooks(Engine *e, const EngineHooks *hooks, void *ctx);
 
 /* Starts the config's `monitors`, each in its (pinned) session. A failure
  * returns the error naming the monitor as engine_check_config does (vigild
@@ -180,12 +154,6 @@ int engine_reload(Engine *e, VigilError *err);
 /* A policy set for a config: vigil's lua/ and plugins/, then the config's
  * plugin_paths (none when cfg is NULL). */
 PolicySet *engine_policies_for(const VigilConfig *cfg);
-
-/* What the engine does with a policy's format: the body, checked and escaped
- * (envelope_check_policy_body), framed with a nonce drawn after the policy
- * ran. Returns 0 with the envelope appended to text, 1 when the policy has no
- * format (nothing appended), -1 with err when the call or the check failed. */
-int engine_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *err);
 
 /* Loads, into ps, the config's default policy and every policy its monitors
  * name: a syntax error or a missing file is found at start, not at the first
@@ -225,25 +193,9 @@ size_t engine_running_in(Engine *e, Session *s);
  * session, empties it). Returns how many running monitors were stopped. */
 size_t engine_close_session(Engine *e, Session *s);
 
-/* Waiters. engine_wait_add links a waiter; engine_wait_done unlinks and
- * frees it (closing its timer). */
-Waiter *engine_wait_add(Conn *c, MonRecord *r, WaitKind kind, uint32_t msgid, bool is_request);
-void engine_wait_done(Waiter *w);
-
-/* Connections (api.c calls these from the channel handlers). */
-Conn *engine_conn_open(Engine *e, RpcChannel *ch);
-void engine_conn_close(Conn *c);
-/* The session a call acts on: `name` when given (one this connection opened,
- * else not_found), else the current one. */
-Session *engine_conn_session(Conn *c, const char *name, VigilError *err);
-/* Attaches c to s (session_open). */
-int engine_conn_attach(Conn *c, Session *s, bool has_last_seq, uint64_t last_seq,
-                       VigilError *err);
-
-/* Hooks api.c provides: answering waiters when something happens. */
-void api_on_event(Engine *e, MonRecord *r, const Event *ev);
-void api_on_finished(Engine *e, MonRecord *r);
-void api_on_lines(Engine *e, MonRecord *r);
-void api_cancel_waiter(Waiter *w); /* the monitor went away: answer what can be */
+/* Stops s's monitors, which live on invisibly until their processes are
+ * gone, forgets its ended ones, and deletes s (every client forgets it).
+ * Returns how many running monitors were stopped. */
+size_t engine_abandon_session(Engine *e, Session *s);
 
 #endif

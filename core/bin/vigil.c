@@ -16,7 +16,7 @@
 
 #include "cli_cmds.h"
 #include "cli_fmt.h"
-#include "engine.h"
+#include "version.h"
 
 /* `vigil help [COMMAND]`: the top-level help, or one subcommand's. */
 static int

@@ -46,6 +46,7 @@ static const char vigild_usage[] =
 typedef struct {
   uv_loop_t loop;
   Engine *engine;
+  Api *api;                /* the engine's msgpack-rpc front end */
   uv_signal_t sigterm, sigint, sighup;
   int signals_seen;
 } Vigild;
@@ -60,6 +61,8 @@ vigild_drained(Engine *e)
   uv_close((uv_handle_t *)&vigild.sigterm, NULL);
   uv_close((uv_handle_t *)&vigild.sigint, NULL);
   uv_close((uv_handle_t *)&vigild.sighup, NULL);
+  api_free(vigild.api);
+  vigild.api = NULL;
   engine_free(e);
   vigild.engine = NULL;
 }
@@ -172,6 +175,7 @@ main(int argc, char **argv)
   uv_loop_init(&vigild.loop);
   vigild.engine = engine_new(&vigild.loop, &cfg, config_path);
   vigild.engine->on_drained = vigild_drained;
+  vigild.api = api_new(vigild.engine);
   uv_signal_init(&vigild.loop, &vigild.sigterm);
   uv_signal_init(&vigild.loop, &vigild.sigint);
   uv_signal_init(&vigild.loop, &vigild.sighup);
@@ -186,7 +190,7 @@ main(int argc, char **argv)
   if (status != 0) {
     /* A policy that does not load stops the start, like a bad config. */
   } else if (stdio) {
-    if (api_open_stdio(vigild.engine, &err) != 0)
+    if (api_open_stdio(vigild.api, &err) != 0)
       status = 1;
   } else {
     if (listen_path == NULL) {
@@ -196,7 +200,7 @@ main(int argc, char **argv)
       }
       listen_path = path;
     }
-    if (status == 0 && api_listen(vigild.engine, listen_path, &err) != 0)
+    if (status == 0 && api_listen(vigild.api, listen_path, &err) != 0)
       status = 1;
     else if (status == 0)
       LOG_INFO("vigild", "listening on %s", listen_path);

@@ -1,0 +1,152 @@
+/*
+ * Inside the msgpack-rpc front end (api*.c): a connection (Conn), a request
+ * answered later (Waiter), and one method call in progress (Call), with the
+ * helpers every method family shares. Each api_*.c file holds one family of
+ * docs/protocol.md section 5: api_info.c (ping, api_info, config_reload),
+ * api_sessions.c, api_monitors.c (start, stop, list, status), api_output.c
+ * (output, logs, events), api_wait.c (monitor_wait and every waiter),
+ * api_run.c (process_run); api.c has the method table, the dispatch and the
+ * transports.
+ */
+#ifndef VIGIL_API_CALL_H
+#define VIGIL_API_CALL_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "api.h"
+#include "args.h"
+#include "rpc/channel.h"
+#include "rpc/server.h"
+
+#define API_SESSION_NAME_MAX 64
+#define API_WAIT_MAX_MS 3600000
+
+typedef struct Conn Conn;
+typedef struct Waiter Waiter;
+
+struct Api {
+  Engine *engine;
+  RpcServer *server;
+  Conn *conns;
+  size_t nconns;
+  uint64_t conns_refused;  /* connections closed at once: rpc.max_connections reached */
+  bool stdio_mode;         /* the stdio connection closing ends the engine */
+};
+
+/* One connection: its channel, its seat in the engine, what waits on it. */
+struct Conn {
+  Api *api;
+  RpcChannel *ch;
+  Client *client;
+  Waiter *waiters;
+  size_t npending;         /* its waiters, bounded by rpc.max_pending */
+  Conn *prev, *next;
+};
+
+typedef enum {
+  kWaitEvent,    /* monitor_wait */
+  kWaitStop,     /* monitor_stop, answered when the process is gone */
+  kWaitRun,      /* foreground process_run */
+} WaitKind;
+
+/* A request answered later. It hangs on its connection and on its record
+ * (the record's `watchers`). */
+struct Waiter {
+  WaitKind kind;
+  Conn *conn;
+  uint32_t msgid;
+  bool is_request;
+  MonRecord *rec;
+  unsigned type_mask;       /* kWaitEvent: which event types answer it */
+  uint64_t since_event_id;
+  bool for_output;          /* kWaitEvent: answered by a line with seq > since_sequence */
+  uint64_t since_sequence;
+  uint64_t stdout_lines;    /* kWaitRun */
+  uv_timer_t timer;         /* kWaitEvent: the timeout */
+  Waiter *rec_next;
+  Waiter *conn_next;
+};
+
+/* One call being handled: its arguments, the answer being packed, or its
+ * error. A handler that answers later sets deferred and keeps msgid in a
+ * Waiter. */
+typedef struct {
+  Engine *e;
+  Conn *c;
+  bool is_request;
+  uint32_t msgid;
+  Args args;
+  msgpack_sbuffer sb;
+  msgpack_packer pk;
+  VigilError err;
+  bool deferred;
+} Call;
+
+/* The handlers, by family. */
+void api_ping(Call *call);
+void api_info(Call *call);
+void api_config_reload(Call *call);
+void api_session_open(Call *call);
+void api_session_state(Call *call);
+void api_session_close(Call *call);
+void api_session_list(Call *call);
+void api_monitor_start(Call *call);
+void api_monitor_stop(Call *call);
+void api_monitor_list(Call *call);
+void api_monitor_status(Call *call);
+void api_monitor_output(Call *call);
+void api_monitor_logs(Call *call);
+void api_monitor_events(Call *call);
+void api_monitor_wait(Call *call);
+void api_process_run(Call *call);
+
+/* --- shared by the handlers (api_call.c) --- */
+
+/* The session a call acts on (its `session` argument or the current one). */
+Session *api_session(Call *call);
+
+/* The record named by the required argument key (monitor_id or
+ * process_id), in the caller's session; another session's is not_found
+ * like an unknown id. */
+MonRecord *api_record(Call *call, const char *key);
+
+/* Whether this connection may have one more slow request waiting
+ * (rpc.max_pending); sets limit_exceeded when not. */
+bool api_reserve_pending(Call *call);
+
+/* Reads the arguments that monitor_start and process_run share into req:
+ * command | argv, shell, cwd, env, memory_limit, cpu_limit. */
+int api_read_command(Call *call, StartRequest *req);
+
+/* The engine's sessions counted, and the notifications they dropped. */
+typedef struct {
+  uint64_t sessions;
+  uint64_t named;
+  uint64_t dropped;
+} SessionTally;
+
+SessionTally api_tally_sessions(Engine *e);
+
+/* Starts an answer for a deferred call: a fresh buffer and packer. */
+void api_answer_begin(msgpack_sbuffer *sb, msgpack_packer *pk);
+
+/* --- waiters (api_wait.c) --- */
+
+Waiter *api_wait_add(Conn *c, MonRecord *r, WaitKind kind, uint32_t msgid, bool is_request);
+/* Unlinks and frees w (closing its timer). */
+void api_wait_done(Waiter *w);
+/* Answers w with sb's packed result or err, then retires it. */
+void api_wait_answer_packed(Waiter *w, msgpack_sbuffer *sb, const VigilError *err);
+
+/* The engine's hooks (api_wait.c). */
+extern const EngineHooks api_engine_hooks;
+
+/* Packers the waiters share with the handlers. */
+void api_pack_stop(msgpack_packer *pk, const char *status, const Monitor *m);
+void api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines);
+void api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor *m);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * The monitor methods that start, stop and list (docs/protocol.md section
+ * 5): monitor_start, monitor_stop (answered once the process is gone),
+ * monitor_list and monitor_status.
+ */
+#include "api_call.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+#include "signals.h"
+#include "wire.h"
+
+#define API_PATTERN_BYTES_MAX 65536
+
+/* --- methods: monitors -------------------------------------------------- */
+
+void
+api_monitor_start(Call *call)
+{
+  static const char *const streams[] = {"both", "stdout", "stderr", NULL};
+  static const char *const notifies[] = {"auto", "matches", "lines", "exit", "none", NULL};
+  static const char *const modes[] = {"idle", "live_safe", NULL};
+  Args *a = &call->args;
+  VigilError *err = &call->err;
+  const VigilSettings *set = &call->e->config.settings;
+  Session *s = api_session(call);
+  if (s == NULL)
+    return;
+  StartRequest req = {0};
+  char *match_pattern = NULL;
+  int ms = 0, nt = 0, md = 0;
+  uint64_t timeout = 0, idle = 0;
+  if (api_read_command(call, &req) < 0 ||
+      args_str(a, "label", MONITOR_LABEL_MAX, &req.label, err) < 0 ||
+      args_str(a, "description", MONITOR_DESCRIPTION_MAX, &req.description, err) < 0 ||
+      args_strv(a, "patterns", 100000, API_PATTERN_BYTES_MAX, &req.patterns, &req.npatterns, err) <
+          0 ||
+      args_str(a, "match_pattern", API_PATTERN_BYTES_MAX, &match_pattern, err) < 0 ||
+      args_choice(a, "match_streams", streams, &ms, err) < 0 ||
+      args_choice(a, "notify", notifies, &nt, err) < 0 ||
+      args_choice(a, "mode", modes, &md, err) < 0 ||
+      args_str(a, "policy", 256, &req.policy, err) < 0 ||
+      args_uint(a, "timeout_ms", 1, (uint64_t)set->max_runtime_ms, &timeout, err) < 0 ||
+      args_bool(a, "persistent", &req.persistent, err) < 0 ||
+      args_uint(a, "idle_timeout_ms", 0, MONITOR_IDLE_TIMEOUT_MAX_MS, &idle, err) < 0)
+    goto done;
+  if (match_pattern) {
+    if (req.patterns) {
+      error_set(err, kErrInvalidParams, "give patterns or match_pattern, not both");
+      goto done;
+    }
+    req.patterns = xcalloc(2, sizeof(char *));
+    req.patterns[0] = match_pattern;
+    req.npatterns = 1;
+    match_pattern = NULL;
+  }
+  if (timeout && req.persistent) {
+    error_set(err, kErrInvalidParams, "give timeout_ms or persistent, not both");
+    goto done;
+  }
+  req.match_streams = (MatchStreams)ms;
+  req.notify = (NotifyMode)nt;
+  req.mode = (DeliveryMode)md;
+  req.timeout_ms = (int64_t)timeout;
+  req.idle_timeout_ms = (int64_t)idle;
+  char *note = NULL;
+  MonRecord *r = engine_start(call->e, s, &req, &note, err);
+  if (r == NULL)
+    goto done;
+  Monitor *m = r->monitor;
+  msgpack_packer *pk = &call->pk;
+  msgpack_pack_map(pk, 7);
+  wire_key(pk, "monitor_id");
+  wire_str(pk, monitor_id(m));
+  wire_key(pk, "label");
+  wire_str(pk, monitor_label(m));
+  wire_key(pk, "mode");
+  wire_str(pk, monitor_mode_name(monitor_mode(m)));
+  wire_key(pk, "notify");
+  wire_str(pk, monitor_notify_name(monitor_notify(m)));
+  wire_key(pk, "pid");
+  msgpack_pack_int(pk, monitor_pid(m));
+  wire_key(pk, "started_at");
+  wire_time(pk, monitor_started_at(m));
+  wire_key(pk, "note");
+  wire_str(pk, note);
+  free(note);
+done:
+  free(match_pattern);
+  start_request_free(&req);
+}
+
+/* {status, state, exit_code, signal} of a stop. */
+void
+api_pack_stop(msgpack_packer *pk, const char *status, const Monitor *m)
+{
+  msgpack_pack_map(pk, 4);
+  wire_key(pk, "status");
+  wire_str(pk, status);
+  wire_key(pk, "state");
+  wire_str(pk, monitor_state_name(monitor_state(m)));
+  wire_exit_status(pk, m);
+}
+
+void
+api_monitor_stop(Call *call)
+{
+  MonRecord *r = api_record(call, "monitor_id");
+  if (r == NULL)
+    return;
+  int sig = SIGTERM;
+  const msgpack_object *so = args_get(&call->args, "signal");
+  if (so != NULL) {
+    if (so->type == MSGPACK_OBJECT_POSITIVE_INTEGER && so->via.u64 > 0 && so->via.u64 < 65 &&
+        signals_name((int)so->via.u64) != NULL) {
+      sig = (int)so->via.u64;
+    } else if (so->type == MSGPACK_OBJECT_STR && so->via.str.size < 16) {
+      char name[16];
+      memcpy(name, so->via.str.ptr, so->via.str.size);
+      name[so->via.str.size] = '\0';
+      sig = signals_number(name);
+      if (sig < 0) {
+        error_set(&call->err, kErrInvalidParams,
+                  "signal must be a signal name such as \"SIGTERM\" or \"SIGKILL\", got \"%s\"",
+                  name);
+        return;
+      }
+    } else {
+      error_set(&call->err, kErrInvalidParams,
+                "signal must be a signal name such as \"SIGTERM\" or \"SIGKILL\"");
+      return;
+    }
+  }
+  uint64_t grace = (uint64_t)call->e->config.settings.kill_grace_ms;
+  if (args_uint(&call->args, "grace_ms", 0, 600000, &grace, &call->err) < 0)
+    return;
+  Monitor *m = r->monitor;
+  if (!r->running) {
+    if (monitor_state(m) != kMonStopped) {
+      error_set(&call->err, kErrAlreadyExited, "monitor_id: %s has already ended (%s)",
+                monitor_id(m), monitor_state_name(monitor_state(m)));
+      return;
+    }
+    api_pack_stop(&call->pk, "already_stopped", m);
+    return;
+  }
+  int rc = monitor_stop(m, sig, (int64_t)grace);
+  if (rc == 2) {
+    error_set(&call->err, kErrAlreadyExited,
+              "monitor_id: the process of %s has already exited (its output is being read)",
+              monitor_id(m));
+    return;
+  }
+  if (rc != 0) {
+    api_pack_stop(&call->pk, "already_stopped", m); /* a stop is already under way */
+    return;
+  }
+  if (!call->is_request)
+    return;
+  api_wait_add(call->c, r, kWaitStop, call->msgid, true);
+  call->deferred = true;
+}
+
+/* Whether r passes monitor_list's filters. */
+static bool
+api_list_wants(MonRecord *r, bool include_exited, int state)
+{
+  MonitorState st = monitor_state(r->monitor);
+  if (state >= 0)
+    return (int)st == state;
+  return include_exited || r->running;
+}
+
+void
+api_monitor_list(Call *call)
+{
+  static const char *const states[] = {"running", "exited", "stopped", "timed_out",
+                                       "idle_timeout", "overloaded", "failed", NULL};
+  Session *s = api_session(call);
+  if (s == NULL)
+    return;
+  bool include_exited = false;
+  int state = -1;
+  uint64_t limit = 50;
+  if (args_bool(&call->args, "include_exited", &include_exited, &call->err) < 0 ||
+      args_choice(&call->args, "state", states, &state, &call->err) < 0 ||
+      args_uint(&call->args, "limit", 1, 10000, &limit, &call->err) < 0)
+    return;
+  size_t total = 0;
+  for (MonRecord *r = call->e->records; r; r = r->next)
+    total += r->session == s && api_list_wants(r, include_exited, state);
+  size_t shown = total < limit ? total : (size_t)limit;
+  msgpack_pack_map(&call->pk, 2);
+  wire_key(&call->pk, "monitors");
+  msgpack_pack_array(&call->pk, shown);
+  size_t n = 0;
+  for (MonRecord *r = call->e->records; r && n < shown; r = r->next) {
+    if (r->session == s && api_list_wants(r, include_exited, state)) {
+      wire_monitor(&call->pk, r->monitor, false);
+      n++;
+    }
+  }
+  wire_key(&call->pk, "total");
+  msgpack_pack_uint64(&call->pk, total);
+}
+
+void
+api_monitor_status(Call *call)
+{
+  MonRecord *r = api_record(call, "monitor_id");
+  if (r)
+    wire_monitor(&call->pk, r->monitor, true);
+}

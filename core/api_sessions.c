@@ -1,0 +1,158 @@
+/*
+ * The session methods (docs/protocol.md section 5): session_open (create or
+ * resume a named session, with a cursor), session_state (busy / idle),
+ * session_close and session_list.
+ */
+#include "api_call.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epoch.h"
+#include "memory.h"
+#include "textfmt.h"
+#include "wire.h"
+
+/* --- methods: sessions -------------------------------------------------- */
+
+/* Whether name is a session name a caller may choose. */
+static bool
+api_session_name_ok(const char *name)
+{
+  size_t n = strlen(name);
+  if (n == 0 || n > API_SESSION_NAME_MAX || strncmp(name, "anon-", 5) == 0)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = name[i];
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-' || ch == ':';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+void
+api_session_open(Call *call)
+{
+  char *name = NULL;
+  uint64_t last_seq = 0, linger = 0;
+  int has_last = 0, has_linger = 0;
+  if (args_str(&call->args, "session", 256, &name, &call->err) < 0 ||
+      (has_last = args_uint(&call->args, "last_seq", 0, SESSION_SEQ_MAX, &last_seq,
+                            &call->err)) < 0 ||
+      (has_linger = args_uint(&call->args, "linger_ms", 0,
+                              (uint64_t)call->e->config.settings.session_max_linger_ms, &linger,
+                              &call->err)) < 0)
+    goto done;
+  if (name == NULL) {
+    /* No name: a new named session with a generated one, which the gateway
+     * can resume later like any other. */
+    char id[24];
+    textfmt_monitor_id(id);
+    name = xmalloc(32);
+    snprintf(name, 32, "ses_%s", id + 4);
+  } else if (!api_session_name_ok(name)) {
+    error_set(&call->err, kErrInvalidParams,
+              "session: \"%.64s\" must be 1..%d characters of [A-Za-z0-9._:-], not starting "
+              "with \"anon-\"",
+              name, API_SESSION_NAME_MAX);
+    goto done;
+  }
+  Session *s = session_find(call->e->sessions, name);
+  bool resumed = s != NULL;
+  if (s == NULL) {
+    SessionTally tally = api_tally_sessions(call->e);
+    long long max = (long long)call->e->config.settings.session_max_sessions;
+    if ((long long)tally.named >= max) {
+      error_set(&call->err, kErrLimitExceeded,
+                "session.max_sessions is %lld and %llu named sessions exist", max,
+                (unsigned long long)tally.named);
+      goto done;
+    }
+    s = session_create(call->e->sessions, name, false);
+  }
+  if (has_linger == 1)
+    session_set_linger(s, linger); /* a terminal's session outlives its commands */
+  if (client_attach(call->c->client, s, has_last == 1, last_seq, &call->err) != 0)
+    goto done;
+  msgpack_pack_map(&call->pk, 4);
+  wire_key(&call->pk, "session");
+  wire_str(&call->pk, session_name(s));
+  wire_key(&call->pk, "resumed");
+  resumed ? msgpack_pack_true(&call->pk) : msgpack_pack_false(&call->pk);
+  wire_key(&call->pk, "next_seq");
+  msgpack_pack_uint64(&call->pk, session_next_seq(s));
+  /* Seqs are this engine's: with the epoch a host can tell a restart. */
+  wire_key(&call->pk, "epoch");
+  wire_str(&call->pk, epoch_hex());
+done:
+  free(name);
+}
+
+void
+api_session_state(Call *call)
+{
+  static const char *const states[] = {"busy", "idle", NULL};
+  Session *s = api_session(call);
+  if (s == NULL)
+    return;
+  int state = -1;
+  int rc = args_choice(&call->args, "state", states, &state, &call->err);
+  if (rc < 0)
+    return;
+  if (rc == 0) {
+    error_set(&call->err, kErrInvalidParams, "state is required (\"busy\" | \"idle\")");
+    return;
+  }
+  size_t delivered = session_set_busy(s, state == 0);
+  msgpack_pack_map(&call->pk, 2);
+  wire_key(&call->pk, "state");
+  wire_str(&call->pk, states[state]);
+  wire_key(&call->pk, "delivered");
+  msgpack_pack_uint64(&call->pk, delivered);
+}
+
+void
+api_session_close(Call *call)
+{
+  Session *s = api_session(call);
+  if (s == NULL)
+    return;
+  size_t stopped = engine_close_session(call->e, s);
+  msgpack_pack_map(&call->pk, 1);
+  wire_key(&call->pk, "stopped");
+  msgpack_pack_uint64(&call->pk, stopped);
+}
+
+/* One session_list entry. */
+static void
+api_pack_session(Call *call, Session *s)
+{
+  msgpack_packer *pk = &call->pk;
+  msgpack_pack_map(pk, 5);
+  wire_key(pk, "session");
+  wire_str(pk, session_name(s));
+  wire_key(pk, "attached");
+  msgpack_pack_uint64(pk, session_attached(s));
+  wire_key(pk, "monitors");
+  msgpack_pack_uint64(pk, engine_running_in(call->e, s));
+  wire_key(pk, "state");
+  wire_str(pk, session_busy(s) ? "busy" : "idle");
+  wire_key(pk, "queued");
+  msgpack_pack_uint64(pk, session_queued(s));
+}
+
+void
+api_session_list(Call *call)
+{
+  Client *c = call->c->client;
+  msgpack_pack_map(&call->pk, 1);
+  wire_key(&call->pk, "sessions");
+  msgpack_pack_array(&call->pk, 1 + c->nopened);
+  api_pack_session(call, c->anon);
+  for (size_t i = 0; i < c->nopened; i++)
+    api_pack_session(call, c->opened[i].s);
+}
+

@@ -1,0 +1,116 @@
+/*
+ * Delivery (see deliver.h): route, format, check, frame, fallback,
+ * policy_error, queue. Everything a policy writes passes through
+ * deliver_policy_text before an agent can read it, and the nonce that frames
+ * it is drawn there, after the policy ran, so no body can contain it.
+ */
+#include "deliver.h"
+
+#include <string.h>
+
+#include "envelope.h"
+#include "log.h"
+#include "policy.h"
+
+/* A policy_error notification's reason is cut here; the log line has it all. */
+#define DELIVER_REASON_MAX 2048
+
+/* The policy_error notification that says a policy call failed, rendered by
+ * the built-in envelope (never by a policy). */
+static Notification *
+deliver_policy_error(const Notification *about, const char *policy, const VigilError *err)
+{
+  Notification *pe = notification_new(kNotifPolicyError, about->monitor_id, about->label,
+                                      kModeIdle);
+  StrBuf reason = STRBUF_INIT;
+  /* err->msg starts with its code's name ("internal: "): the reason says it in words. */
+  const char *msg = err->msg;
+  const char *colon = strstr(msg, ": ");
+  if (colon && (size_t)(colon - msg) < 20)
+    msg = colon + 2;
+  strbuf_printf(&reason, "policy %s failed; the built-in envelope was used: %s", policy, msg);
+  /* A traceback can be long: the notification carries its first part. */
+  if (reason.len > DELIVER_REASON_MAX)
+    reason.len = DELIVER_REASON_MAX, reason.data[DELIVER_REASON_MAX] = '\0';
+  pe->reason = strbuf_take(&reason);
+  StrBuf text = STRBUF_INIT;
+  envelope_render(pe, &text);
+  pe->text = strbuf_take(&text);
+  return pe;
+}
+
+DeliverTextResult
+deliver_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *err)
+{
+  if (!policy_has_format(p))
+    return kDeliverNoFormat;
+  StrBuf body = STRBUF_INIT, clean = STRBUF_INIT;
+  DeliverTextResult rc = kDeliverFailed;
+  if (policy_format(p, n, &body, err) == 0 &&
+      envelope_check_policy_body(n, strbuf_cstr(&body), body.len, &clean, err) == 0) {
+    /* The nonce is drawn now, after the policy ran: the body cannot hold it. */
+    char nonce[ENVELOPE_NONCE_HEX + 1];
+    envelope_nonce(nonce);
+    envelope_frame(strbuf_cstr(&clean), clean.len, nonce, text);
+    rc = kDeliverText;
+  }
+  strbuf_free(&body);
+  strbuf_free(&clean);
+  return rc;
+}
+
+/* What the policy's route decided for n. */
+typedef enum {
+  kRouteKeep = 0,   /* deliver n, in the mode now set */
+  kRouteDropped,    /* n was dropped (counted) and freed */
+  kRouteFailed,     /* the call failed: err is set, n keeps its mode */
+} RouteResult;
+
+static RouteResult
+deliver_route(const DeliverTarget *t, Policy *p, Monitor *m, Notification *n, VigilError *err)
+{
+  DeliveryMode mode = n->mode;
+  bool drop = false;
+  if (policy_route(p, n, &mode, &drop, err) < 0)
+    return kRouteFailed;
+  if (drop && !notification_is_ending(n->type)) {
+    /* Counted, never silent; an ending notification cannot be dropped. */
+    monitor_count_policy_drop(m);
+    notification_free(n);
+    return kRouteDropped;
+  }
+  /* live_safe only where the config enables live mode. */
+  n->mode = mode == kModeLiveSafe && !t->live_mode_enabled ? kModeIdle : mode;
+  return kRouteKeep;
+}
+
+void
+deliver_notification(const DeliverTarget *t, Monitor *m, Session *s, Notification *n)
+{
+  VigilError err = VIGIL_ERROR_INIT;
+  Policy *p = policyset_get(t->policies, t->policy, &err);
+  bool failed = p == NULL;
+  if (p && policy_has_route(p)) {
+    RouteResult routed = deliver_route(t, p, m, n, &err);
+    if (routed == kRouteDropped)
+      return;
+    failed = routed == kRouteFailed;
+  }
+  StrBuf text = STRBUF_INIT;
+  if (!failed && p && deliver_policy_text(p, n, &text, &err) == kDeliverFailed)
+    failed = true;
+  if (text.len == 0) {
+    strbuf_reset(&text);
+    envelope_render(n, &text);
+  }
+  n->text = strbuf_take(&text);
+  Notification *pe = NULL;
+  if (failed) {
+    LOG_WARN("engine", "monitor %s: %s", monitor_id(m), err.msg);
+    pe = deliver_policy_error(n, t->policy, &err);
+    pe->mode = n->mode;
+  }
+  session_push(s, n);
+  if (pe)
+    session_push(s, pe);
+}

@@ -1,0 +1,52 @@
+/*
+ * Delivery: the single place a monitor's notification becomes the text an
+ * agent reads and is handed to its session. In order: the policy's route
+ * (which may change the mode or drop an output notification, counted), its
+ * format (the body), the prefix check and escaping of that body
+ * (envelope_check_policy_body), the frame with a nonce drawn after the
+ * policy ran, the built-in envelope as the fallback, a policy_error
+ * notification when a policy call failed, and the session's queue.
+ *
+ * The incident stage (docs/incidents.md) sits right before this one.
+ */
+#ifndef VIGIL_DELIVER_H
+#define VIGIL_DELIVER_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "monitor.h"
+#include "notification.h"
+#include "session.h"
+#include "strbuf.h"
+
+typedef struct Policy Policy;
+typedef struct PolicySet PolicySet;
+
+/* Where and how one monitor's notifications are delivered. */
+typedef struct {
+  PolicySet *policies;     /* the set in force (replaced whole by a reload) */
+  const char *policy;      /* the monitor's policy, looked up per notification */
+  bool live_mode_enabled;  /* monitor.live_mode_enabled: else live_safe becomes idle */
+} DeliverTarget;
+
+/* Routes, words and queues n (owned) in s. A failing policy call costs that
+ * notification its policy (the built-in envelope and the mode it had are
+ * used) and adds a policy_error notification after it. */
+void deliver_notification(const DeliverTarget *t, Monitor *m, Session *s, Notification *n);
+
+/* What the engine does with a policy's format: the body, checked and escaped
+ * (envelope_check_policy_body), framed with a nonce drawn after the policy
+ * ran. Returns kDeliverText with the envelope appended to text,
+ * kDeliverNoFormat when the policy has no format (nothing appended),
+ * kDeliverFailed with err when the call or the check failed. */
+typedef enum {
+  kDeliverText = 0,
+  kDeliverNoFormat,
+  kDeliverFailed,
+} DeliverTextResult;
+
+DeliverTextResult deliver_policy_text(Policy *p, const Notification *n, StrBuf *text,
+                                      VigilError *err);
+
+#endif
