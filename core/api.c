@@ -16,6 +16,7 @@
 #include "epoch.h"
 #include "log.h"
 #include "memory.h"
+#include "monitor_fields.h"
 #include "wire.h"
 
 typedef void (*ApiMethod)(Call *call);
@@ -24,34 +25,33 @@ typedef void (*ApiMethod)(Call *call);
 
 #define ARGS(...) ((const char *const[]){"session", __VA_ARGS__, NULL})
 
+/* A method, and the arguments it takes: `known`, or, for the two that
+ * start a monitor, the fields of `form` in the start table
+ * (monitor_fields.h) and "session". */
 static const struct {
   const char *name;
   ApiMethod fn;
   const char *const *known;
+  unsigned form;
 } api_methods[] = {
-  {"ping", api_ping, (const char *const[]){"session", NULL}},
-  {"api_info", api_info, (const char *const[]){"session", NULL}},
-  {"config_reload", api_config_reload, (const char *const[]){"session", NULL}},
+  {"ping", api_ping, (const char *const[]){"session", NULL}, 0},
+  {"api_info", api_info, (const char *const[]){"session", NULL}, 0},
+  {"config_reload", api_config_reload, (const char *const[]){"session", NULL}, 0},
   {"session_open", api_session_open,
-   (const char *const[]){"session", "last_seq", "linger_ms", NULL}},
-  {"session_state", api_session_state, ARGS("state")},
-  {"session_close", api_session_close, (const char *const[]){"session", NULL}},
-  {"session_list", api_session_list, (const char *const[]){"session", NULL}},
-  {"monitor_start", api_monitor_start,
-   ARGS("command", "argv", "shell", "label", "description", "cwd", "env", "patterns",
-        "match_pattern", "match_streams", "notify", "mode", "policy", "timeout_ms",
-        "persistent", "idle_timeout_ms", "memory_limit", "cpu_limit")},
-  {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms")},
-  {"monitor_list", api_monitor_list, ARGS("include_exited", "state", "limit")},
-  {"monitor_status", api_monitor_status, ARGS("monitor_id")},
-  {"monitor_output", api_monitor_output, ARGS("monitor_id", "stream", "since_sequence", "limit")},
-  {"monitor_logs", api_monitor_logs, ARGS("monitor_id", "stream", "offset", "limit")},
-  {"monitor_events", api_monitor_events, ARGS("monitor_id", "since_event_id")},
+   (const char *const[]){"session", "last_seq", "linger_ms", NULL}, 0},
+  {"session_state", api_session_state, ARGS("state"), 0},
+  {"session_close", api_session_close, (const char *const[]){"session", NULL}, 0},
+  {"session_list", api_session_list, (const char *const[]){"session", NULL}, 0},
+  {"monitor_start", api_monitor_start, NULL, kFormStart},
+  {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms"), 0},
+  {"monitor_list", api_monitor_list, ARGS("include_exited", "state", "limit"), 0},
+  {"monitor_status", api_monitor_status, ARGS("monitor_id"), 0},
+  {"monitor_output", api_monitor_output, ARGS("monitor_id", "stream", "since_sequence", "limit"), 0},
+  {"monitor_logs", api_monitor_logs, ARGS("monitor_id", "stream", "offset", "limit"), 0},
+  {"monitor_events", api_monitor_events, ARGS("monitor_id", "since_event_id"), 0},
   {"monitor_wait", api_monitor_wait,
-   ARGS("monitor_id", "for", "since_event_id", "since_sequence", "timeout_ms")},
-  {"process_run", api_process_run,
-   ARGS("command", "argv", "shell", "cwd", "env", "stdin", "timeout_s", "stdout_lines",
-        "background", "memory_limit", "cpu_limit", "label")},
+   ARGS("monitor_id", "for", "since_event_id", "since_sequence", "timeout_ms"), 0},
+  {"process_run", api_process_run, NULL, kFormRun},
 };
 
 #define API_METHOD_COUNT (sizeof api_methods / sizeof api_methods[0])
@@ -86,7 +86,10 @@ api_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const c
     /* `session` names a session this connection opened, for every method
      * (session_open excepted: there it names the session to open). */
     bool session_ok = api_methods[i].fn == api_session_open || api_session(&call) != NULL;
-    if (session_ok && args_check_known(&call.args, api_methods[i].known, &call.err) == 0)
+    const char *const *known = api_methods[i].known;
+    if (known == NULL)
+      known = monitor_fields_names(api_methods[i].form, "session");
+    if (session_ok && args_check_known(&call.args, known, &call.err) == 0)
       api_methods[i].fn(&call);
   }
   if (call.err.set) {

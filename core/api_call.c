@@ -8,11 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
+#include <stdio.h>
 
-#define API_COMMAND_MAX 65536
-#define API_ARGV_MAX 4096
-#define API_ENV_MAX 1024
+#include "monitor_fields.h"
 
 /* Starts an answer for a deferred call: a fresh buffer and packer. */
 void
@@ -60,57 +58,68 @@ api_record(Call *call, const char *key)
   return r;
 }
 
-/* Reads the arguments that monitor_start and process_run share into req:
- * command | argv, shell, cwd, env, memory_limit, cpu_limit. */
-int
-api_read_command(Call *call, StartRequest *req)
+/* --- the arguments of a start, as a FieldSource (monitor_fields.h) ------- */
+
+static void
+api_field_name(const FieldSource *src, const char *key, char *buf, size_t size)
 {
-  Args *a = &call->args;
-  VigilError *err = &call->err;
-  char *command = NULL;
-  char **argv = NULL;
-  size_t argc = 0;
-  if (args_str(a, "command", API_COMMAND_MAX, &command, err) < 0 ||
-      args_strv(a, "argv", API_ARGV_MAX, API_COMMAND_MAX, &argv, &argc, err) < 0 ||
-      args_bool(a, "shell", &req->shell, err) < 0) {
-    free(command);
-    args_free_strv(argv);
-    return -1;
-  }
-  int rc = 0;
-  if (command && argv) {
-    rc = error_set(err, kErrInvalidParams, "give command or argv, not both");
-  } else if (!command && !argv) {
-    rc = error_set(err, kErrInvalidParams, "command or argv is required");
-  } else if (argv) {
-    if (req->shell)
-      rc = error_set(err, kErrInvalidParams, "shell: needs command, not argv");
-    else if (argc == 0 || argv[0][0] == '\0')
-      rc = error_set(err, kErrInvalidParams, "argv: must name a program (argv[0])");
-    else
-      argv_from(&req->argv, (const char *const *)argv, argc);
-  } else if (req->shell) {
-    if (command[0] == '\0')
-      rc = error_set(err, kErrInvalidParams, "command: empty command");
-    else
-      gate_shell_argv(command, &req->argv);
-  } else {
-    rc = gate_split(command, "command", &req->argv, err);
-  }
-  free(command);
-  args_free_strv(argv);
-  if (rc != 0)
-    return -1;
-  uint64_t mem = 0;
-  double cpu = 0;
-  if (args_str(a, "cwd", 4096, &req->cwd, err) < 0 ||
-      args_env(a, "env", API_ENV_MAX, &req->env, err) < 0 ||
-      args_uint(a, "memory_limit", 1, INT64_MAX, &mem, err) < 0 ||
-      args_double(a, "cpu_limit", 0.001, 4096, &cpu, err) < 0)
-    return -1;
-  req->memory_limit = (int64_t)mem;
-  req->cpu_limit = cpu;
-  return 0;
+  snprintf(buf, size, "%s", key);
+}
+
+static int
+api_field_string(const FieldSource *src, const char *key, char **out, VigilError *err)
+{
+  return args_str(src->ctx, key, SIZE_MAX, out, err);
+}
+
+static int
+api_field_strings(const FieldSource *src, const char *key, char ***out, size_t *n,
+                  VigilError *err)
+{
+  return args_strv(src->ctx, key, SIZE_MAX, SIZE_MAX, out, n, err);
+}
+
+static int
+api_field_bool(const FieldSource *src, const char *key, bool *out, VigilError *err)
+{
+  return args_bool(src->ctx, key, out, err);
+}
+
+static int
+api_field_uint(const FieldSource *src, const char *key, uint64_t min, uint64_t max,
+               const char *why, uint64_t *out, VigilError *err)
+{
+  return args_uint(src->ctx, key, min, max, out, err);
+}
+
+static int
+api_field_number(const FieldSource *src, const char *key, double min, double max, double *out,
+                 VigilError *err)
+{
+  return args_double(src->ctx, key, min, max, out, err);
+}
+
+static int
+api_field_choice(const FieldSource *src, const char *key, const char *const *choices, int *out,
+                 VigilError *err)
+{
+  return args_choice(src->ctx, key, choices, out, err);
+}
+
+static int
+api_field_env(const FieldSource *src, const char *key, size_t max, char ***out, VigilError *err)
+{
+  return args_env(src->ctx, key, max, out, err);
+}
+
+int
+api_read_start(Call *call, unsigned form, StartRequest *req)
+{
+  FieldSource src = {
+    &call->args, call->args.method, api_field_name, api_field_string, api_field_strings,
+    api_field_bool, api_field_uint, api_field_number, api_field_choice, api_field_env,
+  };
+  return start_request_read(&src, form, &call->e->config.settings, req, &call->err);
 }
 
 /* Whether this connection may have one more slow request waiting

@@ -117,9 +117,9 @@ MonRecord *api_record(Call *call, const char *key);
  * (rpc.max_pending); sets limit_exceeded when not. */
 bool api_reserve_pending(Call *call);
 
-/* Reads the arguments that monitor_start and process_run share into req:
- * command | argv, shell, cwd, env, memory_limit, cpu_limit. */
-int api_read_command(Call *call, StartRequest *req);
+/* Reads the fields of a start (monitor_fields.h) that `form` (kFormStart,
+ * kFormRun) takes from the call's arguments into req (zeroed). */
+int api_read_start(Call *call, unsigned form, StartRequest *req);
 
 /* The engine's sessions counted, and the notifications they dropped. */
 typedef struct {

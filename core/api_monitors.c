@@ -13,59 +13,18 @@
 #include "signals.h"
 #include "wire.h"
 
-#define API_PATTERN_BYTES_MAX 65536
-
 /* --- methods: monitors -------------------------------------------------- */
 
 void
 api_monitor_start(Call *call)
 {
-  static const char *const streams[] = {"both", "stdout", "stderr", NULL};
-  static const char *const notifies[] = {"auto", "matches", "lines", "exit", "none", NULL};
-  static const char *const modes[] = {"idle", "live_safe", NULL};
-  Args *a = &call->args;
   VigilError *err = &call->err;
-  const VigilSettings *set = &call->e->config.settings;
   Session *s = api_session(call);
   if (s == NULL)
     return;
   StartRequest req = {0};
-  char *match_pattern = NULL;
-  int ms = 0, nt = 0, md = 0;
-  uint64_t timeout = 0, idle = 0;
-  if (api_read_command(call, &req) < 0 ||
-      args_str(a, "label", MONITOR_LABEL_MAX, &req.label, err) < 0 ||
-      args_str(a, "description", MONITOR_DESCRIPTION_MAX, &req.description, err) < 0 ||
-      args_strv(a, "patterns", 100000, API_PATTERN_BYTES_MAX, &req.patterns, &req.npatterns, err) <
-          0 ||
-      args_str(a, "match_pattern", API_PATTERN_BYTES_MAX, &match_pattern, err) < 0 ||
-      args_choice(a, "match_streams", streams, &ms, err) < 0 ||
-      args_choice(a, "notify", notifies, &nt, err) < 0 ||
-      args_choice(a, "mode", modes, &md, err) < 0 ||
-      args_str(a, "policy", 256, &req.policy, err) < 0 ||
-      args_uint(a, "timeout_ms", 1, (uint64_t)set->max_runtime_ms, &timeout, err) < 0 ||
-      args_bool(a, "persistent", &req.persistent, err) < 0 ||
-      args_uint(a, "idle_timeout_ms", 0, MONITOR_IDLE_TIMEOUT_MAX_MS, &idle, err) < 0)
+  if (api_read_start(call, kFormStart, &req) < 0)
     goto done;
-  if (match_pattern) {
-    if (req.patterns) {
-      error_set(err, kErrInvalidParams, "give patterns or match_pattern, not both");
-      goto done;
-    }
-    req.patterns = xcalloc(2, sizeof(char *));
-    req.patterns[0] = match_pattern;
-    req.npatterns = 1;
-    match_pattern = NULL;
-  }
-  if (timeout && req.persistent) {
-    error_set(err, kErrInvalidParams, "give timeout_ms or persistent, not both");
-    goto done;
-  }
-  req.match_streams = (MatchStreams)ms;
-  req.notify = (NotifyMode)nt;
-  req.mode = (DeliveryMode)md;
-  req.timeout_ms = (int64_t)timeout;
-  req.idle_timeout_ms = (int64_t)idle;
   char *note = NULL;
   MonRecord *r = engine_start(call->e, s, &req, &note, err);
   if (r == NULL)
@@ -89,7 +48,6 @@ api_monitor_start(Call *call)
   wire_str(pk, note);
   free(note);
 done:
-  free(match_pattern);
   start_request_free(&req);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "memory.h"
+#include "monitor_fields.h"
 #include "wire.h"
 
 /* --- process_run -------------------------------------------------------- */
@@ -65,18 +66,19 @@ api_process_run(Call *call)
   if (s == NULL)
     return;
   StartRequest req = {0};
+  /* process_run's own fields: their bounds are the start table's rows. */
+  const MonitorField *ft = monitor_field("timeout_s"), *fl = monitor_field("stdout_lines");
   uint64_t timeout_s = 300, lines = 100;
   int has_timeout = 0;
   bool background = false;
   const char *stdin_data = NULL;
   size_t stdin_len = 0;
-  if (api_read_command(call, &req) < 0 ||
-      args_str(a, "label", MONITOR_LABEL_MAX, &req.label, err) < 0 ||
+  if (api_read_start(call, kFormRun, &req) < 0 ||
       /* A larger stdin cannot arrive: the message holding it is skipped. */
       args_bytes(a, "stdin", (size_t)call->e->config.settings.rpc_max_message_bytes,
                  &stdin_data, &stdin_len, err) < 0 ||
-      (has_timeout = args_uint(a, "timeout_s", 1, 3600, &timeout_s, err)) < 0 ||
-      args_uint(a, "stdout_lines", 0, 10000, &lines, err) < 0 ||
+      (has_timeout = args_uint(a, "timeout_s", ft->min, ft->max, &timeout_s, err)) < 0 ||
+      args_uint(a, "stdout_lines", fl->min, fl->max, &lines, err) < 0 ||
       args_bool(a, "background", &background, err) < 0)
     goto done;
   if (stdin_data) {

@@ -39,6 +39,7 @@
 #include "luasandbox.h"
 #include "memory.h"
 #include "monitor.h"
+#include "monitor_fields.h"
 #include "strbuf.h"
 #include "utf8.h"
 
@@ -530,48 +531,29 @@ config_group(ConfigWalk *w, int idx, const char *group)
 
 /* --- monitors ------------------------------------------------------------ */
 
-/* The value at idx as one of the names `names` (n of them) lists, stored as
- * its index; the refusal lists every name. */
+/* The value at idx as one of `choices` (NULL-terminated), stored as its
+ * index; the refusal lists every choice. */
 static int
-config_choice(ConfigWalk *w, int idx, const char *field, int (*parse)(const char *),
-              const char *(*name_of)(int), int n, int *out)
+config_choice(ConfigWalk *w, int idx, const char *field, const char *const *choices, int *out)
 {
   const char *s = NULL;
   size_t len;
   if (config_string(w, idx, field, false, &s, &len) != 0)
     return -1;
-  int v = parse(s);
-  if (v >= 0) {
-    *out = v;
-    return 0;
+  for (int i = 0; choices[i]; i++) {
+    if (strcmp(choices[i], s) == 0) {
+      *out = i;
+      return 0;
+    }
   }
   StrBuf msg = STRBUF_INIT;
-  for (int i = 0; i < n; i++)
-    strbuf_printf(&msg, "%s\"%s\"", i ? " | " : "", name_of(i));
+  for (int i = 0; choices[i]; i++)
+    strbuf_printf(&msg, "%s\"%s\"", i ? " | " : "", choices[i]);
   strbuf_puts(&msg, ", got ");
   config_quote(&msg, s, len);
   int rc = config_fail(w, "%s must be %s", field, strbuf_cstr(&msg));
   strbuf_free(&msg);
   return rc;
-}
-
-/* Adapters from the typed name functions of monitor_defs.h to one shape. */
-static const char *
-config_notify_name(int i)
-{
-  return monitor_notify_name((NotifyMode)i);
-}
-
-static const char *
-config_streams_name(int i)
-{
-  return monitor_streams_name((MatchStreams)i);
-}
-
-static const char *
-config_mode_name(int i)
-{
-  return monitor_mode_name((DeliveryMode)i);
 }
 
 /* Orders "K=V" strings, for an env list that does not depend on the order
@@ -582,15 +564,16 @@ config_env_cmp(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* monitors[i].env: a table of name = value strings, kept as sorted "K=V". */
+/* monitors[i].env: a table of name = value strings, kept as sorted "K=V"
+ * in *out (owned by the caller even on error). */
 static int
-config_env(ConfigWalk *w, int idx, const char *field, ConfigMonitor *cm)
+config_env(ConfigWalk *w, int idx, const char *field, char ***out)
 {
   lua_State *L = w->L;
   if (lua_type(L, idx) != LUA_TTABLE)
     return config_fail(w, "%s must be a table of strings, got %s", field, luaL_typename(L, idx));
   size_t n = 0;
-  cm->env = xcalloc(1, sizeof *cm->env);
+  (*out) = xcalloc(1, sizeof *(*out));
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     char name[CONFIG_NAME_MAX];
@@ -609,180 +592,181 @@ config_env(ConfigWalk *w, int idx, const char *field, ConfigMonitor *cm)
     }
     StrBuf kv = STRBUF_INIT;
     strbuf_printf(&kv, "%s=%s", key, value);
-    cm->env = xrealloc(cm->env, (n + 2) * sizeof *cm->env);
-    cm->env[n++] = strbuf_take(&kv);
-    cm->env[n] = NULL;
+    (*out) = xrealloc((*out), (n + 2) * sizeof *(*out));
+    (*out)[n++] = strbuf_take(&kv);
+    (*out)[n] = NULL;
     lua_pop(L, 1);
   }
-  qsort(cm->env, n, sizeof *cm->env, config_env_cmp);
+  qsort((*out), n, sizeof *(*out), config_env_cmp);
   return 0;
 }
 
-/* Refuses a label or description that is not text fit to show (valid
- * UTF-8, no control character), naming the field and the byte offset, as
- * monitor_start does: it goes to agents and to every connection. */
+/* A number within [min, max]. */
 static int
-config_text(ConfigWalk *w, const char *name, const char *s)
+config_number(ConfigWalk *w, int idx, const char *field, double min, double max, double *out)
 {
-  size_t at = 0;
-  Utf8Verdict v = utf8_check_text(s, strlen(s), &at);
-  if (v == kUtf8Text)
-    return 0;
-  return config_fail(w, "%s must be UTF-8 text without control characters: %s at byte %zu",
-                     name, utf8_verdict_name(v), at);
+  if (lua_type(w->L, idx) != LUA_TNUMBER)
+    return config_fail(w, "%s must be a number, got %s", field, luaL_typename(w->L, idx));
+  double v = (double)lua_tonumber(w->L, idx);
+  if (!(v >= min && v <= max))
+    return config_fail(w, "%s must be %g..%g, got %g", field, min, max, v);
+  *out = v;
+  return 0;
 }
 
-/* Fields of one monitor entry seen while walking it, for the rules that
- * involve two fields. */
+/* An entry of `monitors` as a FieldSource (monitor_fields.h): its table is
+ * at idx, and its values are read with the config's own types and
+ * messages, so a field of the table works here exactly as on the wire. */
 typedef struct {
-  bool argv;
-  bool timeout;
-  bool patterns;
-  bool match_pattern;
-} ConfigSeen;
+  ConfigWalk *w;
+  int idx;
+} ConfigEntry;
 
-/* One field of monitors[i] (named base). Returns 1 when key is no field. */
-static int
-config_entry_field(ConfigWalk *w, const char *base, const char *key, int v, ConfigMonitor *cm,
-                   ConfigSeen *seen)
+static void
+config_field_name(const FieldSource *src, const char *key, char *buf, size_t size)
 {
-  const VigilSettings *s = &w->cfg->settings;
-  char name[CONFIG_NAME_MAX];
-  config_name(name, "%s.%s", base, key);
-  int choice = 0, rc;
+  snprintf(buf, size, "%s.%s", src->base, key);
+}
 
-  if (strcmp(key, "session") == 0)
-    return config_string_dup(w, v, name, true, &cm->session);
-  if (strcmp(key, "command") == 0)
-    return config_string_dup(w, v, name, true, &cm->command);
-  if (strcmp(key, "argv") == 0) {
-    char **list;
-    size_t n;
-    rc = config_string_list(w, v, name, false, &list, &n);
-    if (rc == 0 && n == 0)
-      rc = config_fail(w, "%s must have at least one entry", name);
-    else if (rc == 0 && list[0][0] == '\0')
-      rc = config_fail(w, "%s[1] (the program) must be a non-empty string, got \"\"", name);
-    if (rc == 0) {
-      /* argv_from appends, so start from empty. */
-      argv_free(&cm->argv);
-      argv_from(&cm->argv, (const char *const *)list, n);
-      seen->argv = true;
-    }
-    config_list_free(list, n);
-    return rc;
-  }
-  if (strcmp(key, "shell") == 0)
-    return config_bool(w, v, name, &cm->shell);
-  if (strcmp(key, "label") == 0) {
-    if (config_string_dup(w, v, name, true, &cm->label) != 0)
-      return -1;
-    if (strlen(cm->label) > MONITOR_LABEL_MAX)
-      return config_fail(w, "%s must be at most %d bytes, got %zu", name, MONITOR_LABEL_MAX,
-                         strlen(cm->label));
-    return config_text(w, name, cm->label);
-  }
-  if (strcmp(key, "description") == 0) {
-    if (config_string_dup(w, v, name, false, &cm->description) != 0)
-      return -1;
-    if (strlen(cm->description) > MONITOR_DESCRIPTION_MAX)
-      return config_fail(w, "%s must be at most %d bytes, got %zu", name,
-                         MONITOR_DESCRIPTION_MAX, strlen(cm->description));
-    return config_text(w, name, cm->description);
-  }
-  if (strcmp(key, "cwd") == 0)
-    return config_string_dup(w, v, name, true, &cm->cwd);
-  if (strcmp(key, "env") == 0)
-    return config_env(w, v, name, cm);
-  if (strcmp(key, "patterns") == 0) {
-    char **list;
-    size_t n;
-    rc = config_string_list(w, v, name, false, &list, &n);
-    if (rc != 0) {
-      config_list_free(list, n);
-      return -1;
-    }
-    config_list_free(cm->patterns, cm->npatterns);
-    cm->patterns = list;
-    cm->npatterns = n;
-    seen->patterns = true;
+/* Pushes entry[key] (raw) and returns 1, or pushes nothing and returns 0
+ * when it is nil. */
+static int
+config_field_push(const FieldSource *src, const char *key, ConfigWalk **w, char *name)
+{
+  const ConfigEntry *e = src->ctx;
+  lua_State *L = e->w->L;
+  *w = e->w;
+  config_field_name(src, key, name, CONFIG_NAME_MAX);
+  lua_pushstring(L, key);
+  if (lua_rawget(L, e->idx) == LUA_TNIL) {
+    lua_pop(L, 1);
     return 0;
   }
-  if (strcmp(key, "match_pattern") == 0) {
-    const char *p;
-    if (config_string(w, v, name, false, &p, NULL) != 0)
-      return -1;
-    config_list_free(cm->patterns, cm->npatterns);
-    cm->patterns = xcalloc(2, sizeof *cm->patterns);
-    cm->patterns[0] = xstrdup(p);
-    cm->npatterns = 1;
-    seen->match_pattern = true;
-    return 0;
-  }
-  if (strcmp(key, "match_streams") == 0) {
-    rc = config_choice(w, v, name, monitor_streams_parse, config_streams_name,
-                       kStreamsStderr + 1, &choice);
-    cm->match_streams = (MatchStreams)choice;
-    return rc;
-  }
-  if (strcmp(key, "notify") == 0) {
-    rc = config_choice(w, v, name, monitor_notify_parse, config_notify_name, kNotifyNone + 1,
-                       &choice);
-    cm->notify = (NotifyMode)choice;
-    return rc;
-  }
-  if (strcmp(key, "mode") == 0) {
-    rc = config_choice(w, v, name, monitor_mode_parse, config_mode_name, kModeLiveSafe + 1,
-                       &choice);
-    cm->mode = (DeliveryMode)choice;
-    return rc;
-  }
-  if (strcmp(key, "policy") == 0)
-    return config_string_dup(w, v, name, true, &cm->policy);
-  if (strcmp(key, "timeout_ms") == 0) {
-    seen->timeout = true;
-    return config_integer_in(w, v, name, 1, s->max_runtime_ms, " (monitor.max_runtime_ms)",
-                             &cm->timeout_ms);
-  }
-  if (strcmp(key, "persistent") == 0)
-    return config_bool(w, v, name, &cm->persistent);
-  if (strcmp(key, "idle_timeout_ms") == 0)
-    return config_integer_in(w, v, name, 0, MONITOR_IDLE_TIMEOUT_MAX_MS, "",
-                             &cm->idle_timeout_ms);
   return 1;
 }
 
-/* The rules of one monitor entry that involve several fields, and its argv. */
+/* Pops the value config_field_push pushed and turns a config_* result
+ * (0 or -1) into a getter's (1 or -1). */
 static int
-config_entry_finish(ConfigWalk *w, const char *base, ConfigMonitor *cm, const ConfigSeen *seen)
+config_field_pop(ConfigWalk *w, int rc)
+{
+  lua_pop(w->L, 1);
+  return rc == 0 ? 1 : -1;
+}
+
+static int
+config_field_string(const FieldSource *src, const char *key, char **out, VigilError *err)
+{
+  ConfigWalk *w;
+  char name[CONFIG_NAME_MAX];
+  if (!config_field_push(src, key, &w, name))
+    return 0;
+  return config_field_pop(w, config_string_dup(w, lua_gettop(w->L), name, false, out));
+}
+
+static int
+config_field_strings(const FieldSource *src, const char *key, char ***out, size_t *n,
+                     VigilError *err)
+{
+  ConfigWalk *w;
+  char name[CONFIG_NAME_MAX];
+  if (!config_field_push(src, key, &w, name))
+    return 0;
+  int rc = config_string_list(w, lua_gettop(w->L), name, false, out, n);
+  if (rc != 0) {
+    config_list_free(*out, *n);
+    *out = NULL;
+  }
+  return config_field_pop(w, rc);
+}
+
+static int
+config_field_bool(const FieldSource *src, const char *key, bool *out, VigilError *err)
+{
+  ConfigWalk *w;
+  char name[CONFIG_NAME_MAX];
+  if (!config_field_push(src, key, &w, name))
+    return 0;
+  return config_field_pop(w, config_bool(w, lua_gettop(w->L), name, out));
+}
+
+static int
+config_field_uint(const FieldSource *src, const char *key, uint64_t min, uint64_t max,
+                  const char *why, uint64_t *out, VigilError *err)
+{
+  ConfigWalk *w;
+  char name[CONFIG_NAME_MAX];
+  if (!config_field_push(src, key, &w, name))
+    return 0;
+  int64_t v = 0;
+  int64_t top = max > INT64_MAX ? INT64_MAX : (int64_t)max;
+  int rc = config_integer_in(w, lua_gettop(w->L), name, (int64_t)min, top, why, &v);
+  if (rc == 0)
+    *out = (uint64_t)v;
+  return config_field_pop(w, rc);
+}
+
+static int
+config_field_number(const FieldSource *src, const char *key, double min, double max,
+                    double *out, VigilError *err)
+{
+  ConfigWalk *w;
+  char name[CONFIG_NAME_MAX];
+  if (!config_field_push(src, key, &w, name))
+    return 0;
+  return config_field_pop(w, config_number(w, lua_gettop(w->L), name, min, max, out));
+}
+
+static int
+config_field_choice(const FieldSource *src, const char *key, const char *const *choices,
+                    int *out, VigilError *err)
+{
+  ConfigWalk *w;
+  char name[CONFIG_NAME_MAX];
+  if (!config_field_push(src, key, &w, name))
+    return 0;
+  return config_field_pop(w, config_choice(w, lua_gettop(w->L), name, choices, out));
+}
+
+static int
+config_field_env(const FieldSource *src, const char *key, size_t max, char ***out,
+                 VigilError *err)
+{
+  ConfigWalk *w;
+  char name[CONFIG_NAME_MAX];
+  if (!config_field_push(src, key, &w, name))
+    return 0;
+  int rc = config_env(w, lua_gettop(w->L), name, out);
+  size_t n = 0;
+  while (rc == 0 && (*out)[n])
+    n++;
+  if (rc == 0 && n > max)
+    rc = config_fail(w, "%s: at most %zu variables, got %zu", name, max, n);
+  return config_field_pop(w, rc);
+}
+
+/* The rules of a config entry the wire leaves to later stages: the
+ * patterns against monitor.max_patterns and monitor.pattern_max_length
+ * (the matcher checks them again at start), and persistent against
+ * monitor.allow_persistent, so a config that could never boot is refused as
+ * it loads. */
+static int
+config_entry_rules(ConfigWalk *w, const char *base, const ConfigMonitor *cm, bool match_pattern)
 {
   const VigilConfig *cfg = w->cfg;
-  if (cm->session == NULL)
-    return config_fail(w, "%s.session is required", base);
-  if ((cm->command != NULL) == seen->argv)
-    return config_fail(w, "%s must give exactly one of command and argv, got %s", base,
-                       seen->argv ? "both" : "neither");
-  if (cm->shell && seen->argv)
-    return config_fail(w, "%s.shell needs command, not argv", base);
-  if (seen->patterns && seen->match_pattern)
-    return config_fail(w, "%s must give at most one of patterns and match_pattern, got both",
-                       base);
-  if (cm->persistent && seen->timeout)
-    return config_fail(w, "%s must give at most one of timeout_ms and persistent, got both",
-                       base);
-  if (cm->persistent && !cfg->allow_persistent)
+  const StartRequest *req = &cm->req;
+  if (req->persistent && !cfg->allow_persistent)
     return config_fail(w, "%s.persistent is true but monitor.allow_persistent is false", base);
-
   const VigilSettings *s = &cfg->settings;
-  if (cm->npatterns > (size_t)s->max_patterns)
+  if (req->npatterns > (size_t)s->max_patterns)
     return config_fail(w, "%s.patterns must have at most %" PRId64
                           " entries (monitor.max_patterns), got %zu",
-                       base, s->max_patterns, cm->npatterns);
-  for (size_t i = 0; i < cm->npatterns; i++) {
-    size_t len = strlen(cm->patterns[i]);
+                       base, s->max_patterns, req->npatterns);
+  for (size_t i = 0; i < req->npatterns; i++) {
+    size_t len = strlen(req->patterns[i]);
     if (len > (size_t)s->pattern_max_length) {
       char name[CONFIG_NAME_MAX];
-      if (seen->match_pattern)
+      if (match_pattern)
         config_name(name, "%s.match_pattern", base);
       else
         config_name(name, "%s.patterns[%zu]", base, i + 1);
@@ -791,44 +775,56 @@ config_entry_finish(ConfigWalk *w, const char *base, ConfigMonitor *cm, const Co
                          name, s->pattern_max_length, len);
     }
   }
+  return 0;
+}
 
-  if (cm->command != NULL) {
-    if (cm->shell) {
-      gate_shell_argv(cm->command, &cm->argv);
-    } else {
-      char name[CONFIG_NAME_MAX];
-      config_name(name, "%s.command", base);
-      if (gate_split(cm->command, name, &cm->argv, w->err) != 0)
-        return -1;
+/* Refuses a key of the entry at idx that no config monitor field has. */
+static int
+config_entry_keys(ConfigWalk *w, int idx, const char *base)
+{
+  lua_State *L = w->L;
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    const char *key = config_key(L, -2);
+    if (key == NULL || !monitor_fields_accepts(kFormConfig, key)) {
+      int rc = config_unknown(w, lua_gettop(L) - 1, base);
+      lua_pop(L, 2);
+      return rc;
     }
+    lua_pop(L, 1);
   }
   return 0;
 }
 
-/* One entry of `monitors` (at idx), the index-th (from 1), into cm. */
+/* One entry of `monitors` (at idx), the index-th (from 1), into cm: its
+ * session (the config's own field), then every field of the table. */
 static int
 config_entry(ConfigWalk *w, int idx, size_t index, ConfigMonitor *cm)
 {
-  lua_State *L = w->L;
   char base[CONFIG_NAME_MAX];
   config_name(base, "monitors[%zu]", index);
-  if (lua_type(L, idx) != LUA_TTABLE)
-    return config_fail(w, "%s must be a table, got %s", base, luaL_typename(L, idx));
-  ConfigSeen seen = {false, false, false, false};
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    int v = lua_gettop(L);
-    const char *key = config_key(L, v - 1);
-    int rc = key ? config_entry_field(w, base, key, v, cm, &seen) : 1;
-    if (rc == 1)
-      rc = config_unknown(w, v - 1, base);
-    if (rc != 0) {
-      lua_pop(L, 2);
-      return -1;
-    }
-    lua_pop(L, 1);
-  }
-  return config_entry_finish(w, base, cm, &seen);
+  if (lua_type(w->L, idx) != LUA_TTABLE)
+    return config_fail(w, "%s must be a table, got %s", base, luaL_typename(w->L, idx));
+  if (config_entry_keys(w, idx, base) != 0)
+    return -1;
+  ConfigEntry entry = {w, idx};
+  FieldSource src = {
+    &entry, base, config_field_name, config_field_string, config_field_strings,
+    config_field_bool, config_field_uint, config_field_number, config_field_choice,
+    config_field_env,
+  };
+  ConfigWalk *walk;
+  char name[CONFIG_NAME_MAX];
+  if (!config_field_push(&src, "session", &walk, name))
+    return config_fail(w, "%s.session is required", base);
+  if (config_field_pop(w, config_string_dup(w, lua_gettop(w->L), name, true, &cm->session)) < 0)
+    return -1;
+  if (start_request_read(&src, kFormConfig, &w->cfg->settings, &cm->req, w->err) != 0)
+    return -1;
+  bool match_pattern = config_field_push(&src, "match_pattern", &walk, name);
+  if (match_pattern)
+    lua_pop(w->L, 1);
+  return config_entry_rules(w, base, cm, match_pattern);
 }
 
 /* `monitors`: an array of monitor tables. */
@@ -1104,21 +1100,12 @@ config_load_buffer(const char *text, size_t len, const char *name, VigilConfig *
   return config_finish(name, rc, lua_err, &tmp, cfg, &local, err);
 }
 
-/* Frees one config monitor's strings and lists. */
+/* Frees one config monitor. */
 static void
 config_monitor_free(ConfigMonitor *cm)
 {
   free(cm->session);
-  free(cm->command);
-  argv_free(&cm->argv);
-  free(cm->label);
-  free(cm->description);
-  free(cm->cwd);
-  for (size_t i = 0; cm->env && cm->env[i]; i++)
-    free(cm->env[i]);
-  free(cm->env);
-  config_list_free(cm->patterns, cm->npatterns);
-  free(cm->policy);
+  start_request_free(&cm->req);
 }
 
 /* Frees everything cfg owns and leaves it zeroed, so freeing twice is

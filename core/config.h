@@ -33,27 +33,15 @@
 #include "error.h"
 #include "gate.h"
 #include "monitor_defs.h"
+#include "monitor_fields.h"
 #include "settings.h"
 
 /* A monitor the config starts at boot, in a session it names. */
+/* One entry of `monitors`: the session it starts in, and what to start
+ * (the same fields monitor_start takes: monitor_fields.h). */
 typedef struct {
   char *session;          /* required */
-  char *command;          /* command or argv (exactly one) */
-  Argv argv;
-  bool shell;
-  char *label;
-  char *description;
-  char *cwd;
-  char **env;             /* "K=V", NULL-terminated, or NULL */
-  char **patterns;        /* npatterns entries */
-  size_t npatterns;
-  MatchStreams match_streams;
-  NotifyMode notify;
-  DeliveryMode mode;
-  char *policy;
-  int64_t timeout_ms;
-  bool persistent;
-  int64_t idle_timeout_ms;
+  StartRequest req;
 } ConfigMonitor;
 
 typedef struct {

@@ -7,7 +7,7 @@
  * policy ran, the built-in envelope as the fallback, a policy_error
  * notification when a policy call failed, and the session's queue.
  *
- * The incident stage (docs/incidents.md) sits right before this one.
+ * The incident stage (incidents, not lines) is to sit right before this one.
  */
 #ifndef VIGIL_DELIVER_H
 #define VIGIL_DELIVER_H

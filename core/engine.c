@@ -24,24 +24,6 @@
 
 static void engine_maybe_drained(Engine *e);
 
-void
-start_request_free(StartRequest *req)
-{
-  argv_free(&req->argv);
-  free(req->cwd);
-  for (size_t i = 0; req->env && req->env[i]; i++)
-    free(req->env[i]);
-  free(req->env);
-  free(req->label);
-  free(req->description);
-  for (size_t i = 0; i < req->npatterns; i++)
-    free(req->patterns[i]);
-  free(req->patterns);
-  free(req->policy);
-  free(req->stdin_data);
-  memset(req, 0, sizeof *req);
-}
-
 /* --- monitor hooks ------------------------------------------------------ */
 
 /* A monitor's notification goes through the delivery stage (deliver.c) to
@@ -546,7 +528,7 @@ engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err)
                        "config's gate", cfg->gate, policy_path(g));
   }
   for (size_t i = 0; i < cfg->nmonitors; i++)
-    if (cfg->monitors[i].policy && policyset_get(ps, cfg->monitors[i].policy, err) == NULL)
+    if (cfg->monitors[i].req.policy && policyset_get(ps, cfg->monitors[i].req.policy, err) == NULL)
       return -1;
   return 0;
 }
@@ -608,37 +590,6 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
   return e;
 }
 
-/* The start request of config monitor cm (owned: start_request_free). */
-static void
-engine_config_request(const ConfigMonitor *cm, StartRequest *req)
-{
-  memset(req, 0, sizeof *req);
-  argv_from(&req->argv, (const char *const *)cm->argv.argv, cm->argv.argc);
-  req->shell = cm->shell;
-  req->cwd = cm->cwd ? xstrdup(cm->cwd) : NULL;
-  if (cm->env) {
-    size_t n = 0;
-    while (cm->env[n])
-      n++;
-    req->env = xcalloc(n + 1, sizeof(char *));
-    for (size_t k = 0; k < n; k++)
-      req->env[k] = xstrdup(cm->env[k]);
-  }
-  req->label = cm->label ? xstrdup(cm->label) : NULL;
-  req->description = cm->description ? xstrdup(cm->description) : NULL;
-  req->npatterns = cm->npatterns;
-  req->patterns = xcalloc(cm->npatterns + 1, sizeof(char *));
-  for (size_t k = 0; k < cm->npatterns; k++)
-    req->patterns[k] = xstrdup(cm->patterns[k]);
-  req->match_streams = cm->match_streams;
-  req->notify = cm->notify;
-  req->mode = cm->mode;
-  req->policy = cm->policy ? xstrdup(cm->policy) : NULL;
-  req->timeout_ms = cm->timeout_ms;
-  req->persistent = cm->persistent;
-  req->idle_timeout_ms = cm->idle_timeout_ms;
-}
-
 /* Sets err to the refusal sub of the config's i-th monitor (from 0): its
  * code, then "FILE: monitors[N] (label "L"): " and sub's own message
  * without its code, which the new message already starts with. */
@@ -651,7 +602,7 @@ engine_config_monitor_fail(const VigilConfig *cfg, size_t i, const VigilError *s
   size_t n = strlen(code);
   if (strncmp(msg, code, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
     msg += n + 2;
-  const char *label = cfg->monitors[i].label;
+  const char *label = cfg->monitors[i].req.label;
   char quoted[GATE_QUOTE_BUF] = "";
   if (label != NULL)
     gate_quote(quoted, label);
@@ -669,7 +620,7 @@ engine_start_config_monitors(Engine *e, VigilError *err)
     if (s == NULL)
       s = session_create(e->sessions, cm->session, true);
     StartRequest req;
-    engine_config_request(cm, &req);
+    start_request_copy(&req, &cm->req);
     char *note = NULL;
     VigilError sub = VIGIL_ERROR_INIT;
     MonRecord *r = engine_start(e, s, &req, &note, &sub);
@@ -696,7 +647,7 @@ engine_check_config(const VigilConfig *cfg, VigilError *err)
     for (size_t k = 0; k < i; k++)
       in_session += strcmp(cfg->monitors[k].session, cm->session) == 0;
     StartRequest req;
-    engine_config_request(cm, &req);
+    start_request_copy(&req, &cm->req);
     VigilError sub = VIGIL_ERROR_INIT;
     StartPlan plan;
     if (engine_check_start(cfg, ps, cm->session, &req, &plan, &sub) == 0) {

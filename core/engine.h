@@ -29,39 +29,13 @@
 #include "error.h"
 #include "gate.h"
 #include "monitor.h"
+#include "monitor_fields.h"
 #include "session.h"
 #include "version.h"
 
 typedef struct PolicySet PolicySet;
 typedef struct Engine Engine;
 typedef struct MonRecord MonRecord;
-
-/* What a start asks for, from monitor_start, process_run or the config.
- * Every pointer is owned (start_request_free). */
-typedef struct {
-  Argv argv;               /* split command, explicit argv, or /bin/sh -c */
-  bool shell;
-  char *cwd;
-  char **env;              /* "K=V", NULL-terminated */
-  char *label;
-  char *description;
-  char **patterns;         /* NULL-terminated */
-  size_t npatterns;
-  MatchStreams match_streams;
-  NotifyMode notify;
-  DeliveryMode mode;
-  char *policy;
-  int64_t timeout_ms;      /* 0: the config's max_runtime_ms */
-  bool persistent;
-  int64_t idle_timeout_ms;
-  int64_t memory_limit;
-  double cpu_limit;
-  char *stdin_data;        /* process_run */
-  size_t stdin_len;
-  bool process_run;        /* timeout_ms may exceed max_runtime_ms (process_run's own cap) */
-} StartRequest;
-
-void start_request_free(StartRequest *req);
 
 /* What the checks of a start decided, for its spawn (engine_check_start).
  * Owned: start_plan_free. */

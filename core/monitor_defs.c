@@ -8,19 +8,20 @@
 #include <stddef.h>
 #include <string.h>
 
-static const char *const monitor_state_names[MONITOR_STATE_COUNT] = {
-  "running", "exited", "stopped", "timed_out", "idle_timeout", "overloaded", "failed",
+const char *const monitor_state_names[MONITOR_STATE_COUNT + 1] = {
+  "running", "exited", "stopped", "timed_out", "idle_timeout", "overloaded", "failed", NULL,
 };
 
-static const char *const monitor_notify_names[] = {
-  "auto", "matches", "lines", "exit", "none",
+const char *const monitor_notify_names[] = {
+  "auto", "matches", "lines", "exit", "none", NULL,
 };
 
-static const char *const monitor_streams_names[] = {"both", "stdout", "stderr"};
+const char *const monitor_streams_names[] = {"both", "stdout", "stderr", NULL};
 
-static const char *const monitor_mode_names[] = {"idle", "live_safe"};
+const char *const monitor_mode_names[] = {"idle", "live_safe", NULL};
 
-#define MONITOR_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* How many names a table holds (its NULL not counted). */
+#define MONITOR_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
 
 /* A new enum value without a name fails the build, not a test. */
 _Static_assert(MONITOR_COUNT(monitor_state_names) == kMonFailed + 1, "state names");

@@ -28,6 +28,13 @@ typedef enum { kStreamsBoth = 0, kStreamsStdout, kStreamsStderr } MatchStreams;
 
 typedef enum { kModeIdle = 0, kModeLiveSafe } DeliveryMode;
 
+/* The protocol names, indexed by the enum's value and NULL-terminated (for
+ * a parser that reports the choices, and the field table). */
+extern const char *const monitor_state_names[];
+extern const char *const monitor_notify_names[];
+extern const char *const monitor_streams_names[];
+extern const char *const monitor_mode_names[];
+
 const char *monitor_state_name(MonitorState s);
 const char *monitor_notify_name(NotifyMode n);
 const char *monitor_streams_name(MatchStreams s);

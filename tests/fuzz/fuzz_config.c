@@ -39,8 +39,8 @@ fuzz_check(int rc, const VigilConfig *cfg, const VigilError *err)
     abort();
   for (size_t i = 0; i < cfg->nmonitors; i++) {
     const ConfigMonitor *m = &cfg->monitors[i];
-    if (m->session == NULL || m->session[0] == '\0' || m->argv.argc == 0 ||
-        m->argv.argv[m->argv.argc] != NULL || m->npatterns > (size_t)cfg->settings.max_patterns)
+    if (m->session == NULL || m->session[0] == '\0' || m->req.argv.argc == 0 ||
+        m->req.argv.argv[m->req.argv.argc] != NULL || m->req.npatterns > (size_t)cfg->settings.max_patterns)
       abort();
   }
   VigilError check = VIGIL_ERROR_INIT;

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Every field of a monitor's start works from the wire and from the config.
+
+monitor_start and an entry of the config's `monitors` read the same table
+(core/monitor_fields.c, rendered as docs/monitor-fields.md). For each field
+both forms accept, one case starts a monitor with it through monitor_start
+and through the config, and checks that the two monitors behave the same
+way a user would see: the same output, the same matched lines, the same
+status, or the same refusal. The case list must cover every such field of
+the table: a field added to it without a case here fails this test.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vigiltest import (VIGILD, Engine, RpcError, default_config, lua_value,  # noqa: E402
+                       run_tests, stdio_only)
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+CWD = os.path.realpath(tempfile.mkdtemp(prefix="vigil-fields-"))
+
+
+def output(c, mid, stream="all"):
+    return [l["text"] for l in c.call("monitor_output", monitor_id=mid, stream=stream)["lines"]]
+
+
+# (fields, what to compare): what is compared once each monitor has ended.
+SEEN = [
+    ({"command": "printf 'a\\n'"}, lambda c, m, st: output(c, m)),
+    ({"argv": ["printf", "b\\n"]}, lambda c, m, st: output(c, m)),
+    ({"command": "echo c | cat", "shell": True}, lambda c, m, st: output(c, m)),
+    ({"argv": ["true"], "label": "the-label"}, lambda c, m, st: st["label"]),
+    ({"argv": ["true"], "description": "what it is"}, lambda c, m, st: st["description"]),
+    ({"argv": ["sh", "-c", "pwd"], "cwd": CWD}, lambda c, m, st: output(c, m)),
+    ({"argv": ["sh", "-c", "echo \"$FIELD_X\""], "env": {"FIELD_X": "from-env"}},
+     lambda c, m, st: output(c, m)),
+    ({"argv": ["printf", "m1\\nn1\\n"], "patterns": ["^m"]},
+     lambda c, m, st: output(c, m, "matched")),
+    ({"argv": ["printf", "m1\\nn1\\n"], "match_pattern": "^n"},
+     lambda c, m, st: output(c, m, "matched")),
+    ({"argv": ["sh", "-c", "echo m2; echo m3 >&2"], "patterns": ["^m"],
+      "match_streams": "stderr"}, lambda c, m, st: output(c, m, "matched")),
+    ({"argv": ["true"], "notify": "exit"}, lambda c, m, st: st["notify"]),
+    ({"argv": ["true"], "mode": "live_safe"}, lambda c, m, st: st["mode"]),
+    ({"argv": ["sleep", "30"], "timeout_ms": 1000}, lambda c, m, st: st["state"]),
+    ({"argv": ["sleep", "30"], "idle_timeout_ms": 500}, lambda c, m, st: st["state"]),
+]
+
+# (fields, words the refusal must hold): both forms refuse the start. With
+# None, the config's refusal must say what monitor_start's said, word for
+# word after its code (a field the config did not know would be refused as
+# an "unknown field" instead).
+REFUSED = [
+    ({"argv": ["true"], "policy": "no-such-policy"}, None),
+    ({"argv": ["sleep", "1"], "persistent": True, "timeout_ms": 1000},
+     "must give at most one of timeout_ms and persistent, got both"),
+    ({"argv": ["true"], "memory_limit": 4096}, None),
+    ({"argv": ["true"], "cpu_limit": 4000.5}, None),
+]
+
+# What the expected values are: the same from both forms, and these.
+EXPECTED = [["a"], ["b"], ["c"], "the-label", "what it is", [CWD], ["from-env"], ["m1"], ["n1"],
+            ["m3"], "exit", "live_safe", "timed_out", "idle_timeout"]
+
+
+def config():
+    return default_config(monitor={"live_mode_enabled": True})
+
+
+def table_fields(form_column):
+    """The fields docs/monitor-fields.md (the table, rendered) marks for a form."""
+    path = os.path.join(ROOT, "docs", "monitor-fields.md")
+    fields = set()
+    with open(path) as f:
+        for line in f:
+            cells = [x.strip() for x in line.strip().strip("|").split("|")]
+            if len(cells) > 5 and re.fullmatch(r"`[a-z_]+`", cells[0]):
+                if cells[form_column]:
+                    fields.add(cells[0].strip("`"))
+    return fields
+
+
+def ended(c, mid):
+    c.call("monitor_wait", monitor_id=mid, timeout_ms=60000, **{"for": "exit"})
+    return c.call("monitor_status", monitor_id=mid)
+
+
+@stdio_only
+def test_the_cases_cover_every_field_both_forms_accept(e):
+    both = table_fields(2) & table_fields(4)  # S and C columns
+    assert "label" in both and "memory_limit" in both, both
+    covered = set()
+    for fields, _ in SEEN:
+        covered |= set(fields)
+    for fields, _ in REFUSED:
+        covered |= set(fields)
+    assert both - covered == set(), "fields without a case: %s" % sorted(both - covered)
+    assert covered - both == set(), "cases of fields the table lacks: %s" % (covered - both)
+
+
+@stdio_only
+def test_every_field_works_from_monitor_start_and_from_the_config(e):
+    c = e.main
+    from_wire = []
+    for fields, seen in SEEN:
+        mid = c.call("monitor_start", **fields)["monitor_id"]
+        from_wire.append(seen(c, mid, ended(c, mid)))
+    assert from_wire == EXPECTED, from_wire
+    # The same fields from the config, each monitor in a session of its own.
+    cfg = config()
+    cfg["monitors"] = [dict(fields, session="f%d" % i) for i, (fields, _) in enumerate(SEEN)]
+    boot = Engine("socket", cfg)
+    try:
+        d = boot.main
+        from_config = []
+        for i, (fields, seen) in enumerate(SEEN):
+            d.call("session_open", session="f%d" % i)
+            mons = d.call("monitor_list", include_exited=True)["monitors"]
+            assert len(mons) == 1, mons
+            mid = mons[0]["monitor_id"]
+            from_config.append(seen(d, mid, ended(d, mid)))
+        assert from_config == from_wire, (from_config, from_wire)
+    finally:
+        assert boot.close() == [], "vigild's sanitizer reported"
+
+
+@stdio_only
+def test_every_refusal_is_the_same_from_monitor_start_and_from_the_config(e):
+    d = tempfile.mkdtemp(prefix="vigil-fields-cfg-")
+    path = os.path.join(d, "c.lua")
+    for fields, says in REFUSED:
+        try:
+            e.main.call("monitor_start", **fields)
+            raise AssertionError("monitor_start accepted %r" % fields)
+        except RpcError as err:
+            if says is None:
+                says = err.message.split(": ", 1)[1]
+            assert says in err.message, (fields, err.message)
+        cfg = config()
+        cfg["monitors"] = [dict(fields, session="boot")]
+        with open(path, "w") as f:
+            f.write("return " + lua_value(cfg) + "\n")
+        p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, timeout=60)
+        out = (p.stdout + p.stderr).decode()
+        assert p.returncode == 1 and says in out, (fields, out)
+    assert e.main.call("monitor_list", include_exited=True)["total"] == 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests([test_the_cases_cover_every_field_both_forms_accept,
+                        test_every_field_works_from_monitor_start_and_from_the_config,
+                        test_every_refusal_is_the_same_from_monitor_start_and_from_the_config],
+                       config=config))
