@@ -1,0 +1,322 @@
+/*
+ * The checks of a start, shared by monitor_start, process_run, the
+ * config's `monitors` and vigild --check-config, so every gate and bound is
+ * checked in one place and in one order: enabled, the policy and its gate
+ * (else the shell rule and the allowlist), the environment, persistent, the
+ * working directory; then the running caps. All of them come before the
+ * spawn, so a refused start leaves nothing behind. The config's monitors
+ * are started (and --check-config checks them) through the same path.
+ */
+#include "engine.h"
+#include "engine_start.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "childenv.h"
+#include "log.h"
+#include "memory.h"
+#include "policy.h"
+
+
+/* Opens cwd (or the engine's) into *dir and checks the directory it is,
+ * by its real path read from the open descriptor, against workspace_roots.
+ * The child later enters that descriptor, so a symlink that changes after
+ * this check cannot move it out. On error *dir is closed. */
+static int
+engine_check_cwd(const VigilConfig *cfg, const char *cwd, ProcDir *dir, VigilError *err)
+{
+  if (proc_dir_open(cwd, dir, err) != 0)
+    return -1;
+  if (cfg->nroots == 0)
+    return 0;
+  for (size_t i = 0; i < cfg->nroots; i++) {
+    const char *root = cfg->workspace_roots[i];
+    size_t n = strlen(root);
+    if (strncmp(dir->path, root, n) == 0 &&
+        (dir->path[n] == '\0' || dir->path[n] == '/' || strcmp(root, "/") == 0))
+      return 0;
+  }
+  char given[GATE_QUOTE_BUF], real[GATE_QUOTE_BUF];
+  gate_quote(given, cwd ? cwd : dir->path);
+  gate_quote(real, dir->path);
+  if (cwd != NULL && strcmp(cwd, dir->path) != 0)
+    error_set(err, kErrDenied, "cwd: %s (%s) is outside monitor.workspace_roots", given, real);
+  else
+    error_set(err, kErrDenied, "cwd: %s is outside monitor.workspace_roots", given);
+  proc_dir_close(dir);
+  return -1;
+}
+
+/* Asks one policy's gate about a start. Returns 0 when the policy has no
+ * gate, 1 when its gate allowed the start, -1 with err when it denied it or
+ * failed (a failing gate denies: fail closed). */
+static int
+engine_ask_gate(Policy *policy, const char *session, const StartRequest *req,
+                VigilError *err)
+{
+  if (!policy_has_gate(policy))
+    return 0;
+  PolicyGateRequest gr = {
+    .program = req->shell ? "/bin/sh" : req->argv.argv[0],
+    .argv = (const char *const *)req->argv.argv,
+    .shell = req->shell,
+    .cwd = req->cwd,
+    .session = session,
+    .label = req->label,
+    .env = (const char *const *)req->env,
+  };
+  bool allow = false;
+  char *reason = NULL;
+  VigilError sub = VIGIL_ERROR_INIT;
+  if (policy_gate(policy, &gr, &allow, &reason, &sub) < 0) {
+    LOG_WARN("engine", "%s", sub.msg);
+    error_set(err, kErrDenied, "policy %s: its gate failed, so the start is denied: %s",
+              policy_name(policy), sub.msg);
+    return -1;
+  }
+  if (!allow) {
+    error_set(err, kErrDenied, "policy %s denied the start%s%s", policy_name(policy),
+              reason ? ": " : "", reason ? reason : "");
+    free(reason);
+    return -1;
+  }
+  free(reason);
+  return 1;
+}
+
+/* Decides whether a start may run at all (docs/policies.md section 7).
+ * The operator picks the gate that decides, never the caller: the config's
+ * `gate` policy, else its default `policy`. When that policy has a gate,
+ * its answer replaces the allowlist and the shell rule (so it may allow
+ * more); without one those two decide. Then the caller's choice, `chosen`
+ * (the monitor's own policy), when it is another policy with a gate, is
+ * asked too, and can only deny: its true adds nothing. Returns 0 when the
+ * start may go on, -1 with err (denied) when not. */
+static int
+engine_policy_gate(const VigilConfig *cfg, PolicySet *ps, Policy *chosen, const char *session,
+                   const StartRequest *req, VigilError *err)
+{
+  const char *name = cfg->gate ? cfg->gate : cfg->policy ? cfg->policy : "envelope";
+  VigilError sub = VIGIL_ERROR_INIT;
+  Policy *deciding = policyset_get(ps, name, &sub);
+  if (deciding == NULL)
+    return error_set(err, kErrDenied, "the config's gate policy \"%s\" did not load, so "
+                     "the start is denied: %s", name, sub.msg);
+  int decided = engine_ask_gate(deciding, session, req, err);
+  if (decided < 0)
+    return -1;
+  if (decided == 0 && cfg->gate != NULL)
+    return error_set(err, kErrDenied, "gate: policy \"%s\" (the config's gate) has no gate "
+                     "function, so the start is denied", name);
+  if (decided == 0) {
+    if (req->shell && !cfg->allow_shell)
+      return error_set(err, kErrDenied,
+                       "shell: shell commands are not allowed (monitor.allow_shell is false)");
+    if (!req->shell && gate_check(&cfg->allowed_commands, &req->argv, err) != 0)
+      return -1;
+  }
+  if (chosen != deciding && engine_ask_gate(chosen, session, req, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* See engine.h. */
+void
+start_plan_free(StartPlan *plan)
+{
+  proc_dir_close(&plan->dir);
+  free(plan->note);
+  plan->note = NULL;
+}
+
+/* See engine.h. The order is the one docs/protocol.md gives; a refusal
+ * leaves nothing open. */
+int
+engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
+                   const StartRequest *req, StartPlan *plan, VigilError *err)
+{
+  *plan = (StartPlan){NULL, PROC_DIR_INIT, req->mode, NULL};
+  if (!cfg->enabled)
+    return error_set(err, kErrDisabled, "monitors are disabled (monitor.enabled is false in %s)",
+                     cfg->path ? cfg->path : "the configuration");
+  plan->policy_name = req->policy ? req->policy : cfg->policy ? cfg->policy : "envelope";
+  Policy *policy = policyset_get(ps, plan->policy_name, err);
+  if (policy == NULL)
+    return -1;
+  if (engine_policy_gate(cfg, ps, policy, session, req, err) != 0)
+    return -1;
+  if (childenv_check(req->env, (const char *const *)cfg->env_deny,
+                     (const char *const *)cfg->env_allow, err) != 0)
+    return -1;
+  if (req->persistent && !cfg->allow_persistent)
+    return error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
+                                      "(monitor.allow_persistent is false)");
+  if (engine_check_cwd(cfg, req->cwd, &plan->dir, err) != 0)
+    return -1;
+  if (plan->mode == kModeLiveSafe && !cfg->live_mode_enabled) {
+    plan->mode = kModeIdle;
+    plan->note = xstrdup("mode: live_safe needs monitor.live_mode_enabled; started in idle mode");
+  }
+  return 0;
+}
+
+/* The caps on running monitors: `in_session` run in the session named
+ * `session` and `total` in the engine. */
+int
+engine_check_counts(const VigilConfig *cfg, const char *session, size_t in_session,
+                    size_t total, VigilError *err)
+{
+  if (in_session >= (size_t)cfg->settings.max_monitors_per_session)
+    return error_set(err, kErrLimitExceeded,
+                     "monitor.max_monitors_per_session is %lld and session \"%s\" has %zu running",
+                     (long long)cfg->settings.max_monitors_per_session, session, in_session);
+  if (total >= (size_t)cfg->settings.max_monitors)
+    return error_set(err, kErrLimitExceeded, "monitor.max_monitors is %lld and %zu are running",
+                     (long long)cfg->settings.max_monitors, total);
+  return 0;
+}
+
+/* The settings a start runs under: the config's, with process_run's own
+ * runtime cap (3600 s) in place of max_runtime_ms when it asks for more. */
+VigilSettings
+engine_settings(const VigilConfig *cfg, const StartRequest *req)
+{
+  VigilSettings settings = cfg->settings;
+  if (req->process_run && req->timeout_ms > settings.max_runtime_ms)
+    settings.max_runtime_ms = req->timeout_ms;
+  return settings;
+}
+
+/* What monitor_start is given for a checked start: the request, with the
+ * opened cwd, the config's search path and inherit list. The spec borrows
+ * from all three. */
+MonitorSpec
+engine_spec(const VigilConfig *cfg, const StartRequest *req, const StartPlan *plan)
+{
+  MonitorSpec spec = {
+    .argv = req->argv.argv,
+    .cwd = req->cwd,
+    .dir = &plan->dir,
+    .search_path = cfg->search_path,
+    .env_inherit = (const char *const *)cfg->env_inherit,
+    .env_extra = req->env,
+    .label = req->label,
+    .description = req->description,
+    .patterns = (const char *const *)req->patterns,
+    .npatterns = req->npatterns,
+    .match_streams = req->match_streams,
+    .notify = req->notify,
+    .mode = plan->mode,
+    .timeout_ms = req->timeout_ms,
+    .persistent = req->persistent,
+    .idle_timeout_ms = req->idle_timeout_ms,
+    .memory_limit = req->memory_limit,
+    .cpu_limit = req->cpu_limit,
+    .stdin_data = req->stdin_data,
+    .stdin_len = req->stdin_len,
+  };
+  return spec;
+}
+
+int
+engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err)
+{
+  if (policyset_get(ps, cfg->policy ? cfg->policy : "envelope", err) == NULL)
+    return -1;
+  if (cfg->gate != NULL) {
+    VigilError sub = VIGIL_ERROR_INIT;
+    Policy *g = policyset_get(ps, cfg->gate, &sub);
+    if (g == NULL) {
+      /* Said as the config key it came from; sub.msg starts with its code. */
+      const char *msg = sub.msg + strlen(error_name(sub.code));
+      return error_set(err, sub.code, "gate%s", msg);
+    }
+    if (!policy_has_gate(g))
+      return error_set(err, kErrInvalidParams,
+                       "gate: policy \"%s\" has no gate function (%s), so it cannot be the "
+                       "config's gate", cfg->gate, policy_path(g));
+  }
+  for (size_t i = 0; i < cfg->nmonitors; i++)
+    if (cfg->monitors[i].req.policy && policyset_get(ps, cfg->monitors[i].req.policy, err) == NULL)
+      return -1;
+  return 0;
+}
+
+/* Sets err to the refusal sub of the config's i-th monitor (from 0): its
+ * code, then "FILE: monitors[N] (label "L"): " and sub's own message
+ * without its code, which the new message already starts with. */
+static int
+engine_config_monitor_fail(const VigilConfig *cfg, size_t i, const VigilError *sub,
+                           VigilError *err)
+{
+  const char *msg = sub->msg;
+  const char *code = error_name(sub->code);
+  size_t n = strlen(code);
+  if (strncmp(msg, code, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+    msg += n + 2;
+  const char *label = cfg->monitors[i].req.label;
+  char quoted[GATE_QUOTE_BUF] = "";
+  if (label != NULL)
+    gate_quote(quoted, label);
+  return error_set(err, sub->code, "%s: monitors[%zu]%s%s%s: %s",
+                   cfg->path ? cfg->path : "config", i + 1, label ? " (label " : "", quoted,
+                   label ? ")" : "", msg);
+}
+
+int
+engine_start_config_monitors(Engine *e, VigilError *err)
+{
+  for (size_t i = 0; i < e->config.nmonitors; i++) {
+    const ConfigMonitor *cm = &e->config.monitors[i];
+    Session *s = session_find(e->sessions, cm->session);
+    if (s == NULL)
+      s = session_create(e->sessions, cm->session, true);
+    StartRequest req;
+    start_request_copy(&req, &cm->req);
+    char *note = NULL;
+    VigilError sub = VIGIL_ERROR_INIT;
+    MonRecord *r = engine_start(e, s, &req, &note, &sub);
+    start_request_free(&req);
+    free(note);
+    if (r == NULL)
+      return engine_config_monitor_fail(&e->config, i, &sub, err);
+  }
+  return 0;
+}
+
+/* See engine.h. The checks are engine_start's own (engine_check_start,
+ * engine_check_counts, monitor_check), so a refusal reads as it would at
+ * boot. Every config monitor counts as running from its start on: at boot
+ * they are all started before the loop runs, so none has ended yet. */
+int
+engine_check_config(const VigilConfig *cfg, VigilError *err)
+{
+  PolicySet *ps = engine_policies_for(cfg);
+  int rc = engine_preload_policies(ps, cfg, err);
+  for (size_t i = 0; rc == 0 && i < cfg->nmonitors; i++) {
+    const ConfigMonitor *cm = &cfg->monitors[i];
+    size_t in_session = 0;
+    for (size_t k = 0; k < i; k++)
+      in_session += strcmp(cfg->monitors[k].session, cm->session) == 0;
+    StartRequest req;
+    start_request_copy(&req, &cm->req);
+    VigilError sub = VIGIL_ERROR_INIT;
+    StartPlan plan;
+    if (engine_check_start(cfg, ps, cm->session, &req, &plan, &sub) == 0) {
+      if (engine_check_counts(cfg, cm->session, in_session, i, &sub) == 0) {
+        VigilSettings settings = engine_settings(cfg, &req);
+        MonitorSpec spec = engine_spec(cfg, &req, &plan);
+        monitor_check(&settings, &spec, &sub);
+      }
+      start_plan_free(&plan);
+    }
+    start_request_free(&req);
+    if (sub.set)
+      rc = engine_config_monitor_fail(cfg, i, &sub, err);
+  }
+  policyset_free(ps);
+  return rc;
+}
+
