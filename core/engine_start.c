@@ -49,15 +49,20 @@ engine_check_cwd(const VigilConfig *cfg, const char *cwd, ProcDir *dir, VigilErr
   return -1;
 }
 
-/* Asks one policy's gate about a start. Returns 0 when the policy has no
- * gate, 1 when its gate allowed the start, -1 with err when it denied it or
- * failed (a failing gate denies: fail closed). */
-static int
+/* What one policy's gate said about a start. */
+typedef enum {
+  kGateNone = 0,    /* the policy has no gate */
+  kGateAllowed,     /* its gate allowed the start */
+  kGateDenied,      /* its gate denied it, or failed (fail closed): err is set */
+} GateAnswer;
+
+/* Asks one policy's gate about a start. */
+static GateAnswer
 engine_ask_gate(Policy *policy, const char *session, const StartRequest *req,
                 VigilError *err)
 {
   if (!policy_has_gate(policy))
-    return 0;
+    return kGateNone;
   PolicyGateRequest gr = {
     .program = req->shell ? "/bin/sh" : req->argv.argv[0],
     .argv = (const char *const *)req->argv.argv,
@@ -74,16 +79,16 @@ engine_ask_gate(Policy *policy, const char *session, const StartRequest *req,
     LOG_WARN("engine", "%s", sub.msg);
     error_set(err, kErrDenied, "policy %s: its gate failed, so the start is denied: %s",
               policy_name(policy), sub.msg);
-    return -1;
+    return kGateDenied;
   }
   if (!allow) {
     error_set(err, kErrDenied, "policy %s denied the start%s%s", policy_name(policy),
               reason ? ": " : "", reason ? reason : "");
     free(reason);
-    return -1;
+    return kGateDenied;
   }
   free(reason);
-  return 1;
+  return kGateAllowed;
 }
 
 /* Decides whether a start may run at all (docs/policies.md section 7).
@@ -104,20 +109,20 @@ engine_policy_gate(const VigilConfig *cfg, PolicySet *ps, Policy *chosen, const 
   if (deciding == NULL)
     return error_set(err, kErrDenied, "the config's gate policy \"%s\" did not load, so "
                      "the start is denied: %s", name, sub.msg);
-  int decided = engine_ask_gate(deciding, session, req, err);
-  if (decided < 0)
+  GateAnswer decided = engine_ask_gate(deciding, session, req, err);
+  if (decided == kGateDenied)
     return -1;
-  if (decided == 0 && cfg->gate != NULL)
+  if (decided == kGateNone && cfg->gate != NULL)
     return error_set(err, kErrDenied, "gate: policy \"%s\" (the config's gate) has no gate "
                      "function, so the start is denied", name);
-  if (decided == 0) {
+  if (decided == kGateNone) {
     if (req->shell && !cfg->allow_shell)
       return error_set(err, kErrDenied,
                        "shell: shell commands are not allowed (monitor.allow_shell is false)");
     if (!req->shell && gate_check(&cfg->allowed_commands, &req->argv, err) != 0)
       return -1;
   }
-  if (chosen != deciding && engine_ask_gate(chosen, session, req, err) < 0)
+  if (chosen != deciding && engine_ask_gate(chosen, session, req, err) == kGateDenied)
     return -1;
   return 0;
 }

@@ -114,7 +114,13 @@ gate_end_word(Argv *words, StrBuf *word, bool *in_word)
 /* Splits command into out (see gate.h). out is overwritten, not freed first:
  * pass an empty Argv. On success out owns argc >= 1 strings followed by NULL;
  * on error out is empty, nothing is leaked and err holds invalid_params
- * naming arg_name, what was found and its 0-based byte position. */
+ * naming arg_name, what was found and its 0-based byte position.
+ *
+ * Long on purpose: it is one pass over the bytes with the quoting state
+ * (none, single, double) in locals, and every quoting rule of
+ * docs/protocol.md is a branch of that one loop; cut into helpers, each
+ * would need the whole state passed back and forth, and the rules could no
+ * longer be read side by side against the docs. */
 int
 gate_split(const char *command, const char *arg_name, Argv *out, VigilError *err)
 {

@@ -145,6 +145,11 @@ prefilter_skip_group(const char *p)
   return NULL;
 }
 
+/* See prefilter.h. Long on purpose: one left-to-right pass over the pattern
+ * that keeps the current run of literal bytes and the best one so far, and
+ * gives up (returns 0) on the first construct that could make a literal
+ * optional; each branch is one PCRE2 construct, and they are easiest to
+ * check against the syntax side by side. */
 size_t
 prefilter_required_literal(const char *pattern, char *out)
 {

@@ -119,22 +119,28 @@ vigild_check_config(const char *path)
   return 0;
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asked for. */
+typedef struct {
+  const char *config_path;
+  const char *listen_path;
+  bool stdio, listen;
+} VigildArgs;
+
+/* Parses the command line into args. Returns -1 to go on, else the exit
+ * status (after --version, --help, --check-config or a usage error). */
+static int
+vigild_parse_args(int argc, char **argv, VigildArgs *args)
 {
-  const char *config_path = NULL;
-  const char *listen_path = NULL;
-  bool stdio = false, listen = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--stdio") == 0) {
-      stdio = true;
+      args->stdio = true;
     } else if (strcmp(a, "--listen") == 0) {
-      listen = true;
+      args->listen = true;
       if (i + 1 < argc && argv[i + 1][0] != '-')
-        listen_path = argv[++i];
+        args->listen_path = argv[++i];
     } else if (strcmp(a, "--config") == 0 && i + 1 < argc) {
-      config_path = argv[++i];
+      args->config_path = argv[++i];
     } else if (strcmp(a, "--check-config") == 0 && i + 1 < argc) {
       return vigild_check_config(argv[i + 1]);
     } else if (strcmp(a, "--version") == 0) {
@@ -148,10 +154,64 @@ main(int argc, char **argv)
       return 2;
     }
   }
-  if (stdio && listen) {
+  if (args->stdio && args->listen) {
     fprintf(stderr, "vigild: --stdio and --listen cannot be combined\n");
     return 2;
   }
+  return -1;
+}
+
+/* Makes the engine, its front end and the signal handlers. */
+static void
+vigild_setup(VigilConfig *cfg, const char *config_path)
+{
+  uv_loop_init(&vigild.loop);
+  vigild.engine = engine_new(&vigild.loop, cfg, config_path);
+  vigild.engine->on_drained = vigild_drained;
+  vigild.api = api_new(vigild.engine);
+  uv_signal_init(&vigild.loop, &vigild.sigterm);
+  uv_signal_init(&vigild.loop, &vigild.sigint);
+  uv_signal_init(&vigild.loop, &vigild.sighup);
+  uv_signal_start(&vigild.sigterm, vigild_on_signal, SIGTERM);
+  uv_signal_start(&vigild.sigint, vigild_on_signal, SIGINT);
+  uv_signal_start(&vigild.sighup, vigild_on_signal, SIGHUP);
+}
+
+/* Loads the policies, opens the transport and starts the config's
+ * monitors. Returns 0, or 1 with err set. */
+static int
+vigild_serve(const VigildArgs *args, VigilError *err)
+{
+  /* A policy that does not load stops the start, like a bad config. */
+  if (engine_preload_policies(vigild.engine->policies, &vigild.engine->config, err) != 0)
+    return 1;
+  if (args->stdio) {
+    if (api_open_stdio(vigild.api, err) != 0)
+      return 1;
+  } else {
+    char path[4096];
+    const char *listen_path = args->listen_path;
+    if (listen_path == NULL) {
+      if (rpc_default_socket_path(path, sizeof path) != 0) {
+        error_set(err, kErrInternal, "the default socket path is too long");
+        return 1;
+      }
+      listen_path = path;
+    }
+    if (api_listen(vigild.api, listen_path, err) != 0)
+      return 1;
+    LOG_INFO("vigild", "listening on %s", listen_path);
+  }
+  return engine_start_config_monitors(vigild.engine, err) != 0 ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+  VigildArgs args = {NULL, NULL, false, false};
+  int done = vigild_parse_args(argc, argv, &args);
+  if (done >= 0)
+    return done;
   vigild_std_fds();
   /* A peer that goes away mid-write must cost an EPIPE, not the engine. */
   signal(SIGPIPE, SIG_IGN);
@@ -161,8 +221,8 @@ main(int argc, char **argv)
 
   VigilConfig cfg;
   VigilError err = VIGIL_ERROR_INIT;
-  if (config_path) {
-    if (config_load(config_path, &cfg, &err) != 0) {
+  if (args.config_path) {
+    if (config_load(args.config_path, &cfg, &err) != 0) {
       fprintf(stderr, "vigild: %s\n", err.msg);
       config_free(&cfg);
       return 1;
@@ -171,42 +231,8 @@ main(int argc, char **argv)
     config_defaults(&cfg);
     LOG_WARN("vigild", "no --config: the allowlist is empty, so every start is denied");
   }
-
-  uv_loop_init(&vigild.loop);
-  vigild.engine = engine_new(&vigild.loop, &cfg, config_path);
-  vigild.engine->on_drained = vigild_drained;
-  vigild.api = api_new(vigild.engine);
-  uv_signal_init(&vigild.loop, &vigild.sigterm);
-  uv_signal_init(&vigild.loop, &vigild.sigint);
-  uv_signal_init(&vigild.loop, &vigild.sighup);
-  uv_signal_start(&vigild.sigterm, vigild_on_signal, SIGTERM);
-  uv_signal_start(&vigild.sigint, vigild_on_signal, SIGINT);
-  uv_signal_start(&vigild.sighup, vigild_on_signal, SIGHUP);
-
-  int status = 0;
-  char path[4096];
-  if (engine_preload_policies(vigild.engine->policies, &vigild.engine->config, &err) != 0)
-    status = 1;
-  if (status != 0) {
-    /* A policy that does not load stops the start, like a bad config. */
-  } else if (stdio) {
-    if (api_open_stdio(vigild.api, &err) != 0)
-      status = 1;
-  } else {
-    if (listen_path == NULL) {
-      if (rpc_default_socket_path(path, sizeof path) != 0) {
-        error_set(&err, kErrInternal, "the default socket path is too long");
-        status = 1;
-      }
-      listen_path = path;
-    }
-    if (status == 0 && api_listen(vigild.api, listen_path, &err) != 0)
-      status = 1;
-    else if (status == 0)
-      LOG_INFO("vigild", "listening on %s", listen_path);
-  }
-  if (status == 0 && engine_start_config_monitors(vigild.engine, &err) != 0)
-    status = 1;
+  vigild_setup(&cfg, args.config_path);
+  int status = vigild_serve(&args, &err);
   if (status != 0) {
     fprintf(stderr, "vigild: %s\n", err.msg);
     engine_shutdown(vigild.engine, true);

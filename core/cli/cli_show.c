@@ -72,6 +72,58 @@ static const CliOpt cli_list_opts[] = {
   {NULL, 0, NULL, false, NULL},
 };
 
+/* One monitor_list entry as a row of the table. */
+static void
+cli_list_row(CliTable *t, const msgpack_object *m)
+{
+  const msgpack_object *counters = cli_obj_get(m, "counters");
+  StrBuf cell = STRBUF_INIT;
+  size_t n;
+  const char *text;
+  cli_table_row(t);
+  size_t idn;
+  const char *id = cli_obj_get_text(m, "monitor_id", &idn);
+  cli_show_cell(&cell, id ? id : "", idn, 64);
+  cli_table_set(t, 0, strbuf_cstr(&cell), kCliColCyan);
+  strbuf_reset(&cell);
+  /* A monitor started without a label is labelled with its id: say it once. */
+  text = cli_obj_get_text(m, "label", &n);
+  if (text == NULL || (id && n == idn && memcmp(text, id, n) == 0))
+    strbuf_puts(&cell, "-");
+  else
+    cli_show_cell(&cell, text, n, 24);
+  cli_table_set(t, 1, strbuf_cstr(&cell), kCliColNone);
+  strbuf_reset(&cell);
+  cli_show_state(&cell, m);
+  cli_table_set(t, 2, strbuf_cstr(&cell), cli_cmds_state_colour(m));
+  strbuf_reset(&cell);
+  int64_t pid;
+  if (cli_obj_get_is(m, "state", "running") && cli_obj_get_int(m, "pid", &pid))
+    strbuf_printf(&cell, "%lld", (long long)pid);
+  else
+    strbuf_puts(&cell, "-");
+  cli_table_set(t, 3, strbuf_cstr(&cell), kCliColNone);
+  strbuf_reset(&cell);
+  uint64_t age;
+  if (cli_show_age(m, &age))
+    cli_fmt_duration(&cell, age);
+  cli_table_set(t, 4, strbuf_cstr(&cell), kCliColNone);
+  strbuf_reset(&cell);
+  strbuf_printf(&cell, "%llu", (unsigned long long)cli_obj_get_uint(counters, "lines", 0));
+  cli_table_set(t, 5, strbuf_cstr(&cell), kCliColNone);
+  strbuf_reset(&cell);
+  uint64_t matched = cli_obj_get_uint(counters, "matched", 0);
+  strbuf_printf(&cell, "%llu", (unsigned long long)matched);
+  cli_table_set(t, 6, strbuf_cstr(&cell), matched ? kCliColYellow : kCliColNone);
+  strbuf_reset(&cell);
+  /* Cut again by the table to what the terminal has left; this bound
+   * only keeps a long line from being escaped in full first. */
+  text = cli_obj_get_text(m, "last_line", &n);
+  cli_show_cell(&cell, text ? text : "", n, 1024);
+  cli_table_set(t, 7, strbuf_cstr(&cell), kCliColDim);
+  strbuf_free(&cell);
+}
+
 static int
 cli_list_run(CliClient *c, const CliParsed *p)
 {
@@ -113,55 +165,8 @@ cli_list_run(CliClient *c, const CliParsed *p)
   static const bool right[] = {false, false, false, true, true, true, true, false};
   CliTable t;
   cli_table_init(&t, 8, headers, right);
-  for (uint32_t i = 0; i < count; i++) {
-    const msgpack_object *m = &list->via.array.ptr[i];
-    const msgpack_object *counters = cli_obj_get(m, "counters");
-    StrBuf cell = STRBUF_INIT;
-    size_t n;
-    const char *text;
-    cli_table_row(&t);
-    size_t idn;
-    const char *id = cli_obj_get_text(m, "monitor_id", &idn);
-    cli_show_cell(&cell, id ? id : "", idn, 64);
-    cli_table_set(&t, 0, strbuf_cstr(&cell), kCliColCyan);
-    strbuf_reset(&cell);
-    /* A monitor started without a label is labelled with its id: say it once. */
-    text = cli_obj_get_text(m, "label", &n);
-    if (text == NULL || (id && n == idn && memcmp(text, id, n) == 0))
-      strbuf_puts(&cell, "-");
-    else
-      cli_show_cell(&cell, text, n, 24);
-    cli_table_set(&t, 1, strbuf_cstr(&cell), kCliColNone);
-    strbuf_reset(&cell);
-    cli_show_state(&cell, m);
-    cli_table_set(&t, 2, strbuf_cstr(&cell), cli_cmds_state_colour(m));
-    strbuf_reset(&cell);
-    int64_t pid;
-    if (cli_obj_get_is(m, "state", "running") && cli_obj_get_int(m, "pid", &pid))
-      strbuf_printf(&cell, "%lld", (long long)pid);
-    else
-      strbuf_puts(&cell, "-");
-    cli_table_set(&t, 3, strbuf_cstr(&cell), kCliColNone);
-    strbuf_reset(&cell);
-    uint64_t age;
-    if (cli_show_age(m, &age))
-      cli_fmt_duration(&cell, age);
-    cli_table_set(&t, 4, strbuf_cstr(&cell), kCliColNone);
-    strbuf_reset(&cell);
-    strbuf_printf(&cell, "%llu", (unsigned long long)cli_obj_get_uint(counters, "lines", 0));
-    cli_table_set(&t, 5, strbuf_cstr(&cell), kCliColNone);
-    strbuf_reset(&cell);
-    uint64_t matched = cli_obj_get_uint(counters, "matched", 0);
-    strbuf_printf(&cell, "%llu", (unsigned long long)matched);
-    cli_table_set(&t, 6, strbuf_cstr(&cell), matched ? kCliColYellow : kCliColNone);
-    strbuf_reset(&cell);
-    /* Cut again by the table to what the terminal has left; this bound
-     * only keeps a long line from being escaped in full first. */
-    text = cli_obj_get_text(m, "last_line", &n);
-    cli_show_cell(&cell, text ? text : "", n, 1024);
-    cli_table_set(&t, 7, strbuf_cstr(&cell), kCliColDim);
-    strbuf_free(&cell);
-  }
+  for (uint32_t i = 0; i < count; i++)
+    cli_list_row(&t, &list->via.array.ptr[i]);
   cli_table_print(&t, stdout, cli_fmt_width());
   cli_table_free(&t);
   if (total > count)
