@@ -135,8 +135,6 @@ api_list_wants(MonRecord *r, bool include_exited, int state)
 void
 api_monitor_list(Call *call)
 {
-  static const char *const states[] = {"running", "exited", "stopped", "timed_out",
-                                       "idle_timeout", "overloaded", "failed", NULL};
   Session *s = api_session(call);
   if (s == NULL)
     return;
@@ -144,7 +142,7 @@ api_monitor_list(Call *call)
   int state = -1;
   uint64_t limit = 50;
   if (args_bool(&call->args, "include_exited", &include_exited, &call->err) < 0 ||
-      args_choice(&call->args, "state", states, &state, &call->err) < 0 ||
+      args_choice(&call->args, "state", monitor_state_names, &state, &call->err) < 0 ||
       args_uint(&call->args, "limit", 1, 10000, &limit, &call->err) < 0)
     return;
   size_t total = 0;

@@ -111,7 +111,8 @@ api_pack_next_offset(msgpack_packer *pk, const LogRead *lr)
 void
 api_monitor_logs(Call *call)
 {
-  static const char *const streams[] = {"both", "stdout", "stderr", NULL};
+  /* Which captures: the names (and order) of a monitor's match_streams. */
+  const char *const *streams = monitor_streams_names;
   MonRecord *r = api_record(call, "monitor_id");
   if (r == NULL)
     return;
@@ -123,8 +124,8 @@ api_monitor_logs(Call *call)
     return;
   const Capture *out = monitor_capture(r->monitor, kStreamStdout);
   const Capture *errc = monitor_capture(r->monitor, kStreamStderr);
-  LogRead o = api_read_capture(out, stream != 2, offset, limit);
-  LogRead e = api_read_capture(errc, stream != 1, offset, limit);
+  LogRead o = api_read_capture(out, stream != kStreamsStderr, offset, limit);
+  LogRead e = api_read_capture(errc, stream != kStreamsStdout, offset, limit);
   bool truncated = o.span.truncated || e.span.truncated;
   msgpack_packer *pk = &call->pk;
   msgpack_pack_map(pk, 9);
