@@ -170,7 +170,7 @@ monitor_terminate(Monitor *m, MonitorState why, const char *reason, int sig, uin
 {
   if (m->ending != kMonRunning || m->finished || m->proc == NULL)
     return false;
-  if (proc_stop(m->proc, sig, grace_ms) != 0)
+  if (proc_stop(m->proc, sig, grace_ms) != kProcStopping)
     return false;
   m->ending = why;
   m->ending_reason = reason ? xstrdup(reason) : NULL;
