@@ -126,22 +126,36 @@ cgroup_word_in(const char *list, const char *word)
 }
 
 /* See cgroup_internal.h. */
+void
+cgroup_each_subgroup(const char *dir, int depth, CgroupVisit *visit, void *ctx)
+{
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_type != DT_DIR || de->d_name[0] == '.')
+      continue;
+    char *sub = cgroup_path(dir, de->d_name);
+    visit(sub, depth - 1, ctx);
+    free(sub);
+  }
+  closedir(d);
+}
+
+/* cgroup_rmdir_tree as a CgroupVisit. */
+static void
+cgroup_rmdir_visit(const char *dir, int depth, void *ctx)
+{
+  cgroup_rmdir_tree(dir, depth);
+}
+
+/* See cgroup_internal.h. */
 int
 cgroup_rmdir_tree(const char *dir, int depth)
 {
-  if (depth > 0) {
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d != NULL && (de = readdir(d)) != NULL) {
-      if (de->d_type != DT_DIR || de->d_name[0] == '.')
-        continue;
-      char *sub = cgroup_path(dir, de->d_name);
-      cgroup_rmdir_tree(sub, depth - 1);
-      free(sub);
-    }
-    if (d != NULL)
-      closedir(d);
-  }
+  if (depth > 0)
+    cgroup_each_subgroup(dir, depth, cgroup_rmdir_visit, NULL);
   return rmdir(dir) == 0 ? 0 : errno;
 }
 

@@ -30,6 +30,12 @@ char *cgroup_path(const char *dir, const char *name);
 ssize_t cgroup_read(const char *dir, const char *name, char *buf, size_t cap);
 /* Writes s to dir/name in one write. Returns 0, or -1 with errno set. */
 int cgroup_write(const char *dir, const char *name, const char *s);
+/* What cgroup_each_subgroup calls for each group: its path and the depth
+ * left below it. */
+typedef void CgroupVisit(const char *dir, int depth, void *ctx);
+/* Calls visit(sub, depth - 1, ctx) for every group directly below dir
+ * (nothing when dir cannot be read). */
+void cgroup_each_subgroup(const char *dir, int depth, CgroupVisit *visit, void *ctx);
 /* Removes the groups below dir (deepest first, depth levels down), then
  * dir. Returns 0 or the errno of rmdir(dir). */
 int cgroup_rmdir_tree(const char *dir, int depth);

@@ -12,7 +12,6 @@
  */
 #include "cgroup.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -250,23 +249,13 @@ cgroup_set_joined(CgroupSet *s)
 }
 
 /* Appends the pids of dir's cgroup.procs and, depth levels down, of the
- * groups below it. */
+ * groups below it (a CgroupVisit; ctx is the PidList). */
 static void
-cgroup_read_members(const char *dir, int depth, PidList *out)
+cgroup_read_members(const char *dir, int depth, void *ctx)
 {
-  if (depth > 0) {
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d != NULL && (de = readdir(d)) != NULL) {
-      if (de->d_type != DT_DIR || de->d_name[0] == '.')
-        continue;
-      char *sub = cgroup_path(dir, de->d_name);
-      cgroup_read_members(sub, depth - 1, out);
-      free(sub);
-    }
-    if (d != NULL)
-      closedir(d);
-  }
+  PidList *out = ctx;
+  if (depth > 0)
+    cgroup_each_subgroup(dir, depth, cgroup_read_members, out);
   char *path = cgroup_path(dir, "cgroup.procs");
   procfs_read_pids(path, out);
   free(path);
