@@ -1,5 +1,8 @@
 /*
- * The cgroups the engine uses (see cgroup.h).
+ * The cgroup hierarchies the engine uses (see cgroup.h): found once at
+ * start-up, the engine's own vigil-PID group in each, which group a process
+ * is in, and the removal of what the engine made when it exits. One
+ * monitor's groups inside them are cgroup_set.c's.
  *
  * Paths: /proc/self/mountinfo says where each hierarchy is mounted and which
  * part of it the mount shows (its root); /proc/self/cgroup says which group
@@ -22,21 +25,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup_internal.h"
 #include "memory.h"
+#include "procfs.h"
 
-/* The v1 controllers used for limits, in this order everywhere. */
-typedef enum { kV1Pids = 0, kV1Cpu, kV1Memory, kV1Count } CgroupV1;
 static const char *const cgroup_v1_names[kV1Count] = {"pids", "cpu", "memory"};
-
-/* The CFS period cpu.max and cpu.cfs_period_us get, and the kernel's
- * smallest quota: a limit whose quota would be smaller gets a 1 s period. */
-#define CGROUP_CPU_PERIOD_US 100000
-#define CGROUP_CPU_MIN_QUOTA_US 1000
-/* Rounds of read-and-signal when there is no cgroup.kill. */
-#define CGROUP_SIGNAL_ROUNDS 8
-/* How deep below a monitor's group its members are looked for: a monitored
- * program may make groups of its own (a nested vigild does). */
-#define CGROUP_MEMBERS_DEPTH 8
 
 typedef struct {
   char *base;    /* the engine's group in this hierarchy (a directory) */
@@ -52,19 +45,10 @@ static struct {
   bool v1_dir_made[kV1Count]; /* v1[i].dir exists now (made lazily) */
 } cg;
 
-struct CgroupSet {
-  char tag[CGROUP_TAG_MAX + 1];
-  char *v2;              /* this monitor's v2 group, or NULL */
-  char *v1[kV1Count];    /* its v1 groups, or NULL */
-  int fds[CGROUP_JOIN_MAX];
-  size_t nfds;
-  bool memory, cpu, pids;
-};
-
 /* --- files -------------------------------------------------------------- */
 
-/* dir + "/" + name, in a new string. */
-static char *
+/* See cgroup_internal.h. */
+char *
 cgroup_path(const char *dir, const char *name)
 {
   size_t a = strlen(dir), b = strlen(name);
@@ -75,32 +59,20 @@ cgroup_path(const char *dir, const char *name)
   return s;
 }
 
-/* Reads dir/name (cap-1 bytes at most) into buf. Returns the length or -1. */
-static ssize_t
+/* See cgroup_internal.h. */
+ssize_t
 cgroup_read(const char *dir, const char *name, char *buf, size_t cap)
 {
   char *path = cgroup_path(dir, name);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = procfs_read(path, buf, cap);
+  int saved = errno;
   free(path);
-  buf[0] = '\0';
-  if (fd < 0)
-    return -1;
-  size_t len = 0;
-  while (len < cap - 1) {
-    ssize_t n = read(fd, buf + len, cap - 1 - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    len += (size_t)n;
-  }
-  close(fd);
-  buf[len] = '\0';
-  return (ssize_t)len;
+  errno = saved;
+  return n;
 }
 
-/* Writes s to dir/name in one write. Returns 0, or -1 with errno set. */
-static int
+/* See cgroup_internal.h. */
+int
 cgroup_write(const char *dir, const char *name, const char *s)
 {
   char *path = cgroup_path(dir, name);
@@ -129,18 +101,6 @@ cgroup_has(const char *dir, const char *name)
   return ok;
 }
 
-/* The number after "key " at the start of a line of text, or 0. */
-static uint64_t
-cgroup_field(const char *text, const char *key)
-{
-  size_t n = strlen(key);
-  for (const char *s = text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL) {
-    if (strncmp(s, key, n) == 0 && s[n] == ' ')
-      return strtoull(s + n + 1, NULL, 10);
-  }
-  return 0;
-}
-
 /* Whether the first len bytes of a space- or comma-separated list hold word. */
 static bool
 cgroup_word_in_n(const char *list, size_t len, const char *word)
@@ -165,7 +125,39 @@ cgroup_word_in(const char *list, const char *word)
   return cgroup_word_in_n(list, strlen(list), word);
 }
 
-static int cgroup_rmdir_tree(const char *dir, int depth);
+/* See cgroup_internal.h. */
+void
+cgroup_each_subgroup(const char *dir, int depth, CgroupVisit *visit, void *ctx)
+{
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_type != DT_DIR || de->d_name[0] == '.')
+      continue;
+    char *sub = cgroup_path(dir, de->d_name);
+    visit(sub, depth - 1, ctx);
+    free(sub);
+  }
+  closedir(d);
+}
+
+/* cgroup_rmdir_tree as a CgroupVisit. */
+static void
+cgroup_rmdir_visit(const char *dir, int depth, void *ctx)
+{
+  cgroup_rmdir_tree(dir, depth);
+}
+
+/* See cgroup_internal.h. */
+int
+cgroup_rmdir_tree(const char *dir, int depth)
+{
+  if (depth > 0)
+    cgroup_each_subgroup(dir, depth, cgroup_rmdir_visit, NULL);
+  return rmdir(dir) == 0 ? 0 : errno;
+}
 
 /* --- detection ---------------------------------------------------------- */
 
@@ -357,16 +349,29 @@ cgroup_sweep_stale(const char *base)
   closedir(d);
 }
 
+/* Our group's directory in the hierarchy of mount m, given its path there
+ * (NULL when the mount does not show it), with what engines that are gone
+ * left in it swept away; name gets the engine's own group's name in it,
+ * vigil-PID. */
+static char *
+cgroup_own_base(const CgroupMount *m, const char *path, char *name, size_t cap)
+{
+  char *base = cgroup_dir_of(m, path);
+  if (base == NULL)
+    return NULL;
+  cgroup_sweep_stale(base);
+  snprintf(name, cap, "vigil-%d", (int)getpid());
+  return base;
+}
+
 /* Sets up the v2 group vigil-PID under our own v2 group. */
 static void
 cgroup_init_v2(const CgroupMount *m, const char *path)
 {
-  char *base = cgroup_dir_of(m, path);
+  char name[32];
+  char *base = cgroup_own_base(m, path, name, sizeof name);
   if (base == NULL)
     return;
-  cgroup_sweep_stale(base);
-  char name[32];
-  snprintf(name, sizeof name, "vigil-%d", (int)getpid());
   char *dir = cgroup_path(base, name);
   if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || !cgroup_has(dir, "cgroup.procs")) {
     free(base);
@@ -409,12 +414,10 @@ cgroup_init_v2(const CgroupMount *m, const char *path)
 static void
 cgroup_init_v1(int i, const CgroupMount *m, const char *path)
 {
-  char *base = cgroup_dir_of(m, path);
+  char name[32];
+  char *base = cgroup_own_base(m, path, name, sizeof name);
   if (base == NULL)
     return;
-  cgroup_sweep_stale(base);
-  char name[32];
-  snprintf(name, sizeof name, "vigil-%d", (int)getpid());
   char *dir = cgroup_path(base, name);
   bool made = mkdir(dir, 0755) == 0;
   if (!made && errno != EEXIST) {
@@ -490,400 +493,30 @@ cgroup_info(void)
   return &cg.info;
 }
 
-/* --- one monitor's groups ----------------------------------------------- */
+/* --- the engine's own groups ------------------------------------------ */
 
-/* Makes dir/tag; returns it, or NULL with err set. */
-static char *
-cgroup_make(const char *dir, const char *tag, VigilError *err)
-{
-  char *g = cgroup_path(dir, tag);
-  if (mkdir(g, 0755) != 0) {
-    error_set(err, kErrSpawnFailed, "cgroup: cannot make %s: %s", g, strerror(errno));
-    free(g);
-    return NULL;
-  }
-  return g;
-}
-
-/* Writes a limit; on failure sets err naming the file and the value. */
-static int
-cgroup_limit(const char *dir, const char *name, const char *value, VigilError *err)
-{
-  if (cgroup_write(dir, name, value) == 0)
-    return 0;
-  return error_set(err, kErrSpawnFailed, "cgroup: writing \"%s\" to %s/%s: %s", value, dir, name,
-                   strerror(errno));
-}
-
-/* The quota and period of a cpu limit, in microseconds. */
-static void
-cgroup_cpu_quota(double cores, long long *quota, long long *period)
-{
-  *period = CGROUP_CPU_PERIOD_US;
-  *quota = (long long)(cores * CGROUP_CPU_PERIOD_US + 0.5);
-  if (*quota < CGROUP_CPU_MIN_QUOTA_US) {
-    *period = CGROUP_CPU_PERIOD_US * 10;
-    *quota = (long long)(cores * (double)*period + 0.5);
-    if (*quota < CGROUP_CPU_MIN_QUOTA_US)
-      *quota = CGROUP_CPU_MIN_QUOTA_US;
-  }
-}
-
-/* Makes the v1 group of hierarchy i for s, making our vigil-PID group
- * there first if needed. */
-static int
-cgroup_make_v1(CgroupSet *s, int i, VigilError *err)
+/* See cgroup_internal.h. */
+const char *
+cgroup_v1_group(CgroupV1 i, VigilError *err)
 {
   if (!cg.v1_dir_made[i]) {
-    if (mkdir(cg.v1[i].dir, 0755) != 0 && errno != EEXIST)
-      return error_set(err, kErrSpawnFailed, "cgroup: cannot make %s: %s", cg.v1[i].dir,
-                       strerror(errno));
+    if (mkdir(cg.v1[i].dir, 0755) != 0 && errno != EEXIST) {
+      error_set(err, kErrSpawnFailed, "cgroup: cannot make %s: %s", cg.v1[i].dir,
+                strerror(errno));
+      return NULL;
+    }
     cg.v1_dir_made[i] = true;
   }
-  s->v1[i] = cgroup_make(cg.v1[i].dir, s->tag, err);
-  return s->v1[i] != NULL ? 0 : -1;
+  return cg.v1[i].dir;
 }
 
-/* Sets the limits in the groups made so far. */
-static int
-cgroup_set_limits(CgroupSet *s, const CgroupLimits *lim, VigilError *err)
-{
-  char v[64];
-  if (lim->max_processes > 0) {
-    snprintf(v, sizeof v, "%lld", (long long)lim->max_processes);
-    const char *dir = cg.info.v2_pids ? s->v2 : s->v1[kV1Pids];
-    if (dir != NULL) {
-      if (cgroup_limit(dir, "pids.max", v, err) != 0)
-        return -1;
-      s->pids = true;
-    }
-  }
-  if (lim->memory_limit > 0) {
-    snprintf(v, sizeof v, "%lld", (long long)lim->memory_limit);
-    if (cg.info.v2_memory && s->v2 != NULL) {
-      if (cgroup_limit(s->v2, "memory.max", v, err) != 0)
-        return -1;
-      /* No swapping past the limit (where swap is accounted at all). */
-      cgroup_write(s->v2, "memory.swap.max", "0");
-      s->memory = true;
-    } else if (s->v1[kV1Memory] != NULL) {
-      if (cgroup_limit(s->v1[kV1Memory], "memory.limit_in_bytes", v, err) != 0)
-        return -1;
-      cgroup_write(s->v1[kV1Memory], "memory.memsw.limit_in_bytes", v);
-      s->memory = true;
-    }
-  }
-  if (lim->cpu_limit > 0) {
-    long long quota, period;
-    cgroup_cpu_quota(lim->cpu_limit, &quota, &period);
-    if (cg.info.v2_cpu && s->v2 != NULL) {
-      snprintf(v, sizeof v, "%lld %lld", quota, period);
-      if (cgroup_limit(s->v2, "cpu.max", v, err) != 0)
-        return -1;
-      s->cpu = true;
-    } else if (s->v1[kV1Cpu] != NULL) {
-      snprintf(v, sizeof v, "%lld", period);
-      if (cgroup_limit(s->v1[kV1Cpu], "cpu.cfs_period_us", v, err) != 0)
-        return -1;
-      snprintf(v, sizeof v, "%lld", quota);
-      if (cgroup_limit(s->v1[kV1Cpu], "cpu.cfs_quota_us", v, err) != 0)
-        return -1;
-      s->cpu = true;
-    }
-  }
-  return 0;
-}
-
-/* See cgroup.h. */
-CgroupSet *
-cgroup_set_new(const char *tag, const CgroupLimits *lim, VigilError *err)
-{
-  CgroupSet *s = xcalloc(1, sizeof *s);
-  for (size_t i = 0; i < CGROUP_JOIN_MAX; i++)
-    s->fds[i] = -1;
-  size_t n = strlen(tag);
-  bool ok = n > 0 && n <= CGROUP_TAG_MAX && tag[0] != '.';
-  for (size_t i = 0; ok && i < n; i++)
-    ok = (tag[i] >= 'a' && tag[i] <= 'z') || (tag[i] >= 'A' && tag[i] <= 'Z') ||
-         (tag[i] >= '0' && tag[i] <= '9') || tag[i] == '_' || tag[i] == '-' || tag[i] == '.';
-  if (!ok) {
-    error_set(err, kErrSpawnFailed, "cgroup: \"%s\" is not a usable group name", tag);
-    free(s);
-    return NULL;
-  }
-  memcpy(s->tag, tag, n + 1);
-  int rc = 0;
-  if (cg.info.v2)
-    rc = (s->v2 = cgroup_make(cg.v2.dir, tag, err)) != NULL ? 0 : -1;
-  bool want_v1[kV1Count] = {
-    cg.info.v1_pids && (cg.info.v1_tracking || (lim->max_processes > 0 && !cg.info.v2_pids)),
-    cg.info.v1_cpu && lim->cpu_limit > 0 && !cg.info.v2_cpu,
-    cg.info.v1_memory && lim->memory_limit > 0 && !cg.info.v2_memory,
-  };
-  for (int i = 0; rc == 0 && i < kV1Count; i++) {
-    if (want_v1[i])
-      rc = cgroup_make_v1(s, i, err);
-  }
-  if (rc == 0)
-    rc = cgroup_set_limits(s, lim, err);
-  const char *dirs[1 + kV1Count] = {s->v2, s->v1[0], s->v1[1], s->v1[2]};
-  for (size_t i = 0; rc == 0 && i < 1 + kV1Count; i++) {
-    if (dirs[i] == NULL)
-      continue;
-    char *path = cgroup_path(dirs[i], "cgroup.procs");
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-      rc = error_set(err, kErrSpawnFailed, "cgroup: cannot open %s: %s", path, strerror(errno));
-    else
-      s->fds[s->nfds++] = fd;
-    free(path);
-  }
-  if (rc != 0) {
-    cgroup_set_joined(s);
-    cgroup_set_remove(s);
-    cgroup_set_free(s);
-    return NULL;
-  }
-  return s;
-}
-
-bool
-cgroup_set_has_memory(const CgroupSet *s)
-{
-  return s->memory;
-}
-
-bool
-cgroup_set_has_cpu(const CgroupSet *s)
-{
-  return s->cpu;
-}
-
-bool
-cgroup_set_has_pids(const CgroupSet *s)
-{
-  return s->pids;
-}
-
-/* The group whose members are listed: v2, else the v1 pids group. */
-static const char *
-cgroup_set_tracking_dir(const CgroupSet *s)
-{
-  if (s->v2 != NULL)
-    return s->v2;
-  return cg.info.v1_tracking ? s->v1[kV1Pids] : NULL;
-}
-
-bool
-cgroup_set_tracks(const CgroupSet *s)
-{
-  return cgroup_set_tracking_dir(s) != NULL;
-}
-
-size_t
-cgroup_set_join_fds(const CgroupSet *s, int *fds)
-{
-  for (size_t i = 0; i < s->nfds; i++)
-    fds[i] = s->fds[i];
-  return s->nfds;
-}
-
+/* See cgroup_internal.h. rmdir refuses while another monitor's group is
+ * still in it, which is what keeps it for them. */
 void
-cgroup_set_joined(CgroupSet *s)
+cgroup_v1_group_release(CgroupV1 i)
 {
-  for (size_t i = 0; i < s->nfds; i++) {
-    if (s->fds[i] >= 0)
-      close(s->fds[i]);
-    s->fds[i] = -1;
-  }
-  s->nfds = 0;
-}
-
-/* Appends the pids of dir's cgroup.procs and, depth levels down, of the
- * groups below it. cgroup.procs is read in chunks (a fork bomb's group may
- * list thousands of pids). */
-static void
-cgroup_read_members(const char *dir, int depth, PidList *out)
-{
-  if (depth > 0) {
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d != NULL && (de = readdir(d)) != NULL) {
-      if (de->d_type != DT_DIR || de->d_name[0] == '.')
-        continue;
-      char *sub = cgroup_path(dir, de->d_name);
-      cgroup_read_members(sub, depth - 1, out);
-      free(sub);
-    }
-    if (d != NULL)
-      closedir(d);
-  }
-  char *path = cgroup_path(dir, "cgroup.procs");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  free(path);
-  if (fd < 0)
-    return;
-  char buf[4096];
-  long cur = 0;
-  bool in_num = false;
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    for (ssize_t i = 0; i < n; i++) {
-      if (buf[i] >= '0' && buf[i] <= '9') {
-        cur = cur * 10 + (buf[i] - '0');
-        in_num = cur < (1L << 30);
-      } else {
-        if (in_num && cur > 0)
-          pidlist_add(out, (pid_t)cur);
-        cur = 0;
-        in_num = false;
-      }
-    }
-  }
-  if (in_num && cur > 0)
-    pidlist_add(out, (pid_t)cur);
-  close(fd);
-}
-
-/* See cgroup.h. Groups the monitor made below its own count too. */
-void
-cgroup_set_members(const CgroupSet *s, PidList *out)
-{
-  const char *dir = cgroup_set_tracking_dir(s);
-  if (dir != NULL)
-    cgroup_read_members(dir, CGROUP_MEMBERS_DEPTH, out);
-}
-
-/* See cgroup.h. */
-void
-cgroup_set_signal(CgroupSet *s, int sig)
-{
-  if (sig == SIGKILL && s->v2 != NULL && cg.info.v2_kill &&
-      cgroup_write(s->v2, "cgroup.kill", "1") == 0)
-    return;
-  PidList done = {0};
-  pid_t self = getpid();
-  for (int round = 0; round < CGROUP_SIGNAL_ROUNDS; round++) {
-    PidList now = {0};
-    cgroup_set_members(s, &now);
-    size_t fresh = 0;
-    for (size_t i = 0; i < now.n; i++) {
-      if (now.pids[i] == self || pidlist_has(&done, now.pids[i]))
-        continue;
-      kill(now.pids[i], sig);
-      pidlist_add(&done, now.pids[i]);
-      fresh++;
-    }
-    pidlist_free(&now);
-    if (fresh == 0)
-      break;
-  }
-  pidlist_free(&done);
-}
-
-bool
-cgroup_set_freeze(CgroupSet *s, bool frozen)
-{
-  if (s->v2 == NULL || !cg.info.v2_freeze)
-    return false;
-  return cgroup_write(s->v2, "cgroup.freeze", frozen ? "1" : "0") == 0;
-}
-
-bool
-cgroup_set_cpu_ns(const CgroupSet *s, uint64_t *ns)
-{
-  char buf[1024];
-  if (s->v2 == NULL || cgroup_read(s->v2, "cpu.stat", buf, sizeof buf) <= 0 ||
-      strstr(buf, "usage_usec ") == NULL)
-    return false;
-  *ns = cgroup_field(buf, "usage_usec") * 1000;
-  return true;
-}
-
-void
-cgroup_set_counters(const CgroupSet *s, uint64_t *oom_kills, uint64_t *forks_refused)
-{
-  char buf[1024];
-  *oom_kills = 0;
-  *forks_refused = 0;
-  if (s->v2 != NULL && cg.info.v2_memory &&
-      cgroup_read(s->v2, "memory.events", buf, sizeof buf) > 0)
-    *oom_kills += cgroup_field(buf, "oom_kill");
-  if (s->v1[kV1Memory] != NULL &&
-      cgroup_read(s->v1[kV1Memory], "memory.oom_control", buf, sizeof buf) > 0)
-    *oom_kills += cgroup_field(buf, "oom_kill");
-  if (s->v2 != NULL && cg.info.v2_pids && cgroup_read(s->v2, "pids.events", buf, sizeof buf) > 0)
-    *forks_refused += cgroup_field(buf, "max");
-  if (s->v1[kV1Pids] != NULL && cgroup_read(s->v1[kV1Pids], "pids.events", buf, sizeof buf) > 0)
-    *forks_refused += cgroup_field(buf, "max");
-}
-
-/* Removes the groups below dir (deepest first, depth levels down), then
- * dir. Returns 0 or the errno of rmdir(dir). */
-static int
-cgroup_rmdir_tree(const char *dir, int depth)
-{
-  if (depth > 0) {
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d != NULL && (de = readdir(d)) != NULL) {
-      if (de->d_type != DT_DIR || de->d_name[0] == '.')
-        continue;
-      char *sub = cgroup_path(dir, de->d_name);
-      cgroup_rmdir_tree(sub, depth - 1);
-      free(sub);
-    }
-    if (d != NULL)
-      closedir(d);
-  }
-  return rmdir(dir) == 0 ? 0 : errno;
-}
-
-/* Removes a monitor's group directory, with any group the monitor made
- * below it; true when it is gone. */
-static bool
-cgroup_rmdir(char **dir)
-{
-  if (*dir == NULL)
-    return true;
-  int rc = cgroup_rmdir_tree(*dir, CGROUP_MEMBERS_DEPTH);
-  if (rc != 0 && rc != ENOENT)
-    return false;
-  free(*dir);
-  *dir = NULL;
-  return true;
-}
-
-/* See cgroup.h. Our vigil-PID group of a v1 hierarchy goes with its last
- * monitor group, so nothing of ours stays in a hierarchy we do not use. */
-bool
-cgroup_set_remove(CgroupSet *s)
-{
-  bool gone = cgroup_rmdir(&s->v2);
-  for (int i = 0; i < kV1Count; i++) {
-    bool had = s->v1[i] != NULL;
-    bool ok = cgroup_rmdir(&s->v1[i]);
-    gone = gone && ok;
-    if (had && ok && cg.v1_dir_made[i] && rmdir(cg.v1[i].dir) == 0)
-      cg.v1_dir_made[i] = false;
-  }
-  return gone;
-}
-
-void
-cgroup_set_free(CgroupSet *s)
-{
-  if (s == NULL)
-    return;
-  cgroup_set_joined(s);
-  free(s->v2);
-  for (int i = 0; i < kV1Count; i++)
-    free(s->v1[i]);
-  free(s);
+  if (cg.v1_dir_made[i] && rmdir(cg.v1[i].dir) == 0)
+    cg.v1_dir_made[i] = false;
 }
 
 /* See cgroup.h. */
@@ -893,16 +526,9 @@ cgroup_tag_of(pid_t pid, char *tag, size_t cap)
   const CgroupHier *h = cg.info.v2 ? &cg.v2 : cg.info.v1_tracking ? &cg.v1[kV1Pids] : NULL;
   if (h == NULL)
     return false;
-  char path[64], buf[4096];
-  snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  char buf[4096];
+  if (procfs_read_pid(pid, "cgroup", buf, sizeof buf) <= 0)
     return false;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
   size_t rl = strlen(h->rel);
   for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
     char *c1 = strchr(line, ':');
@@ -932,10 +558,8 @@ cgroup_tag_of(pid_t pid, char *tag, size_t cap)
 void
 cgroup_shutdown(void)
 {
-  for (int i = 0; i < kV1Count; i++) {
-    if (cg.v1_dir_made[i] && rmdir(cg.v1[i].dir) == 0)
-      cg.v1_dir_made[i] = false;
-  }
+  for (int i = 0; i < kV1Count; i++)
+    cgroup_v1_group_release((CgroupV1)i);
   if (cg.info.v2 && !cg.info.v2_moved)
     rmdir(cg.v2.dir);
 }

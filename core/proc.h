@@ -128,13 +128,19 @@ int proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallback
  * proc_spawn except spawn_failed. */
 int proc_spawn_check(const ProcSpawnOptions *opts, char **program, VigilError *err);
 
+/* What proc_stop found. */
+typedef enum {
+  kProcStopping = 0, /* a stop is under way: started by this call, or pending */
+  kProcStopExited,   /* the child had already exited: nothing was sent */
+} ProcStopResult;
+
 /* Sends `sig` to the whole process group and every descendant that left it.
  * Unless sig is SIGKILL, a timer then sends SIGKILL to all of them after
  * grace_ms if the child has not exited
  * (grace_ms 0: SIGKILL follows at once). Idempotent: a call while a stop is
- * pending sends nothing and returns 0. Returns 1 when the child had already
- * exited (nothing is sent). */
-int proc_stop(Proc *p, int sig, uint64_t grace_ms);
+ * pending sends nothing and returns kProcStopping. Returns kProcStopExited
+ * when the child had already exited (nothing is sent). */
+ProcStopResult proc_stop(Proc *p, int sig, uint64_t grace_ms);
 
 /* Frees the Proc. If the child is still running it is sent SIGKILL (with
  * its group and descendants) and reaped later without callbacks. Safe to

@@ -15,7 +15,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,35 +26,9 @@
 #endif
 
 #include "memory.h"
+#include "procfs.h"
 
 static int reaper_state = -1; /* -1: not tried; 0: not a subreaper; 1: one */
-
-void
-pidlist_add(PidList *l, pid_t pid)
-{
-  if (l->n == l->cap) {
-    l->cap = l->cap ? l->cap * 2 : 16;
-    l->pids = xrealloc(l->pids, l->cap * sizeof *l->pids);
-  }
-  l->pids[l->n++] = pid;
-}
-
-bool
-pidlist_has(const PidList *l, pid_t pid)
-{
-  for (size_t i = 0; i < l->n; i++) {
-    if (l->pids[i] == pid)
-      return true;
-  }
-  return false;
-}
-
-void
-pidlist_free(PidList *l)
-{
-  free(l->pids);
-  memset(l, 0, sizeof *l);
-}
 
 /* See reaper.h. */
 bool
@@ -75,28 +48,6 @@ bool
 reaper_is_subreaper(void)
 {
   return reaper_state == 1;
-}
-
-/* Reads up to cap-1 bytes of path into buf, NUL-terminated; the length, or
- * -1 when it cannot be opened. */
-static ssize_t
-reaper_slurp(const char *path, char *buf, size_t cap)
-{
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  size_t len = 0;
-  while (len < cap - 1) {
-    ssize_t n = read(fd, buf + len, cap - 1 - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    len += (size_t)n;
-  }
-  close(fd);
-  buf[len] = '\0';
-  return (ssize_t)len;
 }
 
 /* Parses a stat line. The command name may hold spaces and parentheses, so
@@ -132,9 +83,8 @@ reaper_parse_stat(pid_t pid, char *buf, ReaperProc *out)
 bool
 reaper_read(pid_t pid, ReaperProc *out)
 {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  if (reaper_slurp(path, buf, sizeof buf) <= 0)
+  char buf[1024];
+  if (procfs_read_pid(pid, "stat", buf, sizeof buf) <= 0)
     return false;
   return reaper_parse_stat(pid, buf, out);
 }
@@ -164,36 +114,9 @@ reaper_children(PidList *out)
       if (tid == 0)
         continue;
       snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)tid);
-      int fd = open(path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0)
-        continue;
-      found_file = true;
-      /* A pid per number, separated by spaces; read in chunks, carrying a
-       * number cut at a chunk's end. */
-      char buf[4096];
-      long cur = 0;
-      bool in_num = false;
-      for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-          continue;
-        if (n <= 0)
-          break;
-        for (ssize_t i = 0; i < n; i++) {
-          if (buf[i] >= '0' && buf[i] <= '9') {
-            cur = cur * 10 + (buf[i] - '0');
-            in_num = cur < (1L << 30);
-          } else {
-            if (in_num && cur > 0)
-              pidlist_add(out, (pid_t)cur);
-            cur = 0;
-            in_num = false;
-          }
-        }
-      }
-      if (in_num && cur > 0)
-        pidlist_add(out, (pid_t)cur);
-      close(fd);
+      /* A pid per number, separated by spaces. */
+      if (procfs_read_pids(path, out))
+        found_file = true;
     }
     closedir(tasks);
   }

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procfs.h" /* PidList */
+
 /* The most processes one /proc scan keeps; more are counted in `truncated`
  * (pid_max is 4194304 at most, a machine with more than this many processes
  * is already in trouble, and a scan is a bounded amount of work). */
@@ -34,17 +36,6 @@ typedef struct {
   uint64_t cpu_ticks;  /* utime + stime + cutime + cstime, in clock ticks */
   long threads;        /* num_threads */
 } ReaperProc;
-
-/* A growable list of pids. */
-typedef struct {
-  pid_t *pids;
-  size_t n;
-  size_t cap;
-} PidList;
-
-void pidlist_add(PidList *l, pid_t pid);
-bool pidlist_has(const PidList *l, pid_t pid);
-void pidlist_free(PidList *l);
 
 /* Every process of the system at one moment, sorted by pid. */
 typedef struct {

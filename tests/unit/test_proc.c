@@ -231,7 +231,7 @@ TEST(exit_zero_with_output_collected)
     CHECK(proc_exited(r.p));
     CHECK(!proc_stop_requested(r.p));
     CHECK(proc_pid(r.p) > 0);
-    CHECK_INT(proc_stop(r.p, SIGTERM, 1000), 1); /* already exited: nothing sent */
+    CHECK_INT(proc_stop(r.p, SIGTERM, 1000), kProcStopExited); /* already exited: nothing sent */
     CHECK(!proc_stop_requested(r.p));
     ProcExit u;
     proc_usage(r.p, &u);
@@ -287,7 +287,7 @@ TEST(stop_with_sigterm_ends_a_sleeping_child)
   char *argv[] = {path, "60000", NULL};
   ProcSpawnOptions o = opts_for(argv);
   if (run_start(&r, &o)) {
-    CHECK_INT(proc_stop(r.p, SIGTERM, 10000), 0);
+    CHECK_INT(proc_stop(r.p, SIGTERM, 10000), kProcStopping);
     CHECK(proc_stop_requested(r.p));
     if (run_wait(&r, 5000)) {
       CHECK_INT(r.x.term_signal, SIGTERM);
@@ -308,16 +308,16 @@ TEST(stop_escalates_to_sigkill_once)
   ProcSpawnOptions o = opts_for(argv);
   if (run_start(&r, &o) && wait_output(&r, kStreamStdout, "ready\n")) {
     uint64_t t0 = uv_hrtime();
-    CHECK_INT(proc_stop(r.p, SIGTERM, 300), 0);
+    CHECK_INT(proc_stop(r.p, SIGTERM, 300), kProcStopping);
     /* Idempotent: nothing sent, and the 300 ms deadline is not re-armed to
      * 60 s (the wait below would time out if it were). */
-    CHECK_INT(proc_stop(r.p, SIGTERM, 60000), 0);
-    CHECK_INT(proc_stop(r.p, SIGKILL, 0), 0);
+    CHECK_INT(proc_stop(r.p, SIGTERM, 60000), kProcStopping);
+    CHECK_INT(proc_stop(r.p, SIGKILL, 0), kProcStopping);
     if (run_wait(&r, 5000)) {
       CHECK_INT(r.x.term_signal, SIGKILL);
       CHECK((r.exit_ns - t0) / 1000000 >= 250); /* SIGTERM was ignored, SIGKILL came later */
       CHECK(proc_stop_requested(r.p));
-      CHECK_INT(proc_stop(r.p, SIGTERM, 0), 1);
+      CHECK_INT(proc_stop(r.p, SIGTERM, 0), kProcStopExited);
     }
   }
   run_close(&r);
@@ -332,7 +332,7 @@ TEST(stop_with_zero_grace_kills_at_once)
   char *argv[] = {path, NULL};
   ProcSpawnOptions o = opts_for(argv);
   if (run_start(&r, &o) && wait_output(&r, kStreamStdout, "ready\n")) {
-    CHECK_INT(proc_stop(r.p, SIGTERM, 0), 0);
+    CHECK_INT(proc_stop(r.p, SIGTERM, 0), kProcStopping);
     if (run_wait(&r, 5000))
       CHECK_INT(r.x.term_signal, SIGKILL);
   }

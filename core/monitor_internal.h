@@ -1,0 +1,133 @@
+/*
+ * What the files of the monitor module share, and nothing else includes:
+ * the Monitor record and the calls each file makes into another. The module
+ * is one interface (monitor.h) in three files, split by concept:
+ *   monitor.c         the lifecycle: the spec checked, the monitor started
+ *                     and freed, monitor_stop, what it tells its owner
+ *                     (notifications, events), and the accessors
+ *   monitor_output.c  the data path: a read chunk becomes captured bytes,
+ *                     lines in the ring, matches, and batches that the rate
+ *                     limit delivers or withholds (and sustained overload)
+ *   monitor_ending.c  the control path: what ends the process (stop, the
+ *                     runtime cap, the idle timeout, overload), and the
+ *                     ending, in its order, once proc.c reports the exit
+ */
+#ifndef VIGIL_MONITOR_INTERNAL_H
+#define VIGIL_MONITOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "batch.h"
+#include "linebuf.h"
+#include "match.h"
+#include "monitor.h"
+#include "ratelimit.h"
+
+/* The context a line callback needs: which monitor, which stream. */
+typedef struct {
+  Monitor *m;
+  StreamId stream;
+} MonitorStream;
+
+struct Monitor {
+  uv_loop_t *loop;
+  VigilSettings settings;
+  char id[24];
+  char *label;
+  char *description;
+  MonitorState state;
+  NotifyMode notify;             /* resolved: never kNotifyAuto */
+  DeliveryMode mode;
+  MatchStreams match_streams;
+  MonitorHooks hooks;
+  void *data;
+
+  Proc *proc;
+  pid_t pid;
+  char *program;                 /* the path that was executed, escaped */
+  ProcExit exit;                 /* valid once finished */
+  int64_t memory_limit;          /* as asked, for the words of a limit's ending */
+  const char *exceeded;          /* the limit that ended it, or NULL */
+
+  MonitorStream streams[2];
+  Linebuf linebuf[2];
+  Capture capture[2];
+  uint64_t stream_bytes[2];
+  Ring ring;
+  PatternSet *patterns;
+  char **pattern_sources;        /* owned copies, npatterns entries */
+  size_t npatterns;
+  Batch batch;
+  RateLimit rate;
+  EventLog events;
+
+  uv_timer_t batch_timer;
+  uv_timer_t idle_timer;
+  uv_timer_t runtime_timer;
+  int open_handles;              /* timers not yet closed */
+  bool timers_ready;
+
+  int64_t started_at;            /* wall ms */
+  int64_t ended_at;              /* wall ms, 0 while running */
+  uint64_t started_mono;         /* uv_now at start */
+  uint64_t last_output_mono;     /* uv_now of the last chunk read */
+  uint64_t timeout_ms;           /* 0: no runtime cap */
+  uint64_t idle_timeout_ms;      /* 0: off */
+
+  /* Why the process is ending, decided before it is gone (kMonRunning when
+   * it ends by itself), with a reason in words. */
+  MonitorState ending;
+  char *ending_reason;
+
+  bool muted;                    /* overload in mute mode, or stopping for overload */
+  /* Lines not delivered because muted, in two kinds that never mix: held
+   * back while an overloaded monitor is being stopped (withheld, reported by
+   * the ending notification, so part of the `suppressed` counter for good),
+   * and muted after the ending notification went (mute mode; nothing can
+   * report them, so they have a counter of their own). */
+  uint64_t withheld_lines;       /* held back before the ending, ever */
+  uint64_t withheld_unreported;  /* of those, not yet reported */
+  uint64_t muted_lines;          /* after the ending notification */
+  bool ending_sent;              /* the ending notification has been handed over */
+  bool finished;                 /* on_finished has been called */
+  uint64_t notifications;
+  uint64_t policy_dropped;
+};
+
+/* --- monitor.c ----------------------------------------------------------- */
+
+/* Hands a notification to the owner (who owns it from then on) and counts it. */
+void monitor_emit(Monitor *m, Notification *n);
+/* Logs an event and tells the owner. */
+void monitor_event(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
+                   bool has_exit_code, int exit_code, int sig, const char *reason);
+/* monitor_event, marked with the limit that ended the monitor (exceeded,
+ * may be NULL). */
+void monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line,
+                      size_t line_len, bool has_exit_code, int exit_code, int sig,
+                      const char *reason, const char *exceeded);
+
+/* --- monitor_output.c ---------------------------------------------------- */
+
+/* proc.c's output callbacks (ProcCallbacks.on_output, on_eof). */
+void monitor_on_output(void *data, StreamId stream, const char *buf, size_t len);
+void monitor_on_eof(void *data, StreamId stream);
+/* Closes the open batch and delivers it, unless the rate limit withholds it. */
+void monitor_flush(Monitor *m);
+
+/* --- monitor_ending.c ---------------------------------------------------- */
+
+/* Starts ending the process group for `why` (see monitor_ending.c).
+ * Returns false when nothing was started. */
+bool monitor_terminate(Monitor *m, MonitorState why, const char *reason, int sig,
+                       uint64_t grace_ms);
+/* proc.c's exit callback (ProcCallbacks.on_exit): the ending, in its order. */
+void monitor_on_exit(void *data, const ProcExit *exit);
+/* The runtime cap and the idle timeout, armed by monitor_start. */
+void monitor_runtime_timer_cb(uv_timer_t *t);
+void monitor_idle_timer_cb(uv_timer_t *t);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * A monitor's data path (see monitor_internal.h): per read chunk, raw bytes
+ * go to the stream's capture, then to its line splitter; each line gets a
+ * pattern verdict (only on the configured streams), a seq in the ring, a
+ * `match` event when it matched, and, when the notify setting wants it, a
+ * place in the open batch. A batch leaves when its window closes, when it is
+ * full, or when the process ends, and the rate limiter decides whether it is
+ * delivered or withheld; sustained overload stops or mutes the monitor.
+ *
+ * The batch timer is armed only while a batch is open, so a quiet monitor
+ * never wakes the loop for it.
+ */
+#include "monitor_internal.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "memory.h"
+
+/* --- batches ------------------------------------------------------------ */
+
+typedef struct {
+  Notification *n;
+} BatchCopy;
+
+/* Copies one line of a batch into the notification being built. */
+static void
+monitor_copy_batch_line(void *ctx, const BatchLine *line, const char *text)
+{
+  BatchCopy *copy = ctx;
+  notification_add_line(copy->n, line->seq, line->stream, line->pattern,
+                        (line->flags & kLineTruncated) != 0, text, line->len);
+}
+
+/* What sustained overload does: stop the group (state overloaded, the
+ * overload notification comes when it is gone) or mute output and send the
+ * overload notification now as this monitor's ending notification. */
+static void
+monitor_overload(Monitor *m)
+{
+  char reason[160];
+  snprintf(reason, sizeof reason,
+           "output withheld by the rate limit for %" PRId64 " ms with no clean %" PRId64
+           " ms window",
+           m->settings.rate_overload_ms, m->settings.rate_window_ms);
+  m->muted = true;
+  if (m->settings.rate_on_overload == kOverloadStop) {
+    monitor_terminate(m, kMonOverloaded, reason, SIGTERM, (uint64_t)m->settings.kill_grace_ms);
+    return;
+  }
+  /* Mute: the process runs on; this is the monitor's one ending notification. */
+  monitor_event(m, kEventOverload, -1, NULL, 0, false, 0, 0, reason);
+  if (m->notify == kNotifyNone || m->ending_sent)
+    return;
+  m->ending_sent = true;
+  Notification *n = notification_new(kNotifOverload, m->id, m->label, m->mode);
+  n->state = kMonRunning;
+  n->suppressed = ratelimit_take_pending(&m->rate) + m->withheld_unreported;
+  m->withheld_unreported = 0;
+  n->reason = xstrdup(reason);
+  monitor_emit(m, n);
+}
+
+/* Counts lines that will not be delivered because the monitor is muted or
+ * its ending notification has gone (see the struct). */
+static void
+monitor_hold_back(Monitor *m, uint64_t lines)
+{
+  if (m->ending_sent) {
+    m->muted_lines += lines;
+  } else {
+    m->withheld_lines += lines;
+    m->withheld_unreported += lines;
+  }
+}
+
+/* See monitor_internal.h. */
+void
+monitor_flush(Monitor *m)
+{
+  if (batch_empty(&m->batch))
+    return;
+  uv_timer_stop(&m->batch_timer);
+  if (m->muted || m->ending_sent) {
+    monitor_hold_back(m, m->batch.count);
+    batch_take(&m->batch);
+    return;
+  }
+  uint64_t report = 0;
+  RateVerdict verdict = ratelimit_admit(&m->rate, uv_now(m->loop), m->batch.count, &report);
+  if (verdict != kRateAdmit) {
+    batch_take(&m->batch);
+    if (verdict == kRateOverload)
+      monitor_overload(m);
+    return;
+  }
+  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
+  BatchCopy copy = {n};
+  batch_each(&m->batch, monitor_copy_batch_line, &copy);
+  n->batch = batch_take(&m->batch);
+  n->state = kMonRunning;
+  n->suppressed = report;
+  monitor_emit(m, n);
+}
+
+/* The batch window closed. */
+static void
+monitor_batch_timer_cb(uv_timer_t *t)
+{
+  monitor_flush(t->data);
+}
+
+/* Adds a line to the open batch, flushing first when it does not fit and
+ * after when it is full; arms the window timer when the batch opens. */
+static void
+monitor_batch_line(Monitor *m, uint64_t seq, StreamId stream, int pattern, unsigned flags,
+                   const char *text, size_t len)
+{
+  if (!batch_fits(&m->batch, len))
+    monitor_flush(m);
+  bool opening = batch_empty(&m->batch);
+  uint64_t now = uv_now(m->loop);
+  if (batch_add(&m->batch, now, seq, stream, pattern, flags, text, len)) {
+    monitor_flush(m);
+    return;
+  }
+  if (opening)
+    uv_timer_start(&m->batch_timer, monitor_batch_timer_cb,
+                   (uint64_t)m->settings.flush_interval_ms, 0);
+}
+
+/* --- lines ------------------------------------------------------------- */
+
+/* Whether patterns apply to a stream under the match_streams setting. */
+static bool
+monitor_matches_stream(const Monitor *m, StreamId stream)
+{
+  switch (m->match_streams) {
+  case kStreamsStdout:
+    return stream == kStreamStdout;
+  case kStreamsStderr:
+    return stream == kStreamStderr;
+  default:
+    return true;
+  }
+}
+
+/* One complete line from a stream: match it, keep it, log and batch it. */
+static void
+monitor_on_line(void *ctx, const Line *line)
+{
+  MonitorStream *ms = ctx;
+  Monitor *m = ms->m;
+  int pattern = -1;
+  if (m->npatterns > 0 && monitor_matches_stream(m, ms->stream))
+    pattern = match_line(m->patterns, line->text, line->len);
+  uint64_t seq = ring_push(&m->ring, ms->stream, line->text, line->len, pattern, line->flags);
+  if (pattern >= 0)
+    monitor_event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
+  bool wanted = m->notify == kNotifyLines || (m->notify == kNotifyMatches && pattern >= 0);
+  if (!wanted)
+    return;
+  if (m->muted || m->ending_sent) {
+    monitor_hold_back(m, 1);
+    return;
+  }
+  monitor_batch_line(m, seq, ms->stream, pattern, line->flags, line->text, line->len);
+}
+
+/* Bytes read from a stream: captured, split into lines, and the owner told
+ * once per read that lines were added. */
+void
+monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
+{
+  Monitor *m = data;
+  m->stream_bytes[stream] += len;
+  m->last_output_mono = uv_now(m->loop);
+  capture_write(&m->capture[stream], buf, len);
+  uint64_t lines_before = m->ring.counters.lines;
+  linebuf_feed(&m->linebuf[stream], buf, len, monitor_on_line, &m->streams[stream]);
+  if (m->hooks.on_lines && m->ring.counters.lines != lines_before)
+    m->hooks.on_lines(m->data, m);
+}
+
+/* A stream ended: its partial last line becomes a line. */
+void
+monitor_on_eof(void *data, StreamId stream)
+{
+  Monitor *m = data;
+  linebuf_finish(&m->linebuf[stream], monitor_on_line, &m->streams[stream]);
+}

@@ -1,0 +1,124 @@
+/*
+ * What the files of the process module share, and nothing else includes:
+ * the Proc record and the per-loop state, and the calls each file makes
+ * into another. The module is one interface (proc.h) in four files, split
+ * by concept:
+ *   proc_loop.c     the per-loop bookkeeping: one SIGCHLD handle and read
+ *                   buffer per loop, the list of its Procs, loops torn down
+ *                   under live children, the budget of grown pipes
+ *   proc_resolve.c  what runs and where, decided before anything is forked:
+ *                   the options, the opened directory, the program's path
+ *   proc_spawn.c    starting the child: pipes, fork, the child's side up to
+ *                   exec and its failure report, then the pipes watched
+ *   proc.c          a running child: its output, its exit, the drain bound,
+ *                   stop, reap, close, and its resource usage
+ */
+#ifndef VIGIL_PROC_INTERNAL_H
+#define VIGIL_PROC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "contain.h"
+#include "error.h"
+#include "proc.h"
+
+/* One read buffer per loop, shared by every pipe on it (see proc_alloc_cb). */
+#define PROC_READ_BUF_SIZE (256 * 1024)
+/* What the stdout/stderr pipes are grown to, so a fast writer needs fewer
+ * reads; also the most a stream is drained at the drain deadline. */
+#define PROC_PIPE_SIZE (1024 * 1024)
+
+typedef struct ProcLoop ProcLoop;
+
+/* What the module keeps per libuv loop. Created at the first spawn on the
+ * loop; its signal handle is closed when its last Proc is freed, so the loop
+ * can be closed. */
+struct ProcLoop {
+  uv_loop_t *loop;
+  uv_signal_t sigchld; /* ref'd only while some child's exit is still to be
+                          seen (proc_loop_update_ref) */
+  char *buf;           /* the read buffer shared by every pipe of this loop */
+  Proc *procs;         /* every Proc not yet freed, closed ones awaiting reaping too */
+  ProcLoop *next;
+};
+
+struct Proc {
+  ProcLoop *pl;
+  Proc *prev, *next; /* in pl->procs */
+  pid_t pid;
+  char *program;     /* the path that was executed */
+  Contain *contain;  /* the child's group, descendants and limits */
+  ProcCallbacks cb;
+  void *data;
+  uv_pipe_t out[2];  /* indexed by StreamId */
+  bool reading[2];   /* out[i] is open: neither EOF nor cut yet */
+  bool grown[2];     /* out[i]'s pipe counts against the grown-pipe budget */
+  uv_pipe_t in;      /* stdin_data's write end, while the write is pending */
+  bool in_open;
+  uv_write_t in_req;
+  char *in_data;     /* our copy of stdin_data until the write is done */
+  uv_timer_t drain_timer;
+  uv_timer_t grace_timer;
+  int handles;       /* handles not yet through their close callback */
+  uint64_t start_ns;
+  uint64_t drain_ms;
+  bool exit_seen;    /* waitid saw the exit; the zombie holds pid and pgid */
+  bool reaped;       /* wait4 is done (or someone else reaped it) */
+  bool finished;     /* on_exit has been called */
+  bool stop_requested;
+  bool closed;       /* proc_close was called: no more callbacks */
+  ProcExit exit;
+};
+
+/* --- proc_loop.c --------------------------------------------------------- */
+
+/* The state for loop, created (with its SIGCHLD handle started) if needed.
+ * Returns NULL with err set (spawn_failed) if the signal handle cannot be
+ * started. */
+ProcLoop *proc_loop_get(uv_loop_t *loop, VigilError *err);
+/* Puts p on its loop's list (p->pl), where SIGCHLD finds it. */
+void proc_loop_add(Proc *p);
+/* Takes p off its loop's list, then releases the loop if it was the last. */
+void proc_loop_remove(Proc *p);
+/* Closes pl's signal handle (freeing pl) once nothing is left to wait for. */
+void proc_loop_release_if_empty(ProcLoop *pl);
+/* References the SIGCHLD handle exactly while an exit is still to be seen. */
+void proc_loop_update_ref(ProcLoop *pl);
+/* Whether p's loop was torn down under it (its handles closed by someone
+ * else); if so its children are killed and left to be reaped later, and p
+ * must not touch its handles. */
+bool proc_loop_abandon_if_gone(Proc *p);
+
+/* Grows an output pipe to PROC_PIPE_SIZE if the budget allows. Returns
+ * whether it grew (then proc_pipe_release must follow when it closes). */
+bool proc_pipe_grow(int fd);
+/* A grown pipe was closed. */
+void proc_pipe_release(void);
+
+/* --- proc_resolve.c ------------------------------------------------------ */
+
+/* What proc_spawn checks before it forks. *dir is opts->dir or, when that
+ * is NULL, the directory opened into *own (the caller closes it, also on
+ * error); *program is the path to execute (the caller frees it). */
+int proc_prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir,
+                 char **program, VigilError *err);
+
+/* --- proc_spawn.c -------------------------------------------------------- */
+
+/* Moves a new close-on-exec descriptor off 0, 1 or 2 (see proc_spawn.c).
+ * Returns the descriptor, or -1 (the original closed) with errno set. */
+int proc_fd_lift(int fd);
+
+/* --- proc.c -------------------------------------------------------------- */
+
+/* Acts on p's state after a SIGCHLD (see proc.c). */
+void proc_check(Proc *p);
+/* The libuv callbacks that read the output pipes and finish the stdin
+ * write, for the handles proc_spawn.c starts. */
+void proc_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+void proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+void proc_stdin_written(uv_write_t *req, int status);
+
+#endif
