@@ -105,14 +105,14 @@ api_monitor_stop(Call *call)
     api_pack_stop(&call->pk, "already_stopped", m);
     return;
   }
-  int rc = monitor_stop(m, sig, (int64_t)grace);
-  if (rc == 2) {
+  MonitorStopResult rc = monitor_stop(m, sig, (int64_t)grace);
+  if (rc == kMonitorStopExited) {
     error_set(&call->err, kErrAlreadyExited,
               "monitor_id: the process of %s has already exited (its output is being read)",
               monitor_id(m));
     return;
   }
-  if (rc != 0) {
+  if (rc == kMonitorStopAlready) {
     api_pack_stop(&call->pk, "already_stopped", m); /* a stop is already under way */
     return;
   }

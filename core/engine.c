@@ -234,7 +234,7 @@ engine_empty_session(Engine *e, Session *s)
     if (r->session != s)
       continue;
     if (r->running) {
-      stopped += monitor_stop(r->monitor, SIGTERM, -1) == 0;
+      stopped += monitor_stop(r->monitor, SIGTERM, -1) == kMonitorStopping;
     } else {
       engine_record_free(r);
     }

@@ -263,7 +263,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
 }
 
 /* See monitor.h. */
-int
+MonitorStopResult
 monitor_stop(Monitor *m, int sig, int64_t grace_ms)
 {
   if (sig == 0)
@@ -271,13 +271,14 @@ monitor_stop(Monitor *m, int sig, int64_t grace_ms)
   if (grace_ms < 0)
     grace_ms = m->settings.kill_grace_ms;
   if (m->finished || m->ending != kMonRunning || m->proc == NULL)
-    return 1;
+    return kMonitorStopAlready;
   char reason[64];
   const char *name = signals_name(sig);
   snprintf(reason, sizeof reason, "stopped by request (%s)", name ? name : "signal");
   /* proc_stop still says "already exited" when the exit is seen but not yet
-   * reported (the child is only draining): that is 2 as well. */
-  return monitor_terminate(m, kMonStopped, reason, sig, (uint64_t)grace_ms) ? 0 : 2;
+   * reported (the child is only draining): that is kMonitorStopExited too. */
+  return monitor_terminate(m, kMonStopped, reason, sig, (uint64_t)grace_ms) ? kMonitorStopping
+                                                                            : kMonitorStopExited;
 }
 
 /* See monitor.h. */

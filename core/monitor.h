@@ -115,13 +115,18 @@ Monitor *monitor_start(uv_loop_t *loop, const VigilSettings *settings, const Mon
  * program looked up. Returns 0 or -1 with err set. */
 int monitor_check(const VigilSettings *settings, const MonitorSpec *spec, VigilError *err);
 
+/* What monitor_stop did. */
+typedef enum {
+  kMonitorStopping = 0,   /* a stop was started; the state becomes `stopped`
+                             when the process is gone */
+  kMonitorStopAlready,    /* the monitor had ended, or something is already ending it */
+  kMonitorStopExited,     /* its process exited by itself; the monitor is only
+                             reading what is left in its pipes */
+} MonitorStopResult;
+
 /* Stops the process group: `sig` (0: SIGTERM), then SIGKILL after grace_ms
- * (negative: settings.kill_grace_ms). Returns 0 when a stop was started, 1
- * when the monitor had already ended or something is already ending it, 2
- * when its process has exited by itself and the monitor is only reading
- * what is left in its pipes. The state becomes `stopped` when the process
- * is gone (0 only). */
-int monitor_stop(Monitor *m, int sig, int64_t grace_ms);
+ * (negative: settings.kill_grace_ms). */
+MonitorStopResult monitor_stop(Monitor *m, int sig, int64_t grace_ms);
 
 /* Counts a notification of this monitor that a policy's route dropped
  * (never an ending one: the caller checks). */

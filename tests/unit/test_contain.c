@@ -128,7 +128,7 @@ TEST(stop_ends_every_escapee)
     MonitorSpec spec = {.persistent = true};
     if (start_escape(&h, &spec, escape_modes[i], "stay", false)) {
       int esc = wait_number(&h, "escapee ");
-      CHECK_INT(monitor_stop(h.m, SIGTERM, 5000), 0);
+      CHECK_INT(monitor_stop(h.m, SIGTERM, 5000), kMonitorStopping);
       if (harness_wait(&h, 15000))
         CHECK_INT(monitor_state(h.m), kMonStopped);
       EXPECT_GONE(&h, esc, escape_modes[i]);
@@ -157,7 +157,7 @@ TEST(the_grace_sigkill_reaches_an_escapee_ignoring_sigterm)
     MonitorSpec spec2 = {.persistent = true};
     if (start_escape(&h, &spec2, escape_modes[i], "stay", true)) {
       int esc = wait_number(&h, "escapee ");
-      CHECK_INT(monitor_stop(h.m, SIGTERM, 300), 0);
+      CHECK_INT(monitor_stop(h.m, SIGTERM, 300), kMonitorStopping);
       harness_wait(&h, 15000);
       EXPECT_GONE(&h, esc, escape_modes[i]);
     }
@@ -320,7 +320,7 @@ TEST(a_group_made_inside_the_monitors_group_is_still_the_monitors)
     CHECK(f != NULL && fputs(pid, f) >= 0 && fclose(f) == 0);
     char now[PATH_MAX];
     CHECK(tracking_dir_of(esc, v2, now, sizeof now) && strcmp(now, nested) == 0);
-    CHECK_INT(monitor_stop(h.m, SIGTERM, 5000), 0);
+    CHECK_INT(monitor_stop(h.m, SIGTERM, 5000), kMonitorStopping);
     harness_wait(&h, 15000);
     EXPECT_GONE(&h, esc, "an escapee in a group below its monitor's");
   }

@@ -105,7 +105,7 @@ TEST(stop_escalates_to_sigkill_for_a_child_ignoring_sigterm)
       CHECK_INT(end->type, kNotifStopped);
       CHECK_INT(end->signal, SIGKILL);
     }
-    CHECK_INT(monitor_stop(h.m, SIGTERM, 0), 1); /* idempotent: already stopped */
+    CHECK_INT(monitor_stop(h.m, SIGTERM, 0), kMonitorStopAlready); /* idempotent: already stopped */
     const Event *ev = eventlog_find(monitor_events(h.m), 0, 1u << kEventStopped);
     CHECK(ev != NULL);
   }
