@@ -51,6 +51,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "clock.h"
 #include "envelope.h"
 #include "log.h"
 #include "memory.h"
@@ -289,7 +290,7 @@ static int
 policy_vigil_time(lua_State *L)
 {
   Policy *p = policy_self(L);
-  int64_t ms = lua_isnoneornil(L, 1) ? textfmt_now_ms() : (int64_t)luaL_checkinteger(L, 1);
+  int64_t ms = lua_isnoneornil(L, 1) ? clock_now_ms() : (int64_t)luaL_checkinteger(L, 1);
   strbuf_reset(&p->scratch);
   textfmt_time(&p->scratch, ms);
   policy_push_scratch(L, p);
