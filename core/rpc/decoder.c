@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "rpc/typename.h"
 #include "strbuf.h"
 
 /* The smallest buffer worth allocating; it doubles from here. */
@@ -373,46 +374,6 @@ rpc_decoder_peek_head(const RpcDecoder *d, size_t n, RpcMessage *msg)
     msg->has_msgid = true;
     msg->msgid = (uint32_t)id;
   }
-}
-
-/* The name of an object's type, as a message says "got map". */
-static const char *
-rpc_type_name(const msgpack_object *o)
-{
-  switch (o->type) {
-  case MSGPACK_OBJECT_NIL: return "nil";
-  case MSGPACK_OBJECT_BOOLEAN: return "boolean";
-  case MSGPACK_OBJECT_POSITIVE_INTEGER:
-  case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "integer";
-  case MSGPACK_OBJECT_FLOAT32:
-  case MSGPACK_OBJECT_FLOAT64: return "float";
-  case MSGPACK_OBJECT_STR: return "string";
-  case MSGPACK_OBJECT_BIN: return "binary";
-  case MSGPACK_OBJECT_ARRAY: return "array";
-  case MSGPACK_OBJECT_MAP: return "map";
-  case MSGPACK_OBJECT_EXT: return "ext";
-  }
-  return "unknown";
-}
-
-/* The same with its article, as a message says "key 0 is an integer". */
-static const char *
-rpc_type_name_a(const msgpack_object *o)
-{
-  switch (o->type) {
-  case MSGPACK_OBJECT_NIL: return "nil";
-  case MSGPACK_OBJECT_BOOLEAN: return "a boolean";
-  case MSGPACK_OBJECT_POSITIVE_INTEGER:
-  case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "an integer";
-  case MSGPACK_OBJECT_FLOAT32:
-  case MSGPACK_OBJECT_FLOAT64: return "a float";
-  case MSGPACK_OBJECT_STR: return "a string";
-  case MSGPACK_OBJECT_BIN: return "a binary";
-  case MSGPACK_OBJECT_ARRAY: return "an array";
-  case MSGPACK_OBJECT_MAP: return "a map";
-  case MSGPACK_OBJECT_EXT: return "an ext";
-  }
-  return "unknown";
 }
 
 /* Appends a short rendering of o ([1, 2], {"a": 1}, "text") to sb, giving
