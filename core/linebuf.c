@@ -260,7 +260,7 @@ linebuf_hold_append(Linebuf *lb, const char *p, size_t n)
   }
   if (lb->hold_len < lb->line_max)
     memcpy(lb->hold + lb->hold_len, p, lb->line_max - lb->hold_len);
-  size_t keep = utf8_cut(lb->hold, lb->line_max);
+  size_t keep = utf8_cut(lb->hold, total, lb->line_max);
   lb->discarded_bytes += total - keep;
   lb->hold_len = keep;
   lb->hold_flags |= kLineTruncated;
@@ -279,7 +279,7 @@ linebuf_emit_held(Linebuf *lb, bool at_eof, LinebufEmit emit, void *ctx)
       n--;
     if (n > lb->line_max) {
       /* The byte held past line_max was a CR with no LF after it after all. */
-      size_t keep = utf8_cut(text, lb->line_max);
+      size_t keep = utf8_cut(text, n, lb->line_max);
       lb->discarded_bytes += n - keep;
       n = keep;
       flags |= kLineTruncated;
@@ -326,7 +326,7 @@ linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, void *
     if (n > 0 && p[n - 1] == '\r')
       n--;
     if (n > lb->line_max) {
-      n = utf8_cut(p, lb->line_max);
+      n = utf8_cut(p, n, lb->line_max);
       lb->discarded_bytes += raw - n;
       flags = kLineTruncated;
     }

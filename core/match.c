@@ -108,7 +108,7 @@ match_quote(StrBuf *out, const char *src, size_t len)
   size_t show = len;
   bool cut = false;
   if (show > MATCH_SHOW_MAX) {
-    show = utf8_cut(src, MATCH_SHOW_MAX);
+    show = utf8_cut(src, len, MATCH_SHOW_MAX);
     cut = true;
   }
   strbuf_putc(out, '"');

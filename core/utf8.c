@@ -22,10 +22,12 @@ utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
 }
 
 /* See utf8.h. Reads only s[0..max), so a caller may cut a buffer whose
- * bytes past max are not filled in. */
+ * bytes past max are not filled in (linebuf's hold). */
 size_t
-utf8_cut(const char *s, size_t max)
+utf8_cut(const char *s, size_t len, size_t max)
 {
+  if (len <= max)
+    return len;
   const unsigned char *u = (const unsigned char *)s;
   size_t i = max, cont = 0;
   while (cont < 3 && i > 0 && (u[i - 1] & 0xC0) == 0x80) {

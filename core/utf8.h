@@ -99,11 +99,12 @@ utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
  * valid UTF-8 (then s[0] alone is the bad byte). */
 size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 
-/* How many of the first max bytes of s to keep so that a cut there splits
- * no character: max itself, or the position of the lead byte whose sequence
- * would need bytes past max. Only a valid lead is protected; stray bytes
- * are cut anywhere. Reads only s[0..max). */
-size_t utf8_cut(const char *s, size_t max);
+/* The length of s (len bytes) cut to at most max bytes without splitting a
+ * character: len when it fits, else max itself or the position of the lead
+ * byte whose sequence would need bytes past max. Only a valid lead is
+ * protected; stray bytes are cut anywhere (they are invalid text either
+ * way). Reads only s[0..max). */
+size_t utf8_cut(const char *s, size_t len, size_t max);
 
 /* Whether s[0..len) is entirely valid UTF-8. */
 bool utf8_valid(const char *s, size_t len);
