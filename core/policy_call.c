@@ -79,26 +79,31 @@ policy_bad_result(Policy *p, int fn, int idx, const char *want, VigilError *err)
   return rc;
 }
 
-/* Calls p's function fn. On success returns 0 with its nresults results on
- * the stack above *top; on failure returns -1 with err set and the stack
- * as it was. */
+/* Calls p's function fn with n (format, route) or req (gate). On success
+ * returns 0 with its results (1, or 2 for gate) on the stack above *top;
+ * returns 1 when p has no such function, and -1 with err set and the stack
+ * as it was when the call failed. */
 static int
-policy_call(Policy *p, PolicyCall *c, int nresults, int *top, VigilError *err)
+policy_call(Policy *p, int fn, const Notification *n, const PolicyGateRequest *req, int *top,
+            VigilError *err)
 {
+  if (p->fn[fn] == LUA_NOREF)
+    return 1;
+  PolicyCall c = {p, fn, n, req};
   lua_State *L = luasandbox_state(p->sb);
   *top = lua_gettop(L);
   if (!lua_checkstack(L, 4))
-    return policy_fail(p, c->fn, err, "no room on the Lua stack");
+    return policy_fail(p, fn, err, "no room on the Lua stack");
   lua_pushcfunction(L, policy_trampoline);
-  lua_pushlightuserdata(L, c);
+  lua_pushlightuserdata(L, &c);
   VigilError local = VIGIL_ERROR_INIT;
   policy_log_begin(p);
-  int rc = luasandbox_call(p->sb, 1, nresults, &local);
+  int rc = luasandbox_call(p->sb, 1, fn == kPolicyGate ? 2 : 1, &local);
   policy_log_end(p, false);
   if (rc != 0) {
     lua_settop(L, *top);
     strbuf_reset(&p->scratch);
-    return policy_fail(p, c->fn, err, policy_inner(&local));
+    return policy_fail(p, fn, err, policy_inner(&local));
   }
   return 0;
 }
@@ -107,14 +112,11 @@ policy_call(Policy *p, PolicyCall *c, int nresults, int *top, VigilError *err)
 int
 policy_format(Policy *p, const Notification *n, StrBuf *body, VigilError *err)
 {
-  if (p->fn[kPolicyFormat] == LUA_NOREF)
-    return 1;
-  PolicyCall c = {p, kPolicyFormat, n, NULL};
   int top;
-  if (policy_call(p, &c, 1, &top, err) != 0)
-    return -1;
+  int rc = policy_call(p, kPolicyFormat, n, NULL, &top, err);
+  if (rc != 0)
+    return rc;
   lua_State *L = luasandbox_state(p->sb);
-  int rc = 0;
   if (lua_type(L, -1) == LUA_TSTRING) {
     size_t len;
     const char *s = lua_tolstring(L, -1, &len);
@@ -131,15 +133,12 @@ int
 policy_route(Policy *p, const Notification *n, DeliveryMode *mode, bool *drop,
              VigilError *err)
 {
-  if (p->fn[kPolicyRoute] == LUA_NOREF)
-    return 1;
-  PolicyCall c = {p, kPolicyRoute, n, NULL};
   int top;
-  if (policy_call(p, &c, 1, &top, err) != 0)
-    return -1;
+  int rc = policy_call(p, kPolicyRoute, n, NULL, &top, err);
+  if (rc != 0)
+    return rc;
   lua_State *L = luasandbox_state(p->sb);
   const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-  int rc = 0;
   if (s && strcmp(s, "idle") == 0) {
     *mode = kModeIdle;
     *drop = false;
@@ -163,14 +162,11 @@ policy_gate(Policy *p, const PolicyGateRequest *req, bool *allow, char **reason,
             VigilError *err)
 {
   *reason = NULL;
-  if (p->fn[kPolicyGate] == LUA_NOREF)
-    return 1;
-  PolicyCall c = {p, kPolicyGate, NULL, req};
   int top;
-  if (policy_call(p, &c, 2, &top, err) != 0)
-    return -1;
+  int rc = policy_call(p, kPolicyGate, NULL, req, &top, err);
+  if (rc != 0)
+    return rc;
   lua_State *L = luasandbox_state(p->sb);
-  int rc = 0;
   int t2 = lua_type(L, -1);
   if (lua_type(L, -2) != LUA_TBOOLEAN) {
     rc = policy_bad_result(p, kPolicyGate, -2, " (want true, or false and a reason)", err);
