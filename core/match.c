@@ -227,6 +227,31 @@ match_build_combined(PatternSet *ps, pcre2_compile_context *cctx)
   }
 }
 
+/* Makes what every match of the set runs with (file comment): the match
+ * context with the limits, the JIT stack when any pattern was JIT-compiled,
+ * and the one match data, sized for max_captures groups. */
+static void
+match_setup_matching(PatternSet *ps, const MatchLimits *lim, bool any_jit,
+                     uint32_t max_captures)
+{
+  ps->mctx = pcre2_match_context_create(ps->gctx);
+  pcre2_set_match_limit(ps->mctx, lim->match_limit);
+  pcre2_set_depth_limit(ps->mctx, lim->depth_limit);
+  pcre2_set_heap_limit(ps->mctx, MATCH_HEAP_LIMIT_KIB);
+  if (any_jit) {
+    /* Without an assigned stack JIT uses 32 KiB on the machine stack; a
+     * stack of our own lets a deep but legitimate match succeed. If it
+     * cannot be made, the default still works, only with less room. */
+    ps->jit_stack = pcre2_jit_stack_create(MATCH_JIT_STACK_START, MATCH_JIT_STACK_MAX, ps->gctx);
+    if (ps->jit_stack)
+      pcre2_jit_stack_assign(ps->mctx, NULL, ps->jit_stack);
+  }
+  /* One match data serves every pattern of the set, so it is sized for the
+   * one with the most groups (the alternation holds them all); the
+   * interpreter keeps its backtracking frames in it from line to line. */
+  ps->md = pcre2_match_data_create(max_captures + 1, ps->gctx);
+}
+
 /* Compiles the set. On error returns NULL with err filled and everything
  * allocated so far freed. The returned set is the caller's (match_free). */
 PatternSet *
@@ -290,22 +315,7 @@ match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
       max_captures = c;
   }
 
-  ps->mctx = pcre2_match_context_create(ps->gctx);
-  pcre2_set_match_limit(ps->mctx, lim->match_limit);
-  pcre2_set_depth_limit(ps->mctx, lim->depth_limit);
-  pcre2_set_heap_limit(ps->mctx, MATCH_HEAP_LIMIT_KIB);
-  if (any_jit) {
-    /* Without an assigned stack JIT uses 32 KiB on the machine stack; a
-     * stack of our own lets a deep but legitimate match succeed. If it
-     * cannot be made, the default still works, only with less room. */
-    ps->jit_stack = pcre2_jit_stack_create(MATCH_JIT_STACK_START, MATCH_JIT_STACK_MAX, ps->gctx);
-    if (ps->jit_stack)
-      pcre2_jit_stack_assign(ps->mctx, NULL, ps->jit_stack);
-  }
-  /* One match data serves every pattern of the set, so it is sized for the
-   * one with the most groups (the alternation holds them all); the
-   * interpreter keeps its backtracking frames in it from line to line. */
-  ps->md = pcre2_match_data_create(max_captures + 1, ps->gctx);
+  match_setup_matching(ps, lim, any_jit, max_captures);
   ps->has_prefilter = prefilter_build(&ps->prefilter, (const char *const *)ps->sources, ps->n);
   return ps;
 
