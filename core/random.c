@@ -37,11 +37,12 @@ random_urandom(unsigned char *buf, size_t len)
   return got == len;
 }
 
-/* See random.h. getrandom with GRND_NONBLOCK never blocks the loop: it fails with EAGAIN only before
- * the kernel's pool is first seeded (early boot) and with ENOSYS on kernels
- * before 3.17; /dev/urandom covers both (its early-boot output is still
- * unpredictable to the process we are watching, which is what matters). With
- * neither there is no safe nonce, so vigil stops rather than run forgeable. */
+/* See random.h. getrandom with GRND_NONBLOCK never blocks the loop: it
+ * fails with EAGAIN only before the kernel's pool is first seeded (early
+ * boot) and with ENOSYS on kernels before 3.17; /dev/urandom covers both
+ * (its early-boot output is still unpredictable to the process we are
+ * watching, which is what matters). With neither there is no safe nonce,
+ * so vigil stops rather than run forgeable. */
 void
 random_bytes(void *buf, size_t len)
 {
