@@ -10,24 +10,7 @@
 
 #include "gate.h"
 #include "memory.h"
-
-const char *
-args_type_name(const msgpack_object *o)
-{
-  switch (o->type) {
-  case MSGPACK_OBJECT_NIL: return "nil";
-  case MSGPACK_OBJECT_BOOLEAN: return "boolean";
-  case MSGPACK_OBJECT_POSITIVE_INTEGER:
-  case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "integer";
-  case MSGPACK_OBJECT_FLOAT32:
-  case MSGPACK_OBJECT_FLOAT64: return "float";
-  case MSGPACK_OBJECT_STR: return "string";
-  case MSGPACK_OBJECT_BIN: return "binary";
-  case MSGPACK_OBJECT_ARRAY: return "array";
-  case MSGPACK_OBJECT_MAP: return "map";
-  default: return "extension";
-  }
-}
+#include "rpc/typename.h"
 
 /* Whether a msgpack str or bin equals the C string s. */
 static bool
@@ -83,7 +66,7 @@ args_take_str(const msgpack_object *v, const char *name, size_t max_len, char **
 {
   if (v->type != MSGPACK_OBJECT_STR && v->type != MSGPACK_OBJECT_BIN)
     return error_set(err, kErrInvalidParams, "%s must be a string, got %s", name,
-                     args_type_name(v));
+                     rpc_type_name(v));
   size_t len = v->via.str.size;
   if (len > max_len)
     return error_set(err, kErrInvalidParams, "%s must be at most %zu bytes, got %zu", name,
@@ -112,7 +95,7 @@ args_bytes(const Args *a, const char *key, size_t max_len, const char **out, siz
     return 0;
   if (v->type != MSGPACK_OBJECT_STR && v->type != MSGPACK_OBJECT_BIN)
     return error_set(err, kErrInvalidParams, "%s must be a string or binary, got %s", key,
-                     args_type_name(v));
+                     rpc_type_name(v));
   if (v->via.str.size > max_len)
     return error_set(err, kErrInvalidParams, "%s must be at most %zu bytes, got %u", key,
                      max_len, v->via.str.size);
@@ -141,7 +124,7 @@ args_uint(const Args *a, const char *key, uint64_t min, uint64_t max, uint64_t *
     value = (uint64_t)d;
   } else {
     return error_set(err, kErrInvalidParams, "%s must be an integer, got %s", key,
-                     args_type_name(v));
+                     rpc_type_name(v));
   }
   if (value < min || value > max)
     return error_set(err, kErrInvalidParams, "%s must be %" PRIu64 "..%" PRIu64 ", got %" PRIu64,
@@ -165,7 +148,7 @@ args_double(const Args *a, const char *key, double min, double max, double *out,
     d = v->via.f64;
   else
     return error_set(err, kErrInvalidParams, "%s must be a number, got %s", key,
-                     args_type_name(v));
+                     rpc_type_name(v));
   if (!(d >= min && d <= max))
     return error_set(err, kErrInvalidParams, "%s must be %g..%g, got %g", key, min, max, d);
   *out = d;
@@ -180,7 +163,7 @@ args_bool(const Args *a, const char *key, bool *out, VigilError *err)
     return 0;
   if (v->type != MSGPACK_OBJECT_BOOLEAN)
     return error_set(err, kErrInvalidParams, "%s must be a boolean, got %s", key,
-                     args_type_name(v));
+                     rpc_type_name(v));
   *out = v->via.boolean;
   return 1;
 }
@@ -210,7 +193,7 @@ args_choice(const Args *a, const char *key, const char *const *choices, int *out
               size, v->via.str.ptr);
   } else {
     error_set(err, kErrInvalidParams, "%s must be %s, got %s", key, strbuf_cstr(&list),
-              args_type_name(v));
+              rpc_type_name(v));
   }
   strbuf_free(&list);
   return -1;
@@ -226,20 +209,38 @@ args_free_strv(char **v)
   free(v);
 }
 
+/* The value of key when it is an array of strings (type ARRAY, args_strv)
+ * or a map of strings (type MAP, args_env: its items are variables) of at
+ * most max_items items: 1 with *out set, 0 when absent, -1 with err when it
+ * is something else or holds more. */
+static int
+args_container(const Args *a, const char *key, msgpack_object_type type, size_t max_items,
+               const msgpack_object **out, VigilError *err)
+{
+  bool array = type == MSGPACK_OBJECT_ARRAY;
+  const msgpack_object *v = args_get(a, key);
+  if (v == NULL)
+    return 0;
+  if (v->type != type)
+    return error_set(err, kErrInvalidParams, "%s must be %s of strings, got %s", key,
+                     array ? "an array" : "a map", rpc_type_name(v));
+  uint32_t size = array ? v->via.array.size : v->via.map.size;
+  if (size > max_items)
+    return error_set(err, kErrInvalidParams, "%s: at most %zu %s, got %u", key, max_items,
+                     array ? "items" : "variables", size);
+  *out = v;
+  return 1;
+}
+
 int
 args_strv(const Args *a, const char *key, size_t max_items, size_t max_len, char ***out,
           size_t *n, VigilError *err)
 {
-  const msgpack_object *v = args_get(a, key);
-  if (v == NULL)
-    return 0;
-  if (v->type != MSGPACK_OBJECT_ARRAY)
-    return error_set(err, kErrInvalidParams, "%s must be an array of strings, got %s", key,
-                     args_type_name(v));
+  const msgpack_object *v;
+  int rc = args_container(a, key, MSGPACK_OBJECT_ARRAY, max_items, &v, err);
+  if (rc <= 0)
+    return rc;
   uint32_t size = v->via.array.size;
-  if (size > max_items)
-    return error_set(err, kErrInvalidParams, "%s: at most %zu items, got %u", key, max_items,
-                     size);
   char **items = xcalloc(size + 1, sizeof *items);
   for (uint32_t i = 0; i < size; i++) {
     char name[96];
@@ -258,16 +259,11 @@ args_strv(const Args *a, const char *key, size_t max_items, size_t max_len, char
 int
 args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilError *err)
 {
-  const msgpack_object *v = args_get(a, key);
-  if (v == NULL)
-    return 0;
-  if (v->type != MSGPACK_OBJECT_MAP)
-    return error_set(err, kErrInvalidParams, "%s must be a map of strings, got %s", key,
-                     args_type_name(v));
+  const msgpack_object *v;
+  int rc = args_container(a, key, MSGPACK_OBJECT_MAP, max_items, &v, err);
+  if (rc <= 0)
+    return rc;
   uint32_t size = v->via.map.size;
-  if (size > max_items)
-    return error_set(err, kErrInvalidParams, "%s: at most %zu variables, got %u", key,
-                     max_items, size);
   char **items = xcalloc(size + 1, sizeof *items);
   for (uint32_t i = 0; i < size; i++) {
     char *k = NULL, *val = NULL;

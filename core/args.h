@@ -64,7 +64,4 @@ int args_bytes(const Args *a, const char *key, size_t max_len, const char **out,
 
 void args_free_strv(char **v);
 
-/* The msgpack type of o in words ("integer", "string", "map", ...). */
-const char *args_type_name(const msgpack_object *o);
-
 #endif

@@ -22,6 +22,7 @@
 
 #include "monitor_defs.h"
 #include "prefixrule.h"
+#include "random.h"
 #include "textfmt.h"
 
 /* The sentence docs/protocol.md section 7 requires, word for word the same in
@@ -337,7 +338,7 @@ envelope_check_stats(EnvelopeCheckStats *out)
 void
 envelope_nonce(char out[ENVELOPE_NONCE_HEX + 1])
 {
-  textfmt_nonce(out, ENVELOPE_NONCE_BYTES);
+  random_hex(out, ENVELOPE_NONCE_BYTES);
 }
 
 /* See envelope.h. */

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "textfmt.h"
+#include "random.h"
 
 /* 64 bits, as hex, and its NUL. */
 #define EPOCH_BYTES 8
@@ -17,7 +17,7 @@ epoch_hex(void)
   static char hex[2 * EPOCH_BYTES + 1];
   static bool drawn;
   if (!drawn) {
-    textfmt_nonce(hex, EPOCH_BYTES);
+    random_hex(hex, EPOCH_BYTES);
     drawn = true;
   }
   return hex;

@@ -35,6 +35,7 @@
 #endif
 
 #include "memory.h"
+#include "utf8.h"
 
 #define LINEBUF_ESC 0x1B
 #define LINEBUF_BEL 0x07
@@ -96,75 +97,6 @@ linebuf_find_special(const char *p, const char *end)
       return p;
   }
   return end;
-}
-
-/* Returns how many bytes of s[0..n) to keep so the cut at n leaves no
- * incomplete UTF-8 sequence at the end: n itself, or the position of the lead
- * byte whose character would straddle the cut. */
-static size_t
-linebuf_utf8_cut(const char *s, size_t n)
-{
-  const unsigned char *u = (const unsigned char *)s;
-  size_t i = n, cont = 0;
-  while (cont < 3 && i > 0 && (u[i - 1] & 0xC0) == 0x80) {
-    i--;
-    cont++;
-  }
-  if (i == 0)
-    return n;
-  unsigned char lead = u[i - 1];
-  size_t want = 1;
-  if (lead >= 0xC2 && lead <= 0xDF)
-    want = 2;
-  else if (lead >= 0xE0 && lead <= 0xEF)
-    want = 3;
-  else if (lead >= 0xF0 && lead <= 0xF4)
-    want = 4;
-  /* Anything else (ASCII, an invalid lead) is not a character to protect:
-   * the sanitizer replaces stray bytes anyway. */
-  if (want > 1 && want > cont + 1)
-    return i - 1;
-  return n;
-}
-
-/* Decodes one UTF-8 sequence starting at a byte >= 0x80. Returns the number
- * of bytes it spans and sets *valid; an invalid sequence spans its maximal
- * subpart (the lead byte and the continuation bytes that were still
- * acceptable), which becomes one U+FFFD, as Unicode and WHATWG recommend. */
-static size_t
-linebuf_utf8_seq(const unsigned char *p, const unsigned char *end, bool *valid)
-{
-  unsigned char c = p[0];
-  unsigned char lo = 0x80, hi = 0xBF; /* range of the first continuation byte */
-  size_t need;
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 1;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 2;
-    if (c == 0xE0)
-      lo = 0xA0; /* overlong */
-    else if (c == 0xED)
-      hi = 0x9F; /* surrogates */
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 3;
-    if (c == 0xF0)
-      lo = 0x90; /* overlong */
-    else if (c == 0xF4)
-      hi = 0x8F; /* above U+10FFFF */
-  } else {
-    *valid = false; /* stray continuation, C0/C1 overlong lead, F5..FF */
-    return 1;
-  }
-  for (size_t i = 1; i <= need; i++) {
-    if (p + i >= end || p[i] < lo || p[i] > hi) {
-      *valid = false;
-      return i;
-    }
-    lo = 0x80;
-    hi = 0xBF;
-  }
-  *valid = true;
-  return need + 1;
 }
 
 /* Skips the escape sequence whose ESC is at p and returns the first byte
@@ -238,9 +170,11 @@ linebuf_sanitize(const char *raw, size_t len, char *out, unsigned *flags)
     } else if (*p == LINEBUF_ESC) {
       p = linebuf_skip_escape(p, end);
     } else {
-      bool valid;
-      size_t n = linebuf_utf8_seq(p, end, &valid);
-      if (valid) {
+      /* An invalid sequence spans its maximal subpart, which becomes one
+       * U+FFFD, as Unicode and WHATWG recommend. */
+      uint32_t cp;
+      size_t n = utf8_next(p, (size_t)(end - p), &cp);
+      if (cp != UTF8_BAD) {
         memcpy(o, p, n);
         o += n;
       } else {
@@ -326,7 +260,7 @@ linebuf_hold_append(Linebuf *lb, const char *p, size_t n)
   }
   if (lb->hold_len < lb->line_max)
     memcpy(lb->hold + lb->hold_len, p, lb->line_max - lb->hold_len);
-  size_t keep = linebuf_utf8_cut(lb->hold, lb->line_max);
+  size_t keep = utf8_cut(lb->hold, total, lb->line_max);
   lb->discarded_bytes += total - keep;
   lb->hold_len = keep;
   lb->hold_flags |= kLineTruncated;
@@ -345,7 +279,7 @@ linebuf_emit_held(Linebuf *lb, bool at_eof, LinebufEmit emit, void *ctx)
       n--;
     if (n > lb->line_max) {
       /* The byte held past line_max was a CR with no LF after it after all. */
-      size_t keep = linebuf_utf8_cut(text, lb->line_max);
+      size_t keep = utf8_cut(text, n, lb->line_max);
       lb->discarded_bytes += n - keep;
       n = keep;
       flags |= kLineTruncated;
@@ -392,7 +326,7 @@ linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, void *
     if (n > 0 && p[n - 1] == '\r')
       n--;
     if (n > lb->line_max) {
-      n = linebuf_utf8_cut(p, lb->line_max);
+      n = utf8_cut(p, n, lb->line_max);
       lb->discarded_bytes += raw - n;
       flags = kLineTruncated;
     }

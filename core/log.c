@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "clock.h"
 #include "memory.h"
 #include "strbuf.h"
 #include "textfmt.h"
@@ -108,7 +109,7 @@ log_write_all(const char *buf, size_t len)
 static void
 log_format(StrBuf *out, LogLevel level, const char *module, const char *text, size_t len)
 {
-  textfmt_time(out, textfmt_now_ms());
+  textfmt_time(out, clock_now_ms());
   strbuf_printf(out, " vigild %s %s: ", log_names[level], module);
   textfmt_escape(out, text, len);
   strbuf_putc(out, '\n');

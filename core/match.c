@@ -33,6 +33,7 @@
 #include "memory.h"
 #include "prefilter.h"
 #include "strbuf.h"
+#include "utf8.h"
 
 /* The interpreter's backtracking memory per match, in KiB. It bounds memory
  * when JIT is unavailable; the depth limit alone would allow more on a
@@ -78,42 +79,6 @@ match_dealloc(void *ptr, void *data)
   free(ptr);
 }
 
-/* Length of the valid UTF-8 sequence at s (at most len bytes), or 0 if the
- * bytes there are not one. Overlongs, surrogates and code points past
- * U+10FFFF count as invalid, as they do for PCRE2. */
-static size_t
-match_utf8_seq(const unsigned char *s, size_t len)
-{
-  unsigned c = s[0];
-  size_t need;
-  unsigned min;
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 2;
-    min = 0x80;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 3;
-    min = 0x800;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (len < need)
-    return 0;
-  unsigned cp = c & (0x7F >> need);
-  for (size_t i = 1; i < need; i++) {
-    if ((s[i] & 0xC0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (s[i] & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return need;
-}
-
 /* Whether a source can be shown between quotes as it is: no control
  * characters, no quotes and valid UTF-8. Backslashes are left alone then,
  * so a regex reads as the user wrote it. */
@@ -124,8 +89,9 @@ match_plain(const char *src, size_t len)
   for (size_t i = 0; i < len;) {
     if (s[i] < 0x20 || s[i] == 0x7F || s[i] == '"')
       return false;
-    size_t k = match_utf8_seq(s + i, len - i);
-    if (k == 0)
+    uint32_t cp;
+    size_t k = utf8_next(s + i, len - i, &cp);
+    if (cp == UTF8_BAD) /* as PCRE2 sees it too: no overlong, surrogate, > U+10FFFF */
       return false;
     i += k;
   }
@@ -142,9 +108,7 @@ match_quote(StrBuf *out, const char *src, size_t len)
   size_t show = len;
   bool cut = false;
   if (show > MATCH_SHOW_MAX) {
-    show = MATCH_SHOW_MAX;
-    while (show > MATCH_SHOW_MAX - 3 && (s[show] & 0xC0) == 0x80)
-      show--;
+    show = utf8_cut(src, len, MATCH_SHOW_MAX);
     cut = true;
   }
   strbuf_putc(out, '"');
@@ -153,7 +117,8 @@ match_quote(StrBuf *out, const char *src, size_t len)
   } else {
     for (size_t i = 0; i < show;) {
       unsigned c = s[i];
-      size_t k = match_utf8_seq(s + i, show - i);
+      uint32_t cp;
+      size_t k = utf8_next(s + i, show - i, &cp);
       if (c == '"' || c == '\\') {
         strbuf_putc(out, '\\');
         strbuf_putc(out, (char)c);
@@ -163,7 +128,7 @@ match_quote(StrBuf *out, const char *src, size_t len)
         strbuf_puts(out, "\\t");
       } else if (c == '\r') {
         strbuf_puts(out, "\\r");
-      } else if (c < 0x20 || c == 0x7F || k == 0) {
+      } else if (c < 0x20 || c == 0x7F || cp == UTF8_BAD) {
         strbuf_printf(out, "\\x%02X", c);
       } else {
         strbuf_append(out, src + i, k);
@@ -262,6 +227,31 @@ match_build_combined(PatternSet *ps, pcre2_compile_context *cctx)
   }
 }
 
+/* Makes what every match of the set runs with (file comment): the match
+ * context with the limits, the JIT stack when any pattern was JIT-compiled,
+ * and the one match data, sized for max_captures groups. */
+static void
+match_setup_matching(PatternSet *ps, const MatchLimits *lim, bool any_jit,
+                     uint32_t max_captures)
+{
+  ps->mctx = pcre2_match_context_create(ps->gctx);
+  pcre2_set_match_limit(ps->mctx, lim->match_limit);
+  pcre2_set_depth_limit(ps->mctx, lim->depth_limit);
+  pcre2_set_heap_limit(ps->mctx, MATCH_HEAP_LIMIT_KIB);
+  if (any_jit) {
+    /* Without an assigned stack JIT uses 32 KiB on the machine stack; a
+     * stack of our own lets a deep but legitimate match succeed. If it
+     * cannot be made, the default still works, only with less room. */
+    ps->jit_stack = pcre2_jit_stack_create(MATCH_JIT_STACK_START, MATCH_JIT_STACK_MAX, ps->gctx);
+    if (ps->jit_stack)
+      pcre2_jit_stack_assign(ps->mctx, NULL, ps->jit_stack);
+  }
+  /* One match data serves every pattern of the set, so it is sized for the
+   * one with the most groups (the alternation holds them all); the
+   * interpreter keeps its backtracking frames in it from line to line. */
+  ps->md = pcre2_match_data_create(max_captures + 1, ps->gctx);
+}
+
 /* Compiles the set. On error returns NULL with err filled and everything
  * allocated so far freed. The returned set is the caller's (match_free). */
 PatternSet *
@@ -325,22 +315,7 @@ match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
       max_captures = c;
   }
 
-  ps->mctx = pcre2_match_context_create(ps->gctx);
-  pcre2_set_match_limit(ps->mctx, lim->match_limit);
-  pcre2_set_depth_limit(ps->mctx, lim->depth_limit);
-  pcre2_set_heap_limit(ps->mctx, MATCH_HEAP_LIMIT_KIB);
-  if (any_jit) {
-    /* Without an assigned stack JIT uses 32 KiB on the machine stack; a
-     * stack of our own lets a deep but legitimate match succeed. If it
-     * cannot be made, the default still works, only with less room. */
-    ps->jit_stack = pcre2_jit_stack_create(MATCH_JIT_STACK_START, MATCH_JIT_STACK_MAX, ps->gctx);
-    if (ps->jit_stack)
-      pcre2_jit_stack_assign(ps->mctx, NULL, ps->jit_stack);
-  }
-  /* One match data serves every pattern of the set, so it is sized for the
-   * one with the most groups (the alternation holds them all); the
-   * interpreter keeps its backtracking frames in it from line to line. */
-  ps->md = pcre2_match_data_create(max_captures + 1, ps->gctx);
+  match_setup_matching(ps, lim, any_jit, max_captures);
   ps->has_prefilter = prefilter_build(&ps->prefilter, (const char *const *)ps->sources, ps->n);
   return ps;
 

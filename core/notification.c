@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "memory.h"
-#include "textfmt.h"
 
 static const char *const notification_type_names[NOTIFICATION_TYPE_COUNT] = {
   "output", "exit", "stopped", "timed_out", "idle_timeout", "overload", "dropped", "policy_error",
@@ -36,7 +36,7 @@ notification_new(NotificationType type, const char *monitor_id, const char *labe
   n->label = label ? xstrdup(label) : NULL;
   n->mode = mode;
   n->state = kMonRunning;
-  n->at_ms = textfmt_now_ms();
+  n->at_ms = clock_now_ms();
   return n;
 }
 

@@ -19,6 +19,7 @@
 
 #include "envelope.h"
 #include "memory.h"
+#include "random.h"
 #include "strbuf.h"
 #include "textfmt.h"
 
@@ -82,7 +83,7 @@ prefixrule_seed(void)
 {
   if (prefixrule_seeded)
     return;
-  textfmt_random(prefixrule_keys, sizeof prefixrule_keys);
+  random_bytes(prefixrule_keys, sizeof prefixrule_keys);
   for (size_t i = 0; i < 5; i++)
     prefixrule_keys[i] |= 1;
   prefixrule_seeded = true;

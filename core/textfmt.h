@@ -1,7 +1,7 @@
 /*
  * Small text helpers shared by everything that renders for an agent or a
- * person: escaping control characters, RFC 3339 timestamps, random nonces
- * and monitor ids, and wall/monotonic clocks.
+ * person: escaping control characters and invisible characters, RFC 3339
+ * timestamps and human durations.
  */
 #ifndef VIGIL_TEXTFMT_H
 #define VIGIL_TEXTFMT_H
@@ -11,6 +11,15 @@
 #include <stdint.h>
 
 #include "strbuf.h"
+
+/* Transition (issue 8): the wall clock and the random ids moved to clock.h
+ * and random.h. monitor.c and api.c, being restructured in parallel, still
+ * call them by their old names through these aliases; remove them (and the
+ * two includes) once those files call clock_now_ms and random_monitor_id. */
+#include "clock.h"
+#include "random.h"
+#define textfmt_now_ms clock_now_ms
+#define textfmt_monitor_id random_monitor_id
 
 /* Appends untrusted text (process output, a label, a reason) so that a
  * reader sees exactly what it holds, nothing hidden and nothing forged:
@@ -46,21 +55,6 @@ bool textfmt_invisible(uint32_t cp);
 /* Appends ms since the epoch as RFC 3339 with milliseconds and the local
  * offset: 2026-04-24T15:59:59.120+01:00 */
 void textfmt_time(StrBuf *out, int64_t epoch_ms);
-
-/* Fills buf with len bytes from the OS's random source (getrandom, else
- * /dev/urandom); never blocks; aborts when there is neither, since vigil's
- * nonces and hash keys must not be predictable. */
-void textfmt_random(void *buf, size_t len);
-
-/* Fills out with 2*nbytes lowercase hex digits from the OS's random source
- * and a NUL; out must hold 2*nbytes+1. nbytes >= 8 gives >= 64 bits. */
-void textfmt_nonce(char *out, size_t nbytes);
-
-/* Fills out (>= 17 bytes) with "mon_" and 12 random [0-9a-z]. */
-void textfmt_monitor_id(char *out);
-
-/* Wall clock, ms since the epoch. */
-int64_t textfmt_now_ms(void);
 
 /* Appends a duration the way a person reads it: 850ms, 12.3s, 3m12s, 2h05m,
  * 3d04h (each unit truncated, never rounded up). */

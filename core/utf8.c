@@ -1,48 +1,48 @@
 /*
- * UTF-8 validity, escaping of what is not, and the text check for labels
- * (see utf8.h). One decoder serves all three, so "valid" means the same
- * thing to the check on the way in and to the escape on the way out.
+ * UTF-8 validity, escaping of what is not, the text check for labels and
+ * the cut at a character boundary (see utf8.h). One decoder (utf8_next, in
+ * the header) serves them all and every other module, so "valid" means the
+ * same thing to the check on the way in, to the escape on the way out and to
+ * the line splitter.
  */
 #include "utf8.h"
 
 static const char utf8_hex[] = "0123456789abcdef";
 
+/* See utf8.h. */
 size_t
 utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
 {
-  unsigned char b = s[0];
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
   uint32_t c;
-  if (b >= 0xC2 && b <= 0xDF) {
-    n = 2;
-    c = b & 0x1F;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    n = 3;
-    c = b & 0x0F;
-    if (b == 0xE0)
-      lo = 0xA0; /* overlong */
-    else if (b == 0xED)
-      hi = 0x9F; /* surrogates */
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    n = 4;
-    c = b & 0x07;
-    if (b == 0xF0)
-      lo = 0x90; /* overlong */
-    else if (b == 0xF4)
-      hi = 0x8F; /* above U+10FFFF */
-  } else {
-    return 0; /* a continuation byte, C0/C1 (overlong 2-byte), or F5..FF */
-  }
-  if (len < n || s[1] < lo || s[1] > hi)
+  size_t n = utf8_next(s, len, &c);
+  if (c == UTF8_BAD)
     return 0;
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80)
-      return 0;
-    c = (c << 6) | (s[i] & 0x3F);
-  }
   *cp = c;
   return n;
+}
+
+/* See utf8.h. Reads only s[0..max), so a caller may cut a buffer whose
+ * bytes past max are not filled in (linebuf's hold). */
+size_t
+utf8_cut(const char *s, size_t len, size_t max)
+{
+  if (len <= max)
+    return len;
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = max, cont = 0;
+  while (cont < 3 && i > 0 && (u[i - 1] & 0xC0) == 0x80) {
+    i--;
+    cont++;
+  }
+  if (i == 0)
+    return max;
+  unsigned char lo, hi;
+  size_t want = utf8_lead(u[i - 1], &lo, &hi);
+  /* Anything else before the continuation bytes (ASCII, an invalid lead)
+   * is no character to protect: it is invalid text either way. */
+  if (want > cont + 1)
+    return i - 1;
+  return max;
 }
 
 bool

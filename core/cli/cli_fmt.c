@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "memory.h"
 #include "textfmt.h"
 
@@ -191,7 +192,7 @@ cli_fmt_parse_time(const char *s, size_t len, int64_t *epoch_ms)
 int64_t
 cli_fmt_now_ms(void)
 {
-  return textfmt_now_ms();
+  return clock_now_ms();
 }
 
 /* --- text --------------------------------------------------------------- */

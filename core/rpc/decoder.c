@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "rpc/typename.h"
 #include "strbuf.h"
 
 /* The smallest buffer worth allocating; it doubles from here. */
@@ -186,6 +187,75 @@ rpc_decoder_die(RpcDecoder *d, VigilError *err)
   return kDecodeFatal;
 }
 
+/* What the type byte of a msgpack header says about it. */
+typedef struct {
+  unsigned head;        /* header bytes, type byte included */
+  unsigned lenbytes;    /* bytes of the big-endian length or count after the type */
+  uint64_t payload;     /* bytes to skip after the header (set here when fixed) */
+  bool container;
+  uint64_t elements;    /* elements of a container (a map has two per entry), when fixed */
+} RpcHeader;
+
+/* Fills h from the type byte b of a header (the lengths and counts that
+ * follow the type byte are read by the caller, once they have arrived).
+ * False for the reserved byte 0xc1, which is never msgpack. */
+static bool
+rpc_header_shape(unsigned char b, RpcHeader *h)
+{
+  *h = (RpcHeader){.head = 1};
+  if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
+    /* fixint, nil, bool: the header is the value */
+  } else if (b <= 0x8f) {
+    h->container = true;
+    h->elements = 2u * (b & 0x0fu);
+  } else if (b <= 0x9f) {
+    h->container = true;
+    h->elements = b & 0x0fu;
+  } else if (b <= 0xbf) {
+    h->payload = b & 0x1fu;
+  } else {
+    switch (b) {
+    case 0xc1: /* reserved: never valid msgpack */
+      return false;
+    case 0xc4: case 0xc5: case 0xc6: /* bin 8/16/32 */
+      h->lenbytes = 1u << (b - 0xc4);
+      break;
+    case 0xc7: case 0xc8: case 0xc9: /* ext 8/16/32: length, then the type byte */
+      h->lenbytes = 1u << (b - 0xc7);
+      break;
+    case 0xca: h->head = 5; break; /* float 32 */
+    case 0xcb: h->head = 9; break; /* float 64 */
+    case 0xcc: case 0xcd: case 0xce: case 0xcf: /* uint 8..64 */
+      h->head = 1 + (1u << (b - 0xcc));
+      break;
+    case 0xd0: case 0xd1: case 0xd2: case 0xd3: /* int 8..64 */
+      h->head = 1 + (1u << (b - 0xd0));
+      break;
+    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: /* fixext 1..16 */
+      h->head = 2;
+      h->payload = 1u << (b - 0xd4);
+      break;
+    case 0xd9: case 0xda: case 0xdb: /* str 8/16/32 */
+      h->lenbytes = 1u << (b - 0xd9);
+      break;
+    case 0xdc: case 0xdd: /* array 16/32 */
+      h->lenbytes = b == 0xdc ? 2 : 4;
+      h->container = true;
+      break;
+    case 0xde: case 0xdf: /* map 16/32 */
+      h->lenbytes = b == 0xde ? 2 : 4;
+      h->container = true;
+      break;
+    default: /* every byte value is handled above; kept for the compiler */
+      return false;
+    }
+    h->head += h->lenbytes;
+    if (b >= 0xc7 && b <= 0xc9)
+      h->head += 1; /* the ext type byte */
+  }
+  return true;
+}
+
 /* Continues the header walk of the message at the front of the buffer.
  * On kWalkFatal d->fatal_err says why; on kWalkComplete the message is
  * walk.pos bytes long and all of them are buffered. */
@@ -203,81 +273,28 @@ rpc_decoder_walk(RpcDecoder *d)
     if (w->pos >= avail)
       return kWalkNeedMore;
     unsigned char b = p[w->pos - w->dropped];
-    unsigned head = 1;        /* header bytes, type byte included */
-    unsigned lenbytes = 0;    /* bytes of the big-endian length or count after the type */
-    uint64_t payload = 0;     /* bytes to skip after the header */
-    bool container = false;
-    uint64_t elements = 0;    /* elements of a container (a map has two per entry) */
-    if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
-      /* fixint, nil, bool: the header is the value */
-    } else if (b <= 0x8f) {
-      container = true;
-      elements = 2u * (b & 0x0fu);
-    } else if (b <= 0x9f) {
-      container = true;
-      elements = b & 0x0fu;
-    } else if (b <= 0xbf) {
-      payload = b & 0x1fu;
-    } else {
-      switch (b) {
-      case 0xc1:
-        error_set(&d->fatal_err, kErrInvalidParams,
-                  "not msgpack: reserved byte 0xc1 at offset %" PRIu64 " of the message",
-                  w->pos);
-        return kWalkFatal;
-      case 0xc4: case 0xc5: case 0xc6: /* bin 8/16/32 */
-        lenbytes = 1u << (b - 0xc4);
-        break;
-      case 0xc7: case 0xc8: case 0xc9: /* ext 8/16/32: length, then the type byte */
-        lenbytes = 1u << (b - 0xc7);
-        break;
-      case 0xca: head = 5; break; /* float 32 */
-      case 0xcb: head = 9; break; /* float 64 */
-      case 0xcc: case 0xcd: case 0xce: case 0xcf: /* uint 8..64 */
-        head = 1 + (1u << (b - 0xcc));
-        break;
-      case 0xd0: case 0xd1: case 0xd2: case 0xd3: /* int 8..64 */
-        head = 1 + (1u << (b - 0xd0));
-        break;
-      case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: /* fixext 1..16 */
-        head = 2;
-        payload = 1u << (b - 0xd4);
-        break;
-      case 0xd9: case 0xda: case 0xdb: /* str 8/16/32 */
-        lenbytes = 1u << (b - 0xd9);
-        break;
-      case 0xdc: case 0xdd: /* array 16/32 */
-        lenbytes = b == 0xdc ? 2 : 4;
-        container = true;
-        break;
-      case 0xde: case 0xdf: /* map 16/32 */
-        lenbytes = b == 0xde ? 2 : 4;
-        container = true;
-        break;
-      default:
-        /* every byte value is handled above; kept for the compiler */
-        error_set(&d->fatal_err, kErrInvalidParams, "not msgpack: byte 0x%02x", b);
-        return kWalkFatal;
-      }
-      head += lenbytes;
-      if (b >= 0xc7 && b <= 0xc9)
-        head += 1; /* the ext type byte */
+    RpcHeader h;
+    if (!rpc_header_shape(b, &h)) {
+      error_set(&d->fatal_err, kErrInvalidParams,
+                "not msgpack: reserved byte 0x%02x at offset %" PRIu64 " of the message", b,
+                w->pos);
+      return kWalkFatal;
     }
     /* A header that cannot fit is known before its bytes arrive. */
-    if (w->pos + head + w->owed - (w->depth > 0 ? 1 : 0) > max)
+    if (w->pos + h.head + w->owed - (w->depth > 0 ? 1 : 0) > max)
       w->skipping = true;
-    if (w->pos + head > avail)
+    if (w->pos + h.head > avail)
       return kWalkNeedMore;
-    if (lenbytes > 0) {
-      uint32_t n = rpc_be(p + (w->pos - w->dropped) + 1, lenbytes);
-      if (!container)
-        payload = n;
+    if (h.lenbytes > 0) {
+      uint32_t n = rpc_be(p + (w->pos - w->dropped) + 1, h.lenbytes);
+      if (!h.container)
+        h.payload = n;
       else if (b == 0xde || b == 0xdf)
-        elements = 2ull * n;
+        h.elements = 2ull * n;
       else
-        elements = n;
+        h.elements = n;
     }
-    if (container && w->depth == RPC_MAX_DEPTH) {
+    if (h.container && w->depth == RPC_MAX_DEPTH) {
       error_set(&d->fatal_err, kErrInvalidParams,
                 "message nested deeper than %d levels", RPC_MAX_DEPTH);
       return kWalkFatal;
@@ -287,10 +304,10 @@ rpc_decoder_walk(RpcDecoder *d)
       w->remaining[w->depth - 1]--;
       w->owed--;
     }
-    w->pos += head + payload;
-    if (container) {
-      w->remaining[w->depth++] = elements;
-      w->owed += elements;
+    w->pos += h.head + h.payload;
+    if (h.container) {
+      w->remaining[w->depth++] = h.elements;
+      w->owed += h.elements;
     }
     if (w->pos + w->owed > max)
       w->skipping = true;
@@ -373,46 +390,6 @@ rpc_decoder_peek_head(const RpcDecoder *d, size_t n, RpcMessage *msg)
     msg->has_msgid = true;
     msg->msgid = (uint32_t)id;
   }
-}
-
-/* The name of an object's type, as a message says "got map". */
-static const char *
-rpc_type_name(const msgpack_object *o)
-{
-  switch (o->type) {
-  case MSGPACK_OBJECT_NIL: return "nil";
-  case MSGPACK_OBJECT_BOOLEAN: return "boolean";
-  case MSGPACK_OBJECT_POSITIVE_INTEGER:
-  case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "integer";
-  case MSGPACK_OBJECT_FLOAT32:
-  case MSGPACK_OBJECT_FLOAT64: return "float";
-  case MSGPACK_OBJECT_STR: return "string";
-  case MSGPACK_OBJECT_BIN: return "binary";
-  case MSGPACK_OBJECT_ARRAY: return "array";
-  case MSGPACK_OBJECT_MAP: return "map";
-  case MSGPACK_OBJECT_EXT: return "ext";
-  }
-  return "unknown";
-}
-
-/* The same with its article, as a message says "key 0 is an integer". */
-static const char *
-rpc_type_name_a(const msgpack_object *o)
-{
-  switch (o->type) {
-  case MSGPACK_OBJECT_NIL: return "nil";
-  case MSGPACK_OBJECT_BOOLEAN: return "a boolean";
-  case MSGPACK_OBJECT_POSITIVE_INTEGER:
-  case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "an integer";
-  case MSGPACK_OBJECT_FLOAT32:
-  case MSGPACK_OBJECT_FLOAT64: return "a float";
-  case MSGPACK_OBJECT_STR: return "a string";
-  case MSGPACK_OBJECT_BIN: return "a binary";
-  case MSGPACK_OBJECT_ARRAY: return "an array";
-  case MSGPACK_OBJECT_MAP: return "a map";
-  case MSGPACK_OBJECT_EXT: return "an ext";
-  }
-  return "unknown";
 }
 
 /* Appends a short rendering of o ([1, 2], {"a": 1}, "text") to sb, giving

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
+#include "random.h"
 #include "signals.h"
 #include "textfmt.h"
 
@@ -437,7 +439,7 @@ TEST(time_offset_follows_dst)
 TEST(now_ms_is_the_wall_clock)
 {
   int64_t before = (int64_t)time(NULL) * 1000;
-  int64_t now = textfmt_now_ms();
+  int64_t now = clock_now_ms();
   int64_t after = (int64_t)time(NULL) * 1000 + 1000;
   CHECK(now >= before && now <= after);
 }
@@ -466,7 +468,7 @@ TEST(nonce_is_hex_of_the_right_length_and_unique)
   static char nonces[N][33];
   for (int i = 0; i < N; i++) {
     memset(nonces[i], 'X', sizeof nonces[i]);
-    textfmt_nonce(nonces[i], 16);
+    random_hex(nonces[i], 16);
     if (!is_hex(nonces[i], 32))
       check_fail(__FILE__, __LINE__, "nonce %d is not 32 hex digits: %s", i, nonces[i]);
   }
@@ -476,10 +478,10 @@ TEST(nonce_is_hex_of_the_right_length_and_unique)
       check_fail(__FILE__, __LINE__, "nonce repeated: %s", nonces[i]);
 
   char small[17];
-  textfmt_nonce(small, 8);
+  random_hex(small, 8);
   CHECK(is_hex(small, 16));
   char big[2 * 100 + 1]; /* more than one internal chunk */
-  textfmt_nonce(big, 100);
+  random_hex(big, 100);
   CHECK(is_hex(big, 200));
 }
 
@@ -490,7 +492,7 @@ TEST(monitor_id_format_and_spread)
   int seen[36] = {0};
   for (int i = 0; i < N; i++) {
     memset(ids[i], 'X', sizeof ids[i]);
-    textfmt_monitor_id(ids[i]);
+    random_monitor_id(ids[i]);
     bool ok = strlen(ids[i]) == 16 && strncmp(ids[i], "mon_", 4) == 0;
     for (int j = 4; ok && j < 16; j++) {
       char c = ids[i][j];

@@ -1,0 +1,108 @@
+/*
+ * The inside of sessions, shared by session.c (the registry and the life of
+ * a session) and session_queue.c (what happens to its notifications), and
+ * by nothing else: callers include session.h.
+ */
+#ifndef VIGIL_SESSION_INTERNAL_H
+#define VIGIL_SESSION_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "notification.h"
+#include "session.h"
+
+/* A waiting notification: one node of the FIFO. */
+typedef struct WaitNode {
+  Notification *n;
+  struct WaitNode *prev;
+  struct WaitNode *next;
+} WaitNode;
+
+struct SessionAttachment {
+  Session *s;
+  SessionPush push;
+  void *ctx;
+  bool dead;                     /* detached while the session was in use */
+  SessionAttachment *prev;
+  SessionAttachment *next;
+};
+
+struct Session {
+  SessionRegistry *reg;
+  Session *prev;                 /* registry list */
+  Session *next;
+  char *name;
+  bool pinned;
+  bool anonymous;
+  bool busy;
+  size_t queue_max;              /* at least 1 */
+  uint64_t linger_ms;
+
+  SessionAttachment *att_head;   /* attach order */
+  SessionAttachment *att_tail;
+  size_t nattached;              /* live ones (dead ones excluded) */
+  bool has_dead;                 /* dead attachments wait for the sweep */
+
+  uint64_t next_seq;
+  uint64_t first_seq;            /* the first seq this session gave (or will give) */
+  bool seq_jumped;               /* numbering raised by a cursor after it began */
+  WaitNode *wait_head;
+  WaitNode *wait_tail;
+  size_t nwaiting;
+  Notification **kept;           /* ring of queue_max slots, allocated at first push */
+  size_t kept_start;
+  size_t kept_count;
+  uint64_t dropped_pending;      /* dropped since the last `dropped` notification */
+  uint64_t dropped_total;
+
+  uv_timer_t linger;
+  bool linger_ready;             /* linger has been initialised */
+
+  void *user;
+  unsigned depth;                /* calls in progress inside this session */
+  bool doomed;                   /* destroyed; freed when depth reaches 0 */
+};
+
+struct SessionRegistry {
+  uv_loop_t *loop;
+  SessionLimits limits;
+  SessionHooks hooks;
+  void *data;
+  Session *head;                 /* creation order */
+  Session *tail;
+  size_t count;
+  uint64_t anon_counter;         /* last anonymous number given */
+};
+
+/* --- session.c: the in-use guard ---------------------------------------- */
+
+/* Marks a call in progress inside s, so callbacks cannot free it under us. */
+void session_enter(Session *s);
+
+/* Ends a call inside s; the outermost one carries out a deferred destroy or
+ * frees deferred detachments. s may be freed when this returns. */
+void session_leave(Session *s);
+
+/* --- session_queue.c ---------------------------------------------------- */
+
+/* Pushes everything waiting, in order, after the `dropped` notification if
+ * one is due; stops early (leaving the rest waiting) if a callback detached
+ * the last attachment or destroyed the session. Returns how many it pushed. */
+size_t session_flush(Session *s);
+
+/* An attach with a cursor this session never reached (last_seq >=
+ * next_seq): raises the numbering above it and queues, first in line, a
+ * `dropped` notification saying what followed last_seq is lost. */
+void session_continue_after(Session *s, uint64_t last_seq);
+
+/* Pushes to a alone every kept notification with seq > last_seq, oldest
+ * first, after a `dropped` one naming the seqs it cannot have, if any. */
+void session_replay(Session *s, SessionAttachment *a, uint64_t last_seq);
+
+/* Frees every notification s holds, waiting or kept. */
+void session_queue_free(Session *s);
+
+#endif
