@@ -38,7 +38,6 @@
 #include "envelope.h"
 #include "monitor.h"
 #include "policy.h"
-#include "textfmt.h"
 
 extern char **environ;
 

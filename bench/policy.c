@@ -20,7 +20,6 @@
 #include "policy.h"
 #include "envelope.h"
 #include "policy.h"
-#include "textfmt.h"
 
 static double
 policy_bench_now(void)

@@ -11,7 +11,7 @@
 
 #include "epoch.h"
 #include "memory.h"
-#include "textfmt.h"
+#include "random.h"
 #include "wire.h"
 
 /* --- methods: sessions -------------------------------------------------- */
@@ -50,7 +50,7 @@ api_session_open(Call *call)
     /* No name: a new named session with a generated one, which the gateway
      * can resume later like any other. */
     char id[24];
-    textfmt_monitor_id(id);
+    random_monitor_id(id);
     name = xmalloc(32);
     snprintf(name, 32, "ses_%s", id + 4);
   } else if (!api_session_name_ok(name)) {

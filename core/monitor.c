@@ -21,6 +21,8 @@
 #include "memory.h"
 #include "signals.h"
 #include "strbuf.h"
+#include "clock.h"
+#include "random.h"
 #include "textfmt.h"
 #include "utf8.h"
 
@@ -30,7 +32,7 @@
 void
 monitor_emit(Monitor *m, Notification *n)
 {
-  n->at_ms = textfmt_now_ms();
+  n->at_ms = clock_now_ms();
   m->notifications++;
   if (m->hooks.on_notification)
     m->hooks.on_notification(m->data, m, n);
@@ -44,7 +46,7 @@ monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size
                  bool has_exit_code, int exit_code, int sig, const char *reason,
                  const char *exceeded)
 {
-  const Event *ev = eventlog_add(&m->events, type, textfmt_now_ms(), pattern, line, line_len,
+  const Event *ev = eventlog_add(&m->events, type, clock_now_ms(), pattern, line, line_len,
                                  has_exit_code, exit_code, sig, reason);
   if (exceeded != NULL)
     ev = eventlog_set_exceeded(&m->events, exceeded);
@@ -193,7 +195,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   Monitor *m = xcalloc(1, sizeof *m);
   m->loop = loop;
   m->settings = *settings;
-  textfmt_monitor_id(m->id);
+  random_monitor_id(m->id);
   m->label = xstrdup(spec->label ? spec->label : m->id);
   m->description = spec->description ? xstrdup(spec->description) : NULL;
   m->state = kMonRunning;
@@ -244,7 +246,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   const char *path = proc_program(m->proc);
   textfmt_escape(&program, path, strlen(path));
   m->program = strbuf_take(&program);
-  m->started_at = textfmt_now_ms();
+  m->started_at = clock_now_ms();
   m->started_mono = uv_now(loop);
   m->last_output_mono = m->started_mono;
   uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer};

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #include "memory.h"
-#include "textfmt.h"
+#include "clock.h"
 
 /* Starts ending the process group for `why`: sends `sig` to the group with
  * SIGKILL after grace_ms, and records why, so the ending names the cause.
@@ -117,7 +117,7 @@ monitor_on_exit(void *data, const ProcExit *exit)
 {
   Monitor *m = data;
   m->exit = *exit;
-  m->ended_at = textfmt_now_ms();
+  m->ended_at = clock_now_ms();
   uv_timer_stop(&m->idle_timer);
   uv_timer_stop(&m->runtime_timer);
   m->state = m->ending != kMonRunning ? m->ending : kMonExited;

@@ -12,15 +12,6 @@
 
 #include "strbuf.h"
 
-/* Transition (issue 8): the wall clock and the random ids moved to clock.h
- * and random.h. monitor.c and api.c, being restructured in parallel, still
- * call them by their old names through these aliases; remove them (and the
- * two includes) once those files call clock_now_ms and random_monitor_id. */
-#include "clock.h"
-#include "random.h"
-#define textfmt_now_ms clock_now_ms
-#define textfmt_monitor_id random_monitor_id
-
 /* Appends untrusted text (process output, a label, a reason) so that a
  * reader sees exactly what it holds, nothing hidden and nothing forged:
  *   - every C0 control and DEL: \t \r \n \e, else \xNN;
