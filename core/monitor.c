@@ -404,7 +404,7 @@ monitor_counters(const Monitor *m, MonitorCounters *out)
   out->matched = m->ring.counters.matched;
   out->unmatched = m->ring.counters.unmatched;
   out->dropped = m->ring.counters.dropped;
-  out->suppressed = m->rate.suppressed + m->withheld_lines;
+  out->suppressed = m->rate.withheld_total + m->withheld_lines;
   out->muted = m->muted_lines;
   out->notifications = m->notifications;
   out->stdout_bytes = m->stream_bytes[kStreamStdout];

@@ -141,7 +141,7 @@ monitor_on_exit(void *data, const ProcExit *exit)
     n->signal = exit->term_signal;
     n->has_duration = true;
     n->duration_ms = exit->duration_ms;
-    n->suppressed = ratelimit_take_pending(&m->rate) + m->withheld_unreported;
+    n->suppressed = ratelimit_take_withheld(&m->rate) + m->withheld_unreported;
     m->withheld_unreported = 0;
     if (m->ending_reason)
       n->reason = xstrdup(m->ending_reason);

@@ -57,7 +57,7 @@ monitor_overload(Monitor *m)
   m->ending_sent = true;
   Notification *n = notification_new(kNotifOverload, m->id, m->label, m->mode);
   n->state = kMonRunning;
-  n->suppressed = ratelimit_take_pending(&m->rate) + m->withheld_unreported;
+  n->suppressed = ratelimit_take_withheld(&m->rate) + m->withheld_unreported;
   m->withheld_unreported = 0;
   n->reason = xstrdup(reason);
   monitor_emit(m, n);
@@ -88,8 +88,8 @@ monitor_flush(Monitor *m)
     batch_take(&m->batch);
     return;
   }
-  uint64_t report = 0;
-  RateVerdict verdict = ratelimit_admit(&m->rate, uv_now(m->loop), m->batch.count, &report);
+  uint64_t withheld = 0;
+  RateVerdict verdict = ratelimit_admit(&m->rate, uv_now(m->loop), m->batch.count, &withheld);
   if (verdict != kRateAdmit) {
     batch_take(&m->batch);
     if (verdict == kRateOverload)
@@ -101,7 +101,7 @@ monitor_flush(Monitor *m)
   batch_each(&m->batch, monitor_copy_batch_line, &copy);
   n->batch = batch_take(&m->batch);
   n->state = kMonRunning;
-  n->suppressed = report;
+  n->suppressed = withheld;
   monitor_emit(m, n);
 }
 

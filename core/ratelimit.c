@@ -48,12 +48,12 @@ ratelimit_expire(RateLimit *rl, uint64_t now)
 }
 
 /* Judges a batch of `lines` lines at now. Admitted: its time is recorded,
- * *report (if not NULL) gets the lines withheld since the last admission,
+ * *withheld (if not NULL) gets the lines withheld since the last admission,
  * and that count restarts. Withheld: its lines are counted and the overload
  * streak advances; kRateOverload is returned by the one withheld batch at
  * which the streak first lasts overload_ms, kRateWithhold by all others. */
 RateVerdict
-ratelimit_admit(RateLimit *rl, uint64_t now, uint64_t lines, uint64_t *report)
+ratelimit_admit(RateLimit *rl, uint64_t now, uint64_t lines, uint64_t *withheld)
 {
   if (rl->stamps == NULL)
     rl->stamps = xmalloc(rl->max * sizeof *rl->stamps);
@@ -61,14 +61,14 @@ ratelimit_admit(RateLimit *rl, uint64_t now, uint64_t lines, uint64_t *report)
   if (rl->count < rl->max) {
     rl->stamps[(rl->head + rl->count) % rl->max] = now;
     rl->count++;
-    if (report)
-      *report = rl->pending;
-    rl->pending = 0;
+    if (withheld)
+      *withheld = rl->withheld_unreported;
+    rl->withheld_unreported = 0;
     return kRateAdmit;
   }
 
-  rl->pending += lines;
-  rl->suppressed += lines;
+  rl->withheld_unreported += lines;
+  rl->withheld_total += lines;
   rl->withheld_batches++;
   /* A full window with nothing withheld is a clean window: the child was
    * within its limit for a while, so the streak starts over. */
@@ -87,10 +87,10 @@ ratelimit_admit(RateLimit *rl, uint64_t now, uint64_t lines, uint64_t *report)
 /* Returns the lines withheld since the last admission and restarts that
  * count; for the ending notification, which is never limited. */
 uint64_t
-ratelimit_take_pending(RateLimit *rl)
+ratelimit_take_withheld(RateLimit *rl)
 {
-  uint64_t n = rl->pending;
-  rl->pending = 0;
+  uint64_t n = rl->withheld_unreported;
+  rl->withheld_unreported = 0;
   return n;
 }
 

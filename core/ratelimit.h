@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 typedef enum {
-  kRateAdmit,     /* deliver it; *report holds the withheld count to report */
+  kRateAdmit,     /* deliver it; *withheld holds the count to report with it */
   kRateWithhold,  /* do not deliver; its lines were counted */
   kRateOverload,  /* withheld, and overload has now been reached (once) */
 } RateVerdict;
@@ -34,8 +34,8 @@ typedef struct {
   uint64_t *stamps;      /* times of the last `max` admissions, circular; lazily allocated */
   size_t count;          /* admissions stored (<= max) */
   size_t head;           /* slot of the oldest stored admission */
-  uint64_t pending;      /* lines withheld since the last admission */
-  uint64_t suppressed;   /* lines withheld ever */
+  uint64_t withheld_unreported; /* lines withheld since the last admission */
+  uint64_t withheld_total;      /* lines withheld ever (the wire's counters.suppressed) */
   uint64_t withheld_batches;
   bool streak;           /* withholding without a clean window */
   uint64_t streak_start;
@@ -45,12 +45,14 @@ typedef struct {
 
 void ratelimit_init(RateLimit *rl, size_t max, uint64_t window_ms, uint64_t overload_ms);
 
-/* Judges a batch of `lines` lines at time now. On kRateAdmit, *report is set
- * to the lines withheld since the last admission and that count restarts. */
-RateVerdict ratelimit_admit(RateLimit *rl, uint64_t now, uint64_t lines, uint64_t *report);
+/* Judges a batch of `lines` lines at time now. On kRateAdmit, *withheld is
+ * set to the lines withheld since the last admission and that count
+ * restarts. */
+RateVerdict ratelimit_admit(RateLimit *rl, uint64_t now, uint64_t lines, uint64_t *withheld);
 
-/* Takes the pending withheld count (for the ending notification). */
-uint64_t ratelimit_take_pending(RateLimit *rl);
+/* Takes the lines withheld since the last admission (for the ending
+ * notification) and restarts that count. */
+uint64_t ratelimit_take_withheld(RateLimit *rl);
 
 /* When an admission would next be possible (now if it would be now). */
 uint64_t ratelimit_next_free(const RateLimit *rl, uint64_t now);

@@ -23,7 +23,7 @@ TEST(eight_admitted_then_withheld)
   CHECK_INT(ratelimit_admit(&rl, 800, 1, &report), kRateWithhold);
   CHECK_INT(ratelimit_admit(&rl, 5000, 2, &report), kRateWithhold);
   CHECK_INT(rl.withheld_batches, 2);
-  CHECK_INT(rl.suppressed, 3);
+  CHECK_INT(rl.withheld_total, 3);
   CHECK_INT(ratelimit_next_free(&rl, 5000), 10000);
   ratelimit_free(&rl);
 }
@@ -63,18 +63,18 @@ TEST(suppressed_reported_on_next_admission_and_reset)
   CHECK_INT(report, 0);
   CHECK_INT(ratelimit_admit(&rl, 100, 3, &report), kRateWithhold);
   CHECK_INT(ratelimit_admit(&rl, 200, 4, &report), kRateWithhold);
-  CHECK_INT(rl.pending, 7);
+  CHECK_INT(rl.withheld_unreported, 7);
   CHECK_INT(ratelimit_admit(&rl, 1000, 5, &report), kRateAdmit);
   CHECK_INT(report, 7);
-  CHECK_INT(rl.pending, 0);
+  CHECK_INT(rl.withheld_unreported, 0);
   CHECK_INT(ratelimit_admit(&rl, 2000, 1, &report), kRateAdmit);
   CHECK_INT(report, 0);
-  CHECK_INT(rl.suppressed, 7); /* the lifetime count stays */
+  CHECK_INT(rl.withheld_total, 7); /* the lifetime count stays */
 
   /* What is pending at the end goes to the ending notification. */
   CHECK_INT(ratelimit_admit(&rl, 2500, 6, &report), kRateWithhold);
-  CHECK_INT(ratelimit_take_pending(&rl), 6);
-  CHECK_INT(ratelimit_take_pending(&rl), 0);
+  CHECK_INT(ratelimit_take_withheld(&rl), 6);
+  CHECK_INT(ratelimit_take_withheld(&rl), 0);
   CHECK_INT(ratelimit_admit(&rl, 3000, 1, NULL), kRateAdmit); /* report may be NULL */
   ratelimit_free(&rl);
 }
