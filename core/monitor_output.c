@@ -1,11 +1,8 @@
 /*
- * A monitor's data path (see monitor_internal.h): per read chunk, raw bytes
- * go to the stream's capture, then to its line splitter; each line gets a
- * pattern verdict (only on the configured streams), a seq in the ring, a
- * `match` event when it matched, and, when the notify setting wants it, a
- * place in the open batch. A batch leaves when its window closes, when it is
- * full, or when the process ends, and the rate limiter decides whether it is
- * delivered or withheld; sustained overload stops or mutes the monitor.
+ * A monitor's part of the data path (steps 2 to 6 of docs/core.md, "The
+ * data path"; see monitor_internal.h for the module's files): a read chunk
+ * becomes captured bytes, lines in the ring, matches, and batches that the
+ * rate limit delivers or withholds, with sustained overload.
  *
  * The batch timer is armed only while a batch is open, so a quiet monitor
  * never wakes the loop for it.
