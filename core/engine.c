@@ -198,10 +198,14 @@ engine_running_in(Engine *e, Session *s)
   return n;
 }
 
-/* Takes every record away from s: running ones are stopped and live on
- * invisibly until their process is gone; ended ones are forgotten. */
+/* Stops s's running monitors and forgets its ended ones. When s is going
+ * away (orphan), its running records leave it too, living on invisibly
+ * until their process is gone, and whatever waits on them is answered; when
+ * s stays (a connection's own session being emptied), its running records
+ * stay in it so their ending notifications still reach the connection.
+ * Returns how many stops were started. */
 static size_t
-engine_orphan_records(Engine *e, Session *s)
+engine_stop_records(Engine *e, Session *s, bool orphan)
 {
   size_t stopped = 0;
   MonRecord *next;
@@ -209,35 +213,17 @@ engine_orphan_records(Engine *e, Session *s)
     next = r->next;
     if (r->session != s)
       continue;
-    engine_forget_watchers(r);
-    if (r->running) {
+    if (orphan)
+      engine_forget_watchers(r);
+    if (!r->running) {
+      engine_record_free(r);
+      continue;
+    }
+    if (orphan)
       r->session = NULL;
-      monitor_stop(r->monitor, SIGTERM, -1);
-      stopped++;
-    } else {
-      engine_record_free(r);
-    }
-  }
-  return stopped;
-}
-
-/* Empties a connection's own session, which stays: ended monitors are
- * forgotten, running ones stopped, and their ending notifications still
- * reach the connection. */
-static size_t
-engine_empty_session(Engine *e, Session *s)
-{
-  size_t stopped = 0;
-  MonRecord *next;
-  for (MonRecord *r = e->records; r; r = next) {
-    next = r->next;
-    if (r->session != s)
-      continue;
-    if (r->running) {
-      stopped += monitor_stop(r->monitor, SIGTERM, -1) == kMonitorStopping;
-    } else {
-      engine_record_free(r);
-    }
+    /* An orphan counts as stopped even when its process is already only
+     * draining: its session is gone either way. */
+    stopped += monitor_stop(r->monitor, SIGTERM, -1) == kMonitorStopping || orphan;
   }
   return stopped;
 }
@@ -246,7 +232,7 @@ size_t
 engine_close_session(Engine *e, Session *s)
 {
   if (session_anonymous(s))
-    return engine_empty_session(e, s);
+    return engine_stop_records(e, s, false);
   /* A named session is deleted: nothing is left to deliver to, so its
    * stopping monitors go on invisibly until their processes are gone. */
   return engine_abandon_session(e, s);
@@ -255,7 +241,7 @@ engine_close_session(Engine *e, Session *s)
 size_t
 engine_abandon_session(Engine *e, Session *s)
 {
-  size_t stopped = engine_orphan_records(e, s);
+  size_t stopped = engine_stop_records(e, s, true);
   client_forget_session(e->clients, s);
   session_destroy(s);
   return stopped;
@@ -268,7 +254,7 @@ engine_on_expire(void *data, Session *s)
   Engine *e = data;
   LOG_INFO("engine", "session %s expired after session.linger_ms with nobody attached",
            session_name(s));
-  engine_orphan_records(e, s);
+  engine_stop_records(e, s, true);
 }
 
 /* --- the engine --------------------------------------------------------- */
