@@ -43,10 +43,10 @@ api_record(Call *call, const char *key)
   if (s == NULL)
     return NULL;
   char *id = NULL;
-  int rc = args_str(&call->args, key, 64, &id, &call->err);
-  if (rc < 0)
+  ArgResult rc = args_str(&call->args, key, 64, &id, &call->err);
+  if (rc == kArgError)
     return NULL;
-  if (rc == 0) {
+  if (rc == kArgAbsent) {
     error_set(&call->err, kErrInvalidParams, "%s is required", key);
     return NULL;
   }

@@ -69,7 +69,7 @@ api_process_run(Call *call)
   /* process_run's own fields: their bounds are the start table's rows. */
   const MonitorField *ft = monitor_field("timeout_s"), *fl = monitor_field("stdout_lines");
   uint64_t timeout_s = 300, lines = 100;
-  int has_timeout = 0;
+  ArgResult has_timeout = kArgAbsent;
   bool background = false;
   const char *stdin_data = NULL;
   size_t stdin_len = 0;
@@ -90,7 +90,7 @@ api_process_run(Call *call)
      * foreground cap (seed 001: multi-hour builds go to the background): it
      * is persistent where the config allows it. */
     req.notify = kNotifyExit;
-    if (has_timeout == 1) {
+    if (has_timeout == kArgPresent) {
       req.timeout_ms = (int64_t)timeout_s * 1000;
       req.process_run = true;
     } else {

@@ -38,7 +38,7 @@ api_session_open(Call *call)
 {
   char *name = NULL;
   uint64_t last_seq = 0, linger = 0;
-  int has_last = 0, has_linger = 0;
+  ArgResult has_last = kArgAbsent, has_linger = kArgAbsent;
   if (args_str(&call->args, "session", 256, &name, &call->err) < 0 ||
       (has_last = args_uint(&call->args, "last_seq", 0, SESSION_SEQ_MAX, &last_seq,
                             &call->err)) < 0 ||
@@ -73,9 +73,9 @@ api_session_open(Call *call)
     }
     s = session_create(call->e->sessions, name, false);
   }
-  if (has_linger == 1)
+  if (has_linger == kArgPresent)
     session_set_linger(s, linger); /* a terminal's session outlives its commands */
-  if (client_attach(call->c->client, s, has_last == 1, last_seq, &call->err) != 0)
+  if (client_attach(call->c->client, s, has_last == kArgPresent, last_seq, &call->err) != 0)
     goto done;
   msgpack_pack_map(&call->pk, 4);
   wire_key(&call->pk, "session");
@@ -99,10 +99,10 @@ api_session_state(Call *call)
   if (s == NULL)
     return;
   int state = -1;
-  int rc = args_choice(&call->args, "state", states, &state, &call->err);
-  if (rc < 0)
+  ArgResult rc = args_choice(&call->args, "state", states, &state, &call->err);
+  if (rc == kArgError)
     return;
-  if (rc == 0) {
+  if (rc == kArgAbsent) {
     error_set(&call->err, kErrInvalidParams, "state is required (\"busy\" | \"idle\")");
     return;
   }

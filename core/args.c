@@ -60,7 +60,7 @@ args_get(const Args *a, const char *key)
 }
 
 /* Checks a str/bin object under a name (key or key[i]) and copies it. */
-static int
+static ArgResult
 args_take_str(const msgpack_object *v, const char *name, size_t max_len, char **out,
               VigilError *err)
 {
@@ -74,25 +74,25 @@ args_take_str(const msgpack_object *v, const char *name, size_t max_len, char **
   if (memchr(v->via.str.ptr, '\0', len) != NULL)
     return error_set(err, kErrInvalidParams, "%s must not contain a NUL byte", name);
   *out = xmemdupz(v->via.str.ptr, len);
-  return 1;
+  return kArgPresent;
 }
 
-int
+ArgResult
 args_str(const Args *a, const char *key, size_t max_len, char **out, VigilError *err)
 {
   const msgpack_object *v = args_get(a, key);
   if (v == NULL)
-    return 0;
+    return kArgAbsent;
   return args_take_str(v, key, max_len, out, err);
 }
 
-int
+ArgResult
 args_bytes(const Args *a, const char *key, size_t max_len, const char **out, size_t *len,
            VigilError *err)
 {
   const msgpack_object *v = args_get(a, key);
   if (v == NULL)
-    return 0;
+    return kArgAbsent;
   if (v->type != MSGPACK_OBJECT_STR && v->type != MSGPACK_OBJECT_BIN)
     return error_set(err, kErrInvalidParams, "%s must be a string or binary, got %s", key,
                      rpc_type_name(v));
@@ -101,16 +101,16 @@ args_bytes(const Args *a, const char *key, size_t max_len, const char **out, siz
                      max_len, v->via.str.size);
   *out = v->via.str.ptr;
   *len = v->via.str.size;
-  return 1;
+  return kArgPresent;
 }
 
-int
+ArgResult
 args_uint(const Args *a, const char *key, uint64_t min, uint64_t max, uint64_t *out,
           VigilError *err)
 {
   const msgpack_object *v = args_get(a, key);
   if (v == NULL)
-    return 0;
+    return kArgAbsent;
   if (v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
     return error_set(err, kErrInvalidParams, "%s must be %" PRIu64 "..%" PRIu64 ", got %" PRId64,
                      key, min, max, v->via.i64);
@@ -130,15 +130,15 @@ args_uint(const Args *a, const char *key, uint64_t min, uint64_t max, uint64_t *
     return error_set(err, kErrInvalidParams, "%s must be %" PRIu64 "..%" PRIu64 ", got %" PRIu64,
                      key, min, max, value);
   *out = value;
-  return 1;
+  return kArgPresent;
 }
 
-int
+ArgResult
 args_double(const Args *a, const char *key, double min, double max, double *out, VigilError *err)
 {
   const msgpack_object *v = args_get(a, key);
   if (v == NULL)
-    return 0;
+    return kArgAbsent;
   double d;
   if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
     d = (double)v->via.u64;
@@ -152,35 +152,35 @@ args_double(const Args *a, const char *key, double min, double max, double *out,
   if (!(d >= min && d <= max))
     return error_set(err, kErrInvalidParams, "%s must be %g..%g, got %g", key, min, max, d);
   *out = d;
-  return 1;
+  return kArgPresent;
 }
 
-int
+ArgResult
 args_bool(const Args *a, const char *key, bool *out, VigilError *err)
 {
   const msgpack_object *v = args_get(a, key);
   if (v == NULL)
-    return 0;
+    return kArgAbsent;
   if (v->type != MSGPACK_OBJECT_BOOLEAN)
     return error_set(err, kErrInvalidParams, "%s must be a boolean, got %s", key,
                      rpc_type_name(v));
   *out = v->via.boolean;
-  return 1;
+  return kArgPresent;
 }
 
-int
+ArgResult
 args_choice(const Args *a, const char *key, const char *const *choices, int *out,
             VigilError *err)
 {
   const msgpack_object *v = args_get(a, key);
   if (v == NULL)
-    return 0;
+    return kArgAbsent;
   if (v->type == MSGPACK_OBJECT_STR || v->type == MSGPACK_OBJECT_BIN) {
     for (int i = 0; choices[i]; i++) {
       if (strlen(choices[i]) == v->via.str.size &&
           memcmp(choices[i], v->via.str.ptr, v->via.str.size) == 0) {
         *out = i;
-        return 1;
+        return kArgPresent;
       }
     }
   }
@@ -196,7 +196,7 @@ args_choice(const Args *a, const char *key, const char *const *choices, int *out
               rpc_type_name(v));
   }
   strbuf_free(&list);
-  return -1;
+  return kArgError;
 }
 
 void
@@ -211,16 +211,16 @@ args_free_strv(char **v)
 
 /* The value of key when it is an array of strings (type ARRAY, args_strv)
  * or a map of strings (type MAP, args_env: its items are variables) of at
- * most max_items items: 1 with *out set, 0 when absent, -1 with err when it
- * is something else or holds more. */
-static int
+ * most max_items items: kArgPresent with *out set, kArgAbsent, or kArgError
+ * with err when it is something else or holds more. */
+static ArgResult
 args_container(const Args *a, const char *key, msgpack_object_type type, size_t max_items,
                const msgpack_object **out, VigilError *err)
 {
   bool array = type == MSGPACK_OBJECT_ARRAY;
   const msgpack_object *v = args_get(a, key);
   if (v == NULL)
-    return 0;
+    return kArgAbsent;
   if (v->type != type)
     return error_set(err, kErrInvalidParams, "%s must be %s of strings, got %s", key,
                      array ? "an array" : "a map", rpc_type_name(v));
@@ -229,16 +229,16 @@ args_container(const Args *a, const char *key, msgpack_object_type type, size_t 
     return error_set(err, kErrInvalidParams, "%s: at most %zu %s, got %u", key, max_items,
                      array ? "items" : "variables", size);
   *out = v;
-  return 1;
+  return kArgPresent;
 }
 
-int
+ArgResult
 args_strv(const Args *a, const char *key, size_t max_items, size_t max_len, char ***out,
           size_t *n, VigilError *err)
 {
   const msgpack_object *v;
-  int rc = args_container(a, key, MSGPACK_OBJECT_ARRAY, max_items, &v, err);
-  if (rc <= 0)
+  ArgResult rc = args_container(a, key, MSGPACK_OBJECT_ARRAY, max_items, &v, err);
+  if (rc != kArgPresent)
     return rc;
   uint32_t size = v->via.array.size;
   char **items = xcalloc(size + 1, sizeof *items);
@@ -247,21 +247,21 @@ args_strv(const Args *a, const char *key, size_t max_items, size_t max_len, char
     snprintf(name, sizeof name, "%s[%u]", key, i);
     if (args_take_str(&v->via.array.ptr[i], name, max_len, &items[i], err) < 0) {
       args_free_strv(items);
-      return -1;
+      return kArgError;
     }
   }
   *out = items;
   if (n)
     *n = size;
-  return 1;
+  return kArgPresent;
 }
 
-int
+ArgResult
 args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilError *err)
 {
   const msgpack_object *v;
-  int rc = args_container(a, key, MSGPACK_OBJECT_MAP, max_items, &v, err);
-  if (rc <= 0)
+  ArgResult rc = args_container(a, key, MSGPACK_OBJECT_MAP, max_items, &v, err);
+  if (rc != kArgPresent)
     return rc;
   uint32_t size = v->via.map.size;
   char **items = xcalloc(size + 1, sizeof *items);
@@ -271,7 +271,7 @@ args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilErr
     snprintf(name, sizeof name, "%s key %u", key, i);
     if (args_take_str(&v->via.map.ptr[i].key, name, 4096, &k, err) < 0) {
       args_free_strv(items);
-      return -1;
+      return kArgError;
     }
     if (k[0] == '\0' || strchr(k, '=') != NULL) {
       char quoted[GATE_QUOTE_BUF]; /* the caller's bytes: escaped */
@@ -280,13 +280,13 @@ args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilErr
                 key, quoted);
       free(k);
       args_free_strv(items);
-      return -1;
+      return kArgError;
     }
     snprintf(name, sizeof name, "%s.%s", key, k);
     if (args_take_str(&v->via.map.ptr[i].val, name, 65536, &val, err) < 0) {
       free(k);
       args_free_strv(items);
-      return -1;
+      return kArgError;
     }
     size_t len = strlen(k) + strlen(val) + 2;
     items[i] = xmalloc(len);
@@ -295,5 +295,5 @@ args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilErr
     free(val);
   }
   *out = items;
-  return 1;
+  return kArgPresent;
 }
