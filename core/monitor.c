@@ -24,7 +24,6 @@
 #include "clock.h"
 #include "random.h"
 #include "textfmt.h"
-#include "utf8.h"
 
 /* --- what it tells its owner --------------------------------------------- */
 
@@ -64,31 +63,16 @@ monitor_event(Monitor *m, EventType type, int pattern, const char *line, size_t 
 
 /* --- start, stop, free -------------------------------------------------- */
 
-/* Checks the spec's own arguments against their bounds. */
+/* Checks what the monitor itself relies on. What a caller may give (the
+ * label's and description's length and text, argv[0], the choices) is
+ * checked once, where a request is read (monitor_fields.c); this keeps only
+ * the invariants a direct caller of monitor_start could still break, and
+ * the settings. */
 static int
 monitor_validate(const VigilSettings *s, const MonitorSpec *spec, VigilError *err)
 {
-  if (spec->argv == NULL || spec->argv[0] == NULL || spec->argv[0][0] == '\0')
+  if (spec->argv == NULL || spec->argv[0] == NULL)
     return error_set(err, kErrInvalidParams, "command: empty command");
-  if (spec->label && strlen(spec->label) > MONITOR_LABEL_MAX)
-    return error_set(err, kErrInvalidParams, "label: at most %d bytes, got %zu",
-                     MONITOR_LABEL_MAX, strlen(spec->label));
-  if (spec->label && spec->label[0] == '\0')
-    return error_set(err, kErrInvalidParams, "label: must not be empty");
-  if (spec->description && strlen(spec->description) > MONITOR_DESCRIPTION_MAX)
-    return error_set(err, kErrInvalidParams, "description: at most %d bytes, got %zu",
-                     MONITOR_DESCRIPTION_MAX, strlen(spec->description));
-  /* Both are shown to agents and sent to every connection of the session. */
-  const char *texts[2][2] = {{"label", spec->label}, {"description", spec->description}};
-  for (int i = 0; i < 2; i++) {
-    size_t at = 0;
-    Utf8Verdict v = texts[i][1] ? utf8_check_text(texts[i][1], strlen(texts[i][1]), &at)
-                                : kUtf8Text;
-    if (v != kUtf8Text)
-      return error_set(err, kErrInvalidParams,
-                       "%s: must be UTF-8 text without control characters: %s at byte %zu",
-                       texts[i][0], utf8_verdict_name(v), at);
-  }
   if (spec->idle_timeout_ms < 0 || spec->idle_timeout_ms > MONITOR_IDLE_TIMEOUT_MAX_MS)
     return error_set(err, kErrInvalidParams, "idle_timeout_ms must be 0..%d, got %" PRId64,
                      MONITOR_IDLE_TIMEOUT_MAX_MS, spec->idle_timeout_ms);
