@@ -102,7 +102,7 @@ envelope_lines(StrBuf *out, const Notification *n)
 
 /* Appends the rate limit's note when lines were withheld. */
 static void
-envelope_suppressed(StrBuf *out, const Notification *n)
+envelope_withheld(StrBuf *out, const Notification *n)
 {
   if (n->suppressed == 1)
     strbuf_puts(out, "note: 1 earlier line was withheld by the rate limit\n");
@@ -201,7 +201,7 @@ envelope_type_body(StrBuf *out, const Notification *n)
   case kNotifOutput:
     strbuf_printf(out, "event: output batch %" PRIu64 "\n", n->batch);
     envelope_lines(out, n);
-    envelope_suppressed(out, n);
+    envelope_withheld(out, n);
     strbuf_printf(out, "status: %s\n", monitor_state_name(n->state));
     return;
   case kNotifDropped:
@@ -231,7 +231,7 @@ envelope_type_body(StrBuf *out, const Notification *n)
       strbuf_puts(out, "last lines:\n");
       envelope_lines(out, n);
     }
-    envelope_suppressed(out, n);
+    envelope_withheld(out, n);
     return;
   }
 }

@@ -1,6 +1,6 @@
 /*
  * A notification as the core makes it: what happened to which monitor, the
- * lines it carries, and the accounting (suppressed lines, exit status). The
+ * lines it carries, and the accounting (withheld lines, exit status). The
  * session layer later gives it a session and a seq, and a renderer (the
  * built-in envelope, or a Lua policy) gives it its text. It owns every
  * string it points to.
@@ -43,7 +43,8 @@ typedef struct {
   uint64_t batch;          /* output: per-monitor batch number; else 0 */
   NoteLine *lines;         /* owned */
   size_t nlines;
-  uint64_t suppressed;     /* lines withheld by the rate limit since the previous delivery */
+  uint64_t suppressed;     /* lines withheld by the rate limit since the previous delivery
+                              (named as the wire names it) */
   MonitorState state;      /* running for output; the final state for ending types */
   bool has_exit_code;
   int exit_code;
