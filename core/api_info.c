@@ -14,6 +14,7 @@
 
 /* --- methods: basics ---------------------------------------------------- */
 
+/* ping: docs/protocol.md section 5, "ping". */
 void
 api_ping(Call *call)
 {
@@ -96,6 +97,7 @@ api_pack_containment(msgpack_packer *pk)
   msgpack_pack_uint64(pk, ci.scans_truncated);
 }
 
+/* api_info: docs/protocol.md section 5, "api_info". */
 void
 api_info(Call *call)
 {
@@ -153,6 +155,7 @@ api_info(Call *call)
   api_pack_containment(pk);
 }
 
+/* config_reload: docs/protocol.md section 5, "config_reload". */
 void
 api_config_reload(Call *call)
 {

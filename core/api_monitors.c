@@ -15,6 +15,7 @@
 
 /* --- methods: monitors -------------------------------------------------- */
 
+/* monitor_start: docs/protocol.md section 5, "monitor_start". */
 void
 api_monitor_start(Call *call)
 {
@@ -63,6 +64,7 @@ api_pack_stop(msgpack_packer *pk, const char *status, const Monitor *m)
   wire_exit_status(pk, m);
 }
 
+/* monitor_stop: docs/protocol.md section 5, "monitor_stop". */
 void
 api_monitor_stop(Call *call)
 {
@@ -132,6 +134,7 @@ api_list_wants(MonRecord *r, bool include_exited, int state)
   return include_exited || r->running;
 }
 
+/* monitor_list: docs/protocol.md section 5, "monitor_list". */
 void
 api_monitor_list(Call *call)
 {
@@ -163,6 +166,7 @@ api_monitor_list(Call *call)
   msgpack_pack_uint64(&call->pk, total);
 }
 
+/* monitor_status: docs/protocol.md section 5, "monitor_status". */
 void
 api_monitor_status(Call *call)
 {

@@ -27,6 +27,7 @@ api_count_line(void *ctx, const RingLine *line)
   (*(size_t *)ctx)++;
 }
 
+/* monitor_output: docs/protocol.md section 5, "monitor_output". */
 void
 api_monitor_output(Call *call)
 {
@@ -107,7 +108,8 @@ api_pack_next_offset(msgpack_packer *pk, const LogRead *lr)
  * `truncated` (the contract, binding; docs/protocol.md) says the start asked for had been
  * evicted, so the bytes begin later than `offset`; `more` (vigil's) says
  * bytes exist past what was returned, in either stream asked for, so a
- * pager asks again from `*_next_offset` until `more` is false. */
+ * pager asks again from `*_next_offset` until `more` is false.
+ * docs/protocol.md section 5, "monitor_logs". */
 void
 api_monitor_logs(Call *call)
 {
@@ -161,6 +163,7 @@ api_count_event(void *ctx, const Event *ev)
   (*(size_t *)ctx)++;
 }
 
+/* monitor_events: docs/protocol.md section 5, "monitor_events". */
 void
 api_monitor_events(Call *call)
 {

@@ -57,6 +57,7 @@ api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines)
   wire_resource_usage(pk, &x);
 }
 
+/* process_run: docs/protocol.md section 5, "process_run". */
 void
 api_process_run(Call *call)
 {

@@ -33,6 +33,7 @@ api_session_name_ok(const char *name)
   return true;
 }
 
+/* session_open: docs/protocol.md section 5, "session_open". */
 void
 api_session_open(Call *call)
 {
@@ -91,6 +92,7 @@ done:
   free(name);
 }
 
+/* session_state: docs/protocol.md section 5, "session_state". */
 void
 api_session_state(Call *call)
 {
@@ -114,6 +116,7 @@ api_session_state(Call *call)
   msgpack_pack_uint64(&call->pk, delivered);
 }
 
+/* session_close: docs/protocol.md section 5, "session_close". */
 void
 api_session_close(Call *call)
 {
@@ -144,6 +147,7 @@ api_pack_session(Call *call, Session *s)
   msgpack_pack_uint64(pk, session_queued(s));
 }
 
+/* session_list: docs/protocol.md section 5, "session_list". */
 void
 api_session_list(Call *call)
 {

@@ -124,6 +124,7 @@ api_wait_timeout(uv_timer_t *t)
   api_wait_answer(t->data, NULL, true);
 }
 
+/* monitor_wait: docs/protocol.md section 5, "monitor_wait". */
 void
 api_monitor_wait(Call *call)
 {
