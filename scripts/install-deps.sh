@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config      # toolchain
   libuv1-dev libpcre2-dev libmsgpack-dev liblua5.4-dev  # the four libraries
+  libjansson-dev                        # JSON for the command-line client and vigil mcp
   python3 python3-msgpack               # the example gateway and functional tests
   strace                                # bench/idle counts the engine's wake-ups with it
 )

@@ -1,169 +1,142 @@
 /*
- * msgpack objects as JSON text (see cli_json.h). Recursion follows the
- * object's nesting, which the unpacker bounds (msgpack-c refuses nesting
- * deeper than its fixed stack), so it cannot run away.
+ * msgpack objects as JSON values (see cli_json.h). jansson builds and
+ * prints the JSON; this file only decides what each msgpack type becomes.
+ * Recursion follows the object's nesting, which the unpacker bounds
+ * (msgpack-c refuses nesting deeper than its fixed stack), so it cannot run
+ * away.
  */
 #include "cli_json.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "utf8.h"
 
-/* Appends a JSON string literal of len bytes at s; invalid UTF-8 bytes
- * become U+FFFD, control characters \n-style or \u00XX escapes. */
-static void
-cli_json_string(StrBuf *out, const char *s, size_t len)
+json_t *
+cli_json_string(const char *s, size_t len)
 {
-  static const char hex[] = "0123456789abcdef";
+  if (utf8_valid(s, len))
+    return json_stringn(s, len);
+  /* jansson takes only valid UTF-8: each bad byte becomes U+FFFD. */
   const unsigned char *p = (const unsigned char *)s;
-  strbuf_putc(out, '"');
+  StrBuf fixed = STRBUF_INIT;
   size_t i = 0;
   while (i < len) {
-    unsigned char ch = p[i];
-    if (ch >= 0x80) {
-      uint32_t cp;
-      size_t n = utf8_decode(p + i, len - i, &cp);
-      if (n == 0) {
-        strbuf_puts(out, "\xEF\xBF\xBD");
-        i++;
-      } else {
-        strbuf_append(out, s + i, n);
-        i += n;
-      }
-      continue;
-    }
-    i++;
-    switch (ch) {
-    case '"':
-      strbuf_puts(out, "\\\"");
-      break;
-    case '\\':
-      strbuf_puts(out, "\\\\");
-      break;
-    case '\n':
-      strbuf_puts(out, "\\n");
-      break;
-    case '\r':
-      strbuf_puts(out, "\\r");
-      break;
-    case '\t':
-      strbuf_puts(out, "\\t");
-      break;
-    case '\b':
-      strbuf_puts(out, "\\b");
-      break;
-    case '\f':
-      strbuf_puts(out, "\\f");
-      break;
-    default:
-      if (ch < 0x20 || ch == 0x7F) {
-        strbuf_puts(out, "\\u00");
-        strbuf_putc(out, hex[ch >> 4]);
-        strbuf_putc(out, hex[ch & 15]);
-      } else {
-        strbuf_putc(out, (char)ch);
-      }
+    uint32_t cp;
+    size_t n = p[i] < 0x80 ? 1 : utf8_decode(p + i, len - i, &cp);
+    if (n == 0) {
+      strbuf_puts(&fixed, "\xEF\xBF\xBD");
+      i++;
+    } else {
+      strbuf_append(&fixed, s + i, n);
+      i += n;
     }
   }
-  strbuf_putc(out, '"');
+  json_t *j = json_stringn(strbuf_cstr(&fixed), fixed.len);
+  strbuf_free(&fixed);
+  return j;
 }
 
-/* Appends len bytes at s as a quoted base64 string (RFC 4648, padded). */
-static void
-cli_json_base64(StrBuf *out, const char *s, size_t len)
+/* len bytes at s as a base64 string (RFC 4648, padded). */
+static json_t *
+cli_json_base64(const char *s, size_t len)
 {
   static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const unsigned char *p = (const unsigned char *)s;
-  strbuf_putc(out, '"');
+  StrBuf out = STRBUF_INIT;
   size_t i = 0;
   for (; i + 3 <= len; i += 3) {
     uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
     char q[4] = {abc[v >> 18], abc[(v >> 12) & 63], abc[(v >> 6) & 63], abc[v & 63]};
-    strbuf_append(out, q, 4);
+    strbuf_append(&out, q, 4);
   }
   if (len - i == 1) {
     uint32_t v = (uint32_t)p[i] << 16;
     char q[4] = {abc[v >> 18], abc[(v >> 12) & 63], '=', '='};
-    strbuf_append(out, q, 4);
+    strbuf_append(&out, q, 4);
   } else if (len - i == 2) {
     uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
     char q[4] = {abc[v >> 18], abc[(v >> 12) & 63], abc[(v >> 6) & 63], '='};
-    strbuf_append(out, q, 4);
+    strbuf_append(&out, q, 4);
   }
-  strbuf_putc(out, '"');
+  json_t *j = json_stringn(strbuf_cstr(&out), out.len);
+  strbuf_free(&out);
+  return j;
+}
+
+/* A map as an object; a key that is not a string is named by its JSON text. */
+static json_t *
+cli_json_object(const msgpack_object *o)
+{
+  json_t *obj = json_object();
+  for (uint32_t i = 0; i < o->via.map.size; i++) {
+    const msgpack_object_kv *kv = &o->via.map.ptr[i];
+    json_t *key = kv->key.type == MSGPACK_OBJECT_STR
+                      ? cli_json_string(kv->key.via.str.ptr, kv->key.via.str.size)
+                      : NULL;
+    char *text = NULL;
+    if (key == NULL) {
+      json_t *k = cli_json_of(&kv->key);
+      text = json_dumps(k, JSON_COMPACT | JSON_ENCODE_ANY);
+      json_decref(k);
+    }
+    const char *name = key ? json_string_value(key) : text ? text : "";
+    size_t name_len = key ? json_string_length(key) : strlen(name);
+    json_object_setn_new(obj, name, name_len, cli_json_of(&kv->val));
+    json_decref(key);
+    free(text);
+  }
+  return obj;
+}
+
+json_t *
+cli_json_of(const msgpack_object *o)
+{
+  switch (o->type) {
+  case MSGPACK_OBJECT_BOOLEAN:
+    return json_boolean(o->via.boolean);
+  case MSGPACK_OBJECT_POSITIVE_INTEGER:
+    if (o->via.u64 > (uint64_t)INT64_MAX)
+      return json_real((double)o->via.u64);
+    return json_integer((json_int_t)o->via.u64);
+  case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+    return json_integer((json_int_t)o->via.i64);
+  case MSGPACK_OBJECT_FLOAT32:
+  case MSGPACK_OBJECT_FLOAT64:
+    return isfinite(o->via.f64) ? json_real(o->via.f64) : json_null();
+  case MSGPACK_OBJECT_STR:
+    return cli_json_string(o->via.str.ptr, o->via.str.size);
+  case MSGPACK_OBJECT_BIN:
+    if (utf8_valid(o->via.bin.ptr, o->via.bin.size))
+      return json_stringn(o->via.bin.ptr, o->via.bin.size);
+    return json_pack("{s:o}", "base64", cli_json_base64(o->via.bin.ptr, o->via.bin.size));
+  case MSGPACK_OBJECT_EXT:
+    return json_pack("{s:i,s:o}", "ext", (int)o->via.ext.type, "base64",
+                     cli_json_base64(o->via.ext.ptr, o->via.ext.size));
+  case MSGPACK_OBJECT_ARRAY: {
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < o->via.array.size; i++)
+      json_array_append_new(a, cli_json_of(&o->via.array.ptr[i]));
+    return a;
+  }
+  case MSGPACK_OBJECT_MAP:
+    return cli_json_object(o);
+  case MSGPACK_OBJECT_NIL:
+  default:
+    return json_null();
+  }
 }
 
 void
 cli_json_append(StrBuf *out, const msgpack_object *o)
 {
-  switch (o->type) {
-  case MSGPACK_OBJECT_NIL:
-    strbuf_puts(out, "null");
-    break;
-  case MSGPACK_OBJECT_BOOLEAN:
-    strbuf_puts(out, o->via.boolean ? "true" : "false");
-    break;
-  case MSGPACK_OBJECT_POSITIVE_INTEGER:
-    strbuf_printf(out, "%" PRIu64, o->via.u64);
-    break;
-  case MSGPACK_OBJECT_NEGATIVE_INTEGER:
-    strbuf_printf(out, "%" PRId64, o->via.i64);
-    break;
-  case MSGPACK_OBJECT_FLOAT32:
-  case MSGPACK_OBJECT_FLOAT64:
-    if (isfinite(o->via.f64))
-      strbuf_printf(out, "%.17g", o->via.f64);
-    else
-      strbuf_puts(out, "null");
-    break;
-  case MSGPACK_OBJECT_STR:
-    cli_json_string(out, o->via.str.ptr, o->via.str.size);
-    break;
-  case MSGPACK_OBJECT_BIN:
-    if (utf8_valid(o->via.bin.ptr, o->via.bin.size)) {
-      cli_json_string(out, o->via.bin.ptr, o->via.bin.size);
-    } else {
-      strbuf_puts(out, "{\"base64\":");
-      cli_json_base64(out, o->via.bin.ptr, o->via.bin.size);
-      strbuf_putc(out, '}');
-    }
-    break;
-  case MSGPACK_OBJECT_EXT:
-    strbuf_printf(out, "{\"ext\":%d,\"base64\":", (int)o->via.ext.type);
-    cli_json_base64(out, o->via.ext.ptr, o->via.ext.size);
-    strbuf_putc(out, '}');
-    break;
-  case MSGPACK_OBJECT_ARRAY:
-    strbuf_putc(out, '[');
-    for (uint32_t i = 0; i < o->via.array.size; i++) {
-      if (i)
-        strbuf_putc(out, ',');
-      cli_json_append(out, &o->via.array.ptr[i]);
-    }
-    strbuf_putc(out, ']');
-    break;
-  case MSGPACK_OBJECT_MAP:
-    strbuf_putc(out, '{');
-    for (uint32_t i = 0; i < o->via.map.size; i++) {
-      const msgpack_object_kv *kv = &o->via.map.ptr[i];
-      if (i)
-        strbuf_putc(out, ',');
-      if (kv->key.type == MSGPACK_OBJECT_STR) {
-        cli_json_string(out, kv->key.via.str.ptr, kv->key.via.str.size);
-      } else {
-        /* JSON keys are strings: quote the key's own JSON text. */
-        StrBuf k = STRBUF_INIT;
-        cli_json_append(&k, &kv->key);
-        cli_json_string(out, strbuf_cstr(&k), k.len);
-        strbuf_free(&k);
-      }
-      strbuf_putc(out, ':');
-      cli_json_append(out, &kv->val);
-    }
-    strbuf_putc(out, '}');
-    break;
-  }
+  json_t *j = cli_json_of(o);
+  char *text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+  if (text)
+    strbuf_puts(out, text);
+  free(text);
+  json_decref(j);
 }
