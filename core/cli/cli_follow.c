@@ -382,15 +382,64 @@ const CliCommand cli_cmd_wait = {
 static const CliOpt cli_watch_opts[] = {
   {"since", 0, "SEQ", false,
    "first print again the notifications the session still keeps\nafter seq SEQ (0: all it keeps)"},
+  {"oneline", 0, NULL, false,
+   "one line per notification: SEQ MONITOR TEXT, the text's\nnewlines and backslashes "
+   "escaped (\\n, \\\\), flushed at once"},
   {NULL, 0, NULL, false, NULL},
 };
 
-/* Prints one notification as it arrives: its text (or, with --json, the
- * whole map on one line); engine errors go to stderr. */
+/* How watch prints each notification. */
+typedef enum {
+  kWatchText = 0,  /* the envelope as an agent sees it */
+  kWatchJson,      /* the whole map, one JSON object a line */
+  kWatchOneline,   /* SEQ MONITOR TEXT on one line, for a harness's line monitor */
+} WatchStyle;
+
+typedef struct {
+  CliClient *c;
+  WatchStyle style;
+} Watch;
+
+/* One notification as one line: its seq, its monitor (or "-"), and its
+ * text with every backslash, newline, carriage return and tab escaped, so
+ * a line reader gets one notification per line and can undo the escapes.
+ * The text holds no other control character: the envelope escapes them. */
+static void
+cli_watch_oneline(const msgpack_object *n)
+{
+  size_t tn = 0, in = 0;
+  const char *text = cli_obj_get_text(n, "text", &tn);
+  const char *id = cli_obj_get_text(n, "monitor_id", &in);
+  StrBuf line = STRBUF_INIT;
+  strbuf_printf(&line, "%llu %.*s ", (unsigned long long)cli_obj_get_uint(n, "seq", 0),
+                id && in ? (int)in : 1, id && in ? id : "-");
+  /* A trailing newline ends the envelope; it is the line's own end here. */
+  while (text && tn > 0 && text[tn - 1] == '\n')
+    tn--;
+  for (size_t i = 0; text && i < tn; i++) {
+    char ch = text[i];
+    if (ch == '\\')
+      strbuf_puts(&line, "\\\\");
+    else if (ch == '\n')
+      strbuf_puts(&line, "\\n");
+    else if (ch == '\r')
+      strbuf_puts(&line, "\\r");
+    else if (ch == '\t')
+      strbuf_puts(&line, "\\t");
+    else
+      strbuf_putc(&line, ch);
+  }
+  strbuf_putc(&line, '\n');
+  fwrite(strbuf_cstr(&line), 1, line.len, stdout);
+  strbuf_free(&line);
+}
+
+/* Prints one notification as it arrives, in the watch's style, and flushes
+ * it; engine errors go to stderr. */
 static void
 cli_watch_on_notify(void *ctx, const char *method, size_t len, const msgpack_object *params)
 {
-  const CliClient *c = ctx;
+  const Watch *w = ctx;
   bool is_error = len == strlen("vigil.error") && memcmp(method, "vigil.error", len) == 0;
   if (is_error) {
     const msgpack_object *msg =
@@ -406,8 +455,13 @@ cli_watch_on_notify(void *ctx, const char *method, size_t len, const msgpack_obj
       params->type != MSGPACK_OBJECT_ARRAY || params->via.array.size < 1)
     return;
   const msgpack_object *n = &params->via.array.ptr[0];
-  if (c->json) {
+  if (w->style == kWatchJson) {
     cli_client_print_json(n);
+    return;
+  }
+  if (w->style == kWatchOneline) {
+    cli_watch_oneline(n);
+    fflush(stdout);
     return;
   }
   size_t tn;
@@ -433,11 +487,16 @@ cli_watch_run(CliClient *c, const CliParsed *p)
   int rc = cli_cmds_number(p, "since", 0, &since);
   if (rc != 0)
     return rc;
+  bool oneline = cli_opts_has(p, "oneline");
+  if (oneline && c->json)
+    return cli_opts_usage_error(p->spec, "give --oneline or --json, not both");
+  static Watch w;
+  w = (Watch){c, oneline ? kWatchOneline : c->json ? kWatchJson : kWatchText};
   c->notify = cli_watch_on_notify;
-  c->notify_ctx = c;
+  c->notify_ctx = &w;
   if (cli_client_connect(c, true, cli_opts_has(p, "since"), since) != 0)
     return cli_client_fail(c);
-  if (!c->json && isatty(fileno(stderr)))
+  if (!c->json && !oneline && isatty(fileno(stderr)))
     fprintf(stderr, "vigil: watching session \"%s\" (Ctrl-C to stop)\n", c->session);
   /* Until interrupted, or until the engine goes away. */
   for (;;) {
@@ -449,7 +508,8 @@ cli_watch_run(CliClient *c, const CliParsed *p)
 const CliCommand cli_cmd_watch = {
   {"watch", "", "print the session's notifications as they arrive",
    "Attach to the session and print every notification it is sent, as it arrives,\n"
-   "as the text an agent would see (with --json, one JSON object a line), until\n"
+   "as the text an agent would see (with --json, one JSON object a line; with\n"
+   "--oneline, one line each for a harness's line monitor to wrap), until\n"
    "interrupted. Notifications are sent to every attached connection, so watching\n"
    "takes nothing away from an agent attached to the same session.",
    cli_watch_opts, 0, 0, false},

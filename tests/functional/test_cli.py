@@ -343,6 +343,39 @@ def test_watch_json_one_object_per_line(e):
         finish(proc)
 
 
+@socket_only
+def test_watch_oneline_gives_each_notification_one_line(e):
+    # A harness's own line monitor wraps vigil with this: one line per
+    # notification, flushed, the envelope's newlines escaped.
+    proc = spawn(e, "watch", "--oneline", "--since", "0")
+    try:
+        mid = start(e, "--label", "two", "--", "sh", "-c", "printf '%s\\n' 'a\\b'; echo second")
+        rd = Reader(proc)
+        rd.until(lambda b: re.search(rb"event: exit.*END>>>\n", b) is not None,
+                 what="the exit notification's line")
+        lines = rd.buf.decode().splitlines()
+        ours = [l for l in lines if l.split(" ", 2)[1] == mid]
+        assert len(ours) >= 2, lines  # the output and the exit, at least
+        seqs = [int(l.split(" ", 2)[0]) for l in ours]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
+        for l in ours:
+            text = l.split(" ", 2)[2]
+            assert "\n" not in text and text.startswith("<<<VIGIL OBSERVATION "), l
+            # The escapes undo to the envelope: markers on their own lines.
+            plain = re.sub(r"\\(.)", lambda m: {"n": "\n", "\\": "\\", "r": "\r",
+                                                 "t": "\t"}[m.group(1)], text)
+            assert re.search(r">>>\n", plain) and plain.rstrip().endswith("END>>>"), plain
+        joined = "\n".join(ours)
+        assert "[stdout seq=1] a\\\\b" in joined, joined  # a\b: its backslash escaped
+    finally:
+        finish(proc)
+
+
+def test_watch_oneline_and_json_are_exclusive(e):
+    r = vigil(e, "watch", "--oneline", "--json")
+    assert r.returncode == 2 and "not both" in r.stderr, r.stderr
+
+
 # --- --json -----------------------------------------------------------------
 
 @socket_only
@@ -532,6 +565,8 @@ if __name__ == "__main__":
         test_output_follow_of_an_ended_monitor_returns_at_once,
         test_watch_prints_envelopes,
         test_watch_json_one_object_per_line,
+        test_watch_oneline_gives_each_notification_one_line,
+        test_watch_oneline_and_json_are_exclusive,
         test_json_output_has_the_documented_keys,
         test_engine_errors_go_to_stderr_with_status_1,
         test_usage_errors_are_status_2_with_a_helpful_message,
