@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages vigil needs to build, test and benchmark, and
-# nothing else. Idempotent: when every package is already present it prints
-# nothing and touches nothing. Runs as root (apt-get); under another user it
-# uses sudo when there is one, else it says what to install.
+# Installs what vigil needs to build, test and benchmark, and nothing else:
+# the Debian packages, then the Node packages the MCP tests drive `vigil mcp`
+# with (tests/mcp, pinned by its package-lock.json). Idempotent: when
+# everything is already present it prints nothing and touches nothing. Runs
+# as root (apt-get); under another user it uses sudo when there is one, else
+# it says what to install.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake pkg-config      # toolchain
@@ -12,6 +15,12 @@ packages=(
   python3 python3-msgpack               # the example gateway and functional tests
   strace                                # bench/idle counts the engine's wake-ups with it
 )
+# Node.js and npm for the MCP tests, unless a Node.js with npm is already
+# installed (another packaging of Node, such as NodeSource's, provides npm
+# itself and conflicts with Debian's npm package).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -19,19 +28,28 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ "${#missing[@]}" -eq 0 ] && exit 0
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    sudo="sudo"
-  else
-    echo "install-deps: not root and no sudo; please install: ${missing[*]}" >&2
-    exit 1
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo="sudo"
+    else
+      echo "install-deps: not root and no sudo; please install: ${missing[*]}" >&2
+      exit 1
+    fi
   fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >/dev/null
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "install-deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >/dev/null
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The MCP SDK, exactly as the lockfile pins it; again only when the installed
+# tree is older than the lockfile (npm writes node_modules/.package-lock.json).
+mcp=tests/mcp
+if [ ! -f "$mcp/node_modules/.package-lock.json" ] ||
+   [ "$mcp/package-lock.json" -nt "$mcp/node_modules/.package-lock.json" ]; then
+  echo "install-deps: installing the MCP test client (npm ci in $mcp)" >&2
+  (cd "$mcp" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
