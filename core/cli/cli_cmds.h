@@ -34,6 +34,7 @@ extern const CliCommand cli_cmd_logs;
 extern const CliCommand cli_cmd_output;
 extern const CliCommand cli_cmd_wait;
 extern const CliCommand cli_cmd_watch;
+extern const CliCommand cli_cmd_mcp;
 
 /* The subcommand called name, or NULL. */
 const CliCommand *cli_cmds_find(const char *name);

@@ -218,6 +218,12 @@ cli_conn_open(const char *path, CliError *err)
   return c;
 }
 
+int
+cli_conn_fd(const CliConn *c)
+{
+  return c->fd;
+}
+
 void
 cli_conn_close(CliConn *c)
 {

@@ -87,6 +87,10 @@ int64_t cli_now_ms(void);
  * uids). */
 CliConn *cli_conn_open(const char *path, CliError *err);
 
+/* The connection's socket, for a caller's own poll(); only for readiness:
+ * reading is cli_conn_pump's. */
+int cli_conn_fd(const CliConn *c);
+
 /* Closes the connection and frees every answer not taken. */
 void cli_conn_close(CliConn *c);
 

@@ -131,6 +131,59 @@ cli_json_of(const msgpack_object *o)
 }
 
 void
+cli_json_pack(const json_t *j, msgpack_packer *pk)
+{
+  switch (json_typeof(j)) {
+  case JSON_OBJECT: {
+    msgpack_pack_map(pk, (uint32_t)json_object_size(j));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)j, key, v) {
+      size_t n = strlen(key);
+      msgpack_pack_str(pk, n);
+      msgpack_pack_str_body(pk, key, n);
+      cli_json_pack(v, pk);
+    }
+    break;
+  }
+  case JSON_ARRAY: {
+    msgpack_pack_array(pk, (uint32_t)json_array_size(j));
+    size_t i;
+    json_t *v;
+    json_array_foreach(j, i, v) cli_json_pack(v, pk);
+    break;
+  }
+  case JSON_STRING: {
+    size_t n = json_string_length(j);
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, json_string_value(j), n);
+    break;
+  }
+  case JSON_INTEGER: {
+    json_int_t v = json_integer_value(j);
+    if (v >= 0)
+      msgpack_pack_uint64(pk, (uint64_t)v);
+    else
+      msgpack_pack_int64(pk, (int64_t)v);
+    break;
+  }
+  case JSON_REAL:
+    msgpack_pack_double(pk, json_real_value(j));
+    break;
+  case JSON_TRUE:
+    msgpack_pack_true(pk);
+    break;
+  case JSON_FALSE:
+    msgpack_pack_false(pk);
+    break;
+  case JSON_NULL:
+  default:
+    msgpack_pack_nil(pk);
+    break;
+  }
+}
+
+void
 cli_json_append(StrBuf *out, const msgpack_object *o)
 {
   json_t *j = cli_json_of(o);

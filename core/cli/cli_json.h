@@ -29,6 +29,11 @@ json_t *cli_json_of(const msgpack_object *o);
 /* A JSON string of len bytes at s, invalid UTF-8 bytes as U+FFFD. */
 json_t *cli_json_string(const char *s, size_t len);
 
+/* Packs a JSON value as msgpack: null -> nil, true/false, integers, reals
+ * (an integral real stays a float), strings -> str, arrays, objects -> maps
+ * with str keys. */
+void cli_json_pack(const json_t *j, msgpack_packer *pk);
+
 /* Appends o as one line of compact JSON to out. */
 void cli_json_append(StrBuf *out, const msgpack_object *o);
 

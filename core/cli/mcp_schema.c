@@ -1,0 +1,154 @@
+/*
+ * A small JSON Schema checker for tool arguments (see mcp_schema.h). It
+ * knows only what the tools' schemas use; an unknown keyword is ignored,
+ * never an error, so a schema may carry annotations for the model.
+ */
+#include "mcp_schema.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The JSON Schema type name of a value ("integer" for a whole number). */
+static bool
+mcp_schema_is(const json_t *v, const char *type)
+{
+  if (strcmp(type, "string") == 0)
+    return json_is_string(v);
+  if (strcmp(type, "integer") == 0)
+    return json_is_integer(v) ||
+           (json_is_real(v) && floor(json_real_value(v)) == json_real_value(v));
+  if (strcmp(type, "number") == 0)
+    return json_is_number(v);
+  if (strcmp(type, "boolean") == 0)
+    return json_is_boolean(v);
+  if (strcmp(type, "array") == 0)
+    return json_is_array(v);
+  if (strcmp(type, "object") == 0)
+    return json_is_object(v);
+  if (strcmp(type, "null") == 0)
+    return json_is_null(v);
+  return true;
+}
+
+/* Whether v has the type (a name or a list of names) the schema gives. */
+static bool
+mcp_schema_type_ok(const json_t *schema, const json_t *v, const char **want)
+{
+  const json_t *type = json_object_get(schema, "type");
+  *want = "a value";
+  if (json_is_string(type)) {
+    *want = json_string_value(type);
+    return mcp_schema_is(v, *want);
+  }
+  if (json_is_array(type)) {
+    size_t i;
+    const json_t *t;
+    *want = "one of its types";
+    json_array_foreach(type, i, t) if (json_is_string(t) && mcp_schema_is(v, json_string_value(t)))
+        return true;
+    return false;
+  }
+  return true;
+}
+
+/* Checks one value against its property schema; name is how it is called. */
+static bool
+mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *msg, size_t cap)
+{
+  const char *want;
+  if (!mcp_schema_type_ok(schema, v, &want)) {
+    snprintf(msg, cap, "%s must be %s%s", name, strchr("aeiou", want[0]) ? "an " : "a ", want);
+    return false;
+  }
+  const json_t *en = json_object_get(schema, "enum");
+  if (json_is_array(en)) {
+    size_t i;
+    const json_t *e;
+    bool found = false;
+    json_array_foreach(en, i, e) found = found || json_equal((json_t *)e, (json_t *)v);
+    if (!found) {
+      char *list = json_dumps(en, JSON_COMPACT);
+      snprintf(msg, cap, "%s must be one of %s", name, list ? list : "its choices");
+      free(list);
+      return false;
+    }
+  }
+  if (json_is_number(v)) {
+    double d = json_number_value(v);
+    const json_t *lo = json_object_get(schema, "minimum"), *hi = json_object_get(schema, "maximum");
+    if ((lo && d < json_number_value(lo)) || (hi && d > json_number_value(hi))) {
+      snprintf(msg, cap, "%s must be %g..%g, got %g", name, lo ? json_number_value(lo) : -INFINITY,
+               hi ? json_number_value(hi) : INFINITY, d);
+      return false;
+    }
+  }
+  if (json_is_string(v)) {
+    const json_t *mx = json_object_get(schema, "maxLength");
+    const json_t *mn = json_object_get(schema, "minLength");
+    size_t len = json_string_length(v);
+    if ((mx && len > (size_t)json_integer_value(mx)) || (mn && len < (size_t)json_integer_value(mn))) {
+      snprintf(msg, cap, "%s must be %lld..%lld characters long, got %zu", name,
+               mn ? (long long)json_integer_value(mn) : 0LL,
+               mx ? (long long)json_integer_value(mx) : (long long)len, len);
+      return false;
+    }
+  }
+  const json_t *items = json_object_get(schema, "items");
+  if (json_is_array(v) && json_is_object(items)) {
+    size_t i;
+    const json_t *e;
+    json_array_foreach(v, i, e) {
+      char sub[128];
+      snprintf(sub, sizeof sub, "%s[%zu]", name, i);
+      if (!mcp_schema_value(items, e, sub, msg, cap))
+        return false;
+    }
+  }
+  const json_t *extra = json_object_get(schema, "additionalProperties");
+  if (json_is_object(v) && json_is_object(extra)) {
+    const char *k;
+    const json_t *e;
+    json_object_foreach((json_t *)v, k, e) {
+      char sub[160];
+      snprintf(sub, sizeof sub, "%s.%s", name, k);
+      if (!mcp_schema_value(extra, e, sub, msg, cap))
+        return false;
+    }
+  }
+  return true;
+}
+
+bool
+mcp_schema_check(const json_t *schema, const json_t *args, char *msg, size_t cap)
+{
+  const json_t *props = json_object_get(schema, "properties");
+  if (args != NULL && !json_is_object(args)) {
+    snprintf(msg, cap, "arguments must be an object");
+    return false;
+  }
+  const char *key;
+  const json_t *v;
+  if (args) {
+    json_object_foreach((json_t *)args, key, v) {
+      const json_t *p = json_object_get(props, key);
+      if (p == NULL) {
+        snprintf(msg, cap, "unknown argument \"%.64s\"", key);
+        return false;
+      }
+      if (!mcp_schema_value(p, v, key, msg, cap))
+        return false;
+    }
+  }
+  const json_t *req = json_object_get(schema, "required");
+  size_t i;
+  const json_t *r;
+  json_array_foreach(req, i, r) {
+    if (json_is_string(r) && (args == NULL || json_object_get(args, json_string_value(r)) == NULL)) {
+      snprintf(msg, cap, "%s is required", json_string_value(r));
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,21 @@
+/*
+ * The arguments of a tools/call checked against the tool's inputSchema
+ * before anything reaches the engine (MCP.md section 1: arguments that fail
+ * the schema are -32602 naming the argument). The subset of JSON Schema the
+ * tools use: an object with `properties` (each with `type`: string,
+ * integer, number, boolean, array, object, or a list of them; `enum`;
+ * `minimum` / `maximum`; `minLength`, `maxLength`; `items` with a `type`),
+ * `required`, and `additionalProperties: false`.
+ */
+#ifndef VIGIL_MCP_SCHEMA_H
+#define VIGIL_MCP_SCHEMA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Checks args (an object, or NULL for none) against schema. Returns true,
+ * or false with why (naming the argument) in msg. */
+bool mcp_schema_check(const json_t *schema, const json_t *args, char *msg, size_t cap);
+
+#endif

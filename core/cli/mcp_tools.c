@@ -1,0 +1,167 @@
+/*
+ * Listing and calling the tools (see mcp_tools.h). A tool's name is listed
+ * as written unless --tool-names underscore asks for dots to become
+ * underscores (harnesses whose function names cannot hold a dot); a call is
+ * matched against the listed name.
+ */
+#include "mcp_tools.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp_schema.h"
+
+/* Every profile's tools, in the order tools/list gives them. */
+static const McpTool *const mcp_tool_tables[] = {mcp_vigil_tools, NULL};
+
+/* The name as listed: dots become underscores under --tool-names underscore. */
+static void
+mcp_tool_listed_name(const McpServer *s, const McpTool *t, char *out, size_t cap)
+{
+  snprintf(out, cap, "%s", t->name);
+  for (char *p = out; s->underscore && *p; p++)
+    if (*p == '.')
+      *p = '_';
+}
+
+/* Parses a schema text of the table; a broken one is a bug, said loudly. */
+static json_t *
+mcp_tool_schema(const McpTool *t, const char *text)
+{
+  json_error_t e;
+  json_t *j = json_loads(text, 0, &e);
+  if (j == NULL) {
+    fprintf(stderr, "vigil mcp: the schema of %s does not parse: %s (column %d)\n", t->name,
+            e.text, e.column);
+    j = json_pack("{s:s}", "type", "object");
+  }
+  return j;
+}
+
+json_t *
+mcp_tools_list(const McpServer *s)
+{
+  json_t *list = json_array();
+  for (size_t k = 0; mcp_tool_tables[k]; k++) {
+    for (const McpTool *t = mcp_tool_tables[k]; t->name; t++) {
+      if (!(t->profile & s->profiles))
+        continue;
+      char name[128];
+      mcp_tool_listed_name(s, t, name, sizeof name);
+      json_t *ann = json_pack("{s:b,s:b,s:b,s:b}", "readOnlyHint", (t->hints & kMcpReadOnly) != 0,
+                              "destructiveHint", (t->hints & kMcpDestructive) != 0,
+                              "idempotentHint", (t->hints & kMcpIdempotent) != 0,
+                              "openWorldHint", 0);
+      json_array_append_new(list, json_pack("{s:s,s:s,s:o,s:o,s:o}", "name", name,
+                                            "description", t->description, "inputSchema",
+                                            mcp_tool_schema(t, t->input_schema),
+                                            "outputSchema", mcp_tool_schema(t, t->output_schema),
+                                            "annotations", ann));
+    }
+  }
+  return list;
+}
+
+/* The listed tool called name, or NULL. */
+static const McpTool *
+mcp_tools_find(const McpServer *s, const char *name)
+{
+  for (size_t k = 0; mcp_tool_tables[k]; k++) {
+    for (const McpTool *t = mcp_tool_tables[k]; t->name; t++) {
+      char listed[128];
+      mcp_tool_listed_name(s, t, listed, sizeof listed);
+      if ((t->profile & s->profiles) && strcmp(listed, name) == 0)
+        return t;
+    }
+  }
+  return NULL;
+}
+
+/* Appends the notifications not yet delivered to a result (piggyback):
+ * each as a text item (the envelope), all in structuredContent. */
+static void
+mcp_tools_piggyback(McpServer *s, json_t *result)
+{
+  json_t *pending = mcp_engine_take(&s->engine, s->engine.delivered, MCP_QUEUE_MAX);
+  if (json_array_size(pending) == 0) {
+    json_decref(pending);
+    return;
+  }
+  json_t *content = json_object_get(result, "content");
+  size_t i;
+  json_t *n;
+  json_array_foreach(pending, i, n) {
+    const char *text = json_string_value(json_object_get(n, "text"));
+    json_array_append_new(content, json_pack("{s:s,s:s}", "type", "text", "text",
+                                             text ? text : ""));
+  }
+  json_t *sc = json_object_get(result, "structuredContent");
+  if (json_is_object(sc))
+    json_object_set(sc, "notifications", pending);
+  json_decref(pending);
+}
+
+json_t *
+mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *msg, size_t cap)
+{
+  const McpTool *t = mcp_tools_find(s, name);
+  if (t == NULL) {
+    *code = -32602;
+    snprintf(msg, cap, "unknown tool \"%.64s\" (tools/list names the tools of the profiles "
+                       "this server was started with)", name);
+    return NULL;
+  }
+  json_t *schema = mcp_tool_schema(t, t->input_schema);
+  char why[512];
+  bool ok = mcp_schema_check(schema, args, why, sizeof why);
+  json_decref(schema);
+  if (!ok) {
+    *code = -32602;
+    snprintf(msg, cap, "%s: %s", name, why);
+    return NULL;
+  }
+  McpResult r = {NULL, NULL};
+  json_t *owned = args ? json_incref(args) : json_object();
+  t->fn(s, owned, &r);
+  json_decref(owned);
+  json_t *result;
+  if (r.error) {
+    result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", r.error,
+                       "isError", 1);
+    free(r.error);
+  } else {
+    char *text = json_dumps(r.structured, JSON_INDENT(2));
+    result = json_pack("{s:[{s:s,s:s}],s:o}", "content", "type", "text", "text",
+                       text ? text : "{}", "structuredContent", r.structured);
+    free(text);
+  }
+  if (s->delivery == kMcpPiggyback)
+    mcp_tools_piggyback(s, result);
+  return result;
+}
+
+void
+mcp_result_engine_error(McpServer *s, McpResult *out)
+{
+  const CliError *e = &s->engine.cli.err;
+  size_t n = strlen(e->msg) + 32;
+  out->error = malloc(n);
+  if (out->error == NULL)
+    abort();
+  /* The engine's messages start with their error's name; others say what
+   * failed on the way. */
+  snprintf(out->error, n, "%s%s", e->kind == kCliErrEngine ? "" : "unavailable: ", e->msg);
+}
+
+void
+mcp_result_call(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
+                McpResult *out)
+{
+  json_t *result = NULL;
+  if (mcp_engine_call(&s->engine, method, args, timeout_ms, &result) != 0) {
+    mcp_result_engine_error(s, out);
+    return;
+  }
+  out->structured = result;
+}
