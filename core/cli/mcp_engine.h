@@ -1,5 +1,5 @@
 /*
- * `vigil mcp`'s link to the engine (MCP.md section 1): the socket (an
+ * `vigil mcp`'s link to the engine (docs/mcp.md): the socket (an
  * engine is started detached when none answers, unless --no-spawn), the
  * named session (default "mcp-" and a short hash of the working directory,
  * so the same project in a restarted harness finds its monitors again), and

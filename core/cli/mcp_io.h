@@ -15,7 +15,7 @@
 
 #include "strbuf.h"
 
-/* The longest line accepted (MCP.md: 1 MiB). */
+/* The longest line accepted (docs/mcp.md: 1 MiB). */
 #define MCP_LINE_MAX (1u << 20)
 
 typedef struct {

@@ -1,6 +1,6 @@
 /*
  * The arguments of a tools/call checked against the tool's inputSchema
- * before anything reaches the engine (MCP.md section 1: arguments that fail
+ * before anything reaches the engine (docs/mcp.md, "Limits and choices": arguments that fail
  * the schema are -32602 naming the argument). The subset of JSON Schema the
  * tools use: an object with `properties` (each with `type`: string,
  * integer, number, boolean, array, object, or a list of them; `enum`;

@@ -1,5 +1,5 @@
 /*
- * The tools `vigil mcp` lists and calls (MCP.md section 3), and the server
+ * The tools `vigil mcp` lists and calls (docs/mcp.md, "Profiles"), and the server
  * state a tool works with. A tool is a row: its name, its profile, a
  * description written for a model, its inputSchema and outputSchema (JSON
  * text, parsed once), its annotations, and a function that turns checked
@@ -15,10 +15,10 @@
 
 #include "mcp_engine.h"
 
-/* How notifications reach the harness (MCP.md section 4). */
+/* How notifications reach the harness (docs/mcp.md, "Which delivery mode"). */
 typedef enum { kMcpChannel = 0, kMcpPiggyback, kMcpPoll } McpDelivery;
 
-/* Profiles, as bits (MCP.md section 3). */
+/* Profiles, as bits (docs/mcp.md, "Profiles"). */
 enum {
   kMcpProfileVigil = 1 << 0,
   kMcpProfileWatchProcess = 1 << 1,

@@ -1,5 +1,5 @@
 /*
- * The `vigil` profile (MCP.md section 3): the engine's methods of
+ * The `vigil` profile (docs/mcp.md, "Profiles"): the engine's methods of
  * docs/protocol.md as tools, with the same argument names (less `session`:
  * the adapter holds its one session), their results as structuredContent,
  * and notifications_read, the pull path. A start without `cwd` runs in the
