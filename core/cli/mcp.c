@@ -1,6 +1,6 @@
 /*
  * `vigil mcp`: an MCP server on stdio that is a client of vigild
- * (docs/mcp.md; the contract is docs/mcp.md). It speaks JSON-RPC 2.0, one JSON
+ * (docs/mcp.md). It speaks JSON-RPC 2.0, one JSON
  * object per line, to the harness and msgpack-rpc to the engine, in one
  * thread: a poll() over stdin and the engine's socket. A request is answered
  * in full before the next is read (a tool that waits, monitor_wait or a

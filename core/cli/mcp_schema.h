@@ -1,7 +1,7 @@
 /*
  * The arguments of a tools/call checked against the tool's inputSchema
- * before anything reaches the engine (docs/mcp.md, "Limits and choices": arguments that fail
- * the schema are -32602 naming the argument). The subset of JSON Schema the
+ * before anything reaches the engine: arguments that fail the schema are
+ * -32602 naming the argument (docs/mcp.md, "Limits and choices"). The subset of JSON Schema the
  * tools use: an object with `properties` (each with `type`: string,
  * integer, number, boolean, array, object, or a list of them; `enum`;
  * `minimum` / `maximum`; `minLength`, `maxLength`; `items` with a `type`),
