@@ -86,11 +86,8 @@ mcp_meta_string(json_t *v)
  * client's logging level, notifications/message with the structured
  * notification. */
 static void
-mcp_on_notification(void *ctx, McpEngine *m, uint64_t seq, json_t *n)
+mcp_push(McpServer *s, json_t *n)
 {
-  McpServer *s = ctx;
-  if (s->delivery != kMcpChannel)
-    return;
   json_t *meta = json_object();
   json_object_set_new(meta, "source", json_string("vigil"));
   static const char *const keys[] = {"monitor_id", "label", "type", "seq", "mode", NULL};
@@ -103,9 +100,27 @@ mcp_on_notification(void *ctx, McpEngine *m, uint64_t seq, json_t *n)
   if (s->log_level <= 1)
     mcp_notify("notifications/message",
                json_pack("{s:s,s:s,s:O}", "level", "info", "logger", "vigil", "data", n));
-  /* Handed over: take it off the queue and remember it. */
-  json_decref(mcp_engine_take(m, seq - 1, 1));
-  mcp_engine_delivered(m, seq);
+}
+
+/* channel mode: hands every queued notification over, oldest first, once
+ * the harness is ready for them (before notifications/initialized nothing
+ * may be pushed: an engine resumed at start-up replays what was missed). */
+static void
+mcp_flush(McpServer *s)
+{
+  if (s->delivery != kMcpChannel || !s->ready)
+    return;
+  json_t *list = mcp_engine_take(&s->engine, s->engine.delivered, MCP_QUEUE_MAX);
+  size_t i;
+  json_t *n;
+  json_array_foreach(list, i, n) mcp_push(s, n);
+  json_decref(list);
+}
+
+static void
+mcp_on_notification(void *ctx, McpEngine *m, uint64_t seq, json_t *n)
+{
+  mcp_flush(ctx);
 }
 
 /* --- methods -------------------------------------------------------------- */
@@ -150,8 +165,14 @@ mcp_handle(McpServer *s, json_t *msg)
       mcp_reply_error(id, -32600, "not a JSON-RPC 2.0 request: it needs a method");
     return;
   }
-  if (id == NULL)
-    return; /* notifications/initialized, cancelled, ...: nothing to answer */
+  if (id == NULL) {
+    /* Notifications: nothing to answer. After initialized, pushing begins. */
+    if (strcmp(method, "notifications/initialized") == 0) {
+      s->ready = true;
+      mcp_flush(s);
+    }
+    return;
+  }
   if (strcmp(method, "initialize") == 0) {
     mcp_reply(id, mcp_initialize(s, params));
   } else if (strcmp(method, "ping") == 0) {
