@@ -1,13 +1,13 @@
 /*
  * `vigil mcp`: an MCP server on stdio that is a client of vigild
- * (docs/mcp.md). It speaks JSON-RPC 2.0, one JSON
- * object per line, to the harness and msgpack-rpc to the engine, in one
- * thread: a poll() over stdin and the engine's socket. A request is answered
- * in full before the next is read (a tool that waits, monitor_wait or a
- * foreground process_run, holds the next request back, though notifications
- * still flow); bad input is answered with its JSON-RPC error and the server
- * goes on; stdout carries nothing but protocol, logs go to stderr. stdin's
- * end ends the adapter with 0, and the monitors keep running in the engine.
+ * (docs/mcp.md). It speaks JSON-RPC 2.0, one JSON object per line, to the
+ * harness and msgpack-rpc to the engine, in one thread: a poll() over stdin
+ * and the engine's socket. A request is answered in full before the next is
+ * read (a tool that waits, monitor_wait or a foreground process_run, holds
+ * the next request back, though notifications still flow); bad input is
+ * answered with its JSON-RPC error and the server goes on; stdout carries
+ * nothing but protocol, logs go to stderr. stdin's end ends the adapter
+ * with 0, and the monitors keep running in the engine.
  */
 #include <errno.h>
 #include <poll.h>

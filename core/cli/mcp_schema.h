@@ -1,11 +1,11 @@
 /*
  * The arguments of a tools/call checked against the tool's inputSchema
  * before anything reaches the engine: arguments that fail the schema are
- * -32602 naming the argument (docs/mcp.md, "Limits and choices"). The subset of JSON Schema the
- * tools use: an object with `properties` (each with `type`: string,
- * integer, number, boolean, array, object, or a list of them; `enum`;
- * `minimum` / `maximum`; `minLength`, `maxLength`; `items` with a `type`),
- * `required`, and `additionalProperties: false`.
+ * -32602 naming the argument (docs/mcp.md, "Limits and choices"). The
+ * subset of JSON Schema the tools use: an object with `properties` (each
+ * with `type`: string, integer, number, boolean, array, object, or a list
+ * of them; `enum`; `minimum` / `maximum`; `minLength`, `maxLength`; `items`
+ * with a `type`), `required`, and `additionalProperties: false`.
  */
 #ifndef VIGIL_MCP_SCHEMA_H
 #define VIGIL_MCP_SCHEMA_H
