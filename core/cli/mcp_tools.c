@@ -16,7 +16,7 @@
 
 /* Every profile's tools, in the order tools/list gives them. */
 static const McpTool *const mcp_tool_tables[] = {mcp_vigil_tools, mcp_watch_process_tools,
-                                                  NULL};
+                                                  mcp_monitor_tools, NULL};
 
 /* The name as listed: dots become underscores under --tool-names underscore. */
 static void
