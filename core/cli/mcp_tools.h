@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "mcp_engine.h"
+#include "strbuf.h"
 
 /* How notifications reach the harness (docs/mcp.md, "Which delivery mode"). */
 typedef enum { kMcpChannel = 0, kMcpPiggyback, kMcpPoll } McpDelivery;
@@ -41,6 +42,8 @@ typedef struct {
 typedef struct {
   json_t *structured;      /* the structured result (owned), or NULL on error */
   char *error;             /* the error text (owned; "denied: ...") when it failed */
+  char *text;              /* the text item (owned), when the tool renders its result itself
+                            * (a seed's own text form); NULL: the structured result as JSON */
 } McpResult;
 
 typedef void (*McpToolFn)(McpServer *s, json_t *args, McpResult *out);
@@ -63,6 +66,8 @@ typedef struct {
 
 /* The tools of each profile file, NULL-name terminated. */
 extern const McpTool mcp_vigil_tools[];
+extern const McpTool mcp_watch_process_tools[];
+extern const McpTool mcp_monitor_tools[];
 
 /* tools/list's `tools` for the server's profiles (owned). */
 json_t *mcp_tools_list(const McpServer *s);
@@ -81,5 +86,37 @@ void mcp_result_engine_error(McpServer *s, McpResult *out);
 /* A result from an engine call of method with args (borrowed). */
 void mcp_result_call(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
                      McpResult *out);
+
+/* --- Helpers for the seed profiles (added with watch_process and monitor) ---
+ * What every seed's start tool needs the same way (docs/mcp-mapping.md
+ * section 0): the engine's limits in force, a seed's free text made fit for
+ * a label, a command string started with vigil's rules, and the seeds'
+ * four-word status of a monitor. */
+
+/* api_info's `limits` (owned), or NULL when the engine did not answer. */
+json_t *mcp_engine_limits(McpServer *s);
+
+/* text with control characters as spaces, cut to at most max bytes at a
+ * character boundary: a seed's description made fit for `label` (128) or
+ * `description` (1024), which refuse control characters. */
+json_t *mcp_seed_text(const char *text, size_t max);
+
+/* monitor_start with args (borrowed; `command` a seed's command string,
+ * `cwd` defaulted to the adapter's). The string is tokenized by the engine,
+ * never by a shell; when it fails only for a shell operator, it is retried
+ * with `shell: true` if the operator allows shell commands, else the error
+ * says how to run it. Returns 0 with *result (owned), or -1 with out->error
+ * set. */
+int mcp_seed_start(McpServer *s, json_t *args, McpResult *out, json_t **result);
+
+/* A monitor state (and exit code) as the seeds' task status: running,
+ * completed (exited 0), failed (exited otherwise), killed (every other
+ * ending). */
+const char *mcp_seed_status(const char *state, const json_t *exit_code);
+
+/* Appends the bytes of a monitor_logs stream value: the engine's bin
+ * arrives as a JSON string when it was UTF-8, else as {"base64": ...}
+ * (cli_json.h), which is decoded here. */
+void mcp_logs_bytes(const json_t *v, StrBuf *out);
 
 #endif
