@@ -1,0 +1,65 @@
+// Errors through the SDK client (MCP.md sections 1 and 3): an engine error is
+// a tool result with isError whose text starts with the error's name, never
+// a JSON-RPC error; an unknown tool and arguments that fail the tool's schema
+// are JSON-RPC -32602 naming the tool or the argument; the adapter goes on.
+//
+// Assumptions where the contract leaves a shape open:
+// - The -32602 error's message names the unknown tool or the argument (the
+//   SDK's McpError carries the server's message).
+// - `ls` is not on the tests' allowlist (harness.mjs defaultConfig), so
+//   starting it is `denied`.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Engine, Adapter, sessionName, TEST_TIMEOUT, textOf } from './harness.mjs';
+
+let engine;
+before(async () => { engine = await Engine.start(); });
+after(async () => { await engine?.stop(); });
+
+test('a program not on the allowlist is an isError tool result whose text starts with denied:, in every profile',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('denied'), profile: 'vigil,watch_process,process,monitor,hermes' });
+    const r = await a.toolError('monitor_start', { command: 'ls -l' }, 'denied');
+    assert.match(textOf(r), /ls/, 'the error names the program');
+    await a.toolError('process_run', { command: 'ls' }, 'denied');
+    await a.toolError('watch_process', { command: 'ls', description: 'listing' }, 'denied');
+    await a.toolError('process.run', { command: 'ls' }, 'denied');
+    await a.toolError('Monitor', { command: 'ls', description: 'listing' }, 'denied');
+    await a.toolError('terminal', { command: 'ls', background: true }, 'denied');
+    // Nothing was started.
+    const list = await a.ok('monitor_list', { include_exited: true });
+    assert.deepEqual(list.structuredContent.monitors, []);
+    await a.close();
+  });
+
+test('an unknown monitor id is an isError tool result whose text starts with not_found:', { timeout: TEST_TIMEOUT }, async () => {
+  const a = await Adapter.start(engine, { session: sessionName('nf') });
+  await a.toolError('monitor_status', { monitor_id: 'mon_000000000000' }, 'not_found');
+  await a.toolError('monitor_stop', { monitor_id: 'mon_000000000000' }, 'not_found');
+  await a.close();
+});
+
+test('an unknown tool is JSON-RPC error -32602 naming it, and the adapter goes on', { timeout: TEST_TIMEOUT }, async () => {
+  const a = await Adapter.start(engine, { session: sessionName('unknown') });
+  const e = await a.rpcError('no_such_tool', {}, -32602);
+  assert.match(e.message, /no_such_tool/);
+  assert.deepEqual(await a.client.ping(), {});
+  await a.ok('monitor_list', {});
+  await a.close();
+});
+
+test('arguments failing the tool\'s schema are JSON-RPC error -32602 naming the argument, and the adapter goes on',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('badarg') });
+    const wrongType = await a.rpcError('monitor_list', { limit: 'many' }, -32602);
+    assert.match(wrongType.message, /limit/);
+    const unknownArg = await a.rpcError('monitor_status', { monitor_id: 'mon_000000000000', bogus_argument: 1 }, -32602);
+    assert.match(unknownArg.message, /bogus_argument/);
+    const missing = await a.rpcError('monitor_status', {}, -32602);
+    assert.match(missing.message, /monitor_id/);
+    const badEnum = await a.rpcError('monitor_output', { monitor_id: 'mon_000000000000', stream: 'sideways' }, -32602);
+    assert.match(badEnum.message, /stream/);
+    await a.ok('monitor_list', {});
+    await a.close();
+  });

@@ -1,0 +1,104 @@
+// Seed 002's flow (--profile hermes; Hermes's terminal and process tools;
+// docs/mcp-mapping.md section 5 and 9.4): a background terminal with
+// watch_patterns and notify_on_complete, the matched lines pushed, then
+// process list/poll/log/kill; wait; the foreground terminal.
+//
+// Assumptions where the contract leaves a shape open (keys are Hermes's,
+// from its source, as docs/mcp-mapping.md 5.1-5.2 gives them):
+// - terminal foreground -> {output, exit_code, error}; a timeout gives
+//   exit_code 124 and an error saying it timed out. Background ->
+//   {session_id, pid, ...}; session_id is the monitor id.
+// - watch_patterns are plain substrings (Hermes's `pat in line`), so
+//   "[WARN]" matches "x [WARN] y" and not "x W y".
+// - process: list -> {processes: [{session_id, status}]}; poll -> {session_id,
+//   status ("running"/"exited"), output_preview}; log {limit} -> {output (the
+//   last `limit` lines), total_lines}; wait -> {status: "exited", exit_code};
+//   kill -> {status: "killed"}.
+// - notify_on_complete without watch_patterns pushes the ending only.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Engine, Adapter, sessionName, sh, envelopeLine, TEST_TIMEOUT } from './harness.mjs';
+
+let engine;
+before(async () => { engine = await Engine.start(); });
+after(async () => { await engine?.stop(); });
+
+test('a foreground terminal command returns its output and exit code', { timeout: TEST_TIMEOUT }, async () => {
+  const a = await Adapter.start(engine, { session: sessionName('h-fg'), profile: 'hermes' });
+  const s = (await a.ok('terminal', { command: 'echo 1' })).structuredContent;
+  assert.equal(s.output.trim(), '1');
+  assert.equal(s.exit_code, 0);
+  assert.equal(s.error, null);
+  await a.close();
+});
+
+test('a foreground terminal command over its timeout answers exit code 124 and says it timed out', { timeout: TEST_TIMEOUT }, async () => {
+  const a = await Adapter.start(engine, { session: sessionName('h-to'), profile: 'hermes' });
+  const s = (await a.ok('terminal', { command: sh('echo partial; exec sleep 30'), timeout: 1 })).structuredContent;
+  assert.equal(s.exit_code, 124);
+  assert.match(s.error, /timed out/i);
+  await a.close();
+});
+
+test('a background terminal with watch_patterns pushes the matching lines, and process list, poll, log and kill manage it',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('h-bg'), profile: 'hermes' });
+    const gate = engine.gate('hermes');
+    const started = (await a.ok('terminal', {
+      command: sh(`echo "x W y"; echo plain; echo "x [WARN] y"; echo "ERROR one"; ${gate.until()}; echo "ERROR two"; exec sleep 300`),
+      background: true,
+      watch_patterns: ['ERROR', '[WARN]'],
+      notify_on_complete: true,
+    })).structuredContent;
+    const id = started.session_id;
+    assert.match(id, /^mon_[0-9a-z]{12}$/);
+    assert.ok(Number.isInteger(started.pid) && started.pid > 0);
+
+    // "ERROR one" is the last line before the gate: once it is pushed, all are.
+    await a.waitChannel(id, { type: 'output', contains: 'ERROR one' });
+    const pushed = () => a.channel().filter((n) => n.params.meta.monitor_id === id && n.params.meta.type === 'output')
+      .map((n) => n.params.content).join('');
+    assert.match(pushed(), envelopeLine('stdout', 'x [WARN] y'), 'a watch pattern is a plain substring');
+    assert.doesNotMatch(pushed(), envelopeLine('stdout', 'x W y'), '"[WARN]" is not a character class');
+    assert.doesNotMatch(pushed(), envelopeLine('stdout', 'plain'), 'an unmatched line is not pushed');
+
+    const list = (await a.ok('process', { action: 'list' })).structuredContent;
+    assert.ok(list.processes.some((p) => p.session_id === id && p.status === 'running'), JSON.stringify(list));
+
+    const poll = (await a.ok('process', { action: 'poll', session_id: id })).structuredContent;
+    assert.equal(poll.session_id, id);
+    assert.equal(poll.status, 'running');
+    assert.match(poll.output_preview, /ERROR one/);
+
+    const log = (await a.ok('process', { action: 'log', session_id: id, limit: 2 })).structuredContent;
+    assert.deepEqual(log.output.trimEnd().split('\n'), ['x [WARN] y', 'ERROR one'], 'the last 2 lines');
+    assert.equal(log.total_lines, 4);
+
+    gate.open();
+    await a.waitChannel(id, { type: 'output', contains: 'ERROR two' });
+
+    const killed = (await a.ok('process', { action: 'kill', session_id: id })).structuredContent;
+    assert.equal(killed.status, 'killed');
+    const end = await a.waitEnding(id);
+    assert.equal(end.params.meta.type, 'stopped');
+    const after = (await a.ok('process', { action: 'poll', session_id: id })).structuredContent;
+    assert.equal(after.status, 'exited');
+    await a.close();
+  });
+
+test('process wait returns the exit code of a background command, and notify_on_complete alone pushes only the ending',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('h-wait'), profile: 'hermes' });
+    const id = (await a.ok('terminal', {
+      command: sh('echo hi; exit 3'), background: true, notify_on_complete: true,
+    })).structuredContent.session_id;
+    const waited = (await a.ok('process', { action: 'wait', session_id: id, timeout: 60 })).structuredContent;
+    assert.equal(waited.status, 'exited');
+    assert.equal(waited.exit_code, 3);
+    const end = await a.waitEnding(id);
+    assert.equal(end.params.meta.type, 'exit');
+    assert.deepEqual(a.channel().filter((n) => n.params.meta.monitor_id === id).map((n) => n.params.meta.type), ['exit']);
+    await a.toolError('process', { action: 'poll', session_id: 'mon_000000000000' }, 'not_found');
+    await a.close();
+  });
