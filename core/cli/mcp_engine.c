@@ -69,8 +69,8 @@ mcp_engine_read_state(McpEngine *m, uint64_t *seq)
 static void
 mcp_engine_write_state(McpEngine *m)
 {
-  char tmp[sizeof m->state_path + 8];
-  snprintf(tmp, sizeof tmp, "%s.tmp", m->state_path);
+  char tmp[sizeof m->state_path + 24]; /* this adapter's own: two may share a session */
+  snprintf(tmp, sizeof tmp, "%s.%d.tmp", m->state_path, (int)getpid());
   FILE *f = fopen(tmp, "w");
   if (f == NULL || fprintf(f, "%llu\n", (unsigned long long)m->delivered) < 0 ||
       fclose(f) != 0 || rename(tmp, m->state_path) != 0) {
