@@ -15,7 +15,8 @@
 #include "strbuf.h"
 
 /* Every profile's tools, in the order tools/list gives them. */
-static const McpTool *const mcp_tool_tables[] = {mcp_vigil_tools, mcp_process_tools, NULL};
+static const McpTool *const mcp_tool_tables[] = {mcp_vigil_tools, mcp_process_tools,
+                                                  mcp_hermes_tools, NULL};
 
 /* The name as listed: dots become underscores under --tool-names underscore. */
 static void

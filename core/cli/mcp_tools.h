@@ -63,6 +63,7 @@ typedef struct {
 /* The tools of each profile file, NULL-name terminated. */
 extern const McpTool mcp_vigil_tools[];
 extern const McpTool mcp_process_tools[];
+extern const McpTool mcp_hermes_tools[];
 
 /* tools/list's `tools` for the server's profiles (owned). */
 json_t *mcp_tools_list(const McpServer *s);
