@@ -286,7 +286,11 @@ cli_mcp_options(const CliParsed *p, McpServer *s)
   s->log_level = 1;
   if (getcwd(s->cwd, sizeof s->cwd) == NULL)
     snprintf(s->cwd, sizeof s->cwd, "/");
-  return cli_mcp_profiles(p, s);
+  int rc = cli_mcp_profiles(p, s);
+  char clash[256];
+  if (rc == 0 && mcp_tools_name_clash(s, clash, sizeof clash) != 0)
+    return cli_opts_usage_error(p->spec, "%s", clash);
+  return rc;
 }
 
 /* Serves until stdin ends. */

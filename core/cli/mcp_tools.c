@@ -11,12 +11,14 @@
 #include <string.h>
 
 #include "mcp_schema.h"
+#include "memory.h"
 #include "strbuf.h"
 #include "utf8.h"
 
 /* Every profile's tools, in the order tools/list gives them. */
 static const McpTool *const mcp_tool_tables[] = {mcp_vigil_tools, mcp_watch_process_tools,
-                                                  mcp_monitor_tools, NULL};
+                                                  mcp_process_tools, mcp_monitor_tools,
+                                                  mcp_hermes_tools, NULL};
 
 /* The name as listed: dots become underscores under --tool-names underscore. */
 static void
@@ -176,6 +178,64 @@ mcp_result_call(McpServer *s, const char *method, json_t *args, int64_t timeout_
 
 json_t *
 mcp_engine_limits(McpServer *s)
+/* --- helpers for the seed profiles (see mcp_tools.h) ------------------------ */
+
+/* A profile's name, for messages. */
+static const char *
+mcp_tools_profile_name(unsigned bit)
+{
+  switch (bit) {
+  case kMcpProfileVigil: return "vigil";
+  case kMcpProfileWatchProcess: return "watch_process";
+  case kMcpProfileProcess: return "process";
+  case kMcpProfileMonitor: return "monitor";
+  case kMcpProfileHermes: return "hermes";
+  default: return "?";
+  }
+}
+
+int
+mcp_tools_name_clash(const McpServer *s, char *msg, size_t cap)
+{
+  /* Every listed tool against every later one: a few dozen names. */
+  for (size_t a = 0; mcp_tool_tables[a]; a++) {
+    for (const McpTool *t = mcp_tool_tables[a]; t->name; t++) {
+      if (!(t->profile & s->profiles))
+        continue;
+      char one[128];
+      mcp_tool_listed_name(s, t, one, sizeof one);
+      for (size_t b = a; mcp_tool_tables[b]; b++) {
+        for (const McpTool *u = b == a ? t + 1 : mcp_tool_tables[b]; u->name; u++) {
+          char two[128];
+          mcp_tool_listed_name(s, u, two, sizeof two);
+          if (!(u->profile & s->profiles) || strcmp(one, two) != 0)
+            continue;
+          snprintf(msg, cap, "--profile %s,%s%s gives two tools named %s; list one of those "
+                   "profiles, or use --tool-names exact", mcp_tools_profile_name(t->profile),
+                   mcp_tools_profile_name(u->profile),
+                   s->underscore ? " with --tool-names underscore" : "", one);
+          return -1;
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+void
+mcp_result_error_append(McpResult *out, const char *line)
+{
+  size_t have = out->error ? strlen(out->error) : 0, add = strlen(line);
+  out->error = realloc(out->error, have + add + 2);
+  if (out->error == NULL)
+    abort();
+  if (have > 0)
+    out->error[have++] = '\n';
+  memcpy(out->error + have, line, add + 1);
+}
+
+json_t *
+mcp_tools_engine_limit(McpServer *s, const char *key)
 {
   json_t *info = NULL;
   if (mcp_engine_call(&s->engine, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &info) != 0)
@@ -246,6 +306,95 @@ mcp_seed_start(McpServer *s, json_t *args, McpResult *out, json_t **result)
     free(out->error);
     out->error = strbuf_take(&b);
     return -1;
+  json_t *v = json_object_get(json_object_get(info, "limits"), key);
+  json_incref(v);
+  json_decref(info);
+  return v;
+}
+
+/* C1: the adapter's directory when none is given, and a relative one taken
+ * from there, not from the engine's (which serves every project). The path
+ * is bytes to the OS, hence no UTF-8 check. */
+static void
+mcp_tools_start_cwd(const McpServer *s, json_t *args)
+{
+  const char *cwd = json_string_value(json_object_get(args, "cwd"));
+  if (cwd != NULL && cwd[0] == '/')
+    return;
+  StrBuf b = STRBUF_INIT;
+  strbuf_puts(&b, s->cwd);
+  if (cwd != NULL && cwd[0] != '\0')
+    strbuf_printf(&b, "%s%s", b.len > 0 && b.data[b.len - 1] == '/' ? "" : "/", cwd);
+  json_object_set_new(args, "cwd", json_string_nocheck(strbuf_cstr(&b)));
+  strbuf_free(&b);
+}
+
+/* C3: the program's file name as the label: the first word of a command
+ * line (its quotes dropped) or argv[0], after its last slash. No label (the
+ * engine then uses the monitor id) when that is not 1..128 bytes of
+ * printable ASCII, or looks like NAME=value, which in a shell command could
+ * be a secret. */
+static void
+mcp_tools_start_label(json_t *args)
+{
+  const char *cmd = json_string_value(json_object_get(args, "command"));
+  bool whole = cmd == NULL;
+  if (whole)
+    cmd = json_string_value(json_array_get(json_object_get(args, "argv"), 0));
+  if (cmd == NULL || json_object_get(args, "label") != NULL)
+    return;
+  char word[129];
+  size_t n = 0;
+  const char *p = cmd;
+  while (!whole && (*p == ' ' || *p == '\t' || *p == '\n'))
+    p++;
+  for (; *p && (whole || (*p != ' ' && *p != '\t' && *p != '\n')); p++) {
+    if (*p == '\'' || *p == '"' || *p == '\\')
+      continue;
+    if (*p == '/')
+      n = 0;
+    else if (n < sizeof word - 1 && *p > 0x20 && *p < 0x7f && *p != '=')
+      word[n++] = *p;
+    else
+      return;
+  }
+  if (n > 0) {
+    word[n] = '\0';
+    json_object_set_new(args, "label", json_string(word));
+  }
+}
+
+/* Whether a start failed only because its command needs a shell (C2). */
+static bool
+mcp_tools_wants_shell(const McpServer *s, const json_t *args, const McpResult *out)
+{
+  return out->error != NULL && s->engine.cli.err.kind == kCliErrEngine &&
+         strncmp(out->error, "invalid_params: command:", 24) == 0 &&
+         strstr(out->error, "without shell mode") != NULL &&
+         json_object_get(args, "command") != NULL &&
+         !json_is_true(json_object_get(args, "shell"));
+}
+
+void
+mcp_tools_start(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
+                McpResult *out)
+{
+  mcp_tools_start_cwd(s, args);
+  mcp_tools_start_label(args);
+  /* Sent as words first, so the allowlist judges the program: a command
+   * that splits never runs under a shell, which the allowlist cannot see
+   * into. */
+  mcp_result_call(s, method, args, timeout_ms, out);
+  if (!mcp_tools_wants_shell(s, args, out))
+    return;
+  json_t *allow = mcp_tools_engine_limit(s, "monitor.allow_shell");
+  bool allowed = json_is_true(allow);
+  json_decref(allow);
+  if (!allowed) {
+    mcp_result_error_append(out, "vigil runs commands without a shell: run the program "
+                                 "directly (no pipes, lists or redirections), or ask the "
+                                 "operator to set monitor.allow_shell");
+    return;
   }
   free(out->error);
   out->error = NULL;
@@ -289,4 +438,34 @@ mcp_logs_bytes(const json_t *v, StrBuf *out)
       strbuf_putc(out, (char)((acc >> bits) & 0xff));
     }
   }
+  mcp_result_call(s, method, args, timeout_ms, out);
+}
+
+/* C13: a ring of the last starts, newest overwriting oldest. */
+static struct {
+  char id[64];
+  char *command, *cwd;
+} mcp_remembered[MCP_REMEMBER_MAX];
+static size_t mcp_remembered_next;
+
+void
+mcp_tools_remember(const char *monitor_id, const char *command, const char *cwd)
+{
+  if (monitor_id == NULL || strlen(monitor_id) >= sizeof mcp_remembered[0].id)
+    return;
+  size_t i = mcp_remembered_next++ % MCP_REMEMBER_MAX;
+  free(mcp_remembered[i].command);
+  free(mcp_remembered[i].cwd);
+  snprintf(mcp_remembered[i].id, sizeof mcp_remembered[i].id, "%s", monitor_id);
+  mcp_remembered[i].command = command ? xstrdup(command) : NULL;
+  mcp_remembered[i].cwd = cwd ? xstrdup(cwd) : NULL;
+}
+
+const char *
+mcp_tools_recall(const char *monitor_id, bool want_cwd)
+{
+  for (size_t i = 0; monitor_id && i < MCP_REMEMBER_MAX; i++)
+    if (strcmp(mcp_remembered[i].id, monitor_id) == 0)
+      return want_cwd ? mcp_remembered[i].cwd : mcp_remembered[i].command;
+  return NULL;
 }

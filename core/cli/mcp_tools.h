@@ -68,6 +68,8 @@ typedef struct {
 extern const McpTool mcp_vigil_tools[];
 extern const McpTool mcp_watch_process_tools[];
 extern const McpTool mcp_monitor_tools[];
+extern const McpTool mcp_process_tools[];
+extern const McpTool mcp_hermes_tools[];
 
 /* tools/list's `tools` for the server's profiles (owned). */
 json_t *mcp_tools_list(const McpServer *s);
@@ -118,5 +120,40 @@ const char *mcp_seed_status(const char *state, const json_t *exit_code);
  * arrives as a JSON string when it was UTF-8, else as {"base64": ...}
  * (cli_json.h), which is decoded here. */
 void mcp_logs_bytes(const json_t *v, StrBuf *out);
+/* --- helpers for the seed profiles --------------------------------------
+ * Added with the process and hermes profiles (docs/mcp-mapping.md C1, C2,
+ * C3, C13, C14); general, so any profile's start tool may use them. */
+
+/* Whether two listed tools have the same name (--tool-names underscore lists
+ * the process profile's process.run as process_run, which the vigil profile
+ * has too): a harness could reach only one of them, so the server refuses to
+ * start. Returns 0, or -1 with msg saying which name and profiles clash. */
+int mcp_tools_name_clash(const McpServer *s, char *msg, size_t cap);
+
+/* Starts a command with method (monitor_start or process_run) and args (an
+ * object the engine takes; changed in place): `cwd` defaults to the
+ * adapter's directory and a relative one is taken from there (C1); `label`
+ * defaults to the program's file name, never its arguments (C3). A command
+ * string the engine refuses for a shell operator runs again with shell: true
+ * when the operator allows shell commands, else the refusal says how to run
+ * it (C2). */
+void mcp_tools_start(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
+                     McpResult *out);
+
+/* A setting in force in the engine (api_info's limits), as a new reference,
+ * or NULL when it cannot be learned. */
+json_t *mcp_tools_engine_limit(McpServer *s, const char *key);
+
+/* Adds a line to a tool error's text. */
+void mcp_result_error_append(McpResult *out, const char *line);
+
+/* What the engine never sends back (it keeps raw commands off the wire) but
+ * seed results name: the command and directory a monitor was started with,
+ * remembered by this adapter for its last MCP_REMEMBER_MAX starts (C13; kept
+ * in memory only, so a monitor of an earlier adapter is not here). */
+#define MCP_REMEMBER_MAX 256
+void mcp_tools_remember(const char *monitor_id, const char *command, const char *cwd);
+/* The command (or, with want_cwd, the directory) remembered, or NULL. */
+const char *mcp_tools_recall(const char *monitor_id, bool want_cwd);
 
 #endif
