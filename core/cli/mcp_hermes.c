@@ -257,7 +257,7 @@ mcp_hermes_foreground(McpServer *s, json_t *args, json_t *e, McpResult *out)
   json_int_t timeout = t ? json_integer_value(t) : MCP_HERMES_TIMEOUT;
   json_object_set_new(e, "timeout_s", json_integer(timeout));
   json_object_set_new(e, "stdout_lines", json_integer(0));
-  McpResult r = {NULL, NULL};
+  McpResult r = {NULL, NULL, NULL};
   mcp_tools_start(s, "process_run", e, timeout * 1000 + 2 * CLI_CALL_TIMEOUT_MS, &r);
   if (r.error != NULL) {
     *out = r;
@@ -344,7 +344,7 @@ mcp_hermes_background(McpServer *s, json_t *args, json_t *e, McpResult *out)
   json_object_set_new(e, "policy", json_string("system_message"));
   char capped[192];
   const char *note = mcp_hermes_persist(s, e, capped, sizeof capped);
-  McpResult r = {NULL, NULL};
+  McpResult r = {NULL, NULL, NULL};
   mcp_hermes_monitor_start(s, e, &r);
   if (r.error != NULL) {
     *out = r;
