@@ -178,64 +178,6 @@ mcp_result_call(McpServer *s, const char *method, json_t *args, int64_t timeout_
 
 json_t *
 mcp_engine_limits(McpServer *s)
-/* --- helpers for the seed profiles (see mcp_tools.h) ------------------------ */
-
-/* A profile's name, for messages. */
-static const char *
-mcp_tools_profile_name(unsigned bit)
-{
-  switch (bit) {
-  case kMcpProfileVigil: return "vigil";
-  case kMcpProfileWatchProcess: return "watch_process";
-  case kMcpProfileProcess: return "process";
-  case kMcpProfileMonitor: return "monitor";
-  case kMcpProfileHermes: return "hermes";
-  default: return "?";
-  }
-}
-
-int
-mcp_tools_name_clash(const McpServer *s, char *msg, size_t cap)
-{
-  /* Every listed tool against every later one: a few dozen names. */
-  for (size_t a = 0; mcp_tool_tables[a]; a++) {
-    for (const McpTool *t = mcp_tool_tables[a]; t->name; t++) {
-      if (!(t->profile & s->profiles))
-        continue;
-      char one[128];
-      mcp_tool_listed_name(s, t, one, sizeof one);
-      for (size_t b = a; mcp_tool_tables[b]; b++) {
-        for (const McpTool *u = b == a ? t + 1 : mcp_tool_tables[b]; u->name; u++) {
-          char two[128];
-          mcp_tool_listed_name(s, u, two, sizeof two);
-          if (!(u->profile & s->profiles) || strcmp(one, two) != 0)
-            continue;
-          snprintf(msg, cap, "--profile %s,%s%s gives two tools named %s; list one of those "
-                   "profiles, or use --tool-names exact", mcp_tools_profile_name(t->profile),
-                   mcp_tools_profile_name(u->profile),
-                   s->underscore ? " with --tool-names underscore" : "", one);
-          return -1;
-        }
-      }
-    }
-  }
-  return 0;
-}
-
-void
-mcp_result_error_append(McpResult *out, const char *line)
-{
-  size_t have = out->error ? strlen(out->error) : 0, add = strlen(line);
-  out->error = realloc(out->error, have + add + 2);
-  if (out->error == NULL)
-    abort();
-  if (have > 0)
-    out->error[have++] = '\n';
-  memcpy(out->error + have, line, add + 1);
-}
-
-json_t *
-mcp_tools_engine_limit(McpServer *s, const char *key)
 {
   json_t *info = NULL;
   if (mcp_engine_call(&s->engine, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &info) != 0)
@@ -306,6 +248,113 @@ mcp_seed_start(McpServer *s, json_t *args, McpResult *out, json_t **result)
     free(out->error);
     out->error = strbuf_take(&b);
     return -1;
+  }
+  free(out->error);
+  out->error = NULL;
+  json_object_set_new(args, "shell", json_true());
+  if (mcp_engine_call(&s->engine, "monitor_start", args, CLI_CALL_TIMEOUT_MS, result) == 0)
+    return 0;
+  mcp_result_engine_error(s, out);
+  return -1;
+}
+
+const char *
+mcp_seed_status(const char *state, const json_t *exit_code)
+{
+  if (state == NULL || strcmp(state, "running") == 0)
+    return "running";
+  if (strcmp(state, "exited") == 0)
+    return json_is_integer(exit_code) && json_integer_value(exit_code) == 0 ? "completed"
+                                                                             : "failed";
+  return "killed";
+}
+
+void
+mcp_logs_bytes(const json_t *v, StrBuf *out)
+{
+  if (json_is_string(v)) {
+    strbuf_append(out, json_string_value(v), json_string_length(v));
+    return;
+  }
+  static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const char *b64 = json_string_value(json_object_get(v, "base64"));
+  unsigned acc = 0;
+  int bits = 0;
+  for (const char *p = b64; p && *p && *p != '='; p++) {
+    const char *k = strchr(abc, *p);
+    if (k == NULL)
+      continue;
+    acc = (acc << 6) | (unsigned)(k - abc);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      strbuf_putc(out, (char)((acc >> bits) & 0xff));
+    }
+  }
+}
+
+/* --- helpers for the seed profiles (see mcp_tools.h) ------------------------ */
+
+/* A profile's name, for messages. */
+static const char *
+mcp_tools_profile_name(unsigned bit)
+{
+  switch (bit) {
+  case kMcpProfileVigil: return "vigil";
+  case kMcpProfileWatchProcess: return "watch_process";
+  case kMcpProfileProcess: return "process";
+  case kMcpProfileMonitor: return "monitor";
+  case kMcpProfileHermes: return "hermes";
+  default: return "?";
+  }
+}
+
+int
+mcp_tools_name_clash(const McpServer *s, char *msg, size_t cap)
+{
+  /* Every listed tool against every later one: a few dozen names. */
+  for (size_t a = 0; mcp_tool_tables[a]; a++) {
+    for (const McpTool *t = mcp_tool_tables[a]; t->name; t++) {
+      if (!(t->profile & s->profiles))
+        continue;
+      char one[128];
+      mcp_tool_listed_name(s, t, one, sizeof one);
+      for (size_t b = a; mcp_tool_tables[b]; b++) {
+        for (const McpTool *u = b == a ? t + 1 : mcp_tool_tables[b]; u->name; u++) {
+          char two[128];
+          mcp_tool_listed_name(s, u, two, sizeof two);
+          if (!(u->profile & s->profiles) || strcmp(one, two) != 0)
+            continue;
+          snprintf(msg, cap, "--profile %s,%s%s gives two tools named %s; list one of those "
+                   "profiles, or use --tool-names exact", mcp_tools_profile_name(t->profile),
+                   mcp_tools_profile_name(u->profile),
+                   s->underscore ? " with --tool-names underscore" : "", one);
+          return -1;
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+void
+mcp_result_error_append(McpResult *out, const char *line)
+{
+  size_t have = out->error ? strlen(out->error) : 0, add = strlen(line);
+  out->error = realloc(out->error, have + add + 2);
+  if (out->error == NULL)
+    abort();
+  if (have > 0)
+    out->error[have++] = '\n';
+  memcpy(out->error + have, line, add + 1);
+}
+
+json_t *
+mcp_tools_engine_limit(McpServer *s, const char *key)
+{
+  json_t *info = NULL;
+  if (mcp_engine_call(&s->engine, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &info) != 0)
+    return NULL;
   json_t *v = json_object_get(json_object_get(info, "limits"), key);
   json_incref(v);
   json_decref(info);
@@ -399,45 +448,6 @@ mcp_tools_start(McpServer *s, const char *method, json_t *args, int64_t timeout_
   free(out->error);
   out->error = NULL;
   json_object_set_new(args, "shell", json_true());
-  if (mcp_engine_call(&s->engine, "monitor_start", args, CLI_CALL_TIMEOUT_MS, result) == 0)
-    return 0;
-  mcp_result_engine_error(s, out);
-  return -1;
-}
-
-const char *
-mcp_seed_status(const char *state, const json_t *exit_code)
-{
-  if (state == NULL || strcmp(state, "running") == 0)
-    return "running";
-  if (strcmp(state, "exited") == 0)
-    return json_is_integer(exit_code) && json_integer_value(exit_code) == 0 ? "completed"
-                                                                             : "failed";
-  return "killed";
-}
-
-void
-mcp_logs_bytes(const json_t *v, StrBuf *out)
-{
-  if (json_is_string(v)) {
-    strbuf_append(out, json_string_value(v), json_string_length(v));
-    return;
-  }
-  static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const char *b64 = json_string_value(json_object_get(v, "base64"));
-  unsigned acc = 0;
-  int bits = 0;
-  for (const char *p = b64; p && *p && *p != '='; p++) {
-    const char *k = strchr(abc, *p);
-    if (k == NULL)
-      continue;
-    acc = (acc << 6) | (unsigned)(k - abc);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      strbuf_putc(out, (char)((acc >> bits) & 0xff));
-    }
-  }
   mcp_result_call(s, method, args, timeout_ms, out);
 }
 

@@ -120,6 +120,7 @@ const char *mcp_seed_status(const char *state, const json_t *exit_code);
  * arrives as a JSON string when it was UTF-8, else as {"base64": ...}
  * (cli_json.h), which is decoded here. */
 void mcp_logs_bytes(const json_t *v, StrBuf *out);
+
 /* --- helpers for the seed profiles --------------------------------------
  * Added with the process and hermes profiles (docs/mcp-mapping.md C1, C2,
  * C3, C13, C14); general, so any profile's start tool may use them. */
