@@ -90,15 +90,18 @@ mcp_engine_delivered(McpEngine *m, uint64_t seq)
 
 /* --- notifications ------------------------------------------------------- */
 
-/* Queues a notification; the oldest goes (counted) when the queue is full. */
+/* Keeps a notification; when the ring is full the oldest goes, counted in
+ * `dropped` when it had not been delivered yet. */
 static void
 mcp_engine_enqueue(McpEngine *m, uint64_t seq, json_t *n)
 {
   if (m->count == MCP_QUEUE_MAX) {
-    json_decref(m->queue[m->head].n);
+    McpQueued *old = &m->queue[m->head];
+    if (old->seq > m->delivered)
+      m->dropped++;
+    json_decref(old->n);
     m->head = (m->head + 1) % MCP_QUEUE_MAX;
     m->count--;
-    m->dropped++;
   }
   McpQueued *q = &m->queue[(m->head + m->count) % MCP_QUEUE_MAX];
   q->seq = seq;
@@ -110,17 +113,22 @@ json_t *
 mcp_engine_take(McpEngine *m, uint64_t since_seq, size_t max)
 {
   json_t *out = json_array();
-  while (m->count > 0 && json_array_size(out) < max) {
-    McpQueued *q = &m->queue[m->head];
+  uint64_t last = 0;
+  for (size_t i = 0; i < m->count && json_array_size(out) < max; i++) {
+    McpQueued *q = &m->queue[(m->head + i) % MCP_QUEUE_MAX];
     if (q->seq > since_seq) {
       json_array_append(out, q->n);
-      mcp_engine_delivered(m, q->seq);
+      last = q->seq;
     }
-    json_decref(q->n);
-    m->head = (m->head + 1) % MCP_QUEUE_MAX;
-    m->count--;
   }
+  mcp_engine_delivered(m, last);
   return out;
+}
+
+bool
+mcp_engine_has_after(const McpEngine *m, uint64_t since_seq)
+{
+  return m->count > 0 && m->queue[(m->head + m->count - 1) % MCP_QUEUE_MAX].seq > since_seq;
 }
 
 /* Every message the engine pushes: its session's notifications (kept in

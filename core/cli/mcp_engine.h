@@ -7,10 +7,11 @@
  * once: the seq of the last one delivered is kept in a small state file
  * next to the socket, and a new adapter resumes after it with last_seq.
  *
- * Notifications wait in a bounded queue (MCP_QUEUE_MAX; on overflow the
- * oldest go, counted in `dropped`) until the delivery mode hands them out:
- * at once (channel), with the next tool result (piggyback), or when asked
- * (poll, notifications_read).
+ * The last MCP_QUEUE_MAX notifications are kept in a ring, delivered or not
+ * (notifications_read may read again from an earlier since_seq); the
+ * delivery mode hands the new ones out at once (channel), with the next
+ * tool result (piggyback), or when asked (poll). One that leaves the ring
+ * before it was delivered is counted in `dropped`.
  */
 #ifndef VIGIL_MCP_ENGINE_H
 #define VIGIL_MCP_ENGINE_H
@@ -60,9 +61,12 @@ int mcp_engine_call(McpEngine *m, const char *method, json_t *args, int64_t time
  * connection failed. */
 int mcp_engine_poll(McpEngine *m);
 
-/* Takes up to max queued notifications after since_seq, in seq order, as a
- * JSON array (owned), and records them as delivered. */
+/* Up to max kept notifications after since_seq, in seq order, as a JSON
+ * array (owned); the newest of them is recorded as delivered. */
 json_t *mcp_engine_take(McpEngine *m, uint64_t since_seq, size_t max);
+
+/* Whether a kept notification is newer than since_seq. */
+bool mcp_engine_has_after(const McpEngine *m, uint64_t since_seq);
 
 /* Records seq as delivered (and persists it). */
 void mcp_engine_delivered(McpEngine *m, uint64_t seq);

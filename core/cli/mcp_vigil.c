@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli_client.h"
+#include "strbuf.h"
 
 /* Calls the engine's method of the same name with the checked arguments. */
 static void
@@ -105,10 +106,7 @@ mcp_vigil_notifications_read(McpServer *s, json_t *args, McpResult *out)
   int64_t deadline = cli_now_ms() + wait;
   /* Wait for the first notification after since, handling what arrives. */
   for (;;) {
-    bool have = false;
-    for (size_t i = 0; i < m->count && !have; i++)
-      have = m->queue[(m->head + i) % MCP_QUEUE_MAX].seq > since;
-    if (have || cli_now_ms() >= deadline)
+    if (mcp_engine_has_after(m, since) || cli_now_ms() >= deadline)
       break;
     int rc = cli_conn_pump(m->cli.conn, deadline, &m->cli.err);
     if (rc < 0) {
@@ -117,6 +115,18 @@ mcp_vigil_notifications_read(McpServer *s, json_t *args, McpResult *out)
     }
   }
   json_t *list = mcp_engine_take(m, since, limit);
+  /* The text a model reads: each envelope as the engine wrote it. */
+  StrBuf text = STRBUF_INIT;
+  strbuf_printf(&text, "%zu notification%s (last_seq %llu%s)", json_array_size(list),
+                json_array_size(list) == 1 ? "" : "s", (unsigned long long)m->delivered,
+                m->dropped ? ", some dropped: see dropped" : "");
+  size_t i;
+  json_t *n;
+  json_array_foreach(list, i, n) {
+    const char *envelope = json_string_value(json_object_get(n, "text"));
+    strbuf_printf(&text, "\n\n%s", envelope ? envelope : "");
+  }
+  out->text = strbuf_take(&text);
   out->structured = json_pack("{s:o,s:I,s:I}", "notifications", list, "last_seq",
                               (json_int_t)m->delivered, "dropped", (json_int_t)m->dropped);
 }
