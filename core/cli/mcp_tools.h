@@ -157,4 +157,7 @@ void mcp_tools_remember(const char *monitor_id, const char *command, const char 
 /* The command (or, with want_cwd, the directory) remembered, or NULL. */
 const char *mcp_tools_recall(const char *monitor_id, bool want_cwd);
 
+/* Claude Code's BashOutput (mcp_bash_output.c), listed by watch_process. */
+void mcp_bash_output(McpServer *s, json_t *args, McpResult *out);
+
 #endif
