@@ -1,5 +1,5 @@
 /*
- * The `hermes` profile (MCP.md section 3; seed 002, Hermes Agent's
+ * The `hermes` profile (docs/mcp.md, "Profiles"; seed 002, Hermes Agent's
  * watch_patterns): `terminal` (a foreground run, or with background a
  * process whose matching lines and ending come as notifications) and
  * `process` (list, poll, log, wait, kill), with Hermes's argument names and

@@ -1,5 +1,5 @@
 /*
- * The `process` profile (MCP.md section 3; seed 001, an agent sandbox's
+ * The `process` profile (docs/mcp.md, "Profiles"; seed 001, an agent sandbox's
  * process capabilities): process.run, process.monitor, process.kill,
  * process.list and process.logs with the seed's argument names, defaults
  * and result keys, on the engine's process_run, monitor_status,
@@ -97,7 +97,7 @@ mcp_process_int(const json_t *o, const char *key)
 }
 
 /* Adds the seed's own error name, where it has one, on a second line of a
- * tool error (MCP.md wants the engine's name first). */
+ * tool error (docs/mcp.md: the engine's error name first). */
 static void
 mcp_process_seed_error(McpResult *out)
 {
