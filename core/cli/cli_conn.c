@@ -37,11 +37,18 @@ typedef struct CliKept {
   msgpack_unpacked msg;
 } CliKept;
 
+/* How many given-up requests a connection remembers. */
+#define CLI_CONN_ABANDONED_MAX 64
+
 struct CliConn {
   int fd;
   uint32_t next_msgid;
   msgpack_unpacker unpacker;
   CliKept *kept;
+  /* Requests given up on at their deadline: their late answers are dropped
+   * when they come, not kept for nobody (the oldest is forgotten first). */
+  uint32_t abandoned[CLI_CONN_ABANDONED_MAX];
+  size_t nabandoned;
   CliNotifyFn notify;
   void *notify_ctx;
 };
@@ -320,6 +327,20 @@ cli_conn_text(const msgpack_object *o, const char **p, size_t *n)
   return false;
 }
 
+/* Whether msgid was given up on; if so it is forgotten (its answer came). */
+static bool
+cli_conn_abandoned(CliConn *c, uint32_t msgid)
+{
+  size_t n = c->nabandoned < CLI_CONN_ABANDONED_MAX ? c->nabandoned : CLI_CONN_ABANDONED_MAX;
+  for (size_t i = 0; i < n; i++) {
+    if (c->abandoned[i] == msgid) {
+      c->abandoned[i] = 0; /* msgids start at 1 */
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Handles one complete message; takes ownership of msg. Returns 0, or -1
  * with err set when it is not msgpack-rpc. */
 static int
@@ -335,6 +356,10 @@ cli_conn_dispatch(CliConn *c, msgpack_unpacked *msg, CliError *err)
   uint64_t type = a[0].via.u64;
   if (type == 1 && o->via.array.size == 4 && a[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
       a[1].via.u64 <= UINT32_MAX) {
+    if (cli_conn_abandoned(c, (uint32_t)a[1].via.u64)) {
+      msgpack_unpacked_destroy(msg);
+      return 0;
+    }
     CliKept *k = xmalloc(sizeof *k);
     k->msgid = (uint32_t)a[1].via.u64;
     k->msg = *msg; /* the zone moves with it */
@@ -466,8 +491,10 @@ cli_conn_call(CliConn *c, const char *method, const CliReq *args, int64_t deadli
     rc = cli_conn_pump(c, deadline, err);
     if (rc < 0)
       return -1;
-    if (rc == 0)
+    if (rc == 0) {
+      c->abandoned[c->nabandoned++ % CLI_CONN_ABANDONED_MAX] = (uint32_t)msgid;
       return cli_error_set(err, kCliErrDeadline, "no answer from the engine to %s in time",
                            method);
+    }
   }
 }
