@@ -5,6 +5,7 @@
  */
 #include "mcp_engine.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -266,6 +267,13 @@ mcp_engine_connect_wait(McpEngine *m, bool has_last)
 int
 mcp_engine_open(McpEngine *m, const CliParsed *p, bool spawn, const char *config)
 {
+  /* The session's name becomes a file name next to the socket: only the
+   * characters the engine allows in a session name, so no path escapes. */
+  for (const char *c = m->cli.session; *c; c++)
+    if (!(isalnum((unsigned char)*c) || strchr("._:-", *c)))
+      return cli_error_set(&m->cli.err, kCliErrTransport,
+                           "--session: \"%.64s\" must be characters of [A-Za-z0-9._:-]",
+                           m->cli.session);
   char dir[4200];
   mcp_engine_socket_dir(m, dir, sizeof dir);
   int n = snprintf(m->state_path, sizeof m->state_path, "%s/%s.seq", dir, m->cli.session);

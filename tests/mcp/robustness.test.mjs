@@ -15,7 +15,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine, RawAdapter, sessionName, TEST_TIMEOUT } from './harness.mjs';
+import { Engine, RawAdapter, VIGIL, sessionName, testEnv, TEST_TIMEOUT } from './harness.mjs';
 
 let engine;
 before(async () => { engine = await Engine.start(); });
@@ -122,3 +122,22 @@ test('a line over 1 MiB is answered with -32600 and discarded, and the lines aro
   a.assertOnlyJsonOnStdout();
   assert.deepEqual(await a.endInput(), { code: 0, signal: null });
 });
+
+test('a --session that is no session name is refused before anything is written, naming it',
+  { timeout: TEST_TIMEOUT }, async () => {
+    // The session's name becomes the state file's name next to the socket: a
+    // name with a slash would put that file anywhere.
+    const { spawn } = await import('node:child_process');
+    const fs = await import('node:fs');
+    const path = await import('node:path');
+    const evil = '../escaped-state';
+    const child = spawn(VIGIL, ['mcp', '--socket', engine.socket, '--no-spawn', '--session', evil],
+                        { stdio: ['pipe', 'pipe', 'pipe'], env: testEnv() });
+    let stderr = '';
+    child.stderr.on('data', (d) => { stderr += d; });
+    const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c)));
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /--session: "\.\.\/escaped-state" must be characters of \[A-Za-z0-9\._:-\]/);
+    const outside = path.join(path.dirname(path.dirname(engine.socket)), 'escaped-state.seq');
+    assert.equal(fs.existsSync(outside), false, `no state file at ${outside}`);
+  });
