@@ -65,9 +65,7 @@ mon_monitor(McpServer *s, json_t *args, McpResult *out)
   json_decref(limits);
   json_t *r = NULL;
   if (mcp_seed_start(s, start, out, &r) == 0) {
-    const char *enote = json_string_value(json_object_get(r, "note"));
-    if (enote)
-      strbuf_printf(&note, "%s%s", note.len ? "; " : "", enote);
+    mcp_seed_note_engine(&note, r);
     const char *id = json_string_value(json_object_get(r, "monitor_id"));
     bool persistent = timeout == 0;
     out->structured = json_pack("{s:s,s:b,s:o,s:o}", "task_id", id, "persistent", persistent,

@@ -223,6 +223,14 @@ mcp_seed_needs_shell(const McpServer *s)
   return e->kind == kCliErrEngine && strstr(e->msg, "without shell mode") != NULL;
 }
 
+void
+mcp_seed_note_engine(StrBuf *note, const json_t *result)
+{
+  const char *engine_note = json_string_value(json_object_get(result, "note"));
+  if (engine_note)
+    strbuf_printf(note, "%s%s", note->len ? "; " : "", engine_note);
+}
+
 int
 mcp_seed_start(McpServer *s, json_t *args, McpResult *out, json_t **result)
 {

@@ -111,6 +111,10 @@ json_t *mcp_seed_text(const char *text, size_t max);
  * set. */
 int mcp_seed_start(McpServer *s, json_t *args, McpResult *out, json_t **result);
 
+/* Adds the engine's `note` of a start result (a downgraded mode, ...) to the
+ * adapter's own note, "; "-separated. */
+void mcp_seed_note_engine(StrBuf *note, const json_t *result);
+
 /* A monitor state (and exit code) as the seeds' task status: running,
  * completed (exited 0), failed (exited otherwise), killed (every other
  * ending). */

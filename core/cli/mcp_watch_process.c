@@ -124,9 +124,7 @@ wp_watch_process(McpServer *s, json_t *args, McpResult *out)
   json_decref(limits);
   json_t *r = NULL;
   if (mcp_seed_start(s, start, out, &r) == 0) {
-    const char *enote = json_string_value(json_object_get(r, "note"));
-    if (enote)
-      strbuf_printf(&note, "%s%s", note.len ? "; " : "", enote);
+    mcp_seed_note_engine(&note, r);
     out->structured = json_pack("{s:O,s:O,s:O,s:O,s:o}", "shell_id",
                                 json_object_get(r, "monitor_id"), "label",
                                 json_object_get(r, "label"), "pid", json_object_get(r, "pid"),

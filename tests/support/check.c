@@ -198,3 +198,27 @@ check_std_fds(void)
     }
   }
 }
+
+void
+check_generated(const char *file, int line, const char *path, const char *want, size_t len,
+                const char *regen, const char *how)
+{
+  if (getenv(regen)) {
+    FILE *w = fopen(path, "w");
+    if (w) {
+      fwrite(want, 1, len, w);
+      fclose(w);
+    }
+  }
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    check_fail(file, line, "%s cannot be read", path);
+    return;
+  }
+  char *got = malloc(len + 2);
+  size_t n = got ? fread(got, 1, len + 1, f) : 0;
+  fclose(f);
+  if (got == NULL || n != len || memcmp(got, want, len) != 0)
+    check_fail(file, line, "%s is stale; regenerate it with `%s`", path, how);
+  free(got);
+}

@@ -71,6 +71,14 @@ int check_summary(void);
 /* Path of a helper child program (static storage, overwritten per call). */
 const char *test_child_path(const char *name);
 
+/* Checks that the file at path (under the source tree) holds exactly want,
+ * a generated doc; with the environment variable regen set, rewrites it
+ * first. A stale file fails naming the command that regenerates it. */
+#define CHECK_GENERATED(path, want, len, regen, how) \
+  check_generated(__FILE__, __LINE__, path, want, len, regen, how)
+void check_generated(const char *file, int line, const char *path, const char *want, size_t len,
+                     const char *regen, const char *how);
+
 /* What children started by tests inherit of the test's environment (as
  * ProcSpawnOptions.env_inherit / MonitorSpec.env_inherit): the engine's
  * default list plus VIGIL_TEST_RUN, by which the no_orphans check finds a

@@ -41,29 +41,9 @@ TEST(docs_monitor_fields_md_is_what_the_table_renders)
 {
   StrBuf want = STRBUF_INIT;
   monitor_fields_render_markdown(&want);
-  const char *path = VIGIL_SOURCE_DIR "/docs/monitor-fields.md";
-  if (getenv("VIGIL_WRITE_FIELDS_DOC")) {
-    FILE *w = fopen(path, "w");
-    if (w) {
-      fwrite(strbuf_cstr(&want), 1, want.len, w);
-      fclose(w);
-    }
-  }
-  FILE *f = fopen(path, "r");
-  CHECK(f != NULL);
-  if (f) {
-    StrBuf got = STRBUF_INIT;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-      strbuf_append(&got, buf, n);
-    fclose(f);
-    if (got.len != want.len || memcmp(strbuf_cstr(&got), strbuf_cstr(&want), got.len) != 0)
-      check_fail(__FILE__, __LINE__,
-                 "docs/monitor-fields.md is stale; regenerate it with "
-                 "`VIGIL_WRITE_FIELDS_DOC=1 build/tests/test_monitor_fields`");
-    strbuf_free(&got);
-  }
+  CHECK_GENERATED(VIGIL_SOURCE_DIR "/docs/monitor-fields.md", strbuf_cstr(&want), want.len,
+                  "VIGIL_WRITE_FIELDS_DOC",
+                  "VIGIL_WRITE_FIELDS_DOC=1 build/tests/test_monitor_fields");
   strbuf_free(&want);
 }
 

@@ -95,28 +95,9 @@ TEST(docs_settings_md_is_what_the_table_renders)
 {
   StrBuf want = STRBUF_INIT;
   settings_render_markdown(&want);
-  FILE *f = fopen(VIGIL_SOURCE_DIR "/docs/settings.md", "r");
-  CHECK(f != NULL);
-  if (f) {
-    StrBuf got = STRBUF_INIT;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-      strbuf_append(&got, buf, n);
-    fclose(f);
-    if (got.len != want.len || memcmp(strbuf_cstr(&got), strbuf_cstr(&want), got.len) != 0)
-      check_fail(__FILE__, __LINE__,
-                 "docs/settings.md is stale; regenerate it with "
-                 "`VIGIL_WRITE_SETTINGS_DOC=1 build/tests/test_settings`");
-    strbuf_free(&got);
-  }
-  if (getenv("VIGIL_WRITE_SETTINGS_DOC")) {
-    FILE *w = fopen(VIGIL_SOURCE_DIR "/docs/settings.md", "w");
-    if (w) {
-      fwrite(strbuf_cstr(&want), 1, want.len, w);
-      fclose(w);
-    }
-  }
+  CHECK_GENERATED(VIGIL_SOURCE_DIR "/docs/settings.md", strbuf_cstr(&want), want.len,
+                  "VIGIL_WRITE_SETTINGS_DOC",
+                  "VIGIL_WRITE_SETTINGS_DOC=1 build/tests/test_settings");
   strbuf_free(&want);
 }
 
