@@ -145,6 +145,31 @@ return {
     on_overload = "stop",                -- "stop" | "mute"
   },
 
+  -- The signal stage: incidents, not lines (docs/incidents.md).
+  incident = {
+    -- An open incident (a header and its trace) closes after this long
+    -- without a line.
+    quiet_ms = 150,                      -- 10..10000 ms
+    -- Lines and text bytes kept per incident; the rest of a trace is counted.
+    max_lines = 60,                      -- 1..1000 lines
+    max_bytes = 8192,                    -- 256..1048576 bytes
+    -- An incident whose fingerprint was notified this recently is counted
+    -- as a repeat, not notified again; 0: off.
+    coalesce_ms = 300000,                -- 0..86400000 ms
+    -- A series of repeats is summarised this long after its last repeat.
+    summary_after_ms = 10000,            -- 100..3600000 ms
+    -- Fingerprints remembered per monitor; incidents kept for
+    -- monitor_output {incident}.
+    fingerprints_max = 256,              -- 1..100000 fingerprints
+    history_max = 256,                   -- 1..100000 incidents
+  },
+
+  envelope = {
+    -- The built-in frame: "readable" or "compact" (the same guarantees in
+    -- fewer bytes). A monitor may choose its own with `envelope`.
+    style = "readable",                  -- "readable" | "compact"
+  },
+
   session = {
     -- Notifications a session holds (waiting, and kept for resume).
     queue_max = 256,                     -- 1..100000 notifications

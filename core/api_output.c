@@ -5,6 +5,8 @@
  */
 #include "api_call.h"
 
+#include <inttypes.h>
+
 #include "wire.h"
 
 /* ring_query visitor packing lines into an array (counted beforehand). */
@@ -27,6 +29,67 @@ api_count_line(void *ctx, const RingLine *line)
   (*(size_t *)ctx)++;
 }
 
+/* ring_query visitor for an incident: only the lines whose seq is one of
+ * the record's (ascending), counted or packed. */
+typedef struct {
+  const IncidentRecord *rec;
+  size_t next;          /* the next of rec->seqs to look for */
+  msgpack_packer *pk;   /* NULL: count only */
+  size_t found;
+} IncidentPick;
+
+static void
+api_pick_incident_line(void *ctx, const RingLine *line)
+{
+  IncidentPick *ip = ctx;
+  while (ip->next < ip->rec->nseqs && ip->rec->seqs[ip->next] < line->seq)
+    ip->next++;
+  if (ip->next >= ip->rec->nseqs || ip->rec->seqs[ip->next] != line->seq)
+    return;
+  ip->found++;
+  if (ip->pk)
+    wire_ring_line(ip->pk, line);
+}
+
+/* monitor_output {incident: ID}: the incident's kept lines that the ring
+ * still holds, and what it is; `missing` counts lines the ring evicted
+ * since (monitor_logs has the raw bytes while the capture keeps them). */
+static void
+api_monitor_output_incident(Call *call, MonRecord *r, uint64_t id)
+{
+  if (args_get(&call->args, "stream") || args_get(&call->args, "since_sequence") ||
+      args_get(&call->args, "limit")) {
+    error_set(&call->err, kErrInvalidParams,
+              "incident: not together with stream, since_sequence or limit");
+    return;
+  }
+  const IncidentRecord *rec = monitor_incident(r->monitor, id);
+  if (rec == NULL) {
+    error_set(&call->err, kErrNotFound,
+              "incident: monitor %s has no incident %" PRIu64 " (it keeps the last "
+              "incident.history_max incidents it assembled)",
+              monitor_id(r->monitor), id);
+    return;
+  }
+  const Ring *ring = monitor_ring(r->monitor);
+  uint64_t since = rec->nseqs ? rec->seqs[0] - 1 : 0;
+  IncidentPick count = {rec, 0, NULL, 0};
+  ring_query(ring, kRingAll, since, 0, api_pick_incident_line, &count);
+  msgpack_pack_map(&call->pk, 4);
+  wire_key(&call->pk, "lines");
+  msgpack_pack_array(&call->pk, count.found);
+  IncidentPick pack = {rec, 0, &call->pk, 0};
+  ring_query(ring, kRingAll, since, 0, api_pick_incident_line, &pack);
+  wire_key(&call->pk, "counters");
+  MonitorCounters c;
+  monitor_counters(r->monitor, &c);
+  wire_counters(&call->pk, &c);
+  wire_key(&call->pk, "next_sequence");
+  msgpack_pack_uint64(&call->pk, rec->info.last_seq);
+  wire_key(&call->pk, "incident");
+  wire_incident_record(&call->pk, rec, rec->nseqs - count.found);
+}
+
 /* monitor_output: docs/protocol.md section 5, "monitor_output". */
 void
 api_monitor_output(Call *call)
@@ -35,6 +98,12 @@ api_monitor_output(Call *call)
   MonRecord *r = api_record(call, "monitor_id");
   if (r == NULL)
     return;
+  if (args_get(&call->args, "incident")) {
+    uint64_t id = 0;
+    if (args_uint(&call->args, "incident", 1, UINT64_MAX, &id, &call->err) == kArgPresent)
+      api_monitor_output_incident(call, r, id);
+    return;
+  }
   int stream = 0;
   uint64_t since = 0, limit = 0;
   const Ring *ring = monitor_ring(r->monitor);

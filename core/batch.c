@@ -24,6 +24,75 @@ batch_init(Batch *b, size_t max_lines, size_t max_bytes, uint64_t interval_ms)
   b->max_lines = max_lines ? max_lines : 1;
   b->max_bytes = max_bytes ? max_bytes : 1;
   b->interval = interval_ms;
+  b->open_group = -1;
+}
+
+void
+batch_set_group_caps(Batch *b, size_t group_lines, size_t group_bytes)
+{
+  b->group_lines = group_lines;
+  b->group_bytes = group_bytes;
+}
+
+/* Line slots and text bytes the storage has. */
+static size_t
+batch_cap_lines(const Batch *b)
+{
+  return b->max_lines + b->group_lines;
+}
+
+static size_t
+batch_cap_bytes(const Batch *b)
+{
+  return b->max_bytes + b->group_bytes;
+}
+
+bool
+batch_fits_group(const Batch *b, size_t nlines, size_t bytes)
+{
+  if (b->count == 0)
+    return true;
+  return b->count + nlines <= b->max_lines && b->bytes <= b->max_bytes &&
+         bytes <= b->max_bytes - b->bytes;
+}
+
+void
+batch_begin_group(Batch *b, uint64_t now, const NoteIncident *info)
+{
+  if (b->count == 0 && b->ngroups == 0) {
+    b->opened_at = now;
+    b->bytes = 0;
+  }
+  if (b->ngroups == b->groups_cap) {
+    b->groups_cap = b->groups_cap ? 2 * b->groups_cap : 4;
+    b->groups = xrealloc(b->groups, b->groups_cap * sizeof *b->groups);
+  }
+  NoteIncident *g = &b->groups[b->ngroups];
+  *g = *info;
+  g->first_line = b->count;
+  g->nlines = 0;
+  b->open_group = (int)b->ngroups++;
+}
+
+bool
+batch_end_group(Batch *b)
+{
+  if (b->open_group >= 0)
+    b->groups[b->open_group].nlines = b->count - b->groups[b->open_group].first_line;
+  b->open_group = -1;
+  return b->count >= b->max_lines || b->bytes >= b->max_bytes;
+}
+
+size_t
+batch_group_count(const Batch *b)
+{
+  return b->ngroups;
+}
+
+const NoteIncident *
+batch_group(const Batch *b, size_t i)
+{
+  return &b->groups[i];
 }
 
 /* Whether a line of len bytes may join the open batch: always when it is
@@ -34,7 +103,8 @@ batch_fits(const Batch *b, size_t len)
 {
   if (b->count == 0)
     return true;
-  return b->count < b->max_lines && len <= b->max_bytes - b->bytes;
+  /* An incident may have filled the batch past max_bytes. */
+  return b->count < b->max_lines && b->bytes < b->max_bytes && len <= b->max_bytes - b->bytes;
 }
 
 /* The longest prefix of text, at most room bytes, that ends on a UTF-8
@@ -66,18 +136,21 @@ batch_add(Batch *b, uint64_t now, uint64_t seq, int stream, int pattern, unsigne
 {
   /* A caller that skipped batch_fits on a full batch has a bug; there is no
    * slot to put the line in. */
-  assert(b->count < b->max_lines);
-  if (b->count >= b->max_lines)
+  assert(b->count < batch_cap_lines(b));
+  if (b->count >= batch_cap_lines(b))
     return true;
   if (b->lines == NULL) {
-    b->lines = xmalloc(b->max_lines * sizeof *b->lines);
-    b->text = xmalloc(b->max_bytes);
+    b->lines = xmalloc(batch_cap_lines(b) * sizeof *b->lines);
+    b->text = xmalloc(batch_cap_bytes(b));
   }
-  if (b->count == 0) {
+  if (b->count == 0 && b->ngroups == 0) {
     b->opened_at = now;
     b->bytes = 0;
   }
-  size_t keep = batch_cut(text, len, b->max_bytes - b->bytes);
+  /* A plain line is cut to the batch's room; an incident's line may use the
+   * room kept for incidents. */
+  size_t cap = b->open_group >= 0 ? batch_cap_bytes(b) : b->max_bytes;
+  size_t keep = batch_cut(text, len, cap > b->bytes ? cap - b->bytes : 0);
   if (keep < len)
     flags |= kLineTruncated;
   BatchLine *line = &b->lines[b->count++];
@@ -87,17 +160,20 @@ batch_add(Batch *b, uint64_t now, uint64_t seq, int stream, int pattern, unsigne
   line->flags = flags;
   line->off = b->bytes;
   line->len = keep;
+  line->group = b->open_group;
   if (keep)
     memcpy(b->text + b->bytes, text, keep);
   b->bytes += keep;
-  return b->count == b->max_lines || b->bytes == b->max_bytes;
+  if (b->open_group >= 0)
+    return false; /* judged at batch_end_group */
+  return b->count >= b->max_lines || b->bytes >= b->max_bytes;
 }
 
 /* Whether no batch is open. */
 bool
 batch_empty(const Batch *b)
 {
-  return b->count == 0;
+  return b->count == 0 && b->ngroups == 0;
 }
 
 /* When the open batch is due: interval after its first line, whatever came
@@ -112,7 +188,7 @@ batch_deadline(const Batch *b)
 bool
 batch_due(const Batch *b, uint64_t now)
 {
-  return b->count > 0 && now >= batch_deadline(b);
+  return !batch_empty(b) && now >= batch_deadline(b);
 }
 
 /* Calls visit for each line of the open batch in arrival order, with its
@@ -130,10 +206,12 @@ batch_each(const Batch *b, BatchVisit visit, void *ctx)
 uint64_t
 batch_take(Batch *b)
 {
-  if (b->count == 0)
+  if (batch_empty(b))
     return 0;
   b->count = 0;
   b->bytes = 0;
+  b->ngroups = 0;
+  b->open_group = -1;
   return ++b->number;
 }
 
@@ -144,8 +222,13 @@ batch_free(Batch *b)
 {
   free(b->lines);
   free(b->text);
+  free(b->groups);
   b->lines = NULL;
   b->text = NULL;
+  b->groups = NULL;
+  b->ngroups = 0;
+  b->groups_cap = 0;
+  b->open_group = -1;
   b->count = 0;
   b->bytes = 0;
 }

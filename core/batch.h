@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "notification.h"
+
 typedef struct {
   uint64_t seq;
   int stream;
@@ -22,14 +24,21 @@ typedef struct {
   unsigned flags;     /* kLine*; kLineTruncated added when cut to fit */
   size_t off;         /* start in the batch's text arena */
   size_t len;
+  int group;          /* the incident it belongs to (index in groups), or -1 */
 } BatchLine;
 
 typedef struct {
   size_t max_lines;   /* monitor.batch_max_lines */
   size_t max_bytes;   /* monitor.batch_max_bytes */
   uint64_t interval;  /* monitor.flush_interval_ms */
-  BatchLine *lines;   /* max_lines slots, lazily allocated */
-  char *text;         /* max_bytes, lazily allocated */
+  size_t group_lines; /* incident.max_lines + 1: an incident never splits */
+  size_t group_bytes; /* incident.max_bytes */
+  BatchLine *lines;   /* max_lines + group_lines slots, lazily allocated */
+  char *text;         /* max_bytes + group_bytes, lazily allocated */
+  NoteIncident *groups; /* the incidents of the open batch (first_line/nlines index lines) */
+  size_t ngroups;
+  size_t groups_cap;
+  int open_group;     /* the group lines are being added to, or -1 */
   size_t count;
   size_t bytes;
   uint64_t opened_at; /* when the first line arrived; valid when count > 0 */
@@ -37,6 +46,27 @@ typedef struct {
 } Batch;
 
 void batch_init(Batch *b, size_t max_lines, size_t max_bytes, uint64_t interval_ms);
+
+/* Room for incidents, which are kept whole: one of up to group_lines lines
+ * and group_bytes bytes always fits an empty batch, even past max_lines or
+ * max_bytes. Call before the first line. */
+void batch_set_group_caps(Batch *b, size_t group_lines, size_t group_bytes);
+
+/* Whether an incident of nlines lines and bytes text bytes fits the open
+ * batch (always when it is empty). */
+bool batch_fits_group(const Batch *b, size_t nlines, size_t bytes);
+
+/* Starts an incident at now (opening the batch if empty): the lines added
+ * until batch_end_group belong to it. info is copied; its first_line and
+ * nlines are set here. */
+void batch_begin_group(Batch *b, uint64_t now, const NoteIncident *info);
+
+/* Ends the incident begun last. Returns true when the batch is now full. */
+bool batch_end_group(Batch *b);
+
+/* The incidents of the open batch. */
+size_t batch_group_count(const Batch *b);
+const NoteIncident *batch_group(const Batch *b, size_t i);
 
 /* Whether a line of len bytes fits in the open batch. A batch always takes
  * at least one line: an empty batch accepts any line, cutting it to

@@ -51,7 +51,7 @@ deliver_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *
     /* The nonce is drawn now, after the policy ran: the body cannot hold it. */
     char nonce[ENVELOPE_NONCE_HEX + 1];
     envelope_nonce(nonce);
-    envelope_frame(strbuf_cstr(&clean), clean.len, nonce, text);
+    envelope_frame(strbuf_cstr(&clean), clean.len, nonce, n->style, text);
     rc = kDeliverText;
   }
   strbuf_free(&body);
@@ -75,7 +75,7 @@ deliver_route(const DeliverTarget *t, Policy *p, Monitor *m, Notification *n, Vi
     return kRouteFailed;
   if (drop && !notification_is_ending(n->type)) {
     /* Counted, never silent; an ending notification cannot be dropped. */
-    monitor_count_policy_drop(m);
+    monitor_count_policy_drop(m, n);
     notification_free(n);
     return kRouteDropped;
   }

@@ -211,6 +211,10 @@ engine_spec(const VigilConfig *cfg, const StartRequest *req, const StartPlan *pl
     .description = req->description,
     .patterns = (const char *const *)req->patterns,
     .npatterns = req->npatterns,
+    .builtin_patterns = !req->patterns_given,
+    .incidents = req->incidents_given ? req->incidents : true,
+    .envelope = req->envelope_given ? (EnvelopeStyle)req->envelope
+                                    : (EnvelopeStyle)cfg->settings.envelope_style,
     .match_streams = req->match_streams,
     .notify = req->notify,
     .mode = plan->mode,

@@ -64,7 +64,8 @@ void envelope_body(const Notification *n, StrBuf *out);
 /* Frames a body: the BEGIN marker with nonce, the untrusted-observation
  * declaration, the body (a newline added if it lacks one), the END marker.
  * Every envelope, built-in or from a policy, goes through here. */
-void envelope_frame(const char *body, size_t len, const char *nonce, StrBuf *out);
+void envelope_frame(const char *body, size_t len, const char *nonce, EnvelopeStyle style,
+                    StrBuf *out);
 
 /* The prefix rule's bounds: a line's text of ENVELOPE_PROBE_MIN bytes or
  * more, compared on its first ENVELOPE_PROBE_BYTES bytes. */

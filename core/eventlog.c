@@ -20,6 +20,7 @@
 
 static const char *const eventlog_type_names[EVENT_TYPE_COUNT] = {
   "started", "match", "idle_timeout", "timed_out", "overload", "stopped", "exited",
+  "incident", "repeat_summary",
 };
 
 /* Sets up an empty log that keeps at most max events (0 is taken as 1, so
@@ -98,13 +99,37 @@ eventlog_add(EventLog *log, EventType type, int64_t at_ms, int pattern, const ch
   ev->id = log->next_id++;
   ev->type = type;
   ev->at_ms = at_ms;
-  ev->pattern = type == kEventMatch ? pattern : -1;
+  bool has_pattern = type == kEventMatch || type == kEventIncident || type == kEventRepeatSummary;
+  ev->pattern = has_pattern ? pattern : -1;
   ev->line = line ? xmemdupz(line, line_len) : NULL;
   ev->has_exit_code = has_exit_code;
   ev->exit_code = exit_code;
   ev->signal = signal;
   ev->reason = reason ? xstrdup(reason) : NULL;
   ev->exceeded = NULL;
+  ev->incident = 0;
+  ev->fingerprint = 0;
+  ev->kind = 0;
+  ev->lines = 0;
+  ev->repeats = 0;
+  ev->span_ms = 0;
+  return ev;
+}
+
+/* See eventlog.h. */
+const Event *
+eventlog_set_incident(EventLog *log, uint64_t incident, uint64_t fingerprint, int kind,
+                      uint64_t lines, uint64_t repeats, uint64_t span_ms)
+{
+  if (log->count == 0)
+    return NULL;
+  Event *ev = eventlog_at(log, log->count - 1);
+  ev->incident = incident;
+  ev->fingerprint = fingerprint;
+  ev->kind = kind;
+  ev->lines = lines;
+  ev->repeats = repeats;
+  ev->span_ms = span_ms;
   return ev;
 }
 
@@ -205,6 +230,25 @@ eventlog_render_one(const Event *ev, const char *const *pattern_sources, size_t 
   textfmt_time(out, ev->at_ms);
   strbuf_putc(out, ' ');
   strbuf_puts(out, eventlog_type_name(ev->type));
+  if (ev->type == kEventIncident || ev->type == kEventRepeatSummary) {
+    strbuf_printf(out, " %" PRIu64 " %s", ev->incident, ev->kind ? "crash" : "message");
+    if (ev->type == kEventIncident)
+      strbuf_printf(out, " (%" PRIu64 " lines)", ev->lines);
+    else
+      strbuf_printf(out, " repeated %" PRIu64 " times in %" PRIu64 " ms", ev->repeats,
+                    ev->span_ms);
+    strbuf_printf(out, " fingerprint %016" PRIx64, ev->fingerprint);
+    if (ev->reason) {
+      strbuf_puts(out, " [");
+      textfmt_escape(out, ev->reason, strlen(ev->reason));
+      strbuf_putc(out, ']');
+    }
+    if (ev->line) {
+      strbuf_puts(out, ": ");
+      textfmt_escape(out, ev->line, strlen(ev->line));
+    }
+    return;
+  }
   if (ev->type == kEventMatch) {
     if (ev->pattern >= 0) {
       strbuf_printf(out, " (pattern %d", ev->pattern);

@@ -24,9 +24,11 @@ typedef enum {
   kEventOverload,
   kEventStopped,
   kEventExited,
+  kEventIncident,      /* an incident was assembled (docs/incidents.md) */
+  kEventRepeatSummary, /* a series of coalesced repeats was reported */
 } EventType;
 
-#define EVENT_TYPE_COUNT 7
+#define EVENT_TYPE_COUNT 9
 
 typedef struct {
   uint64_t id;
@@ -39,6 +41,13 @@ typedef struct {
   int signal;         /* exited/stopped: the signal, 0 if none */
   char *reason;       /* idle_timeout, timed_out, overload, stopped: why (owned), or NULL */
   const char *exceeded; /* exited: the limit that ended it ("memory_limit"; static), or NULL */
+  /* incident, repeat_summary (eventlog_set_incident): */
+  uint64_t incident;    /* the incident's id; 0 for other types */
+  uint64_t fingerprint;
+  int kind;             /* IncidentKind */
+  uint64_t lines;       /* incident: its lines (kept and counted) */
+  uint64_t repeats;     /* repeat_summary: how many repeats it reports */
+  uint64_t span_ms;     /* repeat_summary: from the first to the last */
 } Event;
 
 typedef struct {
@@ -63,6 +72,11 @@ const Event *eventlog_add(EventLog *log, EventType type, int64_t at_ms, int patt
 /* Marks the newest event as ended by a limit (exceeded: a static name such
  * as "memory_limit"). Returns it, or NULL when the log is empty. */
 const Event *eventlog_set_exceeded(EventLog *log, const char *exceeded);
+
+/* Marks the newest event (an incident or repeat_summary) with its
+ * incident. Returns it, or NULL when the log is empty. */
+const Event *eventlog_set_incident(EventLog *log, uint64_t incident, uint64_t fingerprint,
+                                   int kind, uint64_t lines, uint64_t repeats, uint64_t span_ms);
 
 typedef void (*EventVisit)(void *ctx, const Event *ev);
 /* Visits events with id > since_id, oldest first; returns how many. */

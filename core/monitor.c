@@ -5,7 +5,8 @@
  * monitor; from the spawn on nothing can fail, and the callbacks given to
  * proc.c (monitor_output.c, monitor_ending.c) run only from the loop.
  *
- * Timers: three uv timers are initialised at start, but each is armed only
+ * Timers: four uv timers (the batch window, the signal stage's, the idle
+ * timeout, the runtime cap) are initialised at start, but each is armed only
  * while its thing is pending (an open batch, an idle timeout, a runtime cap),
  * so a quiet monitor without timeouts never wakes the loop. They are closed
  * by monitor_free, and the memory goes with the last close callback.
@@ -22,6 +23,7 @@
 #include "signals.h"
 #include "strbuf.h"
 #include "clock.h"
+#include "crashpatterns.h"
 #include "random.h"
 #include "textfmt.h"
 
@@ -106,6 +108,9 @@ monitor_free_parts(Monitor *m)
   batch_free(&m->batch);
   ratelimit_free(&m->rate);
   eventlog_free(&m->events);
+  assembler_free(&m->assembler);
+  coalesce_free(&m->coalescer);
+  incidentlog_free(&m->history);
   free(m->label);
   free(m->description);
   free(m->ending_reason);
@@ -124,6 +129,14 @@ monitor_compile(const VigilSettings *settings, const MonitorSpec *spec, VigilErr
     .match_limit = (uint32_t)settings->match_limit,
     .depth_limit = (uint32_t)settings->depth_limit,
   };
+  if (spec->builtin_patterns) {
+    /* The built-in set is the engine's own: the caller's bounds on patterns
+     * do not apply to it (crashpatterns.c's test keeps it within 32). */
+    limits.max_patterns = crashpatterns_count();
+    limits.pattern_max_length = 65536;
+    return match_compile(crashpatterns_sources(), crashpatterns_count(), &limits, "patterns",
+                         err);
+  }
   return match_compile(spec->patterns, spec->npatterns, &limits, "patterns", err);
 }
 
@@ -186,17 +199,20 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   m->ending = kMonRunning;
   m->mode = spec->mode;
   m->match_streams = spec->match_streams;
+  m->builtin_patterns = spec->builtin_patterns;
+  const char *const *sources = spec->builtin_patterns ? crashpatterns_sources() : spec->patterns;
+  size_t nsources = spec->builtin_patterns ? crashpatterns_count() : spec->npatterns;
   m->notify = spec->notify;
   if (m->notify == kNotifyAuto)
-    m->notify = spec->npatterns > 0 ? kNotifyMatches : kNotifyLines;
+    m->notify = nsources > 0 ? kNotifyMatches : kNotifyLines;
   if (hooks)
     m->hooks = *hooks;
   m->data = data;
   m->patterns = patterns;
-  m->npatterns = spec->npatterns;
-  m->pattern_sources = xcalloc(spec->npatterns ? spec->npatterns : 1, sizeof(char *));
-  for (size_t i = 0; i < spec->npatterns; i++)
-    m->pattern_sources[i] = xstrdup(spec->patterns[i]);
+  m->npatterns = nsources;
+  m->pattern_sources = xcalloc(nsources ? nsources : 1, sizeof(char *));
+  for (size_t i = 0; i < nsources; i++)
+    m->pattern_sources[i] = xstrdup(sources[i]);
   for (int i = 0; i < 2; i++) {
     m->streams[i].m = m;
     m->streams[i].stream = (StreamId)i;
@@ -209,6 +225,17 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   ratelimit_init(&m->rate, (size_t)settings->rate_max_notifications,
                  (uint64_t)settings->rate_window_ms, (uint64_t)settings->rate_overload_ms);
   eventlog_init(&m->events, (size_t)settings->event_log_max);
+  m->incidents_on = spec->incidents;
+  m->envelope = spec->envelope;
+  batch_set_group_caps(&m->batch, (size_t)settings->incident_max_lines + 1,
+                       (size_t)settings->incident_max_bytes);
+  assembler_init(&m->assembler, (size_t)settings->incident_max_lines,
+                 (size_t)settings->incident_max_bytes, (uint64_t)settings->incident_quiet_ms,
+                 monitor_incident_done, m);
+  coalesce_init(&m->coalescer, (uint64_t)settings->incident_coalesce_ms,
+                (uint64_t)settings->incident_summary_after_ms,
+                (size_t)settings->incident_fingerprints_max);
+  incidentlog_init(&m->history, (size_t)settings->incident_history_max);
   m->timeout_ms = spec->persistent ? 0
                   : spec->timeout_ms > 0 ? (uint64_t)spec->timeout_ms
                                          : (uint64_t)settings->max_runtime_ms;
@@ -233,12 +260,12 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   m->started_at = clock_now_ms();
   m->started_mono = uv_now(loop);
   m->last_output_mono = m->started_mono;
-  uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer};
-  for (size_t i = 0; i < 3; i++) {
+  uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer, &m->signal_timer};
+  for (size_t i = 0; i < 4; i++) {
     uv_timer_init(loop, timers[i]);
     timers[i]->data = m;
   }
-  m->open_handles = 3;
+  m->open_handles = 4;
   m->timers_ready = true;
   if (m->timeout_ms > 0)
     uv_timer_start(&m->runtime_timer, monitor_runtime_timer_cb, m->timeout_ms, 0);
@@ -267,13 +294,6 @@ monitor_stop(Monitor *m, int sig, int64_t grace_ms)
                                                                             : kMonitorStopExited;
 }
 
-/* See monitor.h. */
-void
-monitor_count_policy_drop(Monitor *m)
-{
-  m->policy_dropped++;
-}
-
 /* Close callback of the timers: frees the monitor after the last one. */
 static void
 monitor_handle_closed(uv_handle_t *h)
@@ -300,6 +320,7 @@ monitor_free(Monitor *m)
   uv_close((uv_handle_t *)&m->batch_timer, monitor_handle_closed);
   uv_close((uv_handle_t *)&m->idle_timer, monitor_handle_closed);
   uv_close((uv_handle_t *)&m->runtime_timer, monitor_handle_closed);
+  uv_close((uv_handle_t *)&m->signal_timer, monitor_handle_closed);
 }
 
 /* --- accessors ---------------------------------------------------------- */
@@ -401,6 +422,16 @@ monitor_counters(const Monitor *m, MonitorCounters *out)
   out->capture_evicted = m->capture[0].evicted + m->capture[1].evicted;
   out->events_dropped = m->events.dropped;
   out->policy_dropped = m->policy_dropped;
+  out->incidents = m->incidents_total;
+  out->incidents_coalesced = m->coalescer.coalesced_total;
+  out->incidents_withheld = m->incidents_withheld_total;
+  out->incidents_dropped = m->incidents_dropped_total;
+}
+
+const IncidentRecord *
+monitor_incident(const Monitor *m, uint64_t id)
+{
+  return incidentlog_find(&m->history, id);
 }
 
 const char *

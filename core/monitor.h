@@ -30,6 +30,7 @@
 #include "capture.h"
 #include "error.h"
 #include "eventlog.h"
+#include "incidentlog.h"
 #include "monitor_defs.h"
 #include "notification.h"
 #include "proc.h"
@@ -54,6 +55,9 @@ typedef struct {
   const char *description;    /* may be NULL */
   const char *const *patterns;
   size_t npatterns;
+  bool builtin_patterns;      /* patterns not given: the built-in crash set (patterns ignored) */
+  bool incidents;             /* assemble incidents and coalesce them */
+  EnvelopeStyle envelope;
   MatchStreams match_streams;
   NotifyMode notify;
   DeliveryMode mode;
@@ -99,7 +103,14 @@ typedef struct {
   uint64_t capture_evicted; /* raw bytes evicted from the captures, both streams */
   uint64_t events_dropped;  /* events dropped from the event log */
   uint64_t policy_dropped;  /* notifications a policy's route dropped */
+  uint64_t incidents;       /* incidents assembled */
+  uint64_t incidents_coalesced; /* of those, counted as repeats instead of notified */
+  uint64_t incidents_withheld;  /* withheld by the rate limit or while muted */
+  uint64_t incidents_dropped;   /* in notifications a policy's route dropped */
 } MonitorCounters;
+
+/* The incident record of id (monitor_output {incident}), or NULL. */
+const IncidentRecord *monitor_incident(const Monitor *m, uint64_t id);
 
 /* Validates spec against settings, compiles patterns, spawns the child and
  * logs the `started` event. Every check runs before the spawn, so an error
@@ -129,8 +140,10 @@ typedef enum {
 MonitorStopResult monitor_stop(Monitor *m, int sig, int64_t grace_ms);
 
 /* Counts a notification of this monitor that a policy's route dropped
- * (never an ending one: the caller checks). */
-void monitor_count_policy_drop(Monitor *m);
+ * (never an ending one: the caller checks). What it would have reported
+ * (its withheld lines, its incidents, its counts) is carried to the next
+ * notification, so nothing is lost silently. Call before freeing n. */
+void monitor_count_policy_drop(Monitor *m, const Notification *n);
 
 /* Frees the monitor. A still-running child is killed (SIGKILL to the group)
  * without further notifications. */

@@ -19,6 +19,7 @@ const char *const monitor_notify_names[] = {
 const char *const monitor_streams_names[] = {"both", "stdout", "stderr", NULL};
 
 const char *const monitor_mode_names[] = {"idle", "live_safe", NULL};
+const char *const monitor_envelope_names[] = {"readable", "compact", NULL};
 
 /* How many names a table holds (its NULL not counted). */
 #define MONITOR_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)

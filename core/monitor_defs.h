@@ -34,6 +34,8 @@ extern const char *const monitor_state_names[];
 extern const char *const monitor_notify_names[];
 extern const char *const monitor_streams_names[];
 extern const char *const monitor_mode_names[];
+/* EnvelopeStyle's names (notification.h): "readable", "compact". */
+extern const char *const monitor_envelope_names[];
 
 const char *monitor_state_name(MonitorState s);
 const char *monitor_notify_name(NotifyMode n);

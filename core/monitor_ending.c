@@ -55,6 +55,31 @@ monitor_copy_ring_line(void *ctx, const RingLine *line)
                         (line->flags & kLineTruncated) != 0, line->text, line->len);
 }
 
+/* The ending's last lines (monitor.exit_lines of the ring) go before the
+ * summaries monitor_signal_finish put in n, which index n's lines: those
+ * are moved after the last lines. */
+static void
+monitor_ending_lines(Monitor *m, Notification *n)
+{
+  size_t nsummary = n->nlines;
+  NoteLine *summary = n->lines;
+  n->lines = NULL;
+  n->nlines = 0;
+  RingCopy copy = {n};
+  if (m->settings.exit_lines > 0)
+    ring_query(&m->ring, kRingAll, 0, (size_t)m->settings.exit_lines, monitor_copy_ring_line,
+               &copy);
+  size_t base = n->nlines;
+  for (size_t i = 0; i < nsummary; i++) {
+    notification_add_line(n, summary[i].seq, summary[i].stream, summary[i].pattern,
+                          summary[i].truncated, summary[i].text, summary[i].len);
+    free(summary[i].text);
+  }
+  free(summary);
+  for (size_t i = 0; i < n->nincidents; i++)
+    n->incidents[i].first_line += base;
+}
+
 /* The final state and the event that records it. */
 static void
 monitor_log_ending(Monitor *m)
@@ -127,31 +152,38 @@ monitor_on_exit(void *data, const ProcExit *exit)
     m->ending_reason = monitor_limit_reason(m, exit);
   }
 
+  /* Open incidents close and go out with the final batch; series of
+   * repeats not yet reported ride on the ending notification. */
+  Notification *n = NULL;
+  if (m->notify != kNotifyNone && !m->ending_sent)
+    n = notification_new(notification_ending_for(m->state), m->id, m->label, m->mode);
+  monitor_signal_finish(m, n);
   monitor_flush(m);
   uv_timer_stop(&m->batch_timer);
   monitor_log_ending(m);
 
-  if (m->notify != kNotifyNone && !m->ending_sent) {
+  if (n != NULL && !m->ending_sent) {
     m->ending_sent = true;
-    Notification *n = notification_new(notification_ending_for(m->state), m->id, m->label,
-                                       m->mode);
     n->state = m->state;
     n->has_exit_code = exit->exited && exit->term_signal == 0;
     n->exit_code = exit->exit_code;
     n->signal = exit->term_signal;
     n->has_duration = true;
     n->duration_ms = exit->duration_ms;
-    n->suppressed = ratelimit_take_withheld(&m->rate) + m->withheld_unreported;
+    n->suppressed =
+        ratelimit_take_withheld(&m->rate) + m->withheld_unreported + m->suppressed_carry;
     m->withheld_unreported = 0;
+    m->suppressed_carry = 0;
+    monitor_signal_take_counts(m, n);
+    n->style = m->envelope;
     if (m->ending_reason)
       n->reason = xstrdup(m->ending_reason);
     n->exceeded = m->exceeded;
-    RingCopy copy = {n};
-    if (m->settings.exit_lines > 0)
-      ring_query(&m->ring, kRingAll, 0, (size_t)m->settings.exit_lines,
-                 monitor_copy_ring_line, &copy);
+    monitor_ending_lines(m, n);
     monitor_emit(m, n);
+    n = NULL;
   }
+  notification_free(n);
   m->finished = true;
   if (m->hooks.on_finished)
     m->hooks.on_finished(m->data, m);

@@ -13,6 +13,7 @@
 
 #include "memory.h"
 #include "monitor.h"
+#include "notification.h"
 #include "utf8.h"
 
 /* A row whose value start_request_read settles itself (no slot). */
@@ -20,7 +21,7 @@
 #define SLOT(f) offsetof(StartRequest, f)
 
 _Static_assert(sizeof(MatchStreams) == sizeof(int) && sizeof(NotifyMode) == sizeof(int) &&
-                   sizeof(DeliveryMode) == sizeof(int),
+                   sizeof(DeliveryMode) == sizeof(int) && sizeof(EnvelopeStyle) == sizeof(int),
                "a choice is stored as an int");
 
 #define ALL (kFormStart | kFormRun | kFormConfig)
@@ -40,6 +41,8 @@ static const size_t monitor_field_slots[] = {
   NO_SLOT,                      /* match_pattern */
   SLOT(match_streams),
   SLOT(notify),
+  SLOT(incidents),
+  SLOT(envelope),
   SLOT(mode),
   SLOT(policy),
   SLOT(timeout_ms),
@@ -72,15 +75,22 @@ const MonitorField monitor_fields[] = {
    "proc", "variables set on top of what monitor.env_inherit passes (monitor.env_deny applies)"},
   /* The matcher bounds patterns as it compiles them (monitor.max_patterns,
    * monitor.pattern_max_length: limit_exceeded, invalid_pattern). */
-  {"patterns", kFieldStrings, WATCH, false, false, 0, 0, NULL, NULL, "none",
-   "match", "PCRE2 patterns, at most monitor.max_patterns of at most "
-   "monitor.pattern_max_length bytes; the first that matches a line wins"},
+  {"patterns", kFieldStrings, WATCH, false, false, 0, 0, NULL, NULL,
+   "the built-in crash patterns", "match", "PCRE2 patterns, at most monitor.max_patterns of at "
+   "most monitor.pattern_max_length bytes; the first that matches a line wins; [] matches "
+   "nothing (docs/crash-patterns.md lists the built-in set)"},
   {"match_pattern", kFieldString, WATCH, false, false, 0, 0, NULL, NULL,
    "none", "match", "one pattern, the same as patterns: [it]; not together with patterns"},
   {"match_streams", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_streams_names, "both",
    "monitor", "which streams patterns apply to"},
   {"notify", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_notify_names, "auto",
    "monitor", "what produces a notification"},
+  {"incidents", kFieldBool, WATCH, false, false, 0, 0, NULL, NULL, "true",
+   "monitor", "gather a matching line and its trace into one incident, and coalesce repeats "
+   "by fingerprint (docs/incidents.md); false: every matching line on its own"},
+  {"envelope", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_envelope_names,
+   "envelope.style", "deliver", "the built-in frame: readable, or compact (the same guarantees "
+   "in fewer bytes)"},
   {"mode", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_mode_names, "idle",
    "session", "live_safe interrupts a turn (needs monitor.live_mode_enabled)"},
   {"policy", kFieldString, WATCH, false, true, 0, 256, NULL, NULL, "the config's policy",
@@ -411,6 +421,7 @@ monitor_fields_settle(const FieldSource *src, StartRequest *req, FieldScratch *s
     return error_set(err, kErrInvalidParams,
                      "%s must give at most one of timeout_ms and persistent, got both",
                      src->base);
+  req->patterns_given = sc->has_patterns || req->npatterns > 0;
   if (req->patterns == NULL)
     req->patterns = xcalloc(1, sizeof *req->patterns);
   return 0;
@@ -432,6 +443,10 @@ start_request_read(const FieldSource *src, unsigned form, const VigilSettings *s
       rc = monitor_fields_read_slot(src, f, settings, (char *)req + monitor_field_slots[i], err);
     if (rc == 1 && strcmp(f->name, "timeout_ms") == 0)
       sc.has_timeout = true;
+    if (rc == 1 && strcmp(f->name, "incidents") == 0)
+      req->incidents_given = true;
+    if (rc == 1 && strcmp(f->name, "envelope") == 0)
+      req->envelope_given = true;
   }
   if (rc >= 0)
     rc = monitor_fields_settle(src, req, &sc, err);

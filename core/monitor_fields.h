@@ -38,6 +38,11 @@ typedef struct {
   char *description;
   char **patterns;         /* NULL-terminated */
   size_t npatterns;
+  bool patterns_given;     /* false: the built-in crash patterns (crashpatterns.h) */
+  bool incidents;          /* assemble incidents and coalesce them (when incidents_given) */
+  bool incidents_given;
+  int envelope;            /* EnvelopeStyle (when envelope_given) */
+  bool envelope_given;
   MatchStreams match_streams;
   NotifyMode notify;
   DeliveryMode mode;

@@ -8,6 +8,8 @@
  *   monitor_output.c  the data path: a read chunk becomes captured bytes,
  *                     lines in the ring, matches, and batches that the rate
  *                     limit delivers or withholds (and sustained overload)
+ *   monitor_signal.c  the signal stage between lines and batches: incidents
+ *                     assembled, fingerprinted and coalesced
  *   monitor_ending.c  the control path: what ends the process (stop, the
  *                     runtime cap, the idle timeout, overload), and the
  *                     ending, in its order, once proc.c reports the exit
@@ -21,6 +23,9 @@
 #include <uv.h>
 
 #include "batch.h"
+#include "coalesce.h"
+#include "incident.h"
+#include "incidentlog.h"
 #include "linebuf.h"
 #include "match.h"
 #include "monitor.h"
@@ -60,11 +65,28 @@ struct Monitor {
   PatternSet *patterns;
   char **pattern_sources;        /* owned copies, npatterns entries */
   size_t npatterns;
+  bool builtin_patterns;         /* patterns are the built-in crash set (crashpatterns.h) */
   Batch batch;
   RateLimit rate;
   EventLog events;
 
+  /* The signal stage (monitor_signal.c). */
+  bool incidents_on;             /* assemble and coalesce (the start's `incidents`) */
+  EnvelopeStyle envelope;
+  Assembler assembler;
+  Coalescer coalescer;
+  IncidentLog history;
+  uint64_t incidents_total;
+  /* Counts a later notification carries (nothing is lost silently). */
+  uint64_t incidents_withheld_unreported;
+  uint64_t incidents_coalesced_unreported;
+  uint64_t incidents_dropped_unreported;
+  uint64_t incidents_withheld_total;
+  uint64_t incidents_dropped_total;
+  uint64_t suppressed_carry;     /* lines of a policy-dropped notification's `suppressed` */
+
   uv_timer_t batch_timer;
+  uv_timer_t signal_timer;
   uv_timer_t idle_timer;
   uv_timer_t runtime_timer;
   int open_handles;              /* timers not yet closed */
@@ -117,6 +139,36 @@ void monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
 void monitor_on_eof(void *data, StreamId stream);
 /* Closes the open batch and delivers it, unless the rate limit withholds it. */
 void monitor_flush(Monitor *m);
+/* Adds an ordinary line to the batch (flushing as needed, arming the window). */
+void monitor_batch_line(Monitor *m, uint64_t seq, StreamId stream, int pattern, unsigned flags,
+                        const char *text, size_t len);
+/* Counts lines not delivered because muted or ended. */
+void monitor_hold_back(Monitor *m, uint64_t lines);
+/* The batch window closed. */
+void monitor_batch_timer_cb(uv_timer_t *t);
+
+/* --- monitor_signal.c ---------------------------------------------------- */
+
+/* Offers a line (already in the ring, seq) to the signal stage. Returns true
+ * when the stage took it (it is part of an incident), false for an ordinary
+ * line. */
+bool monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, int pattern, const Line *line);
+/* A stream ended: its open incident closes. */
+void monitor_signal_close_stream(Monitor *m, StreamId stream);
+/* The process is gone: open incidents close and the batch is flushed; every
+ * unreported series of repeats is summarised into the ending notification
+ * (which may be NULL when none goes out). */
+void monitor_signal_finish(Monitor *m, Notification *ending);
+/* The assembler's IncidentDone (incident.h): record, fingerprint, coalesce
+ * or batch the incident. */
+void monitor_incident_done(void *ctx, Incident *inc, size_t released);
+/* Moves the unreported incident counts into n. */
+void monitor_signal_take_counts(Monitor *m, Notification *n);
+/* Counts the incidents of a batch that will not be delivered. */
+void monitor_signal_withheld(Monitor *m, const Batch *b);
+/* The trace family a caller's pattern's line belongs to, judged by the
+ * built-in set (crashpatterns.h), kTraceGeneric when none matches. */
+TraceFamily monitor_signal_family(const char *text, size_t len, bool *generic_header);
 
 /* --- monitor_ending.c ---------------------------------------------------- */
 

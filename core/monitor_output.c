@@ -2,7 +2,9 @@
  * A monitor's part of the data path (steps 2 to 6 of docs/core.md, "The
  * data path"; see monitor_internal.h for the module's files): a read chunk
  * becomes captured bytes, lines in the ring, matches, and batches that the
- * rate limit delivers or withholds, with sustained overload.
+ * rate limit delivers or withholds, with sustained overload. Matching lines
+ * pass through the signal stage (monitor_signal.c) on their way to the
+ * batch, where they arrive as whole incidents.
  *
  * The batch timer is armed only while a batch is open, so a quiet monitor
  * never wakes the loop for it.
@@ -31,6 +33,15 @@ monitor_copy_batch_line(void *ctx, const BatchLine *line, const char *text)
                         (line->flags & kLineTruncated) != 0, text, line->len);
 }
 
+/* The batch's incidents, as entries of n (their lines are already n's, at
+ * the same indexes). */
+static void
+monitor_copy_batch_groups(const Batch *b, Notification *n)
+{
+  for (size_t i = 0; i < batch_group_count(b); i++)
+    notification_add_incident(n, batch_group(b, i));
+}
+
 /* What sustained overload does: stop the group (state overloaded, the
  * overload notification comes when it is gone) or mute output and send the
  * overload notification now as this monitor's ending notification. */
@@ -54,15 +65,18 @@ monitor_overload(Monitor *m)
   m->ending_sent = true;
   Notification *n = notification_new(kNotifOverload, m->id, m->label, m->mode);
   n->state = kMonRunning;
-  n->suppressed = ratelimit_take_withheld(&m->rate) + m->withheld_unreported;
+  n->suppressed = ratelimit_take_withheld(&m->rate) + m->withheld_unreported + m->suppressed_carry;
   m->withheld_unreported = 0;
+  m->suppressed_carry = 0;
+  monitor_signal_take_counts(m, n);
   n->reason = xstrdup(reason);
+  n->style = m->envelope;
   monitor_emit(m, n);
 }
 
 /* Counts lines that will not be delivered because the monitor is muted or
  * its ending notification has gone (see the struct). */
-static void
+void
 monitor_hold_back(Monitor *m, uint64_t lines)
 {
   if (m->ending_sent) {
@@ -82,12 +96,14 @@ monitor_flush(Monitor *m)
   uv_timer_stop(&m->batch_timer);
   if (m->muted || m->ending_sent) {
     monitor_hold_back(m, m->batch.count);
+    monitor_signal_withheld(m, &m->batch);
     batch_take(&m->batch);
     return;
   }
   uint64_t withheld = 0;
   RateVerdict verdict = ratelimit_admit(&m->rate, uv_now(m->loop), m->batch.count, &withheld);
   if (verdict != kRateAdmit) {
+    monitor_signal_withheld(m, &m->batch);
     batch_take(&m->batch);
     if (verdict == kRateOverload)
       monitor_overload(m);
@@ -96,14 +112,18 @@ monitor_flush(Monitor *m)
   Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
   BatchCopy copy = {n};
   batch_each(&m->batch, monitor_copy_batch_line, &copy);
+  monitor_copy_batch_groups(&m->batch, n);
   n->batch = batch_take(&m->batch);
   n->state = kMonRunning;
-  n->suppressed = withheld;
+  n->suppressed = withheld + m->suppressed_carry;
+  m->suppressed_carry = 0;
+  monitor_signal_take_counts(m, n);
+  n->style = m->envelope;
   monitor_emit(m, n);
 }
 
 /* The batch window closed. */
-static void
+void
 monitor_batch_timer_cb(uv_timer_t *t)
 {
   monitor_flush(t->data);
@@ -111,7 +131,7 @@ monitor_batch_timer_cb(uv_timer_t *t)
 
 /* Adds a line to the open batch, flushing first when it does not fit and
  * after when it is full; arms the window timer when the batch opens. */
-static void
+void
 monitor_batch_line(Monitor *m, uint64_t seq, StreamId stream, int pattern, unsigned flags,
                    const char *text, size_t len)
 {
@@ -156,6 +176,8 @@ monitor_on_line(void *ctx, const Line *line)
   uint64_t seq = ring_push(&m->ring, ms->stream, line->text, line->len, pattern, line->flags);
   if (pattern >= 0)
     monitor_event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
+  if (monitor_signal_line(m, ms->stream, seq, pattern, line))
+    return;
   bool wanted = m->notify == kNotifyLines || (m->notify == kNotifyMatches && pattern >= 0);
   if (!wanted)
     return;
@@ -187,4 +209,5 @@ monitor_on_eof(void *data, StreamId stream)
 {
   Monitor *m = data;
   linebuf_finish(&m->linebuf[stream], monitor_on_line, &m->streams[stream]);
+  monitor_signal_close_stream(m, stream);
 }

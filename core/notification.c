@@ -58,6 +58,17 @@ notification_add_line(Notification *n, uint64_t seq, int stream, int pattern, bo
   l->len = text ? len : 0;
 }
 
+/* Appends a copy of an incident entry, growing like the lines. */
+void
+notification_add_incident(Notification *n, const NoteIncident *inc)
+{
+  if (n->nincidents == 0)
+    n->incidents = xmalloc(NOTIFICATION_FIRST_LINES * sizeof *n->incidents);
+  else if (n->nincidents >= NOTIFICATION_FIRST_LINES && (n->nincidents & (n->nincidents - 1)) == 0)
+    n->incidents = xrealloc(n->incidents, 2 * n->nincidents * sizeof *n->incidents);
+  n->incidents[n->nincidents++] = *inc;
+}
+
 /* Frees n and every string it owns; NULL is a no-op. */
 void
 notification_free(Notification *n)
@@ -67,6 +78,7 @@ notification_free(Notification *n)
   for (size_t i = 0; i < n->nlines; i++)
     free(n->lines[i].text);
   free(n->lines);
+  free(n->incidents);
   free(n->label);
   free(n->reason);
   free(n->session);

@@ -35,6 +35,29 @@ typedef struct {
   size_t len;
 } NoteLine;
 
+/* One incident of a notification (incident.h, coalesce.h): its lines are
+ * lines[first_line .. first_line + nlines) of the notification. A summary
+ * entry reports a series of coalesced repeats of incident `id`; its one line
+ * is the first line of the last repeat. */
+typedef struct {
+  uint64_t id;
+  int kind;                 /* IncidentKind: 0 message, 1 crash */
+  uint64_t fingerprint;
+  int pattern;              /* the pattern that opened it, -1 when none */
+  const char *pattern_name; /* the built-in pattern's name (static), or NULL */
+  uint64_t first_seq;
+  uint64_t last_seq;
+  size_t first_line;
+  size_t nlines;
+  uint64_t truncated_lines; /* lines that belonged past incident.max_lines/max_bytes */
+  uint64_t repeats;         /* coalesced repeats this entry reports (0: none) */
+  uint64_t repeat_span_ms;  /* from the first to the last of them */
+  int64_t repeat_last_at;   /* wall ms of the last of them */
+  bool summary;             /* a repeat summary, not a new incident */
+} NoteIncident;
+
+typedef enum { kEnvelopeReadable = 0, kEnvelopeCompact } EnvelopeStyle;
+
 typedef struct {
   NotificationType type;
   char monitor_id[24];
@@ -45,6 +68,16 @@ typedef struct {
   size_t nlines;
   uint64_t suppressed;     /* lines withheld by the rate limit since the previous delivery
                               (named as the wire names it) */
+  NoteIncident *incidents; /* owned */
+  size_t nincidents;
+  /* Incidents not notified since the previous delivery, by why (nothing is
+   * lost silently): withheld by the rate limit (or held back while muted),
+   * coalesced as repeats not yet summarised elsewhere, dropped by a policy's
+   * route or the session queue. */
+  uint64_t incidents_withheld;
+  uint64_t incidents_coalesced;
+  uint64_t incidents_dropped;
+  EnvelopeStyle style;     /* how the built-in frame looks */
   MonitorState state;      /* running for output; the final state for ending types */
   bool has_exit_code;
   int exit_code;
@@ -68,6 +101,9 @@ Notification *notification_new(NotificationType type, const char *monitor_id,
                                const char *label, DeliveryMode mode);
 void notification_add_line(Notification *n, uint64_t seq, int stream, int pattern,
                            bool truncated, const char *text, size_t len);
+/* Appends an incident entry (copied); its first_line/nlines index lines
+ * already added. */
+void notification_add_incident(Notification *n, const NoteIncident *inc);
 void notification_free(Notification *n);
 
 const char *notification_type_name(NotificationType t);

@@ -18,7 +18,9 @@
  */
 #include "policy_internal.h"
 
+#include <inttypes.h>
 #include <lauxlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "monitor_defs.h"
@@ -130,6 +132,45 @@ policy_int(uint64_t v)
   return v > (uint64_t)LUA_MAXINTEGER ? LUA_MAXINTEGER : (lua_Integer)v;
 }
 
+/* Pushes one incident of n as a read-only table: {id, kind, fingerprint,
+ * pattern, pattern_name, first_seq, last_seq, lines, repeats,
+ * repeat_span_ms, last_repeat_at, truncated_lines, summary}. Its `lines`
+ * list is empty here; its real table is stored at lists[pos] for the
+ * caller to fill with the notification's line tables. */
+static void
+policy_push_incident(lua_State *L, Policy *p, const NoteIncident *inc, int lists,
+                     lua_Integer pos)
+{
+  lua_createtable(L, 0, 13);
+  policy_set_int(L, "id", policy_int(inc->id));
+  policy_set_str(L, "kind", inc->kind ? "crash" : "message");
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016" PRIx64, inc->fingerprint);
+  policy_set_str(L, "fingerprint", hex);
+  if (inc->pattern >= 0)
+    policy_set_int(L, "pattern", inc->pattern);
+  policy_set_str(L, "pattern_name", inc->pattern_name);
+  policy_set_int(L, "first_seq", policy_int(inc->first_seq));
+  policy_set_int(L, "last_seq", policy_int(inc->last_seq));
+  policy_set_int(L, "repeats", policy_int(inc->repeats));
+  policy_set_int(L, "repeat_span_ms", policy_int(inc->repeat_span_ms));
+  if (inc->repeats > 0) {
+    strbuf_reset(&p->scratch);
+    textfmt_time(&p->scratch, inc->repeat_last_at);
+    policy_push_scratch(L, p);
+    lua_setfield(L, -2, "last_repeat_at");
+  }
+  policy_set_int(L, "truncated_lines", policy_int(inc->truncated_lines));
+  lua_pushboolean(L, inc->summary);
+  lua_setfield(L, -2, "summary");
+  lua_createtable(L, (int)(inc->nlines < INT32_MAX ? inc->nlines : 0), 0);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, lists, pos);
+  policy_push_readonly(L, policy_ro_newindex_notification);
+  lua_setfield(L, -2, "lines");
+  policy_push_readonly(L, policy_ro_newindex_notification);
+}
+
 /* See policy_internal.h. */
 void
 policy_push_notification(lua_State *L, Policy *p, const Notification *n)
@@ -146,10 +187,25 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
   if (n->type == kNotifOutput)
     policy_set_int(L, "batch", policy_int(n->batch));
 
+  /* n.incidents first (their line lists filled below), so that each line
+   * can name its incident: l.incident is the same table as n.incidents[k]. */
+  lua_createtable(L, (int)(n->nincidents < INT32_MAX ? n->nincidents : 0), 0);
+  int incidents = lua_gettop(L);
+  lua_createtable(L, (int)(n->nincidents < INT32_MAX ? n->nincidents : 0), 0);
+  int lists = lua_gettop(L);
+  for (size_t k = 0; k < n->nincidents; k++) {
+    policy_push_incident(L, p, &n->incidents[k], lists, (lua_Integer)k + 1);
+    lua_rawseti(L, incidents, (lua_Integer)k + 1);
+  }
+
   lua_createtable(L, (int)(n->nlines < INT32_MAX ? n->nlines : 0), 0);
+  size_t k = 0;
   for (size_t i = 0; i < n->nlines; i++) {
     const NoteLine *l = &n->lines[i];
-    lua_createtable(L, 0, 5);
+    while (k < n->nincidents && i >= n->incidents[k].first_line + n->incidents[k].nlines)
+      k++;
+    bool in_incident = k < n->nincidents && i >= n->incidents[k].first_line;
+    lua_createtable(L, 0, 6);
     policy_set_int(L, "seq", policy_int(l->seq));
     policy_set_str(L, "stream", stream_name(l->stream));
     policy_push_filtered(L, p, l->text ? l->text : "", l->text ? l->len : 0, textfmt_escape);
@@ -158,11 +214,28 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
       policy_set_int(L, "pattern", l->pattern);
     lua_pushboolean(L, l->truncated);
     lua_setfield(L, -2, "truncated");
+    if (in_incident) {
+      lua_rawgeti(L, incidents, (lua_Integer)k + 1);
+      lua_setfield(L, -2, "incident");
+    }
     policy_push_readonly(L, policy_ro_newindex_notification);
+    if (in_incident) {
+      lua_rawgeti(L, lists, (lua_Integer)k + 1);
+      lua_pushvalue(L, -2);
+      lua_rawseti(L, -2, (lua_Integer)(i - n->incidents[k].first_line) + 1);
+      lua_pop(L, 1);
+    }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   policy_push_readonly(L, policy_ro_newindex_notification);
-  lua_setfield(L, -2, "lines");
+  lua_setfield(L, -4, "lines");
+  lua_pop(L, 1); /* lists */
+  policy_push_readonly(L, policy_ro_newindex_notification);
+  lua_setfield(L, -2, "incidents");
+  policy_set_int(L, "incidents_withheld", policy_int(n->incidents_withheld));
+  policy_set_int(L, "incidents_coalesced", policy_int(n->incidents_coalesced));
+  policy_set_int(L, "incidents_dropped", policy_int(n->incidents_dropped));
+  policy_set_str(L, "style", monitor_envelope_names[n->style == kEnvelopeCompact ? 1 : 0]);
 
   policy_set_int(L, "suppressed", policy_int(n->suppressed));
   if (ending || n->type == kNotifOutput)

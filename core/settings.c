@@ -19,6 +19,7 @@
 #include <string.h>
 
 static const char *const overload_choices[] = {"stop", "mute", NULL};
+static const char *const envelope_choices[] = {"readable", "compact", NULL};
 
 #define INT_SETTING(cname, field, d, lo, hi, u, text) \
   {cname, kSettingInt, offsetof(VigilSettings, field), d, lo, hi, NULL, u, text}
@@ -68,6 +69,25 @@ const SettingSpec settings_table[] = {
   {"rate_limit.on_overload", kSettingEnum, offsetof(VigilSettings, rate_on_overload),
    kOverloadStop, 0, 1, overload_choices, NULL,
    "\"stop\" the process group or \"mute\" its output on sustained overload"},
+  INT_SETTING("incident.quiet_ms", incident_quiet_ms, 150, 10, 10000, "ms",
+              "an open incident (a header and its trace) closes after this long without a line"),
+  INT_SETTING("incident.max_lines", incident_max_lines, 60, 1, 1000, "lines",
+              "lines kept per incident; the rest of its trace is counted (truncated_lines)"),
+  INT_SETTING("incident.max_bytes", incident_max_bytes, 8192, 256, 1048576, "bytes",
+              "text bytes kept per incident; the rest of its trace is counted"),
+  INT_SETTING("incident.coalesce_ms", incident_coalesce_ms, 300000, 0, 86400000, "ms",
+              "an incident whose fingerprint was notified this recently is counted as a repeat, "
+              "not notified again; 0: off"),
+  INT_SETTING("incident.summary_after_ms", incident_summary_after_ms, 10000, 100, 3600000, "ms",
+              "a series of repeats is summarised this long after its last repeat"),
+  INT_SETTING("incident.fingerprints_max", incident_fingerprints_max, 256, 1, 100000,
+              "fingerprints", "fingerprints remembered per monitor for coalescing; the oldest "
+              "goes first (its repeats reported)"),
+  INT_SETTING("incident.history_max", incident_history_max, 256, 1, 100000, "incidents",
+              "incidents kept per monitor for monitor_output {incident}; the oldest go first"),
+  {"envelope.style", kSettingEnum, offsetof(VigilSettings, envelope_style), 0, 0, 1,
+   envelope_choices, NULL,
+   "the built-in frame: \"readable\" or \"compact\" (the same guarantees in fewer bytes)"},
   INT_SETTING("monitor.max_monitors_per_session", max_monitors_per_session, 3, 1, 16, "monitors",
               "running monitors per session (ended ones free their slot)"),
   INT_SETTING("monitor.max_monitors", max_monitors, 1000, 1, 100000, "monitors",

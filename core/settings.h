@@ -48,6 +48,15 @@ typedef struct {
   int64_t rate_window_ms;
   int64_t rate_overload_ms;
   int64_t rate_on_overload; /* OverloadAction */
+  /* The signal stage (incident.h, coalesce.h). */
+  int64_t incident_quiet_ms;
+  int64_t incident_max_lines;
+  int64_t incident_max_bytes;
+  int64_t incident_coalesce_ms;   /* 0: off */
+  int64_t incident_summary_after_ms;
+  int64_t incident_fingerprints_max;
+  int64_t incident_history_max;
+  int64_t envelope_style;         /* EnvelopeStyle */
   /* Sessions and the engine. */
   int64_t max_monitors_per_session;
   int64_t max_monitors;

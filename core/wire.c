@@ -4,6 +4,9 @@
  */
 #include "wire.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+
 #include <string.h>
 
 #include "epoch.h"
@@ -93,12 +96,106 @@ wire_ring_line(msgpack_packer *pk, const RingLine *line)
             (line->flags & 1u) != 0);
 }
 
+/* A 64-bit fingerprint as the 16 hex digits the envelope and events show. */
+static void
+wire_fingerprint(msgpack_packer *pk, uint64_t fp)
+{
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016" PRIx64, fp);
+  wire_str(pk, hex);
+}
+
+static void
+wire_kind(msgpack_packer *pk, int kind)
+{
+  wire_str(pk, kind ? "crash" : "message");
+}
+
+/* One incident entry: {id, kind, fingerprint, pattern, pattern_name,
+ * first_seq, last_seq, lines, repeats, repeat_span_ms, last_repeat_at,
+ * truncated_lines, summary}; its lines are the notification's lines it
+ * indexes. */
+static void
+wire_incident(msgpack_packer *pk, const Notification *n, const NoteIncident *inc)
+{
+  msgpack_pack_map(pk, 13);
+  wire_key(pk, "id");
+  msgpack_pack_uint64(pk, inc->id);
+  wire_key(pk, "kind");
+  wire_kind(pk, inc->kind);
+  wire_key(pk, "fingerprint");
+  wire_fingerprint(pk, inc->fingerprint);
+  wire_key(pk, "pattern");
+  if (inc->pattern >= 0)
+    msgpack_pack_int(pk, inc->pattern);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "pattern_name");
+  wire_str(pk, inc->pattern_name);
+  wire_key(pk, "first_seq");
+  msgpack_pack_uint64(pk, inc->first_seq);
+  wire_key(pk, "last_seq");
+  msgpack_pack_uint64(pk, inc->last_seq);
+  wire_key(pk, "lines");
+  size_t end = inc->first_line + inc->nlines;
+  if (end > n->nlines)
+    end = n->nlines;
+  msgpack_pack_array(pk, end > inc->first_line ? end - inc->first_line : 0);
+  for (size_t i = inc->first_line; i < end; i++) {
+    const NoteLine *l = &n->lines[i];
+    wire_line(pk, l->seq, l->stream, l->text, l->len, l->pattern, l->truncated);
+  }
+  wire_key(pk, "repeats");
+  msgpack_pack_uint64(pk, inc->repeats);
+  wire_key(pk, "repeat_span_ms");
+  msgpack_pack_uint64(pk, inc->repeat_span_ms);
+  wire_key(pk, "last_repeat_at");
+  wire_time(pk, inc->repeats > 0 ? inc->repeat_last_at : 0);
+  wire_key(pk, "truncated_lines");
+  msgpack_pack_uint64(pk, inc->truncated_lines);
+  wire_key(pk, "summary");
+  if (inc->summary)
+    msgpack_pack_true(pk);
+  else
+    msgpack_pack_false(pk);
+}
+
+void
+wire_incident_record(msgpack_packer *pk, const IncidentRecord *rec, uint64_t missing)
+{
+  const NoteIncident *inc = &rec->info;
+  msgpack_pack_map(pk, 10);
+  wire_key(pk, "id");
+  msgpack_pack_uint64(pk, inc->id);
+  wire_key(pk, "kind");
+  wire_kind(pk, inc->kind);
+  wire_key(pk, "fingerprint");
+  wire_fingerprint(pk, inc->fingerprint);
+  wire_key(pk, "pattern");
+  if (inc->pattern >= 0)
+    msgpack_pack_int(pk, inc->pattern);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "pattern_name");
+  wire_str(pk, inc->pattern_name);
+  wire_key(pk, "first_seq");
+  msgpack_pack_uint64(pk, inc->first_seq);
+  wire_key(pk, "last_seq");
+  msgpack_pack_uint64(pk, inc->last_seq);
+  wire_key(pk, "lines");
+  msgpack_pack_uint64(pk, rec->nseqs);
+  wire_key(pk, "truncated_lines");
+  msgpack_pack_uint64(pk, inc->truncated_lines);
+  wire_key(pk, "missing");
+  msgpack_pack_uint64(pk, missing);
+}
+
 void
 wire_notification(msgpack_packer *pk, const Notification *n)
 {
   bool ending = notification_is_ending(n->type);
   bool dropped = n->type == kNotifDropped;
-  msgpack_pack_map(pk, 21);
+  msgpack_pack_map(pk, 25);
   wire_key(pk, "session");
   wire_str(pk, n->session);
   wire_key(pk, "seq");
@@ -124,6 +221,16 @@ wire_notification(msgpack_packer *pk, const Notification *n)
   }
   wire_key(pk, "suppressed");
   msgpack_pack_uint64(pk, n->suppressed);
+  wire_key(pk, "incidents");
+  msgpack_pack_array(pk, n->nincidents);
+  for (size_t i = 0; i < n->nincidents; i++)
+    wire_incident(pk, n, &n->incidents[i]);
+  wire_key(pk, "incidents_withheld");
+  msgpack_pack_uint64(pk, n->incidents_withheld);
+  wire_key(pk, "incidents_coalesced");
+  msgpack_pack_uint64(pk, n->incidents_coalesced);
+  wire_key(pk, "incidents_dropped");
+  msgpack_pack_uint64(pk, n->incidents_dropped);
   wire_key(pk, "state");
   wire_str(pk, ending || n->type == kNotifOutput ? monitor_state_name(n->state) : NULL);
   wire_key(pk, "exit_code");
@@ -173,12 +280,14 @@ wire_counters(msgpack_packer *pk, const MonitorCounters *c)
   static const char *const names[] = {
     "lines", "matched", "unmatched", "dropped", "suppressed", "notifications",
     "stdout_bytes", "stderr_bytes", "truncated_lines", "discarded_bytes", "match_errors",
-    "capture_evicted", "events_dropped", "policy_dropped", "muted",
+    "capture_evicted", "events_dropped", "policy_dropped", "muted", "incidents",
+    "incidents_coalesced", "incidents_withheld", "incidents_dropped",
   };
   const uint64_t values[] = {
     c->lines, c->matched, c->unmatched, c->dropped, c->suppressed, c->notifications,
     c->stdout_bytes, c->stderr_bytes, c->truncated_lines, c->discarded_bytes, c->match_errors,
-    c->capture_evicted, c->events_dropped, c->policy_dropped, c->muted,
+    c->capture_evicted, c->events_dropped, c->policy_dropped, c->muted, c->incidents,
+    c->incidents_coalesced, c->incidents_withheld, c->incidents_dropped,
   };
   size_t n = sizeof names / sizeof names[0];
   msgpack_pack_map(pk, n);
@@ -191,7 +300,8 @@ wire_counters(msgpack_packer *pk, const MonitorCounters *c)
 void
 wire_event(msgpack_packer *pk, const Event *ev)
 {
-  msgpack_pack_map(pk, 9);
+  bool incident = ev->type == kEventIncident || ev->type == kEventRepeatSummary;
+  msgpack_pack_map(pk, incident ? 15 : 9);
   wire_key(pk, "id");
   msgpack_pack_uint64(pk, ev->id);
   wire_key(pk, "type");
@@ -216,6 +326,20 @@ wire_event(msgpack_packer *pk, const Event *ev)
   wire_str(pk, ev->reason);
   wire_key(pk, "exceeded");
   wire_str(pk, ev->exceeded);
+  if (!incident)
+    return;
+  wire_key(pk, "incident");
+  msgpack_pack_uint64(pk, ev->incident);
+  wire_key(pk, "kind");
+  wire_kind(pk, ev->kind);
+  wire_key(pk, "fingerprint");
+  wire_fingerprint(pk, ev->fingerprint);
+  wire_key(pk, "lines");
+  msgpack_pack_uint64(pk, ev->lines);
+  wire_key(pk, "repeats");
+  msgpack_pack_uint64(pk, ev->repeats);
+  wire_key(pk, "repeat_span_ms");
+  msgpack_pack_uint64(pk, ev->span_ms);
 }
 
 void

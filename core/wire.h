@@ -39,6 +39,11 @@ void wire_counters(msgpack_packer *pk, const MonitorCounters *c);
  * exceeded}. */
 void wire_event(msgpack_packer *pk, const Event *ev);
 
+/* monitor_output's `incident`: {id, kind, fingerprint, pattern,
+ * pattern_name, first_seq, last_seq, lines (how many were kept),
+ * truncated_lines, missing (kept lines the ring has evicted since)}. */
+void wire_incident_record(msgpack_packer *pk, const IncidentRecord *rec, uint64_t missing);
+
 /* The "exit_code" and "signal" keys of an ended (or running) monitor: the
  * code when it exited by itself, the signal's name when one ended it, nil
  * otherwise. Packs two key/value pairs into an open map. */

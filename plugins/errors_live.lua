@@ -1,10 +1,12 @@
 --[[
-errors_live: a routing example. A batch holding a crash line interrupts the
+errors_live: a routing example. A batch holding a crash interrupts the
 agent's turn (live_safe); everything else waits for the agent to be idle.
 
-route(n) returns "live_safe" for an output notification with at least one
-line containing "panic", "Error:", "Traceback" or "FATAL" (case matters), and
-"idle" for every other notification, endings included. The engine delivers
+route(n) returns "live_safe" for an output notification that carries a new
+incident of kind "crash" (a matching line with its trace, docs/incidents.md;
+not a repeat summary), or, for a monitor started with incidents = false, at
+least one line containing "panic", "Error:", "Traceback" or "FATAL" (case
+matters); and "idle" for every other notification, endings included. The engine delivers
 live_safe only when the config sets monitor.live_mode_enabled = true; without
 it every notification stays idle, whatever route says.
 
@@ -19,6 +21,11 @@ local envelope = require "vigil.envelope"
 local CRASH = { "panic", "Error:", "Traceback", "FATAL" }
 
 local function has_crash(n)
+  for _, inc in ipairs(n.incidents or {}) do
+    if inc.kind == "crash" and not inc.summary then
+      return true
+    end
+  end
   for _, l in ipairs(n.lines or {}) do
     local text = l.text or ""
     for _, word in ipairs(CRASH) do

@@ -18,6 +18,12 @@ withheld by the rate limit are told first, like the event log's own NOTE:
   [2] 2026-11-21T06:41:42.980+00:00 match (pattern 0)
   [stdout seq=2] Error: b
 
+An incident (docs/incidents.md) is one event, its lines after it:
+
+  [41] 2026-11-21T06:41:44.020+00:00 incident 3: crash (python-traceback)
+  [stderr seq=41] Traceback (most recent call last):
+  ...
+
   monitor: web (mon_2jqldwf9bv5a)
   [end] 2026-11-21T06:41:43.112+00:00 exited exit=0 duration=12ms
 ]]
@@ -56,11 +62,24 @@ local function format(n)
     put("NOTE: " .. k .. " earlier line" .. (k == 1 and " was" or "s were") .. " withheld by the rate limit")
   end
 
+  for _, s in ipairs(envelope.incident_notes(n)) do
+    put("NOTE: " .. s:gsub("^note: ", ""))
+  end
+
   local t = n.type
   if t == "output" then
+    local last_inc = nil
     for _, l in ipairs(n.lines or {}) do
-      local what = l.pattern ~= nil and ("match (pattern " .. math.tointeger(l.pattern) .. ")") or "output"
-      put("[" .. math.tointeger(l.seq) .. "] " .. at .. " " .. what)
+      if l.incident ~= nil then
+        -- One event per incident, its lines after it.
+        if l.incident ~= last_inc then
+          last_inc = l.incident
+          put("[" .. math.tointeger(l.seq) .. "] " .. at .. " " .. envelope.incident_head(l.incident))
+        end
+      else
+        local what = l.pattern ~= nil and ("match (pattern " .. math.tointeger(l.pattern) .. ")") or "output"
+        put("[" .. math.tointeger(l.seq) .. "] " .. at .. " " .. what)
+      end
       put(envelope.line(l))
     end
   elseif EVENT[t] then

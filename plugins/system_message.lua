@@ -99,8 +99,21 @@ local function format(n)
 
   local matched, other, seen = {}, {}, {}
   local idx = {}
+  local last_inc = nil
   for _, l in ipairs(n.lines or {}) do
-    if l.pattern ~= nil then
+    if l.incident ~= nil then
+      -- An incident's lines stay together behind a line that says what it is.
+      if l.incident ~= last_inc then
+        matched[#matched + 1] = envelope.incident_head(l.incident)
+        last_inc = l.incident
+      end
+      matched[#matched + 1] = envelope.line(l)
+      local p = math.tointeger(l.incident.pattern or -1)
+      if p >= 0 and not seen[p] then
+        seen[p] = true
+        idx[#idx + 1] = p
+      end
+    elseif l.pattern ~= nil then
       matched[#matched + 1] = envelope.line(l)
       local p = math.tointeger(l.pattern)
       if not seen[p] then
@@ -155,6 +168,9 @@ local function format(n)
   if k > 0 then
     k = math.tointeger(k) or k
     put("(" .. k .. plural(k, " earlier match was", " earlier matches were") .. " suppressed by rate limit)")
+  end
+  for _, s in ipairs(envelope.incident_notes(n)) do
+    put("(" .. s:gsub("^note: ", "") .. ")")
   end
   return close(out)
 end

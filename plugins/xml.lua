@@ -20,6 +20,16 @@ characters. For the batch "a", "Error: b" of a monitor labelled web:
   <status>running</status>
   </notification>
 
+An incident (docs/incidents.md) stands in an element of its own:
+
+  <incident id="3" kind="crash" pattern="python-traceback">
+  [stderr seq=41] Traceback (most recent call last):
+  ...
+  </incident>
+
+with summary="true", repeats, repeat_span_ms and last_repeat_at for a
+series of repeats, and more_lines when its trace was longer than was kept.
+
 and for its ending:
 
   <notification type="exit" monitor_id="mon_2jqldwf9bv5a" label="web" state="exited" exit_code="0" duration_ms="12">
@@ -88,21 +98,46 @@ local function format(n)
         put("<reason>" .. xml(r) .. "</reason>")
       end
     end
+    -- An incident's lines go inside an <incident> element, opened and
+    -- closed on lines of their own.
+    local open_inc = nil
     for _, l in ipairs(n.lines or {}) do
+      if l.incident ~= open_inc then
+        if open_inc ~= nil then
+          put("</incident>")
+        end
+        local inc = l.incident
+        if inc ~= nil then
+          put("<incident" .. attr("id", inc.id) .. attr("kind", inc.kind)
+            .. attr("pattern", inc.pattern_name or inc.pattern)
+            .. (inc.summary and attr("summary", "true") or "")
+            .. ((inc.repeats or 0) > 0 and attr("repeats", inc.repeats)
+              .. attr("repeat_span_ms", inc.repeat_span_ms) .. attr("last_repeat_at", inc.last_repeat_at) or "")
+            .. ((inc.truncated_lines or 0) > 0 and attr("more_lines", inc.truncated_lines) or "")
+            .. ">")
+        end
+        open_inc = inc
+      end
       local s = envelope.prefix(l) .. xml(l.text or "")
       if l.truncated then
         s = s .. " [truncated]"
       end
       put(s)
     end
+    if open_inc ~= nil then
+      put("</incident>")
+    end
     for _, l in ipairs(n.lines or {}) do
-      if l.pattern ~= nil then
+      if l.pattern ~= nil and l.incident == nil then
         put('<matched seq="' .. math.tointeger(l.seq) .. '" pattern="' .. math.tointeger(l.pattern) .. '"/>')
       end
     end
     local note = envelope.suppressed(n)
     if note then
       put("<note>" .. xml(note_text(note)) .. "</note>")
+    end
+    for _, s in ipairs(envelope.incident_notes(n)) do
+      put("<note>" .. xml(note_text(s)) .. "</note>")
     end
     if t == "output" then
       put("<status>" .. xml(envelope.status(n)) .. "</status>")

@@ -240,7 +240,9 @@ wp_append(json_t *events, json_t *ev, json_int_t since)
  * since): match -> error; every ending -> exited (the seed's lifecycle
  * stamps exited after any kill), and an idle timeout -> idle_timeout and
  * then exited with the next id; an overload that did not end the process
- * (rate_limit.on_overload = "mute") stays `overload`. */
+ * (rate_limit.on_overload = "mute") stays `overload`. The engine's
+ * `incident` and `repeat_summary` events have no counterpart in the seed's
+ * four types and are left out (ids stay monotonic, with gaps). */
 static void
 wp_translate(const json_t *e, const json_t *sources, json_int_t since, json_t *events)
 {
@@ -248,7 +250,7 @@ wp_translate(const json_t *e, const json_t *sources, json_int_t since, json_t *e
   const char *type = json_string_value(json_object_get(e, "type"));
   bool ended = !json_is_null(json_object_get(e, "signal")) ||
                !json_is_null(json_object_get(e, "exit_code"));
-  if (type == NULL)
+  if (type == NULL || strcmp(type, "incident") == 0 || strcmp(type, "repeat_summary") == 0)
     return;
   if (strcmp(type, "started") == 0) {
     wp_append(events, wp_event(id, "started", e), since);

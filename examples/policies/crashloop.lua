@@ -1,150 +1,137 @@
 --[[
-crashloop: tell the agent about the first crash of a crash loop at once, and
-coalesce the repeats.
+crashloop: a crash interrupts the agent once; a crash loop says it is one.
 
-A dev server under a supervisor (nodemon, `while true; do ./server; done`,
-systemd-style restarts) that crashes on start crashes again every second or
-two. The first crash is worth interrupting the agent's turn for; the next
-fifty are the same news. This policy:
+The engine already does the coalescing (docs/incidents.md): each incident
+has a fingerprint, a repeat of one notified within incident.coalesce_ms is
+counted instead of notified, and the series is reported once, by a summary
+(an incident entry with summary = true and its repeats) or by the ending.
+This policy builds on those fingerprints to decide what is worth
+interrupting a turn for:
 
-- routes an output batch holding a crash line (panic, Error:, Traceback,
-  FATAL, Segmentation fault) "live_safe" when it is the first crash of that
-  monitor in WINDOW seconds, and "drop" for the repeats inside the window
-  (a dropped notification is counted in the monitor's counters as
-  policy_dropped, and its lines stay in monitor_output);
-- lets the next crash after the window through live again, saying how many
-  repeats it coalesced;
-- never drops an ending (the engine would refuse anyway): an ending after a
-  crash goes live_safe, a clean one idle, and its text says how many crash
-  batches were coalesced since the last one shown;
-- routes every other batch "idle".
+- an output notification with a new crash (an incident of kind "crash",
+  not a summary) goes live_safe;
+- a series of LOOP_MIN or more repeats (in a summary, in an incident that
+  came back after the window, or in the ending) is a crash loop: it goes
+  live_safe too, and the text says so on a line of its own:
 
-The text is the default envelope's, plus a "note:" line when repeats were
-coalesced:
+    note: crash loop: incident 1 (node-error) repeated 39 times in 58.5s
 
-  monitor: api (mon_2jqldwf9bv5a)
-  event: output batch 9
-  [stderr seq=212] Error: listen EADDRINUSE: address already in use :::3000
-  matched: seq=212 (pattern 0)
-  status: running
-  note: 14 repeated crash batches were dropped in the last 60s (crash loop)
+- an incident whose fingerprint this policy showed less than WINDOW seconds
+  ago and that the engine did not coalesce (coalescing switched off with
+  incident.coalesce_ms = 0) is dropped: counted in counters.policy_dropped,
+  and its count reaches the agent on the next notification;
+- everything else (messages, plain lines, clean endings) waits for idle.
 
-State lives in a local table keyed by monitor_id. It survives between calls
-(each policy has one Lua state for the engine's life, until a reload), is
-cleared for a monitor at its ending, and is bounded (MAX_MONITORS).
-live_safe reaches the agent early only when the config sets
-monitor.live_mode_enabled = true; otherwise everything is idle and only the
-coalescing applies.
+State lives in a local table keyed by monitor id and fingerprint, cleared
+for a monitor at its ending and bounded (MAX_KEYS). live_safe reaches the
+agent early only when the config sets monitor.live_mode_enabled = true.
 ]]
 
 local envelope = require "vigil.envelope"
 
-local WINDOW = 60          -- seconds a crash keeps its repeats coalesced
-local MAX_MONITORS = 1024  -- monitors tracked at once, a bound on memory
+local LOOP_MIN = 3          -- repeats that make a series a loop
+local WINDOW = 60           -- seconds a fingerprint shown stays known
+local MAX_KEYS = 4096       -- fingerprints remembered at once, a bound on memory
 
-local CRASH = { "panic", "Error:", "Traceback", "FATAL", "Segmentation fault" }
+local shown = {}            -- "monitor_id fingerprint" -> seconds when shown
+local nshown = 0
 
-local state = {}           -- monitor_id -> { since = time of the last crash shown, dropped = n }
-local tracked = 0
-local notes = {}           -- monitor_id -> the note for the notification being formatted
-
--- Seconds since the epoch of an RFC 3339 time as vigil writes it
--- ("2026-11-21T06:41:42.980+00:00", as in n.at and vigil.time()); nil for
--- anything else. The sandbox has no os.time, and the notification's own
--- time is the one that matters anyway.
+-- Seconds since the epoch of an RFC 3339 time with milliseconds
+-- ("2026-11-21T06:41:42.980+00:00", as in n.at); nil for anything else.
 local function seconds(at)
   local y, mo, d, h, mi, s, ms, sign, oh, om =
-    tostring(at):match("^(%d+)-(%d%d)-(%d%d)T(%d%d):(%d%d):(%d%d)%.?(%d*)([+-])(%d%d):(%d%d)$")
+    tostring(at or ""):match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.(%d+)([+-])(%d+):(%d+)$")
   if y == nil then
     return nil
   end
-  y, mo, d = tonumber(y), tonumber(mo), tonumber(d)
-  -- days since 1970-01-01 (proleptic Gregorian)
+  y, mo = tonumber(y), tonumber(mo)
+  -- Days from the civil date (proleptic Gregorian), as in Howard Hinnant's algorithm.
   if mo <= 2 then
     y = y - 1
   end
   local era = y // 400
   local yoe = y - era * 400
-  local doy = (153 * (mo > 2 and mo - 3 or mo + 9) + 2) // 5 + d - 1
+  local doy = (153 * ((mo + 9) % 12) + 2) // 5 + tonumber(d) - 1
   local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
   local days = era * 146097 + doe - 719468
-  local offset = (tonumber(oh) * 3600 + tonumber(om) * 60) * (sign == "-" and -1 or 1)
+  local off = (tonumber(oh) * 3600 + tonumber(om) * 60) * (sign == "-" and -1 or 1)
   return days * 86400 + tonumber(h) * 3600 + tonumber(mi) * 60 + tonumber(s)
-    + (ms ~= "" and tonumber("0." .. ms) or 0) - offset
+    + tonumber(ms) / 1000 - off
 end
 
-local function has_crash(n)
-  for _, l in ipairs(n.lines or {}) do
-    local text = l.text or ""
-    for _, word in ipairs(CRASH) do
-      if text:find(word, 1, true) then
-        return true
-      end
+-- The incidents of n that are crash loops: series of LOOP_MIN or more repeats.
+local function loops(n)
+  local out = {}
+  for _, inc in ipairs(n.incidents or {}) do
+    if (inc.repeats or 0) >= LOOP_MIN then
+      out[#out + 1] = inc
     end
   end
-  return false
-end
-
--- "1 repeated crash batch was", "3 repeated crash batches were"
-local function batches(k)
-  return k == 1 and "1 repeated crash batch was" or (k .. " repeated crash batches were")
+  return out
 end
 
 local function forget(id)
-  if state[id] then
-    state[id] = nil
-    tracked = tracked - 1
+  local prefix = id .. " "
+  for k in pairs(shown) do
+    if k:sub(1, #prefix) == prefix then
+      shown[k] = nil
+      nshown = nshown - 1
+    end
   end
 end
 
 local function route(n)
   local id = n.monitor_id or ""
   if envelope.is_ending(n) then
-    local st = state[id]
-    if st and st.dropped > 0 then
-      notes[id] = "note: " .. batches(st.dropped) .. " dropped since the last one shown (crash loop)"
-    end
     forget(id)
-    local crashed = (n.exit_code ~= nil and n.exit_code ~= 0) or n.signal ~= nil
-    return crashed and "live_safe" or "idle"
+    return #loops(n) > 0 and "live_safe" or "idle"
   end
-  if n.type ~= "output" or not has_crash(n) then
+  if n.type ~= "output" then
     return "idle"
   end
-  local t = seconds(n.at)
-  if t == nil then
-    return "live_safe" -- no usable time: never drop what cannot be timed
+  local now = seconds(n.at) or 0
+  local new_crash, seen_again = false, 0
+  for _, inc in ipairs(n.incidents or {}) do
+    if not inc.summary then
+      local key = id .. " " .. inc.fingerprint
+      local t = shown[key]
+      if t ~= nil and now - t < WINDOW and (inc.repeats or 0) == 0 then
+        seen_again = seen_again + 1
+      else
+        if t == nil then
+          if nshown >= MAX_KEYS then
+            shown, nshown = {}, 0
+          end
+          nshown = nshown + 1
+        end
+        shown[key] = now
+        new_crash = new_crash or inc.kind == "crash"
+      end
+    end
   end
-  local st = state[id]
-  if st and t - st.since < WINDOW then
-    st.dropped = st.dropped + 1
+  local incidents = n.incidents or {}
+  if seen_again > 0 and seen_again == #incidents then
     return "drop"
   end
-  if st == nil then
-    if tracked >= MAX_MONITORS then
-      state, tracked = {}, 0
-    end
-    st = { dropped = 0 }
-    state[id] = st
-    tracked = tracked + 1
+  if new_crash or #loops(n) > 0 then
+    return "live_safe"
   end
-  if st.dropped > 0 then
-    notes[id] = "note: " .. batches(st.dropped) .. " dropped in the last "
-      .. math.floor(t - st.since) .. "s (crash loop)"
-  end
-  st.since, st.dropped = t, 0
-  return "live_safe"
+  return "idle"
 end
 
 local function format(n)
-  local id = n.monitor_id or ""
   local body = envelope.body(n)
-  local note = notes[id]
-  if note then
-    notes[id] = nil
-    body = body .. note .. "\n"
+  local notes = {}
+  for _, inc in ipairs(loops(n)) do
+    notes[#notes + 1] = "note: crash loop: incident " .. math.tointeger(inc.id)
+      .. " (" .. envelope.escape(inc.pattern_name or ("pattern " .. tostring(inc.pattern)))
+      .. ") repeated " .. math.tointeger(inc.repeats) .. " times in "
+      .. envelope.duration(inc.repeat_span_ms or 0)
   end
-  return body
+  if #notes == 0 then
+    return body
+  end
+  return body .. table.concat(notes, "\n") .. "\n"
 end
 
 return { route = route, format = format }

@@ -154,7 +154,7 @@ end
 function M.matched(n)
   local parts = {}
   for _, l in ipairs(n.lines or {}) do
-    if l.pattern ~= nil and l.pattern >= 0 then
+    if l.pattern ~= nil and l.pattern >= 0 and l.incident == nil then
       parts[#parts + 1] = "seq=" .. int(l.seq) .. " (pattern " .. int(l.pattern) .. ")"
     end
   end
@@ -164,7 +164,7 @@ function M.matched(n)
   return "matched: " .. concat(parts, ", ")
 end
 
-function M.monitor(n)
+function M.who(n)
   local id = n.monitor_id or ""
   local label = n.label
   local has_label = label ~= nil and label ~= "" and label ~= id
@@ -172,13 +172,57 @@ function M.monitor(n)
     return nil
   end
   if has_label then
-    local s = "monitor: " .. M.escape(label)
+    local s = M.escape(label)
     if id ~= "" then
       s = s .. " (" .. M.escape(id) .. ")"
     end
     return s
   end
-  return "monitor: " .. M.escape(id)
+  return M.escape(id)
+end
+
+function M.monitor(n)
+  local who = M.who(n)
+  return who and "monitor: " .. who or nil
+end
+
+-- "crash (node-error)" or "message (pattern 2)".
+local function incident_what(inc)
+  local s = inc.kind == "crash" and "crash" or "message"
+  if inc.pattern_name ~= nil then
+    s = s .. " (" .. M.escape(inc.pattern_name) .. ")"
+  elseif inc.pattern ~= nil then
+    s = s .. " (pattern " .. int(inc.pattern) .. ")"
+  end
+  return s
+end
+
+-- " N times in D (last at T)".
+local function incident_repeats(inc)
+  local k = inc.repeats or 0
+  return " " .. int(k) .. (k == 1 and " time" or " times") .. " in "
+    .. M.duration(inc.repeat_span_ms or 0) .. " (last at " .. M.escape(inc.last_repeat_at or "") .. ")"
+end
+
+function M.incident_head(inc)
+  if inc.summary then
+    return "incident " .. int(inc.id) .. " repeated" .. incident_repeats(inc) .. ": "
+      .. incident_what(inc)
+  end
+  local s = "incident " .. int(inc.id) .. ": " .. incident_what(inc)
+  if (inc.repeats or 0) > 0 then
+    s = s .. ", repeated" .. incident_repeats(inc) .. " before this"
+  end
+  return s
+end
+
+function M.incident_tail(inc)
+  local k = inc.truncated_lines or 0
+  if k == 0 then
+    return nil
+  end
+  return "incident " .. int(inc.id) .. ": " .. int(k) .. (k == 1 and " more line" or " more lines")
+    .. " not shown (monitor_output incident " .. int(inc.id) .. ")"
 end
 
 function M.duration(ms)
@@ -264,14 +308,27 @@ function M.reason(n)
   return M.escape(n.reason)
 end
 
-function M.suppressed(n)
-  local k = n.suppressed or 0
-  if k == 1 then
-    return "note: 1 earlier line was withheld by the rate limit"
-  elseif k > 1 then
-    return "note: " .. int(k) .. " earlier lines were withheld by the rate limit"
+-- "note: N THING(S) WAS/WERE WHAT", or nil when k is 0.
+local function note(k, one, many, what)
+  k = k or 0
+  if k == 0 then
+    return nil
   end
-  return nil
+  return "note: " .. int(k) .. " " .. (k == 1 and one or many) .. (k == 1 and " was " or " were ")
+    .. what
+end
+
+function M.suppressed(n)
+  return note(n.suppressed, "earlier line", "earlier lines", "withheld by the rate limit")
+end
+
+function M.incident_notes(n)
+  local out = {}
+  out[#out + 1] = note(n.incidents_withheld, "incident", "incidents", "withheld by the rate limit")
+  out[#out + 1] = note(n.incidents_coalesced, "repeat of an earlier incident",
+    "repeats of earlier incidents", "counted but not shown")
+  out[#out + 1] = note(n.incidents_dropped, "incident", "incidents", "dropped by a policy")
+  return out
 end
 
 function M.dropped(n)
@@ -315,18 +372,60 @@ function M.body(n)
     end
   end
   local function put_lines()
+    local open = nil
     for _, l in ipairs(n.lines or {}) do
+      if l.incident ~= open then
+        if open ~= nil then
+          put(M.incident_tail(open))
+        end
+        if l.incident ~= nil then
+          put(M.incident_head(l.incident))
+        end
+        open = l.incident
+      end
       out[#out + 1] = M.line(l)
+    end
+    if open ~= nil then
+      put(M.incident_tail(open))
     end
     put(M.matched(n))
   end
+  local function put_notes()
+    put(M.suppressed(n))
+    for _, s in ipairs(M.incident_notes(n)) do
+      put(s)
+    end
+  end
+
+  local t = n.type
+  if n.style == "compact" then
+    local who = M.who(n)
+    local first
+    if t == "output" then
+      first = "output " .. int(n.batch or 0)
+    elseif t == "dropped" or t == "policy_error" then
+      first = t
+    else
+      first = M.status(n)
+    end
+    put((who and who .. ": " or "") .. first)
+    if t == "dropped" and M.reason(n) == nil and (n.dropped or 0) > 0 then
+      put(M.dropped(n))
+    end
+    local r = M.reason(n)
+    if r then
+      put("reason: " .. r)
+    end
+    put_lines()
+    put_notes()
+    return concat(out, "\n") .. "\n"
+  end
 
   put(M.monitor(n))
-  local t = n.type
   if t == "output" then
     put("event: output batch " .. int(n.batch or 0))
     put_lines()
-    put(M.suppressed(n))
+    put_notes()
     put("status: " .. (n.state and M.escape(n.state) or "unknown"))
   elseif t == "dropped" then
     put("event: dropped")
@@ -345,7 +444,7 @@ function M.body(n)
       put("last lines:")
       put_lines()
     end
-    put(M.suppressed(n))
+    put_notes()
   end
   return concat(out, "\n") .. "\n"
 end

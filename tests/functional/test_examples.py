@@ -154,9 +154,11 @@ def test_demo_shows_crash_exit_and_held_notifications(e):
             for _, l in headers]
     assert seqs == list(range(1, len(seqs) + 1)), run.last
     # The crash line was matched by a crash pattern (pattern 0 is the
-    # "Error: " one) and the server's exit followed, with a non-zero code.
-    m = re.search(r"^\[stderr seq=(\d+)\] Error: connect ECONNREFUSED.*\n"
-                  r"matched: seq=\1 \(pattern 0\)$", out, re.M)
+    # "Error: " one) and arrived as one incident with its trace, and the
+    # server's exit followed, with a non-zero code.
+    m = re.search(r"^incident \d+: crash \(pattern 0\)\n"
+                  r"\[stderr seq=(\d+)\] Error: connect ECONNREFUSED.*\n"
+                  r"\[stderr seq=\d+\]     at ", out, re.M)
     assert m, run.last
     assert any("type=exit" in l for _, l in headers), run.last
     assert re.search(r"^status: exited with code 1 after", out, re.M), run.last

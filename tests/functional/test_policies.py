@@ -526,14 +526,16 @@ def test_example_crashloop(e):
     outs = [n for n in e.main.drain() if n["monitor_id"] == mid]
     assert not [n for n in outs if n["type"] == "policy_error"], outs
     outs = [n for n in outs if n["type"] == "output"]
-    # The first crash went live; the three repeats were coalesced (dropped, counted).
+    # The engine coalesced the three repeats (one fingerprint): one output
+    # notification, and the ending carries the series, which the policy
+    # calls a crash loop and routes live.
     assert len(outs) == 1, [n["text"] for n in outs]
-    assert outs[0]["mode"] == "live_safe"
     assert "[stdout seq=2] Error: boom 1" in outs[0]["text"]
-    assert end["mode"] == "live_safe"
-    assert "note: 3 repeated crash batches were dropped since the last one shown (crash loop)\n" \
-        in end["text"], end["text"]
-    assert e.call("monitor_status", monitor_id=mid)["counters"]["policy_dropped"] == 3
+    assert end["mode"] == "live_safe", end["text"]
+    assert [i["repeats"] for i in end["incidents"] if i["summary"]] == [3], end["incidents"]
+    assert "note: crash loop: incident 1 (pattern 0) repeated 3 times in " in end["text"], \
+        end["text"]
+    assert e.call("monitor_status", monitor_id=mid)["counters"]["incidents_coalesced"] == 3
 
 
 def _example_gate_config():

@@ -332,7 +332,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (rc == 0) {
     if (out.len != clean.len || memcmp(strbuf_cstr(&out), strbuf_cstr(&clean), out.len) != 0)
       abort();
-    envelope_frame(strbuf_cstr(&out), out.len, FUZZ_NONCE, &framed);
+    envelope_frame(strbuf_cstr(&out), out.len, FUZZ_NONCE, kEnvelopeReadable, &framed);
     if (nonce_free)
       fuzz_check_frame(n, strbuf_cstr(&framed), framed.len, false);
   } else if (out.len != 0) {

@@ -845,7 +845,7 @@ TEST(policy_check_costs_a_linear_pass)
 TEST(frame_adds_markers_and_declaration_around_any_body)
 {
   StrBuf out = STRBUF_INIT;
-  envelope_frame("hello", 5, "00112233445566778899aabbccddeeff", &out);
+  envelope_frame("hello", 5, "00112233445566778899aabbccddeeff", kEnvelopeReadable, &out);
   CHECK_STR(strbuf_cstr(&out),
             "<<<VIGIL OBSERVATION 00112233445566778899aabbccddeeff BEGIN>>>\n"
             "stream_policy: untrusted_observation\n"
