@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds vigil in Release and runs every benchmark in turn: ingest, latency,
-# idle, policy, prefixcheck (bench/README.md says what each measures and its target). Prints the
+# idle, policy, prefixcheck, signal (bench/README.md says what each measures and its target). Prints the
 # figures; nothing is compared against a threshold here, and the exit status
 # is non-zero only when a build or a benchmark itself failed.
 #
-#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck ...]
+#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck|signal ...]
 #
 # --quick runs smaller versions (50 MiB once, 50 latency lines, 3 s idle
-# windows) to check the benchmarks work, not to quote. Naming benchmarks
+# windows, a 20 s signal scenario) to check the benchmarks work, not to quote. Naming benchmarks
 # runs only those. The build goes to build-release/ (VIGIL_BENCH_BUILD_DIR
 # to change it), so a developer's build/ is left alone.
 set -euo pipefail
@@ -20,12 +20,12 @@ which=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    ingest|latency|idle|policy|prefixcheck) which+=("$a") ;;
+    ingest|latency|idle|policy|prefixcheck|signal) which+=("$a") ;;
     -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck, signal)" >&2; exit 2 ;;
   esac
 done
-[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck)
+[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck signal)
 
 # The idle benchmark counts system calls with strace; without it, it counts
 # context switches only. Install it when we can, as the other packages are.
@@ -94,6 +94,12 @@ for b in "${which[@]}"; do
       # The prefix-rule check of a policy's body on its worst cases.
       if [ "$quick" -eq 1 ]; then args=(--seconds 0.2 --limit 20); else args=(); fi
       bench 300 "$build/bench/prefixcheck" "${args[@]}" || status=1 ;;
+    signal)
+      # Incidents, not lines: a scripted noisy dev server through vigild
+      # (config/vigil.lua, no policy) and through emulations of the peers.
+      # A Python script (Debian's python3 with python3-msgpack).
+      if [ "$quick" -eq 1 ]; then args=(--quick); else args=(); fi
+      bench 300 "$root/bench/signal" --vigild "$build/vigild" "${args[@]}" || status=1 ;;
   esac
 done
 exit "$status"
