@@ -104,7 +104,7 @@ batch_fits(const Batch *b, size_t len)
   if (b->count == 0)
     return true;
   /* An incident may have filled the batch past max_bytes. */
-  return b->count < b->max_lines && b->bytes < b->max_bytes && len <= b->max_bytes - b->bytes;
+  return b->count < b->max_lines && b->bytes <= b->max_bytes && len <= b->max_bytes - b->bytes;
 }
 
 /* The longest prefix of text, at most room bytes, that ends on a UTF-8

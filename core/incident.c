@@ -32,7 +32,10 @@ static void
 incident_append(Incident *inc, const Assembler *a, const AssemblerLine *line)
 {
   size_t len = line->len;
-  if (inc->nlines > 0 && (inc->nlines >= a->max_lines || inc->bytes + len > a->max_bytes)) {
+  /* Once a line was cut, every later one is: the kept lines stay the
+   * trace's beginning, without holes. */
+  if (inc->nlines > 0 && (inc->truncated_lines > 0 || inc->nlines >= a->max_lines ||
+                          inc->bytes + len > a->max_bytes)) {
     inc->truncated_lines++;
     return;
   }

@@ -207,6 +207,47 @@ TEST(each_visits_lines_in_order)
   CHECK(b.lines == NULL);
 }
 
+/* An incident enters a batch whole: into an empty batch even past
+ * max_lines and max_bytes, into an open one only when it fits; its lines
+ * are marked with its group and the group indexes them. */
+TEST(an_incident_is_never_split)
+{
+  Batch b;
+  batch_init(&b, 4, 1024, 200);
+  batch_set_group_caps(&b, 61, 8192);
+  NoteIncident info;
+  memset(&info, 0, sizeof info);
+  info.id = 7;
+  /* 10 lines into an empty batch whose max is 4. */
+  CHECK(batch_fits_group(&b, 10, 100));
+  batch_begin_group(&b, 500, &info);
+  for (int i = 0; i < 10; i++)
+    CHECK(!batch_add(&b, 500, (uint64_t)i + 1, 1, i == 0 ? 3 : -1, 0, "    at f", 8));
+  CHECK(batch_end_group(&b)); /* past max_lines: deliver now */
+  CHECK_INT(batch_group_count(&b), 1);
+  CHECK_INT(batch_group(&b, 0)->first_line, 0);
+  CHECK_INT(batch_group(&b, 0)->nlines, 10);
+  CHECK_INT(batch_group(&b, 0)->id, 7);
+  CHECK_INT(b.lines[9].group, 0);
+  CHECK_INT(batch_deadline(&b), 700);
+  /* A plain line does not fit a batch an incident filled past its caps. */
+  CHECK(!batch_fits(&b, 1));
+  CHECK_INT(batch_take(&b), 1);
+  CHECK_INT(batch_group_count(&b), 0);
+
+  /* One plain line, then an incident that does not fit: the caller flushes. */
+  add(&b, 1000, "plain");
+  CHECK_INT(b.lines[0].group, -1);
+  CHECK(!batch_fits_group(&b, 4, 10));
+  CHECK(batch_fits_group(&b, 3, 10));
+  batch_begin_group(&b, 1000, &info);
+  batch_add(&b, 1000, 2, 1, 0, 0, "Error: x", 8);
+  CHECK(!batch_end_group(&b));
+  CHECK_INT(batch_group(&b, 0)->first_line, 1);
+  CHECK_INT(batch_group(&b, 0)->nlines, 1);
+  batch_free(&b);
+}
+
 int
 main(void)
 {
@@ -216,5 +257,6 @@ main(void)
   RUN(oversized_line_is_cut_and_flagged);
   RUN(numbers_count_up);
   RUN(each_visits_lines_in_order);
+  RUN(an_incident_is_never_split);
   return check_summary();
 }
