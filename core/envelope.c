@@ -236,7 +236,8 @@ envelope_withheld(StrBuf *out, const Notification *n)
                 "withheld by the rate limit");
   envelope_note(out, n->incidents_coalesced, "repeat of an earlier incident",
                 "repeats of earlier incidents", "counted but not shown");
-  envelope_note(out, n->incidents_dropped, "incident", "incidents", "dropped by a policy");
+  envelope_note(out, n->incidents_dropped, "incident", "incidents",
+                n->type == kNotifDropped ? "among them" : "dropped by a policy");
 }
 
 /* Appends how the process itself ended, for states where vigil ended it:
@@ -358,6 +359,7 @@ envelope_type_body(StrBuf *out, const Notification *n)
                     "note: %" PRIu64
                     " notifications were dropped because the session queue was full\n",
                     n->dropped_count);
+    envelope_withheld(out, n);
     return;
   case kNotifPolicyError:
     strbuf_puts(out, "event: policy_error\n");

@@ -57,6 +57,19 @@ monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size
 
 /* See monitor_internal.h. */
 void
+monitor_event_incident(Monitor *m, EventType type, int pattern, const char *line,
+                       size_t line_len, const char *reason, const NoteIncident *inc,
+                       uint64_t lines)
+{
+  eventlog_add(&m->events, type, clock_now_ms(), pattern, line, line_len, false, 0, 0, reason);
+  const Event *ev = eventlog_set_incident(&m->events, inc->id, inc->fingerprint, inc->kind,
+                                          lines, inc->repeats, inc->repeat_span_ms);
+  if (m->hooks.on_event)
+    m->hooks.on_event(m->data, m, ev);
+}
+
+/* See monitor_internal.h. */
+void
 monitor_event(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
               bool has_exit_code, int exit_code, int sig, const char *reason)
 {

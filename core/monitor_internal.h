@@ -132,6 +132,13 @@ void monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line,
                       size_t line_len, bool has_exit_code, int exit_code, int sig,
                       const char *reason, const char *exceeded);
 
+/* An incident or repeat_summary event, with its incident's id, kind,
+ * fingerprint, repeats and span (from inc) and its lines, logged and told
+ * to the owner. */
+void monitor_event_incident(Monitor *m, EventType type, int pattern, const char *line,
+                            size_t line_len, const char *reason, const NoteIncident *inc,
+                            uint64_t lines);
+
 /* --- monitor_output.c ---------------------------------------------------- */
 
 /* proc.c's output callbacks (ProcCallbacks.on_output, on_eof). */

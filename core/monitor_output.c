@@ -1,5 +1,5 @@
 /*
- * A monitor's part of the data path (steps 2 to 6 of docs/core.md, "The
+ * A monitor's part of the data path (steps 2 to 7 of docs/core.md, "The
  * data path"; see monitor_internal.h for the module's files): a read chunk
  * becomes captured bytes, lines in the ring, matches, and batches that the
  * rate limit delivers or withholds, with sustained overload. Matching lines

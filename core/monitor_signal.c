@@ -169,10 +169,9 @@ monitor_summary_info(const Monitor *m, const CoalesceSummary *s)
 static void
 monitor_summary_event(Monitor *m, const CoalesceSummary *s)
 {
-  monitor_event(m, kEventRepeatSummary, s->pattern, s->last_line, s->last_len, false, 0, 0,
-                NULL);
-  eventlog_set_incident(&m->events, s->incident_id, s->fingerprint, s->kind, 0, s->repeats,
-                        s->span_ms);
+  NoteIncident info = monitor_summary_info(m, s);
+  monitor_event_incident(m, kEventRepeatSummary, s->pattern, s->last_line, s->last_len, NULL,
+                         &info, 0);
 }
 
 /* A series went quiet (or was cut short): its summary is batched. */
@@ -210,10 +209,10 @@ monitor_incident_done(void *ctx, Incident *inc, size_t released)
     verdict = coalesce_judge(&m->coalescer, uv_now(m->loop), clock_now_ms(), fp, inc->id,
                              inc->pattern, info.kind, inc->lines[0].seq, inc->lines[0].stream,
                              incident_line_text(inc, 0), inc->lines[0].len, &prior);
-  monitor_event(m, kEventIncident, inc->pattern, incident_line_text(inc, 0), inc->lines[0].len,
-                false, 0, 0, verdict == kCoalesceRepeat ? "repeat (coalesced)" : NULL);
-  eventlog_set_incident(&m->events, inc->id, fp, info.kind, inc->nlines + inc->truncated_lines,
-                        0, 0);
+  monitor_event_incident(m, kEventIncident, inc->pattern, incident_line_text(inc, 0),
+                         inc->lines[0].len,
+                         verdict == kCoalesceRepeat ? "repeat (coalesced)" : NULL, &info,
+                         inc->nlines + inc->truncated_lines);
   CoalesceSummary evicted;
   if (coalesce_take_evicted(&m->coalescer, &evicted))
     monitor_signal_summary(m, &evicted);

@@ -56,6 +56,8 @@ struct Session {
   size_t kept_start;
   size_t kept_count;
   uint64_t dropped_pending;      /* dropped since the last `dropped` notification */
+  uint64_t dropped_incidents_pending; /* incidents in those (docs/incidents.md) */
+  uint64_t dropped_repeats_pending;   /* repeats their summaries reported */
   uint64_t dropped_total;
 
   uv_timer_t linger;

@@ -109,7 +109,18 @@ session_push_dropped(Session *s)
   if (s->dropped_pending == 0 || !session_can_push(s))
     return 0;
   Notification *n = session_dropped_new(s, s->dropped_pending, 0, 0, NULL);
+  /* What the dropped ones would have told: their incidents, counted. */
+  n->incidents_dropped = s->dropped_incidents_pending;
+  n->incidents_coalesced = s->dropped_repeats_pending;
+  if (n->incidents_dropped || n->incidents_coalesced) {
+    StrBuf text = STRBUF_INIT;
+    envelope_render(n, &text);
+    free(n->text);
+    n->text = strbuf_take(&text);
+  }
   s->dropped_pending = 0;
+  s->dropped_incidents_pending = 0;
+  s->dropped_repeats_pending = 0;
   session_deliver(s, n);
   return 1;
 }
@@ -166,7 +177,16 @@ session_hold(Session *s, Notification *n)
       oldest = oldest->next;
     if (oldest == NULL)
       break;
-    notification_free(session_wait_remove(s, oldest));
+    Notification *gone = session_wait_remove(s, oldest);
+    for (size_t i = 0; i < gone->nincidents; i++) {
+      if (gone->incidents[i].summary)
+        s->dropped_repeats_pending += gone->incidents[i].repeats;
+      else
+        s->dropped_incidents_pending++;
+    }
+    s->dropped_repeats_pending += gone->incidents_coalesced;
+    s->dropped_incidents_pending += gone->incidents_dropped + gone->incidents_withheld;
+    notification_free(gone);
     s->dropped_pending++;
     s->dropped_total++;
   }

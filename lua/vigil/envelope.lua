@@ -27,7 +27,25 @@ so they stay safe if handed a table of your own.
   envelope.lines(n)       -> every line of n through envelope.line, joined with
                              "\n"; "" when n has no lines.
   envelope.matched(n)     -> "matched: seq=2 (pattern 0), seq=5 (pattern 1)"
-                             naming the lines that matched a pattern, or nil.
+                             naming the lines outside incidents that matched a
+                             pattern, or nil.
+  envelope.who(n)         -> "LABEL (MONITOR_ID)", or "MONITOR_ID" when there
+                             is no label or the label is the id, or nil when n
+                             belongs to no monitor.
+  envelope.incident_head(inc) -> the line before an incident's lines (an entry of
+                             n.incidents, or a line's l.incident):
+                               "incident 2: crash (node-error)"
+                               "incident 2: message (pattern 0)"
+                               "incident 1 repeated 39 times in 58.5s (last at T): crash (node-error)"
+                             (a summary), and for an incident that came back after
+                             the coalescing window ", repeated N times in D (last
+                             at T) before this" after its kind.
+  envelope.incident_tail(inc) -> "incident 2: 14 more lines not shown (monitor_output
+                             incident 2)" when its trace was longer than was kept,
+                             else nil.
+  envelope.incident_notes(n) -> an array of the "note: ..." lines for
+                             n.incidents_withheld, n.incidents_coalesced and
+                             n.incidents_dropped (empty when all are 0).
   envelope.monitor(n)     -> "monitor: LABEL (MONITOR_ID)", or
                              "monitor: MONITOR_ID" when there is no label or the
                              label is the id, or nil when n belongs to no
@@ -64,7 +82,9 @@ so they stay safe if handed a table of your own.
                              variation selectors) shown as escapes;
                              backslashes kept.
   envelope.body(n)        -> exactly the body of vigil's built-in C envelope for
-                             every notification type, ending in "\n":
+                             every notification type and both styles (n.style
+                             "readable" or "compact"), ending in "\n"; each
+                             incident's lines behind envelope.incident_head:
                                monitor: web (mon_...)
                                event: output batch 1
                                [stdout seq=1] a
@@ -327,7 +347,8 @@ function M.incident_notes(n)
   out[#out + 1] = note(n.incidents_withheld, "incident", "incidents", "withheld by the rate limit")
   out[#out + 1] = note(n.incidents_coalesced, "repeat of an earlier incident",
     "repeats of earlier incidents", "counted but not shown")
-  out[#out + 1] = note(n.incidents_dropped, "incident", "incidents", "dropped by a policy")
+  out[#out + 1] = note(n.incidents_dropped, "incident", "incidents",
+    n.type == "dropped" and "among them" or "dropped by a policy")
   return out
 end
 
@@ -430,6 +451,7 @@ function M.body(n)
   elseif t == "dropped" then
     put("event: dropped")
     put(M.dropped(n))
+    put_notes()
   elseif t == "policy_error" then
     put("event: policy_error")
     put("reason: " .. (M.reason(n) or "(none given)"))

@@ -9,9 +9,12 @@ that was not delivered is counted and reported. The timing bounds of the
 stage (quiet gap, summary delay) are set generously here so the tests hold
 on a loaded machine: they wait on events, never on the scheduler.
 """
+import atexit
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vigiltest import (default_config, expect_error, run_tests, with_config)  # noqa: E402
@@ -196,21 +199,72 @@ def test_monitor_output_incident_errors_name_the_argument(e):
     assert e.call("monitor_output", monitor_id=mid, incident=1)["lines"][0]["text"] == "panic: x"
 
 
-POLICY_DIR = None
+# Test policies: route_only has no format (the C envelope words its
+# notifications); drop_first drops a monitor's first output notification.
+POLICY_DIR = tempfile.mkdtemp(prefix="vigil-ft-incident-policies-")
+atexit.register(shutil.rmtree, POLICY_DIR, True)
+with open(os.path.join(POLICY_DIR, "route_only.lua"), "w") as f:
+    f.write('return { route = function(n) return "idle" end }\n')
+with open(os.path.join(POLICY_DIR, "drop_first.lua"), "w") as f:
+    f.write("local seen = 0\n"
+            "return { route = function(n)\n"
+            "  if n.type == 'output' then seen = seen + 1; if seen == 1 then return 'drop' end end\n"
+            "  return 'idle' end }\n")
 
 
 def _dropping_policy_config():
-    import tempfile
-    global POLICY_DIR
-    POLICY_DIR = tempfile.mkdtemp(prefix="vigil-policy-")
-    with open(os.path.join(POLICY_DIR, "drop_first.lua"), "w") as f:
-        f.write("local seen = 0\n"
-                "return { route = function(n)\n"
-                "  if n.type == 'output' then seen = seen + 1; if seen == 1 then return 'drop' end end\n"
-                "  return 'idle' end }\n")
     cfg = default_config(incident=STAGE)
     cfg["plugin_paths"] = [POLICY_DIR]
     return cfg
+
+
+def normal(text, mid):
+    """The text without what changes from run to run: nonce, id, times, durations."""
+    text = re.sub(r"OBSERVATION [0-9a-f]{16,} ", "OBSERVATION NONCE ", text)
+    text = text.replace(mid, "MID")
+    text = re.sub(r"\d{4}-\d\d-\d\dT[0-9:.+-]+", "T", text)
+    return re.sub(r"\b\d+(\.\d+)?(ms|s|m\d\ds)\b", "DUR", text)
+
+
+def _compare_config():
+    cfg = default_config(incident={"quiet_ms": 3000, "summary_after_ms": 60000, "max_lines": 3},
+                         rate_limit={"max_notifications": 1, "window_ms": 60000,
+                                     "overload_ms": 120000})
+    cfg["plugin_paths"] = [POLICY_DIR]
+    return cfg
+
+
+def test_the_envelope_policy_words_incidents_as_the_c_envelope_does(e):
+    # A trace longer than incident.max_lines (its tail says how many more),
+    # a repeat (summarised on the ending), a crash withheld by the rate
+    # limit (a note), in both frames.
+    script = ("printf 'TypeError: a\\n    at f1 (x.js:1:1)\\n    at f2 (x.js:2:1)\\n"
+              "    at f3 (x.js:3:1)\\n    at f4 (x.js:4:1)\\n' >&2; sleep 0.3;"
+              " printf 'TypeError: a\\n' >&2; sleep 0.3; printf 'panic: other\\n' >&2; sleep 0.3")
+    texts = {}
+    for style in ("readable", "compact"):
+        for policy in ("route_only", "envelope"):
+            mid = e.call("monitor_start", command=script, shell=True, label="w", policy=policy,
+                         envelope=style)["monitor_id"]
+            end = e.main.wait_ending(mid)
+            outs = outputs(e, mid)
+            texts[(style, policy)] = [normal(n["text"], mid) for n in outs + [end]]
+    for style in ("readable", "compact"):
+        c, lua = texts[(style, "route_only")], texts[(style, "envelope")]
+        assert c == lua, "C:\n%s\nLua:\n%s" % ("\n".join(c), "\n".join(lua))
+    readable = "\n".join(texts[("readable", "route_only")])
+    assert "incident 1: crash (" in readable, readable
+    assert "incident 1: 2 more lines not shown (monitor_output incident 1)" in readable, readable
+    assert re.search(r"^incident 1 repeated 1 time in DUR \(last at T\): crash \(", readable,
+                     re.M), readable
+    assert "note: 1 incident was withheld by the rate limit" in readable, readable
+    compact = texts[("compact", "route_only")]
+    assert compact[0].startswith("<<<VIGIL OBSERVATION NONCE BEGIN>>>\nstream_policy: "
+                                 "untrusted_observation (") and "w (MID): output 1\n" in compact[0]
+    assert "w (MID): exited with code 0 after DUR\n" in compact[-1], compact[-1]
+
+
+test_the_envelope_policy_words_incidents_as_the_c_envelope_does.config = _compare_config
 
 
 def test_an_incident_a_policy_drops_is_counted_on_the_next_notification(e):
@@ -238,4 +292,5 @@ if __name__ == "__main__":
         test_the_compact_frame_keeps_every_guarantee_in_fewer_bytes,
         test_monitor_output_incident_errors_name_the_argument,
         test_an_incident_a_policy_drops_is_counted_on_the_next_notification,
+        test_the_envelope_policy_words_incidents_as_the_c_envelope_does,
     ]))
