@@ -15,7 +15,7 @@
 
 void
 assembler_init(Assembler *a, size_t max_lines, size_t max_bytes, uint64_t quiet_ms,
-               IncidentDone done, void *ctx)
+               IncidentDone done, AssemblerPlain plain, void *ctx)
 {
   memset(a, 0, sizeof *a);
   a->max_lines = max_lines ? max_lines : 1;
@@ -23,6 +23,7 @@ assembler_init(Assembler *a, size_t max_lines, size_t max_bytes, uint64_t quiet_
   a->quiet_ms = quiet_ms;
   a->next_id = 1;
   a->done = done;
+  a->plain = plain;
   a->ctx = ctx;
 }
 
@@ -56,6 +57,8 @@ incident_append(Incident *inc, const Assembler *a, const AssemblerLine *line)
   l->seq = line->seq;
   l->stream = line->stream;
   l->pattern = line->pattern;
+  l->family = line->family;
+  l->generic_header = line->generic_header;
   l->flags = line->flags;
   l->off = inc->bytes;
   l->len = len;
@@ -64,18 +67,42 @@ incident_append(Incident *inc, const Assembler *a, const AssemblerLine *line)
   inc->bytes += len;
 }
 
-/* Closes the open incident of stream: held maybe-lines are released. */
+/* The held lines an incident let go, copied out of it (it is handed over
+ * before they are judged again). TRACE_MAYBE_MAX bounds how many. */
+typedef struct {
+  AssemblerLine lines[TRACE_MAYBE_MAX + 1];
+  char *text[TRACE_MAYBE_MAX + 1];
+  size_t n;
+} Released;
+
+static bool assembler_judge_open(Assembler *a, uint64_t now, const AssemblerLine *line);
+
+/* Closes the open incident of stream; its held maybe-lines are then judged
+ * again on their own, after it, at now. */
 static void
-assembler_close_stream(Assembler *a, int stream)
+assembler_close_stream(Assembler *a, int stream, uint64_t now)
 {
   Incident *inc = a->open[stream];
   if (inc == NULL)
     return;
   a->open[stream] = NULL;
-  size_t released = inc->maybe;
-  inc->nlines -= released;
+  Released r;
+  r.n = 0;
+  for (size_t i = inc->nlines - inc->maybe; i < inc->nlines && r.n <= TRACE_MAYBE_MAX; i++) {
+    const IncidentLine *l = &inc->lines[i];
+    r.text[r.n] = xmemdupz(inc->text + l->off, l->len);
+    r.lines[r.n] = (AssemblerLine){l->seq, l->stream, l->pattern, l->family,
+                                   l->generic_header, l->flags, r.text[r.n], l->len};
+    r.n++;
+  }
+  inc->nlines -= inc->maybe;
   inc->maybe = 0;
-  a->done(a->ctx, inc, released);
+  a->done(a->ctx, inc);
+  for (size_t i = 0; i < r.n; i++) {
+    if (!assembler_judge_open(a, now, &r.lines[i]) && a->plain)
+      a->plain(a->ctx, &r.lines[i]);
+    free(r.text[i]);
+  }
 }
 
 /* Opens an incident on the line's stream with the line as its header. */
@@ -101,7 +128,7 @@ assembler_judge(Assembler *a, uint64_t now, Incident *inc, const AssemblerLine *
 {
   TraceVerdict v = trace_next(&inc->trace, line->text, line->len);
   if (v == kTraceEnds) {
-    assembler_close_stream(a, line->stream);
+    assembler_close_stream(a, line->stream, now);
     return false;
   }
   size_t before = inc->nlines;
@@ -118,19 +145,22 @@ assembler_judge(Assembler *a, uint64_t now, Incident *inc, const AssemblerLine *
   if (v == kTraceJoinsNaming && kept)
     inc->naming = inc->nlines - 1;
   if (v == kTraceJoinsLast)
-    assembler_close_stream(a, line->stream);
+    assembler_close_stream(a, line->stream, now);
   return true;
 }
 
-bool
-assembler_feed(Assembler *a, uint64_t now, const AssemblerLine *line)
+/* Judges a line against whatever incident is open on its stream, and opens
+ * one when it matched and none took it. Closing an incident may open
+ * another (from its held lines), which then judges the line in turn; each
+ * round closes an incident, so this ends. */
+static bool
+assembler_judge_open(Assembler *a, uint64_t now, const AssemblerLine *line)
 {
   int stream = line->stream ? 1 : 0;
-  Incident *inc = a->open[stream];
-  if (inc) {
+  for (Incident *inc = a->open[stream]; inc != NULL; inc = a->open[stream]) {
     /* A gap the timer has not reported yet still ends the incident. */
     if (now >= inc->last_at + a->quiet_ms)
-      assembler_close_stream(a, stream);
+      assembler_close_stream(a, stream, now);
     else if (assembler_judge(a, now, inc, line))
       return true;
   }
@@ -140,12 +170,18 @@ assembler_feed(Assembler *a, uint64_t now, const AssemblerLine *line)
   return true;
 }
 
+bool
+assembler_feed(Assembler *a, uint64_t now, const AssemblerLine *line)
+{
+  return assembler_judge_open(a, now, line);
+}
+
 void
 assembler_expire(Assembler *a, uint64_t now)
 {
   for (int s = 0; s < 2; s++)
     if (a->open[s] && now >= a->open[s]->last_at + a->quiet_ms)
-      assembler_close_stream(a, s);
+      assembler_close_stream(a, s, now);
 }
 
 uint64_t
@@ -162,8 +198,11 @@ void
 assembler_close(Assembler *a, int stream)
 {
   for (int s = 0; s < 2; s++)
-    if (stream < 0 || stream == s)
-      assembler_close_stream(a, s);
+    if (stream < 0 || stream == s) {
+      /* Held lines may open an incident again: close until none is open. */
+      while (a->open[s])
+        assembler_close_stream(a, s, a->open[s]->last_at);
+    }
 }
 
 bool

@@ -15,9 +15,11 @@
  * traceback whose header precedes the matching last line is one incident.
  *
  * Lines trace.h calls "maybe" (a blank line inside a chained Python
- * traceback) are held at the end of the incident and join only when a later
- * line joins; when the incident closes first they are handed back as
- * ordinary lines (IncidentDone's `released`).
+ * traceback, or a line it cannot place yet) are held at the end of the
+ * incident and join only when a later line joins; when the incident closes
+ * first they are judged again on their own, after it: one that matches a
+ * pattern opens the next incident, the others go to the caller's
+ * AssemblerPlain as ordinary lines.
  *
  * The module keeps time as numbers the caller hands in (ms of a monotonic
  * clock), so every rule is tested with a fake clock; the monitor owns the
@@ -41,6 +43,8 @@ typedef struct {
   uint64_t seq;
   int stream;    /* StreamId */
   int pattern;   /* the pattern the line matched itself, or -1 */
+  TraceFamily family;   /* of that pattern (AssemblerLine's), to judge it again */
+  bool generic_header;
   unsigned flags; /* kLine* */
   size_t off;    /* start in the incident's text */
   size_t len;
@@ -78,11 +82,12 @@ typedef struct {
   size_t len;
 } AssemblerLine;
 
-/* Called with each incident that closed; the callee owns it (incident_free).
- * `released` lists the held maybe-lines that did not join, which the caller
- * treats as ordinary lines (they are still in inc->lines[nlines..nlines +
- * nreleased), text in inc->text). */
-typedef void (*IncidentDone)(void *ctx, Incident *inc, size_t nreleased);
+/* Called with each incident that closed; the callee owns it (incident_free). */
+typedef void (*IncidentDone)(void *ctx, Incident *inc);
+
+/* Called with a held line that did not join and opened nothing: an
+ * ordinary line after all (text valid during the call only). */
+typedef void (*AssemblerPlain)(void *ctx, const AssemblerLine *line);
 
 typedef struct {
   size_t max_lines;        /* incident.max_lines */
@@ -91,11 +96,12 @@ typedef struct {
   Incident *open[2];       /* per stream */
   uint64_t next_id;        /* the next incident's id */
   IncidentDone done;
+  AssemblerPlain plain;
   void *ctx;
 } Assembler;
 
 void assembler_init(Assembler *a, size_t max_lines, size_t max_bytes, uint64_t quiet_ms,
-                    IncidentDone done, void *ctx);
+                    IncidentDone done, AssemblerPlain plain, void *ctx);
 
 /* Judges one line at now. Returns true when the line was taken into an
  * incident (it joined the open one of its stream, or opened a new one, or

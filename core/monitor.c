@@ -244,7 +244,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
                        (size_t)settings->incident_max_bytes);
   assembler_init(&m->assembler, (size_t)settings->incident_max_lines,
                  (size_t)settings->incident_max_bytes, (uint64_t)settings->incident_quiet_ms,
-                 monitor_incident_done, m);
+                 monitor_incident_done, monitor_incident_plain, m);
   coalesce_init(&m->coalescer, (uint64_t)settings->incident_coalesce_ms,
                 (uint64_t)settings->incident_summary_after_ms,
                 (size_t)settings->incident_fingerprints_max);

@@ -168,7 +168,10 @@ void monitor_signal_close_stream(Monitor *m, StreamId stream);
 void monitor_signal_finish(Monitor *m, Notification *ending);
 /* The assembler's IncidentDone (incident.h): record, fingerprint, coalesce
  * or batch the incident. */
-void monitor_incident_done(void *ctx, Incident *inc, size_t released);
+void monitor_incident_done(void *ctx, Incident *inc);
+/* The assembler's AssemblerPlain: a held line that joined nothing, batched
+ * as an ordinary line when notify wants every line. */
+void monitor_incident_plain(void *ctx, const AssemblerLine *line);
 /* Moves the unreported incident counts into n. */
 void monitor_signal_take_counts(Monitor *m, Notification *n);
 /* Counts the incidents of a batch that will not be delivered. */

@@ -101,8 +101,8 @@ monitor_signal_batch(Monitor *m, const NoteIncident *info, uint64_t opened_at,
     monitor_signal_batch_due(m);
 }
 
-/* Lines of an incident that go out as ordinary lines: its maybe-lines that
- * did not join, and, under notify "lines", a coalesced repeat's lines. */
+/* Under notify "lines", a coalesced repeat's lines go out as ordinary
+ * lines: that mode promises every line. */
 static void
 monitor_signal_plain(Monitor *m, const Incident *inc, size_t from, size_t to)
 {
@@ -181,7 +181,8 @@ monitor_signal_summary(Monitor *m, CoalesceSummary *s)
   monitor_summary_event(m, s);
   if (m->notify == kNotifyMatches || m->notify == kNotifyLines) {
     NoteIncident info = monitor_summary_info(m, s);
-    IncidentLine line = {s->last_seq, s->last_stream, s->pattern, 0, 0, s->last_len};
+    IncidentLine line = {.seq = s->last_seq, .stream = s->last_stream, .pattern = s->pattern,
+                         .family = kTraceNone, .off = 0, .len = s->last_len};
     monitor_signal_batch(m, &info, uv_now(m->loop), &line, 1, s->last_line ? s->last_line : "");
   }
   coalesce_summary_free(s);
@@ -192,7 +193,7 @@ monitor_signal_summary(Monitor *m, CoalesceSummary *s)
 /* The assembler closed an incident: record it, fingerprint it, and notify
  * it or count it as a repeat. */
 void
-monitor_incident_done(void *ctx, Incident *inc, size_t released)
+monitor_incident_done(void *ctx, Incident *inc)
 {
   Monitor *m = ctx;
   const IncidentLine *sig = incident_signature(inc);
@@ -228,8 +229,17 @@ monitor_incident_done(void *ctx, Incident *inc, size_t released)
     }
     monitor_signal_batch(m, &info, inc->opened_at, inc->lines, inc->nlines, inc->text);
   }
-  monitor_signal_plain(m, inc, inc->nlines, inc->nlines + released);
   incident_free(inc);
+}
+
+/* See monitor_internal.h. */
+void
+monitor_incident_plain(void *ctx, const AssemblerLine *line)
+{
+  Monitor *m = ctx;
+  if (m->notify == kNotifyLines)
+    monitor_batch_line(m, line->seq, (StreamId)line->stream, line->pattern, line->flags,
+                       line->text, line->len);
 }
 
 /* See monitor_internal.h. The built-in set is compiled once, at the first

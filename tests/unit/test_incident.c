@@ -18,20 +18,25 @@
 
 typedef struct {
   Incident *done[MAX_DONE];
-  size_t released[MAX_DONE];
   size_t n;
+  size_t plain;          /* held lines handed back as ordinary */
 } Closed;
 
 static void
-on_done(void *ctx, Incident *inc, size_t released)
+on_done(void *ctx, Incident *inc)
 {
   Closed *c = ctx;
-  if (c->n < MAX_DONE) {
-    c->released[c->n] = released;
+  if (c->n < MAX_DONE)
     c->done[c->n++] = inc;
-  } else {
+  else
     incident_free(inc);
-  }
+}
+
+static void
+on_plain(void *ctx, const AssemblerLine *line)
+{
+  (void)line;
+  ((Closed *)ctx)->plain++;
 }
 
 static void
@@ -95,7 +100,7 @@ TEST(a_python_traceback_is_one_incident_named_by_its_last_line)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 60, 8192, 150, on_done, &c);
+  assembler_init(&a, 60, 8192, 150, on_done, on_plain, &c);
   uint64_t now = 1000;
   static const char *const tb[] = {
     "Traceback (most recent call last):",
@@ -121,7 +126,7 @@ TEST(a_chained_python_traceback_stays_one_incident)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 60, 8192, 150, on_done, &c);
+  assembler_init(&a, 60, 8192, 150, on_done, on_plain, &c);
   uint64_t now = 0;
   static const char *const tb[] = {
     "Traceback (most recent call last):",
@@ -151,7 +156,7 @@ TEST(a_go_panic_with_goroutines_is_one_incident)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 60, 8192, 150, on_done, &c);
+  assembler_init(&a, 60, 8192, 150, on_done, on_plain, &c);
   uint64_t now = 0;
   static const char *const dump[] = {
     "panic: runtime error: index out of range [5] with length 3",
@@ -180,7 +185,7 @@ TEST(a_jvm_trace_with_caused_by_is_one_incident)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 60, 8192, 150, on_done, &c);
+  assembler_init(&a, 60, 8192, 150, on_done, on_plain, &c);
   uint64_t now = 0;
   static const char *const trace[] = {
     "Exception in thread \"main\" java.lang.IllegalStateException: boom",
@@ -203,7 +208,7 @@ TEST(a_rust_panic_with_backtrace_and_a_node_crash)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 60, 8192, 150, on_done, &c);
+  assembler_init(&a, 60, 8192, 150, on_done, on_plain, &c);
   uint64_t now = 0;
   static const char *const rust[] = {
     "thread 'main' panicked at src/main.rs:4:5:",
@@ -234,7 +239,7 @@ TEST(a_quiet_gap_closes_and_a_line_after_it_does_not_join)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 60, 8192, 150, on_done, &c);
+  assembler_init(&a, 60, 8192, 150, on_done, on_plain, &c);
   CHECK(feed(&a, 1000, 1, "TypeError: x is not a function"));
   CHECK(assembler_busy(&a));
   CHECK_INT(assembler_deadline(&a), 1150);
@@ -259,7 +264,7 @@ TEST(each_stream_assembles_its_own_incident)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 60, 8192, 150, on_done, &c);
+  assembler_init(&a, 60, 8192, 150, on_done, on_plain, &c);
   /* A trace on stderr in two reads, with access-log lines on stdout between. */
   CHECK(feed(&a, 0, 1, "TypeError: boom"));
   CHECK(feed(&a, 1, 1, "    at a (x.js:1:1)"));
@@ -278,7 +283,7 @@ TEST(bounds_count_the_lines_they_cut)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 5, 8192, 150, on_done, &c);
+  assembler_init(&a, 5, 8192, 150, on_done, on_plain, &c);
   feed(&a, 0, 1, "TypeError: deep recursion");
   for (int i = 0; i < 20; i++)
     CHECK(feed(&a, (uint64_t)i + 1, 1, "    at recurse (x.js:1:1)"));
@@ -289,7 +294,7 @@ TEST(bounds_count_the_lines_they_cut)
   closed_free(&c);
 
   /* The byte bound: kept lines never exceed it. */
-  assembler_init(&a, 60, 300, 150, on_done, &c);
+  assembler_init(&a, 60, 300, 150, on_done, on_plain, &c);
   feed(&a, 0, 1, "TypeError: wide");
   char wide[121];
   memset(wide, 'x', sizeof wide - 1);
@@ -310,7 +315,7 @@ TEST(a_held_blank_line_that_nothing_follows_is_handed_back)
 {
   Closed c = {0};
   Assembler a;
-  assembler_init(&a, 60, 8192, 150, on_done, &c);
+  assembler_init(&a, 60, 8192, 150, on_done, on_plain, &c);
   uint64_t now = 0;
   static const char *const tb[] = {
     "Traceback (most recent call last):",
@@ -323,8 +328,26 @@ TEST(a_held_blank_line_that_nothing_follows_is_handed_back)
   CHECK(!feed(&a, now++, 1, "server restarted"));
   CHECK_INT(c.n, 1);
   CHECK_INT(c.done[0]->nlines, 3);
-  CHECK_INT(c.released[0], 1);
-  CHECK_STR(text_of(c.done[0], 3), "");
+  CHECK_INT(c.plain, 1);
+  closed_free(&c);
+  assembler_free(&a);
+}
+
+/* Lines the trace could not place yet are judged again when it closes: a
+ * crash among them opens its own incident instead of being lost. */
+TEST(a_held_line_that_matches_opens_the_next_incident)
+{
+  Closed c = {0};
+  Assembler a;
+  assembler_init(&a, 60, 8192, 3000, on_done, on_plain, &c);
+  CHECK(feed(&a, 0, 1, "TypeError: a is undefined"));
+  feed(&a, 300, 1, "RangeError: b out of range");
+  feed(&a, 600, 1, "panic: c went wrong");
+  assembler_close(&a, -1);
+  CHECK_INT(c.n, 3);
+  CHECK_STR(text_of(c.done[0], 0), "TypeError: a is undefined");
+  CHECK_STR(text_of(c.done[1], 0), "RangeError: b out of range");
+  CHECK_STR(text_of(c.done[2], 0), "panic: c went wrong");
   closed_free(&c);
   assembler_free(&a);
 }
@@ -341,5 +364,6 @@ main(void)
   RUN(each_stream_assembles_its_own_incident);
   RUN(bounds_count_the_lines_they_cut);
   RUN(a_held_blank_line_that_nothing_follows_is_handed_back);
+  RUN(a_held_line_that_matches_opens_the_next_incident);
   return check_summary();
 }
