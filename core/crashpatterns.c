@@ -70,15 +70,21 @@ static const CrashPattern crashpatterns_table[] = {
          "[0] /home/dev/api/dist/main.js:48", "/app/lib/db.cjs:31"),
    LINES("/app/server.js:12:5", "    at /app/server.js:12:5", "loaded /app/server.js:12",
          "/app/server.js:12 ok")},
-  /* Seed 000's default, anywhere in the line as it was: Node's report of a
-   * rejected promise nobody handled (and the old warning's name). */
-  {"node-unhandled-rejection", "UnhandledPromiseRejection", kTraceNode, false,
+  /* Seed 000's default, anchored: Node's report of a rejected promise nobody
+   * handled ("[UnhandledPromiseRejection: ..." at the line's start, or the
+   * old "(node:PID) UnhandledPromiseRejectionWarning:"), not a log line
+   * that merely names it. */
+  {"node-unhandled-rejection",
+   LINE_START "(?:\\(node:\\d+\\) )?\\[?UnhandledPromiseRejection(?:Warning)?:", kTraceNode,
+   false,
    LINES("[UnhandledPromiseRejection: This error originated either by throwing inside of an "
          "async function without a catch block, or by rejecting a promise which was not handled "
          "with .catch(). The promise rejected with the reason \"boom\".] {",
          "(node:4242) UnhandledPromiseRejectionWarning: Error: connect ECONNREFUSED "
          "127.0.0.1:5432"),
-   LINES("process.on('unhandledRejection', onRejection)", "unhandled promise rejections: 0")},
+   LINES("process.on('unhandledRejection', onRejection)", "unhandled promise rejections: 0",
+         "  app:config unhandled-rejections=strict (an UnhandledPromiseRejection will exit the "
+         "process) +0ms")},
   /* Node's coded errors, "Error [ERR_X]: ...", and pnpm's " ERR_PNPM_X". */
   {"node-err-code", LINE_START "(?:\\w*(?:Error|Exception) \\[)?ERR_[A-Z][A-Z0-9_]*\\b",
    kTraceNode, false,

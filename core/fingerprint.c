@@ -334,8 +334,9 @@ fingerprint_uuid(const FingerprintScan *sc, size_t i)
   return fingerprint_boundary(sc, j) ? j : 0;
 }
 
-/* A hex id at i: 0x and hex digits, or a run of 8+ hex digits with both a
- * digit and a letter. */
+/* A hex id at i: 0x and hex digits, or a run of 8+ hex digits with a digit
+ * (letters or not: an id drawn at random is all digits now and then, about
+ * once in 40 for 8 hex digits, and must still look like its siblings). */
 static size_t
 fingerprint_hex_id(const FingerprintScan *sc, size_t i)
 {
@@ -347,15 +348,12 @@ fingerprint_hex_id(const FingerprintScan *sc, size_t i)
       j++;
     return fingerprint_boundary(sc, j) ? j : 0;
   }
-  bool digit = false, letter = false;
+  bool digit = false;
   while (j < sc->n && fingerprint_hexdigit(sc->s[j])) {
-    if (fingerprint_digit(sc->s[j]))
-      digit = true;
-    else
-      letter = true;
+    digit = digit || fingerprint_digit(sc->s[j]);
     j++;
   }
-  return j - i >= 8 && digit && letter && fingerprint_boundary(sc, j) ? j : 0;
+  return j - i >= 8 && digit && fingerprint_boundary(sc, j) ? j : 0;
 }
 
 /* A version or IPv4 address at i: v/V and 2+ dotted numbers, or 3+. */

@@ -24,8 +24,9 @@
  *        fraction (`.123` or `,123`) and a zone (`Z`, `+01:00`, `+0100`,
  *        ` -0700`, ` UTC`, ` GMT+0000`).
  *   <H>  a hex id: `0x`/`0X` and hex digits, or a run of 8 or more hex digits
- *        holding both a digit and a letter (git shas, pointers, request
- *        ids). An 8-letter word such as `deadbeef` or `cafebabe` stays.
+ *        holding a digit (git shas, pointers, request ids; all digits too,
+ *        as a random id sometimes is, and so is a long number such as a
+ *        millisecond time). An 8-letter word such as `deadbeef` stays.
  *   <V>  a version or an IPv4 address: three or more dotted numbers
  *        (`1.2.3`, `127.0.0.1`), or `v`/`V` and two or more (`v18.17.1`).
  *   <D>  a duration: numbers each glued to a unit, ns us µs μs ms s sec
