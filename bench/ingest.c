@@ -137,6 +137,9 @@ ingest_vigil(const char *gen, const char *bytes, size_t npatterns, Policy *polic
     .npatterns = npatterns,
     .notify = notify,
     .persistent = true,
+    /* The signal stage on, as vigild runs every monitor by default: a line
+     * that matches nothing must cost it nothing (docs/incidents.md). */
+    .incidents = true,
   };
   VigilError err = VIGIL_ERROR_INIT;
   double t0 = ingest_now();
