@@ -239,6 +239,28 @@ static const CrashPattern crashpatterns_table[] = {
          "error TS18003: No inputs were found in config file '/app/tsconfig.json'."),
    LINES("Found 0 errors. Watching for file changes.",
          "[10:00:00 AM] Found 0 errors. Watching for file changes.")},
+  /* C and C++ compilers and linkers: gcc's and clang's "file:line:col:
+   * error:" (their code excerpt, indented, joins), and the driver's own
+   * "gcc: error:" / "collect2: error:". */
+  {"cc-error",
+   "^(?:[^\\s:]+:\\d+(?::\\d+)?|gcc|g\\+\\+|clang(?:\\+\\+)?|cc|c\\+\\+|ld|collect2): "
+   "(?:fatal )?error: ",
+   kTraceGeneric, false,
+   LINES("src/main.c:12:5: error: implicit declaration of function 'foo' "
+         "[-Werror=implicit-function-declaration]",
+         "server.cpp:41:10: fatal error: 'boost/asio.hpp' file not found",
+         "gcc: error: foo.c: No such file or directory",
+         "collect2: error: ld returned 1 exit status"),
+   LINES("src/main.c:12:5: warning: unused variable 'x' [-Wunused-variable]",
+         "cc -c -o main.o main.c -Werror=implicit-function-declaration",
+         "error: 0 errors generated")},
+  /* webpack (and webpack-dev-server) failing to build a module. (make's
+   * "*** [target] Error 2" is left out: the table is full, and the
+   * compiler's own error before it is what cc-error takes.) */
+  {"webpack-error", "^ERROR in (?!0 )\\S", kTraceGeneric, false,
+   LINES("ERROR in ./src/index.js 5:10-26", "ERROR in src/App.tsx:12:7"),
+   LINES("webpack 5.89.0 compiled with 1 error in 523 ms", "ERROR in 0 modules",
+         "LOG ERROR in request handler")},
   /* npm's failure report (npm 6-9 "npm ERR!", npm 10 "npm error"). */
   {"npm-error", LINE_START "npm (?:ERR!|error) ", kTraceGeneric, false,
    LINES("npm ERR! code ELIFECYCLE", "npm ERR! Missing script: \"dev\"", "npm error code 1",
