@@ -33,7 +33,7 @@
 #define CRASHPATTERNS_REGEX_MAX 512
 
 typedef struct {
-  const char *name;              /* short and stable: "node-error", "python-traceback" */
+  const char *name;              /* short and stable: "error", "python-traceback" */
   const char *regex;             /* PCRE2 source (UTF mode) */
   TraceFamily family;            /* which continuation rules (trace.h) apply after it */
   bool generic_header;           /* the line says nothing about the failure: the

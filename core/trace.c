@@ -21,7 +21,7 @@ enum {
   kNodeSource,  /* next: the source line of the excerpt */
   kNodeCaret,   /* next: the "    ^" under it */
   kNodeThrown,  /* next: (a blank, then) the thrown value, which names the failure */
-  kNodeMessage, /* after the error line, before any frame: message lines may follow */
+  kNodeMessage, /* after the error line, before any frame */
   kNodeFrames,  /* among "    at" frames and the error's own properties */
   kNodeBlank,   /* after a blank line that follows the frames */
 };
@@ -47,16 +47,10 @@ enum {
 /* Rust. */
 enum {
   kRustMessage1,  /* after "thread 'main' panicked at src/main.rs:2:5:": the message */
-  kRustMessage,   /* the rest of the message, then the note or the backtrace */
+  kRustMessage,   /* the message's indented lines, then the note or the backtrace */
   kRustAfter,     /* after an old-style header that holds the message: note or backtrace */
   kRustBacktrace, /* "   0: std::..." and "             at /rustc/..." */
   kRustDiag,      /* a compiler diagnostic: " --> ", "  |", "4 |", "help:" */
-};
-
-/* JVM (and .NET, whose frames read alike). */
-enum {
-  kJvmMessage, /* before the first frame: the message may go on */
-  kJvmFrames,  /* among frames, "Caused by:" and "Suppressed:" */
 };
 
 /* Whether s (n bytes) starts with the literal lit. */
@@ -321,12 +315,10 @@ trace_node(TraceState *st, const char *s, size_t n)
    * hint Node prints after a thrown value that is not an Error. */
   if (trace_starts(s, n, "Emitted 'error' event") || trace_starts(s, n, "(Use `node --trace-"))
     return kTraceJoins;
-  if (st->state == kNodeMessage) {
-    /* MODULE_NOT_FOUND: "Require stack:" and "- /app/x.js" before the frames. */
-    if (trace_starts(s, n, "Require stack:") || trace_starts(s, n, "- "))
-      return kTraceJoins;
-    return kTraceMaybe; /* a message of several lines, if frames follow */
-  }
+  /* MODULE_NOT_FOUND: "Require stack:" and "- /app/x.js" before the frames. */
+  if (st->state == kNodeMessage &&
+      (trace_starts(s, n, "Require stack:") || trace_starts(s, n, "- ")))
+    return kTraceJoins;
   return kTraceEnds;
 }
 
@@ -463,10 +455,13 @@ trace_rust(TraceState *st, const char *s, size_t n)
       st->state = kRustBacktrace;
       return kTraceJoins;
     }
-    if (st->state == kRustAfter || trace_contains(s, n, "' panicked at "))
+    if (st->state == kRustAfter)
       return kTraceEnds;
-    /* assert_eq!'s "  left: 1" / " right: 2", a message of several lines. */
-    return ind > 0 && !blank ? kTraceJoins : kTraceMaybe;
+    /* assert_eq!'s "  left: 1" / " right: 2"; a blank line inside the
+     * message, if the note follows. */
+    if (blank)
+      return kTraceMaybe;
+    return ind > 0 ? kTraceJoins : kTraceEnds;
   case kRustBacktrace: {
     size_t d = trace_digits(s + ind, n - ind);
     if (ind > 0 && d > 0 && trace_starts(s + ind + d, n - ind - d, ": "))
@@ -495,26 +490,20 @@ trace_rust(TraceState *st, const char *s, size_t n)
   }
 }
 
-/* JVM. */
+/* JVM (and .NET, whose frames read alike). */
 static TraceVerdict
 trace_jvm(TraceState *st, const char *s, size_t n)
 {
+  (void)st;
   size_t ind = trace_indent(s, n);
   const char *t = s + ind;
   size_t tn = n - ind;
   /* "\tat com.x.Y.f(Y.java:12)", "\t... 12 more", "... 5 common frames
    * omitted", .NET's "   at P.Main() in /app/P.cs:line 5". */
   if ((ind > 0 && (trace_starts(t, tn, "at ") || trace_starts(t, tn, "... "))) ||
-      trace_starts(t, tn, "--- End of ")) {
-    st->state = kJvmFrames;
+      trace_starts(t, tn, "--- End of ") || trace_starts(t, tn, "Caused by: ") ||
+      trace_starts(t, tn, "Suppressed: "))
     return kTraceJoins;
-  }
-  if (trace_starts(t, tn, "Caused by: ") || trace_starts(t, tn, "Suppressed: ")) {
-    st->state = kJvmFrames;
-    return kTraceJoins;
-  }
-  if (st->state == kJvmMessage)
-    return kTraceMaybe; /* a message of several lines, if frames follow */
   return kTraceEnds;
 }
 
@@ -629,9 +618,6 @@ trace_begin(TraceState *st, TraceFamily family, const char *header, size_t len)
       st->state = kRustDiag;
     else
       st->state = trace_ends(m, mn, ":") ? kRustMessage1 : kRustAfter;
-    break;
-  case kTraceJvm:
-    st->state = kJvmMessage;
     break;
   case kTraceGeneric:
     st->npm = trace_npm_line(m, mn);

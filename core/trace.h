@@ -20,13 +20,15 @@
  * How the caller uses the verdicts:
  *  - kTraceJoins, kTraceJoinsNaming: the line joins (after any held lines).
  *  - kTraceMaybe: hold the line. A later Joins* verdict joins every held
- *    line and then itself; kTraceEnds lets every held line go (each is then
- *    judged on its own, in order, as is the line that ended the trace); so
- *    does closing the incident for a quiet gap or a bound. trace_next never
- *    answers kTraceMaybe more than TRACE_MAYBE_MAX times in a row.
+ *    line and then itself; kTraceEnds lets every held line go, and so does
+ *    closing the incident for a quiet gap or a bound. Only a blank line is
+ *    ever held, so a line let go is never a crash line that should have
+ *    opened an incident. trace_next never answers kTraceMaybe more than
+ *    TRACE_MAYBE_MAX times in a row.
  *  - kTraceJoinsLast: the line joins and the incident is complete.
- *  - kTraceEnds: the line is not part of it and the trace is over; every
- *    later call answers kTraceEnds too.
+ *  - kTraceEnds: the line is not part of it (it is judged on its own, and
+ *    may open the next incident) and the trace is over; every later call
+ *    answers kTraceEnds too.
  * A line that a pattern matches but that fits the open trace (Python's
  * final "ValueError: x", a JVM "Caused by:") gets a Joins* verdict here;
  * the caller lets it join rather than open a new incident.
