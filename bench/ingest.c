@@ -21,7 +21,9 @@
  * rate limit withholds most of them.
  *
  * --patterns N uses only the first N patterns for vigil (0 shows what the
- * pipeline costs without matching); grep always gets all five.
+ * pipeline costs without matching); grep always gets all five. --builtin
+ * gives vigil the built-in crash patterns instead (what a monitor started
+ * without patterns matches, docs/crash-patterns.md); grep keeps the five.
  */
 #include <limits.h>
 #include <spawn.h>
@@ -118,7 +120,7 @@ ingest_on_finished(void *data, Monitor *m)
 /* One monitor on the generator; returns the wall time from start to the
  * ending notification. */
 static double
-ingest_vigil(const char *gen, const char *bytes, size_t npatterns, Policy *policy,
+ingest_vigil(const char *gen, const char *bytes, size_t npatterns, bool builtin, Policy *policy,
              NotifyMode notify, uint64_t *matched, uint64_t *policy_calls,
              MonitorCounters *counters)
 {
@@ -135,6 +137,7 @@ ingest_vigil(const char *gen, const char *bytes, size_t npatterns, Policy *polic
     .label = "ingest",
     .patterns = crash_patterns,
     .npatterns = npatterns,
+    .builtin_patterns = builtin,
     .notify = notify,
     .persistent = true,
     /* The signal stage on, as vigild runs every monitor by default: a line
@@ -175,6 +178,7 @@ main(int argc, char **argv)
   size_t npatterns = 5;
   const char *policy_name = NULL;
   NotifyMode notify = kNotifyAuto;
+  bool builtin = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc)
       bytes = argv[++i];
@@ -189,10 +193,12 @@ main(int argc, char **argv)
       policy_name = argv[++i];
     else if (strcmp(argv[i], "--notify-lines") == 0)
       notify = kNotifyLines;
+    else if (strcmp(argv[i], "--builtin") == 0)
+      builtin = true;
     else if (strcmp(argv[i], "--locale") == 0 && i + 1 < argc)
       locale = argv[++i];
     else {
-      fprintf(stderr, "usage: ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--policy NAME] [--notify-lines] [--locale C.UTF-8]\n");
+      fprintf(stderr, "usage: ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--policy NAME] [--notify-lines] [--builtin] [--locale C.UTF-8]\n");
       return 2;
     }
   }
@@ -232,7 +238,7 @@ main(int argc, char **argv)
     char sink[64];
     t_cat = ingest_min(t_cat, ingest_shell(cat_script, sink, sizeof sink));
     t_grep = ingest_min(t_grep, ingest_shell(grep_script, grep_out, sizeof grep_out));
-    t_vigil = ingest_min(t_vigil, ingest_vigil(gen, bytes, npatterns, policy, notify, &vigil_matched,
+    t_vigil = ingest_min(t_vigil, ingest_vigil(gen, bytes, npatterns, builtin, policy, notify, &vigil_matched,
                                                &policy_calls, &c));
   }
   double mib = (double)(c.stdout_bytes) / (1 << 20);

@@ -260,6 +260,45 @@ prefilter_byte_weight(unsigned char b)
   return 20;
 }
 
+/* Whether a (len an) occurs in b (len bn). */
+static bool
+prefilter_contains(const char *b, size_t bn, const char *a, size_t an)
+{
+  for (size_t i = 0; i + an <= bn; i++)
+    if (memcmp(b + i, a, an) == 0)
+      return true;
+  return false;
+}
+
+/* Drops every literal that holds another one (or repeats one): a line that
+ * holds it holds the other, so the scan need not look for it. A set of 32
+ * patterns shares many ("Error" twice, "FAIL" in "FAILED", "error:" in
+ * "fatal error:"), and each literal costs every block of every line. */
+static void
+prefilter_dedupe(Prefilter *pf)
+{
+  bool redundant[PREFILTER_MAX_LITERALS] = {false};
+  for (size_t i = 0; i < pf->n; i++) {
+    const PrefilterLiteral *l = &pf->lits[i];
+    for (size_t j = 0; j < pf->n && !redundant[i]; j++) {
+      const PrefilterLiteral *o = &pf->lits[j];
+      /* A shorter literal inside it, or an equal one that comes first (so
+       * of two equal literals exactly one stays). */
+      bool covers = o->len < l->len || (o->len == l->len && j < i);
+      if (j != i && !redundant[j] && covers)
+        redundant[i] = prefilter_contains(l->lit, l->len, o->lit, o->len);
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < pf->n; i++) {
+    if (redundant[i])
+      free((char *)pf->lits[i].lit);
+    else
+      pf->lits[kept++] = pf->lits[i];
+  }
+  pf->n = kept;
+}
+
 bool
 prefilter_build(Prefilter *pf, const char *const *patterns, size_t n)
 {
@@ -289,6 +328,7 @@ prefilter_build(Prefilter *pf, const char *const *patterns, size_t n)
     l->b0 = (unsigned char)lit[l->pair_at];
     l->b1 = (unsigned char)lit[l->pair_at + 1];
   }
+  prefilter_dedupe(pf);
   return true;
 }
 

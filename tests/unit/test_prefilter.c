@@ -76,6 +76,23 @@ TEST(build_needs_a_literal_in_every_pattern)
   CHECK(!prefilter_build(&pf, short_lit, 1)); /* a 1-byte literal filters nothing */
 }
 
+/* A literal that holds another (or repeats it) is not scanned for: any
+ * line holding it holds the other. What passes the filter is unchanged. */
+TEST(build_drops_literals_another_one_covers)
+{
+  Prefilter pf;
+  const char *pats[] = {"^Error:", "FAILED", "^FAIL", "Error: x", "^Error:", "panic:"};
+  CHECK(prefilter_build(&pf, pats, 6));
+  CHECK_INT(pf.n, 3);
+  CHECK_MEM(pf.lits[0].lit, pf.lits[0].len, "Error:");
+  CHECK_MEM(pf.lits[1].lit, pf.lits[1].len, "FAIL");
+  CHECK_MEM(pf.lits[2].lit, pf.lits[2].len, "panic:");
+  CHECK(prefilter_hit(&pf, "test FAILED", 11));
+  CHECK(prefilter_hit(&pf, "Error: x", 8));
+  CHECK(!prefilter_hit(&pf, "all good", 8));
+  prefilter_free(&pf);
+}
+
 TEST(scan_finds_a_literal_at_every_offset)
 {
   Prefilter pf;
@@ -191,6 +208,7 @@ main(void)
   RUN(gives_up_on_what_it_does_not_understand);
   RUN(build_needs_a_literal_in_every_pattern);
   RUN(scan_finds_a_literal_at_every_offset);
+  RUN(build_drops_literals_another_one_covers);
   RUN(never_turns_away_a_line_pcre2_matches);
   RUN(a_set_without_a_prefilter_still_matches);
   return check_summary();
