@@ -6,7 +6,9 @@
 #include "api_call.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
+#include "memory.h"
 #include "wire.h"
 
 /* ring_query visitor packing lines into an array (counted beforehand). */
@@ -253,8 +255,12 @@ api_monitor_events(Call *call)
   msgpack_pack_uint64(&call->pk, log->dropped);
   wire_key(&call->pk, "text");
   StrBuf text = STRBUF_INIT;
-  eventlog_render(log, since, monitor_pattern_sources(r->monitor),
-                  monitor_pattern_count(r->monitor), &text);
+  size_t npatterns = monitor_pattern_count(r->monitor);
+  const char **labels = xcalloc(npatterns ? npatterns : 1, sizeof *labels);
+  for (size_t i = 0; i < npatterns; i++)
+    labels[i] = monitor_pattern_label(r->monitor, i);
+  eventlog_render(log, since, labels, npatterns, &text);
+  free(labels);
   wire_strn(&call->pk, strbuf_cstr(&text), text.len);
   strbuf_free(&text);
 }

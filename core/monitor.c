@@ -499,6 +499,16 @@ monitor_pattern_sources(const Monitor *m)
   return (const char *const *)m->pattern_sources;
 }
 
+const char *
+monitor_pattern_label(const Monitor *m, size_t index)
+{
+  if (index >= m->npatterns)
+    return NULL;
+  if (m->builtin_patterns)
+    return crashpatterns_get(index)->name;
+  return m->pattern_sources[index];
+}
+
 void *
 monitor_data(const Monitor *m)
 {

@@ -176,6 +176,10 @@ const Capture *monitor_capture(const Monitor *m, StreamId stream);
 const EventLog *monitor_events(const Monitor *m);
 size_t monitor_pattern_count(const Monitor *m);
 const char *const *monitor_pattern_sources(const Monitor *m);
+/* What to call pattern index in words: its source, or for the built-in
+ * set its name ("python-traceback"; the sources are long). NULL when out
+ * of range. */
+const char *monitor_pattern_label(const Monitor *m, size_t index);
 void *monitor_data(const Monitor *m);
 
 #endif

@@ -15,6 +15,8 @@
  */
 #include "cli_cmds.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,6 +46,8 @@ static const CliOpt cli_output_opts[] = {
   {"stderr", 0, NULL, false, "only stderr lines"},
   {"since", 0, "N", false, "only the lines after seq N"},
   {"limit", 'n', "N", false, "only the last N lines (default: all the ring holds)"},
+  {"incident", 'i', "N", false,
+   "only the lines of incident N (a crash and its trace;\nits id is in the notification)"},
   {"follow", 'f', NULL, false,
    "then keep printing new lines as they come, until the\nmonitor ends (with --json: one line "
    "object per line)"},
@@ -128,6 +132,49 @@ cli_output_fetch(CliClient *c, const char *id, const char *stream, uint64_t *sin
       cli_output_line(&lines->via.array.ptr[i], c->json);
   }
   *since = cli_obj_get_uint(reply.result, "next_sequence", *since);
+  fflush(stdout);
+  cli_reply_free(&reply);
+  return 0;
+}
+
+/* --incident: the lines of one incident, as monitor_output {incident}
+ * returns them, with a first line saying what it is (or the whole result
+ * with --json). */
+static int
+cli_output_incident(CliClient *c, const char *id, uint64_t incident)
+{
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  cli_req_uint(&req, "incident", incident);
+  CliReply reply;
+  int rc = cli_client_call(c, "monitor_output", &req, CLI_CALL_TIMEOUT_MS, &reply);
+  cli_req_free(&req);
+  if (rc != 0)
+    return -1;
+  if (c->json) {
+    cli_client_print_json(reply.result);
+  } else {
+    const msgpack_object *inc = cli_obj_get(reply.result, "incident");
+    size_t nlen = 0;
+    const char *name = cli_obj_get_text(inc, "pattern_name", &nlen);
+    printf("incident %" PRIu64 ": %s", incident,
+           cli_obj_get_is(inc, "kind", "crash") ? "crash" : "message");
+    if (name)
+      printf(" (%.*s)", (int)nlen, name);
+    printf(", %" PRIu64 " lines", cli_obj_get_uint(inc, "lines", 0));
+    uint64_t more = cli_obj_get_uint(inc, "truncated_lines", 0);
+    uint64_t missing = cli_obj_get_uint(inc, "missing", 0);
+    if (more)
+      printf(", %" PRIu64 " more not kept", more);
+    if (missing)
+      printf(", %" PRIu64 " no longer in the ring", missing);
+    printf("\n");
+    const msgpack_object *lines = cli_obj_get(reply.result, "lines");
+    for (uint32_t i = 0; lines && lines->type == MSGPACK_OBJECT_ARRAY && i < lines->via.array.size;
+         i++)
+      cli_output_line(&lines->via.array.ptr[i], false);
+  }
   fflush(stdout);
   cli_reply_free(&reply);
   return 0;
@@ -245,12 +292,16 @@ cli_output_run(CliClient *c, const CliParsed *p)
   if (given > 1)
     return cli_opts_usage_error(p->spec,
                                 "give at most one of --matched, --unmatched, --stdout, --stderr");
-  uint64_t since, limit;
+  uint64_t since, limit, incident;
   int rc;
   if ((rc = cli_cmds_number(p, "since", 0, &since)) != 0 ||
-      (rc = cli_cmds_number(p, "limit", 0, &limit)) != 0)
+      (rc = cli_cmds_number(p, "limit", 0, &limit)) != 0 ||
+      (rc = cli_cmds_number(p, "incident", 0, &incident)) != 0)
     return rc;
   bool follow = cli_opts_has(p, "follow");
+  if (cli_opts_has(p, "incident") &&
+      (given || follow || cli_opts_has(p, "since") || cli_opts_has(p, "limit")))
+    return cli_opts_usage_error(p->spec, "--incident goes with no other option of output");
   if (follow && limit)
     return cli_opts_usage_error(p->spec, "--limit and --follow do not go together");
   CliFollow f = {{0}, false, false};
@@ -260,8 +311,11 @@ cli_output_run(CliClient *c, const CliParsed *p)
   }
   if (cli_client_connect(c, true, false, 0) != 0 || cli_client_monitor_id(c, p->args[0], f.id) != 0)
     return cli_client_fail(c);
-  rc = follow ? cli_output_follow(c, &f, stream, since)
-              : cli_output_fetch(c, f.id, stream, &since, limit, true);
+  if (cli_opts_has(p, "incident"))
+    rc = cli_output_incident(c, f.id, incident);
+  else
+    rc = follow ? cli_output_follow(c, &f, stream, since)
+                : cli_output_fetch(c, f.id, stream, &since, limit, true);
   return rc == 0 ? 0 : cli_client_fail(c);
 }
 
@@ -271,7 +325,8 @@ const CliCommand cli_cmd_output = {
    "characters shown escaped), oldest first: seq, stream, '*' when the line matched\n"
    "a pattern, and the text. With --follow, keep printing new lines until the\n"
    "monitor ends; lines that wake nothing in the engine (an unmatched line when\n"
-   "only matches are notified) show up with the next match, batch or the end.",
+   "only matches are notified) show up with the next match, batch or the end.\n"
+   "With --incident N, only the lines of that incident (docs/incidents.md).",
    cli_output_opts, 1, 1, false},
   cli_output_run,
 };
