@@ -166,6 +166,25 @@ def test_withheld_incidents_are_counted_and_reported_on_the_ending(e):
     assert end["incidents_withheld"] > 0 and "withheld by the rate limit" in end["text"]
 
 
+@with_config(incident=STAGE,
+             rate_limit={"max_notifications": 1, "window_ms": 1000, "overload_ms": 2000})
+def test_overload_by_distinct_crashes_ends_last_and_carries_every_count(e):
+    # A new crash every 50 ms, each different (w1, w2, ...: no coalescing):
+    # the rate limit withholds all but one a second, sustained overload stops
+    # the monitor, and the overload ending comes last with the counts.
+    script = "i=0; while :; do i=$((i+1)); printf \"TypeError: w$i broke\\n\" >&2; sleep 0.05; done"
+    mid = e.call("monitor_start", command=script, shell=True, label="flood")["monitor_id"]
+    end = e.main.wait_ending(mid, timeout=60)
+    assert end["type"] == "overload" and end["state"] == "overloaded", end
+    outs = outputs(e, mid)
+    assert all(n["seq"] < end["seq"] for n in outs)
+    counters = e.call("monitor_status", monitor_id=mid)["counters"]
+    reported = sum(n["incidents_withheld"] for n in outs + [end])
+    assert reported == counters["incidents_withheld"] > 0, (reported, counters)
+    assert len(new_incidents(outs)) + counters["incidents_withheld"] <= counters["incidents"]
+    assert "withheld by the rate limit" in end["text"], end["text"]
+
+
 def test_the_compact_frame_keeps_every_guarantee_in_fewer_bytes(e):
     script = "printf 'TypeError: boom\\n    at f (x.js:1:1)\\n' >&2"
     texts = {}
@@ -289,6 +308,7 @@ if __name__ == "__main__":
         test_healthy_lines_do_not_wake_the_agent_and_patterns_empty_means_every_line,
         test_incidents_false_keeps_every_matching_line_on_its_own,
         test_withheld_incidents_are_counted_and_reported_on_the_ending,
+        test_overload_by_distinct_crashes_ends_last_and_carries_every_count,
         test_the_compact_frame_keeps_every_guarantee_in_fewer_bytes,
         test_monitor_output_incident_errors_name_the_argument,
         test_an_incident_a_policy_drops_is_counted_on_the_next_notification,
