@@ -150,6 +150,9 @@ return {
     -- An open incident (a header and its trace) closes after this long
     -- without a line.
     quiet_ms = 150,                      -- 10..10000 ms
+    -- An incident still growing this long after its first line closes as
+    -- it stands (a trace that never ends cannot hold its notification).
+    max_open_ms = 2000,                  -- 100..60000 ms
     -- Lines and text bytes kept per incident; the rest of a trace is counted.
     max_lines = 60,                      -- 1..1000 lines
     max_bytes = 8192,                    -- 256..1048576 bytes

@@ -21,10 +21,28 @@ assembler_init(Assembler *a, size_t max_lines, size_t max_bytes, uint64_t quiet_
   a->max_lines = max_lines ? max_lines : 1;
   a->max_bytes = max_bytes ? max_bytes : 1;
   a->quiet_ms = quiet_ms;
+  a->max_open_ms = UINT64_MAX;
   a->next_id = 1;
   a->done = done;
   a->plain = plain;
   a->ctx = ctx;
+}
+
+void
+assembler_set_max_open(Assembler *a, uint64_t max_open_ms)
+{
+  a->max_open_ms = max_open_ms ? max_open_ms : UINT64_MAX;
+}
+
+/* When inc is due to close: quiet_ms after its last line, or max_open_ms
+ * after its first, whichever is sooner. */
+static uint64_t
+assembler_due(const Assembler *a, const Incident *inc)
+{
+  uint64_t quiet = inc->last_at + a->quiet_ms;
+  if (a->max_open_ms != UINT64_MAX && inc->opened_at + a->max_open_ms < quiet)
+    return inc->opened_at + a->max_open_ms;
+  return quiet;
 }
 
 /* Appends a line to inc if the bounds allow, else counts it. The first line
@@ -158,8 +176,8 @@ assembler_judge_open(Assembler *a, uint64_t now, const AssemblerLine *line)
 {
   int stream = line->stream ? 1 : 0;
   for (Incident *inc = a->open[stream]; inc != NULL; inc = a->open[stream]) {
-    /* A gap the timer has not reported yet still ends the incident. */
-    if (now >= inc->last_at + a->quiet_ms)
+    /* A gap (or an age) the timer has not reported yet still ends it. */
+    if (now >= assembler_due(a, inc))
       assembler_close_stream(a, stream, now);
     else if (assembler_judge(a, now, inc, line))
       return true;
@@ -180,7 +198,7 @@ void
 assembler_expire(Assembler *a, uint64_t now)
 {
   for (int s = 0; s < 2; s++)
-    if (a->open[s] && now >= a->open[s]->last_at + a->quiet_ms)
+    while (a->open[s] && now >= assembler_due(a, a->open[s]))
       assembler_close_stream(a, s, now);
 }
 
@@ -189,8 +207,8 @@ assembler_deadline(const Assembler *a)
 {
   uint64_t d = UINT64_MAX;
   for (int s = 0; s < 2; s++)
-    if (a->open[s] && a->open[s]->last_at + a->quiet_ms < d)
-      d = a->open[s]->last_at + a->quiet_ms;
+    if (a->open[s] && assembler_due(a, a->open[s]) < d)
+      d = assembler_due(a, a->open[s]);
   return d;
 }
 

@@ -6,7 +6,10 @@
  * `Caused by:`, the final exception line) join it, until a line that does
  * not belong, a quiet gap (incident.quiet_ms), or the process's end. Past
  * incident.max_lines / incident.max_bytes the lines that still belong are
- * counted (truncated_lines), not kept.
+ * counted (truncated_lines), not kept. An incident still growing after
+ * incident.max_open_ms closes as it stands, so a trace that never ends (a
+ * stream of indented lines after a match) cannot hold its notification
+ * back for ever.
  *
  * Each stream has its own open incident, so a trace on stderr is not cut by
  * the access log on stdout between two of its writes. A line that belongs
@@ -93,6 +96,7 @@ typedef struct {
   size_t max_lines;        /* incident.max_lines */
   size_t max_bytes;        /* incident.max_bytes */
   uint64_t quiet_ms;       /* incident.quiet_ms */
+  uint64_t max_open_ms;    /* incident.max_open_ms */
   Incident *open[2];       /* per stream */
   uint64_t next_id;        /* the next incident's id */
   IncidentDone done;
@@ -103,16 +107,21 @@ typedef struct {
 void assembler_init(Assembler *a, size_t max_lines, size_t max_bytes, uint64_t quiet_ms,
                     IncidentDone done, AssemblerPlain plain, void *ctx);
 
+/* Sets incident.max_open_ms (default: no limit). */
+void assembler_set_max_open(Assembler *a, uint64_t max_open_ms);
+
 /* Judges one line at now. Returns true when the line was taken into an
  * incident (it joined the open one of its stream, or opened a new one, or
  * is held as a maybe-line); false when it is an ordinary line. Closing the
  * stream's open incident first (the line does not belong) calls done. */
 bool assembler_feed(Assembler *a, uint64_t now, const AssemblerLine *line);
 
-/* Closes every open incident that has been quiet for quiet_ms at now. */
+/* Closes every open incident that has been quiet for quiet_ms, or open for
+ * max_open_ms, at now. */
 void assembler_expire(Assembler *a, uint64_t now);
 
-/* When the next open incident goes quiet, or UINT64_MAX when none is open. */
+/* When the next open incident goes quiet or reaches max_open_ms, or
+ * UINT64_MAX when none is open. */
 uint64_t assembler_deadline(const Assembler *a);
 
 /* Closes the open incident of a stream (stream < 0: of both), at the end of

@@ -245,6 +245,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   assembler_init(&m->assembler, (size_t)settings->incident_max_lines,
                  (size_t)settings->incident_max_bytes, (uint64_t)settings->incident_quiet_ms,
                  monitor_incident_done, monitor_incident_plain, m);
+  assembler_set_max_open(&m->assembler, (uint64_t)settings->incident_max_open_ms);
   coalesce_init(&m->coalescer, (uint64_t)settings->incident_coalesce_ms,
                 (uint64_t)settings->incident_summary_after_ms,
                 (size_t)settings->incident_fingerprints_max);

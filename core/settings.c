@@ -71,6 +71,8 @@ const SettingSpec settings_table[] = {
    "\"stop\" the process group or \"mute\" its output on sustained overload"},
   INT_SETTING("incident.quiet_ms", incident_quiet_ms, 150, 10, 10000, "ms",
               "an open incident (a header and its trace) closes after this long without a line"),
+  INT_SETTING("incident.max_open_ms", incident_max_open_ms, 2000, 100, 60000, "ms",
+              "an incident still growing this long after its first line closes as it stands"),
   INT_SETTING("incident.max_lines", incident_max_lines, 60, 1, 1000, "lines",
               "lines kept per incident; the rest of its trace is counted (truncated_lines)"),
   INT_SETTING("incident.max_bytes", incident_max_bytes, 8192, 256, 1048576, "bytes",

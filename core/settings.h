@@ -50,6 +50,7 @@ typedef struct {
   int64_t rate_on_overload; /* OverloadAction */
   /* The signal stage (incident.h, coalesce.h). */
   int64_t incident_quiet_ms;
+  int64_t incident_max_open_ms;
   int64_t incident_max_lines;
   int64_t incident_max_bytes;
   int64_t incident_coalesce_ms;   /* 0: off */

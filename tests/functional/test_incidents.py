@@ -21,7 +21,7 @@ from vigiltest import (default_config, expect_error, run_tests, with_config)  # 
 
 # Generous stage timings: a trace written in two parts 0.2 s apart stays one
 # incident even when the machine is slow; summaries wait for the ending.
-STAGE = {"quiet_ms": 3000, "summary_after_ms": 60000}
+STAGE = {"quiet_ms": 3000, "max_open_ms": 10000, "summary_after_ms": 60000}
 
 NODE_CRASH = (
     "TypeError: Cannot read properties of undefined (reading \"id\") [request %s]\\n"

@@ -260,6 +260,31 @@ TEST(a_quiet_gap_closes_and_a_line_after_it_does_not_join)
   assembler_free(&a);
 }
 
+/* A trace that never ends (indented lines every 50 ms, never quiet) closes
+ * at max_open_ms with the rest counted, instead of holding its
+ * notification back for ever. */
+TEST(an_incident_that_never_ends_closes_at_max_open)
+{
+  Closed c = {0};
+  Assembler a;
+  assembler_init(&a, 10, 8192, 150, on_done, on_plain, &c);
+  assembler_set_max_open(&a, 2000);
+  CHECK(feed(&a, 1000, 1, "TypeError: x"));
+  CHECK_INT(assembler_deadline(&a), 1150);
+  uint64_t t = 1000;
+  while (c.n == 0 && t < 10000) {
+    t += 50;
+    feed(&a, t, 1, "    at spin (x.js:1:1)");
+    assembler_expire(&a, t);
+  }
+  CHECK_INT(c.n, 1);
+  CHECK(t >= 3000 && t <= 3050);
+  CHECK_INT(c.done[0]->nlines, 10);
+  CHECK(c.done[0]->truncated_lines > 0);
+  closed_free(&c);
+  assembler_free(&a);
+}
+
 TEST(each_stream_assembles_its_own_incident)
 {
   Closed c = {0};
@@ -361,6 +386,7 @@ main(void)
   RUN(a_jvm_trace_with_caused_by_is_one_incident);
   RUN(a_rust_panic_with_backtrace_and_a_node_crash);
   RUN(a_quiet_gap_closes_and_a_line_after_it_does_not_join);
+  RUN(an_incident_that_never_ends_closes_at_max_open);
   RUN(each_stream_assembles_its_own_incident);
   RUN(bounds_count_the_lines_they_cut);
   RUN(a_held_blank_line_that_nothing_follows_is_handed_back);
