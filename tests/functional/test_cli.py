@@ -138,7 +138,11 @@ def test_start_list_status_output_logs_events_stop(e):
     events = vigil_ok(e, "events", mid).stdout
     assert re.search(r"^\[1\] \S+ started$", events, re.M), events
     assert re.search(r'^\[2\] \S+ match \(pattern 0 "\^Error:"\) Error: two$', events, re.M), events
-    assert re.fullmatch(r"\[3\] \S+ exited exit=0\n", vigil_ok(e, "events", mid, "--since", "2").stdout)
+    # The matching line also opened an incident (incidents are on by default),
+    # logged after its match.
+    since = vigil_ok(e, "events", mid, "--since", "2").stdout
+    assert re.fullmatch(r"\[3\] \S+ incident 1 message \(1 lines\) fingerprint [0-9a-f]{16}: "
+                        r"Error: two\n\[4\] \S+ exited exit=0\n", since), since
 
     stopped = vigil_ok(e, "stop", sleeper[:10]).stdout   # by a unique start of the id
     assert stopped.strip() == "%s stopped (killed by SIGTERM)" % sleeper, stopped
@@ -349,7 +353,10 @@ def test_watch_oneline_gives_each_notification_one_line(e):
     # notification, flushed, the envelope's newlines escaped.
     proc = spawn(e, "watch", "--oneline", "--since", "0")
     try:
-        mid = start(e, "--label", "two", "--", "sh", "-c", "printf '%s\\n' 'a\\b'; echo second")
+        # --notify lines: every line is notified (the built-in crash patterns
+        # match neither), so there is an output notification besides the exit.
+        mid = start(e, "--label", "two", "--notify", "lines", "--",
+                    "sh", "-c", "printf '%s\\n' 'a\\b'; echo second")
         rd = Reader(proc)
         rd.until(lambda b: re.search(rb"event: exit.*END>>>\n", b) is not None,
                  what="the exit notification's line")

@@ -53,7 +53,9 @@ test_1_ending_notifications_are_never_the_ones_dropped.config = config_with
 
 
 def test_2_a_second_stop_while_a_stop_is_under_way_answers_at_once(e):
-    mid = e.call("monitor_start", argv=[IGNORE_TERM])["monitor_id"]
+    # patterns=[]: every line is notified, so the helper's "ready" line
+    # (printed once SIGTERM is ignored) arrives as an output notification.
+    mid = e.call("monitor_start", argv=[IGNORE_TERM], patterns=[])["monitor_id"]
     e.main.wait_notification(lambda n: n["type"] == "output", what="ready")
     # The first stop waits for the process (SIGTERM is ignored: it takes the
     # whole grace, then SIGKILL); the second is answered before it, with the

@@ -2,6 +2,7 @@
 through the real vigild, over --stdio and over the socket."""
 
 import os
+import re
 import sys
 import tempfile
 
@@ -60,6 +61,9 @@ def test_monitor_lifecycle_methods(e):
         assert key in status, key
     assert status["description"] == "a demo"
     assert status["counters"]["lines"] == 3 and status["counters"]["matched"] == 1
+    # The matching line became an incident of its own (docs/incidents.md).
+    assert status["counters"]["incidents"] == 1, status["counters"]
+    assert status["counters"]["incidents_coalesced"] == 0, status["counters"]
     assert set(status["resource_usage"]) == {"cpu_ms", "memory_peak_bytes", "io_read_bytes",
                                              "io_write_bytes"}
     assert "command" not in status and "sh -c" not in repr(status)
@@ -81,10 +85,19 @@ def test_monitor_lifecycle_methods(e):
 
     ev = e.call("monitor_events", monitor_id=mid)
     types = [x["type"] for x in ev["events"]]
-    assert types == ["started", "match", "exited"], types
+    # The match is logged per line as before; with incidents on (the
+    # default) the line also opened an incident, which is logged after it.
+    assert types == ["started", "match", "incident", "exited"], types
     assert ev["dropped"] == 0
     assert '] ' in ev["text"] and 'match (pattern 0 "^Error:") Error: two' in ev["text"]
-    assert [x["type"] for x in e.call("monitor_events", monitor_id=mid, since_event_id=2)["events"]] == ["exited"]
+    inc = ev["events"][2]
+    assert len(inc) == 15 and len(ev["events"][1]) == 9, (inc, ev["events"][1])
+    assert (inc["incident"], inc["kind"], inc["pattern"], inc["line"], inc["lines"],
+            inc["repeats"], inc["repeat_span_ms"]) == (1, "message", 0, "Error: two", 1, 0, 0), inc
+    assert re.fullmatch(r"[0-9a-f]{16}", inc["fingerprint"]), inc
+    assert "incident 1 message (1 lines) fingerprint %s: Error: two" % inc["fingerprint"] \
+        in ev["text"], ev["text"]
+    assert [x["type"] for x in e.call("monitor_events", monitor_id=mid, since_event_id=2)["events"]] == ["incident", "exited"]
 
     listed = e.call("monitor_list")
     assert listed["total"] == 0  # ended monitors only with include_exited
@@ -98,7 +111,9 @@ def test_monitor_lifecycle_methods(e):
 
 
 def test_monitor_stop_answers_when_the_process_is_gone(e):
-    r = e.call("monitor_start", argv=["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"])
+    # patterns=[]: every line is notified, so "ready" says the trap is set.
+    r = e.call("monitor_start", argv=["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"],
+               patterns=[])
     mid = r["monitor_id"]
     e.main.wait_notification(lambda n: n["type"] == "output" and n["monitor_id"] == mid)
     stopped = e.call("monitor_stop", monitor_id=mid, grace_ms=200)
@@ -331,11 +346,17 @@ def test_process_run_background(e):
 
 
 def test_notification_shape(e):
-    r = e.call("monitor_start", command="echo hello", label="greeter")
+    # patterns=[]: no matching, so the plain line is notified (notify auto
+    # resolves to lines).
+    r = e.call("monitor_start", command="echo hello", label="greeter", patterns=[])
+    assert r["notify"] == "lines", r
     n = e.main.wait_notification(lambda n: n["type"] == "output")
     for key in ("session", "seq", "type", "monitor_id", "label", "mode", "batch", "lines",
+                "incidents", "incidents_withheld", "incidents_coalesced", "incidents_dropped",
                 "suppressed", "state", "exit_code", "signal", "duration_ms", "text", "at"):
         assert key in n, key
+    assert n["incidents"] == [] and n["incidents_withheld"] == 0, n
+    assert n["incidents_coalesced"] == 0 and n["incidents_dropped"] == 0, n
     assert n["batch"] == 1 and n["lines"][0] == {"seq": 1, "stream": "stdout", "text": "hello",
                                                   "pattern": None, "truncated": False}
     assert "stream_policy: untrusted_observation" in n["text"]

@@ -104,7 +104,9 @@ def normal(text, mid=None):
 
 def known_batch(e, policy=None, **extra):
     """The known batch: lines "a" and "Error: b", pattern ^Error:, label web,
-    notify lines. Returns (monitor id, output notification, ending)."""
+    notify lines. With incidents on (the default) "Error: b" is an incident of
+    its own (a message: no trace follows it); extra={"incidents": False} gives
+    the per-line form. Returns (monitor id, output notification, ending)."""
     args = dict(argv=["printf", "a\\nError: b\\n"], patterns=["^Error:"], label="web",
                 notify="lines")
     if policy:
@@ -129,13 +131,27 @@ def policy_errors(e, mid, count=1):
 
 # --- the bundled policies, exactly -------------------------------------------
 
+# What an agent sees by default: the matching line is an incident, behind a
+# line of vigil's own, and no `matched:` line (it lists only matching lines
+# outside incidents, docs/incidents.md section 5).
 ENVELOPE_OUTPUT = framed(
+    "monitor: web (MID)\n"
+    "event: output batch 1\n"
+    "[stdout seq=1] a\n"
+    "incident 1: message (pattern 0)\n"
+    "[stdout seq=2] Error: b\n"
+    "status: running\n")
+# The same batch with incidents: false: every matching line on its own, as
+# before the signal stage.
+ENVELOPE_OUTPUT_PER_LINE = framed(
     "monitor: web (MID)\n"
     "event: output batch 1\n"
     "[stdout seq=1] a\n"
     "[stdout seq=2] Error: b\n"
     "matched: seq=2 (pattern 0)\n"
     "status: running\n")
+# An ending's last lines are the ring's, not incidents: `matched:` lists the
+# matching one either way.
 ENVELOPE_EXIT = framed(
     "monitor: web (MID)\n"
     "event: exit\n"
@@ -153,6 +169,10 @@ def test_envelope_is_the_default_and_exact(e):
     mid, out, end = known_batch(e, "envelope")
     assert normal(out["text"], mid) == ENVELOPE_OUTPUT, out["text"]
     assert normal(end["text"], mid) == ENVELOPE_EXIT, end["text"]
+    for policy in (None, "envelope"):
+        mid, out, end = known_batch(e, policy, incidents=False)
+        assert normal(out["text"], mid) == ENVELOPE_OUTPUT_PER_LINE, out["text"]
+        assert normal(end["text"], mid) == ENVELOPE_EXIT, end["text"]
     assert not [n for n in e.main.drain() if n["type"] == "policy_error"]
 
 
@@ -172,15 +192,20 @@ def test_envelope_policy_matches_the_builtin_c_envelope(e):
         mid = e.call("monitor_start", argv=["sleep", "30"], timeout_ms=300,
                      policy=policy)["monitor_id"]
         texts.append(normal(e.main.wait_ending(mid)["text"], mid))
-        # idle timeout after a line, on stderr, with an exit code
+        # idle timeout after a line, on stderr, with an exit code (patterns=[]:
+        # the line is notified though it matches nothing)
         mid = e.call("monitor_start", command="sh -c 'echo oops >&2; exec sleep 30'",
-                     idle_timeout_ms=300, label="quiet", policy=policy)["monitor_id"]
+                     idle_timeout_ms=300, label="quiet", policy=policy,
+                     patterns=[])["monitor_id"]
         out = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
         texts += [normal(out["text"], mid), normal(e.main.wait_ending(mid)["text"], mid)]
         # exit code 3, two lines in the last lines
         mid = e.call("monitor_start", command="sh -c 'echo one; echo two; exit 3'",
                      policy=policy)["monitor_id"]
         texts.append(normal(e.main.wait_ending(mid)["text"], mid))
+        # the known batch again, per line (incidents false): the matched: line
+        mid, out, end = known_batch(e, policy, incidents=False)
+        texts += [normal(out["text"], mid), normal(end["text"], mid)]
         return texts
 
     c_texts = scenarios("route_only")
@@ -191,7 +216,18 @@ def test_envelope_policy_matches_the_builtin_c_envelope(e):
     assert "monitor: MID\nevent: timed_out\nstatus: timed out (SIGTERM) after DUR\n" in c_texts[3]
     assert "[stderr seq=1] oops" in c_texts[4]
     assert "status: exited with code 3 after DUR" in c_texts[6]
+    assert c_texts[0] == ENVELOPE_OUTPUT and c_texts[7] == ENVELOPE_OUTPUT_PER_LINE, c_texts
     assert not [n for n in e.main.drain() if n["type"] == "policy_error"]
+
+
+XML_EXIT = framed(
+    '<notification type="exit" monitor_id="MID" label="web" state="exited" exit_code="0"'
+    ' duration_ms="DUR">\n'
+    "<status>exited with code 0 after DUR</status>\n"
+    "[stdout seq=1] a\n"
+    "[stdout seq=2] Error: b\n"
+    '<matched seq="2" pattern="0"/>\n'
+    "</notification>\n")
 
 
 @with_config(policy="xml")
@@ -200,27 +236,40 @@ def test_xml_exact(e):
     assert normal(out["text"], mid) == framed(
         '<notification type="monitor_line" monitor_id="MID" label="web" batch="1">\n'
         "[stdout seq=1] a\n"
+        '<incident id="1" kind="message" pattern="0">\n'
+        "[stdout seq=2] Error: b\n"
+        "</incident>\n"
+        "<status>running</status>\n"
+        "</notification>\n"), out["text"]
+    assert normal(end["text"], mid) == XML_EXIT, end["text"]
+    # Per line (incidents false): the matching line is marked <matched/>.
+    mid, out, end = known_batch(e, incidents=False)
+    assert normal(out["text"], mid) == framed(
+        '<notification type="monitor_line" monitor_id="MID" label="web" batch="1">\n'
+        "[stdout seq=1] a\n"
         "[stdout seq=2] Error: b\n"
         '<matched seq="2" pattern="0"/>\n'
         "<status>running</status>\n"
         "</notification>\n"), out["text"]
-    assert normal(end["text"], mid) == framed(
-        '<notification type="exit" monitor_id="MID" label="web" state="exited" exit_code="0"'
-        ' duration_ms="DUR">\n'
-        "<status>exited with code 0 after DUR</status>\n"
-        "[stdout seq=1] a\n"
-        "[stdout seq=2] Error: b\n"
-        '<matched seq="2" pattern="0"/>\n'
-        "</notification>\n"), end["text"]
+    assert normal(end["text"], mid) == XML_EXIT, end["text"]
 
 
 def test_xml_escapes_text_and_label(e):
+    # patterns=[]: the line is notified though it matches nothing.
     mid = e.call("monitor_start", argv=["printf", "<b>&'\"x\"'</b> tag soup\\n"],
-                 label='a<"b">&c', policy="xml")["monitor_id"]
+                 label='a<"b">&c', policy="xml", patterns=[])["monitor_id"]
     out = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
     assert ('label="a&lt;&quot;b&quot;&gt;&amp;c"' in out["text"]), out["text"]
     assert "[stdout seq=1] &lt;b&gt;&amp;&apos;&quot;x&quot;&apos;&lt;/b&gt; tag soup\n" in out["text"]
     e.main.wait_ending(mid)
+
+
+SYSTEM_MESSAGE_EXIT = framed(
+    "[SYSTEM: Background process web exited with code 0 after DUR.\n"
+    "Last output:\n"
+    "[stdout seq=1] a\n"
+    "[stdout seq=2] Error: b\n"
+    "]\n")
 
 
 @with_config(policy="system_message")
@@ -229,17 +278,23 @@ def test_system_message_exact(e):
     assert normal(out["text"], mid) == framed(
         "[SYSTEM: Background process web matched watch pattern 0.\n"
         "Matched output:\n"
+        "incident 1: message (pattern 0)\n"
         "[stdout seq=2] Error: b\n"
         "Other output:\n"
         "[stdout seq=1] a\n"
         "]\n"), out["text"]
-    assert normal(end["text"], mid) == framed(
-        "[SYSTEM: Background process web exited with code 0 after DUR.\n"
-        "Last output:\n"
-        "[stdout seq=1] a\n"
-        "[stdout seq=2] Error: b\n"
-        "]\n"), end["text"]
+    assert normal(end["text"], mid) == SYSTEM_MESSAGE_EXIT, end["text"]
     assert "printf" not in out["text"] + end["text"]  # the label, never the command
+    # Per line (incidents false): the matching line without an incident head.
+    mid, out, end = known_batch(e, incidents=False)
+    assert normal(out["text"], mid) == framed(
+        "[SYSTEM: Background process web matched watch pattern 0.\n"
+        "Matched output:\n"
+        "[stdout seq=2] Error: b\n"
+        "Other output:\n"
+        "[stdout seq=1] a\n"
+        "]\n"), out["text"]
+    assert normal(end["text"], mid) == SYSTEM_MESSAGE_EXIT, end["text"]
 
 
 @with_config(policy="system_message",
@@ -254,12 +309,25 @@ def test_system_message_counts_suppressed_matches(e):
     assert "[stdout seq=1] ERROR one" in first["text"]
     later = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
     assert later["suppressed"] == 2, later
+    # Each ERROR line is an incident of its own (the words differ, so no two
+    # share a fingerprint): the two withheld are counted as incidents too.
+    assert later["incidents_withheld"] == 2, later
     assert normal(later["text"], mid) == framed(
         "[SYSTEM: Background process flaky matched watch pattern 0.\n"
         "Matched output:\n"
+        "incident 4: message (pattern 0)\n"
         "[stdout seq=4] ERROR four\n"
-        "(2 earlier matches were suppressed by rate limit)]\n"), later["text"]
+        "(2 earlier matches were suppressed by rate limit)\n"
+        "(2 incidents were withheld by the rate limit)]\n"), later["text"]
     e.main.wait_ending(mid)
+
+
+EVENTS_EXIT = framed(
+    "monitor: web (MID)\n"
+    "[end] AT exited exit=0 duration=DUR\n"
+    "last lines:\n"
+    "[stdout seq=1] a\n"
+    "[stdout seq=2] Error: b\n")
 
 
 @with_config(policy="events")
@@ -269,24 +337,38 @@ def test_events_exact(e):
         "monitor: web (MID)\n"
         "[1] AT output\n"
         "[stdout seq=1] a\n"
-        "[2] AT match (pattern 0)\n"
+        "[2] AT incident 1: message (pattern 0)\n"
         "[stdout seq=2] Error: b\n"), out["text"]
-    assert normal(end["text"], mid) == framed(
-        "monitor: web (MID)\n"
-        "[end] AT exited exit=0 duration=DUR\n"
-        "last lines:\n"
-        "[stdout seq=1] a\n"
-        "[stdout seq=2] Error: b\n"), end["text"]
+    assert normal(end["text"], mid) == EVENTS_EXIT, end["text"]
     # The time is the notification's own.
     assert out["at"] in out["text"]
+    # Per line (incidents false): one match event per matching line.
+    mid, out, end = known_batch(e, incidents=False)
+    assert normal(out["text"], mid) == framed(
+        "monitor: web (MID)\n"
+        "[1] AT output\n"
+        "[stdout seq=1] a\n"
+        "[2] AT match (pattern 0)\n"
+        "[stdout seq=2] Error: b\n"), out["text"]
+    assert normal(end["text"], mid) == EVENTS_EXIT, end["text"]
 
 
 @with_config(policy="errors_live", monitor={"live_mode_enabled": True})
 def test_errors_live_routes_crashes_live_when_live_mode_is_on(e):
-    mid, out, end = known_batch(e)
+    # Per line (incidents false), errors_live's rule is the lines' words:
+    # "Error: b" holds "Error:".
+    mid, out, end = known_batch(e, incidents=False)
     assert out["mode"] == "live_safe", out
     assert end["mode"] == "idle", end
-    assert normal(out["text"], mid) == ENVELOPE_OUTPUT
+    assert normal(out["text"], mid) == ENVELOPE_OUTPUT_PER_LINE
+    # With incidents, a new crash (a matching line with its trace) goes live.
+    crash = e.call("monitor_start", argv=["printf", "a\\nError: b\\n    at f (/app/x.js:1:2)\\n"],
+                   patterns=["^Error:"], label="web", notify="lines")["monitor_id"]
+    out = e.main.wait_notification(lambda n: n["monitor_id"] == crash and n["type"] == "output")
+    assert [(i["kind"], i["first_seq"], i["last_seq"]) for i in out["incidents"]] == \
+        [("crash", 2, 3)], out["incidents"]
+    assert out["mode"] == "live_safe", out
+    assert e.main.wait_ending(crash)["mode"] == "idle"
     quiet = e.call("monitor_start", argv=["printf", "a\\nall good\\n"], notify="lines")["monitor_id"]
     out = e.main.wait_notification(lambda n: n["monitor_id"] == quiet and n["type"] == "output")
     assert out["mode"] == "idle", out
@@ -432,10 +514,13 @@ def test_the_frame_is_the_engines_whatever_the_body_says(e):
 
 @with_config(plugin_paths=[POLICIES])
 def test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working(e):
+    # patterns=[]: no matching, so the built-in envelope's text below is the
+    # plain lines' (the subject is the policy being cut off, not matching).
     looping = e.call("monitor_start", label="web", policy="forever",
                      command="sh -c 'echo Error: first; sleep 0.5; echo Error: second'",
-                     notify="lines")["monitor_id"]
-    other = e.call("monitor_start", argv=["printf", "still here\\n"], label="other")["monitor_id"]
+                     notify="lines", patterns=[])["monitor_id"]
+    other = e.call("monitor_start", argv=["printf", "still here\\n"], label="other",
+                   patterns=[])["monitor_id"]
     out = e.main.wait_notification(lambda n: n["monitor_id"] == other and n["type"] == "output")
     assert "[stdout seq=1] still here" in out["text"]
     pe = policy_errors(e, looping)[0]

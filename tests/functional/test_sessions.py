@@ -49,7 +49,9 @@ def test_two_connections_cannot_see_each_others_anonymous_monitors(e):
 def test_idle_notifications_held_while_busy(e):
     e.call("session_open", session="agent")
     assert e.call("session_state", state="busy") == {"state": "busy", "delivered": 0}
-    mid = e.call("monitor_start", command="sh -c 'echo one; echo two'")["monitor_id"]
+    # patterns=[]: every line is notified (notify auto -> lines), so an
+    # output notification is held as well as the ending.
+    mid = e.call("monitor_start", command="sh -c 'echo one; echo two'", patterns=[])["monitor_id"]
     e.call("monitor_wait", monitor_id=mid, **{"for": "exit"})
     # The monitor has ended, and still nothing was pushed.
     assert e.call("session_list")["sessions"][1]["queued"] >= 2
@@ -65,9 +67,11 @@ def test_idle_notifications_held_while_busy(e):
 def test_live_safe_goes_ahead_while_busy(e):
     e.call("session_open", session="agent")
     e.call("session_state", state="busy")
-    idle = e.call("monitor_start", command="echo idle-one")["monitor_id"]
+    # patterns=[]: every line is notified, so each monitor has an output
+    # notification to hold back or push ahead.
+    idle = e.call("monitor_start", command="echo idle-one", patterns=[])["monitor_id"]
     e.call("monitor_wait", monitor_id=idle, **{"for": "exit"})
-    live = e.call("monitor_start", command="echo live-one", mode="live_safe")
+    live = e.call("monitor_start", command="echo live-one", mode="live_safe", patterns=[])
     assert live["mode"] == "live_safe" and live["note"] is None
     got = e.main.wait_notification(lambda n: n["monitor_id"] == live["monitor_id"] and n["type"] == "output")
     assert got["mode"] == "live_safe"
@@ -78,7 +82,7 @@ def test_live_safe_goes_ahead_while_busy(e):
 
 
 def test_live_safe_without_live_mode_is_downgraded_with_a_note(e):
-    r = e.call("monitor_start", command="echo hi", mode="live_safe")
+    r = e.call("monitor_start", command="echo hi", mode="live_safe", patterns=[])
     assert r["mode"] == "idle"
     assert "live_mode_enabled" in r["note"]
     n = e.main.wait_notification(lambda n: n["type"] == "output")
@@ -161,7 +165,9 @@ def test_closing_the_anonymous_session_still_delivers_endings(e):
 
 def test_reopening_with_last_seq_replays_kept_notifications(e):
     e.call("session_open", session="again")
-    mid = e.call("monitor_start", command="echo one")["monitor_id"]
+    # patterns=[]: the line is notified, so two notifications are kept
+    # (the output and the exit) to be replayed.
+    mid = e.call("monitor_start", command="echo one", patterns=[])["monitor_id"]
     e.main.wait_ending(mid)
     e.main.drain()
     r = e.call("session_open", session="again", last_seq=0)
