@@ -386,11 +386,15 @@ TEST(format_sees_the_notification_read_only_and_escaped)
   StrBuf at = STRBUF_INIT;
   textfmt_time(&at, 1700000000123);
   StrBuf want = STRBUF_INIT;
+  /* keys counts every field n has: those of before the signal stage (9
+   * here, 11 for the ending below) plus the five it added to every
+   * notification (incidents, incidents_withheld, incidents_coalesced,
+   * incidents_dropped, style; docs/policies.md). */
   strbuf_printf(&want,
                 "type=output monitor_id=mon_abc123def456 label=lbl mode=idle batch=7 "
                 "suppressed=3 state=running exit_code=nil signal=nil duration_ms=nil "
                 "reason=nil dropped=nil lines=2 [41 stdout hello 0 false] "
-                "[42 stderr \\e[31mred\\e[0m nil true] keys=9 at=%s",
+                "[42 stderr \\e[31mred\\e[0m nil true] keys=14 at=%s",
                 strbuf_cstr(&at));
   CHECK_FORMAT(p, "lbl", strbuf_cstr(&want));
 
@@ -411,7 +415,7 @@ TEST(format_sees_the_notification_read_only_and_escaped)
   strbuf_printf(&want,
                 "type=exit monitor_id=mon_x label=nil mode=live_safe batch=nil suppressed=0 "
                 "state=exited exit_code=143 signal=SIGTERM duration_ms=1234 "
-                "reason=killed by\\e[2J SIGTERM dropped=nil lines=0 keys=11 at=%s",
+                "reason=killed by\\e[2J SIGTERM dropped=nil lines=0 keys=16 at=%s",
                 strbuf_cstr(&at));
   CHECK_STR(strbuf_cstr(&body), strbuf_cstr(&want));
   notification_free(n);
