@@ -6,6 +6,10 @@
  * "Each stdout line is an event" maps onto the engine without a change of
  * its own: the pattern "^" matches every line, applied to stdout only, and
  * only matched lines are notified, so stderr is captured but never pushed.
+ * `incidents: false` keeps it one event per line: with the engine's default
+ * every line would be an incident, and lines alike but for their numbers
+ * ("progress 1", "progress 2") one fingerprint, coalesced and not pushed
+ * (docs/incidents.md).
  * The batching (200 ms from a batch's first line), the partial line flushed
  * at exit, the volume cap and the ending notification that always comes are
  * the engine's; the adapter forwards each notification as it arrives and
@@ -32,10 +36,10 @@ static json_t *
 mon_start_args(json_t *args, const json_t *limits, StrBuf *note, json_int_t *timeout)
 {
   const char *desc = json_string_value(json_object_get(args, "description"));
-  json_t *a = json_pack("{s:O,s:o,s:o,s:[s],s:s,s:s}", "command", json_object_get(args, "command"),
-                        "label", mcp_seed_text(desc, 128), "description",
-                        mcp_seed_text(desc, 1024), "patterns", "^", "match_streams", "stdout",
-                        "notify", "matches");
+  json_t *a = json_pack("{s:O,s:o,s:o,s:[s],s:s,s:s,s:b}", "command",
+                        json_object_get(args, "command"), "label", mcp_seed_text(desc, 128),
+                        "description", mcp_seed_text(desc, 1024), "patterns", "^",
+                        "match_streams", "stdout", "notify", "matches", "incidents", 0);
   if (json_is_true(json_object_get(args, "persistent"))) {
     /* kimi ignores timeout_ms when persistent; the engine refuses both. */
     json_object_set_new(a, "persistent", json_true());

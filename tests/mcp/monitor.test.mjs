@@ -51,6 +51,23 @@ test('Monitor pushes each stdout line and no stderr line, and the ending carries
   await a.close();
 });
 
+test('Monitor pushes every stdout line, lines alike but for a number included (one event per line)', { timeout: TEST_TIMEOUT }, async () => {
+  // The engine coalesces repeats of an incident by fingerprint (numbers
+  // normalised): Monitor's "each stdout line is an event" must not lose
+  // "progress 2".."progress 5" to that, nor gain incident heads.
+  const a = await Adapter.start(engine, { session: sessionName('mon-alike'), profile: 'monitor' });
+  const id = (await a.ok('Monitor', {
+    command: sh('for i in 1 2 3 4 5; do echo "progress $i"; done'), description: 'alike',
+  })).structuredContent.task_id;
+  // The ending comes after every output notification of the monitor.
+  await a.waitEnding(id);
+  const pushed = a.channel().filter((n) => n.params.meta.monitor_id === id && n.params.meta.type === 'output')
+    .map((n) => n.params.content).join('');
+  for (let i = 1; i <= 5; i++) assert.match(pushed, envelopeLine('stdout', `progress ${i}`));
+  assert.doesNotMatch(pushed, /^incident \d+/m, 'one event per line, not incidents');
+  await a.close();
+});
+
 test('Monitor with timeout_ms ends a command that runs longer as timed_out', { timeout: TEST_TIMEOUT }, async () => {
   const a = await Adapter.start(engine, { session: sessionName('mon-t'), profile: 'monitor' });
   const id = (await a.ok('Monitor', { command: 'sleep 300', description: 'sleeper', timeout_ms: 1000 })).structuredContent.task_id;
