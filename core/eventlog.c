@@ -233,7 +233,7 @@ eventlog_render_one(const Event *ev, const char *const *pattern_sources, size_t 
   if (ev->type == kEventIncident || ev->type == kEventRepeatSummary) {
     strbuf_printf(out, " %" PRIu64 " %s", ev->incident, ev->kind ? "crash" : "message");
     if (ev->type == kEventIncident)
-      strbuf_printf(out, " (%" PRIu64 " lines)", ev->lines);
+      strbuf_printf(out, " (%" PRIu64 " %s)", ev->lines, ev->lines == 1 ? "line" : "lines");
     else
       strbuf_printf(out, " repeated %" PRIu64 " times in %" PRIu64 " ms", ev->repeats,
                     ev->span_ms);

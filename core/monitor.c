@@ -272,6 +272,10 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   textfmt_escape(&program, path, strlen(path));
   m->program = strbuf_take(&program);
   m->started_at = clock_now_ms();
+  /* The loop's cached time is as old as this turn: compiling the patterns
+   * (the built-in set takes milliseconds) and the spawn have passed since.
+   * The runtime cap and the idle timeout count from now. */
+  uv_update_time(loop);
   m->started_mono = uv_now(loop);
   m->last_output_mono = m->started_mono;
   uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer, &m->signal_timer};

@@ -4,9 +4,10 @@ agent's turn (live_safe); everything else waits for the agent to be idle.
 
 route(n) returns "live_safe" for an output notification that carries a new
 incident of kind "crash" (a matching line with its trace, docs/incidents.md;
-not a repeat summary), or, for a monitor started with incidents = false, at
-least one line containing "panic", "Error:", "Traceback" or "FATAL" (case
-matters); and "idle" for every other notification, endings included. The engine delivers
+not a repeat summary), or at least one line outside any incident (what a
+monitor started with incidents = false delivers) containing "panic",
+"Error:", "Traceback" or "FATAL" (case matters); and "idle" for every other
+notification (a one-line message incident included), endings included. The engine delivers
 live_safe only when the config sets monitor.live_mode_enabled = true; without
 it every notification stays idle, whatever route says.
 
@@ -26,11 +27,15 @@ local function has_crash(n)
       return true
     end
   end
+  -- The words, for lines outside incidents (a monitor started with
+  -- incidents = false): a line of a message incident stays idle.
   for _, l in ipairs(n.lines or {}) do
-    local text = l.text or ""
-    for _, word in ipairs(CRASH) do
-      if text:find(word, 1, true) then
-        return true
+    if l.incident == nil then
+      local text = l.text or ""
+      for _, word in ipairs(CRASH) do
+        if text:find(word, 1, true) then
+          return true
+        end
       end
     end
   end

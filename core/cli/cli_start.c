@@ -35,6 +35,7 @@
 static const char *const cli_streams[] = {"both", "stdout", "stderr", NULL};
 static const char *const cli_notifies[] = {"auto", "matches", "lines", "exit", "none", NULL};
 static const char *const cli_modes[] = {"idle", "live_safe", NULL};
+static const char *const cli_envelopes[] = {"readable", "compact", NULL};
 
 /* Adds command/argv, shell, cwd and env (what start and run share) to req.
  * Returns 0, or CLI_EXIT_USAGE after printing why. */
@@ -105,12 +106,20 @@ static const CliOpt cli_start_opts[] = {
   {"description", 0, "TEXT", false, "a note kept with the monitor (status shows it)"},
   {"pattern", 'e', "PATTERN", true,
    "a PCRE2 pattern; a line it matches is a match (the first\n"
-   "pattern in order that matches wins)"},
+   "pattern in order that matches wins). Without any: the\n"
+   "engine's built-in crash patterns (docs/crash-patterns.md)"},
+  {"no-patterns", 0, NULL, false,
+   "match nothing (patterns: []): with --notify auto, every\nline is delivered"},
+  {"no-incidents", 0, NULL, false,
+   "every matching line on its own: no traces gathered into\n"
+   "incidents, no coalescing of repeats (docs/incidents.md)"},
+  {"envelope", 0, "readable|compact", false,
+   "the frame of its notifications (default: the engine's\nenvelope.style)"},
   {"streams", 0, "both|stdout|stderr", false, "the streams patterns apply to (default both)"},
   {"notify", 0, "auto|matches|lines|exit|none", false,
-   "what the session is told: matched lines, every line, only\n"
-   "the end, nothing (default auto: matches with patterns,\n"
-   "else lines)"},
+   "what the session is told: matches (incidents), every line,\n"
+   "only the end, nothing (default auto: lines with\n"
+   "--no-patterns, else matches)"},
   {"mode", 0, "idle|live_safe", false, "how notifications are delivered (default idle)"},
   {"policy", 0, "NAME", false,
    "the Lua policy that words and routes its notifications\n(default: the engine's configured one)"},
@@ -134,11 +143,16 @@ cli_start_run(CliClient *c, const CliParsed *p)
   if ((rc = cli_cmds_choice(p, "streams", cli_streams)) != 0 ||
       (rc = cli_cmds_choice(p, "notify", cli_notifies)) != 0 ||
       (rc = cli_cmds_choice(p, "mode", cli_modes)) != 0 ||
+      (rc = cli_cmds_choice(p, "envelope", cli_envelopes)) != 0 ||
       (rc = cli_cmds_duration(p, "timeout", &timeout)) != 0 ||
       (rc = cli_cmds_duration(p, "idle-timeout", &idle)) != 0)
     return rc;
   if (cli_opts_has(p, "timeout") && cli_opts_has(p, "persistent"))
     return cli_opts_usage_error(p->spec, "give --timeout or --persistent, not both");
+  const char *const *patterns;
+  size_t npatterns = cli_opts_all(p, "pattern", &patterns);
+  if (npatterns > 0 && cli_opts_has(p, "no-patterns"))
+    return cli_opts_usage_error(p->spec, "give --pattern or --no-patterns, not both");
   CliReq req;
   cli_req_init(&req);
   if ((rc = cli_start_command(p, &req)) != 0) {
@@ -150,13 +164,12 @@ cli_start_run(CliClient *c, const CliParsed *p)
                                         {"streams", "match_streams"},
                                         {"notify", "notify"},
                                         {"mode", "mode"},
-                                        {"policy", "policy"}};
+                                        {"policy", "policy"},
+                                        {"envelope", "envelope"}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     if (cli_opts_get(p, strs[i][0]))
       cli_req_str(&req, strs[i][1], cli_opts_get(p, strs[i][0]));
-  const char *const *patterns;
-  size_t npatterns = cli_opts_all(p, "pattern", &patterns);
-  if (npatterns > 0) {
+  if (npatterns > 0 || cli_opts_has(p, "no-patterns")) {
     msgpack_packer *pk = cli_req_key(&req, "patterns");
     msgpack_pack_array(pk, npatterns);
     for (size_t i = 0; i < npatterns; i++) {
@@ -171,6 +184,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
     cli_req_uint(&req, "idle_timeout_ms", idle);
   if (cli_opts_has(p, "persistent"))
     cli_req_bool(&req, "persistent", true);
+  if (cli_opts_has(p, "no-incidents"))
+    cli_req_bool(&req, "incidents", false);
 
   CliReply reply;
   rc = cli_client_connect(c, true, false, 0) == 0 &&

@@ -141,7 +141,7 @@ def test_start_list_status_output_logs_events_stop(e):
     # The matching line also opened an incident (incidents are on by default),
     # logged after its match.
     since = vigil_ok(e, "events", mid, "--since", "2").stdout
-    assert re.fullmatch(r"\[3\] \S+ incident 1 message \(1 lines\) fingerprint [0-9a-f]{16}: "
+    assert re.fullmatch(r"\[3\] \S+ incident 1 message \(1 line\) fingerprint [0-9a-f]{16}: "
                         r"Error: two\n\[4\] \S+ exited exit=0\n", since), since
 
     stopped = vigil_ok(e, "stop", sleeper[:10]).stdout   # by a unique start of the id
@@ -446,6 +446,40 @@ def test_engine_errors_go_to_stderr_with_status_1(e):
 
 
 @socket_only
+def test_start_chooses_patterns_incidents_and_envelope(e):
+    # Without -e: the built-in crash patterns, matches only. --no-patterns:
+    # every line. --no-incidents and --envelope reach the engine; an incident
+    # prints with `output --incident`.
+    crash = "printf 'TypeError: x\\n    at f (a.js:1:1)\\n' >&2; echo fine"
+    r = json.loads(vigil_ok(e, "--json", "start", "--shell", "--", crash).stdout)
+    assert r["notify"] == "matches", r
+    vigil_ok(e, "wait", r["monitor_id"])
+    out = vigil_ok(e, "output", r["monitor_id"], "--incident", "1").stdout
+    assert out.splitlines()[0] == "incident 1: crash (error), 2 lines", out
+    assert "TypeError: x" in out and "fine" not in out, out
+    r = json.loads(vigil_ok(e, "--json", "start", "--no-patterns", "--", "true").stdout)
+    assert r["notify"] == "lines", r
+    plain = start(e, "--no-incidents", "-e", "^x", "--", "echo", "x1")
+    vigil_ok(e, "wait", plain)
+    counters = json.loads(vigil_ok(e, "--json", "status", plain).stdout)["counters"]
+    assert counters["matched"] == 1 and counters["incidents"] == 0, counters
+    proc = spawn(e, "watch", "--since", "0")
+    try:
+        start(e, "--envelope", "compact", "-e", "^x", "--label", "tight", "--", "echo", "x1")
+        rd = Reader(proc)
+        rd.until(lambda b: b"tight (" in b and b"): exited with code 0" in b and
+                 b"END>>>" in b.split(b"): exited with code 0", 1)[-1], what="the compact ending")
+        text = rd.buf.decode()
+        assert "stream_policy: untrusted_observation (process output" in text, text
+    finally:
+        finish(proc)
+    r = vigil(e, "start", "-e", "x", "--no-patterns", "--", "true")
+    assert r.returncode == 2 and "not both" in r.stderr, r.stderr
+    r = vigil(e, "output", "x", "--incident", "1", "--stderr")
+    assert r.returncode == 2 and "--incident" in r.stderr, r.stderr
+
+
+@socket_only
 def test_usage_errors_are_status_2_with_a_helpful_message(e):
     r = vigil(e, "start", "--bogus", "--", "true")
     assert r.returncode == 2, r.returncode
@@ -559,6 +593,7 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_start_list_status_output_logs_events_stop,
         test_start_names_a_policy,
+        test_start_chooses_patterns_incidents_and_envelope,
         test_monitors_outlive_the_command_and_stay_in_their_session,
         test_argv_is_sent_as_given_and_cwd_env_are_the_callers,
         test_run_passes_exit_status_and_streams_through,

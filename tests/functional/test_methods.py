@@ -95,7 +95,7 @@ def test_monitor_lifecycle_methods(e):
     assert (inc["incident"], inc["kind"], inc["pattern"], inc["line"], inc["lines"],
             inc["repeats"], inc["repeat_span_ms"]) == (1, "message", 0, "Error: two", 1, 0, 0), inc
     assert re.fullmatch(r"[0-9a-f]{16}", inc["fingerprint"]), inc
-    assert "incident 1 message (1 lines) fingerprint %s: Error: two" % inc["fingerprint"] \
+    assert "incident 1 message (1 line) fingerprint %s: Error: two" % inc["fingerprint"] \
         in ev["text"], ev["text"]
     assert [x["type"] for x in e.call("monitor_events", monitor_id=mid, since_event_id=2)["events"]] == ["incident", "exited"]
 
