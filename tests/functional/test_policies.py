@@ -373,6 +373,14 @@ def test_errors_live_routes_crashes_live_when_live_mode_is_on(e):
     out = e.main.wait_notification(lambda n: n["monitor_id"] == quiet and n["type"] == "output")
     assert out["mode"] == "idle", out
     e.main.wait_ending(quiet)
+    # A one-line message incident is no crash: it waits for idle, although
+    # its line holds "Error:".
+    message = e.call("monitor_start", argv=["printf", "a\\nError: b\\n"],
+                     patterns=["^Error:"], label="web")["monitor_id"]
+    out = e.main.wait_notification(lambda n: n["monitor_id"] == message and n["type"] == "output")
+    assert [i["kind"] for i in out["incidents"]] == ["message"], out["incidents"]
+    assert out["mode"] == "idle", out
+    e.main.wait_ending(message)
 
 
 @with_config(policy="errors_live")
