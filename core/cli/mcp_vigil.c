@@ -168,7 +168,11 @@ const McpTool mcp_vigil_tools[] = {
     "s long (default: the operator's maximum runtime)\"},\"persistent\":{\"type\":\"boolean\",\"defau"
     "lt\":false,\"description\":\"no runtime cap (not with timeout_ms)\"},\"idle_timeout_ms\":{\"type"
     "\":\"integer\",\"minimum\":0,\"maximum\":3600000,\"default\":0,\"description\":\"stop it when it pri"
-    "nts nothing for this long (0: never)\"}}}",
+    "nts nothing for this long (0: never)\"},\"incidents\":{\"type\":\"boolean\",\"default\":true,"
+    "\"description\":\"gather a matching line and its trace into one incident and report repeats "
+    "once (false: every matching line on its own)\"},\"envelope\":{\"type\":\"string\",\"enum\":"
+    "[\"readable\",\"compact\"],\"description\":\"the frame of its notifications (default: the "
+    "operator's)\"}}}",
     "{\"type\":\"object\",\"properties\":{\"monitor_id\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"},"
     "\"mode\":{\"type\":\"string\"},\"notify\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"started_at"
     "\":{\"type\":\"string\"},\"note\":{\"type\":[\"string\",\"null\"]},\"notifications\":{\"type\":\"array\",\"i"
@@ -211,12 +215,15 @@ const McpTool mcp_vigil_tools[] = {
     kMcpReadOnly | kMcpIdempotent, mcp_vigil_monitor_status},
   {"monitor_output", kMcpProfileVigil,
     "A monitor's recent lines (its ring), each with its sequence number and stream; `since_se"
-    "quence` pages forward, `stream` filters (matched, unmatched, stdout, stderr).",
+    "quence` pages forward, `stream` filters (matched, unmatched, stdout, stderr), `incident` "
+    "gives one incident's lines.",
     "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"monitor_id\":{\"type\":\"string"
     "\",\"minLength\":1,\"maxLength\":64,\"description\":\"the id monitor_start returned (mon_...)\"},"
     "\"stream\":{\"type\":\"string\",\"enum\":[\"all\",\"matched\",\"unmatched\",\"stdout\",\"stderr\"],\"defaul"
     "t\":\"all\"},\"since_sequence\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},\"limit\":{\"type\":\"i"
-    "nteger\",\"minimum\":1}},\"required\":[\"monitor_id\"]}",
+    "nteger\",\"minimum\":1},\"incident\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"only "
+    "the lines of this incident (its id is in the notification; not with the other filters)\"}},"
+    "\"required\":[\"monitor_id\"]}",
     "{\"type\":\"object\",\"properties\":{\"lines\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"count"
     "ers\":{\"type\":\"object\"},\"next_sequence\":{\"type\":\"integer\"},\"notifications\":{\"type\":\"array"
     "\",\"items\":{\"type\":\"object\"}}},\"additionalProperties\":true,\"required\":[\"lines\",\"next_sequ"
