@@ -238,18 +238,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   ratelimit_init(&m->rate, (size_t)settings->rate_max_notifications,
                  (uint64_t)settings->rate_window_ms, (uint64_t)settings->rate_overload_ms);
   eventlog_init(&m->events, (size_t)settings->event_log_max);
-  m->incidents_on = spec->incidents;
-  m->envelope = spec->envelope;
-  batch_set_group_caps(&m->batch, (size_t)settings->incident_max_lines + 1,
-                       (size_t)settings->incident_max_bytes);
-  assembler_init(&m->assembler, (size_t)settings->incident_max_lines,
-                 (size_t)settings->incident_max_bytes, (uint64_t)settings->incident_quiet_ms,
-                 monitor_incident_done, monitor_incident_plain, m);
-  assembler_set_max_open(&m->assembler, (uint64_t)settings->incident_max_open_ms);
-  coalesce_init(&m->coalescer, (uint64_t)settings->incident_coalesce_ms,
-                (uint64_t)settings->incident_summary_after_ms,
-                (size_t)settings->incident_fingerprints_max);
-  incidentlog_init(&m->history, (size_t)settings->incident_history_max);
+  monitor_signal_init(m, spec);
   m->timeout_ms = spec->persistent ? 0
                   : spec->timeout_ms > 0 ? (uint64_t)spec->timeout_ms
                                          : (uint64_t)settings->max_runtime_ms;

@@ -156,6 +156,9 @@ void monitor_batch_timer_cb(uv_timer_t *t);
 
 /* --- monitor_signal.c ---------------------------------------------------- */
 
+/* Sets up the stage for a monitor being started (after the batch's init):
+ * its switches from the spec, its bounds from m->settings. */
+void monitor_signal_init(Monitor *m, const MonitorSpec *spec);
 /* Offers a line (already in the ring, seq) to the signal stage. Returns true
  * when the stage took it (it is part of an incident), false for an ordinary
  * line. */

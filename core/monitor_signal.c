@@ -27,6 +27,25 @@
 #include "fingerprint.h"
 #include "memory.h"
 
+/* See monitor_internal.h. */
+void
+monitor_signal_init(Monitor *m, const MonitorSpec *spec)
+{
+  const VigilSettings *settings = &m->settings;
+  m->incidents_on = spec->incidents;
+  m->envelope = spec->envelope;
+  batch_set_group_caps(&m->batch, (size_t)settings->incident_max_lines + 1,
+                       (size_t)settings->incident_max_bytes);
+  assembler_init(&m->assembler, (size_t)settings->incident_max_lines,
+                 (size_t)settings->incident_max_bytes, (uint64_t)settings->incident_quiet_ms,
+                 monitor_incident_done, monitor_incident_plain, m);
+  assembler_set_max_open(&m->assembler, (uint64_t)settings->incident_max_open_ms);
+  coalesce_init(&m->coalescer, (uint64_t)settings->incident_coalesce_ms,
+                (uint64_t)settings->incident_summary_after_ms,
+                (size_t)settings->incident_fingerprints_max);
+  incidentlog_init(&m->history, (size_t)settings->incident_history_max);
+}
+
 /* --- the timer ---------------------------------------------------------- */
 
 static void monitor_signal_timer_cb(uv_timer_t *t);

@@ -171,24 +171,12 @@ policy_push_incident(lua_State *L, Policy *p, const NoteIncident *inc, int lists
   policy_push_readonly(L, policy_ro_newindex_notification);
 }
 
-/* See policy_internal.h. */
-void
-policy_push_notification(lua_State *L, Policy *p, const Notification *n)
+/* Sets n.lines and n.incidents on the table at the top. The incidents are
+ * made first (their line lists filled below), so that each line can name
+ * its incident: l.incident is the same table as n.incidents[k]. */
+static void
+policy_push_lines(lua_State *L, Policy *p, const Notification *n)
 {
-  bool ending = notification_is_ending(n->type);
-  lua_createtable(L, 0, 16);
-  policy_set_str(L, "type", notification_type_name(n->type));
-  policy_set_str(L, "monitor_id", n->monitor_id[0] ? n->monitor_id : NULL);
-  if (n->label) {
-    policy_push_filtered(L, p, n->label, strlen(n->label), textfmt_escape);
-    lua_setfield(L, -2, "label");
-  }
-  policy_set_str(L, "mode", monitor_mode_name(n->mode));
-  if (n->type == kNotifOutput)
-    policy_set_int(L, "batch", policy_int(n->batch));
-
-  /* n.incidents first (their line lists filled below), so that each line
-   * can name its incident: l.incident is the same table as n.incidents[k]. */
   lua_createtable(L, (int)(n->nincidents < INT32_MAX ? n->nincidents : 0), 0);
   int incidents = lua_gettop(L);
   lua_createtable(L, (int)(n->nincidents < INT32_MAX ? n->nincidents : 0), 0);
@@ -232,6 +220,25 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
   lua_pop(L, 1); /* lists */
   policy_push_readonly(L, policy_ro_newindex_notification);
   lua_setfield(L, -2, "incidents");
+}
+
+/* See policy_internal.h. */
+void
+policy_push_notification(lua_State *L, Policy *p, const Notification *n)
+{
+  bool ending = notification_is_ending(n->type);
+  lua_createtable(L, 0, 16);
+  policy_set_str(L, "type", notification_type_name(n->type));
+  policy_set_str(L, "monitor_id", n->monitor_id[0] ? n->monitor_id : NULL);
+  if (n->label) {
+    policy_push_filtered(L, p, n->label, strlen(n->label), textfmt_escape);
+    lua_setfield(L, -2, "label");
+  }
+  policy_set_str(L, "mode", monitor_mode_name(n->mode));
+  if (n->type == kNotifOutput)
+    policy_set_int(L, "batch", policy_int(n->batch));
+
+  policy_push_lines(L, p, n);
   policy_set_int(L, "incidents_withheld", policy_int(n->incidents_withheld));
   policy_set_int(L, "incidents_coalesced", policy_int(n->incidents_coalesced));
   policy_set_int(L, "incidents_dropped", policy_int(n->incidents_dropped));

@@ -111,14 +111,11 @@ wire_kind(msgpack_packer *pk, int kind)
   wire_str(pk, kind ? "crash" : "message");
 }
 
-/* One incident entry: {id, kind, fingerprint, pattern, pattern_name,
- * first_seq, last_seq, lines, repeats, repeat_span_ms, last_repeat_at,
- * truncated_lines, summary}; its lines are the notification's lines it
- * indexes. */
+/* The seven keys every form of an incident starts with: id, kind,
+ * fingerprint, pattern, pattern_name, first_seq, last_seq. */
 static void
-wire_incident(msgpack_packer *pk, const Notification *n, const NoteIncident *inc)
+wire_incident_head(msgpack_packer *pk, const NoteIncident *inc)
 {
-  msgpack_pack_map(pk, 13);
   wire_key(pk, "id");
   msgpack_pack_uint64(pk, inc->id);
   wire_key(pk, "kind");
@@ -136,6 +133,17 @@ wire_incident(msgpack_packer *pk, const Notification *n, const NoteIncident *inc
   msgpack_pack_uint64(pk, inc->first_seq);
   wire_key(pk, "last_seq");
   msgpack_pack_uint64(pk, inc->last_seq);
+}
+
+/* One incident entry: {id, kind, fingerprint, pattern, pattern_name,
+ * first_seq, last_seq, lines, repeats, repeat_span_ms, last_repeat_at,
+ * truncated_lines, summary}; its lines are the notification's lines it
+ * indexes. */
+static void
+wire_incident(msgpack_packer *pk, const Notification *n, const NoteIncident *inc)
+{
+  msgpack_pack_map(pk, 13);
+  wire_incident_head(pk, inc);
   wire_key(pk, "lines");
   size_t end = inc->first_line + inc->nlines;
   if (end > n->nlines)
@@ -165,29 +173,29 @@ wire_incident_record(msgpack_packer *pk, const IncidentRecord *rec, uint64_t mis
 {
   const NoteIncident *inc = &rec->info;
   msgpack_pack_map(pk, 10);
-  wire_key(pk, "id");
-  msgpack_pack_uint64(pk, inc->id);
-  wire_key(pk, "kind");
-  wire_kind(pk, inc->kind);
-  wire_key(pk, "fingerprint");
-  wire_fingerprint(pk, inc->fingerprint);
-  wire_key(pk, "pattern");
-  if (inc->pattern >= 0)
-    msgpack_pack_int(pk, inc->pattern);
-  else
-    msgpack_pack_nil(pk);
-  wire_key(pk, "pattern_name");
-  wire_str(pk, inc->pattern_name);
-  wire_key(pk, "first_seq");
-  msgpack_pack_uint64(pk, inc->first_seq);
-  wire_key(pk, "last_seq");
-  msgpack_pack_uint64(pk, inc->last_seq);
+  wire_incident_head(pk, inc);
   wire_key(pk, "lines");
   msgpack_pack_uint64(pk, rec->nseqs);
   wire_key(pk, "truncated_lines");
   msgpack_pack_uint64(pk, inc->truncated_lines);
   wire_key(pk, "missing");
   msgpack_pack_uint64(pk, missing);
+}
+
+/* A notification's four incident keys: incidents and the three counts. */
+static void
+wire_notification_incidents(msgpack_packer *pk, const Notification *n)
+{
+  wire_key(pk, "incidents");
+  msgpack_pack_array(pk, n->nincidents);
+  for (size_t i = 0; i < n->nincidents; i++)
+    wire_incident(pk, n, &n->incidents[i]);
+  wire_key(pk, "incidents_withheld");
+  msgpack_pack_uint64(pk, n->incidents_withheld);
+  wire_key(pk, "incidents_coalesced");
+  msgpack_pack_uint64(pk, n->incidents_coalesced);
+  wire_key(pk, "incidents_dropped");
+  msgpack_pack_uint64(pk, n->incidents_dropped);
 }
 
 void
@@ -221,16 +229,7 @@ wire_notification(msgpack_packer *pk, const Notification *n)
   }
   wire_key(pk, "suppressed");
   msgpack_pack_uint64(pk, n->suppressed);
-  wire_key(pk, "incidents");
-  msgpack_pack_array(pk, n->nincidents);
-  for (size_t i = 0; i < n->nincidents; i++)
-    wire_incident(pk, n, &n->incidents[i]);
-  wire_key(pk, "incidents_withheld");
-  msgpack_pack_uint64(pk, n->incidents_withheld);
-  wire_key(pk, "incidents_coalesced");
-  msgpack_pack_uint64(pk, n->incidents_coalesced);
-  wire_key(pk, "incidents_dropped");
-  msgpack_pack_uint64(pk, n->incidents_dropped);
+  wire_notification_incidents(pk, n);
   wire_key(pk, "state");
   wire_str(pk, ending || n->type == kNotifOutput ? monitor_state_name(n->state) : NULL);
   wire_key(pk, "exit_code");
