@@ -376,6 +376,18 @@ monitor_notify(const Monitor *m)
   return m->notify;
 }
 
+bool
+monitor_incidents_on(const Monitor *m)
+{
+  return m->incidents_on;
+}
+
+EnvelopeStyle
+monitor_envelope(const Monitor *m)
+{
+  return m->envelope;
+}
+
 pid_t
 monitor_pid(const Monitor *m)
 {

@@ -156,6 +156,8 @@ MonitorState monitor_state(const Monitor *m);
 bool monitor_finished(const Monitor *m);           /* on_finished has been called */
 DeliveryMode monitor_mode(const Monitor *m);
 NotifyMode monitor_notify(const Monitor *m);       /* resolved: never kNotifyAuto */
+bool monitor_incidents_on(const Monitor *m);       /* the start's `incidents` */
+EnvelopeStyle monitor_envelope(const Monitor *m);  /* the start's `envelope`, resolved */
 pid_t monitor_pid(const Monitor *m);
 /* The path that was executed, escaped as textfmt_escape does (control bytes
  * and invalid UTF-8 as \xNN): safe to show and to send as a string. */

@@ -379,9 +379,9 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   monitor_counters(m, &c);
   ProcExit x;
   monitor_usage(m, &x);
-  /* 13 keys of the contract, and vigil's program, reason, exceeded; status
-   * adds duration_ms and resource_usage. */
-  msgpack_pack_map(pk, status ? 18 : 16);
+  /* 13 keys of the contract, and vigil's program, reason, exceeded,
+   * incidents, envelope; status adds duration_ms and resource_usage. */
+  msgpack_pack_map(pk, status ? 20 : 18);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -392,6 +392,14 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   wire_str(pk, monitor_mode_name(monitor_mode(m)));
   wire_key(pk, "notify");
   wire_str(pk, monitor_notify_name(monitor_notify(m)));
+  /* The signal stage's two switches (docs/incidents.md). */
+  wire_key(pk, "incidents");
+  if (monitor_incidents_on(m))
+    msgpack_pack_true(pk);
+  else
+    msgpack_pack_false(pk);
+  wire_key(pk, "envelope");
+  wire_str(pk, monitor_envelope_names[monitor_envelope(m) == kEnvelopeCompact ? 1 : 0]);
   wire_key(pk, "state");
   wire_str(pk, monitor_state_name(monitor_state(m)));
   wire_key(pk, "pid");

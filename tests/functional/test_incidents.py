@@ -146,6 +146,8 @@ def test_incidents_false_keeps_every_matching_line_on_its_own(e):
     assert "matched: seq=1 (pattern 0)" in outs[0]["text"]
     assert [x["type"] for x in e.call("monitor_events", monitor_id=mid)["events"]].count(
         "incident") == 0
+    status = e.call("monitor_status", monitor_id=mid)
+    assert status["incidents"] is False and status["envelope"] == "readable", status
 
 
 @with_config(incident=STAGE, rate_limit={"max_notifications": 1, "window_ms": 60000, "overload_ms": 120000})
@@ -193,6 +195,9 @@ def test_the_compact_frame_keeps_every_guarantee_in_fewer_bytes(e):
                      envelope=style)["monitor_id"]
         e.main.wait_ending(mid)
         texts[style] = outputs(e, mid)[0]["text"]
+    listed = e.call("monitor_list", include_exited=True)["monitors"]
+    assert sorted(m["envelope"] for m in listed) == ["compact", "readable"], listed
+    assert all(m["incidents"] is True for m in listed)
     compact = texts["compact"]
     lines = compact.splitlines()
     m = re.match(r"^<<<VIGIL OBSERVATION ([0-9a-f]{16,}) BEGIN>>>$", lines[0])
