@@ -30,6 +30,13 @@ static const char *const fragments[] = {
   /* For Lua patterns: classes, quantifiers, anchors, captures, %b, %f. */
   "%", "%a", "%d+", "%s*", "[^%]]", ".-", ".*", "^", "$", "%b()", "%f[%w]", "(%w+)", "%1",
   "()", "[a-z]", "+", "?",
+  /* For the signal stage: crash headers, trace lines, chaining words. */
+  "Traceback (most recent call last):", "  File \"/app/x.py\", line 3, in f", "KeyError: 'id'",
+  "During handling of the above exception, another exception occurred:",
+  "TypeError: x is undefined", "    at f (/app/x.js:1:2)", "Node.js v20.1.0",
+  "goroutine 1 [running]:", "\t/app/main.go:12 +0x1d", "Caused by: java.io.IOException",
+  "\tat com.x.A.f(A.java:3)", "thread 'main' panicked at src/main.rs:2:5:",
+  "==42==ERROR: AddressSanitizer: heap-use-after-free", "    #0 0x4005 in f a.c:3",
 };
 
 static uint64_t driver_state = 0x2545f4914f6cdd1dull;
