@@ -68,9 +68,9 @@ api_monitor_output_incident(Call *call, MonRecord *r, uint64_t id)
   const IncidentRecord *rec = monitor_incident(r->monitor, id);
   if (rec == NULL) {
     error_set(&call->err, kErrNotFound,
-              "incident: monitor %s has no incident %" PRIu64 " (it keeps the last "
-              "incident.history_max incidents it assembled)",
-              monitor_id(r->monitor), id);
+              "incident: monitor %s has no incident %" PRIu64 " (it keeps the last %zu "
+              "incidents it assembled, incident.history_max)",
+              monitor_id(r->monitor), id, monitor_incident_history_max(r->monitor));
     return;
   }
   const Ring *ring = monitor_ring(r->monitor);

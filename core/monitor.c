@@ -445,12 +445,20 @@ monitor_counters(const Monitor *m, MonitorCounters *out)
   out->incidents_coalesced = m->coalescer.coalesced_total;
   out->incidents_withheld = m->incidents_withheld_total;
   out->incidents_dropped = m->incidents_dropped_total;
+  out->incidents_forgotten = m->history.dropped;
+  out->fingerprints_evicted = m->coalescer.evicted;
 }
 
 const IncidentRecord *
 monitor_incident(const Monitor *m, uint64_t id)
 {
   return incidentlog_find(&m->history, id);
+}
+
+size_t
+monitor_incident_history_max(const Monitor *m)
+{
+  return m->history.max;
 }
 
 const char *

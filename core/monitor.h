@@ -107,10 +107,16 @@ typedef struct {
   uint64_t incidents_coalesced; /* of those, counted as repeats instead of notified */
   uint64_t incidents_withheld;  /* withheld by the rate limit or while muted */
   uint64_t incidents_dropped;   /* in notifications a policy's route dropped */
+  uint64_t incidents_forgotten; /* records gone from monitor_output's incident history
+                                   for room (incident.history_max) */
+  uint64_t fingerprints_evicted; /* fingerprints forgotten for room
+                                    (incident.fingerprints_max) */
 } MonitorCounters;
 
 /* The incident record of id (monitor_output {incident}), or NULL. */
 const IncidentRecord *monitor_incident(const Monitor *m, uint64_t id);
+/* How many incident records the monitor keeps (its incident.history_max). */
+size_t monitor_incident_history_max(const Monitor *m);
 
 /* Validates spec against settings, compiles patterns, spawns the child and
  * logs the `started` event. Every check runs before the spawn, so an error

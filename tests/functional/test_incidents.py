@@ -225,6 +225,22 @@ def test_monitor_output_incident_errors_name_the_argument(e):
 
 # Test policies: route_only has no format (the C envelope words its
 # notifications); drop_first drops a monitor's first output notification.
+@with_config(incident={"history_max": 2, "fingerprints_max": 1})
+def test_the_incident_history_and_fingerprint_table_are_bounded_and_counted(e):
+    # Three different crashes: the history keeps the last 2, the fingerprint
+    # table 1; what went for room is counted, and asking for it says the bound.
+    script = "printf 'TypeError: a\\nRangeError: b\\npanic: c\\n' >&2"
+    mid = e.call("monitor_start", command=script, shell=True)["monitor_id"]
+    e.main.wait_ending(mid)
+    counters = e.call("monitor_status", monitor_id=mid)["counters"]
+    assert counters["incidents"] == 3 and counters["incidents_forgotten"] == 1, counters
+    assert counters["fingerprints_evicted"] == 2, counters
+    err = expect_error("not_found", e.call, "monitor_output", monitor_id=mid, incident=1)
+    assert "keeps the last 2 incidents" in err.message and "incident.history_max" in err.message, \
+        err.message
+    assert e.call("monitor_output", monitor_id=mid, incident=3)["lines"][0]["text"] == "panic: c"
+
+
 POLICY_DIR = tempfile.mkdtemp(prefix="vigil-ft-incident-policies-")
 atexit.register(shutil.rmtree, POLICY_DIR, True)
 with open(os.path.join(POLICY_DIR, "route_only.lua"), "w") as f:
@@ -316,6 +332,7 @@ if __name__ == "__main__":
         test_overload_by_distinct_crashes_ends_last_and_carries_every_count,
         test_the_compact_frame_keeps_every_guarantee_in_fewer_bytes,
         test_monitor_output_incident_errors_name_the_argument,
+        test_the_incident_history_and_fingerprint_table_are_bounded_and_counted,
         test_an_incident_a_policy_drops_is_counted_on_the_next_notification,
         test_the_envelope_policy_words_incidents_as_the_c_envelope_does,
     ]))
