@@ -138,9 +138,9 @@ monitor_signal_plain(Monitor *m, const Incident *inc, size_t from, size_t to)
 static const char *
 monitor_pattern_name(const Monitor *m, int pattern)
 {
-  if (!m->builtin_patterns || pattern < 0 || (size_t)pattern >= crashpatterns_count())
+  if (!m->builtin_patterns || pattern < 0)
     return NULL;
-  return crashpatterns_get((size_t)pattern)->name;
+  return monitor_pattern_label(m, (size_t)pattern);
 }
 
 /* The entry a notification gets for an incident. */

@@ -18,11 +18,10 @@
  */
 #include "policy_internal.h"
 
-#include <inttypes.h>
 #include <lauxlib.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "fingerprint.h"
 #include "monitor_defs.h"
 #include "signals.h"
 #include "stream.h"
@@ -145,7 +144,7 @@ policy_push_incident(lua_State *L, Policy *p, const NoteIncident *inc, int lists
   policy_set_int(L, "id", policy_int(inc->id));
   policy_set_str(L, "kind", inc->kind ? "crash" : "message");
   char hex[17];
-  snprintf(hex, sizeof hex, "%016" PRIx64, inc->fingerprint);
+  fingerprint_hex(inc->fingerprint, hex);
   policy_set_str(L, "fingerprint", hex);
   if (inc->pattern >= 0)
     policy_set_int(L, "pattern", inc->pattern);

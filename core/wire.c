@@ -4,12 +4,11 @@
  */
 #include "wire.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 
 #include <string.h>
 
 #include "epoch.h"
+#include "fingerprint.h"
 #include "proc.h"
 #include "rpc/pack.h"
 #include "signals.h"
@@ -65,6 +64,16 @@ wire_signal(msgpack_packer *pk, int sig)
     msgpack_pack_int(pk, sig);
 }
 
+/* A pattern index, nil when < 0 (no pattern). */
+static void
+wire_pattern(msgpack_packer *pk, int pattern)
+{
+  if (pattern >= 0)
+    msgpack_pack_int(pk, pattern);
+  else
+    msgpack_pack_nil(pk);
+}
+
 /* {seq, stream, text, pattern, truncated}; pattern nil when < 0. */
 static void
 wire_line(msgpack_packer *pk, uint64_t seq, int stream, const char *text, size_t len,
@@ -78,10 +87,7 @@ wire_line(msgpack_packer *pk, uint64_t seq, int stream, const char *text, size_t
   wire_key(pk, "text");
   wire_strn(pk, text, len);
   wire_key(pk, "pattern");
-  if (pattern >= 0)
-    msgpack_pack_int(pk, pattern);
-  else
-    msgpack_pack_nil(pk);
+  wire_pattern(pk, pattern);
   wire_key(pk, "truncated");
   if (truncated)
     msgpack_pack_true(pk);
@@ -101,7 +107,7 @@ static void
 wire_fingerprint(msgpack_packer *pk, uint64_t fp)
 {
   char hex[17];
-  snprintf(hex, sizeof hex, "%016" PRIx64, fp);
+  fingerprint_hex(fp, hex);
   wire_str(pk, hex);
 }
 
@@ -123,10 +129,7 @@ wire_incident_head(msgpack_packer *pk, const NoteIncident *inc)
   wire_key(pk, "fingerprint");
   wire_fingerprint(pk, inc->fingerprint);
   wire_key(pk, "pattern");
-  if (inc->pattern >= 0)
-    msgpack_pack_int(pk, inc->pattern);
-  else
-    msgpack_pack_nil(pk);
+  wire_pattern(pk, inc->pattern);
   wire_key(pk, "pattern_name");
   wire_str(pk, inc->pattern_name);
   wire_key(pk, "first_seq");
@@ -310,10 +313,7 @@ wire_event(msgpack_packer *pk, const Event *ev)
   wire_key(pk, "at");
   wire_time(pk, ev->at_ms);
   wire_key(pk, "pattern");
-  if (ev->pattern >= 0)
-    msgpack_pack_int(pk, ev->pattern);
-  else
-    msgpack_pack_nil(pk);
+  wire_pattern(pk, ev->pattern);
   wire_key(pk, "line");
   wire_str(pk, ev->line);
   wire_key(pk, "exit_code");
