@@ -4,10 +4,11 @@
  * of them) and a scratch buffer for sanitized text; both are allocated on
  * first use, so a stream that only ever sees whole plain lines costs nothing.
  *
- * This is the ingest hot path. A chunk is scanned once for line ends (memchr)
- * and once for "special" bytes (ESC, NUL, anything >= 0x80); a line that ends
- * before the next special byte is handed on as a pointer into the chunk. Only
- * lines with special bytes, lines split across reads and cut lines are copied.
+ * This is the ingest hot path. A chunk is scanned once, 64 bytes at a time,
+ * for line ends and "special" bytes (ESC, NUL, anything >= 0x80) together;
+ * a line without a special byte is handed on as a pointer into the chunk.
+ * Only lines with special bytes, lines split across reads and cut lines are
+ * copied.
  *
  * Decisions the header leaves open:
  * - The trailing CR is dropped before the length cap is applied, so a CRLF
@@ -97,6 +98,37 @@ linebuf_find_special(const char *p, const char *end)
       return p;
   }
   return end;
+}
+
+/* The newlines and the special bytes (ESC, NUL, >= 0x80) among the n <= 64
+ * bytes at p, as bit masks (bit i for p[i]; bits from n up are 0): the one
+ * pass over a chunk that splits it into lines and tells which lines need
+ * sanitizing. */
+static inline void
+linebuf_masks(const char *p, size_t n, uint64_t *newlines, uint64_t *specials)
+{
+  uint64_t nl = 0, sp = 0;
+  size_t i = 0;
+#ifdef __SSE2__
+  const __m128i lf = _mm_set1_epi8('\n');
+  const __m128i esc = _mm_set1_epi8(LINEBUF_ESC);
+  const __m128i zero = _mm_setzero_si128();
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    __m128i special = _mm_or_si128(v, _mm_or_si128(_mm_cmpeq_epi8(v, esc), _mm_cmpeq_epi8(v, zero)));
+    nl |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf)) << i;
+    sp |= (uint64_t)(unsigned)_mm_movemask_epi8(special) << i;
+  }
+#endif
+  for (; i < n; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (c == '\n')
+      nl |= (uint64_t)1 << i;
+    else if (c == 0 || c == LINEBUF_ESC || c >= 0x80)
+      sp |= (uint64_t)1 << i;
+  }
+  *newlines = nl;
+  *specials = sp;
 }
 
 /* Skips the escape sequence whose ESC is at p and returns the first byte
@@ -292,6 +324,25 @@ linebuf_emit_held(Linebuf *lb, bool at_eof, LinebufEmit emit, void *ctx)
   linebuf_emit_text(lb, text, n, flags, false, emit, ctx);
 }
 
+/* Hands on the raw line p[0, raw) (its newline not included), which lies
+ * whole in the chunk: drops one trailing CR, cuts it at line_max. clean
+ * says no special byte lies in it. */
+static inline void
+linebuf_emit_line(Linebuf *lb, const char *p, size_t raw, bool clean, LinebufEmit emit,
+                  void *ctx)
+{
+  size_t n = raw;
+  unsigned flags = 0;
+  if (n > 0 && p[n - 1] == '\r')
+    n--;
+  if (n > lb->line_max) {
+    n = utf8_cut(p, n, lb->line_max);
+    lb->discarded_bytes += raw - n;
+    flags = kLineTruncated;
+  }
+  linebuf_emit_text(lb, p, n, flags, clean, emit, ctx);
+}
+
 /* Splits data into lines and calls emit for each completed one, in order;
  * the trailing partial line is held for the next call. The Line passed to
  * emit points into data, hold or scratch and is valid only during the call. */
@@ -310,31 +361,31 @@ linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, void *
     linebuf_emit_held(lb, false, emit, ctx);
     p = nl + 1;
   }
-  /* Every byte in [p, special) is plain; lines that end before special go
-   * out as they are. special is advanced only once a line passes it, so the
-   * chunk is scanned for special bytes once in all. */
-  const char *special = linebuf_find_special(p, end);
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    if (nl == NULL) {
-      linebuf_hold_append(lb, p, (size_t)(end - p));
-      return;
+  /* One pass over the rest, 64 bytes at a time: each block's newlines end
+   * lines, and a line is clean (handed on as it lies in data) when no
+   * special byte lies between its start and its newline. `from` masks off
+   * the bits of the block before the current line's start; `dirty` says a
+   * special byte lay in the line's earlier blocks. */
+  bool dirty = false;
+  for (const char *blk = p; blk < end; blk += 64) {
+    size_t n = (size_t)(end - blk) < 64 ? (size_t)(end - blk) : 64;
+    uint64_t nl, sp;
+    linebuf_masks(blk, n, &nl, &sp);
+    uint64_t from = ~(uint64_t)0; /* the line began in this block or before */
+    while (nl != 0) {
+      unsigned i = (unsigned)__builtin_ctzll(nl);
+      nl &= nl - 1;
+      bool clean = !dirty && (sp & from & (((uint64_t)1 << i) - 1)) == 0;
+      linebuf_emit_line(lb, p, (size_t)(blk + i - p), clean, emit, ctx);
+      p = blk + i + 1;
+      dirty = false;
+      from = i == 63 ? 0 : ~(uint64_t)0 << (i + 1);
     }
-    size_t raw = (size_t)(nl - p);
-    size_t n = raw;
-    unsigned flags = 0;
-    if (n > 0 && p[n - 1] == '\r')
-      n--;
-    if (n > lb->line_max) {
-      n = utf8_cut(p, n, lb->line_max);
-      lb->discarded_bytes += raw - n;
-      flags = kLineTruncated;
-    }
-    linebuf_emit_text(lb, p, n, flags, special >= p + n, emit, ctx);
-    p = nl + 1;
-    if (special < p)
-      special = linebuf_find_special(p, end);
+    if (sp & from)
+      dirty = true;
   }
+  if (p < end)
+    linebuf_hold_append(lb, p, (size_t)(end - p));
 }
 
 /* Hands on the held partial line, if any, marked kLineUnterminated; the

@@ -18,6 +18,14 @@
  * alternation does not compile at all (too big, or an (?x) comment that
  * swallows the closing parentheses) every pattern is tried on its own.
  *
+ * Sets compiled from the same list of patterns under the same match limits
+ * share one compiled core (the codes, the JIT code, the match context, the
+ * JIT stack, the match data and the prefilter), reference-counted: a
+ * thousand monitors started with the same patterns, or none (the built-in
+ * set), compile them once and cost a few bytes each. Each set keeps its own
+ * error count. Like the rest of the core, this is used from one thread: the
+ * list of cores and the shared match data are not locked.
+ *
  * PCRE2 allocates through xmalloc, so running out of memory is fatal here as
  * everywhere in vigil, and no pcre2_*_create call needs a NULL check.
  */
@@ -48,7 +56,14 @@
 /* How much of a bad pattern's source an error message shows. */
 #define MATCH_SHOW_MAX 120
 
-struct PatternSet {
+/* The compiled form of a list of patterns, shared by every set compiled
+ * from the same list under the same match limits (file comment). */
+typedef struct MatchCore MatchCore;
+struct MatchCore {
+  MatchCore *next;           /* in match_cores */
+  size_t refs;               /* PatternSets using it */
+  uint32_t match_limit;      /* the limits it was made with (part of the key) */
+  uint32_t depth_limit;
   size_t n;
   char **sources;            /* n copies of the sources */
   pcre2_code **codes;        /* n compiled patterns */
@@ -58,10 +73,20 @@ struct PatternSet {
   pcre2_match_context *mctx;
   pcre2_jit_stack *jit_stack; /* NULL when no pattern was JIT-compiled */
   pcre2_match_data *md;      /* one for every match of the set */
-  uint64_t errors;
   Prefilter prefilter;       /* every pattern's required literal */
   bool has_prefilter;        /* false when some pattern has none */
 };
+
+/* One user's handle on a core: what it counts is its own. */
+struct PatternSet {
+  MatchCore *core;           /* NULL for an empty set */
+  uint64_t errors;
+};
+
+/* Every core in use. A handful of distinct lists serve any number of
+ * monitors (most start with the same patterns, or the built-in set), so a
+ * list is walked rather than hashed. */
+static MatchCore *match_cores;
 
 /* PCRE2's allocator: xmalloc, so that PCRE2 never sees a NULL. */
 static void *
@@ -200,7 +225,7 @@ match_captures(const pcre2_code *code)
  * when there are at least two; leaves ps->combined NULL otherwise or when
  * it does not compile (the patterns are then all tried on their own). */
 static void
-match_build_combined(PatternSet *ps, pcre2_compile_context *cctx)
+match_build_combined(MatchCore *ps, pcre2_compile_context *cctx)
 {
   size_t k = 0;
   for (size_t i = 0; i < ps->n; i++)
@@ -231,7 +256,7 @@ match_build_combined(PatternSet *ps, pcre2_compile_context *cctx)
  * context with the limits, the JIT stack when any pattern was JIT-compiled,
  * and the one match data, sized for max_captures groups. */
 static void
-match_setup_matching(PatternSet *ps, const MatchLimits *lim, bool any_jit,
+match_setup_matching(MatchCore *ps, const MatchLimits *lim, bool any_jit,
                      uint32_t max_captures)
 {
   ps->mctx = pcre2_match_context_create(ps->gctx);
@@ -252,20 +277,37 @@ match_setup_matching(PatternSet *ps, const MatchLimits *lim, bool any_jit,
   ps->md = pcre2_match_data_create(max_captures + 1, ps->gctx);
 }
 
-/* Compiles the set. On error returns NULL with err filled and everything
- * allocated so far freed. The returned set is the caller's (match_free). */
-PatternSet *
-match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
-              const char *arg_name, VigilError *err)
+/* Frees a core and everything it holds; NULL is allowed. */
+static void
+match_core_free(MatchCore *ps)
 {
-  if (n > lim->max_patterns) {
-    error_set(err, kErrLimitExceeded, "%s: at most %zu patterns, got %zu", arg_name,
-              lim->max_patterns, n);
-    return NULL;
+  if (ps == NULL)
+    return;
+  for (size_t i = 0; i < ps->n; i++) {
+    pcre2_code_free(ps->codes[i]);
+    free(ps->sources[i]);
   }
-  PatternSet *ps = xcalloc(1, sizeof *ps);
-  if (n == 0)
-    return ps;
+  free(ps->codes);
+  free(ps->sources);
+  free(ps->in_combined);
+  pcre2_code_free(ps->combined);
+  pcre2_match_data_free(ps->md);
+  pcre2_match_context_free(ps->mctx);
+  pcre2_jit_stack_free(ps->jit_stack);
+  pcre2_general_context_free(ps->gctx);
+  prefilter_free(&ps->prefilter);
+  free(ps);
+}
+
+/* Compiles a core from n >= 1 patterns already checked for length. On
+ * error returns NULL with err filled and everything allocated so far freed. */
+static MatchCore *
+match_core_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
+                   const char *arg_name, VigilError *err)
+{
+  MatchCore *ps = xcalloc(1, sizeof *ps);
+  ps->match_limit = lim->match_limit;
+  ps->depth_limit = lim->depth_limit;
   ps->n = n;
   ps->sources = xcalloc(n, sizeof *ps->sources);
   ps->codes = xcalloc(n, sizeof *ps->codes);
@@ -277,12 +319,6 @@ match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
   uint32_t max_captures = 0;
   for (size_t i = 0; i < n; i++) {
     size_t len = strlen(patterns[i]);
-    if (len > lim->pattern_max_length) {
-      error_set(err, kErrInvalidPattern,
-                "%s[%zu]: %zu bytes, longer than monitor.pattern_max_length (%zu)", arg_name, i,
-                len, lim->pattern_max_length);
-      goto fail;
-    }
     int errcode;
     PCRE2_SIZE erroffset;
     ps->codes[i] = match_compile_one(patterns[i], len, cctx, &errcode, &erroffset);
@@ -295,7 +331,9 @@ match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
       error_set(err, kErrInvalidPattern, "%s[%zu] %s: %s at offset %zu", arg_name, i,
                 strbuf_cstr(&shown), msg, (size_t)erroffset);
       strbuf_free(&shown);
-      goto fail;
+      pcre2_compile_context_free(cctx);
+      match_core_free(ps);
+      return NULL;
     }
     ps->sources[i] = xmemdupz(patterns[i], len);
     ps->in_combined[i] = match_combinable(ps->sources[i], ps->codes[i]);
@@ -307,7 +345,6 @@ match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
 
   match_build_combined(ps, cctx);
   pcre2_compile_context_free(cctx);
-  cctx = NULL;
   if (ps->combined) {
     any_jit |= match_jit(ps->combined);
     uint32_t c = match_captures(ps->combined);
@@ -318,33 +355,79 @@ match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
   match_setup_matching(ps, lim, any_jit, max_captures);
   ps->has_prefilter = prefilter_build(&ps->prefilter, (const char *const *)ps->sources, ps->n);
   return ps;
+}
 
-fail:
-  pcre2_compile_context_free(cctx);
-  match_free(ps);
+/* The core in use for exactly these patterns under these limits, or NULL. */
+static MatchCore *
+match_core_find(const char *const *patterns, size_t n, const MatchLimits *lim)
+{
+  for (MatchCore *c = match_cores; c != NULL; c = c->next) {
+    if (c->n != n || c->match_limit != lim->match_limit || c->depth_limit != lim->depth_limit)
+      continue;
+    size_t i = 0;
+    while (i < n && strcmp(c->sources[i], patterns[i]) == 0)
+      i++;
+    if (i == n)
+      return c;
+  }
   return NULL;
+}
+
+/* Compiles the set, or takes a core already compiled from the same list
+ * (file comment). On error returns NULL with err filled and nothing
+ * allocated. The returned set is the caller's (match_free). */
+PatternSet *
+match_compile(const char *const *patterns, size_t n, const MatchLimits *lim,
+              const char *arg_name, VigilError *err)
+{
+  if (n > lim->max_patterns) {
+    error_set(err, kErrLimitExceeded, "%s: at most %zu patterns, got %zu", arg_name,
+              lim->max_patterns, n);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(patterns[i]);
+    if (len > lim->pattern_max_length) {
+      error_set(err, kErrInvalidPattern,
+                "%s[%zu]: %zu bytes, longer than monitor.pattern_max_length (%zu)", arg_name, i,
+                len, lim->pattern_max_length);
+      return NULL;
+    }
+  }
+  PatternSet *ps = xcalloc(1, sizeof *ps);
+  if (n == 0)
+    return ps;
+  MatchCore *core = match_core_find(patterns, n, lim);
+  if (core == NULL) {
+    core = match_core_compile(patterns, n, lim, arg_name, err);
+    if (core == NULL) {
+      free(ps);
+      return NULL;
+    }
+    core->next = match_cores;
+    match_cores = core;
+  }
+  core->refs++;
+  ps->core = core;
+  return ps;
 }
 
 /* Runs one compiled pattern over text; returns PCRE2's result (>= 0 is a
  * match, PCRE2_ERROR_NOMATCH none, anything else a runtime error). */
 static int
-match_run(PatternSet *ps, const pcre2_code *code, const char *text, size_t len)
+match_run(MatchCore *ps, const pcre2_code *code, const char *text, size_t len)
 {
   return pcre2_match(code, (PCRE2_SPTR)text, len, 0, 0, ps->md, ps->mctx);
 }
 
-/* The index of the first pattern in list order that matches text, or -1.
- * A line on which any pattern (not the alternation) hits a limit counts as
- * one match error; that pattern counts as not matching. */
-int
-match_line(PatternSet *ps, const char *text, size_t len)
+/* The index of the first pattern in list order that matches text, or -1,
+ * by PCRE2 alone (the caller has looked at the literals). A line on which
+ * any pattern (not the alternation) hits a limit counts as one match error;
+ * that pattern counts as not matching. */
+static int
+match_patterns(PatternSet *set, const char *text, size_t len)
 {
-  if (ps->n == 0)
-    return -1;
-  /* A line without any pattern's required literal cannot match: most lines
-   * of a log stop here, without a call into PCRE2. */
-  if (ps->has_prefilter && !prefilter_hit(&ps->prefilter, text, len))
-    return -1;
+  MatchCore *ps = set->core;
   bool try_combined = true;
   if (ps->combined) {
     int rc = match_run(ps, ps->combined, text, len);
@@ -369,49 +452,112 @@ match_line(PatternSet *ps, const char *text, size_t len)
       failed = true;
   }
   if (failed)
-    ps->errors++;
+    set->errors++;
   return found;
+}
+
+/* See match.h. */
+int
+match_line(PatternSet *ps, const char *text, size_t len)
+{
+  const MatchCore *core = ps->core;
+  if (core == NULL)
+    return -1;
+  /* A line without any pattern's required literal cannot match: most lines
+   * of a log stop here, without a call into PCRE2. */
+  if (core->has_prefilter && !prefilter_hit(&core->prefilter, text, len))
+    return -1;
+  return match_patterns(ps, text, len);
+}
+
+/* See match.h. */
+void
+match_chunk_begin(MatchChunk *c, const char *base, size_t len)
+{
+  c->base = base;
+  c->len = len;
+  c->searched = false;
+}
+
+/* Searches c for the first literal whose fingerprint is at or after `from`
+ * and that starts at or after lo; none is recorded as a hit at the chunk's
+ * end. */
+static void
+match_chunk_search(const MatchCore *ps, MatchChunk *c, size_t from, size_t lo)
+{
+  if (!prefilter_find(&ps->prefilter, c->base, c->len, from, lo, &c->hit))
+    c->hit.at = c->hit.start = c->hit.end = c->len;
+  c->searched = true;
+}
+
+/* See match.h. The chunk is searched lazily, by fingerprint position (see
+ * teddy.h): every literal lying whole in a line [start, end) has its
+ * fingerprint in [start, end), so a line whose start is past the last hit
+ * searches on from its start, and a line that ends before the next hit
+ * holds no literal. A hit that starts before the line (it was found for an
+ * earlier one) is searched again at the same position for this line; one
+ * that runs past the line's end makes the search go on from the next
+ * position. So a line is told exactly whether it holds a literal, as
+ * prefilter_hit would say, and the chunk is searched about once in all. */
+int
+match_line_in_chunk(PatternSet *ps, MatchChunk *c, const char *text, size_t len)
+{
+  const MatchCore *core = ps->core;
+  uintptr_t at = (uintptr_t)text, base = (uintptr_t)c->base;
+  if (core == NULL || !core->has_prefilter || c->base == NULL || at < base ||
+      at - base > c->len || len > c->len - (at - base))
+    return match_line(ps, text, len);
+  size_t start = at - base, end = start + len;
+  if (!c->searched || c->hit.at < start)
+    match_chunk_search(core, c, start, start);
+  else if (c->hit.start < start)
+    match_chunk_search(core, c, c->hit.at, start);
+  for (;;) {
+    if (c->hit.at >= end)
+      return -1;
+    if (c->hit.end <= end)
+      return match_patterns(ps, text, len);
+    match_chunk_search(core, c, c->hit.at + 1, start);
+  }
 }
 
 /* The number of patterns. */
 size_t
 match_count(const PatternSet *ps)
 {
-  return ps->n;
+  return ps->core ? ps->core->n : 0;
 }
 
 /* The source of pattern index (owned by the set), or NULL if out of range. */
 const char *
 match_source(const PatternSet *ps, size_t index)
 {
-  return index < ps->n ? ps->sources[index] : NULL;
+  return index < match_count(ps) ? ps->core->sources[index] : NULL;
 }
 
-/* Lines that hit a limit or another PCRE2 runtime error so far. */
+/* Lines that hit a limit or another PCRE2 runtime error so far, in this
+ * set's lines (not those of other sets sharing its core). */
 uint64_t
 match_errors(const PatternSet *ps)
 {
   return ps->errors;
 }
 
-/* Frees the set and everything it holds; NULL is allowed. */
+/* Frees the set, and its core when no other set uses it; NULL is allowed. */
 void
 match_free(PatternSet *ps)
 {
   if (ps == NULL)
     return;
-  for (size_t i = 0; i < ps->n; i++) {
-    pcre2_code_free(ps->codes[i]);
-    free(ps->sources[i]);
-  }
-  free(ps->codes);
-  free(ps->sources);
-  free(ps->in_combined);
-  pcre2_code_free(ps->combined);
-  pcre2_match_data_free(ps->md);
-  pcre2_match_context_free(ps->mctx);
-  pcre2_jit_stack_free(ps->jit_stack);
-  pcre2_general_context_free(ps->gctx);
-  prefilter_free(&ps->prefilter);
+  MatchCore *core = ps->core;
   free(ps);
+  if (core == NULL || --core->refs > 0)
+    return;
+  for (MatchCore **pp = &match_cores; *pp != NULL; pp = &(*pp)->next) {
+    if (*pp == core) {
+      *pp = core->next;
+      break;
+    }
+  }
+  match_core_free(core);
 }

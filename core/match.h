@@ -6,6 +6,9 @@
  * catastrophic pattern on a hostile line is a counted match error (the line
  * counts as unmatched), never a hang.
  *
+ * Sets compiled from the same patterns under the same limits share their
+ * compiled form (match.c), so many monitors on one list cost one compile.
+ *
  * Speed: all patterns are also compiled as one alternation; a line is tried
  * against that first, and only on a hit are the patterns tried one by one to
  * find the first that matches. Most lines of a log match nothing, so most
@@ -14,10 +17,12 @@
 #ifndef VIGIL_MATCH_H
 #define VIGIL_MATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
+#include "teddy.h"
 
 typedef struct {
   size_t max_patterns;        /* monitor.max_patterns */
@@ -40,6 +45,28 @@ PatternSet *match_compile(const char *const *patterns, size_t n, const MatchLimi
 
 /* The index of the first pattern that matches text, or -1. */
 int match_line(PatternSet *ps, const char *text, size_t len);
+
+/* One read chunk, searched for the set's required literals once, front to
+ * back, as its lines come: a line that lies in the chunk and holds no
+ * literal is known not to match without a look at its bytes. Valid while
+ * the chunk's bytes are. */
+typedef struct {
+  const char *base;  /* the chunk */
+  size_t len;
+  TeddyHit hit;      /* the next literal found (by fingerprint position) for
+                        the lines so far; at == len when there is none */
+  bool searched;     /* whether hit means anything yet */
+} MatchChunk;
+
+/* Starts matching the lines of a chunk (nothing is searched yet). */
+void match_chunk_begin(MatchChunk *c, const char *base, size_t len);
+
+/* match_line for a line of the chunk, in order: text[0, len) either lies in
+ * the chunk exactly as read (then the chunk's search decides whether PCRE2
+ * runs), or is anywhere else (a line that had to be copied or cleaned: it is
+ * matched on its own, as match_line does). Lines of one chunk must come in
+ * the order they lie in it. */
+int match_line_in_chunk(PatternSet *ps, MatchChunk *c, const char *text, size_t len);
 
 size_t match_count(const PatternSet *ps);
 const char *match_source(const PatternSet *ps, size_t index);

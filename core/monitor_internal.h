@@ -35,6 +35,7 @@
 typedef struct {
   Monitor *m;
   StreamId stream;
+  MatchChunk chunk;              /* the read chunk being split, searched for literals once */
 } MonitorStream;
 
 struct Monitor {

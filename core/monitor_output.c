@@ -172,7 +172,7 @@ monitor_on_line(void *ctx, const Line *line)
   Monitor *m = ms->m;
   int pattern = -1;
   if (m->npatterns > 0 && monitor_matches_stream(m, ms->stream))
-    pattern = match_line(m->patterns, line->text, line->len);
+    pattern = match_line_in_chunk(m->patterns, &ms->chunk, line->text, line->len);
   uint64_t seq = ring_push(&m->ring, ms->stream, line->text, line->len, pattern, line->flags);
   if (pattern >= 0)
     monitor_event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
@@ -198,7 +198,12 @@ monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
   m->last_output_mono = uv_now(m->loop);
   capture_write(&m->capture[stream], buf, len);
   uint64_t lines_before = m->ring.counters.lines;
+  /* Clean lines are handed on as pointers into buf, so buf is searched for
+   * the patterns' literals once instead of line by line; the chunk is
+   * forgotten before buf is reused. */
+  match_chunk_begin(&m->streams[stream].chunk, buf, len);
   linebuf_feed(&m->linebuf[stream], buf, len, monitor_on_line, &m->streams[stream]);
+  match_chunk_begin(&m->streams[stream].chunk, NULL, 0);
   if (m->hooks.on_lines && m->ring.counters.lines != lines_before)
     m->hooks.on_lines(m->data, m);
 }

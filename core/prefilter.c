@@ -1,6 +1,7 @@
 /*
  * The required-literal prefilter (see prefilter.h): extraction from PCRE2
- * pattern syntax, and the byte-pair scan.
+ * pattern syntax; the scan is teddy.c's, over the literals that remain once
+ * those another literal covers are dropped.
  *
  * Extraction walks the pattern's top level and keeps the current run of
  * literal characters. Anything that is not a plain character ends the run
@@ -15,14 +16,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define PREFILTER_AVX2 1
-#endif
 
 #include "memory.h"
 
@@ -238,28 +231,6 @@ prefilter_required_literal(const char *pattern, char *out)
   return ok ? w.best_len : 0;
 }
 
-/* How common a byte is in log text, 0 (rare) to 255 (everywhere): spaces,
- * digits, lowercase letters in English order, the punctuation of timestamps
- * and paths, then capitals, then the rest. */
-static unsigned
-prefilter_byte_weight(unsigned char b)
-{
-  static const char english[] = "etaoinshrdlcumwfgypbvkjxqz";
-  if (b == ' ')
-    return 255;
-  if (b >= '0' && b <= '9')
-    return 200;
-  if (b >= 'a' && b <= 'z')
-    return 190 - 5 * (unsigned)(strchr(english, b) - english);
-  if (strchr("-:./=_,\"", b) != NULL && b != '\0')
-    return 170;
-  if (b >= 'A' && b <= 'Z')
-    return 70;
-  if (b >= 0x21 && b <= 0x7E)
-    return 50;
-  return 20;
-}
-
 /* Whether a (len an) occurs in b (len bn). */
 static bool
 prefilter_contains(const char *b, size_t bn, const char *a, size_t an)
@@ -313,150 +284,33 @@ prefilter_build(Prefilter *pf, const char *const *patterns, size_t n)
       prefilter_free(pf);
       return false;
     }
-    PrefilterLiteral *l = &pf->lits[pf->n++];
-    l->lit = lit;
-    l->len = len;
-    unsigned best = UINT32_MAX;
-    for (size_t k = 0; k + 1 < len; k++) {
-      unsigned w = prefilter_byte_weight((unsigned char)lit[k]) +
-                   prefilter_byte_weight((unsigned char)lit[k + 1]);
-      if (w < best) {
-        best = w;
-        l->pair_at = k;
-      }
-    }
-    l->b0 = (unsigned char)lit[l->pair_at];
-    l->b1 = (unsigned char)lit[l->pair_at + 1];
+    pf->lits[pf->n].lit = lit;
+    pf->lits[pf->n].len = len;
+    pf->n++;
   }
   prefilter_dedupe(pf);
+  TeddyLiteral tl[PREFILTER_MAX_LITERALS];
+  for (size_t i = 0; i < pf->n; i++) {
+    tl[i].text = pf->lits[i].lit;
+    tl[i].len = pf->lits[i].len;
+  }
+  /* Cannot fail: 1..32 literals of at least PREFILTER_MIN_LITERAL bytes. */
+  teddy_build(&pf->teddy, tl, pf->n);
   return true;
 }
 
-/* Whether literal l occurs with its pair at position j of text. */
-static bool
-prefilter_verify(const PrefilterLiteral *l, const char *text, size_t len, size_t j)
+bool
+prefilter_find(const Prefilter *pf, const char *text, size_t len, size_t from, size_t lo,
+               TeddyHit *hit)
 {
-  if (j < l->pair_at)
-    return false;
-  size_t start = j - l->pair_at;
-  return start + l->len <= len && memcmp(text + start, l->lit, l->len) == 0;
+  return teddy_find(&pf->teddy, text, len, from, lo, hit);
 }
-
-/* Checks every literal whose pair sits at position j. */
-static bool
-prefilter_at(const Prefilter *pf, const char *text, size_t len, size_t j)
-{
-  unsigned char b0 = (unsigned char)text[j], b1 = (unsigned char)text[j + 1];
-  for (size_t i = 0; i < pf->n; i++) {
-    const PrefilterLiteral *l = &pf->lits[i];
-    if (l->b0 == b0 && l->b1 == b1 && prefilter_verify(l, text, len, j))
-      return true;
-  }
-  return false;
-}
-
-/* Checks the candidates of one block: bit i of mask stands for position
- * at + i. Bits for positions below `from` (already covered by the block
- * before, when the last block overlaps it) are ignored. */
-static bool
-prefilter_check_mask(const Prefilter *pf, const char *text, size_t len, size_t at, size_t from,
-                     uint32_t mask)
-{
-  if (at < from)
-    mask &= ~UINT32_C(0) << (from - at);
-  while (mask != 0) {
-    if (prefilter_at(pf, text, len, at + (unsigned)__builtin_ctz(mask)))
-      return true;
-    mask &= mask - 1;
-  }
-  return false;
-}
-
-#ifdef PREFILTER_AVX2
-/* The scan, 32 positions at a time, for CPUs with AVX2 (checked once at run
- * time): half the blocks per line of the SSE2 loop. len >= 33. */
-__attribute__((target("avx2"))) static bool
-prefilter_hit_avx2(const Prefilter *pf, const char *text, size_t len)
-{
-  __m256i b0[PREFILTER_MAX_LITERALS], b1[PREFILTER_MAX_LITERALS];
-  for (size_t i = 0; i < pf->n; i++) {
-    b0[i] = _mm256_set1_epi8((char)pf->lits[i].b0);
-    b1[i] = _mm256_set1_epi8((char)pf->lits[i].b1);
-  }
-  size_t last = len - 33;
-  for (size_t j = 0;; j += 32) {
-    size_t at = j <= last ? j : last;
-    __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(text + at));
-    __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(text + at + 1));
-    __m256i any = _mm256_setzero_si256();
-    for (size_t i = 0; i < pf->n; i++)
-      any = _mm256_or_si256(any, _mm256_and_si256(_mm256_cmpeq_epi8(v0, b0[i]),
-                                                  _mm256_cmpeq_epi8(v1, b1[i])));
-    if (prefilter_check_mask(pf, text, len, at, j, (uint32_t)_mm256_movemask_epi8(any)))
-      return true;
-    if (at == last)
-      return false;
-  }
-}
-
-/* Whether this CPU runs the AVX2 scan (asked once). VIGIL_PREFILTER_NO_AVX2
- * in the environment turns it off, so the tests cover the SSE2 scan too. */
-static bool
-prefilter_use_avx2(void)
-{
-  static int use = -1;
-  if (use < 0) {
-    __builtin_cpu_init();
-    use = __builtin_cpu_supports("avx2") && getenv("VIGIL_PREFILTER_NO_AVX2") == NULL;
-  }
-  return use == 1;
-}
-#endif
-
-#ifdef __SSE2__
-/* The scan, 16 positions at a time (SSE2 is part of every x86-64). len >= 17.
- * The last block overlaps the one before it instead of falling back to a
- * byte loop. */
-static bool
-prefilter_hit_sse2(const Prefilter *pf, const char *text, size_t len)
-{
-  __m128i b0[PREFILTER_MAX_LITERALS], b1[PREFILTER_MAX_LITERALS];
-  for (size_t i = 0; i < pf->n; i++) {
-    b0[i] = _mm_set1_epi8((char)pf->lits[i].b0);
-    b1[i] = _mm_set1_epi8((char)pf->lits[i].b1);
-  }
-  size_t last = len - 17;
-  for (size_t j = 0;; j += 16) {
-    size_t at = j <= last ? j : last;
-    __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(text + at));
-    __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(text + at + 1));
-    __m128i any = _mm_setzero_si128();
-    for (size_t i = 0; i < pf->n; i++)
-      any = _mm_or_si128(any, _mm_and_si128(_mm_cmpeq_epi8(v0, b0[i]), _mm_cmpeq_epi8(v1, b1[i])));
-    if (prefilter_check_mask(pf, text, len, at, j, (uint32_t)_mm_movemask_epi8(any)))
-      return true;
-    if (at == last)
-      return false;
-  }
-}
-#endif
 
 bool
 prefilter_hit(const Prefilter *pf, const char *text, size_t len)
 {
-#ifdef PREFILTER_AVX2
-  if (len >= 33 && prefilter_use_avx2())
-    return prefilter_hit_avx2(pf, text, len);
-#endif
-#ifdef __SSE2__
-  if (len >= 17)
-    return prefilter_hit_sse2(pf, text, len);
-#endif
-  /* Short lines, and CPUs without SIMD: position by position. */
-  for (size_t j = 0; j + 1 < len; j++)
-    if (prefilter_at(pf, text, len, j))
-      return true;
-  return false;
+  TeddyHit hit;
+  return teddy_find(&pf->teddy, text, len, 0, 0, &hit);
 }
 
 void

@@ -11,10 +11,10 @@
  * understand: top-level alternation, option settings such as (?i), verbs,
  * \Q..\E, numeric escapes. Giving up only costs speed, never a match.
  *
- * The scan looks for the rarest adjacent byte pair of each literal (by a
- * static table of how common bytes are in logs), 16 positions at a time with
- * SSE2 where the compiler offers it (a portable loop otherwise), and checks
- * the whole literal only at those candidates.
+ * The scan is teddy.c's multi-literal search: it finds literals 32
+ * positions per step, in a line or in a whole read chunk
+ * (match.c scans a chunk once and then only checks where each line lies
+ * against the next hit, so a line without a literal costs nothing here).
  */
 #ifndef VIGIL_PREFILTER_H
 #define VIGIL_PREFILTER_H
@@ -22,20 +22,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define PREFILTER_MAX_LITERALS 32
+#include "teddy.h"
+
+#define PREFILTER_MAX_LITERALS TEDDY_MAX_LITERALS
 #define PREFILTER_MIN_LITERAL 2
 
 typedef struct {
   const char *lit;   /* the literal (owned copy) */
   size_t len;
-  size_t pair_at;    /* offset in lit of the rarest byte pair */
-  unsigned char b0;  /* lit[pair_at] */
-  unsigned char b1;  /* lit[pair_at + 1] */
 } PrefilterLiteral;
 
 typedef struct {
   PrefilterLiteral lits[PREFILTER_MAX_LITERALS];
   size_t n;
+  Teddy teddy;       /* the search over lits */
 } Prefilter;
 
 /* Finds the longest literal every match of `pattern` must contain. Returns
@@ -50,6 +50,12 @@ bool prefilter_build(Prefilter *pf, const char *const *patterns, size_t n);
 
 /* Whether text holds at least one of the literals. */
 bool prefilter_hit(const Prefilter *pf, const char *text, size_t len);
+
+/* teddy_find over the literals: the first literal (by its fingerprint's
+ * position, >= from) that lies whole in text[0, len) and starts at or after
+ * lo. */
+bool prefilter_find(const Prefilter *pf, const char *text, size_t len, size_t from, size_t lo,
+                    TeddyHit *hit);
 
 void prefilter_free(Prefilter *pf);
 

@@ -66,6 +66,16 @@ ring_tail(const Ring *r)
   return e->off + e->len;
 }
 
+/* Where virtual offset v lies in the arena. The arena's size is a power of
+ * two unless max_bytes capped it, and a mask is much cheaper than a
+ * division once per line. */
+static inline size_t
+ring_phys(const Ring *r, size_t v)
+{
+  size_t cap = r->arena_cap;
+  return (cap & (cap - 1)) == 0 ? v & (cap - 1) : v % cap;
+}
+
 /* Drops the oldest line and counts it. */
 static void
 ring_evict(Ring *r)
@@ -112,7 +122,7 @@ ring_grow_arena(Ring *r, size_t more)
   for (size_t i = 0; i < r->count; i++) {
     RingEntry *e = ring_entry(r, i);
     if (e->len > 0)
-      memcpy(arena + pos, r->arena + e->off % r->arena_cap, e->len);
+      memcpy(arena + pos, r->arena + ring_phys(r, e->off), e->len);
     e->off = pos;
     pos += e->len;
   }
@@ -147,7 +157,7 @@ ring_place(Ring *r, size_t len, size_t *phys)
     size_t tail = ring_tail(r);
     if (r->arena_cap >= len) {
       size_t start = tail;
-      size_t at = tail % r->arena_cap;
+      size_t at = ring_phys(r, tail);
       if (at + len > r->arena_cap) {
         start = tail - at + r->arena_cap; /* to the start of the arena */
         at = 0;
@@ -217,7 +227,7 @@ ring_line(const Ring *r, const RingEntry *e)
   line.stream = e->stream;
   line.pattern = e->pattern;
   line.flags = e->flags;
-  line.text = e->len > 0 ? r->arena + e->off % r->arena_cap : "";
+  line.text = e->len > 0 ? r->arena + ring_phys(r, e->off) : "";
   line.len = e->len;
   return line;
 }

@@ -3,6 +3,11 @@
  * gives up, that its scan finds a literal at every position of a line (the
  * SIMD block edges included), and, above all, that it never turns away a
  * line PCRE2 would match (checked against PCRE2 itself on random lines).
+ * The multi-literal search (teddy.c) is checked against a naive search of
+ * the same definition on random literal sets and texts, and the chunk-wide
+ * search (match_line_in_chunk) against matching each line on its own,
+ * across random line splits. ctest runs this file twice: with the AVX2
+ * search and with the portable one (VIGIL_PREFILTER_NO_AVX2).
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 
@@ -201,6 +206,143 @@ TEST(a_set_without_a_prefilter_still_matches)
   }
 }
 
+/* A random string over a small alphabet (so literals recur) with some
+ * bytes that are not ASCII. */
+static size_t
+random_bytes(char *out, size_t len, unsigned *seed)
+{
+  static const char alphabet[] = "abcE:r o\xc3\xa9\n";
+  for (size_t i = 0; i < len; i++)
+    out[i] = alphabet[rand_r(seed) % (sizeof alphabet - 1)];
+  return len;
+}
+
+/* teddy_find by its definition, position by position. */
+static bool
+naive_find(const Teddy *t, const char *text, size_t len, size_t from, size_t lo, TeddyHit *hit)
+{
+  for (size_t at = from; at < len; at++) {
+    bool found = false;
+    for (size_t i = 0; i < t->nlits; i++) {
+      size_t w = t->window[i], n = t->lits[i].len;
+      if (at < w || at - w < lo || n > len - (at - w))
+        continue;
+      size_t start = at - w;
+      if (memcmp(text + start, t->lits[i].text, n) == 0 && (!found || start + n < hit->end)) {
+        hit->at = at;
+        hit->start = start;
+        hit->end = start + n;
+        found = true;
+      }
+    }
+    if (found)
+      return true;
+  }
+  return false;
+}
+
+TEST(teddy_agrees_with_a_naive_search)
+{
+  unsigned seed = 777;
+  char lits[TEDDY_MAX_LITERALS][16];
+  char text[400];
+  for (int set = 0; set < 300; set++) {
+    size_t n = 1 + (size_t)rand_r(&seed) % TEDDY_MAX_LITERALS;
+    TeddyLiteral tl[TEDDY_MAX_LITERALS];
+    for (size_t i = 0; i < n; i++) {
+      tl[i].len = 1 + (size_t)rand_r(&seed) % 10;
+      random_bytes(lits[i], tl[i].len, &seed);
+      tl[i].text = lits[i];
+    }
+    Teddy t;
+    CHECK(teddy_build(&t, tl, n));
+    for (int k = 0; k < 40; k++) {
+      size_t len = (size_t)rand_r(&seed) % sizeof text;
+      random_bytes(text, len, &seed);
+      /* Plant a literal somewhere now and then. */
+      size_t li = (size_t)rand_r(&seed) % n;
+      if (len > tl[li].len && rand_r(&seed) % 2) {
+        size_t at = (size_t)rand_r(&seed) % (len - tl[li].len + 1);
+        memcpy(text + at, tl[li].text, tl[li].len);
+      }
+      size_t from = len ? (size_t)rand_r(&seed) % (len + 1) : 0;
+      size_t lo = from ? (size_t)rand_r(&seed) % (from + 1) : 0;
+      TeddyHit want = {0, 0, 0}, got = {0, 0, 0};
+      bool w = naive_find(&t, text, len, from, lo, &want);
+      bool g = teddy_find(&t, text, len, from, lo, &got);
+      if (w != g || (w && (want.at != got.at || want.start != got.start || want.end != got.end))) {
+        check_fail(__FILE__, __LINE__,
+                   "set %d text %d (len %zu, from %zu, lo %zu): want %d at %zu [%zu,%zu), got %d "
+                   "at %zu [%zu,%zu)",
+                   set, k, len, from, lo, w, want.at, want.start, want.end, g, got.at,
+                   got.start, got.end);
+        return;
+      }
+    }
+  }
+}
+
+TEST(chunk_matching_agrees_with_matching_each_line)
+{
+  MatchLimits lim = {32, 512, 1000000, 10000};
+  VigilError err = VIGIL_ERROR_INIT;
+  const char *pats[] = {"^Error:", "rror\\s*:", "ab+cd", "caf\xC3\xA9", "\\buncaught\\b",
+                        "E:r o", "colou?r", "r\n:E"};
+  PatternSet *ps = match_compile(pats, sizeof pats / sizeof *pats, &lim, "patterns", &err);
+  CHECK(ps != NULL);
+  if (ps == NULL)
+    return;
+  unsigned seed = 4242;
+  static const char *const pieces[] = {
+    "Error:", "rror :", "abbcd", "café", "uncaught", "E:r o", "color", "colour", "ab", "cd",
+    "x", " ", "\n", "\n", "\n", "rr", "Er", "ror", "\xc3", "un", "caught", "r\n:E", "r\n:E:r o",
+  };
+  /* A literal that holds a newline can never lie in a line, but it is
+   * found in the chunk ("r\n:E"), across the line end; the line after it
+   * must still be searched at that position for literals of its own. */
+  char chunk[4096], copy[4096];
+  uint64_t matched = 0;
+  for (int round = 0; round < 2000; round++) {
+    size_t len = 0;
+    size_t want = (size_t)rand_r(&seed) % 200;
+    for (size_t i = 0; i < want; i++) {
+      const char *piece = pieces[rand_r(&seed) % (sizeof pieces / sizeof *pieces)];
+      size_t l = strlen(piece);
+      if (len + l > sizeof chunk)
+        break;
+      memcpy(chunk + len, piece, l);
+      len += l;
+    }
+    MatchChunk c;
+    match_chunk_begin(&c, chunk, len);
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+      if (i < len && chunk[i] != '\n')
+        continue;
+      size_t n = i - start;
+      int expect = match_line(ps, chunk + start, n);
+      int got;
+      if (rand_r(&seed) % 5 == 0) {
+        /* A line that had to be copied (held or cleaned): matched alone. */
+        memcpy(copy, chunk + start, n);
+        got = match_line_in_chunk(ps, &c, copy, n);
+      } else {
+        got = match_line_in_chunk(ps, &c, chunk + start, n);
+      }
+      if (got != expect) {
+        check_fail(__FILE__, __LINE__, "round %d: \"%.*s\" matched %d in the chunk, %d alone",
+                   round, (int)n, chunk + start, got, expect);
+        match_free(ps);
+        return;
+      }
+      matched += expect >= 0;
+      start = i + 1;
+    }
+  }
+  CHECK(matched > 1000);
+  match_free(ps);
+}
+
 int
 main(void)
 {
@@ -211,5 +353,7 @@ main(void)
   RUN(build_drops_literals_another_one_covers);
   RUN(never_turns_away_a_line_pcre2_matches);
   RUN(a_set_without_a_prefilter_still_matches);
+  RUN(teddy_agrees_with_a_naive_search);
+  RUN(chunk_matching_agrees_with_matching_each_line);
   return check_summary();
 }
