@@ -52,10 +52,12 @@ bench_rpc_sleep_ms(long ms)
 
 /* SIGTERM, SIGINT, SIGHUP (run.sh's time bound, a ^C): the engine must not
  * outlive the benchmark, so it gets SIGTERM (it stops its monitors) before
- * we go. Only async-signal-safe calls. */
+ * we go, after the benchmark's own hook. Only async-signal-safe calls. */
 static void
 bench_rpc_on_signal(int sig)
 {
+  if (bench_rpc_global != NULL && bench_rpc_global->on_signal != NULL)
+    bench_rpc_global->on_signal();
   if (bench_rpc_global != NULL && bench_rpc_global->vigild > 0)
     kill(bench_rpc_global->vigild, SIGTERM);
   signal(sig, SIG_DFL);

@@ -11,6 +11,7 @@
  * arrive meanwhile go to the notify hook when one is set and are skipped
  * otherwise; a vigil.error notification is fatal. bench_rpc_die reports,
  * stops the engine and exits 1, keeping the temp dir for its vigild.log.
+ * A benchmark with more to undo on a signal sets on_signal.
  */
 #ifndef VIGIL_BENCH_RPC_H
 #define VIGIL_BENCH_RPC_H
@@ -43,6 +44,10 @@ struct BenchRpc {
   int64_t read_ns;               /* when the last socket read returned */
   BenchRpcNotify notify;         /* NULL: notifications are skipped */
   void *notify_data;
+  /* NULL, or called first by the signal handlers, before the engine is
+   * stopped: what the benchmark must undo itself (its own children, a big
+   * temp file). Async-signal-safe calls only. */
+  void (*on_signal)(void);
 };
 
 /* CLOCK_MONOTONIC in nanoseconds. */
