@@ -535,6 +535,15 @@ match_source(const PatternSet *ps, size_t index)
   return index < match_count(ps) ? ps->core->sources[index] : NULL;
 }
 
+/* The sources, in list order (owned by the set); an empty set gives an
+ * empty array. */
+const char *const *
+match_sources(const PatternSet *ps)
+{
+  static const char *const none[1] = {NULL};
+  return ps->core ? (const char *const *)ps->core->sources : none;
+}
+
 /* Lines that hit a limit or another PCRE2 runtime error so far, in this
  * set's lines (not those of other sets sharing its core). */
 uint64_t

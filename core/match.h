@@ -70,6 +70,8 @@ int match_line_in_chunk(PatternSet *ps, MatchChunk *c, const char *text, size_t 
 
 size_t match_count(const PatternSet *ps);
 const char *match_source(const PatternSet *ps, size_t index);
+/* All match_count sources, in list order, owned by the set. */
+const char *const *match_sources(const PatternSet *ps);
 
 /* Lines on which a pattern hit the match or depth limit (or another PCRE2
  * runtime error). */

@@ -115,9 +115,6 @@ monitor_free_parts(Monitor *m)
   }
   ring_free(&m->ring);
   match_free(m->patterns);
-  for (size_t i = 0; i < m->npatterns; i++)
-    free(m->pattern_sources[i]);
-  free(m->pattern_sources);
   batch_free(&m->batch);
   ratelimit_free(&m->rate);
   eventlog_free(&m->events);
@@ -213,8 +210,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   m->mode = spec->mode;
   m->match_streams = spec->match_streams;
   m->builtin_patterns = spec->builtin_patterns;
-  const char *const *sources = spec->builtin_patterns ? crashpatterns_sources() : spec->patterns;
-  size_t nsources = spec->builtin_patterns ? crashpatterns_count() : spec->npatterns;
+  size_t nsources = match_count(patterns);
   m->notify = spec->notify;
   if (m->notify == kNotifyAuto)
     m->notify = nsources > 0 ? kNotifyMatches : kNotifyLines;
@@ -223,9 +219,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   m->data = data;
   m->patterns = patterns;
   m->npatterns = nsources;
-  m->pattern_sources = xcalloc(nsources ? nsources : 1, sizeof(char *));
-  for (size_t i = 0; i < nsources; i++)
-    m->pattern_sources[i] = xstrdup(sources[i]);
+  m->pattern_sources = match_sources(patterns);
   for (int i = 0; i < 2; i++) {
     m->streams[i].m = m;
     m->streams[i].stream = (StreamId)i;
@@ -510,7 +504,7 @@ monitor_pattern_count(const Monitor *m)
 const char *const *
 monitor_pattern_sources(const Monitor *m)
 {
-  return (const char *const *)m->pattern_sources;
+  return m->pattern_sources;
 }
 
 const char *

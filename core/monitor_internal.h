@@ -64,7 +64,7 @@ struct Monitor {
   uint64_t stream_bytes[2];
   Ring ring;
   PatternSet *patterns;
-  char **pattern_sources;        /* owned copies, npatterns entries */
+  const char *const *pattern_sources; /* the set's own (match_sources), npatterns entries */
   size_t npatterns;
   bool builtin_patterns;         /* patterns are the built-in crash set (crashpatterns.h) */
   Batch batch;
