@@ -69,6 +69,8 @@ struct Monitor {
   bool builtin_patterns;         /* patterns are the built-in crash set (crashpatterns.h) */
   Batch batch;
   RateLimit rate;
+  uint64_t rate_closed_until;    /* before this (loop ms), a batch opened would surely be
+                                    withheld (monitor_batch_line); 0: not known */
   EventLog events;
 
   /* The signal stage (monitor_signal.c). */

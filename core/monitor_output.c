@@ -129,16 +129,42 @@ monitor_batch_timer_cb(uv_timer_t *t)
   monitor_flush(t->data);
 }
 
+/* Whether a batch opened at now could only be withheld: the rate limit has
+ * no room until after the batch's window would have ended. The answer is
+ * kept until that time, since nothing is admitted while the window is
+ * full, so a flood asks the rate limit once per window, not once per line. */
+static bool
+monitor_window_closed(Monitor *m, uint64_t now)
+{
+  if (now < m->rate_closed_until)
+    return true;
+  uint64_t window = (uint64_t)m->settings.flush_interval_ms;
+  uint64_t free_at = ratelimit_next_free(&m->rate, now);
+  if (free_at <= now + window)
+    return false;
+  m->rate_closed_until = free_at - window;
+  return true;
+}
+
 /* Adds a line to the open batch, flushing first when it does not fit and
  * after when it is full; arms the window timer when the batch opens. */
 void
 monitor_batch_line(Monitor *m, uint64_t seq, StreamId stream, int pattern, unsigned flags,
                    const char *text, size_t len)
 {
+  uint64_t now = uv_now(m->loop);
+  if (batch_empty(&m->batch) && monitor_window_closed(m, now)) {
+    /* A batch opened now would be flushed (full, or when its window ends)
+     * while the rate limit is still full, so it could only be withheld: the
+     * line is withheld now instead of being copied into it. Under a flood
+     * past the limit this is what every line costs. */
+    if (ratelimit_withhold(&m->rate, now, 1) == kRateOverload)
+      monitor_overload(m);
+    return;
+  }
   if (!batch_fits(&m->batch, len))
     monitor_flush(m);
   bool opening = batch_empty(&m->batch);
-  uint64_t now = uv_now(m->loop);
   if (batch_add(&m->batch, now, seq, stream, pattern, flags, text, len)) {
     monitor_flush(m);
     return;

@@ -67,6 +67,13 @@ ratelimit_admit(RateLimit *rl, uint64_t now, uint64_t lines, uint64_t *withheld)
     return kRateAdmit;
   }
 
+  return ratelimit_withhold(rl, now, lines);
+}
+
+/* See ratelimit.h. */
+RateVerdict
+ratelimit_withhold(RateLimit *rl, uint64_t now, uint64_t lines)
+{
   rl->withheld_unreported += lines;
   rl->withheld_total += lines;
   rl->withheld_batches++;

@@ -50,6 +50,12 @@ void ratelimit_init(RateLimit *rl, size_t max, uint64_t window_ms, uint64_t over
  * restarts. */
 RateVerdict ratelimit_admit(RateLimit *rl, uint64_t now, uint64_t lines, uint64_t *withheld);
 
+/* Withholds `lines` lines at time now without asking for admission, as a
+ * withheld batch is counted (and judged for overload): for lines that
+ * arrive while the window is sure to stay full until any batch they could
+ * join is flushed (ratelimit_next_free). */
+RateVerdict ratelimit_withhold(RateLimit *rl, uint64_t now, uint64_t lines);
+
 /* Takes the lines withheld since the last admission (for the ending
  * notification) and restarts that count. */
 uint64_t ratelimit_take_withheld(RateLimit *rl);

@@ -213,6 +213,31 @@ TEST(overload_reached_exactly_at_overload_ms)
   ratelimit_free(&rl);
 }
 
+/* Lines withheld without a batch (a flood while the window is full, see
+ * monitor_batch_line) count, report and reach overload as withheld
+ * batches do. */
+TEST(withholding_without_a_batch_counts_as_a_withheld_batch)
+{
+  RateLimit rl;
+  ratelimit_init(&rl, 1, 1000, 3000);
+  uint64_t report;
+  CHECK_INT(ratelimit_admit(&rl, 0, 1, &report), kRateAdmit);
+  int overloads = 0;
+  for (uint64_t t = 100; t < 1000; t += 100)
+    overloads += ratelimit_withhold(&rl, t, 2) == kRateOverload;
+  CHECK_INT(overloads, 0);
+  CHECK_INT(rl.withheld_total, 18);
+  CHECK_INT(ratelimit_admit(&rl, 1000, 1, &report), kRateAdmit);
+  CHECK_INT(report, 18);
+  /* Withholding on with no clean window: overload at streak start + 3000,
+   * once. */
+  for (uint64_t t = 1100; t <= 4200; t += 100)
+    overloads += ratelimit_withhold(&rl, t, 1) == kRateOverload;
+  CHECK_INT(overloads, 1);
+  CHECK(rl.overloaded);
+  ratelimit_free(&rl);
+}
+
 int
 main(void)
 {
@@ -222,5 +247,6 @@ main(void)
   RUN(seed_scenario_reaches_overload_at_about_45_s_once);
   RUN(a_clean_window_restarts_the_streak);
   RUN(overload_reached_exactly_at_overload_ms);
+  RUN(withholding_without_a_batch_counts_as_a_withheld_batch);
   return check_summary();
 }
