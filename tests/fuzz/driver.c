@@ -27,6 +27,9 @@ static const char *const fragments[] = {
   "[stdout seq=1] ", "[stderr seq=2] ", "[stdout seq=8] ", "status: running", "\\u{202e}",
   "\\x1b", "\\n", "\xe2\x80\xae", "\xe2\x80\x8b", "\xef\xbb\xbf", "\xf3\xa0\x81\x81",
   "\xe2\x80\xa8", "\xc2\x85", "yyyyyyyyyyyy",
+  /* For the chunk-wide literal search: literals, near misses, long runs. */
+  "uncaught", "uncaugh", "caf\xc3\xa9", "xxxy", "12ms", "seq=", "Error: boom",
+  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
   /* For Lua patterns: classes, quantifiers, anchors, captures, %b, %f. */
   "%", "%a", "%d+", "%s*", "[^%]]", ".-", ".*", "^", "$", "%b()", "%f[%w]", "(%w+)", "%1",
   "()", "[a-z]", "+", "?",
