@@ -36,7 +36,7 @@ typedef struct {
   PatternSet *set;
   MatchChunk chunk;
   pcre2_code *codes[FUZZ_NPATTERNS];
-  pcre2_match_data *md;
+  pcre2_match_data *match_data;
 } FuzzMatch;
 
 /* The first pattern PCRE2 alone matches in the line, or -1. */
@@ -44,7 +44,7 @@ static int
 fuzz_reference(FuzzMatch *fm, const Line *line)
 {
   for (size_t i = 0; i < FUZZ_NPATTERNS; i++)
-    if (pcre2_match(fm->codes[i], (PCRE2_SPTR)line->text, line->len, 0, 0, fm->md, NULL) >= 0)
+    if (pcre2_match(fm->codes[i], (PCRE2_SPTR)line->text, line->len, 0, 0, fm->match_data, NULL) >= 0)
       return (int)i;
   return -1;
 }
@@ -73,8 +73,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       if (fm.codes[i] == NULL)
         abort();
     }
-    fm.md = pcre2_match_data_create(16, NULL);
-    if (fm.set == NULL || fm.md == NULL)
+    fm.match_data = pcre2_match_data_create(16, NULL);
+    if (fm.set == NULL || fm.match_data == NULL)
       abort();
   }
   enum { kHeader = 6 };
