@@ -6,7 +6,8 @@
  *   proc_loop.c     the per-loop bookkeeping: one SIGCHLD handle and read
  *                   buffer per loop, the list of its Procs, the streams
  *                   paused for the rest of a turn, loops torn down under
- *                   live children, the budget of grown pipes
+ *                   live children, the budget of grown pipes, the
+ *                   descriptor limit
  *   proc_resolve.c  what runs and where, decided before anything is forked:
  *                   the options, the opened directory, the program's path
  *   proc_spawn.c    starting the child: pipes, fork, the child's side up to
@@ -19,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <uv.h>
 
 #include "contain.h"
@@ -115,6 +117,10 @@ bool proc_loop_abandon_if_gone(Proc *p);
 void proc_loop_pause(Proc *p, StreamId id);
 /* Takes p off its loop's paused list (when it is freed). */
 void proc_loop_unpause(Proc *p);
+
+/* The soft RLIMIT_NOFILE a child is to start with, when proc_raise_nofile
+ * raised the engine's; false when the child keeps the engine's own. */
+bool proc_child_nofile(struct rlimit *rl);
 
 /* Grows an output pipe to PROC_PIPE_SIZE if the budget allows. Returns
  * whether it grew (then proc_pipe_release must follow when it closes). */

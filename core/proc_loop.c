@@ -322,6 +322,47 @@ proc_loop_remove(Proc *p)
   proc_loop_release_if_empty(pl);
 }
 
+/* --- the descriptor limit ------------------------------------------------- */
+
+/* The limit children start with once proc_raise_nofile raised ours. */
+static struct rlimit proc_nofile_child;
+static bool proc_nofile_raised;
+
+/* See proc.h. */
+bool
+proc_raise_nofile(uint64_t *was, uint64_t *now)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return false;
+  *was = *now = (uint64_t)rl.rlim_cur;
+  if (rl.rlim_cur == rl.rlim_max)
+    return true;
+  /* An unlimited hard limit (where the OS has one) is not a soft limit the
+   * kernel takes: Linux's own ceiling (fs.nr_open) defaults to 2^20. */
+  rlim_t want = rl.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_max;
+#if defined(__APPLE__) && defined(OPEN_MAX)
+  if (want > OPEN_MAX)
+    want = OPEN_MAX; /* macOS refuses more for RLIMIT_NOFILE */
+#endif
+  struct rlimit raised = {want, rl.rlim_max};
+  if (want <= rl.rlim_cur || setrlimit(RLIMIT_NOFILE, &raised) != 0)
+    return want <= rl.rlim_cur;
+  proc_nofile_child = rl;
+  proc_nofile_raised = true;
+  *now = (uint64_t)raised.rlim_cur;
+  return true;
+}
+
+/* See proc_internal.h. */
+bool
+proc_child_nofile(struct rlimit *rl)
+{
+  if (proc_nofile_raised)
+    *rl = proc_nofile_child;
+  return proc_nofile_raised;
+}
+
 /* --- the grown-pipe budget ----------------------------------------------- */
 
 /* See proc_internal.h and proc_pipe_grown. */

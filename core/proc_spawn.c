@@ -116,6 +116,8 @@ typedef struct {
   int report_fd;  /* exec-error pipe's write end (close-on-exec) */
   const ContainChild *contain; /* cgroups to join, rlimits */
   long open_max;  /* for the close loop when close_range is missing */
+  bool nofile_restore; /* start the program with the soft RLIMIT_NOFILE */
+  struct rlimit nofile; /* the engine had before proc_raise_nofile */
 } ProcChild;
 
 /* In the child: reports the failed step and errno to the parent and exits. */
@@ -196,6 +198,10 @@ proc_child(ProcChild *c)
   }
   /* The report pipe stays until exec closes it (close-on-exec). */
   proc_child_close_fds(c->report_fd, c->open_max);
+  /* Lowering the soft limit cannot fail; the descriptors above it (the
+   * report pipe) are closed by exec. */
+  if (c->nofile_restore)
+    setrlimit(RLIMIT_NOFILE, &c->nofile);
 
   execve(c->path, c->argv, c->envp);
   proc_child_fail(c, kChildExec);
@@ -332,7 +338,10 @@ proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
                      {l->in[0], l->out[0][1], l->out[1][1]},
                      l->report[1],
                      contain_child(l->contain),
-                     open_max};
+                     open_max,
+                     false,
+                     {0, 0}};
+  child.nofile_restore = proc_child_nofile(&child.nofile);
   l->start_ns = uv_hrtime();
   /* Every signal blocked across fork: the child must not run the engine's
    * handlers (libuv's would write into the loop's signal pipe) before it
