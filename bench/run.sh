@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds vigil in Release and runs every benchmark in turn: ingest, latency,
-# idle, policy, prefixcheck, signal (bench/README.md says what each measures and its target). Prints the
+# idle, policy, prefixcheck, signal, scale (bench/README.md says what each measures and its target). Prints the
 # figures; nothing is compared against a threshold here, and the exit status
 # is non-zero only when a build or a benchmark itself failed.
 #
-#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck|signal ...]
+#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck|signal|scale ...]
 #
 # --quick runs smaller versions (a 50 MiB log once, 50 latency lines, 3 s idle
-# windows, a 20 s signal scenario) to check the benchmarks work, not to quote. Naming benchmarks
+# windows, a 20 s signal scenario, 100 monitors for 10 s) to check the benchmarks work, not to quote. Naming benchmarks
 # runs only those. The build goes to build-release/ (VIGIL_BENCH_BUILD_DIR
 # to change it), so a developer's build/ is left alone.
 set -euo pipefail
@@ -20,12 +20,12 @@ which=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    ingest|latency|idle|policy|prefixcheck|signal) which+=("$a") ;;
+    ingest|latency|idle|policy|prefixcheck|signal|scale) which+=("$a") ;;
     -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck, signal)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck, signal, scale)" >&2; exit 2 ;;
   esac
 done
-[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck signal)
+[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck signal scale)
 
 # The idle benchmark counts system calls with strace; without it, it counts
 # context switches only. Install it when we can, as the other packages are.
@@ -41,7 +41,7 @@ fi
 echo "== build (Release) in $build"
 mkdir -p "$build"
 log="$build/bench-build.log"
-targets=(vigild gen_log ingest latency latency_child idle policy prefixcheck)
+targets=(vigild gen_log ingest latency latency_child idle policy prefixcheck scale scale_child)
 if ! { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release &&
        cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"; } \
        >"$log" 2>&1; then
@@ -103,6 +103,13 @@ for b in "${which[@]}"; do
       # A Python script (Debian's python3 with python3-msgpack).
       if [ "$quick" -eq 1 ]; then args=(--quick); else args=(); fi
       bench 300 "$root/bench/signal" --vigild "$build/vigild" "${args[@]}" || status=1 ;;
+    scale)
+      # 1000 monitors on one engine, then one flooding monitor among 100
+      # quiet ones (about 2.5 min; the quick one 100 monitors for 10 s).
+      if [ "$quick" -eq 1 ]; then
+        args=(--monitors 100 --seconds 10 --match-min 2000 --match-max 4000 --quiet 20 --fair-seconds 6)
+      else args=(); fi
+      bench 600 "$build/bench/scale" "${args[@]}" || status=1 ;;
   esac
 done
 exit "$status"

@@ -1,8 +1,11 @@
 /*
- * The batch window of one monitor (see batch.h). A batch is a fixed array of
- * line records and a fixed text arena, both allocated at the first line the
- * monitor ever batches (most monitors of a quiet child never need them) and
- * reused for every batch after. The deadline is fixed when the batch opens;
+ * The batch window of one monitor (see batch.h). A batch is an array of line
+ * records and a text arena, both allocated at the first line the monitor
+ * ever batches, grown (doubling) as its batches need, up to the caps, and
+ * reused for every batch after. Allocated whole at the caps (110 slots and
+ * 24 KiB of text by default), they cost every monitor that matched just once
+ * ~29 KiB (bench/scale); a quiet monitor's batches are a line or two. The
+ * deadline is fixed when the batch opens;
  * nothing here moves it, which is the difference from kimi's trailing
  * debounce that a steady stream postpones forever.
  */
@@ -34,7 +37,11 @@ batch_set_group_caps(Batch *b, size_t group_lines, size_t group_bytes)
   b->group_bytes = group_bytes;
 }
 
-/* Line slots and text bytes the storage has. */
+/* The first allocations; each doubles from there up to its cap. */
+#define BATCH_LINES_MIN 4
+#define BATCH_TEXT_MIN 512
+
+/* Line slots and text bytes the storage may grow to. */
 static size_t
 batch_cap_lines(const Batch *b)
 {
@@ -139,9 +146,12 @@ batch_add(Batch *b, uint64_t now, uint64_t seq, int stream, int pattern, unsigne
   assert(b->count < batch_cap_lines(b));
   if (b->count >= batch_cap_lines(b))
     return true;
-  if (b->lines == NULL) {
-    b->lines = xmalloc(batch_cap_lines(b) * sizeof *b->lines);
-    b->text = xmalloc(batch_cap_bytes(b));
+  if (b->count == b->lines_cap) {
+    size_t slots = b->lines_cap ? 2 * b->lines_cap : BATCH_LINES_MIN;
+    if (slots > batch_cap_lines(b))
+      slots = batch_cap_lines(b);
+    b->lines = xrealloc(b->lines, slots * sizeof *b->lines);
+    b->lines_cap = slots;
   }
   if (b->count == 0 && b->ngroups == 0) {
     b->opened_at = now;
@@ -153,6 +163,15 @@ batch_add(Batch *b, uint64_t now, uint64_t seq, int stream, int pattern, unsigne
   size_t keep = batch_cut(text, len, cap > b->bytes ? cap - b->bytes : 0);
   if (keep < len)
     flags |= kLineTruncated;
+  if (b->bytes + keep > b->text_cap) {
+    size_t grown = b->text_cap ? b->text_cap : BATCH_TEXT_MIN;
+    while (grown < b->bytes + keep)
+      grown *= 2;
+    if (grown > batch_cap_bytes(b))
+      grown = batch_cap_bytes(b); /* keep never takes the text past it */
+    b->text = xrealloc(b->text, grown);
+    b->text_cap = grown;
+  }
   BatchLine *line = &b->lines[b->count++];
   line->seq = seq;
   line->stream = stream;
@@ -225,6 +244,7 @@ batch_free(Batch *b)
   free(b->groups);
   b->lines = NULL;
   b->text = NULL;
+  b->lines_cap = b->text_cap = 0;
   b->groups = NULL;
   b->ngroups = 0;
   b->groups_cap = 0;

@@ -33,8 +33,10 @@ typedef struct {
   uint64_t interval;  /* monitor.flush_interval_ms */
   size_t group_lines; /* incident.max_lines + 1: an incident never splits */
   size_t group_bytes; /* incident.max_bytes */
-  BatchLine *lines;   /* max_lines + group_lines slots, lazily allocated */
-  char *text;         /* max_bytes + group_bytes, lazily allocated */
+  BatchLine *lines;   /* grown as lines come, up to max_lines + group_lines */
+  size_t lines_cap;
+  char *text;         /* grown as text comes, up to max_bytes + group_bytes */
+  size_t text_cap;
   NoteIncident *groups; /* the incidents of the open batch (first_line/nlines index lines) */
   size_t ngroups;
   size_t groups_cap;

@@ -2,7 +2,10 @@
  * Coalescing by fingerprint (see coalesce.h). The table is a plain array
  * searched linearly: it holds at most fingerprints_max entries (256 by
  * default) and is consulted once per incident, never per line, so a hash
- * table would buy nothing a person could notice.
+ * table would buy nothing a person could notice. It grows (doubling from 8)
+ * as fingerprints come: allocated whole at the first incident, it cost each
+ * monitor that ever had one 25 KiB (bench/scale), for a table most
+ * monitors fill with a handful.
  */
 #include "coalesce.h"
 
@@ -10,6 +13,9 @@
 #include <string.h>
 
 #include "memory.h"
+
+/* The table's first allocation, in entries. */
+#define COALESCE_SLOTS_MIN 8
 
 void
 coalesce_init(Coalescer *c, uint64_t window_ms, uint64_t summary_after_ms, size_t max)
@@ -57,8 +63,14 @@ coalesce_series_out(CoalesceEntry *e, CoalesceSummary *out)
 static CoalesceEntry *
 coalesce_slot(Coalescer *c)
 {
-  if (c->entries == NULL)
-    c->entries = xcalloc(c->max, sizeof *c->entries);
+  if (c->count == c->cap && c->cap < c->max) {
+    size_t cap = c->cap ? 2 * c->cap : COALESCE_SLOTS_MIN;
+    if (cap > c->max)
+      cap = c->max;
+    c->entries = xrealloc(c->entries, cap * sizeof *c->entries);
+    memset(c->entries + c->cap, 0, (cap - c->cap) * sizeof *c->entries);
+    c->cap = cap;
+  }
   if (c->count < c->max)
     return &c->entries[c->count++];
   CoalesceEntry *oldest = &c->entries[0];

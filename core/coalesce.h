@@ -64,7 +64,8 @@ typedef struct {
   uint64_t window_ms;       /* 0: coalescing off */
   uint64_t summary_after_ms;
   size_t max;               /* incident.fingerprints_max */
-  CoalesceEntry *entries;   /* lazily allocated, max slots */
+  CoalesceEntry *entries;   /* grown (doubling) up to max slots */
+  size_t cap;
   size_t count;
   uint64_t evicted;         /* entries dropped for room, ever */
   uint64_t coalesced_total; /* repeats counted, ever */

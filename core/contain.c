@@ -237,15 +237,34 @@ contain_by_tag(const char *tag)
   return NULL;
 }
 
-/* Whether pid is the child of a registered Contain (proc.c reaps those). */
-static bool
-contain_is_leader(pid_t pid)
+static int
+contain_pid_cmp(const void *a, const void *b)
+{
+  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The children of registered Contains (proc.c reaps those), sorted: a sweep
+ * asks about every child of the engine, and a walk of the list for each
+ * made it quadratic in the monitors (a million steps per SIGCHLD with 1000
+ * of them, most of the engine's time while they ended: bench/scale). */
+static void
+contain_leaders(PidList *out)
 {
   for (Contain *c = contain_list; c != NULL; c = c->next) {
-    if (c->leader == pid)
-      return true;
+    if (c->leader > 0)
+      pidlist_add(out, c->leader);
   }
-  return false;
+  if (out->n > 1)
+    qsort(out->pids, out->n, sizeof *out->pids, contain_pid_cmp);
+}
+
+/* Whether pid is in the sorted leaders. */
+static bool
+contain_is_leader(const PidList *leaders, pid_t pid)
+{
+  return leaders->n > 0 &&
+         bsearch(&pid, leaders->pids, leaders->n, sizeof *leaders->pids, contain_pid_cmp) != NULL;
 }
 
 /* How many Contains are started and not ended. */
@@ -333,26 +352,28 @@ contain_owner(pid_t pid, const ReaperProc *rp, bool *stale)
  * of its own, so one in our session is some other child of the process
  * hosting us, not ours to manage). */
 static bool
-contain_adopted_orphan(pid_t pid, pid_t own_sid, ReaperProc *rp)
+contain_adopted_orphan(const PidList *leaders, pid_t pid, pid_t own_sid, ReaperProc *rp)
 {
-  return !contain_is_leader(pid) && reaper_read(pid, rp) && rp->sid != own_sid;
+  return !contain_is_leader(leaders, pid) && reaper_read(pid, rp) && rp->sid != own_sid;
 }
 
 /* Appends the live adopted orphans attributed to c. */
 static void
 contain_orphans_of(Contain *c, PidList *out)
 {
-  PidList kids = {0};
+  PidList kids = {0}, leaders = {0};
   reaper_children(&kids);
+  contain_leaders(&leaders);
   pid_t own_sid = getsid(0);
   for (size_t i = 0; i < kids.n; i++) {
     ReaperProc rp;
     bool stale;
-    if (contain_adopted_orphan(kids.pids[i], own_sid, &rp) && rp.state != 'Z' &&
+    if (contain_adopted_orphan(&leaders, kids.pids[i], own_sid, &rp) && rp.state != 'Z' &&
         contain_owner(kids.pids[i], &rp, &stale) == c)
       pidlist_add(out, kids.pids[i]);
   }
   pidlist_free(&kids);
+  pidlist_free(&leaders);
 }
 
 /* Appends every live process of the monitor (the child included): its
@@ -606,15 +627,16 @@ contain_sweep(void)
 {
   if (!contain_ready)
     return 0;
-  PidList kids = {0};
+  PidList kids = {0}, leaders = {0};
   reaper_children(&kids);
+  contain_leaders(&leaders);
   pid_t own_sid = getsid(0);
   size_t running = contain_running();
   size_t remaining = 0;
   for (size_t i = 0; i < kids.n; i++) {
     pid_t pid = kids.pids[i];
     ReaperProc rp;
-    if (!contain_adopted_orphan(pid, own_sid, &rp))
+    if (!contain_adopted_orphan(&leaders, pid, own_sid, &rp))
       continue;
     if (rp.state == 'Z') {
       if (reaper_reap(pid)) {
@@ -651,6 +673,7 @@ contain_sweep(void)
       i++;
   }
   pidlist_free(&kids);
+  pidlist_free(&leaders);
   if (contain_npending > 0)
     contain_retry_pending();
   contain_last_adopted = remaining;

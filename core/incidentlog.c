@@ -3,6 +3,10 @@
  * of records, searched by id. Ids are given in order, so the record of id
  * is found by its distance from the oldest when none was skipped; a linear
  * search covers the rest (incidents come seldom; this runs per request).
+ * The array grows (doubling from 8) until it holds max: allocated whole at
+ * the first incident, it cost each monitor that ever had one 31 KiB
+ * (bench/scale). It wraps only once full, so while it grows the records
+ * are at 0..count-1 and growing moves nothing.
  */
 #include "incidentlog.h"
 
@@ -10,6 +14,9 @@
 #include <string.h>
 
 #include "memory.h"
+
+/* The first allocation, in records. */
+#define INCIDENTLOG_SLOTS_MIN 8
 
 void
 incidentlog_init(IncidentLog *log, size_t max)
@@ -28,8 +35,14 @@ incidentlog_record_free(IncidentRecord *r)
 void
 incidentlog_add(IncidentLog *log, const NoteIncident *info, const Incident *inc)
 {
-  if (log->records == NULL)
-    log->records = xcalloc(log->max, sizeof *log->records);
+  if (log->count == log->cap && log->cap < log->max) {
+    size_t cap = log->cap ? 2 * log->cap : INCIDENTLOG_SLOTS_MIN;
+    if (cap > log->max)
+      cap = log->max;
+    log->records = xrealloc(log->records, cap * sizeof *log->records);
+    memset(log->records + log->cap, 0, (cap - log->cap) * sizeof *log->records);
+    log->cap = cap;
+  }
   IncidentRecord *r;
   if (log->count == log->max) {
     r = &log->records[log->head];

@@ -22,7 +22,8 @@ typedef struct {
 } IncidentRecord;
 
 typedef struct {
-  IncidentRecord *records; /* circular, max slots, lazily allocated */
+  IncidentRecord *records; /* circular once full; grown (doubling) up to max */
+  size_t cap;
   size_t max;              /* incident.history_max */
   size_t head;             /* the oldest */
   size_t count;

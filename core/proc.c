@@ -36,6 +36,7 @@ proc_free_if_done(Proc *p)
 {
   if (!p->closed || !p->reaped || p->handles > 0)
     return;
+  proc_loop_unpause(p);
   proc_loop_remove(p);
   contain_free(p->contain);
   free(p->in_data);
@@ -278,7 +279,13 @@ proc_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
   *buf = uv_buf_init(p->pl->buf, PROC_READ_BUF_SIZE);
 }
 
-/* A chunk, EOF or a read error on stdout or stderr. */
+/* A chunk, EOF or a read error on stdout or stderr.
+ *
+ * libuv reads a stream again at once while its reads fill the buffer; a
+ * short read ends its run for this turn. So the bytes of one run of full
+ * reads are what this stream takes of one turn, and past
+ * PROC_READ_TURN_BYTES the stream waits for the next turn (proc_loop_pause):
+ * the chunks still come in order, and EOF after them. */
 void
 proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
@@ -287,10 +294,20 @@ proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
   if (nread > 0) {
     if (!p->closed && p->cb.on_output != NULL)
       p->cb.on_output(p->data, id, buf->base, (size_t)nread);
+    /* on_output may have closed p or ended the stream. */
+    if (p->closed || !p->reading[id])
+      return;
+    if ((size_t)nread < buf->len) {
+      p->turn_bytes[id] = 0; /* the pipe is empty: libuv stops here */
+    } else if ((p->turn_bytes[id] += (size_t)nread) >= PROC_READ_TURN_BYTES) {
+      proc_loop_pause(p, id);
+    }
     return;
   }
-  if (nread == 0)
-    return; /* EAGAIN */
+  if (nread == 0) {
+    p->turn_bytes[id] = 0; /* EAGAIN: the run of reads is over */
+    return;
+  }
   /* UV_EOF, or a read error, which ends the stream the same way. */
   proc_stream_end(p, id);
   proc_finish_if_done(p);

@@ -122,6 +122,18 @@ typedef struct Proc Proc;
 int proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *cb,
                void *data, Proc **out, VigilError *err);
 
+/* Raises this process's soft RLIMIT_NOFILE to its hard limit, and has every
+ * child started afterwards begin with the soft limit as it was. An engine
+ * holds two pipes per running monitor, so 1000 monitors need 2000+
+ * descriptors, past the soft limit of 1024 most sessions and services start
+ * with (systemd's default: soft 1024, hard 524288), and a spawn past it is
+ * refused (spawn_failed: "pipe: Too many open files"). The children get the
+ * old limit back because a program may rely on it: select() cannot watch a
+ * descriptor at or past FD_SETSIZE (1024). Sets *was and *now to the soft
+ * limit before and after; returns false (nothing changed) when the limit
+ * cannot be read or raised. */
+bool proc_raise_nofile(uint64_t *was, uint64_t *now);
+
 /* Everything proc_spawn would refuse before it forks, without forking: the
  * options, the directory and the program. On success *program is the
  * absolute path that would be executed (free it). Same errors as

@@ -4,8 +4,10 @@
  * into another. The module is one interface (proc.h) in four files, split
  * by concept:
  *   proc_loop.c     the per-loop bookkeeping: one SIGCHLD handle and read
- *                   buffer per loop, the list of its Procs, loops torn down
- *                   under live children, the budget of grown pipes
+ *                   buffer per loop, the list of its Procs, the streams
+ *                   paused for the rest of a turn, loops torn down under
+ *                   live children, the budget of grown pipes, the
+ *                   descriptor limit
  *   proc_resolve.c  what runs and where, decided before anything is forked:
  *                   the options, the opened directory, the program's path
  *   proc_spawn.c    starting the child: pipes, fork, the child's side up to
@@ -18,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <uv.h>
 
 #include "contain.h"
@@ -29,6 +32,16 @@
 /* What the stdout/stderr pipes are grown to, so a fast writer needs fewer
  * reads; also the most a stream is drained at the drain deadline. */
 #define PROC_PIPE_SIZE (1024 * 1024)
+/* The most one stream reads in one turn of the loop before it waits for the
+ * next turn (proc_read_cb). libuv goes on reading a stream while its reads
+ * fill the buffer, up to 32 of them (8 MiB here) in one callback turn, and
+ * a monitor takes about 1 ms per MiB to split, match and keep: a child
+ * writing as fast as it can held the loop for several ms at a time, and
+ * every other monitor's batch timer and pipe waited behind it
+ * (bench/scale's fairness run). One buffer per turn bounds that wait to one
+ * chunk's work (~0.25 ms) per flooding stream, and costs a flooding stream
+ * an epoll_wait and an epoll_ctl per 256 KiB. */
+#define PROC_READ_TURN_BYTES PROC_READ_BUF_SIZE
 
 typedef struct ProcLoop ProcLoop;
 
@@ -39,8 +52,12 @@ struct ProcLoop {
   uv_loop_t *loop;
   uv_signal_t sigchld; /* ref'd only while some child's exit is still to be
                           seen (proc_loop_update_ref) */
+  uv_check_t resume;   /* active only while a stream is paused: restarts
+                          the paused streams after this turn's poll */
+  int handles;         /* sigchld and resume, until their close callbacks */
   char *buf;           /* the read buffer shared by every pipe of this loop */
   Proc *procs;         /* every Proc not yet freed, closed ones awaiting reaping too */
+  Proc *paused;        /* Procs with a stream paused this turn (Proc.paused_next) */
   ProcLoop *next;
 };
 
@@ -55,6 +72,10 @@ struct Proc {
   uv_pipe_t out[2];  /* indexed by StreamId */
   bool reading[2];   /* out[i] is open: neither EOF nor cut yet */
   bool grown[2];     /* out[i]'s pipe counts against the grown-pipe budget */
+  size_t turn_bytes[2]; /* read by out[i] in this turn's run of full reads */
+  bool paused[2];    /* out[i] stopped for the rest of this turn */
+  bool on_paused;    /* on pl->paused */
+  Proc *paused_next;
   uv_pipe_t in;      /* stdin_data's write end, while the write is pending */
   bool in_open;
   uv_write_t in_req;
@@ -90,6 +111,16 @@ void proc_loop_update_ref(ProcLoop *pl);
  * else); if so its children are killed and left to be reaped later, and p
  * must not touch its handles. */
 bool proc_loop_abandon_if_gone(Proc *p);
+
+/* Stops reading p's stream id for the rest of this loop turn (its read
+ * budget is spent); the loop's resume check restarts it after the poll. */
+void proc_loop_pause(Proc *p, StreamId id);
+/* Takes p off its loop's paused list (when it is freed). */
+void proc_loop_unpause(Proc *p);
+
+/* The soft RLIMIT_NOFILE a child is to start with, when proc_raise_nofile
+ * raised the engine's; false when the child keeps the engine's own. */
+bool proc_child_nofile(struct rlimit *rl);
 
 /* Grows an output pipe to PROC_PIPE_SIZE if the budget allows. Returns
  * whether it grew (then proc_pipe_release must follow when it closes). */

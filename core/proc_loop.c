@@ -4,6 +4,15 @@
  * Procs, what is left when a loop is torn down under live children, and the
  * budget of output pipes grown past the default size.
  *
+ * A stream whose reads filled PROC_READ_TURN_BYTES in one turn is paused
+ * (proc_read_cb) and restarted by the loop's check handle, which runs after
+ * the poll phase: the next turn runs the due timers first and then polls
+ * the stream again with every other descriptor, so a flooding child gets
+ * one buffer per turn and the others their turn in between. The check is
+ * active only while something is paused, so an idle loop never runs it, and
+ * a paused stream that turns out to be empty costs one blocking poll, not
+ * a spin.
+ *
  * The parent learns of every exit from one SIGCHLD handle per loop, which
  * checks each Proc of the loop (proc_check) and lets contain.c reap the
  * orphans the engine adopted as a subreaper. The handle is referenced only
@@ -158,13 +167,76 @@ proc_loop_on_sigchld(uv_signal_t *h, int signum)
     proc_loop_release_if_empty(pl);
 }
 
-/* Frees a state once its signal handle is closed. */
+/* Frees a state once its signal and check handles are closed. */
 static void
 proc_loop_closed(uv_handle_t *h)
 {
   ProcLoop *pl = h->data;
+  if (--pl->handles > 0)
+    return;
   free(pl->buf);
   free(pl);
+}
+
+/* --- streams paused for the rest of a turn -------------------------------- */
+
+/* The check after the poll: restarts every stream paused in this turn
+ * (unless it ended or its Proc closed meanwhile), then goes inactive. */
+static void
+proc_loop_on_resume(uv_check_t *h)
+{
+  ProcLoop *pl = h->data;
+  Proc *p = pl->paused;
+  pl->paused = NULL;
+  uv_check_stop(h);
+  while (p != NULL) {
+    Proc *next = p->paused_next;
+    p->paused_next = NULL;
+    p->on_paused = false;
+    for (int id = 0; id < 2; id++) {
+      if (!p->paused[id])
+        continue;
+      p->paused[id] = false;
+      p->turn_bytes[id] = 0;
+      if (!p->closed && p->reading[id])
+        uv_read_start((uv_stream_t *)&p->out[id], proc_alloc_cb, proc_read_cb);
+    }
+    p = next;
+  }
+}
+
+/* See proc_internal.h. */
+void
+proc_loop_pause(Proc *p, StreamId id)
+{
+  ProcLoop *pl = p->pl;
+  uv_read_stop((uv_stream_t *)&p->out[id]);
+  p->paused[id] = true;
+  if (!p->on_paused) {
+    p->on_paused = true;
+    p->paused_next = pl->paused;
+    pl->paused = p;
+  }
+  if (!uv_is_active((uv_handle_t *)&pl->resume))
+    uv_check_start(&pl->resume, proc_loop_on_resume);
+}
+
+/* See proc_internal.h. A Proc is freed only after the close callbacks of
+ * its handles, which run after the check of the turn that paused it, so
+ * this finds it there only if a loop stopped between the two. */
+void
+proc_loop_unpause(Proc *p)
+{
+  if (!p->on_paused)
+    return;
+  for (Proc **pp = &p->pl->paused; *pp != NULL; pp = &(*pp)->paused_next) {
+    if (*pp == p) {
+      *pp = p->paused_next;
+      break;
+    }
+  }
+  p->on_paused = false;
+  p->paused_next = NULL;
 }
 
 /* See proc_internal.h. */
@@ -179,13 +251,19 @@ proc_loop_get(uv_loop_t *loop, VigilError *err)
   }
   ProcLoop *pl = xcalloc(1, sizeof *pl);
   pl->loop = loop;
-  /* uv_signal_init cannot fail on Unix; uv_signal_start can (sigaction). */
+  /* Neither init can fail on Unix; uv_signal_start can (sigaction). The
+   * check never keeps a loop alive by itself: it is active only between a
+   * pause and the end of the same turn. */
   uv_signal_init(loop, &pl->sigchld);
-  pl->sigchld.data = pl;
+  uv_check_init(loop, &pl->resume);
+  uv_unref((uv_handle_t *)&pl->resume);
+  pl->sigchld.data = pl->resume.data = pl;
+  pl->handles = 2;
   int rc = uv_signal_start(&pl->sigchld, proc_loop_on_sigchld, SIGCHLD);
   if (rc != 0) {
     error_set(err, kErrSpawnFailed, "cannot watch SIGCHLD: %s", uv_strerror(rc));
     uv_close((uv_handle_t *)&pl->sigchld, proc_loop_closed);
+    uv_close((uv_handle_t *)&pl->resume, proc_loop_closed);
     return NULL;
   }
   uv_unref((uv_handle_t *)&pl->sigchld);
@@ -214,6 +292,7 @@ proc_loop_release_if_empty(ProcLoop *pl)
     }
   }
   uv_close((uv_handle_t *)&pl->sigchld, proc_loop_closed);
+  uv_close((uv_handle_t *)&pl->resume, proc_loop_closed);
 }
 
 /* See proc_internal.h. At the head: a SIGCHLD walk in progress does not
@@ -241,6 +320,47 @@ proc_loop_remove(Proc *p)
   if (p->next != NULL)
     p->next->prev = p->prev;
   proc_loop_release_if_empty(pl);
+}
+
+/* --- the descriptor limit ------------------------------------------------- */
+
+/* The limit children start with once proc_raise_nofile raised ours. */
+static struct rlimit proc_nofile_child;
+static bool proc_nofile_raised;
+
+/* See proc.h. */
+bool
+proc_raise_nofile(uint64_t *was, uint64_t *now)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return false;
+  *was = *now = (uint64_t)rl.rlim_cur;
+  if (rl.rlim_cur == rl.rlim_max)
+    return true;
+  /* An unlimited hard limit (where the OS has one) is not a soft limit the
+   * kernel takes: Linux's own ceiling (fs.nr_open) defaults to 2^20. */
+  rlim_t want = rl.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_max;
+#if defined(__APPLE__) && defined(OPEN_MAX)
+  if (want > OPEN_MAX)
+    want = OPEN_MAX; /* macOS refuses more for RLIMIT_NOFILE */
+#endif
+  struct rlimit raised = {want, rl.rlim_max};
+  if (want <= rl.rlim_cur || setrlimit(RLIMIT_NOFILE, &raised) != 0)
+    return want <= rl.rlim_cur;
+  proc_nofile_child = rl;
+  proc_nofile_raised = true;
+  *now = (uint64_t)raised.rlim_cur;
+  return true;
+}
+
+/* See proc_internal.h. */
+bool
+proc_child_nofile(struct rlimit *rl)
+{
+  if (proc_nofile_raised)
+    *rl = proc_nofile_child;
+  return proc_nofile_raised;
 }
 
 /* --- the grown-pipe budget ----------------------------------------------- */

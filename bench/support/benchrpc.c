@@ -317,9 +317,9 @@ bench_rpc_begin(BenchRpc *rpc, msgpack_sbuffer *sb, msgpack_packer *pk, const ch
 }
 
 /* Writes sb whole, then reads until the response to id has come; returns
- * its result. */
+ * its result, or NULL with the error's message in err. */
 const msgpack_object *
-bench_rpc_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb)
+bench_rpc_try_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb, char *err, size_t cap)
 {
   if (rpc->have_resp) {
     msgpack_unpacked_destroy(&rpc->resp);
@@ -348,11 +348,21 @@ bench_rpc_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb)
     const msgpack_object *m = NULL;
     if (a[2].type == MSGPACK_OBJECT_ARRAY && a[2].via.array.size == 2)
       m = &a[2].via.array.ptr[1];
-    bench_rpc_die("request %u failed: %.*s", id,
-                  m && m->type == MSGPACK_OBJECT_STR ? (int)m->via.str.size : 0,
-                  m && m->type == MSGPACK_OBJECT_STR ? m->via.str.ptr : "");
+    bench_rpc_str(m, err, cap);
+    return NULL;
   }
   return &a[3];
+}
+
+/* bench_rpc_try_call, dying on an error response. */
+const msgpack_object *
+bench_rpc_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb)
+{
+  char err[512];
+  const msgpack_object *r = bench_rpc_try_call(rpc, id, sb, err, sizeof err);
+  if (r == NULL)
+    bench_rpc_die("request %u failed: %s", id, err);
+  return r;
 }
 
 /* Drops the kept response and the unpacker, closes the socket. */

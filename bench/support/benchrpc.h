@@ -1,6 +1,6 @@
 /*
  * The blocking msgpack-rpc client and engine handling shared by the
- * benchmarks that drive a real vigild (idle, latency).
+ * benchmarks that drive a real vigild (idle, latency, scale).
  *
  * A benchmark calls bench_rpc_init first (its name prefixes every message,
  * and SIGTERM, SIGINT and SIGHUP then stop the engine before the program
@@ -102,6 +102,12 @@ uint32_t bench_rpc_begin(BenchRpc *rpc, msgpack_sbuffer *sb, msgpack_packer *pk,
  * its result (valid until the next call). Dies on an error response or
  * after 30 s. */
 const msgpack_object *bench_rpc_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb);
+
+/* bench_rpc_call, except that an error response returns NULL with its
+ * message copied into err (cap bytes), for a benchmark that reports a
+ * refusal instead of dying of it. */
+const msgpack_object *bench_rpc_try_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb,
+                                         char *err, size_t cap);
 
 /* Drops the kept response and the unpacker and closes the connection. */
 void bench_rpc_disconnect(BenchRpc *rpc);

@@ -11,7 +11,9 @@
  *   vigild [--listen [PATH] | --stdio] [--config FILE]
  *   vigild --check-config FILE
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include "contain.h"
 #include "engine.h"
 #include "log.h"
+#include "proc.h"
 #include "rpc/server.h"
 
 static const char vigild_usage[] =
@@ -218,6 +221,15 @@ main(int argc, char **argv)
   /* Subreaper and cgroups before any child exists; the log says what was
    * found once, at start-up. */
   contain_init();
+  /* Two pipes per monitor: room for as many as the hard limit allows, the
+   * children keeping the soft limit we were given (proc_raise_nofile). */
+  uint64_t nofile_was, nofile_now;
+  if (!proc_raise_nofile(&nofile_was, &nofile_now))
+    LOG_WARN("vigild", "cannot raise the descriptor limit (RLIMIT_NOFILE): %s", strerror(errno));
+  else if (nofile_now != nofile_was)
+    LOG_INFO("vigild", "descriptor limit (RLIMIT_NOFILE) raised from %" PRIu64 " to %" PRIu64
+             " (2 per running monitor); children start with %" PRIu64,
+             nofile_was, nofile_now, nofile_was);
 
   VigilConfig cfg;
   VigilError err = VIGIL_ERROR_INIT;

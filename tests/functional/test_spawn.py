@@ -9,11 +9,14 @@ vigild (issue 7, points 2, 3, 5 and 16):
   child inherits only monitor.env_inherit of the engine's environment;
 - the cwd that is checked against workspace_roots is the one the child
   runs in, even while a symlink on its path flips;
-- vigild --check-config refuses a boot monitor exactly as the start would.
+- vigild --check-config refuses a boot monitor exactly as the start would;
+- an engine started with a low soft descriptor limit raises it for itself
+  (two pipes per monitor) and its children get the limit it was given.
 """
 
 import atexit
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -399,6 +402,34 @@ def test_start_up_error_names_its_code_once(e):
     assert line.count("invalid_pattern") == 1, line
 
 
+@stdio_only
+def test_more_monitors_than_the_inherited_descriptor_limit_allows(e):
+    """Each running monitor holds two pipes in vigild. Started with a soft
+    RLIMIT_NOFILE of 64, the engine still runs 40 monitors (80 pipes: with
+    64 descriptors the 30th start or so was spawn_failed, "Too many open
+    files"), and what it runs starts with the 64 it was given."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 256:
+        print("  (skipped: the hard descriptor limit is %d)" % hard)
+        return
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+    try:
+        e2 = Engine(e.transport)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    try:
+        for s in range(3):
+            e2.call("session_open", session="fd%d" % s)
+        for i in range(40):
+            e2.main.call("monitor_start", session="fd%d" % (i // 16), argv=["sleep", "30"],
+                         patterns=[])
+        r = e2.call("process_run", argv=["sh", "-c", "ulimit -Sn"])
+        assert r["stdout_summary"] == "64", r
+        assert "raised from 64" in e2.wait_log("descriptor limit (RLIMIT_NOFILE) raised")
+    finally:
+        e2.close()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_the_callers_path_never_decides_what_runs,
@@ -415,4 +446,5 @@ if __name__ == "__main__":
         test_cwd_outside_the_roots_is_denied_and_inside_runs,
         test_check_config_refuses_boot_monitors_the_start_would_refuse,
         test_start_up_error_names_its_code_once,
+        test_more_monitors_than_the_inherited_descriptor_limit_allows,
     ]))

@@ -207,6 +207,55 @@ TEST(each_visits_lines_in_order)
   CHECK(b.lines == NULL);
 }
 
+/* Checks that the open batch holds lines n0..n0+n-1 as add_numbered made
+ * them, in order. */
+typedef struct {
+  size_t next;
+  bool ok;
+} Numbered;
+
+static void
+numbered(void *ctx, const BatchLine *line, const char *text)
+{
+  Numbered *c = ctx;
+  char want[64];
+  int len = snprintf(want, sizeof want, "line %04zu of a batch that grows", c->next++);
+  if (line->len != (size_t)len || memcmp(text, want, (size_t)len) != 0)
+    c->ok = false;
+}
+
+/* A monitor whose batches are a line or two holds storage for that, not for
+ * the caps (110 slots and 24 KiB of text by default, which every monitor
+ * that matched once used to keep); a batch that fills up still gets every
+ * line, in order, up to the caps. */
+TEST(storage_grows_with_what_the_batches_hold)
+{
+  Batch b;
+  batch_init(&b, 50, 16384, 200);
+  batch_set_group_caps(&b, 61, 8192);
+  add(&b, 10, "Error: 1 a quiet monitor's one match");
+  CHECK(b.lines_cap <= 4);
+  CHECK(b.text_cap <= 512);
+  batch_take(&b);
+
+  bool full = false;
+  size_t n = 0;
+  char text[64];
+  while (!full) {
+    int len = snprintf(text, sizeof text, "line %04zu of a batch that grows", n++);
+    full = batch_add(&b, 500, n, 1, -1, 0, text, (size_t)len);
+  }
+  CHECK_INT(n, 50); /* 50 lines of 31 bytes: max_lines comes first */
+  CHECK(b.lines_cap >= 50 && b.lines_cap <= 50 + 61);
+  CHECK(b.text_cap >= 50 * 32 && b.text_cap <= 16384 + 8192);
+  Numbered c = {0, true};
+  batch_each(&b, numbered, &c);
+  CHECK(c.ok);
+  CHECK_INT(c.next, 50);
+  batch_free(&b);
+  CHECK(b.lines == NULL && b.lines_cap == 0 && b.text_cap == 0);
+}
+
 /* An incident enters a batch whole: into an empty batch even past
  * max_lines and max_bytes, into an open one only when it fits; its lines
  * are marked with its group and the group indexes them. */
@@ -258,5 +307,6 @@ main(void)
   RUN(numbers_count_up);
   RUN(each_visits_lines_in_order);
   RUN(an_incident_is_never_split);
+  RUN(storage_grows_with_what_the_batches_hold);
   return check_summary();
 }

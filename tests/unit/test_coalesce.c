@@ -132,6 +132,32 @@ TEST(a_full_table_evicts_the_oldest_and_hands_back_its_series)
   coalesce_free(&c);
 }
 
+TEST(the_table_grows_with_the_fingerprints_and_still_evicts_at_its_bound)
+{
+  /* A monitor with one incident holds a small table, not the bound's 256
+   * entries; past the first allocation every fingerprint is still known
+   * (its repeat coalesced), and at the bound the oldest goes, as before. */
+  Coalescer c;
+  coalesce_init(&c, 300000, 10000, 20);
+  CHECK_INT(judge(&c, 0, 1000, 1, NULL), kCoalesceNotify);
+  CHECK(c.cap < 20);
+  for (uint64_t i = 1; i < 20; i++)
+    CHECK_INT(judge(&c, i, 1000 + i, i + 1, NULL), kCoalesceNotify);
+  for (uint64_t i = 0; i < 20; i++)
+    CHECK_INT(judge(&c, 100 + i, 1000 + i, 100 + i, NULL), kCoalesceRepeat);
+  CHECK_INT(c.cap, 20);
+  CHECK_INT(c.evicted, 0);
+  CHECK_INT(judge(&c, 200, 5000, 200, NULL), kCoalesceNotify);
+  CHECK_INT(c.evicted, 1);
+  CHECK_INT(c.count, 20);
+  CoalesceSummary s;
+  CHECK(coalesce_take_evicted(&c, &s)); /* the first, with its one repeat */
+  CHECK_INT(s.fingerprint, 1000);
+  CHECK_INT(s.repeats, 1);
+  coalesce_summary_free(&s);
+  coalesce_free(&c);
+}
+
 TEST(window_zero_turns_coalescing_off)
 {
   Coalescer c;
@@ -150,6 +176,7 @@ main(void)
   RUN(a_different_crash_inside_the_loop_is_notified_at_once);
   RUN(after_the_window_the_failure_is_notified_again_with_its_series);
   RUN(a_full_table_evicts_the_oldest_and_hands_back_its_series);
+  RUN(the_table_grows_with_the_fingerprints_and_still_evicts_at_its_bound);
   RUN(window_zero_turns_coalescing_off);
   return check_summary();
 }

@@ -31,6 +31,9 @@ typedef struct {
   ProcExit x;
   uint64_t exit_ns;
   bool close_in_exit;     /* proc_close from inside on_exit */
+  size_t turn_bytes;      /* output in this loop turn (a prepare resets it) */
+  size_t max_turn_bytes;  /* the most output of any one turn */
+  int turns_with_output;
 } Run;
 
 static char tmpdir[64];
@@ -42,6 +45,11 @@ on_output(void *data, StreamId s, const char *buf, size_t len)
   if (r->exits > 0)
     r->outputs_after_exit++;
   strbuf_append(&r->out[s], buf, len);
+  if (r->turn_bytes == 0)
+    r->turns_with_output++;
+  r->turn_bytes += len;
+  if (r->turn_bytes > r->max_turn_bytes)
+    r->max_turn_bytes = r->turn_bytes;
 }
 
 static void
@@ -1095,6 +1103,58 @@ TEST(raw_bytes_arrive_unchanged)
   run_close(&r);
 }
 
+/* A prepare handle's callback: a new loop turn begins. */
+static void
+new_turn(uv_prepare_t *h)
+{
+  ((Run *)h->data)->turn_bytes = 0;
+}
+
+TEST(a_full_pipe_is_read_one_buffer_per_loop_turn)
+{
+  /* The child fills its pipe (1 MiB where the engine grew it) and exits
+   * before the loop reads anything: libuv alone would read all of it in one
+   * turn, holding every other monitor's timers and pipes that long. Each
+   * turn now takes at most one read buffer (256 KiB) of a stream; the bytes
+   * still all come, in order, then EOF, then the exit. */
+  Run r;
+  run_init(&r);
+  uv_prepare_t turn;
+  uv_prepare_init(&r.loop, &turn);
+  turn.data = &r;
+  uv_prepare_start(&turn, new_turn);
+  uv_unref((uv_handle_t *)&turn);
+  char path[4096];
+  snprintf(path, sizeof path, "%s", test_child_path("child_fill"));
+  char *argv[] = {path, NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  if (run_start(&r, &o)) {
+    /* Its exit, without reaping it (the module does): a blocking wait for
+     * an event that is bound to come, as the child writes only what fits. */
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    while (waitid(P_PID, (id_t)proc_pid(r.p), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR)
+      ;
+    if (run_wait(&r, 10000)) {
+      const StrBuf *out = &r.out[kStreamStdout];
+      CHECK(out->len >= 65536 && out->len % 16 == 0);
+      for (size_t i = 0; i < out->len / 16; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "%015zu\n", i);
+        if (memcmp(strbuf_cstr(out) + i * 16, want, 16) != 0) {
+          check_fail(__FILE__, __LINE__, "line %zu is out of order", i);
+          break;
+        }
+      }
+      CHECK(r.max_turn_bytes <= 256 * 1024);
+      CHECK(r.turns_with_output >= (int)((out->len + 256 * 1024 - 1) / (256 * 1024)));
+      CHECK(r.eofs_before_exit);
+      CHECK_INT(r.outputs_after_exit, 0);
+    }
+  }
+  run_close(&r);
+}
+
 TEST(close_on_a_running_child_kills_its_group)
 {
   Run r;
@@ -1354,6 +1414,7 @@ main(void)
   RUN(cpu_limit_is_accepted_within_the_machine);
   RUN(resource_usage);
   RUN(raw_bytes_arrive_unchanged);
+  RUN(a_full_pipe_is_read_one_buffer_per_loop_turn);
   RUN(close_on_a_running_child_kills_its_group);
   RUN(close_while_draining_kills_the_grandchild);
   RUN(close_from_inside_on_exit);

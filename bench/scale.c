@@ -1,0 +1,963 @@
+/*
+ * The scale benchmark: what many monitors on one engine cost, and whether
+ * one monitor flooding its pipe delays the notifications of the others.
+ * It runs the real vigild over its socket, twice (a fresh engine each time):
+ *
+ *   scale      --monitors (1000) monitors on `scale_child quiet`: each child
+ *              writes --rate (10) ordinary lines a second and, every 10 to
+ *              30 s (--match-min/--match-max, spread over the monitors), a
+ *              line "Error: K STAMP" with its CLOCK_MONOTONIC stamp, for
+ *              --seconds (60). Reported: the engine's CPU (utime + stime of
+ *              /proc/PID/stat) as a share of one core over the steady window
+ *              (every monitor started, no child ending yet); its VmRSS before
+ *              the monitors, once they are all started, and at the end of
+ *              the window, and per monitor; the latency of each matching
+ *              line (the time its notification's bytes came off the socket
+ *              minus its stamp), p50/p99/max; matches expected (computed
+ *              from the children's schedules) against matches notified.
+ *   fairness   --quiet (100) monitors whose children print one stamped match
+ *              a second and nothing else; after a baseline of a few seconds
+ *              one more monitor on `scale_child flood`, which writes ordinary
+ *              lines as fast as the pipe takes them for --fair-seconds (20).
+ *              Reported: the quiet monitors' latency p50/p99/max without and
+ *              with the flood, the flood monitor's throughput (its
+ *              counters.stdout_bytes over the window) and the engine's CPU.
+ *
+ * Targets (bench/README.md): engine CPU under 10% of one core, under 16 KiB
+ * of RSS per quiet monitor, match latency p99 <= flush window + 5 ms (the
+ * window read from api_info, limits["monitor.flush_interval_ms"]), in both
+ * runs. Not a test: it prints figures, and exits 1 only when it could not
+ * measure or the engine did not end cleanly.
+ *
+ * The config raises monitor.max_monitors to the count, sets 16 monitors per
+ * session (the setting's bound: 1000 monitors take 63 sessions, and a
+ * connection may open 64) and raises the rate limit just enough that no
+ * match is withheld (10 s / --match-min + 2 per 10 s; 12 in the fairness
+ * run). Every monitor starts with
+ * match_pattern "^Error:" and incidents false, so each matching line is
+ * notified on its own (the incident stage would coalesce the repeats of one
+ * fingerprint); --builtin starts them with the built-in crash patterns
+ * instead, to see what those cost (the latency figures are then of the few
+ * matches not coalesced).
+ *
+ * Descriptors: each monitor holds two pipes in vigild. This program raises
+ * its own soft RLIMIT_NOFILE to the hard limit (the engine inherits it);
+ * --engine-nofile N gives the engine a soft limit of N instead, to see what
+ * it does with fewer. The engine's limit and open descriptors are printed.
+ *
+ *   scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]
+ *         [--match-max 30000] [--quiet 100] [--fair-seconds 20]
+ *         [--only scale|fairness] [--builtin] [--engine-nofile N]
+ *         [--vigild PATH] [--keep]
+ *
+ * vigild and scale_child are looked for as latency does (build/vigild,
+ * build/bench/scale_child). Killed by SIGTERM, SIGINT or SIGHUP, it sends
+ * SIGTERM to its vigild first, which stops every child.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+
+#include "support/benchrpc.h"
+
+#define SCALE_PER_SESSION 16
+#define SCALE_MAX_SESSIONS 64 /* per connection (core/client.c) */
+
+/* One timed matching line: its stamp and its latency. */
+typedef struct {
+  int64_t stamp_ns;
+  double ms;
+} ScaleSample;
+
+/* A growing list of samples. */
+typedef struct {
+  ScaleSample *v;
+  size_t n, cap;
+} ScaleSamples;
+
+/* A control child: `scale_child quiet` with its stdout piped straight into
+ * this program, timed when read(2) returns, as latency's bare pipe is. */
+typedef struct {
+  pid_t pid;
+  int fd; /* -1 at EOF */
+  char buf[4096];
+  size_t len;
+} ScalePeer;
+
+#define SCALE_PEERS 10
+
+/* A run's state: the engine, the connection, the samples. */
+typedef struct {
+  BenchRpc rpc;
+  bool keep;
+  bool builtin;
+  const char *vigild, *child;
+  long flush_ms;
+  msgpack_sbuffer sb;
+  msgpack_packer pk;
+  size_t nsessions;
+  char flood_id[64];
+  /* what came */
+  ScaleSamples samples;          /* through vigild */
+  ScaleSamples peer_samples;     /* through the control pipes */
+  ScalePeer peers[SCALE_PEERS];
+  int npeers;
+  uint64_t notifications, merged, suppressed, other_lines;
+  uint64_t endings, endings_not_exit;
+  int64_t last_ending_ns;
+  /* the children, for the leftover check */
+  pid_t *pids;
+  size_t npids;
+} Scale;
+
+/* --- /proc -------------------------------------------------------------- */
+
+/* The value of the "Key:" line of /proc/PID/status (kB for VmRSS), or -1. */
+static long long
+scale_status_field(pid_t pid, const char *key)
+{
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  size_t n = strlen(key);
+  long long v = -1;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, key, n) == 0 && line[n] == ':') {
+      v = strtoll(line + n + 1, NULL, 10);
+      break;
+    }
+  fclose(f);
+  return v;
+}
+
+/* utime + stime of pid (every thread) in clock ticks, or -1. */
+static long long
+scale_cpu_ticks(pid_t pid)
+{
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')');
+  if (p == NULL)
+    return -1;
+  /* After the comm: state is field 3; utime and stime are 14 and 15. */
+  unsigned long long ut, st;
+  if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    return -1;
+  return (long long)(ut + st);
+}
+
+/* The engine's open descriptors and its RLIMIT_NOFILE (from /proc). */
+static void
+scale_engine_fds(pid_t pid, long *open_fds, char *limits, size_t cap)
+{
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+  *open_fds = 0;
+  DIR *d = opendir(path);
+  if (d != NULL) {
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+      *open_fds += de->d_name[0] != '.';
+    closedir(d);
+  }
+  snprintf(limits, cap, "?");
+  snprintf(path, sizeof path, "/proc/%d/limits", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return;
+  char line[256];
+  while (fgets(line, sizeof line, f)) {
+    char soft[32], hard[32];
+    if (strncmp(line, "Max open files", 14) == 0 &&
+        sscanf(line + 14, "%31s %31s", soft, hard) == 2)
+      snprintf(limits, cap, "soft %s, hard %s", soft, hard);
+  }
+  fclose(f);
+}
+
+/* How many live (not zombie) processes are in the process groups of the
+ * children started (each leads its own group). */
+static size_t
+scale_leftovers(const Scale *b)
+{
+  DIR *d = opendir("/proc");
+  if (d == NULL)
+    return 0;
+  size_t left = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+      continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+      continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'), state;
+    int ppid, pgrp;
+    if (p == NULL || sscanf(p + 2, "%c %d %d", &state, &ppid, &pgrp) != 3 || state == 'Z')
+      continue;
+    for (size_t i = 0; i < b->npids; i++)
+      if (b->pids[i] == pgrp) {
+        left++;
+        break;
+      }
+  }
+  closedir(d);
+  return left;
+}
+
+/* The share of the machine's CPU time that was idle (idle + iowait of the
+ * "cpu" line of /proc/stat) since the sample *prev, which it updates;
+ * negative the first time. */
+static double
+scale_machine_idle(unsigned long long prev[2])
+{
+  unsigned long long v[10] = {0}, total = 0;
+  FILE *f = fopen("/proc/stat", "r");
+  if (f == NULL)
+    return -1;
+  int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                 &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+  fclose(f);
+  if (n < 5)
+    return -1;
+  for (int i = 0; i < 8; i++) /* guest time is already in user */
+    total += v[i];
+  unsigned long long idle = v[3] + v[4];
+  double share = prev[0] > 0 && total > prev[0]
+                     ? (double)(idle - prev[1]) / (double)(total - prev[0]) * 100.0
+                     : -1;
+  prev[0] = total;
+  prev[1] = idle;
+  return share;
+}
+
+/* --- samples ------------------------------------------------------------ */
+
+/* Adds the line stamped stamp_ns that arrived at now_ns. */
+static void
+scale_sample_add(ScaleSamples *s, int64_t stamp_ns, int64_t now_ns)
+{
+  if (s->n == s->cap) {
+    s->cap = s->cap ? s->cap * 2 : 4096;
+    s->v = realloc(s->v, s->cap * sizeof *s->v);
+    if (s->v == NULL)
+      bench_rpc_die("out of memory");
+  }
+  s->v[s->n++] = (ScaleSample){stamp_ns, (double)(now_ns - stamp_ns) / 1e6};
+}
+
+/* --- the control pipes -------------------------------------------------- */
+
+/* Starts the control children: `scale_child quiet 0 SECONDS 1000 OFFSET 0`
+ * (a match a second), stdout piped to us, their offsets spread over the
+ * second. */
+static void
+scale_peers_start(Scale *b, int n, long seconds)
+{
+  extern char **environ;
+  char s_sec[24];
+  snprintf(s_sec, sizeof s_sec, "%ld", seconds);
+  for (int i = 0; i < n; i++) {
+    ScalePeer *p = &b->peers[i];
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+      bench_rpc_die("pipe: %s", strerror(errno));
+    char s_off[24];
+    snprintf(s_off, sizeof s_off, "%d", 1000 + i * 1000 / n + 50);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    char *argv[] = {(char *)b->child, "quiet", "0", s_sec, "1000", s_off, "0", NULL};
+    int rc = posix_spawn(&p->pid, b->child, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0)
+      bench_rpc_die("cannot start %s: %s", b->child, strerror(rc));
+    p->fd = fds[0];
+    p->len = 0;
+  }
+  b->npeers = n;
+}
+
+/* Reads what a control pipe has and times every matching line in it. */
+static void
+scale_peer_read(Scale *b, ScalePeer *p)
+{
+  ssize_t r = read(p->fd, p->buf + p->len, sizeof p->buf - 1 - p->len);
+  int64_t now = bench_rpc_now_ns();
+  if (r < 0 && errno == EINTR)
+    return;
+  if (r <= 0) {
+    close(p->fd);
+    p->fd = -1;
+    return;
+  }
+  p->len += (size_t)r;
+  p->buf[p->len] = '\0';
+  char *start = p->buf, *nl;
+  while ((nl = memchr(start, '\n', p->len - (size_t)(start - p->buf))) != NULL) {
+    *nl = '\0';
+    long k;
+    long long stamp;
+    if (sscanf(start, "Error: %ld %lld", &k, &stamp) == 2)
+      scale_sample_add(&b->peer_samples, stamp, now);
+    start = nl + 1;
+  }
+  p->len -= (size_t)(start - p->buf);
+  memmove(p->buf, start, p->len);
+}
+
+/* Stops (SIGTERM) and reaps the control children. */
+static void
+scale_peers_end(Scale *b)
+{
+  for (int i = 0; i < b->npeers; i++) {
+    if (b->peers[i].fd >= 0)
+      close(b->peers[i].fd);
+    kill(b->peers[i].pid, SIGTERM);
+    waitpid(b->peers[i].pid, NULL, 0);
+  }
+  b->npeers = 0;
+}
+
+/* --- notifications ------------------------------------------------------ */
+
+/* The BenchRpc notify hook: times every "Error: K STAMP" line of an output
+ * notification; counts endings. */
+static void
+scale_notification(BenchRpc *rpc, const msgpack_object *n, void *data)
+{
+  Scale *b = data;
+  char type[32];
+  bench_rpc_str(bench_rpc_get(n, "type"), type, sizeof type);
+  const msgpack_object *sup = bench_rpc_get(n, "suppressed");
+  if (sup && sup->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+    b->suppressed += sup->via.u64;
+  if (strcmp(type, "output") != 0) {
+    b->endings++;
+    b->endings_not_exit += strcmp(type, "exit") != 0;
+    b->last_ending_ns = rpc->read_ns;
+    return;
+  }
+  b->notifications++;
+  const msgpack_object *lines = bench_rpc_get(n, "lines");
+  if (lines == NULL || lines->type != MSGPACK_OBJECT_ARRAY)
+    return;
+  b->merged += lines->via.array.size > 1;
+  for (uint32_t i = 0; i < lines->via.array.size; i++) {
+    char text[128];
+    long k;
+    long long stamp;
+    bench_rpc_str(bench_rpc_get(&lines->via.array.ptr[i], "text"), text, sizeof text);
+    if (sscanf(text, "Error: %ld %lld", &k, &stamp) != 2) {
+      b->other_lines++;
+      continue;
+    }
+    scale_sample_add(&b->samples, stamp, rpc->read_ns);
+  }
+}
+
+/* Waits at most until until_ns for the socket or a control pipe and reads
+ * what came (notifications to the hook). */
+static void
+scale_pump_once(Scale *b, int64_t until_ns)
+{
+  struct pollfd p[1 + SCALE_PEERS];
+  p[0] = (struct pollfd){b->rpc.fd, POLLIN, 0};
+  for (int i = 0; i < b->npeers; i++)
+    p[1 + i] = (struct pollfd){b->peers[i].fd, POLLIN, 0}; /* -1: ignored */
+  int64_t left = until_ns - bench_rpc_now_ns();
+  if (left <= 0 || poll(p, 1 + (nfds_t)b->npeers, (int)((left + 999999) / 1000000)) <= 0)
+    return;
+  if (p[0].revents)
+    bench_rpc_socket_read(&b->rpc);
+  for (int i = 0; i < b->npeers; i++)
+    if (b->peers[i].fd >= 0 && p[1 + i].revents)
+      scale_peer_read(b, &b->peers[i]);
+}
+
+/* Reads the socket and the control pipes until the time until_ns. */
+static void
+scale_pump_until(Scale *b, int64_t until_ns)
+{
+  while (bench_rpc_now_ns() < until_ns)
+    scale_pump_once(b, until_ns);
+}
+
+/* Reads until want endings have come or the time deadline_ns; returns
+ * whether they all came. */
+static bool
+scale_pump_endings(Scale *b, uint64_t want, int64_t deadline_ns)
+{
+  while (b->endings < want) {
+    if (bench_rpc_now_ns() >= deadline_ns)
+      return false;
+    scale_pump_once(b, deadline_ns);
+  }
+  return true;
+}
+
+/* --- figures ------------------------------------------------------------ */
+
+static int
+scale_cmp(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The latencies of the samples stamped in [from_ns, to_ns), sorted, in a
+ * new array (*n of them). */
+static double *
+scale_select(const ScaleSamples *s, int64_t from_ns, int64_t to_ns, size_t *n)
+{
+  double *v = malloc((s->n + 1) * sizeof *v);
+  if (v == NULL)
+    bench_rpc_die("out of memory");
+  *n = 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].stamp_ns >= from_ns && s->v[i].stamp_ns < to_ns)
+      v[(*n)++] = s->v[i].ms;
+  qsort(v, *n, sizeof *v, scale_cmp);
+  return v;
+}
+
+/* Nearest rank: the smallest value with at least p% of the samples at or
+ * below it, of the sorted v[0..n), n > 0. */
+static double
+scale_pct(const double *v, size_t n, unsigned p)
+{
+  size_t rank = (p * n + 99) / 100;
+  return v[rank == 0 ? 0 : rank - 1];
+}
+
+/* Prints one latency row; returns its p99 (or -1 without samples). */
+static double
+scale_latency_row(const char *name, const ScaleSamples *s, int64_t from_ns, int64_t to_ns)
+{
+  size_t n;
+  double *v = scale_select(s, from_ns, to_ns, &n);
+  double p99 = -1;
+  if (n == 0) {
+    printf("    %-22s no matches\n", name);
+  } else {
+    p99 = scale_pct(v, n, 99);
+    printf("    %-22s %9.3f %9.3f %9.3f   (%zu matches)\n", name, scale_pct(v, n, 50), p99,
+           v[n - 1], n);
+  }
+  free(v);
+  return p99;
+}
+
+/* --- the engine and its monitors ---------------------------------------- */
+
+/* Starts a fresh engine whose allowlist holds scale_child, with room for
+ * max_monitors and a rate limit of per_10s notifications per monitor, and
+ * reads its flush window. The rate limit is raised only as far as the run
+ * needs: the engine keeps one stamp per allowed notification per monitor
+ * (8 bytes each), which at 1000 would add 8 KiB to every monitor's RSS. */
+static void
+scale_engine_start(Scale *b, long max_monitors, long per_10s)
+{
+  bench_rpc_init(&b->rpc, "scale");
+  b->notifications = b->merged = b->suppressed = b->other_lines = 0;
+  b->endings = b->endings_not_exit = 0;
+  b->last_ending_ns = 0;
+  b->rpc.notify = scale_notification;
+  b->rpc.notify_data = b;
+  bench_rpc_engine_start(&b->rpc, b->vigild,
+                         "-- written by bench/scale\n"
+                         "return {\n"
+                         "  monitor = { allowed_commands = { \"%s\" },\n"
+                         "              max_monitors_per_session = %d, max_monitors = %ld },\n"
+                         "  rate_limit = { max_notifications = %ld, window_ms = 10000 },\n"
+                         "}\n",
+                         b->child, SCALE_PER_SESSION, max_monitors, per_10s < 8 ? 8 : per_10s);
+  msgpack_sbuffer_init(&b->sb);
+  msgpack_packer_init(&b->pk, &b->sb, msgpack_sbuffer_write);
+  uint32_t id = bench_rpc_begin(&b->rpc, &b->sb, &b->pk, "api_info", 0);
+  const msgpack_object *info = bench_rpc_call(&b->rpc, id, &b->sb);
+  const msgpack_object *fw =
+      bench_rpc_get(bench_rpc_get(info, "limits"), "monitor.flush_interval_ms");
+  if (fw == NULL || fw->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+    bench_rpc_die("api_info has no limits[\"monitor.flush_interval_ms\"]");
+  b->flush_ms = (long)fw->via.u64;
+}
+
+/* Opens enough sessions for n monitors, SCALE_PER_SESSION each. */
+static void
+scale_sessions(Scale *b, long n)
+{
+  b->nsessions = (size_t)(n + SCALE_PER_SESSION - 1) / SCALE_PER_SESSION;
+  for (size_t s = 0; s < b->nsessions; s++) {
+    char name[48];
+    snprintf(name, sizeof name, "bench-scale-%zu", s + 1);
+    uint32_t id = bench_rpc_begin(&b->rpc, &b->sb, &b->pk, "session_open", 1);
+    bench_rpc_pack_str(&b->pk, "session");
+    bench_rpc_pack_str(&b->pk, name);
+    bench_rpc_call(&b->rpc, id, &b->sb);
+  }
+}
+
+/* Starts monitor number i (its session: i / SCALE_PER_SESSION) on
+ * scale_child with the arguments args (nargs of them). Returns its child's
+ * pid and copies its id into mid, or -1 with the refusal in err. */
+static long
+scale_start(Scale *b, long i, char *const *args, int nargs, char *mid, size_t mid_cap, char *err,
+            size_t err_cap)
+{
+  char session[48], label[48];
+  snprintf(session, sizeof session, "bench-scale-%ld", i / SCALE_PER_SESSION + 1);
+  snprintf(label, sizeof label, "scale-%ld", i + 1);
+  uint32_t id = bench_rpc_begin(&b->rpc, &b->sb, &b->pk, "monitor_start", b->builtin ? 3 : 5);
+  bench_rpc_pack_str(&b->pk, "session");
+  bench_rpc_pack_str(&b->pk, session);
+  bench_rpc_pack_str(&b->pk, "argv");
+  msgpack_pack_array(&b->pk, (size_t)nargs + 1);
+  bench_rpc_pack_str(&b->pk, b->child);
+  for (int k = 0; k < nargs; k++)
+    bench_rpc_pack_str(&b->pk, args[k]);
+  bench_rpc_pack_str(&b->pk, "label");
+  bench_rpc_pack_str(&b->pk, label);
+  if (!b->builtin) {
+    bench_rpc_pack_str(&b->pk, "match_pattern");
+    bench_rpc_pack_str(&b->pk, "^Error:");
+    bench_rpc_pack_str(&b->pk, "incidents");
+    msgpack_pack_false(&b->pk);
+  }
+  const msgpack_object *r = bench_rpc_try_call(&b->rpc, id, &b->sb, err, err_cap);
+  if (r == NULL)
+    return -1;
+  if (mid != NULL)
+    bench_rpc_str(bench_rpc_get(r, "monitor_id"), mid, mid_cap);
+  int64_t pid = bench_rpc_uint(bench_rpc_get(r, "pid"));
+  if (pid <= 0)
+    bench_rpc_die("monitor_start gave no pid");
+  b->pids[b->npids++] = (pid_t)pid;
+  return (long)pid;
+}
+
+/* counters.stdout_bytes of a monitor, from monitor_status. */
+static int64_t
+scale_stdout_bytes(Scale *b, const char *monitor_id)
+{
+  uint32_t id = bench_rpc_begin(&b->rpc, &b->sb, &b->pk, "monitor_status", 1);
+  bench_rpc_pack_str(&b->pk, "monitor_id");
+  bench_rpc_pack_str(&b->pk, monitor_id);
+  const msgpack_object *r = bench_rpc_call(&b->rpc, id, &b->sb);
+  return bench_rpc_uint(bench_rpc_get(bench_rpc_get(r, "counters"), "stdout_bytes"));
+}
+
+/* Prints the engine's descriptors and their limit. */
+static void
+scale_print_fds(const Scale *b, const char *when)
+{
+  long fds;
+  char limits[96];
+  scale_engine_fds(b->rpc.vigild, &fds, limits, sizeof limits);
+  printf("  engine descriptors %s: %ld open; RLIMIT_NOFILE %s\n", when, fds, limits);
+}
+
+/* SIGTERM to the engine, then the leftover check; frees the run's state.
+ * Returns whether the engine ended cleanly with nothing left behind. */
+static bool
+scale_engine_end(Scale *b)
+{
+  int64_t s0 = bench_rpc_now_ns();
+  int status = -1;
+  if (!bench_rpc_engine_stop(&b->rpc, &status))
+    bench_rpc_die("vigild did not exit within 30 s of SIGTERM");
+  double stop_ms = (double)(bench_rpc_now_ns() - s0) / 1e6;
+  size_t left = scale_leftovers(b);
+  bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && left == 0;
+  if (WIFEXITED(status))
+    printf("  SIGTERM: vigild exited %d in %.0f ms; %zu process%s of the monitors left%s\n",
+           WEXITSTATUS(status), stop_ms, left, left == 1 ? "" : "es", clean ? "" : "  (WRONG)");
+  else
+    printf("  SIGTERM: vigild was killed by signal %d; %zu processes of the monitors left "
+           "(WRONG)\n", WTERMSIG(status), left);
+  msgpack_sbuffer_destroy(&b->sb);
+  bench_rpc_disconnect(&b->rpc);
+  bench_rpc_cleanup(&b->rpc, b->keep || !clean);
+  free(b->samples.v);
+  free(b->peer_samples.v);
+  memset(&b->samples, 0, sizeof b->samples);
+  memset(&b->peer_samples, 0, sizeof b->peer_samples);
+  free(b->pids);
+  b->pids = NULL;
+  b->npids = 0;
+  return clean;
+}
+
+/* --- the scale run ------------------------------------------------------ */
+
+/* How many matches `scale_child quiet` writes with these arguments (the
+ * rule in scale_child.c's header). */
+static long
+scale_matches_expected(long seconds, long match_ms, long offset_ms)
+{
+  long last = seconds * 1000 - 1000;
+  return offset_ms > last ? 0 : (last - offset_ms) / match_ms + 1;
+}
+
+typedef struct {
+  long monitors, seconds, rate, match_min, match_max;
+} ScaleArgs;
+
+/* Prints the latency rows of the window [w0, w1): vigil's, and the
+ * control pipes' (the machine's own delay under the same load); returns
+ * vigil's p99 (-1 without samples). */
+static double
+scale_latency_table(const Scale *b, const char *vigil_name, int64_t w0, int64_t w1)
+{
+  printf("    %-24s %9s %9s %9s   (ms, stamp -> read)\n", "", "p50", "p99", "max");
+  double p99 = scale_latency_row(vigil_name, &b->samples, w0, w1);
+  scale_latency_row("bare pipe (control)", &b->peer_samples, w0, w1);
+  return p99;
+}
+
+static bool
+scale_run(Scale *b, const ScaleArgs *a)
+{
+  /* At most one match per match_min per monitor, each notified alone. */
+  scale_engine_start(b, a->monitors, 10000 / a->match_min + 2);
+  printf("scale: %ld monitors on scale_child quiet (%ld lines/s, a match every %.0f-%.0f s%s), "
+         "%ld s; flush window %ld ms (api_info)\n",
+         a->monitors, a->rate, a->match_min / 1000.0, a->match_max / 1000.0,
+         b->builtin ? ", built-in patterns" : "", a->seconds, b->flush_ms);
+  fflush(stdout);
+  scale_sessions(b, a->monitors);
+  bench_rpc_sleep_ms(500);
+  long long rss0 = scale_status_field(b->rpc.vigild, "VmRSS");
+
+  b->pids = calloc((size_t)a->monitors, sizeof(pid_t));
+  long expected = 0, refused = 0;
+  char first_err[600] = "";
+  int64_t t0 = bench_rpc_now_ns();
+  for (long i = 0; i < a->monitors; i++) {
+    /* Spread the schedules: a period per monitor between the bounds, a
+     * first match somewhere in it (at least 1 s in), a phase in the line
+     * period, so the children do not write in step. */
+    long span = a->match_max - a->match_min + 1;
+    long match_ms = a->match_min + (long)(((unsigned long)i * 7919UL) % (unsigned long)span);
+    long offset_ms = 1000 + (long)(((unsigned long)i * 104729UL) % (unsigned long)match_ms);
+    long phase_ms =
+        a->rate > 0 ? (long)(((unsigned long)i * 37UL) % (unsigned long)(1000 / a->rate)) : 0;
+    char s_rate[24], s_sec[24], s_match[24], s_off[24], s_phase[24], err[512];
+    snprintf(s_rate, sizeof s_rate, "%ld", a->rate);
+    snprintf(s_sec, sizeof s_sec, "%ld", a->seconds);
+    snprintf(s_match, sizeof s_match, "%ld", match_ms);
+    snprintf(s_off, sizeof s_off, "%ld", offset_ms);
+    snprintf(s_phase, sizeof s_phase, "%ld", phase_ms);
+    char *args[] = {"quiet", s_rate, s_sec, s_match, s_off, s_phase};
+    if (scale_start(b, i, args, 6, NULL, 0, err, sizeof err) < 0) {
+      if (refused++ == 0)
+        snprintf(first_err, sizeof first_err, "monitor %ld: %s", i + 1, err);
+      continue;
+    }
+    expected += scale_matches_expected(a->seconds, match_ms, offset_ms);
+  }
+  int64_t t_started = bench_rpc_now_ns();
+  long started = a->monitors - refused;
+  printf("  started %ld of %ld monitors in %zu sessions in %.0f ms\n", started, a->monitors,
+         b->nsessions, (double)(t_started - t0) / 1e6);
+  if (refused > 0)
+    printf("  REFUSED: %ld starts; the first: %s\n", refused, first_err);
+  scale_print_fds(b, "with the monitors");
+  fflush(stdout);
+  if (started == 0)
+    bench_rpc_die("no monitor started");
+  scale_peers_start(b, SCALE_PEERS, a->seconds);
+
+  /* The steady window: from 2 s after the last start to 1.5 s before the
+   * first child ends. */
+  int64_t w0 = t_started + 2000000000LL;
+  int64_t w1 = t0 + a->seconds * 1000000000LL - 1500000000LL;
+  scale_pump_until(b, w0);
+  long long rss1 = scale_status_field(b->rpc.vigild, "VmRSS");
+  long long cpu0 = scale_cpu_ticks(b->rpc.vigild);
+  unsigned long long idle_prev[2] = {0, 0};
+  scale_machine_idle(idle_prev);
+  int64_t c0 = bench_rpc_now_ns();
+  bool window = w1 > w0 + 1000000000LL;
+  long long rss2 = rss1;
+  if (window) {
+    scale_pump_until(b, w1);
+    long long cpu1 = scale_cpu_ticks(b->rpc.vigild);
+    int64_t c1 = bench_rpc_now_ns();
+    double idle = scale_machine_idle(idle_prev);
+    rss2 = scale_status_field(b->rpc.vigild, "VmRSS");
+    double cpu_pct = (double)(cpu1 - cpu0) / (double)sysconf(_SC_CLK_TCK) /
+                     ((double)(c1 - c0) / 1e9) * 100.0;
+    printf("  steady window %.1f s: engine CPU %.1f%% of one core (target < 10%%): %s; "
+           "the machine was %.0f%% idle (%ld cpus)\n",
+           (double)(c1 - c0) / 1e9, cpu_pct, cpu_pct < 10.0 ? "met" : "NOT MET", idle,
+           sysconf(_SC_NPROCESSORS_ONLN));
+  } else {
+    printf("  no steady window: starting took too long for --seconds %ld\n", a->seconds);
+  }
+
+  /* Every child ends --seconds after its start; then its ending comes. */
+  int64_t t_end = t_started + a->seconds * 1000000000LL;
+  bool all = scale_pump_endings(b, (uint64_t)started, t_end + 30000000000LL);
+  scale_peers_end(b);
+  printf("  endings: %llu of %ld monitors ended%s, the last %.0f ms after the last child's end%s\n",
+         (unsigned long long)b->endings, started,
+         b->endings_not_exit ? " (some not by \"exit\")" : " (\"exit\")",
+         (double)(b->last_ending_ns - t_end) / 1e6, all ? "" : " (gave up waiting: WRONG)");
+
+  double per_start = (double)(rss1 - rss0) / (double)started;
+  double per_end = (double)(rss2 - rss0) / (double)started;
+  printf("  VmRSS: %lld KiB before the monitors, %lld KiB once started, %lld KiB at the end of "
+         "the window\n", rss0, rss1, rss2);
+  printf("  RSS per monitor: %.1f KiB once started, %.1f KiB at the end (target < 16 KiB per "
+         "quiet monitor): %s\n", per_start, per_end, per_start < 16.0 ? "met" : "NOT MET");
+  printf("  match latency:\n");
+  double p99 = -1;
+  if (window)
+    p99 = scale_latency_table(b, "vigil, steady window", w0, w1);
+  else
+    p99 = scale_latency_table(b, "vigil, whole run", INT64_MIN, INT64_MAX);
+  scale_latency_row("vigil, while starting", &b->samples, INT64_MIN, w0);
+  scale_latency_row("vigil, while ending", &b->samples, window ? w1 : w0, INT64_MAX);
+  if (p99 >= 0)
+    printf("  target p99 <= flush window + 5 ms = %ld ms: %.3f ms, %s\n", b->flush_ms + 5, p99,
+           p99 <= (double)b->flush_ms + 5.0 ? "met" : "NOT MET");
+  printf("  matches: %ld expected, %zu notified; %llu output notifications, %llu with more than "
+         "one line, %llu lines suppressed%s\n",
+         expected, b->samples.n, (unsigned long long)b->notifications,
+         (unsigned long long)b->merged, (unsigned long long)b->suppressed,
+         b->builtin ? " (built-in patterns: repeats are coalesced)" : "");
+  if (b->other_lines > 0)
+    printf("  WARNING: %llu notified lines were not matches\n", (unsigned long long)b->other_lines);
+  fflush(stdout);
+  return scale_engine_end(b);
+}
+
+/* --- the fairness run --------------------------------------------------- */
+
+typedef struct {
+  long quiet, seconds;
+} FairArgs;
+
+static bool
+scale_fairness(Scale *b, const FairArgs *a)
+{
+  long baseline = a->seconds / 3 < 3 ? 3 : a->seconds / 3;
+  /* The quiet children outlive the flood's window with room for the
+   * starts. */
+  long quiet_seconds = 1 + baseline + a->seconds + 5;
+  scale_engine_start(b, a->quiet + 1, 12); /* a match a second */
+  printf("fairness: %ld quiet monitors (one stamped match a second each), then one flooding "
+         "monitor for %ld s; flush window %ld ms\n", a->quiet, a->seconds, b->flush_ms);
+  fflush(stdout);
+  scale_sessions(b, a->quiet + 1);
+  b->pids = calloc((size_t)a->quiet + 1, sizeof(pid_t));
+  char s_sec[24];
+  snprintf(s_sec, sizeof s_sec, "%ld", quiet_seconds);
+  for (long i = 0; i < a->quiet; i++) {
+    char s_off[24], err[512];
+    snprintf(s_off, sizeof s_off, "%ld", 1000 + i * 1000 / a->quiet);
+    char *args[] = {"quiet", "0", s_sec, "1000", s_off, "0"};
+    if (scale_start(b, i, args, 6, NULL, 0, err, sizeof err) < 0)
+      bench_rpc_die("quiet monitor %ld refused: %s", i + 1, err);
+  }
+  int64_t t0 = bench_rpc_now_ns();
+  scale_peers_start(b, SCALE_PEERS, quiet_seconds);
+
+  /* The baseline: the quiet ones alone. */
+  int64_t b0 = t0 + 1000000000LL, b1 = b0 + baseline * 1000000000LL;
+  unsigned long long idle_prev[2] = {0, 0};
+  scale_pump_until(b, b0);
+  long long cpu_b0 = scale_cpu_ticks(b->rpc.vigild);
+  scale_machine_idle(idle_prev);
+  scale_pump_until(b, b1);
+  long long cpu_b1 = scale_cpu_ticks(b->rpc.vigild);
+  double idle_b = scale_machine_idle(idle_prev);
+
+  /* The flood, and its window from 1 s after its start. */
+  char f_sec[24], err[512];
+  snprintf(f_sec, sizeof f_sec, "%ld", a->seconds + 1);
+  char *fargs[] = {"flood", f_sec};
+  if (scale_start(b, a->quiet, fargs, 2, b->flood_id, sizeof b->flood_id, err, sizeof err) < 0)
+    bench_rpc_die("the flooding monitor was refused: %s", err);
+  int64_t tf = bench_rpc_now_ns();
+  int64_t f0 = tf + 1000000000LL, f1 = tf + a->seconds * 1000000000LL;
+  scale_pump_until(b, f0);
+  int64_t bytes0 = scale_stdout_bytes(b, b->flood_id);
+  long long cpu_f0 = scale_cpu_ticks(b->rpc.vigild);
+  scale_machine_idle(idle_prev);
+  int64_t c0 = bench_rpc_now_ns();
+  scale_pump_until(b, f1);
+  int64_t bytes1 = scale_stdout_bytes(b, b->flood_id);
+  long long cpu_f1 = scale_cpu_ticks(b->rpc.vigild);
+  int64_t c1 = bench_rpc_now_ns();
+  double idle_f = scale_machine_idle(idle_prev);
+
+  /* Every child ends by itself (the flood first). */
+  bool all = scale_pump_endings(b, (uint64_t)a->quiet + 1,
+                                t0 + quiet_seconds * 1000000000LL + 30000000000LL);
+  scale_peers_end(b);
+  double hz = (double)sysconf(_SC_CLK_TCK);
+  double mib_s = (double)(bytes1 - bytes0) / (1024.0 * 1024.0) / ((double)(c1 - c0) / 1e9);
+  printf("  flood: %.0f MiB/s read by the engine (%.1f s window)\n", mib_s,
+         (double)(c1 - c0) / 1e9);
+  printf("  engine CPU: %.1f%% of one core with the quiet ones alone, %.0f%% during the flood; "
+         "the machine was %.0f%% and %.0f%% idle\n",
+         (double)(cpu_b1 - cpu_b0) / hz / ((double)(b1 - b0) / 1e9) * 100.0,
+         (double)(cpu_f1 - cpu_f0) / hz / ((double)(c1 - c0) / 1e9) * 100.0, idle_b, idle_f);
+  printf("  quiet monitors' match latency, alone (%.1f s):\n", (double)(b1 - b0) / 1e9);
+  double p99_base = scale_latency_table(b, "vigil", b0, b1);
+  printf("  during the flood (%.1f s):\n", (double)(f1 - f0) / 1e9);
+  double p99 = scale_latency_table(b, "vigil", f0, f1);
+  if (p99 >= 0)
+    printf("  target p99 <= flush window + 5 ms = %ld ms: %.3f ms during the flood, %s "
+           "(alone: %.3f ms)\n",
+           b->flush_ms + 5, p99, p99 <= (double)b->flush_ms + 5.0 ? "met" : "NOT MET", p99_base);
+  printf("  %llu output notifications, %llu with more than one line, %llu lines suppressed; "
+         "%llu of %ld monitors ended%s\n",
+         (unsigned long long)b->notifications, (unsigned long long)b->merged,
+         (unsigned long long)b->suppressed, (unsigned long long)b->endings, a->quiet + 1,
+         all ? "" : " (gave up waiting: WRONG)");
+  if (b->other_lines > 0)
+    printf("  WARNING: %llu notified lines were not matches\n", (unsigned long long)b->other_lines);
+  fflush(stdout);
+  return scale_engine_end(b);
+}
+
+/* --- main --------------------------------------------------------------- */
+
+static void
+scale_usage(void)
+{
+  fprintf(stderr, "usage: scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]\n"
+                  "             [--match-max 30000] [--quiet 100] [--fair-seconds 20]\n"
+                  "             [--only scale|fairness] [--builtin] [--engine-nofile N]\n"
+                  "             [--vigild PATH] [--keep]\n");
+}
+
+int
+main(int argc, char **argv)
+{
+  ScaleArgs sa = {1000, 60, 10, 10000, 30000};
+  FairArgs fa = {100, 20};
+  const char *only = NULL, *vigild_arg = NULL;
+  long engine_nofile = 0;
+  Scale b = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    bool v = i + 1 < argc;
+    if (strcmp(o, "--monitors") == 0 && v)
+      sa.monitors = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--seconds") == 0 && v)
+      sa.seconds = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--rate") == 0 && v)
+      sa.rate = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--match-min") == 0 && v)
+      sa.match_min = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--match-max") == 0 && v)
+      sa.match_max = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--quiet") == 0 && v)
+      fa.quiet = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--fair-seconds") == 0 && v)
+      fa.seconds = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--only") == 0 && v)
+      only = argv[++i];
+    else if (strcmp(o, "--engine-nofile") == 0 && v)
+      engine_nofile = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--vigild") == 0 && v)
+      vigild_arg = argv[++i];
+    else if (strcmp(o, "--builtin") == 0)
+      b.builtin = true;
+    else if (strcmp(o, "--keep") == 0)
+      b.keep = true;
+    else {
+      scale_usage();
+      return 2;
+    }
+  }
+  long max_monitors = SCALE_PER_SESSION * SCALE_MAX_SESSIONS;
+  if (sa.monitors < 1 || sa.monitors > max_monitors || sa.seconds < 5 || sa.seconds > 3600 ||
+      sa.rate < 0 || sa.rate > 1000 || sa.match_min < 100 || sa.match_max < sa.match_min ||
+      fa.quiet < 1 || fa.quiet + 1 > max_monitors || fa.seconds < 3 || fa.seconds > 3600 ||
+      (only && strcmp(only, "scale") != 0 && strcmp(only, "fairness") != 0)) {
+    fprintf(stderr, "scale: --monitors 1..%ld (16 per session, 64 sessions per connection), "
+                    "--seconds 5..3600, --rate 0..1000, --match-min >= 100 <= --match-max, "
+                    "--quiet 1..%ld, --fair-seconds 3..3600, --only scale|fairness\n",
+            max_monitors, max_monitors - 1);
+    return 2;
+  }
+
+  /* scale_child sits next to this program, vigild one level up. */
+  static char child[PATH_MAX], vigild[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", child, sizeof child - 32);
+  if (n <= 0) {
+    fprintf(stderr, "scale: cannot find my own path\n");
+    return 1;
+  }
+  child[n] = '\0';
+  strcpy(strrchr(child, '/') + 1, "scale_child");
+  if (vigild_arg) {
+    snprintf(vigild, sizeof vigild, "%s", vigild_arg);
+  } else {
+    snprintf(vigild, sizeof vigild, "%s", child);
+    *strrchr(vigild, '/') = '\0';
+    char *up = strrchr(vigild, '/');
+    strcpy(up ? up + 1 : vigild, "vigild");
+  }
+  if (access(child, X_OK) != 0 || access(vigild, X_OK) != 0) {
+    fprintf(stderr, "scale: %s or %s is missing (give --vigild PATH)\n", child, vigild);
+    return 1;
+  }
+  b.child = child;
+  b.vigild = vigild;
+
+  /* The engine inherits this limit: every monitor holds two pipes there. */
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    rlim_t want = engine_nofile > 0 ? (rlim_t)engine_nofile : rl.rlim_max;
+    if (want > rl.rlim_max)
+      want = rl.rlim_max;
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+      fprintf(stderr, "scale: setrlimit(RLIMIT_NOFILE): %s\n", strerror(errno));
+  }
+
+  bool ok = true;
+  if (only == NULL || strcmp(only, "scale") == 0)
+    ok = scale_run(&b, &sa) && ok;
+  if (only == NULL || strcmp(only, "fairness") == 0) {
+    if (only == NULL)
+      printf("\n");
+    ok = scale_fairness(&b, &fa) && ok;
+  }
+  return ok ? 0 : 1;
+}
