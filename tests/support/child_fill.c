@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 int
@@ -23,8 +24,12 @@ main(void)
   size_t line = 0;
   for (long done = 0; done < size;) {
     size_t n = 0;
-    while (n + 16 <= sizeof buf && done + (long)n + 16 <= size)
-      n += (size_t)snprintf(buf + n, 17, "%015zu\n", line++);
+    while (n + 16 <= sizeof buf && done + (long)n + 16 <= size) {
+      char one[17]; /* snprintf's NUL must not land past buf's end */
+      snprintf(one, sizeof one, "%015zu\n", line++);
+      memcpy(buf + n, one, 16);
+      n += 16;
+    }
     if (n == 0)
       break; /* a size that is not a multiple of 16: never on Linux */
     for (size_t off = 0; off < n;) {
