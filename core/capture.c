@@ -13,7 +13,7 @@
 #include "memory.h"
 
 /* The first allocation; it doubles from here up to max. */
-#define CAPTURE_CAP_MIN 4096
+#define CAPTURE_CAP_MIN 512
 
 /* Sets c to an empty capture that will keep at most max_bytes bytes.
  * Nothing is allocated until the first write. */

@@ -52,7 +52,7 @@ eventlog_clear_event(Event *ev)
 
 /* The first slots a log gets: most monitors log a handful of events, so the
  * full cap (1024 by default, 64 KiB) is only reached by a noisy one. */
-#define EVENTLOG_FIRST_SLOTS 16
+#define EVENTLOG_FIRST_SLOTS 4
 
 /* Doubles the storage (up to max), unwrapping it so head is 0. */
 static void

@@ -29,8 +29,8 @@
 #include "stream.h"
 
 /* First sizes; both double from here up to their caps. */
-#define RING_ENTRIES_MIN 16
-#define RING_ARENA_MIN 4096
+#define RING_ENTRIES_MIN 8
+#define RING_ARENA_MIN 512
 
 /* Virtual offsets are rebased past this, which only a 32-bit size_t reaches. */
 #define RING_REBASE_AT (SIZE_MAX / 4)
