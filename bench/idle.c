@@ -65,32 +65,13 @@ typedef struct {
 
 /* --- /proc -------------------------------------------------------------- */
 
-/* The value of the "Key:" line of /proc/PID[/task/TID]/status, or -1. */
-static long long
-idle_status_field(const char *status_path, const char *key)
-{
-  FILE *f = fopen(status_path, "r");
-  if (f == NULL)
-    return -1;
-  char line[256];
-  size_t n = strlen(key);
-  long long v = -1;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, key, n) == 0 && line[n] == ':') {
-      v = strtoll(line + n + 1, NULL, 10);
-      break;
-    }
-  fclose(f);
-  return v;
-}
-
 /* VmRSS of pid in KiB. */
 static long long
 idle_rss_kib(pid_t pid)
 {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  return idle_status_field(path, "VmRSS");
+  return bench_proc_status_field(path, "VmRSS");
 }
 
 /* Context switches (voluntary + involuntary) summed over every thread of
@@ -111,8 +92,8 @@ idle_ctxt_switches(pid_t pid, int *threads)
       continue;
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s/status", dir, de->d_name);
-    long long v = idle_status_field(path, "voluntary_ctxt_switches");
-    long long nv = idle_status_field(path, "nonvoluntary_ctxt_switches");
+    long long v = bench_proc_status_field(path, "voluntary_ctxt_switches");
+    long long nv = bench_proc_status_field(path, "nonvoluntary_ctxt_switches");
     if (v >= 0 && nv >= 0) {
       sum += v + nv;
       (*threads)++;

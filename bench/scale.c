@@ -126,24 +126,13 @@ typedef struct {
 
 /* --- /proc -------------------------------------------------------------- */
 
-/* The value of the "Key:" line of /proc/PID/status (kB for VmRSS), or -1. */
+/* VmRSS of pid in KiB, or -1. */
 static long long
-scale_status_field(pid_t pid, const char *key)
+scale_rss_kib(pid_t pid)
 {
-  char path[64], line[256];
+  char path[64];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return -1;
-  size_t n = strlen(key);
-  long long v = -1;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, key, n) == 0 && line[n] == ':') {
-      v = strtoll(line + n + 1, NULL, 10);
-      break;
-    }
-  fclose(f);
-  return v;
+  return bench_proc_status_field(path, "VmRSS");
 }
 
 /* utime + stime of pid (every thread) in clock ticks, or -1. */
@@ -660,7 +649,7 @@ scale_run(Scale *b, const ScaleArgs *a)
   fflush(stdout);
   scale_sessions(b, a->monitors);
   bench_rpc_sleep_ms(500);
-  long long rss0 = scale_status_field(b->rpc.vigild, "VmRSS");
+  long long rss0 = scale_rss_kib(b->rpc.vigild);
 
   b->pids = calloc((size_t)a->monitors, sizeof(pid_t));
   long expected = 0, refused = 0;
@@ -706,7 +695,7 @@ scale_run(Scale *b, const ScaleArgs *a)
   int64_t w0 = t_started + 2000000000LL;
   int64_t w1 = t0 + a->seconds * 1000000000LL - 1500000000LL;
   scale_pump_until(b, w0);
-  long long rss1 = scale_status_field(b->rpc.vigild, "VmRSS");
+  long long rss1 = scale_rss_kib(b->rpc.vigild);
   long long cpu0 = scale_cpu_ticks(b->rpc.vigild);
   unsigned long long idle_prev[2] = {0, 0};
   scale_machine_idle(idle_prev);
@@ -718,7 +707,7 @@ scale_run(Scale *b, const ScaleArgs *a)
     long long cpu1 = scale_cpu_ticks(b->rpc.vigild);
     int64_t c1 = bench_rpc_now_ns();
     double idle = scale_machine_idle(idle_prev);
-    rss2 = scale_status_field(b->rpc.vigild, "VmRSS");
+    rss2 = scale_rss_kib(b->rpc.vigild);
     double cpu_pct = (double)(cpu1 - cpu0) / (double)sysconf(_SC_CLK_TCK) /
                      ((double)(c1 - c0) / 1e9) * 100.0;
     printf("  steady window %.1f s: engine CPU %.1f%% of one core (target < 10%%): %s; "

@@ -63,14 +63,8 @@ coalesce_series_out(CoalesceEntry *e, CoalesceSummary *out)
 static CoalesceEntry *
 coalesce_slot(Coalescer *c)
 {
-  if (c->count == c->cap && c->cap < c->max) {
-    size_t cap = c->cap ? 2 * c->cap : COALESCE_SLOTS_MIN;
-    if (cap > c->max)
-      cap = c->max;
-    c->entries = xrealloc(c->entries, cap * sizeof *c->entries);
-    memset(c->entries + c->cap, 0, (cap - c->cap) * sizeof *c->entries);
-    c->cap = cap;
-  }
+  if (c->count == c->cap && c->cap < c->max)
+    c->entries = xgrow_zeroed(c->entries, &c->cap, COALESCE_SLOTS_MIN, c->max, sizeof *c->entries);
   if (c->count < c->max)
     return &c->entries[c->count++];
   CoalesceEntry *oldest = &c->entries[0];

@@ -35,14 +35,9 @@ incidentlog_record_free(IncidentRecord *r)
 void
 incidentlog_add(IncidentLog *log, const NoteIncident *info, const Incident *inc)
 {
-  if (log->count == log->cap && log->cap < log->max) {
-    size_t cap = log->cap ? 2 * log->cap : INCIDENTLOG_SLOTS_MIN;
-    if (cap > log->max)
-      cap = log->max;
-    log->records = xrealloc(log->records, cap * sizeof *log->records);
-    memset(log->records + log->cap, 0, (cap - log->cap) * sizeof *log->records);
-    log->cap = cap;
-  }
+  if (log->count == log->cap && log->cap < log->max)
+    log->records = xgrow_zeroed(log->records, &log->cap, INCIDENTLOG_SLOTS_MIN, log->max,
+                                sizeof *log->records);
   IncidentRecord *r;
   if (log->count == log->max) {
     r = &log->records[log->head];

@@ -55,3 +55,17 @@ xmemdupz(const char *s, size_t len)
   p[len] = '\0';
   return p;
 }
+
+void *
+xgrow_zeroed(void *ptr, size_t *cap, size_t first, size_t max, size_t elem)
+{
+  size_t grown = *cap ? 2 * *cap : first;
+  if (grown > max)
+    grown = max;
+  if (grown <= *cap)
+    return ptr;
+  char *p = xrealloc(ptr, grown * elem);
+  memset(p + *cap * elem, 0, (grown - *cap) * elem);
+  *cap = grown;
+  return p;
+}

@@ -15,4 +15,10 @@ void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
 char *xmemdupz(const char *s, size_t len); /* copy of len bytes plus a NUL */
 
+/* Grows an array of *cap elements of elem bytes by doubling (from first
+ * when empty), never past max, the new elements zeroed; *cap is updated.
+ * The tables a monitor fills only as it goes (fingerprints, incidents)
+ * start small this way instead of at their bounds. Returns the array. */
+void *xgrow_zeroed(void *ptr, size_t *cap, size_t first, size_t max, size_t elem);
+
 #endif

@@ -50,6 +50,25 @@ bench_rpc_sleep_ms(long ms)
     ;
 }
 
+/* See benchrpc.h. */
+long long
+bench_proc_status_field(const char *status_path, const char *key)
+{
+  FILE *f = fopen(status_path, "r");
+  if (f == NULL)
+    return -1;
+  char line[256];
+  size_t n = strlen(key);
+  long long v = -1;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, key, n) == 0 && line[n] == ':') {
+      v = strtoll(line + n + 1, NULL, 10);
+      break;
+    }
+  fclose(f);
+  return v;
+}
+
 /* SIGTERM, SIGINT, SIGHUP (run.sh's time bound, a ^C): the engine must not
  * outlive the benchmark, so it gets SIGTERM (it stops its monitors) before
  * we go, after the benchmark's own hook. Only async-signal-safe calls. */

@@ -65,6 +65,11 @@ void bench_rpc_init(BenchRpc *rpc, const char *name);
  * monitors), says where its log is and exits 1. */
 void bench_rpc_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* The number after "KEY:" in a /proc status file (status_path, e.g.
+ * /proc/PID/status or /proc/PID/task/TID/status), or -1 when the file or
+ * the key is missing. */
+long long bench_proc_status_field(const char *status_path, const char *key);
+
 /* Whether o is a str (or bin) equal to s. */
 bool bench_rpc_obj_is(const msgpack_object *o, const char *s);
 
