@@ -236,7 +236,7 @@ ArgResult
 args_strv(const Args *a, const char *key, size_t max_items, size_t max_len, char ***out,
           size_t *n, VigilError *err)
 {
-  const msgpack_object *v;
+  const msgpack_object *v = NULL;
   ArgResult rc = args_container(a, key, MSGPACK_OBJECT_ARRAY, max_items, &v, err);
   if (rc != kArgPresent)
     return rc;
@@ -259,7 +259,7 @@ args_strv(const Args *a, const char *key, size_t max_items, size_t max_len, char
 ArgResult
 args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilError *err)
 {
-  const msgpack_object *v;
+  const msgpack_object *v = NULL;
   ArgResult rc = args_container(a, key, MSGPACK_OBJECT_MAP, max_items, &v, err);
   if (rc != kArgPresent)
     return rc;
