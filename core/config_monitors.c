@@ -31,8 +31,10 @@ typedef struct {
 static void
 config_field_name(const FieldSource *src, const char *key, char *buf, size_t size)
 {
+  /* A name past the buffer is cut: only a message gets shorter. GCC warns
+   * about the cut unless the length is checked and acted on. */
   if (snprintf(buf, size, "%s.%s", src->base, key) >= (int)size)
-    return; /* cut short: only a message's name is shorter */
+    buf[size - 1] = '\0';
 }
 
 /* Pushes entry[key] (raw) and returns 1, or pushes nothing and returns 0
