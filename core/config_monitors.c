@@ -31,8 +31,7 @@ typedef struct {
 static void
 config_field_name(const FieldSource *src, const char *key, char *buf, size_t size)
 {
-  /* A name past the buffer is cut: only a message gets shorter. GCC warns
-   * about the cut unless the length is checked and acted on. */
+  /* GCC -O3 warns about the cut unless the length is checked and acted on. */
   if (snprintf(buf, size, "%s.%s", src->base, key) >= (int)size)
     buf[size - 1] = '\0';
 }
