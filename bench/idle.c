@@ -65,14 +65,6 @@ typedef struct {
 
 /* --- /proc -------------------------------------------------------------- */
 
-/* VmRSS of pid in KiB. */
-static long long
-idle_rss_kib(pid_t pid)
-{
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  return bench_proc_status_field(path, "VmRSS");
-}
 
 /* Context switches (voluntary + involuntary) summed over every thread of
  * pid; *threads gets the number of threads. */
@@ -128,33 +120,6 @@ idle_proc_stat(pid_t pid, char *comm, size_t cap, char *state, int *pgrp)
   return 0;
 }
 
-/* How many live (not zombie) processes are in the process groups of the
- * monitors' children (each child leads its own group). */
-static size_t
-idle_leftovers(const Idle *b)
-{
-  DIR *d = opendir("/proc");
-  if (d == NULL)
-    return 0;
-  size_t left = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    if (de->d_name[0] < '1' || de->d_name[0] > '9')
-      continue;
-    char comm[64], state;
-    int pgrp;
-    if (idle_proc_stat((pid_t)atoi(de->d_name), comm, sizeof comm, &state, &pgrp) != 0 ||
-        state == 'Z')
-      continue;
-    for (size_t i = 0; i < b->npids; i++)
-      if (b->pids[i] == pgrp) {
-        left++;
-        break;
-      }
-  }
-  closedir(d);
-  return left;
-}
 
 /* --- strace ------------------------------------------------------------- */
 
@@ -301,7 +266,7 @@ main(int argc, char **argv)
     bench_rpc_call(&b.rpc, id, &sb);
   }
   bench_rpc_sleep_ms(500);
-  long long rss0 = idle_rss_kib(b.rpc.vigild);
+  long long rss0 = bench_proc_rss_kib(b.rpc.vigild);
 
   /* The monitors. */
   b.pids = calloc((size_t)monitors, sizeof(pid_t));
@@ -358,7 +323,7 @@ main(int argc, char **argv)
     bench_rpc_sleep_ms(10);
   }
   bench_rpc_sleep_ms(1000); /* let the start-up settle */
-  long long rss100 = idle_rss_kib(b.rpc.vigild);
+  long long rss100 = bench_proc_rss_kib(b.rpc.vigild);
 
   printf("idle: %ld idle monitors (sleep 3600, persistent) in %zu sessions, started in %.0f ms\n",
          monitors, nsessions, start_ms);
@@ -397,7 +362,7 @@ main(int argc, char **argv)
   if (!bench_rpc_engine_stop(&b.rpc, &status))
     bench_rpc_die("vigild did not exit within 30 s of SIGTERM");
   double stop_ms = (double)(bench_rpc_now_ns() - s0) / 1e6;
-  size_t left = idle_leftovers(&b);
+  size_t left = bench_leftovers(b.pids, b.npids);
   bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && left == 0;
   if (WIFEXITED(status))
     printf("  SIGTERM: vigild exited %d in %.0f ms; %zu process%s of the monitors left%s\n",

@@ -32,11 +32,9 @@
  * (config and vigild's log) in place and prints its path.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,7 +49,6 @@
 
 #include "support/benchrpc.h"
 
-extern char **environ;
 
 /* One run's state: the engine, the connection, the two children and the
  * samples, in milliseconds. */
@@ -120,60 +117,15 @@ latency_notification(BenchRpc *rpc, const msgpack_object *n, void *data)
 
 /* --- the bare pipe ------------------------------------------------------ */
 
-/* The peer: the child with stdout on a pipe to us. */
-typedef struct {
-  pid_t pid;
-  int fd;                        /* -1 at EOF */
-  char buf[4096];
-  size_t len;
-} LatencyPipe;
 
-static void
-latency_pipe_start(LatencyPipe *p, const char *child, const char *lines, const char *interval)
-{
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0)
-    bench_rpc_die("pipe: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  char *argv[] = {(char *)child, (char *)lines, (char *)interval, NULL};
-  int rc = posix_spawn(&p->pid, child, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (rc != 0)
-    bench_rpc_die("cannot start %s: %s", child, strerror(rc));
-  p->fd = fds[0];
-  p->len = 0;
-}
 
-/* Reads what the pipe has and times every whole line in it. */
+/* The peer's stamped line (bench_stamp_pipe_read): its latency. */
 static void
-latency_pipe_read(Latency *b, LatencyPipe *p)
+latency_pipe_stamp(void *ctx, int64_t stamp_ns, int64_t now_ns)
 {
-  ssize_t r = read(p->fd, p->buf + p->len, sizeof p->buf - 1 - p->len);
-  int64_t now = bench_rpc_now_ns();
-  if (r < 0 && errno == EINTR)
-    return;
-  if (r <= 0) {
-    close(p->fd);
-    p->fd = -1;
-    return;
-  }
-  p->len += (size_t)r;
-  p->buf[p->len] = '\0';
-  char *start = p->buf, *nl;
-  while ((nl = memchr(start, '\n', p->len - (size_t)(start - p->buf))) != NULL) {
-    *nl = '\0';
-    long n;
-    long long stamp;
-    if (sscanf(start, "Error: %ld %lld", &n, &stamp) == 2 && b->npipe < b->cap)
-      b->pipe_ms[b->npipe++] = (double)(now - stamp) / 1e6;
-    start = nl + 1;
-  }
-  p->len -= (size_t)(start - p->buf);
-  memmove(p->buf, start, p->len);
+  Latency *b = ctx;
+  if (b->npipe < b->cap)
+    b->pipe_ms[b->npipe++] = (double)(now_ns - stamp_ns) / 1e6;
 }
 
 /* --- figures ------------------------------------------------------------ */
@@ -312,8 +264,10 @@ main(int argc, char **argv)
   /* The peer starts half an interval later, out of the monitor's phase. */
   struct timespec half = {interval / 2 / 1000, (interval / 2 % 1000) * 1000000L};
   nanosleep(&half, NULL);
-  LatencyPipe peer;
-  latency_pipe_start(&peer, child, lines_s, interval_s);
+  /* The peer: the same child with its stdout on a pipe to us. */
+  BenchStampPipe peer;
+  char *peer_argv[] = {(char *)child, lines_s, interval_s, NULL};
+  bench_stamp_pipe_start(&peer, peer_argv);
 
   int64_t deadline = bench_rpc_now_ns() + (int64_t)(lines + 2) * interval * 1000000LL +
                      30000000000LL;
@@ -328,7 +282,7 @@ main(int argc, char **argv)
     if (p[0].revents)
       bench_rpc_socket_read(&b.rpc);
     if (peer.fd >= 0 && p[1].revents)
-      latency_pipe_read(&b, &peer);
+      bench_stamp_pipe_read(&peer, latency_pipe_stamp, &b);
   }
   waitpid(peer.pid, NULL, 0);
 

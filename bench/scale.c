@@ -56,11 +56,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,14 +87,6 @@ typedef struct {
   size_t n, cap;
 } ScaleSamples;
 
-/* A control child: `scale_child quiet` with its stdout piped straight into
- * this program, timed when read(2) returns, as latency's bare pipe is. */
-typedef struct {
-  pid_t pid;
-  int fd; /* -1 at EOF */
-  char buf[4096];
-  size_t len;
-} ScalePeer;
 
 #define SCALE_PEERS 10
 
@@ -114,7 +104,7 @@ typedef struct {
   /* what came */
   ScaleSamples samples;          /* through vigild */
   ScaleSamples peer_samples;     /* through the control pipes */
-  ScalePeer peers[SCALE_PEERS];
+  BenchStampPipe peers[SCALE_PEERS]; /* control children: `scale_child quiet` piped to us */
   int npeers;
   uint64_t notifications, merged, suppressed, other_lines;
   uint64_t endings, endings_not_exit;
@@ -126,14 +116,6 @@ typedef struct {
 
 /* --- /proc -------------------------------------------------------------- */
 
-/* VmRSS of pid in KiB, or -1. */
-static long long
-scale_rss_kib(pid_t pid)
-{
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  return bench_proc_status_field(path, "VmRSS");
-}
 
 /* utime + stime of pid (every thread) in clock ticks, or -1. */
 static long long
@@ -186,40 +168,6 @@ scale_engine_fds(pid_t pid, long *open_fds, char *limits, size_t cap)
   fclose(f);
 }
 
-/* How many live (not zombie) processes are in the process groups of the
- * children started (each leads its own group). */
-static size_t
-scale_leftovers(const Scale *b)
-{
-  DIR *d = opendir("/proc");
-  if (d == NULL)
-    return 0;
-  size_t left = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    if (de->d_name[0] < '1' || de->d_name[0] > '9')
-      continue;
-    char path[300], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-      continue;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'), state;
-    int ppid, pgrp;
-    if (p == NULL || sscanf(p + 2, "%c %d %d", &state, &ppid, &pgrp) != 3 || state == 'Z')
-      continue;
-    for (size_t i = 0; i < b->npids; i++)
-      if (b->pids[i] == pgrp) {
-        left++;
-        break;
-      }
-  }
-  closedir(d);
-  return left;
-}
 
 /* The share of the machine's CPU time that was idle (idle + iowait of the
  * "cpu" line of /proc/stat) since the sample *prev, which it updates;
@@ -262,6 +210,13 @@ scale_sample_add(ScaleSamples *s, int64_t stamp_ns, int64_t now_ns)
   s->v[s->n++] = (ScaleSample){stamp_ns, (double)(now_ns - stamp_ns) / 1e6};
 }
 
+/* A control pipe's stamped line (bench_stamp_pipe_read): one sample. */
+static void
+scale_peer_stamp(void *ctx, int64_t stamp_ns, int64_t now_ns)
+{
+  scale_sample_add(ctx, stamp_ns, now_ns);
+}
+
 /* --- the control pipes -------------------------------------------------- */
 
 /* Starts the control children: `scale_child quiet 0 SECONDS 1000 OFFSET 0`
@@ -270,59 +225,17 @@ scale_sample_add(ScaleSamples *s, int64_t stamp_ns, int64_t now_ns)
 static void
 scale_peers_start(Scale *b, int n, long seconds)
 {
-  extern char **environ;
   char s_sec[24];
   snprintf(s_sec, sizeof s_sec, "%ld", seconds);
   for (int i = 0; i < n; i++) {
-    ScalePeer *p = &b->peers[i];
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-      bench_rpc_die("pipe: %s", strerror(errno));
     char s_off[24];
     snprintf(s_off, sizeof s_off, "%d", 1000 + i * 1000 / n + 50);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     char *argv[] = {(char *)b->child, "quiet", "0", s_sec, "1000", s_off, "0", NULL};
-    int rc = posix_spawn(&p->pid, b->child, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (rc != 0)
-      bench_rpc_die("cannot start %s: %s", b->child, strerror(rc));
-    p->fd = fds[0];
-    p->len = 0;
+    bench_stamp_pipe_start(&b->peers[i], argv);
   }
   b->npeers = n;
 }
 
-/* Reads what a control pipe has and times every matching line in it. */
-static void
-scale_peer_read(Scale *b, ScalePeer *p)
-{
-  ssize_t r = read(p->fd, p->buf + p->len, sizeof p->buf - 1 - p->len);
-  int64_t now = bench_rpc_now_ns();
-  if (r < 0 && errno == EINTR)
-    return;
-  if (r <= 0) {
-    close(p->fd);
-    p->fd = -1;
-    return;
-  }
-  p->len += (size_t)r;
-  p->buf[p->len] = '\0';
-  char *start = p->buf, *nl;
-  while ((nl = memchr(start, '\n', p->len - (size_t)(start - p->buf))) != NULL) {
-    *nl = '\0';
-    long k;
-    long long stamp;
-    if (sscanf(start, "Error: %ld %lld", &k, &stamp) == 2)
-      scale_sample_add(&b->peer_samples, stamp, now);
-    start = nl + 1;
-  }
-  p->len -= (size_t)(start - p->buf);
-  memmove(p->buf, start, p->len);
-}
 
 /* Stops (SIGTERM) and reaps the control children. */
 static void
@@ -390,7 +303,7 @@ scale_pump_once(Scale *b, int64_t until_ns)
     bench_rpc_socket_read(&b->rpc);
   for (int i = 0; i < b->npeers; i++)
     if (b->peers[i].fd >= 0 && p[1 + i].revents)
-      scale_peer_read(b, &b->peers[i]);
+      bench_stamp_pipe_read(&b->peers[i], scale_peer_stamp, &b->peer_samples);
 }
 
 /* Reads the socket and the control pipes until the time until_ns. */
@@ -585,7 +498,7 @@ scale_engine_end(Scale *b)
   if (!bench_rpc_engine_stop(&b->rpc, &status))
     bench_rpc_die("vigild did not exit within 30 s of SIGTERM");
   double stop_ms = (double)(bench_rpc_now_ns() - s0) / 1e6;
-  size_t left = scale_leftovers(b);
+  size_t left = bench_leftovers(b->pids, b->npids);
   bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && left == 0;
   if (WIFEXITED(status))
     printf("  SIGTERM: vigild exited %d in %.0f ms; %zu process%s of the monitors left%s\n",
@@ -649,7 +562,7 @@ scale_run(Scale *b, const ScaleArgs *a)
   fflush(stdout);
   scale_sessions(b, a->monitors);
   bench_rpc_sleep_ms(500);
-  long long rss0 = scale_rss_kib(b->rpc.vigild);
+  long long rss0 = bench_proc_rss_kib(b->rpc.vigild);
 
   b->pids = calloc((size_t)a->monitors, sizeof(pid_t));
   long expected = 0, refused = 0;
@@ -695,7 +608,7 @@ scale_run(Scale *b, const ScaleArgs *a)
   int64_t w0 = t_started + 2000000000LL;
   int64_t w1 = t0 + a->seconds * 1000000000LL - 1500000000LL;
   scale_pump_until(b, w0);
-  long long rss1 = scale_rss_kib(b->rpc.vigild);
+  long long rss1 = bench_proc_rss_kib(b->rpc.vigild);
   long long cpu0 = scale_cpu_ticks(b->rpc.vigild);
   unsigned long long idle_prev[2] = {0, 0};
   scale_machine_idle(idle_prev);
@@ -707,7 +620,7 @@ scale_run(Scale *b, const ScaleArgs *a)
     long long cpu1 = scale_cpu_ticks(b->rpc.vigild);
     int64_t c1 = bench_rpc_now_ns();
     double idle = scale_machine_idle(idle_prev);
-    rss2 = scale_rss_kib(b->rpc.vigild);
+    rss2 = bench_proc_rss_kib(b->rpc.vigild);
     double cpu_pct = (double)(cpu1 - cpu0) / (double)sysconf(_SC_CLK_TCK) /
                      ((double)(c1 - c0) / 1e9) * 100.0;
     printf("  steady window %.1f s: engine CPU %.1f%% of one core (target < 10%%): %s; "

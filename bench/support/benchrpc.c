@@ -12,6 +12,7 @@
  */
 #include "benchrpc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -67,6 +68,99 @@ bench_proc_status_field(const char *status_path, const char *key)
     }
   fclose(f);
   return v;
+}
+
+/* See benchrpc.h. */
+long long
+bench_proc_rss_kib(pid_t pid)
+{
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  return bench_proc_status_field(path, "VmRSS");
+}
+
+/* See benchrpc.h. */
+size_t
+bench_leftovers(const pid_t *groups, size_t n)
+{
+  DIR *d = opendir("/proc");
+  if (d == NULL)
+    return 0;
+  size_t left = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+      continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+      continue;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    /* The name may hold spaces and parentheses: the fields follow the last ')'. */
+    char *p = strrchr(buf, ')'), state;
+    int ppid, pgrp;
+    if (p == NULL || sscanf(p + 2, "%c %d %d", &state, &ppid, &pgrp) != 3 || state == 'Z')
+      continue;
+    for (size_t i = 0; i < n; i++)
+      if (groups[i] == pgrp) {
+        left++;
+        break;
+      }
+  }
+  closedir(d);
+  return left;
+}
+
+/* See benchrpc.h. */
+void
+bench_stamp_pipe_start(BenchStampPipe *p, char *const argv[])
+{
+  extern char **environ;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    bench_rpc_die("pipe: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  int rc = posix_spawn(&p->pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (rc != 0)
+    bench_rpc_die("cannot start %s: %s", argv[0], strerror(rc));
+  p->fd = fds[0];
+  p->len = 0;
+}
+
+/* See benchrpc.h. */
+void
+bench_stamp_pipe_read(BenchStampPipe *p, BenchStampFn fn, void *ctx)
+{
+  ssize_t r = read(p->fd, p->buf + p->len, sizeof p->buf - 1 - p->len);
+  int64_t now = bench_rpc_now_ns();
+  if (r < 0 && errno == EINTR)
+    return;
+  if (r <= 0) {
+    close(p->fd);
+    p->fd = -1;
+    return;
+  }
+  p->len += (size_t)r;
+  p->buf[p->len] = '\0';
+  char *start = p->buf, *nl;
+  while ((nl = memchr(start, '\n', p->len - (size_t)(start - p->buf))) != NULL) {
+    *nl = '\0';
+    long k;
+    long long stamp;
+    if (sscanf(start, "Error: %ld %lld", &k, &stamp) == 2)
+      fn(ctx, (int64_t)stamp, now);
+    start = nl + 1;
+  }
+  p->len -= (size_t)(start - p->buf);
+  memmove(p->buf, start, p->len);
 }
 
 /* SIGTERM, SIGINT, SIGHUP (run.sh's time bound, a ^C): the engine must not

@@ -70,6 +70,34 @@ void bench_rpc_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), no
  * the key is missing. */
 long long bench_proc_status_field(const char *status_path, const char *key);
 
+/* VmRSS of pid in KiB, or -1. */
+long long bench_proc_rss_kib(pid_t pid);
+
+/* How many live (not zombie) processes are in the process groups
+ * groups[0..n) (each monitor's child leads its own): what an engine left
+ * behind once it has exited. */
+size_t bench_leftovers(const pid_t *groups, size_t n);
+
+/* A peer measured beside the engine: a child whose stdout is a pipe to this
+ * program, each of its "Error: K STAMP" lines timed when read(2) returns
+ * (STAMP: CLOCK_MONOTONIC ns at the write, as bench_rpc_now_ns). */
+typedef struct {
+  pid_t pid;
+  int fd; /* -1 at EOF */
+  char buf[4096];
+  size_t len;
+} BenchStampPipe;
+
+/* Starts argv (argv[0] a path) with stdin /dev/null and stdout piped to p. */
+void bench_stamp_pipe_start(BenchStampPipe *p, char *const argv[]);
+
+/* Called for each stamped line: its stamp and when it was read. */
+typedef void (*BenchStampFn)(void *ctx, int64_t stamp_ns, int64_t now_ns);
+
+/* Reads what the pipe has and calls fn for every whole stamped line in it;
+ * at EOF closes the pipe (fd -1). */
+void bench_stamp_pipe_read(BenchStampPipe *p, BenchStampFn fn, void *ctx);
+
 /* Whether o is a str (or bin) equal to s. */
 bool bench_rpc_obj_is(const msgpack_object *o, const char *s);
 
