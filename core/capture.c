@@ -106,33 +106,40 @@ capture_start(const Capture *c)
   return c->total - c->len;
 }
 
-/* Reads up to limit bytes from absolute offset (see capture.h). The spans
- * point into the capture's buffer; nothing is copied or allocated. An empty
- * read has both spans NULL and offset set to the requested offset (moved up
- * to the oldest kept byte when that was evicted). */
+/* See capture.h. The spans point into buf; nothing is copied or
+ * allocated. An empty read has both spans NULL and offset set to the
+ * requested offset (moved up to the oldest kept byte when that was
+ * evicted). */
 CaptureSpan
-capture_read(const Capture *c, uint64_t offset, uint64_t limit)
+capture_span(const char *buf, size_t cap, size_t start_idx, uint64_t start, uint64_t total,
+             uint64_t offset, uint64_t limit)
 {
   CaptureSpan span = {NULL, 0, NULL, 0, offset, false};
-  uint64_t start = capture_start(c);
   if (offset < start) {
     offset = start;
     span.offset = start;
     span.truncated = true;
   }
-  if (offset >= c->total || limit == 0)
+  if (offset >= total || limit == 0)
     return span;
-  uint64_t avail = c->total - offset;
+  uint64_t avail = total - offset;
   size_t n = (size_t)(avail < limit ? avail : limit);
-  size_t idx = (size_t)((c->head + (offset - start)) % c->cap);
-  size_t first = c->cap - idx;
-  span.p1 = c->buf + idx;
+  size_t idx = (size_t)((start_idx + (offset - start)) % cap);
+  size_t first = cap - idx;
+  span.p1 = buf + idx;
   span.n1 = n < first ? n : first;
   if (n > span.n1) {
-    span.p2 = c->buf;
+    span.p2 = buf;
     span.n2 = n - span.n1;
   }
   return span;
+}
+
+/* Reads up to limit bytes from absolute offset (see capture.h). */
+CaptureSpan
+capture_read(const Capture *c, uint64_t offset, uint64_t limit)
+{
+  return capture_span(c->buf, c->cap, c->head, capture_start(c), c->total, offset, limit);
 }
 
 /* Frees the buffer; the counters stay readable. */

@@ -43,6 +43,13 @@ CaptureSpan capture_read(const Capture *c, uint64_t offset, uint64_t limit);
 /* Absolute offset of the oldest kept byte. */
 uint64_t capture_start(const Capture *c);
 
+/* The read of capture_read over any circular store of these offsets: buf
+ * of cap bytes holding [start, total), the byte at start at index
+ * start_idx. Shared with the spool (spool.h), which keeps the same
+ * offsets in a file. */
+CaptureSpan capture_span(const char *buf, size_t cap, size_t start_idx, uint64_t start,
+                         uint64_t total, uint64_t offset, uint64_t limit);
+
 void capture_free(Capture *c);
 
 #endif

@@ -161,30 +161,14 @@ spool_start(const Spool *s)
   return s->h->head > s->cap ? s->h->head - s->cap : 0;
 }
 
-/* See spool.h. */
+/* See spool.h. Offset o is at o mod cap, so the oldest kept byte is at
+ * start mod cap. */
 CaptureSpan
 spool_read(const Spool *s, uint64_t offset, uint64_t limit)
 {
-  CaptureSpan span = {NULL, 0, NULL, 0, offset, false};
-  uint64_t start = spool_start(s), head = s->h->head;
-  if (offset < start) {
-    offset = start;
-    span.offset = start;
-    span.truncated = true;
-  }
-  if (offset >= head || limit == 0)
-    return span;
-  uint64_t avail = head - offset;
-  size_t n = (size_t)(avail < limit ? avail : limit);
-  size_t at = (size_t)(offset % s->cap);
-  size_t first = (size_t)s->cap - at;
-  span.p1 = s->data + at;
-  span.n1 = n < first ? n : first;
-  if (n > span.n1) {
-    span.p2 = s->data;
-    span.n2 = n - span.n1;
-  }
-  return span;
+  uint64_t start = spool_start(s);
+  return capture_span(s->data, (size_t)s->cap, (size_t)(start % s->cap), start, s->h->head,
+                      offset, limit);
 }
 
 int
