@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "spool.h"
 
 /* The first allocation; it doubles from here up to max. */
 #define CAPTURE_CAP_MIN 512
@@ -66,6 +67,15 @@ capture_write(Capture *c, const char *data, size_t len)
 {
   if (len == 0)
     return;
+  if (c->spool != NULL) {
+    /* The engine splits and matches every byte as it writes it, so what is
+     * in the spool is processed as soon as it is there: the cut follows. */
+    spool_append(c->spool, data, len);
+    spool_set_cut(c->spool, spool_head(c->spool));
+    c->total = spool_head(c->spool);
+    c->evicted = spool_start(c->spool);
+    return;
+  }
   c->total += len;
   if (len >= c->max) {
     /* The write alone fills the capture: everything kept so far and the
@@ -103,6 +113,8 @@ capture_write(Capture *c, const char *data, size_t len)
 uint64_t
 capture_start(const Capture *c)
 {
+  if (c->spool != NULL)
+    return spool_start(c->spool);
   return c->total - c->len;
 }
 
@@ -139,16 +151,31 @@ capture_span(const char *buf, size_t cap, size_t start_idx, uint64_t start, uint
 CaptureSpan
 capture_read(const Capture *c, uint64_t offset, uint64_t limit)
 {
+  if (c->spool != NULL)
+    return spool_read(c->spool, offset, limit);
   return capture_span(c->buf, c->cap, c->head, capture_start(c), c->total, offset, limit);
 }
 
-/* Frees the buffer; the counters stay readable. */
+/* Frees the buffer (a spool is its owner's); the counters stay readable. */
 void
 capture_free(Capture *c)
 {
+  c->spool = NULL; /* its owner unmaps it */
   free(c->buf);
   c->buf = NULL;
   c->cap = 0;
   c->len = 0;
   c->head = 0;
+}
+
+/* See capture.h. */
+void
+capture_use_spool(Capture *c, struct Spool *spool)
+{
+  free(c->buf);
+  c->buf = NULL;
+  c->cap = c->len = c->head = 0;
+  c->spool = spool;
+  c->total = spool_head(spool);
+  c->evicted = spool_start(spool);
 }

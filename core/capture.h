@@ -3,6 +3,8 @@
  * as the child wrote them, addressed by absolute offsets (offset 0 is the
  * stream's first byte ever). Older bytes are evicted and counted. Memory
  * grows with use up to the cap, so an idle or quiet monitor costs little.
+ * With a state directory the bytes are kept in a spool file instead
+ * (capture_use_spool), which a keeper goes on filling if the engine dies.
  */
 #ifndef VIGIL_CAPTURE_H
 #define VIGIL_CAPTURE_H
@@ -11,7 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct Spool;
+
 typedef struct {
+  struct Spool *spool; /* when set, the bytes are kept there instead (spool.h) */
   char *buf;          /* circular storage, cap bytes */
   size_t cap;         /* current allocation, grows up to max */
   size_t max;         /* monitor.capture_max_bytes */
@@ -51,5 +56,11 @@ CaptureSpan capture_span(const char *buf, size_t cap, size_t start_idx, uint64_t
                          uint64_t total, uint64_t offset, uint64_t limit);
 
 void capture_free(Capture *c);
+
+/* Keeps c's bytes in spool from now on (a file of the state directory that
+ * outlives the engine, docs/restart.md) instead of memory: the same reads,
+ * offsets and eviction, at the spool's capacity. Only on an empty capture;
+ * the spool stays its owner's. */
+void capture_use_spool(Capture *c, struct Spool *spool);
 
 #endif

@@ -39,6 +39,7 @@ struct Contain {
   CgroupSet *cg;            /* NULL when no cgroup is used */
   ContainChild child;
   pid_t leader;             /* 0 until started */
+  pid_t keeper;             /* the leader's parent when a keeper started it; 0: none */
   bool ended;               /* contain_end ran: what is left is killed on sight */
   CpuLimit *cpulimit;       /* the duty cycle, while it runs */
   PidList stopped;          /* pids the duty cycle stopped with SIGSTOP */
@@ -188,40 +189,11 @@ contain_child(const Contain *c)
   return &c->child;
 }
 
-/* See contain.h. write, setrlimit: async-signal-safe. */
-int
-contain_child_enter(const ContainChild *cc)
+/* See contain.h. */
+void
+contain_set_keeper(Contain *c, pid_t keeper)
 {
-  for (size_t i = 0; i < cc->njoin; i++) {
-    ssize_t n;
-    do
-      n = write(cc->join_fds[i], "0", 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1)
-      return kContainStepCgroup;
-  }
-  if (cc->rlimit_as > 0) {
-    struct rlimit rl = {(rlim_t)cc->rlimit_as, (rlim_t)cc->rlimit_as};
-    if (setrlimit(RLIMIT_AS, &rl) != 0)
-      return kContainStepRlimitAs;
-  }
-  if (cc->rlimit_nproc > 0) {
-    struct rlimit rl = {(rlim_t)cc->rlimit_nproc, (rlim_t)cc->rlimit_nproc};
-    if (setrlimit(RLIMIT_NPROC, &rl) != 0)
-      return kContainStepRlimitNproc;
-  }
-  return 0;
-}
-
-const char *
-contain_step_name(int step)
-{
-  switch (step) {
-  case kContainStepCgroup: return "joining its cgroup";
-  case kContainStepRlimitAs: return "setrlimit(RLIMIT_AS)";
-  case kContainStepRlimitNproc: return "setrlimit(RLIMIT_NPROC)";
-  default: return "containment";
-  }
+  c->keeper = keeper;
 }
 
 /* --- finding the monitor's processes ------------------------------------ */
@@ -254,6 +226,8 @@ contain_leaders(PidList *out)
   for (Contain *c = contain_list; c != NULL; c = c->next) {
     if (c->leader > 0)
       pidlist_add(out, c->leader);
+    if (c->keeper > 0)
+      pidlist_add(out, c->keeper); /* proc.c reaps it too; never an orphan */
   }
   if (out->n > 1)
     qsort(out->pids, out->n, sizeof *out->pids, contain_pid_cmp);
@@ -403,7 +377,18 @@ contain_members(Contain *c, PidList *out)
     pidlist_add(&roots, c->leader);
     for (size_t i = 0; i < orphans.n; i++)
       pidlist_add(&roots, orphans.pids[i]);
+    /* With a keeper, orphans go to it (its subreaper), not to the engine:
+     * everything under the keeper is the monitor's, but the keeper. */
+    if (c->keeper > 0)
+      pidlist_add(&roots, c->keeper);
+    size_t from = out->n;
     reaper_collect(&t, roots.pids, roots.n, &c->leader, 1, out);
+    for (size_t i = from; c->keeper > 0 && i < out->n; i++) {
+      if (out->pids[i] == c->keeper) {
+        out->pids[i] = out->pids[--out->n];
+        break;
+      }
+    }
     pidlist_free(&roots);
     reaper_table_free(&t);
   }

@@ -140,6 +140,11 @@ const char *contain_step_name(int step);
  * duty cycle if one is needed. */
 void contain_started(Contain *c, pid_t pid);
 
+/* The child was started by a keeper (proc_keeper.c), its parent and
+ * subreaper: the keeper is the engine's child but not an orphan, and the
+ * monitor's orphans are found under it. */
+void contain_set_keeper(Contain *c, pid_t keeper);
+
 /* Sends sig to everything the monitor holds (see the top). The child's pid
  * must still be ours: call only before it is reaped. Any signal but SIGSTOP
  * and SIGCONT also ends the duty cycle (the processes run, to act on it). */

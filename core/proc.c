@@ -34,7 +34,7 @@
 static void
 proc_free_if_done(Proc *p)
 {
-  if (!p->closed || !p->reaped || p->handles > 0)
+  if (!p->closed || !p->reaped || p->handles > 0 || (p->keeper > 0 && !p->keeper_reaped))
     return;
   proc_loop_unpause(p);
   proc_loop_remove(p);
@@ -53,8 +53,8 @@ proc_handle_closed(uv_handle_t *h)
   proc_free_if_done(p);
 }
 
-/* Closes a handle of p unless it is already closing. */
-static void
+/* See proc_internal.h. */
+void
 proc_close_handle(Proc *p, uv_handle_t *h)
 {
   if (!uv_is_closing(h))
@@ -114,11 +114,22 @@ proc_reap(Proc *p)
 {
   if (p->reaped)
     return;
-  ContainReport report;
-  contain_finish(p->contain, p->exit.exited, p->exit.exit_code, p->exit.term_signal, &report);
-  p->exit.exceeded = report.exceeded;
-  p->exit.oom_kills = report.oom_kills;
-  p->exit.forks_refused = report.forks_refused;
+  if (!p->contain_finished) {
+    ContainReport report;
+    contain_finish(p->contain, p->exit.exited, p->exit.exit_code, p->exit.term_signal, &report);
+    p->exit.exceeded = report.exceeded;
+    p->exit.oom_kills = report.oom_kills;
+    p->exit.forks_refused = report.forks_refused;
+    p->contain_finished = true;
+  }
+  /* With a keeper, the child is the keeper's to reap: it is told the
+   * survivors are dead, and answers with the usage (proc_keeper.c). */
+  if (p->keeper > 0 && !p->keeper_reaped) {
+    if (!p->reap_asked)
+      p->reap_asked = proc_keeper_ack_exit(p);
+    if (p->reap_asked)
+      return;
+  }
   struct rusage ru;
   int status;
   pid_t r;
@@ -141,15 +152,32 @@ proc_reap(Proc *p)
 #endif
 }
 
-/* Ends p: kills the group, reaps, and calls on_exit once. */
+/* Ends p: kills the group, reaps, and calls on_exit once (when a keeper
+ * reaps, once it has: proc_on_reaped). */
 static void
 proc_finish(Proc *p)
 {
-  if (p->finished)
+  if (p->finished || p->finish_pending)
     return;
   uv_timer_stop(&p->drain_timer);
   uv_timer_stop(&p->grace_timer);
   proc_reap(p);
+  if (p->reap_asked && !p->reaped) {
+    p->finish_pending = true;
+    return;
+  }
+  p->finished = true;
+  if (!p->closed && p->cb.on_exit != NULL)
+    p->cb.on_exit(p->data, &p->exit);
+}
+
+/* See proc_internal.h. */
+void
+proc_on_reaped(Proc *p)
+{
+  if (!p->reaped || !p->finish_pending)
+    return;
+  p->finish_pending = false;
   p->finished = true;
   if (!p->closed && p->cb.on_exit != NULL)
     p->cb.on_exit(p->data, &p->exit);
@@ -246,8 +274,14 @@ proc_drain_cb(uv_timer_t *t)
 void
 proc_check(Proc *p)
 {
-  if (p->reaped)
+  /* While the keeper lives, the child is its child: its messages tell. */
+  if (p->keeper > 0 && !proc_keeper_check(p))
     return;
+  if (p->reaped) {
+    proc_on_reaped(p);
+    proc_free_if_done(p);
+    return;
+  }
   bool seen_before = p->exit_seen;
   if (!proc_poll_exit(p))
     return;
@@ -257,16 +291,40 @@ proc_check(Proc *p)
     return;
   }
   if (seen_before) {
-    if (p->finished)
-      proc_reap(p); /* only if an earlier wait4 said "not yet" */
+    if (p->finished || p->finish_pending) {
+      proc_reap(p); /* an earlier wait4 said "not yet", or the keeper is gone */
+      proc_on_reaped(p);
+    }
     return;
   }
+  proc_on_exit_seen(p);
+}
+
+/* See proc_internal.h. */
+void
+proc_on_exit_seen(Proc *p)
+{
   uv_timer_stop(&p->grace_timer);
   if (!p->reading[0] && !p->reading[1]) {
     proc_finish(p);
     return;
   }
   uv_timer_start(&p->drain_timer, proc_drain_cb, p->drain_ms, 0);
+}
+
+/* See proc_internal.h. The zombie is still there (the keeper keeps it until
+ * told), so its io counters can be read. */
+void
+proc_note_exit(Proc *p, bool exited, int code, int sig)
+{
+  if (p->exit_seen)
+    return;
+  p->exit_seen = true;
+  p->exit.duration_ms = (uv_hrtime() - p->start_ns) / 1000000;
+  p->exit.exited = true;
+  p->exit.exit_code = exited ? code : -1;
+  p->exit.term_signal = exited ? 0 : sig;
+  proc_sample_io(p->pid, &p->exit);
 }
 
 /* Hands out the loop's shared buffer. read_cb consumes every chunk
@@ -348,10 +406,12 @@ proc_stop(Proc *p, int sig, uint64_t grace_ms)
   if (p->exit_seen || p->reaped)
     return kProcStopExited;
   /* An exit the SIGCHLD handler has not seen yet still counts; the handler
-   * acts on it later (peeking here changes nothing). */
+   * acts on it later (peeking here changes nothing). A keeper's child is
+   * not ours to peek at: its exit comes as a message. */
   siginfo_t info;
   memset(&info, 0, sizeof info);
-  if (waitid(P_PID, (id_t)p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0)
+  if ((p->keeper == 0 || p->keeper_reaped) &&
+      waitid(P_PID, (id_t)p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0)
     return kProcStopExited;
   if (p->stop_requested)
     return kProcStopping;
@@ -383,7 +443,13 @@ proc_close(Proc *p)
   if (proc_loop_abandon_if_gone(p))
     return;
   if (!p->reaped) {
-    if (p->exit_seen) {
+    if (p->keeper > 0 && !p->keeper_reaped) {
+      /* Everything killed, then the keeper told to reap and go; the Proc
+       * is freed when the keeper is reaped. */
+      contain_end(p->contain);
+      contain_sweep();
+      proc_keeper_stop(p);
+    } else if (p->exit_seen) {
       proc_reap(p); /* a zombie: kill survivors and reap now */
     } else {
       contain_end(p->contain); /* reaped by a later SIGCHLD */
@@ -401,6 +467,10 @@ proc_close(Proc *p)
   if (p->in_open) {
     p->in_open = false;
     proc_close_handle(p, (uv_handle_t *)&p->in); /* cancels a pending write */
+  }
+  if (p->ctl_open) {
+    p->ctl_open = false;
+    proc_close_handle(p, (uv_handle_t *)&p->ctl);
   }
   proc_close_handle(p, (uv_handle_t *)&p->drain_timer);
   proc_close_handle(p, (uv_handle_t *)&p->grace_timer);
@@ -421,6 +491,13 @@ pid_t
 proc_pid(const Proc *p)
 {
   return p->pid;
+}
+
+/* See proc.h. */
+pid_t
+proc_keeper_pid(const Proc *p)
+{
+  return p->keeper_reaped ? 0 : p->keeper;
 }
 
 /* Whether on_exit has been called. */

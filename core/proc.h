@@ -59,6 +59,17 @@ int proc_dir_open(const char *cwd, ProcDir *out, VigilError *err);
 /* Closes the descriptor and frees the path; leaves d as PROC_DIR_INIT. */
 void proc_dir_close(ProcDir *d);
 
+/* A keeper for the child (docs/restart.md): the program is started by a
+ * vigil-keeper process, its parent and subreaper, so that it outlives the
+ * engine. Everything below stays the caller's. */
+typedef struct {
+  const char *program;      /* vigil-keeper's path */
+  int state_fd;             /* the monitor's directory: its spools, the exit file */
+  int listen_fd;            /* a listening socket there, for a later engine */
+  int64_t unattended_ms;    /* keeper.unattended_ms */
+  int64_t kill_grace_ms;    /* monitor.kill_grace_ms, for an unattended stop */
+} ProcKeeperOptions;
+
 typedef struct {
   char *const *argv;        /* argv[0] as given; NULL-terminated; copied */
   const char *cwd;          /* NULL: the engine's cwd; unused when dir is set */
@@ -85,6 +96,7 @@ typedef struct {
   const char *tag;          /* the monitor's id, naming its cgroup and set as
                                VIGIL_MONITOR_ID; NULL: one is made */
   int64_t exit_drain_ms;    /* see the lifecycle above */
+  const ProcKeeperOptions *keeper; /* NULL: the engine is the child's parent */
 } ProcSpawnOptions;
 
 typedef struct {
@@ -160,6 +172,8 @@ ProcStopResult proc_stop(Proc *p, int sig, uint64_t grace_ms);
 void proc_close(Proc *p);
 
 pid_t proc_pid(const Proc *p);
+/* The keeper's pid, 0 when there is none (or it is gone). */
+pid_t proc_keeper_pid(const Proc *p);
 /* The absolute path that was executed (the resolved argv[0]). */
 const char *proc_program(const Proc *p);
 bool proc_exited(const Proc *p); /* on_exit has been called */

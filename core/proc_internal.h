@@ -25,6 +25,7 @@
 
 #include "contain.h"
 #include "error.h"
+#include "keeper_wire.h"
 #include "proc.h"
 
 /* One read buffer per loop, shared by every pipe on it (see proc_alloc_cb). */
@@ -91,6 +92,16 @@ struct Proc {
   bool stop_requested;
   bool closed;       /* proc_close was called: no more callbacks */
   ProcExit exit;
+  /* With a keeper (proc_keeper.c), the child's parent: */
+  pid_t keeper;      /* its pid; 0: none, the engine is the parent */
+  bool keeper_reaped;/* the keeper has exited and been reaped */
+  bool ctl_open;     /* ctl is open (and counted in handles) */
+  uv_pipe_t ctl;     /* the control socket */
+  char ctlbuf[KEEPER_MSG_MAX_BYTES * 4];
+  size_t ctllen;
+  bool reap_asked;   /* kKeeperExitAck sent: the keeper reaps the child */
+  bool finish_pending; /* on_exit waits for the reap (kKeeperReaped) */
+  bool contain_finished; /* contain_finish has run */
 };
 
 /* --- proc_loop.c --------------------------------------------------------- */
@@ -142,7 +153,51 @@ int proc_prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir
  * Returns the descriptor, or -1 (the original closed) with errno set. */
 int proc_fd_lift(int fd);
 
+/* --- proc_keeper.c ------------------------------------------------------- */
+
+/* What the engine's clone of a keeper launch needs (see proc_keeper.c). */
+typedef struct {
+  const char *path;         /* vigil-keeper */
+  char **argv;              /* keeper_args_build */
+  char **envp;              /* the child's environment */
+  int src[KEEPER_FD_JOIN + CGROUP_JOIN_MAX]; /* the descriptor for each number */
+  int nsrc;
+  int report_fd;            /* the exec report's write end */
+} ProcKeeperExec;
+
+/* The clone entry that puts the descriptors in place and execs the keeper;
+ * a failure is reported as kChildKeeper with its errno. */
+int proc_keeper_entry(void *arg);
+/* Waits for the keeper's first message on ctl (blocking, bounded): 0 with
+ * *child and *keeper set (kKeeperHello), or the child's failed step with
+ * *e its errno (the keeper reaped). */
+int proc_keeper_hello(int ctl, pid_t keeper, pid_t *child, int *e);
+/* Starts reading p's control socket (fd becomes the handle's). */
+int proc_keeper_watch(Proc *p, int fd);
+/* After a SIGCHLD: reaps the keeper if it has exited. Returns true when
+ * there is no keeper (any more): the engine is then the child's parent,
+ * or the child is reaped already. */
+bool proc_keeper_check(Proc *p);
+/* The engine has killed the survivors: the keeper may reap the child.
+ * Returns false when there is no keeper to ask. */
+bool proc_keeper_ack_exit(Proc *p);
+/* Tells the keeper to stop everything and go (proc_close). */
+void proc_keeper_stop(Proc *p);
+
 /* --- proc.c -------------------------------------------------------------- */
+
+/* The exit is now known (waitid, or the keeper's kKeeperExit): finishes p
+ * or starts the drain bound. */
+void proc_on_exit_seen(Proc *p);
+/* Closes a handle of p unless it is already closing; p is freed after the
+ * last one's close callback. */
+void proc_close_handle(Proc *p, uv_handle_t *h);
+/* Records the exit a keeper reported (kKeeperExit): exited with code, or
+ * killed by sig. Once. */
+void proc_note_exit(Proc *p, bool exited, int code, int sig);
+/* The child is reaped (by the keeper: its usage in p->exit): calls on_exit
+ * if it was waiting for that. */
+void proc_on_reaped(Proc *p);
 
 /* Acts on p's state after a SIGCHLD (see proc.c). */
 void proc_check(Proc *p);

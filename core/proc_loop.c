@@ -70,19 +70,31 @@ proc_leftovers_reap(void)
   }
 }
 
+/* Keeps pid to be reaped at the next chance. */
+static void
+proc_leftovers_add(pid_t pid)
+{
+  if (proc_nleftovers == proc_leftovers_cap) {
+    proc_leftovers_cap = proc_leftovers_cap ? proc_leftovers_cap * 2 : 8;
+    proc_leftovers = xrealloc(proc_leftovers, proc_leftovers_cap * sizeof *proc_leftovers);
+  }
+  proc_leftovers[proc_nleftovers++] = pid;
+}
+
 /* Kills p's group (if its pid is still ours) and leaves the reaping to
  * proc_leftovers_reap: for a Proc whose loop is gone. */
 static void
 proc_loop_abandon(Proc *p)
 {
+  if (p->keeper > 0 && !p->keeper_reaped) {
+    kill(p->keeper, SIGKILL); /* a keeper with no loop to answer to */
+    p->keeper_reaped = true;
+    proc_leftovers_add(p->keeper);
+  }
   if (p->reaped)
     return;
   contain_end(p->contain);
-  if (proc_nleftovers == proc_leftovers_cap) {
-    proc_leftovers_cap = proc_leftovers_cap ? proc_leftovers_cap * 2 : 8;
-    proc_leftovers = xrealloc(proc_leftovers, proc_leftovers_cap * sizeof *proc_leftovers);
-  }
-  proc_leftovers[proc_nleftovers++] = p->pid;
+  proc_leftovers_add(p->pid);
   p->reaped = true;
 }
 
@@ -138,7 +150,7 @@ proc_loop_update_ref(ProcLoop *pl)
    * SIGCHLD that reports it. */
   bool waiting = contain_adopted() > 0;
   for (const Proc *p = pl->procs; p != NULL && !waiting; p = p->next)
-    waiting = !p->exit_seen && !p->reaped;
+    waiting = (!p->exit_seen && !p->reaped) || (p->keeper > 0 && !p->keeper_reaped);
   if (waiting)
     uv_ref((uv_handle_t *)&pl->sigchld);
   else

@@ -28,10 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "childenv.h"
+#include "proc_child.h"
 #include "memory.h"
 
 /* --- descriptors --------------------------------------------------------- */
@@ -94,120 +96,6 @@ proc_close_fd(int *fd)
   *fd = -1;
 }
 
-/* --- the child's side ----------------------------------------------------- */
-
-/* The child-side steps that can fail, for the spawn_failed message; a
- * failed step of contain_child_enter is reported as kChildContain plus its
- * ContainStep. */
-typedef enum {
-  kChildSetsid = 1,
-  kChildChdir,
-  kChildDup,
-  kChildExec,
-  kChildContain = 100,
-} ProcChildStep;
-
-/* What the child needs, all prepared before fork. */
-typedef struct {
-  const char *path;
-  char *const *argv;
-  char **envp;
-  int dir_fd;     /* the directory to enter (fchdir) */
-  int fds[3];     /* become 0, 1, 2 */
-  int report_fd;  /* exec-error pipe's write end (close-on-exec) */
-  const ContainChild *contain; /* cgroups to join, rlimits */
-  long open_max;  /* for the close loop when close_range is missing */
-  bool nofile_restore; /* start the program with the soft RLIMIT_NOFILE */
-  struct rlimit nofile; /* the engine had before proc_raise_nofile */
-} ProcChild;
-
-/* In the child: reports the failed step and errno to the parent and exits. */
-static void
-proc_child_fail(const ProcChild *c, int step)
-{
-  int report[2] = {(int)step, errno};
-  ssize_t n;
-  do
-    n = write(c->report_fd, report, sizeof report);
-  while (n < 0 && errno == EINTR);
-  _exit(127);
-}
-
-/* Closes every descriptor from 3 up except keep. */
-static void
-proc_child_close_fds(int keep, long open_max)
-{
-#ifdef __linux__
-  bool ok = true;
-  if (keep > 3)
-    ok = close_range(3, (unsigned)keep - 1, 0) == 0;
-  if (ok && close_range((unsigned)keep + 1, ~0U, 0) == 0)
-    return;
-#endif
-  for (long fd = 3; fd < open_max; fd++) {
-    if (fd != keep)
-      close((int)fd);
-  }
-}
-
-/* The child between fork (clone on Linux: in the engine's memory) and exec:
- * only async-signal-safe calls (the engine may have threads, so no malloc
- * and no locks), and no write to the engine's data but c's fields and
- * errno. Never returns. */
-static void
-proc_child(ProcChild *c)
-{
-  /* Default dispositions (an ignored SIGPIPE would survive exec) before
-   * unblocking, so nothing reaches the engine's handlers here. */
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = SIG_DFL;
-  sigemptyset(&sa.sa_mask);
-  for (int sig = 1; sig < NSIG; sig++)
-    sigaction(sig, &sa, NULL); /* EINVAL for KILL, STOP and libc's own: fine */
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-
-  if (setsid() < 0)
-    proc_child_fail(c, kChildSetsid);
-  /* Into the monitor's cgroups first, while their descriptors are intact
-   * (the dup2s below may land on them), and with the limits set before
-   * anything of the program runs. */
-  int step = contain_child_enter(c->contain);
-  if (step != 0)
-    proc_child_fail(c, kChildContain + step);
-  /* The opened directory, not its path: the path may lead elsewhere now. */
-  if (fchdir(c->dir_fd) != 0)
-    proc_child_fail(c, kChildChdir);
-
-  /* If the engine runs with 0, 1 or 2 closed, a pipe end may sit on one of
-   * them: lift every descriptor we still need above 2 before the dup2s. */
-  if (c->report_fd < 3) {
-    int fd = fcntl(c->report_fd, F_DUPFD_CLOEXEC, 3);
-    if (fd < 0)
-      _exit(127); /* cannot even report */
-    c->report_fd = fd;
-  }
-  for (int i = 0; i < 3; i++) {
-    if (c->fds[i] < 3 && (c->fds[i] = fcntl(c->fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
-      proc_child_fail(c, kChildDup);
-  }
-  for (int i = 0; i < 3; i++) {
-    if (dup2(c->fds[i], i) < 0)
-      proc_child_fail(c, kChildDup);
-  }
-  /* The report pipe stays until exec closes it (close-on-exec). */
-  proc_child_close_fds(c->report_fd, c->open_max);
-  /* Lowering the soft limit cannot fail; the descriptors above it (the
-   * report pipe) are closed by exec. */
-  if (c->nofile_restore)
-    setrlimit(RLIMIT_NOFILE, &c->nofile);
-
-  execve(c->path, c->argv, c->envp);
-  proc_child_fail(c, kChildExec);
-}
-
 #ifdef __linux__
 /* The stack proc_child runs on after clone: what it and the system calls'
  * wrappers need, with a wide margin (glibc's posix_spawn gives its child
@@ -222,19 +110,6 @@ proc_child_entry(void *arg)
   return 127; /* not reached: proc_child never returns */
 }
 #endif
-
-/* The name of a child-side step for the spawn_failed message. */
-static const char *
-proc_step_name(int step)
-{
-  switch (step) {
-  case kChildSetsid: return "setsid";
-  case kChildChdir: return "chdir";
-  case kChildDup: return "dup2";
-  case kChildExec: return "exec";
-  default: return step > kChildContain ? contain_step_name(step - kChildContain) : "exec";
-  }
-}
 
 /* --- the parent's side: prepare, fork, watch ------------------------------ */
 
@@ -251,7 +126,9 @@ typedef struct {
   int in[2];              /* stdin: [0] the child's (a pipe or /dev/null),
                              [1] ours (a pipe only) */
   int report[2];          /* the failure report: [0] ours, [1] the child's */
-  pid_t pid;
+  int ctl[2];             /* with a keeper: its control socket, [0] ours */
+  pid_t pid;              /* the child */
+  pid_t keeper;           /* with a keeper: its pid (the one forked here) */
   uint64_t start_ns;
 } ProcLaunch;
 
@@ -270,6 +147,8 @@ proc_launch_abort(ProcLaunch *l)
   proc_close_fd(&l->in[1]);
   proc_close_fd(&l->report[0]);
   proc_close_fd(&l->report[1]);
+  proc_close_fd(&l->ctl[0]);
+  proc_close_fd(&l->ctl[1]);
   free(l->path);
   l->path = NULL;
   proc_dir_close(&l->own_dir);
@@ -302,11 +181,17 @@ proc_launch_prepare(ProcLaunch *l, uv_loop_t *loop, const ProcSpawnOptions *opts
  * /dev/null) and grows the output pipes within the budget. Returns 0, or -1
  * with errno set and *what naming the call that failed. */
 static int
-proc_launch_pipes(ProcLaunch *l, bool want_stdin, const char **what)
+proc_launch_pipes(ProcLaunch *l, bool want_stdin, bool keeper, const char **what)
 {
   *what = "pipe";
   if (proc_pipe(l->out[0]) != 0 || proc_pipe(l->out[1]) != 0 || proc_pipe(l->report) != 0)
     return -1;
+  if (keeper) {
+    *what = "socketpair";
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, l->ctl) != 0)
+      return -1;
+    *what = "pipe";
+  }
   if (want_stdin) {
     if (proc_pipe(l->in) != 0)
       return -1;
@@ -320,8 +205,33 @@ proc_launch_pipes(ProcLaunch *l, bool want_stdin, const char **what)
   return 0;
 }
 
-/* Forks the child, which runs proc_child and never returns here. Returns
- * its pid, or -1 with errno set. */
+/* What the clone of a keeper launch is given: the keeper's descriptors in
+ * the order of their numbers (keeper_wire.h), its arguments, and the
+ * child's environment as its own. */
+static void
+proc_launch_keeper_exec(ProcLaunch *l, const ProcSpawnOptions *opts, const ProcChild *child,
+                        ProcKeeperExec *x)
+{
+  const ProcKeeperOptions *k = opts->keeper;
+  const ContainChild *cc = child->contain;
+  KeeperArgs a = {(int)cc->njoin, cc->rlimit_as, cc->rlimit_nproc, child->nofile_restore,
+                  (uint64_t)child->nofile.rlim_cur, (uint64_t)child->nofile.rlim_max,
+                  k->unattended_ms, k->kill_grace_ms, opts->exit_drain_ms, l->path, opts->argv};
+  int src[KEEPER_FD_JOIN] = {l->in[0], l->out[0][1], l->out[1][1], l->ctl[1], l->out[0][0],
+                             l->out[1][0], l->dir->fd, k->state_fd, k->listen_fd};
+  x->path = k->program;
+  x->argv = keeper_args_build(k->program, &a);
+  x->envp = child->envp;
+  memcpy(x->src, src, sizeof src);
+  x->nsrc = KEEPER_FD_JOIN;
+  for (size_t i = 0; i < cc->njoin; i++)
+    x->src[x->nsrc++] = cc->join_fds[i];
+  x->report_fd = l->report[1];
+}
+
+/* Forks the child, which runs proc_child and never returns here, or with a
+ * keeper the keeper, which starts the child. Returns its pid, or -1 with
+ * errno set. */
 static pid_t
 proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
 {
@@ -329,9 +239,7 @@ proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
    * and the monitor's id (contain_env), which replace inherited ones. Built
    * here: the child may not allocate. */
   char **envp = childenv_build(opts->env_inherit, contain_env(l->contain));
-  long open_max = sysconf(_SC_OPEN_MAX);
-  if (open_max < 0 || open_max > (1L << 20))
-    open_max = 1L << 20;
+  long open_max = proc_child_open_max();
   ProcChild child = {l->path,
                      opts->argv,
                      envp,
@@ -343,6 +251,14 @@ proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
                      false,
                      {0, 0}};
   child.nofile_restore = proc_child_nofile(&child.nofile);
+  int (*entry)(void *) = proc_child_entry;
+  void *arg = &child;
+  ProcKeeperExec kx = {0};
+  if (opts->keeper != NULL) {
+    proc_launch_keeper_exec(l, opts, &child, &kx);
+    entry = proc_keeper_entry;
+    arg = &kx;
+  }
   l->start_ns = uv_hrtime();
   /* Every signal blocked across fork: the child must not run the engine's
    * handlers (libuv's would write into the loop's signal pipe) before it
@@ -369,8 +285,7 @@ proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
   char *stack = mmap(NULL, PROC_CHILD_STACK, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack != MAP_FAILED) {
-    pid = clone(proc_child_entry, stack + PROC_CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                &child);
+    pid = clone(entry, stack + PROC_CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
   }
   int saved = errno;
   if (stack != MAP_FAILED)
@@ -378,10 +293,11 @@ proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
 #else
   pid_t pid = fork();
   if (pid == 0)
-    proc_child(&child);
+    _exit(entry(arg));
   int saved = errno;
 #endif
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  free(kx.argv);
   free(envp);
   errno = saved;
   return pid;
@@ -424,7 +340,7 @@ proc_launch_start(ProcLaunch *l, const ProcSpawnOptions *opts, VigilError *err)
 {
   const char *what;
   int step = 0, e = 0;
-  bool failed = proc_launch_pipes(l, opts->stdin_data != NULL, &what) != 0;
+  bool failed = proc_launch_pipes(l, opts->stdin_data != NULL, opts->keeper != NULL, &what) != 0;
   if (failed) {
     e = errno;
   } else if ((l->pid = proc_launch_fork(l, opts)) <= 0) {
@@ -437,13 +353,27 @@ proc_launch_start(ProcLaunch *l, const ProcSpawnOptions *opts, VigilError *err)
   proc_close_fd(&l->out[0][1]);
   proc_close_fd(&l->out[1][1]);
   proc_close_fd(&l->report[1]);
+  proc_close_fd(&l->ctl[1]);
   if (!failed && proc_launch_failed(l, &step, &e)) {
     failed = true;
     what = proc_step_name(step);
   }
   proc_close_fd(&l->report[0]);
+  if (!failed && opts->keeper != NULL) {
+    /* The pid forked is the keeper's; the child's is its first word. */
+    l->keeper = l->pid;
+    l->pid = -1;
+    step = proc_keeper_hello(l->ctl[0], l->keeper, &l->pid, &e);
+    if (step != 0) {
+      failed = true;
+      what = proc_step_name(step);
+    }
+  }
   if (!failed)
     return 0;
+  if (step == kChildKeeper)
+    return error_set(err, kErrSpawnFailed, "keeper \"%s\": %s", opts->keeper->program,
+                     strerror(e));
   if (step == kChildExec)
     return error_set(err, kErrSpawnFailed, "exec \"%s\": %s", l->path, strerror(e));
   if (step == kChildChdir)
@@ -471,6 +401,9 @@ proc_launch_adopt(ProcLaunch *l, const ProcSpawnOptions *opts, const ProcCallbac
   p->start_ns = l->start_ns;
   p->drain_ms = opts->exit_drain_ms > 0 ? (uint64_t)opts->exit_drain_ms : 0;
   p->exit.exit_code = -1;
+  p->keeper = l->keeper > 0 ? l->keeper : 0;
+  if (p->keeper > 0)
+    contain_set_keeper(l->contain, p->keeper);
   l->pl = NULL;
   l->path = NULL;
   l->contain = NULL;
@@ -538,6 +471,10 @@ proc_watch(Proc *p, ProcLaunch *l, const ProcSpawnOptions *opts)
   }
   if (rc == 0 && l->in[1] >= 0)
     rc = proc_watch_stdin(p, l, opts);
+  if (rc == 0 && l->ctl[0] >= 0) {
+    rc = proc_keeper_watch(p, l->ctl[0]);
+    l->ctl[0] = -1; /* the handle's, opened or not (proc_close closes it) */
+  }
   return rc;
 }
 
@@ -554,6 +491,7 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
                   .out = {{-1, -1}, {-1, -1}},
                   .in = {-1, -1},
                   .report = {-1, -1},
+                  .ctl = {-1, -1},
                   .pid = -1};
   if (proc_launch_prepare(&l, loop, opts, err) != 0 || proc_launch_start(&l, opts, err) != 0) {
     proc_launch_abort(&l);

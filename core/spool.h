@@ -33,7 +33,7 @@
 
 typedef struct SpoolHeader SpoolHeader;
 
-typedef struct {
+typedef struct Spool {
   int fd;
   char *map;       /* header and data, mapped shared */
   SpoolHeader *h;  /* at map */

@@ -1,0 +1,249 @@
+/*
+ * A monitor's directory in the state directory (monitor_keep.h): made and
+ * removed with the monitor, and the sweep of those an earlier engine left.
+ *
+ * Paths in it are reached through the directory's descriptor (openat,
+ * mkdirat), never by a path string that could be swapped on the way; the
+ * socket, which has no *at call, is bound and reached as
+ * /proc/self/fd/N/keeper.sock, which is that same directory and keeps the
+ * path far below sun_path's 108 bytes however deep the state directory is.
+ */
+#include "monitor_keep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "keeper_wire.h"
+#include "log.h"
+
+/* How long the sweep waits for a leftover keeper to stop (its SIGKILLs,
+ * its reap, its drain of what is left in the pipes). */
+#define MONITOR_KEEP_STOP_MS 10000
+
+/* The files a monitor's directory may hold. */
+static const char *const monitor_keep_files[] = {
+  KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
+  KEEPER_EXIT_NAME ".tmp",
+};
+
+/* The socket's address in the directory dir_fd. */
+static void
+monitor_keep_addr(int dir_fd, struct sockaddr_un *a)
+{
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  snprintf(a->sun_path, sizeof a->sun_path, "/proc/self/fd/%d/%s", dir_fd, KEEPER_SOCKET_NAME);
+}
+
+/* Removes the directory name in monitors_fd with the files it may hold
+ * (dir_fd: that directory). */
+static void
+monitor_keep_remove(int monitors_fd, const char *name, int dir_fd)
+{
+  for (size_t i = 0; i < sizeof monitor_keep_files / sizeof *monitor_keep_files; i++)
+    unlinkat(dir_fd, monitor_keep_files[i], 0);
+  if (unlinkat(monitors_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+    LOG_WARN("state", "could not remove the monitor directory %s: %s", name, strerror(errno));
+}
+
+/* See monitor_keep.h. */
+int
+monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
+                  VigilError *err)
+{
+  memset(k, 0, sizeof *k);
+  k->monitors_fd = monitors_fd;
+  k->dir_fd = k->listen_fd = -1;
+  snprintf(k->name, sizeof k->name, "%s", id);
+  if (mkdirat(monitors_fd, k->name, 0700) != 0)
+    return error_set(err, kErrSpawnFailed, "state directory: monitors/%s: %s", k->name,
+                     strerror(errno));
+  k->dir_fd = openat(monitors_fd, k->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const char *what = "open";
+  if (k->dir_fd < 0)
+    goto fail;
+  static const char *const names[2] = {KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME};
+  for (int i = 0; i < 2; i++) {
+    if (spool_create(&k->spool[i], k->dir_fd, names[i], i, cap, err) != 0) {
+      monitor_keep_close(k);
+      return -1;
+    }
+    k->nspools++;
+  }
+  what = "socket";
+  k->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (k->listen_fd < 0)
+    goto fail;
+  struct sockaddr_un a;
+  monitor_keep_addr(k->dir_fd, &a);
+  what = "bind " KEEPER_SOCKET_NAME;
+  if (bind(k->listen_fd, (struct sockaddr *)&a, sizeof a) != 0)
+    goto fail;
+  what = "listen";
+  if (listen(k->listen_fd, 4) != 0)
+    goto fail;
+  return 0;
+fail:;
+  int e = errno;
+  monitor_keep_close(k);
+  return error_set(err, kErrSpawnFailed, "state directory: monitors/%s: %s: %s", id, what,
+                   strerror(e));
+}
+
+/* See monitor_keep.h. */
+void
+monitor_keep_close(MonitorKeep *k)
+{
+  for (int i = 0; i < k->nspools; i++)
+    spool_close(&k->spool[i]);
+  k->nspools = 0;
+  if (k->listen_fd >= 0)
+    close(k->listen_fd);
+  k->listen_fd = -1;
+  if (k->dir_fd >= 0) {
+    monitor_keep_remove(k->monitors_fd, k->name, k->dir_fd);
+    close(k->dir_fd);
+  } else if (k->name[0] != '\0') {
+    unlinkat(k->monitors_fd, k->name, AT_REMOVEDIR);
+  }
+  k->dir_fd = -1;
+  k->name[0] = '\0';
+}
+
+/* Reaches the keeper of a leftover directory and tells it to stop; waits
+ * (bounded) for it to close the connection, which it does as it exits.
+ * Returns "stopped", "gone" (nobody listening) or why not. */
+static const char *
+monitor_keep_stop_keeper(int dir_fd, pid_t *pid)
+{
+  *pid = 0;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return "not reached (socket failed)";
+  struct sockaddr_un a;
+  monitor_keep_addr(dir_fd, &a);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    return "gone";
+  }
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+    close(fd);
+    return "not ours (another user's socket): left alone";
+  }
+  *pid = cred.pid;
+  KeeperMsg stop = {kKeeperStop, 0, {0}};
+  if (!keeper_msg_send(fd, &stop)) {
+    close(fd);
+    return "gone";
+  }
+  const char *result = "did not stop in time";
+  struct pollfd p = {fd, POLLIN, 0};
+  for (;;) {
+    int r = poll(&p, 1, MONITOR_KEEP_STOP_MS);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    char buf[64];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0 && !(n < 0 && errno == EINTR)) {
+      result = "stopped";
+      break;
+    }
+  }
+  close(fd);
+  return result;
+}
+
+/* The exit a keeper recorded, as text for the log. */
+static void
+monitor_keep_exit_text(int dir_fd, char *out, size_t cap)
+{
+  snprintf(out, cap, "no exit recorded");
+  int fd = openat(dir_fd, KEEPER_EXIT_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  struct stat st;
+  char text[KEEPER_EXIT_MAX_BYTES];
+  ssize_t n = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+      (st.st_mode & 077) == 0)
+    n = read(fd, text, sizeof text);
+  close(fd);
+  KeeperExit x;
+  if (n <= 0 || !keeper_exit_parse(text, (size_t)n, &x)) {
+    snprintf(out, cap, "an exit file that could not be read");
+    return;
+  }
+  if (!x.exited)
+    snprintf(out, cap, "ended (%s), status unknown", x.cause);
+  else if (x.term_signal != 0)
+    snprintf(out, cap, "killed by signal %d (%s)", x.term_signal, x.cause);
+  else
+    snprintf(out, cap, "exited with code %d (%s)", x.exit_code, x.cause);
+}
+
+/* See monitor_keep.h. */
+int
+monitor_keep_sweep(int monitors_fd)
+{
+  int dup_fd = fcntl(monitors_fd, F_DUPFD_CLOEXEC, 3);
+  DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+  if (d == NULL) {
+    if (dup_fd >= 0)
+      close(dup_fd);
+    return 0;
+  }
+  int found = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    int fd = openat(monitors_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077) != 0) {
+      LOG_WARN("state", "monitors/%s is not a private directory of this user; left alone",
+               de->d_name);
+      if (fd >= 0)
+        close(fd);
+      continue;
+    }
+    found++;
+    pid_t pid;
+    const char *keeper = monitor_keep_stop_keeper(fd, &pid);
+    char exit_text[128];
+    monitor_keep_exit_text(fd, exit_text, sizeof exit_text);
+    uint64_t spooled[2] = {0, 0}, lost[2] = {0, 0};
+    static const char *const names[2] = {KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME};
+    for (int i = 0; i < 2; i++) {
+      Spool s;
+      VigilError err = VIGIL_ERROR_INIT;
+      if (spool_open(&s, fd, names[i], &err) == 0) {
+        spooled[i] = spool_head(&s) - spool_cut(&s);
+        lost[i] = spool_lost(&s);
+        spool_close(&s);
+      }
+    }
+    LOG_WARN("state",
+             "monitor %s was left by an engine that ended without stopping it; its keeper "
+             "(pid %d): %s; its program: %s; spooled after that engine: %" PRIu64
+             " bytes of stdout, %" PRIu64 " of stderr (%" PRIu64 " and %" PRIu64
+             " lost past the spool); removed (this engine does not take monitors over yet)",
+             de->d_name, (int)pid, keeper, exit_text, spooled[0], spooled[1], lost[0], lost[1]);
+    monitor_keep_remove(monitors_fd, de->d_name, fd);
+    close(fd);
+  }
+  closedir(d);
+  return found;
+}
