@@ -173,6 +173,16 @@ return {
     style = "readable",                  -- "readable" | "compact"
   },
 
+  -- The keeper: a small process of vigil's own that will be the parent of
+  -- each monitored process, so that it outlives a restart of the engine
+  -- (docs/restart.md; being built, not enforced yet).
+  keeper = {
+    -- How long a monitored process may run while no engine is attached
+    -- before its keeper stops it (SIGTERM, then SIGKILL after
+    -- monitor.kill_grace_ms). 15 minutes.
+    unattended_ms = 900000,              -- 1000..604800000 ms
+  },
+
   session = {
     -- Notifications a session holds (waiting, and kept for resume).
     queue_max = 256,                     -- 1..100000 notifications

@@ -251,8 +251,8 @@ config_group(ConfigWalk *w, int idx, const char *group)
 /* --- the top level ------------------------------------------------------- */
 
 static const char *const config_top_keys[] = {
-  "monitor", "rate_limit", "incident", "envelope", "session", "log", "rpc", "policy", "gate",
-  "plugin_paths", "monitors", NULL,
+  "monitor", "rate_limit", "incident", "envelope", "keeper", "session", "log", "rpc", "policy",
+  "gate", "plugin_paths", "monitors", NULL,
 };
 
 /* Pushes t[key] (raw) and returns its type. */
@@ -286,7 +286,8 @@ config_walk(ConfigWalk *w, int idx)
   }
 
   static const char *const groups[] = {"monitor", "rate_limit", "incident", "envelope",
-                                       "session", "log", "rpc", NULL};
+                                       "keeper",  "session",    "log",      "rpc",
+                                       NULL};
   for (size_t i = 0; groups[i]; i++) {
     int rc = 0;
     if (config_rawfield(L, idx, groups[i]) != LUA_TNIL)

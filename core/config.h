@@ -13,6 +13,8 @@
  *                 path = "/usr/bin:/bin", env_deny = {...}, env_allow = {...},
  *                 env_inherit = {...}, <every monitor.* setting> },
  *     rate_limit = { <every rate_limit.* setting> },
+ *     incident = { <every incident.* setting> }, envelope = { style },
+ *     keeper = { <every keeper.* setting> },
  *     session = { <every session.* setting> },
  *     log = { <every log.* setting> },
  *     rpc = { <every rpc.* setting> },

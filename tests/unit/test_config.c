@@ -247,6 +247,8 @@ TEST(settings_errors_name_file_field_bound_and_value)
                "\"explode\"");
   EXPECT_ERROR("return { rate_limit = { on_overload = 1 } }",
                "invalid_params: @: rate_limit.on_overload must be a string, got number");
+  EXPECT_ERROR("return { keeper = { unattended_ms = 999 } }",
+               "invalid_params: @: keeper.unattended_ms must be 1000..604800000, got 999");
   /* The cross-field rules of the settings table. */
   EXPECT_ERROR("return { rate_limit = { overload_ms = 5000 } }",
                "invalid_params: @: rate_limit.overload_ms must be at least rate_limit.window_ms "
@@ -630,6 +632,7 @@ TEST(full_config_round_trips)
            "  session = { queue_max = 10, linger_ms = 0 },\n"
            "  rpc = { max_message_bytes = 4096, max_pending = 2 },\n"
            "  log = { buffer_bytes = 65536, policy_lines_per_s = 7, policy_lines_per_call = 3 },\n"
+           "  keeper = { unattended_ms = 60 * ms },\n"
            "  policy = 'xml', gate = 'gate',\n"
            "  plugin_paths = { '/opt/vigil/plugins', 'plugins' },\n"
            "  monitors = {\n"
@@ -679,6 +682,7 @@ TEST(full_config_round_trips)
   CHECK_INT(cfg.settings.log_buffer_bytes, 65536);
   CHECK_INT(cfg.settings.log_policy_lines_per_s, 7);
   CHECK_INT(cfg.settings.log_policy_lines_per_call, 3);
+  CHECK_INT(cfg.settings.keeper_unattended_ms, 60000);
   CHECK_INT(cfg.nplugin_paths, 2);
   CHECK_STR(cfg.plugin_paths[1], "plugins");
 
