@@ -226,6 +226,14 @@ return {
     max_connections = 256,               -- 1..65536 connections
   },
 
+  -- The engine's state directory (docs/restart.md): private (0700, never
+  -- a link, no access for group or others), locked so that two engines
+  -- never share one. Unset: "state" beside the socket, none with --stdio.
+  -- An absolute path. vigild's --state-dir and --no-state override it, and
+  -- a reload does not move it (the change is logged; it applies at the
+  -- next start).
+  --   state = { dir = "/home/me/.local/state/vigil" },
+
   -- The policy that formats and routes notifications when a monitor names
   -- none: "envelope" is the built-in untrusted-observation envelope.
   policy = "envelope",
