@@ -119,7 +119,7 @@ static volatile sig_atomic_t ingest_log_made;
 /* What a signal removes besides: every file of the engine's temp dir, then
  * run/ and the dir, in that order. Written before they exist, because a
  * signal handler cannot format paths. */
-#define INGEST_RM_MAX 10
+#define INGEST_RM_MAX 16
 static char ingest_rm[INGEST_RM_MAX][PATH_MAX];
 static volatile sig_atomic_t ingest_nrm;
 
@@ -718,9 +718,12 @@ ingest_wire(Ingest *b, const char *gen, const char *vigild)
                          "  rate_limit = { overload_ms = 3600000 },\n"
                          "}\n");
   /* What a signal is to remove (ingest_on_signal): files, then dirs. */
-  static const char *const files[] = {"config.lua", "vigild.log", "run/vigil.sock",
-                                      "perf-probe.txt", "perf-pipe.txt", "perf-grep.txt",
-                                      "perf-vigil.txt", "run"};
+  static const char *const files[] = {"config.lua",        "vigild.log",
+                                      "run/vigil.sock",    "perf-probe.txt",
+                                      "perf-pipe.txt",     "perf-grep.txt",
+                                      "perf-vigil.txt",    "run/state/lock",
+                                      "run/state/monitors", "run/state",
+                                      "run"};
   int nrm = 0;
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
     snprintf(ingest_rm[nrm++], PATH_MAX, "%s/%s", b->rpc.dir, files[i]);

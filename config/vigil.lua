@@ -173,6 +173,16 @@ return {
     style = "readable",                  -- "readable" | "compact"
   },
 
+  -- The keeper: a small process of vigil's own that will be the parent of
+  -- each monitored process, so that it outlives a restart of the engine
+  -- (docs/restart.md; being built, not enforced yet).
+  keeper = {
+    -- How long a monitored process may run while no engine is attached
+    -- before its keeper stops it (SIGTERM, then SIGKILL after
+    -- monitor.kill_grace_ms). 15 minutes.
+    unattended_ms = 900000,              -- 1000..604800000 ms
+  },
+
   session = {
     -- Notifications a session holds (waiting, and kept for resume).
     queue_max = 256,                     -- 1..100000 notifications
@@ -215,6 +225,14 @@ return {
     -- Connections at once; one more is closed at once, logged and counted.
     max_connections = 256,               -- 1..65536 connections
   },
+
+  -- The engine's state directory (docs/restart.md): private (0700, never
+  -- a link, no access for group or others), locked so that two engines
+  -- never share one. Unset: "state" beside the socket, none with --stdio.
+  -- An absolute path. vigild's --state-dir and --no-state override it, and
+  -- a reload does not move it (the change is logged; it applies at the
+  -- next start).
+  --   state = { dir = "/home/me/.local/state/vigil" },
 
   -- The policy that formats and routes notifications when a monitor names
   -- none: "envelope" is the built-in untrusted-observation envelope.

@@ -1,7 +1,7 @@
 /*
  * The methods that describe the engine (docs/protocol.md section 5): ping,
- * api_info (version, methods, error codes, limits, counters, containment)
- * and config_reload.
+ * api_info (version, methods, error codes, limits, counters, containment,
+ * the state directory) and config_reload.
  */
 #include "api_call.h"
 
@@ -104,8 +104,8 @@ api_info(Call *call)
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
   /* version, api_level, epoch, methods, error_codes, notification_types,
-   * limits, counters, containment */
-  msgpack_pack_map(pk, 9);
+   * limits, counters, containment, state_dir */
+  msgpack_pack_map(pk, 10);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
@@ -153,6 +153,13 @@ api_info(Call *call)
   msgpack_pack_int(pk, MONITOR_IDLE_TIMEOUT_MAX_MS);
   api_pack_engine_counters(call);
   api_pack_containment(pk);
+  /* Where what outlives this engine is kept (docs/restart.md), as vigild
+   * opened it (absolute); nil when it runs without one. */
+  wire_key(pk, "state_dir");
+  if (call->e->state != NULL)
+    wire_str(pk, call->e->state->path);
+  else
+    msgpack_pack_nil(pk);
 }
 
 /* config_reload: docs/protocol.md section 5, "config_reload". */

@@ -51,6 +51,8 @@
 /* Longest monitor.path, and most entries of an env_* list. */
 #define CONFIG_SEARCH_PATH_MAX 16384
 #define CONFIG_ENV_LIST_MAX 1024
+/* Longest state.dir: what a path may be (PATH_MAX, its NUL included). */
+#define CONFIG_STATE_DIR_MAX 4095
 
 /* --- the settings groups ------------------------------------------------- */
 
@@ -215,8 +217,38 @@ config_monitor_field(ConfigWalk *w, const char *key, int idx)
   return 1;
 }
 
+/* state.dir: the engine's state directory (docs/restart.md), an absolute
+ * path. Relative is refused: the file does not say what it would be
+ * relative to (vigild's cwd, the file's directory), and a reload from
+ * another cwd must not mean another directory. Nothing is checked on disk
+ * here: vigild opens and checks it at start (statedir.h), and a reload
+ * never moves it. */
+static int
+config_state_dir(ConfigWalk *w, int idx)
+{
+  const char *field = "state.dir";
+  const char *dir = NULL;
+  size_t len = 0;
+  if (config_string(w, idx, field, true, &dir, &len) != 0)
+    return -1;
+  if (len > CONFIG_STATE_DIR_MAX)
+    return config_fail(w, "%s must be at most %d bytes, got %zu", field, CONFIG_STATE_DIR_MAX,
+                       len);
+  if (dir[0] != '/') {
+    StrBuf q = STRBUF_INIT;
+    config_quote(&q, dir, len);
+    int rc = config_fail(w, "%s must be an absolute path, got %s", field, strbuf_cstr(&q));
+    strbuf_free(&q);
+    return rc;
+  }
+  free(w->cfg->state_dir);
+  w->cfg->state_dir = xstrdup(dir);
+  return 0;
+}
+
 /* Walks the group table at idx ("monitor", "rate_limit", ...): each key is a
- * setting group.key of the table or, in `monitor`, one of its other fields. */
+ * setting group.key of the table or, in `monitor`, one of its other fields;
+ * in `state`, dir is such a field. */
 static int
 config_group(ConfigWalk *w, int idx, const char *group)
 {
@@ -230,6 +262,8 @@ config_group(ConfigWalk *w, int idx, const char *group)
     int rc = 1;
     if (key != NULL && strcmp(group, "monitor") == 0)
       rc = config_monitor_field(w, key, v);
+    else if (key != NULL && strcmp(group, "state") == 0 && strcmp(key, "dir") == 0)
+      rc = config_state_dir(w, v);
     if (rc == 1 && key != NULL) {
       char name[CONFIG_NAME_MAX];
       config_name(name, "%s.%s", group, key);
@@ -251,8 +285,8 @@ config_group(ConfigWalk *w, int idx, const char *group)
 /* --- the top level ------------------------------------------------------- */
 
 static const char *const config_top_keys[] = {
-  "monitor", "rate_limit", "incident", "envelope", "session", "log", "rpc", "policy", "gate",
-  "plugin_paths", "monitors", NULL,
+  "monitor", "rate_limit", "incident", "envelope", "keeper", "session", "log", "rpc", "state",
+  "policy", "gate", "plugin_paths", "monitors", NULL,
 };
 
 /* Pushes t[key] (raw) and returns its type. */
@@ -285,8 +319,8 @@ config_walk(ConfigWalk *w, int idx)
     lua_pop(L, 1);
   }
 
-  static const char *const groups[] = {"monitor", "rate_limit", "incident", "envelope",
-                                       "session", "log", "rpc", NULL};
+  static const char *const groups[] = {"monitor", "rate_limit", "incident", "envelope", "keeper",
+                                       "session", "log",        "rpc",      "state",    NULL};
   for (size_t i = 0; groups[i]; i++) {
     int rc = 0;
     if (config_rawfield(L, idx, groups[i]) != LUA_TNIL)
@@ -517,6 +551,7 @@ config_free(VigilConfig *cfg)
   allowlist_free(&cfg->allowed_commands);
   config_list_free(cfg->workspace_roots, cfg->nroots);
   free(cfg->search_path);
+  free(cfg->state_dir);
   config_strv_free(cfg->env_deny);
   config_strv_free(cfg->env_allow);
   config_strv_free(cfg->env_inherit);

@@ -13,9 +13,12 @@
  *                 path = "/usr/bin:/bin", env_deny = {...}, env_allow = {...},
  *                 env_inherit = {...}, <every monitor.* setting> },
  *     rate_limit = { <every rate_limit.* setting> },
+ *     incident = { <every incident.* setting> }, envelope = { style },
+ *     keeper = { <every keeper.* setting> },
  *     session = { <every session.* setting> },
  *     log = { <every log.* setting> },
  *     rpc = { <every rpc.* setting> },
+ *     state = { dir = "/absolute/path" },
  *     policy = "envelope", gate = "name", plugin_paths = { ... },
  *     monitors = { { session = "dev", command = "...", label = ..., ... }, ... },
  *   }
@@ -63,6 +66,10 @@ typedef struct {
                              default none (an empty list) */
   char **env_inherit;     /* monitor.env_inherit: the engine's variables a
                              child gets; default childenv_default_inherit */
+  char *state_dir;        /* state.dir: the engine's state directory, an absolute
+                             path; NULL: vigild's default (docs/restart.md).
+                             vigild's --state-dir and --no-state override it,
+                             and a reload does not move it */
   char *policy;           /* default "envelope" */
   char *gate;             /* the policy whose gate decides every start; NULL: policy's */
   char **plugin_paths;    /* nplugin_paths entries */

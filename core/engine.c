@@ -316,6 +316,14 @@ engine_reload(Engine *e, VigilError *err)
     config_free(&cfg);
     return -1;
   }
+  /* The state directory is the engine's for its whole life (it holds the
+   * lock, and what outlives the engine is found there): a new state.dir
+   * takes effect at the next start, and the reload says so. */
+  const char *was = e->config.state_dir, *now = cfg.state_dir;
+  if ((was == NULL) != (now == NULL) || (was && strcmp(was, now) != 0))
+    LOG_WARN("engine", "%s: state.dir changed to %s; a reload does not move the state directory "
+             "(%s stays in use until vigild restarts)",
+             e->config_path, now ? now : "(none)", e->state ? e->state->path : "none");
   policyset_free(e->policies);
   e->policies = ps;
   config_free(&e->config);

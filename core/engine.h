@@ -31,6 +31,7 @@
 #include "monitor.h"
 #include "monitor_fields.h"
 #include "session.h"
+#include "statedir.h"
 #include "version.h"
 
 typedef struct PolicySet PolicySet;
@@ -99,6 +100,11 @@ struct Engine {
   MonRecord *records;
   size_t running;
   bool shutting_down;
+  StateDir *state;         /* the state directory (docs/restart.md), locked and
+                              open; NULL: none (--stdio without --state-dir,
+                              --no-state). Borrowed: vigild opens it before the
+                              config's monitors start and closes it after
+                              engine_free, so it outlives every monitor */
   const EngineHooks *hooks; /* the front end's (engine_set_hooks); may be NULL */
   void *hooks_ctx;
   void (*on_drained)(Engine *e); /* shutdown done: every process gone */

@@ -7,6 +7,11 @@
  * bound is vigil's own (10 ms), not seed 003's 250. Settings no seed bounds
  * take bounds that still allow small values for tests.
  *
+ * keeper.unattended_ms (docs/restart.md) defaults to 15 minutes: long enough
+ * for an engine to be restarted or upgraded by hand, short enough that a
+ * process nobody will adopt does not run for the rest of the day; its upper
+ * bound is monitor.max_runtime_ms's, a week.
+ *
  * monitor.max_processes defaults to 4096: a dev server with its watchers and
  * workers, or a parallel build, runs a few hundred processes and threads
  * (pids.max counts threads), so 4096 leaves room for any of them while a
@@ -90,6 +95,9 @@ const SettingSpec settings_table[] = {
   {"envelope.style", kSettingEnum, offsetof(VigilSettings, envelope_style), 0, 0, 1,
    envelope_choices, NULL,
    "the built-in frame: \"readable\" or \"compact\" (the same guarantees in fewer bytes)"},
+  INT_SETTING("keeper.unattended_ms", keeper_unattended_ms, 900000, 1000, 604800000, "ms",
+              "how long a monitored process may run while no engine is attached before its "
+              "keeper stops it"),
   INT_SETTING("monitor.max_monitors_per_session", max_monitors_per_session, 3, 1, 16, "monitors",
               "running monitors per session (ended ones free their slot)"),
   INT_SETTING("monitor.max_monitors", max_monitors, 1000, 1, 100000, "monitors",

@@ -58,6 +58,8 @@ typedef struct {
   int64_t incident_fingerprints_max;
   int64_t incident_history_max;
   int64_t envelope_style;         /* EnvelopeStyle */
+  /* The keeper of a monitored process (docs/restart.md). */
+  int64_t keeper_unattended_ms;
   /* Sessions and the engine. */
   int64_t max_monitors_per_session;
   int64_t max_monitors;

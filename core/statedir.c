@@ -116,18 +116,79 @@ statedir_lock(int dir_fd, const char *path, VigilError *err)
   return fd;
 }
 
+/* Opens (making it 0700 when missing) the subdirectory `name` of the state
+ * directory, reached with mkdirat and openat from dir_fd so that the path
+ * is not walked again, and checks it exactly as the directory itself: ours,
+ * not a link, nothing for group or others; an existing one is never
+ * chmod'ed. *made says whether this call made it. Returns its descriptor. */
+static int
+statedir_open_sub(int dir_fd, const char *path, const char *name, bool *made, VigilError *err)
+{
+  size_t len = strlen(path) + 1 + strlen(name) + 1;
+  char *sub = xmalloc(len);
+  snprintf(sub, len, "%s/%s", path, name);
+  *made = mkdirat(dir_fd, name, 0700) == 0;
+  int fd = -1;
+  if (!*made && errno != EEXIST) {
+    error_set(err, kErrInternal, "state.dir: cannot make %s: %s", sub, strerror(errno));
+    goto done;
+  }
+  fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    struct stat st;
+    bool is_link = fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+    if (is_link)
+      error_set(err, kErrInternal,
+                "state.dir: %s is a symbolic link; it must be a directory of uid %u with mode "
+                "0700: remove it or give another state directory",
+                sub, (unsigned)geteuid());
+    else if (e == ENOTDIR)
+      error_set(err, kErrInternal, "state.dir: %s exists and is not a directory", sub);
+    else
+      error_set(err, kErrInternal, "state.dir: cannot open %s: %s", sub, strerror(e));
+    goto done;
+  }
+  /* As for the directory itself: the umask may have taken bits from a
+   * directory just made, never added any. */
+  if (*made && fchmod(fd, 0700) != 0)
+    LOG_WARN("statedir", "cannot set mode 0700 on %s: %s", sub, strerror(errno));
+  if (statedir_check_dir(fd, sub, err) != 0) {
+    close(fd);
+    fd = -1;
+  }
+done:
+  if (fd < 0 && *made) {
+    unlinkat(dir_fd, name, AT_REMOVEDIR);
+    *made = false;
+  }
+  free(sub);
+  return fd;
+}
+
+/* Removes, each only while empty, what an open made in a directory it made
+ * itself: the monitors directory, the lock file, then the directory. */
+static void
+statedir_unmake(int dir_fd, const char *path)
+{
+  unlinkat(dir_fd, STATEDIR_MONITORS_NAME, AT_REMOVEDIR);
+  unlinkat(dir_fd, STATEDIR_LOCK_NAME, 0);
+  rmdir(path);
+}
+
 /* See statedir.h. */
 int
 statedir_open(StateDir *sd, const char *path, VigilError *err)
 {
   memset(sd, 0, sizeof *sd);
-  sd->dir_fd = sd->lock_fd = -1;
+  sd->dir_fd = sd->lock_fd = sd->monitors_fd = -1;
   if (path == NULL || path[0] == '\0')
     return error_set(err, kErrInternal, "state.dir: empty path");
   bool made = mkdir(path, 0700) == 0;
   if (!made && errno != EEXIST)
     return error_set(err, kErrInternal, "state.dir: cannot make %s: %s", path, strerror(errno));
-  int lock_fd = -1;
+  int lock_fd = -1, monitors_fd = -1;
+  bool monitors_made = false;
   int dir_fd = statedir_open_dir(path, err);
   if (dir_fd < 0)
     goto fail;
@@ -141,21 +202,34 @@ statedir_open(StateDir *sd, const char *path, VigilError *err)
   lock_fd = statedir_lock(dir_fd, path, err);
   if (lock_fd < 0)
     goto fail;
+  /* After the lock: what is in the directory is the holder's, and a second
+   * engine must be told whose it is, not what it thinks of the contents. */
+  monitors_fd = statedir_open_sub(dir_fd, path, STATEDIR_MONITORS_NAME, &monitors_made, err);
+  if (monitors_fd < 0)
+    goto fail;
   if (made)
     LOG_INFO("statedir", "made the state directory %s (mode 0700)", path);
+  else if (monitors_made)
+    LOG_INFO("statedir", "made %s/%s (mode 0700)", path, STATEDIR_MONITORS_NAME);
   sd->path = xstrdup(path);
   sd->dir_fd = dir_fd;
   sd->lock_fd = lock_fd;
+  sd->monitors_fd = monitors_fd;
   sd->made = made;
   return 0;
 fail:
-  /* Undo only what this open made: the directory and its lock file. */
-  if (made && dir_fd >= 0)
-    unlinkat(dir_fd, STATEDIR_LOCK_NAME, 0);
+  /* Undo only what this open made: in a directory it made, all of it, but
+   * only while holding the lock. Without it, the lock file (and what is
+   * beside it) may be another engine's that raced this one to a directory
+   * this one had just made: then only an empty directory is removed. */
+  if (made && lock_fd >= 0)
+    statedir_unmake(dir_fd, path);
+  else if (made)
+    rmdir(path);
+  if (lock_fd >= 0)
+    close(lock_fd);
   if (dir_fd >= 0)
     close(dir_fd);
-  if (made)
-    rmdir(path);
   return -1;
 }
 
@@ -164,11 +238,23 @@ fail:
 void
 statedir_close(StateDir *sd)
 {
+  if (sd->monitors_fd >= 0)
+    close(sd->monitors_fd);
   if (sd->lock_fd >= 0)
     close(sd->lock_fd); /* closing the last descriptor releases the flock */
   if (sd->dir_fd >= 0)
     close(sd->dir_fd);
   free(sd->path);
   memset(sd, 0, sizeof *sd);
-  sd->dir_fd = sd->lock_fd = -1;
+  sd->dir_fd = sd->lock_fd = sd->monitors_fd = -1;
+}
+
+/* See statedir.h. The removal happens while the lock is still held, so no
+ * other engine can have begun to use the directory meanwhile. */
+void
+statedir_abandon(StateDir *sd)
+{
+  if (sd->made && sd->dir_fd >= 0)
+    statedir_unmake(sd->dir_fd, sd->path);
+  statedir_close(sd);
 }

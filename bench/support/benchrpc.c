@@ -8,7 +8,9 @@
  * flight, written whole, then poll and read until the response with its
  * msgid has come, handing any notification read on the way to the hook. The
  * engine runs in a fresh /tmp/vigil-NAME-XXXXXX/ holding config.lua,
- * vigild.log and run/vigil.sock; bench_rpc_cleanup removes exactly those.
+ * vigild.log, run/vigil.sock and the state directory beside it, run/state/
+ * (its lock and its empty monitors/); bench_rpc_cleanup removes exactly
+ * those.
  */
 #include "benchrpc.h"
 
@@ -362,6 +364,12 @@ bench_rpc_cleanup(BenchRpc *rpc, bool keep)
   snprintf(path, sizeof path, "%s/vigild.log", rpc->dir);
   unlink(path);
   unlink(rpc->sock_path);
+  snprintf(path, sizeof path, "%s/run/state/monitors", rpc->dir);
+  rmdir(path);
+  snprintf(path, sizeof path, "%s/run/state/lock", rpc->dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/run/state", rpc->dir);
+  rmdir(path);
   snprintf(path, sizeof path, "%s/run", rpc->dir);
   rmdir(path);
   rmdir(rpc->dir);

@@ -8,7 +8,12 @@
  * the descendants that left their monitor's process group (contain.h); an
  * engine killed with SIGKILL cannot do any of this and leaves them running.
  *
- *   vigild [--listen [PATH] | --stdio] [--config FILE]
+ * Before it serves it opens and locks its state directory (statedir.h,
+ * docs/restart.md), which a second engine on the same directory is refused;
+ * the lock is held until the process exits. The socket's directory is
+ * checked first, since the default state directory is made in it.
+ *
+ *   vigild [--listen [PATH] | --stdio] [--config FILE] [--state-dir DIR | --no-state]
  *   vigild --check-config FILE
  */
 #include <errno.h>
@@ -27,9 +32,10 @@
 #include "log.h"
 #include "proc.h"
 #include "rpc/server.h"
+#include "statedir.h"
 
 static const char vigild_usage[] =
-    "usage: vigild [--listen [PATH] | --stdio] [--config FILE]\n"
+    "usage: vigild [--listen [PATH] | --stdio] [--config FILE] [--state-dir DIR | --no-state]\n"
     "       vigild --check-config FILE\n"
     "\n"
     "  --listen [PATH]      serve on a Unix socket (the default; PATH defaults to\n"
@@ -37,6 +43,12 @@ static const char vigild_usage[] =
     "  --stdio              serve one connection on stdin/stdout; exit when stdin closes\n"
     "  --config FILE        the Lua configuration (config/vigil.lua is the bundled one);\n"
     "                       without it every start is denied (fail closed)\n"
+    "  --state-dir DIR      the state directory, kept across restarts (made 0700 if\n"
+    "                       missing; refused if it is a link, another user's or open\n"
+    "                       to group or others; one engine per directory). Default:\n"
+    "                       the config's state.dir, else \"state\" beside the socket\n"
+    "                       (with --stdio: none)\n"
+    "  --no-state           no state directory, whatever the config says\n"
     "  --check-config FILE  check a configuration and exit: 0 when good, 1 with the reason;\n"
     "                       its monitors are checked as starting them would be (run it\n"
     "                       as the engine's user, from its directory)\n"
@@ -50,6 +62,10 @@ typedef struct {
   uv_loop_t loop;
   Engine *engine;
   Api *api;                /* the engine's msgpack-rpc front end */
+  StateDir state_dir;      /* the state directory while open ... */
+  StateDir *state;         /* ... and then &state_dir; NULL: none. The
+                              engine borrows it; it is closed after the
+                              loop ends, so its lock outlives every monitor */
   uv_signal_t sigterm, sigint, sighup;
   int signals_seen;
 } Vigild;
@@ -126,7 +142,9 @@ vigild_check_config(const char *path)
 typedef struct {
   const char *config_path;
   const char *listen_path;
+  const char *state_dir; /* --state-dir, or NULL */
   bool stdio, listen;
+  bool no_state;         /* --no-state */
 } VigildArgs;
 
 /* Parses the command line into args. Returns -1 to go on, else the exit
@@ -144,6 +162,10 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
         args->listen_path = argv[++i];
     } else if (strcmp(a, "--config") == 0 && i + 1 < argc) {
       args->config_path = argv[++i];
+    } else if (strcmp(a, "--state-dir") == 0 && i + 1 < argc) {
+      args->state_dir = argv[++i];
+    } else if (strcmp(a, "--no-state") == 0) {
+      args->no_state = true;
     } else if (strcmp(a, "--check-config") == 0 && i + 1 < argc) {
       return vigild_check_config(argv[i + 1]);
     } else if (strcmp(a, "--version") == 0) {
@@ -159,6 +181,16 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
   }
   if (args->stdio && args->listen) {
     fprintf(stderr, "vigild: --stdio and --listen cannot be combined\n");
+    return 2;
+  }
+  if (args->state_dir && args->no_state) {
+    fprintf(stderr, "vigild: --state-dir and --no-state cannot be combined (--state-dir %s "
+                    "asks for a state directory, --no-state for none)\n",
+            args->state_dir);
+    return 2;
+  }
+  if (args->state_dir && args->state_dir[0] == '\0') {
+    fprintf(stderr, "vigild: --state-dir needs a directory, got \"\"\n");
     return 2;
   }
   return -1;
@@ -180,20 +212,98 @@ vigild_setup(VigilConfig *cfg, const char *config_path)
   uv_signal_start(&vigild.sighup, vigild_on_signal, SIGHUP);
 }
 
-/* Loads the policies, opens the transport and starts the config's
- * monitors. Returns 0, or 1 with err set. */
+/* path made absolute into out (prefixed with the cwd when relative), so
+ * that api_info and the log name a directory any client can find, and so
+ * that the directory stays the same whatever the engine's cwd later is. */
+static int
+vigild_absolute(const char *path, char *out, size_t size, VigilError *err)
+{
+  char cwd[4096];
+  int n;
+  if (path[0] == '/')
+    n = snprintf(out, size, "%s", path);
+  else if (getcwd(cwd, sizeof cwd) == NULL)
+    return error_set(err, kErrInternal, "state.dir: cannot make %s absolute: getcwd: %s", path,
+                     strerror(errno));
+  else
+    n = snprintf(out, size, "%s/%s", cwd, path);
+  if (n < 0 || (size_t)n >= size)
+    return error_set(err, kErrInternal, "state.dir: %s: the path must be at most %zu bytes, "
+                     "got %d", path, size - 1, n);
+  return 0;
+}
+
+/* Which state directory to open, into out, and why: --no-state gives none;
+ * else --state-dir; else the config's state.dir; else, serving on a socket,
+ * "state" in the socket's directory (whatever path the socket got); with
+ * --stdio, none (docs/restart.md: the host owns that engine's life). Sets
+ * *none to what says there is none, else NULL. */
+static int
+vigild_state_path(const VigildArgs *args, const char *listen_path, char *out, size_t size,
+                  const char **none, VigilError *err)
+{
+  const char *cfg_dir = vigild.engine->config.state_dir;
+  *none = NULL;
+  if (args->no_state) {
+    *none = "--no-state";
+    return 0;
+  }
+  if (args->state_dir)
+    return vigild_absolute(args->state_dir, out, size, err);
+  if (cfg_dir)
+    return vigild_absolute(cfg_dir, out, size, err);
+  if (listen_path == NULL) {
+    *none = "--stdio without --state-dir";
+    return 0;
+  }
+  /* "." (a bare socket name) adds nothing to the cwd vigild_absolute puts
+   * in front, and "/" needs no second slash. */
+  char *dir = rpc_server_dir_of(listen_path);
+  char beside[4096];
+  int n = strcmp(dir, ".") == 0   ? snprintf(beside, sizeof beside, "state")
+          : strcmp(dir, "/") == 0 ? snprintf(beside, sizeof beside, "/state")
+                                  : snprintf(beside, sizeof beside, "%s/state", dir);
+  free(dir);
+  if (n < 0 || (size_t)n >= sizeof beside)
+    return error_set(err, kErrInternal,
+                     "state.dir: the directory beside %s must be at most %zu bytes, got %d",
+                     listen_path, sizeof beside - 1, n);
+  return vigild_absolute(beside, out, size, err);
+}
+
+/* Opens and locks the state directory (statedir.h), if there is one, and
+ * gives it to the engine, before anything is served or started. */
+static int
+vigild_open_state(const VigildArgs *args, const char *listen_path, VigilError *err)
+{
+  char path[4096];
+  const char *none = NULL;
+  if (vigild_state_path(args, listen_path, path, sizeof path, &none, err) != 0)
+    return -1;
+  if (none != NULL) {
+    LOG_INFO("vigild", "no state directory (%s)", none);
+    return 0;
+  }
+  if (statedir_open(&vigild.state_dir, path, err) != 0)
+    return -1;
+  vigild.state = &vigild.state_dir;
+  vigild.engine->state = vigild.state;
+  LOG_INFO("vigild", "state directory %s (locked by pid %ld)", path, (long)getpid());
+  return 0;
+}
+
+/* Loads the policies, opens the state directory and the transport, and
+ * starts the config's monitors. Returns 0, or 1 with err set. */
 static int
 vigild_serve(const VigildArgs *args, VigilError *err)
 {
   /* A policy that does not load stops the start, like a bad config. */
   if (engine_preload_policies(vigild.engine->policies, &vigild.engine->config, err) != 0)
     return 1;
-  if (args->stdio) {
-    if (api_open_stdio(vigild.api, err) != 0)
-      return 1;
-  } else {
-    char path[4096];
-    const char *listen_path = args->listen_path;
+  char path[4096];
+  const char *listen_path = NULL;
+  if (!args->stdio) {
+    listen_path = args->listen_path;
     if (listen_path == NULL) {
       if (rpc_default_socket_path(path, sizeof path) != 0) {
         error_set(err, kErrInternal, "the default socket path is too long");
@@ -201,6 +311,19 @@ vigild_serve(const VigildArgs *args, VigilError *err)
       }
       listen_path = path;
     }
+    /* The socket's directory before the state directory: the default one
+     * is made in it, and a directory vigild refuses must get nothing. */
+    if (rpc_server_check_path(listen_path, err) != 0)
+      return 1;
+  }
+  /* Before serving: a second engine on the same directory is refused here,
+   * before it could touch the first one's socket. */
+  if (vigild_open_state(args, listen_path, err) != 0)
+    return 1;
+  if (args->stdio) {
+    if (api_open_stdio(vigild.api, err) != 0)
+      return 1;
+  } else {
     if (api_listen(vigild.api, listen_path, err) != 0)
       return 1;
     LOG_INFO("vigild", "listening on %s", listen_path);
@@ -211,7 +334,7 @@ vigild_serve(const VigildArgs *args, VigilError *err)
 int
 main(int argc, char **argv)
 {
-  VigildArgs args = {NULL, NULL, false, false};
+  VigildArgs args = {NULL, NULL, NULL, false, false, false};
   int done = vigild_parse_args(argc, argv, &args);
   if (done >= 0)
     return done;
@@ -252,5 +375,14 @@ main(int argc, char **argv)
   uv_run(&vigild.loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&vigild.loop) != 0)
     LOG_WARN("vigild", "the event loop still had handles open at exit");
+  /* Last, once every monitor is gone: the lock is held for the engine's
+   * whole life. A start that failed takes back a directory it made. */
+  if (vigild.state != NULL) {
+    if (status != 0)
+      statedir_abandon(vigild.state);
+    else
+      statedir_close(vigild.state);
+    vigild.state = NULL;
+  }
   return status;
 }

@@ -154,9 +154,8 @@ rpc_server_connection(uv_stream_t *listener, int status)
     srv->handlers.on_open(srv->data, ch);
 }
 
-/* The directory a socket path lives in, as a new string: the path up to
- * its last slash (trailing slashes dropped), "/" for "/x", "." for "x". */
-static char *
+/* See server.h. */
+char *
 rpc_server_dir_of(const char *path)
 {
   const char *slash = strrchr(path, '/');
@@ -274,18 +273,24 @@ rpc_server_clear_path(const char *path, VigilError *err)
   return 0;
 }
 
+/* See server.h. */
+int
+rpc_server_check_path(const char *path, VigilError *err)
+{
+  struct sockaddr_un addr;
+  size_t len = strlen(path);
+  if (len == 0 || len >= sizeof addr.sun_path)
+    return error_set(err, kErrInternal,
+                     "cannot listen on %s: a socket path must be 1..%zu bytes, got %zu", path,
+                     sizeof addr.sun_path - 1, len);
+  return rpc_server_make_dir(path, err);
+}
+
 RpcServer *
 rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
                   const RpcHandlers *handlers, void *data, VigilError *err)
 {
-  struct sockaddr_un addr;
-  size_t len = strlen(path);
-  if (len == 0 || len >= sizeof addr.sun_path) {
-    error_set(err, kErrInternal, "cannot listen on %s: a socket path must be 1..%zu bytes, got %zu",
-              path, sizeof addr.sun_path - 1, len);
-    return NULL;
-  }
-  if (rpc_server_make_dir(path, err) != 0 || rpc_server_clear_path(path, err) != 0)
+  if (rpc_server_check_path(path, err) != 0 || rpc_server_clear_path(path, err) != 0)
     return NULL;
   RpcServer *srv = xcalloc(1, sizeof *srv);
   srv->loop = loop;

@@ -29,6 +29,18 @@ int rpc_default_socket_path(char *out, size_t size);
 RpcServer *rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
                              const RpcHandlers *handlers, void *data, VigilError *err);
 
+/* The checks rpc_server_listen makes before it binds, on their own: the
+ * path's length, and the socket's directory made (0700) when missing, else
+ * refused unless it is a real directory of the engine's euid that group and
+ * others cannot write. vigild runs them before it opens the state directory
+ * beside the socket, so that a directory it must refuse gets nothing made
+ * in it. Errors: internal, as rpc_server_listen's. */
+int rpc_server_check_path(const char *path, VigilError *err);
+
+/* The directory a socket path lives in, as a new string: the path up to
+ * its last slash (trailing slashes dropped), "/" for "/x", "." for "x". */
+char *rpc_server_dir_of(const char *path);
+
 /* Stops listening and removes the socket file. Open channels stay open. */
 void rpc_server_close(RpcServer *srv);
 

@@ -27,6 +27,7 @@ Uses only the standard library and python3-msgpack. Runs in about 12 s.
 import argparse
 import os
 import select
+import shutil
 import socket
 import struct
 import subprocess
@@ -262,9 +263,9 @@ def resumed(vigild, config):
     finally:
         daemon.terminate()              # SIGTERM: the engine stops its monitors and exits
         daemon.wait(15)
-        for name in os.listdir(tmp):
-            os.unlink(os.path.join(tmp, name))
-        os.rmdir(tmp)
+        # The socket is gone; the engine's state directory (made beside it,
+        # docs/restart.md) stays, so the whole directory is removed.
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():

@@ -161,6 +161,7 @@ TEST(bundled_config_loads_and_documents_every_setting)
   CHECK_STR(cfg.policy, "envelope");
   /* The env lists are written out with their defaults. */
   CHECK(cfg.search_path == NULL);
+  CHECK(cfg.state_dir == NULL); /* vigild's default: beside the socket */
   CHECK(same_list(cfg.env_deny, childenv_default_deny));
   CHECK(same_list(cfg.env_allow, no_names));
   CHECK(same_list(cfg.env_inherit, childenv_default_inherit));
@@ -247,6 +248,18 @@ TEST(settings_errors_name_file_field_bound_and_value)
                "\"explode\"");
   EXPECT_ERROR("return { rate_limit = { on_overload = 1 } }",
                "invalid_params: @: rate_limit.on_overload must be a string, got number");
+  EXPECT_ERROR("return { keeper = { unattended_ms = 999 } }",
+               "invalid_params: @: keeper.unattended_ms must be 1000..604800000, got 999");
+  /* state.dir: an absolute path, not checked on disk by the loader. */
+  EXPECT_ERROR("return { state = { dir = 'state' } }",
+               "invalid_params: @: state.dir must be an absolute path, got \"state\"");
+  EXPECT_ERROR("return { state = { dir = '' } }",
+               "invalid_params: @: state.dir must be a non-empty string, got \"\"");
+  EXPECT_ERROR("return { state = { dir = 7 } }",
+               "invalid_params: @: state.dir must be a non-empty string, got number");
+  EXPECT_ERROR("return { state = { dir = '/' .. string.rep('d', 4095) } }",
+               "invalid_params: @: state.dir must be at most 4095 bytes, got 4096");
+  EXPECT_ERROR("return { state = { path = '/x' } }", "invalid_params: @: state.path: unknown field");
   /* The cross-field rules of the settings table. */
   EXPECT_ERROR("return { rate_limit = { overload_ms = 5000 } }",
                "invalid_params: @: rate_limit.overload_ms must be at least rate_limit.window_ms "
@@ -630,6 +643,8 @@ TEST(full_config_round_trips)
            "  session = { queue_max = 10, linger_ms = 0 },\n"
            "  rpc = { max_message_bytes = 4096, max_pending = 2 },\n"
            "  log = { buffer_bytes = 65536, policy_lines_per_s = 7, policy_lines_per_call = 3 },\n"
+           "  keeper = { unattended_ms = 60 * ms },\n"
+           "  state = { dir = '/var/lib/vigil/state' },\n"
            "  policy = 'xml', gate = 'gate',\n"
            "  plugin_paths = { '/opt/vigil/plugins', 'plugins' },\n"
            "  monitors = {\n"
@@ -679,6 +694,8 @@ TEST(full_config_round_trips)
   CHECK_INT(cfg.settings.log_buffer_bytes, 65536);
   CHECK_INT(cfg.settings.log_policy_lines_per_s, 7);
   CHECK_INT(cfg.settings.log_policy_lines_per_call, 3);
+  CHECK_INT(cfg.settings.keeper_unattended_ms, 60000);
+  CHECK_STR(cfg.state_dir, "/var/lib/vigil/state");
   CHECK_INT(cfg.nplugin_paths, 2);
   CHECK_STR(cfg.plugin_paths[1], "plugins");
 

@@ -25,6 +25,7 @@ TEST(defaults_are_the_documented_ones)
   CHECK_INT(s.capture_max_bytes, 1048576);
   CHECK_INT(s.max_patterns, 32);
   CHECK_INT(s.line_max_bytes, 8192);
+  CHECK_INT(s.keeper_unattended_ms, 900000); /* docs/restart.md: 15 minutes */
   VigilError err = VIGIL_ERROR_INIT;
   CHECK_INT(settings_check(&s, &err), 0);
 }

@@ -1,10 +1,12 @@
 /*
  * Tests of the state directory's checks and lock (statedir.h): what an
- * engine pointed at a directory it must not trust refuses, and that two
- * engines never share one.
+ * engine pointed at a directory it must not trust refuses, that two
+ * engines never share one, the monitors directory in it (made private,
+ * held open, refused on the same rules) and what a failed start takes back.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,28 @@ mode_of(const char *path)
   return lstat(path, &st) == 0 ? (st.st_mode & 07777) : (mode_t)-1;
 }
 
+/* Whether fd is the directory at path (not a link to it). */
+static bool
+same_file(int fd, const char *path)
+{
+  struct stat a, b;
+  return fd >= 0 && fstat(fd, &a) == 0 && lstat(path, &b) == 0 && S_ISDIR(b.st_mode) &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* A state directory made by hand, private, with a monitors entry made by
+ * make_monitors (a directory, a link, a file) in it. */
+static Path
+state_with_monitors(const char *name, void (*make_monitors)(const char *path))
+{
+  Path dir = in_root(name);
+  mkdir(dir.s, 0700);
+  char monitors[160];
+  snprintf(monitors, sizeof monitors, "%s/%s", dir.s, STATEDIR_MONITORS_NAME);
+  make_monitors(monitors);
+  return dir;
+}
+
 TEST(a_missing_directory_is_made_private_and_locked)
 {
   Path dir = in_root("fresh");
@@ -58,7 +82,14 @@ TEST(a_missing_directory_is_made_private_and_locked)
   if (f)
     fclose(f);
   CHECK_INT(pid, getpid());
+  /* The monitors directory: made private too, and held open. */
+  char monitors[160];
+  snprintf(monitors, sizeof monitors, "%s/%s", path, STATEDIR_MONITORS_NAME);
+  CHECK_INT(mode_of(monitors), 0700);
+  CHECK(same_file(sd.monitors_fd, monitors));
+  CHECK(fcntl(sd.monitors_fd, F_GETFD) & FD_CLOEXEC);
   statedir_close(&sd);
+  CHECK_INT(sd.monitors_fd, -1);
 
   /* Opened again: found, not made, the same checks passing. */
   CHECK_INT(statedir_open(&sd, path, &err), 0);
@@ -151,6 +182,18 @@ TEST(a_foreign_owner_is_refused)
   VigilError err = VIGIL_ERROR_INIT;
   CHECK_INT(statedir_open(&sd, path, &err), -1);
   CHECK_CONTAINS(err.msg, "belongs to uid 65534");
+
+  /* The same for the monitors directory in a state directory of ours. */
+  Path ours = in_root("foreign-monitors");
+  CHECK_INT(mkdir(ours.s, 0700), 0);
+  char monitors[160];
+  snprintf(monitors, sizeof monitors, "%s/%s", ours.s, STATEDIR_MONITORS_NAME);
+  CHECK_INT(mkdir(monitors, 0700), 0);
+  CHECK_INT(chown(monitors, 65534, 65534), 0);
+  error_clear(&err);
+  CHECK_INT(statedir_open(&sd, ours.s, &err), -1);
+  CHECK_CONTAINS(err.msg, monitors);
+  CHECK_CONTAINS(err.msg, "belongs to uid 65534");
 }
 
 TEST(a_second_engine_is_refused_naming_the_first)
@@ -192,6 +235,158 @@ TEST(a_second_engine_is_refused_naming_the_first)
   statedir_close(&first);
 }
 
+static void
+monitors_0750(const char *path)
+{
+  mkdir(path, 0700);
+  chmod(path, 0750);
+}
+
+static void
+monitors_0770(const char *path)
+{
+  mkdir(path, 0700);
+  chmod(path, 0770);
+}
+
+static void
+monitors_0705(const char *path)
+{
+  mkdir(path, 0700);
+  chmod(path, 0705);
+}
+
+static void
+monitors_link(const char *path)
+{
+  char target[160];
+  snprintf(target, sizeof target, "%s-elsewhere", path);
+  mkdir(target, 0700);
+  if (symlink(target, path) != 0)
+    perror("symlink");
+}
+
+static void
+monitors_file(const char *path)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd >= 0)
+    close(fd);
+}
+
+TEST(an_existing_private_monitors_directory_is_kept)
+{
+  Path dir = state_with_monitors("kept", monitors_0705);
+  char monitors[160];
+  snprintf(monitors, sizeof monitors, "%s/%s", dir.s, STATEDIR_MONITORS_NAME);
+  CHECK_INT(chmod(monitors, 0700), 0);
+  char inside[200];
+  snprintf(inside, sizeof inside, "%s/mon_1", monitors);
+  CHECK_INT(mkdir(inside, 0700), 0);
+  StateDir sd;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(statedir_open(&sd, dir.s, &err), 0);
+  CHECK_STR(err.msg, "");
+  CHECK(!sd.made);
+  CHECK(same_file(sd.monitors_fd, monitors));
+  /* Reached from the descriptor, not the path. */
+  struct stat st;
+  CHECK_INT(fstatat(sd.monitors_fd, "mon_1", &st, AT_SYMLINK_NOFOLLOW), 0);
+  statedir_close(&sd);
+  CHECK_INT(mode_of(inside), 0700);
+}
+
+TEST(a_monitors_directory_open_to_group_or_others_is_refused_and_left_alone)
+{
+  struct {
+    const char *name;
+    void (*make)(const char *);
+    mode_t mode;
+    const char *who;
+  } cases[] = {
+    {"m0750", monitors_0750, 0750, "its group"},
+    {"m0770", monitors_0770, 0770, "its group"},
+    {"m0705", monitors_0705, 0705, "others"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    Path dir = state_with_monitors(cases[i].name, cases[i].make);
+    char monitors[160], want[64];
+    snprintf(monitors, sizeof monitors, "%s/%s", dir.s, STATEDIR_MONITORS_NAME);
+    StateDir sd;
+    VigilError err = VIGIL_ERROR_INIT;
+    CHECK_INT(statedir_open(&sd, dir.s, &err), -1);
+    CHECK_CONTAINS(err.msg, "state.dir");
+    CHECK_CONTAINS(err.msg, monitors);
+    snprintf(want, sizeof want, "mode %04o", (unsigned)cases[i].mode);
+    CHECK_CONTAINS(err.msg, want);
+    CHECK_CONTAINS(err.msg, cases[i].who);
+    CHECK_INT(mode_of(monitors), cases[i].mode); /* never chmod'ed */
+    CHECK_INT(sd.monitors_fd, -1);
+    /* The lock was let go: once put right, the directory opens. */
+    CHECK_INT(chmod(monitors, 0700), 0);
+    error_clear(&err);
+    CHECK_INT(statedir_open(&sd, dir.s, &err), 0);
+    statedir_close(&sd);
+  }
+}
+
+TEST(a_monitors_link_or_file_is_refused)
+{
+  Path dir = state_with_monitors("mlink", monitors_link);
+  char monitors[160], target[200];
+  snprintf(monitors, sizeof monitors, "%s/%s", dir.s, STATEDIR_MONITORS_NAME);
+  snprintf(target, sizeof target, "%s-elsewhere", monitors);
+  StateDir sd;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(statedir_open(&sd, dir.s, &err), -1);
+  CHECK_CONTAINS(err.msg, monitors);
+  CHECK_CONTAINS(err.msg, "symbolic link");
+  CHECK_INT(mode_of(target), 0700);
+  struct stat st;
+  CHECK(lstat(monitors, &st) == 0 && S_ISLNK(st.st_mode)); /* left as it was */
+
+  dir = state_with_monitors("mfile", monitors_file);
+  snprintf(monitors, sizeof monitors, "%s/%s", dir.s, STATEDIR_MONITORS_NAME);
+  error_clear(&err);
+  CHECK_INT(statedir_open(&sd, dir.s, &err), -1);
+  CHECK_CONTAINS(err.msg, monitors);
+  CHECK_CONTAINS(err.msg, "not a directory");
+  CHECK(lstat(monitors, &st) == 0 && S_ISREG(st.st_mode));
+}
+
+TEST(a_failed_start_takes_back_only_what_it_made)
+{
+  /* Made by this open: abandoned, nothing is left. */
+  Path made = in_root("abandoned");
+  StateDir sd;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(statedir_open(&sd, made.s, &err), 0);
+  statedir_abandon(&sd);
+  CHECK(access(made.s, F_OK) != 0);
+  CHECK_INT(sd.monitors_fd, -1);
+
+  /* There before: abandoned, it stays with what it holds. */
+  Path found = in_root("found");
+  CHECK_INT(mkdir(found.s, 0700), 0);
+  char keep[160];
+  snprintf(keep, sizeof keep, "%s/keep", found.s);
+  CHECK_INT(mkdir(keep, 0700), 0);
+  CHECK_INT(statedir_open(&sd, found.s, &err), 0);
+  statedir_abandon(&sd);
+  CHECK_INT(mode_of(found.s), 0700);
+  CHECK_INT(mode_of(keep), 0700);
+
+  /* Made, but something else was put in it meanwhile: only the empty
+   * parts go. */
+  Path busy = in_root("busy");
+  CHECK_INT(statedir_open(&sd, busy.s, &err), 0);
+  char mon[160];
+  snprintf(mon, sizeof mon, "%s/%s/mon_1", busy.s, STATEDIR_MONITORS_NAME);
+  CHECK_INT(mkdir(mon, 0700), 0);
+  statedir_abandon(&sd);
+  CHECK_INT(mode_of(mon), 0700);
+}
+
 int
 main(void)
 {
@@ -207,6 +402,10 @@ main(void)
   RUN(a_linked_lock_file_is_refused);
   RUN(a_foreign_owner_is_refused);
   RUN(a_second_engine_is_refused_naming_the_first);
+  RUN(an_existing_private_monitors_directory_is_kept);
+  RUN(a_monitors_directory_open_to_group_or_others_is_refused_and_left_alone);
+  RUN(a_monitors_link_or_file_is_refused);
+  RUN(a_failed_start_takes_back_only_what_it_made);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_root);
   if (system(cmd) != 0)
