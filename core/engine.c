@@ -155,6 +155,10 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   }
   VigilSettings settings = engine_settings(cfg, req);
   MonitorSpec spec = engine_spec(cfg, req, &plan);
+  if (e->state != NULL && e->keeper_program != NULL) {
+    spec.keeper_program = e->keeper_program;
+    spec.monitors_fd = e->state->monitors_fd;
+  }
   MonRecord *r = xcalloc(1, sizeof *r);
   r->engine = e;
   r->session = s;

@@ -100,6 +100,7 @@ struct Engine {
   MonRecord *records;
   size_t running;
   bool shutting_down;
+  const char *keeper_program; /* vigil-keeper, beside vigild; set with state */
   StateDir *state;         /* the state directory (docs/restart.md), locked and
                               open; NULL: none (--stdio without --state-dir,
                               --no-state). Borrowed: vigild opens it before the

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memory.h"
 #include "signals.h"
@@ -121,6 +122,10 @@ monitor_free_parts(Monitor *m)
   assembler_free(&m->assembler);
   coalesce_free(&m->coalescer);
   incidentlog_free(&m->history);
+  if (m->keep != NULL) {
+    monitor_keep_close(m->keep);
+    free(m->keep);
+  }
   free(m->label);
   free(m->description);
   free(m->ending_reason);
@@ -241,10 +246,33 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   ProcSpawnOptions opts = monitor_proc_options(settings, spec);
   opts.tag = m->id;
   m->memory_limit = spec->memory_limit;
+  ProcKeeperOptions keeper;
+  if (spec->keeper_program != NULL) {
+    /* The capture goes to spools in the monitor's directory, which its
+     * keeper goes on filling if the engine dies. */
+    m->keep = xcalloc(1, sizeof *m->keep);
+    if (monitor_keep_open(m->keep, spec->monitors_fd, m->id,
+                          (uint64_t)settings->capture_max_bytes, err) != 0) {
+      free(m->keep);
+      m->keep = NULL;
+      monitor_free_parts(m);
+      return NULL;
+    }
+    for (int i = 0; i < 2; i++)
+      capture_use_spool(&m->capture[i], &m->keep->spool[i]);
+    keeper = (ProcKeeperOptions){spec->keeper_program, m->keep->dir_fd, m->keep->listen_fd,
+                                 settings->keeper_unattended_ms, settings->kill_grace_ms};
+    opts.keeper = &keeper;
+  }
   ProcCallbacks callbacks = {monitor_on_output, monitor_on_eof, monitor_on_exit};
   if (proc_spawn(loop, &opts, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
     return NULL;
+  }
+  if (m->keep != NULL) {
+    /* The keeper holds the listening socket now; the engine never accepts. */
+    close(m->keep->listen_fd);
+    m->keep->listen_fd = -1;
   }
   /* From here on nothing can fail: the callbacks above only run from the loop. */
   m->pid = proc_pid(m->proc);

@@ -68,6 +68,10 @@ typedef struct {
   double cpu_limit;           /* cores; 0: none */
   const char *stdin_data;     /* NULL: /dev/null */
   size_t stdin_len;
+  const char *keeper_program; /* NULL: the engine is the child's parent; else
+                                 vigil-keeper starts it (docs/restart.md) and
+                                 its spools and socket go in monitors_fd */
+  int monitors_fd;            /* the state directory's monitors/ (with a keeper) */
 } MonitorSpec;
 
 typedef struct {

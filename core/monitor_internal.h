@@ -29,6 +29,7 @@
 #include "linebuf.h"
 #include "match.h"
 #include "monitor.h"
+#include "monitor_keep.h"
 #include "ratelimit.h"
 
 /* The context a line callback needs: which monitor, which stream. */
@@ -39,6 +40,7 @@ typedef struct {
 } MonitorStream;
 
 struct Monitor {
+  MonitorKeep *keep;        /* its directory in the state directory; NULL: none */
   uv_loop_t *loop;
   VigilSettings settings;
   char id[24];

@@ -141,7 +141,15 @@ monitor_keep_stop_keeper(int dir_fd, pid_t *pid)
     close(fd);
     return "not ours (another user's socket): left alone";
   }
-  *pid = cred.pid;
+  /* Its hello names it (the socket's credentials are those of the engine
+   * that made it listen). */
+  struct pollfd hp = {fd, POLLIN, 0};
+  char hb[KEEPER_MSG_MAX_BYTES];
+  KeeperMsg hello;
+  ssize_t got = poll(&hp, 1, MONITOR_KEEP_STOP_MS) == 1 ? read(fd, hb, sizeof hb) : -1;
+  if (got > 0 && keeper_msg_decode(hb, (size_t)got, &hello) > 0 && hello.type == kKeeperHello &&
+      hello.n >= 2)
+    *pid = (pid_t)hello.v[1];
   KeeperMsg stop = {kKeeperStop, 0, {0}};
   if (!keeper_msg_send(fd, &stop)) {
     close(fd);

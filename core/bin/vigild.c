@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -32,6 +33,8 @@
 #include "log.h"
 #include "proc.h"
 #include "rpc/server.h"
+#include "keeper_wire.h"
+#include "monitor_keep.h"
 #include "statedir.h"
 
 static const char vigild_usage[] =
@@ -63,6 +66,7 @@ typedef struct {
   Engine *engine;
   Api *api;                /* the engine's msgpack-rpc front end */
   StateDir state_dir;      /* the state directory while open ... */
+  char keeper_program[4096]; /* vigil-keeper's path, with a state directory */
   StateDir *state;         /* ... and then &state_dir; NULL: none. The
                               engine borrows it; it is closed after the
                               loop ends, so its lock outlives every monitor */
@@ -271,6 +275,33 @@ vigild_state_path(const VigildArgs *args, const char *listen_path, char *out, si
   return vigild_absolute(beside, out, size, err);
 }
 
+/* Finds vigil-keeper (docs/restart.md) beside vigild's own executable, as
+ * the kernel names it: installed or built, the two are made together, and
+ * a PATH lookup would let the environment choose what every monitored
+ * program runs under. */
+static int
+vigild_find_keeper(VigilError *err)
+{
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0 || (size_t)n >= sizeof exe - 1)
+    return error_set(err, kErrInternal, "state.dir: cannot find vigild's own path "
+                     "(/proc/self/exe) to find " KEEPER_PROGRAM " beside it");
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  size_t dir = slash != NULL ? (size_t)(slash - exe) : 0;
+  int len = snprintf(vigild.keeper_program, sizeof vigild.keeper_program, "%.*s/%s", (int)dir,
+                     exe, KEEPER_PROGRAM);
+  struct stat st;
+  if (len < 0 || (size_t)len >= sizeof vigild.keeper_program ||
+      stat(vigild.keeper_program, &st) != 0 || !S_ISREG(st.st_mode) ||
+      access(vigild.keeper_program, X_OK) != 0)
+    return error_set(err, kErrInternal, "state.dir: %s is needed to keep monitors across a "
+                     "restart and is missing or not executable (--no-state runs without)",
+                     vigild.keeper_program);
+  return 0;
+}
+
 /* Opens and locks the state directory (statedir.h), if there is one, and
  * gives it to the engine, before anything is served or started. */
 static int
@@ -284,11 +315,17 @@ vigild_open_state(const VigildArgs *args, const char *listen_path, VigilError *e
     LOG_INFO("vigild", "no state directory (%s)", none);
     return 0;
   }
+  if (vigild_find_keeper(err) != 0)
+    return -1;
   if (statedir_open(&vigild.state_dir, path, err) != 0)
     return -1;
   vigild.state = &vigild.state_dir;
   vigild.engine->state = vigild.state;
+  vigild.engine->keeper_program = vigild.keeper_program;
   LOG_INFO("vigild", "state directory %s (locked by pid %ld)", path, (long)getpid());
+  int left = monitor_keep_sweep(vigild.state->monitors_fd);
+  if (left > 0)
+    LOG_WARN("vigild", "%d monitor(s) left by an earlier engine were stopped and removed", left);
   return 0;
 }
 

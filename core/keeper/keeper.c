@@ -147,7 +147,9 @@ keeper_kill_leftovers(Keeper *k)
     keeper_reap_others(k);
     PidList kids = {0};
     reaper_children(&kids);
-    size_t n = kids.n;
+    size_t n = 0;
+    for (size_t i = 0; i < kids.n; i++)
+      n += kids.pids[i] != k->child || k->state == kChildReaped; /* not its zombie */
     pidlist_free(&kids);
     if (n == 0)
       return;
@@ -358,6 +360,9 @@ keeper_accept(Keeper *k)
   }
   k->conn = fd;
   k->connlen = 0;
+  /* Its first word, as to its own engine: who it is and whose keeper. */
+  KeeperMsg hello = {kKeeperHello, 3, {KEEPER_PROTOCOL, k->self, k->child}};
+  keeper_msg_send(fd, &hello);
 }
 
 /* Acts on the signals the keeper takes through its signalfd. */

@@ -259,8 +259,9 @@ monitors_0705(const char *path)
 static void
 monitors_link(const char *path)
 {
-  char target[160];
-  snprintf(target, sizeof target, "%s-elsewhere", path);
+  char target[4096];
+  if (snprintf(target, sizeof target, "%s-elsewhere", path) >= (int)sizeof target)
+    return;
   mkdir(target, 0700);
   if (symlink(target, path) != 0)
     perror("symlink");
