@@ -86,7 +86,15 @@ proc_keeper_hello(int ctl, pid_t keeper, pid_t *child, int *e)
     int r = poll(&p, 1, PROC_KEEPER_HELLO_MS);
     if (r < 0 && errno == EINTR)
       continue;
-    ssize_t n = r > 0 ? read(ctl, buf + have, sizeof buf - have) : 0;
+    /* Exactly this message, never into the next: a child that exits at
+     * once has its kKeeperExit right behind, for the control handle. */
+    size_t want = 8;
+    if (have >= 8) {
+      uint32_t nfields;
+      memcpy(&nfields, buf + 4, 4);
+      want = nfields <= KEEPER_MSG_MAX_FIELDS ? 8 + 8 * (size_t)nfields : sizeof buf;
+    }
+    ssize_t n = r > 0 ? read(ctl, buf + have, want - have) : 0;
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
