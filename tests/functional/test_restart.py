@@ -1,0 +1,212 @@
+"""Monitors outliving the engine (docs/restart.md, stage 1): with a state
+directory every monitored program is started by a vigil-keeper, its parent,
+so that killing vigild (SIGKILL: a crash, the OOM killer) leaves it running
+and never blocked: the keeper drains its output into the monitor's spools,
+counting what does not fit, stops it after keeper.unattended_ms, and writes
+its true exit status. A restarted engine reports and stops what a killed one
+left (taking it over is stage 2). A keeper killed under a live engine costs
+nothing: the engine, a subreaper, becomes the program's parent.
+
+Every wait is on an event with a generous bound (a file appearing, a process
+ending, a reply): the CI machine is a loaded 2-core box."""
+
+import os
+import signal
+import struct
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vigiltest import Engine, default_config, run_tests, socket_only, stdio_only, with_config
+
+BOUND_S = 60
+SPOOL_HEADER = 4096
+SPOOL_CAP = 65536
+
+
+def alive(pid):
+    """Whether pid is a live process (a zombie counts as gone: a keeper whose
+    engine died is re-parented to whoever reaps here, maybe nobody)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def parent(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def comm(pid):
+    with open("/proc/%d/comm" % pid) as f:
+        return f.read().strip()
+
+
+def wait_for(pred, what, timeout=BOUND_S):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.02)  # the file system and the process table tell nobody
+
+
+def kill_engine(e):
+    e.proc.kill()
+    e.proc.wait(BOUND_S)
+
+
+def state_dir(e):
+    return os.path.join(e.dir, "run", "state")
+
+
+def monitor_dir(e, mid):
+    return os.path.join(state_dir(e), "monitors", mid)
+
+
+def spool(path):
+    """A spool file's header (spool.c) and its kept bytes, oldest first."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    magic, version, stream, cap, _sum, head, cut = struct.unpack_from("<8sIIQQQQ", raw)
+    assert magic == b"VIGLSPOL" and version == 1, (magic, version)
+    start = max(0, head - cap)
+    data = raw[SPOOL_HEADER:SPOOL_HEADER + cap]
+    # Offset o is at o mod cap: the kept bytes wrap once the spool is full.
+    kept = data[start % cap:] + data[:start % cap] if head >= cap else data[:head]
+    return {"stream": stream, "cap": cap, "head": head, "cut": cut,
+            "lost": max(0, start - cut), "kept": kept}
+
+
+def exit_record(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    fields = dict(line.split(" ", 1) for line in lines[1:])
+    assert lines[0] == "vigil-keeper-exit 1", lines
+    return fields
+
+
+def start_waiting(e, go, then):
+    """A monitor that waits for the file go, then runs the shell text then."""
+    script = 'while [ ! -e "%s" ]; do sleep 0.02; done; %s' % (go, then)
+    mid = e.call("monitor_start", argv=["/bin/sh", "-c", script])["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    return mid, pid
+
+
+def restart_on(e, extra=()):
+    """A new engine on e's state directory (it sweeps what e left)."""
+    return Engine("socket", default_config(), extra_args=["--state-dir", state_dir(e)] + list(extra))
+
+
+@socket_only
+@with_config(monitor={"capture_max_bytes": SPOOL_CAP})
+def test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted(e):
+    go = os.path.join(e.dir, "go")
+    total = 1000000
+    mid, pid = start_waiting(e, go, 'head -c %d /dev/zero | tr "\\0" x; echo; echo marker-end; exit 7'
+                             % total)
+    keeper = parent(pid)
+    assert comm(keeper) == "vigil-keeper", comm(keeper)
+    kill_engine(e)
+    assert alive(pid), "the program died with its engine"
+    # It writes 15 times the spool's size with no engine reading: a pipe
+    # nobody drained would block it at 64 KiB and it would never exit.
+    open(go, "w").close()
+    exit_path = os.path.join(monitor_dir(e, mid), "exit")
+    wait_for(lambda: os.path.exists(exit_path), "the keeper's exit file")
+    x = exit_record(exit_path)
+    assert (x["exited"], x["code"], x["signal"], x["cause"]) == ("1", "7", "0", "exited"), x
+    assert not alive(pid)
+    wait_for(lambda: not alive(keeper), "the keeper to end")
+    out = spool(os.path.join(monitor_dir(e, mid), "stdout"))
+    written = total + len("\nmarker-end\n")
+    assert out["head"] == written, out["head"]
+    assert out["cut"] == 0, "the engine had read nothing of it: %d" % out["cut"]
+    assert out["lost"] == written - SPOOL_CAP, (out["lost"], written - SPOOL_CAP)
+    assert out["kept"].endswith(b"x\nmarker-end\n"), out["kept"][-40:]
+    assert spool(os.path.join(monitor_dir(e, mid), "stderr"))["head"] == 0
+    restart_on(e).close()  # sweeps the directory
+
+
+@socket_only
+def test_a_restarted_engine_reports_and_stops_what_a_killed_one_left(e):
+    mid = e.call("monitor_start", argv=["sleep", "600"])["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    keeper = parent(pid)
+    kill_engine(e)
+    assert alive(pid) and alive(keeper)
+    e2 = restart_on(e)
+    try:
+        log = e2.wait_log("monitor %s was left by an engine that ended without stopping it" % mid)
+        line = [l for l in log.splitlines() if mid in l][0]
+        assert "keeper (pid %d): stopped" % keeper in line, line
+        assert "killed by signal 9 (stopped)" in line, line
+        wait_for(lambda: not alive(pid) and not alive(keeper), "the program and keeper to end")
+        assert os.listdir(os.path.join(state_dir(e), "monitors")) == []
+        # The engine serves on: a new monitor starts and ends.
+        m2 = e2.call("monitor_start", argv=["sh", "-c", "exit 3"])["monitor_id"]
+        assert e2.main.wait_ending(m2)["exit_code"] == 3
+    finally:
+        e2.close()
+
+
+@socket_only
+@with_config(keeper={"unattended_ms": 1000}, monitor={"kill_grace_ms": 500})
+def test_a_keeper_left_alone_stops_its_program_after_keeper_unattended_ms(e):
+    mid = e.call("monitor_start", argv=["sleep", "600"])["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    kill_engine(e)
+    exit_path = os.path.join(monitor_dir(e, mid), "exit")
+    wait_for(lambda: os.path.exists(exit_path), "the unattended stop")
+    x = exit_record(exit_path)
+    assert (x["exited"], x["code"], x["signal"], x["cause"]) == (
+        "1", "-1", str(int(signal.SIGTERM)), "unattended"), x
+    assert not alive(pid)
+    restart_on(e).close()
+
+
+@socket_only
+def test_a_keeper_killed_under_a_live_engine_loses_nothing(e):
+    go = os.path.join(e.dir, "go")
+    mid, pid = start_waiting(e, go, "echo after; exit 5")
+    keeper = parent(pid)
+    os.kill(keeper, signal.SIGKILL)
+    wait_for(lambda: parent(pid) == e.proc.pid, "the engine to become the program's parent")
+    open(go, "w").close()
+    end = e.main.wait_ending(mid)
+    assert end["exit_code"] == 5, end
+    lines = e.call("monitor_output", monitor_id=mid)["lines"]
+    assert [l["text"] for l in lines] == ["after"], lines
+
+
+@socket_only
+def test_a_graceful_shutdown_leaves_no_monitor_directory(e):
+    e.call("monitor_start", argv=["sleep", "600"])
+    mid = e.call("monitor_start", argv=["sh", "-c", "echo hi"])["monitor_id"]
+    e.main.wait_ending(mid)
+    assert len(os.listdir(os.path.join(state_dir(e), "monitors"))) == 2
+    assert e.stop() == 0
+    assert os.listdir(os.path.join(state_dir(e), "monitors")) == []
+
+
+@stdio_only
+def test_without_a_state_directory_the_engine_is_the_parent(e):
+    mid = e.call("monitor_start", argv=["sleep", "600"])["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    assert parent(pid) == e.proc.pid
+    assert e.call("api_info")["state_dir"] is None
+
+
+TESTS = [
+    test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted,
+    test_a_restarted_engine_reports_and_stops_what_a_killed_one_left,
+    test_a_keeper_left_alone_stops_its_program_after_keeper_unattended_ms,
+    test_a_keeper_killed_under_a_live_engine_loses_nothing,
+    test_a_graceful_shutdown_leaves_no_monitor_directory,
+    test_without_a_state_directory_the_engine_is_the_parent,
+]
+
+if __name__ == "__main__":
+    sys.exit(run_tests(TESTS))
