@@ -38,7 +38,7 @@
  *   ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--builtin]
  *          [--notify-lines] [--policy NAME] [--locale C.UTF-8]
  *          [--wire-only | --inproc-only] [--vigild PATH] [--timeout 120]
- *          [--no-perf] [--keep]
+ *          [--no-state] [--no-perf] [--keep]
  *
  * --patterns N gives vigil only the first N patterns (0 shows what the
  * pipeline costs without matching); grep always gets all five. --builtin
@@ -47,7 +47,10 @@
  * with notify "lines" (every line batched; the rate limit withholds most
  * batches) and --policy NAME with that Lua policy formatting every
  * notification (Lua runs per notification, never per line). --timeout
- * bounds the wait for each wire monitor's ending (seconds). --keep leaves
+ * bounds the wait for each wire monitor's ending (seconds). --no-state
+ * starts vigild without a state directory (no keeper, the capture in
+ * memory instead of spools: docs/restart.md), to measure what keeping
+ * monitors across a restart costs the data path. --keep leaves
  * the temp dir (config, vigild.log, the generated log, perf's output).
  * gen_log sits next to this program; vigild is looked for one level above
  * it (build/vigild) unless --vigild names it.
@@ -995,7 +998,7 @@ ingest_usage(void)
   fprintf(stderr,
           "usage: ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--builtin] [--notify-lines]\n"
           "              [--policy NAME] [--locale C.UTF-8] [--wire-only | --inproc-only]\n"
-          "              [--vigild PATH] [--timeout 120] [--no-perf] [--keep]\n");
+          "              [--vigild PATH] [--timeout 120] [--no-state] [--no-perf] [--keep]\n");
 }
 
 int
@@ -1035,6 +1038,8 @@ main(int argc, char **argv)
       vigild_arg = argv[++i];
     else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
       b->timeout_s = strtol(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--no-state") == 0)
+      b->rpc.no_state = true;
     else if (strcmp(argv[i], "--no-perf") == 0)
       b->use_perf = false;
     else if (strcmp(argv[i], "--keep") == 0)

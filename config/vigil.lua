@@ -173,9 +173,9 @@ return {
     style = "readable",                  -- "readable" | "compact"
   },
 
-  -- The keeper: a small process of vigil's own that will be the parent of
-  -- each monitored process, so that it outlives a restart of the engine
-  -- (docs/restart.md; being built, not enforced yet).
+  -- The keeper: a small process of vigil's own that is the parent of each
+  -- monitored process when the engine has a state directory, so that it
+  -- outlives the engine (docs/restart.md).
   keeper = {
     -- How long a monitored process may run while no engine is attached
     -- before its keeper stops it (SIGTERM, then SIGKILL after

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* In the child: reports the failed step and errno to the parent and exits. */
-static void __attribute__((noreturn))
+static void
 proc_child_fail(const ProcChild *c, int step)
 {
   int report[2] = {(int)step, errno};

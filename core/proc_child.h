@@ -48,8 +48,10 @@ typedef struct {
  * and execs. Only async-signal-safe calls (the parent may have threads, so
  * no malloc and no locks), and no write to the parent's memory but c's
  * fields and errno (a clone may share it). Never returns: a failed step is
- * reported on c->report_fd, then _exit(127). */
-void proc_child(ProcChild *c) __attribute__((noreturn));
+ * reported on c->report_fd, then _exit(127). (Not declared noreturn: under
+ * AddressSanitizer a call to a noreturn function first unpoisons the
+ * stack it believes it is on, which is not the clone's own stack.) */
+void proc_child(ProcChild *c);
 
 /* In a child: every signal back to its default disposition, none blocked. */
 void proc_child_reset_signals(void);

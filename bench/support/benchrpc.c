@@ -298,7 +298,8 @@ bench_rpc_engine_start(BenchRpc *rpc, const char *vigild, const char *config_fmt
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  char *argv[] = {(char *)vigild, "--listen", rpc->sock_path, "--config", path, NULL};
+  char *argv[] = {(char *)vigild, "--listen", rpc->sock_path, "--config", path,
+                  rpc->no_state ? "--no-state" : NULL, NULL};
   int rc = posix_spawn(&rpc->vigild, vigild, &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)

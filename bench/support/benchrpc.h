@@ -35,6 +35,8 @@ struct BenchRpc {
   char dir[64];
   char sock_path[128];
   pid_t vigild;                  /* 0 once it has been reaped */
+  bool no_state;                 /* start vigild with --no-state (no keepers,
+                                    the capture in memory: docs/restart.md) */
   int fd;
   msgpack_unpacker unp;
   uint32_t next_id;
