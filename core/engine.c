@@ -170,6 +170,7 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   }
   r->running = true;
   r->policy = xstrdup(plan.policy_name);
+  monitor_keep_spec(r->monitor, &spec, session_name(s), session_anonymous(s), r->policy);
   *note = plan.note;
   plan.note = NULL;
   start_plan_free(&plan); /* the child is in the directory now */

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keepspec.h"
+#include "log.h"
 #include "memory.h"
 #include "signals.h"
 #include "strbuf.h"
@@ -549,4 +551,52 @@ void *
 monitor_data(const Monitor *m)
 {
   return m->data;
+}
+
+/* See monitor.h. */
+void
+monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool anonymous,
+                  const char *policy)
+{
+  if (m->keep == NULL)
+    return;
+  KeepSpec ks = {
+    .id = m->id,
+    .session = (char *)session,
+    .session_anonymous = anonymous,
+    .label = m->label,
+    .description = m->description,
+    .policy = (char *)policy,
+    .argv = (char **)spec->argv,
+    .program = (char *)proc_program(m->proc),
+    .cwd = spec->dir != NULL ? spec->dir->path : (char *)"/",
+    .patterns = (char **)(spec->builtin_patterns ? NULL : spec->patterns),
+    .builtin_patterns = spec->builtin_patterns,
+    .incidents = spec->incidents,
+    .envelope = (int)spec->envelope,
+    .match_streams = (int)spec->match_streams,
+    .notify = (int)spec->notify,
+    .mode = (int)spec->mode,
+    .timeout_ms = (int64_t)m->timeout_ms,
+    .idle_timeout_ms = spec->idle_timeout_ms,
+    .memory_limit = spec->memory_limit,
+    .cpu_limit = spec->cpu_limit,
+    .started_at_ms = m->started_at,
+    .pid = m->pid,
+    .keeper = proc_keeper_pid(m->proc),
+    .settings = m->settings,
+  };
+  /* The patterns as a NULL-terminated list (the spec gives a count). */
+  char **patterns = NULL;
+  if (!spec->builtin_patterns) {
+    patterns = xcalloc(spec->npatterns + 1, sizeof *patterns);
+    for (size_t i = 0; i < spec->npatterns; i++)
+      patterns[i] = (char *)spec->patterns[i];
+    ks.patterns = patterns;
+  }
+  VigilError err = VIGIL_ERROR_INIT;
+  if (keepspec_write(m->keep->dir_fd, &ks, &err) != 0)
+    LOG_WARN("monitor", "%s: its spec could not be kept (%s): a restarted engine will not "
+             "take it over", m->id, err.msg);
+  free(patterns);
 }

@@ -159,6 +159,13 @@ void monitor_count_policy_drop(Monitor *m, const Notification *n);
  * without further notifications. */
 void monitor_free(Monitor *m);
 
+/* With a state directory: writes the monitor's spec (keepspec.h) into its
+ * directory, for an engine that takes it over after a restart: what it was
+ * started with (spec), in which session, under which policy. A failure is
+ * logged (the monitor runs on; it is just not taken over). */
+void monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool anonymous,
+                       const char *policy);
+
 const char *monitor_id(const Monitor *m);
 const char *monitor_label(const Monitor *m);
 const char *monitor_description(const Monitor *m); /* may be NULL */

@@ -31,7 +31,7 @@
 
 /* The files a monitor's directory may hold. */
 static const char *const monitor_keep_files[] = {
-  KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
+  "spec", "spec.tmp", KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
   KEEPER_EXIT_NAME ".tmp",
 };
 
