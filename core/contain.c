@@ -136,18 +136,20 @@ contain_new(uv_loop_t *loop, const ContainOptions *opts, VigilError *err)
     snprintf(c->tag, sizeof c->tag, "%s", opts->tag);
   else
     snprintf(c->tag, sizeof c->tag, "proc-%" PRIu64, ++contain_serial);
-  c->cpu_limit = opts->cpu_limit;
+  c->cpu_limit = opts->adopted ? 0 : opts->cpu_limit;
 
   CgroupLimits lim = {opts->memory_limit, opts->cpu_limit, opts->max_processes};
-  c->cg = cgroup_set_new(c->tag, &lim, err);
-  if (c->cg == NULL) {
+  c->cg = opts->adopted ? NULL : cgroup_set_new(c->tag, &lim, err);
+  if (c->cg == NULL && !opts->adopted) {
     free(c);
     return NULL;
   }
-  c->child.njoin = cgroup_set_join_fds(c->cg, c->child.join_fds);
-  if (opts->memory_limit > 0 && !cgroup_set_has_memory(c->cg))
+  if (opts->adopted)
+    lim = (CgroupLimits){0, 0, 0};
+  c->child.njoin = c->cg == NULL ? 0 : cgroup_set_join_fds(c->cg, c->child.join_fds);
+  if (lim.memory_limit > 0 && !cgroup_set_has_memory(c->cg))
     c->child.rlimit_as = opts->memory_limit;
-  if (opts->max_processes > 0 && !cgroup_set_has_pids(c->cg) && geteuid() != 0) {
+  if (lim.max_processes > 0 && !cgroup_set_has_pids(c->cg) && geteuid() != 0) {
     /* RLIMIT_NPROC counts every task of the user, so the monitor may add
      * max_processes to what the user runs now (never above the hard limit
      * the engine itself has). Root is not held to it: not set then. */
@@ -470,7 +472,8 @@ contain_cpu_release(Contain *c)
 void
 contain_started(Contain *c, pid_t pid)
 {
-  cgroup_set_joined(c->cg);
+  if (c->cg != NULL)
+    cgroup_set_joined(c->cg);
   c->child.njoin = 0;
   c->leader = pid;
   if (c->cpu_limit > 0 && !cgroup_set_has_cpu(c->cg))

@@ -67,6 +67,9 @@ typedef struct {
   int64_t memory_limit;     /* bytes; 0: none */
   double cpu_limit;         /* cores; 0: none */
   int64_t max_processes;    /* 0: none */
+  bool adopted;             /* a child an earlier engine started (docs/restart.md):
+                               no group of this engine's, no limits to set;
+                               found by the /proc walk from it and its keeper */
 } ContainOptions;
 
 /* What the child does between fork and exec, prepared before the fork. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "memory.h"
 
@@ -180,4 +181,85 @@ keeper_exit_parse(const char *text, size_t len, KeeperExit *x)
   x->maxrss_kib = rss;
   x->ended_unix_ms = ended;
   return true;
+}
+
+/* See keeper_wire.h. */
+bool
+keeper_msg_send_fds(int fd, const KeeperMsg *m, const int *fds, int nfds)
+{
+  char buf[KEEPER_MSG_MAX_BYTES];
+  size_t len = keeper_msg_encode(m, buf);
+  struct iovec iov = {buf, len};
+  union {
+    char space[CMSG_SPACE(sizeof(int) * 4)];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr msg = {0};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (nfds > 0) {
+    memset(&ctl, 0, sizeof ctl);
+    msg.msg_control = ctl.space;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+  }
+  ssize_t n;
+  do
+    n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n == (ssize_t)len;
+}
+
+/* See keeper_wire.h. The message is read whole: its header first, then
+ * exactly its fields, so nothing after it is taken from the socket. */
+bool
+keeper_msg_recv_fds(int fd, KeeperMsg *m, int *fds, int *nfds)
+{
+  int max = *nfds;
+  *nfds = 0;
+  char buf[KEEPER_MSG_MAX_BYTES];
+  size_t have = 0, want = 8;
+  while (have < want) {
+    struct iovec iov = {buf + have, want - have};
+    union {
+      char space[CMSG_SPACE(sizeof(int) * 4)];
+      struct cmsghdr align;
+    } ctl;
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.space;
+    msg.msg_controllen = sizeof ctl.space;
+    ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+        continue;
+      int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      for (int i = 0; i < k; i++) {
+        int got;
+        memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+        if (*nfds < max && got >= 0)
+          fds[(*nfds)++] = got;
+        else
+          close(got);
+      }
+    }
+    have += (size_t)n;
+    if (have == 8) {
+      uint32_t nf;
+      memcpy(&nf, buf + 4, 4);
+      if (nf > KEEPER_MSG_MAX_FIELDS)
+        return false;
+      want = 8 + 8 * (size_t)nf;
+    }
+  }
+  return keeper_msg_decode(buf, have, m) > 0;
 }

@@ -62,10 +62,15 @@ typedef enum {
   kKeeperStop = 1,     /* engine -> keeper, every version: kill everything,
                           reap, write the exit file if detached, exit */
   kKeeperExitAck = 2,  /* engine -> keeper: survivors are killed; reap the child */
+  kKeeperAttach = 3,   /* a later engine -> a detached keeper: it takes over */
   kKeeperHello = 10,   /* keeper -> engine: protocol, keeper pid, child pid */
   kKeeperFailed = 11,  /* keeper -> engine: step (proc_child.h), errno */
   kKeeperExit = 12,    /* keeper -> engine: how (1 exited, 2 killed), code or signal */
   kKeeperReaped = 13,  /* keeper -> engine: cpu_us, maxrss_kib */
+  kKeeperAttached = 14,/* keeper -> a later engine: the child's pid, 1 if it
+                          has exited, how (1 exited, 2 killed), code or
+                          signal, which pipes come with it (SCM_RIGHTS, bit
+                          1 stdout, bit 2 stderr; those at EOF do not) */
 } KeeperMsgType;
 
 #define KEEPER_MSG_MAX_FIELDS 6
@@ -85,6 +90,12 @@ ssize_t keeper_msg_decode(const char *buf, size_t len, KeeperMsg *out);
 /* Sends m on a socket in one write (it is small); false when the write
  * failed or was short (the peer is gone). */
 bool keeper_msg_send(int fd, const KeeperMsg *m);
+
+/* Sends m with the descriptors fds[0..nfds) (SCM_RIGHTS). */
+bool keeper_msg_send_fds(int fd, const KeeperMsg *m, const int *fds, int nfds);
+/* Receives one whole message (blocking, after poll) and up to *nfds
+ * descriptors with it, which the caller owns (*nfds set to how many). */
+bool keeper_msg_recv_fds(int fd, KeeperMsg *m, int *fds, int *nfds);
 
 /* How a child ended, as a keeper records it in KEEPER_EXIT_NAME when it
  * had no engine to tell. */

@@ -134,6 +134,33 @@ typedef struct Proc Proc;
 int proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *cb,
                void *data, Proc **out, VigilError *err);
 
+/* A child an earlier engine started through a keeper, taken over by this
+ * one (docs/restart.md): the keeper attached to this engine
+ * (kKeeperAttached) and handed over the pipes that are still open. */
+typedef struct {
+  pid_t pid;                /* the child */
+  pid_t keeper;             /* its keeper: not this engine's child */
+  int ctl;                  /* the keeper's socket (becomes the Proc's) */
+  int out[2];               /* the pipes' read ends (become the Proc's); -1: at EOF */
+  bool exited;              /* it had ended: */
+  int exit_code;            /* -1 when killed by a signal */
+  int term_signal;
+  const char *program;      /* the path that was executed */
+  const char *tag;          /* the monitor's id */
+  int64_t started_at_ms;    /* Unix ms, for its duration */
+  int64_t exit_drain_ms;
+} ProcAdoptOptions;
+
+/* Takes over a running (or ended, not yet reaped) child from its keeper:
+ * the same Proc as proc_spawn's, reading the pipes from now on. Without a
+ * cgroup of this engine's, "the monitor" is the child's group and every
+ * process under its keeper (contain.h). The keeper is not this engine's
+ * child: its death is seen as its socket closing, and the child's exit is
+ * then unknown (the child, if still there, is killed: nobody could report
+ * it). Descriptors in o become the Proc's, also on error (closed). */
+int proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, void *data,
+               Proc **out, VigilError *err);
+
 /* Raises this process's soft RLIMIT_NOFILE to its hard limit, and has every
  * child started afterwards begin with the soft limit as it was. An engine
  * holds two pipes per running monitor, so 1000 monitors need 2000+

@@ -102,6 +102,7 @@ struct Proc {
   bool reap_asked;   /* kKeeperExitAck sent: the keeper reaps the child */
   bool finish_pending; /* on_exit waits for the reap (kKeeperReaped) */
   bool contain_finished; /* contain_finish has run */
+  bool keeper_adopted; /* the keeper is not our child: its socket tells its end */
 };
 
 /* --- proc_loop.c --------------------------------------------------------- */

@@ -126,6 +126,8 @@ proc_keeper_hello(int ctl, pid_t keeper, pid_t *child, int *e)
   return step;
 }
 
+static void proc_keeper_lost(Proc *p);
+
 /* Hands out the rest of p's message buffer. */
 static void
 proc_keeper_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -165,6 +167,8 @@ proc_keeper_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
       p->ctl_open = false;
       proc_close_handle(p, (uv_handle_t *)&p->ctl);
     }
+    if (p->keeper_adopted && !p->keeper_reaped)
+      proc_keeper_lost(p);
     return;
   }
   p->ctllen += (size_t)nread;
@@ -202,12 +206,36 @@ proc_keeper_watch(Proc *p, int fd)
   return rc;
 }
 
+/* An adopted keeper's socket closed: the keeper is gone (it is not our
+ * child, so no SIGCHLD says so). A child it had not reported is lost to
+ * us: killed, and its exit unknown. */
+static void
+proc_keeper_lost(Proc *p)
+{
+  p->keeper_reaped = true;
+  if (p->closed) {
+    p->reaped = true;
+    return;
+  }
+  if (!p->exit_seen) {
+    contain_end(p->contain);
+    p->exit_seen = true;
+    p->exit.exited = false;
+    p->exit.exit_code = -1;
+    p->exit.duration_ms = (uv_hrtime() - p->start_ns) / 1000000;
+    proc_on_exit_seen(p);
+  } else if (!p->reaped) {
+    p->reaped = true; /* no usage: its keeper took it */
+    proc_on_reaped(p);
+  }
+}
+
 /* See proc_internal.h. */
 bool
 proc_keeper_check(Proc *p)
 {
-  if (p->keeper_reaped)
-    return true;
+  if (p->keeper_reaped || p->keeper_adopted)
+    return p->keeper_reaped;
   pid_t r;
   do
     r = waitpid(p->keeper, NULL, WNOHANG);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "childenv.h"
+#include "clock.h"
 #include "proc_child.h"
 #include "memory.h"
 
@@ -172,7 +173,7 @@ proc_launch_prepare(ProcLaunch *l, uv_loop_t *loop, const ProcSpawnOptions *opts
   if (l->pl == NULL)
     return -1;
   ContainOptions copts = {opts->tag, opts->env_extra, opts->memory_limit, opts->cpu_limit,
-                          opts->max_processes};
+                          opts->max_processes, false};
   l->contain = contain_new(loop, &copts, err);
   return l->contain != NULL ? 0 : -1;
 }
@@ -503,6 +504,69 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     proc_launch_abort(&l);
     proc_close(p);
     return error_set(err, kErrSpawnFailed, "watching the child's pipes: %s", uv_strerror(rc));
+  }
+  proc_loop_update_ref(p->pl);
+  *out = p;
+  return 0;
+}
+
+/* An adopted child that had already ended: acted on from the loop, not
+ * inside proc_adopt (on_exit must not run before the caller has its Proc). */
+static void
+proc_adopted_exit_cb(uv_timer_t *t)
+{
+  proc_on_exit_seen(t->data);
+}
+
+/* See proc.h. */
+int
+proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, void *data,
+           Proc **out, VigilError *err)
+{
+  *out = NULL;
+  ProcLaunch l = {.own_dir = PROC_DIR_INIT,
+                  .out = {{o->out[0], -1}, {o->out[1], -1}},
+                  .in = {-1, -1},
+                  .report = {-1, -1},
+                  .ctl = {o->ctl, -1},
+                  .pid = o->pid,
+                  .keeper = o->keeper};
+  l.path = xstrdup(o->program);
+  l.pl = proc_loop_get(loop, err);
+  ContainOptions copts = {o->tag, NULL, 0, 0, 0, true};
+  if (l.pl == NULL || (l.contain = contain_new(loop, &copts, err)) == NULL) {
+    proc_launch_abort(&l);
+    return -1;
+  }
+  int64_t age_ms = clock_now_ms() - o->started_at_ms;
+  l.start_ns = uv_hrtime() - (uint64_t)(age_ms > 0 ? age_ms : 0) * 1000000;
+  ProcSpawnOptions opts = {.exit_drain_ms = o->exit_drain_ms};
+  Proc *p = proc_launch_adopt(&l, &opts, cb, data);
+  p->keeper_adopted = true;
+  /* Only the pipes still open are read; one at EOF is done already. */
+  int rc = 0;
+  for (int i = 0; i < 2 && rc == 0; i++) {
+    if (l.out[i][0] < 0)
+      continue;
+    rc = proc_pipe_handle(p, &p->out[i], l.out[i][0]);
+    if (rc == 0) {
+      l.out[i][0] = -1;
+      p->reading[i] = true;
+      rc = uv_read_start((uv_stream_t *)&p->out[i], proc_alloc_cb, proc_read_cb);
+    }
+  }
+  if (rc == 0) {
+    rc = proc_keeper_watch(p, l.ctl[0]);
+    l.ctl[0] = -1;
+  }
+  if (rc != 0) {
+    proc_launch_abort(&l);
+    proc_close(p);
+    return error_set(err, kErrSpawnFailed, "taking over %s: %s", o->tag, uv_strerror(rc));
+  }
+  if (o->exited) {
+    proc_note_exit(p, o->term_signal == 0, o->exit_code, o->term_signal);
+    uv_timer_start(&p->drain_timer, proc_adopted_exit_cb, 0, 0);
   }
   proc_loop_update_ref(p->pl);
   *out = p;

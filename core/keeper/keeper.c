@@ -260,9 +260,50 @@ keeper_detach(Keeper *k)
     VigilError err = VIGIL_ERROR_INIT;
     k->spooled[i] = spool_open(&k->spool[i], KEEPER_FD_STATE, names[i], &err) == 0;
     int fd = i == 0 ? KEEPER_FD_OUT : KEEPER_FD_ERR;
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    k->out_open[i] = true;
+    if (k->out_open[i])
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
+}
+
+/* A later engine takes over (kKeeperAttach on its connection): it gets the
+ * pipes that are still open and how the program stands, and from now on
+ * reads the pipes and writes the spools itself; the keeper is its keeper,
+ * attached, as it was its first engine's. What the keeper spooled is all
+ * in the spools before the pipes change hands, so nothing is read twice
+ * or out of order. The keeper keeps its own duplicates of the pipes, for
+ * a next detach. */
+static void
+keeper_attach(Keeper *k)
+{
+  int fds[2], nfds = 0;
+  int64_t mask = 0;
+  for (int i = 0; i < 2; i++) {
+    if (k->out_open[i]) {
+      fds[nfds++] = i == 0 ? KEEPER_FD_OUT : KEEPER_FD_ERR;
+      mask |= 1 << i;
+    }
+  }
+  int64_t exited = k->state != kChildRunning;
+  int64_t how = !exited ? 0 : k->term_signal == 0 ? 1 : 2;
+  int64_t val = !exited ? 0 : k->term_signal == 0 ? k->exit_code : k->term_signal;
+  KeeperMsg a = {kKeeperAttached, 5, {k->child, exited, how, val, mask}};
+  if (!keeper_msg_send_fds(k->conn, &a, fds, nfds)) {
+    close(k->conn);
+    k->conn = -1;
+    return;
+  }
+  for (int i = 0; i < 2; i++) {
+    if (k->spooled[i])
+      spool_close(&k->spool[i]);
+    k->spooled[i] = false;
+  }
+  k->ctl = k->conn;
+  k->ctllen = 0;
+  k->conn = -1;
+  k->connlen = 0;
+  k->detached = false;
+  k->kill_at_ms = 0;
+  k->cause = "exited";
 }
 
 /* Stops everything at once, for an engine that asked (kKeeperStop). */
@@ -281,10 +322,16 @@ keeper_stop(Keeper *k)
   /* Detached: the exit is seen and the pipes drained as for any ending. */
 }
 
-/* Acts on one message from an engine (its own, or a later one). */
-static void
+/* Acts on one message from an engine (its own, or a later one). Returns
+ * false when the rest of the buffer is not to be read as this peer's (it
+ * attached: its connection is the control socket now). */
+static bool
 keeper_on_msg(Keeper *k, const KeeperMsg *m, bool own)
 {
+  if (m->type == kKeeperAttach && !own && k->detached) {
+    keeper_attach(k);
+    return false;
+  }
   if (m->type == kKeeperStop) {
     keeper_stop(k);
   } else if (m->type == kKeeperExitAck && own && k->state == kChildExited) {
@@ -293,6 +340,7 @@ keeper_on_msg(Keeper *k, const KeeperMsg *m, bool own)
     keeper_tell(k, kKeeperReaped, 2, (int64_t)keeper_cpu_us(k), k->ru.ru_maxrss, 0);
     _exit(0);
   }
+  return true;
 }
 
 /* Reads what a socket has, acting on each whole message. Returns false
@@ -318,7 +366,8 @@ keeper_read_msgs(Keeper *k, int fd, char *buf, size_t *len, size_t cap, bool own
       return true;
     memmove(buf, buf + used, *len - (size_t)used);
     *len -= (size_t)used;
-    keeper_on_msg(k, &m, own);
+    if (!keeper_on_msg(k, &m, own))
+      return true;
   }
 }
 
@@ -452,7 +501,7 @@ keeper_loop(Keeper *k)
         if (iout[i] >= 0 && p[iout[i]].revents != 0)
           keeper_drain(k, i);
       }
-      if (iconn >= 0 && p[iconn].revents != 0 &&
+      if (iconn >= 0 && k->conn >= 0 && p[iconn].revents != 0 &&
           !keeper_read_msgs(k, k->conn, k->connbuf, &k->connlen, sizeof k->connbuf, false)) {
         close(k->conn);
         k->conn = -1;
@@ -541,6 +590,7 @@ main(int argc, char **argv)
   memset(&k, 0, sizeof k);
   k.ctl = KEEPER_FD_CONTROL;
   k.conn = -1;
+  k.out_open[0] = k.out_open[1] = true;
   k.cause = "exited";
   if (!keeper_args_parse(argc, argv, &k.a)) {
     KeeperMsg m = {kKeeperFailed, 2, {kChildKeeper, EINVAL}};
