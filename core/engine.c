@@ -185,6 +185,71 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   return r;
 }
 
+/* See engine.h. */
+int
+engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions *po,
+             VigilError *err)
+{
+  Session *s = session_find(e->sessions, ks->session);
+  bool made = false;
+  if (s == NULL) {
+    s = session_create(e->sessions, ks->session, false);
+    made = s != NULL;
+  }
+  if (s == NULL || session_anonymous(s)) {
+    proc_adopt_discard(po);
+    return error_set(err, kErrInvalidParams, "spec: session \"%s\" cannot be brought back",
+                     ks->session);
+  }
+  size_t npatterns = 0;
+  while (ks->patterns[npatterns] != NULL)
+    npatterns++;
+  MonitorSpec spec = {
+    .argv = ks->argv,
+    .label = ks->label,
+    .description = ks->description,
+    .patterns = (const char *const *)ks->patterns,
+    .npatterns = npatterns,
+    .builtin_patterns = ks->builtin_patterns,
+    .incidents = ks->incidents,
+    .envelope = (EnvelopeStyle)ks->envelope,
+    .match_streams = (MatchStreams)ks->match_streams,
+    .notify = (NotifyMode)ks->notify,
+    .mode = (DeliveryMode)ks->mode,
+    .timeout_ms = ks->timeout_ms,
+    .persistent = ks->timeout_ms == 0,
+    .idle_timeout_ms = ks->idle_timeout_ms,
+    .memory_limit = ks->memory_limit,
+    .cpu_limit = ks->cpu_limit,
+  };
+  MonRecord *r = xcalloc(1, sizeof *r);
+  r->engine = e;
+  r->session = s;
+  r->monitor = monitor_adopt(e->loop, &ks->settings, &spec, ks->id, ks->started_at_ms, keep, po,
+                             &engine_monitor_hooks, r, err);
+  if (r->monitor == NULL) {
+    free(r);
+    if (made)
+      session_destroy(s);
+    return -1;
+  }
+  r->running = true;
+  r->policy = xstrdup(ks->policy);
+  e->running++;
+  r->next = e->records;
+  if (e->records)
+    e->records->prev = r;
+  e->records = r;
+  if (made)
+    session_linger_unattached(s);
+  LOG_INFO("engine", "took over %s (%s) in session %s, pid %d: %s", monitor_id(r->monitor),
+           monitor_label(r->monitor), session_name(s), (int)monitor_pid(r->monitor),
+           monitor_program(r->monitor));
+  /* What it printed while no engine read comes now, as if just read. */
+  monitor_replay(r->monitor);
+  return 0;
+}
+
 MonRecord *
 engine_find(Engine *e, Session *s, const char *id)
 {

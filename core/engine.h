@@ -28,6 +28,7 @@
 #include "config.h"
 #include "error.h"
 #include "gate.h"
+#include "keepspec.h"
 #include "monitor.h"
 #include "monitor_fields.h"
 #include "session.h"
@@ -165,6 +166,15 @@ MonRecord *engine_start(Engine *e, Session *s, StartRequest *req, char **note, V
 
 /* The record of id visible from session s, or NULL (another session's
  * monitors are invisible: not_found, exactly like an unknown id). */
+/* Takes over a monitor an earlier engine started and left running (or
+ * ended while no engine was there): back in its named session (made, and
+ * lingering, if nobody has opened it yet), with its id, label and
+ * patterns, reading its pipes from its keeper (docs/restart.md). keep
+ * becomes the monitor's (on error it stays the caller's); po's descriptors
+ * become the monitor's, and are closed on error. */
+int engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions *po,
+                 VigilError *err);
+
 MonRecord *engine_find(Engine *e, Session *s, const char *id);
 
 /* Counts of s's monitors. */

@@ -195,10 +195,12 @@ monitor_check(const VigilSettings *settings, const MonitorSpec *spec, VigilError
   return rc;
 }
 
-/* See monitor.h. */
-Monitor *
-monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *spec,
-              const MonitorHooks *hooks, void *data, VigilError *err)
+/* monitor_start's and monitor_adopt's first half: the spec checked, the
+ * patterns compiled, the Monitor made with everything but its process and
+ * timers. NULL with err set. */
+static Monitor *
+monitor_new(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *spec,
+            const MonitorHooks *hooks, void *data, VigilError *err)
 {
   if (monitor_validate(settings, spec, err) != 0)
     return NULL;
@@ -244,10 +246,56 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
                   : spec->timeout_ms > 0 ? (uint64_t)spec->timeout_ms
                                          : (uint64_t)settings->max_runtime_ms;
   m->idle_timeout_ms = (uint64_t)spec->idle_timeout_ms;
+  m->memory_limit = spec->memory_limit;
+  return m;
+}
 
+/* monitor_start's and monitor_adopt's second half, once m has its
+ * process: its program's name, its times, its timers (the runtime cap
+ * counted from started_at, which an adopted monitor had before). */
+static void
+monitor_begin(Monitor *m, uv_loop_t *loop, int64_t started_at)
+{
+  m->pid = proc_pid(m->proc);
+  /* Shown to callers and logged: a directory name on the way is the
+   * caller's, so control bytes and invalid UTF-8 are escaped. */
+  StrBuf program = STRBUF_INIT;
+  const char *path = proc_program(m->proc);
+  textfmt_escape(&program, path, strlen(path));
+  m->program = strbuf_take(&program);
+  m->started_at = started_at;
+  /* The loop's cached time is as old as this turn: compiling the patterns
+   * (the built-in set takes milliseconds) and the spawn have passed since.
+   * The runtime cap and the idle timeout count from now. */
+  uv_update_time(loop);
+  int64_t age = clock_now_ms() - started_at;
+  uint64_t age_ms = age > 0 ? (uint64_t)age : 0;
+  m->started_mono = uv_now(loop) > age_ms ? uv_now(loop) - age_ms : 0;
+  m->last_output_mono = uv_now(loop);
+  uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer, &m->signal_timer};
+  for (size_t i = 0; i < 4; i++) {
+    uv_timer_init(loop, timers[i]);
+    timers[i]->data = m;
+  }
+  m->open_handles = 4;
+  m->timers_ready = true;
+  if (m->timeout_ms > 0)
+    uv_timer_start(&m->runtime_timer, monitor_runtime_timer_cb,
+                   m->timeout_ms > age_ms ? m->timeout_ms - age_ms : 1, 0);
+  if (m->idle_timeout_ms > 0)
+    uv_timer_start(&m->idle_timer, monitor_idle_timer_cb, m->idle_timeout_ms, 0);
+}
+
+/* See monitor.h. */
+Monitor *
+monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *spec,
+              const MonitorHooks *hooks, void *data, VigilError *err)
+{
+  Monitor *m = monitor_new(loop, settings, spec, hooks, data, err);
+  if (m == NULL)
+    return NULL;
   ProcSpawnOptions opts = monitor_proc_options(settings, spec);
   opts.tag = m->id;
-  m->memory_limit = spec->memory_limit;
   ProcKeeperOptions keeper;
   if (spec->keeper_program != NULL) {
     /* The capture goes to spools in the monitor's directory, which its
@@ -277,32 +325,44 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     m->keep->listen_fd = -1;
   }
   /* From here on nothing can fail: the callbacks above only run from the loop. */
-  m->pid = proc_pid(m->proc);
-  /* Shown to callers and logged: a directory name on the way is the
-   * caller's, so control bytes and invalid UTF-8 are escaped. */
-  StrBuf program = STRBUF_INIT;
-  const char *path = proc_program(m->proc);
-  textfmt_escape(&program, path, strlen(path));
-  m->program = strbuf_take(&program);
-  m->started_at = clock_now_ms();
-  /* The loop's cached time is as old as this turn: compiling the patterns
-   * (the built-in set takes milliseconds) and the spawn have passed since.
-   * The runtime cap and the idle timeout count from now. */
-  uv_update_time(loop);
-  m->started_mono = uv_now(loop);
-  m->last_output_mono = m->started_mono;
-  uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer, &m->signal_timer};
-  for (size_t i = 0; i < 4; i++) {
-    uv_timer_init(loop, timers[i]);
-    timers[i]->data = m;
-  }
-  m->open_handles = 4;
-  m->timers_ready = true;
-  if (m->timeout_ms > 0)
-    uv_timer_start(&m->runtime_timer, monitor_runtime_timer_cb, m->timeout_ms, 0);
-  if (m->idle_timeout_ms > 0)
-    uv_timer_start(&m->idle_timer, monitor_idle_timer_cb, m->idle_timeout_ms, 0);
+  monitor_begin(m, loop, clock_now_ms());
   monitor_event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  return m;
+}
+
+/* See monitor.h. */
+Monitor *
+monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *spec,
+              const char *id, int64_t started_at, MonitorKeep *keep, ProcAdoptOptions *po,
+              const MonitorHooks *hooks, void *data, VigilError *err)
+{
+  if (strlen(id) >= sizeof ((Monitor *)0)->id) {
+    proc_adopt_discard(po);
+    error_set(err, kErrInvalidParams, "spec: id: at most %zu characters, got %zu",
+              sizeof ((Monitor *)0)->id - 1, strlen(id));
+    return NULL;
+  }
+  Monitor *m = monitor_new(loop, settings, spec, hooks, data, err);
+  if (m == NULL) {
+    proc_adopt_discard(po);
+    return NULL;
+  }
+  snprintf(m->id, sizeof m->id, "%s", id);
+  if (spec->label == NULL) {
+    free(m->label);
+    m->label = xstrdup(m->id);
+  }
+  ProcCallbacks callbacks = {monitor_on_output, monitor_on_eof, monitor_on_exit};
+  po->tag = m->id;
+  if (proc_adopt(loop, po, &callbacks, m, &m->proc, err) != 0) {
+    monitor_free_parts(m);
+    return NULL;
+  }
+  /* The spools are its capture, as they were its first engine's. */
+  m->keep = keep;
+  for (int i = 0; i < 2; i++)
+    capture_use_spool(&m->capture[i], &keep->spool[i]);
+  monitor_begin(m, loop, started_at);
   return m;
 }
 

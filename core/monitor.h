@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "monitor_keep.h"
 #include "capture.h"
 #include "error.h"
 #include "eventlog.h"
@@ -158,6 +159,20 @@ void monitor_count_policy_drop(Monitor *m, const Notification *n);
 /* Frees the monitor. A still-running child is killed (SIGKILL to the group)
  * without further notifications. */
 void monitor_free(Monitor *m);
+
+/* Takes over a monitor an earlier engine started (docs/restart.md): spec
+ * as its start had it, its id and start time, its directory (keep, which
+ * becomes the monitor's; on error it stays the caller's) and its child
+ * through its keeper (po: the descriptors become the Proc's, closed on
+ * error). Nothing is read until monitor_replay. */
+Monitor *monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *spec,
+                       const char *id, int64_t started_at, MonitorKeep *keep,
+                       ProcAdoptOptions *po, const MonitorHooks *hooks, void *data,
+                       VigilError *err);
+/* Processes what an adopted monitor's spools hold: before their cut
+ * silently (the ring and counters rebuilt), after it as output that just
+ * came. Call once, after monitor_adopt, when the owner has its record. */
+void monitor_replay(Monitor *m);
 
 /* With a state directory: writes the monitor's spec (keepspec.h) into its
  * directory, for an engine that takes it over after a restart: what it was

@@ -122,6 +122,7 @@ struct Monitor {
   bool finished;                 /* on_finished has been called */
   uint64_t notifications;
   uint64_t policy_dropped;
+  bool replay_silent;            /* monitor_replay: output the engine before had seen */
 };
 
 /* --- monitor.c ----------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "keeper_wire.h"
+#include "keepspec.h"
 #include "log.h"
 
 /* How long the sweep waits for a leftover keeper to stop (its SIGKILLs,
@@ -97,6 +99,20 @@ fail:;
   monitor_keep_close(k);
   return error_set(err, kErrSpawnFailed, "state directory: monitors/%s: %s: %s", id, what,
                    strerror(e));
+}
+
+/* See monitor_keep.h. */
+void
+monitor_keep_close_only(MonitorKeep *k)
+{
+  for (int i = 0; i < k->nspools; i++)
+    spool_close(&k->spool[i]);
+  k->nspools = 0;
+  if (k->listen_fd >= 0)
+    close(k->listen_fd);
+  if (k->dir_fd >= 0)
+    close(k->dir_fd);
+  k->listen_fd = k->dir_fd = -1;
 }
 
 /* See monitor_keep.h. */
@@ -202,9 +218,191 @@ monitor_keep_exit_text(int dir_fd, char *out, size_t cap)
     snprintf(out, cap, "exited with code %d (%s)", x.exit_code, x.cause);
 }
 
+/* The exit a keeper recorded, parsed. False: none, or one that is not. */
+static bool
+monitor_keep_exit(int dir_fd, KeeperExit *x)
+{
+  int fd = openat(dir_fd, KEEPER_EXIT_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  struct stat st;
+  char text[KEEPER_EXIT_MAX_BYTES];
+  ssize_t n = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+      (st.st_mode & 077) == 0)
+    n = read(fd, text, sizeof text);
+  close(fd);
+  return n > 0 && keeper_exit_parse(text, (size_t)n, x);
+}
+
+/* Opens the monitor directory name (dir_fd) as k: its spools as they are. */
+static int
+monitor_keep_reopen(MonitorKeep *k, int monitors_fd, const char *name, int dir_fd,
+                    VigilError *err)
+{
+  memset(k, 0, sizeof *k);
+  k->monitors_fd = monitors_fd;
+  k->listen_fd = -1;
+  snprintf(k->name, sizeof k->name, "%.63s", name);
+  k->dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+  if (k->dir_fd < 0)
+    return error_set(err, kErrInternal, "dup: %s", strerror(errno));
+  static const char *const names[2] = {KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME};
+  for (int i = 0; i < 2; i++) {
+    if (spool_open(&k->spool[i], k->dir_fd, names[i], err) != 0) {
+      for (int j = 0; j < k->nspools; j++)
+        spool_close(&k->spool[j]);
+      close(k->dir_fd);
+      k->dir_fd = -1;
+      return -1;
+    }
+    k->nspools++;
+  }
+  return 0;
+}
+
+/* Waits (bounded) for one message and its descriptors on fd. */
+static bool
+monitor_keep_recv(int fd, KeeperMsg *m, int *fds, int *nfds)
+{
+  struct pollfd p = {fd, POLLIN, 0};
+  int r;
+  do
+    r = poll(&p, 1, MONITOR_KEEP_STOP_MS);
+  while (r < 0 && errno == EINTR);
+  if (r <= 0) {
+    *nfds = 0;
+    return false;
+  }
+  return keeper_msg_recv_fds(fd, m, fds, nfds);
+}
+
+/* Reaches the keeper of a monitor directory and has it attach to this
+ * engine: po filled with the child, its state and the open pipes. With
+ * nobody listening, the exit file (or its absence) says how it ended.
+ * Returns NULL, or why the keeper cannot be taken. */
+static const char *
+monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
+{
+  *po = (ProcAdoptOptions){.pid = ks->pid,
+                           .keeper = ks->keeper,
+                           .ctl = -1,
+                           .out = {-1, -1},
+                           .program = ks->program,
+                           .started_at_ms = ks->started_at_ms,
+                           .exit_drain_ms = ks->settings.exit_drain_ms};
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un a;
+  monitor_keep_addr(dir_fd, &a);
+  if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
+    /* Gone: it wrote the exit when the program ended, or died first. A
+     * socket whose peer is closed stands in for it: the Proc sees its
+     * keeper gone at once and ends with what is known. */
+    KeeperExit x;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+      return "no keeper, and no socket to stand in for it";
+    close(sv[1]);
+    po->ctl = sv[0];
+    po->exited = true;
+    if (monitor_keep_exit(dir_fd, &x) && x.exited) {
+      po->exit_code = x.exit_code;
+      po->term_signal = x.term_signal;
+    } else {
+      po->status_unknown = true;
+    }
+    return NULL;
+  }
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  KeeperMsg hello, attached;
+  int fds[2], nfds = 2, none = 0;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+    close(fd);
+    return "its socket is not this user's";
+  }
+  if (!monitor_keep_recv(fd, &hello, NULL, &none) || hello.type != kKeeperHello ||
+      hello.n < 3 || hello.v[0] != KEEPER_PROTOCOL || hello.v[1] != ks->keeper ||
+      hello.v[2] != ks->pid) {
+    close(fd);
+    return "its keeper did not answer as the spec's";
+  }
+  KeeperMsg attach = {kKeeperAttach, 0, {0}};
+  if (!keeper_msg_send(fd, &attach) || !monitor_keep_recv(fd, &attached, fds, &nfds) ||
+      attached.type != kKeeperAttached || attached.n < 5) {
+    for (int i = 0; i < nfds; i++)
+      close(fds[i]);
+    close(fd);
+    return "its keeper did not attach (another engine has it?)";
+  }
+  po->ctl = fd;
+  int k = 0;
+  for (int i = 0; i < 2; i++) {
+    if ((attached.v[4] & (1 << i)) && k < nfds)
+      po->out[i] = fds[k++];
+  }
+  while (k < nfds)
+    close(fds[k++]);
+  if (attached.v[1] == 1) {
+    po->exited = true;
+    po->exit_code = attached.v[2] == 1 ? (int)attached.v[3] : -1;
+    po->term_signal = attached.v[2] == 2 ? (int)attached.v[3] : 0;
+  }
+  return NULL;
+}
+
+/* Tries to take the monitor of directory name over. Returns NULL when
+ * taken, else why not (the directory is then stopped and removed). */
+static const char *
+monitor_keep_take(int monitors_fd, const char *name, int fd, MonitorKeepTake take, void *ctx,
+                  char *why, size_t cap)
+{
+  KeepSpec ks;
+  VigilError err = VIGIL_ERROR_INIT;
+  if (keepspec_read(fd, &ks, &err) != 0) {
+    snprintf(why, cap, "%.500s", err.msg);
+    return why;
+  }
+  const char *no = NULL;
+  if (ks.session_anonymous)
+    no = "its session was anonymous, and died with its connection";
+  else if (strcmp(ks.id, name) != 0)
+    no = "its spec names another monitor";
+  ProcAdoptOptions po;
+  if (no == NULL)
+    no = monitor_keep_attach(fd, &ks, &po);
+  if (no != NULL) {
+    keepspec_free(&ks);
+    return no;
+  }
+  MonitorKeep *keep = malloc(sizeof *keep);
+  if (keep == NULL || monitor_keep_reopen(keep, monitors_fd, name, fd, &err) != 0) {
+    proc_adopt_discard(&po);
+    snprintf(why, cap, "%.500s", keep == NULL ? "out of memory" : err.msg);
+    free(keep);
+    keepspec_free(&ks);
+    return why;
+  }
+  if (!take(ctx, keep, &ks, &po, &err)) {
+    /* Its descriptors are closed: the keeper detached again, and the
+     * stop that follows reaches it. */
+    monitor_keep_close_only(keep);
+    free(keep);
+    snprintf(why, cap, "%.500s", err.msg);
+    keepspec_free(&ks);
+    return why;
+  }
+  keepspec_free(&ks);
+  return NULL;
+}
+
 /* See monitor_keep.h. */
 int
-monitor_keep_sweep(int monitors_fd)
+monitor_keep_sweep(int monitors_fd, MonitorKeepTake take, void *ctx)
 {
   int dup_fd = fcntl(monitors_fd, F_DUPFD_CLOEXEC, 3);
   DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
@@ -213,7 +411,7 @@ monitor_keep_sweep(int monitors_fd)
       close(dup_fd);
     return 0;
   }
-  int found = 0;
+  int taken = 0;
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -227,7 +425,15 @@ monitor_keep_sweep(int monitors_fd)
         close(fd);
       continue;
     }
-    found++;
+    char why[512];
+    const char *no = take != NULL ? monitor_keep_take(monitors_fd, de->d_name, fd, take, ctx,
+                                                      why, sizeof why)
+                                  : "this engine takes no monitor over";
+    if (no == NULL) {
+      taken++;
+      close(fd);
+      continue;
+    }
     pid_t pid;
     const char *keeper = monitor_keep_stop_keeper(fd, &pid);
     char exit_text[128];
@@ -244,14 +450,15 @@ monitor_keep_sweep(int monitors_fd)
       }
     }
     LOG_WARN("state",
-             "monitor %s was left by an engine that ended without stopping it; its keeper "
-             "(pid %d): %s; its program: %s; spooled after that engine: %" PRIu64
-             " bytes of stdout, %" PRIu64 " of stderr (%" PRIu64 " and %" PRIu64
-             " lost past the spool); removed (this engine does not take monitors over yet)",
-             de->d_name, (int)pid, keeper, exit_text, spooled[0], spooled[1], lost[0], lost[1]);
+             "monitor %s was left by an engine that ended without stopping it and is not "
+             "taken over: %s; its keeper (pid %d): %s; its program: %s; spooled after that "
+             "engine: %" PRIu64 " bytes of stdout, %" PRIu64 " of stderr (%" PRIu64 " and %" PRIu64
+             " lost past the spool); removed",
+             de->d_name, no, (int)pid, keeper, exit_text, spooled[0], spooled[1], lost[0],
+             lost[1]);
     monitor_keep_remove(monitors_fd, de->d_name, fd);
     close(fd);
   }
   closedir(d);
-  return found;
+  return taken;
 }

@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "keepspec.h"
+#include "proc.h"
 #include "spool.h"
 
 typedef struct {
@@ -34,13 +36,23 @@ int monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t 
 /* Unmaps, closes and removes the directory with its files. */
 void monitor_keep_close(MonitorKeep *k);
 
+/* Unmaps and closes, leaving the directory as it is. */
+void monitor_keep_close_only(MonitorKeep *k);
+
+/* Takes a monitor over (the engine's engine_adopt): keep (which becomes
+ * the taker's on true), its spec, and its child through its keeper (po's
+ * descriptors become the taker's, closed on false). False: err says why. */
+typedef bool (*MonitorKeepTake)(void *ctx, MonitorKeep *keep, const KeepSpec *spec,
+                                ProcAdoptOptions *po, VigilError *err);
+
 /* At start-up: every directory in monitors/ was left by an engine that
- * ended without stopping its monitor (a crash, SIGKILL). Each is reported
- * in the log (its keeper, the exit it recorded, what it spooled and lost),
- * its keeper is stopped (taking such a monitor over is a later stage of
- * docs/restart.md), and it is removed. Returns how many were found. A
- * file there that is not a private directory of ours is reported and left
- * alone. */
-int monitor_keep_sweep(int monitors_fd);
+ * ended without stopping its monitor (a crash, SIGKILL). Each is taken
+ * over with take when it can be: its spec sound, its session named, its
+ * keeper attached (or gone, leaving the exit it recorded). One that cannot
+ * is reported in the log (why, its keeper, its exit, what it spooled and
+ * lost), its keeper stopped, and the directory removed. take NULL: none is
+ * taken. Returns how many were taken. A file there that is not a private
+ * directory of ours is reported and left alone. */
+int monitor_keep_sweep(int monitors_fd, MonitorKeepTake take, void *ctx);
 
 #endif

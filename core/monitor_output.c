@@ -11,6 +11,8 @@
  */
 #include "monitor_internal.h"
 
+#include <string.h>
+
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -200,6 +202,8 @@ monitor_on_line(void *ctx, const Line *line)
   if (m->npatterns > 0 && monitor_matches_stream(m, ms->stream))
     pattern = match_line_in_chunk(m->patterns, &ms->chunk, line->text, line->len);
   uint64_t seq = ring_push(&m->ring, ms->stream, line->text, line->len, pattern, line->flags);
+  if (m->replay_silent)
+    return; /* already told by the engine before (monitor_replay) */
   if (pattern >= 0)
     monitor_event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
   if (monitor_signal_line(m, ms->stream, seq, pattern, line))
@@ -214,6 +218,8 @@ monitor_on_line(void *ctx, const Line *line)
   monitor_batch_line(m, seq, ms->stream, pattern, line->flags, line->text, line->len);
 }
 
+static void monitor_take(Monitor *m, StreamId stream, const char *buf, size_t len);
+
 /* Bytes read from a stream: captured, split into lines, and the owner told
  * once per read that lines were added. */
 void
@@ -223,6 +229,13 @@ monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
   m->stream_bytes[stream] += len;
   m->last_output_mono = uv_now(m->loop);
   capture_write(&m->capture[stream], buf, len);
+  monitor_take(m, stream, buf, len);
+}
+
+/* Splits, matches and keeps bytes of a stream (captured already). */
+static void
+monitor_take(Monitor *m, StreamId stream, const char *buf, size_t len)
+{
   uint64_t lines_before = m->ring.counters.lines;
   /* Clean lines are handed on as pointers into buf, so buf is searched for
    * the patterns' literals once instead of line by line; the chunk is
@@ -230,8 +243,57 @@ monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
   match_chunk_begin(&m->streams[stream].chunk, buf, len);
   linebuf_feed(&m->linebuf[stream], buf, len, monitor_on_line, &m->streams[stream]);
   match_chunk_begin(&m->streams[stream].chunk, NULL, 0);
-  if (m->hooks.on_lines && m->ring.counters.lines != lines_before)
+  if (m->hooks.on_lines && m->ring.counters.lines != lines_before && !m->replay_silent)
     m->hooks.on_lines(m->data, m);
+}
+
+/* Feeds the spooled bytes [from, to) of a stream through monitor_take. */
+static void
+monitor_replay_range(Monitor *m, StreamId stream, uint64_t from, uint64_t to, bool silent)
+{
+  Spool *sp = &m->keep->spool[stream];
+  m->replay_silent = silent;
+  while (from < to) {
+    CaptureSpan s = spool_read(sp, from, to - from);
+    if (s.n1 + s.n2 == 0)
+      break;
+    if (s.n1 > 0)
+      monitor_take(m, stream, s.p1, s.n1);
+    if (s.n2 > 0)
+      monitor_take(m, stream, s.p2, s.n2);
+    from = s.offset + s.n1 + s.n2;
+  }
+  m->replay_silent = false;
+}
+
+/* See monitor.h. What the engine before had processed (before the cut)
+ * rebuilds the ring and counters without a word; what came after, while
+ * no engine read, goes the normal way. A spool that evicted its front
+ * starts mid-line: that part line is skipped. */
+void
+monitor_replay(Monitor *m)
+{
+  if (m->keep == NULL)
+    return;
+  for (int i = 0; i < 2; i++) {
+    Spool *sp = &m->keep->spool[i];
+    uint64_t start = spool_start(sp), cut = spool_cut(sp), head = spool_head(sp);
+    if (start > 0) {
+      CaptureSpan s = spool_read(sp, start, head - start);
+      const char *nl = s.n1 ? memchr(s.p1, '\n', s.n1) : NULL;
+      if (nl != NULL)
+        start += (uint64_t)(nl - s.p1) + 1;
+      else if (s.n2 && (nl = memchr(s.p2, '\n', s.n2)) != NULL)
+        start += s.n1 + (uint64_t)(nl - s.p2) + 1;
+      else
+        start = head;
+    }
+    monitor_replay_range(m, (StreamId)i, start, cut < start ? start : cut, true);
+    monitor_replay_range(m, (StreamId)i, cut > start ? cut : start, head, false);
+    m->stream_bytes[i] = head;
+    spool_set_cut(sp, head);
+    m->capture[i].total = head;
+  }
 }
 
 /* A stream ended: its partial last line becomes a line. */

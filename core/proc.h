@@ -143,6 +143,7 @@ typedef struct {
   int ctl;                  /* the keeper's socket (becomes the Proc's) */
   int out[2];               /* the pipes' read ends (become the Proc's); -1: at EOF */
   bool exited;              /* it had ended: */
+  bool status_unknown;      /* ... and how is not known (its keeper died first) */
   int exit_code;            /* -1 when killed by a signal */
   int term_signal;
   const char *program;      /* the path that was executed */
@@ -160,6 +161,9 @@ typedef struct {
  * it). Descriptors in o become the Proc's, also on error (closed). */
 int proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, void *data,
                Proc **out, VigilError *err);
+
+/* Closes o's descriptors (an adoption given up before proc_adopt). */
+void proc_adopt_discard(ProcAdoptOptions *o);
 
 /* Raises this process's soft RLIMIT_NOFILE to its hard limit, and has every
  * child started afterwards begin with the soft limit as it was. An engine

@@ -564,11 +564,25 @@ proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, 
     proc_close(p);
     return error_set(err, kErrSpawnFailed, "taking over %s: %s", o->tag, uv_strerror(rc));
   }
-  if (o->exited) {
+  if (o->exited && o->status_unknown) {
+    p->exit_seen = true;
+    p->exit.exited = false;
+    p->exit.exit_code = -1;
+    uv_timer_start(&p->drain_timer, proc_adopted_exit_cb, 0, 0);
+  } else if (o->exited) {
     proc_note_exit(p, o->term_signal == 0, o->exit_code, o->term_signal);
     uv_timer_start(&p->drain_timer, proc_adopted_exit_cb, 0, 0);
   }
   proc_loop_update_ref(p->pl);
   *out = p;
   return 0;
+}
+
+/* See proc.h. */
+void
+proc_adopt_discard(ProcAdoptOptions *o)
+{
+  proc_close_fd(&o->ctl);
+  proc_close_fd(&o->out[0]);
+  proc_close_fd(&o->out[1]);
 }

@@ -271,6 +271,14 @@ session_linger_start(Session *s)
   uv_timer_start(&s->linger, session_linger_cb, s->linger_ms, 0);
 }
 
+/* See session.h. */
+void
+session_linger_unattached(Session *s)
+{
+  if (s->nattached == 0 && !s->anonymous && !s->pinned && !s->doomed)
+    session_linger_start(s);
+}
+
 /* Detaches a; a named, unpinned session left with nobody starts lingering.
  * Detaching an attachment a callback already detached is a no-op. */
 void

@@ -122,6 +122,10 @@ void session_push(Session *s, Notification *n);
 /* Sets how long this session outlives its last connection (session_open's
  * linger_ms); applies from the next detach. */
 void session_set_linger(Session *s, uint64_t linger_ms);
+/* A named session made with nobody attached (one a restarted engine
+ * brings back for the monitors it takes over): it lingers from now, as if
+ * its last host had just left. */
+void session_linger_unattached(Session *s);
 
 /* Sets busy or idle. Going idle pushes everything waiting, in order, and
  * returns how many notifications that released (0 otherwise). */

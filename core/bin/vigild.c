@@ -275,6 +275,14 @@ vigild_state_path(const VigildArgs *args, const char *listen_path, char *out, si
   return vigild_absolute(beside, out, size, err);
 }
 
+/* A monitor an earlier engine left, taken over by this one. */
+static bool
+vigild_take(void *ctx, MonitorKeep *keep, const KeepSpec *spec, ProcAdoptOptions *po,
+            VigilError *err)
+{
+  return engine_adopt(ctx, keep, spec, po, err) == 0;
+}
+
 /* Finds vigil-keeper (docs/restart.md) beside vigild's own executable, as
  * the kernel names it: installed or built, the two are made together, and
  * a PATH lookup would let the environment choose what every monitored
@@ -323,9 +331,9 @@ vigild_open_state(const VigildArgs *args, const char *listen_path, VigilError *e
   vigild.engine->state = vigild.state;
   vigild.engine->keeper_program = vigild.keeper_program;
   LOG_INFO("vigild", "state directory %s (locked by pid %ld)", path, (long)getpid());
-  int left = monitor_keep_sweep(vigild.state->monitors_fd);
-  if (left > 0)
-    LOG_WARN("vigild", "%d monitor(s) left by an earlier engine were stopped and removed", left);
+  int taken = monitor_keep_sweep(vigild.state->monitors_fd, vigild_take, vigild.engine);
+  if (taken > 0)
+    LOG_INFO("vigild", "took over %d monitor(s) an earlier engine left", taken);
   return 0;
 }
 
