@@ -1,11 +1,14 @@
-"""Monitors outliving the engine (docs/restart.md, stage 1): with a state
+"""Monitors outliving the engine (docs/restart.md, stages 1 and 2): with a state
 directory every monitored program is started by a vigil-keeper, its parent,
 so that killing vigild (SIGKILL: a crash, the OOM killer) leaves it running
 and never blocked: the keeper drains its output into the monitor's spools,
 counting what does not fit, stops it after keeper.unattended_ms, and writes
-its true exit status. A restarted engine reports and stops what a killed one
-left (taking it over is stage 2). A keeper killed under a live engine costs
-nothing: the engine, a subreaper, becomes the program's parent.
+its true exit status. A restarted engine takes over what a killed one left
+in a named session: the same monitor, what it printed while no engine read
+processed as if just read, its true exit; what it cannot take (an anonymous
+session's, an unsound spec) it reports, stops and removes. A keeper killed
+under a live engine costs nothing: the engine, a subreaper, becomes the
+program's parent.
 
 Every wait is on an event with a generous bound (a file appearing, a process
 ending, a reply): the CI machine is a loaded 2-core box."""
@@ -131,6 +134,86 @@ def test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted(e
 
 
 @socket_only
+def test_a_restarted_engine_takes_over_a_running_monitor(e):
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    script = ('echo before; while [ ! -e "%s" ]; do sleep 0.02; done; echo "ERROR while down"; '
+              'echo after; while [ ! -e "%s.2" ]; do sleep 0.02; done; echo "ERROR live"; exit 4'
+              % (go, go))
+    mid = e.call("monitor_start", argv=["sh", "-c", script], label="server",
+                 patterns=["ERROR"])["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    wait_for(lambda: spool(os.path.join(monitor_dir(e, mid), "stdout"))["cut"] == len("before\n"),
+             "the engine to read the first line")
+    kill_engine(e)
+    open(go, "w").close()  # printed while no engine reads: spooled by the keeper
+    wait_for(lambda: spool(os.path.join(monitor_dir(e, mid), "stdout"))["head"]
+             == len("before\nERROR while down\nafter\n"), "the keeper to spool the gap")
+    e2 = restart_on(e)
+    try:
+        e2.wait_log("took over %s (server) in session agent, pid %d" % (mid, pid))
+        e2.call("session_open", session="agent")
+        down = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output",
+                                         what="the match made while no engine read")
+        assert "ERROR while down" in down["text"], down["text"]
+        [m] = e2.call("monitor_list")["monitors"]
+        assert (m["monitor_id"], m["label"], m["pid"]) == (mid, "server", pid), m
+        open(go + ".2", "w").close()
+        live = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output",
+                                         what="the match made after the take-over")
+        assert "ERROR live" in live["text"], live["text"]
+        end = e2.main.wait_ending(mid)
+        assert end["type"] == "exit" and end["exit_code"] == 4, end
+        texts = [l["text"] for l in e2.call("monitor_output", monitor_id=mid)["lines"]]
+        assert texts == ["before", "ERROR while down", "after", "ERROR live"], texts
+    finally:
+        e2.close()
+
+
+@socket_only
+def test_an_exit_while_no_engine_was_there_is_reported_with_its_code(e):
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    mid, pid = start_waiting(e, go, "echo done; exit 7")
+    kill_engine(e)
+    open(go, "w").close()
+    wait_for(lambda: os.path.exists(os.path.join(monitor_dir(e, mid), "exit")),
+             "the keeper's exit file")
+    e2 = restart_on(e)
+    try:
+        e2.call("session_open", session="agent")
+        end = e2.main.wait_ending(mid)
+        assert end["type"] == "exit" and end["exit_code"] == 7, end
+        status = e2.call("monitor_status", monitor_id=mid)
+        assert status["state"] == "exited" and status["exit_code"] == 7, status
+    finally:
+        e2.close()
+
+
+@socket_only
+def test_a_garbled_spec_is_not_trusted_the_monitor_is_stopped_and_reported(e):
+    e.call("session_open", session="agent")
+    mid = e.call("monitor_start", argv=["sleep", "600"])["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    kill_engine(e)
+    spec_path = os.path.join(monitor_dir(e, mid), "spec")
+    with open(spec_path, "r+b") as f:
+        f.seek(40)
+        b = f.read(1)
+        f.seek(40)
+        f.write(bytes([b[0] ^ 0x40]))
+    e2 = restart_on(e)
+    try:
+        log = e2.wait_log("monitor %s was left by an engine" % mid)
+        assert "sum does not match" in log, log[-2000:]
+        wait_for(lambda: not alive(pid), "the program to be stopped")
+        e2.call("session_open", session="agent")
+        assert e2.call("monitor_list")["monitors"] == []
+    finally:
+        e2.close()
+
+
+@socket_only
 def test_a_restarted_engine_reports_and_stops_what_a_killed_one_left(e):
     mid = e.call("monitor_start", argv=["sleep", "600"])["monitor_id"]
     pid = e.call("monitor_status", monitor_id=mid)["pid"]
@@ -141,6 +224,7 @@ def test_a_restarted_engine_reports_and_stops_what_a_killed_one_left(e):
     try:
         log = e2.wait_log("monitor %s was left by an engine that ended without stopping it" % mid)
         line = [l for l in log.splitlines() if mid in l][0]
+        assert "its session was anonymous" in line, line
         assert "keeper (pid %d): stopped" % keeper in line, line
         assert "killed by signal 9 (stopped)" in line, line
         wait_for(lambda: not alive(pid) and not alive(keeper), "the program and keeper to end")
@@ -201,6 +285,9 @@ def test_without_a_state_directory_the_engine_is_the_parent(e):
 
 TESTS = [
     test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted,
+    test_a_restarted_engine_takes_over_a_running_monitor,
+    test_an_exit_while_no_engine_was_there_is_reported_with_its_code,
+    test_a_garbled_spec_is_not_trusted_the_monitor_is_stopped_and_reported,
     test_a_restarted_engine_reports_and_stops_what_a_killed_one_left,
     test_a_keeper_left_alone_stops_its_program_after_keeper_unattended_ms,
     test_a_keeper_killed_under_a_live_engine_loses_nothing,
