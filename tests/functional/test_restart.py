@@ -171,6 +171,32 @@ def test_a_restarted_engine_takes_over_a_running_monitor(e):
 
 
 @socket_only
+def test_a_monitor_taken_over_survives_the_next_crash_too(e):
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    script = ('for n in 1 2; do while [ ! -e "%s.$n" ]; do sleep 0.02; done; echo "ERROR gap $n"; '
+              'done; exit 3' % go)
+    mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
+    engines = [e]
+    try:
+        for n in (1, 2):
+            kill_engine(engines[-1])
+            open("%s.%d" % (go, n), "w").close()
+            engines.append(restart_on(e))
+            engines[-1].call("session_open", session="agent")
+            got = engines[-1].main.wait_notification(
+                lambda x: x["monitor_id"] == mid and x["type"] == "output",
+                what="the match of gap %d" % n)
+            assert "ERROR gap %d" % n in got["text"], got["text"]
+            assert "ERROR gap %d" % (3 - n) not in got["text"], got["text"]
+        end = engines[-1].main.wait_ending(mid)
+        assert end["exit_code"] == 3, end
+    finally:
+        for x in engines[1:]:
+            x.close()
+
+
+@socket_only
 def test_an_exit_while_no_engine_was_there_is_reported_with_its_code(e):
     e.call("session_open", session="agent")
     go = os.path.join(e.dir, "go")
@@ -286,6 +312,7 @@ def test_without_a_state_directory_the_engine_is_the_parent(e):
 TESTS = [
     test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted,
     test_a_restarted_engine_takes_over_a_running_monitor,
+    test_a_monitor_taken_over_survives_the_next_crash_too,
     test_an_exit_while_no_engine_was_there_is_reported_with_its_code,
     test_a_garbled_spec_is_not_trusted_the_monitor_is_stopped_and_reported,
     test_a_restarted_engine_reports_and_stops_what_a_killed_one_left,
