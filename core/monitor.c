@@ -42,6 +42,7 @@ monitor_emit(Monitor *m, Notification *n)
     m->hooks.on_notification(m->data, m, n);
   else
     notification_free(n);
+  monitor_checkpoint(m); /* what it covered is told now */
 }
 
 /* See monitor_internal.h. */

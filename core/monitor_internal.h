@@ -125,6 +125,12 @@ struct Monitor {
   bool replay_silent;            /* monitor_replay: output the engine before had seen */
 };
 
+/* --- monitor_output.c ---------------------------------------------------- */
+
+/* Records in the monitor's checkpoint (monitor_keep.h) how far it has
+ * processed its output and what it has counted: after each chunk. */
+void monitor_checkpoint(Monitor *m);
+
 /* --- monitor.c ----------------------------------------------------------- */
 
 /* Hands a notification to the owner (who owns it from then on) and counts it. */

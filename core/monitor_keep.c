@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,7 +34,7 @@
 
 /* The files a monitor's directory may hold. */
 static const char *const monitor_keep_files[] = {
-  "spec", "spec.tmp", KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
+  "spec", "spec.tmp", "checkpoint", KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
   KEEPER_EXIT_NAME ".tmp",
 };
 
@@ -55,6 +56,48 @@ monitor_keep_remove(int monitors_fd, const char *name, int dir_fd)
     unlinkat(dir_fd, monitor_keep_files[i], 0);
   if (unlinkat(monitors_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
     LOG_WARN("state", "could not remove the monitor directory %s: %s", name, strerror(errno));
+}
+
+#define CKPT_NAME "checkpoint"
+#define CKPT_BYTES 4096
+static const char ckpt_magic[8] = {'V', 'I', 'G', 'L', 'C', 'K', 'P', 'T'};
+
+/* Maps the checkpoint page of k's directory, making it when create. */
+static bool
+monitor_keep_map_ckpt(MonitorKeep *k, bool create)
+{
+  int fd = openat(k->dir_fd, CKPT_NAME,
+                  O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0600);
+  if (fd < 0)
+    return false;
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+            (st.st_mode & 077) == 0 && (create ? ftruncate(fd, CKPT_BYTES) == 0
+                                               : st.st_size == CKPT_BYTES);
+  void *map = ok ? mmap(NULL, CKPT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                 : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED)
+    return false;
+  k->ckpt = map;
+  if (create) {
+    memcpy(k->ckpt->magic, ckpt_magic, 8);
+    k->ckpt->version = 1;
+    k->ckpt->ring_next_seq = 1;
+  } else if (memcmp(k->ckpt->magic, ckpt_magic, 8) != 0 || k->ckpt->version != 1) {
+    munmap(map, CKPT_BYTES);
+    k->ckpt = NULL;
+    return false;
+  }
+  return true;
+}
+
+static void
+monitor_keep_unmap_ckpt(MonitorKeep *k)
+{
+  if (k->ckpt != NULL)
+    munmap(k->ckpt, CKPT_BYTES);
+  k->ckpt = NULL;
 }
 
 /* See monitor_keep.h. */
@@ -81,6 +124,9 @@ monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
     }
     k->nspools++;
   }
+  what = "checkpoint";
+  if (!monitor_keep_map_ckpt(k, true))
+    goto fail;
   what = "socket";
   k->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (k->listen_fd < 0)
@@ -105,6 +151,7 @@ fail:;
 void
 monitor_keep_close_only(MonitorKeep *k)
 {
+  monitor_keep_unmap_ckpt(k);
   for (int i = 0; i < k->nspools; i++)
     spool_close(&k->spool[i]);
   k->nspools = 0;
@@ -119,6 +166,7 @@ monitor_keep_close_only(MonitorKeep *k)
 void
 monitor_keep_close(MonitorKeep *k)
 {
+  monitor_keep_unmap_ckpt(k);
   for (int i = 0; i < k->nspools; i++)
     spool_close(&k->spool[i]);
   k->nspools = 0;
@@ -258,6 +306,9 @@ monitor_keep_reopen(MonitorKeep *k, int monitors_fd, const char *name, int dir_f
     }
     k->nspools++;
   }
+  /* An unsound checkpoint is not used: the counters are then rebuilt
+   * from what the spools hold. */
+  monitor_keep_map_ckpt(k, false);
   return 0;
 }
 
@@ -298,6 +349,15 @@ monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
     close(fd);
     fd = -1;
   }
+  /* A keeper finishing (its program ended: drained, reaped, exit written)
+   * may take the connection and go without a word: then it is gone. */
+  KeeperMsg hello;
+  int none = 0;
+  bool said_hello = fd >= 0 && monitor_keep_recv(fd, &hello, NULL, &none);
+  if (fd >= 0 && !said_hello) {
+    close(fd);
+    fd = -1;
+  }
   if (fd < 0) {
     /* Gone: it wrote the exit when the program ended, or died first. A
      * socket whose peer is closed stands in for it: the Proc sees its
@@ -319,13 +379,13 @@ monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
   }
   struct ucred cred;
   socklen_t len = sizeof cred;
-  KeeperMsg hello, attached;
-  int fds[2], nfds = 2, none = 0;
+  KeeperMsg attached;
+  int fds[2], nfds = 2;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
     close(fd);
     return "its socket is not this user's";
   }
-  if (!monitor_keep_recv(fd, &hello, NULL, &none) || hello.type != kKeeperHello ||
+  if (hello.type != kKeeperHello ||
       hello.n < 3 || hello.v[0] != KEEPER_PROTOCOL || hello.v[1] != ks->keeper ||
       hello.v[2] != ks->pid) {
     close(fd);

@@ -18,6 +18,20 @@
 #include "proc.h"
 #include "spool.h"
 
+/* How far the engine had processed a monitor's output, and what it had
+ * counted by then: a page of the monitor's directory mapped shared, written
+ * after each chunk the engine processes (a few stores), read by the engine
+ * that takes the monitor over. */
+typedef struct {
+  char magic[8];          /* "VIGLCKPT" */
+  uint32_t version;
+  uint32_t pad;
+  uint64_t cut[2];        /* per stream: every byte before it processed */
+  uint64_t ring_next_seq; /* the seq the next line gets */
+  uint64_t lines, matched, unmatched, dropped; /* the ring's counters */
+  uint64_t notifications;
+} KeepCheckpoint;
+
 typedef struct {
   int monitors_fd;  /* the state directory's monitors/ (borrowed) */
   char name[64];    /* the monitor's id: its directory's name */
@@ -25,6 +39,7 @@ typedef struct {
   int listen_fd;    /* keeper.sock, listening; handed to the keeper */
   Spool spool[2];   /* stdout, stderr */
   int nspools;      /* made so far */
+  KeepCheckpoint *ckpt; /* mapped; NULL: none (an older directory) */
 } MonitorKeep;
 
 /* Makes monitors/<id> (0700, must not exist), its spools of cap bytes each

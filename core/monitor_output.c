@@ -230,6 +230,7 @@ monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
   m->last_output_mono = uv_now(m->loop);
   capture_write(&m->capture[stream], buf, len);
   monitor_take(m, stream, buf, len);
+  monitor_checkpoint(m);
 }
 
 /* Splits, matches and keeps bytes of a stream (captured already). */
@@ -266,34 +267,105 @@ monitor_replay_range(Monitor *m, StreamId stream, uint64_t from, uint64_t to, bo
   m->replay_silent = false;
 }
 
-/* See monitor.h. What the engine before had processed (before the cut)
- * rebuilds the ring and counters without a word; what came after, while
- * no engine read, goes the normal way. A spool that evicted its front
- * starts mid-line: that part line is skipped. */
+/* The first offset of a whole line in the spool from its oldest kept
+ * byte: a spool that evicted its front starts mid-line. */
+static uint64_t
+monitor_replay_start(const Spool *sp)
+{
+  uint64_t start = spool_start(sp), head = spool_head(sp);
+  if (start == 0)
+    return 0;
+  CaptureSpan s = spool_read(sp, start, head - start);
+  const char *nl = s.n1 ? memchr(s.p1, '\n', s.n1) : NULL;
+  if (nl != NULL)
+    return start + (uint64_t)(nl - s.p1) + 1;
+  if (s.n2 && (nl = memchr(s.p2, '\n', s.n2)) != NULL)
+    return start + s.n1 + (uint64_t)(nl - s.p2) + 1;
+  return head;
+}
+
+/* Newlines in the spool's [from, to). */
+static uint64_t
+monitor_replay_count(const Spool *sp, uint64_t from, uint64_t to)
+{
+  uint64_t n = 0;
+  CaptureSpan s = spool_read(sp, from, to > from ? to - from : 0);
+  const char *parts[2] = {s.p1, s.p2};
+  size_t lens[2] = {s.n1, s.n2};
+  for (int i = 0; i < 2; i++) {
+    const char *p = parts[i], *end = parts[i] + lens[i];
+    while (p != NULL && p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+      n++;
+      p++;
+    }
+  }
+  return n;
+}
+
+/* See monitor.h. What the engine before had processed (before the cut its
+ * checkpoint recorded, else the spool's) rebuilds the ring without a word,
+ * numbered and counted as that engine had it when there is a checkpoint;
+ * what came after, while no engine read, goes the normal way. */
 void
 monitor_replay(Monitor *m)
 {
   if (m->keep == NULL)
     return;
+  const KeepCheckpoint *ck = m->keep->ckpt;
+  uint64_t from[2], cut[2], head[2], silent_lines = 0;
   for (int i = 0; i < 2; i++) {
     Spool *sp = &m->keep->spool[i];
-    uint64_t start = spool_start(sp), cut = spool_cut(sp), head = spool_head(sp);
-    if (start > 0) {
-      CaptureSpan s = spool_read(sp, start, head - start);
-      const char *nl = s.n1 ? memchr(s.p1, '\n', s.n1) : NULL;
-      if (nl != NULL)
-        start += (uint64_t)(nl - s.p1) + 1;
-      else if (s.n2 && (nl = memchr(s.p2, '\n', s.n2)) != NULL)
-        start += s.n1 + (uint64_t)(nl - s.p2) + 1;
-      else
-        start = head;
-    }
-    monitor_replay_range(m, (StreamId)i, start, cut < start ? start : cut, true);
-    monitor_replay_range(m, (StreamId)i, cut > start ? cut : start, head, false);
-    m->stream_bytes[i] = head;
-    spool_set_cut(sp, head);
-    m->capture[i].total = head;
+    head[i] = spool_head(sp);
+    from[i] = monitor_replay_start(sp);
+    cut[i] = ck != NULL ? ck->cut[i] : spool_cut(sp);
+    if (cut[i] > head[i])
+      cut[i] = head[i];
+    if (cut[i] < from[i])
+      cut[i] = from[i];
+    silent_lines += monitor_replay_count(sp, from[i], cut[i]);
   }
+  /* The kept lines get the seqs they had: the last one before the cut is
+   * the checkpoint's next seq less one. */
+  if (ck != NULL && ck->ring_next_seq > silent_lines)
+    m->ring.next_seq = ck->ring_next_seq - silent_lines;
+  for (int i = 0; i < 2; i++)
+    monitor_replay_range(m, (StreamId)i, from[i], cut[i], true);
+  if (ck != NULL) {
+    m->ring.counters = (RingCounters){ck->lines, ck->matched, ck->unmatched, ck->dropped};
+    m->ring.next_seq = ck->ring_next_seq;
+    m->notifications = ck->notifications;
+  }
+  for (int i = 0; i < 2; i++) {
+    monitor_replay_range(m, (StreamId)i, cut[i], head[i], false);
+    m->stream_bytes[i] = head[i];
+    spool_set_cut(&m->keep->spool[i], head[i]);
+    m->capture[i].total = head[i];
+  }
+  monitor_checkpoint(m);
+}
+
+/* See monitor_internal.h. A few stores into a page mapped shared. The cut
+ * moves only while nothing read is still to be told (no open batch, no
+ * incident being assembled): an engine that dies with a batch open leaves
+ * the cut before it, so the next one reads those lines again and tells
+ * them, rather than nobody. (A crash after a batch was flushed and before
+ * the next checkpoint can tell its lines twice: at least once, never
+ * lost.) */
+void
+monitor_checkpoint(Monitor *m)
+{
+  KeepCheckpoint *ck = m->keep != NULL ? m->keep->ckpt : NULL;
+  if (ck == NULL || m->replay_silent || !batch_empty(&m->batch) ||
+      (m->timers_ready && uv_is_active((uv_handle_t *)&m->signal_timer)))
+    return;
+  for (int i = 0; i < 2; i++)
+    ck->cut[i] = m->stream_bytes[i];
+  ck->ring_next_seq = m->ring.next_seq;
+  ck->lines = m->ring.counters.lines;
+  ck->matched = m->ring.counters.matched;
+  ck->unmatched = m->ring.counters.unmatched;
+  ck->dropped = m->ring.counters.dropped;
+  ck->notifications = m->notifications;
 }
 
 /* A stream ended: its partial last line becomes a line. */

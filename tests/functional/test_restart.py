@@ -98,9 +98,23 @@ def start_waiting(e, go, then):
     return mid, pid
 
 
-def restart_on(e, extra=()):
-    """A new engine on e's state directory (it sweeps what e left)."""
-    return Engine("socket", default_config(), extra_args=["--state-dir", state_dir(e)] + list(extra))
+class Restarted(Engine):
+    """A new engine on an earlier one's state directory (it takes over or
+    sweeps what that one left), whose log a failure shows too."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if kind is not None:
+            sys.stdout.write("--- the restarted vigild's log ---\n" + self.log()[-4000:] + "\n")
+        self.close()
+
+
+def restart_on(e, extra=(), config=None):
+    """A new engine on e's state directory."""
+    return Restarted("socket", config or default_config(),
+                     extra_args=["--state-dir", state_dir(e)] + list(extra))
 
 
 @socket_only
@@ -149,8 +163,7 @@ def test_a_restarted_engine_takes_over_a_running_monitor(e):
     open(go, "w").close()  # printed while no engine reads: spooled by the keeper
     wait_for(lambda: spool(os.path.join(monitor_dir(e, mid), "stdout"))["head"]
              == len("before\nERROR while down\nafter\n"), "the keeper to spool the gap")
-    e2 = restart_on(e)
-    try:
+    with restart_on(e) as e2:
         e2.wait_log("took over %s (server) in session agent, pid %d" % (mid, pid))
         e2.call("session_open", session="agent")
         down = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output",
@@ -166,8 +179,35 @@ def test_a_restarted_engine_takes_over_a_running_monitor(e):
         assert end["type"] == "exit" and end["exit_code"] == 4, end
         texts = [l["text"] for l in e2.call("monitor_output", monitor_id=mid)["lines"]]
         assert texts == ["before", "ERROR while down", "after", "ERROR live"], texts
-    finally:
-        e2.close()
+
+
+@socket_only
+@with_config(monitor={"capture_max_bytes": 4096, "ring_max_lines": 100})
+def test_line_numbers_and_counters_survive_a_take_over(e):
+    # 5000 lines before the crash, of which the 4 KiB spool keeps the last
+    # few hundred: the taken-over monitor still counts 5000 and numbers its
+    # kept lines as the engine before had them (its checkpoint).
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    script = ('seq -f "line %%g" 1 5000; while [ ! -e "%s" ]; do sleep 0.02; done; '
+              'echo "ERROR after"; exit 0' % go)
+    mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
+    written = sum(len("line %d\n" % n) for n in range(1, 5001))
+    ckpt = os.path.join(monitor_dir(e, mid), "checkpoint")
+    wait_for(lambda: struct.unpack_from("<Q", open(ckpt, "rb").read(), 16)[0] == written,
+             "the engine to have processed the 5000 lines")
+    kill_engine(e)
+    open(go, "w").close()
+    with restart_on(e) as e2:
+        e2.call("session_open", session="agent")
+        got = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
+        assert "ERROR after" in got["text"], got["text"]
+        counters = e2.call("monitor_status", monitor_id=mid)["counters"]
+        assert counters["lines"] == 5001 and counters["matched"] == 1, counters
+        lines = e2.call("monitor_output", monitor_id=mid)["lines"]
+        assert lines[-1]["seq"] == 5001 and lines[-1]["text"] == "ERROR after", lines[-1]
+        assert lines[-2]["seq"] == 5000 and lines[-2]["text"] == "line 5000", lines[-2]
+        assert all(l["text"] == "line %d" % l["seq"] for l in lines[:-1]), lines[:3]
 
 
 @socket_only
@@ -205,15 +245,12 @@ def test_an_exit_while_no_engine_was_there_is_reported_with_its_code(e):
     open(go, "w").close()
     wait_for(lambda: os.path.exists(os.path.join(monitor_dir(e, mid), "exit")),
              "the keeper's exit file")
-    e2 = restart_on(e)
-    try:
+    with restart_on(e) as e2:
         e2.call("session_open", session="agent")
         end = e2.main.wait_ending(mid)
         assert end["type"] == "exit" and end["exit_code"] == 7, end
         status = e2.call("monitor_status", monitor_id=mid)
         assert status["state"] == "exited" and status["exit_code"] == 7, status
-    finally:
-        e2.close()
 
 
 @socket_only
@@ -228,15 +265,12 @@ def test_a_garbled_spec_is_not_trusted_the_monitor_is_stopped_and_reported(e):
         b = f.read(1)
         f.seek(40)
         f.write(bytes([b[0] ^ 0x40]))
-    e2 = restart_on(e)
-    try:
+    with restart_on(e) as e2:
         log = e2.wait_log("monitor %s was left by an engine" % mid)
         assert "sum does not match" in log, log[-2000:]
         wait_for(lambda: not alive(pid), "the program to be stopped")
         e2.call("session_open", session="agent")
         assert e2.call("monitor_list")["monitors"] == []
-    finally:
-        e2.close()
 
 
 @socket_only
@@ -246,8 +280,7 @@ def test_a_restarted_engine_reports_and_stops_what_a_killed_one_left(e):
     keeper = parent(pid)
     kill_engine(e)
     assert alive(pid) and alive(keeper)
-    e2 = restart_on(e)
-    try:
+    with restart_on(e) as e2:
         log = e2.wait_log("monitor %s was left by an engine that ended without stopping it" % mid)
         line = [l for l in log.splitlines() if mid in l][0]
         assert "its session was anonymous" in line, line
@@ -258,8 +291,6 @@ def test_a_restarted_engine_reports_and_stops_what_a_killed_one_left(e):
         # The engine serves on: a new monitor starts and ends.
         m2 = e2.call("monitor_start", argv=["sh", "-c", "exit 3"])["monitor_id"]
         assert e2.main.wait_ending(m2)["exit_code"] == 3
-    finally:
-        e2.close()
 
 
 @socket_only
@@ -312,6 +343,7 @@ def test_without_a_state_directory_the_engine_is_the_parent(e):
 TESTS = [
     test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted,
     test_a_restarted_engine_takes_over_a_running_monitor,
+    test_line_numbers_and_counters_survive_a_take_over,
     test_a_monitor_taken_over_survives_the_next_crash_too,
     test_an_exit_while_no_engine_was_there_is_reported_with_its_code,
     test_a_garbled_spec_is_not_trusted_the_monitor_is_stopped_and_reported,
