@@ -107,6 +107,7 @@ monitor_flush(Monitor *m)
   if (verdict != kRateAdmit) {
     monitor_signal_withheld(m, &m->batch);
     batch_take(&m->batch);
+    monitor_checkpoint(m); /* withheld is told too: counted in the next */
     if (verdict == kRateOverload)
       monitor_overload(m);
     return;
@@ -345,18 +346,17 @@ monitor_replay(Monitor *m)
 }
 
 /* See monitor_internal.h. A few stores into a page mapped shared. The cut
- * moves only while nothing read is still to be told (no open batch, no
- * incident being assembled): an engine that dies with a batch open leaves
- * the cut before it, so the next one reads those lines again and tells
- * them, rather than nobody. (A crash after a batch was flushed and before
- * the next checkpoint can tell its lines twice: at least once, never
- * lost.) */
+ * moves only while no batch is open: an engine that dies with a batch open
+ * leaves the cut before it, so the next one reads those lines again and
+ * tells them, rather than nobody. What the signal stage holds at a crash
+ * (an incident's later trace lines, a series' summary count) is not kept:
+ * holding the cut for it would have every restart tell the incident's
+ * first line again. */
 void
 monitor_checkpoint(Monitor *m)
 {
   KeepCheckpoint *ck = m->keep != NULL ? m->keep->ckpt : NULL;
-  if (ck == NULL || m->replay_silent || !batch_empty(&m->batch) ||
-      (m->timers_ready && uv_is_active((uv_handle_t *)&m->signal_timer)))
+  if (ck == NULL || m->replay_silent || !batch_empty(&m->batch))
     return;
   for (int i = 0; i < 2; i++)
     ck->cut[i] = m->stream_bytes[i];
