@@ -48,7 +48,7 @@
  *   scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]
  *         [--match-max 30000] [--quiet 100] [--fair-seconds 20]
  *         [--only scale|fairness] [--builtin] [--engine-nofile N]
- *         [--vigild PATH] [--keep]
+ *         [--vigild PATH] [--no-state] [--keep]
  *
  * vigild and scale_child are looked for as latency does (build/vigild,
  * build/bench/scale_child). Killed by SIGTERM, SIGINT or SIGHUP, it sends
@@ -609,6 +609,8 @@ scale_run(Scale *b, const ScaleArgs *a)
   int64_t w1 = t0 + a->seconds * 1000000000LL - 1500000000LL;
   scale_pump_until(b, w0);
   long long rss1 = bench_proc_rss_kib(b->rpc.vigild);
+  BenchKeepers keepers;
+  bench_keepers(b->rpc.vigild, &keepers);
   long long cpu0 = scale_cpu_ticks(b->rpc.vigild);
   unsigned long long idle_prev[2] = {0, 0};
   scale_machine_idle(idle_prev);
@@ -646,6 +648,13 @@ scale_run(Scale *b, const ScaleArgs *a)
          "the window\n", rss0, rss1, rss2);
   printf("  RSS per monitor: %.1f KiB once started, %.1f KiB at the end (target < 16 KiB per "
          "quiet monitor): %s\n", per_start, per_end, per_start < 16.0 ? "met" : "NOT MET");
+  if (keepers.count > 0)
+    printf("  keepers (docs/restart.md): %zu, %.1f KiB of PSS and %.1f KiB private each "
+           "(besides the engine's RSS above)\n", keepers.count,
+           (double)keepers.pss_kib / (double)keepers.count,
+           (double)keepers.private_kib / (double)keepers.count);
+  else
+    printf("  keepers: none (no state directory)\n");
   printf("  match latency:\n");
   double p99 = -1, peer_p99 = -1;
   if (window)
@@ -775,7 +784,7 @@ scale_usage(void)
   fprintf(stderr, "usage: scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]\n"
                   "             [--match-max 30000] [--quiet 100] [--fair-seconds 20]\n"
                   "             [--only scale|fairness] [--builtin] [--engine-nofile N]\n"
-                  "             [--vigild PATH] [--keep]\n");
+                  "             [--vigild PATH] [--no-state] [--keep]\n");
 }
 
 int
@@ -813,6 +822,8 @@ main(int argc, char **argv)
       b.builtin = true;
     else if (strcmp(o, "--keep") == 0)
       b.keep = true;
+    else if (strcmp(o, "--no-state") == 0)
+      b.rpc.no_state = true;
     else {
       scale_usage();
       return 2;

@@ -162,24 +162,16 @@ monitor_keep_close_only(MonitorKeep *k)
   k->listen_fd = k->dir_fd = -1;
 }
 
-/* See monitor_keep.h. */
+/* See monitor_keep.h. The files go first: their mappings stay valid
+ * until closed. */
 void
 monitor_keep_close(MonitorKeep *k)
 {
-  monitor_keep_unmap_ckpt(k);
-  for (int i = 0; i < k->nspools; i++)
-    spool_close(&k->spool[i]);
-  k->nspools = 0;
-  if (k->listen_fd >= 0)
-    close(k->listen_fd);
-  k->listen_fd = -1;
-  if (k->dir_fd >= 0) {
+  if (k->dir_fd >= 0)
     monitor_keep_remove(k->monitors_fd, k->name, k->dir_fd);
-    close(k->dir_fd);
-  } else if (k->name[0] != '\0') {
+  else if (k->name[0] != '\0')
     unlinkat(k->monitors_fd, k->name, AT_REMOVEDIR);
-  }
-  k->dir_fd = -1;
+  monitor_keep_close_only(k);
   k->name[0] = '\0';
 }
 
@@ -238,33 +230,6 @@ monitor_keep_stop_keeper(int dir_fd, pid_t *pid)
   return result;
 }
 
-/* The exit a keeper recorded, as text for the log. */
-static void
-monitor_keep_exit_text(int dir_fd, char *out, size_t cap)
-{
-  snprintf(out, cap, "no exit recorded");
-  int fd = openat(dir_fd, KEEPER_EXIT_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return;
-  struct stat st;
-  char text[KEEPER_EXIT_MAX_BYTES];
-  ssize_t n = -1;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
-      (st.st_mode & 077) == 0)
-    n = read(fd, text, sizeof text);
-  close(fd);
-  KeeperExit x;
-  if (n <= 0 || !keeper_exit_parse(text, (size_t)n, &x)) {
-    snprintf(out, cap, "an exit file that could not be read");
-    return;
-  }
-  if (!x.exited)
-    snprintf(out, cap, "ended (%s), status unknown", x.cause);
-  else if (x.term_signal != 0)
-    snprintf(out, cap, "killed by signal %d (%s)", x.term_signal, x.cause);
-  else
-    snprintf(out, cap, "exited with code %d (%s)", x.exit_code, x.cause);
-}
 
 /* The exit a keeper recorded, parsed. False: none, or one that is not. */
 static bool
@@ -281,6 +246,21 @@ monitor_keep_exit(int dir_fd, KeeperExit *x)
     n = read(fd, text, sizeof text);
   close(fd);
   return n > 0 && keeper_exit_parse(text, (size_t)n, x);
+}
+
+/* The exit a keeper recorded, as text for the log. */
+static void
+monitor_keep_exit_text(int dir_fd, char *out, size_t cap)
+{
+  KeeperExit x;
+  if (!monitor_keep_exit(dir_fd, &x))
+    snprintf(out, cap, "no exit recorded (or none that could be read)");
+  else if (!x.exited)
+    snprintf(out, cap, "ended (%s), status unknown", x.cause);
+  else if (x.term_signal != 0)
+    snprintf(out, cap, "killed by signal %d (%s)", x.term_signal, x.cause);
+  else
+    snprintf(out, cap, "exited with code %d (%s)", x.exit_code, x.cause);
 }
 
 /* Opens the monitor directory name (dir_fd) as k: its spools as they are. */

@@ -82,6 +82,45 @@ bench_proc_rss_kib(pid_t pid)
 }
 
 /* See benchrpc.h. */
+void
+bench_keepers(pid_t engine, BenchKeepers *out)
+{
+  memset(out, 0, sizeof *out);
+  DIR *d = opendir("/proc");
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    pid_t pid = (pid_t)atoi(de->d_name);
+    char path[64], comm[32] = "", buf[512];
+    if (pid <= 0)
+      continue;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+      continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+    int ppid = 0;
+    if (open == NULL || close == NULL || close - open - 1 >= (long)sizeof comm ||
+        sscanf(close + 2, "%*c %d", &ppid) != 1 || ppid != engine)
+      continue;
+    memcpy(comm, open + 1, (size_t)(close - open - 1));
+    comm[close - open - 1] = '\0';
+    if (strcmp(comm, "vigil-keeper") != 0)
+      continue;
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+    out->count++;
+    out->pss_kib += bench_proc_status_field(path, "Pss");
+    out->private_kib += bench_proc_status_field(path, "Private_Clean") +
+                        bench_proc_status_field(path, "Private_Dirty");
+  }
+  closedir(d);
+}
+
+/* See benchrpc.h. */
 size_t
 bench_leftovers(const pid_t *groups, size_t n)
 {

@@ -75,6 +75,16 @@ long long bench_proc_status_field(const char *status_path, const char *key);
 /* VmRSS of pid in KiB, or -1. */
 long long bench_proc_rss_kib(pid_t pid);
 
+/* The keepers (docs/restart.md) an engine started, and the memory they
+ * take: proportional set size (shared pages split among their users) and
+ * private pages, summed, in KiB (smaps_rollup). */
+typedef struct {
+  size_t count;
+  long long pss_kib;
+  long long private_kib;
+} BenchKeepers;
+void bench_keepers(pid_t engine, BenchKeepers *out);
+
 /* How many live (not zombie) processes are in the process groups
  * groups[0..n) (each monitor's child leads its own): what an engine left
  * behind once it has exited. */
