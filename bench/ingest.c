@@ -1014,6 +1014,7 @@ main(int argc, char **argv)
   b->timeout_s = 120;
   bool wire = true, inproc = true;
   const char *vigild_arg = NULL;
+  bool no_state = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc)
       b->bytes = argv[++i];
@@ -1039,7 +1040,7 @@ main(int argc, char **argv)
     else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
       b->timeout_s = strtol(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--no-state") == 0)
-      b->rpc.no_state = true;
+      no_state = true;
     else if (strcmp(argv[i], "--no-perf") == 0)
       b->use_perf = false;
     else if (strcmp(argv[i], "--keep") == 0)
@@ -1060,6 +1061,7 @@ main(int argc, char **argv)
   /* A line at a time, so what was printed survives an interruption. */
   setvbuf(stdout, NULL, _IOLBF, 0);
   bench_rpc_init(&b->rpc, "ingest");
+  b->rpc.no_state = no_state;
   b->rpc.notify = ingest_notification;
   b->rpc.notify_data = b;
   b->rpc.on_signal = ingest_on_signal;

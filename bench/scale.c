@@ -381,6 +381,9 @@ scale_latency_row(const char *name, const ScaleSamples *s, int64_t from_ns, int6
 
 /* --- the engine and its monitors ---------------------------------------- */
 
+/* --no-state: the engine runs without a state directory (no keepers). */
+static bool scale_no_state;
+
 /* Starts a fresh engine whose allowlist holds scale_child, with room for
  * max_monitors and a rate limit of per_10s notifications per monitor, and
  * reads its flush window. The rate limit is raised only as far as the run
@@ -390,6 +393,7 @@ static void
 scale_engine_start(Scale *b, long max_monitors, long per_10s)
 {
   bench_rpc_init(&b->rpc, "scale");
+  b->rpc.no_state = scale_no_state;
   b->notifications = b->merged = b->suppressed = b->other_lines = 0;
   b->endings = b->endings_not_exit = 0;
   b->last_ending_ns = 0;
@@ -823,7 +827,7 @@ main(int argc, char **argv)
     else if (strcmp(o, "--keep") == 0)
       b.keep = true;
     else if (strcmp(o, "--no-state") == 0)
-      b.rpc.no_state = true;
+      scale_no_state = true;
     else {
       scale_usage();
       return 2;
