@@ -232,7 +232,12 @@ return {
   -- An absolute path. vigild's --state-dir and --no-state override it, and
   -- a reload does not move it (the change is logged; it applies at the
   -- next start).
-  --   state = { dir = "/home/me/.local/state/vigil" },
+  state = {
+    -- dir = "/home/me/.local/state/vigil",
+    -- How long a named session's journal may grow before it is rewritten
+    -- as what the session holds (or twice that rewrite's size, if more).
+    journal_max_bytes = 16777216,        -- 1048576..1073741824 bytes
+  },
 
   -- The policy that formats and routes notifications when a monitor names
   -- none: "envelope" is the built-in untrusted-observation envelope.

@@ -95,6 +95,8 @@ typedef struct {
   uint64_t dropped_count;  /* kNotifDropped: how many were dropped; 0 when unknown */
   uint64_t from_seq;       /* kNotifDropped: the first and last seq lost, 0 when none */
   uint64_t to_seq;         /*   (queue overflow: the dropped ones had no seq yet) or open */
+  uint64_t store_key;      /* its number in its session's journal (session_journal.h);
+                              0 while it is in none */
 } Notification;
 
 Notification *notification_new(NotificationType type, const char *monitor_id,

@@ -30,6 +30,7 @@
  * detached the last attachment is held rather than numbered for nobody.
  */
 #include "session_internal.h"
+#include "session_journal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,8 @@ session_registry_new(uv_loop_t *loop, const SessionLimits *limits, const Session
   if (hooks)
     reg->hooks = *hooks;
   reg->data = data;
+  reg->store_fd = -1;
+  reg->state_fd = -1;
   return reg;
 }
 
@@ -146,7 +149,9 @@ session_create(SessionRegistry *reg, const char *name, bool pinned)
   s->linger_ms = reg->limits.linger_ms;
   s->next_seq = 1;
   s->first_seq = 1;
+  s->journal_fd = -1;
   session_link(reg, s);
+  session_journal_begin(s);
   return s;
 }
 
@@ -252,7 +257,10 @@ session_linger_cb(uv_timer_t *t)
 void
 session_set_linger(Session *s, uint64_t linger_ms)
 {
+  if (s->linger_ms == linger_ms)
+    return;
   s->linger_ms = linger_ms;
+  session_journal_meta(s);
 }
 
 /* Starts (or restarts) the linger countdown of s. */
@@ -334,6 +342,7 @@ session_destroy(Session *s)
 {
   if (s == NULL || s->doomed)
     return;
+  session_journal_end(s);
   s->doomed = true;
   session_unlink(s);
   if (s->linger_ready)
@@ -387,6 +396,12 @@ uint64_t
 session_dropped_total(const Session *s)
 {
   return s->dropped_total;
+}
+
+uint64_t
+session_journal_errors(const Session *s)
+{
+  return s->journal_errors;
 }
 
 void

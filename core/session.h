@@ -138,6 +138,18 @@ size_t session_attached(const Session *s);
 size_t session_queued(const Session *s);         /* waiting, not yet pushed */
 uint64_t session_next_seq(const Session *s);     /* the seq the next push gets */
 uint64_t session_dropped_total(const Session *s); /* output notifications dropped ever */
+uint64_t session_journal_errors(const Session *s); /* journal writes that failed */
+
+/* Keeps every named session's journal in sessions_fd from now on
+ * (session_journal.h; state_fd is the state directory, for aside/), after
+ * bringing back the sessions an earlier engine's journals there hold:
+ * each made (or, when a config pinned it already, filled) with its
+ * numbering and its notifications, waiting and kept, lingering as if its
+ * last host had just left. A journal that fails its checks is set aside
+ * and logged. Returns how many sessions came back. Call once, before any
+ * monitor is taken over. */
+int session_registry_restore(SessionRegistry *reg, int state_fd, int sessions_fd,
+                             uint64_t journal_max_bytes);
 
 /* Per-session state of the owner (its monitors, ...). */
 void session_set_user(Session *s, void *user);

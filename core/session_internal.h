@@ -63,6 +63,14 @@ struct Session {
   uv_timer_t linger;
   bool linger_ready;             /* linger has been initialised */
 
+  /* Its journal (session_journal.h); journal_fd -1 while it has none. */
+  int journal_fd;
+  size_t journal_bytes;          /* the file's length */
+  size_t journal_rewrite_bytes;  /* its length after the last rewrite */
+  uint64_t journal_next_key;     /* the last key a note got */
+  uint64_t journal_errors;       /* writes that failed */
+  bool journal_broken;           /* a write failed: rewrite at the next change */
+
   void *user;
   unsigned depth;                /* calls in progress inside this session */
   bool doomed;                   /* destroyed; freed when depth reaches 0 */
@@ -77,6 +85,12 @@ struct SessionRegistry {
   Session *tail;
   size_t count;
   uint64_t anon_counter;         /* last anonymous number given */
+  /* The journals' directory (session_journal.h), -1: none kept. */
+  int store_fd;
+  int state_fd;                  /* the state directory, for aside/ */
+  size_t journal_max_bytes;      /* state.journal_max_bytes */
+  bool restoring;                /* a journal is being read back */
+  uint64_t set_aside;            /* journals set aside at the restore */
 };
 
 /* --- session.c: the in-use guard ---------------------------------------- */

@@ -26,8 +26,13 @@
  * of what it lost is given only when every seq of the range was numbered
  * here (from >= first_seq, no jump), since seqs below first_seq or skipped
  * by a jump were never this engine's to count.
+ *
+ * With a state directory every change to the two queues is also written
+ * to the session's journal (session_journal.h) as it happens, a
+ * notification before it is pushed.
  */
 #include "session_internal.h"
+#include "session_journal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +71,11 @@ static void
 session_deliver(Session *s, Notification *n)
 {
   n->seq = s->next_seq++;
+  /* In the journal before any host can hold its seq (session_journal.h). */
+  if (n->store_key != 0)
+    session_journal_push(s, n);
+  else
+    session_journal_note(s, n, false);
   /* A callback may mark any attachment dead but cannot free one while we
    * are inside (depth > 0), so following `next` stays valid. */
   for (SessionAttachment *a = s->att_head; a; a = a->next)
@@ -171,6 +181,7 @@ static void
 session_hold(Session *s, Notification *n)
 {
   session_wait_insert(s, n, NULL);
+  session_journal_note(s, n, false);
   while (s->nwaiting > s->queue_max) {
     WaitNode *oldest = s->wait_head;
     while (oldest && oldest->n->type != kNotifOutput)
@@ -186,9 +197,10 @@ session_hold(Session *s, Notification *n)
     }
     s->dropped_repeats_pending += gone->incidents_coalesced;
     s->dropped_incidents_pending += gone->incidents_dropped + gone->incidents_withheld;
-    notification_free(gone);
     s->dropped_pending++;
     s->dropped_total++;
+    session_journal_gone(s, gone);
+    notification_free(gone);
   }
 }
 
@@ -289,8 +301,10 @@ session_continue_after(Session *s, uint64_t last_seq)
   /* One still waiting (the session is busy) speaks of an earlier cursor,
    * which covers this one: a second would say less and grow the queue. */
   const Notification *first = s->wait_head ? s->wait_head->n : NULL;
-  if (first && first->type == kNotifDropped && first->from_seq > 0 && first->to_seq == 0)
+  if (first && first->type == kNotifDropped && first->from_seq > 0 && first->to_seq == 0) {
+    session_journal_meta(s);
     return;
+  }
   char reason[256];
   snprintf(reason, sizeof reason,
            "notifications after seq %llu are lost: that cursor is from an earlier engine (or an "
@@ -298,7 +312,9 @@ session_continue_after(Session *s, uint64_t last_seq)
            (unsigned long long)last_seq);
   /* First in line: it speaks of what came before everything waiting. Not an
    * output notification, so never dropped. */
-  session_wait_insert(s, session_dropped_new(s, 0, last_seq + 1, 0, reason), s->wait_head);
+  Notification *n = session_dropped_new(s, 0, last_seq + 1, 0, reason);
+  session_wait_insert(s, n, s->wait_head);
+  session_journal_note(s, n, true);
 }
 
 /* Pushes to a alone every kept notification with seq > last_seq, oldest

@@ -112,6 +112,10 @@ const SettingSpec settings_table[] = {
               "ms", "the longest linger a client may ask for in session_open"),
   INT_SETTING("session.max_sessions", session_max_sessions, 1024, 1, 100000, "sessions",
               "named sessions in the whole engine (a connection's own one does not count)"),
+  INT_SETTING("state.journal_max_bytes", state_journal_max_bytes, 16777216, 1048576,
+              1073741824, "bytes", "how long a named session's journal in the state directory "
+              "may grow before it is rewritten as what the session holds (or twice that "
+              "rewrite's size, if more)"),
   INT_SETTING("log.buffer_bytes", log_buffer_bytes, 1048576, 16384, 67108864, "bytes",
               "log lines waiting for stderr; past it lines are dropped, counted and reported"),
   INT_SETTING("log.policy_lines_per_s", log_policy_lines_per_s, 100, 1, 100000, "lines",

@@ -60,6 +60,7 @@ typedef struct {
   int64_t envelope_style;         /* EnvelopeStyle */
   /* The keeper of a monitored process (docs/restart.md). */
   int64_t keeper_unattended_ms;
+  int64_t state_journal_max_bytes;
   /* Sessions and the engine. */
   int64_t max_monitors_per_session;
   int64_t max_monitors;

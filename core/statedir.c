@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "epoch.h"
 #include "log.h"
 #include "memory.h"
 
@@ -167,11 +168,14 @@ done:
 }
 
 /* Removes, each only while empty, what an open made in a directory it made
- * itself: the monitors directory, the lock file, then the directory. */
+ * itself: the monitors and sessions directories, the epoch, the lock file,
+ * then the directory. */
 static void
 statedir_unmake(int dir_fd, const char *path)
 {
   unlinkat(dir_fd, STATEDIR_MONITORS_NAME, AT_REMOVEDIR);
+  unlinkat(dir_fd, STATEDIR_SESSIONS_NAME, AT_REMOVEDIR);
+  unlinkat(dir_fd, EPOCH_FILE_NAME, 0);
   unlinkat(dir_fd, STATEDIR_LOCK_NAME, 0);
   rmdir(path);
 }
@@ -181,14 +185,14 @@ int
 statedir_open(StateDir *sd, const char *path, VigilError *err)
 {
   memset(sd, 0, sizeof *sd);
-  sd->dir_fd = sd->lock_fd = sd->monitors_fd = -1;
+  sd->dir_fd = sd->lock_fd = sd->monitors_fd = sd->sessions_fd = -1;
   if (path == NULL || path[0] == '\0')
     return error_set(err, kErrInternal, "state.dir: empty path");
   bool made = mkdir(path, 0700) == 0;
   if (!made && errno != EEXIST)
     return error_set(err, kErrInternal, "state.dir: cannot make %s: %s", path, strerror(errno));
-  int lock_fd = -1, monitors_fd = -1;
-  bool monitors_made = false;
+  int lock_fd = -1, monitors_fd = -1, sessions_fd = -1;
+  bool monitors_made = false, sessions_made = false;
   int dir_fd = statedir_open_dir(path, err);
   if (dir_fd < 0)
     goto fail;
@@ -207,14 +211,20 @@ statedir_open(StateDir *sd, const char *path, VigilError *err)
   monitors_fd = statedir_open_sub(dir_fd, path, STATEDIR_MONITORS_NAME, &monitors_made, err);
   if (monitors_fd < 0)
     goto fail;
+  sessions_fd = statedir_open_sub(dir_fd, path, STATEDIR_SESSIONS_NAME, &sessions_made, err);
+  if (sessions_fd < 0)
+    goto fail;
   if (made)
     LOG_INFO("statedir", "made the state directory %s (mode 0700)", path);
   else if (monitors_made)
     LOG_INFO("statedir", "made %s/%s (mode 0700)", path, STATEDIR_MONITORS_NAME);
+  if (!made && sessions_made)
+    LOG_INFO("statedir", "made %s/%s (mode 0700)", path, STATEDIR_SESSIONS_NAME);
   sd->path = xstrdup(path);
   sd->dir_fd = dir_fd;
   sd->lock_fd = lock_fd;
   sd->monitors_fd = monitors_fd;
+  sd->sessions_fd = sessions_fd;
   sd->made = made;
   return 0;
 fail:
@@ -226,6 +236,8 @@ fail:
     statedir_unmake(dir_fd, path);
   else if (made)
     rmdir(path);
+  if (monitors_fd >= 0)
+    close(monitors_fd);
   if (lock_fd >= 0)
     close(lock_fd);
   if (dir_fd >= 0)
@@ -240,13 +252,15 @@ statedir_close(StateDir *sd)
 {
   if (sd->monitors_fd >= 0)
     close(sd->monitors_fd);
+  if (sd->sessions_fd >= 0)
+    close(sd->sessions_fd);
   if (sd->lock_fd >= 0)
     close(sd->lock_fd); /* closing the last descriptor releases the flock */
   if (sd->dir_fd >= 0)
     close(sd->dir_fd);
   free(sd->path);
   memset(sd, 0, sizeof *sd);
-  sd->dir_fd = sd->lock_fd = sd->monitors_fd = -1;
+  sd->dir_fd = sd->lock_fd = sd->monitors_fd = sd->sessions_fd = -1;
 }
 
 /* See statedir.h. The removal happens while the lock is still held, so no

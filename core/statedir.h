@@ -17,6 +17,8 @@
 #define STATEDIR_LOCK_NAME "lock"
 /* The subdirectory that holds one directory per monitor. */
 #define STATEDIR_MONITORS_NAME "monitors"
+/* The subdirectory that holds each named session's journal. */
+#define STATEDIR_SESSIONS_NAME "sessions"
 
 typedef struct {
   char *path;      /* as given */
@@ -24,6 +26,7 @@ typedef struct {
   int lock_fd;     /* the lock file, locked while this is open */
   int monitors_fd; /* STATEDIR_MONITORS_NAME in it, opened the same way:
                       each monitor's directory is made and reached from it */
+  int sessions_fd; /* STATEDIR_SESSIONS_NAME, the same way: the journals */
   bool made;       /* the directory was made by this open */
 } StateDir;
 

@@ -32,9 +32,11 @@
 #include "engine.h"
 #include "log.h"
 #include "proc.h"
-#include "rpc/server.h"
+#include "epoch.h"
 #include "keeper_wire.h"
 #include "monitor_keep.h"
+#include "rpc/server.h"
+#include "session.h"
 #include "statedir.h"
 
 static const char vigild_usage[] =
@@ -331,6 +333,18 @@ vigild_open_state(const VigildArgs *args, const char *listen_path, VigilError *e
   vigild.engine->state = vigild.state;
   vigild.engine->keeper_program = vigild.keeper_program;
   LOG_INFO("vigild", "state directory %s (locked by pid %ld)", path, (long)getpid());
+  /* What an earlier engine left, in order: its epoch (kept, so hosts'
+   * cursors stay good), its sessions, then its monitors into them. */
+  VigilError epoch_err = VIGIL_ERROR_INIT;
+  bool kept = epoch_keep(vigild.state->dir_fd, &epoch_err);
+  if (epoch_err.set)
+    LOG_WARN("vigild", "%s (a restart draws a new epoch)", epoch_err.msg);
+  int restored = session_registry_restore(
+      vigild.engine->sessions, vigild.state->dir_fd, vigild.state->sessions_fd,
+      (uint64_t)vigild.engine->config.settings.state_journal_max_bytes);
+  if (kept || restored > 0)
+    LOG_INFO("vigild", "epoch %s %s; %d session(s) brought back", epoch_hex(),
+             kept ? "kept from the engine before" : "new", restored);
   int taken = monitor_keep_sweep(vigild.state->monitors_fd, vigild_take, vigild.engine);
   if (taken > 0)
     LOG_INFO("vigild", "took over %d monitor(s) an earlier engine left", taken);
