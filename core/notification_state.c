@@ -27,7 +27,7 @@ static const ContainLimit notification_state_limits[] = {
 void
 notification_state_pack(msgpack_packer *pk, const Notification *n)
 {
-  msgpack_pack_map(pk, 28);
+  msgpack_pack_map(pk, 27);
   statefile_pack_str(pk, "type"); msgpack_pack_int(pk, n->type);
   statefile_pack_str(pk, "monitor"); statefile_pack_str(pk, n->monitor_id);
   statefile_pack_str(pk, "label"); statefile_pack_str(pk, n->label);

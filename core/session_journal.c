@@ -252,7 +252,7 @@ typedef struct {
   size_t nkept, kept_cap;
   WaitNode *wait_head, *wait_tail;
   size_t nwaiting;
-  msgpack_object meta;   /* of the last whole record (points into the buffer) */
+  size_t meta_at, meta_len; /* the last whole record, whose numbers stand */
   bool has_meta;
 } JournalImage;
 
@@ -373,17 +373,12 @@ journal_apply(JournalImage *im, const msgpack_object *rec, VigilError *err)
     error_set(err, kErrInvalidParams, W ": a record of unknown type \"%s\"", t);
   }
   free(t);
-  if (ok) {
-    im->meta = *meta;
-    im->has_meta = true;
-  }
   return ok;
 }
 
 /* Reads a journal's records into im; the bytes of a torn tail in *torn. */
 static bool
-journal_read(const char *buf, size_t size, JournalImage *im, msgpack_zone *zone, size_t *torn,
-             VigilError *err)
+journal_read(const char *buf, size_t size, JournalImage *im, size_t *torn, VigilError *err)
 {
   uint32_t version = 0;
   if (size >= SESSION_JOURNAL_HEADER)
@@ -418,15 +413,20 @@ journal_read(const char *buf, size_t size, JournalImage *im, msgpack_zone *zone,
       error_set(err, kErrInvalidParams, W ": the record at offset %zu fails its sum", at);
       return false;
     }
-    msgpack_object rec;
+    msgpack_unpacked rec;
+    msgpack_unpacked_init(&rec);
     size_t off = 0;
-    if (msgpack_unpack(buf + at + 8, len, &off, zone, &rec) != MSGPACK_UNPACK_SUCCESS ||
-        off != len || rec.type != MSGPACK_OBJECT_MAP) {
+    bool ok = msgpack_unpack_next(&rec, buf + at + 8, len, &off) == MSGPACK_UNPACK_SUCCESS &&
+              off == len && rec.data.type == MSGPACK_OBJECT_MAP;
+    if (!ok)
       error_set(err, kErrInvalidParams, W ": the record at offset %zu is not a msgpack map", at);
+    ok = ok && journal_apply(im, &rec.data, err);
+    msgpack_unpacked_destroy(&rec);
+    if (!ok)
       return false;
-    }
-    if (!journal_apply(im, &rec, err))
-      return false;
+    im->meta_at = at + 8;
+    im->meta_len = len;
+    im->has_meta = true;
     at += 8 + (size_t)len;
   }
   if (!im->has_meta) {
@@ -436,11 +436,11 @@ journal_read(const char *buf, size_t size, JournalImage *im, msgpack_zone *zone,
   return true;
 }
 
-/* Puts what the image holds into s, with the image's numbers. */
+/* Puts what the image holds into s, with the numbers of its last record
+ * (m: that record's "m" map). */
 static bool
-journal_restore_into(Session *s, JournalImage *im, VigilError *err)
+journal_restore_into(Session *s, JournalImage *im, const msgpack_object *m, VigilError *err)
 {
-  const msgpack_object *m = &im->meta;
   uint64_t queue_max, linger_ms, next_seq, first_seq, pending, incidents, repeats, total, key;
   bool jumped, pinned;
   if (!statefile_get_bool(W, m, "pinned", &pinned, err) ||
@@ -545,10 +545,12 @@ session_journal_load(SessionRegistry *reg, const char *file, VigilError *err)
   close(fd);
   JournalImage im;
   memset(&im, 0, sizeof im);
-  msgpack_zone zone;
-  msgpack_zone_init(&zone, 4096);
   size_t torn = 0;
-  bool ok = journal_read(buf, got, &im, &zone, &torn, err);
+  bool ok = journal_read(buf, got, &im, &torn, err);
+  msgpack_unpacked last;
+  msgpack_unpacked_init(&last);
+  if (ok)
+    msgpack_unpack_next(&last, buf + im.meta_at, im.meta_len, NULL);
   Session *s = NULL;
   reg->restoring = true;
   bool made = false;
@@ -563,12 +565,12 @@ session_journal_load(SessionRegistry *reg, const char *file, VigilError *err)
       error_set(err, kErrInvalidParams, W ": the session name \"%s\" cannot be brought back",
                 name);
   }
-  ok = ok && journal_restore_into(s, &im, err);
+  ok = ok && journal_restore_into(s, &im, statefile_get(&last.data, "m"), err);
   if (!ok && made)
     session_destroy(s);
   reg->restoring = false;
   journal_image_free(&im);
-  msgpack_zone_destroy(&zone);
+  msgpack_unpacked_destroy(&last);
   free(buf);
   if (!ok)
     return 0;

@@ -236,6 +236,144 @@ def test_a_monitor_taken_over_survives_the_next_crash_too(e):
             x.close()
 
 
+def collect_until_ending(conn, mid, into, what):
+    """Appends conn's notifications to into until mid's ending is among them."""
+    while True:
+        n = conn.wait_notification(lambda x: True, what=what)
+        into.append(n)
+        if n["monitor_id"] == mid and n["type"] not in ("output", "dropped", "policy_error"):
+            return n
+
+
+@socket_only
+@with_config(rate_limit={"max_notifications": 1000})
+def test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once(e):
+    # A child printing a numbered line every few ms, every 10th a match;
+    # the engine is SIGKILLed while it prints and restarted; the host
+    # resumes with the last seq it had. Across the two engines: every
+    # match notified exactly once, the seqs 1..n with no gap and no repeat,
+    # the same epoch, every line counted and numbered as printed, and the
+    # exit the child made while (or after) the engine was down.
+    total = 600
+    epoch = e.call("session_open", session="agent")["epoch"]
+    script = ('i=0; while [ $i -lt %d ]; do i=$((i+1)); if [ $((i %% 10)) -eq 0 ]; then '
+              'echo "MATCH $i"; else echo "line $i"; fi; sleep 0.004; done; exit 5' % total)
+    # incidents off: each match is its own line to account for (in the
+    # incident stage the numbered matches would coalesce as repeats).
+    mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["^MATCH"],
+                 label="numbers", incidents=False)["monitor_id"]
+    got = []
+    while True:  # until a few matches have come: the crash is mid-stream
+        n = e.main.wait_notification(lambda x: True, what="the first matches")
+        got.append(n)
+        if n["type"] == "output" and any("MATCH 100" == l["text"] for l in n["lines"]):
+            break
+    kill_engine(e)
+    got += e.main.drain()  # whatever the dead engine had written is the host's
+    last = max(n["seq"] for n in got)
+    with restart_on(e, config=default_config(rate_limit={"max_notifications": 1000})) as e2:
+        again = e2.call("session_open", session="agent", last_seq=last)
+        assert again["epoch"] == epoch, (again, epoch)
+        end = collect_until_ending(e2.main, mid, got, "the rest of the matches and the exit")
+        assert end["type"] == "exit" and end["exit_code"] == 5, end
+        seqs = [n["seq"] for n in got]
+        assert seqs == list(range(1, len(got) + 1)), seqs
+        assert all(n["epoch"] == epoch for n in got), set(n["epoch"] for n in got)
+        matched = [l["text"] for n in got if n["type"] == "output" for l in n["lines"]]
+        assert matched == ["MATCH %d" % i for i in range(10, total + 1, 10)], matched
+        status = e2.call("monitor_status", monitor_id=mid)
+        assert status["counters"]["lines"] == total, status["counters"]
+        assert status["counters"]["matched"] == total // 10, status["counters"]
+        assert status["counters"]["dropped"] == 0, status["counters"]
+        lines = e2.call("monitor_output", monitor_id=mid)["lines"]
+        assert lines and lines[-1]["seq"] == total, lines[-1:]
+        for l in lines:
+            want = ("MATCH %d" if l["seq"] % 10 == 0 else "line %d") % l["seq"]
+            assert l["text"] == want, l
+
+
+@socket_only
+def test_a_notification_waiting_at_the_crash_is_delivered_after_it_with_its_text(e):
+    # An idle notification waits while the session is busy; the engine dies
+    # with it waiting. The restarted engine holds it still, and a host that
+    # attaches gets it, numbered next, with the text the old engine made;
+    # one resuming from an older cursor gets the kept ones again, same
+    # seqs, same text.
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    mid = e.call("monitor_start", argv=["sh", "-c", 'echo "ERROR one"; while [ ! -e "%s" ]; do '
+                                        'sleep 0.02; done; echo "ERROR two"; sleep 600' % go],
+                 patterns=["ERROR"], mode="idle")["monitor_id"]
+    first = e.main.wait_notification(lambda n: n["monitor_id"] == mid, what="ERROR one")
+    assert first["seq"] == 1 and "ERROR one" in first["text"], first
+    e.call("session_state", state="busy")
+    open(go, "w").close()
+    journal = os.path.join(state_dir(e), "sessions", "session.agent")
+    wait_for(lambda: b"ERROR two" in open(journal, "rb").read(), "the held notification's record")
+    assert not e.main.drain(), "a busy session pushed an idle notification"
+    kill_engine(e)
+    with restart_on(e) as e2:
+        e2.wait_log("session agent brought back: next seq 2, 1 notification(s) kept for resume, "
+                    "1 waiting")
+        e2.call("session_open", session="agent", last_seq=1)
+        second = e2.main.wait_notification(lambda n: n["monitor_id"] == mid, what="ERROR two")
+        assert second["seq"] == 2 and "ERROR two" in second["text"], second
+        other = e2.connect()
+        other.call("session_open", session="agent", last_seq=0)
+        replayed = [other.wait_notification(lambda n: n["seq"] == k, what="seq %d again" % k)
+                    for k in (1, 2)]
+        assert replayed[0]["text"] == first["text"], (replayed[0]["text"], first["text"])
+        assert replayed[1]["text"] == second["text"]
+        e2.call("monitor_stop", monitor_id=mid)
+
+
+@socket_only
+def test_a_corrupt_session_journal_is_set_aside_and_reported_never_trusted(e):
+    e.call("session_open", session="agent")
+    e.call("session_open", session="other")
+    sessions = os.path.join(state_dir(e), "sessions")
+    wait_for(lambda: os.path.exists(os.path.join(sessions, "session.other")), "the journals")
+    kill_engine(e)
+    bad = os.path.join(sessions, "session.agent")
+    with open(bad, "r+b") as f:  # a flipped byte inside the first record
+        f.seek(40)
+        b = f.read(1)
+        f.seek(40)
+        f.write(bytes([b[0] ^ 0xff]))
+    with restart_on(e) as e2:
+        e2.wait_log("session agent is not brought back: ")
+        e2.wait_log("journal: the record at offset 16 fails its sum; the file is set aside as "
+                    "aside/session.agent.")
+        e2.wait_log("session other brought back")
+        aside = os.listdir(os.path.join(state_dir(e), "aside"))
+        assert len(aside) == 1 and aside[0].startswith("session.agent."), aside
+        # The session starts afresh; a host resuming it is told what is lost.
+        fresh = e2.call("session_open", session="agent", last_seq=7)
+        assert fresh["resumed"] is False, fresh
+        lost = e2.main.wait_notification(lambda n: n["type"] == "dropped", what="the loss")
+        assert lost["seq"] == 8 and lost["from_seq"] == 8 and lost["to_seq"] is None, lost
+        assert e2.call("session_open", session="other")["resumed"] is True
+
+
+@socket_only
+def test_a_journal_torn_by_the_crash_loses_only_its_cut_record(e):
+    e.call("session_open", session="agent")
+    mid = e.call("monitor_start", argv=["sh", "-c", "echo ERROR here; sleep 600"],
+                 patterns=["ERROR"])["monitor_id"]
+    e.main.wait_notification(lambda n: n["monitor_id"] == mid, what="the match")
+    kill_engine(e)
+    journal = os.path.join(state_dir(e), "sessions", "session.agent")
+    with open(journal, "ab") as f:  # a record whose write the crash cut short
+        f.write(struct.pack("<II", 500, 0) + b"\x86\xa1t")
+    with restart_on(e) as e2:
+        e2.wait_log("session agent: the last 11 bytes of its journal were a record cut short")
+        e2.wait_log("session agent brought back: next seq 2, 1 notification(s) kept")
+        e2.call("session_open", session="agent", last_seq=0)
+        again = e2.main.wait_notification(lambda n: n["monitor_id"] == mid, what="the match again")
+        assert again["seq"] == 1 and "ERROR here" in again["text"], again
+        e2.call("monitor_stop", monitor_id=mid)
+
+
 @socket_only
 def test_an_exit_while_no_engine_was_there_is_reported_with_its_code(e):
     e.call("session_open", session="agent")
@@ -345,6 +483,10 @@ TESTS = [
     test_a_restarted_engine_takes_over_a_running_monitor,
     test_line_numbers_and_counters_survive_a_take_over,
     test_a_monitor_taken_over_survives_the_next_crash_too,
+    test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once,
+    test_a_notification_waiting_at_the_crash_is_delivered_after_it_with_its_text,
+    test_a_corrupt_session_journal_is_set_aside_and_reported_never_trusted,
+    test_a_journal_torn_by_the_crash_loses_only_its_cut_record,
     test_an_exit_while_no_engine_was_there_is_reported_with_its_code,
     test_a_garbled_spec_is_not_trusted_the_monitor_is_stopped_and_reported,
     test_a_restarted_engine_reports_and_stops_what_a_killed_one_left,
