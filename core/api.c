@@ -252,6 +252,22 @@ api_listen(Api *api, const char *path, VigilError *err)
 }
 
 int
+api_listen_handed_over(Api *api, int fd, const char *path, VigilError *err)
+{
+  Engine *e = api->engine;
+  api_draw_epoch();
+  RpcLimits limits = api_limits(e);
+  api->server = rpc_server_listen_fd(e->loop, fd, path, &limits, &api_handlers, api, err);
+  return api->server ? 0 : -1;
+}
+
+int
+api_listen_fd(const Api *api)
+{
+  return rpc_server_fd(api->server);
+}
+
+int
 api_open_stdio(Api *api, VigilError *err)
 {
   Engine *e = api->engine;

@@ -23,6 +23,12 @@ void api_free(Api *api);
 
 /* Starts accepting connections on the socket at path. */
 int api_listen(Api *api, const char *path, VigilError *err);
+/* Listens on fd, the socket an earlier image of this engine listened on at
+ * path and handed over (rpc_server_listen_fd); -1 with err (fd closed)
+ * when it is not that, and the caller listens afresh. */
+int api_listen_handed_over(Api *api, int fd, const char *path, VigilError *err);
+/* The listening socket's descriptor, or -1 (stdio, or not listening). */
+int api_listen_fd(const Api *api);
 
 /* Serves the one --stdio connection; its end shuts the engine down. */
 int api_open_stdio(Api *api, VigilError *err);

@@ -185,6 +185,9 @@ monitor_on_exit(void *data, const ProcExit *exit)
   }
   notification_free(n);
   m->finished = true;
+  /* Told (and in its session's journal): nothing for a restart to redo. */
+  if (m->keep != NULL)
+    monitor_keep_ended(m->keep);
   if (m->hooks.on_finished)
     m->hooks.on_finished(m->data, m);
 }

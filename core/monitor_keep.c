@@ -162,12 +162,21 @@ monitor_keep_close_only(MonitorKeep *k)
   k->listen_fd = k->dir_fd = -1;
 }
 
+/* See monitor_keep.h. An unlinked file's mapping stays valid. */
+void
+monitor_keep_ended(MonitorKeep *k)
+{
+  if (k->dir_fd >= 0 && k->name[0] != '\0')
+    monitor_keep_remove(k->monitors_fd, k->name, k->dir_fd);
+  k->name[0] = '\0';
+}
+
 /* See monitor_keep.h. The files go first: their mappings stay valid
  * until closed. */
 void
 monitor_keep_close(MonitorKeep *k)
 {
-  if (k->dir_fd >= 0)
+  if (k->dir_fd >= 0 && k->name[0] != '\0')
     monitor_keep_remove(k->monitors_fd, k->name, k->dir_fd);
   else if (k->name[0] != '\0')
     unlinkat(k->monitors_fd, k->name, AT_REMOVEDIR);

@@ -54,6 +54,12 @@ void monitor_keep_close(MonitorKeep *k);
 /* Unmaps and closes, leaving the directory as it is. */
 void monitor_keep_close_only(MonitorKeep *k);
 
+/* The monitor has ended and its ending is told: the directory and its
+ * files go now (nothing is left for a restarted engine to take over, so
+ * an ending is never told twice), while the spools stay mapped for the
+ * ended monitor's output until monitor_keep_close. */
+void monitor_keep_ended(MonitorKeep *k);
+
 /* Takes a monitor over (the engine's engine_adopt): keep (which becomes
  * the taker's on true), its spec, and its child through its keeper (po's
  * descriptors become the taker's, closed on false). False: err says why. */

@@ -208,4 +208,10 @@ void proc_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 void proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 void proc_stdin_written(uv_write_t *req, int status);
 
+/* Reaps pid at a later SIGCHLD if it is (or becomes) our exited child,
+ * and forgets it at once if it is not our child at all: for a keeper
+ * taken over, which is our child after a graceful restart (the same pid
+ * execs itself) and init's after a crash. */
+void proc_leftovers_add(pid_t pid);
+
 #endif

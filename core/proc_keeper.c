@@ -213,6 +213,7 @@ static void
 proc_keeper_lost(Proc *p)
 {
   p->keeper_reaped = true;
+  proc_leftovers_add(p->keeper);
   if (p->closed) {
     p->reaped = true;
     return;

@@ -70,8 +70,8 @@ proc_leftovers_reap(void)
   }
 }
 
-/* Keeps pid to be reaped at the next chance. */
-static void
+/* See proc_internal.h: pid is reaped at a later SIGCHLD, if it is ours. */
+void
 proc_leftovers_add(pid_t pid)
 {
   if (proc_nleftovers == proc_leftovers_cap) {

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "proc.h"
 #include "epoch.h"
+#include "handover.h"
 #include "keeper_wire.h"
 #include "monitor_keep.h"
 #include "rpc/server.h"
@@ -72,8 +73,14 @@ typedef struct {
   StateDir *state;         /* ... and then &state_dir; NULL: none. The
                               engine borrows it; it is closed after the
                               loop ends, so its lock outlives every monitor */
-  uv_signal_t sigterm, sigint, sighup;
+  uv_signal_t sigterm, sigint, sighup, sigusr2;
   int signals_seen;
+  char exe[4096];          /* the path vigild was started from (/proc/self/exe
+                              at start): a graceful restart runs what is
+                              there then */
+  char **argv;             /* as started, for the same */
+  int handed_over;         /* the listening socket an earlier image handed
+                              over (handover.h), -1: none */
 } Vigild;
 
 static Vigild vigild;
@@ -86,15 +93,41 @@ vigild_drained(Engine *e)
   uv_close((uv_handle_t *)&vigild.sigterm, NULL);
   uv_close((uv_handle_t *)&vigild.sigint, NULL);
   uv_close((uv_handle_t *)&vigild.sighup, NULL);
+  uv_close((uv_handle_t *)&vigild.sigusr2, NULL);
   api_free(vigild.api);
   vigild.api = NULL;
   engine_free(e);
   vigild.engine = NULL;
 }
 
+/* SIGUSR2: the graceful restart (handover.h), when there is something to
+ * come back to: a state directory, and a socket to hand over. */
+static void
+vigild_restart(void)
+{
+  const char *no = vigild.signals_seen > 0 ? "the engine is shutting down"
+                   : vigild.state == NULL ? "there is no state directory to come back from"
+                   : api_listen_fd(vigild.api) < 0 ? "there is no socket to hand over (--stdio)"
+                   : vigild.exe[0] == '\0' ? "vigild's own path is unknown"
+                   : NULL;
+  if (no != NULL) {
+    LOG_WARN("vigild", "SIGUSR2: no graceful restart: %s", no);
+    return;
+  }
+  LOG_INFO("vigild", "SIGUSR2: restarting as %s (same pid %ld); every monitor goes on, and "
+           "hosts resume with last_seq", vigild.exe, (long)getpid());
+  VigilError err = VIGIL_ERROR_INIT;
+  handover_exec(vigild.exe, vigild.argv, api_listen_fd(vigild.api), &err);
+  LOG_ERROR("vigild", "SIGUSR2: %s; this engine goes on", err.msg);
+}
+
 static void
 vigild_on_signal(uv_signal_t *h, int signum)
 {
+  if (signum == SIGUSR2) {
+    vigild_restart();
+    return;
+  }
   if (signum == SIGHUP) {
     /* The same reload as config_reload: all or nothing. */
     VigilError err = VIGIL_ERROR_INIT;
@@ -213,9 +246,11 @@ vigild_setup(VigilConfig *cfg, const char *config_path)
   uv_signal_init(&vigild.loop, &vigild.sigterm);
   uv_signal_init(&vigild.loop, &vigild.sigint);
   uv_signal_init(&vigild.loop, &vigild.sighup);
+  uv_signal_init(&vigild.loop, &vigild.sigusr2);
   uv_signal_start(&vigild.sigterm, vigild_on_signal, SIGTERM);
   uv_signal_start(&vigild.sigint, vigild_on_signal, SIGINT);
   uv_signal_start(&vigild.sighup, vigild_on_signal, SIGHUP);
+  uv_signal_start(&vigild.sigusr2, vigild_on_signal, SIGUSR2);
 }
 
 /* path made absolute into out (prefixed with the cwd when relative), so
@@ -292,12 +327,10 @@ vigild_take(void *ctx, MonitorKeep *keep, const KeepSpec *spec, ProcAdoptOptions
 static int
 vigild_find_keeper(VigilError *err)
 {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0 || (size_t)n >= sizeof exe - 1)
+  const char *exe = vigild.exe;
+  if (exe[0] == '\0')
     return error_set(err, kErrInternal, "state.dir: cannot find vigild's own path "
                      "(/proc/self/exe) to find " KEEPER_PROGRAM " beside it");
-  exe[n] = '\0';
   char *slash = strrchr(exe, '/');
   size_t dir = slash != NULL ? (size_t)(slash - exe) : 0;
   int len = snprintf(vigild.keeper_program, sizeof vigild.keeper_program, "%.*s/%s", (int)dir,
@@ -380,10 +413,20 @@ vigild_serve(const VigildArgs *args, VigilError *err)
   if (vigild_open_state(args, listen_path, err) != 0)
     return 1;
   if (args->stdio) {
+    if (vigild.handed_over >= 0)
+      close(vigild.handed_over); /* nothing to listen on with --stdio */
+    vigild.handed_over = -1;
     if (api_open_stdio(vigild.api, err) != 0)
       return 1;
   } else {
-    if (api_listen(vigild.api, listen_path, err) != 0)
+    VigilError handed_err = VIGIL_ERROR_INIT;
+    bool handed = vigild.handed_over >= 0 &&
+                  api_listen_handed_over(vigild.api, vigild.handed_over, listen_path,
+                                         &handed_err) == 0;
+    if (vigild.handed_over >= 0 && !handed)
+      LOG_WARN("vigild", "%s; listening afresh", handed_err.msg);
+    vigild.handed_over = -1;
+    if (!handed && api_listen(vigild.api, listen_path, err) != 0)
       return 1;
     LOG_INFO("vigild", "listening on %s", listen_path);
   }
@@ -398,6 +441,12 @@ main(int argc, char **argv)
   if (done >= 0)
     return done;
   vigild_std_fds();
+  /* First, so that no child inherits the variable, and before anything
+   * could take the descriptor's number. */
+  vigild.handed_over = handover_listen_fd();
+  vigild.argv = argv;
+  ssize_t exe_len = readlink("/proc/self/exe", vigild.exe, sizeof vigild.exe - 1);
+  vigild.exe[exe_len > 0 && (size_t)exe_len < sizeof vigild.exe - 1 ? exe_len : 0] = '\0';
   /* A peer that goes away mid-write must cost an EPIPE, not the engine. */
   signal(SIGPIPE, SIG_IGN);
   /* Subreaper and cgroups before any child exists; the log says what was

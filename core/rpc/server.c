@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,73 @@ rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
   }
   LOG_INFO("rpc", "listening on %s", path);
   return srv;
+}
+
+/* Whether fd is a listening Unix stream socket bound to path, and path's
+ * file that very socket. */
+static bool
+rpc_server_fd_is(int fd, const char *path)
+{
+  struct sockaddr_un addr;
+  socklen_t len = sizeof addr;
+  int type = 0, listening = 0;
+  socklen_t ilen = sizeof type;
+  struct stat by_fd, by_path;
+  if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0 || addr.sun_family != AF_UNIX ||
+      len <= offsetof(struct sockaddr_un, sun_path) ||
+      strncmp(addr.sun_path, path, sizeof addr.sun_path) != 0)
+    return false;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &ilen) != 0 || type != SOCK_STREAM)
+    return false;
+  ilen = sizeof listening;
+  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) != 0 || !listening)
+    return false;
+  /* A socket's inode is not its file's; the file must at least still be a
+   * socket of ours, not something put in its place. */
+  return fstat(fd, &by_fd) == 0 && lstat(path, &by_path) == 0 && S_ISSOCK(by_path.st_mode) &&
+         by_path.st_uid == geteuid();
+}
+
+RpcServer *
+rpc_server_listen_fd(uv_loop_t *loop, int fd, const char *path, const RpcLimits *limits,
+                     const RpcHandlers *handlers, void *data, VigilError *err)
+{
+  if (!rpc_server_fd_is(fd, path)) {
+    close(fd);
+    error_set(err, kErrInternal, "the socket handed over (fd %d) is not one listening on %s",
+              fd, path);
+    return NULL;
+  }
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  RpcServer *srv = xcalloc(1, sizeof *srv);
+  srv->loop = loop;
+  srv->path = xstrdup(path);
+  srv->limits = *limits;
+  srv->limits.oversize_closes = true;
+  srv->handlers = *handlers;
+  srv->data = data;
+  uv_pipe_init(loop, &srv->pipe, 0);
+  srv->pipe.data = srv;
+  int r = uv_pipe_open(&srv->pipe, fd);
+  if (r == 0)
+    r = uv_listen((uv_stream_t *)&srv->pipe, RPC_SERVER_BACKLOG, rpc_server_connection);
+  if (r != 0) {
+    error_set(err, kErrInternal, "cannot listen on the socket handed over (%s): %s", path,
+              uv_strerror(r));
+    uv_close((uv_handle_t *)&srv->pipe, rpc_server_closed);
+    return NULL;
+  }
+  LOG_INFO("rpc", "listening on %s (the socket handed over, fd %d)", path, fd);
+  return srv;
+}
+
+int
+rpc_server_fd(const RpcServer *srv)
+{
+  uv_os_fd_t fd = -1;
+  if (srv == NULL || uv_fileno((const uv_handle_t *)&srv->pipe, &fd) != 0)
+    return -1;
+  return fd;
 }
 
 void

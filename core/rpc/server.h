@@ -29,6 +29,19 @@ int rpc_default_socket_path(char *out, size_t size);
 RpcServer *rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
                              const RpcHandlers *handlers, void *data, VigilError *err);
 
+/* Listens on fd, a socket an earlier image of this engine listened on at
+ * path and handed over across execve (docs/restart.md, the graceful
+ * restart): used only if it is a listening Unix stream socket bound to
+ * path, whose file is still that socket (so no connection attempt is
+ * refused during the handover). Else NULL with err, fd closed, and the
+ * caller binds afresh. */
+RpcServer *rpc_server_listen_fd(uv_loop_t *loop, int fd, const char *path,
+                                const RpcLimits *limits, const RpcHandlers *handlers, void *data,
+                                VigilError *err);
+
+/* The listening socket's descriptor (to hand over), or -1. */
+int rpc_server_fd(const RpcServer *srv);
+
 /* The checks rpc_server_listen makes before it binds, on their own: the
  * path's length, and the socket's directory made (0700) when missing, else
  * refused unless it is a real directory of the engine's euid that group and

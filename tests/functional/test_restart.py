@@ -245,16 +245,18 @@ def collect_until_ending(conn, mid, into, what):
             return n
 
 
-@socket_only
-@with_config(rate_limit={"max_notifications": 1000})
-def test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once(e):
-    # A child printing a numbered line every few ms, every 10th a match;
-    # the engine is SIGKILLed while it prints and restarted; the host
-    # resumes with the last seq it had. Across the two engines: every
-    # match notified exactly once, the seqs 1..n with no gap and no repeat,
-    # the same epoch, every line counted and numbered as printed, and the
-    # exit the child made while (or after) the engine was down.
-    total = 600
+NUMBERED_TOTAL = 600
+NUMBERED_CONFIG = {"rate_limit": {"max_notifications": 1000}}
+
+
+def numbered_through(e, disrupt):
+    """A child printing a numbered line every few ms, every 10th a match,
+    disrupted mid-stream by disrupt(e), which returns the engine (and its
+    connection) to go on with; the host resumes with the last seq it had.
+    Across the disruption: every match notified exactly once, the seqs 1..n
+    with no gap and no repeat, the same epoch, every line counted and
+    numbered as printed, and the child's true exit."""
+    total = NUMBERED_TOTAL
     epoch = e.call("session_open", session="agent")["epoch"]
     script = ('i=0; while [ $i -lt %d ]; do i=$((i+1)); if [ $((i %% 10)) -eq 0 ]; then '
               'echo "MATCH $i"; else echo "line $i"; fi; sleep 0.004; done; exit 5' % total)
@@ -263,33 +265,83 @@ def test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once(e
     mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["^MATCH"],
                  label="numbers", incidents=False)["monitor_id"]
     got = []
-    while True:  # until a few matches have come: the crash is mid-stream
+    while True:  # until a few matches have come: the disruption is mid-stream
         n = e.main.wait_notification(lambda x: True, what="the first matches")
         got.append(n)
         if n["type"] == "output" and any("MATCH 100" == l["text"] for l in n["lines"]):
             break
-    kill_engine(e)
-    got += e.main.drain()  # whatever the dead engine had written is the host's
+    old = e.main
+    e2, conn = disrupt(e)
+    old.wait_closed(BOUND_S)
+    got += old.drain()  # whatever the engine before had written is the host's
     last = max(n["seq"] for n in got)
-    with restart_on(e, config=default_config(rate_limit={"max_notifications": 1000})) as e2:
-        again = e2.call("session_open", session="agent", last_seq=last)
-        assert again["epoch"] == epoch, (again, epoch)
-        end = collect_until_ending(e2.main, mid, got, "the rest of the matches and the exit")
-        assert end["type"] == "exit" and end["exit_code"] == 5, end
-        seqs = [n["seq"] for n in got]
-        assert seqs == list(range(1, len(got) + 1)), seqs
-        assert all(n["epoch"] == epoch for n in got), set(n["epoch"] for n in got)
-        matched = [l["text"] for n in got if n["type"] == "output" for l in n["lines"]]
-        assert matched == ["MATCH %d" % i for i in range(10, total + 1, 10)], matched
-        status = e2.call("monitor_status", monitor_id=mid)
-        assert status["counters"]["lines"] == total, status["counters"]
-        assert status["counters"]["matched"] == total // 10, status["counters"]
-        assert status["counters"]["dropped"] == 0, status["counters"]
-        lines = e2.call("monitor_output", monitor_id=mid)["lines"]
-        assert lines and lines[-1]["seq"] == total, lines[-1:]
-        for l in lines:
-            want = ("MATCH %d" if l["seq"] % 10 == 0 else "line %d") % l["seq"]
-            assert l["text"] == want, l
+    again = conn.call("session_open", session="agent", last_seq=last)
+    assert again["epoch"] == epoch, (again, epoch)
+    end = collect_until_ending(conn, mid, got, "the rest of the matches and the exit")
+    assert end["type"] == "exit" and end["exit_code"] == 5, end
+    seqs = [n["seq"] for n in got]
+    assert seqs == list(range(1, len(got) + 1)), seqs
+    assert all(n["epoch"] == epoch for n in got), set(n["epoch"] for n in got)
+    assert not [n for n in got if n["type"] == "dropped"], "something was lost"
+    matched = [l["text"] for n in got if n["type"] == "output" for l in n["lines"]]
+    assert matched == ["MATCH %d" % i for i in range(10, total + 1, 10)], matched
+    status = conn.call("monitor_status", monitor_id=mid)
+    assert status["counters"]["lines"] == total, status["counters"]
+    assert status["counters"]["matched"] == total // 10, status["counters"]
+    assert status["counters"]["dropped"] == 0, status["counters"]
+    lines = conn.call("monitor_output", monitor_id=mid)["lines"]
+    assert lines and lines[-1]["seq"] == total, lines[-1:]
+    for l in lines:
+        want = ("MATCH %d" if l["seq"] % 10 == 0 else "line %d") % l["seq"]
+        assert l["text"] == want, l
+    return e2
+
+
+@socket_only
+@with_config(**NUMBERED_CONFIG)
+def test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once(e):
+    engines = []
+
+    def crash(e):
+        kill_engine(e)
+        engines.append(restart_on(e, config=default_config(**NUMBERED_CONFIG)))
+        return engines[-1], engines[-1].main
+
+    try:
+        numbered_through(e, crash)
+    except BaseException:
+        for x in engines:
+            sys.stdout.write("--- the restarted vigild's log ---\n" + x.log()[-4000:] + "\n")
+        raise
+    finally:
+        for x in engines:
+            x.close()
+
+
+@socket_only
+@with_config(**NUMBERED_CONFIG)
+def test_a_graceful_restart_sigusr2_hands_everything_over_with_no_gap(e):
+    # SIGUSR2: vigild execs itself, same pid, the listening socket handed
+    # over; the host's connection closes and it resumes on a new one.
+    pid = e.proc.pid
+    child = {}
+
+    def graceful(e):
+        [m] = e.call("monitor_list")["monitors"]
+        child["pid"] = m["pid"]
+        os.kill(pid, signal.SIGUSR2)
+        e.wait_log("(the socket handed over, fd ", timeout=BOUND_S)
+        return e, e.connect()
+
+    numbered_through(e, graceful)
+    assert e.proc.poll() is None and e.proc.pid == pid
+    log = e.log()
+    assert "restarting as " in log and "took over " in log, log[-3000:]
+    assert "not taken over" not in log and "lost past the spool" not in log, log[-3000:]
+    # The child was never anyone's but its keeper's, and nothing is left.
+    assert not alive(child["pid"])
+    wait_for(lambda: not os.listdir(os.path.join(state_dir(e), "monitors")),
+             "the ended monitor's directory to go")
 
 
 @socket_only
@@ -484,6 +536,7 @@ TESTS = [
     test_line_numbers_and_counters_survive_a_take_over,
     test_a_monitor_taken_over_survives_the_next_crash_too,
     test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once,
+    test_a_graceful_restart_sigusr2_hands_everything_over_with_no_gap,
     test_a_notification_waiting_at_the_crash_is_delivered_after_it_with_its_text,
     test_a_corrupt_session_journal_is_set_aside_and_reported_never_trusted,
     test_a_journal_torn_by_the_crash_loses_only_its_cut_record,
