@@ -27,6 +27,7 @@
 #include "keeper_wire.h"
 #include "keepspec.h"
 #include "log.h"
+#include "statefile.h"
 
 /* How long the sweep waits for a leftover keeper to stop (its SIGKILLs,
  * its reap, its drain of what is left in the pipes). */
@@ -407,13 +408,18 @@ monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
 /* Tries to take the monitor of directory name over. Returns NULL when
  * taken, else why not (the directory is then stopped and removed). */
 static const char *
-monitor_keep_take(int monitors_fd, const char *name, int fd, MonitorKeepTake take, void *ctx,
-                  char *why, size_t cap)
+monitor_keep_take(int state_fd, int monitors_fd, const char *name, int fd, MonitorKeepTake take,
+                  void *ctx, char *why, size_t cap)
 {
   KeepSpec ks;
   VigilError err = VIGIL_ERROR_INIT;
   if (keepspec_read(fd, &ks, &err) != 0) {
-    snprintf(why, cap, "%.500s", err.msg);
+    /* Kept for a person to look at, never read again. */
+    char as[320], aside[128];
+    snprintf(as, sizeof as, "monitor.%.200s." KEEPSPEC_NAME, name);
+    statefile_set_aside(state_fd, fd, KEEPSPEC_NAME, as, aside, sizeof aside);
+    snprintf(why, cap, "%.400s%s%.80s", err.msg,
+             aside[0] ? "; the spec is set aside as " : "", aside);
     return why;
   }
   const char *no = NULL;
@@ -451,7 +457,7 @@ monitor_keep_take(int monitors_fd, const char *name, int fd, MonitorKeepTake tak
 
 /* See monitor_keep.h. */
 int
-monitor_keep_sweep(int monitors_fd, MonitorKeepTake take, void *ctx)
+monitor_keep_sweep(int state_fd, int monitors_fd, MonitorKeepTake take, void *ctx)
 {
   int dup_fd = fcntl(monitors_fd, F_DUPFD_CLOEXEC, 3);
   DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
@@ -475,8 +481,8 @@ monitor_keep_sweep(int monitors_fd, MonitorKeepTake take, void *ctx)
       continue;
     }
     char why[512];
-    const char *no = take != NULL ? monitor_keep_take(monitors_fd, de->d_name, fd, take, ctx,
-                                                      why, sizeof why)
+    const char *no = take != NULL ? monitor_keep_take(state_fd, monitors_fd, de->d_name, fd,
+                                                      take, ctx, why, sizeof why)
                                   : "this engine takes no monitor over";
     if (no == NULL) {
       taken++;

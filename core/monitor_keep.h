@@ -71,9 +71,10 @@ typedef bool (*MonitorKeepTake)(void *ctx, MonitorKeep *keep, const KeepSpec *sp
  * over with take when it can be: its spec sound, its session named, its
  * keeper attached (or gone, leaving the exit it recorded). One that cannot
  * is reported in the log (why, its keeper, its exit, what it spooled and
- * lost), its keeper stopped, and the directory removed. take NULL: none is
+ * lost), its keeper stopped, and the directory removed; an unsound spec
+ * is first set aside into state_fd's aside/ (statefile.h). take NULL: none is
  * taken. Returns how many were taken. A file there that is not a private
  * directory of ours is reported and left alone. */
-int monitor_keep_sweep(int monitors_fd, MonitorKeepTake take, void *ctx);
+int monitor_keep_sweep(int state_fd, int monitors_fd, MonitorKeepTake take, void *ctx);
 
 #endif

@@ -628,7 +628,7 @@ session_registry_restore(SessionRegistry *reg, int state_fd, int sessions_fd,
         restored++;
       } else {
         char aside[512];
-        statefile_set_aside(state_fd, sessions_fd, file, aside, sizeof aside);
+        statefile_set_aside(state_fd, sessions_fd, file, file, aside, sizeof aside);
         LOG_ERROR("state", "session %s is not brought back: %s; the file is set aside%s%s; a "
                   "host resuming it is told that what followed its cursor is lost",
                   file + strlen(SESSION_JOURNAL_PREFIX), err.msg, aside[0] ? " as " : "", aside);

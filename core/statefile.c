@@ -183,7 +183,8 @@ statefile_prune_aside(int aside_fd)
 }
 
 void
-statefile_set_aside(int state_fd, int dir_fd, const char *name, char *out, size_t size)
+statefile_set_aside(int state_fd, int dir_fd, const char *name, const char *as, char *out,
+                    size_t size)
 {
   if (size > 0)
     out[0] = '\0';
@@ -204,7 +205,7 @@ statefile_set_aside(int state_fd, int dir_fd, const char *name, char *out, size_
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   char to[512];
-  snprintf(to, sizeof to, "%s.%lld.%09ld", name, (long long)now.tv_sec, now.tv_nsec);
+  snprintf(to, sizeof to, "%.400s.%lld.%09ld", as, (long long)now.tv_sec, now.tv_nsec);
   if (renameat(dir_fd, name, aside_fd, to) == 0) {
     snprintf(out, size, "%s/%s", STATEFILE_ASIDE_NAME, to);
     statefile_prune_aside(aside_fd);

@@ -54,10 +54,11 @@ int statefile_read(int dir_fd, const char *name, const char magic[8], uint32_t v
                    VigilError *err);
 
 /* Moves dir_fd/name into the state directory's aside/ (made 0700 when
- * missing) under name plus the time, so it is kept for a person to look
- * at and never read again. Returns the name it got there in out (or ""
- * when it could not be moved, and then it is removed). */
-void statefile_set_aside(int state_fd, int dir_fd, const char *name, char *out, size_t size);
+ * missing) as `as` plus the time, so it is kept for a person to look at
+ * and never read again. Returns the name it got there in out (or "" when
+ * it could not be moved, and then it is removed). */
+void statefile_set_aside(int state_fd, int dir_fd, const char *name, const char *as, char *out,
+                         size_t size);
 
 /* --- reading a msgpack body ---------------------------------------------- */
 

@@ -378,7 +378,8 @@ vigild_open_state(const VigildArgs *args, const char *listen_path, VigilError *e
   if (kept || restored > 0)
     LOG_INFO("vigild", "epoch %s %s; %d session(s) brought back", epoch_hex(),
              kept ? "kept from the engine before" : "new", restored);
-  int taken = monitor_keep_sweep(vigild.state->monitors_fd, vigild_take, vigild.engine);
+  int taken = monitor_keep_sweep(vigild.state->dir_fd, vigild.state->monitors_fd, vigild_take,
+                                 vigild.engine);
   if (taken > 0)
     LOG_INFO("vigild", "took over %d monitor(s) an earlier engine left", taken);
   return 0;

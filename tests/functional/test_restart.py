@@ -458,6 +458,9 @@ def test_a_garbled_spec_is_not_trusted_the_monitor_is_stopped_and_reported(e):
     with restart_on(e) as e2:
         log = e2.wait_log("monitor %s was left by an engine" % mid)
         assert "sum does not match" in log, log[-2000:]
+        assert "the spec is set aside as aside/monitor.%s.spec." % mid in log, log[-2000:]
+        [aside] = os.listdir(os.path.join(state_dir(e), "aside"))
+        assert aside.startswith("monitor.%s.spec." % mid), aside
         wait_for(lambda: not alive(pid), "the program to be stopped")
         e2.call("session_open", session="agent")
         assert e2.call("monitor_list")["monitors"] == []
