@@ -118,6 +118,25 @@ eventlog_add(EventLog *log, EventType type, int64_t at_ms, int pattern, const ch
 
 /* See eventlog.h. */
 const Event *
+eventlog_add_kept(EventLog *log, const Event *kept)
+{
+  log->next_id = kept->id;
+  eventlog_add(log, kept->type, kept->at_ms, kept->pattern, kept->line,
+               kept->line ? strlen(kept->line) : 0, kept->has_exit_code, kept->exit_code,
+               kept->signal, kept->reason);
+  Event *ev = eventlog_at(log, log->count - 1);
+  ev->exceeded = kept->exceeded;
+  ev->incident = kept->incident;
+  ev->fingerprint = kept->fingerprint;
+  ev->kind = kept->kind;
+  ev->lines = kept->lines;
+  ev->repeats = kept->repeats;
+  ev->span_ms = kept->span_ms;
+  return ev;
+}
+
+/* See eventlog.h. */
+const Event *
 eventlog_set_incident(EventLog *log, uint64_t incident, uint64_t fingerprint, int kind,
                       uint64_t lines, uint64_t repeats, uint64_t span_ms)
 {

@@ -69,6 +69,11 @@ const Event *eventlog_add(EventLog *log, EventType type, int64_t at_ms, int patt
                           const char *line, size_t line_len, bool has_exit_code,
                           int exit_code, int signal, const char *reason);
 
+/* Appends a copy of an event an earlier engine logged (eventkeep.h), with
+ * its id (above every id in the log) and every field; the next event is
+ * numbered after it. */
+const Event *eventlog_add_kept(EventLog *log, const Event *kept);
+
 /* Marks the newest event as ended by a limit (exceeded: a static name such
  * as "memory_limit"). Returns it, or NULL when the log is empty. */
 const Event *eventlog_set_exceeded(EventLog *log, const char *exceeded);

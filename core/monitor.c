@@ -26,6 +26,7 @@
 #include "signals.h"
 #include "strbuf.h"
 #include "clock.h"
+#include "eventkeep.h"
 #include "crashpatterns.h"
 #include "random.h"
 #include "textfmt.h"
@@ -55,6 +56,8 @@ monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size
                                  has_exit_code, exit_code, sig, reason);
   if (exceeded != NULL)
     ev = eventlog_set_exceeded(&m->events, exceeded);
+  if (m->keep != NULL)
+    eventkeep_put(&m->keep->events, ev, m->ring.next_seq, m->events.dropped);
   if (m->hooks.on_event)
     m->hooks.on_event(m->data, m, ev);
 }
@@ -68,6 +71,8 @@ monitor_event_incident(Monitor *m, EventType type, int pattern, const char *line
   eventlog_add(&m->events, type, clock_now_ms(), pattern, line, line_len, false, 0, 0, reason);
   const Event *ev = eventlog_set_incident(&m->events, inc->id, inc->fingerprint, inc->kind,
                                           lines, inc->repeats, inc->repeat_span_ms);
+  if (m->keep != NULL)
+    eventkeep_put(&m->keep->events, ev, m->ring.next_seq, m->events.dropped);
   if (m->hooks.on_event)
     m->hooks.on_event(m->data, m, ev);
 }
@@ -311,6 +316,11 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     }
     for (int i = 0; i < 2; i++)
       capture_use_spool(&m->capture[i], &m->keep->spool[i]);
+    /* Its event log too; a monitor whose log cannot be kept goes on. */
+    if (!eventkeep_open(&m->keep->events, m->keep->dir_fd, (size_t)settings->event_log_max,
+                        true))
+      LOG_WARN("state", "monitor %s: its event log cannot be kept in its directory; a restart "
+               "would start it anew", m->id);
     keeper = (ProcKeeperOptions){spec->keeper_program, m->keep->dir_fd, m->keep->listen_fd,
                                  settings->keeper_unattended_ms, settings->kill_grace_ms};
     opts.keeper = &keeper;
@@ -364,6 +374,12 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   for (int i = 0; i < 2; i++)
     capture_use_spool(&m->capture[i], &keep->spool[i]);
   monitor_begin(m, loop, started_at);
+  /* Its events up to the checkpoint (what comes after is logged again by
+   * the replay); without them the log starts anew, saying so. */
+  uint64_t until = keep->ckpt != NULL ? keep->ckpt->ring_next_seq : 0;
+  if (!eventkeep_open(&keep->events, keep->dir_fd, (size_t)settings->event_log_max, false) ||
+      eventkeep_restore(&keep->events, &m->events, until) == 0)
+    monitor_event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
   return m;
 }
 

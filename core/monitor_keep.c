@@ -35,7 +35,7 @@
 
 /* The files a monitor's directory may hold. */
 static const char *const monitor_keep_files[] = {
-  "spec", "spec.tmp", "checkpoint", KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
+  "spec", "spec.tmp", "checkpoint", EVENTKEEP_NAME, KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
   KEEPER_EXIT_NAME ".tmp",
 };
 
@@ -153,6 +153,7 @@ void
 monitor_keep_close_only(MonitorKeep *k)
 {
   monitor_keep_unmap_ckpt(k);
+  eventkeep_close(&k->events);
   for (int i = 0; i < k->nspools; i++)
     spool_close(&k->spool[i]);
   k->nspools = 0;

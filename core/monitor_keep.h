@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "eventkeep.h"
 #include "keepspec.h"
 #include "proc.h"
 #include "spool.h"
@@ -40,6 +41,7 @@ typedef struct {
   Spool spool[2];   /* stdout, stderr */
   int nspools;      /* made so far */
   KeepCheckpoint *ckpt; /* mapped; NULL: none (an older directory) */
+  EventKeep events;  /* the event log's copy (eventkeep.h), opened by the monitor */
 } MonitorKeep;
 
 /* Makes monitors/<id> (0700, must not exist), its spools of cap bytes each

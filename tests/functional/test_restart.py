@@ -151,18 +151,19 @@ def test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted(e
 def test_a_restarted_engine_takes_over_a_running_monitor(e):
     e.call("session_open", session="agent")
     go = os.path.join(e.dir, "go")
-    script = ('echo before; while [ ! -e "%s" ]; do sleep 0.02; done; echo "ERROR while down"; '
+    script = ('echo "ERROR before"; while [ ! -e "%s" ]; do sleep 0.02; done; echo "ERROR while down"; '
               'echo after; while [ ! -e "%s.2" ]; do sleep 0.02; done; echo "ERROR live"; exit 4'
               % (go, go))
     mid = e.call("monitor_start", argv=["sh", "-c", script], label="server",
                  patterns=["ERROR"])["monitor_id"]
     pid = e.call("monitor_status", monitor_id=mid)["pid"]
-    wait_for(lambda: spool(os.path.join(monitor_dir(e, mid), "stdout"))["cut"] == len("before\n"),
+    started_at = e.call("monitor_events", monitor_id=mid)["events"][0]["at"]
+    wait_for(lambda: spool(os.path.join(monitor_dir(e, mid), "stdout"))["cut"] == len("ERROR before\n"),
              "the engine to read the first line")
     kill_engine(e)
     open(go, "w").close()  # printed while no engine reads: spooled by the keeper
     wait_for(lambda: spool(os.path.join(monitor_dir(e, mid), "stdout"))["head"]
-             == len("before\nERROR while down\nafter\n"), "the keeper to spool the gap")
+             == len("ERROR before\nERROR while down\nafter\n"), "the keeper to spool the gap")
     with restart_on(e) as e2:
         e2.wait_log("took over %s (server) in session agent, pid %d" % (mid, pid))
         e2.call("session_open", session="agent")
@@ -178,7 +179,16 @@ def test_a_restarted_engine_takes_over_a_running_monitor(e):
         end = e2.main.wait_ending(mid)
         assert end["type"] == "exit" and end["exit_code"] == 4, end
         texts = [l["text"] for l in e2.call("monitor_output", monitor_id=mid)["lines"]]
-        assert texts == ["before", "ERROR while down", "after", "ERROR live"], texts
+        assert texts == ["ERROR before", "ERROR while down", "after", "ERROR live"], texts
+        # The event log came back with its ids and times; what the replay
+        # and the new engine logged follows it, nothing twice.
+        events = e2.call("monitor_events", monitor_id=mid)["events"]
+        assert [ev["id"] for ev in events] == list(range(1, len(events) + 1)), events
+        assert events[0]["type"] == "started" and events[0]["at"] == started_at, events[0]
+        assert [ev["type"] for ev in events].count("started") == 1, events
+        matches = [ev["line"] for ev in events if ev["type"] == "match"]
+        assert matches == ["ERROR before", "ERROR while down", "ERROR live"], matches
+        assert events[-1]["type"] == "exited" and events[-1]["exit_code"] == 4, events[-1]
 
 
 @socket_only

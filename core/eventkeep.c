@@ -1,0 +1,236 @@
+/*
+ * A monitor's event log kept in its directory (eventkeep.h): the mapped
+ * file, a slot's layout, writing one and reading them all back.
+ *
+ * A slot is written field by field and its sum last; a reader takes only
+ * slots whose sum matches, so a slot half written when the engine died is
+ * skipped. The restored run is the newest contiguous run of ids (the
+ * event log's ring relies on contiguous ids), so a skipped slot costs the
+ * events older than it too, never a wrong order.
+ */
+#include "eventkeep.h"
+
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "contain.h"
+#include "statefile.h"
+
+#define EVENTKEEP_HEADER 4096
+#define EVENTKEEP_SLOT 512
+static const char eventkeep_magic[8] = {'V', 'I', 'G', 'L', 'E', 'V', 'N', 'T'};
+
+typedef struct {
+  char magic[8];
+  uint32_t version;
+  uint32_t slot_bytes;
+  uint64_t slots;
+  uint64_t dropped;     /* the log's dropped count, as of the last event */
+} EventKeepHeader;
+
+/* One event in its slot; the text (a match's line or a reason) follows,
+ * then the sum of everything before it. */
+typedef struct {
+  uint64_t id;          /* 0: never written */
+  uint64_t ring_next_seq;
+  int64_t at_ms;
+  uint64_t incident, fingerprint, lines, repeats, span_ms;
+  int32_t type, pattern, exit_code, signal, kind;
+  uint8_t has_exit_code, has_line, has_reason, exceeded; /* exceeded: ContainLimit */
+  uint16_t line_len, reason_len;
+  char text[EVENTKEEP_SLOT - 96];
+  uint32_t sum;
+} EventSlot;
+
+_Static_assert(sizeof(EventSlot) == EVENTKEEP_SLOT, "an event slot is 512 bytes");
+_Static_assert(sizeof(EventKeepHeader) <= EVENTKEEP_HEADER, "the header fits its page");
+
+static EventKeepHeader *
+eventkeep_header(const EventKeep *k)
+{
+  return k->map;
+}
+
+static EventSlot *
+eventkeep_slot(const EventKeep *k, size_t i)
+{
+  return (EventSlot *)((char *)k->map + EVENTKEEP_HEADER) + i;
+}
+
+bool
+eventkeep_open(EventKeep *k, int dir_fd, size_t slots, bool create)
+{
+  memset(k, 0, sizeof *k);
+  if (slots == 0)
+    return false;
+  size_t bytes = EVENTKEEP_HEADER + slots * (size_t)EVENTKEEP_SLOT;
+  int fd = openat(dir_fd, EVENTKEEP_NAME,
+                  (create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR) | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return false;
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+            (st.st_mode & 077) == 0 &&
+            (create ? ftruncate(fd, (off_t)bytes) == 0 : (size_t)st.st_size == bytes);
+  void *map = ok ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED)
+    return false;
+  k->map = map;
+  k->bytes = bytes;
+  k->slots = slots;
+  EventKeepHeader *h = eventkeep_header(k);
+  if (create) {
+    memcpy(h->magic, eventkeep_magic, 8);
+    h->version = 1;
+    h->slot_bytes = EVENTKEEP_SLOT;
+    h->slots = slots;
+  } else if (memcmp(h->magic, eventkeep_magic, 8) != 0 || h->version != 1 ||
+             h->slot_bytes != EVENTKEEP_SLOT || h->slots != slots) {
+    eventkeep_close(k);
+    return false;
+  }
+  return true;
+}
+
+void
+eventkeep_close(EventKeep *k)
+{
+  if (k->map != NULL)
+    munmap(k->map, k->bytes);
+  memset(k, 0, sizeof *k);
+}
+
+/* The limit `exceeded` names, as a number a slot can hold. */
+static uint8_t
+eventkeep_limit(const char *exceeded)
+{
+  static const ContainLimit limits[] = {kContainLimitMemory, kContainLimitProcesses,
+                                        kContainLimitCpuTime};
+  for (size_t i = 0; exceeded != NULL && i < sizeof limits / sizeof *limits; i++)
+    if (strcmp(contain_limit_name(limits[i]), exceeded) == 0)
+      return (uint8_t)limits[i];
+  return kContainLimitNone;
+}
+
+/* Copies s into the slot's text at *at, cut to what is left (with "..."),
+ * and returns the length kept. */
+static uint16_t
+eventkeep_text(EventSlot *slot, size_t *at, const char *s)
+{
+  size_t n = strlen(s), room = sizeof slot->text - *at;
+  size_t cap = room < EVENTKEEP_TEXT_MAX ? room : EVENTKEEP_TEXT_MAX;
+  if (n > cap) {
+    n = cap >= 3 ? cap - 3 : 0;
+    memcpy(slot->text + *at, s, n);
+    memcpy(slot->text + *at + n, "...", cap - n);
+    n = cap;
+  } else {
+    memcpy(slot->text + *at, s, n);
+  }
+  *at += n;
+  return (uint16_t)n;
+}
+
+void
+eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, uint64_t dropped)
+{
+  if (k->map == NULL || ev == NULL)
+    return;
+  EventSlot *slot = eventkeep_slot(k, (size_t)((ev->id - 1) % k->slots));
+  EventSlot s;
+  memset(&s, 0, offsetof(EventSlot, text));
+  s.id = ev->id;
+  s.ring_next_seq = ring_next_seq;
+  s.at_ms = ev->at_ms;
+  s.incident = ev->incident;
+  s.fingerprint = ev->fingerprint;
+  s.lines = ev->lines;
+  s.repeats = ev->repeats;
+  s.span_ms = ev->span_ms;
+  s.type = ev->type;
+  s.pattern = ev->pattern;
+  s.exit_code = ev->exit_code;
+  s.signal = ev->signal;
+  s.kind = ev->kind;
+  s.has_exit_code = ev->has_exit_code;
+  s.exceeded = eventkeep_limit(ev->exceeded);
+  size_t at = 0;
+  s.has_line = ev->line != NULL;
+  if (ev->line != NULL)
+    s.line_len = eventkeep_text(&s, &at, ev->line);
+  s.has_reason = ev->reason != NULL;
+  if (ev->reason != NULL)
+    s.reason_len = eventkeep_text(&s, &at, ev->reason);
+  size_t used = offsetof(EventSlot, text) + at;
+  memcpy(slot, &s, used);
+  slot->sum = (uint32_t)statefile_sum(slot, used) ^ (uint32_t)used;
+  eventkeep_header(k)->dropped = dropped;
+}
+
+/* Whether slot i holds a whole event; its length used in *used. */
+static bool
+eventkeep_slot_ok(const EventKeep *k, size_t i)
+{
+  const EventSlot *s = eventkeep_slot(k, i);
+  if (s->id == 0 || s->type < 0 || s->type >= EVENT_TYPE_COUNT ||
+      (size_t)s->line_len + s->reason_len > sizeof s->text || s->exceeded > kContainLimitCpuTime)
+    return false;
+  size_t used = offsetof(EventSlot, text) + s->line_len + s->reason_len;
+  return s->sum == ((uint32_t)statefile_sum(s, used) ^ (uint32_t)used);
+}
+
+static int
+eventkeep_by_id(const void *a, const void *b)
+{
+  uint64_t x = (*(const EventSlot *const *)a)->id, y = (*(const EventSlot *const *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+size_t
+eventkeep_restore(const EventKeep *k, EventLog *log, uint64_t until_seq)
+{
+  if (k->map == NULL)
+    return 0;
+  const EventSlot **all = malloc(k->slots * sizeof *all);
+  if (all == NULL)
+    return 0;
+  size_t n = 0;
+  for (size_t i = 0; i < k->slots; i++) {
+    const EventSlot *s = eventkeep_slot(k, i);
+    if (eventkeep_slot_ok(k, i) && s->ring_next_seq <= until_seq &&
+        (s->id - 1) % k->slots == i)
+      all[n++] = s;
+  }
+  qsort(all, n, sizeof *all, eventkeep_by_id);
+  /* The newest contiguous run. */
+  size_t first = n;
+  while (first > 0 && (first == n || all[first - 1]->id + 1 == all[first]->id))
+    first--;
+  for (size_t i = first; i < n; i++) {
+    const EventSlot *s = all[i];
+    char line[sizeof s->text + 1], reason[sizeof s->text + 1];
+    memcpy(line, s->text, s->line_len);
+    line[s->line_len] = '\0';
+    memcpy(reason, s->text + s->line_len, s->reason_len);
+    reason[s->reason_len] = '\0';
+    Event ev = {
+      .id = s->id, .type = (EventType)s->type, .at_ms = s->at_ms, .pattern = s->pattern,
+      .line = s->has_line ? line : NULL, .has_exit_code = s->has_exit_code != 0,
+      .exit_code = s->exit_code, .signal = s->signal,
+      .reason = s->has_reason ? reason : NULL,
+      .exceeded = contain_limit_name((ContainLimit)s->exceeded), .incident = s->incident,
+      .fingerprint = s->fingerprint, .kind = s->kind, .lines = s->lines,
+      .repeats = s->repeats, .span_ms = s->span_ms,
+    };
+    eventlog_add_kept(log, &ev);
+  }
+  log->dropped = eventkeep_header(k)->dropped;
+  free((void *)all);
+  return n - first;
+}
