@@ -36,6 +36,16 @@ enum {
 #define KEEPER_EXIT_NAME "exit"
 #define KEEPER_SPOOL_OUT_NAME "stdout"
 #define KEEPER_SPOOL_ERR_NAME "stderr"
+/* The order in which a detached keeper spooled its chunks of the two
+ * streams: records of KEEPER_ORDER_RECORD bytes (u32 KEEPER_ORDER_MAGIC,
+ * u32 stream, u64 the spool's head after the chunk), appended one write
+ * each, at most KEEPER_ORDER_MAX of them; past that, and in a torn last
+ * record, the order is not known and a replay takes the rest stream by
+ * stream. */
+#define KEEPER_ORDER_NAME "order"
+#define KEEPER_ORDER_RECORD 16
+#define KEEPER_ORDER_MAGIC 0x4452304fu
+#define KEEPER_ORDER_MAX 65536
 
 /* What a keeper is told in its arguments (its environment is its child's). */
 typedef struct {

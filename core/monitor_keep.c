@@ -36,7 +36,7 @@
 /* The files a monitor's directory may hold. */
 static const char *const monitor_keep_files[] = {
   "spec", "spec.tmp", "checkpoint", EVENTKEEP_NAME, KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
-  KEEPER_EXIT_NAME ".tmp",
+  KEEPER_EXIT_NAME ".tmp", KEEPER_ORDER_NAME,
 };
 
 /* The socket's address in the directory dir_fd. */

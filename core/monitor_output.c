@@ -13,11 +13,15 @@
 
 #include <string.h>
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "keeper_wire.h"
 #include "memory.h"
 
 /* --- batches ------------------------------------------------------------ */
@@ -303,6 +307,46 @@ monitor_replay_count(const Spool *sp, uint64_t from, uint64_t to)
   return n;
 }
 
+/* Feeds the spooled bytes after pos[] (up to head[]) as new output, in the
+ * order the keeper spooled them (KEEPER_ORDER_NAME: stdout's and stderr's
+ * lines as they were printed), then what the order does not cover stream
+ * by stream. The order is used once: it goes when the replay is done. */
+static void
+monitor_replay_in_order(Monitor *m, uint64_t pos[2], const uint64_t head[2])
+{
+  int fd = openat(m->keep->dir_fd, KEEPER_ORDER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid()) {
+    unsigned char buf[256 * KEEPER_ORDER_RECORD];
+    uint64_t records = 0;
+    bool sound = true;
+    ssize_t n;
+    while (sound && records < KEEPER_ORDER_MAX && (n = read(fd, buf, sizeof buf)) > 0) {
+      for (ssize_t at = 0; sound && at + KEEPER_ORDER_RECORD <= n; at += KEEPER_ORDER_RECORD) {
+        uint32_t magic, stream;
+        uint64_t end;
+        memcpy(&magic, buf + at, 4);
+        memcpy(&stream, buf + at + 4, 4);
+        memcpy(&end, buf + at + 8, 8);
+        sound = magic == KEEPER_ORDER_MAGIC && stream <= 1;
+        if (sound && end > head[stream])
+          end = head[stream];
+        if (sound && end > pos[stream]) {
+          monitor_replay_range(m, (StreamId)stream, pos[stream], end, false);
+          pos[stream] = end;
+        }
+        records++;
+      }
+    }
+  }
+  if (fd >= 0) {
+    close(fd);
+    unlinkat(m->keep->dir_fd, KEEPER_ORDER_NAME, 0);
+  }
+  for (int i = 0; i < 2; i++)
+    monitor_replay_range(m, (StreamId)i, pos[i], head[i], false);
+}
+
 /* See monitor.h. What the engine before had processed (before the cut its
  * checkpoint recorded, else the spool's) rebuilds the ring without a word,
  * numbered and counted as that engine had it when there is a checkpoint;
@@ -336,8 +380,8 @@ monitor_replay(Monitor *m)
     m->ring.next_seq = ck->ring_next_seq;
     m->notifications = ck->notifications;
   }
+  monitor_replay_in_order(m, cut, head);
   for (int i = 0; i < 2; i++) {
-    monitor_replay_range(m, (StreamId)i, cut[i], head[i], false);
     m->stream_bytes[i] = head[i];
     spool_set_cut(&m->keep->spool[i], head[i]);
     m->capture[i].total = head[i];

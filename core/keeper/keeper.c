@@ -68,6 +68,8 @@ typedef struct {
   bool out_open[2];          /* the pipe's read end, until EOF (detached) */
   Spool spool[2];
   bool spooled[2];           /* spool[i] is open */
+  int order_fd;              /* KEEPER_ORDER_NAME while detached, else -1 */
+  uint64_t order_records;    /* appended to it */
   const char *cause;         /* for the exit file */
   uint64_t kill_at_ms;       /* SIGKILL due (after an unattended SIGTERM); 0: none */
   struct rusage ru;
@@ -256,6 +258,9 @@ keeper_detach(Keeper *k)
   k->detached = true;
   k->detach_ms = keeper_now_ms();
   static const char *const names[2] = {KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME};
+  k->order_fd = openat(KEEPER_FD_STATE, KEEPER_ORDER_NAME,
+                       O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  k->order_records = 0;
   for (int i = 0; i < 2; i++) {
     VigilError err = VIGIL_ERROR_INIT;
     k->spooled[i] = spool_open(&k->spool[i], KEEPER_FD_STATE, names[i], &err) == 0;
@@ -297,6 +302,9 @@ keeper_attach(Keeper *k)
       spool_close(&k->spool[i]);
     k->spooled[i] = false;
   }
+  if (k->order_fd >= 0)
+    close(k->order_fd);
+  k->order_fd = -1;
   k->ctl = k->conn;
   k->ctllen = 0;
   k->conn = -1;
@@ -371,6 +379,25 @@ keeper_read_msgs(Keeper *k, int fd, char *buf, size_t *len, size_t cap, bool own
   }
 }
 
+/* Records that stream i's spool now ends at its head, for a replay that
+ * keeps the two streams in the order they were printed. */
+static void
+keeper_note_order(Keeper *k, int i)
+{
+  if (k->order_fd < 0 || k->order_records >= KEEPER_ORDER_MAX)
+    return;
+  unsigned char rec[KEEPER_ORDER_RECORD];
+  uint32_t magic = KEEPER_ORDER_MAGIC, stream = (uint32_t)i;
+  uint64_t head = spool_head(&k->spool[i]);
+  memcpy(rec, &magic, 4);
+  memcpy(rec + 4, &stream, 4);
+  memcpy(rec + 8, &head, 8);
+  if (write(k->order_fd, rec, sizeof rec) == (ssize_t)sizeof rec)
+    k->order_records++;
+  else
+    k->order_records = KEEPER_ORDER_MAX; /* a gap would misorder: stop */
+}
+
 /* Drains one pipe into its spool while detached (a turn's worth). */
 static void
 keeper_drain(Keeper *k, int i)
@@ -388,8 +415,10 @@ keeper_drain(Keeper *k, int i)
       close(fd);
       return;
     }
-    if (k->spooled[i])
+    if (k->spooled[i]) {
       spool_append(&k->spool[i], buf, (size_t)n);
+      keeper_note_order(k, i);
+    }
   }
 }
 
@@ -589,6 +618,7 @@ main(int argc, char **argv)
   Keeper k;
   memset(&k, 0, sizeof k);
   k.ctl = KEEPER_FD_CONTROL;
+  k.order_fd = -1;
   k.conn = -1;
   k.out_open[0] = k.out_open[1] = true;
   k.cause = "exited";

@@ -192,6 +192,35 @@ def test_a_restarted_engine_takes_over_a_running_monitor(e):
 
 
 @socket_only
+def test_lines_of_both_streams_printed_while_down_keep_their_order(e):
+    # The keeper records the order in which it spooled each stream's
+    # chunks, so the replay interleaves stdout and stderr as printed.
+    e.call("session_open", session="agent")
+    go, done = os.path.join(e.dir, "go"), os.path.join(e.dir, "done")
+    script = ('while [ ! -e "%s" ]; do sleep 0.02; done; for i in 1 2 3 4 5 6; do '
+              'if [ $((i %% 2)) -eq 1 ]; then echo "out $i"; else echo "err $i" >&2; fi; '
+              'sleep 0.05; done; touch "%s"; sleep 600' % (go, done))
+    mid = e.call("monitor_start", argv=["sh", "-c", script])["monitor_id"]
+    kill_engine(e)
+    # The keeper has detached (it starts its order record then) before the
+    # program prints, so each line is a chunk of its own.
+    wait_for(lambda: os.path.exists(os.path.join(monitor_dir(e, mid), "order")),
+             "the keeper to detach")
+    open(go, "w").close()
+    wait_for(lambda: os.path.exists(done), "the program to print its lines")
+    with restart_on(e) as e2:
+        e2.wait_log("took over %s" % mid)
+        e2.call("session_open", session="agent")
+        lines = e2.call("monitor_output", monitor_id=mid)["lines"]
+        got = [(l["stream"], l["text"]) for l in lines]
+        want = [("stdout" if i % 2 else "stderr", ("out %d" if i % 2 else "err %d") % i)
+                for i in range(1, 7)]
+        assert got == want, got
+        assert not os.path.exists(os.path.join(monitor_dir(e, mid), "order"))
+        e2.call("monitor_stop", monitor_id=mid)
+
+
+@socket_only
 @with_config(monitor={"capture_max_bytes": 4096, "ring_max_lines": 100})
 def test_line_numbers_and_counters_survive_a_take_over(e):
     # 5000 lines before the crash, of which the 4 KiB spool keeps the last
@@ -549,6 +578,7 @@ def test_without_a_state_directory_the_engine_is_the_parent(e):
 TESTS = [
     test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted,
     test_a_restarted_engine_takes_over_a_running_monitor,
+    test_lines_of_both_streams_printed_while_down_keep_their_order,
     test_line_numbers_and_counters_survive_a_take_over,
     test_a_monitor_taken_over_survives_the_next_crash_too,
     test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once,
