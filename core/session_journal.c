@@ -532,16 +532,8 @@ session_journal_load(SessionRegistry *reg, const char *file, VigilError *err)
   int fd = statefile_open(reg->store_fd, file, SESSION_JOURNAL_READ_MAX, W, &size, err);
   if (fd < 0)
     return 0;
-  char *buf = xmalloc(size + 1);
-  size_t got = 0;
-  while (got < size) {
-    ssize_t n = read(fd, buf + got, size - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    got += (size_t)n;
-  }
+  char *buf = NULL;
+  size_t got = statefile_read_fd(fd, size, &buf);
   close(fd);
   JournalImage im;
   memset(&im, 0, sizeof im);

@@ -108,14 +108,9 @@ statefile_open(int dir_fd, const char *name, size_t max_bytes, const char *what,
   return fd;
 }
 
-int
-statefile_read(int dir_fd, const char *name, const char magic[8], uint32_t version,
-               size_t max_bytes, const char *what, char **body, size_t *len, VigilError *err)
+size_t
+statefile_read_fd(int fd, size_t size, char **out)
 {
-  size_t size = 0;
-  int fd = statefile_open(dir_fd, name, max_bytes, what, &size, err);
-  if (fd < 0)
-    return -1;
   char *buf = xmalloc(size + 1);
   size_t got = 0;
   while (got < size) {
@@ -126,6 +121,20 @@ statefile_read(int dir_fd, const char *name, const char magic[8], uint32_t versi
       break;
     got += (size_t)n;
   }
+  *out = buf;
+  return got;
+}
+
+int
+statefile_read(int dir_fd, const char *name, const char magic[8], uint32_t version,
+               size_t max_bytes, const char *what, char **body, size_t *len, VigilError *err)
+{
+  size_t size = 0;
+  int fd = statefile_open(dir_fd, name, max_bytes, what, &size, err);
+  if (fd < 0)
+    return -1;
+  char *buf = NULL;
+  size_t got = statefile_read_fd(fd, size, &buf);
   close(fd);
   uint32_t v = 0, l = 0;
   uint64_t sum = 0;

@@ -47,6 +47,10 @@ int statefile_write(int dir_fd, const char *name, const char magic[8], uint32_t 
 int statefile_open(int dir_fd, const char *name, size_t max_bytes, const char *what,
                    size_t *size, VigilError *err);
 
+/* Reads size bytes of fd (from statefile_open) into a new buffer, one
+ * byte more for a NUL; returns how many it read (fewer: the file shrank). */
+size_t statefile_read_fd(int fd, size_t size, char **out);
+
 /* Reads and checks a whole file: its body (malloc'd) in *body, its length
  * in *len. */
 int statefile_read(int dir_fd, const char *name, const char magic[8], uint32_t version,
@@ -81,6 +85,9 @@ bool statefile_get_bool(const char *what, const msgpack_object *map, const char 
                         VigilError *err);
 
 /* --- writing a msgpack body ---------------------------------------------- */
+
+/* The bytes as they are (wire.h's wire_str makes them valid UTF-8 for a
+ * host; a state file keeps an argv or a line exactly). */
 
 void statefile_pack_str(msgpack_packer *pk, const char *s); /* nil when NULL */
 void statefile_pack_strn(msgpack_packer *pk, const char *s, size_t n);

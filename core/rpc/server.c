@@ -287,12 +287,11 @@ rpc_server_check_path(const char *path, VigilError *err)
   return rpc_server_make_dir(path, err);
 }
 
-RpcServer *
-rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
-                  const RpcHandlers *handlers, void *data, VigilError *err)
+/* A server for path, its pipe initialised but not yet bound or opened. */
+static RpcServer *
+rpc_server_new(uv_loop_t *loop, const char *path, const RpcLimits *limits,
+               const RpcHandlers *handlers, void *data)
 {
-  if (rpc_server_check_path(path, err) != 0 || rpc_server_clear_path(path, err) != 0)
-    return NULL;
   RpcServer *srv = xcalloc(1, sizeof *srv);
   srv->loop = loop;
   srv->path = xstrdup(path);
@@ -304,6 +303,16 @@ rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
   srv->data = data;
   uv_pipe_init(loop, &srv->pipe, 0);
   srv->pipe.data = srv;
+  return srv;
+}
+
+RpcServer *
+rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
+                  const RpcHandlers *handlers, void *data, VigilError *err)
+{
+  if (rpc_server_check_path(path, err) != 0 || rpc_server_clear_path(path, err) != 0)
+    return NULL;
+  RpcServer *srv = rpc_server_new(loop, path, limits, handlers, data);
   const char *step = "bind";
   int r = uv_pipe_bind(&srv->pipe, path);
   if (r == 0) {
@@ -362,15 +371,7 @@ rpc_server_listen_fd(uv_loop_t *loop, int fd, const char *path, const RpcLimits 
     return NULL;
   }
   fcntl(fd, F_SETFD, FD_CLOEXEC);
-  RpcServer *srv = xcalloc(1, sizeof *srv);
-  srv->loop = loop;
-  srv->path = xstrdup(path);
-  srv->limits = *limits;
-  srv->limits.oversize_closes = true;
-  srv->handlers = *handlers;
-  srv->data = data;
-  uv_pipe_init(loop, &srv->pipe, 0);
-  srv->pipe.data = srv;
+  RpcServer *srv = rpc_server_new(loop, path, limits, handlers, data);
   int r = uv_pipe_open(&srv->pipe, fd);
   if (r == 0)
     r = uv_listen((uv_stream_t *)&srv->pipe, RPC_SERVER_BACKLOG, rpc_server_connection);
