@@ -222,6 +222,13 @@ engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions 
     .memory_limit = ks->memory_limit,
     .cpu_limit = ks->cpu_limit,
   };
+  /* The engine before may have died between telling a notification (in
+   * its session's journal) and storing the checkpoint after it: the
+   * journal's is then the later one, and nothing is told twice. */
+  uint64_t ck[NOTIFICATION_CHECKPOINT_WORDS];
+  if (session_registry_checkpoint(e->sessions, ks->id, ck) && monitor_keep_catch_up(keep, ck))
+    LOG_INFO("engine", "%s: its checkpoint is taken from its session's journal (the engine "
+             "before died between a notification and the checkpoint after it)", ks->id);
   MonRecord *r = xcalloc(1, sizeof *r);
   r->engine = e;
   r->session = s;

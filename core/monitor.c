@@ -39,6 +39,9 @@ monitor_emit(Monitor *m, Notification *n)
 {
   n->at_ms = clock_now_ms();
   m->notifications++;
+  /* The checkpoint stored right after this is told goes with it into its
+   * session's journal: a crash between the two tells it once. */
+  n->has_checkpoint = monitor_checkpoint_values(m, n->checkpoint);
   if (m->hooks.on_notification)
     m->hooks.on_notification(m->data, m, n);
   else

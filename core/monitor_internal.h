@@ -127,6 +127,11 @@ struct Monitor {
 
 /* --- monitor_output.c ---------------------------------------------------- */
 
+/* The checkpoint monitor_checkpoint would store now, in the order of
+ * Notification's checkpoint; false when it would store none (no
+ * directory, a silent replay, a batch open). */
+bool monitor_checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT_WORDS]);
+
 /* Records in the monitor's checkpoint (monitor_keep.h) how far it has
  * processed its output and what it has counted: after each chunk. */
 void monitor_checkpoint(Monitor *m);

@@ -164,6 +164,36 @@ monitor_keep_close_only(MonitorKeep *k)
   k->listen_fd = k->dir_fd = -1;
 }
 
+/* See monitor_keep.h. A few stores into a page mapped shared. */
+void
+monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[8])
+{
+  KeepCheckpoint *ck = k->ckpt;
+  if (ck == NULL)
+    return;
+  ck->cut[0] = v[0];
+  ck->cut[1] = v[1];
+  ck->ring_next_seq = v[2];
+  ck->lines = v[3];
+  ck->matched = v[4];
+  ck->unmatched = v[5];
+  ck->dropped = v[6];
+  ck->notifications = v[7];
+}
+
+/* See monitor_keep.h. The journal's is believed only when it is past the
+ * page in every respect: a cut never goes back. */
+bool
+monitor_keep_catch_up(MonitorKeep *k, const uint64_t v[8])
+{
+  KeepCheckpoint *ck = k->ckpt;
+  if (ck == NULL || v[7] <= ck->notifications || v[0] < ck->cut[0] || v[1] < ck->cut[1] ||
+      v[2] < ck->ring_next_seq)
+    return false;
+  monitor_keep_set_checkpoint(k, v);
+  return true;
+}
+
 /* See monitor_keep.h. An unlinked file's mapping stays valid. */
 void
 monitor_keep_ended(MonitorKeep *k)

@@ -50,6 +50,15 @@ typedef struct {
 int monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
                       VigilError *err);
 
+/* Stores a checkpoint (Notification's order: cut[2], ring_next_seq,
+ * lines, matched, unmatched, dropped, notifications) into k's page. */
+void monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[8]);
+
+/* A restarted engine found in a session's journal a notification of this
+ * monitor told with checkpoint v: when v is past the page's (the engine
+ * before died between the two), the page takes v. Returns whether it did. */
+bool monitor_keep_catch_up(MonitorKeep *k, const uint64_t v[8]);
+
 /* Unmaps, closes and removes the directory with its files. */
 void monitor_keep_close(MonitorKeep *k);
 

@@ -396,20 +396,29 @@ monitor_replay(Monitor *m)
  * (an incident's later trace lines, a series' summary count) is not kept:
  * holding the cut for it would have every restart tell the incident's
  * first line again. */
+bool
+monitor_checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT_WORDS])
+{
+  const KeepCheckpoint *ck = m->keep != NULL ? m->keep->ckpt : NULL;
+  if (ck == NULL || m->replay_silent || !batch_empty(&m->batch))
+    return false;
+  out[0] = m->stream_bytes[0];
+  out[1] = m->stream_bytes[1];
+  out[2] = m->ring.next_seq;
+  out[3] = m->ring.counters.lines;
+  out[4] = m->ring.counters.matched;
+  out[5] = m->ring.counters.unmatched;
+  out[6] = m->ring.counters.dropped;
+  out[7] = m->notifications;
+  return true;
+}
+
 void
 monitor_checkpoint(Monitor *m)
 {
-  KeepCheckpoint *ck = m->keep != NULL ? m->keep->ckpt : NULL;
-  if (ck == NULL || m->replay_silent || !batch_empty(&m->batch))
-    return;
-  for (int i = 0; i < 2; i++)
-    ck->cut[i] = m->stream_bytes[i];
-  ck->ring_next_seq = m->ring.next_seq;
-  ck->lines = m->ring.counters.lines;
-  ck->matched = m->ring.counters.matched;
-  ck->unmatched = m->ring.counters.unmatched;
-  ck->dropped = m->ring.counters.dropped;
-  ck->notifications = m->notifications;
+  uint64_t v[NOTIFICATION_CHECKPOINT_WORDS];
+  if (monitor_checkpoint_values(m, v))
+    monitor_keep_set_checkpoint(m->keep, v);
 }
 
 /* A stream ended: its partial last line becomes a line. */

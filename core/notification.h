@@ -25,6 +25,7 @@ typedef enum {
   kNotifPolicyError,
 } NotificationType;
 #define NOTIFICATION_TYPE_COUNT 8
+#define NOTIFICATION_CHECKPOINT_WORDS 8
 
 typedef struct {
   uint64_t seq;     /* the line's ring seq */
@@ -97,6 +98,12 @@ typedef struct {
   uint64_t to_seq;         /*   (queue overflow: the dropped ones had no seq yet) or open */
   uint64_t store_key;      /* its number in its session's journal (session_journal.h);
                               0 while it is in none */
+  /* Its monitor's checkpoint as it stands once this is told (monitor_keep.h:
+   * cut[2], ring_next_seq, lines, matched, unmatched, dropped,
+   * notifications), written with it into its session's journal, so that a
+   * crash between the two cannot have it told twice. */
+  bool has_checkpoint;
+  uint64_t checkpoint[NOTIFICATION_CHECKPOINT_WORDS];
 } Notification;
 
 Notification *notification_new(NotificationType type, const char *monitor_id,

@@ -27,7 +27,7 @@ static const ContainLimit notification_state_limits[] = {
 void
 notification_state_pack(msgpack_packer *pk, const Notification *n)
 {
-  msgpack_pack_map(pk, 27);
+  msgpack_pack_map(pk, 28);
   statefile_pack_str(pk, "type"); msgpack_pack_int(pk, n->type);
   statefile_pack_str(pk, "monitor"); statefile_pack_str(pk, n->monitor_id);
   statefile_pack_str(pk, "label"); statefile_pack_str(pk, n->label);
@@ -84,6 +84,14 @@ notification_state_pack(msgpack_packer *pk, const Notification *n)
   statefile_pack_str(pk, "from_seq"); msgpack_pack_uint64(pk, n->from_seq);
   statefile_pack_str(pk, "to_seq"); msgpack_pack_uint64(pk, n->to_seq);
   statefile_pack_str(pk, "store_key"); msgpack_pack_uint64(pk, n->store_key);
+  statefile_pack_str(pk, "checkpoint");
+  if (n->has_checkpoint) {
+    msgpack_pack_array(pk, NOTIFICATION_CHECKPOINT_WORDS);
+    for (int i = 0; i < NOTIFICATION_CHECKPOINT_WORDS; i++)
+      msgpack_pack_uint64(pk, n->checkpoint[i]);
+  } else {
+    msgpack_pack_nil(pk);
+  }
 }
 
 /* --- reading ------------------------------------------------------------- */
@@ -275,6 +283,18 @@ notification_state_unpack(const msgpack_object *o, VigilError *err)
             statefile_get_uint(W, o, "from_seq", UINT64_MAX, &n->from_seq, err) &&
             statefile_get_uint(W, o, "to_seq", UINT64_MAX, &n->to_seq, err) &&
             statefile_get_uint(W, o, "store_key", UINT64_MAX, &n->store_key, err);
+  const msgpack_object *ck = ok ? statefile_get(o, "checkpoint") : NULL;
+  if (ok && ck != NULL && ck->type == MSGPACK_OBJECT_ARRAY &&
+      ck->via.array.size == NOTIFICATION_CHECKPOINT_WORDS) {
+    n->has_checkpoint = true;
+    for (uint32_t i = 0; i < NOTIFICATION_CHECKPOINT_WORDS && n->has_checkpoint; i++)
+      n->has_checkpoint = element_uint(ck, i, &n->checkpoint[i]);
+  }
+  if (ok && ck != NULL && ck->type != MSGPACK_OBJECT_NIL && !n->has_checkpoint) {
+    ok = false;
+    error_set(err, kErrInvalidParams, W ": checkpoint: neither nil nor %d unsigned integers",
+              NOTIFICATION_CHECKPOINT_WORDS);
+  }
   if (!ok) {
     notification_free(n);
     return NULL;

@@ -71,6 +71,7 @@ session_registry_free(SessionRegistry *reg)
     return;
   while (reg->head)
     session_destroy(reg->head);
+  free(reg->checkpoints);
   free(reg);
 }
 

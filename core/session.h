@@ -151,6 +151,13 @@ uint64_t session_journal_errors(const Session *s); /* journal writes that failed
 int session_registry_restore(SessionRegistry *reg, int state_fd, int sessions_fd,
                              uint64_t journal_max_bytes);
 
+/* After a restore: the checkpoint that went with the latest notification of
+ * monitor_id in the journals brought back (Notification's checkpoint), for
+ * a monitor taken over whose own checkpoint the crash left behind it.
+ * False when there is none. */
+bool session_registry_checkpoint(const SessionRegistry *reg, const char *monitor_id,
+                                 uint64_t out[NOTIFICATION_CHECKPOINT_WORDS]);
+
 /* Per-session state of the owner (its monitors, ...). */
 void session_set_user(Session *s, void *user);
 void *session_user(const Session *s);

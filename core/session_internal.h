@@ -91,7 +91,17 @@ struct SessionRegistry {
   size_t journal_max_bytes;      /* state.journal_max_bytes */
   bool restoring;                /* a journal is being read back */
   uint64_t set_aside;            /* journals set aside at the restore */
+  /* The latest checkpoint a restored journal holds for each monitor
+   * (session_registry_checkpoint): kept from the restore on. */
+  struct SessionCheckpoint *checkpoints;
+  size_t ncheckpoints;
 };
+
+/* A monitor's checkpoint as its notifications' journal records had it. */
+typedef struct SessionCheckpoint {
+  char monitor_id[24];
+  uint64_t v[NOTIFICATION_CHECKPOINT_WORDS];
+} SessionCheckpoint;
 
 /* --- session.c: the in-use guard ---------------------------------------- */
 

@@ -254,11 +254,14 @@ typedef struct {
   size_t nwaiting;
   size_t meta_at, meta_len; /* the last whole record, whose numbers stand */
   bool has_meta;
+  SessionCheckpoint *checkpoints; /* the latest per monitor, from its notes */
+  size_t ncheckpoints;
 } JournalImage;
 
 static void
 journal_image_free(JournalImage *im)
 {
+  free(im->checkpoints);
   for (size_t i = 0; i < im->nkept; i++)
     notification_free(im->kept[i]);
   free(im->kept);
@@ -326,6 +329,27 @@ journal_image_unwait(JournalImage *im, uint64_t key)
   return NULL;
 }
 
+/* Keeps in *all (count *n) the checkpoint v of monitor_id when it is the
+ * latest (by notifications told) seen for it. */
+static void
+journal_keep_checkpoint(SessionCheckpoint **all, size_t *n, const char *monitor_id,
+                        const uint64_t v[NOTIFICATION_CHECKPOINT_WORDS])
+{
+  size_t i = 0;
+  while (i < *n && strcmp((*all)[i].monitor_id, monitor_id) != 0)
+    i++;
+  if (i == *n) {
+    *all = xrealloc(*all, (*n + 1) * sizeof **all);
+    memset(&(*all)[i], 0, sizeof **all);
+    snprintf((*all)[i].monitor_id, sizeof (*all)[i].monitor_id, "%s", monitor_id);
+    (*n)++;
+  } else if ((*all)[i].v[NOTIFICATION_CHECKPOINT_WORDS - 1] >=
+             v[NOTIFICATION_CHECKPOINT_WORDS - 1]) {
+    return;
+  }
+  memcpy((*all)[i].v, v, sizeof (*all)[i].v);
+}
+
 /* Applies one record to the image; false with err when it is not sound. */
 static bool
 journal_apply(JournalImage *im, const msgpack_object *rec, VigilError *err)
@@ -349,6 +373,8 @@ journal_apply(JournalImage *im, const msgpack_object *rec, VigilError *err)
     ok = n != NULL && n->store_key == key && n->seq == seq;
     if (n != NULL && !ok)
       error_set(err, kErrInvalidParams, W ": a note's key or seq is not its notification's");
+    if (ok && n->has_checkpoint && n->monitor_id[0] != '\0')
+      journal_keep_checkpoint(&im->checkpoints, &im->ncheckpoints, n->monitor_id, n->checkpoint);
     if (ok && seq > 0)
       journal_image_keep(im, n);
     else if (ok)
@@ -558,6 +584,9 @@ session_journal_load(SessionRegistry *reg, const char *file, VigilError *err)
                 name);
   }
   ok = ok && journal_restore_into(s, &im, statefile_get(&last.data, "m"), err);
+  for (size_t i = 0; ok && i < im.ncheckpoints; i++)
+    journal_keep_checkpoint(&reg->checkpoints, &reg->ncheckpoints, im.checkpoints[i].monitor_id,
+                            im.checkpoints[i].v);
   if (!ok && made)
     session_destroy(s);
   reg->restoring = false;
@@ -636,4 +665,17 @@ session_registry_restore(SessionRegistry *reg, int state_fd, int sessions_fd,
     if (s->journal_fd < 0 && !s->anonymous)
       session_journal_rewrite(s);
   return restored;
+}
+
+bool
+session_registry_checkpoint(const SessionRegistry *reg, const char *monitor_id,
+                            uint64_t out[NOTIFICATION_CHECKPOINT_WORDS])
+{
+  for (size_t i = 0; i < reg->ncheckpoints; i++) {
+    if (strcmp(reg->checkpoints[i].monitor_id, monitor_id) == 0) {
+      memcpy(out, reg->checkpoints[i].v, sizeof reg->checkpoints[i].v);
+      return true;
+    }
+  }
+  return false;
 }

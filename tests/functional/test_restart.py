@@ -419,6 +419,38 @@ def test_a_notification_waiting_at_the_crash_is_delivered_after_it_with_its_text
 
 
 @socket_only
+def test_a_crash_between_a_notification_and_its_checkpoint_tells_it_once(e):
+    # The notification is in the session's journal before it is pushed,
+    # with the checkpoint that is stored right after; a crash between the
+    # two (simulated: the checkpoint page put back as it was before the
+    # batch) is caught up from the journal, so the batch is not told again.
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    mid = e.call("monitor_start", argv=["sh", "-c", 'echo "ERROR one"; while [ ! -e "%s" ]; do '
+                                        'sleep 0.02; done; echo "ERROR two"; sleep 600' % go],
+                 patterns=["ERROR"], incidents=False)["monitor_id"]
+    first = e.main.wait_notification(lambda n: n["monitor_id"] == mid, what="ERROR one")
+    assert first["seq"] == 1, first
+    ckpt = os.path.join(monitor_dir(e, mid), "checkpoint")
+    wait_for(lambda: struct.unpack_from("<Q", open(ckpt, "rb").read(), 72)[0] == 1,
+             "the checkpoint after the first notification")
+    kill_engine(e)
+    with open(ckpt, "r+b") as f:  # cut, next seq, counters, notifications: before the batch
+        f.seek(16)
+        f.write(struct.pack("<QQQQQQQQ", 0, 0, 1, 0, 0, 0, 0, 0))
+    open(go, "w").close()
+    with restart_on(e) as e2:
+        e2.wait_log("%s: its checkpoint is taken from its session's journal" % mid)
+        e2.call("session_open", session="agent", last_seq=1)
+        second = e2.main.wait_notification(lambda n: n["monitor_id"] == mid, what="ERROR two")
+        assert second["seq"] == 2 and "ERROR two" in second["text"], second
+        assert "ERROR one" not in second["text"], second["text"]
+        status = e2.call("monitor_status", monitor_id=mid)["counters"]
+        assert (status["lines"], status["matched"], status["notifications"]) == (2, 2, 2), status
+        e2.call("monitor_stop", monitor_id=mid)
+
+
+@socket_only
 def test_a_corrupt_session_journal_is_set_aside_and_reported_never_trusted(e):
     e.call("session_open", session="agent")
     e.call("session_open", session="other")
@@ -584,6 +616,7 @@ TESTS = [
     test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once,
     test_a_graceful_restart_sigusr2_hands_everything_over_with_no_gap,
     test_a_notification_waiting_at_the_crash_is_delivered_after_it_with_its_text,
+    test_a_crash_between_a_notification_and_its_checkpoint_tells_it_once,
     test_a_corrupt_session_journal_is_set_aside_and_reported_never_trusted,
     test_a_journal_torn_by_the_crash_loses_only_its_cut_record,
     test_an_exit_while_no_engine_was_there_is_reported_with_its_code,
