@@ -4,7 +4,7 @@
  * restarted engine gives the monitor back the events it had, with their
  * ids, times and texts, and goes on numbering after them.
  *
- * The file (`events`) is a 4 KiB header and one 512-byte slot per event the
+ * The file (`events`) is a 64-byte header and one 512-byte slot per event the
  * log may hold (monitor.event_log_max): event id N lives in slot
  * (N - 1) mod slots, so the file is the log's own ring and never grows.
  * Writing one is a copy into the page cache (no system call on the data
