@@ -81,6 +81,8 @@ typedef struct {
   char **argv;             /* as started, for the same */
   int handed_over;         /* the listening socket an earlier image handed
                               over (handover.h), -1: none */
+  int restored;            /* sessions and monitors taken back from the
+                              state directory at this start */
 } Vigild;
 
 static Vigild vigild;
@@ -378,10 +380,12 @@ vigild_open_state(const VigildArgs *args, const char *listen_path, VigilError *e
   if (kept || restored > 0)
     LOG_INFO("vigild", "epoch %s %s; %d session(s) brought back", epoch_hex(),
              kept ? "kept from the engine before" : "new", restored);
+  vigild.restored = restored;
   int taken = monitor_keep_sweep(vigild.state->dir_fd, vigild.state->monitors_fd, vigild_take,
                                  vigild.engine);
   if (taken > 0)
     LOG_INFO("vigild", "took over %d monitor(s) an earlier engine left", taken);
+  vigild.restored += taken;
   return 0;
 }
 
@@ -477,6 +481,18 @@ main(int argc, char **argv)
   }
   vigild_setup(&cfg, args.config_path);
   int status = vigild_serve(&args, &err);
+  if (status != 0 && vigild.restored > 0) {
+    /* A start that fails must change nothing: what it took back is left
+     * as it was (the keepers see this engine go and drain, the journals
+     * stay) for the next start, not stopped and removed as a shutdown
+     * would. */
+    fprintf(stderr, "vigild: %s\n", err.msg);
+    LOG_ERROR("vigild", "the start failed after taking back %d session(s) and monitor(s): "
+              "the state directory is left as it was for the next start",
+              vigild.restored);
+    log_flush(1000);
+    _exit(1);
+  }
   if (status != 0) {
     fprintf(stderr, "vigild: %s\n", err.msg);
     engine_shutdown(vigild.engine, true);

@@ -16,12 +16,14 @@ ending, a reply): the CI machine is a loaded 2-core box."""
 import os
 import signal
 import struct
+import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import Engine, default_config, run_tests, socket_only, stdio_only, with_config
+from vigiltest import (VIGILD, Engine, default_config, run_tests, socket_only, stdio_only,
+                       with_config)
 
 BOUND_S = 60
 SPOOL_HEADER = 4096
@@ -451,6 +453,36 @@ def test_a_crash_between_a_notification_and_its_checkpoint_tells_it_once(e):
 
 
 @socket_only
+def test_a_restart_that_fails_to_start_leaves_the_state_as_it_was(e):
+    # Started again where its socket cannot be bound, vigild exits 1 after
+    # taking the state back; the monitor goes on under its keeper and the
+    # session's journal stays, so the next start takes both.
+    e.call("session_open", session="agent")
+    mid = e.call("monitor_start", argv=["sh", "-c", "echo ERROR one; sleep 600"],
+                 patterns=["ERROR"])["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    e.main.wait_notification(lambda n: n["monitor_id"] == mid, what="the match")
+    kill_engine(e)
+    os.unlink(e.socket_path)
+    open(e.socket_path, "w").close()  # not a socket: the listen is refused
+    p = subprocess.run([VIGILD, "--listen", e.socket_path, "--config", e.config_path,
+                        "--state-dir", state_dir(e)], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=BOUND_S)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 1, err
+    assert "is not a socket" in err and "the state directory is left as it was" in err, err
+    assert alive(pid)
+    assert os.path.exists(os.path.join(state_dir(e), "sessions", "session.agent"))
+    assert os.path.exists(os.path.join(monitor_dir(e, mid), "spec"))
+    os.unlink(e.socket_path)
+    with restart_on(e) as e2:
+        e2.wait_log("took over %s" % mid)
+        again = e2.call("session_open", session="agent", last_seq=0)
+        assert again["resumed"] is True and again["next_seq"] == 2, again
+        e2.call("monitor_stop", monitor_id=mid)
+
+
+@socket_only
 def test_a_corrupt_session_journal_is_set_aside_and_reported_never_trusted(e):
     e.call("session_open", session="agent")
     e.call("session_open", session="other")
@@ -617,6 +649,7 @@ TESTS = [
     test_a_graceful_restart_sigusr2_hands_everything_over_with_no_gap,
     test_a_notification_waiting_at_the_crash_is_delivered_after_it_with_its_text,
     test_a_crash_between_a_notification_and_its_checkpoint_tells_it_once,
+    test_a_restart_that_fails_to_start_leaves_the_state_as_it_was,
     test_a_corrupt_session_journal_is_set_aside_and_reported_never_trusted,
     test_a_journal_torn_by_the_crash_loses_only_its_cut_record,
     test_an_exit_while_no_engine_was_there_is_reported_with_its_code,
