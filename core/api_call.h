@@ -21,7 +21,7 @@
 #include "rpc/channel.h"
 #include "rpc/server.h"
 
-#define API_SESSION_NAME_MAX 64
+#define API_SESSION_NAME_MAX SESSION_NAME_MAX
 #define API_WAIT_MAX_MS 3600000
 
 typedef struct Conn Conn;

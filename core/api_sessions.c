@@ -16,23 +16,6 @@
 
 /* --- methods: sessions -------------------------------------------------- */
 
-/* Whether name is a session name a caller may choose. */
-static bool
-api_session_name_ok(const char *name)
-{
-  size_t n = strlen(name);
-  if (n == 0 || n > API_SESSION_NAME_MAX || strncmp(name, "anon-", 5) == 0)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    char ch = name[i];
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '.' || ch == '_' || ch == '-' || ch == ':';
-    if (!ok)
-      return false;
-  }
-  return true;
-}
-
 /* session_open: docs/protocol.md section 5, "session_open". */
 void
 api_session_open(Call *call)
@@ -54,7 +37,7 @@ api_session_open(Call *call)
     random_monitor_id(id);
     name = xmalloc(32);
     snprintf(name, 32, "ses_%s", id + 4);
-  } else if (!api_session_name_ok(name)) {
+  } else if (!session_name_ok(name)) {
     error_set(&call->err, kErrInvalidParams,
               "session: \"%.64s\" must be 1..%d characters of [A-Za-z0-9._:-], not starting "
               "with \"anon-\"",

@@ -17,6 +17,7 @@
 
 #include "memory.h"
 #include "monitor_fields.h"
+#include "session.h"
 
 /* An entry of `monitors` as a FieldSource (monitor_fields.h): its table is
  * at idx, and its values are read with the config's own types and
@@ -227,6 +228,9 @@ config_entry(ConfigWalk *w, int idx, size_t index, ConfigMonitor *cm)
     return config_fail(w, "%s.session is required", base);
   if (config_field_pop(w, config_string_dup(w, lua_gettop(w->L), name, true, &cm->session)) < 0)
     return -1;
+  if (!session_name_ok(cm->session))
+    return config_fail(w, "%s.session must be 1..%d of A-Z a-z 0-9 . _ - : and not start with "
+                       "\"anon-\", got \"%s\"", base, SESSION_NAME_MAX, cm->session);
   if (start_request_read(&src, kFormConfig, &w->cfg->settings, &cm->req, w->err) != 0)
     return -1;
   bool match_pattern = config_field_push(&src, "match_pattern", &walk, name);

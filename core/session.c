@@ -355,6 +355,25 @@ session_destroy(Session *s)
     session_free_now(s);
 }
 
+/* --- names -------------------------------------------------------------- */
+
+/* See session.h. */
+bool
+session_name_ok(const char *name)
+{
+  size_t n = strlen(name);
+  if (n == 0 || n > SESSION_NAME_MAX || strncmp(name, "anon-", 5) == 0)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = name[i];
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-' || ch == ':';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
 /* --- accessors ---------------------------------------------------------- */
 
 const char *

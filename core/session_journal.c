@@ -160,7 +160,10 @@ session_journal_rewrite(Session *s)
 static bool
 session_journal_on(const Session *s)
 {
-  return s->reg->store_fd >= 0 && !s->reg->restoring && !s->anonymous && !s->doomed;
+  /* A name no host could choose (none reaches here but from a file or a
+   * config checked as strictly) gets no file rather than a path. */
+  return s->reg->store_fd >= 0 && !s->reg->restoring && !s->anonymous && !s->doomed &&
+         session_name_ok(s->name);
 }
 
 /* Appends one record, or rewrites the journal when it is due (grown past
@@ -641,7 +644,7 @@ session_registry_restore(SessionRegistry *reg, int state_fd, int sessions_fd,
       /* A rewrite the crash cut short: the journal it was to replace holds. */
       unlinkat(sessions_fd, file, 0);
     } else if (strncmp(file, SESSION_JOURNAL_PREFIX, strlen(SESSION_JOURNAL_PREFIX)) != 0 ||
-               len == strlen(SESSION_JOURNAL_PREFIX)) {
+               !session_name_ok(file + strlen(SESSION_JOURNAL_PREFIX))) {
       LOG_WARN("state", "sessions/%s is no session journal; left alone", file);
     } else {
       VigilError err = VIGIL_ERROR_INIT;

@@ -435,6 +435,10 @@ TEST(monitor_entries_are_checked)
                "invalid_params: @: monitors[1].session is required");
   EXPECT_ERROR("return { monitors = { { session = '', command = 'make' } } }",
                "invalid_params: @: monitors[1].session must be a non-empty string, got \"\"");
+  /* A session's name is part of its journal's file name (docs/restart.md). */
+  EXPECT_ERROR("return { monitors = { { session = '../up', command = 'make' } } }",
+               "invalid_params: @: monitors[1].session must be 1..64 of A-Z a-z 0-9 . _ - : and "
+               "not start with \"anon-\", got \"../up\"");
   EXPECT_ERROR("return { monitors = { { session = 's', command = 'make', argv = { 'make' } } } }",
                "invalid_params: @: monitors[1] must give exactly one of command and argv, got "
                "both");
