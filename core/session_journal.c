@@ -31,10 +31,6 @@
 #define SESSION_JOURNAL_VERSION 1
 #define SESSION_JOURNAL_HEADER 16
 static const char session_journal_magic[8] = {'V', 'I', 'G', 'L', 'J', 'R', 'N', 'L'};
-/* The largest journal read back: well past any bound it is rewritten at
- * (state.journal_max_bytes is at most 1 GiB; a rewrite is at most what
- * a session holds), so only a file that is not ours reaches it. */
-#define SESSION_JOURNAL_READ_MAX ((size_t)4 << 30)
 /* A single record's bound, as read back: a notification is at most a batch
  * of lines of at most line_max_bytes each. */
 #define SESSION_JOURNAL_RECORD_MAX ((uint32_t)256 << 20)
@@ -557,8 +553,11 @@ static int
 session_journal_load(SessionRegistry *reg, const char *file, VigilError *err)
 {
   const char *name = file + strlen(SESSION_JOURNAL_PREFIX);
+  /* The largest journal read back: one rewrite past its bound, and the
+   * record that crossed it. A larger file is no journal of this engine's. */
+  size_t max = 2 * reg->journal_max_bytes + SESSION_JOURNAL_RECORD_MAX;
   size_t size = 0;
-  int fd = statefile_open(reg->store_fd, file, SESSION_JOURNAL_READ_MAX, W, &size, err);
+  int fd = statefile_open(reg->store_fd, file, max, W, &size, err);
   if (fd < 0)
     return 0;
   char *buf = NULL;
