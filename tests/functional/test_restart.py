@@ -1,14 +1,19 @@
-"""Monitors outliving the engine (docs/restart.md, stages 1 and 2): with a state
-directory every monitored program is started by a vigil-keeper, its parent,
-so that killing vigild (SIGKILL: a crash, the OOM killer) leaves it running
-and never blocked: the keeper drains its output into the monitor's spools,
-counting what does not fit, stops it after keeper.unattended_ms, and writes
-its true exit status. A restarted engine takes over what a killed one left
-in a named session: the same monitor, what it printed while no engine read
-processed as if just read, its true exit; what it cannot take (an anonymous
-session's, an unsound spec) it reports, stops and removes. A keeper killed
-under a live engine costs nothing: the engine, a subreaper, becomes the
-program's parent.
+"""An engine restart loses nothing (docs/restart.md). With a state directory
+every monitored program is started by a vigil-keeper, its parent, so that
+killing vigild (SIGKILL: a crash, the OOM killer) leaves it running and
+never blocked: the keeper drains its output into the monitor's spools,
+counting what does not fit, records the order of the two streams, stops it
+after keeper.unattended_ms, and writes its true exit status. A restarted
+engine takes back the epoch, every named session from its journal (its
+numbering, its waiting and kept notifications) and every monitor of a
+named session: the same monitor, its event log, its lines numbered and
+counted as before, what it printed while no engine read processed as if
+just read, its true exit; every match told exactly once across the
+restart. SIGUSR2 does the same in place, with no gap. What it cannot take
+(an anonymous session's monitor, an unsound spec, a corrupt journal) it
+reports, sets aside and stops; a restart that fails to start leaves the
+state as it was. A keeper killed under a live engine costs nothing: the
+engine, a subreaper, becomes the program's parent.
 
 Every wait is on an event with a generous bound (a file appearing, a process
 ending, a reply): the CI machine is a loaded 2-core box."""
