@@ -125,7 +125,7 @@ return {
     -- Last lines carried by an ending notification.
     exit_lines = 10,                     -- 0..1000 lines
     -- Running monitors per session (ended ones free their slot).
-    max_monitors_per_session = 3,        -- 1..16 monitors
+    max_monitors_per_session = 16,       -- 1..16 monitors
     -- Running monitors in the whole engine.
     max_monitors = 1000,                 -- 1..100000 monitors
     -- Ended monitors a session keeps for list/status/output; the oldest go

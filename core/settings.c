@@ -98,7 +98,7 @@ const SettingSpec settings_table[] = {
   INT_SETTING("keeper.unattended_ms", keeper_unattended_ms, 900000, 1000, 604800000, "ms",
               "how long a monitored process may run while no engine is attached before its "
               "keeper stops it"),
-  INT_SETTING("monitor.max_monitors_per_session", max_monitors_per_session, 3, 1, 16, "monitors",
+  INT_SETTING("monitor.max_monitors_per_session", max_monitors_per_session, 16, 1, 16, "monitors",
               "running monitors per session (ended ones free their slot)"),
   INT_SETTING("monitor.max_monitors", max_monitors, 1000, 1, 100000, "monitors",
               "running monitors in the whole engine"),

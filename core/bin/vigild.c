@@ -503,6 +503,10 @@ main(int argc, char **argv)
   /* Last, once every monitor is gone: the lock is held for the engine's
    * whole life. A start that failed takes back a directory it made. */
   if (vigild.state != NULL) {
+    /* A shutdown keeps nothing: the next engine draws a new epoch, so a
+     * host's cursor from this one reads as "what followed it is gone". */
+    if (status == 0)
+      unlinkat(vigild.state->dir_fd, EPOCH_FILE_NAME, 0);
     if (status != 0)
       statedir_abandon(vigild.state);
     else

@@ -636,6 +636,18 @@ def test_a_graceful_shutdown_leaves_no_monitor_directory(e):
     assert os.listdir(os.path.join(state_dir(e), "monitors")) == []
 
 
+@socket_only
+def test_after_a_shutdown_the_next_engine_draws_a_new_epoch(e):
+    # SIGTERM keeps nothing, the epoch included: a host's cursor from the
+    # engine before reads as "what followed it is gone" (a crash keeps it).
+    epoch = e.call("session_open", session="agent")["epoch"]
+    assert e.stop() == 0
+    assert not os.path.exists(os.path.join(state_dir(e), "epoch"))
+    with restart_on(e) as e2:
+        again = e2.call("session_open", session="agent", last_seq=4)
+        assert again["resumed"] is False and again["epoch"] != epoch, (again, epoch)
+
+
 @stdio_only
 def test_without_a_state_directory_the_engine_is_the_parent(e):
     mid = e.call("monitor_start", argv=["sleep", "600"])["monitor_id"]
@@ -663,6 +675,7 @@ TESTS = [
     test_a_keeper_left_alone_stops_its_program_after_keeper_unattended_ms,
     test_a_keeper_killed_under_a_live_engine_loses_nothing,
     test_a_graceful_shutdown_leaves_no_monitor_directory,
+    test_after_a_shutdown_the_next_engine_draws_a_new_epoch,
     test_without_a_state_directory_the_engine_is_the_parent,
 ]
 
