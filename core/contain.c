@@ -70,6 +70,18 @@ contain_limit_name(ContainLimit limit)
   }
 }
 
+/* See contain.h. */
+ContainLimit
+contain_limit_by_name(const char *name)
+{
+  static const ContainLimit limits[] = {kContainLimitMemory, kContainLimitProcesses,
+                                        kContainLimitCpuTime};
+  for (size_t i = 0; name != NULL && i < sizeof limits / sizeof *limits; i++)
+    if (strcmp(contain_limit_name(limits[i]), name) == 0)
+      return limits[i];
+  return kContainLimitNone;
+}
+
 /* --- start-up ----------------------------------------------------------- */
 
 /* See contain.h. */

@@ -60,6 +60,9 @@ typedef enum {
 
 /* The protocol name of a limit ("memory_limit"), NULL for none. */
 const char *contain_limit_name(ContainLimit limit);
+/* The limit a name from contain_limit_name stands for; kContainLimitNone
+ * for NULL or a name that is none (a file read back, say). */
+ContainLimit contain_limit_by_name(const char *name);
 
 typedef struct {
   const char *tag;          /* the monitor's id ([A-Za-z0-9_.-]); NULL: one is made */

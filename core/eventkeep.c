@@ -108,18 +108,6 @@ eventkeep_close(EventKeep *k)
   memset(k, 0, sizeof *k);
 }
 
-/* The limit `exceeded` names, as a number a slot can hold. */
-static uint8_t
-eventkeep_limit(const char *exceeded)
-{
-  static const ContainLimit limits[] = {kContainLimitMemory, kContainLimitProcesses,
-                                        kContainLimitCpuTime};
-  for (size_t i = 0; exceeded != NULL && i < sizeof limits / sizeof *limits; i++)
-    if (strcmp(contain_limit_name(limits[i]), exceeded) == 0)
-      return (uint8_t)limits[i];
-  return kContainLimitNone;
-}
-
 /* Copies s into the slot's text at *at, cut to what is left (with "..."),
  * and returns the length kept. */
 static uint16_t
@@ -161,7 +149,7 @@ eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, uint64_t dr
   s.signal = ev->signal;
   s.kind = ev->kind;
   s.has_exit_code = ev->has_exit_code;
-  s.exceeded = eventkeep_limit(ev->exceeded);
+  s.exceeded = (uint8_t)contain_limit_by_name(ev->exceeded);
   size_t at = 0;
   s.has_line = ev->line != NULL;
   if (ev->line != NULL)

@@ -19,11 +19,6 @@
 
 #define W "notification"
 
-/* The limits a kept notification could name (contain_limit_name's). */
-static const ContainLimit notification_state_limits[] = {
-  kContainLimitMemory, kContainLimitProcesses, kContainLimitCpuTime,
-};
-
 void
 notification_state_pack(msgpack_packer *pk, const Notification *n)
 {
@@ -225,12 +220,7 @@ notification_state_exceeded(const msgpack_object *map, const char **out, VigilEr
   *out = NULL;
   if (name == NULL)
     return true;
-  for (size_t i = 0; i < sizeof notification_state_limits / sizeof *notification_state_limits;
-       i++) {
-    const char *known = contain_limit_name(notification_state_limits[i]);
-    if (strcmp(known, name) == 0)
-      *out = known;
-  }
+  *out = contain_limit_name(contain_limit_by_name(name));
   bool ok = *out != NULL;
   if (!ok)
     error_set(err, kErrInvalidParams, W ": exceeded: \"%s\" is no limit this engine knows", name);
