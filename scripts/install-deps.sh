@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what vigil needs to build, test and benchmark, and nothing else:
-# the Debian packages, then the Node packages the MCP tests drive `vigil mcp`
-# with (tests/mcp, pinned by its package-lock.json). Idempotent: when
+# the Debian packages, then the Node packages (tests/mcp, clients/node, each
+# pinned by its package-lock.json). Idempotent: when
 # everything is already present it prints nothing and touches nothing. Runs
 # as root (apt-get); under another user it uses sudo when there is one, else
 # it says what to install.
@@ -14,6 +14,7 @@ packages=(
   libjansson-dev                        # JSON for the command-line client and vigil mcp
   python3 python3-msgpack               # the example gateway and functional tests
   strace                                # bench/idle counts the engine's wake-ups with it
+  scdoc                                 # the man pages (docs/man/*.scd)
 )
 # Node.js and npm for the MCP tests, unless a Node.js with npm is already
 # installed (another packaging of Node, such as NodeSource's, provides npm
@@ -45,11 +46,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The MCP SDK, exactly as the lockfile pins it; again only when the installed
-# tree is older than the lockfile (npm writes node_modules/.package-lock.json).
-mcp=tests/mcp
-if [ ! -f "$mcp/node_modules/.package-lock.json" ] ||
-   [ "$mcp/package-lock.json" -nt "$mcp/node_modules/.package-lock.json" ]; then
-  echo "install-deps: installing the MCP test client (npm ci in $mcp)" >&2
-  (cd "$mcp" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-fi
+# The Node packages, exactly as each lockfile pins them: the MCP SDK client
+# the MCP tests use (tests/mcp) and the Node client library's one dependency
+# (clients/node). Again only when the installed tree is older than the
+# lockfile (npm writes node_modules/.package-lock.json).
+for dir in tests/mcp clients/node; do
+  [ -f "$dir/package-lock.json" ] || continue
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+     [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    echo "install-deps: installing $dir's Node packages (npm ci)" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+done
