@@ -1,0 +1,33 @@
+"""vigil_client: a Python client for vigil's engine, vigild.
+
+A gateway (the program that runs an agent loop) uses it to embed an engine
+(``Engine.spawn``) or connect to one (``Client.connect``), start monitors,
+tell the engine when the agent is in a turn, and take the notifications the
+engine pushes, as typed :class:`Notification` objects, to inject into the
+agent's turns. Sessions (``client.session(name)``) keep the resume cursor,
+so a gateway that reconnects or restarts gets exactly what it missed. The
+asyncio flavour (``AsyncClient``, ``AsyncEngine``) has the same shape.
+The wire contract is docs/protocol.md in vigil's repository; this package
+needs only msgpack.
+"""
+
+from .aio import AsyncClient, AsyncEngine, AsyncSession
+from .client import DEFAULT_CALL_TIMEOUT_S, Client, Engine, Session
+from .cursor import LAST_SEQ_MAX, SessionCursor
+from .endpoint import default_socket_path, find_vigild
+from .errors import (ERROR_CODES, AlreadyExited, CommandNotFound, ConnectionClosed, Denied,
+                     Disabled, Internal, InvalidParams, InvalidPattern, LimitExceeded, NotFound,
+                     SpawnFailed, UnknownMethod, VigilError)
+from .inbox import DEFAULT_MAX_BACKLOG
+from .notification import ENDING_TYPES, Incident, Line, Notification
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AlreadyExited", "AsyncClient", "AsyncEngine", "AsyncSession", "Client", "CommandNotFound",
+    "ConnectionClosed", "DEFAULT_CALL_TIMEOUT_S", "DEFAULT_MAX_BACKLOG", "Denied", "Disabled",
+    "ENDING_TYPES", "ERROR_CODES", "Engine", "Incident", "Internal", "InvalidParams",
+    "InvalidPattern", "LAST_SEQ_MAX", "LimitExceeded", "Line", "NotFound", "Notification",
+    "Session", "SessionCursor", "SpawnFailed", "UnknownMethod", "VigilError",
+    "default_socket_path", "find_vigild",
+]
