@@ -1,0 +1,17 @@
+// vigil-client: a Node client for vigil's engine (vigild). See README.md;
+// the wire contract is docs/protocol.md of the vigil repository.
+//
+//   Client.connect(path)       an engine's Unix socket
+//   Engine.spawn({config})     an engine of the host's own (vigild --stdio)
+//   client.session(name, {lastSeq})  a named session that resumes exactly
+//   client.wait({timeoutMs})   the next notification
+
+export { Client, LAST_SEQ_MAX, RECONNECT_TIMEOUT_MS } from './lib/client.js';
+export { Engine, ENGINE_LOG_TAIL_BYTES, ENGINE_TIMEOUT_MS } from './lib/engine.js';
+export { Session } from './lib/session.js';
+export { ERROR_CODES, VigilError, VigilConnectionError, VigilTimeoutError } from './lib/errors.js';
+export { METHODS, ENDING_TYPES } from './lib/methods.js';
+export { defaultSocketPath, SOCKET_PATH_MAX } from './lib/socket.js';
+export { INBOX_MAX } from './lib/inbox.js';
+export { IN_FLIGHT_MAX } from './lib/connection.js';
+export { ITEM_MAX_BYTES, readMessages, encodeMessage } from './lib/framing.js';
