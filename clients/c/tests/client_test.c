@@ -1,0 +1,2 @@
+#include "vigil/client.h"
+int main(void){return 0;}
