@@ -13,6 +13,7 @@ packages=(
   libuv1-dev libpcre2-dev libmsgpack-dev liblua5.4-dev  # the four libraries
   libjansson-dev                        # JSON for the command-line client and vigil mcp
   python3 python3-msgpack               # the example gateway and functional tests
+  python3-pip python3-setuptools python3-wheel  # pip install ./clients/python, offline (its test)
   strace                                # bench/idle counts the engine's wake-ups with it
   scdoc                                 # the man pages (docs/man/*.scd)
 )
