@@ -18,6 +18,20 @@
 #include "cli_fmt.h"
 #include "version.h"
 
+/* The usage error for a word that names no subcommand, with the closest
+ * one when it is close ("strat": did you mean "start"?). */
+static int
+vigil_no_command(const char *word)
+{
+  const char *suggestion = cli_cmds_suggest(word);
+  if (suggestion)
+    return cli_opts_usage_error(NULL, "no command \"%s\"; did you mean \"%s\"?", word,
+                                suggestion);
+  return cli_opts_usage_error(NULL, "no command \"%s\" (try: start, list, status, output, "
+                                    "logs, events, wait, stop, restart, run, watch)",
+                              word);
+}
+
 /* `vigil help [COMMAND]`: the top-level help, or one subcommand's. */
 static int
 vigil_help(int argc, char **argv, int i)
@@ -28,7 +42,7 @@ vigil_help(int argc, char **argv, int i)
   }
   const CliCommand *cmd = cli_cmds_find(argv[i + 1]);
   if (cmd == NULL)
-    return cli_opts_usage_error(NULL, "no command \"%s\"", argv[i + 1]);
+    return vigil_no_command(argv[i + 1]);
   cli_opts_help(&cmd->spec, stdout);
   return 0;
 }
@@ -49,7 +63,7 @@ main(int argc, char **argv)
       continue;
     if (rc != 0)
       return rc;
-    return cli_opts_usage_error(NULL, "unknown option \"%s\"", argv[i]);
+    return cli_opts_unknown(NULL, argv[i]);
   }
   if (i >= argc) {
     if (parsed.help) {
@@ -64,9 +78,7 @@ main(int argc, char **argv)
     return vigil_help(argc, argv, i);
   const CliCommand *cmd = cli_cmds_find(argv[i]);
   if (cmd == NULL)
-    return cli_opts_usage_error(NULL, "no command \"%s\" (try: start, list, status, output, "
-                                      "logs, events, wait, stop, run, watch)",
-                                argv[i]);
+    return vigil_no_command(argv[i]);
   int rc = cli_opts_parse(&cmd->spec, argc - i - 1, argv + i + 1, &parsed);
   if (rc == 0 && parsed.help) {
     cli_opts_help(&cmd->spec, stdout);

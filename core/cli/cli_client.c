@@ -11,6 +11,7 @@
 
 #include "cli_json.h"
 #include "cli_obj.h"
+#include "cli_paths.h"
 #include "rpc/server.h"
 #include "strbuf.h"
 #include "textfmt.h"
@@ -58,18 +59,18 @@ cli_client_call(CliClient *c, const char *method, const CliReq *args, int64_t ti
   return -1;
 }
 
-/* The largest linger the engine allows (api_info's session.max_linger_ms),
- * or 0 when it cannot be learned. */
-static uint64_t
-cli_client_max_linger(CliClient *c)
+uint64_t
+cli_client_limit(CliClient *c, const char *name, uint64_t def)
 {
   CliReply reply;
-  if (cli_client_call(c, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &reply) != 0)
-    return 0;
-  uint64_t max = cli_obj_get_uint(cli_obj_get(reply.result, "limits"),
-                                  "session.max_linger_ms", 0);
+  CliError saved = c->err;
+  if (cli_client_call(c, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &reply) != 0) {
+    c->err = saved;
+    return def;
+  }
+  uint64_t value = cli_obj_get_uint(cli_obj_get(reply.result, "limits"), name, def);
   cli_reply_free(&reply);
-  return max;
+  return value;
 }
 
 /* Opens the named session; see cli_client.h for the linger rule. */
@@ -106,7 +107,7 @@ cli_client_open_session(CliClient *c, bool has_last_seq, uint64_t last_seq)
     }
     if (attempt > 0 || c->err.kind != kCliErrEngine || strstr(c->err.msg, "linger_ms") == NULL)
       return -1;
-    linger = cli_client_max_linger(c);
+    linger = cli_client_limit(c, "session.max_linger_ms", 0);
     if (linger == 0)
       return 0; /* the default linger applies; the session is open all the same */
   }
@@ -125,20 +126,30 @@ cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint64_t 
   return 0;
 }
 
+/* Prints how to start an engine on the socket this command wanted: the
+ * vigild beside this executable and a config that exists (cli_paths.h). */
+static void
+cli_client_how_to_start(const CliClient *c)
+{
+  char vigild[CLI_PATHS_MAX], config[CLI_PATHS_MAX], def[4096];
+  cli_paths_vigild(vigild, sizeof vigild);
+  bool have_config = cli_paths_config(config, sizeof config);
+  bool is_default = rpc_default_socket_path(def, sizeof def) == 0 &&
+                    strcmp(def, c->socket_path) == 0;
+  fprintf(stderr, "  start one with: %s%s%s --config %s\n", vigild, is_default ? "" : " --listen ",
+          is_default ? "" : c->socket_path, config);
+  if (!have_config)
+    fprintf(stderr, "  (no config found: write %s, or start from the bundled\n"
+                    "  share/vigil/vigil.lua of an install or config/vigil.lua of the source)\n",
+            config);
+}
+
 int
 cli_client_fail(CliClient *c)
 {
   fprintf(stderr, "vigil: %s\n", c->err.msg);
-  if (c->err.kind == kCliErrNoEngine) {
-    char def[4096];
-    bool is_default = rpc_default_socket_path(def, sizeof def) == 0 &&
-                      strcmp(def, c->socket_path) == 0;
-    if (is_default)
-      fputs("  start one with: vigild --config config/vigil.lua\n", stderr);
-    else
-      fprintf(stderr, "  start one with: vigild --listen %s --config config/vigil.lua\n",
-              c->socket_path);
-  }
+  if (c->err.kind == kCliErrNoEngine)
+    cli_client_how_to_start(c);
   return CLI_EXIT_FAILURE;
 }
 

@@ -58,6 +58,11 @@ int cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint6
 int cli_client_call(CliClient *c, const char *method, const CliReq *args, int64_t timeout_ms,
                     CliReply *reply);
 
+/* The value of one of the engine's settings in force (api_info's limits,
+ * e.g. "monitor.max_runtime_ms"), or def when it cannot be learned (c->err
+ * is then left as it was). */
+uint64_t cli_client_limit(CliClient *c, const char *name, uint64_t def);
+
 /* Prints c->err on stderr ("vigil: ...", plus how to start an engine when
  * none is listening) and returns CLI_EXIT_FAILURE. */
 int cli_client_fail(CliClient *c);

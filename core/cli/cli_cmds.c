@@ -10,11 +10,14 @@
 #include <string.h>
 
 #include "cli_obj.h"
+#include "cli_suggest.h"
+#include "signals.h"
 
 /* In the order the top-level help lists them. */
 static const CliCommand *const cli_cmds_table[] = {
-  &cli_cmd_start, &cli_cmd_list, &cli_cmd_status, &cli_cmd_output, &cli_cmd_logs,
-  &cli_cmd_events, &cli_cmd_wait, &cli_cmd_stop, &cli_cmd_run, &cli_cmd_watch, &cli_cmd_mcp, NULL,
+  &cli_cmd_start, &cli_cmd_list,  &cli_cmd_status,  &cli_cmd_output, &cli_cmd_logs,
+  &cli_cmd_events, &cli_cmd_wait, &cli_cmd_stop,    &cli_cmd_restart, &cli_cmd_run,
+  &cli_cmd_watch, &cli_cmd_mcp,   NULL,
 };
 
 const CliCommand *
@@ -23,7 +26,21 @@ cli_cmds_find(const char *name)
   for (size_t i = 0; cli_cmds_table[i]; i++)
     if (strcmp(cli_cmds_table[i]->spec.name, name) == 0)
       return cli_cmds_table[i];
+  /* Not in the help: what the shell completions call. */
+  if (strcmp(name, cli_cmd_complete_ids.spec.name) == 0)
+    return &cli_cmd_complete_ids;
   return NULL;
+}
+
+const char *
+cli_cmds_suggest(const char *typed)
+{
+  CliSuggest s;
+  cli_suggest_init(&s, typed);
+  for (size_t i = 0; cli_cmds_table[i]; i++)
+    cli_suggest_offer(&s, cli_cmds_table[i]->spec.name);
+  cli_suggest_offer(&s, "help");
+  return cli_suggest_best(&s);
 }
 
 void
@@ -43,22 +60,37 @@ cli_cmds_help(FILE *f)
   cli_opts_help_common(f);
   fputs("\n"
         "A monitor is named by its id (mon_...), a unique start of its id, or its label.\n"
-        "DURATION is 500ms, 30s, 5m, 2h (or 1m30s, 1.5s), or plain milliseconds.\n"
+        "DURATION is 500ms, 30s, 5m, 2h (or 1m30s, 1.5s); a bare number is seconds.\n"
         "Run 'vigil COMMAND --help' for a command's options.\n",
         f);
 }
 
 int
-cli_cmds_duration(const CliParsed *p, const char *opt, uint64_t *ms)
+cli_cmds_duration(const CliParsed *p, const char *opt, uint64_t min_ms, uint64_t max_ms,
+                  uint64_t *ms)
 {
   const char *v = cli_opts_get(p, opt);
   if (v == NULL)
     return 0;
   if (cli_fmt_parse_duration(v, ms) != 0)
     return cli_opts_usage_error(p->spec,
-                                "--%s: \"%s\" is not a duration (use 500ms, 30s, 5m, 2h or "
-                                "milliseconds)",
+                                "--%s: \"%s\" is not a duration (use 500ms, 30s, 5m, 2h, 1m30s; "
+                                "a bare number is seconds)",
                                 opt, v);
+  if (*ms < min_ms || *ms > max_ms) {
+    StrBuf range = STRBUF_INIT;
+    if (max_ms >= CLI_DURATION_MAX_MS)
+      strbuf_puts(&range, "at least ");
+    cli_fmt_duration(&range, min_ms);
+    if (max_ms < CLI_DURATION_MAX_MS) {
+      strbuf_puts(&range, "..");
+      cli_fmt_duration(&range, max_ms);
+    }
+    int rc = cli_opts_usage_error(p->spec, "--%s: \"%s\" is out of range (%s)", opt, v,
+                                  strbuf_cstr(&range));
+    strbuf_free(&range);
+    return rc;
+  }
   return 0;
 }
 
@@ -107,6 +139,62 @@ cli_cmds_ending(StrBuf *out, const msgpack_object *map)
     strbuf_printf(out, "exit code %lld", (long long)code);
   else if (sig)
     strbuf_printf(out, "killed by %.*s", (int)n, sig);
+}
+
+int
+cli_cmds_end_status(const msgpack_object *m, StrBuf *how)
+{
+  int64_t code;
+  size_t sn = 0, rn = 0;
+  const char *sig = cli_obj_get_text(m, "signal", &sn);
+  const char *reason = cli_obj_get_text(m, "reason", &rn);
+  char signame[32] = "";
+  if (sig && sn < sizeof signame) {
+    memcpy(signame, sig, sn);
+    signame[sn] = '\0';
+  }
+  /* The engine's reason when it says more than the state. */
+  StrBuf why = STRBUF_INIT;
+  if (reason)
+    strbuf_printf(&why, ": %.*s", (int)rn, reason);
+  else if (signame[0])
+    strbuf_printf(&why, " (%s)", signame);
+  int status;
+  if (cli_obj_get_is(m, "state", "stopped")) {
+    /* Its reason ("stopped by request (SIGTERM)") says it all. */
+    if (reason && rn >= 7 && memcmp(reason, "stopped", 7) == 0)
+      strbuf_printf(how, "%.*s", (int)rn, reason);
+    else
+      strbuf_printf(how, "stopped%s", strbuf_cstr(&why));
+    status = CLI_EXIT_STOPPED;
+  } else if (cli_obj_get_is(m, "state", "timed_out") ||
+             cli_obj_get_is(m, "state", "idle_timeout")) {
+    strbuf_printf(how, "%s%s",
+                  cli_obj_get_is(m, "state", "timed_out") ? "timed out" : "idle timeout",
+                  strbuf_cstr(&why));
+    status = CLI_EXIT_TIMED_OUT;
+  } else if (cli_obj_get_is(m, "state", "overloaded")) {
+    strbuf_printf(how, "stopped for overload%s", strbuf_cstr(&why));
+    status = CLI_EXIT_OVERLOADED;
+  } else if (cli_obj_get_int(m, "exit_code", &code)) {
+    strbuf_printf(how, "exited with status %lld%s", (long long)code, strbuf_cstr(&why));
+    status = (int)(code & 0xff);
+  } else if (signame[0]) {
+    int n = signals_number(signame);
+    if (n <= 0 && strspn(signame, "0123456789") == strlen(signame))
+      n = atoi(signame);
+    strbuf_printf(how, "killed by %s", signame);
+    if (reason)
+      strbuf_printf(how, ": %.*s", (int)rn, reason);
+    status = n > 0 ? 128 + n : CLI_EXIT_RUN_FAILED;
+  } else {
+    size_t n;
+    const char *state = cli_obj_get_text(m, "state", &n);
+    strbuf_printf(how, "%.*s%s", (int)n, state ? state : "ended", strbuf_cstr(&why));
+    status = CLI_EXIT_RUN_FAILED;
+  }
+  strbuf_free(&why);
+  return status;
 }
 
 CliColour

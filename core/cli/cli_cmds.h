@@ -26,6 +26,7 @@ typedef struct {
 
 extern const CliCommand cli_cmd_start;
 extern const CliCommand cli_cmd_stop;
+extern const CliCommand cli_cmd_restart;
 extern const CliCommand cli_cmd_run;
 extern const CliCommand cli_cmd_list;
 extern const CliCommand cli_cmd_status;
@@ -35,16 +36,57 @@ extern const CliCommand cli_cmd_output;
 extern const CliCommand cli_cmd_wait;
 extern const CliCommand cli_cmd_watch;
 extern const CliCommand cli_cmd_mcp;
+extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the help */
+
+/* The engine's bounds the client checks before sending (docs/protocol.md):
+ * monitor_stop's grace_ms, monitor_start's idle_timeout_ms, and the longest
+ * exit drain (monitor.exit_drain_ms) a stop may add. */
+#define CLI_GRACE_MAX_MS 600000
+#define CLI_IDLE_TIMEOUT_MAX_MS 3600000
+#define CLI_EXIT_DRAIN_MAX_MS 60000
+
+/* How long after a stop the engine may still take to answer: the longest
+ * grace and exit drain it accepts, and some slack. */
+#define CLI_STOP_MARGIN_MS (CLI_GRACE_MAX_MS + CLI_EXIT_DRAIN_MAX_MS + CLI_CALL_TIMEOUT_MS)
+
+/* --- shared by start, restart and run (cli_start.c) --- */
+
+/* Adds command/argv, shell, cwd, env and line_buffered (the options start
+ * and run share) to req. Returns 0, or CLI_EXIT_USAGE after printing why. */
+int cli_start_command(const CliParsed *p, CliReq *req);
+
+/* How long to wait for monitor_stop's answer, given the --grace (if any). */
+int64_t cli_start_stop_wait_ms(bool has_grace, uint64_t grace);
+
+/* Checks a --timeout of timeout ms against the engine's
+ * monitor.max_runtime_ms (asked on c, connected). Returns 0, or
+ * CLI_EXIT_USAGE after printing why. */
+int cli_start_check_timeout(CliClient *c, const CliParsed *p, uint64_t timeout);
+
+/* Sends monitor_start with req on c (connected, in its session), prints the
+ * new id (or the result with --json), keeps the start record for restart
+ * (cli_record.h), and with wait_for waits up to wait_timeout ms for a
+ * matching line (cli_waitfor.h). Sets new_id (64 bytes) to the new
+ * monitor's id, "" when none started. Returns the exit status. */
+int cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_timeout,
+                   char *new_id);
 
 /* The subcommand called name, or NULL. */
 const CliCommand *cli_cmds_find(const char *name);
 
+/* The subcommand closest to a mistyped name, or NULL (cli_suggest.h). */
+const char *cli_cmds_suggest(const char *typed);
+
 /* Prints the top-level help (usage, every subcommand, the common options). */
 void cli_cmds_help(FILE *f);
 
-/* Parses an option's DURATION value into ms. Returns 0, or CLI_EXIT_USAGE
- * after printing why. */
-int cli_cmds_duration(const CliParsed *p, const char *opt, uint64_t *ms);
+/* Parses an option's DURATION value into ms (a bare number is seconds) and
+ * checks it is within min_ms..max_ms (max_ms CLI_DURATION_MAX_MS: no bound
+ * but the parser's). Returns 0 (*ms untouched when the option was not
+ * given), or CLI_EXIT_USAGE after printing why: the option, the value and
+ * the bound it broke. */
+int cli_cmds_duration(const CliParsed *p, const char *opt, uint64_t min_ms, uint64_t max_ms,
+                      uint64_t *ms);
 
 /* Parses an option's non-negative integer value. Returns 0 (def when the
  * option was not given), or CLI_EXIT_USAGE after printing why. */
@@ -57,6 +99,22 @@ int cli_cmds_choice(const CliParsed *p, const char *opt, const char *const *choi
 /* Appends how a monitor or process ended, from the exit_code and signal
  * keys of map: "exit code 0", "killed by SIGTERM"; nothing when neither. */
 void cli_cmds_ending(StrBuf *out, const msgpack_object *map);
+
+/* The exit statuses that pass on a monitor's ending where it has no exit
+ * code of its own (run and output --follow; docs/cli.md, Exit statuses):
+ * stopped by a request, stopped for sustained overload, stopped by its
+ * runtime cap or idle timeout (124, as timeout(1) has it), failed to run. */
+#define CLI_EXIT_STOPPED 122
+#define CLI_EXIT_OVERLOADED 123
+#define CLI_EXIT_TIMED_OUT 124
+#define CLI_EXIT_RUN_FAILED 125
+
+/* From a monitor_status map (or a list entry) of an ended monitor: the exit
+ * status that passes its ending on (its exit code; 128+N when signal N
+ * killed it and no request did; else a status above), and appends how it
+ * ended to how: "exited with status 4", "killed by SIGSEGV", "stopped by
+ * request (SIGTERM)", "timed out: runtime cap of 300 ms reached". */
+int cli_cmds_end_status(const msgpack_object *m, StrBuf *how);
 
 /* The colour of a state: running green, a clean exit plain, a stop yellow,
  * the rest (failures, timeouts, a non-zero exit) red. */

@@ -51,6 +51,7 @@ struct CliConn {
   size_t nabandoned;
   CliNotifyFn notify;
   void *notify_ctx;
+  int wake_fd; /* readable: stop waiting (cli_conn_set_wake_fd); -1: none */
 };
 
 int
@@ -218,6 +219,7 @@ cli_conn_open(const char *path, CliError *err)
   CliConn *c = xcalloc(1, sizeof *c);
   c->fd = fd;
   c->next_msgid = 1;
+  c->wake_fd = -1;
   if (!msgpack_unpacker_init(&c->unpacker, CLI_CONN_READ_CHUNK)) {
     fprintf(stderr, "vigil: out of memory\n");
     abort();
@@ -245,6 +247,12 @@ cli_conn_close(CliConn *c)
     free(k);
   }
   free(c);
+}
+
+void
+cli_conn_set_wake_fd(CliConn *c, int fd)
+{
+  c->wake_fd = fd;
 }
 
 void
@@ -408,14 +416,18 @@ cli_conn_pump(CliConn *c, int64_t deadline, CliError *err)
 {
   int handled = cli_conn_drain(c, err);
   while (handled == 0) {
-    struct pollfd p = {c->fd, POLLIN, 0};
-    int rc = poll(&p, 1, cli_conn_poll_timeout(deadline));
+    struct pollfd p[2] = {{c->fd, POLLIN, 0}, {c->wake_fd, POLLIN, 0}};
+    int rc = poll(p, c->wake_fd >= 0 ? 2 : 1, cli_conn_poll_timeout(deadline));
     if (rc < 0 && errno == EINTR)
       continue;
     if (rc < 0)
       return cli_error_set(err, kCliErrTransport, "poll: %s", strerror(errno));
     if (rc == 0)
       return 0;
+    if (c->wake_fd >= 0 && p[1].revents != 0)
+      return cli_error_set(err, kCliErrInterrupted, "interrupted");
+    if (p[0].revents == 0)
+      continue;
     if (msgpack_unpacker_message_size(&c->unpacker) > CLI_CONN_MESSAGE_MAX)
       return cli_error_set(err, kCliErrProtocol, "the engine sent a message over %zu bytes",
                            CLI_CONN_MESSAGE_MAX);

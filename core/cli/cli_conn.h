@@ -28,6 +28,7 @@ typedef enum {
   kCliErrTransport,  /* connect, read or write failed, or the engine hung up */
   kCliErrDeadline,   /* no answer before the command's deadline */
   kCliErrProtocol,   /* the engine sent something that is not msgpack-rpc */
+  kCliErrInterrupted, /* the wake fd became readable (a signal, see cli_conn_set_wake_fd) */
 } CliErrorKind;
 
 #define CLI_ERROR_MSG_MAX 1200
@@ -93,6 +94,13 @@ int cli_conn_fd(const CliConn *c);
 
 /* Closes the connection and frees every answer not taken. */
 void cli_conn_close(CliConn *c);
+
+/* A descriptor that ends every wait for the engine when it becomes readable
+ * (cli_conn_pump then fails with kCliErrInterrupted): the read end of a
+ * pipe a signal handler writes to, so that Ctrl-C is seen at once and
+ * without a race. -1: none (the default). Left readable, it ends every
+ * later wait too: set -1 before calling the engine again. */
+void cli_conn_set_wake_fd(CliConn *c, int fd);
 
 /* Where notifications go from now on (NULL: dropped). */
 void cli_conn_set_notify(CliConn *c, CliNotifyFn fn, void *ctx);

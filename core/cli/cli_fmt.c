@@ -66,47 +66,52 @@ cli_fmt_width(void)
 
 /* --- durations and times ------------------------------------------------ */
 
+/* Reads one number (digits, then an optional fraction) at *p into whole and
+ * frac/scale (frac/scale is the fraction: 5/10 for ".5"). Returns false when
+ * there is no digit, or the whole part passes limit. */
+static bool
+cli_fmt_number(const char **p, uint64_t limit, uint64_t *whole, uint64_t *frac, uint64_t *scale)
+{
+  const char *s = *p, *start = *p;
+  *whole = 0;
+  *frac = 0;
+  *scale = 1;
+  while (*s >= '0' && *s <= '9') {
+    if (*whole > limit)
+      return false;
+    *whole = *whole * 10 + (uint64_t)(*s++ - '0');
+  }
+  if (*s == '.') {
+    s++;
+    while (*s >= '0' && *s <= '9') {
+      if (*scale < 1000000000ULL) {
+        *frac = *frac * 10 + (uint64_t)(*s - '0');
+        *scale *= 10;
+      }
+      s++;
+    }
+  }
+  *p = s;
+  /* At least one digit, before or after the point. */
+  return s > start && !(s == start + 1 && *start == '.') && *whole <= limit;
+}
+
 int
 cli_fmt_parse_duration(const char *s, uint64_t *ms)
 {
-  /* Far beyond any limit the engine takes, far below overflow. */
-  const uint64_t max = 1000000000000000ULL;
   if (s == NULL || *s == '\0')
     return -1;
-  const char *p = s;
-  while (*p >= '0' && *p <= '9')
-    p++;
-  if (*p == '\0') {
-    /* Plain milliseconds. */
-    if (p - s > 15)
-      return -1;
-    *ms = strtoull(s, NULL, 10);
-    return 0;
-  }
   uint64_t total = 0;
-  p = s;
+  const char *p = s;
   while (*p) {
-    uint64_t whole = 0, frac = 0, scale = 1;
-    const char *start = p;
-    while (*p >= '0' && *p <= '9') {
-      if (whole > max)
-        return -1;
-      whole = whole * 10 + (uint64_t)(*p++ - '0');
-    }
-    if (*p == '.') {
-      p++;
-      while (*p >= '0' && *p <= '9') {
-        if (scale < 1000000000ULL) {
-          frac = frac * 10 + (uint64_t)(*p - '0');
-          scale *= 10;
-        }
-        p++;
-      }
-    }
-    if (p == start || (p == start + 1 && *start == '.'))
+    uint64_t whole, frac, scale;
+    const char *component = p;
+    if (!cli_fmt_number(&p, CLI_DURATION_MAX_MS, &whole, &frac, &scale))
       return -1;
     uint64_t unit;
-    if (strncmp(p, "ms", 2) == 0) {
+    if (*p == '\0' && component == s) {
+      unit = 1000; /* a bare number, the whole string: seconds */
+    } else if (strncmp(p, "ms", 2) == 0) {
       unit = 1;
       p += 2;
     } else if (*p == 's') {
@@ -121,10 +126,10 @@ cli_fmt_parse_duration(const char *s, uint64_t *ms)
     } else {
       return -1;
     }
-    if (whole > max / unit)
+    if (whole > CLI_DURATION_MAX_MS / unit)
       return -1;
     total += whole * unit + frac * unit / scale;
-    if (total > max)
+    if (total > CLI_DURATION_MAX_MS)
       return -1;
   }
   *ms = total;

@@ -1,7 +1,7 @@
 /*
  * How the client shows things to a person: colour (only on a terminal, and
  * never when NO_COLOR is set), the terminal's width, durations both ways
- * ("3m12s" out, "500ms" / "30s" / "5m" / "2h" / plain milliseconds in),
+ * ("3m12s" out; "500ms" / "30s" / "5m" / "2h" / a bare number of seconds in),
  * RFC 3339 times back to the epoch, text made safe for a terminal and cut
  * to a width, and tables with aligned columns.
  */
@@ -40,9 +40,15 @@ const char *cli_fmt_reset(CliColour c);
  * is one, else $COLUMNS, else 160. */
 size_t cli_fmt_width(void);
 
-/* Parses a duration: an integer with a unit (ms, s, m, h; a fraction is
- * allowed: 1.5s), several of them in a row (1m30s), or a plain integer of
- * milliseconds. Returns 0 with *ms set, -1 when s is not one. */
+/* The longest duration cli_fmt_parse_duration reads (about 31 years): far
+ * beyond any limit the engine takes, far below overflow. */
+#define CLI_DURATION_MAX_MS 1000000000000000ULL
+
+/* Parses a duration: a number with a unit (ms, s, m, h; a fraction is
+ * allowed: 1.5s), several of them in a row (1m30s), or a bare number, which
+ * is seconds (5, 0.5), as sleep(1) and timeout(1) read one. A fraction of a
+ * millisecond is dropped. Returns 0 with *ms set, -1 when s is not one or
+ * is longer than CLI_DURATION_MAX_MS. */
 int cli_fmt_parse_duration(const char *s, uint64_t *ms);
 
 /* Appends ms as a person reads it (textfmt_duration: 850ms, 12.3s, 3m12s). */

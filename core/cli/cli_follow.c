@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_obj.h"
@@ -277,6 +278,29 @@ cli_output_follow(CliClient *c, CliFollow *f, const char *stream, uint64_t since
   return cli_output_fetch(c, f->id, stream, &since, 0, false);
 }
 
+/* After --follow: one line on stderr saying how the monitor ended
+ * ("[exited with status 4]", "[killed by SIGSEGV]", "[stopped (SIGTERM)]")
+ * and the exit status that passes it on (cli_cmds_end_status). */
+static int
+cli_output_ending(CliClient *c, const char *id)
+{
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  CliReply reply;
+  int rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &reply);
+  cli_req_free(&req);
+  if (rc != 0)
+    return cli_client_fail(c);
+  StrBuf how = STRBUF_INIT;
+  int status = cli_cmds_end_status(reply.result, &how);
+  fflush(stdout);
+  fprintf(stderr, "[%s]\n", strbuf_cstr(&how));
+  strbuf_free(&how);
+  cli_reply_free(&reply);
+  return status;
+}
+
 static int
 cli_output_run(CliClient *c, const CliParsed *p)
 {
@@ -313,9 +337,11 @@ cli_output_run(CliClient *c, const CliParsed *p)
     return cli_client_fail(c);
   if (cli_opts_has(p, "incident"))
     rc = cli_output_incident(c, f.id, incident);
+  else if (follow)
+    return cli_output_follow(c, &f, stream, since) == 0 ? cli_output_ending(c, f.id)
+                                                        : cli_client_fail(c);
   else
-    rc = follow ? cli_output_follow(c, &f, stream, since)
-                : cli_output_fetch(c, f.id, stream, &since, limit, true);
+    rc = cli_output_fetch(c, f.id, stream, &since, limit, true);
   return rc == 0 ? 0 : cli_client_fail(c);
 }
 
@@ -323,9 +349,10 @@ const CliCommand cli_cmd_output = {
   {"output", "ID", "show a monitor's lines (--follow: as they come)",
    "Print a monitor's lines from the engine's ring (ANSI escapes removed, control\n"
    "characters shown escaped), oldest first: seq, stream, '*' when the line matched\n"
-   "a pattern, and the text. With --follow, keep printing new lines until the\n"
-   "monitor ends; lines that wake nothing in the engine (an unmatched line when\n"
-   "only matches are notified) show up with the next match, batch or the end.\n"
+   "a pattern, and the text. With --follow, keep printing new lines as they come\n"
+   "until the monitor ends, then say how on stderr (\"[exited with status 4]\") and\n"
+   "exit with its status: its exit code, 128+N for signal N, 122 stopped, 123\n"
+   "stopped for overload, 124 timed out.\n"
    "With --incident N, only the lines of that incident (docs/incidents.md).",
    cli_output_opts, 1, 1, false},
   cli_output_run,
@@ -349,7 +376,7 @@ cli_wait_run(CliClient *c, const CliParsed *p)
   uint64_t timeout = 0, since;
   int rc;
   if ((rc = cli_cmds_choice(p, "for", kinds)) != 0 ||
-      (rc = cli_cmds_duration(p, "timeout", &timeout)) != 0 ||
+      (rc = cli_cmds_duration(p, "timeout", 0, CLI_DURATION_MAX_MS, &timeout)) != 0 ||
       (rc = cli_cmds_number(p, "since", 0, &since)) != 0)
     return rc;
   const char *kind = cli_opts_get(p, "for") ? cli_opts_get(p, "for") : "exit";
@@ -489,6 +516,44 @@ cli_watch_oneline(const msgpack_object *n)
   strbuf_free(&line);
 }
 
+/* The line that starts each notification in the text style, so that one
+ * envelope is told from the next at a glance: its seq, monitor (label and
+ * id), type, delivery mode and local time:
+ *   --- #3 web (mon_q3k9x0b2m1aa) output, idle, 14:02:11 --- */
+static void
+cli_watch_header(const msgpack_object *n)
+{
+  StrBuf h = STRBUF_INIT;
+  size_t in = 0, ln = 0, yn = 0, mn = 0, an = 0;
+  const char *id = cli_obj_get_text(n, "monitor_id", &in);
+  const char *label = cli_obj_get_text(n, "label", &ln);
+  const char *type = cli_obj_get_text(n, "type", &yn);
+  const char *mode = cli_obj_get_text(n, "mode", &mn);
+  const char *at = cli_obj_get_text(n, "at", &an);
+  strbuf_printf(&h, "--- #%llu ", (unsigned long long)cli_obj_get_uint(n, "seq", 0));
+  if (label && !(id && ln == in && memcmp(label, id, in) == 0)) {
+    cli_fmt_safe(&h, label, ln, false);
+    strbuf_puts(&h, " (");
+    cli_fmt_safe(&h, id ? id : "", in, false);
+    strbuf_puts(&h, ") ");
+  } else if (id) {
+    cli_fmt_safe(&h, id, in, false);
+    strbuf_putc(&h, ' ');
+  }
+  strbuf_printf(&h, "%.*s, %.*s", (int)yn, type ? type : "?", (int)mn, mode ? mode : "?");
+  int64_t epoch_ms;
+  if (at && cli_fmt_parse_time(at, an, &epoch_ms) == 0) {
+    time_t t = (time_t)(epoch_ms / 1000);
+    struct tm tm;
+    char when[16];
+    if (localtime_r(&t, &tm) && strftime(when, sizeof when, "%H:%M:%S", &tm) > 0)
+      strbuf_printf(&h, ", %s", when);
+  }
+  strbuf_puts(&h, " ---");
+  printf("%s%s%s\n", cli_fmt_sgr(kCliColBold), strbuf_cstr(&h), cli_fmt_reset(kCliColBold));
+  strbuf_free(&h);
+}
+
 /* Prints one notification as it arrives, in the watch's style, and flushes
  * it; engine errors go to stderr. */
 static void
@@ -519,19 +584,15 @@ cli_watch_on_notify(void *ctx, const char *method, size_t len, const msgpack_obj
     fflush(stdout);
     return;
   }
+  cli_watch_header(n);
   size_t tn;
   const char *text = cli_obj_get_text(n, "text", &tn);
   if (text) {
     fwrite(text, 1, tn, stdout);
     if (tn == 0 || text[tn - 1] != '\n')
       putchar('\n');
-  } else {
-    size_t yn, in;
-    const char *type = cli_obj_get_text(n, "type", &yn);
-    const char *id = cli_obj_get_text(n, "monitor_id", &in);
-    printf("[%llu] %.*s %.*s\n", (unsigned long long)cli_obj_get_uint(n, "seq", 0), (int)yn,
-           type ? type : "?", (int)in, id ? id : "");
   }
+  putchar('\n');
   fflush(stdout);
 }
 
@@ -563,7 +624,9 @@ cli_watch_run(CliClient *c, const CliParsed *p)
 const CliCommand cli_cmd_watch = {
   {"watch", "", "print the session's notifications as they arrive",
    "Attach to the session and print every notification it is sent, as it arrives,\n"
-   "as the text an agent would see (with --json, one JSON object a line; with\n"
+   "as the text an agent would see, after a line naming it (--- #SEQ LABEL (ID)\n"
+   "TYPE, MODE, TIME ---) and followed by a blank line (with --json, one JSON\n"
+   "object a line; with\n"
    "--oneline, one line each for a harness's line monitor to wrap), until\n"
    "interrupted. Notifications are sent to every attached connection, so watching\n"
    "takes nothing away from an agent attached to the same session.",

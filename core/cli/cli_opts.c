@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_suggest.h"
 #include "memory.h"
 
 /* The options every subcommand takes. */
@@ -91,6 +92,27 @@ cli_opts_value(const CliSpec *spec, const CliOpt *o, int argc, char **argv, int 
 }
 
 int
+cli_opts_unknown(const CliSpec *spec, const char *word)
+{
+  const char *suggestion = NULL;
+  if (word[0] == '-' && word[1] == '-') {
+    char typed[CLI_SUGGEST_MAX_LEN + 1];
+    snprintf(typed, sizeof typed, "%.*s", (int)strcspn(word + 2, "="), word + 2);
+    CliSuggest s;
+    cli_suggest_init(&s, typed);
+    for (const CliOpt *o = spec ? spec->opts : cli_opts_common_table; o->name; o++)
+      cli_suggest_offer(&s, o->name);
+    for (const CliOpt *o = cli_opts_common_table; spec && o->name; o++)
+      cli_suggest_offer(&s, o->name);
+    suggestion = cli_suggest_best(&s);
+  }
+  if (suggestion)
+    return cli_opts_usage_error(spec, "unknown option \"%s\"; did you mean \"--%s\"?", word,
+                                suggestion);
+  return cli_opts_usage_error(spec, "unknown option \"%s\"", word);
+}
+
+int
 cli_opts_common(int argc, char **argv, int *i, CliParsed *p)
 {
   const char *inline_value;
@@ -157,7 +179,7 @@ cli_opts_parse(const CliSpec *spec, int argc, char **argv, CliParsed *p)
       }
       if (p->help)
         continue; /* --help wins over whatever else is wrong */
-      return cli_opts_usage_error(spec, "unknown option \"%s\"", w);
+      return cli_opts_unknown(spec, w);
     }
     if (p->nargs < spec->max_args) {
       p->args[p->nargs++] = argv[i];

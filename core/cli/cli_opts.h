@@ -82,6 +82,12 @@ size_t cli_opts_all(const CliParsed *p, const char *name, const char *const **va
 int cli_opts_usage_error(const CliSpec *spec, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Reports an unknown option word as a usage error, with the closest known
+ * option of spec (and the common ones; spec NULL: the common ones alone)
+ * when one is close enough: 'unknown option "--tmeout"; did you mean
+ * "--timeout"?'. Returns CLI_EXIT_USAGE. */
+int cli_opts_unknown(const CliSpec *spec, const char *word);
+
 /* Prints a subcommand's full help (usage, about, its options and the
  * common ones) to f. */
 void cli_opts_help(const CliSpec *spec, FILE *f);

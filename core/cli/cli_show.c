@@ -493,3 +493,56 @@ const CliCommand cli_cmd_logs = {
    cli_logs_opts, 1, 1, false},
   cli_logs_run,
 };
+
+/* --- __complete-ids (for the shell completions) -------------------------- */
+
+/* Prints the ids of the session's monitors, ended ones too, newest first,
+ * then their labels (those that are not their id), one a line: the words
+ * an ID argument may be. Silent on any failure (no engine, no session): a
+ * completion must never print an error into the command line being typed. */
+static int
+cli_complete_ids_run(CliClient *c, const CliParsed *p)
+{
+  (void)p;
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_bool(&req, "include_exited", true);
+  cli_req_uint(&req, "limit", 200);
+  CliReply reply;
+  int rc = cli_client_connect(c, true, false, 0) == 0 &&
+                   cli_client_call(c, "monitor_list", &req, CLI_CALL_TIMEOUT_MS, &reply) == 0
+               ? 0
+               : -1;
+  cli_req_free(&req);
+  if (rc != 0)
+    return CLI_EXIT_FAILURE;
+  const msgpack_object *list = cli_obj_get(reply.result, "monitors");
+  uint32_t count = list && list->type == MSGPACK_OBJECT_ARRAY ? list->via.array.size : 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (uint32_t i = 0; i < count; i++) {
+      const msgpack_object *m = &list->via.array.ptr[i];
+      size_t idn, ln;
+      const char *id = cli_obj_get_text(m, "monitor_id", &idn);
+      const char *label = cli_obj_get_text(m, "label", &ln);
+      const char *word = pass == 0 ? id : label;
+      size_t wn = pass == 0 ? idn : ln;
+      /* A label that is its id, or that a shell could not take as one
+       * word, is left out. */
+      if (word == NULL || (pass == 1 && id && ln == idn && memcmp(label, id, ln) == 0) ||
+          memchr(word, '\n', wn) || memchr(word, ' ', wn) || memchr(word, '\t', wn))
+        continue;
+      printf("%.*s\n", (int)wn, word);
+    }
+  }
+  cli_reply_free(&reply);
+  return 0;
+}
+
+const CliCommand cli_cmd_complete_ids = {
+  {"__complete-ids", "", "the ids and labels of the session's monitors, for completion",
+   "Print the session's monitor ids, then their labels, one a line (ended ones too),\n"
+   "and nothing at all when the engine cannot be reached: what the shell completions\n"
+   "offer for an ID.",
+   cli_no_opts, 0, 0, false},
+  cli_complete_ids_run,
+};

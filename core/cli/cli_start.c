@@ -1,7 +1,8 @@
 /*
- * The subcommands that change what runs: start (a monitor in the
- * background), stop (one), and run (a command in the foreground, its exit
- * status passed through the way timeout(1) does).
+ * The subcommands that start and stop monitors: start (a command in the
+ * background, then optionally wait until it prints a line it is ready:
+ * cli_waitfor.h) and stop; and the building of a start's arguments, which
+ * run (cli_run.c) shares.
  *
  * The command is always sent as argv, exactly the words given after "--",
  * never joined and re-split; --shell sends one command line for /bin/sh -c
@@ -20,26 +21,16 @@
 #include <unistd.h>
 
 #include "cli_obj.h"
+#include "cli_record.h"
+#include "cli_waitfor.h"
 #include "signals.h"
-
-/* How long after a stop the engine may still take to answer: the longest
- * kill grace (600 s) and exit drain (60 s) it accepts, and some slack. */
-#define CLI_STOP_MARGIN_MS (600000 + 60000 + CLI_CALL_TIMEOUT_MS)
-
-/* The exit statuses of run, as timeout(1) has them. */
-#define CLI_RUN_TIMED_OUT 124
-#define CLI_RUN_FAILED 125
-#define CLI_RUN_CANNOT_INVOKE 126
-#define CLI_RUN_NOT_FOUND 127
 
 static const char *const cli_streams[] = {"both", "stdout", "stderr", NULL};
 static const char *const cli_notifies[] = {"auto", "matches", "lines", "exit", "none", NULL};
 static const char *const cli_modes[] = {"idle", "live_safe", NULL};
 static const char *const cli_envelopes[] = {"readable", "compact", NULL};
 
-/* Adds command/argv, shell, cwd and env (what start and run share) to req.
- * Returns 0, or CLI_EXIT_USAGE after printing why. */
-static int
+int
 cli_start_command(const CliParsed *p, CliReq *req)
 {
   const char *const *envs;
@@ -96,7 +87,18 @@ env:
       msgpack_pack_str_body(pk, eq + 1, vn);
     }
   }
+  if (cli_opts_has(p, "no-line-buffer"))
+    cli_req_bool(req, "line_buffered", false);
   return 0;
+}
+
+int64_t
+cli_start_stop_wait_ms(bool has_grace, uint64_t grace)
+{
+  /* The engine answers once the process group is gone: after the grace at
+   * most, and the exit drain. */
+  return has_grace ? (int64_t)grace + CLI_EXIT_DRAIN_MAX_MS + CLI_CALL_TIMEOUT_MS
+                   : CLI_STOP_MARGIN_MS;
 }
 
 /* --- start -------------------------------------------------------------- */
@@ -124,29 +126,91 @@ static const CliOpt cli_start_opts[] = {
   {"policy", 0, "NAME", false,
    "the Lua policy that words and routes its notifications\n(default: the engine's configured one)"},
   {"idle-timeout", 0, "DURATION", false,
-   "stop it when neither stream has written a byte for this long"},
+   "stop it when neither stream has written a byte for this\nlong (at most 1h)"},
   {"timeout", 0, "DURATION", false,
-   "stop it after this long (default: the engine's\nmonitor.max_runtime_ms)"},
+   "stop it after this long (default and most: the engine's\nmonitor.max_runtime_ms, 30m unless "
+   "configured)"},
   {"persistent", 0, NULL, false, "no runtime cap (when the engine allows it)"},
   {"cwd", 0, "DIR", false, "where it runs (default: the current directory)"},
   {"env", 0, "K=V", true, "set K to V on top of the engine's environment"},
   {"shell", 0, NULL, false,
    "run CMD as one command line with /bin/sh -c (when the\nengine allows shell commands)"},
+  {"no-line-buffer", 0, NULL, false,
+   "leave its stdout buffered as the program chooses (by\ndefault the engine makes it "
+   "line-buffered)"},
+  {"wait-for", 0, "REGEX", false,
+   "then wait until a line matches REGEX (POSIX extended) and\nprint it; exit 1 with its last "
+   "lines if it ends first or\n--wait-timeout passes"},
+  {"wait-timeout", 0, "DURATION", false, "how long --wait-for waits (default 60s)"},
   {NULL, 0, NULL, false, NULL},
 };
+
+int
+cli_start_check_timeout(CliClient *c, const CliParsed *p, uint64_t timeout)
+{
+  uint64_t max = cli_client_limit(c, "monitor.max_runtime_ms", 0);
+  if (max == 0 || timeout <= max)
+    return 0;
+  StrBuf d = STRBUF_INIT;
+  cli_fmt_duration(&d, max);
+  int rc = cli_opts_usage_error(p->spec,
+                                "--timeout: \"%s\" is out of range (1ms..%s, the engine's "
+                                "monitor.max_runtime_ms)",
+                                cli_opts_get(p, "timeout"), strbuf_cstr(&d));
+  strbuf_free(&d);
+  return rc;
+}
+
+int
+cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_timeout,
+               char *new_id)
+{
+  new_id[0] = '\0';
+  CliReply reply;
+  if (cli_client_call(c, "monitor_start", req, CLI_CALL_TIMEOUT_MS, &reply) != 0)
+    return cli_client_fail(c);
+  size_t n = 0, tn = 0;
+  const char *id = cli_obj_get_text(reply.result, "monitor_id", &n);
+  const char *at = cli_obj_get_text(reply.result, "started_at", &tn);
+  char mid[64];
+  snprintf(mid, sizeof mid, "%.*s", id && n < sizeof mid ? (int)n : 0, id ? id : "");
+  if (at)
+    cli_record_save(c, mid, at, tn, req);
+  snprintf(new_id, 64, "%s", mid);
+  if (c->json) {
+    cli_client_print_json(reply.result);
+  } else {
+    printf("%s\n", mid);
+  }
+  fflush(stdout);
+  size_t nn;
+  const char *note = cli_obj_get_text(reply.result, "note", &nn);
+  if (note && !c->json)
+    fprintf(stderr, "vigil: note: %.*s\n", (int)nn, note);
+  cli_reply_free(&reply);
+  if (wait_for == NULL)
+    return 0;
+  return cli_waitfor_run(c, mid, wait_for, wait_timeout);
+}
 
 static int
 cli_start_run(CliClient *c, const CliParsed *p)
 {
-  uint64_t timeout = 0, idle = 0;
+  uint64_t timeout = 0, idle = 0, wait_timeout = CLI_WAITFOR_DEFAULT_MS;
   int rc;
   if ((rc = cli_cmds_choice(p, "streams", cli_streams)) != 0 ||
       (rc = cli_cmds_choice(p, "notify", cli_notifies)) != 0 ||
       (rc = cli_cmds_choice(p, "mode", cli_modes)) != 0 ||
       (rc = cli_cmds_choice(p, "envelope", cli_envelopes)) != 0 ||
-      (rc = cli_cmds_duration(p, "timeout", &timeout)) != 0 ||
-      (rc = cli_cmds_duration(p, "idle-timeout", &idle)) != 0)
+      (rc = cli_cmds_duration(p, "timeout", 1, CLI_DURATION_MAX_MS, &timeout)) != 0 ||
+      (rc = cli_cmds_duration(p, "idle-timeout", 0, CLI_IDLE_TIMEOUT_MAX_MS, &idle)) != 0 ||
+      (rc = cli_cmds_duration(p, "wait-timeout", 0, CLI_DURATION_MAX_MS, &wait_timeout)) != 0)
     return rc;
+  const char *wait_for = cli_opts_get(p, "wait-for");
+  if (wait_for && (rc = cli_waitfor_check(p->spec, "wait-for", wait_for)) != 0)
+    return rc;
+  if (cli_opts_has(p, "wait-timeout") && wait_for == NULL)
+    return cli_opts_usage_error(p->spec, "--wait-timeout goes with --wait-for");
   if (cli_opts_has(p, "timeout") && cli_opts_has(p, "persistent"))
     return cli_opts_usage_error(p->spec, "give --timeout or --persistent, not both");
   const char *const *patterns;
@@ -187,34 +251,26 @@ cli_start_run(CliClient *c, const CliParsed *p)
   if (cli_opts_has(p, "no-incidents"))
     cli_req_bool(&req, "incidents", false);
 
-  CliReply reply;
-  rc = cli_client_connect(c, true, false, 0) == 0 &&
-               cli_client_call(c, "monitor_start", &req, CLI_CALL_TIMEOUT_MS, &reply) == 0
-           ? 0
-           : -1;
-  cli_req_free(&req);
-  if (rc != 0)
+  if (cli_client_connect(c, true, false, 0) != 0) {
+    cli_req_free(&req);
     return cli_client_fail(c);
-  if (c->json) {
-    cli_client_print_json(reply.result);
-  } else {
-    size_t n;
-    const char *id = cli_obj_get_text(reply.result, "monitor_id", &n);
-    printf("%.*s\n", (int)n, id ? id : "");
   }
-  size_t nn;
-  const char *note = cli_obj_get_text(reply.result, "note", &nn);
-  if (note && !c->json)
-    fprintf(stderr, "vigil: note: %.*s\n", (int)nn, note);
-  cli_reply_free(&reply);
-  return 0;
+  if (cli_opts_has(p, "timeout") && (rc = cli_start_check_timeout(c, p, timeout)) != 0) {
+    cli_req_free(&req);
+    return rc;
+  }
+  char id[64];
+  rc = cli_start_send(c, &req, wait_for, wait_timeout, id);
+  cli_req_free(&req);
+  return rc;
 }
 
 const CliCommand cli_cmd_start = {
   {"start", "-- CMD [ARGS...]", "start a command in the background as a monitor",
    "Start CMD in the background, watched by the engine, and print its monitor id.\n"
    "Everything after \"--\" is the command, word for word. It belongs to the session\n"
-   "(see --session) and keeps running after this command returns.",
+   "(see --session) and keeps running after this command returns. With --wait-for,\n"
+   "return only once it printed a matching line (shown on stderr).",
    cli_start_opts, 0, 0, true},
   cli_start_run,
 };
@@ -224,7 +280,7 @@ const CliCommand cli_cmd_start = {
 static const CliOpt cli_stop_opts[] = {
   {"signal", 0, "SIG", false, "the signal to send first: TERM, SIGINT, 9, ... (default SIGTERM)"},
   {"grace", 0, "DURATION", false,
-   "how long to wait before SIGKILL (default: the engine's\nmonitor.kill_grace_ms)"},
+   "how long to wait before SIGKILL, at most 10m (default:\nthe engine's monitor.kill_grace_ms)"},
   {NULL, 0, NULL, false, NULL},
 };
 
@@ -232,7 +288,7 @@ static int
 cli_stop_run(CliClient *c, const CliParsed *p)
 {
   uint64_t grace = 0;
-  int rc = cli_cmds_duration(p, "grace", &grace);
+  int rc = cli_cmds_duration(p, "grace", 0, CLI_GRACE_MAX_MS, &grace);
   if (rc != 0)
     return rc;
   const char *sig = cli_opts_get(p, "signal");
@@ -251,10 +307,7 @@ cli_stop_run(CliClient *c, const CliParsed *p)
     cli_req_str(&req, "signal", sig);
   if (cli_opts_has(p, "grace"))
     cli_req_uint(&req, "grace_ms", grace);
-  /* The engine answers once the process group is gone: after the grace at
-   * most (and the exit drain). */
-  int64_t wait = cli_opts_has(p, "grace") ? (int64_t)grace + 60000 + CLI_CALL_TIMEOUT_MS
-                                          : CLI_STOP_MARGIN_MS;
+  int64_t wait = cli_start_stop_wait_ms(cli_opts_has(p, "grace"), grace);
   CliReply reply;
   rc = cli_client_call(c, "monitor_stop", &req, wait, &reply);
   cli_req_free(&req);
@@ -282,152 +335,3 @@ const CliCommand cli_cmd_stop = {
   cli_stop_run,
 };
 
-/* --- run ---------------------------------------------------------------- */
-
-static const CliOpt cli_run_opts[] = {
-  {"timeout", 0, "DURATION", false,
-   "stop it after this long (whole seconds, rounded up; at most\n"
-   "1h; default 300s); the exit status is then 124"},
-  {"lines", 0, "N", false, "print at most the last N lines of each stream (default 100)"},
-  {"cwd", 0, "DIR", false, "where it runs (default: the current directory)"},
-  {"env", 0, "K=V", true, "set K to V on top of the engine's environment"},
-  {"shell", 0, NULL, false,
-   "run CMD as one command line with /bin/sh -c (when the\nengine allows shell commands)"},
-  {NULL, 0, NULL, false, NULL},
-};
-
-/* The exit status for an engine error in run, as timeout(1) would have it. */
-static int
-cli_run_fail(CliClient *c)
-{
-  cli_client_fail(c);
-  if (c->err.kind != kCliErrEngine)
-    return CLI_RUN_FAILED;
-  switch (c->err.code) {
-  case 6: /* command_not_found */
-    return CLI_RUN_NOT_FOUND;
-  case 3: /* denied */
-  case 7: /* spawn_failed */
-    return CLI_RUN_CANNOT_INVOKE;
-  default:
-    return CLI_RUN_FAILED;
-  }
-}
-
-/* The signal that ended process id, from monitor_status; 0 if unknown. */
-static int
-cli_run_signal(CliClient *c, const char *id, size_t idlen)
-{
-  CliReq req;
-  cli_req_init(&req);
-  msgpack_packer *pk = cli_req_key(&req, "monitor_id");
-  msgpack_pack_str(pk, idlen);
-  msgpack_pack_str_body(pk, id, idlen);
-  CliReply reply;
-  int sig = 0;
-  int rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &reply);
-  cli_req_free(&req);
-  if (rc == 0) {
-    size_t n;
-    const char *name = cli_obj_get_text(reply.result, "signal", &n);
-    char buf[32];
-    if (name && n < sizeof buf) {
-      memcpy(buf, name, n);
-      buf[n] = '\0';
-      sig = signals_number(buf);
-    }
-    cli_reply_free(&reply);
-  }
-  return sig > 0 ? sig : 0;
-}
-
-/* Writes a summary and a final newline when it has text. */
-static void
-cli_run_print(FILE *f, const msgpack_object *result, const char *key)
-{
-  size_t n;
-  const char *text = cli_obj_get_text(result, key, &n);
-  if (text && n > 0) {
-    fwrite(text, 1, n, f);
-    if (text[n - 1] != '\n')
-      fputc('\n', f);
-  }
-  fflush(f);
-}
-
-static int
-cli_run_run(CliClient *c, const CliParsed *p)
-{
-  uint64_t timeout = 300000, lines = 100;
-  int rc;
-  if ((rc = cli_cmds_duration(p, "timeout", &timeout)) != 0 ||
-      (rc = cli_cmds_number(p, "lines", 100, &lines)) != 0)
-    return rc;
-  uint64_t timeout_s = (timeout + 999) / 1000;
-  if (timeout_s < 1 || timeout_s > 3600)
-    return cli_opts_usage_error(p->spec, "--timeout must be 1s..1h, got %s",
-                                cli_opts_get(p, "timeout"));
-  if (lines > 10000)
-    return cli_opts_usage_error(p->spec, "--lines must be 0..10000, got %llu",
-                                (unsigned long long)lines);
-  CliReq req;
-  cli_req_init(&req);
-  if ((rc = cli_start_command(p, &req)) != 0) {
-    cli_req_free(&req);
-    return rc;
-  }
-  cli_req_uint(&req, "timeout_s", timeout_s);
-  cli_req_uint(&req, "stdout_lines", lines);
-  /* The connection's own session: if this command is interrupted or loses
-   * the engine, the session closes and takes the process with it, as a
-   * foreground command should. */
-  CliReply reply;
-  int64_t wait = (int64_t)timeout_s * 1000 + CLI_STOP_MARGIN_MS;
-  rc = cli_client_connect(c, false, false, 0) == 0 &&
-               cli_client_call(c, "process_run", &req, wait, &reply) == 0
-           ? 0
-           : -1;
-  cli_req_free(&req);
-  if (rc != 0)
-    return cli_run_fail(c);
-  const msgpack_object *r = reply.result;
-  if (c->json) {
-    cli_client_print_json(r);
-  } else {
-    cli_run_print(stdout, r, "stdout_summary");
-    cli_run_print(stderr, r, "stderr_summary");
-  }
-  int64_t code;
-  int status;
-  if (cli_obj_get_is(r, "state", "timed_out")) {
-    if (!c->json) {
-      StrBuf d = STRBUF_INIT;
-      cli_fmt_duration(&d, timeout_s * 1000);
-      fprintf(stderr, "vigil: run: timed out after %s; the process group was stopped\n",
-              strbuf_cstr(&d));
-      strbuf_free(&d);
-    }
-    status = CLI_RUN_TIMED_OUT;
-  } else if (cli_obj_get_int(r, "exit_code", &code)) {
-    status = (int)(code & 0xff);
-  } else {
-    size_t n;
-    const char *id = cli_obj_get_text(r, "process_id", &n);
-    int sig = id ? cli_run_signal(c, id, n) : 0;
-    status = sig > 0 ? 128 + sig : CLI_RUN_FAILED;
-  }
-  cli_reply_free(&reply);
-  return status;
-}
-
-const CliCommand cli_cmd_run = {
-  {"run", "-- CMD [ARGS...]", "run a command in the foreground and pass its exit status on",
-   "Run CMD through the engine (the same allowlist and limits as start) and wait for\n"
-   "it: print the last lines of its stdout to stdout and of its stderr to stderr,\n"
-   "then exit with its exit status; 128+N when signal N ended it, 124 when it ran\n"
-   "past --timeout (like timeout(1)). When the engine refuses or fails: 127 for a\n"
-   "command that does not exist, 126 for one denied or that cannot start, 125\n"
-   "otherwise. Interrupting this command stops the process.",
-   cli_run_opts, 0, 0, true},
-  cli_run_run,
-};

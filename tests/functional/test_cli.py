@@ -2,11 +2,13 @@
 socket: every subcommand run as a subprocess with --socket, checked on what a
 person would see (columns, states, ids), on its exit status, and on --json."""
 
+import atexit
 import base64
 import json
 import os
 import re
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -19,10 +21,16 @@ from vigiltest import HELPERS, VIGIL, Impostor, run_tests, socket_only
 TICK = os.path.join(HELPERS, "child_tick")
 ID_RE = re.compile(r"^mon_[0-9a-z]{8,}$")
 
+# Where `vigil start` keeps its start records (for restart) during these
+# tests: a private directory, never the user's own ~/.local/state.
+STATE_HOME = tempfile.mkdtemp(prefix="vigil-cli-state-")
+atexit.register(shutil.rmtree, STATE_HOME, True)
+
 
 def client_env(**extra):
     env = {k: v for k, v in os.environ.items()
            if k not in ("VIGIL_SESSION", "VIGIL_SOCKET", "NO_COLOR", "COLUMNS")}
+    env["XDG_STATE_HOME"] = STATE_HOME
     env.update(extra)
     return env
 
@@ -282,7 +290,9 @@ def test_output_follow_prints_unmatched_lines_while_the_monitor_runs(e):
         rd.until(lambda b: b"first\n" in b, what="the unmatched line, while it runs")
         assert proc.poll() is None  # still following: the monitor runs on
         vigil_ok(e, "stop", mid, "--grace", "0")
-        assert proc.wait(15) == 0
+        # Stopped: the follow ends saying so, with the status for a stop.
+        assert proc.wait(15) == 122
+        assert proc.stderr.read().decode() == "[stopped by request (SIGTERM)]\n"
     finally:
         finish(proc)
 
@@ -506,7 +516,11 @@ def test_no_engine_listening_says_how_to_start_one(e):
     r = vigil(e, "--socket", missing, "list")
     assert r.returncode != 0, r.returncode
     assert "vigil: no engine is listening on %s" % missing in r.stderr, r.stderr
-    assert "start one with: vigild" in r.stderr, r.stderr
+    # The hint names the vigild beside this vigil and a config that exists.
+    m = re.search(r"start one with: (\S+) --listen (\S+) --config (\S+)$", r.stderr, re.M)
+    assert m, r.stderr
+    assert m.group(1) == os.path.join(os.path.dirname(os.path.realpath(VIGIL)), "vigild"), m.groups()
+    assert m.group(2) == missing and os.path.isfile(m.group(3)), m.groups()
     # A stale socket file (nothing accepting) is the same situation.
     stale = os.path.join(e.dir, "stale.sock")
     s = socket.socket(socket.AF_UNIX)

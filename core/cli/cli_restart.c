@@ -1,0 +1,116 @@
+/*
+ * `vigil restart ID`: stop a monitor and start the same command again,
+ * with every option it was started with, and print the new id.
+ *
+ * The engine does not report what a monitor was started with beyond its
+ * label, description, mode, notify, incidents, envelope and program: not
+ * its argv, cwd, env, patterns, streams, policy, timeouts or limits. So
+ * restart sends again the monitor_start arguments `vigil start` kept for it
+ * (cli_record.h), word for word; a monitor without such a record (an
+ * agent's, the config's, or one started before this client kept records)
+ * is refused with what is missing, never restarted with guesses.
+ */
+#include "cli_cmds.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_obj.h"
+#include "cli_record.h"
+#include "cli_waitfor.h"
+
+/* The engine's error code for a stop of a monitor that already ended. */
+#define CLI_ERR_ALREADY_EXITED 8
+
+static const CliOpt cli_restart_opts[] = {
+  {"grace", 0, "DURATION", false,
+   "how long its stop waits before SIGKILL, at most 10m\n(default: the engine's "
+   "monitor.kill_grace_ms)"},
+  {"wait-for", 0, "REGEX", false, "then wait for a matching line, as start --wait-for does"},
+  {"wait-timeout", 0, "DURATION", false, "how long --wait-for waits (default 60s)"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+/* Stops monitor id when it runs. Returns 0, or -1 with c->err set. */
+static int
+cli_restart_stop(CliClient *c, const char *id, bool has_grace, uint64_t grace)
+{
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  if (has_grace)
+    cli_req_uint(&req, "grace_ms", grace);
+  CliReply reply;
+  int rc = cli_client_call(c, "monitor_stop", &req, cli_start_stop_wait_ms(has_grace, grace),
+                           &reply);
+  cli_req_free(&req);
+  if (rc == 0) {
+    cli_reply_free(&reply);
+    return 0;
+  }
+  /* It ended on its own between the status and the stop: nothing to stop. */
+  return c->err.kind == kCliErrEngine && c->err.code == CLI_ERR_ALREADY_EXITED ? 0 : -1;
+}
+
+static int
+cli_restart_run(CliClient *c, const CliParsed *p)
+{
+  uint64_t grace = 0, wait_timeout = CLI_WAITFOR_DEFAULT_MS;
+  int rc;
+  if ((rc = cli_cmds_duration(p, "grace", 0, CLI_GRACE_MAX_MS, &grace)) != 0 ||
+      (rc = cli_cmds_duration(p, "wait-timeout", 0, CLI_DURATION_MAX_MS, &wait_timeout)) != 0)
+    return rc;
+  const char *wait_for = cli_opts_get(p, "wait-for");
+  if (wait_for && (rc = cli_waitfor_check(p->spec, "wait-for", wait_for)) != 0)
+    return rc;
+  if (cli_opts_has(p, "wait-timeout") && wait_for == NULL)
+    return cli_opts_usage_error(p->spec, "--wait-timeout goes with --wait-for");
+  char id[64];
+  if (cli_client_connect(c, true, false, 0) != 0 || cli_client_monitor_id(c, p->args[0], id) != 0)
+    return cli_client_fail(c);
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  CliReply status;
+  rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &status);
+  cli_req_free(&req);
+  if (rc != 0)
+    return cli_client_fail(c);
+  size_t n;
+  const char *at = cli_obj_get_text(status.result, "started_at", &n);
+  bool running = cli_obj_get_is(status.result, "state", "running");
+  rc = at ? cli_record_load(c, id, at, n, &req) : -1;
+  cli_reply_free(&status);
+  if (rc != 0) {
+    fprintf(stderr,
+            "vigil: restart: %s cannot be restarted as it was: the engine does not report how a\n"
+            "  monitor was started (argv or command, cwd, env, patterns, streams, policy,\n"
+            "  timeouts, limits, line buffering), and this client has no record of starting\n"
+            "  it (`vigil start` keeps one per monitor it starts, for this socket and\n"
+            "  session). Stop it and start it again with `vigil start`.\n",
+            id);
+    return CLI_EXIT_FAILURE;
+  }
+  if (running && cli_restart_stop(c, id, cli_opts_has(p, "grace"), grace) != 0) {
+    cli_req_free(&req);
+    return cli_client_fail(c);
+  }
+  char new_id[64];
+  rc = cli_start_send(c, &req, wait_for, wait_timeout, new_id);
+  cli_req_free(&req);
+  if (new_id[0])
+    cli_record_forget(id);
+  return rc;
+}
+
+const CliCommand cli_cmd_restart = {
+  {"restart", "ID", "stop a monitor and start its command again",
+   "Stop a monitor (if it still runs) and start the same command again with every\n"
+   "option it was started with (argv, cwd, env, label, patterns, streams, notify,\n"
+   "mode, policy, timeouts, ...), then print the new monitor's id. Only monitors\n"
+   "started with `vigil start` can be restarted: the engine does not report how a\n"
+   "monitor was started, so vigil start keeps that (in $XDG_STATE_HOME/vigil/starts,\n"
+   "else ~/.local/state/vigil/starts, mode 0600).",
+   cli_restart_opts, 1, 1, false},
+  cli_restart_run,
+};
