@@ -80,7 +80,9 @@ def test_gateway_example_injects_live_safe_mid_turn(e):
 
 
 def c_host_binary():
-    """build/examples/vigil-c-host when the build has it, else compiled here."""
+    """build/examples/vigil-c-host when the build has it, else host.c
+    compiled here against the build's libvigilclient.a (clients/c), the
+    way the example's README builds it by hand."""
     built = os.path.join(BUILD, "examples", "vigil-c-host")
     if os.access(built, os.X_OK):
         return built
@@ -90,7 +92,9 @@ def c_host_binary():
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "msgpack"], check=True,
                            stdout=subprocess.PIPE).stdout.decode().split()
     subprocess.run(["cc", "-std=c11", "-O2", "-o", out,
-                    os.path.join(ROOT, "examples", "c-host", "host.c")] + flags, check=True)
+                    "-I", os.path.join(ROOT, "clients", "c", "include"),
+                    os.path.join(ROOT, "examples", "c-host", "host.c"),
+                    os.path.join(BUILD, "clients", "c", "libvigilclient.a")] + flags, check=True)
     return out
 
 
