@@ -1,0 +1,278 @@
+"""The `vigil` client's rough edges a new user met (issue 13), against the
+real vigild: durations in seconds, did-you-mean, `start --wait-for`,
+`restart`, `run` streaming live and stopping its child on Ctrl-C, `output
+-f` passing the ending on, and `watch` separating notifications. The
+helpers (running the client, reading a running one's output with a
+deadline) are test_cli.py's."""
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vigiltest import run_tests, socket_only, with_config
+from test_cli import (ID_RE, STATE_HOME, Reader, finish, spawn, start, vigil, vigil_ok)
+
+TIME_RE = r"\d\d:\d\d:\d\d"
+
+
+def status_of(e, mid):
+    return json.loads(vigil_ok(e, "status", mid, "--json").stdout)
+
+
+# --- durations --------------------------------------------------------------
+
+@socket_only
+def test_a_bare_duration_is_seconds(e):
+    slow = start(e, "--", "sleep", "30")
+    t0 = time.monotonic()
+    r = vigil(e, "wait", slow, "--timeout", "1")
+    took = time.monotonic() - t0
+    # One second, not one millisecond.
+    assert r.returncode == 1 and "timed out after 1.0s" in r.stderr, (r.returncode, r.stderr)
+    assert took >= 0.9, took
+    r = vigil(e, "wait", slow, "--timeout", "0.3")
+    assert r.returncode == 1 and "timed out after 300ms" in r.stderr, r.stderr
+    vigil_ok(e, "stop", slow, "--grace", "0")
+
+
+@socket_only
+def test_durations_out_of_range_name_the_option_the_bound_and_the_value(e):
+    slow = start(e, "--", "sleep", "30")
+    for args, needle in ((["stop", slow, "--grace", "11m"], '--grace: "11m" is out of range (0ms..10m00s)'),
+                         (["start", "--idle-timeout", "2h", "--", "true"],
+                          '--idle-timeout: "2h" is out of range (0ms..1h00m)'),
+                         (["start", "--timeout", "0", "--", "true"],
+                          '--timeout: "0" is out of range (at least 1ms)'),
+                         # The engine's own cap, learned from it (30m by default).
+                         (["start", "--timeout", "2h", "--", "true"],
+                          '--timeout: "2h" is out of range (1ms..30m00s, the engine\'s '
+                          'monitor.max_runtime_ms)'),
+                         (["run", "--timeout", "2h", "--", "true"],
+                          '--timeout: "2h" is out of range (1ms..1h00m)'),
+                         (["wait", slow, "--timeout", "5 s"], "is not a duration")):
+        r = vigil(e, *args)
+        assert r.returncode == 2, (args, r.returncode, r.stderr)
+        assert needle in r.stderr, (args, r.stderr)
+    assert status_of(e, slow)["state"] == "running"  # a refused stop changed nothing
+    assert "no running monitors" not in vigil_ok(e, "list").stdout
+    vigil_ok(e, "stop", slow, "--grace", "0")
+
+
+# --- did you mean -----------------------------------------------------------
+
+@socket_only
+def test_a_mistyped_option_or_command_gets_a_suggestion(e):
+    r = vigil(e, "start", "--tmeout", "5s", "--", "true")
+    assert r.returncode == 2, r.returncode
+    assert 'unknown option "--tmeout"; did you mean "--timeout"?' in r.stderr, r.stderr
+    r = vigil(e, "list", "--sesion=x")   # a common option, after the command
+    assert 'did you mean "--session"?' in r.stderr, r.stderr
+    r = vigil(e, "strat", "--", "true")
+    assert r.returncode == 2 and 'no command "strat"; did you mean "start"?' in r.stderr, r.stderr
+    r = vigil(e, "help", "stauts")
+    assert r.returncode == 2 and 'did you mean "status"?' in r.stderr, r.stderr
+    # Nothing close: no guess.
+    r = vigil(e, "start", "--frobnicate", "--", "true")
+    assert r.returncode == 2 and "did you mean" not in r.stderr, r.stderr
+    r = vigil(e, "xyzzy")
+    assert r.returncode == 2 and "did you mean" not in r.stderr, r.stderr
+
+
+# --- start --wait-for -------------------------------------------------------
+
+@socket_only
+def test_start_wait_for_returns_when_the_line_comes(e):
+    t0 = time.monotonic()
+    r = vigil_ok(e, "start", "--label", "web", "--wait-for", r"listening on port \d+", "--",
+                 "sh", "-c", "echo booting; sleep 1; echo 'listening on port 8080'; exec sleep 30",
+                 timeout=60)
+    mid = r.stdout.strip()
+    assert ID_RE.match(mid), r.stdout   # stdout: the id alone, as without --wait-for
+    assert r.stderr == "vigil: %s is ready: listening on port 8080\n" % mid, r.stderr
+    assert time.monotonic() - t0 >= 0.9  # it did wait for the line
+    assert status_of(e, mid)["state"] == "running"
+    vigil_ok(e, "stop", mid, "--grace", "0")
+
+
+@socket_only
+def test_start_wait_for_fails_with_the_tail_when_it_ends_first(e):
+    r = vigil(e, "start", "--wait-for", "listening", "--",
+              "sh", "-c", "echo booting; echo 'Error: no config' >&2; exit 3", timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    mid = r.stdout.strip()
+    assert ID_RE.match(mid), r.stdout
+    assert ("vigil: %s exited with status 3 before a line matched \"listening\"" % mid
+            in r.stderr), r.stderr
+    assert "  its last 2 lines:\n    out| booting\n    err| Error: no config\n" in r.stderr, r.stderr
+
+
+@socket_only
+def test_start_wait_for_times_out_and_leaves_it_running(e):
+    t0 = time.monotonic()
+    r = vigil(e, "start", "--wait-for", "ready", "--wait-timeout", "1s", "--",
+              "sh", "-c", "echo still starting; exec sleep 30", timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert time.monotonic() - t0 < 20
+    mid = r.stdout.strip()
+    assert 'no line of %s matched "ready" within 1.0s; it is still running' % mid in r.stderr, r.stderr
+    assert "out| still starting" in r.stderr, r.stderr
+    assert status_of(e, mid)["state"] == "running"
+    vigil_ok(e, "stop", mid, "--grace", "0")
+    r = vigil(e, "start", "--wait-timeout", "1s", "--", "true")
+    assert r.returncode == 2 and "--wait-timeout goes with --wait-for" in r.stderr, r.stderr
+
+
+# --- restart ----------------------------------------------------------------
+
+@socket_only
+def test_restart_starts_the_same_command_with_every_option(e):
+    workdir = os.path.join(e.dir, "work")
+    os.mkdir(workdir)
+    script = 'echo "greeting=$GREETING cwd=$(pwd)"; echo "Fatal: x"; exec sleep 30'
+    old = start(e, "--label", "svc", "--description", "a service", "--cwd", workdir,
+                "--env", "GREETING=hi there", "-e", "^Fatal:", "--notify", "lines",
+                "--timeout", "10m", "--", "sh", "-c", script)
+    before = status_of(e, old)
+    vigil_ok(e, "wait", old, "--for", "match", "--timeout", "20s")
+    r = vigil_ok(e, "restart", "svc", "--grace", "0", "--wait-for", "^Fatal:", timeout=60)
+    new = r.stdout.strip()
+    assert ID_RE.match(new) and new != old, r.stdout
+    gone = status_of(e, old)
+    assert gone["state"] == "stopped", gone
+    now = status_of(e, new)
+    assert now["state"] == "running", now
+    for key in ("label", "description", "notify", "mode", "incidents", "envelope", "program"):
+        assert now[key] == before[key], (key, now[key], before[key])
+    # What the engine does not report came back too: argv, env, cwd, patterns.
+    out = vigil_ok(e, "output", new).stdout
+    assert "greeting=hi there cwd=%s" % os.path.realpath(workdir) in out, out
+    assert re.search(r"^\s*\d+ stdout\* Fatal: x$", out, re.M), out   # the pattern matched
+    # The label now names the new monitor, and it can be restarted again.
+    again = vigil_ok(e, "restart", "svc", "--grace", "0").stdout.strip()
+    assert ID_RE.match(again) and again not in (old, new), again
+    vigil_ok(e, "stop", again, "--grace", "0")
+
+
+@socket_only
+def test_restart_refuses_what_it_cannot_restart_faithfully(e):
+    mid = start(e, "--label", "other", "--", "sleep", "30")
+    # As if an agent (or the config) had started it: no record of how.
+    os.unlink(os.path.join(STATE_HOME, "vigil", "starts", mid))
+    r = vigil(e, "restart", mid)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "cannot be restarted as it was" in r.stderr and "cwd, env, patterns" in r.stderr, r.stderr
+    # Refused before anything was stopped.
+    assert status_of(e, mid)["state"] == "running"
+    vigil_ok(e, "stop", mid, "--grace", "0")
+    # An ended monitor with a record just starts again.
+    done = start(e, "--", "echo", "once")
+    vigil_ok(e, "wait", done)
+    fresh = vigil_ok(e, "restart", done).stdout.strip()
+    assert ID_RE.match(fresh) and fresh != done, fresh
+    vigil_ok(e, "wait", fresh)
+    assert vigil_ok(e, "output", fresh).stdout.rstrip().endswith("once")
+
+
+# --- run, live --------------------------------------------------------------
+
+@socket_only
+def test_run_shows_output_while_the_command_runs_and_ctrl_c_stops_it(e):
+    proc = spawn(e, "run", "--", "sh", "-c", "echo pid $$; echo working >&2; exec sleep 30")
+    try:
+        rd = Reader(proc)
+        rd.until(lambda b: re.search(rb"pid \d+\n", b) is not None, timeout=30,
+                 what="the first line, while the command still runs")
+        assert proc.poll() is None  # shown before the command ended
+        pid = int(re.search(rb"pid (\d+)", rd.buf).group(1))
+        os.kill(pid, 0)  # the child runs
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 130
+        err = proc.stderr.read().decode()
+        assert "working\n" in err, err   # its stderr line went to stderr
+        assert re.search(r"vigil: run: interrupted \(SIGINT\); stopping mon_\w+", err), err
+        # vigil ran monitor_stop, which answers once the process is gone.
+        try:
+            os.kill(pid, 0)
+            alive = not open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z"
+        except (ProcessLookupError, FileNotFoundError):
+            alive = False
+        assert not alive, "the child %d outlived vigil run" % pid
+    finally:
+        finish(proc)
+
+
+@socket_only
+@with_config(monitor={"max_runtime_ms": 2000})
+def test_run_timeout_beyond_the_engine_cap_is_the_clients(e):
+    # A 2 s cap in the engine; run --timeout 3s is past it, so vigil starts
+    # the monitor persistent and stops it itself at 3 s: still 124.
+    t0 = time.monotonic()
+    r = vigil(e, "run", "--timeout", "3", "--", "sh", "-c", "echo up; exec sleep 30", timeout=60)
+    assert r.returncode == 124, (r.returncode, r.stderr)
+    assert time.monotonic() - t0 >= 2.5
+    assert r.stdout == "up\n" and "timed out after 3.0s" in r.stderr, (r.stdout, r.stderr)
+
+
+# --- output --follow passes the ending on ----------------------------------
+
+@socket_only
+def test_output_follow_exits_with_the_monitors_status(e):
+    mid = start(e, "--", "sh", "-c", "echo bye; exit 4")
+    r = vigil(e, "output", mid, "-f", timeout=30)
+    assert r.returncode == 4, (r.returncode, r.stderr)
+    assert r.stdout.rstrip().endswith("bye") and r.stderr == "[exited with status 4]\n", r
+    mid = start(e, "--", "sh", "-c", "kill -SEGV $$")
+    r = vigil(e, "output", mid, "--follow", timeout=30)
+    assert r.returncode == 128 + 11 and r.stderr == "[killed by SIGSEGV]\n", (r.returncode, r.stderr)
+    ok = start(e, "--", "true")
+    r = vigil(e, "output", ok, "-f", timeout=30)
+    assert r.returncode == 0 and r.stderr == "[exited with status 0]\n", r
+
+
+# --- watch separates notifications -----------------------------------------
+
+@socket_only
+def test_watch_puts_a_header_before_each_notification_and_a_blank_line_after(e):
+    proc = spawn(e, "watch", "--since", "0")
+    try:
+        mid = start(e, "--label", "greeter", "--notify", "lines", "--",
+                    "sh", "-c", "echo hello; sleep 1; echo bye")
+        rd = Reader(proc)
+        rd.until(lambda b: re.search(rb"event: exit.*?END>>>\n\n", b, re.S) is not None,
+                 timeout=30, what="the exit envelope and its blank line")
+        text = rd.buf.decode()
+        header = re.compile(r"^--- #(\d+) greeter \(%s\) (output|exit), idle, %s ---$"
+                            % (mid, TIME_RE), re.M)
+        heads = header.findall(text)
+        assert len(heads) >= 2 and heads[-1][1] == "exit", (heads, text)
+        seqs = [int(s) for s, _ in heads]
+        assert seqs == sorted(seqs), seqs
+        # Every envelope sits between its header and a blank line.
+        blocks = [b for b in re.split(r"^(?=--- #)", text, flags=re.M) if b.startswith("--- #")]
+        for b in blocks:
+            lines = b.split("\n")
+            assert lines[1].startswith("<<<VIGIL OBSERVATION "), b
+            assert b.endswith("END>>>\n\n"), b
+    finally:
+        finish(proc)
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests([
+        test_a_bare_duration_is_seconds,
+        test_durations_out_of_range_name_the_option_the_bound_and_the_value,
+        test_a_mistyped_option_or_command_gets_a_suggestion,
+        test_start_wait_for_returns_when_the_line_comes,
+        test_start_wait_for_fails_with_the_tail_when_it_ends_first,
+        test_start_wait_for_times_out_and_leaves_it_running,
+        test_restart_starts_the_same_command_with_every_option,
+        test_restart_refuses_what_it_cannot_restart_faithfully,
+        test_run_shows_output_while_the_command_runs_and_ctrl_c_stops_it,
+        test_run_timeout_beyond_the_engine_cap_is_the_clients,
+        test_output_follow_exits_with_the_monitors_status,
+        test_watch_puts_a_header_before_each_notification_and_a_blank_line_after,
+    ]))
