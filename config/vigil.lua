@@ -50,6 +50,16 @@ return {
     -- Whether a start may ask for persistent = true (no runtime cap).
     allow_persistent = true,
 
+    -- Whether a child's stdout is line-buffered unless its start says
+    -- otherwise (line_buffered = false). A program without a terminal
+    -- block-buffers its stdout, so a dev server's lines would arrive only
+    -- when a buffer fills or it exits. true gives every child
+    -- PYTHONUNBUFFERED=1 and, where coreutils' libstdbuf is installed (the
+    -- engine logs which at start), preloads it with _STDBUF_O=L, as
+    -- `stdbuf -oL` does; stderr is left as the program has it. A start's
+    -- env wins over these, and env_deny still applies to its own LD_PRELOAD.
+    line_buffered = true,
+
     -- Directories a monitor's cwd must lie in (absolute paths of existing
     -- directories, resolved once at load). Empty: any cwd. The cwd is
     -- opened once and judged by where it really is; the child runs in that

@@ -133,7 +133,7 @@ api_info(Call *call)
   size_t nlimits = 0;
   for (const SettingSpec *spec = settings_table; spec->name; spec++)
     nlimits++;
-  msgpack_pack_map(pk, nlimits + 5);
+  msgpack_pack_map(pk, nlimits + 6);
   for (const SettingSpec *spec = settings_table; spec->name; spec++) {
     wire_key(pk, spec->name);
     if (spec->kind == kSettingEnum)
@@ -149,6 +149,8 @@ api_info(Call *call)
   cfg->allow_shell ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
   wire_key(pk, "monitor.allow_persistent");
   cfg->allow_persistent ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+  wire_key(pk, "monitor.line_buffered");
+  cfg->line_buffered ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
   wire_key(pk, "monitor.idle_timeout_max_ms");
   msgpack_pack_int(pk, MONITOR_IDLE_TIMEOUT_MAX_MS);
   api_pack_engine_counters(call);

@@ -15,6 +15,14 @@
  * Both lists hold names or PREFIX* patterns: "LD_*" matches every name that
  * starts with "LD_", "*" alone every name. A pattern is case-sensitive, as
  * environment names are.
+ *
+ * On top of both, the engine's own additions, which make the child's
+ * stdout line-buffered (monitor.line_buffered, a start's line_buffered): a
+ * program without a terminal block-buffers its stdout, so a dev server's
+ * lines would arrive only when a buffer fills or it exits. They are the
+ * engine's, not the caller's, so monitor.env_deny does not judge them
+ * (childenv_check sees the start's env alone), and they never let a
+ * caller's variable through that the deny list refuses.
  */
 #ifndef VIGIL_CHILDENV_H
 #define VIGIL_CHILDENV_H
@@ -53,12 +61,44 @@ const char *childenv_pattern_problem(const char *pattern);
 int childenv_check(char *const *env, const char *const *deny, const char *const *allow,
                    VigilError *err);
 
-/* The child's environment: the engine's variables whose name matches a
- * pattern of inherit (NULL: childenv_default_inherit), then the entries of
- * extra, each replacing an inherited one of the same name (the last entry
- * of a name in extra wins). Returns a new NULL-terminated array (free it;
- * the strings are borrowed from environ and extra). Built before fork: the
- * child may not allocate. */
-char **childenv_build(const char *const *inherit, char *const *extra);
+/* Where coreutils' libstdbuf.so is looked for, in order (Debian and
+ * Fedora, Arch, older multiarch layouts, a build from source);
+ * NULL-terminated. */
+extern const char *const childenv_stdbuf_paths[];
+
+/* The first of paths (NULL-terminated) that is a library the engine may
+ * preload into every child: a regular file owned by root or by the
+ * engine's user, writable by no one else. NULL when there is none. */
+const char *childenv_stdbuf_find(const char *const *paths);
+
+/* childenv_stdbuf_find(childenv_stdbuf_paths), looked up once (at the
+ * first call: the engine makes it at start and logs the answer). */
+const char *childenv_stdbuf(void);
+
+/* What the engine adds to make a child's stdout line-buffered. */
+typedef struct {
+  bool line_buffered;       /* false: add nothing */
+  const char *stdbuf;       /* libstdbuf's path; NULL: none (PYTHONUNBUFFERED only) */
+} ChildLineBuffering;
+
+/* The child's environment, in three layers, a later one replacing an
+ * earlier variable of the same name:
+ *  1. the engine's variables whose name matches a pattern of inherit
+ *     (NULL: childenv_default_inherit);
+ *  2. with lb->line_buffered, the engine's additions: PYTHONUNBUFFERED=1,
+ *     and where lb->stdbuf is a library _STDBUF_O=L (stdout line-buffered,
+ *     stderr left as the program has it);
+ *  3. the entries of extra (the last entry of a name wins).
+ * Two variables are merged rather than replaced: with lb->stdbuf, the
+ * child's LD_PRELOAD (extra's, else the inherited one) gets the library in
+ * front (once), and its ASAN_OPTIONS gets "verify_asan_link_order=0" in
+ * front, without which a program built with AddressSanitizer refuses to
+ * start when another library is preloaded (a value the caller gives for it
+ * comes later, so it still wins). lb may be NULL (nothing added).
+ * Returns a new NULL-terminated array, freed with one free(): the merged
+ * strings live in the same block, the others are borrowed from environ and
+ * extra. Built before fork: the child may not allocate. */
+char **childenv_build(const char *const *inherit, char *const *extra,
+                      const ChildLineBuffering *lb);
 
 #endif

@@ -195,6 +195,8 @@ config_monitor_field(ConfigWalk *w, const char *key, int idx)
     return config_bool(w, idx, name, &cfg->allow_shell);
   if (strcmp(key, "allow_persistent") == 0)
     return config_bool(w, idx, name, &cfg->allow_persistent);
+  if (strcmp(key, "line_buffered") == 0)
+    return config_bool(w, idx, name, &cfg->line_buffered);
   if (strcmp(key, "allowed_commands") == 0) {
     char **list;
     size_t n;
@@ -466,6 +468,7 @@ config_defaults(VigilConfig *cfg)
   cfg->live_mode_enabled = false;
   cfg->allow_shell = false;
   cfg->allow_persistent = true;
+  cfg->line_buffered = true;
   cfg->allowed_commands = (Allowlist)ALLOWLIST_INIT;
   cfg->policy = xstrdup("envelope");
   cfg->env_deny = config_list_copy(childenv_default_deny);

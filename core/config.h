@@ -9,7 +9,8 @@
  * Shape (every key optional; config/vigil.lua documents each):
  *   return {
  *     monitor = { enabled, live_mode_enabled, allowed_commands = {...},
- *                 allow_shell, allow_persistent, workspace_roots = {...},
+ *                 allow_shell, allow_persistent, line_buffered,
+ *                 workspace_roots = {...},
  *                 path = "/usr/bin:/bin", env_deny = {...}, env_allow = {...},
  *                 env_inherit = {...}, <every monitor.* setting> },
  *     rate_limit = { <every rate_limit.* setting> },
@@ -54,6 +55,9 @@ typedef struct {
   bool live_mode_enabled; /* default false */
   bool allow_shell;       /* default false */
   bool allow_persistent;  /* default true */
+  bool line_buffered;     /* monitor.line_buffered: a start that does not say
+                             makes its child's stdout line-buffered (childenv.h);
+                             default true */
   Allowlist allowed_commands;  /* default empty: every start denied */
   char **workspace_roots; /* nroots absolute paths; none: any cwd */
   size_t nroots;

@@ -434,6 +434,15 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
   SessionLimits limits = engine_session_limits(&e->config);
   SessionHooks hooks = {engine_on_expire};
   e->sessions = session_registry_new(loop, &limits, &hooks, e);
+  /* Looked up once, here, so the log says at start what a child's stdout
+   * will be (childenv.h). */
+  const char *stdbuf = childenv_stdbuf();
+  if (stdbuf != NULL)
+    LOG_INFO("engine", "line-buffered children: PYTHONUNBUFFERED=1 and %s preloaded with "
+             "_STDBUF_O=L", stdbuf);
+  else
+    LOG_INFO("engine", "line-buffered children: PYTHONUNBUFFERED=1 only (no coreutils libstdbuf "
+             "found: C stdio programs keep block-buffering their stdout)");
   return e;
 }
 

@@ -207,6 +207,7 @@ engine_spec(const VigilConfig *cfg, const StartRequest *req, const StartPlan *pl
     .search_path = cfg->search_path,
     .env_inherit = (const char *const *)cfg->env_inherit,
     .env_extra = req->env,
+    .line_buffered = req->line_buffered_given ? req->line_buffered : cfg->line_buffered,
     .label = req->label,
     .description = req->description,
     .patterns = (const char *const *)req->patterns,

@@ -177,6 +177,7 @@ monitor_proc_options(const VigilSettings *settings, const MonitorSpec *spec)
     .search_path = spec->search_path,
     .env_inherit = spec->env_inherit,
     .env_extra = spec->env_extra,
+    .line_buffered = spec->line_buffered,
     .stdin_data = spec->stdin_data,
     .stdin_len = spec->stdin_len,
     .memory_limit = spec->memory_limit,

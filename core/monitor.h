@@ -52,6 +52,7 @@ typedef struct {
   const char *const *env_inherit; /* the engine's variables the child gets
                                  (childenv.h); NULL: the default list */
   char *const *env_extra;     /* "K=V", NULL-terminated; may be NULL */
+  bool line_buffered;         /* the child's stdout line-buffered (childenv.h) */
   const char *label;          /* NULL: the monitor id */
   const char *description;    /* may be NULL */
   const char *const *patterns;

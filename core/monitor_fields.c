@@ -37,6 +37,7 @@ static const size_t monitor_field_slots[] = {
   SLOT(description),
   SLOT(cwd),
   SLOT(env),
+  SLOT(line_buffered),
   NO_SLOT,                      /* patterns */
   NO_SLOT,                      /* match_pattern */
   SLOT(match_streams),
@@ -73,6 +74,10 @@ const MonitorField monitor_fields[] = {
    "engine", "the directory the child runs in, checked against monitor.workspace_roots"},
   {"env", kFieldEnv, ALL, false, false, 0, 1024, NULL, NULL, "none",
    "proc", "variables set on top of what monitor.env_inherit passes (monitor.env_deny applies)"},
+  {"line_buffered", kFieldBool, ALL, false, false, 0, 0, NULL, NULL, "monitor.line_buffered",
+   "proc", "make the child's stdout line-buffered: PYTHONUNBUFFERED=1 and, where coreutils' "
+   "libstdbuf is installed, LD_PRELOAD of it with _STDBUF_O=L (the start's env wins); false: "
+   "the program buffers as it would without a terminal"},
   /* The matcher bounds patterns as it compiles them (monitor.max_patterns,
    * monitor.pattern_max_length: limit_exceeded, invalid_pattern). */
   {"patterns", kFieldStrings, WATCH, false, false, 0, 0, NULL, NULL,
@@ -447,6 +452,8 @@ start_request_read(const FieldSource *src, unsigned form, const VigilSettings *s
       req->incidents_given = true;
     if (rc == 1 && strcmp(f->name, "envelope") == 0)
       req->envelope_given = true;
+    if (rc == 1 && strcmp(f->name, "line_buffered") == 0)
+      req->line_buffered_given = true;
   }
   if (rc >= 0)
     rc = monitor_fields_settle(src, req, &sc, err);

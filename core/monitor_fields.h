@@ -34,6 +34,8 @@ typedef struct {
   bool shell;
   char *cwd;
   char **env;              /* "K=V", NULL-terminated */
+  bool line_buffered;      /* the child's stdout line-buffered (when line_buffered_given) */
+  bool line_buffered_given;
   char *label;
   char *description;
   char **patterns;         /* NULL-terminated */

@@ -86,6 +86,8 @@ typedef struct {
                                list (childenv_default_inherit) */
   char *const *env_extra;   /* "KEY=VALUE" added to (or replacing in) what is
                                inherited; NULL-terminated; may be NULL */
+  bool line_buffered;       /* add what makes the child's stdout line-buffered
+                               (PYTHONUNBUFFERED, libstdbuf: childenv.h) */
   const char *stdin_data;   /* NULL: stdin is /dev/null; else these bytes are
                                written to a pipe that is then closed */
   size_t stdin_len;

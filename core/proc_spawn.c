@@ -236,10 +236,12 @@ proc_launch_keeper_exec(ProcLaunch *l, const ProcSpawnOptions *opts, const ProcC
 static pid_t
 proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
 {
-  /* What the engine passes on (env_inherit), then the caller's variables
-   * and the monitor's id (contain_env), which replace inherited ones. Built
-   * here: the child may not allocate. */
-  char **envp = childenv_build(opts->env_inherit, contain_env(l->contain));
+  /* What the engine passes on (env_inherit), its line-buffering
+   * additions, then the caller's variables and the monitor's id
+   * (contain_env), which replace both. Built here: the child may not
+   * allocate. */
+  ChildLineBuffering lb = {opts->line_buffered, opts->line_buffered ? childenv_stdbuf() : NULL};
+  char **envp = childenv_build(opts->env_inherit, contain_env(l->contain), &lb);
   long open_max = proc_child_open_max();
   ProcChild child = {l->path,
                      opts->argv,

@@ -1,12 +1,15 @@
 /*
  * Unit tests of the child's environment rules: NAME and PREFIX* patterns,
  * which patterns a config list may hold, the deny/allow check on a start's
- * env (with the messages a caller reads), the default lists, and the
- * environment a child is given (inherit filter, then the start's env).
+ * env (with the messages a caller reads), the default lists, the
+ * environment a child is given (inherit filter, the engine's line-buffering
+ * additions, then the start's env), and which libstdbuf the engine trusts.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "childenv.h"
@@ -143,7 +146,7 @@ TEST(build_inherits_only_what_the_list_names_and_extra_wins)
   setenv("VIGIL_CE_OVERRIDE", "engine", 1);
   const char *const inherit[] = {"VIGIL_CE_KEEP_*", "VIGIL_CE_OVERRIDE", NULL};
   char *extra[] = {"VIGIL_CE_OVERRIDE=first", "NEW=1", "VIGIL_CE_OVERRIDE=caller", NULL};
-  char **env = childenv_build(inherit, extra);
+  char **env = childenv_build(inherit, extra, NULL);
   CHECK(env_has(env, "VIGIL_CE_KEEP_A=a"));
   CHECK_INT(env_count(env, "VIGIL_CE_SECRET"), 0);
   CHECK_INT(env_count(env, "VIGIL_CE_OVERRIDE"), 1);
@@ -153,7 +156,7 @@ TEST(build_inherits_only_what_the_list_names_and_extra_wins)
   free(env);
 
   /* The default list: PATH passes, the secret does not. */
-  env = childenv_build(NULL, NULL);
+  env = childenv_build(NULL, NULL, NULL);
   if (getenv("PATH") != NULL)
     CHECK_INT(env_count(env, "PATH"), 1);
   CHECK_INT(env_count(env, "VIGIL_CE_SECRET"), 0);
@@ -162,12 +165,136 @@ TEST(build_inherits_only_what_the_list_names_and_extra_wins)
 
   /* An empty list inherits nothing. */
   const char *const none[] = {NULL};
-  env = childenv_build(none, NULL);
+  env = childenv_build(none, NULL, NULL);
   CHECK(env[0] == NULL);
   free(env);
   unsetenv("VIGIL_CE_SECRET");
   unsetenv("VIGIL_CE_KEEP_A");
   unsetenv("VIGIL_CE_OVERRIDE");
+}
+
+/* A libstdbuf path for the build tests: childenv_build takes it as given. */
+#define FAKE_STDBUF "/opt/x/libstdbuf.so"
+
+TEST(line_buffering_adds_python_and_the_stdbuf_preload)
+{
+  const char *const none[] = {NULL};
+  ChildLineBuffering lb = {true, FAKE_STDBUF};
+  char *extra[] = {"PORT=3000", NULL};
+  char **env = childenv_build(none, extra, &lb);
+  CHECK(env_has(env, "PORT=3000"));
+  CHECK(env_has(env, "PYTHONUNBUFFERED=1"));
+  CHECK(env_has(env, "_STDBUF_O=L"));
+  CHECK(env_has(env, "LD_PRELOAD=" FAKE_STDBUF));
+  /* ASan refuses a preload in front of its runtime unless told not to. */
+  CHECK(env_has(env, "ASAN_OPTIONS=verify_asan_link_order=0"));
+  /* stderr is left as the program has it. */
+  CHECK_INT(env_count(env, "_STDBUF_E"), 0);
+  free(env);
+
+  /* No libstdbuf on this machine: Python's variable alone. */
+  lb.stdbuf = NULL;
+  env = childenv_build(none, extra, &lb);
+  CHECK(env_has(env, "PYTHONUNBUFFERED=1"));
+  CHECK_INT(env_count(env, "_STDBUF_O"), 0);
+  CHECK_INT(env_count(env, "LD_PRELOAD"), 0);
+  CHECK_INT(env_count(env, "ASAN_OPTIONS"), 0);
+  free(env);
+
+  /* line_buffered false: nothing of the engine's. */
+  lb = (ChildLineBuffering){false, FAKE_STDBUF};
+  env = childenv_build(none, extra, &lb);
+  CHECK(env_has(env, "PORT=3000"));
+  CHECK(env[1] == NULL);
+  free(env);
+}
+
+TEST(line_buffering_yields_to_the_start_and_merges_the_preload)
+{
+  const char *const none[] = {NULL};
+  ChildLineBuffering lb = {true, FAKE_STDBUF};
+  /* The start's own values win; its LD_PRELOAD (which only gets here
+   * through monitor.env_allow) keeps its libraries after ours. */
+  char *extra[] = {"PYTHONUNBUFFERED=", "_STDBUF_O=0", "LD_PRELOAD=/a/one.so /a/two.so",
+                   "ASAN_OPTIONS=detect_leaks=0", NULL};
+  char **env = childenv_build(none, extra, &lb);
+  CHECK(env_has(env, "PYTHONUNBUFFERED="));
+  CHECK_INT(env_count(env, "PYTHONUNBUFFERED"), 1);
+  CHECK(env_has(env, "_STDBUF_O=0"));
+  CHECK_INT(env_count(env, "_STDBUF_O"), 1);
+  CHECK(env_has(env, "LD_PRELOAD=" FAKE_STDBUF ":/a/one.so /a/two.so"));
+  CHECK_INT(env_count(env, "LD_PRELOAD"), 1);
+  CHECK(env_has(env, "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"));
+  CHECK_INT(env_count(env, "ASAN_OPTIONS"), 1);
+  free(env);
+
+  /* Already preloaded: the value stays as it is, the library once. */
+  char *again[] = {"LD_PRELOAD=/a/one.so:" FAKE_STDBUF, NULL};
+  env = childenv_build(none, again, &lb);
+  CHECK(env_has(env, "LD_PRELOAD=/a/one.so:" FAKE_STDBUF));
+  CHECK_INT(env_count(env, "LD_PRELOAD"), 1);
+  free(env);
+}
+
+TEST(line_buffering_merges_an_inherited_preload_only_when_inherited)
+{
+  setenv("LD_PRELOAD", "/engine/own.so", 1);
+  setenv("PYTHONUNBUFFERED", "0", 1);
+  ChildLineBuffering lb = {true, FAKE_STDBUF};
+  /* Not in env_inherit: the engine's own preload stays with the engine. */
+  const char *const plain[] = {"PYTHONUNBUFFERED", NULL};
+  char **env = childenv_build(plain, NULL, &lb);
+  CHECK(env_has(env, "LD_PRELOAD=" FAKE_STDBUF));
+  /* The engine's additions replace an inherited value. */
+  CHECK(env_has(env, "PYTHONUNBUFFERED=1"));
+  CHECK_INT(env_count(env, "PYTHONUNBUFFERED"), 1);
+  free(env);
+  /* Inherited: the child would have had it, so it keeps it after ours. */
+  const char *const all[] = {"*", NULL};
+  env = childenv_build(all, NULL, &lb);
+  CHECK(env_has(env, "LD_PRELOAD=" FAKE_STDBUF ":/engine/own.so"));
+  CHECK_INT(env_count(env, "LD_PRELOAD"), 1);
+  free(env);
+  unsetenv("LD_PRELOAD");
+  unsetenv("PYTHONUNBUFFERED");
+}
+
+TEST(stdbuf_is_a_file_no_other_user_can_change)
+{
+  char dir[] = "/tmp/vigil-childenv-XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    check_fail(__FILE__, __LINE__, "mkdtemp");
+    return;
+  }
+  char lib[sizeof dir + 32], missing[sizeof dir + 32];
+  snprintf(lib, sizeof lib, "%s/libstdbuf.so", dir);
+  snprintf(missing, sizeof missing, "%s/missing.so", dir);
+  FILE *f = fopen(lib, "w");
+  CHECK(f != NULL);
+  if (f != NULL)
+    fclose(f);
+  chmod(dir, 0755);
+  chmod(lib, 0644);
+  const char *const paths[] = {missing, lib, NULL};
+  /* The first that exists and is safe. */
+  CHECK_STR(childenv_stdbuf_find(paths), lib);
+  /* Writable by others, or in a directory others can write: refused. */
+  chmod(lib, 0666);
+  CHECK(childenv_stdbuf_find(paths) == NULL);
+  chmod(lib, 0644);
+  chmod(dir, 0777);
+  CHECK(childenv_stdbuf_find(paths) == NULL);
+  chmod(dir, 0755);
+  /* A directory is not a library. */
+  const char *const dirs[] = {dir, NULL};
+  CHECK(childenv_stdbuf_find(dirs) == NULL);
+  CHECK(childenv_stdbuf_find(NULL) == NULL);
+  unlink(lib);
+  rmdir(dir);
+  /* What this machine has, if anything, is one of the known paths. */
+  const char *found = childenv_stdbuf();
+  if (found != NULL)
+    CHECK(childenv_match_any(childenv_stdbuf_paths, found, strlen(found)) != NULL);
 }
 
 int
@@ -179,5 +306,9 @@ main(void)
   RUN(check_refuses_a_denied_name_and_names_entry_and_setting);
   RUN(check_refuses_a_malformed_entry_with_the_name_escaped);
   RUN(build_inherits_only_what_the_list_names_and_extra_wins);
+  RUN(line_buffering_adds_python_and_the_stdbuf_preload);
+  RUN(line_buffering_yields_to_the_start_and_merges_the_preload);
+  RUN(line_buffering_merges_an_inherited_preload_only_when_inherited);
+  RUN(stdbuf_is_a_file_no_other_user_can_change);
   return check_summary();
 }

@@ -60,6 +60,7 @@ is_defaults(const VigilConfig *cfg)
          same_list(cfg->env_allow, no_names) &&
          same_list(cfg->env_inherit, childenv_default_inherit) &&
          !cfg->live_mode_enabled && !cfg->allow_shell && cfg->allow_persistent &&
+         cfg->line_buffered &&
          cfg->allowed_commands.n == 0 && cfg->nroots == 0 && cfg->nplugin_paths == 0 &&
          cfg->nmonitors == 0 && cfg->policy && strcmp(cfg->policy, "envelope") == 0 &&
          cfg->gate == NULL;
@@ -155,6 +156,7 @@ TEST(bundled_config_loads_and_documents_every_setting)
   settings_defaults(&d);
   CHECK(memcmp(&cfg.settings, &d, sizeof d) == 0);
   CHECK(cfg.enabled && !cfg.live_mode_enabled && !cfg.allow_shell && cfg.allow_persistent);
+  CHECK(cfg.line_buffered);
   CHECK_INT(cfg.nroots, 0);
   CHECK_INT(cfg.nmonitors, 0);
   CHECK_INT(cfg.nplugin_paths, 0);
@@ -636,7 +638,7 @@ TEST(full_config_round_trips)
            "return {\n"
            "  monitor = {\n"
            "    enabled = true, live_mode_enabled = true, allow_shell = true,\n"
-           "    allow_persistent = true,\n"
+           "    allow_persistent = true, line_buffered = false,\n"
            "    allowed_commands = { 'make', '/usr/bin/tail' },\n"
            "    workspace_roots = { '%s' },\n"
            "    line_max_bytes = 4096, flush_interval_ms = 5 * 100, max_patterns = 4,\n"
@@ -662,7 +664,7 @@ TEST(full_config_round_trips)
            "    },\n"
            "    {\n"
            "      session = 'ops', command = 'tail -f log | grep x', shell = true,\n"
-           "      match_pattern = 'x', notify = 'exit', persistent = true,\n"
+           "      match_pattern = 'x', notify = 'exit', persistent = true, line_buffered = true,\n"
            "    },\n"
            "    { session = 'ops', argv = { '/usr/bin/tail', '-n', '0', 'a b' } },\n"
            "  },\n"
@@ -673,6 +675,7 @@ TEST(full_config_round_trips)
     return;
   CHECK_STR(cfg.path, test_path);
   CHECK(cfg.enabled && cfg.live_mode_enabled && cfg.allow_shell && cfg.allow_persistent);
+  CHECK(!cfg.line_buffered);
   CHECK_INT(cfg.allowed_commands.n, 2);
   CHECK_STR(cfg.allowed_commands.entries[1], "/usr/bin/tail");
   char real[PATH_MAX];
@@ -736,6 +739,7 @@ TEST(full_config_round_trips)
   CHECK_INT(m->req.timeout_ms, 60000);
   CHECK(!m->req.persistent);
   CHECK_INT(m->req.idle_timeout_ms, 30000);
+  CHECK(!m->req.line_buffered_given); /* monitor.line_buffered decides */
 
   m = &cfg.monitors[1];
   CHECK(m->req.shell);
@@ -747,6 +751,7 @@ TEST(full_config_round_trips)
   CHECK_STR(m->req.patterns[0], "x");
   CHECK_INT(m->req.notify, kNotifyExit);
   CHECK(m->req.persistent);
+  CHECK(m->req.line_buffered_given && m->req.line_buffered);
   CHECK_INT(m->req.timeout_ms, 0);
   CHECK(m->req.env == NULL && m->req.label == NULL && m->req.cwd == NULL && m->req.policy == NULL);
 
