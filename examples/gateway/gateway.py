@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""An agent gateway's use of vigil, in one file.
+"""An agent gateway's use of vigil, in one file, on the vigil_client library.
 
 A gateway is the program that runs an agent loop. It embeds vigil, starts
 background commands for the agent, and injects what vigil pushes into the
 agent's turns. This example shows the three things a gateway must get right:
 
-  1. Embedding: `vigild --stdio` as a child; its stdin/stdout are one
-     msgpack-rpc connection, and closing stdin stops the engine and every
-     process it started.
-  2. Timing: the gateway says when the agent is in a turn (session_state busy)
+  1. Embedding: `vigild --stdio` as a child (vigil_client's Engine.spawn);
+     its stdin/stdout are one msgpack-rpc connection, and closing stdin
+     stops the engine and every process it started.
+  2. Timing: the gateway says when the agent is in a turn (session busy)
      and when it is not (idle). `idle` notifications are held by the engine
      during a turn and released when it ends; `live_safe` ones come at once,
      and the gateway injects them at the next safe point of the turn (between
@@ -17,28 +17,32 @@ agent's turns. This example shows the three things a gateway must get right:
      starts such monitors in idle mode and says so in a note).
   3. Resuming: a gateway that restarts reattaches to its named session with
      the last seq it handled, and the engine replays what it missed. That
-     needs an engine that outlives the gateway: `vigild --listen` on a socket.
+     needs an engine that outlives the gateway: `vigild --listen` on a socket,
+     reached with vigil_client's Client.connect.
 
     python3 examples/gateway/gateway.py --vigild build/vigild --config config/vigil.lua
 
-Uses only the standard library and python3-msgpack. Runs in about 12 s.
+Needs python3-msgpack and vigil_client: the installed package if there is
+one (pip install ./clients/python), else the copy in this checkout's
+clients/python, found relative to this file. Runs in about 12 s.
 """
 
 import argparse
 import os
-import select
 import shutil
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
-import msgpack
-
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-ENDINGS = ("exit", "stopped", "timed_out", "idle_timeout", "overload")
+
+try:
+    import vigil_client
+except ImportError:
+    # Not installed: use the package in this checkout (clients/python).
+    sys.path.insert(0, os.path.join(ROOT, "clients", "python"))
+    import vigil_client
 
 # A pretend build: a few steps, a warning on stderr, done. (python3 is on
 # config/vigil.lua's allowlist; `python3 -c` needs no shell.)
@@ -52,76 +56,25 @@ print("build finished in 2.0s", flush=True)
 """
 
 
-class Connection:
-    """A msgpack-rpc connection over a pair of file descriptors (a child's
-    pipes or a socket). Blocking and single-threaded: call() reads until its
-    answer comes, keeping any notification that arrives first."""
-
-    def __init__(self, rfd, wfd):
-        self.rfd, self.wfd = rfd, wfd
-        self.unpacker = msgpack.Unpacker(raw=False)
-        self.answers, self.pending, self.next_id = {}, [], 1
-
-    def _read(self, timeout):
-        if select.select([self.rfd], [], [], max(0.0, timeout))[0]:
-            data = os.read(self.rfd, 65536)
-            if not data:
-                raise ConnectionError("vigild closed the connection")
-            self.unpacker.feed(data)
-            for msg in self.unpacker:
-                if msg[0] == 1:                                    # [1, msgid, error, result]
-                    self.answers[msg[1]] = msg[2:]
-                elif msg[0] == 2 and msg[1] == "vigil.notification":  # [2, method, [n]]
-                    self.pending.append(msg[2][0])
-
-    def call(self, method, **args):
-        msgid, self.next_id = self.next_id, self.next_id + 1
-        os.write(self.wfd, msgpack.packb([0, msgid, method, [args]], use_bin_type=True))
-        while msgid not in self.answers:
-            self._read(30)
-        error, result = self.answers.pop(msgid)
-        if error is not None:
-            raise RuntimeError("%s: %s" % (method, error[1]))  # error = [code, message]
-        return result
-
-    def notifications(self, timeout):
-        """The notifications that arrive within timeout seconds."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self._read(deadline - time.monotonic())
-        out, self.pending = self.pending, []
-        return out
-
-
-def connect_unix(path):
-    """Connects to vigild's socket and checks who is serving it before
-    sending anything: the engine must run as this user or as root. A socket
-    in a directory someone else controls could be theirs, and a gateway
-    sends argv and environment (tokens) in monitor_start."""
-    s = socket.socket(socket.AF_UNIX)
-    try:
-        s.connect(path)
-        creds = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        uid = struct.unpack("3i", creds)[1]             # struct ucred {pid, uid, gid}
-        if uid not in (os.geteuid(), 0):
-            raise PermissionError("refusing the engine at %s: it runs as uid %d, not as uid %d "
-                                  "(ours) or root" % (path, uid, os.geteuid()))
-    except BaseException:
-        s.close()
-        raise
-    return s
+def connect_unix(path, wait_s=10.0):
+    """Connects to vigild's socket. vigil_client checks who is serving it
+    before sending anything: the engine must run as this user or as root
+    (else PermissionError). A socket in a directory someone else controls
+    could be theirs, and a gateway sends argv and environment (tokens) in
+    monitor_start. wait_s: how long to retry while the engine is starting."""
+    return vigil_client.Client.connect(path, wait_s=wait_s)
 
 
 class Gateway:
     """What a gateway does with notifications: keeps two queues and injects
-    each at the moment its mode calls for."""
+    each at the moment its mode calls for. The session object (vigil_client)
+    remembers the last seq handed to us: the resume cursor."""
 
-    def __init__(self, conn, session):
-        self.conn, self.session = conn, session
+    def __init__(self, client, session):
+        self.client, self.name = client, session
+        self.session = None
         self.in_turn = False
         self.at_safe_point, self.when_idle = [], []
-        self.last_seq = 0           # the resume cursor: the last seq handled
-        self.epoch = None           # ...and the engine epoch it belongs to
         self.replayed_below = 0     # seqs under this were replayed on resume
         self.endings = set()        # monitor ids whose ending was seen
 
@@ -130,33 +83,41 @@ class Gateway:
         taken in) of an earlier gateway, resumes it. Seqs are per engine:
         a changed epoch means the engine restarted, and the engine says what
         was lost with a `dropped` notification (injected like any other)."""
-        args = {"session": self.session}
-        if last_seq is not None:
-            args["last_seq"] = last_seq
-        r = self.conn.call("session_open", **args)
-        self.epoch = r["epoch"]
-        self.replayed_below = r["next_seq"] if last_seq is not None else 0
+        self.session = self.client.session(self.name, last_seq=last_seq)
+        s = self.session
+        self.replayed_below = s.next_seq if last_seq is not None else 0
         print("session_open %s -> resumed=%s next_seq=%d epoch=%s"
-              % (r["session"], r["resumed"], r["next_seq"], r["epoch"]))
-        if epoch is not None and epoch != r["epoch"]:
+              % (s.name, s.resumed, s.next_seq, s.epoch))
+        if epoch is not None and epoch != s.epoch:
             print("  the engine restarted since seq %d (epoch was %s)" % (last_seq, epoch))
 
+    @property
+    def last_seq(self):
+        return self.session.last_seq or 0
+
     def start(self, **args):
-        r = self.conn.call("monitor_start", cwd=ROOT, **args)
+        r = self.session.monitor_start(cwd=ROOT, **args)
         print("monitor_start %r -> %s, mode %s" % (r["label"], r["monitor_id"], r["mode"]))
-        if r.get("note"):
+        if r["note"]:
             print("  engine note: %s" % r["note"])
         return r["monitor_id"]
 
     def receive(self, seconds):
-        """Lets time pass (the agent is thinking or a tool is running), queuing what arrives."""
-        for n in self.conn.notifications(seconds):
-            self.last_seq = n["seq"]
-            if n["type"] in ENDINGS:
-                self.endings.add(n["monitor_id"])
-            (self.at_safe_point if n["mode"] == "live_safe" else self.when_idle).append(n)
-            if not self.in_turn:          # the agent is idle: nothing to wait for
-                self.flush("idle: starts the agent's next turn")
+        """Lets time pass (the agent is thinking or a tool is running), queuing
+        what arrives. seconds=0 takes only what is already here."""
+        deadline = time.monotonic() + seconds
+        while True:
+            n = self.session.wait(max(0.0, deadline - time.monotonic()))
+            if n is None:
+                return
+            self.handle(n)
+
+    def handle(self, n):
+        if n.is_ending:
+            self.endings.add(n.monitor_id)
+        (self.at_safe_point if n.is_live_safe else self.when_idle).append(n)
+        if not self.in_turn:          # the agent is idle: nothing to wait for
+            self.flush("idle: starts the agent's next turn")
 
     def flush(self, when):
         for n in self.at_safe_point + self.when_idle:
@@ -164,15 +125,15 @@ class Gateway:
         self.at_safe_point, self.when_idle = [], []
 
     def inject(self, n, when):
-        """Where a real gateway appends n["text"] to the agent's context."""
-        if n["seq"] < self.replayed_below:
+        """Where a real gateway appends n.text to the agent's context."""
+        if n.seq < self.replayed_below:
             when += ", replayed after the restart"
-        print("\n>>> inject seq=%d type=%s mode=%s (%s)" % (n["seq"], n["type"], n["mode"], when))
-        print(n["text"].rstrip("\n"))
+        print("\n>>> inject seq=%d type=%s mode=%s (%s)" % (n.seq, n.type, n.mode, when))
+        print(n.text.rstrip("\n"))
 
     def turn(self, tool_calls):
         """One agent turn: busy, some tool calls with safe points between, idle."""
-        self.conn.call("session_state", state="busy")
+        self.session.busy()
         self.in_turn = True
         print("\n=== agent turn begins (session_state busy) ===")
         for name, seconds in tool_calls:
@@ -182,43 +143,43 @@ class Gateway:
             for n in self.at_safe_point:
                 self.inject(n, "live_safe: at the safe point after %s" % name)
             self.at_safe_point = []
-        r = self.conn.call("session_state", state="idle")
+        r = self.session.idle()
         print("\n=== agent turn ends (session_state idle): %d held notification(s) released ===" % r["delivered"])
-        self.receive(0.3)           # the released ones arrive now
+        self.receive(0)             # the released ones came before idle's answer
         self.flush("idle: held during the turn, goes into the next one")
         self.in_turn = False
 
     def wait_endings(self, monitor_ids, seconds):
         deadline = time.monotonic() + seconds
-        while not set(monitor_ids) <= self.endings and time.monotonic() < deadline:
-            self.receive(0.2)
-        return set(monitor_ids) <= self.endings
+        while not set(monitor_ids) <= self.endings:
+            n = self.session.wait(max(0.0, deadline - time.monotonic()))
+            if n is None:
+                return False
+            self.handle(n)
+        return True
 
 
 def embedded(vigild, config):
     """Part 1: vigild --stdio as the gateway's child, one agent turn."""
     print("### part 1: embedded engine (vigild --stdio)\n")
     # The engine logs to stderr (here: warnings and errors only).
-    proc = subprocess.Popen([vigild, "--stdio", "--config", config],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env=dict(os.environ, VIGIL_LOG="warn"))
-    gw = Gateway(Connection(proc.stdout.fileno(), proc.stdin.fileno()), "gateway-example")
-    gw.open()
-    live = gw.conn.call("api_info")["limits"]["monitor.live_mode_enabled"]
-    print("live mode is %s in this config" % ("enabled" if live else "disabled"))
-    # A crash should interrupt the agent's turn: ask for live_safe.
-    server = gw.start(label="dev server", mode="live_safe", notify="matches",
-                      argv=["python3", "examples/demo/devserver.py", "--seed", "8", "--duration", "6"],
-                      patterns=[r"^\w*Error: ", r"^panic: ", r"^Traceback "])
-    # A build's warnings can wait until the turn is over: idle.
-    build = gw.start(label="build", mode="idle", argv=["python3", "-c", BUILD_SCRIPT],
-                     patterns=[r"(?i)\bwarning\b", r"^build finished"])
-    gw.turn([("read_file src/client.ts", 1.5), ("edit_file src/client.ts", 1.5),
-             ("run_tests", 1.5), ("read_file src/server.go", 1.5)])
-    ok = gw.wait_endings([server, build], 15)
-    proc.stdin.close()              # stops the engine and anything still running
-    proc.wait(15)
-    return ok
+    engine = vigil_client.Engine.spawn(vigild=vigild, config=config,
+                                       env=dict(os.environ, VIGIL_LOG="warn"))
+    with engine:                    # leaving it stops the engine and anything still running
+        gw = Gateway(engine, "gateway-example")
+        gw.open()
+        live = engine.api_info()["limits"]["monitor.live_mode_enabled"]
+        print("live mode is %s in this config" % ("enabled" if live else "disabled"))
+        # A crash should interrupt the agent's turn: ask for live_safe.
+        server = gw.start(label="dev server", mode="live_safe", notify="matches",
+                          argv=["python3", "examples/demo/devserver.py", "--seed", "8", "--duration", "6"],
+                          patterns=[r"^\w*Error: ", r"^panic: ", r"^Traceback "])
+        # A build's warnings can wait until the turn is over: idle.
+        build = gw.start(label="build", mode="idle", argv=["python3", "-c", BUILD_SCRIPT],
+                         patterns=[r"(?i)\bwarning\b", r"^build finished"])
+        gw.turn([("read_file src/client.ts", 1.5), ("edit_file src/client.ts", 1.5),
+                 ("run_tests", 1.5), ("read_file src/server.go", 1.5)])
+        return gw.wait_endings([server, build], 15)
 
 
 def resumed(vigild, config):
@@ -228,21 +189,9 @@ def resumed(vigild, config):
     path = os.path.join(tmp, "vigil.sock")
     daemon = subprocess.Popen([vigild, "--listen", path, "--config", config],
                               stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def connect():
-        for _ in range(100):            # the daemon needs a moment to listen
-            try:
-                s = connect_unix(path)
-                return s, Connection(s.fileno(), s.fileno())
-            except PermissionError:
-                raise
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("vigild never listened on %s" % path)
-
     try:
-        sock, conn = connect()
-        gw = Gateway(conn, "gateway-resume")
+        client = connect_unix(path)     # waits for the daemon to listen
+        gw = Gateway(client, "gateway-resume")
         gw.open()
         job = gw.start(label="migrations", argv=["python3", "-c",
                        "import time\nfor i in range(1, 7):\n"
@@ -251,14 +200,16 @@ def resumed(vigild, config):
                        # look-alike lines into one incident (docs/incidents.md).
                        match_pattern="applied", incidents=False)
         gw.receive(1.2)
-        print("\n--- the gateway goes down after seq %d (the engine keeps the session) ---" % gw.last_seq)
-        sock.close()
+        # What a real gateway would write to disk before going down.
+        cursor, epoch = gw.last_seq, gw.session.epoch
+        print("\n--- the gateway goes down after seq %d (the engine keeps the session) ---" % cursor)
+        client.close()
         time.sleep(2.5)                 # the job runs on; its notifications are kept
-        sock, conn = connect()
-        gw2 = Gateway(conn, "gateway-resume")   # a fresh gateway process, same cursor
-        gw2.open(last_seq=gw.last_seq, epoch=gw.epoch)  # everything after it is pushed again
+        client = connect_unix(path)
+        gw2 = Gateway(client, "gateway-resume")  # a fresh gateway process, same cursor
+        gw2.open(last_seq=cursor, epoch=epoch)   # everything after it is pushed again
         ok = gw2.wait_endings([job], 15)
-        sock.close()
+        client.close()
         return ok
     finally:
         daemon.terminate()              # SIGTERM: the engine stops its monitors and exits
