@@ -81,6 +81,25 @@ class Workdir:
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
 
+    def check_sanitizers(self) -> None:
+        """Fails when an engine of this directory reported an AddressSanitizer
+        or UBSan error in its log (the ASan build reports there, not in an
+        exit status the test sees)."""
+        reports = [line for line in self.log().splitlines()
+                   if "ERROR: AddressSanitizer" in line or "ERROR: LeakSanitizer" in line
+                   or "runtime error:" in line]
+        assert not reports, "vigild's sanitizer reported:\n%s" % self.log()[-6000:]
+
+
+def workdir(test: Any, cfg: Optional[Dict[str, Any]] = None) -> Workdir:
+    """A Workdir for a unittest test: removed after it, and its engines'
+    logs checked for sanitizer reports once they have stopped (cleanups
+    run last-registered first, so register engines after this)."""
+    work = Workdir(cfg)
+    test.addCleanup(work.remove)
+    test.addCleanup(work.check_sanitizers)
+    return work
+
 
 class Daemon:
     """``vigild --listen`` on a socket in a private directory; stopped with

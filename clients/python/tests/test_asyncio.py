@@ -5,7 +5,7 @@ import asyncio
 import os
 import unittest
 
-from support import EVENT_TIMEOUT_S, PYTHON, VIGILD, Daemon, Workdir
+from support import EVENT_TIMEOUT_S, PYTHON, VIGILD, Daemon, workdir
 
 import vigil_client
 from vigil_client import AsyncClient, AsyncEngine
@@ -23,8 +23,7 @@ async def take_until_ending(session, monitor_id):
 
 class AsyncFlow(unittest.TestCase):
     def setUp(self):
-        self.work = Workdir()
-        self.addCleanup(self.work.remove)
+        self.work = workdir(self)
 
     def test_embedded_start_notify_stop(self):
         async def main():

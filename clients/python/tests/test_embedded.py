@@ -5,7 +5,7 @@ closing the engine ending what it started."""
 import os
 import unittest
 
-from support import EVENT_TIMEOUT_S, PYTHON, VIGILD, Workdir, spawn, take_until_ending
+from support import EVENT_TIMEOUT_S, PYTHON, VIGILD, workdir, spawn, take_until_ending
 
 import vigil_client
 from vigil_client import Engine, Line, Notification
@@ -21,8 +21,7 @@ def alive(pid: int) -> bool:
 
 class EmbeddedEngine(unittest.TestCase):
     def setUp(self):
-        self.work = Workdir()
-        self.addCleanup(self.work.remove)
+        self.work = workdir(self)
 
     def test_start_notify_stop(self):
         with spawn(self.work) as engine:

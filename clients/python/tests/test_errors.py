@@ -3,7 +3,7 @@ name and message, as the subclass of that code, and change nothing."""
 
 import unittest
 
-from support import EVENT_TIMEOUT_S, Workdir, config, spawn
+from support import EVENT_TIMEOUT_S, workdir, config, spawn
 
 import vigil_client
 from vigil_client import ERROR_CODES, VigilError
@@ -12,8 +12,7 @@ from vigil_client import ERROR_CODES, VigilError
 class Errors(unittest.TestCase):
     def setUp(self):
         allowed = config()["monitor"]["allowed_commands"] + ["/nonexistent/program"]
-        self.work = Workdir(config(allowed_commands=allowed))
-        self.addCleanup(self.work.remove)
+        self.work = workdir(self, config(allowed_commands=allowed))
         self.engine = spawn(self.work)
         self.addCleanup(self.engine.close)
 

@@ -7,7 +7,7 @@ import os
 import socket
 import unittest
 
-from support import EVENT_TIMEOUT_S, Daemon, Workdir, take_until_ending
+from support import EVENT_TIMEOUT_S, Daemon, workdir, take_until_ending
 
 import vigil_client
 from vigil_client import Client
@@ -20,8 +20,7 @@ GATED = "echo one; read go < \"$0\"; echo two; echo three"
 
 class SocketClient(unittest.TestCase):
     def setUp(self):
-        self.work = Workdir()
-        self.addCleanup(self.work.remove)
+        self.work = workdir(self)
         self.daemon = Daemon(self.work)
         self.addCleanup(self.daemon.stop)
         self.fifo = os.path.join(self.work.path, "gate")
@@ -115,6 +114,28 @@ class SocketClient(unittest.TestCase):
         client.reconnect(wait_s=EVENT_TIMEOUT_S)
         again = take_until_ending(ses, mon["monitor_id"])
         self.assertEqual([n.seq for n in again], [n.seq for n in got[1:]])
+
+    def test_a_full_backlog_closes_the_connection_and_a_resume_loses_nothing(self):
+        client = Client.connect(self.daemon.socket, wait_s=EVENT_TIMEOUT_S, max_backlog=3)
+        self.addCleanup(client.close)
+        ses = client.session("gw")
+        ses.busy()
+        for word in ("a", "b", "c"):        # each: an output and an exit notification
+            mon = ses.monitor_start(argv=["echo", word], patterns=[])
+            ses.monitor_wait(mon["monitor_id"], timeout_ms=int(EVENT_TIMEOUT_S * 1000))
+        # Going idle releases all six at once, more than the client holds.
+        with self.assertRaises(vigil_client.ConnectionClosed) as cm:
+            ses.idle()
+        self.assertIn("notifications were waiting to be taken (max_backlog 3)", str(cm.exception))
+        taken = [ses.wait(0) for _ in range(3)]
+        self.assertEqual([n.seq for n in taken], [1, 2, 3])
+        with self.assertRaises(vigil_client.ConnectionClosed):
+            ses.wait(0)
+        client.reconnect(wait_s=EVENT_TIMEOUT_S)
+        rest = take_until_ending(ses, mon["monitor_id"])
+        self.assertEqual([n.seq for n in rest], [4, 5, 6])
+        self.assertEqual([l.text for n in taken + rest if n.type == "output" for l in n.lines],
+                         ["a", "b", "c"])
 
 
 if __name__ == "__main__":
