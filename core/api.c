@@ -261,6 +261,13 @@ api_listen_handed_over(Api *api, int fd, const char *path, VigilError *err)
   return api->server ? 0 : -1;
 }
 
+void
+api_keep_socket_file(Api *api)
+{
+  if (api->server != NULL)
+    rpc_server_keep_file(api->server);
+}
+
 int
 api_listen_fd(const Api *api)
 {

@@ -27,6 +27,9 @@ int api_listen(Api *api, const char *path, VigilError *err);
  * path and handed over (rpc_server_listen_fd); -1 with err (fd closed)
  * when it is not that, and the caller listens afresh. */
 int api_listen_handed_over(Api *api, int fd, const char *path, VigilError *err);
+/* Leaves the socket's file in place when the engine stops listening: a
+ * service manager made it (activation.h). */
+void api_keep_socket_file(Api *api);
 /* The listening socket's descriptor, or -1 (stdio, or not listening). */
 int api_listen_fd(const Api *api);
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "childenv.h"
+#include "datadir.h"
 #include "deliver.h"
 #include "log.h"
 #include "memory.h"
@@ -347,12 +348,7 @@ engine_session_limits(const VigilConfig *cfg)
 const char *
 engine_data_dir(void)
 {
-  const char *dir = getenv("VIGIL_DATA_DIR");
-#ifdef VIGIL_DATA_DIR
-  if (dir == NULL || dir[0] == '\0')
-    dir = VIGIL_DATA_DIR;
-#endif
-  return dir && dir[0] ? dir : ".";
+  return datadir_path();
 }
 
 PolicySet *

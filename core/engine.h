@@ -152,7 +152,8 @@ int engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *e
  * where the caller runs: its cwd, its PATH, its environment. */
 int engine_check_config(const VigilConfig *cfg, VigilError *err);
 
-/* Where vigil's own Lua modules and bundled policies are: $VIGIL_DATA_DIR,
+/* Where vigil's own Lua modules and bundled policies are (datadir.h):
+ * $VIGIL_DATA_DIR, else the install's share/vigil beside the executable,
  * else the source tree it was built from. */
 const char *engine_data_dir(void);
 

@@ -19,12 +19,15 @@
 #include "log.h"
 
 int
-handover_exec(const char *exe, char *const argv[], int listen_fd, VigilError *err)
+handover_exec(const char *exe, char *const argv[], int listen_fd, bool keep_file,
+              VigilError *err)
 {
   char value[16];
   snprintf(value, sizeof value, "%d", listen_fd);
   if (listen_fd < 0 || setenv(HANDOVER_LISTEN_ENV, value, 1) != 0)
     return error_set(err, kErrInternal, "handover: no listening socket to hand over");
+  if (keep_file)
+    setenv(HANDOVER_KEEP_FILE_ENV, "1", 1);
   int flags = fcntl(listen_fd, F_GETFD);
   sigset_t all, was;
   sigemptyset(&all);
@@ -37,12 +40,16 @@ handover_exec(const char *exe, char *const argv[], int listen_fd, VigilError *er
     fcntl(listen_fd, F_SETFD, flags);
   sigprocmask(SIG_SETMASK, &was, NULL);
   unsetenv(HANDOVER_LISTEN_ENV);
+  unsetenv(HANDOVER_KEEP_FILE_ENV);
   return error_set(err, kErrInternal, "handover: cannot run %s: %s", exe, strerror(saved));
 }
 
 int
-handover_listen_fd(void)
+handover_listen_fd(bool *keep_file)
 {
+  const char *keep = getenv(HANDOVER_KEEP_FILE_ENV);
+  *keep_file = keep != NULL && strcmp(keep, "1") == 0;
+  unsetenv(HANDOVER_KEEP_FILE_ENV);
   const char *v = getenv(HANDOVER_LISTEN_ENV);
   int fd = -1;
   if (v != NULL) {

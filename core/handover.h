@@ -19,20 +19,28 @@
 #ifndef VIGIL_HANDOVER_H
 #define VIGIL_HANDOVER_H
 
+#include <stdbool.h>
+
 #include "error.h"
 
 /* The environment variable that carries the listening socket's number
  * across the exec (removed by the new image as it reads it, so no child
  * inherits it). */
 #define HANDOVER_LISTEN_ENV "VIGIL_HANDOVER_LISTEN_FD"
+/* Set to 1 alongside it when the socket's file is not the engine's to
+ * remove (a service manager made it: activation.h). */
+#define HANDOVER_KEEP_FILE_ENV "VIGIL_HANDOVER_KEEP_SOCKET_FILE"
 
-/* Replaces this process's image with exe, argv, handing over listen_fd.
- * Returns only on failure (-1 with err), having undone what it changed:
- * the old image goes on as before. */
-int handover_exec(const char *exe, char *const argv[], int listen_fd, VigilError *err);
+/* Replaces this process's image with exe, argv, handing over listen_fd
+ * (and whether its file is to be left in place at exit). Returns only on
+ * failure (-1 with err), having undone what it changed: the old image
+ * goes on as before. */
+int handover_exec(const char *exe, char *const argv[], int listen_fd, bool keep_file,
+                  VigilError *err);
 
-/* The socket an earlier image handed over, or -1 when none (the variable
- * is removed either way). */
-int handover_listen_fd(void);
+/* The socket an earlier image handed over, or -1 when none; *keep_file
+ * says whether its file is to be left in place. The variables are removed
+ * either way. */
+int handover_listen_fd(bool *keep_file);
 
 #endif

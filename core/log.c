@@ -67,6 +67,7 @@ static uint64_t log_written;
 static uint64_t log_truncated;
 static uint64_t log_dropped;
 static uint64_t log_dropped_pending; /* dropped since the last "dropped" line */
+static void (*log_after_write)(void); /* run after each batch (logfile.h) */
 
 void
 log_set_level(LogLevel level)
@@ -178,6 +179,8 @@ log_writer(void *arg)
       bytes += sizeof *l + l->len;
       free(l);
     }
+    if (log_after_write != NULL)
+      log_after_write();
 
     uv_mutex_lock(&log_mu);
     log_queued -= bytes;
@@ -243,6 +246,8 @@ log_msg(LogLevel level, const char *module, const char *fmt, ...)
       log_truncated++;
     log_written += log_write_all(line.data, line.len);
     strbuf_free(&line);
+    if (log_after_write != NULL)
+      log_after_write();
     return;
   }
   uv_mutex_lock(&log_mu);
@@ -258,6 +263,12 @@ log_msg(LogLevel level, const char *module, const char *fmt, ...)
   }
   uv_mutex_unlock(&log_mu);
   strbuf_free(&line);
+}
+
+void
+log_set_after_write(void (*fn)(void))
+{
+  log_after_write = fn;
 }
 
 void

@@ -26,15 +26,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "activation.h"
 #include "api.h"
 #include "config.h"
 #include "contain.h"
+#include "datadir.h"
 #include "engine.h"
 #include "log.h"
 #include "proc.h"
 #include "epoch.h"
 #include "handover.h"
 #include "keeper_wire.h"
+#include "logfile.h"
 #include "monitor_keep.h"
 #include "rpc/server.h"
 #include "session.h"
@@ -58,9 +61,15 @@ static const char vigild_usage[] =
     "  --check-config FILE  check a configuration and exit: 0 when good, 1 with the reason;\n"
     "                       its monitors are checked as starting them would be (run it\n"
     "                       as the engine's user, from its directory)\n"
+    "  --log-file FILE      log to FILE (appended, made 0600) instead of stderr; past\n"
+    "                       --log-max-bytes (default 16 MiB) it moves to FILE.1\n"
     "  --version            print the version\n"
     "\n"
-    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error).\n"
+    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error); started in the background\n"
+    "from a terminal (vigild &), only warnings and errors, unless VIGIL_LOG says.\n"
+    "Under systemd, a socket passed with LISTEN_FDS is served (its path, unless --listen).\n"
+    "VIGIL_DATA_DIR overrides where the bundled policies and Lua modules are found\n"
+    "(default: ../share/vigil beside this executable when installed).\n"
     "VIGIL_CGROUP=auto|v2|v1|none chooses the cgroups monitors are contained in\n"
     "(default auto: whatever this machine lets vigild use; none: subreaper and /proc).\n";
 
@@ -80,7 +89,9 @@ typedef struct {
                               there then */
   char **argv;             /* as started, for the same */
   int handed_over;         /* the listening socket an earlier image handed
-                              over (handover.h), -1: none */
+                              over (handover.h) or a service manager passed
+                              (activation.h), -1: none */
+  bool keep_socket_file;   /* that socket's file is the service manager's */
   int restored;            /* sessions and monitors taken back from the
                               state directory at this start */
 } Vigild;
@@ -119,7 +130,8 @@ vigild_restart(void)
   LOG_INFO("vigild", "SIGUSR2: restarting as %s (same pid %ld); every monitor goes on, and "
            "hosts resume with last_seq", vigild.exe, (long)getpid());
   VigilError err = VIGIL_ERROR_INIT;
-  handover_exec(vigild.exe, vigild.argv, api_listen_fd(vigild.api), &err);
+  handover_exec(vigild.exe, vigild.argv, api_listen_fd(vigild.api), vigild.keep_socket_file,
+                &err);
   LOG_ERROR("vigild", "SIGUSR2: %s; this engine goes on", err.msg);
 }
 
@@ -186,6 +198,8 @@ typedef struct {
   const char *state_dir; /* --state-dir, or NULL */
   bool stdio, listen;
   bool no_state;         /* --no-state */
+  const char *log_file;  /* --log-file, or NULL: stderr */
+  uint64_t log_max_bytes; /* --log-max-bytes */
 } VigildArgs;
 
 /* Parses the command line into args. Returns -1 to go on, else the exit
@@ -207,6 +221,21 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
       args->state_dir = argv[++i];
     } else if (strcmp(a, "--no-state") == 0) {
       args->no_state = true;
+    } else if (strcmp(a, "--log-file") == 0 && i + 1 < argc) {
+      args->log_file = argv[++i];
+    } else if (strcmp(a, "--log-max-bytes") == 0 && i + 1 < argc) {
+      char *end = NULL;
+      const char *v = argv[++i];
+      errno = 0;
+      unsigned long long n = strtoull(v, &end, 10);
+      if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || n < LOGFILE_MIN_BYTES ||
+          n > LOGFILE_MAX_MAX_BYTES) {
+        fprintf(stderr, "vigild: --log-max-bytes must be %llu..%llu, got \"%s\"\n",
+                (unsigned long long)LOGFILE_MIN_BYTES, (unsigned long long)LOGFILE_MAX_MAX_BYTES,
+                v);
+        return 2;
+      }
+      args->log_max_bytes = n;
     } else if (strcmp(a, "--check-config") == 0 && i + 1 < argc) {
       return vigild_check_config(argv[i + 1]);
     } else if (strcmp(a, "--version") == 0) {
@@ -230,11 +259,44 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
             args->state_dir);
     return 2;
   }
+  if (args->log_max_bytes != 0 && args->log_file == NULL) {
+    fprintf(stderr, "vigild: --log-max-bytes bounds the --log-file, and none was given\n");
+    return 2;
+  }
   if (args->state_dir && args->state_dir[0] == '\0') {
     fprintf(stderr, "vigild: --state-dir needs a directory, got \"\"\n");
     return 2;
   }
   return -1;
+}
+
+/* Where the log goes: the --log-file, or stderr. Started in the
+ * background from a terminal (`vigild &`) with neither a log file nor
+ * VIGIL_LOG, the engine writes only warnings and errors there, so its
+ * lines do not interleave with the person's own commands; one line says
+ * so. Returns -1 (said) when the log file cannot be opened. */
+static int
+vigild_place_log(const VigildArgs *args)
+{
+  if (args->log_file != NULL) {
+    VigilError err = VIGIL_ERROR_INIT;
+    uint64_t max = args->log_max_bytes ? args->log_max_bytes : LOGFILE_MAX_BYTES;
+    if (logfile_open(args->log_file, max, &err) != 0) {
+      fprintf(stderr, "vigild: %s\n", err.msg);
+      return -1;
+    }
+    return 0;
+  }
+  const char *level = getenv("VIGIL_LOG");
+  if ((level != NULL && level[0] != '\0') || !isatty(2))
+    return 0;
+  pid_t foreground = tcgetpgrp(2);
+  if (foreground < 0 || foreground == getpgrp())
+    return 0;
+  log_set_level(kLogWarn);
+  fputs("vigild: in the background: only warnings and errors are logged here "
+        "(--log-file FILE keeps everything, VIGIL_LOG=info shows it here)\n", stderr);
+  return 0;
 }
 
 /* Makes the engine, its front end and the signal handlers. */
@@ -401,6 +463,11 @@ vigild_serve(const VigildArgs *args, VigilError *err)
   const char *listen_path = NULL;
   if (!args->stdio) {
     listen_path = args->listen_path;
+    /* A socket made for this engine (a service manager's, or the one an
+     * earlier image listened on) is where it serves unless --listen says. */
+    if (listen_path == NULL && vigild.handed_over >= 0 &&
+        activation_socket_path(vigild.handed_over, path, sizeof path) == 0)
+      listen_path = path;
     if (listen_path == NULL) {
       if (rpc_default_socket_path(path, sizeof path) != 0) {
         error_set(err, kErrInternal, "the default socket path is too long");
@@ -431,6 +498,10 @@ vigild_serve(const VigildArgs *args, VigilError *err)
     if (vigild.handed_over >= 0 && !handed)
       LOG_WARN("vigild", "%s; listening afresh", handed_err.msg);
     vigild.handed_over = -1;
+    if (handed && vigild.keep_socket_file)
+      api_keep_socket_file(vigild.api);
+    else
+      vigild.keep_socket_file = false; /* a socket bound here is ours to remove */
     if (!handed && api_listen(vigild.api, listen_path, err) != 0)
       return 1;
     LOG_INFO("vigild", "listening on %s", listen_path);
@@ -441,14 +512,26 @@ vigild_serve(const VigildArgs *args, VigilError *err)
 int
 main(int argc, char **argv)
 {
-  VigildArgs args = {NULL, NULL, NULL, false, false, false};
+  VigildArgs args = {0};
   int done = vigild_parse_args(argc, argv, &args);
   if (done >= 0)
     return done;
   vigild_std_fds();
+  if (vigild_place_log(&args) != 0)
+    return 1;
   /* First, so that no child inherits the variable, and before anything
    * could take the descriptor's number. */
-  vigild.handed_over = handover_listen_fd();
+  vigild.handed_over = handover_listen_fd(&vigild.keep_socket_file);
+  VigilError act_err = VIGIL_ERROR_INIT;
+  int activated = activation_listen_fd(&act_err);
+  if (activated == -2) {
+    fprintf(stderr, "vigild: %s\n", act_err.msg);
+    return 1;
+  }
+  if (activated >= 0 && vigild.handed_over < 0) {
+    vigild.handed_over = activated;
+    vigild.keep_socket_file = true;
+  }
   vigild.argv = argv;
   ssize_t exe_len = readlink("/proc/self/exe", vigild.exe, sizeof vigild.exe - 1);
   vigild.exe[exe_len > 0 && (size_t)exe_len < sizeof vigild.exe - 1 ? exe_len : 0] = '\0';
@@ -480,6 +563,7 @@ main(int argc, char **argv)
     LOG_WARN("vigild", "no --config: the allowlist is empty, so every start is denied");
   }
   vigild_setup(&cfg, args.config_path);
+  LOG_INFO("vigild", "policies and Lua modules from %s (%s)", datadir_path(), datadir_source());
   int status = vigild_serve(&args, &err);
   if (status != 0 && vigild.restored > 0) {
     /* A start that fails must change nothing: what it took back is left

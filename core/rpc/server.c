@@ -11,7 +11,9 @@
  *   their own and read what clients send (argv, tokens). So the socket's own
  *   directory (the last path component before the file: "." for a bare
  *   name) must be a real directory, not a symbolic link, owned by the
- *   engine's euid and not writable by group or others; anything else is
+ *   engine's euid (or by root, who could replace anything anyway: a
+ *   service manager's /run/vigil) and not writable by group or others;
+ *   anything else is
  *   refused with a message naming the directory, the owner and mode found
  *   and what is needed. There is no exception for a sticky directory such
  *   as /tmp: another user could bind the name first. An existing directory
@@ -60,6 +62,7 @@ struct RpcServer {
   RpcHandlers handlers;
   void *data;
   uint64_t refused;
+  bool keep_file; /* the socket's file is a service manager's: left at close */
 };
 
 int
@@ -185,8 +188,8 @@ rpc_server_fix_new_dir(const char *dir)
 }
 
 /* Makes the socket's directory (0700) unless it exists, then refuses it
- * unless it is a real directory of the engine's euid that group and others
- * cannot write (see the decisions above). */
+ * unless it is a real directory of the engine's euid (or root's) that group
+ * and others cannot write (see the decisions above). */
 static int
 rpc_server_make_dir(const char *path, VigilError *err)
 {
@@ -212,11 +215,11 @@ rpc_server_make_dir(const char *path, VigilError *err)
   } else if (!S_ISDIR(st.st_mode)) {
     rc = error_set(err, kErrInternal, "cannot listen on %s: %s exists and is not a directory",
                    path, dir);
-  } else if (st.st_uid != euid) {
+  } else if (st.st_uid != euid && st.st_uid != 0) {
     rc = error_set(err, kErrInternal,
                    "cannot listen on %s: the socket's directory %s belongs to uid %u (mode "
-                   "%04o), not to uid %u that vigild runs as: its owner could replace the "
-                   "socket. Use a private directory of your own (mode 0700)",
+                   "%04o), not to uid %u that vigild runs as (or root): its owner could "
+                   "replace the socket. Use a private directory of your own (mode 0700)",
                    path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
                    (unsigned)euid);
   } else if ((st.st_mode & 022) != 0) {
@@ -355,9 +358,10 @@ rpc_server_fd_is(int fd, const char *path)
   if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) != 0 || !listening)
     return false;
   /* A socket's inode is not its file's; the file must at least still be a
-   * socket of ours, not something put in its place. */
+   * socket of ours (or root's: a service manager's), not something put in
+   * its place. */
   return fstat(fd, &by_fd) == 0 && lstat(path, &by_path) == 0 && S_ISSOCK(by_path.st_mode) &&
-         by_path.st_uid == geteuid();
+         (by_path.st_uid == geteuid() || by_path.st_uid == 0);
 }
 
 RpcServer *
@@ -399,8 +403,15 @@ rpc_server_close(RpcServer *srv)
 {
   if (srv == NULL)
     return;
-  unlink(srv->path);
+  if (!srv->keep_file)
+    unlink(srv->path);
   uv_close((uv_handle_t *)&srv->pipe, rpc_server_closed);
+}
+
+void
+rpc_server_keep_file(RpcServer *srv)
+{
+  srv->keep_file = true;
 }
 
 uint64_t

@@ -44,8 +44,8 @@ int rpc_server_fd(const RpcServer *srv);
 
 /* The checks rpc_server_listen makes before it binds, on their own: the
  * path's length, and the socket's directory made (0700) when missing, else
- * refused unless it is a real directory of the engine's euid that group and
- * others cannot write. vigild runs them before it opens the state directory
+ * refused unless it is a real directory of the engine's euid (or root's)
+ * that group and others cannot write. vigild runs them before it opens the state directory
  * beside the socket, so that a directory it must refuse gets nothing made
  * in it. Errors: internal, as rpc_server_listen's. */
 int rpc_server_check_path(const char *path, VigilError *err);
@@ -54,8 +54,13 @@ int rpc_server_check_path(const char *path, VigilError *err);
  * its last slash (trailing slashes dropped), "/" for "/x", "." for "x". */
 char *rpc_server_dir_of(const char *path);
 
-/* Stops listening and removes the socket file. Open channels stay open. */
+/* Stops listening and removes the socket file (unless rpc_server_keep_file
+ * said not to). Open channels stay open. */
 void rpc_server_close(RpcServer *srv);
+
+/* Leaves the socket's file in place at close: it was made by a service
+ * manager that listens on it again (activation.h). */
+void rpc_server_keep_file(RpcServer *srv);
 
 /* Connections refused because of their uid. */
 uint64_t rpc_server_refused(const RpcServer *srv);

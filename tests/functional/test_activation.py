@@ -1,0 +1,286 @@
+"""vigild under a service manager: socket activation (the LISTEN_FDS
+protocol systemd speaks, core/activation.h) and the log file
+(--log-file, core/logfile.h).
+
+Each test plays the service manager itself: it makes the listening socket,
+passes it as descriptor 3 with LISTEN_FDS=1 and LISTEN_PID set to the pid
+vigild will run as (a shell that execs vigild keeps its pid), and checks
+what a systemd user would notice: the engine serves that socket without
+being told where, its children never see the variables, the socket file is
+left for the manager when the engine stops, and a malformed activation is
+refused with the variable and its value.
+
+Every wait is on an event with a generous bound (a process exiting, the
+socket answering, a reply): the CI machine is a loaded 2-core box."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vigiltest import VIGILD, Connection, check_server_uid, default_config, lua_value
+
+START_S = 60
+EXIT_S = 60
+
+
+def sanitizer_reports(text):
+    return [line for line in text.splitlines()
+            if "ERROR: AddressSanitizer" in line or "ERROR: LeakSanitizer" in line
+            or "runtime error:" in line]
+
+
+class Activated:
+    """A vigild started the way systemd starts it: a listening socket made
+    here at sock_path, handed over as descriptor 3."""
+
+    def __init__(self, tmp, args=(), listen_fds="1", listen_pid="self", sock_path=None,
+                 env_extra=None, config=None):
+        self.tmp = tmp
+        self.sock_path = sock_path or os.path.join(tmp, "run", "vigil.sock")
+        os.makedirs(os.path.dirname(self.sock_path), mode=0o700, exist_ok=True)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.sock_path)
+        self.listener.listen(16)
+        config_path = os.path.join(tmp, "config.lua")
+        with open(config_path, "w") as f:
+            f.write("return " + lua_value(config or default_config()) + "\n")
+        self.log_path = os.path.join(tmp, "vigild.log")
+        self.log_file = open(self.log_path, "wb")
+        env = dict(os.environ)
+        env["LISTEN_FDS"] = listen_fds
+        env["LISTEN_FDNAMES"] = "vigild.socket"
+        env.update(env_extra or {})
+        fd = self.listener.fileno()
+        # A launcher that puts the socket at descriptor 3 and execs vigild,
+        # which keeps the launcher's pid: the one LISTEN_PID must name.
+        launcher = ("import os, sys\n"
+                    "fd = int(sys.argv[1])\n"
+                    "if fd != 3:\n"
+                    "    os.dup2(fd, 3)\n"
+                    "    os.close(fd)\n"
+                    "pid = sys.argv[2]\n"
+                    "os.environ['LISTEN_PID'] = str(os.getpid()) if pid == 'self' else pid\n"
+                    "os.execv(sys.argv[3], sys.argv[3:])\n")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", launcher, str(fd), listen_pid, VIGILD, "--config", config_path,
+             "--no-state"] + list(args),
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log_file,
+            pass_fds=(fd,))
+        # The manager keeps its own copy open, as systemd does.
+
+    def connect(self):
+        deadline = time.monotonic() + START_S
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError("vigild exited %s: %s" % (self.proc.returncode, self.log()))
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(START_S)
+            s.connect(self.sock_path)  # the backlog holds it until vigild accepts
+            check_server_uid(s, self.sock_path)
+            c = Connection(s.makefile("rb", buffering=0), s.makefile("wb", buffering=0), "socket")
+            c.sock = s
+            # The manager's listener and vigild's are one socket: the first
+            # answer proves vigild took it, not that the connect got through.
+            try:
+                c.call("ping", timeout=START_S)
+                return c
+            except Exception:
+                c.close()
+                if time.monotonic() > deadline:
+                    raise
+
+    def log(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        status = self.proc.wait(EXIT_S)
+        self.listener.close()
+        self.log_file.close()
+        reports = sanitizer_reports(self.log())
+        assert not reports, "\n".join(reports) + self.log()[-4000:]
+        return status
+
+
+def test_an_activated_socket_is_served_at_its_own_path(tmp):
+    v = Activated(tmp)
+    try:
+        c = v.connect()
+        assert c.call("ping") is not None
+        log = v.log()
+        assert "listening on %s (the socket handed over, fd 3)" % v.sock_path in log, log
+    finally:
+        status = v.stop()
+    assert status == 0, v.log()
+    # The socket's file is the manager's: left for it to listen on again.
+    assert os.path.exists(v.sock_path), "vigild removed the activated socket's file"
+
+
+def test_children_do_not_inherit_the_activation_variables(tmp):
+    # The config lets children inherit LISTEN_*: only vigild's own removal
+    # of the variables keeps them from the child.
+    cfg = default_config()
+    cfg["monitor"]["env_inherit"] = cfg["monitor"]["env_inherit"] + ["LISTEN_*"]
+    v = Activated(tmp, config=cfg)
+    try:
+        c = v.connect()
+        r = c.call("monitor_start",
+                   argv=["sh", "-c", 'echo "pid=${LISTEN_PID-unset} fds=${LISTEN_FDS-unset} '
+                                     'names=${LISTEN_FDNAMES-unset}"'],
+                   patterns=[])
+        mid = r["monitor_id"]
+        w = c.call("monitor_wait", monitor_id=mid, timeout_ms=30000)
+        assert not w["timed_out"], w
+        out = c.call("monitor_output", monitor_id=mid)
+        lines = [l["text"] for l in out["lines"]]
+        assert "pid=unset fds=unset names=unset" in lines, lines
+    finally:
+        v.stop()
+
+
+def test_a_socket_given_with_listen_must_be_the_activated_one(tmp):
+    # --listen naming another path: vigild does not serve the manager's
+    # socket as if it were that path; it listens where it was told and
+    # says why it did not take the one passed.
+    other = os.path.join(tmp, "run", "other.sock")
+    v = Activated(tmp, args=["--listen", other])
+    try:
+        deadline = time.monotonic() + START_S
+        while not os.path.exists(other):
+            assert v.proc.poll() is None, v.log()
+            assert time.monotonic() < deadline, v.log()
+            time.sleep(0.02)  # waiting for the socket file to appear at start-up only
+        assert "is not one listening on %s" % other in v.log(), v.log()
+    finally:
+        v.stop()
+    assert not os.path.exists(other), "a socket vigild bound itself is removed at exit"
+
+
+def test_more_than_one_socket_is_refused_naming_the_variable(tmp):
+    v = Activated(tmp, listen_fds="2")
+    status = v.proc.wait(EXIT_S)
+    v.stop()
+    assert status == 1, (status, v.log())
+    assert 'LISTEN_FDS must be 1..1, got "2"' in v.log(), v.log()
+
+
+def test_a_malformed_listen_pid_is_refused(tmp):
+    v = Activated(tmp, listen_pid="12ab")
+    status = v.proc.wait(EXIT_S)
+    v.stop()
+    assert status == 1, (status, v.log())
+    assert 'LISTEN_PID must be a process id, got "12ab"' in v.log(), v.log()
+
+
+def test_variables_meant_for_another_process_are_ignored(tmp):
+    # An inherited LISTEN_PID of some other process: vigild binds its own
+    # socket where --listen says, and removes it at exit as usual.
+    own = os.path.join(tmp, "own", "vigil.sock")
+    v = Activated(tmp, args=["--listen", own], listen_pid="1")
+    try:
+        deadline = time.monotonic() + START_S
+        while not os.path.exists(own):
+            assert v.proc.poll() is None, v.log()
+            assert time.monotonic() < deadline, v.log()
+            time.sleep(0.02)  # waiting for the socket file to appear at start-up only
+        assert "handed over" not in v.log(), v.log()
+    finally:
+        assert v.stop() == 0, v.log()
+    assert not os.path.exists(own)
+
+
+def test_the_log_file_takes_the_log_and_rotates_at_its_bound(tmp):
+    config = os.path.join(tmp, "config.lua")
+    with open(config, "w") as f:
+        f.write("return " + lua_value(default_config()) + "\n")
+    log_path = os.path.join(tmp, "logs", "vigild.log")
+    os.makedirs(os.path.dirname(log_path))
+    env = dict(os.environ)
+    env.pop("VIGIL_LOG", None)
+    p = subprocess.Popen([VIGILD, "--stdio", "--config", config, "--log-file", log_path,
+                          "--log-max-bytes", "65536"],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    c = Connection(p.stdout, p.stdin, "stdio")
+    try:
+        assert c.call("ping") is not None
+        assert os.stat(log_path).st_mode & 0o777 == 0o600
+        # Enough engine activity to log past 64 KiB: each run's start is
+        # logged with its label (here the longest, 128 bytes), about 280
+        # bytes a run.
+        for i in range(1000):
+            c.call("process_run", argv=["true"], label="%03d" % i + "x" * 125, timeout_s=30)
+            if os.path.exists(log_path + ".1"):
+                break
+        assert os.path.exists(log_path + ".1"), "no rotation after 1000 runs"
+    finally:
+        c.close()
+        status = p.wait(EXIT_S)
+    err = p.stderr.read().decode(errors="replace")
+    assert status == 0, err
+    assert err == "", "with --log-file nothing goes to stderr, got %r" % err[:500]
+    with open(log_path) as f:
+        current = f.read()
+    with open(log_path + ".1") as f:
+        old = f.read()
+    assert "log rotated (#" in current and ".1" in current, current[:500]
+    assert len(old.encode()) >= 65536, len(old)
+    assert len(current.encode()) < 65536 + 8192, len(current)
+    assert not sanitizer_reports(old + current)
+
+
+def test_a_log_file_bound_out_of_range_is_refused(tmp):
+    p = subprocess.run([VIGILD, "--stdio", "--log-file", os.path.join(tmp, "x.log"),
+                        "--log-max-bytes", "12"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=EXIT_S)
+    err = p.stderr.decode()
+    assert p.returncode == 2, (p.returncode, err)
+    assert '--log-max-bytes must be 65536..1073741824, got "12"' in err, err
+    assert not os.path.exists(os.path.join(tmp, "x.log"))
+
+
+TESTS = [
+    test_an_activated_socket_is_served_at_its_own_path,
+    test_children_do_not_inherit_the_activation_variables,
+    test_a_socket_given_with_listen_must_be_the_activated_one,
+    test_more_than_one_socket_is_refused_naming_the_variable,
+    test_a_malformed_listen_pid_is_refused,
+    test_variables_meant_for_another_process_are_ignored,
+    test_the_log_file_takes_the_log_and_rotates_at_its_bound,
+    test_a_log_file_bound_out_of_range_is_refused,
+]
+
+
+def main():
+    passed = failed = 0
+    only = os.environ.get("VIGIL_TEST_ONLY")
+    for test in TESTS:
+        if only and only not in test.__name__:
+            continue
+        tmp = tempfile.mkdtemp(prefix="vigil-act-")
+        start = time.monotonic()
+        try:
+            test(tmp)
+            passed += 1
+            print("ok   %s (%.1fs)" % (test.__name__, time.monotonic() - start), flush=True)
+        except Exception:
+            failed += 1
+            print("FAIL %s" % test.__name__, flush=True)
+            traceback.print_exc()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
