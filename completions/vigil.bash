@@ -1,0 +1,137 @@
+# bash completion for vigil(1) and vigild(8).
+#
+# Completes subcommands, each subcommand's options, the values of options
+# that take one of a few words (--notify, --streams, --for, ...), files and
+# directories where an option takes one, and monitor ids and labels where a
+# command takes an ID (asked of the engine with `vigil __complete-ids`,
+# which prints nothing when no engine answers). After "--" the words are the
+# command to run: completed as commands and files.
+#
+# Install: copy to /usr/share/bash-completion/completions/vigil (and link
+# vigild to it), or `source` it from ~/.bashrc.
+
+_vigil_commands="start list status output logs events wait stop restart run watch mcp help"
+_vigil_common="--socket --session --json --help -h"
+
+# The options of one subcommand (kept in step with `vigil COMMAND --help`;
+# tests/functional/test_cli_completion.py checks that).
+_vigil_options()
+{
+    case "$1" in
+        start) echo "--label --description --pattern -e --no-patterns --no-incidents --envelope
+                     --streams --notify --mode --policy --idle-timeout --timeout --persistent
+                     --cwd --env --shell --no-line-buffer --wait-for --wait-timeout" ;;
+        list) echo "--all -a --limit" ;;
+        output) echo "--matched --unmatched --stdout --stderr --since --limit -n --incident -i
+                      --follow -f" ;;
+        logs) echo "--stdout --stderr --offset --limit" ;;
+        events) echo "--since" ;;
+        wait) echo "--for --timeout --since" ;;
+        stop) echo "--signal --grace" ;;
+        restart) echo "--grace --wait-for --wait-timeout" ;;
+        run) echo "--timeout --lines --cwd --env --shell --no-line-buffer" ;;
+        watch) echo "--since --oneline" ;;
+        mcp) echo "--profile --delivery --tool-names --no-spawn --config" ;;
+    esac
+}
+
+# The ids and labels of the session's monitors, from the engine; the
+# --socket and --session already typed are passed on.
+_vigil_ids()
+{
+    local -a conn=()
+    local i
+    for ((i = 1; i < ${#COMP_WORDS[@]} - 1; i++)); do
+        case "${COMP_WORDS[i]}" in
+            --socket|--session) conn+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}") ;;
+            --socket=*|--session=*) conn+=("${COMP_WORDS[i]}") ;;
+        esac
+    done
+    "${COMP_WORDS[0]}" "${conn[@]}" __complete-ids 2>/dev/null
+}
+
+_vigil()
+{
+    local cur prev cmd="" i dashdash=0
+    COMPREPLY=()
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev=""
+    ((COMP_CWORD > 0)) && prev="${COMP_WORDS[COMP_CWORD-1]}"
+
+    # The subcommand: the first word that is not an option or an option's value.
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${COMP_WORDS[i]}" in
+            --) dashdash=$i; break ;;
+            --socket|--session) ((i++)) ;;
+            -*) ;;
+            *) if [[ -z "$cmd" ]]; then cmd="${COMP_WORDS[i]}"; fi ;;
+        esac
+    done
+
+    # After "--": the command to run and its arguments.
+    if ((dashdash > 0)); then
+        if ((COMP_CWORD == dashdash + 1)); then
+            COMPREPLY=($(compgen -c -- "$cur"))
+        else
+            COMPREPLY=($(compgen -f -- "$cur"))
+        fi
+        return 0
+    fi
+
+    # An option's value.
+    case "$prev" in
+        --socket|--config) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --cwd) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+        --notify) COMPREPLY=($(compgen -W "auto matches lines exit none" -- "$cur")); return 0 ;;
+        --streams) COMPREPLY=($(compgen -W "both stdout stderr" -- "$cur")); return 0 ;;
+        --mode) COMPREPLY=($(compgen -W "idle live_safe" -- "$cur")); return 0 ;;
+        --envelope) COMPREPLY=($(compgen -W "readable compact" -- "$cur")); return 0 ;;
+        --for) COMPREPLY=($(compgen -W "exit match" -- "$cur")); return 0 ;;
+        --signal) COMPREPLY=($(compgen -W "TERM INT HUP KILL QUIT USR1 USR2" -- "$cur")); return 0 ;;
+        --timeout|--idle-timeout|--grace|--wait-timeout)
+            COMPREPLY=($(compgen -W "500ms 5s 30s 1m 5m 30m 1h" -- "$cur")); return 0 ;;
+        --session|--label|--description|--pattern|-e|--policy|--env|--wait-for|--since|\
+        --limit|-n|--incident|-i|--offset|--lines|--profile|--delivery|--tool-names)
+            return 0 ;;
+    esac
+
+    if [[ -z "$cmd" ]]; then
+        if [[ "$cur" == -* ]]; then
+            COMPREPLY=($(compgen -W "$_vigil_common --version" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$_vigil_commands" -- "$cur"))
+        fi
+        return 0
+    fi
+
+    if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_vigil_options "$cmd") $_vigil_common" -- "$cur"))
+        return 0
+    fi
+
+    case "$cmd" in
+        help) COMPREPLY=($(compgen -W "$_vigil_commands" -- "$cur")) ;;
+        status|output|logs|events|wait|stop|restart)
+            COMPREPLY=($(compgen -W "$(_vigil_ids)" -- "$cur")) ;;
+        start|run) COMPREPLY=($(compgen -W "--" -- "$cur")) ;;
+    esac
+    return 0
+}
+
+_vigild()
+{
+    local cur prev
+    COMPREPLY=()
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev="${COMP_WORDS[COMP_CWORD-1]}"
+    case "$prev" in
+        --config|--check-config|--listen) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --state-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+    esac
+    COMPREPLY=($(compgen -W "--listen --stdio --config --state-dir --no-state --check-config
+                             --version --help" -- "$cur"))
+    return 0
+}
+
+complete -F _vigil vigil
+complete -F _vigild vigild

@@ -1,0 +1,111 @@
+# fish completion for vigil(1) and vigild(8): subcommands, each subcommand's
+# options and their values, and monitor ids and labels where a command takes
+# an ID (from `vigil __complete-ids`, which prints nothing when no engine
+# answers).
+#
+# Install: copy to ~/.config/fish/completions/vigil.fish (and, for vigild,
+# to vigild.fish: both commands are defined here).
+
+set -l vigil_commands start list status output logs events wait stop restart run watch mcp help
+set -l vigil_id_commands status output logs events wait stop restart
+
+function __vigil_ids
+    set -l conn
+    set -l words (commandline -opc)
+    for i in (seq 2 (count $words))
+        switch $words[$i]
+            case --socket --session
+                set -l next (math $i + 1)
+                if test $next -le (count $words)
+                    set conn $conn $words[$i] $words[$next]
+                end
+            case '--socket=*' '--session=*'
+                set conn $conn $words[$i]
+        end
+    end
+    $words[1] $conn __complete-ids 2>/dev/null
+end
+
+# Common options, anywhere.
+complete -c vigil -l socket -r -F -d 'the engine socket'
+complete -c vigil -l session -x -d 'the session to work in'
+complete -c vigil -l json -d 'print the answer as JSON'
+complete -c vigil -s h -l help -d 'show the help'
+complete -c vigil -n __fish_use_subcommand -l version -d 'print the version'
+
+# Subcommands.
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a start -d 'start a command in the background'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a list -d "list the session's monitors"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a status -d 'show one monitor in detail'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a output -d "show a monitor's lines"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a logs -d "write a monitor's raw bytes"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a events -d "show a monitor's event log"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a wait -d 'wait for a monitor to end or match'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a stop -d 'stop a monitor'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a restart -d 'stop a monitor and start it again'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a run -d 'run a command in the foreground'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a watch -d "print the session's notifications"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a mcp -d 'serve the engine as an MCP server'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a help -d 'show the help of a command'
+complete -c vigil -f -n '__fish_seen_subcommand_from help' -a "$vigil_commands"
+
+# Monitor ids and labels.
+complete -c vigil -f -n "__fish_seen_subcommand_from $vigil_id_commands" -a '(__vigil_ids)'
+
+# start and run.
+set -l durations '500ms 5s 30s 1m 5m 30m 1h'
+complete -c vigil -n '__fish_seen_subcommand_from start run' -l cwd -x -a '(__fish_complete_directories)' -d 'where it runs'
+complete -c vigil -n '__fish_seen_subcommand_from start run' -l env -x -d 'set K=V'
+complete -c vigil -n '__fish_seen_subcommand_from start run' -l shell -d 'run CMD with /bin/sh -c'
+complete -c vigil -n '__fish_seen_subcommand_from start run' -l no-line-buffer -d 'leave stdout buffered as the program chooses'
+complete -c vigil -n '__fish_seen_subcommand_from start run' -l timeout -x -a "$durations" -d 'stop it after this long'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l label -x -d 'a name for it'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l description -x -d 'a note kept with it'
+complete -c vigil -n '__fish_seen_subcommand_from start' -s e -l pattern -x -d 'a PCRE2 pattern'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l no-patterns -d 'match nothing'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l no-incidents -d 'every matching line on its own'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l envelope -x -a 'readable compact' -d 'the notification frame'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l streams -x -a 'both stdout stderr' -d 'the streams patterns apply to'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l notify -x -a 'auto matches lines exit none' -d 'what the session is told'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l mode -x -a 'idle live_safe' -d 'how notifications are delivered'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l policy -x -d 'the policy'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l idle-timeout -x -a "$durations" -d 'stop it after this long without output'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l persistent -d 'no runtime cap'
+complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-for -x -d 'wait for a line matching this regex'
+complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-timeout -x -a "$durations" -d 'how long --wait-for waits'
+complete -c vigil -n '__fish_seen_subcommand_from run' -l lines -x -d 'with --json: last lines per stream'
+
+# The other subcommands.
+complete -c vigil -n '__fish_seen_subcommand_from list' -s a -l all -d 'include ended monitors'
+complete -c vigil -n '__fish_seen_subcommand_from list' -l limit -x -d 'at most N'
+complete -c vigil -n '__fish_seen_subcommand_from output' -l matched -d 'only matched lines'
+complete -c vigil -n '__fish_seen_subcommand_from output' -l unmatched -d 'only unmatched lines'
+complete -c vigil -n '__fish_seen_subcommand_from output logs' -l stdout -d 'only stdout'
+complete -c vigil -n '__fish_seen_subcommand_from output logs' -l stderr -d 'only stderr'
+complete -c vigil -n '__fish_seen_subcommand_from output events wait' -l since -x -d 'only after N'
+complete -c vigil -n '__fish_seen_subcommand_from output' -s n -l limit -x -d 'the last N lines'
+complete -c vigil -n '__fish_seen_subcommand_from output' -s i -l incident -x -d 'the lines of incident N'
+complete -c vigil -n '__fish_seen_subcommand_from output' -s f -l follow -d 'keep printing new lines'
+complete -c vigil -n '__fish_seen_subcommand_from logs' -l offset -x -d 'start at byte N'
+complete -c vigil -n '__fish_seen_subcommand_from logs' -l limit -x -d 'at most N bytes'
+complete -c vigil -n '__fish_seen_subcommand_from wait' -l for -x -a 'exit match' -d 'what to wait for'
+complete -c vigil -n '__fish_seen_subcommand_from wait' -l timeout -x -a "$durations" -d 'give up after this long'
+complete -c vigil -n '__fish_seen_subcommand_from stop' -l signal -x -a 'TERM INT HUP KILL QUIT USR1 USR2' -d 'the signal to send'
+complete -c vigil -n '__fish_seen_subcommand_from stop restart' -l grace -x -a "$durations" -d 'how long before SIGKILL'
+complete -c vigil -n '__fish_seen_subcommand_from watch' -l since -x -d 'replay after seq N'
+complete -c vigil -n '__fish_seen_subcommand_from watch' -l oneline -d 'one line per notification'
+complete -c vigil -n '__fish_seen_subcommand_from mcp' -l profile -x -d 'tool profile'
+complete -c vigil -n '__fish_seen_subcommand_from mcp' -l delivery -x -d 'how notifications reach the agent'
+complete -c vigil -n '__fish_seen_subcommand_from mcp' -l tool-names -x -d 'tool naming style'
+complete -c vigil -n '__fish_seen_subcommand_from mcp' -l no-spawn -d 'never start an engine'
+complete -c vigil -n '__fish_seen_subcommand_from mcp' -l config -r -F -d 'config for a spawned engine'
+
+# vigild.
+complete -c vigild -l listen -r -F -d 'serve on a Unix socket'
+complete -c vigild -l stdio -d 'serve one connection on stdin/stdout'
+complete -c vigild -l config -r -F -d 'the Lua configuration'
+complete -c vigild -l state-dir -x -a '(__fish_complete_directories)' -d 'the state directory'
+complete -c vigild -l no-state -d 'no state directory'
+complete -c vigild -l check-config -r -F -d 'check a configuration and exit'
+complete -c vigild -l version -d 'print the version'
+complete -c vigild -s h -l help -d 'show the help'
