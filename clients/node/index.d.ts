@@ -1,0 +1,479 @@
+// Types of vigil-client (hand-written; the JavaScript is in index.js and lib/).
+//
+// Arguments and results are the protocol's, spelled as on the wire
+// (docs/protocol.md of the vigil repository, section 5): every documented
+// key of a result is always present, null when it has no value. Options of
+// the library itself (not sent to the engine) are camelCase: timeoutMs,
+// lastSeq, autoReconnect.
+
+import type { EventEmitter } from 'node:events';
+import type { Readable } from 'node:stream';
+
+// ------------------------------------------------------------------ errors
+
+export type ErrorCodeName =
+  | 'internal' | 'invalid_params' | 'not_found' | 'denied' | 'limit_exceeded' | 'invalid_pattern'
+  | 'command_not_found' | 'spawn_failed' | 'already_exited' | 'disabled' | 'unknown_method';
+
+/** The protocol's error codes by name (docs/protocol.md section 4). */
+export declare const ERROR_CODES: Readonly<Record<ErrorCodeName, number>>;
+
+/** The engine refused a call: `[code, message]` on the wire. Nothing changed. */
+export declare class VigilError extends Error {
+  constructor(code: number, message: string, extra?: { method?: string; data?: unknown });
+  name: 'VigilError';
+  /** The protocol's code: ERROR_CODES[codeName]. */
+  code: number;
+  /** The code's name, or 'unknown' for a code this library does not know. */
+  codeName: ErrorCodeName | 'unknown';
+  /** The method called (unset for a vigil.error notification). */
+  method?: string;
+  /** What the error array carried past the message, if anything. */
+  data?: unknown[];
+}
+
+/** No engine to talk to, or no longer. */
+export declare class VigilConnectionError extends Error {
+  name: 'VigilConnectionError';
+}
+
+/** A deadline the caller gave (timeoutMs) passed first. */
+export declare class VigilTimeoutError extends Error {
+  name: 'VigilTimeoutError';
+}
+
+// ------------------------------------------------------------------ notifications
+
+export type Stream = 'stdout' | 'stderr';
+export type EndingType = 'exit' | 'stopped' | 'timed_out' | 'idle_timeout' | 'overload';
+export type NotificationType = 'output' | EndingType | 'dropped' | 'policy_error';
+export type MonitorState = 'running' | 'exited' | 'stopped' | 'timed_out' | 'idle_timeout' | 'overloaded' | 'failed';
+export type Mode = 'idle' | 'live_safe';
+export type Notify = 'auto' | 'matches' | 'lines' | 'exit' | 'none';
+
+/** A line of a monitor's output, as the ring keeps it. */
+export interface Line {
+  /** Per monitor, both streams, from 1. */
+  seq: number;
+  stream: Stream;
+  /** ANSI removed, valid UTF-8; other control characters stay. */
+  text: string;
+  /** The index of the pattern that matched, or null. */
+  pattern: number | null;
+  /** Cut at monitor.line_max_bytes. */
+  truncated: boolean;
+}
+
+/** An incident among a notification's lines (docs/incidents.md). */
+export interface Incident {
+  id: number;
+  kind: 'crash' | 'message';
+  fingerprint: string;
+  pattern: number | null;
+  pattern_name: string | null;
+  first_seq: number;
+  last_seq: number;
+  lines: Line[];
+  repeats: number;
+  repeat_span_ms: number;
+  last_repeat_at: string | null;
+  truncated_lines: number;
+  summary: boolean;
+}
+
+/** `[2, "vigil.notification", [map]]`: every key always present (docs/protocol.md section 6). */
+export interface Notification {
+  /** The session it belongs to. */
+  session: string;
+  /** Per session, +1 each, never reused: the resume cursor. */
+  seq: number;
+  type: NotificationType;
+  /** null for `dropped`. */
+  monitor_id: string | null;
+  /** The monitor's label (its id when none was given); null for `dropped`. */
+  label: string | null;
+  mode: Mode;
+  /** `output` only: the per-monitor batch number. */
+  batch: number | null;
+  /** `output`: the batch's lines; endings: the last monitor.exit_lines lines. */
+  lines: Line[];
+  /** Lines withheld by the rate limit since the previous delivered notification. */
+  suppressed: number;
+  incidents: Incident[];
+  incidents_withheld: number;
+  incidents_coalesced: number;
+  incidents_dropped: number;
+  /** `running` for output; the final state for endings; null for `dropped`. */
+  state: MonitorState | null;
+  exit_code: number | null;
+  /** A signal name (`SIGTERM`), or its number when it has none. */
+  signal: string | number | null;
+  duration_ms: number | null;
+  /** Why it ended, in words. */
+  reason: string | null;
+  /** The limit that ended it (`memory_limit`, `max_processes`, `cpu_time`). */
+  exceeded: string | null;
+  /** `dropped`: how many were lost, null when unknown. */
+  dropped: number | null;
+  from_seq: number | null;
+  to_seq: number | null;
+  /** The engine's epoch (16 hex digits, one per engine start). */
+  epoch: string;
+  /** The envelope to inject into the agent's turn. */
+  text: string;
+  /** When it was made (RFC 3339). */
+  at: string;
+}
+
+// ------------------------------------------------------------------ arguments and results
+
+/** Every method takes `session`: a session this connection has opened. */
+export interface SessionArg {
+  session?: string;
+}
+
+export interface MonitorStartArgs extends SessionArg {
+  command?: string;
+  argv?: string[];
+  shell?: boolean;
+  label?: string;
+  description?: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  patterns?: string[];
+  match_pattern?: string;
+  match_streams?: 'both' | 'stdout' | 'stderr';
+  notify?: Notify;
+  incidents?: boolean;
+  envelope?: 'readable' | 'compact';
+  mode?: Mode;
+  policy?: string;
+  timeout_ms?: number;
+  persistent?: boolean;
+  idle_timeout_ms?: number;
+  memory_limit?: number;
+  cpu_limit?: number;
+}
+
+export interface MonitorStartResult {
+  monitor_id: string;
+  label: string;
+  mode: Mode;
+  notify: Exclude<Notify, 'auto'>;
+  pid: number;
+  started_at: string;
+  note: string | null;
+}
+
+export interface MonitorIdArg extends SessionArg {
+  monitor_id: string;
+}
+
+export interface MonitorStopArgs extends MonitorIdArg {
+  signal?: string | number;
+  grace_ms?: number;
+}
+
+export interface MonitorStopResult {
+  status: 'stopped' | 'already_stopped';
+  state: MonitorState;
+  exit_code: number | null;
+  signal: string | number | null;
+}
+
+export interface Counters {
+  lines: number;
+  matched: number;
+  unmatched: number;
+  dropped: number;
+  suppressed: number;
+  notifications: number;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  [counter: string]: number;
+}
+
+export interface MonitorEntry {
+  monitor_id: string;
+  label: string;
+  description: string | null;
+  mode: Mode;
+  notify: Exclude<Notify, 'auto'>;
+  incidents: boolean;
+  envelope: 'readable' | 'compact';
+  state: MonitorState;
+  pid: number;
+  program: string;
+  started_at: string;
+  ended_at: string | null;
+  exit_code: number | null;
+  signal: string | number | null;
+  reason: string | null;
+  exceeded: string | null;
+  counters: Counters;
+  last_line: string | null;
+}
+
+export interface MonitorStatusResult extends MonitorEntry {
+  duration_ms: number;
+  resource_usage: ResourceUsage;
+}
+
+export interface ResourceUsage {
+  cpu_ms: number;
+  memory_peak_bytes: number;
+  io_read_bytes: number;
+  io_write_bytes: number;
+}
+
+export interface MonitorListArgs extends SessionArg {
+  include_exited?: boolean;
+  state?: MonitorState;
+  limit?: number;
+}
+
+export interface MonitorOutputArgs extends MonitorIdArg {
+  stream?: 'all' | 'matched' | 'unmatched' | 'stdout' | 'stderr';
+  since_sequence?: number;
+  limit?: number;
+  incident?: number;
+}
+
+export interface MonitorLogsArgs extends MonitorIdArg {
+  stream?: 'both' | 'stdout' | 'stderr';
+  offset?: number;
+  limit?: number;
+}
+
+export interface MonitorLogsResult {
+  /** Raw bytes exactly as written (msgpack bin); null for a stream not asked for. */
+  stdout: Uint8Array | null;
+  stderr: Uint8Array | null;
+  stdout_size: number;
+  stderr_size: number;
+  truncated: boolean;
+  more: boolean;
+  stdout_next_offset: number | null;
+  stderr_next_offset: number | null;
+  state: MonitorState;
+}
+
+export interface Event {
+  id: number;
+  type: string;
+  at: string;
+  pattern: number | null;
+  line: string | null;
+  exit_code: number | null;
+  signal: string | number | null;
+  reason: string | null;
+  exceeded: string | null;
+  [key: string]: unknown;
+}
+
+export interface MonitorWaitArgs extends MonitorIdArg {
+  for?: 'exit' | 'match' | 'event' | 'output';
+  since_event_id?: number;
+  since_sequence?: number;
+  timeout_ms?: number;
+}
+
+export interface MonitorWaitResult {
+  event: Event | null;
+  timed_out: boolean;
+  state: MonitorState;
+  last_sequence: number;
+}
+
+export interface ProcessRunArgs extends SessionArg {
+  command?: string;
+  argv?: string[];
+  shell?: boolean;
+  cwd?: string;
+  env?: Record<string, string>;
+  label?: string;
+  stdin?: string | Uint8Array;
+  timeout_s?: number;
+  stdout_lines?: number;
+  background?: boolean;
+  memory_limit?: number;
+  cpu_limit?: number;
+}
+
+export interface ProcessRunResult {
+  process_id: string;
+  state: MonitorState;
+  exit_code: number | null;
+  signal: string | number | null;
+  stdout_summary: string;
+  stderr_summary: string;
+  duration_ms: number;
+  resource_usage: ResourceUsage;
+}
+
+export interface SessionEntry {
+  session: string;
+  attached: number;
+  monitors: number;
+  state: 'busy' | 'idle';
+  queued: number;
+}
+
+/** Options of a call (not sent to the engine). */
+export interface CallOptions {
+  /** Reject with a VigilTimeoutError if no answer within this many ms. */
+  timeoutMs?: number;
+}
+
+export interface WaitOptions {
+  /** Resolve null if nothing comes within this many ms (default: wait while open). */
+  timeoutMs?: number;
+  /** Only notifications accepted by this. */
+  filter?: (n: Notification) => boolean;
+}
+
+type Result = Record<string, unknown>;
+
+/** The protocol's methods, shared by Client and Session. */
+interface Methods {
+  ping(args?: SessionArg, options?: CallOptions): Promise<{ version: string; api_level: number }>;
+  apiInfo(args?: SessionArg, options?: CallOptions): Promise<Result>;
+  configReload(args?: SessionArg, options?: CallOptions): Promise<{ reloaded: true; policies: string[] }>;
+  sessionState(args: SessionArg & { state: 'busy' | 'idle' }, options?: CallOptions): Promise<{ state: 'busy' | 'idle'; delivered: number }>;
+  sessionClose(args?: SessionArg, options?: CallOptions): Promise<{ stopped: number }>;
+  sessionList(args?: SessionArg, options?: CallOptions): Promise<{ sessions: SessionEntry[] }>;
+  monitorStart(args: MonitorStartArgs, options?: CallOptions): Promise<MonitorStartResult>;
+  monitorStop(args: MonitorStopArgs, options?: CallOptions): Promise<MonitorStopResult>;
+  monitorList(args?: MonitorListArgs, options?: CallOptions): Promise<{ monitors: MonitorEntry[]; total: number }>;
+  monitorStatus(args: MonitorIdArg, options?: CallOptions): Promise<MonitorStatusResult>;
+  monitorOutput(args: MonitorOutputArgs, options?: CallOptions): Promise<{ lines: Line[]; counters: Counters; next_sequence: number; incident?: Result }>;
+  monitorLogs(args: MonitorLogsArgs, options?: CallOptions): Promise<MonitorLogsResult>;
+  monitorEvents(args: MonitorIdArg & { since_event_id?: number }, options?: CallOptions): Promise<{ events: Event[]; dropped: number; text: string }>;
+  monitorWait(args: MonitorWaitArgs, options?: CallOptions): Promise<MonitorWaitResult>;
+  processRun(args: ProcessRunArgs, options?: CallOptions): Promise<ProcessRunResult>;
+  /** Any method by its protocol name. */
+  call(method: string, args?: Record<string, unknown>, options?: CallOptions): Promise<Result>;
+}
+
+// ------------------------------------------------------------------ sessions
+
+/** A named session: every method with `session` filled in, and the cursor. */
+export declare class Session implements AsyncIterable<Notification> {
+  readonly client: Client;
+  readonly name: string;
+  /** The highest seq handed to the host: store it, pass it back as lastSeq after a restart. */
+  readonly lastSeq: number;
+  /** The highest seq this client received (a reconnect resumes from it). */
+  readonly receivedSeq: number;
+  readonly epoch: string | null;
+  readonly nextSeq: number | null;
+  /** True when the session already existed in the engine. */
+  readonly resumed: boolean | null;
+  setState(state: 'busy' | 'idle', options?: CallOptions): Promise<{ state: 'busy' | 'idle'; delivered: number }>;
+  wait(options?: WaitOptions): Promise<Notification | null>;
+  notifications(): AsyncGenerator<Notification, void, undefined>;
+  [Symbol.asyncIterator](): AsyncIterator<Notification>;
+  /** session_close: stops its monitors, deletes it, and forgets it here. */
+  close(options?: CallOptions): Promise<{ stopped: number }>;
+}
+export interface Session extends Methods {}
+
+// ------------------------------------------------------------------ clients
+
+export interface ConnectOptions {
+  /** Reconnect when the connection is lost (an engine restart), re-opening
+   * every session with last_seq. Default false: a lost connection closes the client. */
+  autoReconnect?: boolean;
+  /** How long autoReconnect keeps trying (default RECONNECT_TIMEOUT_MS). */
+  reconnectTimeoutMs?: number;
+  /** Notifications kept for wait() (default INBOX_MAX); past it the oldest are dropped and counted. */
+  inboxMax?: number;
+}
+
+export interface SessionOptions {
+  /** The last seq the host handled (stored across its restarts). */
+  lastSeq?: number;
+  /** How long the session outlives its last connection. */
+  lingerMs?: number;
+  timeoutMs?: number;
+}
+
+export declare class Client extends EventEmitter implements AsyncIterable<Notification> {
+  /** Connects to an engine's socket (default: defaultSocketPath()). */
+  static connect(socketPath?: string, options?: ConnectOptions): Promise<Client>;
+  readonly closed: boolean;
+  /** Notifications the inbox dropped for room. */
+  readonly inboxDropped: number;
+  /** Sessions opened through this client, by name. */
+  readonly sessions: Map<string, Session>;
+  /** A method as a notification: no answer; a failure comes as 'engineError'. */
+  notify(method: string, args?: Record<string, unknown>): void;
+  /** Opens (creates or resumes) a named session; without a name the engine makes one. */
+  session(name?: string, options?: SessionOptions): Promise<Session>;
+  /** The next notification (of options.session when given), or null after timeoutMs. */
+  wait(options?: WaitOptions & { session?: string }): Promise<Notification | null>;
+  notifications(options?: { session?: string; filter?: (n: Notification) => boolean }): AsyncGenerator<Notification, void, undefined>;
+  [Symbol.asyncIterator](): AsyncIterator<Notification>;
+  close(): Promise<void>;
+
+  on(event: 'notification', listener: (n: Notification) => void): this;
+  on(event: 'engineError', listener: (e: VigilError) => void): this;
+  on(event: 'disconnect', listener: (why: VigilConnectionError) => void): this;
+  on(event: 'reconnect', listener: () => void): this;
+  on(event: 'inboxOverflow', listener: (dropped: number) => void): this;
+  /** Closed for good: null when the host closed it, else why. */
+  on(event: 'close', listener: (why: VigilConnectionError | null) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+export interface Client extends Methods {}
+
+export interface SpawnOptions {
+  /** The program (default: `vigild` on PATH). */
+  vigild?: string;
+  /** `--config FILE`; without one every start is denied. */
+  config?: string;
+  /** `--state-dir DIR`. */
+  stateDir?: string;
+  /** More arguments for vigild. */
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Whether vigild's log goes on to this process's stderr (default 'inherit'). */
+  log?: 'inherit' | 'quiet';
+  /** Bound on the start (default ENGINE_TIMEOUT_MS). */
+  timeoutMs?: number;
+  inboxMax?: number;
+}
+
+/** An engine of the host's own: `vigild --stdio` as a child. */
+export declare class Engine extends Client {
+  static spawn(options?: SpawnOptions): Promise<Engine>;
+  readonly pid: number;
+  /** The last ENGINE_LOG_TAIL_BYTES of its log. */
+  readonly logTail: string;
+  readonly stderr: Readable;
+  /** Its exit, once it has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Ends its stdin (it stops every monitor and exits); resolves with its exit. */
+  close(options?: { timeoutMs?: number }): Promise<{ code: number | null; signal: NodeJS.Signals | null }> & Promise<any>;
+}
+
+// ------------------------------------------------------------------ the rest
+
+/** The engine's default socket: $XDG_RUNTIME_DIR/vigil/vigil.sock, else /tmp/vigil-$EUID/vigil.sock. */
+export declare function defaultSocketPath(env?: NodeJS.ProcessEnv): string;
+/** JavaScript method name -> protocol method name. */
+export declare const METHODS: Readonly<Record<string, string>>;
+export declare const ENDING_TYPES: readonly EndingType[];
+export declare const LAST_SEQ_MAX: number;
+export declare const RECONNECT_TIMEOUT_MS: number;
+export declare const ENGINE_LOG_TAIL_BYTES: number;
+export declare const ENGINE_TIMEOUT_MS: number;
+export declare const SOCKET_PATH_MAX: number;
+export declare const INBOX_MAX: number;
+export declare const IN_FLIGHT_MAX: number;
+export declare const ITEM_MAX_BYTES: number;
+/** The msgpack-rpc messages of a byte stream, however it is cut. */
+export declare function readMessages(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<unknown, void, unknown>;
+/** The bytes of one message. */
+export declare function encodeMessage(message: unknown): Uint8Array;
