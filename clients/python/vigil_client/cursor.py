@@ -52,9 +52,6 @@ class SessionCursor:
         if self.last_seq is None or seq > self.last_seq:
             self.last_seq = seq
 
-    def _open_args(self) -> dict:
-        return {"session": self.name, "last_seq": self.last_seq}
-
     def _opened(self, result: Mapping[str, Any]) -> None:
         self.name = result.get("session", self.name)
         self.epoch = result.get("epoch", self.epoch)

@@ -43,7 +43,8 @@ def check_socket_path(path: str) -> None:
 def peer_uid(sock: socket.socket) -> int:
     """The uid of the process at the other end of a Unix socket (SO_PEERCRED)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]        # struct ucred {pid, uid, gid}
+    uid: int = struct.unpack("3i", creds)[1]     # struct ucred {pid, uid, gid}
+    return uid
 
 
 def check_server_uid(sock: socket.socket, path: str) -> None:

@@ -23,7 +23,7 @@ T = TypeVar("T")
 def _from_map(cls: Type[T], m: Mapping[str, Any], convert: Optional[Dict[str, Any]] = None) -> T:
     """An instance of the dataclass cls from map m: each known key to its
     field (through convert[key] when given), the rest into ``extra``."""
-    known = {f.name for f in dataclasses.fields(cls)} - {"extra", "raw"}  # type: ignore[arg-type]
+    known = {f.name for f in dataclasses.fields(cls)} - {"extra", "raw"}
     kwargs: Dict[str, Any] = {}
     extra: Dict[str, Any] = {}
     for key, value in m.items():

@@ -10,9 +10,10 @@ wait.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, NamedTuple, Optional, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Union
 
-import msgpack
+# msgpack ships no type information.
+import msgpack  # type: ignore[import]
 
 # The largest message a client accepts. The engine bounds what it queues for
 # one connection by rpc.max_output_bytes (at most 1 GiB), so a message larger
@@ -33,7 +34,7 @@ def new_unpacker() -> msgpack.Unpacker:
     return msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=MESSAGE_MAX_BYTES)
 
 
-def _params(args: Optional[Mapping[str, Any]]) -> list:
+def _params(args: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
     # None means "not given": the engine reads nil as absent anyway, and an
     # absent key keeps the message small and the intent plain.
     kept = {k: v for k, v in (args or {}).items() if v is not None}
@@ -42,12 +43,14 @@ def _params(args: Optional[Mapping[str, Any]]) -> list:
 
 def pack_request(msgid: int, method: str, args: Optional[Mapping[str, Any]] = None) -> bytes:
     """``[0, msgid, method, params]``."""
-    return msgpack.packb([0, msgid, method, _params(args)], use_bin_type=True)
+    packed: bytes = msgpack.packb([0, msgid, method, _params(args)], use_bin_type=True)
+    return packed
 
 
 def pack_notification(method: str, args: Optional[Mapping[str, Any]] = None) -> bytes:
     """``[2, method, params]``: a call that wants no answer."""
-    return msgpack.packb([2, method, _params(args)], use_bin_type=True)
+    packed: bytes = msgpack.packb([2, method, _params(args)], use_bin_type=True)
+    return packed
 
 
 class Response(NamedTuple):
