@@ -261,6 +261,34 @@ def test_watch_puts_a_header_before_each_notification_and_a_blank_line_after(e):
         finish(proc)
 
 
+# --- line buffering ---------------------------------------------------------
+
+PY_PRINT_AND_WAIT = "exec /usr/bin/python3 -c 'import time; print(\"ready\"); time.sleep(30)'"
+
+
+@socket_only
+def test_no_line_buffer_reaches_the_engine(e):
+    # By default the engine makes a child's stdout line-buffered: a Python
+    # program's print is seen while it runs (this machine's own
+    # PYTHONUNBUFFERED is not passed on: the test config's env_inherit
+    # leaves it out).
+    r = vigil_ok(e, "start", "--wait-for", "^ready$", "--wait-timeout", "30s", "--shell", "--",
+                 PY_PRINT_AND_WAIT, timeout=60)
+    vigil_ok(e, "stop", r.stdout.strip(), "--grace", "0")
+    # --no-line-buffer sends line_buffered: false; what the child gets shows it.
+    probe = "echo PYTHONUNBUFFERED=${PYTHONUNBUFFERED:-unset}"
+    assert vigil_ok(e, "run", "--", "sh", "-c", probe).stdout == "PYTHONUNBUFFERED=1\n"
+    r = vigil_ok(e, "run", "--no-line-buffer", "--", "sh", "-c", probe)
+    assert r.stdout == "PYTHONUNBUFFERED=unset\n", r.stdout
+    mid = start(e, "--no-line-buffer", "--", "sh", "-c", probe)
+    vigil_ok(e, "wait", mid)
+    assert vigil_ok(e, "output", mid).stdout.rstrip().endswith("PYTHONUNBUFFERED=unset")
+    # And restart keeps it.
+    again = vigil_ok(e, "restart", mid).stdout.strip()
+    vigil_ok(e, "wait", again)
+    assert vigil_ok(e, "output", again).stdout.rstrip().endswith("PYTHONUNBUFFERED=unset")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_a_bare_duration_is_seconds,
@@ -275,4 +303,5 @@ if __name__ == "__main__":
         test_run_timeout_beyond_the_engine_cap_is_the_clients,
         test_output_follow_exits_with_the_monitors_status,
         test_watch_puts_a_header_before_each_notification_and_a_blank_line_after,
+        test_no_line_buffer_reaches_the_engine,
     ]))
