@@ -18,6 +18,8 @@
 #endif
 #include "vigil/client.h"
 
+#include "frame.h" /* compiled in from src/: the framer is tested directly too */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -194,6 +196,101 @@ test_start_sh(vigil_client *c, const char *script, const char *const *patterns,
 }
 
 /* --- tests ------------------------------------------------------------------ */
+
+/* Feeds len bytes to f one at a time; returns how many complete messages
+ * came out, their lengths in lens. */
+static size_t
+test_frame_trickle(Frame *f, const char *data, size_t len, size_t *lens, size_t max)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) {
+    size_t space;
+    char *room = frame_reserve(f, 1, &space);
+    CHECK(room != NULL && space >= 1, "room");
+    *room = data[i];
+    frame_commit(f, 1);
+    const char *msg;
+    size_t mlen;
+    char why[300];
+    FrameResult r;
+    while ((r = frame_next(f, &msg, &mlen, why, sizeof why)) == kFrameComplete) {
+      CHECK(n < max, "too many messages");
+      lens[n++] = mlen;
+    }
+    CHECK(r == kFrameNeedMore, "byte %zu: %s", i, why);
+  }
+  return n;
+}
+
+/* The framer finds message boundaries however the bytes arrive: every
+ * kind of header, split anywhere. */
+static void
+test_frame(void)
+{
+  msgpack_sbuffer sb;
+  msgpack_packer pk;
+  msgpack_sbuffer_init(&sb);
+  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+  /* Message 1: [2, "vigil.notification", [{every kind of value}]] */
+  msgpack_pack_array(&pk, 3);
+  msgpack_pack_int(&pk, 2);
+  msgpack_pack_str_with_body(&pk, "vigil.notification", 18);
+  msgpack_pack_array(&pk, 1);
+  msgpack_pack_map(&pk, 9);
+  char big[70000];
+  memset(big, 'y', sizeof big);
+  msgpack_pack_str_with_body(&pk, "s8", 2), msgpack_pack_str_with_body(&pk, big, 200);
+  msgpack_pack_str_with_body(&pk, "s16", 3), msgpack_pack_str_with_body(&pk, big, 300);
+  msgpack_pack_str_with_body(&pk, "s32", 3), msgpack_pack_str_with_body(&pk, big, sizeof big);
+  msgpack_pack_str_with_body(&pk, "bin", 3), msgpack_pack_bin_with_body(&pk, big, 5);
+  msgpack_pack_str_with_body(&pk, "ext", 3), msgpack_pack_ext_with_body(&pk, big, 3, 7);
+  msgpack_pack_str_with_body(&pk, "f", 1), msgpack_pack_double(&pk, 1.5);
+  msgpack_pack_str_with_body(&pk, "n", 1), msgpack_pack_int64(&pk, -5000000000LL);
+  msgpack_pack_str_with_body(&pk, "u", 1), msgpack_pack_uint64(&pk, 1ULL << 40);
+  msgpack_pack_str_with_body(&pk, "empty", 5), msgpack_pack_map(&pk, 0);
+  size_t first = sb.size;
+  /* Message 2: [1, 7, nil, {}] */
+  msgpack_pack_array(&pk, 4);
+  msgpack_pack_int(&pk, 1);
+  msgpack_pack_int(&pk, 7);
+  msgpack_pack_nil(&pk);
+  msgpack_pack_map(&pk, 0);
+  Frame f;
+  frame_init(&f, (size_t)1 << 20);
+  size_t lens[4];
+  CHECK(test_frame_trickle(&f, sb.data, sb.size, lens, 4) == 2, "two messages");
+  CHECK(lens[0] == first && lens[1] == sb.size - first, "lengths %zu %zu", lens[0], lens[1]);
+  frame_free(&f);
+
+  /* The same bytes under a bound they pass: refused at the long string's
+   * header, with the bound and what it declared. */
+  frame_init(&f, 4096);
+  size_t space;
+  char *room = frame_reserve(&f, sb.size, &space);
+  memcpy(room, sb.data, sb.size);
+  frame_commit(&f, sb.size);
+  const char *msg;
+  size_t mlen;
+  char why[300];
+  CHECK(frame_next(&f, &msg, &mlen, why, sizeof why) == kFrameBad, "over the bound");
+  CHECK(strstr(why, "over max_message_bytes (4096)") && strstr(why, "declares 70000 bytes"),
+        "%s", why);
+  frame_free(&f);
+  msgpack_sbuffer_destroy(&sb);
+
+  /* Nesting past FRAME_MAX_DEPTH. */
+  char deep[FRAME_MAX_DEPTH + 2];
+  memset(deep, 0x91, sizeof deep - 1);
+  deep[sizeof deep - 1] = 0x00;
+  frame_init(&f, 4096);
+  room = frame_reserve(&f, sizeof deep, &space);
+  memcpy(room, deep, sizeof deep);
+  frame_commit(&f, sizeof deep);
+  CHECK(frame_next(&f, &msg, &mlen, why, sizeof why) == kFrameBad &&
+            strstr(why, "nested deeper than 32 levels"),
+        "%s", why);
+  frame_free(&f);
+}
 
 /* ping answers with the engine's version, the one this library came with. */
 static void
@@ -660,6 +757,7 @@ main(void)
     const char *name;
     void (*fn)(void);
   } tests[] = {
+    {"frame", test_frame},
     {"ping", test_ping},
     {"monitor_notifications", test_monitor_notifications},
     {"queued_during_call", test_queued_during_call},
