@@ -40,6 +40,7 @@ class EmbeddedEngine(unittest.TestCase):
             self.assertEqual(out.lines, [Line(seq=2, stream="stderr", text="Error: boom",
                                               pattern=0, truncated=False)])
             self.assertIn("[stderr seq=2] Error: boom", out.text)
+            self.assertEqual((out.kind, out.delivery), ("output", "idle"))
             self.assertTrue(end.is_ending and not out.is_ending)
             self.assertEqual((end.seq, end.state, end.exit_code), (2, "exited", 0))
             self.assertEqual(end.epoch, ses.epoch)

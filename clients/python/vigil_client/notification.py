@@ -150,6 +150,18 @@ class Notification:
         return n
 
     @property
+    def kind(self) -> str:
+        """The same as ``type`` (the protocol's key), under a name that does
+        not read like Python's ``type()``."""
+        return self.type
+
+    @property
+    def delivery(self) -> str:
+        """The same as ``mode`` (the protocol's key): ``idle`` or
+        ``live_safe``, how the engine routed it."""
+        return self.mode
+
+    @property
     def is_ending(self) -> bool:
         """True for the one notification that ends a monitor."""
         return self.type in ENDING_TYPES
