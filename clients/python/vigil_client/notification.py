@@ -83,11 +83,17 @@ class Incident:
         return _from_map(cls, m)
 
 
+# A notification of an unexpected shape is still handed over (its raw map
+# says what came), never a reason to drop the connection.
 def _lines(value: Any) -> List[Line]:
+    if not isinstance(value, list):
+        return []
     return [Line.from_map(x) for x in value if isinstance(x, Mapping)]
 
 
 def _incidents(value: Any) -> List[Incident]:
+    if not isinstance(value, list):
+        return []
     return [Incident.from_map(x) for x in value if isinstance(x, Mapping)]
 
 
