@@ -17,6 +17,15 @@
 -- allowlist. The comment after each one gives its bounds. Integers may be
 -- written as 30000 or 3e4 but not 1.5. A setting you delete falls back to
 -- the same default; docs/settings.md is the same table, generated.
+--
+-- A setting in ms may also be a duration, written as a string: a number
+-- directly followed by its unit (ms, s, m, h, d), several largest first:
+--   unattended_ms = "15m",  linger_ms = "1m30s",  flush_interval_ms = "1.5s"
+-- and a setting in bytes a size: "64KiB", "16MiB", "1GiB" (B, KiB, MiB,
+-- GiB: powers of 1024). The value must be whole milliseconds or bytes; a
+-- string without a unit ("900") is refused, since a plain number already
+-- means ms or bytes. The monitors below take the same for timeout_ms,
+-- idle_timeout_ms and memory_limit.
 
 return {
   monitor = {
@@ -282,6 +291,8 @@ return {
   --   label, description, cwd
   --   env              { NAME = "value", ... } added to the environment
   --                    (checked against env_deny / env_allow)
+  --   line_buffered    false: leave the child's stdout as it buffers
+  --                    (default: monitor.line_buffered above)
   --   patterns         array of PCRE2 patterns (at most max_patterns, each at
   --                    most pattern_max_length bytes); first match wins
   --   match_pattern    one pattern; the same as patterns = { it }
@@ -289,9 +300,11 @@ return {
   --   notify           "auto" | "matches" | "lines" | "exit" | "none"
   --   mode             "idle" | "live_safe"
   --   policy           the policy for this monitor's notifications
-  --   timeout_ms       runtime cap, 1..max_runtime_ms
+  --   timeout_ms       runtime cap, 1..max_runtime_ms ("90s" as well)
   --   persistent       no runtime cap (needs allow_persistent)
   --   idle_timeout_ms  stop after this long without output, 0..3600000
+  --   memory_limit     bytes, at least 1 MiB ("512MiB" as well)
+  --   cpu_limit        cores, e.g. 0.5
   --
   -- Example:
   --   monitors = {

@@ -7,7 +7,8 @@
  * as "unknown field" so a typo never falls back to a default silently),
  * every value has its type (integers may be written as floats with an
  * integral value, 3e4, but never 1.5), every array is a proper sequence, and
- * no string holds a NUL byte. The numbers are set through the settings table
+ * no string holds a NUL byte. A setting in ms or bytes may also be a string
+ * with units ("15m", "64KiB": units.h). The numbers are set through the settings table
  * (settings_set_int, settings_set_choice), so their bounds and messages live
  * in one place; config.c only adds the file name in front. Array indexes in
  * messages count from 1, as the Lua table the person wrote does.
@@ -42,6 +43,7 @@
 #include "monitor.h"
 #include "monitor_fields.h"
 #include "strbuf.h"
+#include "units.h"
 
 /* Largest config file read, and the sandbox it runs in. */
 #define CONFIG_FILE_MAX (1u << 20)
@@ -66,6 +68,17 @@ config_setting(ConfigWalk *w, const SettingSpec *spec, int idx)
       return -1;
     return settings_set_choice(&w->cfg->settings, spec->name, choice, w->err);
   }
+  /* A setting in ms or bytes may be written with units: "30s", "64KiB". */
+  UnitKind unit = settings_unit_kind(spec);
+  if (unit != kUnitNone && lua_type(w->L, idx) == LUA_TSTRING) {
+    const char *text;
+    if (config_string(w, idx, spec->name, false, &text, NULL) != 0)
+      return -1;
+    return settings_set_text(&w->cfg->settings, spec->name, text, w->err);
+  }
+  if (unit != kUnitNone && lua_type(w->L, idx) != LUA_TNUMBER)
+    return config_fail(w, "%s must be an integer or a string such as %s, got %s", spec->name,
+                       units_examples(unit), luaL_typename(w->L, idx));
   int64_t v = 0;
   if (config_integer(w, idx, spec->name, &v) != 0)
     return -1;

@@ -5,7 +5,9 @@
  * An entry is also checked against the settings the same file sets
  * (monitor.max_patterns, monitor.pattern_max_length,
  * monitor.allow_persistent), so a config that could never boot is refused
- * as it loads.
+ * as it loads. Its durations (timeout_ms, idle_timeout_ms) and its
+ * memory_limit may be written with units, "90s" or "512MiB" (units.h), as
+ * the settings may; the wire takes numbers only.
  */
 #include "config_walk.h"
 
@@ -99,6 +101,19 @@ config_field_bool(const FieldSource *src, const char *key, bool *out, VigilError
   return config_field_pop(w, config_bool(w, lua_gettop(w->L), name, out));
 }
 
+/* Which whole-number fields of an entry take units: a name in _ms is a
+ * duration (the project's naming rule), memory_limit a size. */
+static UnitKind
+config_field_unit(const char *key)
+{
+  size_t len = strlen(key);
+  if (len > 3 && strcmp(key + len - 3, "_ms") == 0)
+    return kUnitMs;
+  if (strcmp(key, "memory_limit") == 0)
+    return kUnitBytes;
+  return kUnitNone;
+}
+
 static int
 config_field_uint(const FieldSource *src, const char *key, uint64_t min, uint64_t max,
                   const char *why, uint64_t *out, VigilError *err)
@@ -109,7 +124,10 @@ config_field_uint(const FieldSource *src, const char *key, uint64_t min, uint64_
     return 0;
   int64_t v = 0;
   int64_t top = max > INT64_MAX ? INT64_MAX : (int64_t)max;
-  int rc = config_integer_in(w, lua_gettop(w->L), name, (int64_t)min, top, why, &v);
+  UnitKind unit = config_field_unit(key);
+  int rc = unit != kUnitNone
+               ? config_quantity_in(w, lua_gettop(w->L), name, unit, (int64_t)min, top, why, &v)
+               : config_integer_in(w, lua_gettop(w->L), name, (int64_t)min, top, why, &v);
   if (rc == 0)
     *out = (uint64_t)v;
   return config_field_pop(w, rc);

@@ -1,7 +1,8 @@
 /*
  * The config walk's vocabulary (see config_walk.h): how a value of the
  * config table is read as a boolean, an integer in range, a string, an
- * array of strings, a choice or an environment table, and how a refusal
+ * array of strings, a choice, an environment table or a duration or size
+ * written with units, and how a refusal
  * names the field ("monitors[2].notify", "monitor[\"max patterns\"]") the
  * way the person wrote it. Every reader refuses with invalid_params and a
  * message that names the field, the bound and the value.
@@ -186,6 +187,48 @@ config_integer_in(ConfigWalk *w, int idx, const char *field, int64_t min, int64_
                        why, v);
   *out = v;
   return 0;
+}
+
+/* A number or a string with units of kind (units.h) within [min, max].
+ * `why` (" (monitor.max_runtime_ms)", or "") names where the bound comes
+ * from; in a refusal of a string it joins the bounds written with units:
+ * "1..1800000 ms (1ms..30m, monitor.max_runtime_ms)". */
+int
+config_quantity_in(ConfigWalk *w, int idx, const char *field, UnitKind kind, int64_t min,
+                   int64_t max, const char *why, int64_t *out)
+{
+  lua_State *L = w->L;
+  if (lua_type(L, idx) != LUA_TSTRING) {
+    if (lua_type(L, idx) != LUA_TNUMBER)
+      return config_fail(w, "%s must be an integer or a string such as %s, got %s", field,
+                         units_examples(kind), luaL_typename(L, idx));
+    return config_integer_in(w, idx, field, min, max, why, out);
+  }
+  const char *text = NULL;
+  size_t len = 0;
+  if (config_string(w, idx, field, false, &text, &len) != 0)
+    return -1;
+  /* " (NAME)" as the note inside the bounds' parentheses. */
+  char note[CONFIG_NAME_MAX] = "";
+  size_t wlen = strlen(why);
+  if (wlen > 3 && strncmp(why, " (", 2) == 0 && why[wlen - 1] == ')')
+    snprintf(note, sizeof note, "%.*s", (int)(wlen - 3), why + 2);
+  char bounds[UNITS_BOUNDS_MAX];
+  units_bounds(kind, min, max, note[0] ? note : NULL, bounds);
+  StrBuf q = STRBUF_INIT;
+  config_quote(&q, text, len);
+  int64_t v = 0;
+  const char *bad = NULL;
+  int rc = 0;
+  if (units_parse(kind, text, &v, &bad) != 0)
+    rc = config_fail(w, "%s must be %s, a number or a string such as %s, got %s: %s", field,
+                     bounds, units_examples(kind), strbuf_cstr(&q), bad);
+  else if (v < min || v > max)
+    rc = config_fail(w, "%s must be %s, got %s (%" PRId64 ")", field, bounds, strbuf_cstr(&q), v);
+  else
+    *out = v;
+  strbuf_free(&q);
+  return rc;
 }
 
 /* The string at idx (borrowed from Lua: valid while the value is reachable),

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "error.h"
 #include "strbuf.h"
+#include "units.h"
 
 /* Longest field name built for a message; longer names are cut. */
 #define CONFIG_NAME_MAX 256
@@ -53,6 +54,10 @@ int config_integer_in(ConfigWalk *w, int idx, const char *field, int64_t min, in
                       const char *why, int64_t *out);
 int config_number(ConfigWalk *w, int idx, const char *field, double min, double max,
                   double *out);
+/* As config_integer_in, or a string with units of kind (units.h): "90s",
+ * "512MiB". */
+int config_quantity_in(ConfigWalk *w, int idx, const char *field, UnitKind kind, int64_t min,
+                       int64_t max, const char *why, int64_t *out);
 /* A string borrowed from Lua, without NUL; `nonempty` refuses "". */
 int config_string(ConfigWalk *w, int idx, const char *field, bool nonempty, const char **out,
                   size_t *lenp);

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "gate.h"
+
 static const char *const overload_choices[] = {"stop", "mute", NULL};
 static const char *const envelope_choices[] = {"readable", "compact", NULL};
 
@@ -203,6 +205,47 @@ settings_set_choice(VigilSettings *s, const char *name, const char *choice, Vigi
   return error_set(err, kErrInvalidParams, "%s must be %s, got \"%s\"", name, list, choice);
 }
 
+UnitKind
+settings_unit_kind(const SettingSpec *spec)
+{
+  if (spec->kind != kSettingInt || spec->unit == NULL)
+    return kUnitNone;
+  if (strcmp(spec->unit, "ms") == 0)
+    return kUnitMs;
+  if (strcmp(spec->unit, "bytes") == 0)
+    return kUnitBytes;
+  return kUnitNone;
+}
+
+int
+settings_set_text(VigilSettings *s, const char *name, const char *text, VigilError *err)
+{
+  const SettingSpec *spec = settings_find(name);
+  if (spec == NULL)
+    return error_set(err, kErrInvalidParams, "%s: unknown setting", name);
+  if (spec->kind == kSettingEnum)
+    return settings_set_choice(s, name, text, err);
+  char quoted[GATE_QUOTE_BUF];
+  gate_quote(quoted, text);
+  UnitKind kind = settings_unit_kind(spec);
+  if (kind == kUnitNone)
+    return error_set(err, kErrInvalidParams, "%s must be an integer, got %s", name, quoted);
+  /* The bounds as a person would write them too: 1000..604800000 ms (1s..7d). */
+  char bounds[UNITS_BOUNDS_MAX];
+  units_bounds(kind, spec->min, spec->max, NULL, bounds);
+  int64_t v = 0;
+  const char *why = NULL;
+  if (units_parse(kind, text, &v, &why) != 0)
+    return error_set(err, kErrInvalidParams,
+                     "%s must be %s, a number or a string such as %s, got %s: %s", name, bounds,
+                     units_examples(kind), quoted, why);
+  if (v < spec->min || v > spec->max)
+    return error_set(err, kErrInvalidParams, "%s must be %s, got %s (%" PRId64 ")", name, bounds,
+                     quoted, v);
+  *settings_field(s, spec) = v;
+  return 0;
+}
+
 int
 settings_check(const VigilSettings *s, VigilError *err)
 {
@@ -230,6 +273,15 @@ settings_render_markdown(StrBuf *out)
               "name, the bound and the value: `monitor.line_max_bytes must be 256..1048576,\n"
               "got 12`. Cross-field rules: `rate_limit.overload_ms` >= `rate_limit.window_ms`,\n"
               "`monitor.ring_max_bytes` >= `monitor.line_max_bytes`.\n\n"
+              "In a config file, a setting in ms also takes a duration as a string: a\n"
+              "number directly followed by its unit (`ms`, `s`, `m`, `h`, `d`), several\n"
+              "largest first: `\"500ms\"`, `\"30s\"`, `\"5m\"`, `\"2h\"`, `\"1m30s\"`,\n"
+              "`\"1.5s\"`. A setting in bytes takes a size: `\"64KiB\"`, `\"16MiB\"`,\n"
+              "`\"1GiB\"` (`B`, `KiB`, `MiB`, `GiB`: powers of 1024). The value must\n"
+              "be whole milliseconds or bytes; a string without a unit is refused. A\n"
+              "plain number is milliseconds or bytes, as the table says. A config\n"
+              "monitor's `timeout_ms`, `idle_timeout_ms` and `memory_limit` take the\n"
+              "same strings; the wire takes numbers only.\n\n"
               "| setting | default | bounds | meaning |\n"
               "|---|---|---|---|\n");
   for (const SettingSpec *spec = settings_table; spec->name; spec++) {

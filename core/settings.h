@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "strbuf.h"
+#include "units.h"
 
 typedef enum {
   kOverloadStop = 0, /* stop the process group, state overloaded */
@@ -113,6 +114,20 @@ int settings_set_int(VigilSettings *s, const char *name, int64_t value, VigilErr
 
 /* Sets an enum setting by choice name; same refusal rules. */
 int settings_set_choice(VigilSettings *s, const char *name, const char *choice, VigilError *err);
+
+/* Whether an integer setting also takes a string with units, and which:
+ * kUnitMs for a setting in "ms", kUnitBytes for one in "bytes", else
+ * kUnitNone. */
+UnitKind settings_unit_kind(const SettingSpec *spec);
+
+/* Sets a setting from a string a person wrote: an enum setting's choice,
+ * or a duration ("1m30s") or size ("64KiB") for a setting that takes one
+ * (units.h). A malformed string is refused naming the setting, its bounds
+ * (with their units), the examples, the string and what is wrong; a value
+ * out of range naming the setting, the bounds, the string and its value:
+ *   keeper.unattended_ms must be 1000..604800000 ms (1s..7d), got "8d" (691200000)
+ * s is unchanged then. */
+int settings_set_text(VigilSettings *s, const char *name, const char *text, VigilError *err);
 
 /* The current value of a setting. */
 int64_t settings_get(const VigilSettings *s, const SettingSpec *spec);

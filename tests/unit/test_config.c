@@ -271,6 +271,67 @@ TEST(settings_errors_name_file_field_bound_and_value)
                "monitor.line_max_bytes (65536), got 4096");
 }
 
+TEST(durations_and_sizes_take_units)
+{
+  VigilConfig cfg;
+  if (LOAD_OK("return {\n"
+              "  monitor = { allowed_commands = { 'make' }, flush_interval_ms = '250ms',\n"
+              "              capture_max_bytes = '4MiB', max_runtime_ms = '2h' },\n"
+              "  keeper = { unattended_ms = '15m' },\n"
+              "  session = { linger_ms = '1m30s', max_linger_ms = '7d' },\n"
+              "  state = { journal_max_bytes = '1.5MiB' },\n"
+              "  monitors = { { session = 's', command = 'make', timeout_ms = '90s',\n"
+              "                 idle_timeout_ms = '1m', memory_limit = '512MiB' } },\n"
+              "}\n",
+              &cfg) != 0)
+    return;
+  CHECK_INT(cfg.settings.flush_interval_ms, 250);
+  CHECK_INT(cfg.settings.capture_max_bytes, 4194304);
+  CHECK_INT(cfg.settings.max_runtime_ms, 7200000);
+  CHECK_INT(cfg.settings.keeper_unattended_ms, 900000);
+  CHECK_INT(cfg.settings.session_linger_ms, 90000);
+  CHECK_INT(cfg.settings.session_max_linger_ms, 604800000);
+  CHECK_INT(cfg.settings.state_journal_max_bytes, 1572864);
+  CHECK_INT(cfg.nmonitors, 1);
+  if (cfg.nmonitors == 1) {
+    CHECK_INT(cfg.monitors[0].req.timeout_ms, 90000);
+    CHECK_INT(cfg.monitors[0].req.idle_timeout_ms, 60000);
+    CHECK_INT(cfg.monitors[0].req.memory_limit, 536870912);
+  }
+  config_free(&cfg);
+
+  /* Refusals name the file, the field, the bounds both ways and the string. */
+  EXPECT_ERROR("return { keeper = { unattended_ms = '8d' } }",
+               "invalid_params: @: keeper.unattended_ms must be 1000..604800000 ms (1s..7d), "
+               "got \"8d\" (691200000)");
+  EXPECT_ERROR("return { keeper = { unattended_ms = '10 min' } }",
+               "invalid_params: @: keeper.unattended_ms must be 1000..604800000 ms (1s..7d), a "
+               "number or a string such as \"500ms\", \"30s\", \"5m\", \"1h30m\", got "
+               "\"10 min\": a unit must follow its number without a space");
+  EXPECT_ERROR("return { session = { linger_ms = '30m1h' } }",
+               "invalid_params: @: session.linger_ms must be 0..86400000 ms (0..1d), a number or "
+               "a string such as \"500ms\", \"30s\", \"5m\", \"1h30m\", got \"30m1h\": the "
+               "units must come largest first, each at most once (\"1h30m\")");
+  /* A config monitor's bound may come from a setting: it is named. */
+  EXPECT_ERROR("return { monitor = { allowed_commands = { 'make' } },\n"
+               "  monitors = { { session = 's', command = 'make', timeout_ms = '2h' } } }",
+               "invalid_params: @: monitors[1].timeout_ms must be 1..1800000 ms (1ms..30m, "
+               "monitor.max_runtime_ms), got \"2h\" (7200000)");
+  EXPECT_ERROR("return { monitors = { { session = 's', command = 'make', idle_timeout_ms = "
+               "'1.5ms' } } }",
+               "invalid_params: @: monitors[1].idle_timeout_ms must be 0..3600000 ms (0..1h), a "
+               "number or a string such as \"500ms\", \"30s\", \"5m\", \"1h30m\", got "
+               "\"1.5ms\": it is not a whole number of milliseconds");
+  EXPECT_ERROR("return { monitors = { { session = 's', command = 'make', memory_limit = "
+               "'512MB' } } }",
+               "invalid_params: @: monitors[1].memory_limit must be 1..9223372036854775807 bytes, "
+               "a number or a string such as \"64KiB\", \"16MiB\", got \"512MB\": the units "
+               "are B, KiB, MiB and GiB (powers of 1024)");
+  EXPECT_ERROR("return { monitors = { { session = 's', command = 'make', timeout_ms = true } } }",
+               "invalid_params: @: monitors[1].timeout_ms must be an integer or a string such "
+               "as \"500ms\", \"30s\", \"5m\", \"1h30m\", got boolean");
+}
+
 TEST(unknown_fields_are_refused)
 {
   EXPECT_ERROR("return { monitr = {} }", "invalid_params: @: monitr: unknown field");
@@ -296,8 +357,16 @@ TEST(unknown_fields_are_refused)
 
 TEST(types_are_checked)
 {
+  /* A string needs its unit: "8192" could be anything to its writer. */
   EXPECT_ERROR("return { monitor = { line_max_bytes = '8192' } }",
-               "invalid_params: @: monitor.line_max_bytes must be an integer, got string");
+               "invalid_params: @: monitor.line_max_bytes must be 256..1048576 bytes "
+               "(256B..1MiB), a number or a string such as \"64KiB\", \"16MiB\", got "
+               "\"8192\": a unit (B, KiB, MiB or GiB) must follow the number");
+  EXPECT_ERROR("return { monitor = { max_patterns = '4' } }",
+               "invalid_params: @: monitor.max_patterns must be an integer, got string");
+  EXPECT_ERROR("return { monitor = { flush_interval_ms = true } }",
+               "invalid_params: @: monitor.flush_interval_ms must be an integer or a string "
+               "such as \"500ms\", \"30s\", \"5m\", \"1h30m\", got boolean");
   EXPECT_ERROR("return { monitor = { line_max_bytes = 1024.5 } }",
                "invalid_params: @: monitor.line_max_bytes must be an integer, got 1024.5");
   EXPECT_ERROR("return { monitor = { line_max_bytes = 1/0 } }",
@@ -809,6 +878,7 @@ main(void)
   RUN(bundled_config_loads_and_documents_every_setting);
   RUN(example_configs_load);
   RUN(settings_errors_name_file_field_bound_and_value);
+  RUN(durations_and_sizes_take_units);
   RUN(unknown_fields_are_refused);
   RUN(types_are_checked);
   RUN(workspace_roots_are_existing_absolute_directories);
