@@ -47,6 +47,7 @@ static char test_socket[300];
 static char test_log[300];
 static char test_vigild[512];
 static pid_t test_engine = -1;
+static pid_t test_fake = -1; /* a fake engine (test_fake_engine) while it serves */
 static const char *test_current = "setup";
 
 /* --- checks ---------------------------------------------------------------- */
@@ -109,6 +110,11 @@ test_remove_entry(const char *path, const struct stat *sb, int flag, struct FTW 
 static void
 test_cleanup(void)
 {
+  if (test_fake > 0) {
+    kill(test_fake, SIGKILL);
+    waitpid(test_fake, NULL, 0);
+    test_fake = -1;
+  }
   if (test_engine > 0) {
     kill(test_engine, SIGTERM);
     waitpid(test_engine, NULL, 0);
@@ -652,7 +658,7 @@ test_fake_engine_garbage(void)
   snprintf(path, sizeof path, "%s/fake.sock", test_dir);
   const char *replies[] = {"\xc1", "\xdd\xff\xff\xff\xff", "\x94\x01\x01\xc0"};
   size_t lengths[] = {1, 5, 4};
-  pid_t fake = test_fake_engine(path, replies, lengths, 3);
+  test_fake = test_fake_engine(path, replies, lengths, 3);
   vigil_error err;
 
   vigil_client *c = vigil_client_connect(path, &err);
@@ -684,8 +690,10 @@ test_fake_engine_garbage(void)
   vigil_client_close(c);
 
   int status;
-  CHECK(waitpid(fake, &status, 0) == fake && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+  CHECK(waitpid(test_fake, &status, 0) == test_fake && WIFEXITED(status) &&
+            WEXITSTATUS(status) == 0,
         "the fake engine served all three");
+  test_fake = -1;
 }
 
 /* An engine of our own over --stdio: the same calls, and close waits for it. */
