@@ -7,17 +7,21 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, VigilConnectionError } from '../index.js';
 import {
-  TEST_TIMEOUT, VIGILD, WAIT_MS, processesWithEnv, removeTempDirs, sh, tempDir, testConfig, testEnv,
+  SANITIZER_REPORT, TEST_TIMEOUT, VIGILD, WAIT_MS, processesWithEnv, removeTempDirs, sh, tempDir, testConfig, testEnv,
   waitNoneLeft, writeConfig,
 } from './helpers.mjs';
 
 after(async () => {
   removeTempDirs();
+  for (const e of spawned) assert.doesNotMatch(e.logTail, SANITIZER_REPORT, 'vigild reported no sanitizer error');
   assert.deepEqual(await waitNoneLeft(), [], 'no process of this file is left');
 });
 
-function spawnEngine(config = testConfig()) {
-  return Engine.spawn({ vigild: VIGILD, config: writeConfig(tempDir('embed'), config), env: testEnv(), log: 'quiet' });
+const spawned = [];
+async function spawnEngine(config = testConfig()) {
+  const engine = await Engine.spawn({ vigild: VIGILD, config: writeConfig(tempDir('embed'), config), env: testEnv(), log: 'quiet' });
+  spawned.push(engine);
+  return engine;
 }
 
 test('an embedded engine starts, runs a command, notifies what matched and how it ended, and its close stops everything it started',

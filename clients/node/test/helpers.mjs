@@ -39,6 +39,9 @@ if (!fs.existsSync(path.join(PACKAGE_DIR, 'node_modules', '@msgpack', 'msgpack')
     '(run scripts/install-deps.sh, which runs npm ci there)');
 }
 
+/** What a sanitizer build (-DVIGIL_SANITIZE=ON) reports on vigild's stderr. */
+export const SANITIZER_REPORT = /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:/;
+
 /** The environment of every process the tests start. */
 export function testEnv(extra = {}) {
   return { ...process.env, VIGIL_NODE_TEST_ID: FILE_ID, ...extra };
@@ -169,10 +172,13 @@ export class SocketEngine {
     });
   }
 
-  /** SIGTERM, and its exit {code, signal} (bounded). */
+  /** SIGTERM, and its exit {code, signal} (bounded). Fails when a
+   * sanitizer build reported an error in its log. */
   async stop() {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
-    return within(this.exited, WAIT_MS, 'vigild to exit after SIGTERM');
+    const exit = await within(this.exited, WAIT_MS, 'vigild to exit after SIGTERM');
+    if (SANITIZER_REPORT.test(this.log)) throw new Error(`vigild's sanitizer report:\n${this.log.slice(-4000)}`);
+    return exit;
   }
 }
 
