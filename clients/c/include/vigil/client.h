@@ -267,7 +267,8 @@ VIGIL_CLIENT_API vigil_client *vigil_client_spawn(const char *vigild_path,
  * input as the signal to shut down: it stops its monitors (SIGTERM, then
  * SIGKILL after monitor.kill_grace_ms) and exits; this waits for that and
  * returns its exit status (0 after a normal shutdown, 128+N when killed by
- * signal N). 0 for a socket connection and for NULL. */
+ * signal N; -1 when the host reaped it first, e.g. with SIGCHLD ignored).
+ * 0 for a socket connection and for NULL. */
 VIGIL_CLIENT_API int vigil_client_close(vigil_client *c);
 
 /* The descriptor to poll for reading (non-blocking; the library reads and
