@@ -414,7 +414,8 @@ export declare class Client extends EventEmitter implements AsyncIterable<Notifi
   wait(options?: WaitOptions & { session?: string }): Promise<Notification | null>;
   notifications(options?: { session?: string; filter?: (n: Notification) => boolean }): AsyncGenerator<Notification, void, undefined>;
   [Symbol.asyncIterator](): AsyncIterator<Notification>;
-  close(): Promise<void>;
+  /** Closes the connection (an Engine: the engine too, resolving with its exit). */
+  close(options?: { timeoutMs?: number }): Promise<unknown>;
 
   on(event: 'notification', listener: (n: Notification) => void): this;
   on(event: 'engineError', listener: (e: VigilError) => void): this;
@@ -445,6 +446,12 @@ export interface SpawnOptions {
   inboxMax?: number;
 }
 
+/** How an engine process ended: code 0 after a normal shutdown. */
+export interface EngineExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 /** An engine of the host's own: `vigild --stdio` as a child. */
 export declare class Engine extends Client {
   static spawn(options?: SpawnOptions): Promise<Engine>;
@@ -453,9 +460,9 @@ export declare class Engine extends Client {
   readonly logTail: string;
   readonly stderr: Readable;
   /** Its exit, once it has exited. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<EngineExit>;
   /** Ends its stdin (it stops every monitor and exits); resolves with its exit. */
-  close(options?: { timeoutMs?: number }): Promise<{ code: number | null; signal: NodeJS.Signals | null }> & Promise<any>;
+  close(options?: { timeoutMs?: number }): Promise<EngineExit>;
 }
 
 // ------------------------------------------------------------------ the rest

@@ -218,27 +218,39 @@ export class Client extends EventEmitter {
   /** conn ended, for why. */
   lost(conn, why) {
     if (conn !== this.conn || this.closed) return; // an old one, or already handled
+    if (this.reconnecting) return; // a reconnection under way sees its own failure and tries again
     if (this.closing || !this.autoReconnect || this.socketPath === null) {
       this.finish(this.closing ? null : why);
       return;
     }
     this.emit('disconnect', why);
     this.reconnecting = this.reconnect(why).then(
-      () => this.emit('reconnect'),
-      (e) => this.finish(e),
-    ).finally(() => { this.reconnecting = null; });
+      () => { this.reconnecting = null; this.emit('reconnect'); },
+      (e) => { this.reconnecting = null; this.finish(e); },
+    );
   }
 
   /** Connects again and re-opens every session, resuming from what was
-   * received. Gives up after reconnectTimeoutMs. */
+   * received; tries again (a restarting engine may accept and then go)
+   * until reconnectTimeoutMs has passed. */
   async reconnect(why) {
     const deadline = Date.now() + this.reconnectTimeoutMs;
     for (;;) {
       try {
-        this.attachSocket(await connectSocket(this.socketPath));
-        break;
+        const socket = await connectSocket(this.socketPath);
+        if (this.closing) {
+          socket.destroy();
+          break;
+        }
+        this.attachSocket(socket);
+        for (const s of [...this.sessions.values()]) {
+          s.opened(await this.conn.request('session_open', s.openArgs()));
+        }
+        return;
       } catch (e) {
-        if (this.closing) throw new VigilConnectionError('the client was closed while reconnecting');
+        // The engine refused to re-open a session: trying again will not help.
+        if (!(e instanceof VigilConnectionError)) throw e;
+        if (this.closing) break;
         if (Date.now() >= deadline) {
           throw new VigilConnectionError(`lost the engine at ${this.socketPath} (${why.message}) and could ` +
             `not reconnect within reconnectTimeoutMs (${this.reconnectTimeoutMs} ms): ${e.message}`, { cause: e });
@@ -246,9 +258,7 @@ export class Client extends EventEmitter {
         await delay(RECONNECT_RETRY_MS);
       }
     }
-    for (const s of [...this.sessions.values()]) {
-      s.opened(await this.conn.request('session_open', s.openArgs()));
-    }
+    throw new VigilConnectionError('the client was closed while reconnecting');
   }
 
   /** Closed for good: why is null when the host closed it. */
