@@ -126,6 +126,28 @@ cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint64_t 
   return 0;
 }
 
+/* Appends path as one shell word: as it is when it holds only characters
+ * no shell treats specially, else in single quotes, so that the hint can
+ * be pasted as it is. */
+static void
+cli_client_shell_word(StrBuf *out, const char *path)
+{
+  static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                              "_./-+:@%=,";
+  if (path[0] != '\0' && strspn(path, plain) == strlen(path)) {
+    strbuf_puts(out, path);
+    return;
+  }
+  strbuf_putc(out, '\'');
+  for (const char *p = path; *p; p++) {
+    if (*p == '\'')
+      strbuf_puts(out, "'\\''");
+    else
+      strbuf_putc(out, *p);
+  }
+  strbuf_putc(out, '\'');
+}
+
 /* Prints how to start an engine on the socket this command wanted: the
  * vigild beside this executable and a config that exists (cli_paths.h). */
 static void
@@ -136,8 +158,16 @@ cli_client_how_to_start(const CliClient *c)
   bool have_config = cli_paths_config(config, sizeof config);
   bool is_default = rpc_default_socket_path(def, sizeof def) == 0 &&
                     strcmp(def, c->socket_path) == 0;
-  fprintf(stderr, "  start one with: %s%s%s --config %s\n", vigild, is_default ? "" : " --listen ",
-          is_default ? "" : c->socket_path, config);
+  StrBuf cmd = STRBUF_INIT;
+  cli_client_shell_word(&cmd, vigild);
+  if (!is_default) {
+    strbuf_puts(&cmd, " --listen ");
+    cli_client_shell_word(&cmd, c->socket_path);
+  }
+  strbuf_puts(&cmd, " --config ");
+  cli_client_shell_word(&cmd, config);
+  fprintf(stderr, "  start one with: %s\n", strbuf_cstr(&cmd));
+  strbuf_free(&cmd);
   if (!have_config)
     fprintf(stderr, "  (no config found: write %s, or start from the bundled\n"
                     "  share/vigil/vigil.lua of an install or config/vigil.lua of the source)\n",

@@ -501,6 +501,11 @@ cli_conn_call(CliConn *c, const char *method, const CliReq *args, int64_t deadli
     if (rc != 0)
       return rc > 0 ? 0 : -1;
     rc = cli_conn_pump(c, deadline, err);
+    if (rc < 0 && err->kind == kCliErrInterrupted) {
+      /* Given up on: its answer is dropped when it comes, not kept. */
+      c->abandoned[c->nabandoned++ % CLI_CONN_ABANDONED_MAX] = (uint32_t)msgid;
+      return -1;
+    }
     if (rc < 0)
       return -1;
     if (rc == 0) {

@@ -210,6 +210,16 @@ cli_run_stop(CliClient *c, const char *id)
   cli_req_free(&req);
 }
 
+/* After a stop: prints the lines the process wrote before it was gone
+ * that were not shown yet (the monitor has ended, so this returns once they
+ * are read). */
+static void
+cli_run_drain(CliClient *c, CliStream *s)
+{
+  if (cli_stream_follow(c, s, cli_now_ms() + CLI_CALL_TIMEOUT_MS) == kCliStreamFailed)
+    cli_client_fail(c);
+}
+
 /* The exit status that passes monitor id's ending on (cli_cmds_end_status),
  * saying so on stderr when it timed out. */
 static int
@@ -279,10 +289,12 @@ cli_run_live(CliClient *c, CliReq *req, uint64_t timeout)
     fprintf(stderr, "vigil: run: interrupted (%s); stopping %s\n", signals_name(cli_run_signo),
             id);
     cli_run_stop(c, id);
+    cli_run_drain(c, &s);
     status = 128 + cli_run_signo;
     break;
   case kCliStreamDeadline:
     cli_run_stop(c, id);
+    cli_run_drain(c, &s);
     cli_run_say_timed_out(timeout);
     status = CLI_EXIT_TIMED_OUT;
     break;

@@ -13,7 +13,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import run_tests, socket_only, with_config
+from vigiltest import group_alive, run_tests, socket_only, with_config
 from test_cli import (ID_RE, STATE_HOME, Reader, finish, spawn, start, vigil, vigil_ok)
 
 TIME_RE = r"\d\d:\d\d:\d\d"
@@ -181,26 +181,27 @@ def test_restart_refuses_what_it_cannot_restart_faithfully(e):
 
 @socket_only
 def test_run_shows_output_while_the_command_runs_and_ctrl_c_stops_it(e):
-    proc = spawn(e, "run", "--", "sh", "-c", "echo pid $$; echo working >&2; exec sleep 30")
+    # The stderr line comes first: lines are shown in the order written, so
+    # once the pid is on stdout, "working" is on stderr. On SIGTERM (the
+    # stop) the child says so: lines written while it stops are shown too.
+    script = ("trap 'echo got TERM >&2; exit 7' TERM; echo working >&2; echo pid $$; "
+              "while :; do sleep 0.1; done")
+    proc = spawn(e, "run", "--", "sh", "-c", script)
     try:
         rd = Reader(proc)
         rd.until(lambda b: re.search(rb"pid \d+\n", b) is not None, timeout=30,
                  what="the first line, while the command still runs")
         assert proc.poll() is None  # shown before the command ended
         pid = int(re.search(rb"pid (\d+)", rd.buf).group(1))
-        os.kill(pid, 0)  # the child runs
+        assert group_alive(pid)  # the child runs, in its own process group
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 130
         err = proc.stderr.read().decode()
-        assert "working\n" in err, err   # its stderr line went to stderr
-        assert re.search(r"vigil: run: interrupted \(SIGINT\); stopping mon_\w+", err), err
-        # vigil ran monitor_stop, which answers once the process is gone.
-        try:
-            os.kill(pid, 0)
-            alive = not open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z"
-        except (ProcessLookupError, FileNotFoundError):
-            alive = False
-        assert not alive, "the child %d outlived vigil run" % pid
+        assert err.startswith("working\n"), err   # its stderr line went to stderr
+        m = re.search(r"^vigil: run: interrupted \(SIGINT\); stopping mon_\w+\n", err, re.M)
+        assert m and "got TERM\n" in err[m.end():], err
+        # vigil ran monitor_stop, which answers once the process group is gone.
+        assert not group_alive(pid), "the child %d outlived vigil run" % pid
     finally:
         finish(proc)
 
