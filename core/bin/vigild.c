@@ -14,6 +14,7 @@
  * checked first, since the default state directory is made in it.
  *
  *   vigild [--listen [PATH] | --stdio] [--config FILE] [--state-dir DIR | --no-state]
+ *          [--daemon] [--log-file FILE [--log-max-bytes N]]
  *   vigild --check-config FILE
  */
 #include <errno.h>
@@ -30,6 +31,7 @@
 #include "api.h"
 #include "config.h"
 #include "contain.h"
+#include "daemon.h"
 #include "datadir.h"
 #include "engine.h"
 #include "log.h"
@@ -45,6 +47,7 @@
 
 static const char vigild_usage[] =
     "usage: vigild [--listen [PATH] | --stdio] [--config FILE] [--state-dir DIR | --no-state]\n"
+    "              [--daemon] [--log-file FILE [--log-max-bytes N]]\n"
     "       vigild --check-config FILE\n"
     "\n"
     "  --listen [PATH]      serve on a Unix socket (the default; PATH defaults to\n"
@@ -61,6 +64,8 @@ static const char vigild_usage[] =
     "  --check-config FILE  check a configuration and exit: 0 when good, 1 with the reason;\n"
     "                       its monitors are checked as starting them would be (run it\n"
     "                       as the engine's user, from its directory)\n"
+    "  --daemon             go into the background, returning once the engine listens;\n"
+    "                       its log goes to --log-file, else vigild.log beside the socket\n"
     "  --log-file FILE      log to FILE (appended, made 0600) instead of stderr; past\n"
     "                       --log-max-bytes (default 16 MiB) it moves to FILE.1\n"
     "  --version            print the version\n"
@@ -92,6 +97,7 @@ typedef struct {
                               over (handover.h) or a service manager passed
                               (activation.h), -1: none */
   bool keep_socket_file;   /* that socket's file is the service manager's */
+  int ready_fd;            /* --daemon: the pipe the waiting parent reads, -1: none */
   int restored;            /* sessions and monitors taken back from the
                               state directory at this start */
 } Vigild;
@@ -198,6 +204,7 @@ typedef struct {
   const char *state_dir; /* --state-dir, or NULL */
   bool stdio, listen;
   bool no_state;         /* --no-state */
+  bool daemon;            /* --daemon */
   const char *log_file;  /* --log-file, or NULL: stderr */
   uint64_t log_max_bytes; /* --log-max-bytes */
 } VigildArgs;
@@ -221,6 +228,8 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
       args->state_dir = argv[++i];
     } else if (strcmp(a, "--no-state") == 0) {
       args->no_state = true;
+    } else if (strcmp(a, "--daemon") == 0) {
+      args->daemon = true;
     } else if (strcmp(a, "--log-file") == 0 && i + 1 < argc) {
       args->log_file = argv[++i];
     } else if (strcmp(a, "--log-max-bytes") == 0 && i + 1 < argc) {
@@ -259,8 +268,14 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
             args->state_dir);
     return 2;
   }
-  if (args->log_max_bytes != 0 && args->log_file == NULL) {
-    fprintf(stderr, "vigild: --log-max-bytes bounds the --log-file, and none was given\n");
+  if (args->daemon && args->stdio) {
+    fprintf(stderr, "vigild: --daemon and --stdio cannot be combined (--stdio serves the "
+                    "process that started it, on its stdin and stdout)\n");
+    return 2;
+  }
+  if (args->log_max_bytes != 0 && args->log_file == NULL && !args->daemon) {
+    fprintf(stderr, "vigild: --log-max-bytes bounds the --log-file (or --daemon's log), and "
+                    "neither was given\n");
     return 2;
   }
   if (args->state_dir && args->state_dir[0] == '\0') {
@@ -276,8 +291,46 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
  * lines do not interleave with the person's own commands; one line says
  * so. Returns -1 (said) when the log file cannot be opened. */
 static int
-vigild_place_log(const VigildArgs *args)
+vigild_place_log(VigildArgs *args)
 {
+  if (args->daemon) {
+    /* The log file --daemon writes to: --log-file, else vigild.log beside
+     * the socket (its directory is the engine's own, private). */
+    static char log_path[4096];
+    const char *listen = args->listen_path;
+    char deflt[4096];
+    if (args->log_file != NULL) {
+      snprintf(log_path, sizeof log_path, "%s", args->log_file);
+    } else {
+      if (listen == NULL && rpc_default_socket_path(deflt, sizeof deflt) == 0)
+        listen = deflt;
+      char *dir = rpc_server_dir_of(listen != NULL ? listen : ".");
+      /* Made here when missing, as listening would make it (0700); its
+       * checks come when vigild listens, and a refusal is then in the log. */
+      if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+        errno = 0;
+      int n = snprintf(log_path, sizeof log_path, "%s/vigild.log", dir);
+      free(dir);
+      if (n < 0 || (size_t)n >= sizeof log_path) {
+        fprintf(stderr, "vigild: --daemon: the log's path beside the socket is too long; "
+                        "give --log-file\n");
+        return -1;
+      }
+    }
+    uint64_t max = args->log_max_bytes ? args->log_max_bytes : LOGFILE_MAX_BYTES;
+    /* Restarted in place (SIGUSR2), the engine is already in the
+     * background: it only takes its log file back. */
+    if (getenv(HANDOVER_LISTEN_ENV) != NULL) {
+      VigilError err = VIGIL_ERROR_INIT;
+      if (logfile_open(log_path, max, &err) != 0) {
+        fprintf(stderr, "vigild: %s\n", err.msg);
+        return -1;
+      }
+      return 0;
+    }
+    vigild.ready_fd = daemon_detach(log_path, max);
+    return vigild.ready_fd < 0 ? -1 : 0;
+  }
   if (args->log_file != NULL) {
     VigilError err = VIGIL_ERROR_INIT;
     uint64_t max = args->log_max_bytes ? args->log_max_bytes : LOGFILE_MAX_BYTES;
@@ -506,13 +559,18 @@ vigild_serve(const VigildArgs *args, VigilError *err)
       return 1;
     LOG_INFO("vigild", "listening on %s", listen_path);
   }
-  return engine_start_config_monitors(vigild.engine, err) != 0 ? 1 : 0;
+  if (engine_start_config_monitors(vigild.engine, err) != 0)
+    return 1;
+  daemon_ready(vigild.ready_fd, listen_path);
+  vigild.ready_fd = -1;
+  return 0;
 }
 
 int
 main(int argc, char **argv)
 {
   VigildArgs args = {0};
+  vigild.ready_fd = -1;
   int done = vigild_parse_args(argc, argv, &args);
   if (done >= 0)
     return done;

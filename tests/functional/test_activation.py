@@ -1,5 +1,7 @@
-"""vigild under a service manager: socket activation (the LISTEN_FDS
-protocol systemd speaks, core/activation.h) and the log file
+"""vigild started by something other than a host: by a service manager
+(socket activation, the LISTEN_FDS protocol systemd speaks,
+core/activation.h), by a script or a person (--daemon, core/daemon.h:
+back in the background, returning once it listens), and its log file
 (--log-file, core/logfile.h).
 
 Each test plays the service manager itself: it makes the listening socket,
@@ -248,7 +250,84 @@ def test_a_log_file_bound_out_of_range_is_refused(tmp):
     assert not os.path.exists(os.path.join(tmp, "x.log"))
 
 
+def wait_gone(pid, timeout):
+    """Waits (bounded) until process pid no longer exists."""
+    deadline = time.monotonic() + timeout
+    while os.path.exists("/proc/%d" % pid):
+        state = ""
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        assert time.monotonic() < deadline, "pid %d still alive" % pid
+        time.sleep(0.02)  # a process that is not our child: nothing to wait on
+
+
+def test_daemon_returns_once_the_engine_listens(tmp):
+    config = os.path.join(tmp, "config.lua")
+    with open(config, "w") as f:
+        f.write("return " + lua_value(default_config()) + "\n")
+    sock = os.path.join(tmp, "run", "vigil.sock")
+    p = subprocess.run([VIGILD, "--daemon", "--listen", sock, "--config", config, "--no-state"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=START_S)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 0, (p.returncode, out, err)
+    log_path = os.path.join(tmp, "run", "vigild.log")
+    assert out.startswith("vigild: listening on %s (pid " % sock), out
+    assert out.rstrip().endswith("log: %s" % log_path), out
+    pid = int(out.split("(pid ")[1].split(")")[0])
+    try:
+        # Listening already: the very next command connects, no retry.
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sock)
+        check_server_uid(s, sock)
+        c = Connection(s.makefile("rb", buffering=0), s.makefile("wb", buffering=0), "socket")
+        assert c.call("ping") is not None
+        # In a session of its own, away from the terminal that started it.
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        assert int(fields[3]) == pid, "not a session leader: %s" % fields
+        c.close()
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        wait_gone(pid, EXIT_S)
+    assert os.stat(log_path).st_mode & 0o777 == 0o600
+    with open(log_path) as f:
+        log = f.read()
+    assert "listening on %s" % sock in log and "SIGTERM" in log, log
+    assert not sanitizer_reports(log), log
+
+
+def test_daemon_says_why_the_engine_did_not_start(tmp):
+    config = os.path.join(tmp, "config.lua")
+    with open(config, "w") as f:
+        f.write("return { monitor = { max_line_bytes = 12 } }\n")
+    sock = os.path.join(tmp, "run", "vigil.sock")
+    p = subprocess.run([VIGILD, "--daemon", "--listen", sock, "--config", config],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=START_S)
+    err = p.stderr.decode()
+    assert p.returncode == 1, (p.returncode, err)
+    assert "the engine did not start (it exited); the end of its log" in err, err
+    assert "max_line_bytes" in err, "the reason is not shown: %s" % err
+    assert not os.path.exists(sock)
+
+
+def test_daemon_with_stdio_is_a_usage_error(tmp):
+    p = subprocess.run([VIGILD, "--daemon", "--stdio"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=EXIT_S)
+    assert p.returncode == 2, p
+    assert "--daemon and --stdio cannot be combined" in p.stderr.decode()
+
+
 TESTS = [
+    test_daemon_returns_once_the_engine_listens,
+    test_daemon_says_why_the_engine_did_not_start,
+    test_daemon_with_stdio_is_a_usage_error,
     test_an_activated_socket_is_served_at_its_own_path,
     test_children_do_not_inherit_the_activation_variables,
     test_a_socket_given_with_listen_must_be_the_activated_one,

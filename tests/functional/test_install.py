@@ -84,12 +84,14 @@ def test_the_layout_holds_every_file_a_user_needs(tmp):
                 expected.append("share/man/man%s/%s" % (page.rsplit(".", 1)[1], page))
     else:
         print("  (scdoc was not found at configure time: no man pages to check)")
-    completions = {"vigil.bash": "share/bash-completion/completions/vigil",
-                   "_vigil": "share/zsh/vendor-completions/_vigil",
-                   "vigil.fish": "share/fish/vendor_completions.d/vigil.fish"}
-    for src, dest in completions.items():
+    completions = {"vigil.bash": ["share/bash-completion/completions/vigil",
+                                  "share/bash-completion/completions/vigild"],
+                   "_vigil": ["share/zsh/vendor-completions/_vigil"],
+                   "vigil.fish": ["share/fish/vendor_completions.d/vigil.fish",
+                                  "share/fish/vendor_completions.d/vigild.fish"]}
+    for src, dests in completions.items():
         if os.path.exists(os.path.join(ROOT, "completions", src)):
-            expected.append(dest)
+            expected.extend(dests)
     missing = [f for f in expected if not os.path.isfile(os.path.join(prefix, f))]
     assert not missing, "missing from the install: %s" % missing
     for exe in ("bin/vigild", "bin/vigil", "bin/vigil-keeper"):
