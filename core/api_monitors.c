@@ -158,7 +158,7 @@ api_monitor_list(Call *call)
   size_t n = 0;
   for (MonRecord *r = call->e->records; r && n < shown; r = r->next) {
     if (r->session == s && api_list_wants(r, include_exited, state)) {
-      wire_monitor(&call->pk, r->monitor, false);
+      wire_monitor(&call->pk, r->monitor, false, NULL, 0);
       n++;
     }
   }
@@ -172,5 +172,5 @@ api_monitor_status(Call *call)
 {
   MonRecord *r = api_record(call, "monitor_id");
   if (r)
-    wire_monitor(&call->pk, r->monitor, true);
+    wire_monitor(&call->pk, r->monitor, true, r->start, r->start_len);
 }

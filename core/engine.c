@@ -24,6 +24,7 @@
 #include "log.h"
 #include "memory.h"
 #include "policy.h"
+#include "startmap.h"
 
 static void engine_maybe_drained(Engine *e);
 
@@ -79,6 +80,7 @@ engine_record_free(MonRecord *r)
     e->running--;
   monitor_free(r->monitor);
   free(r->policy);
+  free(r->start);
   free(r);
 }
 
@@ -171,7 +173,9 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   }
   r->running = true;
   r->policy = xstrdup(plan.policy_name);
-  monitor_keep_spec(r->monitor, &spec, session_name(s), session_anonymous(s), r->policy);
+  r->start = startmap_pack(req, &spec, r->policy, settings.max_runtime_ms, &r->start_len);
+  monitor_keep_spec(r->monitor, &spec, session_name(s), session_anonymous(s), r->policy,
+                    r->start, r->start_len);
   *note = plan.note;
   plan.note = NULL;
   start_plan_free(&plan); /* the child is in the directory now */
@@ -243,6 +247,10 @@ engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions 
   }
   r->running = true;
   r->policy = xstrdup(ks->policy);
+  if (ks->start != NULL) {
+    r->start = xmemdupz(ks->start, ks->start_len);
+    r->start_len = ks->start_len;
+  }
   e->running++;
   r->next = e->records;
   if (e->records)

@@ -70,6 +70,9 @@ struct MonRecord {
   Monitor *monitor;
   char *policy;            /* the name of its policy (looked up per notification,
                               so a reload applies to new notifications) */
+  char *start;             /* its start map (startmap.h): msgpack bytes, start_len
+                              of them; NULL for one taken over from an older spec */
+  size_t start_len;
   Session *session;        /* NULL once its session is gone (stopping, invisible) */
   MonRecord *prev, *next;  /* engine->records, newest first */
   void *watchers;          /* the front end's: what waits on this record (api's

@@ -32,7 +32,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   msgpack_packer pkr;
   msgpack_packer *pk = &pkr;
   msgpack_packer_init(pk, &sb, msgpack_sbuffer_write);
-  msgpack_pack_map(pk, 24);
+  msgpack_pack_map(pk, s->start != NULL ? 25 : 24);
   KEY("id"); statefile_pack_str(pk, s->id);
   KEY("session"); statefile_pack_str(pk, s->session);
   KEY("session_anonymous"); statefile_pack_bool(pk, s->session_anonymous);
@@ -68,6 +68,11 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
       statefile_pack_str(pk, sp->choices[v]);
     else
       msgpack_pack_int64(pk, v);
+  }
+  if (s->start != NULL) {
+    /* Already msgpack (one map): its bytes follow the key as they are. */
+    KEY("start");
+    msgpack_sbuffer_write(&sb, s->start, s->start_len);
   }
   int rc = statefile_write(dir_fd, KEEPSPEC_NAME, keepspec_magic, KEEPSPEC_VERSION, sb.data,
                            sb.size, "spec", err);
@@ -106,6 +111,29 @@ get_settings(const msgpack_object *map, VigilSettings *s, VigilError *err)
     }
   }
   return settings_check(s, err) == 0;
+}
+
+/* The start map, when there is one (a spec written before it was kept has
+ * none): a map, packed again into bytes of its own. */
+static bool
+get_start(const msgpack_object *map, KeepSpec *s, VigilError *err)
+{
+  const msgpack_object *o = statefile_get(map, "start");
+  if (o == NULL || o->type == MSGPACK_OBJECT_NIL)
+    return true;
+  if (o->type != MSGPACK_OBJECT_MAP) {
+    error_set(err, kErrInvalidParams, "spec: start: not a map");
+    return false;
+  }
+  msgpack_sbuffer sb;
+  msgpack_sbuffer_init(&sb);
+  msgpack_packer pk;
+  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+  msgpack_pack_object(&pk, *o);
+  s->start = xmemdupz(sb.data, sb.size);
+  s->start_len = sb.size;
+  msgpack_sbuffer_destroy(&sb);
+  return true;
 }
 
 /* See keepspec.h. */
@@ -154,7 +182,7 @@ keepspec_read(int dir_fd, KeepSpec *s, VigilError *err)
   } else if (ok) {
     s->cpu_limit = cpu->via.f64;
   }
-  ok = ok && get_settings(m, &s->settings, err);
+  ok = ok && get_settings(m, &s->settings, err) && get_start(m, s, err);
   if (ok && s->argv[0] == NULL) {
     ok = false;
     error_set(err, kErrInvalidParams, "spec: argv: empty");
@@ -189,5 +217,6 @@ keepspec_free(KeepSpec *s)
   free(s->program);
   free(s->cwd);
   free_strv(s->patterns);
+  free(s->start);
   memset(s, 0, sizeof *s);
 }

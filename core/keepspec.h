@@ -4,7 +4,8 @@
  * monitor's directory when it starts. It says what runs (argv, the program,
  * the directory), how its output is watched (patterns and the monitor's
  * choices, every setting it runs under), where it belongs (its id, session
- * and policy) and whom to ask (the child's and keeper's pids).
+ * and policy), whom to ask (the child's and keeper's pids) and the start map
+ * monitor_status reports (startmap.h), kept as it was packed.
  *
  * The file is msgpack behind a header (magic, version, length, a 64-bit
  * FNV-1a sum of the body, as the spool's), written to a temporary name and renamed. Read back, every
@@ -46,6 +47,9 @@ typedef struct {
   int64_t started_at_ms;    /* Unix ms */
   pid_t pid, keeper;
   VigilSettings settings;
+  char *start;              /* its start map (startmap.h), msgpack bytes, start_len
+                               of them; NULL: none (a spec from before it was kept) */
+  size_t start_len;
 } KeepSpec;
 
 /* Writes s as dir_fd/spec (temporary name, then rename; 0600). */

@@ -637,7 +637,7 @@ monitor_data(const Monitor *m)
 /* See monitor.h. */
 void
 monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool anonymous,
-                  const char *policy)
+                  const char *policy, const char *start, size_t start_len)
 {
   if (m->keep == NULL)
     return;
@@ -666,6 +666,8 @@ monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool
     .pid = m->pid,
     .keeper = proc_keeper_pid(m->proc),
     .settings = m->settings,
+    .start = (char *)start,
+    .start_len = start_len,
   };
   /* The patterns as a NULL-terminated list (the spec gives a count). */
   char **patterns = NULL;

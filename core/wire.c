@@ -375,15 +375,17 @@ wire_resource_usage(msgpack_packer *pk, const ProcExit *x)
 }
 
 void
-wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
+wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *start,
+             size_t start_len)
 {
   MonitorCounters c;
   monitor_counters(m, &c);
   ProcExit x;
   monitor_usage(m, &x);
   /* 13 keys of the contract, and vigil's program, reason, exceeded,
-   * incidents, envelope; status adds duration_ms and resource_usage. */
-  msgpack_pack_map(pk, status ? 20 : 18);
+   * incidents, envelope; status adds duration_ms, resource_usage and
+   * start. */
+  msgpack_pack_map(pk, status ? 21 : 18);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -434,4 +436,10 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status)
   msgpack_pack_uint64(pk, monitor_duration_ms(m));
   wire_key(pk, "resource_usage");
   wire_resource_usage(pk, &x);
+  /* Packed once at the start (one map), so its bytes go as they are. */
+  wire_key(pk, "start");
+  if (start != NULL)
+    pk->callback(pk->data, start, start_len);
+  else
+    msgpack_pack_nil(pk);
 }

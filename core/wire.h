@@ -53,7 +53,10 @@ void wire_exit_status(msgpack_packer *pk, const Monitor *m);
 void wire_resource_usage(msgpack_packer *pk, const ProcExit *x);
 
 /* A monitor_list entry (with why it ended: reason, exceeded); with status,
- * also duration_ms and resource_usage. */
-void wire_monitor(msgpack_packer *pk, const Monitor *m, bool status);
+ * also duration_ms, resource_usage and start: the monitor's start map
+ * (startmap.h), start_len msgpack bytes sent as they are, nil when start is
+ * NULL. */
+void wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *start,
+                  size_t start_len);
 
 #endif

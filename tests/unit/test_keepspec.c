@@ -67,9 +67,32 @@ TEST(what_is_written_is_read_back)
   CHECK_INT(r.keeper, 4241);
   CHECK_INT(r.settings.capture_max_bytes, 65536);
   CHECK_INT(r.settings.flush_interval_ms, w.settings.flush_interval_ms);
+  CHECK(r.start == NULL && r.start_len == 0); /* none was given: none comes back */
   struct stat st;
   CHECK(fstatat(root_fd, KEEPSPEC_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         (st.st_mode & 0777) == 0600);
+  keepspec_free(&r);
+}
+
+TEST(the_start_map_is_kept_byte_for_byte)
+{
+  /* {"argv": ["npm", "run"], "cpu_limit": 0.5, "label": nil}, as startmap.c packs. */
+  static const char start[] = "\x83\xa4" "argv" "\x92\xa3" "npm" "\xa3" "run"
+                              "\xa9" "cpu_limit" "\xcb\x3f\xe0\x00\x00\x00\x00\x00\x00"
+                              "\xa5" "label" "\xc0";
+  char *argv[] = {"npm", "run", NULL};
+  char *patterns[] = {NULL};
+  KeepSpec w, r;
+  sample(&w, argv, patterns);
+  w.start = (char *)start;
+  w.start_len = sizeof start - 1;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(keepspec_write(root_fd, &w, &err), 0);
+  CHECK_INT(keepspec_read(root_fd, &r, &err), 0);
+  CHECK_INT(r.start_len, sizeof start - 1);
+  CHECK(r.start != NULL && memcmp(r.start, start, sizeof start - 1) == 0);
+  CHECK_STR(r.argv[1], "run"); /* the keys after it are read as before */
+  CHECK_INT(r.settings.capture_max_bytes, 65536);
   keepspec_free(&r);
 }
 
@@ -137,6 +160,7 @@ main(void)
   }
   root_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   RUN(what_is_written_is_read_back);
+  RUN(the_start_map_is_kept_byte_for_byte);
   RUN(a_garbled_or_torn_spec_is_refused);
   RUN(a_spec_open_to_others_or_out_of_bounds_is_refused);
   close(root_fd);

@@ -1,0 +1,133 @@
+"""monitor_status's `start` (a vigil addition, docs/protocol.md section 5):
+the monitor_start arguments that start the same monitor again. A client
+that did not start a monitor (a person's `vigil restart` of what an agent
+started) sends it back to monitor_start and gets the same thing: the same
+argv, cwd, env, patterns and choices, so the same lines match."""
+
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vigiltest import run_tests, socket_only, with_config
+from test_restart import kill_engine, restart_on
+
+# Prints one line that shows its env and cwd, then waits to be stopped.
+SCRIPT = 'echo "boom $GREETING in $(pwd)"; echo quiet >&2; exec sleep 60'
+
+
+def matched_line(e, mid):
+    """The text of the first notified line of mid that matched a pattern."""
+    n = e.main.wait_notification(
+        lambda n: n.get("monitor_id") == mid and any(
+            l["pattern"] is not None for l in n.get("lines") or []),
+        what="a matching line of %s" % mid)
+    return [l["text"] for l in n["lines"] if l["pattern"] is not None][0]
+
+
+def stop(e, mid):
+    e.call("monitor_stop", monitor_id=mid, grace_ms=100)
+
+
+def test_start_sent_again_starts_the_same_monitor(e):
+    with tempfile.TemporaryDirectory() as tmp:
+        real = os.path.realpath(tmp)
+        # A relative path through a symlink: the start map has it resolved.
+        link = os.path.join(tmp, "here")
+        os.symlink(real, link)
+        r = e.call("monitor_start", argv=["sh", "-c", SCRIPT], cwd=link + "/.",
+                   env={"GREETING": "hi there", "EMPTY": ""}, label="dev server",
+                   description="the one the agent started", patterns=[r"^boom (\w+)"],
+                   match_streams="stdout", notify="matches", incidents=False,
+                   envelope="compact", mode="idle", timeout_ms=120000, idle_timeout_ms=90000,
+                   memory_limit=512 << 20, cpu_limit=1.5, line_buffered=True)
+        first = r["monitor_id"]
+        start = e.call("monitor_status", monitor_id=first)["start"]
+        assert start == {
+            "argv": ["sh", "-c", SCRIPT], "command": None, "shell": False, "cwd": real,
+            "env": {"GREETING": "hi there", "EMPTY": ""}, "line_buffered": True,
+            "label": "dev server", "description": "the one the agent started",
+            "patterns": [r"^boom (\w+)"], "match_streams": "stdout", "notify": "matches",
+            "incidents": False, "envelope": "compact", "mode": "idle", "policy": "envelope",
+            "timeout_ms": 120000, "persistent": False, "idle_timeout_ms": 90000,
+            "memory_limit": 512 << 20, "cpu_limit": 1.5,
+        }, start
+        assert matched_line(e, first) == "boom hi there in " + real
+        stop(e, first)
+
+        again = e.call("monitor_start", **start)
+        second = again["monitor_id"]
+        assert second != first and again["label"] == "dev server"
+        status = e.call("monitor_status", monitor_id=second)
+        assert status["start"] == start, status["start"]
+        assert status["description"] == "the one the agent started"
+        assert status["envelope"] == "compact" and status["incidents"] is False
+        assert matched_line(e, second) == "boom hi there in " + real
+        stop(e, second)
+        # monitor_list stays a table: no start maps in it.
+        listed = e.call("monitor_list", include_exited=True)["monitors"]
+        assert {m["monitor_id"] for m in listed} >= {first, second}
+        assert all("start" not in m for m in listed)
+
+
+@with_config(monitor={"max_runtime_ms": 600000})
+def test_defaults_are_told_so_a_new_start_gets_them_again(e):
+    # A shell command, no label, no patterns: the start map says command and
+    # shell, no label (the new monitor gets its own id), patterns nil (the
+    # built-in crash patterns again), the runtime cap the config gave.
+    command = 'echo "panic: $((6 * 7))"; exec sleep 60'
+    r = e.call("monitor_start", command=command, shell=True)
+    first = r["monitor_id"]
+    start = e.call("monitor_status", monitor_id=first)["start"]
+    assert start["argv"] is None and start["command"] == command and start["shell"] is True
+    assert os.path.isabs(start["cwd"]) and os.path.isdir(start["cwd"]), start
+    assert start["label"] is None and start["description"] is None
+    assert start["patterns"] is None and start["env"] == {}
+    assert start["timeout_ms"] == 600000 and start["persistent"] is False
+    assert start["memory_limit"] is None and start["cpu_limit"] is None
+    assert start["notify"] == "auto" and start["mode"] == "idle" and start["incidents"] is True
+    assert start["idle_timeout_ms"] == 0
+    assert matched_line(e, first) == "panic: 42"
+    stop(e, first)
+
+    second = e.call("monitor_start", **start)["monitor_id"]
+    status = e.call("monitor_status", monitor_id=second)
+    assert status["start"] == start and status["label"] == second
+    assert status["program"] == "/bin/sh"
+    assert matched_line(e, second) == "panic: 42"
+    stop(e, second)
+
+    # persistent: no cap, and timeout_ms nil.
+    third = e.call("monitor_start", argv=["sleep", "60"], persistent=True, patterns=[])
+    start = e.call("monitor_status", monitor_id=third["monitor_id"])["start"]
+    assert start["persistent"] is True and start["timeout_ms"] is None
+    assert start["patterns"] == [] and start["argv"] == ["sleep", "60"]
+    stop(e, third["monitor_id"])
+    fourth = e.call("monitor_start", **start)["monitor_id"]
+    assert e.call("monitor_status", monitor_id=fourth)["start"] == start
+    stop(e, fourth)
+
+
+@socket_only
+def test_a_monitor_taken_over_after_a_crash_still_tells_its_start(e):
+    # The start map is kept in the monitor's spec (docs/restart.md), so the
+    # engine that takes the monitor over reports it as the one before did.
+    e.call("session_open", session="agent")
+    r = e.call("monitor_start", argv=["sh", "-c", SCRIPT], env={"GREETING": "kept"},
+               label="kept", patterns=["^boom"], cpu_limit=0.5, envelope="compact")
+    mid = r["monitor_id"]
+    start = e.call("monitor_status", monitor_id=mid)["start"]
+    assert start["env"] == {"GREETING": "kept"} and start["cpu_limit"] == 0.5, start
+    kill_engine(e)
+    with restart_on(e) as e2:
+        e2.call("session_open", session="agent")
+        assert e2.call("monitor_status", monitor_id=mid)["start"] == start
+        e2.call("monitor_stop", monitor_id=mid, grace_ms=100)
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests([
+        test_start_sent_again_starts_the_same_monitor,
+        test_defaults_are_told_so_a_new_start_gets_them_again,
+        test_a_monitor_taken_over_after_a_crash_still_tells_its_start,
+    ]))
