@@ -64,10 +64,10 @@ int64_t cli_start_stop_wait_ms(bool has_grace, uint64_t grace);
 int cli_start_check_timeout(CliClient *c, const CliParsed *p, uint64_t timeout);
 
 /* Sends monitor_start with req on c (connected, in its session), prints the
- * new id (or the result with --json), keeps the start record for restart
- * (cli_record.h), and with wait_for waits up to wait_timeout ms for a
- * matching line (cli_waitfor.h). Sets new_id (64 bytes) to the new
- * monitor's id, "" when none started. Returns the exit status. */
+ * new id (or the result with --json), and with wait_for waits up to
+ * wait_timeout ms for a matching line (cli_waitfor.h). Sets new_id (64
+ * bytes) to the new monitor's id, "" when none started. Returns the exit
+ * status. */
 int cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_timeout,
                    char *new_id);
 

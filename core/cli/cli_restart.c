@@ -2,13 +2,14 @@
  * `vigil restart ID`: stop a monitor and start the same command again,
  * with every option it was started with, and print the new id.
  *
- * The engine does not report what a monitor was started with beyond its
- * label, description, mode, notify, incidents, envelope and program: not
- * its argv, cwd, env, patterns, streams, policy, timeouts or limits. So
- * restart sends again the monitor_start arguments `vigil start` kept for it
- * (cli_record.h), word for word; a monitor without such a record (an
- * agent's, the config's, or one started before this client kept records)
- * is refused with what is missing, never restarted with guesses.
+ * The engine reports in monitor_status's `start` the monitor_start
+ * arguments that start the same monitor again (docs/protocol.md): argv or
+ * command and shell, the resolved cwd, env, patterns, streams, policy,
+ * timeouts, limits, line buffering. Restart sends that map back as it is,
+ * so it restarts any monitor of its session, whoever started it (vigil
+ * start, an agent over MCP, a gateway). An engine that does not report it
+ * (an older one, or a monitor taken over from one) is refused with what is
+ * missing, never restarted with guesses.
  */
 #include "cli_cmds.h"
 
@@ -16,7 +17,6 @@
 #include <string.h>
 
 #include "cli_obj.h"
-#include "cli_record.h"
 #include "cli_waitfor.h"
 
 /* The engine's error code for a stop of a monitor that already ended. */
@@ -52,6 +52,32 @@ cli_restart_stop(CliClient *c, const char *id, bool has_grace, uint64_t grace)
   return c->err.kind == kCliErrEngine && c->err.code == CLI_ERR_ALREADY_EXITED ? 0 : -1;
 }
 
+/* The monitor_start arguments in start (monitor_status's `start`, a map)
+ * into req (initialised here; free it with cli_req_free): every key as it
+ * is, except those that are nil (nothing given: the engine's default).
+ * Returns 0, or -1 when start is not such a map. */
+static int
+cli_restart_request(const msgpack_object *start, CliReq *req)
+{
+  if (start == NULL || start->type != MSGPACK_OBJECT_MAP || start->via.map.size == 0)
+    return -1;
+  cli_req_init(req);
+  for (uint32_t i = 0; i < start->via.map.size; i++) {
+    const msgpack_object_kv *kv = &start->via.map.ptr[i];
+    char key[64];
+    if (kv->key.type != MSGPACK_OBJECT_STR || kv->key.via.str.size >= sizeof key) {
+      cli_req_free(req);
+      return -1;
+    }
+    if (kv->val.type == MSGPACK_OBJECT_NIL)
+      continue;
+    memcpy(key, kv->key.via.str.ptr, kv->key.via.str.size);
+    key[kv->key.via.str.size] = '\0';
+    msgpack_pack_object(cli_req_key(req, key), kv->val);
+  }
+  return 0;
+}
+
 static int
 cli_restart_run(CliClient *c, const CliParsed *p)
 {
@@ -76,18 +102,14 @@ cli_restart_run(CliClient *c, const CliParsed *p)
   cli_req_free(&req);
   if (rc != 0)
     return cli_client_fail(c);
-  size_t n;
-  const char *at = cli_obj_get_text(status.result, "started_at", &n);
   bool running = cli_obj_get_is(status.result, "state", "running");
-  rc = at ? cli_record_load(c, id, at, n, &req) : -1;
+  rc = cli_restart_request(cli_obj_get(status.result, "start"), &req);
   cli_reply_free(&status);
   if (rc != 0) {
     fprintf(stderr,
-            "vigil: restart: %s cannot be restarted as it was: the engine does not report how a\n"
-            "  monitor was started (argv or command, cwd, env, patterns, streams, policy,\n"
-            "  timeouts, limits, line buffering), and this client has no record of starting\n"
-            "  it (`vigil start` keeps one per monitor it starts, for this socket and\n"
-            "  session). Stop it and start it again with `vigil start`.\n",
+            "vigil: restart: %s cannot be restarted as it was: the engine did not say how it\n"
+            "  was started (monitor_status has no `start`: an engine older than this client,\n"
+            "  or a monitor taken over from one). Stop it and start it again with `vigil start`.\n",
             id);
     return CLI_EXIT_FAILURE;
   }
@@ -98,8 +120,6 @@ cli_restart_run(CliClient *c, const CliParsed *p)
   char new_id[64];
   rc = cli_start_send(c, &req, wait_for, wait_timeout, new_id);
   cli_req_free(&req);
-  if (new_id[0])
-    cli_record_forget(id);
   return rc;
 }
 
@@ -107,10 +127,9 @@ const CliCommand cli_cmd_restart = {
   {"restart", "ID", "stop a monitor and start its command again",
    "Stop a monitor (if it still runs) and start the same command again with every\n"
    "option it was started with (argv, cwd, env, label, patterns, streams, notify,\n"
-   "mode, policy, timeouts, ...), then print the new monitor's id. Only monitors\n"
-   "started with `vigil start` can be restarted: the engine does not report how a\n"
-   "monitor was started, so vigil start keeps that (in $XDG_STATE_HOME/vigil/starts,\n"
-   "else ~/.local/state/vigil/starts, mode 0600).",
+   "mode, policy, timeouts, ...), then print the new monitor's id. Any monitor of\n"
+   "the session can be restarted, whoever started it (vigil start, an agent, a\n"
+   "gateway): the engine reports how each was started (monitor_status's `start`).",
    cli_restart_opts, 1, 1, false},
   cli_restart_run,
 };

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "cli_obj.h"
-#include "cli_record.h"
 #include "cli_waitfor.h"
 #include "signals.h"
 
@@ -169,13 +168,10 @@ cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_ti
   CliReply reply;
   if (cli_client_call(c, "monitor_start", req, CLI_CALL_TIMEOUT_MS, &reply) != 0)
     return cli_client_fail(c);
-  size_t n = 0, tn = 0;
+  size_t n = 0;
   const char *id = cli_obj_get_text(reply.result, "monitor_id", &n);
-  const char *at = cli_obj_get_text(reply.result, "started_at", &tn);
   char mid[64];
   snprintf(mid, sizeof mid, "%.*s", id && n < sizeof mid ? (int)n : 0, id ? id : "");
-  if (at)
-    cli_record_save(c, mid, at, tn, req);
   snprintf(new_id, 64, "%s", mid);
   if (c->json) {
     cli_client_print_json(reply.result);

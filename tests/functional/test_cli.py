@@ -21,8 +21,9 @@ from vigiltest import HELPERS, VIGIL, Impostor, run_tests, socket_only
 TICK = os.path.join(HELPERS, "child_tick")
 ID_RE = re.compile(r"^mon_[0-9a-z]{8,}$")
 
-# Where `vigil start` keeps its start records (for restart) during these
-# tests: a private directory, never the user's own ~/.local/state.
+# The client's XDG_STATE_HOME during these tests: a private directory, so
+# that nothing a test runs can touch the user's own ~/.local/state (the
+# client keeps nothing there; test_cli_lifecycle checks it stays so).
 STATE_HOME = tempfile.mkdtemp(prefix="vigil-cli-state-")
 atexit.register(shutil.rmtree, STATE_HOME, True)
 

@@ -147,7 +147,8 @@ def test_restart_starts_the_same_command_with_every_option(e):
     assert now["state"] == "running", now
     for key in ("label", "description", "notify", "mode", "incidents", "envelope", "program"):
         assert now[key] == before[key], (key, now[key], before[key])
-    # What the engine does not report came back too: argv, env, cwd, patterns.
+    # And what monitor_status tells only in `start`: argv, env, cwd, patterns.
+    assert now["start"] == before["start"], (now["start"], before["start"])
     out = vigil_ok(e, "output", new).stdout
     assert "greeting=hi there cwd=%s" % os.path.realpath(workdir) in out, out
     assert re.search(r"^\s*\d+ stdout\* Fatal: x$", out, re.M), out   # the pattern matched
@@ -158,23 +159,39 @@ def test_restart_starts_the_same_command_with_every_option(e):
 
 
 @socket_only
-def test_restart_refuses_what_it_cannot_restart_faithfully(e):
-    mid = start(e, "--label", "other", "--", "sleep", "30")
-    # As if an agent (or the config) had started it: no record of how.
-    os.unlink(os.path.join(STATE_HOME, "vigil", "starts", mid))
-    r = vigil(e, "restart", mid)
-    assert r.returncode == 1, (r.returncode, r.stderr)
-    assert "cannot be restarted as it was" in r.stderr and "cwd, env, patterns" in r.stderr, r.stderr
-    # Refused before anything was stopped.
-    assert status_of(e, mid)["state"] == "running"
-    vigil_ok(e, "stop", mid, "--grace", "0")
-    # An ended monitor with a record just starts again.
+def test_restart_restarts_what_an_agent_started(e):
+    # An agent started it over the wire (MCP and gateways do the same), in
+    # the session the client uses: vigil start never saw it.
+    workdir = os.path.join(e.dir, "agent-work")
+    os.mkdir(workdir)
+    script = 'echo "greeting=$GREETING cwd=$(pwd)"; echo "Fatal: x"; exec sleep 30'
+    e.main.call("session_open", session="cli")
+    mid = e.main.call("monitor_start", session="cli", argv=["sh", "-c", script], cwd=workdir,
+                      env={"GREETING": "from the agent"}, label="agent-dev",
+                      patterns=["^Fatal:"], notify="lines", envelope="compact",
+                      incidents=False, idle_timeout_ms=600000)["monitor_id"]
+    before = status_of(e, mid)
+    r = vigil_ok(e, "restart", "agent-dev", "--grace", "0", "--wait-for", "^Fatal:", timeout=60)
+    new = r.stdout.strip()
+    assert ID_RE.match(new) and new != mid, r.stdout
+    assert status_of(e, mid)["state"] == "stopped"
+    now = status_of(e, new)
+    assert now["state"] == "running" and now["label"] == "agent-dev", now
+    assert now["start"] == before["start"], (now["start"], before["start"])
+    assert now["envelope"] == "compact" and now["incidents"] is False, now
+    out = vigil_ok(e, "output", new).stdout
+    assert "greeting=from the agent cwd=%s" % os.path.realpath(workdir) in out, out
+    assert re.search(r"^\s*\d+ stdout\* Fatal: x$", out, re.M), out   # the pattern matched
+    vigil_ok(e, "stop", new, "--grace", "0")
+    # An ended monitor just starts again.
     done = start(e, "--", "echo", "once")
     vigil_ok(e, "wait", done)
     fresh = vigil_ok(e, "restart", done).stdout.strip()
     assert ID_RE.match(fresh) and fresh != done, fresh
     vigil_ok(e, "wait", fresh)
     assert vigil_ok(e, "output", fresh).stdout.rstrip().endswith("once")
+    # The client keeps nothing of its own about what it started.
+    assert not os.path.exists(os.path.join(STATE_HOME, "vigil")), os.listdir(STATE_HOME)
 
 
 # --- run, live --------------------------------------------------------------
@@ -299,7 +316,7 @@ if __name__ == "__main__":
         test_start_wait_for_fails_with_the_tail_when_it_ends_first,
         test_start_wait_for_times_out_and_leaves_it_running,
         test_restart_starts_the_same_command_with_every_option,
-        test_restart_refuses_what_it_cannot_restart_faithfully,
+        test_restart_restarts_what_an_agent_started,
         test_run_shows_output_while_the_command_runs_and_ctrl_c_stops_it,
         test_run_timeout_beyond_the_engine_cap_is_the_clients,
         test_output_follow_exits_with_the_monitors_status,
