@@ -1,7 +1,11 @@
 /*
  * The start map (startmap.h), packed with msgpack-c. Strings go out as the
- * bytes they were given (statefile.h's packers, as the kept spec's): a
- * start sent again must run exactly the same argv, cwd and env.
+ * bytes they were given: a start sent again must run exactly the same
+ * argv, cwd and env. A string that is not valid UTF-8 (a directory's name,
+ * an argument, is bytes to the OS) goes as msgpack bin rather than str, so
+ * that no client's str decoder fails on it and monitor_start, which takes
+ * bin wherever it takes str (docs/protocol.md section 2.6), gets it back
+ * unchanged.
  */
 #include "startmap.h"
 
@@ -9,9 +13,53 @@
 #include <string.h>
 
 #include "memory.h"
-#include "statefile.h"
+#include "utf8.h"
 
-#define KEY(k) statefile_pack_str(pk, k)
+#define KEY(k) startmap_pack_str(pk, k)
+
+/* n bytes of s: str when valid UTF-8, else bin. */
+static void
+startmap_pack_strn(msgpack_packer *pk, const char *s, size_t n)
+{
+  if (utf8_valid(s, n)) {
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+  } else {
+    msgpack_pack_bin(pk, n);
+    msgpack_pack_bin_body(pk, s, n);
+  }
+}
+
+/* s as startmap_pack_strn packs it; nil when NULL. */
+static void
+startmap_pack_str(msgpack_packer *pk, const char *s)
+{
+  if (s == NULL)
+    msgpack_pack_nil(pk);
+  else
+    startmap_pack_strn(pk, s, strlen(s));
+}
+
+/* A NULL-terminated list of strings as an array. */
+static void
+startmap_pack_strv(msgpack_packer *pk, char *const *v)
+{
+  size_t n = 0;
+  while (v != NULL && v[n] != NULL)
+    n++;
+  msgpack_pack_array(pk, n);
+  for (size_t i = 0; i < n; i++)
+    startmap_pack_str(pk, v[i]);
+}
+
+static void
+startmap_pack_bool(msgpack_packer *pk, bool b)
+{
+  if (b)
+    msgpack_pack_true(pk);
+  else
+    msgpack_pack_false(pk);
+}
 
 /* env's "K=V" entries as the map {K: V} monitor_start takes. */
 static void
@@ -24,8 +72,8 @@ startmap_pack_env(msgpack_packer *pk, char *const *env)
   for (size_t i = 0; i < n; i++) {
     const char *eq = strchr(env[i], '=');
     size_t klen = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
-    statefile_pack_strn(pk, env[i], klen);
-    statefile_pack_str(pk, eq ? eq + 1 : "");
+    startmap_pack_strn(pk, env[i], klen);
+    startmap_pack_str(pk, eq ? eq + 1 : "");
   }
 }
 
@@ -57,48 +105,48 @@ startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *poli
   if (shell)
     msgpack_pack_nil(pk);
   else
-    statefile_pack_strv(pk, req->argv.argv);
+    startmap_pack_strv(pk, req->argv.argv);
   KEY("command");
-  statefile_pack_str(pk, shell ? req->argv.argv[2] : NULL);
+  startmap_pack_str(pk, shell ? req->argv.argv[2] : NULL);
   KEY("shell");
-  statefile_pack_bool(pk, shell);
+  startmap_pack_bool(pk, shell);
   KEY("cwd");
-  statefile_pack_str(pk, spec->dir != NULL ? spec->dir->path : spec->cwd);
+  startmap_pack_str(pk, spec->dir != NULL ? spec->dir->path : spec->cwd);
   KEY("env");
   startmap_pack_env(pk, req->env);
   KEY("line_buffered");
-  statefile_pack_bool(pk, spec->line_buffered);
+  startmap_pack_bool(pk, spec->line_buffered);
   KEY("label");
-  statefile_pack_str(pk, req->label);
+  startmap_pack_str(pk, req->label);
   KEY("description");
-  statefile_pack_str(pk, req->description);
+  startmap_pack_str(pk, req->description);
   KEY("patterns");
   if (spec->builtin_patterns) {
     msgpack_pack_nil(pk);
   } else {
     msgpack_pack_array(pk, spec->npatterns);
     for (size_t i = 0; i < spec->npatterns; i++)
-      statefile_pack_str(pk, spec->patterns[i]);
+      startmap_pack_str(pk, spec->patterns[i]);
   }
   KEY("match_streams");
   KEY(monitor_streams_name(spec->match_streams));
   KEY("notify");
   KEY(monitor_notify_name(spec->notify));
   KEY("incidents");
-  statefile_pack_bool(pk, spec->incidents);
+  startmap_pack_bool(pk, spec->incidents);
   KEY("envelope");
   KEY(monitor_envelope_names[spec->envelope == kEnvelopeCompact ? 1 : 0]);
   KEY("mode");
   KEY(monitor_mode_name(spec->mode));
   KEY("policy");
-  statefile_pack_str(pk, policy);
+  startmap_pack_str(pk, policy);
   KEY("timeout_ms");
   if (spec->persistent)
     msgpack_pack_nil(pk);
   else
     msgpack_pack_int64(pk, spec->timeout_ms > 0 ? spec->timeout_ms : max_runtime_ms);
   KEY("persistent");
-  statefile_pack_bool(pk, spec->persistent);
+  startmap_pack_bool(pk, spec->persistent);
   KEY("idle_timeout_ms");
   msgpack_pack_int64(pk, spec->idle_timeout_ms);
   KEY("memory_limit");

@@ -5,6 +5,7 @@ started) sends it back to monitor_start and gets the same thing: the same
 argv, cwd, env, patterns and choices, so the same lines match."""
 
 import os
+import shutil
 import sys
 import tempfile
 
@@ -108,6 +109,30 @@ def test_defaults_are_told_so_a_new_start_gets_them_again(e):
     stop(e, fourth)
 
 
+def test_bytes_that_are_not_utf8_come_back_as_bin_unchanged(e):
+    # A directory's name and an argument are bytes to the OS: the start map
+    # gives them as msgpack bin (a str decoder would fail on them), and
+    # monitor_start takes them back as they are.
+    tmp = tempfile.mkdtemp(prefix="vigil-ft-odd-").encode()
+    odd = os.path.join(tmp, b"odd\xff")
+    os.mkdir(odd)
+    try:
+        arg = b"caf\xe9"
+        r = e.call("monitor_start", argv=["sh", "-c", 'echo "boom $1 in $(pwd)"', "sh", arg],
+                   cwd=odd, patterns=["^boom"])
+        start = e.call("monitor_status", monitor_id=r["monitor_id"])["start"]
+        assert start["cwd"] == os.path.realpath(odd), start["cwd"]
+        assert start["argv"] == ["sh", "-c", 'echo "boom $1 in $(pwd)"', "sh", arg], start
+        e.main.wait_ending(r["monitor_id"])
+        again = e.call("monitor_start", **start)["monitor_id"]
+        assert e.call("monitor_status", monitor_id=again)["start"] == start
+        e.main.wait_ending(again)
+        out = e.call("monitor_logs", monitor_id=again, stream="stdout")["stdout"]
+        assert out == b"boom caf\xe9 in " + os.path.realpath(odd) + b"\n", out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @socket_only
 def test_a_monitor_taken_over_after_a_crash_still_tells_its_start(e):
     # The start map is kept in the monitor's spec (docs/restart.md), so the
@@ -129,5 +154,6 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_start_sent_again_starts_the_same_monitor,
         test_defaults_are_told_so_a_new_start_gets_them_again,
+        test_bytes_that_are_not_utf8_come_back_as_bin_unchanged,
         test_a_monitor_taken_over_after_a_crash_still_tells_its_start,
     ]))
