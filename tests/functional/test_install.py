@@ -158,8 +158,13 @@ def test_installed_vigild_and_vigil_work_together_after_the_tree_moves(tmp):
             assert vigild.poll() is None, "vigild exited: %s" % vigild.stderr.read().decode()
             assert time.monotonic() < deadline, err
             time.sleep(0.05)  # waiting for the engine to listen at start-up only
-        assert "policies and Lua modules from %s/share/vigil (the install)" % prefix in log(), \
-            log()
+        # The log is written by a thread of its own: the line may land a
+        # moment after the engine answers.
+        found = "policies and Lua modules from %s/share/vigil (the install)" % prefix
+        deadline = time.monotonic() + WAIT_S
+        while found not in log():
+            assert time.monotonic() < deadline, log()
+            time.sleep(0.02)
         # The state directory (default: beside the socket) runs each
         # monitor under the keeper installed beside vigild.
         assert os.path.isdir(os.path.join(run_dir, "state")), os.listdir(run_dir)
