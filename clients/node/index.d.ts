@@ -217,6 +217,10 @@ export interface MonitorEntry {
 export interface MonitorStatusResult extends MonitorEntry {
   duration_ms: number;
   resource_usage: ResourceUsage;
+  /** The monitor_start arguments, resolved, that start the same monitor
+   * again (nil entries: not given); send it back to monitorStart to
+   * restart it. */
+  start: Record<string, unknown> | null;
 }
 
 export interface ResourceUsage {

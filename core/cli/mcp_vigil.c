@@ -172,7 +172,8 @@ const McpTool mcp_vigil_tools[] = {
     "\"description\":\"gather a matching line and its trace into one incident and report repeats "
     "once (false: every matching line on its own)\"},\"envelope\":{\"type\":\"string\",\"enum\":"
     "[\"readable\",\"compact\"],\"description\":\"the frame of its notifications (default: the "
-    "operator's)\"}}}",
+    "operator's)\"},\"line_buffered\":{\"type\":\"boolean\",\"description\":\"make its stdout "
+    "line-buffered so lines arrive as printed (default: the operator's, normally true)\"}}}",
     "{\"type\":\"object\",\"properties\":{\"monitor_id\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"},"
     "\"mode\":{\"type\":\"string\"},\"notify\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"started_at"
     "\":{\"type\":\"string\"},\"note\":{\"type\":[\"string\",\"null\"]},\"notifications\":{\"type\":\"array\",\"i"

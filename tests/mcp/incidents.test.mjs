@@ -2,7 +2,8 @@
 // started without patterns reports a crash as one notification holding its
 // trace, `incidents` rides on the notification map, monitor_output
 // {incident} returns the incident's lines, and the compact frame is an
-// `envelope` argument away (docs/incidents.md).
+// `envelope` argument away (docs/incidents.md); line_buffered reaches the
+// engine the same way.
 //
 // Assumption where the contract leaves a shape open: the vigil profile's
 // monitor_start and monitor_output take the engine's `incidents`, `envelope`
@@ -64,5 +65,24 @@ test('envelope compact and incidents false reach the engine',
     assert.deepEqual(lines, ['Error: one', 'Error: two'], 'each matching line on its own, none coalesced');
     assert.ok(outputs.every((n) => n.incidents.length === 0));
     assert.match(outputs[0].text.split('\n')[1], /^stream_policy: untrusted_observation \(/);
+    await a.close();
+  });
+
+// line_buffered, like envelope and incidents, is passed to the engine as
+// given: false leaves the child's environment without the PYTHONUNBUFFERED=1
+// the engine otherwise adds (the harness does not pass its own on).
+test('line_buffered false reaches the engine, the default line-buffers',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('lb'), delivery: 'poll' });
+    const probe = sh('echo "PYTHONUNBUFFERED=${PYTHONUNBUFFERED-unset}"');
+    const seen = [];
+    for (const extra of [{}, { line_buffered: false }]) {
+      const started = await a.ok('monitor_start', { command: probe, patterns: [], ...extra });
+      const id = started.structuredContent.monitor_id;
+      await untilEnding(a, id);
+      const got = await a.ok('monitor_output', { monitor_id: id });
+      seen.push(got.structuredContent.lines.map((l) => l.text));
+    }
+    assert.deepEqual(seen, [['PYTHONUNBUFFERED=1'], ['PYTHONUNBUFFERED=unset']]);
     await a.close();
   });

@@ -122,7 +122,9 @@ class Methods(Generic[R]):
                                                 limit=limit, session=session))
 
     def monitor_status(self, monitor_id: str, *, session: Optional[str] = None) -> R:
-        """The list entry plus ``duration_ms`` and ``resource_usage``."""
+        """The list entry plus ``duration_ms``, ``resource_usage`` and
+        ``start``: the monitor_start arguments, resolved, that start the
+        same monitor again (None entries were not given)."""
         return self._call("monitor_status", _args(monitor_id=monitor_id, session=session))
 
     def monitor_output(self, monitor_id: str, *, stream: Optional[str] = None,
