@@ -59,6 +59,17 @@ cli_client_call(CliClient *c, const char *method, const CliReq *args, int64_t ti
   return -1;
 }
 
+int
+cli_client_monitor_status(CliClient *c, const char *id, CliReply *reply)
+{
+  CliReq req;
+  cli_req_init(&req);
+  cli_req_str(&req, "monitor_id", id);
+  int rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, reply);
+  cli_req_free(&req);
+  return rc;
+}
+
 uint64_t
 cli_client_limit(CliClient *c, const char *name, uint64_t def)
 {

@@ -58,6 +58,10 @@ int cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint6
 int cli_client_call(CliClient *c, const char *method, const CliReq *args, int64_t timeout_ms,
                     CliReply *reply);
 
+/* monitor_status for the monitor with this full id: 0 with reply filled
+ * (free it), or -1 with c->err set. */
+int cli_client_monitor_status(CliClient *c, const char *id, CliReply *reply);
+
 /* The value of one of the engine's settings in force (api_info's limits,
  * e.g. "monitor.max_runtime_ms"), or def when it cannot be learned (c->err
  * is then left as it was). */

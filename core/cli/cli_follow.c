@@ -284,13 +284,8 @@ cli_output_follow(CliClient *c, CliFollow *f, const char *stream, uint64_t since
 static int
 cli_output_ending(CliClient *c, const char *id)
 {
-  CliReq req;
-  cli_req_init(&req);
-  cli_req_str(&req, "monitor_id", id);
   CliReply reply;
-  int rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &reply);
-  cli_req_free(&req);
-  if (rc != 0)
+  if (cli_client_monitor_status(c, id, &reply) != 0)
     return cli_client_fail(c);
   StrBuf how = STRBUF_INIT;
   int status = cli_cmds_end_status(reply.result, &how);

@@ -94,12 +94,9 @@ cli_restart_run(CliClient *c, const CliParsed *p)
   char id[64];
   if (cli_client_connect(c, true, false, 0) != 0 || cli_client_monitor_id(c, p->args[0], id) != 0)
     return cli_client_fail(c);
-  CliReq req;
-  cli_req_init(&req);
-  cli_req_str(&req, "monitor_id", id);
   CliReply status;
-  rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &status);
-  cli_req_free(&req);
+  CliReq req;
+  rc = cli_client_monitor_status(c, id, &status);
   if (rc != 0)
     return cli_client_fail(c);
   bool running = cli_obj_get_is(status.result, "state", "running");

@@ -225,13 +225,8 @@ cli_run_drain(CliClient *c, CliStream *s)
 static int
 cli_run_ending(CliClient *c, const char *id, uint64_t timeout)
 {
-  CliReq req;
-  cli_req_init(&req);
-  cli_req_str(&req, "monitor_id", id);
   CliReply reply;
-  int rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &reply);
-  cli_req_free(&req);
-  if (rc != 0)
+  if (cli_client_monitor_status(c, id, &reply) != 0)
     return cli_run_fail(c);
   StrBuf how = STRBUF_INIT;
   int status = cli_cmds_end_status(reply.result, &how);

@@ -223,12 +223,8 @@ cli_status_run(CliClient *c, const CliParsed *p)
   int rc = cli_show_open(c, p, id);
   if (rc != 0)
     return rc;
-  CliReq req;
-  cli_req_init(&req);
-  cli_req_str(&req, "monitor_id", id);
   CliReply reply;
-  rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &reply);
-  cli_req_free(&req);
+  rc = cli_client_monitor_status(c, id, &reply);
   if (rc != 0)
     return cli_client_fail(c);
   const msgpack_object *m = reply.result;

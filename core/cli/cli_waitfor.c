@@ -123,17 +123,13 @@ cli_waitfor_print_tail(const CliWaitFor *w)
 static void
 cli_waitfor_ending(CliClient *c, const char *id, StrBuf *how)
 {
-  CliReq req;
-  cli_req_init(&req);
-  cli_req_str(&req, "monitor_id", id);
   CliReply reply;
-  if (cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, &reply) == 0) {
+  if (cli_client_monitor_status(c, id, &reply) == 0) {
     cli_cmds_end_status(reply.result, how);
     cli_reply_free(&reply);
   } else {
     strbuf_puts(how, "ended");
   }
-  cli_req_free(&req);
 }
 
 int

@@ -16,17 +16,15 @@ Every wait is on an event with a generous bound (a process exiting, the
 socket answering, a reply): the CI machine is a loaded 2-core box."""
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import VIGILD, Connection, check_server_uid, default_config, lua_value
+from vigiltest import (VIGILD, Connection, check_server_uid, default_config, lua_value,
+                       run_plain_tests)
 
 START_S = 60
 EXIT_S = 60
@@ -348,27 +346,5 @@ TESTS = [
 ]
 
 
-def main():
-    passed = failed = 0
-    only = os.environ.get("VIGIL_TEST_ONLY")
-    for test in TESTS:
-        if only and only not in test.__name__:
-            continue
-        tmp = tempfile.mkdtemp(prefix="vigil-act-")
-        start = time.monotonic()
-        try:
-            test(tmp)
-            passed += 1
-            print("ok   %s (%.1fs)" % (test.__name__, time.monotonic() - start), flush=True)
-        except Exception:
-            failed += 1
-            print("FAIL %s" % test.__name__, flush=True)
-            traceback.print_exc()
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_plain_tests(TESTS, "vigil-act-"))

@@ -496,6 +496,31 @@ def run_tests(tests, config=None):
     return 0 if failed == 0 else 1
 
 
+def run_plain_tests(tests, prefix="vigil-ft-"):
+    """Runs tests that start their own processes: each is called with a
+    private temporary directory (removed after). Prints results and the
+    summary like run_tests; returns the exit status."""
+    passed = failed = 0
+    only = os.environ.get("VIGIL_TEST_ONLY")
+    for test in tests:
+        if only and only not in test.__name__:
+            continue
+        tmp = tempfile.mkdtemp(prefix=prefix)
+        start = time.monotonic()
+        try:
+            test(tmp)
+            passed += 1
+            print("ok   %s (%.1fs)" % (test.__name__, time.monotonic() - start), flush=True)
+        except Exception:
+            failed += 1
+            print("FAIL %s" % test.__name__, flush=True)
+            traceback.print_exc()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
 def with_config(**overrides):
     """Decorator: run this test with default_config(**overrides)."""
     def wrap(fn):
