@@ -305,10 +305,26 @@ vigild_place_log(VigildArgs *args)
       if (listen == NULL && rpc_default_socket_path(deflt, sizeof deflt) == 0)
         listen = deflt;
       char *dir = rpc_server_dir_of(listen != NULL ? listen : ".");
-      /* Made here when missing, as listening would make it (0700); its
-       * checks come when vigild listens, and a refusal is then in the log. */
-      if (mkdir(dir, 0700) == 0 || errno == EEXIST)
-        errno = 0;
+      /* The socket's directory, made here when missing (0700 whatever the
+       * umask, as listening would make it), then held to the checks
+       * listening makes before anything is written in it: a directory
+       * another user owns or can write is refused here, with no log file
+       * made in it. (rpc_server_check_path logs only when it makes the
+       * directory, which it no longer has to: no log line, so no log
+       * thread, before the fork.) */
+      if (mkdir(dir, 0700) == 0) {
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+          (void)fchmod(fd, 0700);
+          close(fd);
+        }
+      }
+      VigilError err = VIGIL_ERROR_INIT;
+      if (listen != NULL && rpc_server_check_path(listen, &err) != 0) {
+        fprintf(stderr, "vigild: %s\n", err.msg);
+        free(dir);
+        return -1;
+      }
       int n = snprintf(log_path, sizeof log_path, "%s/vigild.log", dir);
       free(dir);
       if (n < 0 || (size_t)n >= sizeof log_path) {

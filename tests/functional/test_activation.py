@@ -324,6 +324,23 @@ def test_daemon_says_why_the_engine_did_not_start(tmp):
     assert not os.path.exists(sock)
 
 
+def test_daemon_writes_no_log_in_a_socket_directory_others_can_write(tmp):
+    # The default log goes beside the socket: a directory vigild would
+    # refuse to listen in gets no log file either, and the refusal is said
+    # on the terminal, not in a file nobody reads.
+    shared = os.path.join(tmp, "shared")
+    os.makedirs(shared)
+    os.chmod(shared, 0o777)
+    sock = os.path.join(shared, "vigil.sock")
+    p = subprocess.run([VIGILD, "--daemon", "--listen", sock, "--no-state"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=START_S)
+    err = p.stderr.decode()
+    assert p.returncode == 1, (p.returncode, err)
+    assert "is writable by others" in err, err
+    assert os.listdir(shared) == [], os.listdir(shared)
+
+
 def test_daemon_with_stdio_is_a_usage_error(tmp):
     p = subprocess.run([VIGILD, "--daemon", "--stdio"], stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=EXIT_S)
@@ -334,6 +351,7 @@ def test_daemon_with_stdio_is_a_usage_error(tmp):
 TESTS = [
     test_daemon_returns_once_the_engine_listens,
     test_daemon_says_why_the_engine_did_not_start,
+    test_daemon_writes_no_log_in_a_socket_directory_others_can_write,
     test_daemon_with_stdio_is_a_usage_error,
     test_an_activated_socket_is_served_at_its_own_path,
     test_children_do_not_inherit_the_activation_variables,
