@@ -40,13 +40,21 @@ startmap_pack_str(msgpack_packer *pk, const char *s)
     startmap_pack_strn(pk, s, strlen(s));
 }
 
-/* A NULL-terminated list of strings as an array. */
-static void
-startmap_pack_strv(msgpack_packer *pk, char *const *v)
+/* The length of a NULL-terminated list (0 for NULL). */
+static size_t
+startmap_count(char *const *v)
 {
   size_t n = 0;
   while (v != NULL && v[n] != NULL)
     n++;
+  return n;
+}
+
+/* A NULL-terminated list of strings as an array. */
+static void
+startmap_pack_strv(msgpack_packer *pk, char *const *v)
+{
+  size_t n = startmap_count(v);
   msgpack_pack_array(pk, n);
   for (size_t i = 0; i < n; i++)
     startmap_pack_str(pk, v[i]);
@@ -65,9 +73,7 @@ startmap_pack_bool(msgpack_packer *pk, bool b)
 static void
 startmap_pack_env(msgpack_packer *pk, char *const *env)
 {
-  size_t n = 0;
-  while (env != NULL && env[n] != NULL)
-    n++;
+  size_t n = startmap_count(env);
   msgpack_pack_map(pk, n);
   for (size_t i = 0; i < n; i++) {
     const char *eq = strchr(env[i], '=');

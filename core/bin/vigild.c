@@ -98,6 +98,8 @@ typedef struct {
                               (activation.h), -1: none */
   bool keep_socket_file;   /* that socket's file is the service manager's */
   int ready_fd;            /* --daemon: the pipe the waiting parent reads, -1: none */
+  bool socket_dir_made;    /* --daemon made the socket's directory before the
+                              log could say so */
   int restored;            /* sessions and monitors taken back from the
                               state directory at this start */
 } Vigild;
@@ -305,22 +307,15 @@ vigild_place_log(VigildArgs *args)
       if (listen == NULL && rpc_default_socket_path(deflt, sizeof deflt) == 0)
         listen = deflt;
       char *dir = rpc_server_dir_of(listen != NULL ? listen : ".");
-      /* The socket's directory, made here when missing (0700 whatever the
-       * umask, as listening would make it), then held to the checks
+      /* The socket's directory, made when missing and held to the checks
        * listening makes before anything is written in it: a directory
        * another user owns or can write is refused here, with no log file
-       * made in it. (rpc_server_check_path logs only when it makes the
-       * directory, which it no longer has to: no log line, so no log
-       * thread, before the fork.) */
-      if (mkdir(dir, 0700) == 0) {
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0) {
-          (void)fchmod(fd, 0700);
-          close(fd);
-        }
-      }
+       * made in it. Nothing is logged before the fork (the log's thread
+       * would stay behind in the parent); the engine says later that it
+       * made the directory. */
       VigilError err = VIGIL_ERROR_INIT;
-      if (listen != NULL && rpc_server_check_path(listen, &err) != 0) {
+      if (listen != NULL &&
+          rpc_server_check_path(listen, &vigild.socket_dir_made, &err) != 0) {
         fprintf(stderr, "vigild: %s\n", err.msg);
         free(dir);
         return -1;
@@ -546,8 +541,11 @@ vigild_serve(const VigildArgs *args, VigilError *err)
     }
     /* The socket's directory before the state directory: the default one
      * is made in it, and a directory vigild refuses must get nothing. */
-    if (rpc_server_check_path(listen_path, err) != 0)
+    bool made = false;
+    if (rpc_server_check_path(listen_path, &made, err) != 0)
       return 1;
+    if (made || vigild.socket_dir_made)
+      rpc_server_log_made_dir(listen_path);
   }
   /* Before serving: a second engine on the same directory is refused here,
    * before it could touch the first one's socket. */

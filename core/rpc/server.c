@@ -187,18 +187,21 @@ rpc_server_fix_new_dir(const char *dir)
   close(fd);
 }
 
-/* Makes the socket's directory (0700) unless it exists, then refuses it
- * unless it is a real directory of the engine's euid (or root's) that group
- * and others cannot write (see the decisions above). */
+/* Makes the socket's directory (0700) unless it exists (*made says so),
+ * then refuses it unless it is a real directory of the engine's euid (or
+ * root's) that group and others cannot write (see the decisions above).
+ * Logs nothing: vigild --daemon runs it before it forks, when no log line
+ * may start the log's thread yet. */
 static int
-rpc_server_make_dir(const char *path, VigilError *err)
+rpc_server_make_dir(const char *path, bool *made, VigilError *err)
 {
   char *dir = rpc_server_dir_of(path);
   uid_t euid = geteuid();
   int rc = 0;
   struct stat st;
+  *made = false;
   if (mkdir(dir, 0700) == 0) {
-    LOG_INFO("rpc", "made the socket's directory %s (mode 0700)", dir);
+    *made = true;
     rpc_server_fix_new_dir(dir);
   } else if (errno != EEXIST) {
     rc = error_set(err, kErrInternal, "cannot listen on %s: mkdir %s: %s", path, dir,
@@ -279,15 +282,25 @@ rpc_server_clear_path(const char *path, VigilError *err)
 
 /* See server.h. */
 int
-rpc_server_check_path(const char *path, VigilError *err)
+rpc_server_check_path(const char *path, bool *made, VigilError *err)
 {
+  *made = false;
   struct sockaddr_un addr;
   size_t len = strlen(path);
   if (len == 0 || len >= sizeof addr.sun_path)
     return error_set(err, kErrInternal,
                      "cannot listen on %s: a socket path must be 1..%zu bytes, got %zu", path,
                      sizeof addr.sun_path - 1, len);
-  return rpc_server_make_dir(path, err);
+  return rpc_server_make_dir(path, made, err);
+}
+
+/* See server.h. */
+void
+rpc_server_log_made_dir(const char *path)
+{
+  char *dir = rpc_server_dir_of(path);
+  LOG_INFO("rpc", "made the socket's directory %s (mode 0700)", dir);
+  free(dir);
 }
 
 /* A server for path, its pipe initialised but not yet bound or opened. */
@@ -313,8 +326,11 @@ RpcServer *
 rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
                   const RpcHandlers *handlers, void *data, VigilError *err)
 {
-  if (rpc_server_check_path(path, err) != 0 || rpc_server_clear_path(path, err) != 0)
+  bool made = false;
+  if (rpc_server_check_path(path, &made, err) != 0 || rpc_server_clear_path(path, err) != 0)
     return NULL;
+  if (made)
+    rpc_server_log_made_dir(path);
   RpcServer *srv = rpc_server_new(loop, path, limits, handlers, data);
   const char *step = "bind";
   int r = uv_pipe_bind(&srv->pipe, path);

@@ -11,6 +11,7 @@
 #ifndef VIGIL_RPC_SERVER_H
 #define VIGIL_RPC_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
@@ -47,8 +48,13 @@ int rpc_server_fd(const RpcServer *srv);
  * refused unless it is a real directory of the engine's euid (or root's)
  * that group and others cannot write. vigild runs them before it opens the state directory
  * beside the socket, so that a directory it must refuse gets nothing made
- * in it. Errors: internal, as rpc_server_listen's. */
-int rpc_server_check_path(const char *path, VigilError *err);
+ * in it. *made says whether the directory was made here; nothing is
+ * logged (the caller says so, when it may log). Errors: internal, as
+ * rpc_server_listen's. */
+int rpc_server_check_path(const char *path, bool *made, VigilError *err);
+
+/* Logs that the directory of the socket at path was made (mode 0700). */
+void rpc_server_log_made_dir(const char *path);
 
 /* The directory a socket path lives in, as a new string: the path up to
  * its last slash (trailing slashes dropped), "/" for "/x", "." for "x". */

@@ -24,7 +24,7 @@ from .errors import ConnectionClosed, VigilError
 from .inbox import DEFAULT_MAX_BACKLOG, Inbox
 from .methods import Methods
 from .notification import Notification
-from .wire import MSGID_MAX, READ_CHUNK_BYTES, Push, Response, classify, new_unpacker, \
+from .wire import MSGID_MAX, READ_CHUNK_BYTES, Push, Response, classify, feed, new_unpacker, \
     pack_notification, pack_request, result_map
 
 AsyncClientT = TypeVar("AsyncClientT", bound="AsyncClient")
@@ -102,12 +102,7 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
                 data = await reader.read(READ_CHUNK_BYTES)
                 if not data:
                     break
-                unpacker.feed(data)
-                overflow = None
-                for msg in unpacker:
-                    overflow = self._dispatch(msg)
-                    if overflow:
-                        break
+                overflow = feed(unpacker, data, self._dispatch)
                 if overflow:
                     reason = overflow
                     writer.close()

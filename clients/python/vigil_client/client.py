@@ -28,7 +28,7 @@ from .errors import ConnectionClosed, VigilError
 from .inbox import DEFAULT_MAX_BACKLOG, Inbox
 from .methods import Methods
 from .notification import Notification
-from .wire import MSGID_MAX, READ_CHUNK_BYTES, Push, Response, classify, new_unpacker, \
+from .wire import MSGID_MAX, READ_CHUNK_BYTES, Push, Response, classify, feed, new_unpacker, \
     pack_notification, pack_request, result_map
 
 # How long a call waits for its answer by default, beyond what the method
@@ -180,12 +180,7 @@ class Client(Methods[Dict[str, Any]]):
                 data = transport.recv()
                 if not data:
                     break
-                unpacker.feed(data)
-                overflow = None
-                for msg in unpacker:
-                    overflow = self._dispatch(msg)
-                    if overflow:
-                        break
+                overflow = feed(unpacker, data, self._dispatch)
                 if overflow:
                     reason = overflow
                     transport.shutdown()

@@ -10,7 +10,7 @@ wait.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Union
 
 # msgpack ships no type information.
 import msgpack  # type: ignore[import]
@@ -32,6 +32,19 @@ def new_unpacker() -> msgpack.Unpacker:
     """A streaming decoder for what the engine sends: str as str (the engine
     sends only valid UTF-8), bin as bytes, bounded by MESSAGE_MAX_BYTES."""
     return msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=MESSAGE_MAX_BYTES)
+
+
+def feed(unpacker: msgpack.Unpacker, data: bytes,
+         dispatch: Callable[[Any], Optional[str]]) -> Optional[str]:
+    """Feeds what was read to unpacker and hands each whole message to
+    dispatch, in order; stops at the first reason dispatch gives to close
+    the connection, and returns it (None: go on reading)."""
+    unpacker.feed(data)
+    for msg in unpacker:
+        reason = dispatch(msg)
+        if reason:
+            return reason
+    return None
 
 
 def _params(args: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
