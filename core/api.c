@@ -45,7 +45,7 @@ static const struct {
   {"monitor_start", api_monitor_start, NULL, kFormStart},
   {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms"), 0},
   {"monitor_list", api_monitor_list, ARGS("include_exited", "state", "limit"), 0},
-  {"monitor_status", api_monitor_status, ARGS("monitor_id"), 0},
+  {"monitor_status", api_monitor_status, ARGS("monitor_id", "include_start", "reveal_env"), 0},
   {"monitor_output", api_monitor_output, ARGS("monitor_id", "stream", "since_sequence", "limit", "incident"), 0},
   {"monitor_logs", api_monitor_logs, ARGS("monitor_id", "stream", "offset", "limit"), 0},
   {"monitor_events", api_monitor_events, ARGS("monitor_id", "since_event_id"), 0},
