@@ -606,7 +606,7 @@ TEST(paced_notifications_reach_a_reader_without_passing_the_bound)
 {
   /* 1 MiB of notifications, 1 KiB each, through a 64 KiB bound, to a
    * client that reads: each refused send is sent again at on_room, the
-   * bound holds, the connection stays and every one arrives in order. */
+   * bound holds, the connection stays and every one arrives. */
   uv_loop_t loop;
   uv_loop_init(&loop);
   Pair p;
