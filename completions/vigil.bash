@@ -22,6 +22,7 @@ _vigil_options()
                      --streams --notify --mode --policy --idle-timeout --timeout --persistent
                      --cwd --env --shell --no-line-buffer --wait-for --wait-timeout" ;;
         list) echo "--all -a --limit" ;;
+        status) echo "--show-start --show-env" ;;
         output) echo "--matched --unmatched --stdout --stderr --since --limit -n --incident -i
                       --follow -f" ;;
         logs) echo "--stdout --stderr --offset --limit" ;;

@@ -78,6 +78,8 @@ complete -c vigil -n '__fish_seen_subcommand_from run' -l lines -x -d 'with --js
 # The other subcommands.
 complete -c vigil -n '__fish_seen_subcommand_from list' -s a -l all -d 'include ended monitors'
 complete -c vigil -n '__fish_seen_subcommand_from list' -l limit -x -d 'at most N'
+complete -c vigil -n '__fish_seen_subcommand_from status' -l show-start -d 'also how it was started, env values hidden'
+complete -c vigil -n '__fish_seen_subcommand_from status' -l show-env -d 'also how it was started, with the env values'
 complete -c vigil -n '__fish_seen_subcommand_from output' -l matched -d 'only matched lines'
 complete -c vigil -n '__fish_seen_subcommand_from output' -l unmatched -d 'only unmatched lines'
 complete -c vigil -n '__fish_seen_subcommand_from output logs' -l stdout -d 'only stdout'

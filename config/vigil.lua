@@ -235,9 +235,13 @@ return {
     -- a larger one is skipped unread and answered limit_exceeded, then a
     -- socket connection is closed (a --stdio one goes on).
     max_message_bytes = 1048576,         -- 1024..67108864 bytes
-    -- Bytes waiting to be written to one connection before it is closed as
-    -- too slow.
+    -- Bytes waiting to be written to one connection: past it, notifications
+    -- wait in their session (sent as the host reads) and the connection's
+    -- calls wait for it to read their answers.
     max_output_bytes = 16777216,         -- 65536..1073741824 bytes
+    -- A connection whose output waits past max_output_bytes and that reads
+    -- none of it for this long has stopped reading, and is closed.
+    output_stall_ms = 60000,             -- 1000..3600000 ms
     -- Slow requests (monitor_wait, process_run) one connection may have
     -- waiting.
     max_pending = 64,                    -- 1..10000 requests

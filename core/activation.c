@@ -2,14 +2,14 @@
  * Socket activation (activation.h): reading the LISTEN_FDS variables.
  *
  * The variables are checked as strictly as any other input: a number that
- * does not parse, a count of zero or more than one, or a descriptor that
- * is not open is an error that names the variable and its value, since a
- * service manager that set them meant vigild to serve that socket and
- * listening anywhere else would be a silent surprise.
+ * is not plain decimal digits (activation_number), a count of zero or more
+ * than one, or a descriptor that is not open is an error that names the
+ * variable and its value, since a service manager that set them meant
+ * vigild to serve that socket and listening anywhere else would be a
+ * silent surprise.
  */
 #include "activation.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,19 +19,40 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* A decimal number of at most 9 digits from s into *out, or false. */
+#include "strbuf.h"
+#include "textfmt.h"
+
+/* A number as a service manager writes it, from s into *out: 1 to 9 ASCII
+ * digits, the first not 0 unless it is all ("0"). Nothing else: no sign, no
+ * space, no leading zero, no other base. strtol alone would take " 1",
+ * "+1" and "01" as 1, but a variable that reads so was not written by the
+ * protocol's side, and serving a socket on a guess is the surprise the
+ * checks are here to prevent. */
 static bool
 activation_number(const char *s, long *out)
 {
-  if (s == NULL || *s == '\0' || strlen(s) > 9)
+  if (s == NULL || s[0] < '0' || s[0] > '9' || (s[0] == '0' && s[1] != '\0'))
     return false;
-  char *end = NULL;
-  errno = 0;
-  long n = strtol(s, &end, 10);
-  if (errno != 0 || *end != '\0' || n < 0)
+  long n = 0;
+  size_t i = 0;
+  for (; s[i] >= '0' && s[i] <= '9' && i < 9; i++)
+    n = n * 10 + (s[i] - '0');
+  if (s[i] != '\0')
     return false;
   *out = n;
   return true;
+}
+
+/* Sets err: variable name's value s is not what it must be (what), the
+ * value shown escaped (a variable may hold any bytes, a newline too). */
+static void
+activation_refuse(VigilError *err, const char *name, const char *what, const char *s)
+{
+  StrBuf shown = STRBUF_INIT;
+  textfmt_escape(&shown, s ? s : "", s ? strlen(s) : 0);
+  error_set(err, kErrInternal, "socket activation: %s must be %s, got \"%.200s\"", name, what,
+            strbuf_cstr(&shown));
+  strbuf_free(&shown);
 }
 
 int
@@ -42,15 +63,17 @@ activation_listen_fd(VigilError *err)
   long pid = 0, fds = 0;
   if (pid_s == NULL && fds_s == NULL) {
     fd = -1;
-  } else if (!activation_number(pid_s, &pid)) {
-    error_set(err, kErrInternal, "socket activation: LISTEN_PID must be a process id, got \"%s\"",
-              pid_s ? pid_s : "");
+  } else if (!activation_number(pid_s, &pid) || pid == 0) {
+    activation_refuse(err, "LISTEN_PID", "a process id in plain decimal digits", pid_s);
     fd = -2;
   } else if (pid != (long)getpid()) {
     fd = -1; /* meant for another process (an ancestor's, inherited) */
-  } else if (!activation_number(fds_s, &fds) || fds < 1 || fds > 1) {
+  } else if (!activation_number(fds_s, &fds)) {
+    activation_refuse(err, "LISTEN_FDS", "a count in plain decimal digits", fds_s);
+    fd = -2;
+  } else if (fds != 1) {
     error_set(err, kErrInternal, "socket activation: vigild serves exactly 1 socket, "
-              "LISTEN_FDS must be 1..1, got \"%s\"", fds_s ? fds_s : "");
+              "LISTEN_FDS must be 1..1, got \"%ld\"", fds);
     fd = -2;
   } else if (fcntl(ACTIVATION_FIRST_FD, F_GETFD) < 0) {
     error_set(err, kErrInternal, "socket activation: LISTEN_FDS=1 but descriptor %d is not open",

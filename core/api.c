@@ -45,7 +45,7 @@ static const struct {
   {"monitor_start", api_monitor_start, NULL, kFormStart},
   {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms"), 0},
   {"monitor_list", api_monitor_list, ARGS("include_exited", "state", "limit"), 0},
-  {"monitor_status", api_monitor_status, ARGS("monitor_id"), 0},
+  {"monitor_status", api_monitor_status, ARGS("monitor_id", "include_start", "reveal_env"), 0},
   {"monitor_output", api_monitor_output, ARGS("monitor_id", "stream", "since_sequence", "limit", "incident"), 0},
   {"monitor_logs", api_monitor_logs, ARGS("monitor_id", "stream", "offset", "limit"), 0},
   {"monitor_events", api_monitor_events, ARGS("monitor_id", "since_event_id"), 0},
@@ -107,8 +107,10 @@ api_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const c
 
 /* --- connections -------------------------------------------------------- */
 
-/* Pushes a notification of a session the connection holds. */
-static void
+/* Pushes a notification of a session the connection holds, paced to the
+ * connection's output bound: false when it has no room now (the session
+ * holds it, and the rest, until api_on_room). */
+static bool
 api_push(void *ctx, const Notification *n)
 {
   Conn *c = ctx;
@@ -118,8 +120,9 @@ api_push(void *ctx, const Notification *n)
   msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
   msgpack_pack_array(&pk, 1);
   wire_notification(&pk, n);
-  rpc_channel_notify(c->ch, "vigil.notification", sb.data, sb.size);
+  bool sent = rpc_channel_notify_paced(c->ch, "vigil.notification", sb.data, sb.size);
   msgpack_sbuffer_destroy(&sb);
+  return sent;
 }
 
 static Conn *
@@ -193,14 +196,25 @@ api_on_close(void *data, RpcChannel *ch, const char *reason)
   }
 }
 
-static const RpcHandlers api_handlers = {api_on_open, api_on_call, api_on_close};
+/* The connection read what was waiting: its sessions push what they held
+ * back for it. */
+static void
+api_on_room(void *data, RpcChannel *ch)
+{
+  Conn *c = rpc_channel_user(ch);
+  if (c != NULL)
+    client_resume(c->client);
+}
+
+static const RpcHandlers api_handlers = {api_on_open, api_on_call, api_on_close, api_on_room};
 
 static RpcLimits
 api_limits(const Engine *e)
 {
   /* oversize_closes is the transport's to decide (rpc/server.c). */
   RpcLimits l = {(size_t)e->config.settings.rpc_max_message_bytes,
-                 (size_t)e->config.settings.rpc_max_output_bytes, false};
+                 (size_t)e->config.settings.rpc_max_output_bytes, false,
+                 (uint64_t)e->config.settings.rpc_output_stall_ms};
   return l;
 }
 

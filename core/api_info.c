@@ -37,7 +37,7 @@ api_pack_engine_counters(Call *call)
   EnvelopeCheckStats bodies;
   envelope_check_stats(&bodies);
   wire_key(pk, "counters");
-  msgpack_pack_map(pk, 12);
+  msgpack_pack_map(pk, 13);
   wire_key(pk, "connections");
   msgpack_pack_uint64(pk, api->nconns);
   wire_key(pk, "sessions");
@@ -46,6 +46,9 @@ api_pack_engine_counters(Call *call)
   msgpack_pack_uint64(pk, e->running);
   wire_key(pk, "notifications_dropped");
   msgpack_pack_uint64(pk, tally.dropped);
+  /* Lost by connections that fell more than session.queue_max behind. */
+  wire_key(pk, "notifications_lost_behind");
+  msgpack_pack_uint64(pk, session_registry_lost_behind(e->sessions));
   wire_key(pk, "connections_closed_slow");
   msgpack_pack_uint64(pk, rpc_channel_slow_closed());
   wire_key(pk, "connections_refused");

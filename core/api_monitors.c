@@ -11,6 +11,7 @@
 
 #include "memory.h"
 #include "signals.h"
+#include "startmap.h"
 #include "wire.h"
 
 /* --- methods: monitors -------------------------------------------------- */
@@ -166,11 +167,35 @@ api_monitor_list(Call *call)
   msgpack_pack_uint64(&call->pk, total);
 }
 
-/* monitor_status: docs/protocol.md section 5, "monitor_status". */
+/* monitor_status: docs/protocol.md section 5, "monitor_status". The start
+ * map (startmap.h) only when include_start asks for it, and its env values
+ * only when reveal_env asks for them too: both can hold secrets, and
+ * whoever reads a status (a model, through a client that forwards it) must
+ * not get them by default. */
 void
 api_monitor_status(Call *call)
 {
+  bool include_start = false, reveal_env = false;
+  if (args_bool(&call->args, "include_start", &include_start, &call->err) < 0 ||
+      args_bool(&call->args, "reveal_env", &reveal_env, &call->err) < 0)
+    return;
+  if (reveal_env && !include_start) {
+    error_set(&call->err, kErrInvalidParams,
+              "reveal_env goes with include_start: true (it reveals the env values of the "
+              "start map, which is sent only when asked for)");
+    return;
+  }
   MonRecord *r = api_record(call, "monitor_id");
-  if (r)
+  if (r == NULL)
+    return;
+  if (!include_start || r->start == NULL) {
+    wire_monitor(&call->pk, r->monitor, true, NULL, 0);
+  } else if (reveal_env) {
     wire_monitor(&call->pk, r->monitor, true, r->start, r->start_len);
+  } else {
+    size_t len = 0;
+    char *redacted = startmap_redact(r->start, r->start_len, &len);
+    wire_monitor(&call->pk, r->monitor, true, redacted, len);
+    free(redacted);
+  }
 }

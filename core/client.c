@@ -11,11 +11,11 @@
 #include "memory.h"
 
 /* Every session a client holds delivers through here to the front end. */
-static void
+static bool
 client_on_push(void *ctx, Session *s, const Notification *n)
 {
   Client *c = ctx;
-  c->push(c->push_ctx, n);
+  return c->push(c->push_ctx, n);
 }
 
 Client *
@@ -90,6 +90,19 @@ client_attach(Client *c, Session *s, bool has_last_seq, uint64_t last_seq, Vigil
   c->nopened++;
   c->current = s;
   return 0;
+}
+
+void
+client_resume(Client *c)
+{
+  /* The anonymous session is slot 0, the opened ones 1..nopened. A resume
+   * cannot open or close sessions (pushes only write), but the count is
+   * read again each turn all the same. */
+  size_t first = c->resume_first++;
+  for (size_t k = 0; k <= c->nopened; k++) {
+    size_t i = (first + k) % (c->nopened + 1);
+    session_resume(i == 0 ? c->anon_att : c->opened[i - 1].att);
+  }
 }
 
 void

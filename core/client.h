@@ -24,8 +24,11 @@
 typedef struct Engine Engine;
 typedef struct Client Client;
 
-/* Called for each notification a session the client holds delivers. */
-typedef void (*ClientPush)(void *ctx, const Notification *n);
+/* Called for each notification a session the client holds delivers.
+ * Returns false when the front end has no room for it now: that session
+ * then holds the client's further notifications until client_resume
+ * (session.h, Pacing). */
+typedef bool (*ClientPush)(void *ctx, const Notification *n);
 
 struct Client {
   Engine *engine;
@@ -38,6 +41,7 @@ struct Client {
     SessionAttachment *att;
   } opened[CLIENT_SESSIONS_MAX];
   size_t nopened;
+  size_t resume_first;     /* where the next client_resume starts: each session in turn */
   Session *current;        /* the session calls without `session` act on */
   Client *prev, *next;     /* engine->clients */
 };
@@ -58,6 +62,12 @@ Session *client_session(Client *c, const char *name, VigilError *err);
  * last_seq are pushed again. limit_exceeded past CLIENT_SESSIONS_MAX. */
 int client_attach(Client *c, Session *s, bool has_last_seq, uint64_t last_seq,
                   VigilError *err);
+
+/* The front end has room again after a push was refused: every session
+ * the client holds pushes what it holds back for it, in order, as far as
+ * there is room (session_resume), starting each time with the next
+ * session so that one busy session cannot starve the others. */
+void client_resume(Client *c);
 
 /* Forgets s in every client of the list that opened it (s is being
  * deleted). */

@@ -288,6 +288,32 @@ session_linger_unattached(Session *s)
     session_linger_start(s);
 }
 
+/* See session.h. */
+void
+session_resume(SessionAttachment *a)
+{
+  if (a == NULL || a->dead || !a->behind)
+    return;
+  Session *s = a->s;
+  session_enter(s);
+  session_catch_up(s, a);
+  /* Caught up: what waited while every attachment was behind goes now, in
+   * order (while busy, only the live_safe ones). */
+  if (!a->behind && s->wait_head) {
+    if (!s->busy)
+      session_flush(s);
+    else
+      session_release_live(s);
+  }
+  session_leave(s);
+}
+
+uint64_t
+session_registry_lost_behind(const SessionRegistry *reg)
+{
+  return reg->lost_behind;
+}
+
 /* Detaches a; a named, unpinned session left with nobody starts lingering.
  * Detaching an attachment a callback already detached is a no-op. */
 void

@@ -31,6 +31,20 @@
  *    numbered last_seq + 1, open-ended and of unknown count, tells every
  *    attached connection that what followed last_seq is lost (one such
  *    notification waits at a time: it covers any later cursor).
+ *  - Pacing (issue 22). A connection may refuse a push (its output is at
+ *    its bound: a burst, a replay, a slow reader). Its attachment then
+ *    falls behind: the refused notification is kept as always, and nothing
+ *    more is pushed to it until its owner calls session_resume (the
+ *    connection has room again), which pushes it what it is owed from the
+ *    kept notifications, in order, as far as it takes them. While every
+ *    attachment is behind, new notifications wait as they do with nobody
+ *    attached (unnumbered, bounded, endings never dropped) and go once one
+ *    has caught up; other connections are never held back by a slow one.
+ *    One that falls more than queue_max notifications behind (others took
+ *    them meanwhile) gets, in their place, a `dropped` notification naming
+ *    the seqs it lost, as for a resume older than what is kept, counted in
+ *    session_registry_lost_behind. A replay (an attach with last_seq) is
+ *    such a catch-up from the cursor on.
  *  - A named session outlives its connections for session.linger_ms after
  *    the last one detaches (monitors running, notifications kept), then
  *    expires; a pinned session (declared by the config) never expires. An
@@ -75,8 +89,10 @@ typedef struct SessionRegistry SessionRegistry;
 typedef struct SessionAttachment SessionAttachment;
 
 /* Where one attached connection receives its notifications. The
- * notification stays owned by the session (valid only during the call). */
-typedef void (*SessionPush)(void *ctx, Session *s, const Notification *n);
+ * notification stays owned by the session (valid only during the call).
+ * Returns true when taken, false when the connection has no room for it
+ * now: the attachment falls behind (see Pacing) until session_resume. */
+typedef bool (*SessionPush)(void *ctx, Session *s, const Notification *n);
 
 typedef struct {
   size_t queue_max;     /* session.queue_max */
@@ -123,6 +139,16 @@ SessionAttachment *session_attach(Session *s, SessionPush push, void *ctx, bool 
 /* Detaches; when it was the last attachment of a named, unpinned session,
  * the linger timer starts. */
 void session_detach(SessionAttachment *a);
+
+/* The connection of a, which refused a push, has room again: pushes it
+ * what it is owed, in order, until it refuses one more or has caught up
+ * (see Pacing). Nothing when a is not behind. Must not be called from
+ * inside a push callback. */
+void session_resume(SessionAttachment *a);
+
+/* Notifications connections lost, in every session of reg so far, by
+ * falling more than session.queue_max behind (see Pacing). */
+uint64_t session_registry_lost_behind(const SessionRegistry *reg);
 
 /* Takes ownership of n (rendered already: n->text set) and delivers or holds
  * it by the rules above. Fills n->session and, when pushed, n->seq. */

@@ -26,6 +26,13 @@ struct SessionAttachment {
   SessionPush push;
   void *ctx;
   bool dead;                     /* detached while the session was in use */
+  /* Behind (session.h, "Pacing"): its connection refused a push, or a
+   * replay is under way. It is owed every kept notification from seq
+   * `owed` on, taken from `kept` by session_resume; new ones are kept for
+   * it, not pushed, until it has caught up. */
+  bool behind;
+  uint64_t owed;
+  bool owed_by_cursor;           /* owed since an attach's last_seq, not a refusal */
   SessionAttachment *prev;
   SessionAttachment *next;
 };
@@ -90,6 +97,9 @@ struct SessionRegistry {
   int state_fd;                  /* the state directory, for aside/ */
   size_t journal_max_bytes;      /* state.journal_max_bytes */
   bool restoring;                /* a journal is being read back */
+  /* Notifications a connection that fell behind lost: evicted from `kept`
+   * before it could take them (session_registry_lost_behind). */
+  uint64_t lost_behind;
   uint64_t set_aside;            /* journals set aside at the restore */
   /* The latest checkpoint a restored journal holds for each monitor
    * (session_registry_checkpoint): kept from the restore on. */
@@ -119,14 +129,24 @@ void session_leave(Session *s);
  * the last attachment or destroyed the session. Returns how many it pushed. */
 size_t session_flush(Session *s);
 
+/* Pushes the waiting live_safe notifications, in order (an ending's held
+ * output before it), leaving the idle ones waiting: what a busy session
+ * does when an attachment catches up after everyone was behind. */
+void session_release_live(Session *s);
+
 /* An attach with a cursor this session never reached (last_seq >=
  * next_seq): raises the numbering above it and queues, first in line, a
  * `dropped` notification saying what followed last_seq is lost. */
 void session_continue_after(Session *s, uint64_t last_seq);
 
 /* Pushes to a alone every kept notification with seq > last_seq, oldest
- * first, after a `dropped` one naming the seqs it cannot have, if any. */
+ * first, after a `dropped` one naming the seqs it cannot have, if any: as
+ * much as its connection takes now, the rest by session_resume. */
 void session_replay(Session *s, SessionAttachment *a, uint64_t last_seq);
+
+/* Pushes to a, which is behind, what it is owed, until its connection
+ * refuses one (it stays behind) or it has caught up. s is in use. */
+void session_catch_up(Session *s, SessionAttachment *a);
 
 /* Frees every notification s holds, waiting or kept. */
 void session_queue_free(Session *s);

@@ -27,6 +27,13 @@
  * here (from >= first_seq, no jump), since seqs below first_seq or skipped
  * by a jump were never this engine's to count.
  *
+ * Pacing. A push an attachment's connection refuses (it has no room) makes
+ * it behind, owed that seq on: it is skipped by later pushes and catches
+ * up from `kept` (session_catch_up) when its owner resumes it; a replay is
+ * the same catch-up from the cursor on. "Can push" means some attachment
+ * is not behind, so while all are, notifications wait in `waiting` as they
+ * do with nobody attached, and each catch-up ends by releasing them.
+ *
  * With a state directory every change to the two queues is also written
  * to the session's journal (session_journal.h) as it happens, a
  * notification before it is pushed.
@@ -44,11 +51,20 @@
 
 /* --- pushing and holding ------------------------------------------------ */
 
-/* Whether a notification can be pushed now to anyone. */
+/* Whether a notification can be pushed now to anyone: the session lives
+ * and an attachment has room. One that is behind takes nothing new before
+ * it has caught up (session.h, Pacing), so while every one is behind,
+ * notifications wait as they do with nobody attached: unnumbered, under
+ * the waiting queue's bound and its rules (endings never dropped). */
 static bool
 session_can_push(const Session *s)
 {
-  return !s->doomed && s->nattached > 0;
+  if (s->doomed)
+    return false;
+  for (const SessionAttachment *a = s->att_head; a; a = a->next)
+    if (!a->dead && !a->behind)
+      return true;
+  return false;
 }
 
 /* Moves n, just pushed, into the kept ring, evicting the oldest when full. */
@@ -77,10 +93,15 @@ session_deliver(Session *s, Notification *n)
   else
     session_journal_note(s, n, false);
   /* A callback may mark any attachment dead but cannot free one while we
-   * are inside (depth > 0), so following `next` stays valid. */
-  for (SessionAttachment *a = s->att_head; a; a = a->next)
-    if (!a->dead)
-      a->push(a->ctx, s, n);
+   * are inside (depth > 0), so following `next` stays valid. One that is
+   * behind gets n later, from `kept`, after what it is owed before it. */
+  for (SessionAttachment *a = s->att_head; a; a = a->next) {
+    if (!a->dead && !a->behind && !a->push(a->ctx, s, n)) {
+      a->behind = true;
+      a->owed = n->seq;
+      a->owed_by_cursor = false;
+    }
+  }
   session_keep(s, n);
 }
 
@@ -241,6 +262,26 @@ session_release_monitor(Session *s, const char *monitor_id)
   }
 }
 
+/* See session_internal.h. */
+void
+session_release_live(Session *s)
+{
+  WaitNode *node = s->wait_head;
+  while (node && session_can_push(s)) {
+    WaitNode *next = node->next;
+    if (node->n->mode == kModeLiveSafe) {
+      /* Its monitor's held output first, as session_push does. */
+      if (notification_is_ending(node->n->type))
+        session_release_monitor(s, node->n->monitor_id);
+      if (!session_can_push(s))
+        return;
+      next = node->next; /* the release may have taken the nodes after it */
+      session_deliver(s, session_wait_remove(s, node));
+    }
+    node = next;
+  }
+}
+
 /* Takes n and pushes it now or holds it, by the delivery rules of session.h. */
 void
 session_push(Session *s, Notification *n)
@@ -320,36 +361,78 @@ session_continue_after(Session *s, uint64_t last_seq)
 /* Pushes to a alone every kept notification with seq > last_seq, oldest
  * first: what a re-attaching gateway missed. When the oldest kept one is
  * newer than last_seq + 1, a `dropped` notification comes first, to a alone,
- * naming the seqs it cannot have and carrying the last of them as its seq. */
+ * naming the seqs it cannot have and carrying the last of them as its seq.
+ * It is the catch-up of an attachment owed everything after last_seq, so
+ * it goes as fast as a's connection takes it. */
 void
 session_replay(Session *s, SessionAttachment *a, uint64_t last_seq)
 {
+  a->behind = true;
+  a->owed = last_seq + 1;
+  a->owed_by_cursor = true;
+  session_catch_up(s, a);
+}
+
+/* The `dropped` notification for a, owed seqs from `from` on while the
+ * oldest kept one is `oldest` (> from): to a alone, numbered oldest - 1.
+ * Returns whether a's connection took it. */
+static bool
+session_push_gap(Session *s, SessionAttachment *a, uint64_t from, uint64_t oldest)
+{
+  uint64_t to = oldest - 1;
+  bool known = !s->seq_jumped && from >= s->first_seq;
+  char reason[256];
+  if (known && !a->owed_by_cursor)
+    snprintf(reason, sizeof reason,
+             "notifications %llu..%llu (%llu) are lost: this connection fell more than the "
+             "last %zu behind, which is what this session keeps (session.queue_max)",
+             (unsigned long long)from, (unsigned long long)to,
+             (unsigned long long)(to - from + 1), s->queue_max);
+  else if (known)
+    snprintf(reason, sizeof reason,
+             "notifications %llu..%llu (%llu) are lost: older than the last %zu this session "
+             "keeps for resume (session.queue_max)",
+             (unsigned long long)from, (unsigned long long)to,
+             (unsigned long long)(to - from + 1), s->queue_max);
+  else
+    snprintf(reason, sizeof reason,
+             "notifications %llu..%llu are lost: older than what this session keeps for "
+             "resume (how many is unknown: some of those seqs were an earlier engine's)",
+             (unsigned long long)from, (unsigned long long)to);
+  Notification *gap = session_dropped_new(s, known ? to - from + 1 : 0, from, to, reason);
+  gap->seq = to;
+  bool taken = a->push(a->ctx, s, gap);
+  notification_free(gap);
+  if (taken && known && !a->owed_by_cursor)
+    s->reg->lost_behind += to - from + 1;
+  return taken;
+}
+
+/* See session_internal.h. */
+void
+session_catch_up(Session *s, SessionAttachment *a)
+{
+  if (!a->behind || a->dead || s->doomed)
+    return;
   uint64_t oldest = s->kept_count > 0 ? s->kept[s->kept_start]->seq : s->next_seq;
-  if (last_seq + 1 < oldest) {
-    uint64_t from = last_seq + 1, to = oldest - 1;
-    bool known = !s->seq_jumped && from >= s->first_seq;
-    char reason[256];
-    if (known)
-      snprintf(reason, sizeof reason,
-               "notifications %llu..%llu (%llu) are lost: older than the last %zu this session "
-               "keeps for resume (session.queue_max)",
-               (unsigned long long)from, (unsigned long long)to,
-               (unsigned long long)(to - from + 1), s->queue_max);
-    else
-      snprintf(reason, sizeof reason,
-               "notifications %llu..%llu are lost: older than what this session keeps for "
-               "resume (how many is unknown: some of those seqs were an earlier engine's)",
-               (unsigned long long)from, (unsigned long long)to);
-    Notification *gap = session_dropped_new(s, known ? to - from + 1 : 0, from, to, reason);
-    gap->seq = to;
-    a->push(a->ctx, s, gap);
-    notification_free(gap);
+  if (a->owed < oldest) {
+    if (!session_push_gap(s, a, a->owed, oldest))
+      return; /* told again, as it then stands, when there is room */
+    a->owed = oldest;
   }
-  for (size_t i = 0; i < s->kept_count && !a->dead && !s->doomed; i++) {
+  a->owed_by_cursor = false;
+  for (size_t i = 0; i < s->kept_count; i++) {
+    if (a->dead || s->doomed)
+      return;
     const Notification *n = s->kept[(s->kept_start + i) % s->queue_max];
-    if (n->seq > last_seq)
-      a->push(a->ctx, s, n);
+    if (n->seq < a->owed)
+      continue;
+    if (!a->push(a->ctx, s, n)) {
+      a->owed = n->seq;
+      return;
+    }
   }
+  a->behind = false;
 }
 
 /* See session_internal.h. */

@@ -129,7 +129,11 @@ const SettingSpec settings_table[] = {
               "larger one is skipped unread and answered limit_exceeded, then a socket "
               "connection is closed (stdio goes on)"),
   INT_SETTING("rpc.max_output_bytes", rpc_max_output_bytes, 16777216, 65536, 1073741824, "bytes",
-              "bytes waiting to be written to one connection before it is closed as too slow"),
+              "bytes waiting to be written to one connection: notifications wait in their "
+              "session past it, and the connection's calls wait past it for answers"),
+  INT_SETTING("rpc.output_stall_ms", rpc_output_stall_ms, 60000, 1000, 3600000, "ms",
+              "a connection whose output waits past rpc.max_output_bytes and that reads "
+              "none of it for this long has stopped reading, and is closed"),
   INT_SETTING("rpc.max_pending", rpc_max_pending, 64, 1, 10000, "requests",
               "slow requests (monitor_wait, process_run) one connection may have waiting"),
   INT_SETTING("rpc.max_connections", rpc_max_connections, 256, 1, 65536, "connections",

@@ -77,6 +77,7 @@ typedef struct {
   /* The wire. */
   int64_t rpc_max_message_bytes;
   int64_t rpc_max_output_bytes;
+  int64_t rpc_output_stall_ms;
   int64_t rpc_max_pending;
   int64_t rpc_max_connections;
 } VigilSettings;

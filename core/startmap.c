@@ -167,3 +167,44 @@ startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *poli
   msgpack_sbuffer_destroy(&sb);
   return out;
 }
+
+/* See startmap.h. */
+char *
+startmap_redact(const char *start, size_t start_len, size_t *len)
+{
+  msgpack_unpacked up;
+  msgpack_unpacked_init(&up);
+  char *out = NULL;
+  if (msgpack_unpack_next(&up, start, start_len, NULL) == MSGPACK_UNPACK_SUCCESS &&
+      up.data.type == MSGPACK_OBJECT_MAP) {
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    const msgpack_object_map *map = &up.data.via.map;
+    msgpack_pack_map(&pk, map->size);
+    for (uint32_t i = 0; i < map->size; i++) {
+      const msgpack_object *k = &map->ptr[i].key, *v = &map->ptr[i].val;
+      msgpack_pack_object(&pk, *k);
+      bool env = k->type == MSGPACK_OBJECT_STR && k->via.str.size == 3 &&
+                 memcmp(k->via.str.ptr, "env", 3) == 0;
+      if (!env) {
+        msgpack_pack_object(&pk, *v);
+      } else if (v->type == MSGPACK_OBJECT_MAP) {
+        /* The names stay: what a reader may know is set, not to what. */
+        msgpack_pack_map(&pk, v->via.map.size);
+        for (uint32_t j = 0; j < v->via.map.size; j++) {
+          msgpack_pack_object(&pk, v->via.map.ptr[j].key);
+          msgpack_pack_nil(&pk);
+        }
+      } else {
+        msgpack_pack_nil(&pk);
+      }
+    }
+    *len = sb.size;
+    out = xmemdupz(sb.data, sb.size);
+    msgpack_sbuffer_destroy(&sb);
+  }
+  msgpack_unpacked_destroy(&up);
+  return out;
+}

@@ -14,6 +14,11 @@
  * them again, as they are then), env holds the request's variables only,
  * never the inherited environment. Every key is always there (nil where it
  * does not apply), which monitor_start reads as absent.
+ *
+ * Its argv and env values can hold secrets (an API key, a token): it is
+ * sent only to a caller that asks for it, its env values only to one that
+ * asks for them too (startmap_redact), and never through a tool a model
+ * calls.
  */
 #ifndef VIGIL_STARTMAP_H
 #define VIGIL_STARTMAP_H
@@ -33,5 +38,14 @@
  * length in *len. */
 char *startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *policy,
                     int64_t max_runtime_ms, size_t *len);
+
+/* The start map in start (start_len bytes, as startmap_pack made it or a
+ * kept spec brought back) with env's values nil and its names kept: what
+ * monitor_status tells a caller that asked for the start but not for its
+ * env values (docs/protocol.md, monitor_status). A map so redacted is
+ * refused by monitor_start (env values must be strings), never started
+ * with its variables missing. Returns the bytes (free them), their length
+ * in *len, or NULL when start is not a msgpack map. */
+char *startmap_redact(const char *start, size_t start_len, size_t *len);
 
 #endif

@@ -217,10 +217,19 @@ export interface MonitorEntry {
 export interface MonitorStatusResult extends MonitorEntry {
   duration_ms: number;
   resource_usage: ResourceUsage;
-  /** The monitor_start arguments, resolved, that start the same monitor
-   * again (nil entries: not given); send it back to monitorStart to
-   * restart it. */
+  /** null unless include_start was asked: the monitor_start arguments,
+   * resolved, that start the same monitor again (nil entries: not given);
+   * its env values null unless reveal_env was asked too. Send a revealed
+   * one back to monitorStart to restart it. */
   start: Record<string, unknown> | null;
+}
+
+export interface MonitorStatusArgs extends MonitorIdArg {
+  /** Send `start` (argv, cwd, env names...): it may hold secrets, so never
+   * for a result a model will read. */
+  include_start?: boolean;
+  /** With include_start, env's values too. */
+  reveal_env?: boolean;
 }
 
 export interface ResourceUsage {
@@ -349,7 +358,7 @@ interface Methods {
   monitorStart(args: MonitorStartArgs, options?: CallOptions): Promise<MonitorStartResult>;
   monitorStop(args: MonitorStopArgs, options?: CallOptions): Promise<MonitorStopResult>;
   monitorList(args?: MonitorListArgs, options?: CallOptions): Promise<{ monitors: MonitorEntry[]; total: number }>;
-  monitorStatus(args: MonitorIdArg, options?: CallOptions): Promise<MonitorStatusResult>;
+  monitorStatus(args: MonitorStatusArgs, options?: CallOptions): Promise<MonitorStatusResult>;
   monitorOutput(args: MonitorOutputArgs, options?: CallOptions): Promise<{ lines: Line[]; counters: Counters; next_sequence: number; incident?: Result }>;
   monitorLogs(args: MonitorLogsArgs, options?: CallOptions): Promise<MonitorLogsResult>;
   monitorEvents(args: MonitorIdArg & { since_event_id?: number }, options?: CallOptions): Promise<{ events: Event[]; dropped: number; text: string }>;

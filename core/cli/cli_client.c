@@ -60,11 +60,15 @@ cli_client_call(CliClient *c, const char *method, const CliReq *args, int64_t ti
 }
 
 int
-cli_client_monitor_status(CliClient *c, const char *id, CliReply *reply)
+cli_client_monitor_status(CliClient *c, const char *id, CliStartView start, CliReply *reply)
 {
   CliReq req;
   cli_req_init(&req);
   cli_req_str(&req, "monitor_id", id);
+  if (start != kCliStartNone)
+    cli_req_bool(&req, "include_start", true);
+  if (start == kCliStartRevealed)
+    cli_req_bool(&req, "reveal_env", true);
   int rc = cli_client_call(c, "monitor_status", &req, CLI_CALL_TIMEOUT_MS, reply);
   cli_req_free(&req);
   return rc;
@@ -137,10 +141,8 @@ cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint64_t 
   return 0;
 }
 
-/* Appends path as one shell word: as it is when it holds only characters
- * no shell treats specially, else in single quotes, so that the hint can
- * be pasted as it is. */
-static void
+/* See cli_client.h. */
+void
 cli_client_shell_word(StrBuf *out, const char *path)
 {
   static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

@@ -21,6 +21,7 @@
 
 #include "cli_conn.h"
 #include "cli_opts.h"
+#include "strbuf.h"
 
 /* The longest a plain call may take: the engine answers these at once, so
  * running out means it is stuck. */
@@ -58,9 +59,24 @@ int cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint6
 int cli_client_call(CliClient *c, const char *method, const CliReq *args, int64_t timeout_ms,
                     CliReply *reply);
 
-/* monitor_status for the monitor with this full id: 0 with reply filled
- * (free it), or -1 with c->err set. */
-int cli_client_monitor_status(CliClient *c, const char *id, CliReply *reply);
+/* How much of a monitor's start map (monitor_status's `start`: the argv
+ * and env it was started with, which can hold secrets) a status asks for. */
+typedef enum {
+  kCliStartNone = 0,  /* none: `start` comes back nil */
+  kCliStartRedacted,  /* include_start: argv, cwd, ..., env names with nil values */
+  kCliStartRevealed,  /* include_start and reveal_env: env values too (restart) */
+} CliStartView;
+
+/* monitor_status for the monitor with this full id, with as much of its
+ * start map as `start` says: 0 with reply filled (free it), or -1 with
+ * c->err set. */
+int cli_client_monitor_status(CliClient *c, const char *id, CliStartView start,
+                              CliReply *reply);
+
+/* Appends path (any word) as one shell word: as it is when it holds only
+ * characters no shell treats specially, else in single quotes, so that
+ * what is printed can be pasted as it is. */
+void cli_client_shell_word(StrBuf *out, const char *path);
 
 /* The value of one of the engine's settings in force (api_info's limits,
  * e.g. "monitor.max_runtime_ms"), or def when it cannot be learned (c->err

@@ -285,7 +285,7 @@ static int
 cli_output_ending(CliClient *c, const char *id)
 {
   CliReply reply;
-  if (cli_client_monitor_status(c, id, &reply) != 0)
+  if (cli_client_monitor_status(c, id, kCliStartNone, &reply) != 0)
     return cli_client_fail(c);
   StrBuf how = STRBUF_INIT;
   int status = cli_cmds_end_status(reply.result, &how);

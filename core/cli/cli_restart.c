@@ -5,11 +5,15 @@
  * The engine reports in monitor_status's `start` the monitor_start
  * arguments that start the same monitor again (docs/protocol.md): argv or
  * command and shell, the resolved cwd, env, patterns, streams, policy,
- * timeouts, limits, line buffering. Restart sends that map back as it is,
- * so it restarts any monitor of its session, whoever started it (vigil
- * start, an agent over MCP, a gateway). An engine that does not report it
- * (an older one, or a monitor taken over from one) is refused with what is
- * missing, never restarted with guesses.
+ * timeouts, limits, line buffering. The map can hold secrets, so the
+ * engine sends it only when asked (include_start), and env's values only
+ * when asked again (reveal_env): restart asks for both, being a person's
+ * command that needs the real values to start the same thing. Restart
+ * sends that map back as it is, so it restarts any monitor of its session,
+ * whoever started it (vigil start, an agent over MCP, a gateway). A
+ * monitor the engine has no map for (one taken over from an older
+ * engine's spec) is refused with what is missing, never restarted with
+ * guesses; an engine older than the map refuses include_start itself.
  */
 #include "cli_cmds.h"
 
@@ -96,7 +100,7 @@ cli_restart_run(CliClient *c, const CliParsed *p)
     return cli_client_fail(c);
   CliReply status;
   CliReq req;
-  rc = cli_client_monitor_status(c, id, &status);
+  rc = cli_client_monitor_status(c, id, kCliStartRevealed, &status);
   if (rc != 0)
     return cli_client_fail(c);
   bool running = cli_obj_get_is(status.result, "state", "running");
@@ -105,8 +109,8 @@ cli_restart_run(CliClient *c, const CliParsed *p)
   if (rc != 0) {
     fprintf(stderr,
             "vigil: restart: %s cannot be restarted as it was: the engine did not say how it\n"
-            "  was started (monitor_status has no `start`: an engine older than this client,\n"
-            "  or a monitor taken over from one). Stop it and start it again with `vigil start`.\n",
+            "  was started (monitor_status has no `start`: a monitor taken over from an older\n"
+            "  engine). Stop it and start it again with `vigil start`.\n",
             id);
     return CLI_EXIT_FAILURE;
   }

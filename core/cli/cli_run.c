@@ -226,7 +226,7 @@ static int
 cli_run_ending(CliClient *c, const char *id, uint64_t timeout)
 {
   CliReply reply;
-  if (cli_client_monitor_status(c, id, &reply) != 0)
+  if (cli_client_monitor_status(c, id, kCliStartNone, &reply) != 0)
     return cli_run_fail(c);
   StrBuf how = STRBUF_INIT;
   int status = cli_cmds_end_status(reply.result, &how);

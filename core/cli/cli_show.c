@@ -216,6 +216,75 @@ cli_status_bytes(StrBuf *out, uint64_t n)
     strbuf_printf(out, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
 }
 
+static const CliOpt cli_status_opts[] = {
+  {"show-start", 0, NULL, false,
+   "also show how it was started: its command, cwd and env names\n(the values hidden)"},
+  {"show-env", 0, NULL, false, "as --show-start, with the env values (they may be secrets)"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+/* Appends the text s (len bytes: a word of a command, a name) made safe for
+ * a terminal, as one shell word. */
+static void
+cli_status_word(StrBuf *out, const char *s, size_t len)
+{
+  StrBuf safe = STRBUF_INIT;
+  cli_fmt_safe(&safe, s, len, false);
+  cli_client_shell_word(out, strbuf_cstr(&safe));
+  strbuf_free(&safe);
+}
+
+/* Prints how the monitor was started, from monitor_status's `start` (st):
+ * the command as words a shell reads back the same, its cwd, and its env,
+ * names only unless the values were asked for (they came back nil). */
+static void
+cli_status_start(const msgpack_object *st)
+{
+  StrBuf line = STRBUF_INIT;
+  size_t n;
+  const msgpack_object *argv = cli_obj_get(st, "argv");
+  const char *command = cli_obj_get_text(st, "command", &n);
+  if (argv != NULL && argv->type == MSGPACK_OBJECT_ARRAY) {
+    for (uint32_t i = 0; i < argv->via.array.size; i++) {
+      size_t len;
+      const char *w = cli_obj_text(&argv->via.array.ptr[i], &len);
+      if (i > 0)
+        strbuf_putc(&line, ' ');
+      cli_status_word(&line, w ? w : "", w ? len : 0);
+    }
+  } else if (command != NULL) {
+    strbuf_puts(&line, "/bin/sh -c ");
+    cli_status_word(&line, command, n);
+  }
+  printf("  %-13s %s\n", "command", strbuf_cstr(&line));
+  cli_status_text("cwd", st, "cwd");
+  const msgpack_object *env = cli_obj_get(st, "env");
+  if (env != NULL && env->type == MSGPACK_OBJECT_MAP && env->via.map.size > 0) {
+    strbuf_reset(&line);
+    bool hidden = false;
+    for (uint32_t i = 0; i < env->via.map.size; i++) {
+      const msgpack_object_kv *kv = &env->via.map.ptr[i];
+      size_t klen, vlen;
+      const char *k = cli_obj_text(&kv->key, &klen), *v = cli_obj_text(&kv->val, &vlen);
+      if (i > 0)
+        strbuf_putc(&line, ' ');
+      cli_fmt_safe(&line, k ? k : "", k ? klen : 0, false);
+      if (v != NULL) {
+        StrBuf value = STRBUF_INIT;
+        cli_fmt_safe(&value, v, vlen, false);
+        strbuf_putc(&line, '=');
+        cli_client_shell_word(&line, strbuf_cstr(&value));
+        strbuf_free(&value);
+      } else {
+        hidden = true;
+      }
+    }
+    printf("  %-13s %s%s\n", "env", strbuf_cstr(&line),
+           hidden ? " (values hidden: --show-env shows them)" : "");
+  }
+  strbuf_free(&line);
+}
+
 static int
 cli_status_run(CliClient *c, const CliParsed *p)
 {
@@ -223,8 +292,11 @@ cli_status_run(CliClient *c, const CliParsed *p)
   int rc = cli_show_open(c, p, id);
   if (rc != 0)
     return rc;
+  CliStartView view = cli_opts_has(p, "show-env")     ? kCliStartRevealed
+                      : cli_opts_has(p, "show-start") ? kCliStartRedacted
+                                                      : kCliStartNone;
   CliReply reply;
-  rc = cli_client_monitor_status(c, id, &reply);
+  rc = cli_client_monitor_status(c, id, view, &reply);
   if (rc != 0)
     return cli_client_fail(c);
   const msgpack_object *m = reply.result;
@@ -288,6 +360,8 @@ cli_status_run(CliClient *c, const CliParsed *p)
   printf("  %-13s %s\n", "usage", strbuf_cstr(&sb));
   strbuf_free(&sb);
   cli_status_text("last line", m, "last_line");
+  if (view != kCliStartNone && cli_obj_get(m, "start") != NULL)
+    cli_status_start(cli_obj_get(m, "start"));
   cli_reply_free(&reply);
   return 0;
 }
@@ -295,8 +369,10 @@ cli_status_run(CliClient *c, const CliParsed *p)
 const CliCommand cli_cmd_status = {
   {"status", "ID", "show one monitor in detail",
    "Show one monitor: its state and how it ended, mode, pid, times, line and\n"
-   "notification counts, bytes written, resource usage and its last line.",
-   cli_no_opts, 1, 1, false},
+   "notification counts, bytes written, resource usage and its last line. How it\n"
+   "was started (its command and env, which may hold secrets) only on asking:\n"
+   "--show-start, or --show-env for the env values too.",
+   cli_status_opts, 1, 1, false},
   cli_status_run,
 };
 

@@ -124,7 +124,7 @@ static void
 cli_waitfor_ending(CliClient *c, const char *id, StrBuf *how)
 {
   CliReply reply;
-  if (cli_client_monitor_status(c, id, &reply) == 0) {
+  if (cli_client_monitor_status(c, id, kCliStartNone, &reply) == 0) {
     cli_cmds_end_status(reply.result, how);
     cli_reply_free(&reply);
   } else {

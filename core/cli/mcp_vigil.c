@@ -51,10 +51,16 @@ mcp_vigil_monitor_list(McpServer *s, json_t *args, McpResult *out)
   mcp_vigil_pass(s, "monitor_list", args, CLI_CALL_TIMEOUT_MS, out);
 }
 
+/* The tool takes only monitor_id (its schema refuses include_start and
+ * reveal_env), so the engine sends `start` nil; the key is taken out too,
+ * so that a model is shown no field that how the monitor was started (its
+ * argv and env, which may hold secrets) could ever fill. */
 static void
 mcp_vigil_monitor_status(McpServer *s, json_t *args, McpResult *out)
 {
   mcp_vigil_pass(s, "monitor_status", args, CLI_CALL_TIMEOUT_MS, out);
+  if (out->structured != NULL)
+    json_object_del(out->structured, "start");
 }
 
 static void

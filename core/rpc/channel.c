@@ -4,8 +4,25 @@
  * handled before the next is decoded, so requests start in order. Writes
  * are packed into one buffer per message and offered to the kernel at once
  * (uv_try_write); whatever it does not take is queued with uv_write, in
- * order, and counted in pending_output, which is what the slow-peer limit
- * bounds.
+ * order, and counted in pending_output, which is what the output bound
+ * (rpc.max_output_bytes) bounds.
+ *
+ * Pacing. A paced send (rpc_channel_notify_paced: the engine's
+ * notifications) is refused when it would take pending_output past the
+ * bound; its size is kept in room_wanted and on_room runs from the write
+ * callback that makes room, so a burst goes out as fast as the peer reads
+ * and never piles up here. Answers are never refused (each request gets
+ * its answer); when one takes pending_output past the bound, the channel
+ * stops reading and handling calls (input_held) until half the bound has
+ * drained, so a peer that sends requests without reading their answers
+ * cannot grow the queue either.
+ *
+ * Stopped readers. While the channel is behind (a paced send waits for
+ * room, or calls are held), a timer checks every rpc.output_stall_ms that
+ * the peer read some bytes since the last check (rpc_channel_taken: what
+ * the kernel took less what it still holds unread); one that read none
+ * has stopped reading and is closed, counted. A peer that reads, however
+ * slowly, is never cut.
  *
  * Closing is one path whatever the cause: mark the channel closing (every
  * send becomes a no-op), stop reading, uv_close the handles. on_close runs
@@ -30,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "log.h"
 #include "memory.h"
@@ -56,6 +74,12 @@ struct RpcChannel {
   RpcDecoder *decoder;
   char *read_block;          /* RPC_CHANNEL_READ_BLOCK bytes */
   size_t pending_output;     /* bytes handed to uv_write and not yet written */
+  uint64_t sent_total;       /* bytes the kernel took at once (for the stall check) */
+  uint64_t queued_total;     /* bytes ever handed to uv_write (for the stall check) */
+  size_t room_wanted;        /* a paced send was refused: its size (0: none) */
+  bool input_held;           /* over the bound: calls wait until output drains */
+  uv_timer_t *stall;         /* while behind: checks that the peer takes bytes */
+  uint64_t stall_mark;       /* bytes the peer had taken at the last check */
   int open_handles;          /* handles not yet through their close callback */
   bool closing;
   char *close_reason;
@@ -101,6 +125,7 @@ rpc_channel_close(RpcChannel *ch, const char *reason)
   uv_close((uv_handle_t *)ch->in, rpc_channel_handle_closed);
   if (ch->out != ch->in)
     uv_close((uv_handle_t *)ch->out, rpc_channel_handle_closed);
+  uv_close((uv_handle_t *)ch->stall, rpc_channel_handle_closed);
 }
 
 /* Closes the channel because a read or write failed: the peer is gone
@@ -124,6 +149,120 @@ rpc_channel_io_failed(RpcChannel *ch, const char *what, int status)
   rpc_channel_close(ch, reason);
 }
 
+/* Whether len more bytes fit the output bound: always when nothing is
+ * queued (a message larger than the bound still goes, alone). */
+static bool
+rpc_channel_fits(const RpcChannel *ch, size_t len)
+{
+  return ch->pending_output == 0 || ch->pending_output + len <= ch->limits.max_output_bytes;
+}
+
+/* Whether output waits for the peer beyond what the bound lets through: a
+ * paced send was refused, or calls are held. The stall check runs then. */
+static bool
+rpc_channel_behind(const RpcChannel *ch)
+{
+  return ch->room_wanted > 0 || ch->input_held;
+}
+
+/* Bytes the kernel holds for the peer, written but not yet read: TIOCOUTQ
+ * (SIOCOUTQ for a socket) on the descriptor, FIONREAD for a pipe (either
+ * end tells the pipe's content); 0 when neither tells. */
+static uint64_t
+rpc_channel_unread(const RpcChannel *ch)
+{
+  uv_os_fd_t fd;
+  int n = 0;
+  if (uv_fileno((const uv_handle_t *)ch->out, &fd) != 0)
+    return 0;
+  if (ioctl(fd, TIOCOUTQ, &n) == 0 && n >= 0)
+    return (uint64_t)n;
+  if (ioctl(fd, FIONREAD, &n) == 0 && n >= 0)
+    return (uint64_t)n;
+  return 0;
+}
+
+/* Bytes the peer has read of everything sent: what the kernel took (at
+ * once, or from libuv's write queue, a partly written message in part)
+ * less what it still holds unread. Read that finely, a reader is seen
+ * making progress at each read, not only when the kernel's buffer has
+ * drained enough to take more. */
+static uint64_t
+rpc_channel_taken(const RpcChannel *ch)
+{
+  uint64_t kernel = ch->sent_total + ch->queued_total - uv_stream_get_write_queue_size(ch->out);
+  uint64_t unread = rpc_channel_unread(ch);
+  return unread < kernel ? kernel - unread : 0;
+}
+
+/* Every rpc.output_stall_ms while the channel is behind: a peer that took
+ * no byte since the last check has stopped reading, and is closed; one
+ * that took some is behind but reading, and waits on. */
+static void
+rpc_channel_stall_check(uv_timer_t *t)
+{
+  RpcChannel *ch = t->data;
+  if (ch->closing || !rpc_channel_behind(ch)) {
+    uv_timer_stop(t);
+    return;
+  }
+  uint64_t taken = rpc_channel_taken(ch);
+  if (taken != ch->stall_mark) {
+    ch->stall_mark = taken;
+    return;
+  }
+  char reason[200];
+  snprintf(reason, sizeof reason,
+           "client stopped reading: %zu bytes waiting, none taken in %" PRIu64
+           " ms (rpc.output_stall_ms)",
+           ch->pending_output, ch->limits.output_stall_ms);
+  LOG_WARN("rpc", "%s: closing the connection: %s", ch->peer, reason);
+  rpc_channel_slow_closed_count++;
+  rpc_channel_close(ch, reason);
+}
+
+/* Marks the channel behind by one more cause; the first starts the stall
+ * check. */
+static void
+rpc_channel_fall_behind(RpcChannel *ch)
+{
+  if (uv_is_active((uv_handle_t *)ch->stall))
+    return;
+  ch->stall_mark = rpc_channel_taken(ch);
+  uint64_t every = ch->limits.output_stall_ms > 0 ? ch->limits.output_stall_ms : 1;
+  uv_timer_start(ch->stall, rpc_channel_stall_check, every, every);
+}
+
+static void rpc_channel_drain(RpcChannel *ch);
+static void rpc_channel_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void rpc_channel_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
+
+/* What a write that finished made room for: held calls go on once the
+ * output is back under half the bound (so that reading does not flap at
+ * the bound), and a refused paced send is told it may try again. */
+static void
+rpc_channel_drained(RpcChannel *ch)
+{
+  if (ch->input_held && ch->pending_output <= ch->limits.max_output_bytes / 2) {
+    ch->input_held = false;
+    if (ch->close_when_flushed == NULL) {
+      int r = uv_read_start(ch->in, rpc_channel_alloc, rpc_channel_read);
+      if (r < 0) {
+        rpc_channel_io_failed(ch, "uv_read_start", r);
+        return;
+      }
+      rpc_channel_drain(ch); /* the calls already read */
+    }
+  }
+  if (ch->room_wanted > 0 && !ch->closing && rpc_channel_fits(ch, ch->room_wanted)) {
+    ch->room_wanted = 0;
+    if (ch->handlers.on_room != NULL)
+      ch->handlers.on_room(ch->data, ch);
+  }
+  if (!rpc_channel_behind(ch) && !ch->closing)
+    uv_timer_stop(ch->stall);
+}
+
 /* A queued write has finished (or was cancelled by the close). */
 static void
 rpc_channel_write_done(uv_write_t *req, int status)
@@ -137,6 +276,8 @@ rpc_channel_write_done(uv_write_t *req, int status)
     rpc_channel_io_failed(ch, "write", status);
   else if (ch->close_when_flushed != NULL && ch->pending_output == 0)
     rpc_channel_close(ch, ch->close_when_flushed);
+  else if (!ch->closing)
+    rpc_channel_drained(ch);
 }
 
 /* Stops reading and sending anything new, and closes the channel as soon as
@@ -169,21 +310,12 @@ rpc_channel_send(RpcChannel *ch, char *data, size_t len)
     return;
   }
   size_t written = n > 0 ? (size_t)n : 0;
+  ch->sent_total += written;
   if (written == len) {
     free(data);
     return;
   }
   size_t rest = len - written;
-  if (ch->pending_output + rest > ch->limits.max_output_bytes) {
-    char reason[160];
-    snprintf(reason, sizeof reason, "client too far behind: %zu bytes waiting, limit %zu",
-             ch->pending_output + rest, ch->limits.max_output_bytes);
-    LOG_WARN("rpc", "%s: closing the connection: %s", ch->peer, reason);
-    rpc_channel_slow_closed_count++;
-    free(data);
-    rpc_channel_close(ch, reason);
-    return;
-  }
   RpcWrite *w = xmalloc(sizeof *w);
   w->ch = ch;
   w->data = data;
@@ -197,6 +329,14 @@ rpc_channel_send(RpcChannel *ch, char *data, size_t len)
     return;
   }
   ch->pending_output += rest;
+  ch->queued_total += rest;
+  /* Past the bound (answers can take it there: paced notifications never
+   * do), the peer's further calls wait until it has read. */
+  if (ch->pending_output > ch->limits.max_output_bytes && !ch->input_held) {
+    ch->input_held = true;
+    uv_read_stop(ch->in);
+    rpc_channel_fall_behind(ch);
+  }
 }
 
 /* msgpack_packer's write callback: appends to a StrBuf (which never fails). */
@@ -249,22 +389,47 @@ rpc_channel_respond(RpcChannel *ch, uint32_t msgid, const VigilError *err, const
   rpc_channel_send_strbuf(ch, &sb);
 }
 
+/* Packs [2, method, params] into sb. */
+static void
+rpc_channel_pack_notify(StrBuf *sb, const char *method, const char *params, size_t params_len)
+{
+  msgpack_packer pk;
+  msgpack_packer_init(&pk, sb, rpc_channel_pack_write);
+  msgpack_pack_array(&pk, 3);
+  msgpack_pack_int(&pk, 2);
+  rpc_pack_str(&pk, method, strlen(method));
+  if (params != NULL && params_len > 0)
+    strbuf_append(sb, params, params_len);
+  else
+    msgpack_pack_array(&pk, 0);
+}
+
 void
 rpc_channel_notify(RpcChannel *ch, const char *method, const char *params, size_t params_len)
 {
   if (ch == NULL || ch->closing || ch->close_when_flushed != NULL)
     return;
   StrBuf sb = STRBUF_INIT;
-  msgpack_packer pk;
-  msgpack_packer_init(&pk, &sb, rpc_channel_pack_write);
-  msgpack_pack_array(&pk, 3);
-  msgpack_pack_int(&pk, 2);
-  rpc_pack_str(&pk, method, strlen(method));
-  if (params != NULL && params_len > 0)
-    strbuf_append(&sb, params, params_len);
-  else
-    msgpack_pack_array(&pk, 0);
+  rpc_channel_pack_notify(&sb, method, params, params_len);
   rpc_channel_send_strbuf(ch, &sb);
+}
+
+bool
+rpc_channel_notify_paced(RpcChannel *ch, const char *method, const char *params,
+                         size_t params_len)
+{
+  if (ch == NULL || ch->closing || ch->close_when_flushed != NULL)
+    return true; /* going away: nothing will be sent, nothing to wait for */
+  StrBuf sb = STRBUF_INIT;
+  rpc_channel_pack_notify(&sb, method, params, params_len);
+  if (!rpc_channel_fits(ch, sb.len)) {
+    ch->room_wanted = sb.len;
+    rpc_channel_fall_behind(ch);
+    strbuf_free(&sb);
+    return false;
+  }
+  rpc_channel_send_strbuf(ch, &sb);
+  return true;
 }
 
 void
@@ -287,7 +452,7 @@ rpc_channel_error_notify(RpcChannel *ch, const VigilError *err)
 static void
 rpc_channel_drain(RpcChannel *ch)
 {
-  while (!ch->closing && ch->close_when_flushed == NULL) {
+  while (!ch->closing && ch->close_when_flushed == NULL && !ch->input_held) {
     RpcMessage msg;
     VigilError err = VIGIL_ERROR_INIT;
     switch (rpc_decoder_next(ch->decoder, &msg, &err)) {
@@ -378,7 +543,10 @@ rpc_channel_open(uv_loop_t *loop, uv_stream_t *in, uv_stream_t *out, const RpcLi
   ch->read_block = xmalloc(RPC_CHANNEL_READ_BLOCK);
   in->data = ch;
   out->data = ch;
-  ch->open_handles = in == out ? 1 : 2;
+  ch->stall = xmalloc(sizeof *ch->stall);
+  uv_timer_init(loop, ch->stall);
+  ch->stall->data = ch;
+  ch->open_handles = in == out ? 2 : 3;
   int r = uv_read_start(in, rpc_channel_alloc, rpc_channel_read);
   if (r < 0)
     rpc_channel_io_failed(ch, "uv_read_start", r);

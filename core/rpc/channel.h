@@ -9,10 +9,15 @@
  * when it has no readable msgid); then, as docs/protocol.md section 2 has it, the
  * connection is closed once that answer is written, unless the transport
  * asks to go on (stdio, where closing the one connection would stop the
- * engine and every monitor: RpcLimits.oversize_closes); writes waiting for a
- * slow peer are capped at rpc.max_output_bytes, past which the connection is
- * closed as too slow (logged, counted) rather than let memory grow. Nothing
- * here blocks: writes go through uv_try_write and then uv_write.
+ * engine and every monitor: RpcLimits.oversize_closes). Output waiting for
+ * a slow peer is bounded by rpc.max_output_bytes without cutting a peer
+ * that reads: a paced send (notifications) goes only when it fits, else it
+ * is refused and on_room says when to try again; past the bound (answers
+ * can take it there) the peer's further calls wait, unread, until its
+ * output is back under half the bound. A peer is closed as too slow
+ * (logged, counted) only when it has stopped reading: output waits beyond
+ * the bound and it has taken no byte for rpc.output_stall_ms. Nothing here
+ * blocks: writes go through uv_try_write and then uv_write.
  */
 #ifndef VIGIL_RPC_CHANNEL_H
 #define VIGIL_RPC_CHANNEL_H
@@ -32,6 +37,7 @@ typedef struct {
   size_t max_output_bytes;  /* rpc.max_output_bytes */
   bool oversize_closes;     /* after answering an oversized message, close once the
                                answer is written (a socket); false: go on (stdio) */
+  uint64_t output_stall_ms; /* rpc.output_stall_ms (0 is taken as 1) */
 } RpcLimits;
 
 typedef struct {
@@ -49,6 +55,11 @@ typedef struct {
    * behind, or rpc_channel_close was called. Called exactly once; nothing may
    * be sent after it, and the channel is freed after it returns. */
   void (*on_close)(void *data, RpcChannel *ch, const char *reason);
+  /* A paced send was refused (rpc_channel_notify_paced) and the output now
+   * has room for it: send again. Called once per refusal, from the loop
+   * (a write's callback), never from inside a call into the channel. May
+   * be NULL. */
+  void (*on_room)(void *data, RpcChannel *ch);
 } RpcHandlers;
 
 /* Starts reading `in` and writing `out` (the same stream for a socket; stdin
@@ -70,6 +81,15 @@ void rpc_channel_respond(RpcChannel *ch, uint32_t msgid, const VigilError *err,
 void rpc_channel_notify(RpcChannel *ch, const char *method, const char *params,
                         size_t params_len);
 
+/* Sends [2, method, params] only if it fits rpc.max_output_bytes (or
+ * nothing is waiting): returns true when sent, or when the channel is
+ * closing and nothing will be; false when it does not fit, and on_room
+ * follows once it would. The sender keeps what it could not send, and
+ * sends it then: how a burst of notifications is paced to the peer's
+ * reading instead of overflowing the bound. */
+bool rpc_channel_notify_paced(RpcChannel *ch, const char *method, const char *params,
+                              size_t params_len);
+
 /* Sends [2, "vigil.error", [code, message]]. */
 void rpc_channel_error_notify(RpcChannel *ch, const VigilError *err);
 
@@ -85,8 +105,8 @@ bool rpc_channel_closing(const RpcChannel *ch);
 /* Bytes waiting to be written. */
 size_t rpc_channel_pending_output(const RpcChannel *ch);
 
-/* Connections closed so far (in this process) for falling more than
- * rpc.max_output_bytes behind. */
+/* Connections closed so far (in this process) for having stopped reading
+ * (rpc.output_stall_ms). */
 uint64_t rpc_channel_slow_closed(void);
 
 #endif

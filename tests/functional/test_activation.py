@@ -66,7 +66,7 @@ class Activated:
                     "    os.dup2(fd, 3)\n"
                     "    os.close(fd)\n"
                     "pid = sys.argv[2]\n"
-                    "os.environ['LISTEN_PID'] = str(os.getpid()) if pid == 'self' else pid\n"
+                    "os.environ['LISTEN_PID'] = pid.replace('self', str(os.getpid()))\n"
                     "os.execv(sys.argv[3], sys.argv[3:])\n")
         self.proc = subprocess.Popen(
             [sys.executable, "-c", launcher, str(fd), listen_pid, VIGILD, "--config", config_path,
@@ -187,7 +187,32 @@ def test_a_malformed_listen_pid_is_refused(tmp):
     status = v.proc.wait(EXIT_S)
     v.stop()
     assert status == 1, (status, v.log())
-    assert 'LISTEN_PID must be a process id, got "12ab"' in v.log(), v.log()
+    assert 'LISTEN_PID must be a process id in plain decimal digits, got "12ab"' in v.log(), \
+        v.log()
+
+
+def test_numbers_are_plain_digits(tmp):
+    # What a service manager writes is plain decimal digits: a sign, a
+    # space or a leading zero means something else wrote the variable, so
+    # it is refused naming the variable and its value, never read as 1.
+    for fds in (" 1", "1 ", "+1", "01", "1\n", "0x1", ""):
+        v = Activated(os.path.join(tmp, "fds%d" % len(os.listdir(tmp))), listen_fds=fds)
+        status = v.proc.wait(EXIT_S)
+        v.stop()
+        assert status == 1, (fds, status, v.log())
+        want = 'LISTEN_FDS must be a count in plain decimal digits, got "%s"' % fds.replace(
+            "\n", "\\n")
+        assert want in v.log(), (want, v.log())
+    v = Activated(os.path.join(tmp, "zero"), listen_fds="0")
+    assert v.proc.wait(EXIT_S) == 1, v.log()
+    v.stop()
+    assert 'LISTEN_FDS must be 1..1, got "0"' in v.log(), v.log()
+    for pid in ("+self", " self", "0self", "0"):
+        v = Activated(os.path.join(tmp, "pid%d" % len(os.listdir(tmp))), listen_pid=pid)
+        status = v.proc.wait(EXIT_S)
+        v.stop()
+        assert status == 1, (pid, status, v.log())
+        assert "LISTEN_PID must be a process id in plain decimal digits, got" in v.log(), v.log()
 
 
 def test_variables_meant_for_another_process_are_ignored(tmp):
@@ -358,6 +383,7 @@ TESTS = [
     test_a_socket_given_with_listen_must_be_the_activated_one,
     test_more_than_one_socket_is_refused_naming_the_variable,
     test_a_malformed_listen_pid_is_refused,
+    test_numbers_are_plain_digits,
     test_variables_meant_for_another_process_are_ignored,
     test_the_log_file_takes_the_log_and_rotates_at_its_bound,
     test_a_log_file_bound_out_of_range_is_refused,

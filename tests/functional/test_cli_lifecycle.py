@@ -23,6 +23,11 @@ def status_of(e, mid):
     return json.loads(vigil_ok(e, "status", mid, "--json").stdout)
 
 
+def start_of(e, mid):
+    """How mid was started, env values included (status --show-env)."""
+    return json.loads(vigil_ok(e, "status", mid, "--show-env", "--json").stdout)["start"]
+
+
 # --- durations --------------------------------------------------------------
 
 @socket_only
@@ -137,6 +142,8 @@ def test_restart_starts_the_same_command_with_every_option(e):
                 "--env", "GREETING=hi there", "-e", "^Fatal:", "--notify", "lines",
                 "--timeout", "10m", "--", "sh", "-c", script)
     before = status_of(e, old)
+    before_start = start_of(e, old)
+    assert before_start["env"] == {"GREETING": "hi there"}, before_start
     vigil_ok(e, "wait", old, "--for", "match", "--timeout", "20s")
     r = vigil_ok(e, "restart", "svc", "--grace", "0", "--wait-for", "^Fatal:", timeout=60)
     new = r.stdout.strip()
@@ -148,7 +155,7 @@ def test_restart_starts_the_same_command_with_every_option(e):
     for key in ("label", "description", "notify", "mode", "incidents", "envelope", "program"):
         assert now[key] == before[key], (key, now[key], before[key])
     # And what monitor_status tells only in `start`: argv, env, cwd, patterns.
-    assert now["start"] == before["start"], (now["start"], before["start"])
+    assert start_of(e, new) == before_start, (start_of(e, new), before_start)
     out = vigil_ok(e, "output", new).stdout
     assert "greeting=hi there cwd=%s" % os.path.realpath(workdir) in out, out
     assert re.search(r"^\s*\d+ stdout\* Fatal: x$", out, re.M), out   # the pattern matched
@@ -170,14 +177,15 @@ def test_restart_restarts_what_an_agent_started(e):
                       env={"GREETING": "from the agent"}, label="agent-dev",
                       patterns=["^Fatal:"], notify="lines", envelope="compact",
                       incidents=False, idle_timeout_ms=600000)["monitor_id"]
-    before = status_of(e, mid)
+    before = start_of(e, mid)
+    assert before["env"] == {"GREETING": "from the agent"}, before
     r = vigil_ok(e, "restart", "agent-dev", "--grace", "0", "--wait-for", "^Fatal:", timeout=60)
     new = r.stdout.strip()
     assert ID_RE.match(new) and new != mid, r.stdout
     assert status_of(e, mid)["state"] == "stopped"
     now = status_of(e, new)
     assert now["state"] == "running" and now["label"] == "agent-dev", now
-    assert now["start"] == before["start"], (now["start"], before["start"])
+    assert start_of(e, new) == before, (start_of(e, new), before)
     assert now["envelope"] == "compact" and now["incidents"] is False, now
     out = vigil_ok(e, "output", new).stdout
     assert "greeting=from the agent cwd=%s" % os.path.realpath(workdir) in out, out
@@ -192,6 +200,31 @@ def test_restart_restarts_what_an_agent_started(e):
     assert vigil_ok(e, "output", fresh).stdout.rstrip().endswith("once")
     # The client keeps nothing of its own about what it started.
     assert not os.path.exists(os.path.join(STATE_HOME, "vigil")), os.listdir(STATE_HOME)
+
+
+@socket_only
+def test_status_shows_how_it_was_started_only_when_asked(e):
+    # The start can hold a secret: plain `status` never shows it, --show-start
+    # shows the command, cwd and env names, --show-env the values too.
+    secret = "sk-live-status-0123456789"
+    mid = start(e, "--env", "API_KEY=" + secret, "--env", "MODE=dev", "--",
+                "sh", "-c", "exec sleep 30", "sh", "--token=" + secret)
+    plain = vigil_ok(e, "status", mid)
+    assert secret not in plain.stdout and "API_KEY" not in plain.stdout, plain.stdout
+    as_json = status_of(e, mid)
+    assert as_json["start"] is None and secret not in json.dumps(as_json), as_json
+    shown = vigil_ok(e, "status", mid, "--show-start").stdout
+    assert re.search(r"^  command +sh -c 'exec sleep 30' sh --token=%s$" % secret, shown,
+                     re.M), shown
+    assert re.search(r"^  cwd +/", shown, re.M), shown
+    assert re.search(r"^  env +API_KEY MODE \(values hidden: --show-env shows them\)$", shown,
+                     re.M), shown
+    assert shown.count(secret) == 1, shown   # in the argument, never from env
+    hidden = json.loads(vigil_ok(e, "status", mid, "--show-start", "--json").stdout)["start"]
+    assert hidden["env"] == {"API_KEY": None, "MODE": None}, hidden
+    revealed = vigil_ok(e, "status", mid, "--show-env").stdout
+    assert re.search(r"^  env +API_KEY=%s MODE=dev$" % secret, revealed, re.M), revealed
+    vigil_ok(e, "stop", mid, "--grace", "0")
 
 
 # --- run, live --------------------------------------------------------------
@@ -317,6 +350,7 @@ if __name__ == "__main__":
         test_start_wait_for_times_out_and_leaves_it_running,
         test_restart_starts_the_same_command_with_every_option,
         test_restart_restarts_what_an_agent_started,
+        test_status_shows_how_it_was_started_only_when_asked,
         test_run_shows_output_while_the_command_runs_and_ctrl_c_stops_it,
         test_run_timeout_beyond_the_engine_cap_is_the_clients,
         test_output_follow_exits_with_the_monitors_status,

@@ -2,7 +2,11 @@
 the monitor_start arguments that start the same monitor again. A client
 that did not start a monitor (a person's `vigil restart` of what an agent
 started) sends it back to monitor_start and gets the same thing: the same
-argv, cwd, env, patterns and choices, so the same lines match."""
+argv, cwd, env, patterns and choices, so the same lines match.
+
+It can hold secrets (an API key in env, a token in an argument), so it is
+told only when asked for (include_start), and env's values only when
+asked for again (reveal_env); a status that did not ask has start nil."""
 
 import os
 import shutil
@@ -10,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import run_tests, socket_only, with_config
+from vigiltest import expect_error, run_tests, socket_only, with_config
 from test_restart import kill_engine, restart_on
 
 # Prints one line that shows its env and cwd, then waits to be stopped.
@@ -24,6 +28,16 @@ def matched_line(e, mid):
             l["pattern"] is not None for l in n.get("lines") or []),
         what="a matching line of %s" % mid)
     return [l["text"] for l in n["lines"] if l["pattern"] is not None][0]
+
+
+def full_status(e, mid):
+    """monitor_status with the start map and its env values: what vigil
+    restart asks for."""
+    return e.call("monitor_status", monitor_id=mid, include_start=True, reveal_env=True)
+
+
+def full_start(e, mid):
+    return full_status(e, mid)["start"]
 
 
 def stop(e, mid):
@@ -43,7 +57,7 @@ def test_start_sent_again_starts_the_same_monitor(e):
                    envelope="compact", mode="idle", timeout_ms=120000, idle_timeout_ms=90000,
                    memory_limit=512 << 20, cpu_limit=1.5, line_buffered=True)
         first = r["monitor_id"]
-        start = e.call("monitor_status", monitor_id=first)["start"]
+        start = full_start(e, first)
         assert start == {
             "argv": ["sh", "-c", SCRIPT], "command": None, "shell": False, "cwd": real,
             "env": {"GREETING": "hi there", "EMPTY": ""}, "line_buffered": True,
@@ -59,7 +73,7 @@ def test_start_sent_again_starts_the_same_monitor(e):
         again = e.call("monitor_start", **start)
         second = again["monitor_id"]
         assert second != first and again["label"] == "dev server"
-        status = e.call("monitor_status", monitor_id=second)
+        status = full_status(e, second)
         assert status["start"] == start, status["start"]
         assert status["description"] == "the one the agent started"
         assert status["envelope"] == "compact" and status["incidents"] is False
@@ -79,7 +93,7 @@ def test_defaults_are_told_so_a_new_start_gets_them_again(e):
     command = 'echo "panic: $((6 * 7))"; exec sleep 60'
     r = e.call("monitor_start", command=command, shell=True)
     first = r["monitor_id"]
-    start = e.call("monitor_status", monitor_id=first)["start"]
+    start = full_start(e, first)
     assert start["argv"] is None and start["command"] == command and start["shell"] is True
     assert os.path.isabs(start["cwd"]) and os.path.isdir(start["cwd"]), start
     assert start["label"] is None and start["description"] is None
@@ -92,7 +106,7 @@ def test_defaults_are_told_so_a_new_start_gets_them_again(e):
     stop(e, first)
 
     second = e.call("monitor_start", **start)["monitor_id"]
-    status = e.call("monitor_status", monitor_id=second)
+    status = full_status(e, second)
     assert status["start"] == start and status["label"] == second
     assert status["program"] == "/bin/sh"
     assert matched_line(e, second) == "panic: 42"
@@ -100,12 +114,12 @@ def test_defaults_are_told_so_a_new_start_gets_them_again(e):
 
     # persistent: no cap, and timeout_ms nil.
     third = e.call("monitor_start", argv=["sleep", "60"], persistent=True, patterns=[])
-    start = e.call("monitor_status", monitor_id=third["monitor_id"])["start"]
+    start = full_start(e, third["monitor_id"])
     assert start["persistent"] is True and start["timeout_ms"] is None
     assert start["patterns"] == [] and start["argv"] == ["sleep", "60"]
     stop(e, third["monitor_id"])
     fourth = e.call("monitor_start", **start)["monitor_id"]
-    assert e.call("monitor_status", monitor_id=fourth)["start"] == start
+    assert full_start(e, fourth) == start
     stop(e, fourth)
 
 
@@ -120,17 +134,54 @@ def test_bytes_that_are_not_utf8_come_back_as_bin_unchanged(e):
         arg = b"caf\xe9"
         r = e.call("monitor_start", argv=["sh", "-c", 'echo "boom $1 in $(pwd)"', "sh", arg],
                    cwd=odd, patterns=["^boom"])
-        start = e.call("monitor_status", monitor_id=r["monitor_id"])["start"]
+        start = full_start(e, r["monitor_id"])
         assert start["cwd"] == os.path.realpath(odd), start["cwd"]
         assert start["argv"] == ["sh", "-c", 'echo "boom $1 in $(pwd)"', "sh", arg], start
         e.main.wait_ending(r["monitor_id"])
         again = e.call("monitor_start", **start)["monitor_id"]
-        assert e.call("monitor_status", monitor_id=again)["start"] == start
+        assert full_start(e, again) == start
         e.main.wait_ending(again)
         out = e.call("monitor_logs", monitor_id=again, stream="stdout")["stdout"]
         assert out == b"boom caf\xe9 in " + os.path.realpath(odd) + b"\n", out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+def test_start_only_when_asked_and_env_values_only_when_revealed(e):
+    r = e.call("monitor_start", argv=["sh", "-c", 'echo "$API_KEY" >/dev/null; exec sleep 60',
+                                      "sh", "--token=" + SECRET],
+               env={"API_KEY": SECRET, "MODE": "dev"}, label="keyed")
+    mid = r["monitor_id"]
+    # Not asked: the key is there (every documented key is), nil, and no
+    # argument or env value is anywhere in the answer.
+    plain = e.call("monitor_status", monitor_id=mid)
+    assert "start" in plain and plain["start"] is None, plain
+    assert SECRET not in repr(plain), plain
+    # Asked: argv and env names, the values nil.
+    asked = e.call("monitor_status", monitor_id=mid, include_start=True)["start"]
+    assert asked["argv"][-1] == "--token=" + SECRET, asked
+    assert asked["env"] == {"API_KEY": None, "MODE": None}, asked
+    assert SECRET not in repr(asked["env"]), asked
+    # Sent back as it is, a redacted map is refused: never a start with
+    # its variables missing.
+    err = expect_error("invalid_params", e.call, "monitor_start", **asked)
+    assert "env.API_KEY" in err.message, err.message
+    # Asked and revealed: the values.
+    full = full_start(e, mid)
+    assert full["env"] == {"API_KEY": SECRET, "MODE": "dev"}, full
+    assert {k: v for k, v in full.items() if k != "env"} == \
+        {k: v for k, v in asked.items() if k != "env"}
+    # reveal_env alone is a mistake, said with the argument's name.
+    err = expect_error("invalid_params", e.call, "monitor_status", monitor_id=mid,
+                       reveal_env=True)
+    assert "reveal_env" in err.message and "include_start" in err.message, err.message
+    err = expect_error("invalid_params", e.call, "monitor_status", monitor_id=mid,
+                       include_start="yes")
+    assert "include_start" in err.message, err.message
+    stop(e, mid)
 
 
 @socket_only
@@ -141,12 +192,12 @@ def test_a_monitor_taken_over_after_a_crash_still_tells_its_start(e):
     r = e.call("monitor_start", argv=["sh", "-c", SCRIPT], env={"GREETING": "kept"},
                label="kept", patterns=["^boom"], cpu_limit=0.5, envelope="compact")
     mid = r["monitor_id"]
-    start = e.call("monitor_status", monitor_id=mid)["start"]
+    start = full_start(e, mid)
     assert start["env"] == {"GREETING": "kept"} and start["cpu_limit"] == 0.5, start
     kill_engine(e)
     with restart_on(e) as e2:
         e2.call("session_open", session="agent")
-        assert e2.call("monitor_status", monitor_id=mid)["start"] == start
+        assert full_start(e2, mid) == start
         e2.call("monitor_stop", monitor_id=mid, grace_ms=100)
 
 
@@ -155,5 +206,6 @@ if __name__ == "__main__":
         test_start_sent_again_starts_the_same_monitor,
         test_defaults_are_told_so_a_new_start_gets_them_again,
         test_bytes_that_are_not_utf8_come_back_as_bin_unchanged,
+        test_start_only_when_asked_and_env_values_only_when_revealed,
         test_a_monitor_taken_over_after_a_crash_still_tells_its_start,
     ]))

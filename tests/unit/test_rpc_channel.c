@@ -33,6 +33,7 @@ typedef struct {
   bool closing_seen_in_call; /* rpc_channel_closing was true right after closing */
   uint32_t later[8];         /* msgids of "later" requests, not yet answered */
   int nlater;
+  int rooms;                 /* on_room calls */
 } Side;
 
 /* The client's end: a libuv pipe on the other socket, and every message it
@@ -43,6 +44,7 @@ typedef struct {
   msgpack_unpacker unp;
   char *seen[MAX_SEEN];
   int nseen;
+  int nrecv;                 /* messages received, all of them (seen keeps MAX_SEEN) */
   bool eof;
   bool closed;
 } Client;
@@ -109,7 +111,15 @@ side_on_close(void *data, RpcChannel *ch, const char *reason)
   CHECK(rpc_channel_closing(ch));
 }
 
-static const RpcHandlers side_handlers = {NULL, side_on_call, side_on_close};
+static void
+side_on_room(void *data, RpcChannel *ch)
+{
+  Side *s = data;
+  (void)ch;
+  s->rooms++;
+}
+
+static const RpcHandlers side_handlers = {NULL, side_on_call, side_on_close, side_on_room};
 
 /* --- the client --------------------------------------------------------- */
 
@@ -134,6 +144,7 @@ client_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
   msgpack_unpacked res;
   msgpack_unpacked_init(&res);
   while (msgpack_unpacker_next(&c->unp, &res) == MSGPACK_UNPACK_SUCCESS) {
+    c->nrecv++;
     if (c->nseen < MAX_SEEN)
       c->seen[c->nseen++] = render(&res.data);
   }
@@ -208,6 +219,9 @@ typedef struct {
   Client client;
 } Pair;
 
+/* The stall check of the pairs: rpc.output_stall_ms, short for the tests. */
+static uint64_t pair_stall_ms = 60000;
+
 static void
 pair_open_closing(Pair *p, uv_loop_t *loop, size_t max_message, size_t max_output,
                   bool client_reads, bool oversize_closes)
@@ -220,7 +234,7 @@ pair_open_closing(Pair *p, uv_loop_t *loop, size_t max_message, size_t max_outpu
   uv_pipe_t *engine_end = xmalloc(sizeof *engine_end);
   uv_pipe_init(loop, engine_end, 0);
   uv_pipe_open(engine_end, sv[0]);
-  RpcLimits limits = {max_message, max_output, oversize_closes};
+  RpcLimits limits = {max_message, max_output, oversize_closes, pair_stall_ms};
   p->side.ch = rpc_channel_open(loop, (uv_stream_t *)engine_end, (uv_stream_t *)engine_end,
                                 &limits, &side_handlers, &p->side, "test peer");
   client_open(&p->client, loop, sv[1], client_reads);
@@ -536,40 +550,212 @@ TEST(oversize_message_is_answered_then_the_connection_closed_when_asked)
   test_loop_close(&loop);
 }
 
-TEST(peer_that_never_reads_is_dropped)
+/* [1024-byte str] as notification params. */
+static void
+kib_params(char params[1028])
 {
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  Pair p;
-  size_t limit = 64 * 1024;
-  pair_open(&p, &loop, 4096, limit, false);
-  /* 1 MiB of notifications, 1 KiB each, while the client reads nothing. */
-  char params[1030];
   params[0] = (char)0x91;
   params[1] = (char)0xda;
   params[2] = (char)(1024 >> 8);
   params[3] = (char)(1024 & 0xff);
   memset(params + 4, 'n', 1024);
-  int sent = 0;
-  size_t max_pending = 0;
+}
+
+/* The sender of paced notifications: sends from `next` to `total` while
+ * the channel takes them, and again at each on_room. */
+typedef struct {
+  Pair *p;
+  int next;
+  int total;
+  int refused;
+  size_t max_pending;
+} Pacer;
+
+static void
+pacer_send(Pacer *pc)
+{
+  char params[1028];
+  kib_params(params);
+  while (pc->next < pc->total) {
+    if (!rpc_channel_notify_paced(pc->p->side.ch, "vigil.notification", params, 1028)) {
+      pc->refused++;
+      return;
+    }
+    pc->next++;
+    size_t pending = rpc_channel_pending_output(pc->p->side.ch);
+    if (pending > pc->max_pending)
+      pc->max_pending = pending;
+  }
+}
+
+static Pacer *pacer_now;
+static int pacer_rooms_seen;
+
+static bool
+pacer_progress(void *ctx)
+{
+  Pair *p = ctx;
+  if (p->side.rooms != pacer_rooms_seen) {
+    pacer_rooms_seen = p->side.rooms;
+    pacer_send(pacer_now);
+  }
+  return p->client.nrecv >= pacer_now->total || p->side.closes > 0;
+}
+
+TEST(paced_notifications_reach_a_reader_without_passing_the_bound)
+{
+  /* 1 MiB of notifications, 1 KiB each, through a 64 KiB bound, to a
+   * client that reads: each refused send is sent again at on_room, the
+   * bound holds, the connection stays and every one arrives. */
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  size_t limit = 64 * 1024;
+  pair_open(&p, &loop, 4096, limit, true);
+  Pacer pc = {&p, 0, 1024, 0, 0};
+  pacer_now = &pc;
+  pacer_rooms_seen = 0;
   uint64_t slow_before = rpc_channel_slow_closed();
-  for (int i = 0; i < 1024 && !rpc_channel_closing(p.side.ch); i++) {
-    rpc_channel_notify(p.side.ch, "vigil.notification", params, 1028);
+  pacer_send(&pc);
+  CHECK(pc.refused > 0); /* the kernel's buffer alone cannot take 1 MiB */
+  RUN_UNTIL(&loop, pacer_progress, &p, 20000, "every notification at the client");
+  CHECK_INT(pc.next, 1024);
+  CHECK_INT(p.client.nrecv, 1024);
+  CHECK_INT(p.side.closes, 0);
+  CHECK(pc.max_pending <= limit);
+  CHECK_INT(rpc_channel_slow_closed(), slow_before);
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+TEST(peer_that_stops_reading_is_closed_once_stalled)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  size_t limit = 64 * 1024;
+  pair_stall_ms = 50;
+  pair_open(&p, &loop, 4096, limit, false);
+  pair_stall_ms = 60000;
+  char params[1028];
+  kib_params(params);
+  uint64_t slow_before = rpc_channel_slow_closed();
+  int sent = 0;
+  while (sent < 4096 &&
+         rpc_channel_notify_paced(p.side.ch, "vigil.notification", params, 1028))
     sent++;
-    size_t pending = rpc_channel_pending_output(p.side.ch);
-    if (pending > max_pending)
-      max_pending = pending;
-  }
-  CHECK(rpc_channel_closing(p.side.ch));
-  CHECK(sent < 1024);
-  CHECK(max_pending <= limit);
-  CHECK_INT(rpc_channel_slow_closed(), slow_before + 1); /* counted for api_info */
-  /* Further sends are no-ops. */
-  rpc_channel_notify(p.side.ch, "vigil.notification", params, 1028);
+  CHECK(sent < 4096); /* refused once the bound is reached */
+  CHECK(rpc_channel_pending_output(p.side.ch) <= limit);
+  CHECK(!rpc_channel_closing(p.side.ch));
   if (RUN_UNTIL(&loop, pair_closed, &p, 5000, "on_close")) {
-    CHECK_CONTAINS(p.side.close_reason, "client too far behind: ");
-    CHECK_CONTAINS(p.side.close_reason, " bytes waiting, limit 65536");
+    CHECK_CONTAINS(p.side.close_reason, "client stopped reading: ");
+    CHECK_CONTAINS(p.side.close_reason, " ms (rpc.output_stall_ms)");
   }
+  CHECK_INT(rpc_channel_slow_closed(), slow_before + 1); /* counted for api_info */
+  CHECK_INT(p.side.rooms, 0);
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+/* A slow reader: it reads one 4 KiB piece, then nothing for a few ms. */
+static void
+slow_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+  Client *c = h->data;
+  (void)suggested;
+  msgpack_unpacker_reserve_buffer(&c->unp, 4096);
+  *buf = uv_buf_init(msgpack_unpacker_buffer(&c->unp), 4096);
+}
+
+static void
+slow_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+  client_read(stream, nread, buf);
+  uv_read_stop(stream); /* the pause timer starts it again */
+}
+
+static void
+slow_pause_over(uv_timer_t *t)
+{
+  Client *c = t->data;
+  if (!c->closed && !c->eof)
+    uv_read_start((uv_stream_t *)c->pipe, slow_alloc, slow_read);
+}
+
+TEST(a_slow_reader_behind_the_bound_is_never_cut)
+{
+  /* Behind but reading: 1 MiB of paced notifications through a 64 KiB
+   * bound to a client that takes 4 KiB every 5 ms (over a second in all),
+   * far slower than they come, with a stall check every 400 ms. It reads
+   * something between any two checks (the check sees each read, not only
+   * when the kernel's buffer takes more), so it is never closed, and gets
+   * every one. */
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_stall_ms = 400;
+  pair_open(&p, &loop, 4096, 64 * 1024, false);
+  pair_stall_ms = 60000;
+  uv_timer_t *pause = xmalloc(sizeof *pause);
+  uv_timer_init(&loop, pause);
+  pause->data = &p.client;
+  uv_timer_start(pause, slow_pause_over, 5, 5);
+  Pacer pc = {&p, 0, 1024, 0, 0};
+  pacer_now = &pc;
+  pacer_rooms_seen = 0;
+  pacer_send(&pc);
+  CHECK(pc.refused > 0);
+  RUN_UNTIL(&loop, pacer_progress, &p, 60000, "every notification at the slow client");
+  CHECK_INT(p.client.nrecv, 1024);
+  CHECK_INT(p.side.closes, 0);
+  CHECK(pc.max_pending <= 64 * 1024);
+  uv_close((uv_handle_t *)pause, free_handle);
+  pair_close(&p);
+  test_loop_close(&loop);
+}
+
+/* Every answer at the client (counted: it keeps only MAX_SEEN), or a close. */
+static bool
+pair_answers(void *ctx)
+{
+  return ((Pair *)ctx)->client.nrecv >= pair_want || ((Pair *)ctx)->side.closes > 0;
+}
+
+TEST(answers_past_the_bound_hold_the_peers_calls_until_it_reads)
+{
+  /* A peer that sends pings and reads nothing: once its answers pass the
+   * bound, the channel stops taking its calls (its output stays bounded),
+   * and is not closed while the stall check is far off; when it reads, the
+   * calls go on and every one is answered. */
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  size_t limit = 64 * 1024;
+  pair_open(&p, &loop, 4096, limit, false);
+  /* [0, i, "ping", []] x 50000: its answers are about 750 KiB, more than
+   * the socket's buffers and the bound together. */
+  int n = 50000;
+  char *buf = xmalloc((size_t)n * 16);
+  size_t len = 0;
+  for (int i = 0; i < n; i++)
+    len += pack_call(buf + len, 0, (uint32_t)i, "ping");
+  client_send(&p.client, buf, len);
+  free(buf);
+  /* Wait until the engine's side stopped taking calls (over the bound). */
+  while (p.side.calls < n && rpc_channel_pending_output(p.side.ch) <= limit)
+    uv_run(&loop, UV_RUN_ONCE);
+  CHECK(p.side.calls < n);
+  size_t held_at = (size_t)p.side.calls;
+  for (int i = 0; i < 20; i++)
+    uv_run(&loop, UV_RUN_NOWAIT);
+  CHECK_INT(p.side.calls, held_at); /* nothing more handled meanwhile */
+  CHECK_INT(p.side.closes, 0);
+  uv_read_start((uv_stream_t *)p.client.pipe, client_alloc, client_read);
+  pair_want = n;
+  RUN_UNTIL(&loop, pair_answers, &p, 20000, "every answer at the client");
+  CHECK_INT(p.side.calls, n);
+  CHECK_INT(p.client.nrecv, n);
+  CHECK_INT(p.side.closes, 0);
   pair_close(&p);
   test_loop_close(&loop);
 }
@@ -581,11 +767,7 @@ TEST(peer_vanishing_with_writes_pending)
   Pair p;
   pair_open(&p, &loop, 4096, 16 << 20, false);
   char params[1030];
-  params[0] = (char)0x91;
-  params[1] = (char)0xda;
-  params[2] = (char)(1024 >> 8);
-  params[3] = (char)(1024 & 0xff);
-  memset(params + 4, 'n', 1024);
+  kib_params(params);
   for (int i = 0; i < 2048 && rpc_channel_pending_output(p.side.ch) == 0; i++)
     rpc_channel_notify(p.side.ch, "vigil.notification", params, 1028);
   CHECK(rpc_channel_pending_output(p.side.ch) > 0);
@@ -648,7 +830,10 @@ main(void)
   RUN(garbage_closes_only_that_channel);
   RUN(oversize_message_is_answered_and_the_connection_stays);
   RUN(oversize_message_is_answered_then_the_connection_closed_when_asked);
-  RUN(peer_that_never_reads_is_dropped);
+  RUN(paced_notifications_reach_a_reader_without_passing_the_bound);
+  RUN(peer_that_stops_reading_is_closed_once_stalled);
+  RUN(a_slow_reader_behind_the_bound_is_never_cut);
+  RUN(answers_past_the_bound_hold_the_peers_calls_until_it_reads);
   RUN(peer_vanishing_with_writes_pending);
   RUN(closing_inside_on_call_is_safe);
   RUN(peer_eof_closes_once);

@@ -72,8 +72,8 @@ engine_on_close(void *data, RpcChannel *ch, const char *reason)
   snprintf(e->last_reason, sizeof e->last_reason, "%s", reason);
 }
 
-static const RpcHandlers engine_handlers = {engine_on_open, engine_on_call, engine_on_close};
-static const RpcLimits limits = {4096, 1 << 20, false};
+static const RpcHandlers engine_handlers = {engine_on_open, engine_on_call, engine_on_close, NULL};
+static const RpcLimits limits = {4096, 1 << 20, false, 60000};
 
 /* Closes every channel still open and waits for their on_close. */
 static bool

@@ -35,19 +35,23 @@ typedef struct {
   size_t n;
 } Sink;
 
-/* One attachment's context: the shared sink and its id. */
+/* One attachment's context: the shared sink, its id, and whether its
+ * connection is full (refuses every push, recording nothing). */
 typedef struct {
   Sink *sink;
   int id;
+  bool full;
 } SinkCtx;
 
-static void
+static bool
 sink_push(void *ctx, Session *s, const Notification *n)
 {
   SinkCtx *c = ctx;
   (void)s;
+  if (c->full)
+    return false;
   if (c->sink->n == 256)
-    return;
+    return true;
   Rec *r = &c->sink->recs[c->sink->n++];
   r->att = c->id;
   r->seq = n->seq;
@@ -60,6 +64,7 @@ sink_push(void *ctx, Session *s, const Notification *n)
   snprintf(r->reason, sizeof r->reason, "%s", n->reason ? n->reason : "");
   snprintf(r->session, sizeof r->session, "%s", n->session ? n->session : "(null)");
   snprintf(r->text, sizeof r->text, "%s", n->text ? n->text : "(null)");
+  return true;
 }
 
 /* A rendered notification (the text only needs to be there). */
@@ -103,7 +108,7 @@ TEST(seq_starts_at_one_and_counts_across_monitors)
   Session *s = session_create(reg, "a", false);
   CHECK_INT(session_next_seq(s), 1);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
   session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
@@ -122,7 +127,7 @@ TEST(idle_held_while_busy_released_in_order)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   CHECK(!session_busy(s));
   CHECK_INT(session_set_busy(s, true), 0);
@@ -144,7 +149,7 @@ TEST(live_safe_goes_while_busy_and_seqs_stay_in_arrival_order)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle)); /* seq 1, idle */
   session_set_busy(s, true);
@@ -165,7 +170,7 @@ TEST(live_ending_pushes_its_own_held_output_first)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   session_set_busy(s, true);
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
@@ -186,7 +191,7 @@ TEST(live_ending_without_held_output_goes_alone)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   session_set_busy(s, true);
   session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
@@ -203,7 +208,7 @@ TEST(live_ending_after_drops_says_so_before_the_held_output)
   SessionRegistry *reg = registry(NULL, 2, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   session_set_busy(s, true);
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle)); /* dropped */
@@ -224,7 +229,7 @@ TEST(overflow_drops_oldest_outputs_and_says_so_once)
   SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   session_set_busy(s, true);
   for (int i = 0; i < 5; i++) {
@@ -256,7 +261,7 @@ TEST(overflow_keeps_the_newest_outputs)
   SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   session_set_busy(s, true);
   /* Tell them apart by monitor id: mon_1 .. mon_5. */
@@ -275,7 +280,7 @@ TEST(endings_are_never_dropped)
   SessionRegistry *reg = registry(NULL, 2, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   session_set_busy(s, true);
   session_push(s, note(kNotifOutput, "mon_1", kModeIdle));
@@ -308,7 +313,7 @@ TEST(detached_notifications_wait_and_attach_flushes_them)
   /* Going idle with nobody attached releases nothing. */
   CHECK_INT(session_set_busy(s, false), 0);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_a,1:3:exit:mon_a");
   CHECK_INT(session_queued(s), 0);
@@ -320,7 +325,7 @@ TEST(first_attach_resets_busy)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false};
   SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
   session_set_busy(s, true);
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
@@ -342,7 +347,7 @@ TEST(resume_with_last_seq_replays_kept_then_waiting_once)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false};
   SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
   for (int i = 0; i < 5; i++)
     session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
@@ -365,7 +370,7 @@ TEST(resume_with_last_seq_zero_replays_all_kept)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false};
   SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
   for (int i = 0; i < 3; i++)
     session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
@@ -376,7 +381,7 @@ TEST(resume_with_last_seq_zero_replays_all_kept)
   /* Without last_seq nothing is replayed. With one past the end nothing is
    * replayed either, but the numbering goes on above it and everyone
    * attached is told (issue 7: seqs are never reused for a session name). */
-  SinkCtx c3 = {&sink, 3}, c4 = {&sink, 4};
+  SinkCtx c3 = {&sink, 3, false}, c4 = {&sink, 4, false};
   before = sink.n;
   session_attach(s, sink_push, &c3, false, 0);
   CHECK_INT(sink.n, before);
@@ -390,7 +395,7 @@ TEST(kept_ring_is_bounded_by_queue_max)
   SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false};
   SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
   for (int i = 0; i < 10; i++)
     session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
@@ -409,7 +414,7 @@ TEST(two_attachments_both_receive_and_replay_goes_to_one)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false};
   session_attach(s, sink_push, &c1, false, 0);
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
   session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
@@ -430,7 +435,7 @@ TEST(resume_older_than_kept_gets_the_lost_range_first)
   SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2}, c3 = {&sink, 3};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false}, c3 = {&sink, 3, false};
   SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
   for (int i = 0; i < 10; i++)
     session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
@@ -465,7 +470,7 @@ TEST(a_cursor_this_session_never_reached_continues_above_it)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "gw", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2}, c3 = {&sink, 3};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false}, c3 = {&sink, 3, false};
   session_attach(s, sink_push, &c1, true, 150);
   CHECK_STR(sink_str(&sink, 0), "1:151:dropped:");
   CHECK_INT(sink.recs[0].from_seq, 151);
@@ -505,7 +510,7 @@ TEST(a_cursor_ahead_is_said_even_while_busy_and_seqs_stay_in_order)
   SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
   Session *s = session_create(reg, "gw", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false};
   session_attach(s, sink_push, &c1, false, 0);
   session_set_busy(s, true);
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle)); /* held */
@@ -520,7 +525,7 @@ TEST(a_cursor_ahead_is_said_even_while_busy_and_seqs_stay_in_order)
   size_t before = sink.n;
   SinkCtx more[50];
   for (int i = 0; i < 50; i++) {
-    more[i] = (SinkCtx){&sink, 10 + i};
+    more[i] = (SinkCtx){&sink, 10 + i, false};
     session_attach(s, sink_push, &more[i], true, 100 + (uint64_t)i * 10);
   }
   CHECK_INT(session_queued(s), 1);
@@ -528,6 +533,126 @@ TEST(a_cursor_ahead_is_said_even_while_busy_and_seqs_stay_in_order)
   session_set_busy(s, false);
   CHECK_INT(sink.recs[before].from_seq, 101);
   CHECK_INT(sink.recs[before].seq, 100 + 49 * 10 + 1);
+  session_registry_free(reg);
+}
+
+/* --- pacing: a connection with no room falls behind, then catches up ------ */
+
+TEST(a_full_connection_falls_behind_and_catches_up_in_order)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1, false};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  c1.full = true;
+  /* Refused: numbered and kept, owed to it. */
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  /* Nobody has room: waits unnumbered, as with nobody attached. */
+  session_push(s, note(kNotifExit, "mon_a", kModeIdle));
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a");
+  CHECK_INT(session_queued(s), 1);
+  CHECK_INT(session_next_seq(s), 3);
+  /* Still full: a resume takes nothing and loses nothing. */
+  session_resume(a);
+  CHECK_INT(sink.n, 1);
+  c1.full = false;
+  session_resume(a);
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_a,1:3:exit:mon_a");
+  CHECK_INT(session_queued(s), 0);
+  /* Caught up: pushes go straight to it again. */
+  session_push(s, note(kNotifOutput, "mon_b", kModeIdle));
+  CHECK_STR(sink_str(&sink, 3), "1:4:output:mon_b");
+  CHECK_INT(session_registry_lost_behind(reg), 0);
+  session_registry_free(reg);
+}
+
+TEST(a_slow_connection_does_not_hold_back_a_fast_one)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, true};
+  session_attach(s, sink_push, &c1, false, 0);
+  SessionAttachment *b = session_attach(s, sink_push, &c2, false, 0);
+  for (int i = 0; i < 3; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_a,1:3:output:mon_a");
+  c2.full = false;
+  session_resume(b);
+  CHECK_STR(sink_str(&sink, 3), "2:1:output:mon_a,2:2:output:mon_a,2:3:output:mon_a");
+  session_registry_free(reg);
+}
+
+TEST(one_that_falls_more_than_queue_max_behind_is_told_what_it_lost)
+{
+  SessionRegistry *reg = registry(NULL, 4, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, true};
+  session_attach(s, sink_push, &c1, false, 0);
+  SessionAttachment *b = session_attach(s, sink_push, &c2, false, 0);
+  for (int i = 0; i < 6; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  size_t before = sink.n;
+  c2.full = false;
+  session_resume(b);
+  /* 1 and 2 left the kept ring before it could take them. */
+  CHECK_STR(sink_str(&sink, before), "2:2:dropped:,2:3:output:mon_a,2:4:output:mon_a,"
+                                     "2:5:output:mon_a,2:6:output:mon_a");
+  const Rec *gap = &sink.recs[before];
+  CHECK_INT(gap->from_seq, 1);
+  CHECK_INT(gap->to_seq, 2);
+  CHECK_INT(gap->dropped_count, 2);
+  CHECK_CONTAINS(gap->reason, "fell more than the last 4 behind");
+  CHECK_INT(session_registry_lost_behind(reg), 2);
+  session_registry_free(reg);
+}
+
+TEST(a_replay_goes_as_far_as_there_is_room_then_on_resume)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, true};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  for (int i = 0; i < 3; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_detach(a);
+  session_push(s, note(kNotifExit, "mon_a", kModeIdle)); /* waits: nobody there */
+  size_t before = sink.n;
+  SessionAttachment *b = session_attach(s, sink_push, &c2, true, 0);
+  CHECK_INT(sink.n, before);
+  CHECK_INT(session_queued(s), 1);
+  c2.full = false;
+  session_resume(b);
+  /* The replay, then what waited, in order, each once. */
+  CHECK_STR(sink_str(&sink, before),
+            "2:1:output:mon_a,2:2:output:mon_a,2:3:output:mon_a,2:4:exit:mon_a");
+  CHECK_INT(session_registry_lost_behind(reg), 0);
+  session_registry_free(reg);
+}
+
+TEST(busy_catch_up_releases_only_live_safe_ones)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c1 = {&sink, 1, false};
+  SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
+  session_set_busy(s, true);
+  c1.full = true;
+  session_push(s, note(kNotifOutput, "mon_a", kModeLiveSafe)); /* refused: owed */
+  session_push(s, note(kNotifOutput, "mon_b", kModeIdle));     /* waits for idle */
+  session_push(s, note(kNotifOutput, "mon_a", kModeLiveSafe)); /* waits for room */
+  CHECK_INT(sink.n, 0);
+  c1.full = false;
+  session_resume(a);
+  CHECK_STR(sink_str(&sink, 0), "1:1:output:mon_a,1:2:output:mon_a");
+  CHECK_INT(session_queued(s), 1);
+  CHECK_INT(session_set_busy(s, false), 1);
+  CHECK_STR(sink_str(&sink, 2), "1:3:output:mon_b");
   session_registry_free(reg);
 }
 
@@ -571,7 +696,7 @@ TEST(user_pointer_and_notification_session_name)
   session_set_user(s, &marker);
   CHECK(session_user(s) == &marker);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   Notification *n = note(kNotifOutput, "mon_a", kModeIdle);
   n->session = xstrdup("stale");
@@ -585,7 +710,7 @@ TEST(destroy_frees_waiting_and_kept)
   SessionRegistry *reg = registry(NULL, 4, 0, NULL, NULL);
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(s, sink_push, &c, false, 0);
   for (int i = 0; i < 6; i++)
     session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
@@ -608,11 +733,11 @@ typedef struct {
   Session *destroy;
 } EvilCtx;
 
-static void
+static bool
 evil_push(void *ctx, Session *s, const Notification *n)
 {
   EvilCtx *e = ctx;
-  SinkCtx c = {e->sink, e->id};
+  SinkCtx c = {e->sink, e->id, false};
   sink_push(&c, s, n);
   if (e->other) {
     session_detach(e->other);
@@ -623,6 +748,7 @@ evil_push(void *ctx, Session *s, const Notification *n)
     e->destroy = NULL;
     session_destroy(d);
   }
+  return true;
 }
 
 TEST(push_callback_may_detach_and_destroy)
@@ -631,7 +757,7 @@ TEST(push_callback_may_detach_and_destroy)
   Session *s = session_create(reg, "a", false);
   Sink sink = {0};
   EvilCtx e = {&sink, 1, NULL, NULL};
-  SinkCtx c2 = {&sink, 2};
+  SinkCtx c2 = {&sink, 2, false};
   session_attach(s, evil_push, &e, false, 0);
   SessionAttachment *b = session_attach(s, sink_push, &c2, false, 0);
   e.other = b;
@@ -695,7 +821,7 @@ TEST(session_each_visitor_may_destroy_any_session)
   Session *b = session_create(reg, "b", false);
   session_create(reg, "c", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_attach(a, sink_push, &c, false, 0);
   session_push(b, note(kNotifOutput, "mon_a", kModeIdle));
   Visited v = {.destroy_next = b};
@@ -745,7 +871,7 @@ TEST(named_session_lingers_out_after_last_detach)
   e.reg = reg;
   Session *s = session_create(reg, "work", false);
   Sink sink = {0};
-  SinkCtx c1 = {&sink, 1}, c2 = {&sink, 2};
+  SinkCtx c1 = {&sink, 1, false}, c2 = {&sink, 2, false};
   SessionAttachment *a = session_attach(s, sink_push, &c1, false, 0);
   SessionAttachment *b = session_attach(s, sink_push, &c2, false, 0);
   session_detach(a);
@@ -777,7 +903,7 @@ TEST(linger_zero_expires_on_the_next_iteration)
   e.reg = reg;
   Session *s = session_create(reg, "work", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_detach(session_attach(s, sink_push, &c, false, 0));
   /* Not inside detach: the caller still holds a live session. */
   CHECK_INT(e.expired, 0);
@@ -806,7 +932,7 @@ TEST(reattach_cancels_expiry_and_pinned_or_anonymous_never_expire)
   SessionRegistry *reg = registry(&loop, 16, 30, &hooks, &e);
   e.reg = reg;
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   Session *back = session_create(reg, "back", false);
   Session *pinned = session_create(reg, "pinned", true);
   Session *anon = session_create(reg, NULL, false);
@@ -854,7 +980,7 @@ TEST(on_expire_may_destroy_the_session_itself)
   e.reg = reg;
   Session *s = session_create(reg, "work", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_detach(session_attach(s, sink_push, &c, false, 0));
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
   RUN_UNTIL(&loop, expired_once, &e, 5000, "the session to expire");
@@ -872,7 +998,7 @@ TEST(registry_free_with_active_timers_closes_cleanly)
   SessionRegistry *reg = registry(&loop, 16, 60000, &hooks, &e);
   e.reg = reg;
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   for (int i = 0; i < 3; i++) {
     char name[16];
     snprintf(name, sizeof name, "s%d", i);
@@ -896,7 +1022,7 @@ TEST(null_loop_never_lingers)
   SessionRegistry *reg = registry(NULL, 16, 0, &hooks, &e);
   Session *s = session_create(reg, "work", false);
   Sink sink = {0};
-  SinkCtx c = {&sink, 1};
+  SinkCtx c = {&sink, 1, false};
   session_detach(session_attach(s, sink_push, &c, false, 0));
   CHECK(session_find(reg, "work") == s);
   CHECK_INT(e.expired, 0);
@@ -942,6 +1068,11 @@ main(void)
   RUN(resume_older_than_kept_gets_the_lost_range_first);
   RUN(a_cursor_this_session_never_reached_continues_above_it);
   RUN(a_cursor_ahead_is_said_even_while_busy_and_seqs_stay_in_order);
+  RUN(a_full_connection_falls_behind_and_catches_up_in_order);
+  RUN(a_slow_connection_does_not_hold_back_a_fast_one);
+  RUN(one_that_falls_more_than_queue_max_behind_is_told_what_it_lost);
+  RUN(a_replay_goes_as_far_as_there_is_room_then_on_resume);
+  RUN(busy_catch_up_releases_only_live_safe_ones);
   RUN(names_are_unique_and_anonymous_names_distinct);
   RUN(user_pointer_and_notification_session_name);
   RUN(destroy_frees_waiting_and_kept);

@@ -121,11 +121,17 @@ class Methods(Generic[R]):
         return self._call("monitor_list", _args(include_exited=include_exited, state=state,
                                                 limit=limit, session=session))
 
-    def monitor_status(self, monitor_id: str, *, session: Optional[str] = None) -> R:
+    def monitor_status(self, monitor_id: str, *, include_start: Optional[bool] = None,
+                       reveal_env: Optional[bool] = None, session: Optional[str] = None) -> R:
         """The list entry plus ``duration_ms``, ``resource_usage`` and
-        ``start``: the monitor_start arguments, resolved, that start the
-        same monitor again (None entries were not given)."""
-        return self._call("monitor_status", _args(monitor_id=monitor_id, session=session))
+        ``start``. ``start`` is None unless ``include_start=True``: then the
+        monitor_start arguments, resolved, that start the same monitor again
+        (None entries were not given), its ``env`` values None (the names
+        kept) unless ``reveal_env=True`` too. Argv and env may hold secrets:
+        never pass these flags for a result a model will read."""
+        return self._call("monitor_status", _args(monitor_id=monitor_id,
+                                                  include_start=include_start,
+                                                  reveal_env=reveal_env, session=session))
 
     def monitor_output(self, monitor_id: str, *, stream: Optional[str] = None,
                        since_sequence: Optional[int] = None, limit: Optional[int] = None,
