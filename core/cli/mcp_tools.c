@@ -107,14 +107,28 @@ mcp_tools_piggyback(McpServer *s, json_t *result)
   json_decref(pending);
 }
 
+/* Makes a result's text valid UTF-8 (each bad byte as \xNN), whatever
+ * slipped into it, so the answer can be encoded. */
+static void
+mcp_tools_valid_text(char **text)
+{
+  if (*text == NULL || utf8_valid(*text, strlen(*text)))
+    return;
+  StrBuf b = STRBUF_INIT;
+  utf8_escape_invalid(&b, *text, strlen(*text));
+  free(*text);
+  *text = strbuf_take(&b);
+}
+
 json_t *
 mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *msg, size_t cap)
 {
   const McpTool *t = mcp_tools_find(s, name);
   if (t == NULL) {
     *code = -32602;
-    snprintf(msg, cap, "unknown tool \"%.64s\" (tools/list names the tools of the profiles "
-                       "this server was started with)", name);
+    utf8_snprintf(msg, cap, "unknown tool \"%.*s\" (tools/list names the tools of the profiles "
+                            "this server was started with)",
+                  (int)utf8_cut(name, strlen(name), 64), name);
     return NULL;
   }
   json_t *schema = mcp_tool_schema(t, t->input_schema);
@@ -123,7 +137,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
   json_decref(schema);
   if (!ok) {
     *code = -32602;
-    snprintf(msg, cap, "%s: %s", name, why);
+    utf8_snprintf(msg, cap, "%s: %s", name, why);
     return NULL;
   }
   McpResult r = {NULL, NULL, NULL};
@@ -132,17 +146,27 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
   json_decref(owned);
   json_t *result;
   if (r.error) {
+    mcp_tools_valid_text(&r.error);
     result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", r.error,
                        "isError", 1);
     free(r.error);
   } else {
     char *text = r.text ? r.text : json_dumps(r.structured, JSON_INDENT(2));
+    mcp_tools_valid_text(&text);
     result = json_pack("{s:[{s:s,s:s}],s:o}", "content", "type", "text", "text",
                        text ? text : "{}", "structuredContent", r.structured);
     free(text);
     r.text = NULL;
   }
   free(r.text); /* a text set beside an error */
+  if (result == NULL) {
+    /* A value jansson refused (no structured result, a string not UTF-8): a
+     * JSON-RPC error rather than no answer at all. */
+    *code = -32603;
+    utf8_snprintf(msg, cap, "internal error: the result of %s could not be encoded as JSON",
+                  name);
+    return NULL;
+  }
   if (s->delivery == kMcpPiggyback)
     mcp_tools_piggyback(s, result);
   return result;
