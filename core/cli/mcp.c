@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli_cmds.h"
+#include "mcp_frame.h"
 #include "mcp_io.h"
 #include "mcp_tools.h"
 #include "strbuf.h"
@@ -126,10 +127,11 @@ mcp_push(McpServer *s, json_t *n)
   json_t *text = json_object_get(n, "text");
   mcp_notify("notifications/claude/channel",
              json_pack("{s:O,s:o}", "content", text ? text : json_string(""), "meta", meta));
-  /* info (1) unless the client asked for a higher level. */
+  /* info (1) unless the client asked for a higher level; its process text
+   * escaped, since a harness may show the data to the model. */
   if (s->log_level <= 1)
-    mcp_notify("notifications/message",
-               json_pack("{s:s,s:s,s:O}", "level", "info", "logger", "vigil", "data", n));
+    mcp_notify("notifications/message", json_pack("{s:s,s:s,s:o}", "level", "info", "logger",
+                                                  "vigil", "data", mcp_frame_notification(n)));
 }
 
 /* channel mode: hands every queued notification over, oldest first, once

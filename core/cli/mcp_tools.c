@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_frame.h"
 #include "mcp_schema.h"
 #include "memory.h"
 #include "strbuf.h"
@@ -84,7 +85,8 @@ mcp_tools_find(const McpServer *s, const char *name)
 }
 
 /* Appends the notifications not yet delivered to a result (piggyback):
- * each as a text item (the envelope), all in structuredContent. */
+ * each as a text item (the envelope, framed and escaped by the engine),
+ * all in structuredContent, their process text escaped there too. */
 static void
 mcp_tools_piggyback(McpServer *s, json_t *result)
 {
@@ -102,22 +104,12 @@ mcp_tools_piggyback(McpServer *s, json_t *result)
                                              text ? text : ""));
   }
   json_t *sc = json_object_get(result, "structuredContent");
-  if (json_is_object(sc))
-    json_object_set(sc, "notifications", pending);
+  if (json_is_object(sc)) {
+    json_t *escaped = json_array();
+    json_array_foreach(pending, i, n) json_array_append_new(escaped, mcp_frame_notification(n));
+    json_object_set_new(sc, "notifications", escaped);
+  }
   json_decref(pending);
-}
-
-/* Makes a result's text valid UTF-8 (each bad byte as \xNN), whatever
- * slipped into it, so the answer can be encoded. */
-static void
-mcp_tools_valid_text(char **text)
-{
-  if (*text == NULL || utf8_valid(*text, strlen(*text)))
-    return;
-  StrBuf b = STRBUF_INIT;
-  utf8_escape_invalid(&b, *text, strlen(*text));
-  free(*text);
-  *text = strbuf_take(&b);
 }
 
 json_t *
@@ -146,13 +138,17 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
   json_decref(owned);
   json_t *result;
   if (r.error) {
-    mcp_tools_valid_text(&r.error);
+    /* Valid UTF-8 (so the answer can be encoded), nothing raw or hidden. */
+    mcp_frame_clean(&r.error);
     result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", r.error,
                        "isError", 1);
     free(r.error);
   } else {
-    char *text = r.text ? r.text : json_dumps(r.structured, JSON_INDENT(2));
-    mcp_tools_valid_text(&text);
+    /* What a process printed is escaped in the data and framed in the text
+     * (mcp_frame.h); a tool that renders its own text frames it itself. */
+    mcp_frame_escape(r.structured);
+    char *text = r.text ? r.text : mcp_frame_render(r.structured);
+    mcp_frame_clean(&text);
     result = json_pack("{s:[{s:s,s:s}],s:o}", "content", "type", "text", "text",
                        text ? text : "{}", "structuredContent", r.structured);
     free(text);
