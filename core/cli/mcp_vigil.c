@@ -102,7 +102,8 @@ mcp_vigil_monitor_events(McpServer *s, json_t *args, McpResult *out)
   const json_t *events = json_object_get(out->structured, "events");
   const json_t *last = json_object_get(json_array_get(events, json_array_size(events) - 1), "id");
   StrBuf t = STRBUF_INIT;
-  strbuf_printf(&t, "%zu event%s", json_array_size(events), json_array_size(events) == 1 ? "" : "s");
+  size_t n = json_array_size(events);
+  strbuf_printf(&t, "%zu event%s", n, n == 1 ? "" : "s");
   if (json_is_integer(last))
     strbuf_printf(&t, ", the last id %lld (pass it as since_event_id for newer ones)",
                   (long long)json_integer_value(last));
@@ -280,10 +281,10 @@ const McpTool mcp_vigil_tools[] = {
     "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"monitor_id\":{\"type\":\"string"
     "\",\"minLength\":1,\"maxLength\":64,\"description\":\"the id monitor_start returned (mon_...)\"},"
     "\"stream\":{\"type\":\"string\",\"enum\":[\"both\",\"stdout\",\"stderr\"],\"default\":\"both\"},\"offset\":{"
-    "\"type\":\"integer\",\"minimum\":0,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":0},"
-    "\"encoding\":{\"type\":\"string\",\"enum\":[\"utf8\",\"base64\"],\"default\":\"utf8\",\"description\":"
-    "\"utf8 (text, escaped, for reading) or base64 (the exact bytes, for a program)\"}},\"requi"
-    "red\":[\"monitor_id\"]}",
+    "\"type\":\"integer\",\"minimum\":0,\"default\":0},\"limit\":{\"type\":\"integer\","
+    "\"minimum\":0},\"encoding\":{\"type\":\"string\",\"enum\":[\"utf8\",\"base64\"],"
+    "\"default\":\"utf8\",\"description\":\"utf8 (text, escaped, for reading) or base64 (the "
+    "exact bytes, for a program)\"}},\"required\":[\"monitor_id\"]}",
     "{\"type\":\"object\",\"properties\":{\"stdout\":{\"type\":[\"string\",\"object\",\"null\"]},\"stderr\":{\"t"
     "ype\":[\"string\",\"object\",\"null\"]},\"stdout_size\":{\"type\":\"integer\"},\"stderr_size\":{\"type\":"
     "\"integer\"},\"truncated\":{\"type\":\"boolean\"},\"more\":{\"type\":\"boolean\"},\"state\":{\"type\":\"str"
