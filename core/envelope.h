@@ -46,10 +46,11 @@
 
 #include "error.h"
 #include "notification.h"
+#include "obsframe.h"
 #include "strbuf.h"
 
-#define ENVELOPE_NONCE_BYTES 16
-#define ENVELOPE_NONCE_HEX (2 * ENVELOPE_NONCE_BYTES)
+#define ENVELOPE_NONCE_BYTES OBSFRAME_NONCE_BYTES
+#define ENVELOPE_NONCE_HEX OBSFRAME_NONCE_HEX
 
 /* Draws a fresh envelope nonce: ENVELOPE_NONCE_HEX random lowercase hex
  * digits and a NUL. The one place a nonce is made, for the engine's frame,
@@ -62,8 +63,9 @@ void envelope_nonce(char out[ENVELOPE_NONCE_HEX + 1]);
 void envelope_body(const Notification *n, StrBuf *out);
 
 /* Frames a body: the BEGIN marker with nonce, the untrusted-observation
- * declaration, the body (a newline added if it lacks one), the END marker.
- * Every envelope, built-in or from a policy, goes through here. */
+ * declaration, the body (a newline added if it lacks one), the END marker
+ * (obsframe_wrap). Every envelope, built-in or from a policy, goes through
+ * here. */
 void envelope_frame(const char *body, size_t len, const char *nonce, EnvelopeStyle style,
                     StrBuf *out);
 

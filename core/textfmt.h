@@ -19,8 +19,8 @@
  *   - the C1 controls, every format character (Cf: bidi controls, zero-width
  *     characters, BOM, tag characters, ...), the line and paragraph
  *     separators, the default-ignorable code points (variation selectors,
- *     Hangul fillers, ...) and the noncharacters: \u{H} (lowercase hex, no
- *     leading zeros);
+ *     Hangul fillers, ...), the noncharacters and the private use
+ *     characters: \u{H} (lowercase hex, no leading zeros);
  *   - a backslash that is followed by a backslash, by one of t n r e x u,
  *     by anything shown as an escape, or by the end of the text: \\.
  * Every other byte passes as it is. The result is valid UTF-8 with no raw
@@ -39,8 +39,8 @@ void textfmt_escape(StrBuf *out, const char *text, size_t len);
 void textfmt_sanitize(StrBuf *out, const char *text, size_t len);
 
 /* Whether textfmt_escape shows code point cp (U+0080 and up) as \u{H}: the
- * C1 controls, Cf, Zl, Zp, the default-ignorable code points and the
- * noncharacters. */
+ * C1 controls, Cf, Zl, Zp, the default-ignorable code points, the
+ * noncharacters and the private use characters (Co). */
 bool textfmt_invisible(uint32_t cp);
 
 /* Appends ms since the epoch as RFC 3339 with milliseconds and the local

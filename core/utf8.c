@@ -7,6 +7,8 @@
  */
 #include "utf8.h"
 
+#include <stdio.h>
+
 static const char utf8_hex[] = "0123456789abcdef";
 
 /* See utf8.h. */
@@ -43,6 +45,33 @@ utf8_cut(const char *s, size_t len, size_t max)
   if (want > cont + 1)
     return i - 1;
   return max;
+}
+
+/* See utf8.h. utf8_cut reads only buf[0..cap - 1), what vsnprintf wrote. */
+size_t
+utf8_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
+{
+  int n = vsnprintf(buf, cap, fmt, ap);
+  if (n < 0) {
+    buf[0] = '\0';
+    return 0;
+  }
+  if ((size_t)n < cap)
+    return (size_t)n;
+  size_t keep = utf8_cut(buf, (size_t)n, cap - 1);
+  buf[keep] = '\0';
+  return keep;
+}
+
+/* See utf8.h. */
+size_t
+utf8_snprintf(char *buf, size_t cap, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  size_t n = utf8_vsnprintf(buf, cap, fmt, ap);
+  va_end(ap);
+  return n;
 }
 
 bool

@@ -15,6 +15,7 @@
 #ifndef VIGIL_UTF8_H
 #define VIGIL_UTF8_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,6 +106,16 @@ size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
  * protected; stray bytes are cut anywhere (they are invalid text either
  * way). Reads only s[0..max). */
 size_t utf8_cut(const char *s, size_t len, size_t max);
+
+/* snprintf into buf (cap >= 1 bytes) that never cuts a character: text
+ * that does not fit ends at the last character boundary that does
+ * (utf8_cut), so a message built from valid UTF-8 stays valid however long
+ * the names echoed in it. Returns the length written (without the NUL). */
+size_t utf8_snprintf(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* utf8_snprintf with a va_list. */
+size_t utf8_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* Whether s[0..len) is entirely valid UTF-8. */
 bool utf8_valid(const char *s, size_t len);

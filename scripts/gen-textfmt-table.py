@@ -12,6 +12,9 @@ byte) that is:
   - a format character (Cf: the bidi controls, ZWSP/ZWNJ/ZWJ, the BOM, the
     word joiner, the invisible operators, the tag characters, ...),
   - a line or paragraph separator (Zl, Zp: U+2028, U+2029),
+  - a private use character (Co: U+E000..U+F8FF and planes 15 and 16, which
+    mean nothing standard and render as nothing or as whatever a font gives
+    them),
   - Default_Ignorable_Code_Point (DerivedCoreProperties.txt): what a renderer
     shows as nothing at all, which adds the variation selectors, the Hangul
     fillers U+115F/U+1160/U+3164/U+FFA0, U+034F, U+17B4/U+17B5, the Mongolian
@@ -63,7 +66,7 @@ def categories(path):
 def main():
     ucd = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/unicode"
     cats = categories(os.path.join(ucd, "UnicodeData.txt"))
-    chosen = {c for c, k in cats.items() if c >= 0x80 and k in ("Cc", "Cf", "Zl", "Zp")}
+    chosen = {c for c, k in cats.items() if c >= 0x80 and k in ("Cc", "Cf", "Zl", "Zp", "Co")}
     chosen |= property_set(os.path.join(ucd, "DerivedCoreProperties.txt"),
                            "Default_Ignorable_Code_Point")
     chosen |= property_set(os.path.join(ucd, "PropList.txt"), "Noncharacter_Code_Point")

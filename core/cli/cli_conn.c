@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "memory.h"
+#include "utf8.h"
 
 /* The largest message the client accepts. The engine caps what it queues
  * for one connection at rpc.max_output_bytes (at most 1 GiB), so anything
@@ -61,7 +62,8 @@ cli_error_set(CliError *err, CliErrorKind kind, const char *fmt, ...)
   err->code = -1;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  /* At a character boundary: vigil mcp sends the message on as JSON. */
+  utf8_vsnprintf(err->msg, sizeof err->msg, fmt, ap);
   va_end(ap);
   return -1;
 }
@@ -474,7 +476,7 @@ cli_conn_take(CliConn *c, uint32_t msgid, CliReply *reply, CliError *err)
         code = (int)e[0].via.u64;
       cli_conn_text(&e[1], &text, &tlen);
     }
-    cli_error_set(err, kCliErrEngine, "%.*s", (int)(tlen > 1100 ? 1100 : tlen), text);
+    cli_error_set(err, kCliErrEngine, "%.*s", (int)utf8_cut(text, tlen, 1100), text);
     err->code = code;
     msgpack_unpacked_destroy(&reply->msg);
     return -1;

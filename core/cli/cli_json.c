@@ -40,8 +40,8 @@ cli_json_string(const char *s, size_t len)
   return j;
 }
 
-/* len bytes at s as a base64 string (RFC 4648, padded). */
-static json_t *
+/* See cli_json.h. */
+json_t *
 cli_json_base64(const char *s, size_t len)
 {
   static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -29,6 +29,9 @@ json_t *cli_json_of(const msgpack_object *o);
 /* A JSON string of len bytes at s, invalid UTF-8 bytes as U+FFFD. */
 json_t *cli_json_string(const char *s, size_t len);
 
+/* len bytes at s as a base64 JSON string (RFC 4648, padded). */
+json_t *cli_json_base64(const char *s, size_t len);
+
 /* Packs a JSON value as msgpack: null -> nil, true/false, integers, reals
  * (an integral real stays a float), strings -> str, arrays, objects -> maps
  * with str keys. */

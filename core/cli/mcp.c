@@ -17,8 +17,11 @@
 #include <unistd.h>
 
 #include "cli_cmds.h"
+#include "mcp_frame.h"
 #include "mcp_io.h"
 #include "mcp_tools.h"
+#include "strbuf.h"
+#include "utf8.h"
 #include "version.h"
 
 /* The protocol revisions answered as asked; any other gets the newest. */
@@ -40,22 +43,49 @@ static const char mcp_instructions[] =
 
 /* --- answering ------------------------------------------------------------ */
 
+/* Writes the answer msg (owned, NULL when it could not be built) to request
+ * id; when it cannot be built or encoded (a text in it that is not UTF-8),
+ * an internal error that holds none of the request's text goes instead, so
+ * every request is answered and the harness never waits for ever. */
 static void
-mcp_reply(json_t *id, json_t *result)
+mcp_answer(json_t *id, json_t *msg)
 {
-  json_t *msg = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-                          "result", result);
-  mcp_write(msg);
+  if (msg != NULL && mcp_write(msg) == 0) {
+    json_decref(msg);
+    return;
+  }
   json_decref(msg);
+  fprintf(stderr, "vigil mcp: an answer could not be encoded as JSON; sent -32603 instead\n");
+  json_t *fallback = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
+                               id ? id : json_null(), "error", "code", -32603, "message",
+                               "internal error: the answer to this request could not be "
+                               "encoded as JSON");
+  if (mcp_write(fallback) != 0)
+    mcp_write(json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+                        -32603, "message", "internal error"));
+  json_decref(fallback);
 }
 
 static void
+mcp_reply(json_t *id, json_t *result)
+{
+  mcp_answer(id, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+                           "result", result));
+}
+
+/* An error answer. Its message may echo what the harness sent (a name, a
+ * parser's excerpt): bytes of it that are not UTF-8 are shown as \xNN. */
+static void
 mcp_reply_error(json_t *id, int code, const char *message)
 {
-  json_t *msg = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
-                          id ? id : json_null(), "error", "code", code, "message", message);
-  mcp_write(msg);
-  json_decref(msg);
+  StrBuf valid = STRBUF_INIT;
+  if (!utf8_valid(message, strlen(message))) {
+    utf8_escape_invalid(&valid, message, strlen(message));
+    message = strbuf_cstr(&valid);
+  }
+  mcp_answer(id, json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
+                           id ? id : json_null(), "error", "code", code, "message", message));
+  strbuf_free(&valid);
 }
 
 static void
@@ -97,10 +127,11 @@ mcp_push(McpServer *s, json_t *n)
   json_t *text = json_object_get(n, "text");
   mcp_notify("notifications/claude/channel",
              json_pack("{s:O,s:o}", "content", text ? text : json_string(""), "meta", meta));
-  /* info (1) unless the client asked for a higher level. */
+  /* info (1) unless the client asked for a higher level; its process text
+   * escaped, since a harness may show the data to the model. */
   if (s->log_level <= 1)
-    mcp_notify("notifications/message",
-               json_pack("{s:s,s:s,s:O}", "level", "info", "logger", "vigil", "data", n));
+    mcp_notify("notifications/message", json_pack("{s:s,s:s,s:o}", "level", "info", "logger",
+                                                  "vigil", "data", mcp_frame_notification(n)));
 }
 
 /* channel mode: hands every queued notification over, oldest first, once
@@ -202,7 +233,8 @@ mcp_handle(McpServer *s, json_t *msg)
                                   "critical, alert, emergency");
   } else {
     char why[160];
-    snprintf(why, sizeof why, "no method \"%.64s\"", method);
+    utf8_snprintf(why, sizeof why, "no method \"%.*s\"", (int)utf8_cut(method, strlen(method), 64),
+                  method);
     mcp_reply_error(id, -32601, why);
   }
 }

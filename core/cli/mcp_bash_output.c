@@ -5,9 +5,10 @@
  * boundary, optionally filtered by a POSIX regular expression (a partial last
  * line is held back while the process runs, so no line is judged in
  * halves). The read cursors live in this adapter's memory only (the oldest
- * of WP_CURSORS is reused first). Text follows Claude Code's tagged form with
- * process output escaped as the envelope escapes it, so a process cannot
- * forge a closing tag.
+ * of WP_CURSORS is reused first). Text follows Claude Code's tagged form,
+ * its <stdout> and <stderr> blocks inside one observation frame
+ * (mcp_frame.h), each line escaped and behind a "[stdout] " prefix, so a
+ * process can forge neither a closing tag nor a marker.
  */
 #include "mcp_tools.h"
 
@@ -18,6 +19,7 @@
 #include <time.h>
 
 #include "cli_json.h"
+#include "mcp_frame.h"
 #include "strbuf.h"
 #include "textfmt.h"
 #include "utf8.h"
@@ -116,31 +118,27 @@ wp_filter(WpRead *r, const regex_t *re, bool running, json_int_t *cursor)
   r->bytes = kept;
 }
 
-/* A <stdout> / <stderr> block: each line escaped as the envelope escapes
- * it, and a leading '<' written \x3c, so no process line reads as a tag. */
+/* A <stdout> / <stderr> block into the frame: each line escaped as the
+ * envelope escapes it, behind "[stdout] ", so no process line reads as a
+ * tag or a marker. */
 static void
-wp_block(StrBuf *b, const char *tag, const WpRead *r)
+wp_block(McpFrame *f, const char *tag, const WpRead *r)
 {
   if (r->bytes.len == 0 && !r->truncated)
     return;
-  strbuf_printf(b, "\n<%s>\n", tag);
+  StrBuf note = STRBUF_INIT;
+  strbuf_printf(&note, "<%s>", tag);
   if (r->truncated)
-    strbuf_printf(b, "[earlier %s not shown: over %d new bytes, or gone from vigil's capture]\n",
-                  tag, WP_BASH_MAX);
-  const char *p = strbuf_cstr(&r->bytes), *end = p + r->bytes.len;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-    if (n > 0 && *p == '<') {
-      strbuf_puts(b, "\\x3c");
-      textfmt_escape(b, p + 1, n - 1);
-    } else {
-      textfmt_escape(b, p, n);
-    }
-    strbuf_putc(b, '\n');
-    p += n + (nl != NULL);
-  }
-  strbuf_printf(b, "</%s>\n", tag);
+    strbuf_printf(&note, "\n[earlier %s not shown: over %d new bytes, or gone from vigil's "
+                  "capture]", tag, WP_BASH_MAX);
+  mcp_frame_escaped(f, "", note.data, note.len);
+  char prefix[16];
+  snprintf(prefix, sizeof prefix, "[%s] ", tag);
+  mcp_frame_text(f, prefix, strbuf_cstr(&r->bytes), r->bytes.len);
+  strbuf_reset(&note);
+  strbuf_printf(&note, "</%s>", tag);
+  mcp_frame_escaped(f, "", note.data, note.len);
+  strbuf_free(&note);
 }
 
 /* The result of a BashOutput read: structured and Claude Code's text. */
@@ -159,8 +157,12 @@ wp_bash_result(const char *id, const char *status, json_t *code, WpRead rd[2], M
   strbuf_printf(&t, "<status>%s</status>\n", status);
   if (json_is_integer(code))
     strbuf_printf(&t, "\n<exit_code>%lld</exit_code>\n", (long long)json_integer_value(code));
-  wp_block(&t, "stdout", &rd[0]);
-  wp_block(&t, "stderr", &rd[1]);
+  McpFrame f = MCP_FRAME_INIT;
+  wp_block(&f, "stdout", &rd[0]);
+  wp_block(&f, "stderr", &rd[1]);
+  if (f.body.len > 0)
+    strbuf_putc(&t, '\n');
+  mcp_frame_finish(&f, &t);
   strbuf_printf(&t, "\n<timestamp>%s</timestamp>\n", strbuf_cstr(&ts));
   out->text = strbuf_take(&t);
   strbuf_free(&ts);

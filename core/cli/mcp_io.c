@@ -103,14 +103,15 @@ mcp_reader_next(McpReader *r, const char **line, size_t *len)
   }
 }
 
-void
+int
 mcp_write(json_t *msg)
 {
-  char *text = json_dumps(msg, JSON_COMPACT);
+  char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
   if (text == NULL)
-    return;
+    return -1;
   fputs(text, stdout);
   fputc('\n', stdout);
   fflush(stdout);
   free(text);
+  return 0;
 }

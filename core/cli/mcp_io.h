@@ -43,7 +43,8 @@ typedef enum {
 McpRead mcp_reader_next(McpReader *r, const char **line, size_t *len);
 
 /* Writes msg as one line on stdout and flushes (blocking: the harness reads
- * it). Takes no reference. */
-void mcp_write(json_t *msg);
+ * it). Takes no reference. Returns 0, or -1 when msg cannot be encoded (a
+ * string in it that is not UTF-8): then nothing is written. */
+int mcp_write(json_t *msg);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * A small JSON Schema checker for tool arguments (see mcp_schema.h). It
  * knows only what the tools' schemas use; an unknown keyword is ignored,
- * never an error, so a schema may carry annotations for the model.
+ * never an error, so a schema may carry annotations for the model. Its
+ * messages echo the caller's names, so each is cut at a character boundary
+ * (utf8_snprintf): a cut character would make the answer unencodable.
  */
 #include "mcp_schema.h"
 
@@ -9,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "utf8.h"
 
 /* The JSON Schema type name of a value ("integer" for a whole number). */
 static bool
@@ -59,7 +63,8 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
 {
   const char *want;
   if (!mcp_schema_type_ok(schema, v, &want)) {
-    snprintf(msg, cap, "%s must be %s%s", name, strchr("aeiou", want[0]) ? "an " : "a ", want);
+    utf8_snprintf(msg, cap, "%s must be %s%s", name, strchr("aeiou", want[0]) ? "an " : "a ",
+                  want);
     return false;
   }
   const json_t *en = json_object_get(schema, "enum");
@@ -70,7 +75,7 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
     json_array_foreach(en, i, e) found = found || json_equal((json_t *)e, (json_t *)v);
     if (!found) {
       char *list = json_dumps(en, JSON_COMPACT);
-      snprintf(msg, cap, "%s must be one of %s", name, list ? list : "its choices");
+      utf8_snprintf(msg, cap, "%s must be one of %s", name, list ? list : "its choices");
       free(list);
       return false;
     }
@@ -79,8 +84,9 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
     double d = json_number_value(v);
     const json_t *lo = json_object_get(schema, "minimum"), *hi = json_object_get(schema, "maximum");
     if ((lo && d < json_number_value(lo)) || (hi && d > json_number_value(hi))) {
-      snprintf(msg, cap, "%s must be %g..%g, got %g", name, lo ? json_number_value(lo) : -INFINITY,
-               hi ? json_number_value(hi) : INFINITY, d);
+      utf8_snprintf(msg, cap, "%s must be %g..%g, got %g", name,
+                    lo ? json_number_value(lo) : -INFINITY, hi ? json_number_value(hi) : INFINITY,
+                    d);
       return false;
     }
   }
@@ -89,9 +95,9 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
     const json_t *mn = json_object_get(schema, "minLength");
     size_t len = json_string_length(v);
     if ((mx && len > (size_t)json_integer_value(mx)) || (mn && len < (size_t)json_integer_value(mn))) {
-      snprintf(msg, cap, "%s must be %lld..%lld characters long, got %zu", name,
-               mn ? (long long)json_integer_value(mn) : 0LL,
-               mx ? (long long)json_integer_value(mx) : (long long)len, len);
+      utf8_snprintf(msg, cap, "%s must be %lld..%lld characters long, got %zu", name,
+                    mn ? (long long)json_integer_value(mn) : 0LL,
+                    mx ? (long long)json_integer_value(mx) : (long long)len, len);
       return false;
     }
   }
@@ -101,7 +107,7 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
     const json_t *e;
     json_array_foreach(v, i, e) {
       char sub[128];
-      snprintf(sub, sizeof sub, "%s[%zu]", name, i);
+      utf8_snprintf(sub, sizeof sub, "%s[%zu]", name, i);
       if (!mcp_schema_value(items, e, sub, msg, cap))
         return false;
     }
@@ -112,7 +118,7 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
     const json_t *e;
     json_object_foreach((json_t *)v, k, e) {
       char sub[160];
-      snprintf(sub, sizeof sub, "%s.%s", name, k);
+      utf8_snprintf(sub, sizeof sub, "%s.%s", name, k);
       if (!mcp_schema_value(extra, e, sub, msg, cap))
         return false;
     }
@@ -125,7 +131,7 @@ mcp_schema_check(const json_t *schema, const json_t *args, char *msg, size_t cap
 {
   const json_t *props = json_object_get(schema, "properties");
   if (args != NULL && !json_is_object(args)) {
-    snprintf(msg, cap, "arguments must be an object");
+    utf8_snprintf(msg, cap, "arguments must be an object");
     return false;
   }
   const char *key;
@@ -134,7 +140,8 @@ mcp_schema_check(const json_t *schema, const json_t *args, char *msg, size_t cap
     json_object_foreach((json_t *)args, key, v) {
       const json_t *p = json_object_get(props, key);
       if (p == NULL) {
-        snprintf(msg, cap, "unknown argument \"%.64s\"", key);
+        utf8_snprintf(msg, cap, "unknown argument \"%.*s\"", (int)utf8_cut(key, strlen(key), 64),
+                      key);
         return false;
       }
       if (!mcp_schema_value(p, v, key, msg, cap))
@@ -146,7 +153,7 @@ mcp_schema_check(const json_t *schema, const json_t *args, char *msg, size_t cap
   const json_t *r;
   json_array_foreach(req, i, r) {
     if (json_is_string(r) && (args == NULL || json_object_get(args, json_string_value(r)) == NULL)) {
-      snprintf(msg, cap, "%s is required", json_string_value(r));
+      utf8_snprintf(msg, cap, "%s is required", json_string_value(r));
       return false;
     }
   }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_frame.h"
 #include "mcp_schema.h"
 #include "memory.h"
 #include "strbuf.h"
@@ -84,7 +85,8 @@ mcp_tools_find(const McpServer *s, const char *name)
 }
 
 /* Appends the notifications not yet delivered to a result (piggyback):
- * each as a text item (the envelope), all in structuredContent. */
+ * each as a text item (the envelope, framed and escaped by the engine),
+ * all in structuredContent, their process text escaped there too. */
 static void
 mcp_tools_piggyback(McpServer *s, json_t *result)
 {
@@ -102,8 +104,11 @@ mcp_tools_piggyback(McpServer *s, json_t *result)
                                              text ? text : ""));
   }
   json_t *sc = json_object_get(result, "structuredContent");
-  if (json_is_object(sc))
-    json_object_set(sc, "notifications", pending);
+  if (json_is_object(sc)) {
+    json_t *escaped = json_array();
+    json_array_foreach(pending, i, n) json_array_append_new(escaped, mcp_frame_notification(n));
+    json_object_set_new(sc, "notifications", escaped);
+  }
   json_decref(pending);
 }
 
@@ -113,8 +118,9 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
   const McpTool *t = mcp_tools_find(s, name);
   if (t == NULL) {
     *code = -32602;
-    snprintf(msg, cap, "unknown tool \"%.64s\" (tools/list names the tools of the profiles "
-                       "this server was started with)", name);
+    utf8_snprintf(msg, cap, "unknown tool \"%.*s\" (tools/list names the tools of the profiles "
+                            "this server was started with)",
+                  (int)utf8_cut(name, strlen(name), 64), name);
     return NULL;
   }
   json_t *schema = mcp_tool_schema(t, t->input_schema);
@@ -123,7 +129,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
   json_decref(schema);
   if (!ok) {
     *code = -32602;
-    snprintf(msg, cap, "%s: %s", name, why);
+    utf8_snprintf(msg, cap, "%s: %s", name, why);
     return NULL;
   }
   McpResult r = {NULL, NULL, NULL};
@@ -132,17 +138,31 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
   json_decref(owned);
   json_t *result;
   if (r.error) {
+    /* Valid UTF-8 (so the answer can be encoded), nothing raw or hidden. */
+    mcp_frame_clean(&r.error);
     result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", r.error,
                        "isError", 1);
     free(r.error);
   } else {
-    char *text = r.text ? r.text : json_dumps(r.structured, JSON_INDENT(2));
+    /* What a process printed is escaped in the data and framed in the text
+     * (mcp_frame.h); a tool that renders its own text frames it itself. */
+    mcp_frame_escape(r.structured);
+    char *text = r.text ? r.text : mcp_frame_render(r.structured);
+    mcp_frame_clean(&text);
     result = json_pack("{s:[{s:s,s:s}],s:o}", "content", "type", "text", "text",
                        text ? text : "{}", "structuredContent", r.structured);
     free(text);
     r.text = NULL;
   }
   free(r.text); /* a text set beside an error */
+  if (result == NULL) {
+    /* A value jansson refused (no structured result, a string not UTF-8): a
+     * JSON-RPC error rather than no answer at all. */
+    *code = -32603;
+    utf8_snprintf(msg, cap, "internal error: the result of %s could not be encoded as JSON",
+                  name);
+    return NULL;
+  }
   if (s->delivery == kMcpPiggyback)
     mcp_tools_piggyback(s, result);
   return result;

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "cli_client.h"
+#include "cli_json.h"
+#include "mcp_frame.h"
 #include "strbuf.h"
 
 /* Calls the engine's method of the same name with the checked arguments. */
@@ -69,16 +71,56 @@ mcp_vigil_monitor_output(McpServer *s, json_t *args, McpResult *out)
   mcp_vigil_pass(s, "monitor_output", args, CLI_CALL_TIMEOUT_MS, out);
 }
 
+/* The engine's raw bytes are for programs: a model gets them as text (bytes
+ * that are not UTF-8 as U+FFFD, then escaped and framed like every process
+ * text, mcp_frame.h); `encoding: "base64"` gives the exact bytes as
+ * {"base64": ...}, which hides nothing from a reader since it is ASCII. */
 static void
 mcp_vigil_monitor_logs(McpServer *s, json_t *args, McpResult *out)
 {
+  const char *encoding = json_string_value(json_object_get(args, "encoding"));
+  bool base64 = encoding && strcmp(encoding, "base64") == 0;
+  json_object_del(args, "encoding");
   mcp_vigil_pass(s, "monitor_logs", args, CLI_CALL_TIMEOUT_MS, out);
+  static const char *const streams[] = {"stdout", "stderr"};
+  for (size_t i = 0; out->structured && i < 2; i++) {
+    const json_t *v = json_object_get(out->structured, streams[i]);
+    if (v == NULL || json_is_null(v))
+      continue;
+    StrBuf bytes = STRBUF_INIT;
+    mcp_logs_bytes(v, &bytes);
+    json_t *shown = base64 ? json_pack("{s:o}", "base64", cli_json_base64(bytes.data, bytes.len))
+                           : cli_json_string(strbuf_cstr(&bytes), bytes.len);
+    json_object_set_new(out->structured, streams[i], shown);
+    strbuf_free(&bytes);
+  }
 }
 
+/* Its text: how many events, then the engine's event log text (docs/protocol.md
+ * section 8, which names everything the events hold) in an observation
+ * frame, since its lines quote the process's. */
 static void
 mcp_vigil_monitor_events(McpServer *s, json_t *args, McpResult *out)
 {
   mcp_vigil_pass(s, "monitor_events", args, CLI_CALL_TIMEOUT_MS, out);
+  if (out->structured == NULL)
+    return;
+  const json_t *events = json_object_get(out->structured, "events");
+  const json_t *last = json_object_get(json_array_get(events, json_array_size(events) - 1), "id");
+  StrBuf t = STRBUF_INIT;
+  size_t n = json_array_size(events);
+  strbuf_printf(&t, "%zu event%s", n, n == 1 ? "" : "s");
+  if (json_is_integer(last))
+    strbuf_printf(&t, ", the last id %lld (pass it as since_event_id for newer ones)",
+                  (long long)json_integer_value(last));
+  strbuf_printf(&t, "; %lld dropped\n",
+                (long long)json_integer_value(json_object_get(out->structured, "dropped")));
+  const json_t *log = json_object_get(out->structured, "text");
+  McpFrame f = MCP_FRAME_INIT;
+  mcp_frame_escaped(&f, "", json_string_value(log) ? json_string_value(log) : "",
+                    json_string_length(log));
+  mcp_frame_finish(&f, &t);
+  out->text = strbuf_take(&t);
 }
 
 static void
@@ -237,13 +279,18 @@ const McpTool mcp_vigil_tools[] = {
     "ence\"]}",
     kMcpReadOnly | kMcpIdempotent, mcp_vigil_monitor_output},
   {"monitor_logs", kMcpProfileVigil,
-    "A monitor's raw captured output bytes by offset, per stream, for paging through everythi"
-    "ng it printed (`more` says there is more after `*_next_offset`).",
+    "A monitor's captured output by byte offset, per stream, for paging through everything it "
+    "printed (`more` says there is more after `*_next_offset`). The output comes as text: "
+    "bytes that are not UTF-8 as U+FFFD, control and invisible characters escaped, inside an "
+    "untrusted observation; `encoding: \"base64\"` gives the exact bytes as {base64} instead, "
+    "for a program.",
     "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"monitor_id\":{\"type\":\"string"
     "\",\"minLength\":1,\"maxLength\":64,\"description\":\"the id monitor_start returned (mon_...)\"},"
     "\"stream\":{\"type\":\"string\",\"enum\":[\"both\",\"stdout\",\"stderr\"],\"default\":\"both\"},\"offset\":{"
-    "\"type\":\"integer\",\"minimum\":0,\"default\":0},\"limit\":{\"type\":\"integer\",\"minimum\":0}},\"requi"
-    "red\":[\"monitor_id\"]}",
+    "\"type\":\"integer\",\"minimum\":0,\"default\":0},\"limit\":{\"type\":\"integer\","
+    "\"minimum\":0},\"encoding\":{\"type\":\"string\",\"enum\":[\"utf8\",\"base64\"],"
+    "\"default\":\"utf8\",\"description\":\"utf8 (text, escaped, for reading) or base64 (the "
+    "exact bytes, for a program)\"}},\"required\":[\"monitor_id\"]}",
     "{\"type\":\"object\",\"properties\":{\"stdout\":{\"type\":[\"string\",\"object\",\"null\"]},\"stderr\":{\"t"
     "ype\":[\"string\",\"object\",\"null\"]},\"stdout_size\":{\"type\":\"integer\"},\"stderr_size\":{\"type\":"
     "\"integer\"},\"truncated\":{\"type\":\"boolean\"},\"more\":{\"type\":\"boolean\"},\"state\":{\"type\":\"str"

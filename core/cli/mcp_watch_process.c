@@ -12,7 +12,8 @@
  * always a monitor's last, so that id is free). BashOutput is in
  * mcp_bash_output.c. Text renderings follow the seed's
  * forms, with process output escaped as the envelope escapes it, so a
- * process cannot forge a line of vigil's.
+ * process cannot forge a line of vigil's; watch_process_events's lines stand
+ * inside an observation frame (mcp_frame.h).
  */
 #include "mcp_tools.h"
 
@@ -23,6 +24,7 @@
 #include <time.h>
 
 #include "cli_json.h"
+#include "mcp_frame.h"
 #include "strbuf.h"
 #include "textfmt.h"
 #include "utf8.h"
@@ -375,7 +377,17 @@ wp_events(McpServer *s, json_t *args, McpResult *out)
   const json_t *e;
   json_array_foreach(json_object_get(r, "events"), i, e) wp_translate(e, sources, since, events);
   json_int_t dropped = json_integer_value(json_object_get(r, "dropped"));
+  /* The seed's lines, process text escaped in them, inside a frame when
+   * there are events. */
   out->text = wp_render_events(events, dropped, wp_event_cap(text));
+  if (json_array_size(events) > 0) {
+    McpFrame f = MCP_FRAME_INIT;
+    mcp_frame_escaped(&f, "", out->text, strlen(out->text));
+    StrBuf framed = STRBUF_INIT;
+    mcp_frame_finish(&f, &framed);
+    free(out->text);
+    out->text = strbuf_take(&framed);
+  }
   out->structured = json_pack("{s:s,s:I,s:o}", "shell_id", id, "dropped", dropped, "events",
                               events);
   json_decref(sources);

@@ -393,12 +393,15 @@ def test_errors_live_stays_idle_without_live_mode(e):
 # --- invisible characters, under every bundled policy -----------------------
 
 # A line holding a zero-width space, a tag character ("ASCII smuggling"), the
-# six characters \u{202e} printed literally, a real U+202E and a BOM; a label
-# holding a zero-width joiner and a literal backslash-t.
+# six characters \u{202e} printed literally, a real U+202E, a BOM and two
+# private use characters (U+E000, U+10FFFD); a label holding a zero-width
+# joiner and a literal backslash-t.
 INVISIBLE_ARGV = ["printf", "a\\342\\200\\213b\\363\\240\\201\\201 lit\\\\u{202e}"
-                            " rlo\\342\\200\\256 \\357\\273\\277!\\n"]
+                            " rlo\\342\\200\\256 \\357\\273\\277!"
+                            " pua\\356\\200\\200\\364\\217\\277\\275\\n"]
 INVISIBLE_LABEL = "w\u200deb\\t"
-INVISIBLE_LINE = "[stdout seq=1] a\\u{200b}b\\u{e0041} lit\\\\u{202e} rlo\\u{202e} \\u{feff}!\n"
+INVISIBLE_LINE = ("[stdout seq=1] a\\u{200b}b\\u{e0041} lit\\\\u{202e} rlo\\u{202e} \\u{feff}!"
+                  " pua\\u{e000}\\u{10fffd}\n")
 INVISIBLE_WHO = "w\\u{200d}eb\\\\t"
 INVISIBLE_BODIES = {
     "envelope": ("monitor: %s (MID)\nevent: output batch 1\n%sstatus: running\n"
@@ -411,9 +414,10 @@ INVISIBLE_BODIES = {
                        % (INVISIBLE_WHO, INVISIBLE_LINE)),
     "events": "monitor: %s (MID)\n[1] AT output\n%s" % (INVISIBLE_WHO, INVISIBLE_LINE),
 }
-# Format (Cf) and other invisible characters that must never reach the agent raw.
+# Format (Cf), private use and other invisible characters that must never
+# reach the agent raw.
 RAW_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufe00-\ufe0f"
-                           "\ufeff\U000e0000-\U000e0fff]")
+                           "\ufeff\ue000-\uf8ff\U000e0000-\U000e0fff\U000f0000-\U0010ffff]")
 
 
 @with_config(plugin_paths=[POLICIES])

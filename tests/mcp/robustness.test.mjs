@@ -141,3 +141,29 @@ test('a --session that is no session name is refused before anything is written,
     const outside = path.join(path.dirname(path.dirname(engine.socket)), 'escaped-state.seq');
     assert.equal(fs.existsSync(outside), false, `no state file at ${outside}`);
   });
+
+test('a long multi-byte name echoed in an error is cut at a character boundary, and every request is answered',
+  { timeout: TEST_TIMEOUT }, async () => {
+    // Issue 22, point 13: "%.64s" cut a three-byte character in half, the
+    // error text was not UTF-8, building the JSON failed and no answer came.
+    const a = await started('utf8-cut');
+    const euros = '\u20ac'.repeat(40); // 120 bytes: 64 falls inside the 22nd
+    const asked = [
+      ['unknown tool', -32602, 'tools/call', { name: euros, arguments: {} }],
+      ['unknown method', -32601, euros, {}],
+      ['unknown argument', -32602, 'tools/call', { name: 'monitor_list', arguments: { [euros]: 1 } }],
+      ['a bad env value', -32602, 'tools/call', {
+        name: 'monitor_start', arguments: { command: 'true', env: { [euros.repeat(4)]: 1 } },
+      }],
+    ];
+    for (const [what, code, method, params] of asked) {
+      const r = await a.response(a.request(method, params));
+      assert.equal(r.error?.code, code, `${what}: ${JSON.stringify(r)}`);
+      const msg = r.error.message;
+      assert.ok(!msg.includes('\ufffd'), `${what}: the message is valid UTF-8: ${JSON.stringify(msg)}`);
+      assert.match(msg, /\u20ac{10,}/, `${what}: the message names what was asked, cut between characters: ${msg}`);
+    }
+    await stillAnswers(a);
+    a.assertOnlyJsonOnStdout();
+    await a.close();
+  });

@@ -134,6 +134,21 @@ TEST(escape_format_characters_and_other_invisibles)
                "\xc2\xa0\xe3\x80\x80\xef\xbf\xbd\xf0\x9f\x98\x80");
 }
 
+/* Private Use Area code points (U+E000..U+F8FF and planes 15 and 16) mean
+ * nothing standard: most fonts show nothing, a font the attacker chose shows
+ * whatever it likes, and tokenizers map them unpredictably. They are shown
+ * escaped, like the invisible classes (issue 22, point 17). */
+TEST(escape_private_use_area)
+{
+  CHECK_ESCAPE("a\xee\x80\x80" "b\xef\xa3\xbf" "c", "a\\u{e000}b\\u{f8ff}c");
+  CHECK_ESCAPE("\xf3\xb0\x80\x80\xf3\xbf\xbf\xbd", "\\u{f0000}\\u{ffffd}"); /* plane 15 */
+  CHECK_ESCAPE("\xf4\x80\x80\x80\xf4\x8f\xbf\xbd", "\\u{100000}\\u{10fffd}"); /* plane 16 */
+  /* Their valid neighbours pass: U+D7FF (a Hangul letter, the last code
+   * point before the surrogates that precede U+E000) and U+F900 (a CJK
+   * compatibility ideograph). */
+  CHECK_ESCAPE("\xed\x9f\xbf\xef\xa4\x80", "\xed\x9f\xbf\xef\xa4\x80");
+}
+
 /* The inverse of textfmt_escape, following the grammar textfmt.h gives:
  * \\ a backslash, \t \n \r \e, \xNN a byte, \u{H..} a code point as UTF-8,
  * and a backslash before anything else itself. Returns the decoded length,
@@ -283,9 +298,9 @@ escapes_cp(StrBuf *sb, uint32_t cp)
 }
 
 /* The hand-kept table against the Unicode data of the Python running the
- * tests: every code point of category Cc (C1), Cf, Zl or Zp, every
- * noncharacter, variation selector and Hangul filler, and U+034F, U+17B4,
- * U+17B5 (default-ignorable) must be escaped, and nothing else that Python
+ * tests: every code point of category Cc (C1), Cf, Zl, Zp or Co (private
+ * use), every noncharacter, variation selector and Hangul filler, and
+ * U+034F, U+17B4, U+17B5 (default-ignorable) must be escaped, and nothing else that Python
  * knows as assigned. Code points unassigned in Python's Unicode version may
  * go either way (the table may come from a newer one). */
 TEST(escape_table_agrees_with_python_unicodedata)
@@ -296,7 +311,7 @@ TEST(escape_table_agrees_with_python_unicodedata)
       "print(\"version\", u.unidata_version)\n"
       "def kind(c):\n"
       "    ch = chr(c); cat = u.category(ch); name = u.name(ch, \"\")\n"
-      "    if cat in (\"Cc\", \"Cf\", \"Zl\", \"Zp\") \\\n"
+      "    if cat in (\"Cc\", \"Cf\", \"Zl\", \"Zp\", \"Co\") \\\n"
       "       or (c & 0xFFFE) == 0xFFFE or 0xFDD0 <= c <= 0xFDEF \\\n"
       "       or \"VARIATION SELECTOR\" in name or (\"HANGUL\" in name and \"FILLER\" in name) \\\n"
       "       or c in (0x34F, 0x17B4, 0x17B5):\n"
@@ -560,6 +575,7 @@ main(void)
   RUN(escape_keeps_plain_text_and_most_backslashes);
   RUN(escape_is_injective_a_printed_escape_differs_from_the_character);
   RUN(escape_format_characters_and_other_invisibles);
+  RUN(escape_private_use_area);
   RUN(escape_decodes_back_to_its_input);
   RUN(sanitize_escapes_raw_characters_and_keeps_escaped_text);
   RUN(escape_table_agrees_with_python_unicodedata);

@@ -143,6 +143,29 @@ TEST(text_check_names_the_first_bad_byte)
   CHECK_STR(utf8_verdict_name(kUtf8Invalid), "not valid UTF-8");
 }
 
+/* A message that does not fit its buffer ends at a character boundary:
+ * "%.64s" or a full buffer used to cut a three-byte character in half, and
+ * the invalid text made vigil mcp's JSON reply fail (issue 22, point 13). */
+TEST(snprintf_cuts_at_a_character_boundary)
+{
+  char buf[8];
+  /* "a" and two euro signs are 7 bytes: they fit with the NUL. */
+  CHECK_INT(utf8_snprintf(buf, sizeof buf, "a%s", "\xe2\x82\xac\xe2\x82\xac"), 7);
+  CHECK_STR(buf, "a\xe2\x82\xac\xe2\x82\xac");
+  /* Three euro signs do not: the third is left out whole, not cut. */
+  CHECK_INT(utf8_snprintf(buf, sizeof buf, "a%s", "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"), 7);
+  CHECK_STR(buf, "a\xe2\x82\xac\xe2\x82\xac");
+  CHECK_INT(utf8_snprintf(buf, sizeof buf, "ab%s", "\xe2\x82\xac\xe2\x82\xac"), 5);
+  CHECK_STR(buf, "ab\xe2\x82\xac");
+  CHECK(utf8_valid(buf, strlen(buf)));
+  /* ASCII is cut where the buffer ends. */
+  CHECK_INT(utf8_snprintf(buf, sizeof buf, "%s", "0123456789"), 7);
+  CHECK_STR(buf, "0123456");
+  char one[1];
+  CHECK_INT(utf8_snprintf(one, sizeof one, "%s", "x"), 0);
+  CHECK_STR(one, "");
+}
+
 int
 main(void)
 {
@@ -150,5 +173,6 @@ main(void)
   RUN(invalid_bytes_are_escaped_visibly);
   RUN(random_bytes_escape_to_valid_utf8_and_read_back);
   RUN(text_check_names_the_first_bad_byte);
+  RUN(snprintf_cuts_at_a_character_boundary);
   return check_summary();
 }
