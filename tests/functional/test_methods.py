@@ -181,6 +181,13 @@ def test_bounds_name_argument_bound_and_value(e):
     err = expect_error("invalid_params", e.call, "monitor_start", command="echo x",
                        idle_timeout_ms=3600001)
     assert err.message == "invalid_params: idle_timeout_ms must be 0..3600000, got 3600001"
+    # Numbers as given, never in exponent form (%g printed 3.6e+06 and 1.23457e+06).
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x",
+                       idle_timeout_ms=3600001.5)
+    assert err.message == "invalid_params: idle_timeout_ms must be an integer, got 3600001.5"
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x",
+                       cpu_limit=1234567.0)
+    assert err.message == "invalid_params: cpu_limit must be 0.001..4096, got 1234567", err.message
     err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", notify="all")
     assert '"auto" | "matches" | "lines" | "exit" | "none"' in err.message and '"all"' in err.message
     err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", label=7)
