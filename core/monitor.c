@@ -395,15 +395,13 @@ monitor_stop(Monitor *m, int sig, int64_t grace_ms)
     sig = SIGTERM;
   if (grace_ms < 0)
     grace_ms = m->settings.kill_grace_ms;
-  if (m->finished || m->ending != kMonRunning || m->proc == NULL)
-    return kMonitorStopAlready;
   char reason[64];
   const char *name = signals_name(sig);
   snprintf(reason, sizeof reason, "stopped by request (%s)", name ? name : "signal");
   /* proc_stop still says "already exited" when the exit is seen but not yet
    * reported (the child is only draining): that is kMonitorStopExited too. */
-  return monitor_terminate(m, kMonStopped, reason, sig, (uint64_t)grace_ms) ? kMonitorStopping
-                                                                            : kMonitorStopExited;
+  return monitor_terminate(m, kMonStopped, reason, sig,
+                           grace_ms == MONITOR_GRACE_NEVER ? PROC_GRACE_NEVER : (uint64_t)grace_ms);
 }
 
 /* Close callback of the timers: frees the monitor after the last one. */
