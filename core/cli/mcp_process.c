@@ -27,7 +27,6 @@
 
 /* The seed's default force_after (s) and the engine's grace bound (ms). */
 #define MCP_PROCESS_FORCE_AFTER 10
-#define MCP_PROCESS_GRACE_MAX_MS 600000
 /* A kill whose grace is this long (or "never escalate") answers after this
  * much, still running, so the call stays under a client's tool timeout. */
 #define MCP_PROCESS_KILL_EARLY_S 30
@@ -367,13 +366,12 @@ mcp_process_kill_pending(const char *id, const char *sig, json_int_t force_after
 {
   char note[256];
   if (force_after == 0)
-    snprintf(note, sizeof note, "%s sent and the process is still running; vigil always "
-             "escalates, so it sends SIGKILL if the process is still running in %d min "
-             "(force_after 0 cannot mean never here)", sig, MCP_PROCESS_GRACE_MAX_MS / 60000);
+    snprintf(note, sizeof note, "%s sent and the process is still running; with force_after 0 "
+             "no SIGKILL follows (process.kill with signal SIGKILL ends it at once)", sig);
   else
     snprintf(note, sizeof note, "%s sent and the process is still running; vigil sends "
-             "SIGKILL if it is still running %lld s after the signal", sig,
-             (long long)force_after);
+             "SIGKILL if it is still running %lld s after the signal (process.kill with signal "
+             "SIGKILL ends it at once)", sig, (long long)force_after);
   return json_pack("{s:b,s:s,s:s,s:s,s:s}", "killed", 1, "signal_sent", sig, "process_id", id,
                    "state", "running", "note", note);
 }
@@ -387,14 +385,17 @@ mcp_process_kill(McpServer *s, json_t *args, McpResult *out)
   const json_t *fa = json_object_get(args, "force_after");
   json_int_t force_after = fa ? json_integer_value(fa) : MCP_PROCESS_FORCE_AFTER;
   bool hard = strcmp(sig, "SIGKILL") == 0;
-  /* vigil always escalates to SIGKILL after the grace, and a grace of 0
-   * means SIGKILL at once: the seed's "0: never escalate" is the longest
-   * grace instead. A long grace answers early, so the call outlives no
-   * client's tool timeout. */
-  json_int_t grace = force_after == 0 ? MCP_PROCESS_GRACE_MAX_MS : force_after * 1000;
+  /* The seed's force_after 0 is "immediate SIGTERM without escalation":
+   * the engine's escalate: false (its grace_ms 0 would mean SIGKILL at
+   * once). A stop without SIGKILL, or with a long grace, answers early, so
+   * the call outlives no client's tool timeout; a later, stronger kill
+   * (SIGKILL, a shorter force_after) still goes through in the engine. */
+  json_int_t grace = force_after * 1000;
   bool early = !hard && (force_after == 0 || force_after > MCP_PROCESS_KILL_EARLY_S);
   json_t *e = json_pack("{s:s,s:s}", "monitor_id", id, "signal", sig);
-  if (!hard)
+  if (!hard && force_after == 0)
+    json_object_set_new(e, "escalate", json_false());
+  else if (!hard)
     json_object_set_new(e, "grace_ms", json_integer(grace));
   json_t *r = NULL;
   int rc = mcp_engine_call(&s->engine, "monitor_stop", e,
@@ -417,12 +418,12 @@ mcp_process_kill(McpServer *s, json_t *args, McpResult *out)
       "{s:b,s:s,s:s,s:s}", "killed", stopped, "signal_sent",
       json_is_string(engine_sig) ? json_string_value(engine_sig) : sig, "process_id", id,
       "state", mcp_process_state(state, NULL));
-  /* The engine takes no second signal while a stop is under way (an
-   * earlier kill's grace, a timeout's): say so rather than seem to kill. */
+  /* A stop at least as strong (an earlier kill's, a timeout's) is under
+   * way, so the engine sent nothing: say so rather than seem to kill. */
   if (!stopped && state && strcmp(state, "running") == 0)
     json_object_set_new(out->structured, "note", json_string(
-        "nothing sent: a stop is already under way, and vigil sends SIGKILL when its grace "
-        "ends"));
+        "nothing sent: a stop at least as strong is already under way; process.kill with "
+        "signal SIGKILL ends it at once"));
   json_decref(r);
 }
 
@@ -583,18 +584,19 @@ const McpTool mcp_process_tools[] = {
   {"process.kill", kMcpProfileProcess,
     "Stop a running process and everything it started: `signal` (default SIGTERM) goes to its "
     "process group, then SIGKILL if anything is still running `force_after` seconds later (default "
-    "10). Answers once it is gone, with `killed`, `signal_sent` (SIGKILL when it had to escalate) "
-    "and `state`. vigil always escalates: `force_after: 0` means the longest grace (10 min), not "
-    "never; with a grace over 30 s the answer comes after 2 s with state `running` and a `note`, "
-    "and until the grace ends a second kill (even SIGKILL) cannot hurry it. A process that already "
-    "ended on its own is the error `already_exited` (process.monitor shows how it ended); one "
-    "already killed gives `killed: false`.",
+    "10; `force_after: 0` sends the signal without escalation, never SIGKILL). Answers once it is "
+    "gone, with `killed`, `signal_sent` (SIGKILL when it had to escalate) and `state`; with "
+    "`force_after: 0` or over 30 s the answer comes after 2 s with state `running` and a `note`. "
+    "A stronger kill always goes through: `signal: SIGKILL` (or a shorter `force_after`) during "
+    "an earlier kill's grace ends the process at once; an equal or weaker one sends nothing. A "
+    "process that already ended on its own is the error `already_exited` (process.monitor shows "
+    "how it ended); one already killed gives `killed: false`.",
     "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"process_id\":{\"type\":"
     "\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"the process_id process.run "
     "returned (mon_...)\"},\"signal\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":15,\"defau"
     "lt\":\"SIGTERM\",\"description\":\"a signal name: SIGTERM (graceful), SIGKILL (at once), "
     "SIGINT, ...\"},\"force_after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":600,\"default\""
-    ":10,\"description\":\"seconds after the signal before SIGKILL\"}},\"required\":[\"process_id\""
+    ":10,\"description\":\"seconds after the signal before SIGKILL (0: never)\"}},\"required\":[\"process_id\""
     "]}",
     "{\"type\":\"object\",\"properties\":{\"killed\":{\"type\":\"boolean\"},\"signal_sent\":{\"type"
     "\":\"string\"},\"process_id\":{\"type\":\"string\"},\"state\":{\"type\":\"string\",\"enum\":["
