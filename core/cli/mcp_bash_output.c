@@ -127,19 +127,7 @@ wp_block(StrBuf *b, const char *tag, const WpRead *r)
   if (r->truncated)
     strbuf_printf(b, "[earlier %s not shown: over %d new bytes, or gone from vigil's capture]\n",
                   tag, WP_BASH_MAX);
-  const char *p = strbuf_cstr(&r->bytes), *end = p + r->bytes.len;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-    if (n > 0 && *p == '<') {
-      strbuf_puts(b, "\\x3c");
-      textfmt_escape(b, p + 1, n - 1);
-    } else {
-      textfmt_escape(b, p, n);
-    }
-    strbuf_putc(b, '\n');
-    p += n + (nl != NULL);
-  }
+  mcp_tools_untrusted_lines(b, strbuf_cstr(&r->bytes), r->bytes.len);
   strbuf_printf(b, "</%s>\n", tag);
 }
 

@@ -137,46 +137,15 @@ mcp_hermes_exit_code(const json_t *o)
   return n > 0 ? json_integer(-n) : json_null();
 }
 
-/* The monitor's lines (both streams, in the order written, ANSI removed) as
- * an array (owned), the last `limit` of them when limit > 0; NULL with the
- * error in s->engine. */
-static json_t *
-mcp_hermes_lines(McpServer *s, const char *id, int limit)
-{
-  json_t *args = json_pack("{s:s,s:s}", "monitor_id", id, "stream", "all"), *r = NULL;
-  if (limit > 0)
-    json_object_set_new(args, "limit", json_integer(limit));
-  int rc = mcp_engine_call(&s->engine, "monitor_output", args, CLI_CALL_TIMEOUT_MS, &r);
-  json_decref(args);
-  if (rc != 0)
-    return NULL;
-  json_t *lines = json_incref(json_object_get(r, "lines"));
-  json_decref(r);
-  return lines ? lines : json_array();
-}
-
-/* Lines [from, to) joined with newlines (owned). */
-static char *
-mcp_hermes_join(const json_t *lines, size_t from, size_t to)
-{
-  StrBuf b = STRBUF_INIT;
-  for (size_t i = from; i < to; i++) {
-    const char *t = json_string_value(json_object_get(json_array_get(lines, i), "text"));
-    strbuf_printf(&b, "%s%s", i > from ? "\n" : "", t ? t : "");
-  }
-  char *out = strbuf_take(&b);
-  return out ? out : calloc(1, 1);
-}
-
 /* The last `chars` characters of the monitor's recent output; "" when the
  * engine cannot say. */
 static json_t *
 mcp_hermes_preview(McpServer *s, const char *id, size_t chars)
 {
-  json_t *lines = mcp_hermes_lines(s, id, MCP_HERMES_PREVIEW_LINES);
+  json_t *lines = mcp_tools_lines(s, id, MCP_HERMES_PREVIEW_LINES);
   if (lines == NULL)
     return json_string("");
-  char *text = mcp_hermes_join(lines, 0, json_array_size(lines));
+  char *text = mcp_tools_join(lines, 0, json_array_size(lines));
   json_t *j = mcp_hermes_tail(text, chars);
   free(text);
   json_decref(lines);
@@ -266,13 +235,13 @@ mcp_hermes_foreground(McpServer *s, json_t *args, json_t *e, McpResult *out)
   const char *id = json_string_value(json_object_get(r.structured, "process_id"));
   mcp_tools_remember(id, json_string_value(json_object_get(args, "command")),
                      json_string_value(json_object_get(e, "cwd")));
-  json_t *lines = mcp_hermes_lines(s, id ? id : "", 0);
+  json_t *lines = mcp_tools_lines(s, id ? id : "", 0);
   if (lines == NULL) {
     mcp_result_engine_error(s, out);
     json_decref(r.structured);
     return;
   }
-  char *text = mcp_hermes_join(lines, 0, json_array_size(lines));
+  char *text = mcp_tools_join(lines, 0, json_array_size(lines));
   const char *state = json_string_value(json_object_get(r.structured, "state"));
   bool timed_out = state && strcmp(state, "timed_out") == 0;
   json_t *code = timed_out ? json_integer(124) : mcp_hermes_exit_code(r.structured);
@@ -442,7 +411,7 @@ mcp_hermes_log(McpServer *s, const char *id, json_t *args, McpResult *out)
   json_t *st = mcp_hermes_status(s, id, out);
   if (st == NULL)
     return;
-  json_t *lines = mcp_hermes_lines(s, id, 0);
+  json_t *lines = mcp_tools_lines(s, id, 0);
   if (lines == NULL) {
     mcp_result_engine_error(s, out);
     json_decref(st);
@@ -460,7 +429,7 @@ mcp_hermes_log(McpServer *s, const char *id, json_t *args, McpResult *out)
     from = offset < total ? offset : total;
     to = from + limit < total ? from + limit : total;
   }
-  char *text = mcp_hermes_join(lines, from, to);
+  char *text = mcp_tools_join(lines, from, to);
   const char *state = json_string_value(json_object_get(st, "state"));
   char showing[48];
   snprintf(showing, sizeof showing, "%zu lines", to - from);

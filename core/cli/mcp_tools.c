@@ -13,6 +13,7 @@
 #include "mcp_schema.h"
 #include "memory.h"
 #include "strbuf.h"
+#include "textfmt.h"
 #include "utf8.h"
 
 /* Every profile's tools, in the order tools/list gives them. */
@@ -486,4 +487,51 @@ mcp_tools_recall(const char *monitor_id, bool want_cwd)
     if (strcmp(mcp_remembered[i].id, monitor_id) == 0)
       return want_cwd ? mcp_remembered[i].cwd : mcp_remembered[i].command;
   return NULL;
+}
+
+/* --- process output in a seed's text (see mcp_tools.h) ------------------- */
+
+json_t *
+mcp_tools_lines(McpServer *s, const char *id, int limit)
+{
+  json_t *args = json_pack("{s:s,s:s}", "monitor_id", id, "stream", "all"), *r = NULL;
+  if (limit > 0)
+    json_object_set_new(args, "limit", json_integer(limit));
+  int rc = mcp_engine_call(&s->engine, "monitor_output", args, CLI_CALL_TIMEOUT_MS, &r);
+  json_decref(args);
+  if (rc != 0)
+    return NULL;
+  json_t *lines = json_incref(json_object_get(r, "lines"));
+  json_decref(r);
+  return lines ? lines : json_array();
+}
+
+char *
+mcp_tools_join(const json_t *lines, size_t from, size_t to)
+{
+  StrBuf b = STRBUF_INIT;
+  for (size_t i = from; i < to; i++) {
+    const char *t = json_string_value(json_object_get(json_array_get(lines, i), "text"));
+    strbuf_printf(&b, "%s%s", i > from ? "\n" : "", t ? t : "");
+  }
+  char *out = strbuf_take(&b);
+  return out ? out : xstrdup("");
+}
+
+void
+mcp_tools_untrusted_lines(StrBuf *b, const char *text, size_t len)
+{
+  const char *p = text, *end = text + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (n > 0 && *p == '<') {
+      strbuf_puts(b, "\\x3c");
+      textfmt_escape(b, p + 1, n - 1);
+    } else {
+      textfmt_escape(b, p, n);
+    }
+    strbuf_putc(b, '\n');
+    p += n + (nl != NULL);
+  }
 }

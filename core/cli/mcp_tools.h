@@ -161,6 +161,26 @@ void mcp_tools_remember(const char *monitor_id, const char *command, const char 
 /* The command (or, with want_cwd, the directory) remembered, or NULL. */
 const char *mcp_tools_recall(const char *monitor_id, bool want_cwd);
 
+/* --- process output in a seed's text --------------------------------------
+ * Added with the monitor profile's TaskOutput; BashOutput and the hermes
+ * profile use them too. */
+
+/* A monitor's lines (both streams, in the order written, ANSI removed, from
+ * the engine's ring) as an array (owned), the last `limit` of them when
+ * limit > 0; NULL with the error in s->engine. */
+json_t *mcp_tools_lines(McpServer *s, const char *id, int limit);
+
+/* The text of lines [from, to) joined with newlines (owned, never NULL). */
+char *mcp_tools_join(const json_t *lines, size_t from, size_t to);
+
+/* Appends untrusted process text as lines of a seed's tagged text block:
+ * each line escaped as the envelope escapes it (textfmt_escape) with a
+ * leading '<' written \x3c, so no line of the process reads as a tag or
+ * closes the block, and each ends with a newline. The one place where a
+ * tagged text (BashOutput's <stdout>, TaskOutput's <output>) takes process
+ * output. */
+void mcp_tools_untrusted_lines(StrBuf *b, const char *text, size_t len);
+
 /* Claude Code's BashOutput (mcp_bash_output.c), listed by watch_process. */
 void mcp_bash_output(McpServer *s, json_t *args, McpResult *out);
 

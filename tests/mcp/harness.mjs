@@ -67,7 +67,7 @@ export const PROFILES = {
     'monitor_logs', 'monitor_events', 'monitor_wait', 'process_run', 'notifications_read'],
   watch_process: ['watch_process', 'watch_process_events', 'KillShell', 'BashOutput'],
   process: ['process.run', 'process.monitor', 'process.kill', 'process.list', 'process.logs'],
-  monitor: ['Monitor', 'TaskStop'],
+  monitor: ['Monitor', 'TaskStop', 'TaskOutput'],
   hermes: ['terminal', 'process'],
 };
 
