@@ -176,18 +176,18 @@ mcp_hermes_uptime(const char *at)
 
 /* Hermes's facts about a process, from monitor_status or a monitor_list
  * entry: session_id, command, pid, uptime_seconds, status, and exit_code
- * once it has ended. `command` is what this adapter started it with; the
- * engine never sends a command back, so a process started elsewhere shows
- * the program vigil ran. */
+ * once it has ended; with cwd, its directory too. `command` is the command
+ * as given (mcp_tools_command), whichever adapter started it; the program
+ * vigil ran only when the engine cannot say. */
 static json_t *
-mcp_hermes_facts(const json_t *st)
+mcp_hermes_facts(McpServer *s, const json_t *st, bool cwd)
 {
   const char *id = json_string_value(json_object_get(st, "monitor_id"));
   const char *state = json_string_value(json_object_get(st, "state"));
   bool running = state == NULL || strcmp(state, "running") == 0;
-  const char *command = mcp_tools_recall(id, false);
-  if (command == NULL)
-    command = json_string_value(json_object_get(st, "program"));
+  char *dir = NULL;
+  char *given = id ? mcp_tools_command(s, id, &dir) : NULL;
+  const char *command = given ? given : json_string_value(json_object_get(st, "program"));
   json_t *pid = json_object_get(st, "pid");
   json_t *f = json_pack("{s:s,s:o,s:s,s:O,s:I}", "session_id", id ? id : "", "command",
                         cli_json_string(command ? command : "", command ? strlen(command) : 0),
@@ -196,6 +196,10 @@ mcp_hermes_facts(const json_t *st)
                         mcp_hermes_uptime(json_string_value(json_object_get(st, "started_at"))));
   if (!running)
     json_object_set_new(f, "exit_code", mcp_hermes_exit_code(st));
+  if (cwd)
+    json_object_set_new(f, "cwd", dir ? cli_json_string(dir, strlen(dir)) : json_null());
+  free(given);
+  free(dir);
   return f;
 }
 
@@ -376,11 +380,9 @@ mcp_hermes_list(McpServer *s, const char *id, json_t *args, McpResult *out)
   size_t i;
   json_t *m;
   json_array_foreach(json_object_get(r, "monitors"), i, m) {
-    json_t *f = mcp_hermes_facts(m);
+    json_t *f = mcp_hermes_facts(s, m, true);
     const char *mid = json_string_value(json_object_get(m, "monitor_id"));
-    const char *cwd = mcp_tools_recall(mid, true);
     const char *at = json_string_value(json_object_get(m, "started_at"));
-    json_object_set_new(f, "cwd", cwd ? cli_json_string(cwd, strlen(cwd)) : json_null());
     json_object_set_new(f, "started_at", at ? json_stringn(at, strnlen(at, 19)) : json_null());
     json_object_set_new(f, "output_preview", mcp_hermes_preview(s, mid, MCP_HERMES_LIST_PREVIEW));
     json_array_append_new(procs, f);
@@ -396,7 +398,7 @@ mcp_hermes_poll(McpServer *s, const char *id, json_t *args, McpResult *out)
   json_t *st = mcp_hermes_status(s, id, out);
   if (st == NULL)
     return;
-  out->structured = mcp_hermes_facts(st);
+  out->structured = mcp_hermes_facts(s, st, false);
   json_object_set_new(out->structured, "output_preview",
                       mcp_hermes_preview(s, id, MCP_HERMES_POLL_PREVIEW));
   json_decref(st);

@@ -16,7 +16,6 @@
  */
 #include "mcp_tools.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,34 +147,6 @@ mcp_process_status(McpServer *s, const char *id)
 
 /* --- process.run ---------------------------------------------------------- */
 
-/* Whether a word reaches the program unchanged both through vigil's
- * splitter and through /bin/sh, so it needs no quotes. */
-static bool
-mcp_process_plain(const char *w)
-{
-  if (*w == '\0')
-    return false;
-  for (; *w; w++)
-    if (!isalnum((unsigned char)*w) && strchr("@%+=:,./-_", *w) == NULL)
-      return false;
-  return true;
-}
-
-/* Appends a word quoted so that vigil's splitter and /bin/sh both read it
- * back as one literal word: '...' with each ' as '\''. */
-static void
-mcp_process_quote(StrBuf *b, const char *w)
-{
-  if (mcp_process_plain(w)) {
-    strbuf_puts(b, w);
-    return;
-  }
-  strbuf_putc(b, '\'');
-  for (; *w; w++)
-    strbuf_puts(b, *w == '\'' ? "'\\''" : (char[]){*w, '\0'});
-  strbuf_putc(b, '\'');
-}
-
 /* The engine's way to run command + args into e, and the command line as
  * the seed's results show it (owned). A plain program name goes as argv,
  * exactly; anything else is one command line with the args quoted onto it,
@@ -192,9 +163,9 @@ mcp_process_command(const json_t *args, json_t *e)
   const json_t *a;
   json_array_foreach(list, i, a) {
     strbuf_putc(&line, ' ');
-    mcp_process_quote(&line, json_string_value(a));
+    mcp_tools_quote(&line, json_string_value(a));
   }
-  if (json_array_size(list) > 0 && mcp_process_plain(command)) {
+  if (json_array_size(list) > 0 && mcp_tools_plain(command)) {
     json_t *argv = json_pack("[s]", command);
     json_array_extend(argv, (json_t *)list);
     json_object_set_new(e, "argv", argv);
@@ -277,20 +248,21 @@ mcp_process_run(McpServer *s, json_t *args, McpResult *out)
 
 /* A monitor as the seed's process.monitor and process.list show one, from
  * monitor_status (or a monitor_list entry, which has no duration_ms and
- * resource_usage: zeros then). `command` is what this adapter started it
- * with; the engine never sends a command back, so a monitor started
- * elsewhere shows the program vigil ran (its absolute path). */
+ * resource_usage: zeros then). `command` is the command as given
+ * (mcp_tools_command), whichever adapter started it; the program vigil ran
+ * (its absolute path) only when the engine cannot say. */
 static json_t *
-mcp_process_entry(const json_t *st)
+mcp_process_entry(McpServer *s, const json_t *st)
 {
   const char *id = json_string_value(json_object_get(st, "monitor_id"));
   const json_t *exceeded = json_object_get(st, "exceeded");
   const char *seed = mcp_process_state(json_string_value(json_object_get(st, "state")), exceeded);
-  const char *command = mcp_tools_recall(id, false);
+  char *command = id ? mcp_tools_command(s, id, NULL) : NULL;
   json_t *cmd = command ? cli_json_string(command, strlen(command))
                         : json_is_string(json_object_get(st, "program"))
                             ? mcp_process_str(st, "program")
                             : mcp_process_str(st, "label");
+  free(command);
   return json_pack("{s:s,s:o,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "process_id", id ? id : "",
                    "command", cmd, "state", seed, "exit_code",
                    mcp_process_exit_code(seed, json_object_get(st, "exit_code")), "started_at",
@@ -309,7 +281,7 @@ mcp_process_monitor(McpServer *s, json_t *args, McpResult *out)
   json_decref(e);
   if (st == NULL)
     return;
-  out->structured = mcp_process_entry(st);
+  out->structured = mcp_process_entry(s, st);
   json_decref(st);
 }
 
@@ -341,7 +313,7 @@ mcp_process_list(McpServer *s, json_t *args, McpResult *out)
       continue;
     /* The seed's entries carry duration and usage, which only status has. */
     json_t *st = mcp_process_status(s, json_string_value(json_object_get(m, "monitor_id")));
-    json_array_append_new(procs, mcp_process_entry(st ? st : m));
+    json_array_append_new(procs, mcp_process_entry(s, st ? st : m));
     json_decref(st);
   }
   json_decref(r);

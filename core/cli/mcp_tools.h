@@ -181,6 +181,26 @@ char *mcp_tools_join(const json_t *lines, size_t from, size_t to);
  * output. */
 void mcp_tools_untrusted_lines(StrBuf *b, const char *text, size_t len);
 
+/* --- a monitor's command, as given --------------------------------------- */
+
+/* Whether a word reaches the program unchanged both through vigil's
+ * splitter and through /bin/sh, so it needs no quotes. */
+bool mcp_tools_plain(const char *word);
+
+/* Appends a word quoted so that vigil's splitter and /bin/sh both read it
+ * back as one literal word: as it is when plain, else '...' with each ' as
+ * '\''. */
+void mcp_tools_quote(StrBuf *b, const char *word);
+
+/* The command monitor id was started with, as given (owned), and its
+ * directory in *cwd (owned, or NULL) when cwd is not NULL: what this
+ * adapter remembers, else what the engine keeps, monitor_status's `start`
+ * (asked with include_start; an engine older than that argument refuses it
+ * and sends `start` anyway): its command for a shell start, else its argv
+ * quoted back into one line, never its environment. The answer is
+ * remembered. NULL when neither says (the caller shows the program). */
+char *mcp_tools_command(McpServer *s, const char *id, char **cwd);
+
 /* Claude Code's BashOutput (mcp_bash_output.c), listed by watch_process. */
 void mcp_bash_output(McpServer *s, json_t *args, McpResult *out);
 

@@ -126,3 +126,25 @@ test('repeats of a watched line coalesced into one alert are told in the text, w
     }
     await a.close();
   });
+
+// Issue 22 point 22, Hermes's side: process list and poll after a restart
+// of the adapter show the command as given, not the resolved program.
+test('process list and poll show the command as it was given after a restart of the adapter',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const session = sessionName('h-cmd');
+    let a = await Adapter.start(engine, { session, profile: 'hermes' });
+    const command = sh('echo hi; exec sleep 300');
+    const id = (await a.ok('terminal', { command, background: true })).structuredContent.session_id;
+    for (const round of [1, 2]) {
+      const list = (await a.ok('process', { action: 'list' })).structuredContent;
+      const mine = list.processes.find((p) => p.session_id === id);
+      assert.equal(mine?.command, command, `round ${round}: list`);
+      assert.equal(typeof mine.cwd, 'string', `round ${round}: cwd`);
+      const poll = (await a.ok('process', { action: 'poll', session_id: id })).structuredContent;
+      assert.equal(poll.command, command, `round ${round}: poll`);
+      await a.close();
+      a = await Adapter.start(engine, { session, profile: 'hermes' });
+    }
+    await a.ok('process', { action: 'kill', session_id: id });
+    await a.close();
+  });

@@ -173,3 +173,30 @@ test('process.kill with force_after 0 sends SIGTERM without escalation, as seed 
     assert.deepEqual([hard.killed, hard.signal_sent, hard.state], [true, 'SIGKILL', 'killed'], JSON.stringify(hard));
     await a.close();
   });
+
+// Issue 22 point 22: after a restart of the adapter (which remembered the
+// command in memory only), command showed the program vigil resolved
+// (/usr/bin/sh) instead of the command that was run. Environment values are
+// never shown.
+test('process.monitor and process.list show the command as it was given, after a restart of the adapter too, and no environment value',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const session = sessionName('cmd');
+    let a = await Adapter.start(engine, { session, profile: 'process' });
+    const id = (await a.ok('process.run', {
+      command: 'sh', args: ['-c', 'echo "a b"; exec sleep 300'], background: true,
+      environment: { VIGIL_TEST_SECRET: 'hunter2-value' },
+    })).structuredContent.process_id;
+    const given = `sh -c 'echo "a b"; exec sleep 300'`;
+    for (const round of [1, 2]) {
+      const mon = await a.ok('process.monitor', { process_id: id });
+      assert.equal(mon.structuredContent.command, given, `round ${round}: process.monitor`);
+      const list = await a.ok('process.list', { state_filter: 'running' });
+      assert.equal(list.structuredContent.processes.find((p) => p.process_id === id)?.command, given,
+        `round ${round}: process.list`);
+      for (const r of [mon, list]) assert.doesNotMatch(JSON.stringify(r), /hunter2-value/, 'no environment value');
+      await a.close();
+      a = await Adapter.start(engine, { session, profile: 'process' });
+    }
+    await a.ok('process.kill', { process_id: id, signal: 'SIGKILL' });
+    await a.close();
+  });
