@@ -286,6 +286,19 @@ TEST(killed_by_its_own_signal)
   run_close(&r);
 }
 
+/* Starts child_ignore_term in r (run_init'd here) and waits for its
+ * "ready", printed once SIGTERM is ignored. */
+static bool
+start_term_ignorer(Run *r)
+{
+  run_init(r);
+  char path[4096];
+  snprintf(path, sizeof path, "%s", test_child_path("child_ignore_term"));
+  char *argv[] = {path, NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  return run_start(r, &o) && wait_output(r, kStreamStdout, "ready\n");
+}
+
 TEST(stop_with_sigterm_ends_a_sleeping_child)
 {
   Run r;
@@ -309,12 +322,7 @@ TEST(stop_with_sigterm_ends_a_sleeping_child)
 TEST(stop_escalates_to_sigkill_once)
 {
   Run r;
-  run_init(&r);
-  char path[4096];
-  snprintf(path, sizeof path, "%s", test_child_path("child_ignore_term"));
-  char *argv[] = {path, NULL};
-  ProcSpawnOptions o = opts_for(argv);
-  if (run_start(&r, &o) && wait_output(&r, kStreamStdout, "ready\n")) {
+  if (start_term_ignorer(&r)) {
     uint64_t t0 = uv_hrtime();
     CHECK_INT(proc_stop(r.p, SIGTERM, 300), kProcStopping);
     /* A weaker stop is a no-op: nothing sent, and the 300 ms deadline is not
@@ -336,12 +344,7 @@ TEST(stop_escalates_to_sigkill_once)
 TEST(a_stronger_stop_goes_through_during_a_grace)
 {
   Run r;
-  run_init(&r);
-  char path[4096];
-  snprintf(path, sizeof path, "%s", test_child_path("child_ignore_term"));
-  char *argv[] = {path, NULL};
-  ProcSpawnOptions o = opts_for(argv);
-  if (run_start(&r, &o) && wait_output(&r, kStreamStdout, "ready\n")) {
+  if (start_term_ignorer(&r)) {
     uint64_t t0 = uv_hrtime();
     CHECK_INT(proc_stop(r.p, SIGTERM, 600000), kProcStopping);
     CHECK_INT(proc_stop(r.p, SIGTERM, 600000), kProcStopPending); /* its deadline is later */
@@ -360,12 +363,7 @@ TEST(a_stronger_stop_goes_through_during_a_grace)
 TEST(a_stop_without_escalation_is_hastened_by_one_with_a_grace)
 {
   Run r;
-  run_init(&r);
-  char path[4096];
-  snprintf(path, sizeof path, "%s", test_child_path("child_ignore_term"));
-  char *argv[] = {path, NULL};
-  ProcSpawnOptions o = opts_for(argv);
-  if (run_start(&r, &o) && wait_output(&r, kStreamStdout, "ready\n")) {
+  if (start_term_ignorer(&r)) {
     CHECK_INT(proc_stop(r.p, SIGTERM, PROC_GRACE_NEVER), kProcStopping);
     CHECK(proc_stop_requested(r.p));
     CHECK_INT(proc_stop(r.p, SIGTERM, PROC_GRACE_NEVER), kProcStopPending);
@@ -383,12 +381,7 @@ TEST(a_stop_without_escalation_is_hastened_by_one_with_a_grace)
 TEST(stop_with_zero_grace_kills_at_once)
 {
   Run r;
-  run_init(&r);
-  char path[4096];
-  snprintf(path, sizeof path, "%s", test_child_path("child_ignore_term"));
-  char *argv[] = {path, NULL};
-  ProcSpawnOptions o = opts_for(argv);
-  if (run_start(&r, &o) && wait_output(&r, kStreamStdout, "ready\n")) {
+  if (start_term_ignorer(&r)) {
     CHECK_INT(proc_stop(r.p, SIGTERM, 0), kProcStopping);
     if (run_wait(&r, 5000))
       CHECK_INT(r.x.term_signal, SIGKILL);
