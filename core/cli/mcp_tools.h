@@ -26,7 +26,7 @@ enum {
   kMcpProfileProcess = 1 << 2,
   kMcpProfileMonitor = 1 << 3,
   kMcpProfileHermes = 1 << 4,
-  /* A tool every profile lists (notifications_read, MCP.md section 4). */
+  /* A tool every profile lists (notifications_read, docs/mcp.md). */
   kMcpProfileAll = (1 << 5) - 1,
 };
 

@@ -349,7 +349,9 @@ TEST(a_stronger_stop_goes_through_during_a_grace)
     CHECK_INT(proc_stop(r.p, SIGTERM, 600000), kProcStopping);
     CHECK_INT(proc_stop(r.p, SIGTERM, 600000), kProcStopPending); /* its deadline is later */
     CHECK_INT(proc_stop(r.p, SIGKILL, 0), kProcStopHastened);
-    CHECK_INT(proc_stop(r.p, SIGKILL, 0), kProcStopPending); /* SIGKILL is sent once */
+    /* SIGKILL is sent once (or the child is already seen gone). */
+    ProcStopResult again = proc_stop(r.p, SIGKILL, 0);
+    CHECK(again == kProcStopPending || again == kProcStopExited);
     if (run_wait(&r, 30000)) {
       CHECK_INT(r.x.term_signal, SIGKILL);
       CHECK((r.exit_ns - t0) / 1000000 < 30000); /* not the 10 min grace */
@@ -369,7 +371,8 @@ TEST(a_stop_without_escalation_is_hastened_by_one_with_a_grace)
     CHECK_INT(proc_stop(r.p, SIGTERM, PROC_GRACE_NEVER), kProcStopPending);
     uint64_t t0 = uv_hrtime();
     CHECK_INT(proc_stop(r.p, SIGTERM, 200), kProcStopHastened);
-    CHECK_INT(proc_stop(r.p, SIGTERM, 60000), kProcStopPending);
+    ProcStopResult later = proc_stop(r.p, SIGTERM, 60000); /* gone already, on a slow machine */
+    CHECK(later == kProcStopPending || later == kProcStopExited);
     if (run_wait(&r, 30000)) {
       CHECK_INT(r.x.term_signal, SIGKILL);
       CHECK((r.exit_ns - t0) / 1000000 >= 150); /* after the grace asked for */
