@@ -43,7 +43,7 @@ static const struct {
   {"session_close", api_session_close, (const char *const[]){"session", NULL}, 0},
   {"session_list", api_session_list, (const char *const[]){"session", NULL}, 0},
   {"monitor_start", api_monitor_start, NULL, kFormStart},
-  {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms"), 0},
+  {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms", "escalate"), 0},
   {"monitor_list", api_monitor_list, ARGS("include_exited", "state", "limit"), 0},
   {"monitor_status", api_monitor_status, ARGS("monitor_id", "include_start", "reveal_env"), 0},
   {"monitor_output", api_monitor_output, ARGS("monitor_id", "stream", "since_sequence", "limit", "incident"), 0},

@@ -96,8 +96,15 @@ api_monitor_stop(Call *call)
     }
   }
   uint64_t grace = (uint64_t)call->e->config.settings.kill_grace_ms;
-  if (args_uint(&call->args, "grace_ms", 0, 600000, &grace, &call->err) < 0)
+  bool escalate = true;
+  ArgResult given = args_uint(&call->args, "grace_ms", 0, 600000, &grace, &call->err);
+  if (given < 0 || args_bool(&call->args, "escalate", &escalate, &call->err) < 0)
     return;
+  if (!escalate && given == kArgPresent) {
+    error_set(&call->err, kErrInvalidParams,
+              "grace_ms must not be given with escalate: false (no SIGKILL follows the signal)");
+    return;
+  }
   Monitor *m = r->monitor;
   if (!r->running) {
     if (monitor_state(m) != kMonStopped) {
@@ -108,7 +115,7 @@ api_monitor_stop(Call *call)
     api_pack_stop(&call->pk, "already_stopped", m);
     return;
   }
-  MonitorStopResult rc = monitor_stop(m, sig, (int64_t)grace);
+  MonitorStopResult rc = monitor_stop(m, sig, escalate ? (int64_t)grace : MONITOR_GRACE_NEVER);
   if (rc == kMonitorStopExited) {
     error_set(&call->err, kErrAlreadyExited,
               "monitor_id: the process of %s has already exited (its output is being read)",
@@ -116,9 +123,12 @@ api_monitor_stop(Call *call)
     return;
   }
   if (rc == kMonitorStopAlready) {
-    api_pack_stop(&call->pk, "already_stopped", m); /* a stop is already under way */
+    /* A stop is already under way, and this one asks for nothing sooner. */
+    api_pack_stop(&call->pk, "already_stopped", m);
     return;
   }
+  /* Started, or hastened (a stronger stop than the one under way): either
+   * way answered once the process is gone. */
   if (!call->is_request)
     return;
   api_wait_add(call->c, r, kWaitStop, call->msgid, true);

@@ -11,6 +11,8 @@
 #include "gate.h"
 #include "memory.h"
 #include "rpc/typename.h"
+#include "strbuf.h"
+#include "textfmt.h"
 
 /* Whether a msgpack str or bin equals the C string s. */
 static bool
@@ -104,6 +106,26 @@ args_bytes(const Args *a, const char *key, size_t max_len, const char **out, siz
   return kArgPresent;
 }
 
+/* The refusal of a number: "KEY must be an integer, got D" without bounds,
+ * else "KEY must be MIN..MAX, got D", each number as the caller wrote it. */
+static ArgResult
+args_bad_number(VigilError *err, const char *key, const double *bounds, double d)
+{
+  StrBuf b = STRBUF_INIT;
+  if (bounds == NULL) {
+    strbuf_puts(&b, "an integer");
+  } else {
+    textfmt_number(&b, bounds[0]);
+    strbuf_puts(&b, "..");
+    textfmt_number(&b, bounds[1]);
+  }
+  strbuf_puts(&b, ", got ");
+  textfmt_number(&b, d);
+  error_set(err, kErrInvalidParams, "%s must be %s", key, strbuf_cstr(&b));
+  strbuf_free(&b);
+  return kArgError;
+}
+
 ArgResult
 args_uint(const Args *a, const char *key, uint64_t min, uint64_t max, uint64_t *out,
           VigilError *err)
@@ -120,7 +142,7 @@ args_uint(const Args *a, const char *key, uint64_t min, uint64_t max, uint64_t *
   } else if (v->type == MSGPACK_OBJECT_FLOAT32 || v->type == MSGPACK_OBJECT_FLOAT64) {
     double d = v->via.f64;
     if (!(d >= 0) || d != floor(d) || d > 1.8e19)
-      return error_set(err, kErrInvalidParams, "%s must be an integer, got %g", key, d);
+      return args_bad_number(err, key, NULL, d);
     value = (uint64_t)d;
   } else {
     return error_set(err, kErrInvalidParams, "%s must be an integer, got %s", key,
@@ -150,7 +172,7 @@ args_double(const Args *a, const char *key, double min, double max, double *out,
     return error_set(err, kErrInvalidParams, "%s must be a number, got %s", key,
                      rpc_type_name(v));
   if (!(d >= min && d <= max))
-    return error_set(err, kErrInvalidParams, "%s must be %g..%g, got %g", key, min, max, d);
+    return args_bad_number(err, key, (const double[]){min, max}, d);
   *out = d;
   return kArgPresent;
 }

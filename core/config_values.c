@@ -18,6 +18,7 @@
 
 #include "memory.h"
 #include "strbuf.h"
+#include "textfmt.h"
 
 /* --- messages ------------------------------------------------------------ */
 
@@ -111,8 +112,11 @@ config_key_name(lua_State *L, int k, const char *parent, char *buf)
   case LUA_TNUMBER:
     if (lua_isinteger(L, k))
       strbuf_printf(&s, "[%lld]", (long long)lua_tointeger(L, k));
-    else
-      strbuf_printf(&s, "[%.14g]", (double)lua_tonumber(L, k));
+    else {
+      strbuf_putc(&s, '[');
+      textfmt_number(&s, (double)lua_tonumber(L, k));
+      strbuf_putc(&s, ']');
+    }
     break;
   case LUA_TBOOLEAN:
     strbuf_puts(&s, lua_toboolean(L, k) ? "[true]" : "[false]");
@@ -167,9 +171,13 @@ config_integer(ConfigWalk *w, int idx, const char *field, int64_t *out)
     return config_fail(w, "%s must be an integer, got %s", field, luaL_typename(w->L, idx));
   int ok = 0;
   lua_Integer v = lua_tointegerx(w->L, idx, &ok);
-  if (!ok)
-    return config_fail(w, "%s must be an integer, got %.14g", field,
-                       (double)lua_tonumber(w->L, idx));
+  if (!ok) {
+    StrBuf b = STRBUF_INIT;
+    textfmt_number(&b, (double)lua_tonumber(w->L, idx));
+    config_fail(w, "%s must be an integer, got %s", field, strbuf_cstr(&b));
+    strbuf_free(&b);
+    return -1;
+  }
   *out = (int64_t)v;
   return 0;
 }
@@ -406,8 +414,17 @@ config_number(ConfigWalk *w, int idx, const char *field, double min, double max,
   if (lua_type(w->L, idx) != LUA_TNUMBER)
     return config_fail(w, "%s must be a number, got %s", field, luaL_typename(w->L, idx));
   double v = (double)lua_tonumber(w->L, idx);
-  if (!(v >= min && v <= max))
-    return config_fail(w, "%s must be %g..%g, got %g", field, min, max, v);
+  if (!(v >= min && v <= max)) {
+    StrBuf b = STRBUF_INIT;
+    textfmt_number(&b, min);
+    strbuf_puts(&b, "..");
+    textfmt_number(&b, max);
+    strbuf_puts(&b, ", got ");
+    textfmt_number(&b, v);
+    config_fail(w, "%s must be %s", field, strbuf_cstr(&b));
+    strbuf_free(&b);
+    return -1;
+  }
   *out = v;
   return 0;
 }

@@ -33,6 +33,7 @@ typedef struct {
   uint32_t slot_bytes;
   uint64_t slots;
   uint64_t dropped;     /* the log's dropped count, as of the last event */
+  uint64_t dropped_incidents; /* of those, incident events (version 2) */
 } EventKeepHeader;
 
 /* One event in its slot; the text (a match's line or a reason) follows,
@@ -89,10 +90,10 @@ eventkeep_open(EventKeep *k, int dir_fd, size_t slots, bool create)
   EventKeepHeader *h = eventkeep_header(k);
   if (create) {
     memcpy(h->magic, eventkeep_magic, 8);
-    h->version = 1;
+    h->version = 2;
     h->slot_bytes = EVENTKEEP_SLOT;
     h->slots = slots;
-  } else if (memcmp(h->magic, eventkeep_magic, 8) != 0 || h->version != 1 ||
+  } else if (memcmp(h->magic, eventkeep_magic, 8) != 0 || h->version != 2 ||
              h->slot_bytes != EVENTKEEP_SLOT || h->slots != slots) {
     eventkeep_close(k);
     return false;
@@ -128,7 +129,7 @@ eventkeep_text(EventSlot *slot, size_t *at, const char *s)
 }
 
 void
-eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, uint64_t dropped)
+eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, const EventLog *log)
 {
   if (k->map == NULL || ev == NULL)
     return;
@@ -160,7 +161,8 @@ eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, uint64_t dr
   size_t used = offsetof(EventSlot, text) + at;
   memcpy(slot, &s, used);
   slot->sum = (uint32_t)statefile_sum(slot, used) ^ (uint32_t)used;
-  eventkeep_header(k)->dropped = dropped;
+  eventkeep_header(k)->dropped = log->dropped;
+  eventkeep_header(k)->dropped_incidents = log->dropped_incidents;
 }
 
 /* Whether slot i holds a whole event; its length used in *used. */
@@ -221,6 +223,7 @@ eventkeep_restore(const EventKeep *k, EventLog *log, uint64_t until_seq)
     eventlog_add_kept(log, &ev);
   }
   log->dropped = eventkeep_header(k)->dropped;
+  log->dropped_incidents = eventkeep_header(k)->dropped_incidents;
   free((void *)all);
   return n - first;
 }

@@ -5,7 +5,7 @@
  * ids, times and texts, and goes on numbering after them.
  *
  * The file (`events`) is a 64-byte header and one 512-byte slot per event the
- * log may hold (monitor.event_log_max): event id N lives in slot
+ * log may hold (eventlog_slots of monitor.event_log_max): event id N lives in slot
  * (N - 1) mod slots, so the file is the log's own ring and never grows.
  * Writing one is a copy into the page cache (no system call on the data
  * path); the file is sparse, so slots never written cost nothing. A slot
@@ -44,13 +44,13 @@ typedef struct {
 bool eventkeep_open(EventKeep *k, int dir_fd, size_t slots, bool create);
 void eventkeep_close(EventKeep *k);
 
-/* Writes ev (just logged; ring_next_seq: the ring's next seq then) and the
- * log's count of dropped events. */
-void eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, uint64_t dropped);
+/* Writes ev (just logged into log; ring_next_seq: the ring's next seq then)
+ * and the log's counts of dropped events. */
+void eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, const EventLog *log);
 
 /* Fills log (empty, initialised) with the kept events logged while the
  * ring's next seq was at most until_seq, oldest first, their ids kept, and
- * the dropped count. Returns how many it restored. */
+ * the dropped counts. Returns how many it restored. */
 size_t eventkeep_restore(const EventKeep *k, EventLog *log, uint64_t until_seq);
 
 #endif

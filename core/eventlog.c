@@ -7,6 +7,9 @@
  * the count of what went is kept so every rendering can say events were
  * missed. Ids are assigned from next_id, which only grows, so they stay
  * contiguous in the array and a since_id maps to a slot without a search.
+ * Only counted events (eventlog_counts) fill the cap; the rest are dropped
+ * with the oldest counted ones, always from the front, which keeps the ids
+ * contiguous.
  */
 #include "eventlog.h"
 #include "signals.h"
@@ -22,6 +25,20 @@ static const char *const eventlog_type_names[EVENT_TYPE_COUNT] = {
   "started", "match", "idle_timeout", "timed_out", "overload", "stopped", "exited",
   "incident", "repeat_summary",
 };
+
+/* See eventlog.h. */
+bool
+eventlog_counts(EventType type)
+{
+  return type != kEventIncident && type != kEventRepeatSummary;
+}
+
+/* See eventlog.h. */
+size_t
+eventlog_slots(size_t max)
+{
+  return 2 * (max ? max : 1);
+}
 
 /* Sets up an empty log that keeps at most max events (0 is taken as 1, so
  * the newest event is always kept). Allocates nothing. */
@@ -54,13 +71,13 @@ eventlog_clear_event(Event *ev)
  * full cap (1024 by default, 64 KiB) is only reached by a noisy one. */
 #define EVENTLOG_FIRST_SLOTS 4
 
-/* Doubles the storage (up to max), unwrapping it so head is 0. */
+/* Doubles the storage (up to eventlog_slots), unwrapping it so head is 0. */
 static void
 eventlog_grow(EventLog *log)
 {
   size_t cap = log->cap ? log->cap * 2 : EVENTLOG_FIRST_SLOTS;
-  if (cap > log->max)
-    cap = log->max;
+  if (cap > eventlog_slots(log->max))
+    cap = eventlog_slots(log->max);
   Event *events = xcalloc(cap, sizeof *events);
   for (size_t i = 0; i < log->count; i++)
     events[i] = *eventlog_at(log, i);
@@ -70,18 +87,39 @@ eventlog_grow(EventLog *log)
   log->head = 0;
 }
 
-/* Drops the oldest max/10 events (at least 1) and counts them. */
+/* Drops the n oldest events and counts them. */
 static void
-eventlog_drop_oldest(EventLog *log)
+eventlog_drop_front(EventLog *log, size_t n)
 {
-  size_t n = log->max / 10;
-  if (n == 0)
-    n = 1;
-  for (size_t i = 0; i < n; i++)
-    eventlog_clear_event(eventlog_at(log, i));
+  for (size_t i = 0; i < n; i++) {
+    Event *ev = eventlog_at(log, i);
+    if (eventlog_counts(ev->type))
+      log->counted--;
+    else
+      log->dropped_incidents++;
+    eventlog_clear_event(ev);
+  }
   log->head = (log->head + n) % log->cap;
   log->count -= n;
   log->dropped += n;
+}
+
+/* The ~10% a full log drops at once: max/10, at least 1. */
+static size_t
+eventlog_chunk(const EventLog *log)
+{
+  return log->max / 10 ? log->max / 10 : 1;
+}
+
+/* Drops the oldest events up to and including the chunk's worth of counted
+ * ones: what a log of counted events alone would drop. */
+static void
+eventlog_drop_counted(EventLog *log)
+{
+  size_t want = eventlog_chunk(log), n = 0;
+  for (size_t seen = 0; n < log->count && seen < want; n++)
+    seen += eventlog_counts(eventlog_at(log, n)->type);
+  eventlog_drop_front(log, n);
 }
 
 /* See eventlog.h. pattern is kept only for match events (-1 otherwise), so a
@@ -90,12 +128,16 @@ const Event *
 eventlog_add(EventLog *log, EventType type, int64_t at_ms, int pattern, const char *line,
              size_t line_len, bool has_exit_code, int exit_code, int signal, const char *reason)
 {
-  if (log->count == log->cap && log->cap < log->max)
+  bool counts = eventlog_counts(type);
+  if (counts && log->counted == log->max)
+    eventlog_drop_counted(log);
+  if (log->count == eventlog_slots(log->max))
+    eventlog_drop_front(log, eventlog_chunk(log));
+  if (log->count == log->cap)
     eventlog_grow(log);
-  if (log->count == log->max)
-    eventlog_drop_oldest(log);
   Event *ev = eventlog_at(log, log->count);
   log->count++;
+  log->counted += counts;
   ev->id = log->next_id++;
   ev->type = type;
   ev->at_ms = at_ms;
@@ -321,4 +363,5 @@ eventlog_free(EventLog *log)
   log->cap = 0;
   log->head = 0;
   log->count = 0;
+  log->counted = 0;
 }

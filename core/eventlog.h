@@ -2,7 +2,17 @@
  * A monitor's structured event log (seed 000's watch_process_events): typed
  * events with ids from 1 that never repeat, kept up to event_log_max; when
  * full, the oldest ~10% (max/10, at least 1) go at once and are counted, so
- * a crash loop costs a bounded amount of memory. Renders one line per event:
+ * a crash loop costs a bounded amount of memory.
+ *
+ * The cap counts seed 000's kinds of event (started, match, the endings,
+ * overload), not vigil's incident and repeat_summary events, which ride
+ * along: they go with the oldest events when those go, so a client that
+ * reads only seed 000's kinds sees exactly seed 000's log (its cap, its ~10%
+ * drop, and its own numbering, `dropped_incidents` telling how many of the
+ * dropped events were incident ones). An incident per match at
+ * most doubles the log, and a hard bound of twice event_log_max holds
+ * whatever happens (reaching it drops the oldest ~10% of all kinds). Renders
+ * one line per event:
  *   [2] 2026-04-24T15:59:59.120+01:00 match (pattern 0 "^panic:") panic: runtime error
  * preceded, when events were dropped, by
  *   NOTE: 102 earlier events dropped (per-monitor cap of 1024 reached)
@@ -51,19 +61,31 @@ typedef struct {
 } Event;
 
 typedef struct {
-  Event *events;      /* circular, cap slots; grows by doubling up to max */
+  Event *events;      /* circular, cap slots; grows by doubling up to eventlog_slots(max) */
   size_t cap;
-  size_t max;         /* monitor.event_log_max */
+  size_t max;         /* monitor.event_log_max: the cap on counted events */
   size_t head;
   size_t count;
+  size_t counted;     /* retained events that count toward max (eventlog_counts) */
   uint64_t next_id;   /* starts at 1 */
   uint64_t dropped;   /* events dropped ever */
+  uint64_t dropped_incidents; /* of those, incident and repeat_summary events */
 } EventLog;
 
 void eventlog_init(EventLog *log, size_t max);
 
-/* Appends an event (copying line and reason, which may be NULL), dropping
- * the oldest ~10% first when full. Returns a pointer to the stored event,
+/* Whether events of a type count toward the cap: every type but incident
+ * and repeat_summary. */
+bool eventlog_counts(EventType type);
+
+/* The most events a log with cap max ever holds (twice max): the slots of
+ * its ring, and of its kept file (eventkeep.h). */
+size_t eventlog_slots(size_t max);
+
+/* Appends an event (copying line and reason, which may be NULL). A counted
+ * event that finds max counted ones retained first drops the oldest events
+ * up to and including max/10 counted ones; any event that finds the ring
+ * full drops the oldest max/10. Returns a pointer to the stored event,
  * valid until the next eventlog_add. */
 const Event *eventlog_add(EventLog *log, EventType type, int64_t at_ms, int pattern,
                           const char *line, size_t line_len, bool has_exit_code,

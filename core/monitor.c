@@ -60,7 +60,7 @@ monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size
   if (exceeded != NULL)
     ev = eventlog_set_exceeded(&m->events, exceeded);
   if (m->keep != NULL)
-    eventkeep_put(&m->keep->events, ev, m->ring.next_seq, m->events.dropped);
+    eventkeep_put(&m->keep->events, ev, m->ring.next_seq, &m->events);
   if (m->hooks.on_event)
     m->hooks.on_event(m->data, m, ev);
 }
@@ -75,7 +75,7 @@ monitor_event_incident(Monitor *m, EventType type, int pattern, const char *line
   const Event *ev = eventlog_set_incident(&m->events, inc->id, inc->fingerprint, inc->kind,
                                           lines, inc->repeats, inc->repeat_span_ms);
   if (m->keep != NULL)
-    eventkeep_put(&m->keep->events, ev, m->ring.next_seq, m->events.dropped);
+    eventkeep_put(&m->keep->events, ev, m->ring.next_seq, &m->events);
   if (m->hooks.on_event)
     m->hooks.on_event(m->data, m, ev);
 }
@@ -321,8 +321,8 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     for (int i = 0; i < 2; i++)
       capture_use_spool(&m->capture[i], &m->keep->spool[i]);
     /* Its event log too; a monitor whose log cannot be kept goes on. */
-    if (!eventkeep_open(&m->keep->events, m->keep->dir_fd, (size_t)settings->event_log_max,
-                        true))
+    if (!eventkeep_open(&m->keep->events, m->keep->dir_fd,
+                        eventlog_slots((size_t)settings->event_log_max), true))
       LOG_WARN("state", "monitor %s: its event log cannot be kept in its directory; a restart "
                "would start it anew", m->id);
     keeper = (ProcKeeperOptions){spec->keeper_program, m->keep->dir_fd, m->keep->listen_fd,
@@ -381,7 +381,8 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   /* Its events up to the checkpoint (what comes after is logged again by
    * the replay); without them the log starts anew, saying so. */
   uint64_t until = keep->ckpt != NULL ? keep->ckpt->ring_next_seq : 0;
-  if (!eventkeep_open(&keep->events, keep->dir_fd, (size_t)settings->event_log_max, false) ||
+  if (!eventkeep_open(&keep->events, keep->dir_fd,
+                      eventlog_slots((size_t)settings->event_log_max), false) ||
       eventkeep_restore(&keep->events, &m->events, until) == 0)
     monitor_event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
   return m;
@@ -395,15 +396,13 @@ monitor_stop(Monitor *m, int sig, int64_t grace_ms)
     sig = SIGTERM;
   if (grace_ms < 0)
     grace_ms = m->settings.kill_grace_ms;
-  if (m->finished || m->ending != kMonRunning || m->proc == NULL)
-    return kMonitorStopAlready;
   char reason[64];
   const char *name = signals_name(sig);
   snprintf(reason, sizeof reason, "stopped by request (%s)", name ? name : "signal");
   /* proc_stop still says "already exited" when the exit is seen but not yet
    * reported (the child is only draining): that is kMonitorStopExited too. */
-  return monitor_terminate(m, kMonStopped, reason, sig, (uint64_t)grace_ms) ? kMonitorStopping
-                                                                            : kMonitorStopExited;
+  return monitor_terminate(m, kMonStopped, reason, sig,
+                           grace_ms == MONITOR_GRACE_NEVER ? PROC_GRACE_NEVER : (uint64_t)grace_ms);
 }
 
 /* Close callback of the timers: frees the monitor after the last one. */

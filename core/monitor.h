@@ -142,13 +142,22 @@ int monitor_check(const VigilSettings *settings, const MonitorSpec *spec, VigilE
 typedef enum {
   kMonitorStopping = 0,   /* a stop was started; the state becomes `stopped`
                              when the process is gone */
-  kMonitorStopAlready,    /* the monitor had ended, or something is already ending it */
+  kMonitorStopAlready,    /* the monitor had ended, or something is already ending
+                             it and this stop asked for nothing sooner */
   kMonitorStopExited,     /* its process exited by itself; the monitor is only
                              reading what is left in its pipes */
+  kMonitorStopHastened,   /* something is already ending it and this stop asked
+                             for a sooner SIGKILL: its signal was sent and the
+                             deadline moved; the first cause still names the
+                             ending */
 } MonitorStopResult;
 
+/* monitor_stop's grace_ms for a stop that never sends SIGKILL by itself. */
+#define MONITOR_GRACE_NEVER INT64_MAX
+
 /* Stops the process group: `sig` (0: SIGTERM), then SIGKILL after grace_ms
- * (negative: settings.kill_grace_ms). */
+ * (negative: settings.kill_grace_ms; MONITOR_GRACE_NEVER: never). A stop
+ * while one is under way goes through when it is stronger (proc_stop). */
 MonitorStopResult monitor_stop(Monitor *m, int sig, int64_t grace_ms);
 
 /* Counts a notification of this monitor that a policy's route dropped

@@ -24,20 +24,29 @@
 #include "clock.h"
 
 /* Starts ending the process group for `why`: sends `sig` to the group with
- * SIGKILL after grace_ms, and records why, so the ending names the cause.
- * The first cause wins (a stop during a timeout's grace stays timed_out).
- * Returns false when nothing was started: already ending, or the child had
- * already exited by itself (it is only draining), which then stays `exited`. */
-bool
+ * SIGKILL after grace_ms (PROC_GRACE_NEVER: none), and records why, so the
+ * ending names the cause. The first cause wins (a stop during a timeout's
+ * grace stays timed_out), but a later one that asks for a sooner SIGKILL
+ * still goes through (proc_stop): a runtime cap stays a cap during a stop
+ * that never escalates, and SIGKILL during a long grace kills at once.
+ * Returns kMonitorStopping (started), kMonitorStopHastened, kMonitorStopAlready
+ * (ending, or ended, and this asked for nothing sooner), or
+ * kMonitorStopExited (the child had already exited by itself and is only
+ * draining; it then stays `exited`). */
+MonitorStopResult
 monitor_terminate(Monitor *m, MonitorState why, const char *reason, int sig, uint64_t grace_ms)
 {
-  if (m->ending != kMonRunning || m->finished || m->proc == NULL)
-    return false;
-  if (proc_stop(m->proc, sig, grace_ms) != kProcStopping)
-    return false;
+  if (m->finished || m->proc == NULL)
+    return kMonitorStopAlready;
+  bool under_way = m->ending != kMonRunning;
+  ProcStopResult rc = proc_stop(m->proc, sig, grace_ms);
+  if (under_way)
+    return rc == kProcStopHastened ? kMonitorStopHastened : kMonitorStopAlready;
+  if (rc == kProcStopExited)
+    return kMonitorStopExited;
   m->ending = why;
   m->ending_reason = reason ? xstrdup(reason) : NULL;
-  return true;
+  return kMonitorStopping;
 }
 
 /* --- the ending --------------------------------------------------------- */

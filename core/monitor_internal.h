@@ -202,10 +202,10 @@ TraceFamily monitor_signal_family(const char *text, size_t len, bool *generic_he
 
 /* --- monitor_ending.c ---------------------------------------------------- */
 
-/* Starts ending the process group for `why` (see monitor_ending.c).
- * Returns false when nothing was started. */
-bool monitor_terminate(Monitor *m, MonitorState why, const char *reason, int sig,
-                       uint64_t grace_ms);
+/* Starts ending the process group for `why`, or hastens an ending under
+ * way (see monitor_ending.c). Returns what monitor_stop returns. */
+MonitorStopResult monitor_terminate(Monitor *m, MonitorState why, const char *reason, int sig,
+                                    uint64_t grace_ms);
 /* proc.c's exit callback (ProcCallbacks.on_exit): the ending, in its order. */
 void monitor_on_exit(void *data, const ProcExit *exit);
 /* The runtime cap and the idle timeout, armed by monitor_start. */

@@ -393,6 +393,7 @@ static void
 proc_grace_cb(uv_timer_t *t)
 {
   Proc *p = t->data;
+  p->kill_at = 0;
   /* Even after the exit (a grandchild holding the pipe), the unreaped zombie
    * keeps the group id ours, and survivors are sent SIGKILL at finish anyway. */
   if (!p->reaped)
@@ -413,21 +414,35 @@ proc_stop(Proc *p, int sig, uint64_t grace_ms)
   if ((p->keeper == 0 || p->keeper_reaped) &&
       waitid(P_PID, (id_t)p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0)
     return kProcStopExited;
-  if (p->stop_requested)
-    return kProcStopping;
+  /* When this stop's SIGKILL would come: the strength of a stop. */
+  uint64_t now = uv_now(p->pl->loop);
+  uint64_t kill_at = sig == SIGKILL || grace_ms == 0   ? now
+                     : grace_ms >= UINT64_MAX - now ? UINT64_MAX
+                                                    : now + grace_ms;
+  ProcStopResult result = kProcStopping;
+  if (p->stop_requested) {
+    if (kill_at >= p->kill_at)
+      return kProcStopPending;
+    result = kProcStopHastened;
+  }
   p->stop_requested = true;
   contain_signal(p->contain, sig);
-  if (sig == SIGKILL)
-    return kProcStopping;
   /* A stopped process acts on nothing but SIGKILL until continued, so the
    * group is woken to act on sig now, not at the grace deadline. */
-  if (sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU && sig != SIGCONT)
+  if (sig != SIGKILL && sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU &&
+      sig != SIGCONT)
     contain_signal(p->contain, SIGCONT);
-  if (grace_ms == 0)
-    contain_signal(p->contain, SIGKILL);
-  else
-    uv_timer_start(&p->grace_timer, proc_grace_cb, grace_ms, 0);
-  return kProcStopping;
+  if (kill_at == now) {
+    uv_timer_stop(&p->grace_timer);
+    if (sig != SIGKILL)
+      contain_signal(p->contain, SIGKILL);
+    p->kill_at = 0;
+  } else {
+    p->kill_at = kill_at;
+    if (kill_at != UINT64_MAX)
+      uv_timer_start(&p->grace_timer, proc_grace_cb, kill_at - now, 0); /* re-arms */
+  }
+  return result;
 }
 
 /* See proc.h. Never frees synchronously (handles close first), which is

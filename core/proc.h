@@ -187,16 +187,28 @@ int proc_spawn_check(const ProcSpawnOptions *opts, char **program, VigilError *e
 
 /* What proc_stop found. */
 typedef enum {
-  kProcStopping = 0, /* a stop is under way: started by this call, or pending */
+  kProcStopping = 0, /* this call started the stop */
   kProcStopExited,   /* the child had already exited: nothing was sent */
+  kProcStopHastened, /* a stop was under way and this call asked for a sooner
+                        SIGKILL: its signal was sent and SIGKILL comes sooner */
+  kProcStopPending,  /* a stop was under way and this call asked for nothing
+                        sooner: nothing was sent */
 } ProcStopResult;
+
+/* proc_stop's grace_ms for a stop that never escalates: no SIGKILL follows
+ * (unless a later, stronger stop asks for one). */
+#define PROC_GRACE_NEVER UINT64_MAX
 
 /* Sends `sig` to the whole process group and every descendant that left it.
  * Unless sig is SIGKILL, a timer then sends SIGKILL to all of them after
- * grace_ms if the child has not exited
- * (grace_ms 0: SIGKILL follows at once). Idempotent: a call while a stop is
- * pending sends nothing and returns kProcStopping. Returns kProcStopExited
- * when the child had already exited (nothing is sent). */
+ * grace_ms if the child has not exited (grace_ms 0: SIGKILL follows at once;
+ * PROC_GRACE_NEVER: never). A call while a stop is pending goes through only
+ * when it is stronger, that is when it brings SIGKILL sooner (SIGKILL itself,
+ * or a grace that ends before the pending one's): it sends its signal, moves
+ * the deadline and returns kProcStopHastened; otherwise it sends nothing and
+ * returns kProcStopPending, so repeating a stop is harmless and a weaker one
+ * never delays the kill. Returns kProcStopExited when the child had already
+ * exited (nothing is sent). */
 ProcStopResult proc_stop(Proc *p, int sig, uint64_t grace_ms);
 
 /* Frees the Proc. If the child is still running it is sent SIGKILL (with

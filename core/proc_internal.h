@@ -90,6 +90,8 @@ struct Proc {
   bool reaped;       /* wait4 is done (or someone else reaped it) */
   bool finished;     /* on_exit has been called */
   bool stop_requested;
+  uint64_t kill_at;  /* a stop's SIGKILL deadline in loop time (ms): 0 once
+                      * SIGKILL was sent, UINT64_MAX when none is due */
   bool closed;       /* proc_close was called: no more callbacks */
   ProcExit exit;
   /* With a keeper (proc_keeper.c), the child's parent: */

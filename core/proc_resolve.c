@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "memory.h"
+#include "strbuf.h"
+#include "textfmt.h"
 
 /* Below this an address-space limit cannot even load a dynamic executable. */
 #define PROC_MIN_MEMORY_LIMIT (1024 * 1024)
@@ -49,16 +51,22 @@ proc_check_options(const ProcSpawnOptions *opts, VigilError *err)
     return error_set(err, kErrInvalidParams,
                      "memory_limit: must be 0 (none) or at least %d bytes (1 MiB), got %lld",
                      PROC_MIN_MEMORY_LIMIT, (long long)opts->memory_limit);
-  if (!(opts->cpu_limit >= 0)) /* also NaN */
-    return error_set(err, kErrInvalidParams,
-                     "cpu_limit: must be 0 (none) or a positive number of cores, got %g",
-                     opts->cpu_limit);
   /* A share above what the machine has cannot be enforced (nor exceeded). */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (cores > 0 && opts->cpu_limit > (double)cores)
-    return error_set(err, kErrInvalidParams,
-                     "cpu_limit: must be at most this machine's %ld cores, got %g", cores,
-                     opts->cpu_limit);
+  bool negative = !(opts->cpu_limit >= 0); /* also NaN */
+  if (negative || (cores > 0 && opts->cpu_limit > (double)cores)) {
+    StrBuf b = STRBUF_INIT;
+    textfmt_number(&b, opts->cpu_limit);
+    if (negative)
+      error_set(err, kErrInvalidParams,
+                "cpu_limit: must be 0 (none) or a positive number of cores, got %s",
+                strbuf_cstr(&b));
+    else
+      error_set(err, kErrInvalidParams, "cpu_limit: must be at most this machine's %ld cores, "
+                "got %s", cores, strbuf_cstr(&b));
+    strbuf_free(&b);
+    return -1;
+  }
   if (opts->max_processes < 0)
     return error_set(err, kErrInvalidParams,
                      "max_processes: must be 0 (none) or a positive count, got %lld",

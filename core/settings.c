@@ -64,7 +64,8 @@ const SettingSpec settings_table[] = {
               "processes and threads a monitor may have at once, 0: no limit (cgroup "
               "pids.max; without one RLIMIT_NPROC, which counts per user and does not bind root)"),
   INT_SETTING("monitor.event_log_max", event_log_max, 1024, 16, 1000000, "events",
-              "events kept per monitor; the oldest ~10% go at once when full"),
+              "events kept per monitor, incident events aside (at most as many again); the "
+              "oldest ~10% go at once when full"),
   INT_SETTING("monitor.exit_lines", exit_lines, 10, 0, 1000, "lines",
               "last lines carried by an ending notification"),
   INT_SETTING("rate_limit.max_notifications", rate_max_notifications, 8, 1, 1000,

@@ -11,7 +11,10 @@
  */
 #include "textfmt.h"
 
+#include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "utf8.h"
@@ -249,4 +252,30 @@ textfmt_duration(StrBuf *out, uint64_t ms)
     strbuf_printf(out, "%lluh%02llum", v / 3600000, v / 60000 % 60);
   else
     strbuf_printf(out, "%llud%02lluh", v / 86400000, v / 3600000 % 24);
+}
+
+/* See textfmt.h. %g alone gives six significant digits and switches to
+ * exponent form at a million, so "got 3600001" read "got 3.6e+06". */
+void
+textfmt_number(StrBuf *out, double d)
+{
+  if (isnan(d)) {
+    strbuf_puts(out, "nan");
+    return;
+  }
+  if (isinf(d)) {
+    strbuf_puts(out, d < 0 ? "-inf" : "inf");
+    return;
+  }
+  if (d == floor(d) && fabs(d) < 1e21) {
+    strbuf_printf(out, "%.0f", d == 0 ? 0.0 : d); /* -0 reads as 0 */
+    return;
+  }
+  char buf[32];
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, d);
+    if (strtod(buf, NULL) == d)
+      break;
+  }
+  strbuf_puts(out, buf);
 }

@@ -51,4 +51,10 @@ void textfmt_time(StrBuf *out, int64_t epoch_ms);
  * 3d04h (each unit truncated, never rounded up). */
 void textfmt_duration(StrBuf *out, uint64_t ms);
 
+/* Appends a number as a person wrote it, for the bounds and values an error
+ * names: a whole number as an integer (3600001, never 3.6e+06; up to 1e21,
+ * as JSON writers do), any other with the fewest significant digits that
+ * read back as the same double (0.1, 3600001.5), and inf, -inf, nan. */
+void textfmt_number(StrBuf *out, double d);
+
 #endif

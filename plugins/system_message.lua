@@ -24,6 +24,11 @@ A batch without a match says "produced output." and lists its lines under
 overload (SIGTERM)", "failed", each with "after <duration>" when known, and a
 "Reason: ..." line when vigil gave one).
 
+Alike matched lines are one incident and its repeats: the incident's lines
+come behind "incident 1: message (pattern 0)", and its repeats are told, in
+an alert or in the ending's last output, as "incident 1 repeated 5 times in
+25ms (last at ...): message (pattern 0)" before the last one of them.
+
 Unlike Hermes, the command never appears, only the label (the monitor id when
 there is none); each process line keeps its "[stdout seq=N] " prefix; the
 pattern is named by its index in the monitor's patterns list; and the closing
@@ -159,7 +164,17 @@ local function format(n)
     end
     if n.lines and n.lines[1] ~= nil then
       put("Last output:")
+      -- An incident's lines (a repeat summary among them) behind the line
+      -- that says what it is and how many times it repeated: without it the
+      -- agent would see one ERROR line where the process printed six.
+      local open = nil
       for _, l in ipairs(n.lines) do
+        if l.incident ~= open then
+          if l.incident ~= nil then
+            put(envelope.incident_head(l.incident))
+          end
+          open = l.incident
+        end
         put(envelope.line(l))
       end
     end

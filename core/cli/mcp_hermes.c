@@ -137,46 +137,15 @@ mcp_hermes_exit_code(const json_t *o)
   return n > 0 ? json_integer(-n) : json_null();
 }
 
-/* The monitor's lines (both streams, in the order written, ANSI removed) as
- * an array (owned), the last `limit` of them when limit > 0; NULL with the
- * error in s->engine. */
-static json_t *
-mcp_hermes_lines(McpServer *s, const char *id, int limit)
-{
-  json_t *args = json_pack("{s:s,s:s}", "monitor_id", id, "stream", "all"), *r = NULL;
-  if (limit > 0)
-    json_object_set_new(args, "limit", json_integer(limit));
-  int rc = mcp_engine_call(&s->engine, "monitor_output", args, CLI_CALL_TIMEOUT_MS, &r);
-  json_decref(args);
-  if (rc != 0)
-    return NULL;
-  json_t *lines = json_incref(json_object_get(r, "lines"));
-  json_decref(r);
-  return lines ? lines : json_array();
-}
-
-/* Lines [from, to) joined with newlines (owned). */
-static char *
-mcp_hermes_join(const json_t *lines, size_t from, size_t to)
-{
-  StrBuf b = STRBUF_INIT;
-  for (size_t i = from; i < to; i++) {
-    const char *t = json_string_value(json_object_get(json_array_get(lines, i), "text"));
-    strbuf_printf(&b, "%s%s", i > from ? "\n" : "", t ? t : "");
-  }
-  char *out = strbuf_take(&b);
-  return out ? out : calloc(1, 1);
-}
-
 /* The last `chars` characters of the monitor's recent output; "" when the
  * engine cannot say. */
 static json_t *
 mcp_hermes_preview(McpServer *s, const char *id, size_t chars)
 {
-  json_t *lines = mcp_hermes_lines(s, id, MCP_HERMES_PREVIEW_LINES);
+  json_t *lines = mcp_tools_lines(s, id, MCP_HERMES_PREVIEW_LINES);
   if (lines == NULL)
     return json_string("");
-  char *text = mcp_hermes_join(lines, 0, json_array_size(lines));
+  char *text = mcp_tools_join(lines, 0, json_array_size(lines));
   json_t *j = mcp_hermes_tail(text, chars);
   free(text);
   json_decref(lines);
@@ -207,18 +176,18 @@ mcp_hermes_uptime(const char *at)
 
 /* Hermes's facts about a process, from monitor_status or a monitor_list
  * entry: session_id, command, pid, uptime_seconds, status, and exit_code
- * once it has ended. `command` is what this adapter started it with; the
- * engine never sends a command back, so a process started elsewhere shows
- * the program vigil ran. */
+ * once it has ended; with cwd, its directory too. `command` is the command
+ * as given (mcp_tools_command), whichever adapter started it; the program
+ * vigil ran only when the engine cannot say. */
 static json_t *
-mcp_hermes_facts(const json_t *st)
+mcp_hermes_facts(McpServer *s, const json_t *st, bool cwd)
 {
   const char *id = json_string_value(json_object_get(st, "monitor_id"));
   const char *state = json_string_value(json_object_get(st, "state"));
   bool running = state == NULL || strcmp(state, "running") == 0;
-  const char *command = mcp_tools_recall(id, false);
-  if (command == NULL)
-    command = json_string_value(json_object_get(st, "program"));
+  char *dir = NULL;
+  char *given = id ? mcp_tools_command(s, id, &dir) : NULL;
+  const char *command = given ? given : json_string_value(json_object_get(st, "program"));
   json_t *pid = json_object_get(st, "pid");
   json_t *f = json_pack("{s:s,s:o,s:s,s:O,s:I}", "session_id", id ? id : "", "command",
                         cli_json_string(command ? command : "", command ? strlen(command) : 0),
@@ -227,6 +196,10 @@ mcp_hermes_facts(const json_t *st)
                         mcp_hermes_uptime(json_string_value(json_object_get(st, "started_at"))));
   if (!running)
     json_object_set_new(f, "exit_code", mcp_hermes_exit_code(st));
+  if (cwd)
+    json_object_set_new(f, "cwd", dir ? cli_json_string(dir, strlen(dir)) : json_null());
+  free(given);
+  free(dir);
   return f;
 }
 
@@ -266,13 +239,13 @@ mcp_hermes_foreground(McpServer *s, json_t *args, json_t *e, McpResult *out)
   const char *id = json_string_value(json_object_get(r.structured, "process_id"));
   mcp_tools_remember(id, json_string_value(json_object_get(args, "command")),
                      json_string_value(json_object_get(e, "cwd")));
-  json_t *lines = mcp_hermes_lines(s, id ? id : "", 0);
+  json_t *lines = mcp_tools_lines(s, id ? id : "", 0);
   if (lines == NULL) {
     mcp_result_engine_error(s, out);
     json_decref(r.structured);
     return;
   }
-  char *text = mcp_hermes_join(lines, 0, json_array_size(lines));
+  char *text = mcp_tools_join(lines, 0, json_array_size(lines));
   const char *state = json_string_value(json_object_get(r.structured, "state"));
   bool timed_out = state && strcmp(state, "timed_out") == 0;
   json_t *code = timed_out ? json_integer(124) : mcp_hermes_exit_code(r.structured);
@@ -407,11 +380,9 @@ mcp_hermes_list(McpServer *s, const char *id, json_t *args, McpResult *out)
   size_t i;
   json_t *m;
   json_array_foreach(json_object_get(r, "monitors"), i, m) {
-    json_t *f = mcp_hermes_facts(m);
+    json_t *f = mcp_hermes_facts(s, m, true);
     const char *mid = json_string_value(json_object_get(m, "monitor_id"));
-    const char *cwd = mcp_tools_recall(mid, true);
     const char *at = json_string_value(json_object_get(m, "started_at"));
-    json_object_set_new(f, "cwd", cwd ? cli_json_string(cwd, strlen(cwd)) : json_null());
     json_object_set_new(f, "started_at", at ? json_stringn(at, strnlen(at, 19)) : json_null());
     json_object_set_new(f, "output_preview", mcp_hermes_preview(s, mid, MCP_HERMES_LIST_PREVIEW));
     json_array_append_new(procs, f);
@@ -427,7 +398,7 @@ mcp_hermes_poll(McpServer *s, const char *id, json_t *args, McpResult *out)
   json_t *st = mcp_hermes_status(s, id, out);
   if (st == NULL)
     return;
-  out->structured = mcp_hermes_facts(st);
+  out->structured = mcp_hermes_facts(s, st, false);
   json_object_set_new(out->structured, "output_preview",
                       mcp_hermes_preview(s, id, MCP_HERMES_POLL_PREVIEW));
   json_decref(st);
@@ -442,7 +413,7 @@ mcp_hermes_log(McpServer *s, const char *id, json_t *args, McpResult *out)
   json_t *st = mcp_hermes_status(s, id, out);
   if (st == NULL)
     return;
-  json_t *lines = mcp_hermes_lines(s, id, 0);
+  json_t *lines = mcp_tools_lines(s, id, 0);
   if (lines == NULL) {
     mcp_result_engine_error(s, out);
     json_decref(st);
@@ -460,7 +431,7 @@ mcp_hermes_log(McpServer *s, const char *id, json_t *args, McpResult *out)
     from = offset < total ? offset : total;
     to = from + limit < total ? from + limit : total;
   }
-  char *text = mcp_hermes_join(lines, from, to);
+  char *text = mcp_tools_join(lines, from, to);
   const char *state = json_string_value(json_object_get(st, "state"));
   char showing[48];
   snprintf(showing, sizeof showing, "%zu lines", to - from);

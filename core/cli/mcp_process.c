@@ -16,7 +16,6 @@
  */
 #include "mcp_tools.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +26,6 @@
 
 /* The seed's default force_after (s) and the engine's grace bound (ms). */
 #define MCP_PROCESS_FORCE_AFTER 10
-#define MCP_PROCESS_GRACE_MAX_MS 600000
 /* A kill whose grace is this long (or "never escalate") answers after this
  * much, still running, so the call stays under a client's tool timeout. */
 #define MCP_PROCESS_KILL_EARLY_S 30
@@ -149,34 +147,6 @@ mcp_process_status(McpServer *s, const char *id)
 
 /* --- process.run ---------------------------------------------------------- */
 
-/* Whether a word reaches the program unchanged both through vigil's
- * splitter and through /bin/sh, so it needs no quotes. */
-static bool
-mcp_process_plain(const char *w)
-{
-  if (*w == '\0')
-    return false;
-  for (; *w; w++)
-    if (!isalnum((unsigned char)*w) && strchr("@%+=:,./-_", *w) == NULL)
-      return false;
-  return true;
-}
-
-/* Appends a word quoted so that vigil's splitter and /bin/sh both read it
- * back as one literal word: '...' with each ' as '\''. */
-static void
-mcp_process_quote(StrBuf *b, const char *w)
-{
-  if (mcp_process_plain(w)) {
-    strbuf_puts(b, w);
-    return;
-  }
-  strbuf_putc(b, '\'');
-  for (; *w; w++)
-    strbuf_puts(b, *w == '\'' ? "'\\''" : (char[]){*w, '\0'});
-  strbuf_putc(b, '\'');
-}
-
 /* The engine's way to run command + args into e, and the command line as
  * the seed's results show it (owned). A plain program name goes as argv,
  * exactly; anything else is one command line with the args quoted onto it,
@@ -193,9 +163,9 @@ mcp_process_command(const json_t *args, json_t *e)
   const json_t *a;
   json_array_foreach(list, i, a) {
     strbuf_putc(&line, ' ');
-    mcp_process_quote(&line, json_string_value(a));
+    mcp_tools_quote(&line, json_string_value(a));
   }
-  if (json_array_size(list) > 0 && mcp_process_plain(command)) {
+  if (json_array_size(list) > 0 && mcp_tools_plain(command)) {
     json_t *argv = json_pack("[s]", command);
     json_array_extend(argv, (json_t *)list);
     json_object_set_new(e, "argv", argv);
@@ -278,20 +248,21 @@ mcp_process_run(McpServer *s, json_t *args, McpResult *out)
 
 /* A monitor as the seed's process.monitor and process.list show one, from
  * monitor_status (or a monitor_list entry, which has no duration_ms and
- * resource_usage: zeros then). `command` is what this adapter started it
- * with; the engine never sends a command back, so a monitor started
- * elsewhere shows the program vigil ran (its absolute path). */
+ * resource_usage: zeros then). `command` is the command as given
+ * (mcp_tools_command), whichever adapter started it; the program vigil ran
+ * (its absolute path) only when the engine cannot say. */
 static json_t *
-mcp_process_entry(const json_t *st)
+mcp_process_entry(McpServer *s, const json_t *st)
 {
   const char *id = json_string_value(json_object_get(st, "monitor_id"));
   const json_t *exceeded = json_object_get(st, "exceeded");
   const char *seed = mcp_process_state(json_string_value(json_object_get(st, "state")), exceeded);
-  const char *command = mcp_tools_recall(id, false);
+  char *command = id ? mcp_tools_command(s, id, NULL) : NULL;
   json_t *cmd = command ? cli_json_string(command, strlen(command))
                         : json_is_string(json_object_get(st, "program"))
                             ? mcp_process_str(st, "program")
                             : mcp_process_str(st, "label");
+  free(command);
   return json_pack("{s:s,s:o,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "process_id", id ? id : "",
                    "command", cmd, "state", seed, "exit_code",
                    mcp_process_exit_code(seed, json_object_get(st, "exit_code")), "started_at",
@@ -310,7 +281,7 @@ mcp_process_monitor(McpServer *s, json_t *args, McpResult *out)
   json_decref(e);
   if (st == NULL)
     return;
-  out->structured = mcp_process_entry(st);
+  out->structured = mcp_process_entry(s, st);
   json_decref(st);
 }
 
@@ -342,7 +313,7 @@ mcp_process_list(McpServer *s, json_t *args, McpResult *out)
       continue;
     /* The seed's entries carry duration and usage, which only status has. */
     json_t *st = mcp_process_status(s, json_string_value(json_object_get(m, "monitor_id")));
-    json_array_append_new(procs, mcp_process_entry(st ? st : m));
+    json_array_append_new(procs, mcp_process_entry(s, st ? st : m));
     json_decref(st);
   }
   json_decref(r);
@@ -367,13 +338,12 @@ mcp_process_kill_pending(const char *id, const char *sig, json_int_t force_after
 {
   char note[256];
   if (force_after == 0)
-    snprintf(note, sizeof note, "%s sent and the process is still running; vigil always "
-             "escalates, so it sends SIGKILL if the process is still running in %d min "
-             "(force_after 0 cannot mean never here)", sig, MCP_PROCESS_GRACE_MAX_MS / 60000);
+    snprintf(note, sizeof note, "%s sent and the process is still running; with force_after 0 "
+             "no SIGKILL follows (process.kill with signal SIGKILL ends it at once)", sig);
   else
     snprintf(note, sizeof note, "%s sent and the process is still running; vigil sends "
-             "SIGKILL if it is still running %lld s after the signal", sig,
-             (long long)force_after);
+             "SIGKILL if it is still running %lld s after the signal (process.kill with signal "
+             "SIGKILL ends it at once)", sig, (long long)force_after);
   return json_pack("{s:b,s:s,s:s,s:s,s:s}", "killed", 1, "signal_sent", sig, "process_id", id,
                    "state", "running", "note", note);
 }
@@ -387,14 +357,17 @@ mcp_process_kill(McpServer *s, json_t *args, McpResult *out)
   const json_t *fa = json_object_get(args, "force_after");
   json_int_t force_after = fa ? json_integer_value(fa) : MCP_PROCESS_FORCE_AFTER;
   bool hard = strcmp(sig, "SIGKILL") == 0;
-  /* vigil always escalates to SIGKILL after the grace, and a grace of 0
-   * means SIGKILL at once: the seed's "0: never escalate" is the longest
-   * grace instead. A long grace answers early, so the call outlives no
-   * client's tool timeout. */
-  json_int_t grace = force_after == 0 ? MCP_PROCESS_GRACE_MAX_MS : force_after * 1000;
+  /* The seed's force_after 0 is "immediate SIGTERM without escalation":
+   * the engine's escalate: false (its grace_ms 0 would mean SIGKILL at
+   * once). A stop without SIGKILL, or with a long grace, answers early, so
+   * the call outlives no client's tool timeout; a later, stronger kill
+   * (SIGKILL, a shorter force_after) still goes through in the engine. */
+  json_int_t grace = force_after * 1000;
   bool early = !hard && (force_after == 0 || force_after > MCP_PROCESS_KILL_EARLY_S);
   json_t *e = json_pack("{s:s,s:s}", "monitor_id", id, "signal", sig);
-  if (!hard)
+  if (!hard && force_after == 0)
+    json_object_set_new(e, "escalate", json_false());
+  else if (!hard)
     json_object_set_new(e, "grace_ms", json_integer(grace));
   json_t *r = NULL;
   int rc = mcp_engine_call(&s->engine, "monitor_stop", e,
@@ -417,12 +390,12 @@ mcp_process_kill(McpServer *s, json_t *args, McpResult *out)
       "{s:b,s:s,s:s,s:s}", "killed", stopped, "signal_sent",
       json_is_string(engine_sig) ? json_string_value(engine_sig) : sig, "process_id", id,
       "state", mcp_process_state(state, NULL));
-  /* The engine takes no second signal while a stop is under way (an
-   * earlier kill's grace, a timeout's): say so rather than seem to kill. */
+  /* A stop at least as strong (an earlier kill's, a timeout's) is under
+   * way, so the engine sent nothing: say so rather than seem to kill. */
   if (!stopped && state && strcmp(state, "running") == 0)
     json_object_set_new(out->structured, "note", json_string(
-        "nothing sent: a stop is already under way, and vigil sends SIGKILL when its grace "
-        "ends"));
+        "nothing sent: a stop at least as strong is already under way; process.kill with "
+        "signal SIGKILL ends it at once"));
   json_decref(r);
 }
 
@@ -583,18 +556,19 @@ const McpTool mcp_process_tools[] = {
   {"process.kill", kMcpProfileProcess,
     "Stop a running process and everything it started: `signal` (default SIGTERM) goes to its "
     "process group, then SIGKILL if anything is still running `force_after` seconds later (default "
-    "10). Answers once it is gone, with `killed`, `signal_sent` (SIGKILL when it had to escalate) "
-    "and `state`. vigil always escalates: `force_after: 0` means the longest grace (10 min), not "
-    "never; with a grace over 30 s the answer comes after 2 s with state `running` and a `note`, "
-    "and until the grace ends a second kill (even SIGKILL) cannot hurry it. A process that already "
-    "ended on its own is the error `already_exited` (process.monitor shows how it ended); one "
-    "already killed gives `killed: false`.",
+    "10; `force_after: 0` sends the signal without escalation, never SIGKILL). Answers once it is "
+    "gone, with `killed`, `signal_sent` (SIGKILL when it had to escalate) and `state`; with "
+    "`force_after: 0` or over 30 s the answer comes after 2 s with state `running` and a `note`. "
+    "A stronger kill always goes through: `signal: SIGKILL` (or a shorter `force_after`) during "
+    "an earlier kill's grace ends the process at once; an equal or weaker one sends nothing. A "
+    "process that already ended on its own is the error `already_exited` (process.monitor shows "
+    "how it ended); one already killed gives `killed: false`.",
     "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"process_id\":{\"type\":"
     "\"string\",\"minLength\":1,\"maxLength\":64,\"description\":\"the process_id process.run "
     "returned (mon_...)\"},\"signal\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":15,\"defau"
     "lt\":\"SIGTERM\",\"description\":\"a signal name: SIGTERM (graceful), SIGKILL (at once), "
     "SIGINT, ...\"},\"force_after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":600,\"default\""
-    ":10,\"description\":\"seconds after the signal before SIGKILL\"}},\"required\":[\"process_id\""
+    ":10,\"description\":\"seconds after the signal before SIGKILL (0: never)\"}},\"required\":[\"process_id\""
     "]}",
     "{\"type\":\"object\",\"properties\":{\"killed\":{\"type\":\"boolean\"},\"signal_sent\":{\"type"
     "\":\"string\"},\"process_id\":{\"type\":\"string\"},\"state\":{\"type\":\"string\",\"enum\":["

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+#include "textfmt.h"
 #include "utf8.h"
 
 /* The JSON Schema type name of a value ("integer" for a whole number). */
@@ -57,6 +59,44 @@ mcp_schema_type_ok(const json_t *schema, const json_t *v, const char **want)
   return true;
 }
 
+/* Appends a JSON number as it was written: an integer as one, a real as
+ * textfmt_number writes it. */
+static void
+mcp_schema_number(StrBuf *b, const json_t *v)
+{
+  if (json_is_integer(v))
+    strbuf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+  else
+    textfmt_number(b, json_number_value(v));
+}
+
+/* Checks a number against `minimum` and `maximum`; a refusal names the
+ * bounds and the value as written ("must be 1000..3600000, got 3600001"),
+ * or the one bound there is ("must be at least 0, got -1"). */
+static bool
+mcp_schema_bounds(const json_t *schema, const json_t *v, const char *name, char *msg, size_t cap)
+{
+  double d = json_number_value(v);
+  const json_t *lo = json_object_get(schema, "minimum"), *hi = json_object_get(schema, "maximum");
+  if (!(lo && d < json_number_value(lo)) && !(hi && d > json_number_value(hi)))
+    return true;
+  StrBuf b = STRBUF_INIT;
+  strbuf_printf(&b, "%s must be ", name);
+  if (lo && hi) {
+    mcp_schema_number(&b, lo);
+    strbuf_puts(&b, "..");
+    mcp_schema_number(&b, hi);
+  } else {
+    strbuf_puts(&b, lo ? "at least " : "at most ");
+    mcp_schema_number(&b, lo ? lo : hi);
+  }
+  strbuf_puts(&b, ", got ");
+  mcp_schema_number(&b, v);
+  utf8_snprintf(msg, cap, "%s", strbuf_cstr(&b));
+  strbuf_free(&b);
+  return false;
+}
+
 /* Checks one value against its property schema; name is how it is called. */
 static bool
 mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *msg, size_t cap)
@@ -80,16 +120,8 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
       return false;
     }
   }
-  if (json_is_number(v)) {
-    double d = json_number_value(v);
-    const json_t *lo = json_object_get(schema, "minimum"), *hi = json_object_get(schema, "maximum");
-    if ((lo && d < json_number_value(lo)) || (hi && d > json_number_value(hi))) {
-      utf8_snprintf(msg, cap, "%s must be %g..%g, got %g", name,
-                    lo ? json_number_value(lo) : -INFINITY, hi ? json_number_value(hi) : INFINITY,
-                    d);
-      return false;
-    }
-  }
+  if (json_is_number(v) && !mcp_schema_bounds(schema, v, name, msg, cap))
+    return false;
   if (json_is_string(v)) {
     const json_t *mx = json_object_get(schema, "maxLength");
     const json_t *mn = json_object_get(schema, "minLength");

@@ -6,6 +6,7 @@
  */
 #include "mcp_tools.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "mcp_schema.h"
 #include "memory.h"
 #include "strbuf.h"
+#include "textfmt.h"
 #include "utf8.h"
 
 /* Every profile's tools, in the order tools/list gives them. */
@@ -506,4 +508,125 @@ mcp_tools_recall(const char *monitor_id, bool want_cwd)
     if (strcmp(mcp_remembered[i].id, monitor_id) == 0)
       return want_cwd ? mcp_remembered[i].cwd : mcp_remembered[i].command;
   return NULL;
+}
+
+/* --- process output in a seed's text (see mcp_tools.h) ------------------- */
+
+json_t *
+mcp_tools_lines(McpServer *s, const char *id, int limit)
+{
+  json_t *args = json_pack("{s:s,s:s}", "monitor_id", id, "stream", "all"), *r = NULL;
+  if (limit > 0)
+    json_object_set_new(args, "limit", json_integer(limit));
+  int rc = mcp_engine_call(&s->engine, "monitor_output", args, CLI_CALL_TIMEOUT_MS, &r);
+  json_decref(args);
+  if (rc != 0)
+    return NULL;
+  json_t *lines = json_incref(json_object_get(r, "lines"));
+  json_decref(r);
+  return lines ? lines : json_array();
+}
+
+char *
+mcp_tools_join(const json_t *lines, size_t from, size_t to)
+{
+  StrBuf b = STRBUF_INIT;
+  for (size_t i = from; i < to; i++) {
+    const char *t = json_string_value(json_object_get(json_array_get(lines, i), "text"));
+    strbuf_printf(&b, "%s%s", i > from ? "\n" : "", t ? t : "");
+  }
+  char *out = strbuf_take(&b);
+  return out ? out : xstrdup("");
+}
+
+/* --- a monitor's command, as given (see mcp_tools.h) --------------------- */
+
+bool
+mcp_tools_plain(const char *w)
+{
+  if (*w == '\0')
+    return false;
+  for (; *w; w++)
+    if (!isalnum((unsigned char)*w) && strchr("@%+=:,./-_", *w) == NULL)
+      return false;
+  return true;
+}
+
+void
+mcp_tools_quote(StrBuf *b, const char *w)
+{
+  if (mcp_tools_plain(w)) {
+    strbuf_puts(b, w);
+    return;
+  }
+  strbuf_putc(b, '\'');
+  for (; *w; w++)
+    strbuf_puts(b, *w == '\'' ? "'\\''" : (char[]){*w, '\0'});
+  strbuf_putc(b, '\'');
+}
+
+/* monitor_status of id with its start map, or NULL. */
+static json_t *
+mcp_tools_status_start(McpServer *s, const char *id)
+{
+  json_t *q = json_pack("{s:s,s:b}", "monitor_id", id, "include_start", 1), *st = NULL;
+  int rc = mcp_engine_call(&s->engine, "monitor_status", q, CLI_CALL_TIMEOUT_MS, &st);
+  if (rc != 0 && strstr(s->engine.cli.err.msg, "include_start") != NULL) {
+    json_object_del(q, "include_start"); /* an engine that sends start always */
+    rc = mcp_engine_call(&s->engine, "monitor_status", q, CLI_CALL_TIMEOUT_MS, &st);
+  }
+  json_decref(q);
+  return rc == 0 ? st : NULL;
+}
+
+/* A start map's command line: the command of a shell start, else its argv
+ * quoted (a word that is not a string, bytes that are not UTF-8, makes it
+ * unknown). NULL when it cannot be told. */
+static char *
+mcp_tools_start_line(const json_t *start)
+{
+  const json_t *command = json_object_get(start, "command");
+  if (json_is_true(json_object_get(start, "shell")) && json_is_string(command))
+    return xstrdup(json_string_value(command));
+  const json_t *argv = json_object_get(start, "argv");
+  if (json_array_size(argv) == 0)
+    return NULL;
+  StrBuf b = STRBUF_INIT;
+  size_t i;
+  const json_t *w;
+  json_array_foreach(argv, i, w) {
+    if (!json_is_string(w)) {
+      strbuf_free(&b);
+      return NULL;
+    }
+    if (i > 0)
+      strbuf_putc(&b, ' ');
+    mcp_tools_quote(&b, json_string_value(w));
+  }
+  return strbuf_take(&b);
+}
+
+char *
+mcp_tools_command(McpServer *s, const char *id, char **cwd)
+{
+  const char *known = mcp_tools_recall(id, false);
+  if (cwd != NULL)
+    *cwd = NULL;
+  if (known != NULL) {
+    const char *dir = mcp_tools_recall(id, true);
+    if (cwd != NULL && dir != NULL)
+      *cwd = xstrdup(dir);
+    return xstrdup(known);
+  }
+  json_t *st = mcp_tools_status_start(s, id);
+  const json_t *start = json_object_get(st, "start");
+  char *line = mcp_tools_start_line(start);
+  const char *dir = json_string_value(json_object_get(start, "cwd"));
+  if (line != NULL) {
+    mcp_tools_remember(id, line, dir);
+    if (cwd != NULL && dir != NULL)
+      *cwd = xstrdup(dir);
+  }
+  json_decref(st);
+  return line;
 }

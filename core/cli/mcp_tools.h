@@ -26,6 +26,8 @@ enum {
   kMcpProfileProcess = 1 << 2,
   kMcpProfileMonitor = 1 << 3,
   kMcpProfileHermes = 1 << 4,
+  /* A tool every profile lists (notifications_read, docs/mcp.md). */
+  kMcpProfileAll = (1 << 5) - 1,
 };
 
 typedef struct {
@@ -160,6 +162,38 @@ void mcp_result_error_append(McpResult *out, const char *line);
 void mcp_tools_remember(const char *monitor_id, const char *command, const char *cwd);
 /* The command (or, with want_cwd, the directory) remembered, or NULL. */
 const char *mcp_tools_recall(const char *monitor_id, bool want_cwd);
+
+/* --- process output in a seed's text --------------------------------------
+ * Added with the monitor profile's TaskOutput; BashOutput and the hermes
+ * profile use them too. */
+
+/* A monitor's lines (both streams, in the order written, ANSI removed, from
+ * the engine's ring) as an array (owned), the last `limit` of them when
+ * limit > 0; NULL with the error in s->engine. */
+json_t *mcp_tools_lines(McpServer *s, const char *id, int limit);
+
+/* The text of lines [from, to) joined with newlines (owned, never NULL). */
+char *mcp_tools_join(const json_t *lines, size_t from, size_t to);
+
+/* --- a monitor's command, as given --------------------------------------- */
+
+/* Whether a word reaches the program unchanged both through vigil's
+ * splitter and through /bin/sh, so it needs no quotes. */
+bool mcp_tools_plain(const char *word);
+
+/* Appends a word quoted so that vigil's splitter and /bin/sh both read it
+ * back as one literal word: as it is when plain, else '...' with each ' as
+ * '\''. */
+void mcp_tools_quote(StrBuf *b, const char *word);
+
+/* The command monitor id was started with, as given (owned), and its
+ * directory in *cwd (owned, or NULL) when cwd is not NULL: what this
+ * adapter remembers, else what the engine keeps, monitor_status's `start`
+ * (asked with include_start; an engine older than that argument refuses it
+ * and sends `start` anyway): its command for a shell start, else its argv
+ * quoted back into one line, never its environment. The answer is
+ * remembered. NULL when neither says (the caller shows the program). */
+char *mcp_tools_command(McpServer *s, const char *id, char **cwd);
 
 /* Claude Code's BashOutput (mcp_bash_output.c), listed by watch_process. */
 void mcp_bash_output(McpServer *s, json_t *args, McpResult *out);

@@ -9,7 +9,13 @@
  * anything on disk: an `error` event's pattern source is read back from the
  * engine's own event text (which quotes it), and the seed's `exited` after
  * an idle-timeout kill is synthesized with the next id (an ending event is
- * always a monitor's last, so that id is free). BashOutput is in
+ * always a monitor's last, so that id is free). The seed's ids are its own:
+ * the engine's incident events, which the seed has not, are left out and
+ * not numbered, so the Nth event the seed would have logged is id N. The
+ * engine's log caps the other events on their own and says how many of
+ * the dropped ones were incident events, so the numbering comes from the
+ * engine's answer alone and survives a restart of this adapter (issue 22).
+ * BashOutput is in
  * mcp_bash_output.c. Text renderings follow the seed's
  * forms, with process output escaped as the envelope escapes it, so a
  * process cannot forge a line of vigil's; watch_process_events's lines stand
@@ -238,25 +244,26 @@ wp_append(json_t *events, json_t *ev, json_int_t since)
   json_decref(ev);
 }
 
-/* One engine event as the seed's (appended to events when newer than
- * since): match -> error; every ending -> exited (the seed's lifecycle
- * stamps exited after any kill), and an idle timeout -> idle_timeout and
- * then exited with the next id; an overload that did not end the process
+/* One engine event as the seed's, numbered from id (appended to events
+ * when newer than since); returns how many seed events it is: match ->
+ * error; every ending -> exited (the seed's lifecycle stamps exited after
+ * any kill), and an idle timeout -> idle_timeout and then exited with the
+ * next id; an overload that did not end the process
  * (rate_limit.on_overload = "mute") stays `overload`. The engine's
  * `incident` and `repeat_summary` events have no counterpart in the seed's
- * four types and are left out (ids stay monotonic, with gaps). */
-static void
-wp_translate(const json_t *e, const json_t *sources, json_int_t since, json_t *events)
+ * four types: they are left out, and take no id. */
+static json_int_t
+wp_translate(const json_t *e, const json_t *sources, json_int_t id, json_int_t since,
+             json_t *events)
 {
-  json_int_t id = json_integer_value(json_object_get(e, "id"));
   const char *type = json_string_value(json_object_get(e, "type"));
   bool ended = !json_is_null(json_object_get(e, "signal")) ||
                !json_is_null(json_object_get(e, "exit_code"));
   if (type == NULL || strcmp(type, "incident") == 0 || strcmp(type, "repeat_summary") == 0)
-    return;
+    return 0;
   if (strcmp(type, "started") == 0) {
     wp_append(events, wp_event(id, "started", e), since);
-    return;
+    return 1;
   }
   if (strcmp(type, "match") == 0) {
     json_t *ev = wp_event(id, "error", e);
@@ -265,14 +272,16 @@ wp_translate(const json_t *e, const json_t *sources, json_int_t since, json_t *e
     wp_copy(ev, "pattern", sources, key);
     wp_copy(ev, "line", e, "line");
     wp_append(events, ev, since);
-    return;
+    return 1;
   }
+  json_int_t n = 1;
   if (strcmp(type, "idle_timeout") == 0) {
     json_t *ev = wp_event(id, "idle_timeout", e);
     wp_copy(ev, "line", e, "reason"); /* the seed: "for idle_timeout: the kill reason" */
     wp_copy(ev, "reason", e, "reason");
     wp_append(events, ev, since);
     id++;
+    n++;
   }
   bool muted = strcmp(type, "overload") == 0 && !ended;
   json_t *ev = wp_event(id, muted ? "overload" : "exited", e);
@@ -280,6 +289,7 @@ wp_translate(const json_t *e, const json_t *sources, json_int_t since, json_t *e
   wp_copy(ev, "signal", e, "signal");
   wp_copy(ev, "reason", e, "reason");
   wp_append(events, ev, since);
+  return n;
 }
 
 /* Appends a pattern source between quotes as the engine's text does. */
@@ -359,10 +369,9 @@ wp_events(McpServer *s, json_t *args, McpResult *out)
 {
   const char *id = json_string_value(json_object_get(args, "shell_id"));
   json_int_t since = json_integer_value(json_object_get(args, "since_event_id"));
-  /* One earlier than asked: event `since` may be an idle timeout whose
-   * synthesized exited (since + 1) is still to come. */
-  json_t *q = json_pack("{s:s,s:I}", "monitor_id", id, "since_event_id",
-                        since > 0 ? since - 1 : 0);
+  /* Every event the engine keeps (at most twice monitor.event_log_max):
+   * the seed's ids are counted over them, from the first. */
+  json_t *q = json_pack("{s:s}", "monitor_id", id);
   json_t *r = NULL;
   int rc = mcp_engine_call(&s->engine, "monitor_events", q, CLI_CALL_TIMEOUT_MS, &r);
   json_decref(q);
@@ -373,10 +382,15 @@ wp_events(McpServer *s, json_t *args, McpResult *out)
   const char *text = json_string_value(json_object_get(r, "text"));
   json_t *sources = wp_pattern_sources(text ? text : "");
   json_t *events = json_array();
+  /* The seed's events the engine dropped; the next one is id dropped + 1. */
+  json_int_t dropped = json_integer_value(json_object_get(r, "dropped")) -
+                       json_integer_value(json_object_get(r, "dropped_incidents"));
+  json_int_t next = dropped + 1;
   size_t i;
   const json_t *e;
-  json_array_foreach(json_object_get(r, "events"), i, e) wp_translate(e, sources, since, events);
-  json_int_t dropped = json_integer_value(json_object_get(r, "dropped"));
+  json_array_foreach(json_object_get(r, "events"), i, e) {
+    next += wp_translate(e, sources, next, since, events);
+  }
   /* The seed's lines, process text escaped in them, inside a frame when
    * there are events. */
   out->text = wp_render_events(events, dropped, wp_event_cap(text));

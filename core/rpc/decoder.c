@@ -52,6 +52,7 @@
 #include "memory.h"
 #include "rpc/typename.h"
 #include "strbuf.h"
+#include "textfmt.h"
 
 /* The smallest buffer worth allocating; it doubles from here. */
 #define RPC_DECODER_MIN 4096
@@ -417,7 +418,7 @@ rpc_quote(StrBuf *sb, const msgpack_object *o)
     break;
   case MSGPACK_OBJECT_FLOAT32:
   case MSGPACK_OBJECT_FLOAT64:
-    strbuf_printf(sb, "%g", o->via.f64);
+    textfmt_number(sb, o->via.f64);
     break;
   case MSGPACK_OBJECT_STR:
   case MSGPACK_OBJECT_BIN: {

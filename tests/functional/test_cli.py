@@ -426,7 +426,7 @@ def test_json_output_has_the_documented_keys(e):
     assert logs["stdout_size"] == 4 and logs["truncated"] is False, logs
 
     ev = json.loads(vigil_ok(e, "events", mid, "--json").stdout)
-    assert set(ev) == {"events", "dropped", "text"}, ev
+    assert set(ev) == {"events", "dropped", "dropped_incidents", "text"}, ev
     assert [x["type"] for x in ev["events"]] == ["started", "exited"], ev
 
     run = json.loads(vigil_ok(e, "run", "--json", "--", "sh", "-c", "echo x; exit 0").stdout)

@@ -58,10 +58,11 @@ def test_2_a_second_stop_while_a_stop_is_under_way_answers_at_once(e):
     mid = e.call("monitor_start", argv=[IGNORE_TERM], patterns=[])["monitor_id"]
     e.main.wait_notification(lambda n: n["type"] == "output", what="ready")
     # The first stop waits for the process (SIGTERM is ignored: it takes the
-    # whole grace, then SIGKILL); the second is answered before it, with the
-    # state of that moment.
+    # whole grace, then SIGKILL); the second, no stronger (its SIGKILL would
+    # come later), is answered before it, with the state of that moment. A
+    # stronger one (SIGKILL, a shorter grace) would go through: test_methods.
     first = e.main.request("monitor_stop", {"monitor_id": mid, "grace_ms": 3000})
-    second = e.call("monitor_stop", monitor_id=mid, signal="SIGKILL")
+    second = e.call("monitor_stop", monitor_id=mid, signal="SIGINT", grace_ms=3000)
     assert second["status"] == "already_stopped" and second["state"] == "running", second
     # The second stop sent nothing: the monitor ends as the first decided,
     # after its grace.

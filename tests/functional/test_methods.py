@@ -5,6 +5,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vigiltest import (ERROR_CODES, default_config, expect_error, run_tests,
@@ -130,6 +131,60 @@ def test_monitor_stop_answers_when_the_process_is_gone(e):
     expect_error("invalid_params", e.call, "monitor_stop", monitor_id=mid, signal="SIGNOPE")
 
 
+def test_a_stronger_stop_goes_through_during_a_grace(e):
+    # Issue 22 point 18: SIGKILL during a 10 min grace answered
+    # already_stopped and sent nothing, so the kill waited out the grace.
+    r = e.call("monitor_start", argv=["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"],
+               patterns=[])
+    mid = r["monitor_id"]
+    e.main.wait_notification(lambda n: n["type"] == "output" and n["monitor_id"] == mid)
+    first = e.main.request("monitor_stop", {"monitor_id": mid, "grace_ms": 600000})
+    # As strong or weaker: answered at once, nothing sent (the stop above is
+    # under way once this answer comes: requests are served in order).
+    same = e.call("monitor_stop", monitor_id=mid, grace_ms=600000)
+    assert same == {"status": "already_stopped", "state": "running", "exit_code": None,
+                    "signal": None}, same
+    started = time.monotonic()
+    stronger = e.call("monitor_stop", monitor_id=mid, signal="SIGKILL")
+    assert time.monotonic() - started < 60, "SIGKILL waited for the grace"
+    assert stronger == {"status": "stopped", "state": "stopped", "exit_code": None,
+                        "signal": "SIGKILL"}, stronger
+    assert e.main.wait_response(first) == stronger
+    end = e.main.wait_ending(mid)
+    # The first cause names the ending; the signal is what ended it.
+    assert (end["type"], end["signal"]) == ("stopped", "SIGKILL"), end
+    assert end["reason"] == "stopped by request (SIGTERM)", end["reason"]
+
+
+def test_a_stop_without_escalation_sends_only_its_signal(e):
+    # escalate: false (seed 001's force_after 0): SIGTERM and no SIGKILL, so
+    # a process that handles SIGTERM lives on; a later stop with a grace,
+    # stronger, ends it. The child counts 30 ticks of 0.1 s after its
+    # SIGTERM: 3 s, six times the tests' kill_grace_ms.
+    script = ("trap 'echo term; n=0' TERM; echo ready; "
+              "while :; do sleep 0.1; [ -n \"$n\" ] && n=$((n+1)); "
+              "[ \"$n\" = 30 ] && echo still alive; done")
+    r = e.call("monitor_start", argv=["sh", "-c", script], patterns=["^(ready|term|still alive)$"],
+               incidents=False)
+    mid = r["monitor_id"]
+    line = lambda text: lambda n: (n["type"] == "output" and n["monitor_id"] == mid
+                                   and any(l["text"] == text for l in n["lines"]))
+    e.main.wait_notification(line("ready"), what="ready")
+    err = expect_error("invalid_params", e.call, "monitor_stop", monitor_id=mid, escalate=False,
+                       grace_ms=1000)
+    assert "grace_ms" in err.message and "escalate: false" in err.message, err.message
+    first = e.main.request("monitor_stop", {"monitor_id": mid, "escalate": False})
+    e.main.wait_notification(line("term"), what="the trap's line")
+    e.main.wait_notification(line("still alive"), what="the child alive 3 s after SIGTERM")
+    same = e.call("monitor_stop", monitor_id=mid, escalate=False)
+    assert (same["status"], same["state"]) == ("already_stopped", "running"), same
+    assert e.call("monitor_status", monitor_id=mid)["state"] == "running"
+    stronger = e.call("monitor_stop", monitor_id=mid, grace_ms=0)
+    assert stronger == {"status": "stopped", "state": "stopped", "exit_code": None,
+                        "signal": "SIGKILL"}, stronger
+    assert e.main.wait_response(first) == stronger
+
+
 def test_command_splitting_refusals(e):
     err = expect_error("invalid_params", e.call, "monitor_start", command="echo 'unbalanced")
     assert "unbalanced single quote" in err.message and "position 5" in err.message
@@ -182,6 +237,13 @@ def test_bounds_name_argument_bound_and_value(e):
     err = expect_error("invalid_params", e.call, "monitor_start", command="echo x",
                        idle_timeout_ms=3600001)
     assert err.message == "invalid_params: idle_timeout_ms must be 0..3600000, got 3600001"
+    # Numbers as given, never in exponent form (%g printed 3.6e+06 and 1.23457e+06).
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x",
+                       idle_timeout_ms=3600001.5)
+    assert err.message == "invalid_params: idle_timeout_ms must be an integer, got 3600001.5"
+    err = expect_error("invalid_params", e.call, "monitor_start", command="echo x",
+                       cpu_limit=1234567.0)
+    assert err.message == "invalid_params: cpu_limit must be 0.001..4096, got 1234567", err.message
     err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", notify="all")
     assert '"auto" | "matches" | "lines" | "exit" | "none"' in err.message and '"all"' in err.message
     err = expect_error("invalid_params", e.call, "monitor_start", command="echo x", label=7)
@@ -448,6 +510,8 @@ if __name__ == "__main__":
         test_unknown_method_and_unknown_argument,
         test_monitor_lifecycle_methods,
         test_monitor_stop_answers_when_the_process_is_gone,
+        test_a_stronger_stop_goes_through_during_a_grace,
+        test_a_stop_without_escalation_sends_only_its_signal,
         test_command_splitting_refusals,
         test_allowlist_denial,
         test_empty_allowlist_and_shell_denied,

@@ -63,3 +63,21 @@ test('arguments failing the tool\'s schema are JSON-RPC error -32602 naming the 
     await a.ok('monitor_list', {});
     await a.close();
   });
+
+test('a number out of its schema\'s bounds is refused naming the bound and the value as given, never in exponent form',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('bounds'), profile: 'vigil,watch_process,process,monitor' });
+    // Issue 22 point 24: "must be 1000..3.6e+06, got 3.6e+06" named neither.
+    const monitor = await a.rpcError('Monitor', { command: 'echo x', description: 'x', timeout_ms: 3600001 }, -32602);
+    assert.match(monitor.message, /timeout_ms must be 1000\.\.3600000, got 3600001$/);
+    const wait = await a.rpcError('monitor_wait', { monitor_id: 'mon_000000000000', timeout_ms: 3600001 }, -32602);
+    assert.match(wait.message, /timeout_ms must be 0\.\.3600000, got 3600001$/);
+    const run = await a.rpcError('process.run', { command: 'echo', timeout: 3601 }, -32602);
+    assert.match(run.message, /timeout must be 1\.\.3600, got 3601$/);
+    const cpu = await a.rpcError('process.run', { command: 'echo', cpu_limit: 1234567.5 }, -32602);
+    assert.match(cpu.message, /cpu_limit must be 0\.001\.\.4096, got 1234567\.5$/);
+    // A bound on one side only says which side.
+    const since = await a.rpcError('watch_process_events', { shell_id: 'mon_000000000000', since_event_id: -1 }, -32602);
+    assert.match(since.message, /since_event_id must be at least 0, got -1$/);
+    await a.close();
+  });

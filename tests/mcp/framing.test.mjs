@@ -222,6 +222,7 @@ test('every tool of every profile frames and escapes what a process printed, and
     })).structuredContent.task_id;
     await a.inbox.waitFor((m) => isChannel(m) && m.params.meta.monitor_id === task &&
       /^\[stdout seq=\d+\] HOSTILE-pua/m.test(m.params.content), { what: 'the last line of the Monitor task' });
+    await audit.carrying(a, 'TaskOutput', { task_id: task, block: false });
 
     // hermes
     await audit.carrying(a, 'terminal', { command: hostileCommand(file) });

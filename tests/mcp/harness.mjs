@@ -61,14 +61,15 @@ try {
 }
 export const { McpError } = sdk;
 
-// The tool names of each profile, MCP.md section 3.
+// The tool names of each profile, MCP.md section 3; notifications_read is in
+// every one (section 4, "a read tool in every profile").
 export const PROFILES = {
   vigil: ['monitor_start', 'monitor_stop', 'monitor_list', 'monitor_status', 'monitor_output',
     'monitor_logs', 'monitor_events', 'monitor_wait', 'process_run', 'notifications_read'],
-  watch_process: ['watch_process', 'watch_process_events', 'KillShell', 'BashOutput'],
-  process: ['process.run', 'process.monitor', 'process.kill', 'process.list', 'process.logs'],
-  monitor: ['Monitor', 'TaskStop'],
-  hermes: ['terminal', 'process'],
+  watch_process: ['watch_process', 'watch_process_events', 'KillShell', 'BashOutput', 'notifications_read'],
+  process: ['process.run', 'process.monitor', 'process.kill', 'process.list', 'process.logs', 'notifications_read'],
+  monitor: ['Monitor', 'TaskStop', 'TaskOutput', 'notifications_read'],
+  hermes: ['terminal', 'process', 'notifications_read'],
 };
 
 // What a sanitizer build (build-asan) reports on stderr: vigild's log and

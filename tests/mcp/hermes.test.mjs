@@ -102,3 +102,49 @@ test('process wait returns the exit code of a background command, and notify_on_
     await a.toolError('process', { action: 'poll', session_id: 'mon_000000000000' }, 'not_found');
     await a.close();
   });
+
+// Issue 22 point 20: the PR's own end-to-end case, a 30-line loop printing
+// ERROR every 5th line. vigil gathers the six alike lines into one incident
+// and its repeats (numbers do not tell them apart); the text the agent reads
+// must say how many times it repeated, not only the data.
+test('repeats of a watched line coalesced into one alert are told in the text, with their count',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('h-rep'), profile: 'hermes' });
+    const id = (await a.ok('terminal', {
+      command: sh('for i in $(seq 1 30); do if [ $((i % 5)) = 0 ]; then echo "ERROR at line $i"; else echo "line $i"; fi; done'),
+      background: true, watch_patterns: ['ERROR'],
+    })).structuredContent.session_id;
+    const end = await a.waitEnding(id);
+    await a.twinOf(end); // every structured twin is in
+    const mine = a.vigilLogs().filter((m) => m.params.data?.monitor_id === id).map((m) => m.params.data);
+    const incidents = mine.flatMap((n) => (n.incidents ?? []).map((inc) => ({ n, inc })));
+    const repeats = incidents.reduce((k, { inc }) => k + (inc.repeats ?? 0), 0);
+    assert.equal(1 + repeats, 6, `one incident and five repeats in the data: ${JSON.stringify(incidents)}`);
+    for (const { n, inc } of incidents.filter(({ inc }) => inc.repeats > 0)) {
+      const text = a.channel().find((c) => Number(c.params.meta.seq) === n.seq).params.content;
+      assert.match(text, new RegExp(`repeated ${inc.repeats} times`), `the text says what the data says:\n${text}`);
+    }
+    await a.close();
+  });
+
+// Issue 22 point 22, Hermes's side: process list and poll after a restart
+// of the adapter show the command as given, not the resolved program.
+test('process list and poll show the command as it was given after a restart of the adapter',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const session = sessionName('h-cmd');
+    let a = await Adapter.start(engine, { session, profile: 'hermes' });
+    const command = sh('echo hi; exec sleep 300');
+    const id = (await a.ok('terminal', { command, background: true })).structuredContent.session_id;
+    for (const round of [1, 2]) {
+      const list = (await a.ok('process', { action: 'list' })).structuredContent;
+      const mine = list.processes.find((p) => p.session_id === id);
+      assert.equal(mine?.command, command, `round ${round}: list`);
+      assert.equal(typeof mine.cwd, 'string', `round ${round}: cwd`);
+      const poll = (await a.ok('process', { action: 'poll', session_id: id })).structuredContent;
+      assert.equal(poll.command, command, `round ${round}: poll`);
+      await a.close();
+      a = await Adapter.start(engine, { session, profile: 'hermes' });
+    }
+    await a.ok('process', { action: 'kill', session_id: id });
+    await a.close();
+  });

@@ -90,3 +90,29 @@ test('notifications_read refuses a wait_ms over 60000 with -32602 naming wait_ms
   assert.match(e.message, /wait_ms/);
   await a.close();
 });
+
+// Issue 22 point 23: --profile hermes --delivery poll listed no tool that
+// reads notifications, so they were never seen. Every profile, in every
+// delivery mode, lists notifications_read (MCP.md section 4: "a read tool
+// in every profile"; no seed has a tool of its own for notifications).
+for (const profile of ['vigil', 'watch_process', 'process', 'monitor', 'hermes']) {
+  test(`--profile ${profile} lists notifications_read in every delivery mode`,
+    { timeout: TEST_TIMEOUT }, async () => {
+      for (const delivery of ['channel', 'piggyback', 'poll']) {
+        const a = await Adapter.start(engine, { session: sessionName(`rd-${profile}`), profile, delivery });
+        assert.ok(a.tool('notifications_read'), `${profile} x ${delivery}: ${a.tools.map((t) => t.name).join(', ')}`);
+        await a.close();
+      }
+    });
+}
+
+test('--profile hermes --delivery poll: a background terminal\'s ending is read with notifications_read',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('rd-h'), profile: 'hermes', delivery: 'poll' });
+    const id = (await a.ok('terminal', { command: sh('echo done; exit 4'), background: true, notify_on_complete: true }))
+      .structuredContent.session_id;
+    const got = await read(a, { wait_ms: WAIT_MS });
+    assert.deepEqual(got.map((n) => [n.monitor_id, n.type]), [[id, 'exit']]);
+    assert.match(got[0].text, /exited with code 4/);
+    await a.close();
+  });

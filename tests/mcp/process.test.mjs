@@ -124,3 +124,79 @@ test('process tools refuse a bad state_filter or stream with -32602 and answer a
   await a.toolError('process.monitor', { process_id: 'mon_000000000000' }, 'not_found');
   await a.close();
 });
+
+// Issue 22 point 18. The child ignores SIGTERM; monitor_wait (the vigil
+// profile, listed beside) waits for its "ready" line, so SIGTERM never
+// arrives before the trap is set.
+async function startTrapper(a) {
+  const id = (await a.ok('process.run', {
+    command: 'sh', args: ['-c', 'trap "" TERM; echo ready; exec sleep 300'], background: true,
+  })).structuredContent.process_id;
+  const w = (await a.ok('monitor_wait', { monitor_id: id, for: 'output', timeout_ms: 30000 })).structuredContent;
+  assert.equal(w.timed_out, false, 'the child printed its ready line');
+  return id;
+}
+
+test('process.kill with SIGKILL during a long grace kills at once: a stronger signal always goes through',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('kill9'), profile: 'process,vigil' });
+    const id = await startTrapper(a);
+    const soft = (await a.ok('process.kill', { process_id: id, signal: 'SIGTERM', force_after: 600 })).structuredContent;
+    assert.equal(soft.state, 'running', 'SIGTERM is ignored: still running when the early answer comes');
+    assert.equal(soft.signal_sent, 'SIGTERM');
+    const t0 = Date.now();
+    const hard = (await a.ok('process.kill', { process_id: id, signal: 'SIGKILL' })).structuredContent;
+    const took = Date.now() - t0;
+    assert.deepEqual([hard.killed, hard.signal_sent, hard.state], [true, 'SIGKILL', 'killed'], JSON.stringify(hard));
+    assert.ok(took < 30000, `SIGKILL took ${took} ms: it waited for the 600 s grace`);
+    const end = await a.waitEnding(id);
+    assert.equal(end.params.meta.type, 'stopped');
+    const after = (await a.ok('process.monitor', { process_id: id })).structuredContent;
+    assert.equal(after.state, 'killed');
+    assert.equal(after.signal, 'SIGKILL');
+    await a.close();
+  });
+
+test('process.kill with force_after 0 sends SIGTERM without escalation, as seed 001 says, and SIGKILL still ends it',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('kill0'), profile: 'process,vigil' });
+    const id = await startTrapper(a);
+    const soft = (await a.ok('process.kill', { process_id: id, force_after: 0 })).structuredContent;
+    assert.deepEqual([soft.signal_sent, soft.state], ['SIGTERM', 'running'], JSON.stringify(soft));
+    assert.match(soft.note, /no SIGKILL follows/);
+    assert.doesNotMatch(soft.note, /10 min/, 'no hidden escalation after the longest grace');
+    // The answer came after 2 s, four times the tests' kill_grace_ms: still alive.
+    assert.equal((await a.ok('process.monitor', { process_id: id })).structuredContent.state, 'running');
+    const again = (await a.ok('process.kill', { process_id: id, force_after: 0 })).structuredContent;
+    assert.equal(again.killed, false, 'an equal stop sends nothing');
+    const hard = (await a.ok('process.kill', { process_id: id, signal: 'SIGKILL' })).structuredContent;
+    assert.deepEqual([hard.killed, hard.signal_sent, hard.state], [true, 'SIGKILL', 'killed'], JSON.stringify(hard));
+    await a.close();
+  });
+
+// Issue 22 point 22: after a restart of the adapter (which remembered the
+// command in memory only), command showed the program vigil resolved
+// (/usr/bin/sh) instead of the command that was run. Environment values are
+// never shown.
+test('process.monitor and process.list show the command as it was given, after a restart of the adapter too, and no environment value',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const session = sessionName('cmd');
+    let a = await Adapter.start(engine, { session, profile: 'process' });
+    const id = (await a.ok('process.run', {
+      command: 'sh', args: ['-c', 'echo "a b"; exec sleep 300'], background: true,
+      environment: { VIGIL_TEST_SECRET: 'hunter2-value' },
+    })).structuredContent.process_id;
+    const given = `sh -c 'echo "a b"; exec sleep 300'`;
+    for (const round of [1, 2]) {
+      const mon = await a.ok('process.monitor', { process_id: id });
+      assert.equal(mon.structuredContent.command, given, `round ${round}: process.monitor`);
+      const list = await a.ok('process.list', { state_filter: 'running' });
+      assert.equal(list.structuredContent.processes.find((p) => p.process_id === id)?.command, given,
+        `round ${round}: process.list`);
+      for (const r of [mon, list]) assert.doesNotMatch(JSON.stringify(r), /hunter2-value/, 'no environment value');
+      await a.close();
+      a = await Adapter.start(engine, { session, profile: 'process' });
+    }
+    await a.ok('process.kill', { process_id: id, signal: 'SIGKILL' });
+    await a.close();
+  });

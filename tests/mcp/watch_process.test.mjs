@@ -112,3 +112,38 @@ test('watch_process errors are tool results: a bad pattern is invalid_pattern, a
   await a.toolError('KillShell', { shell_id: 'mon_000000000000' }, 'not_found');
   await a.close();
 });
+
+// Issue 22 point 21: the engine's incident events were hidden but numbered,
+// so ids had gaps, and they counted toward the cap: 1100 errors left 489
+// visible events and "1224 earlier events dropped". Seed 000's own model:
+// started, 1100 errors and exited are 1102 events; at the 1025th the oldest
+// 102 go, so 1000 are kept, ids 103..1102.
+test('watch_process_events numbers the seed\'s events densely and caps them at 1024 on their own, across a restart of the adapter',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const session = sessionName('wp-cap');
+    let a = await Adapter.start(engine, { session, profile: 'watch_process' });
+    const shellId = (await a.ok('watch_process', {
+      command: sh('i=1; while [ $i -le 1100 ]; do echo "Error: boom $i" >&2; i=$((i+1)); done'),
+      description: 'crash loop',
+    })).structuredContent.shell_id;
+    await a.waitEnding(shellId);
+    for (const round of [1, 2]) {
+      const all = await a.ok('watch_process_events', { shell_id: shellId });
+      const { events, dropped } = all.structuredContent;
+      assert.equal(dropped, 102, `round ${round}: dropped`);
+      assert.equal(events.length, 1000, `round ${round}: events kept`);
+      assert.deepEqual(events.map((e) => e.id), Array.from({ length: 1000 }, (_, i) => 103 + i), 'dense ids');
+      assert.ok(events.slice(0, -1).every((e) => e.type === 'error'), 'every kept event but the last is an error');
+      assert.equal(events[0].line, 'Error: boom 102', 'id N is the seed\'s Nth event: started, then the errors');
+      assert.equal(events.at(-1).type, 'exited');
+      assert.match(textOf(all), /^NOTE: 102 earlier events dropped \(per-shell cap of 1024 reached\)$/m);
+      const page = await a.ok('watch_process_events', { shell_id: shellId, since_event_id: 1100 });
+      assert.deepEqual(page.structuredContent.events.map((e) => [e.id, e.type]), [[1101, 'error'], [1102, 'exited']]);
+      assert.equal(page.structuredContent.events[0].line, 'Error: boom 1100');
+      const none = await a.ok('watch_process_events', { shell_id: shellId, since_event_id: 1102 });
+      assert.deepEqual(none.structuredContent.events, []);
+      // The ids come from the engine's data alone: a new adapter gives the same.
+      await a.close();
+      if (round === 1) a = await Adapter.start(engine, { session, profile: 'watch_process' });
+    }
+  });

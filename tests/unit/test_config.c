@@ -252,6 +252,13 @@ TEST(settings_errors_name_file_field_bound_and_value)
                "invalid_params: @: rate_limit.on_overload must be a string, got number");
   EXPECT_ERROR("return { keeper = { unattended_ms = 999 } }",
                "invalid_params: @: keeper.unattended_ms must be 1000..604800000, got 999");
+  /* Numbers as given, never in exponent form. */
+  EXPECT_ERROR("return { monitors = { { session = 's', command = 'make', cpu_limit = 1234567 "
+               "} } }",
+               "invalid_params: @: monitors[1].cpu_limit must be 0.001..4096, got 1234567");
+  EXPECT_ERROR("return { monitor = { line_max_bytes = 1000000000000000.5 } }",
+               "invalid_params: @: monitor.line_max_bytes must be an integer, got "
+               "1000000000000000.5");
   /* state.dir: an absolute path, not checked on disk by the loader. */
   EXPECT_ERROR("return { state = { dir = 'state' } }",
                "invalid_params: @: state.dir must be an absolute path, got \"state\"");

@@ -38,7 +38,7 @@ log_match(EventLog *log, EventKeep *k, int i)
   snprintf(line, sizeof line, "line %d", i);
   const Event *ev = eventlog_add(log, kEventMatch, 1790000000000 + i, i % 3, line, strlen(line),
                                  false, 0, 0, NULL);
-  eventkeep_put(k, ev, 10 * (uint64_t)i, log->dropped);
+  eventkeep_put(k, ev, 10 * (uint64_t)i, log);
 }
 
 TEST(what_is_kept_comes_back_with_its_ids_and_fields)
@@ -52,7 +52,7 @@ TEST(what_is_kept_comes_back_with_its_ids_and_fields)
   const Event *ev = eventlog_add(&log, kEventExited, 1790000000099, -1, NULL, 0, true, 3, 0,
                                  "exited with code 3");
   ev = eventlog_set_exceeded(&log, "memory_limit");
-  eventkeep_put(&k, ev, 20, 0);
+  eventkeep_put(&k, ev, 20, &log);
   eventkeep_close(&k);
 
   CHECK(eventkeep_open(&k, dir, 16, false));
@@ -117,6 +117,32 @@ TEST(the_file_is_the_logs_ring_and_a_torn_slot_costs_what_is_older)
   close(dir);
 }
 
+/* The file holds as many events as the log (incident events beside the
+ * counted ones), and both dropped counts come back. */
+TEST(incident_events_and_their_dropped_count_come_back)
+{
+  int dir = fresh_dir();
+  EventKeep k;
+  CHECK(eventkeep_open(&k, dir, eventlog_slots(8), true));
+  EventLog log;
+  eventlog_init(&log, 8);
+  for (int i = 1; i <= 20; i++) {
+    log_match(&log, &k, i);
+    const Event *ev = eventlog_add(&log, kEventIncident, 1, 0, NULL, 0, false, 0, 0, NULL);
+    eventkeep_put(&k, ev, 10 * (uint64_t)i, &log);
+  }
+  EventLog back;
+  eventlog_init(&back, 8);
+  CHECK_INT(eventkeep_restore(&k, &back, 1000), log.count);
+  CHECK_INT(back.dropped, log.dropped);
+  CHECK_INT(back.dropped_incidents, log.dropped_incidents);
+  CHECK_INT(back.counted, 8);
+  eventlog_free(&back);
+  eventlog_free(&log);
+  eventkeep_close(&k);
+  close(dir);
+}
+
 TEST(a_long_text_comes_back_cut_and_a_foreign_file_is_refused)
 {
   int dir = fresh_dir();
@@ -128,7 +154,7 @@ TEST(a_long_text_comes_back_cut_and_a_foreign_file_is_refused)
   EventLog log;
   eventlog_init(&log, 4);
   const Event *ev = eventlog_add(&log, kEventMatch, 1, 0, line, strlen(line), false, 0, 0, NULL);
-  eventkeep_put(&k, ev, 2, 0);
+  eventkeep_put(&k, ev, 2, &log);
   EventLog back;
   eventlog_init(&back, 4);
   CHECK_INT(eventkeep_restore(&k, &back, 2), 1);
@@ -157,6 +183,7 @@ main(void)
   root_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   RUN(what_is_kept_comes_back_with_its_ids_and_fields);
   RUN(the_file_is_the_logs_ring_and_a_torn_slot_costs_what_is_older);
+  RUN(incident_events_and_their_dropped_count_come_back);
   RUN(a_long_text_comes_back_cut_and_a_foreign_file_is_refused);
   close(root_fd);
   char cmd[128];

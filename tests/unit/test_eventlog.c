@@ -79,6 +79,48 @@ TEST(cap_drops_a_tenth_at_once)
   eventlog_free(&log);
 }
 
+/* Issue 22 point 21: incident events filled the cap, so 1100 matches with
+ * their incidents left 489 matches. The cap counts the other kinds only;
+ * incident events go with the oldest of those. */
+TEST(incident_events_ride_along_and_leave_the_cap_to_the_others)
+{
+  EventLog log;
+  eventlog_init(&log, 1024);
+  add_simple(&log, kEventStarted);
+  for (int i = 0; i < 1100; i++) {
+    add_simple(&log, kEventMatch);
+    add_simple(&log, i % 2 ? kEventIncident : kEventRepeatSummary);
+  }
+  add_simple(&log, kEventExited);
+  /* Seed 000's log of 1102 events: 102 dropped at the 1025th, 1000 kept. */
+  CHECK_INT(log.counted, 1000);
+  CHECK_INT(log.dropped - log.dropped_incidents, 102);
+  Seen seen = {.n = 0};
+  eventlog_since(&log, 0, collect, &seen);
+  CHECK_INT(seen.n, log.count);
+  CHECK(log.count <= eventlog_slots(1024));
+  /* The oldest retained event is the 102nd match's incident or the 103rd
+   * counted event; ids stay contiguous. */
+  for (size_t i = 1; i < seen.n && i < sizeof seen.ids / sizeof seen.ids[0]; i++)
+    CHECK_INT(seen.ids[i], seen.ids[0] + i);
+  size_t counted = 0;
+  for (size_t i = 0; i < seen.n; i++) {
+    const Event *ev = eventlog_find(&log, seen.ids[i] - 1, ~0u);
+    counted += eventlog_counts(ev->type);
+  }
+  CHECK_INT(counted, 1000);
+  eventlog_free(&log);
+
+  /* Only incident events: the hard bound of twice the cap holds. */
+  eventlog_init(&log, 16);
+  for (int i = 0; i < 100; i++)
+    add_simple(&log, kEventIncident);
+  CHECK(log.count <= eventlog_slots(16));
+  CHECK_INT(log.dropped, log.dropped_incidents);
+  CHECK_INT(log.dropped + log.count, 100);
+  eventlog_free(&log);
+}
+
 TEST(ids_never_repeat_across_many_wraps)
 {
   EventLog log;
@@ -311,6 +353,7 @@ main(void)
 {
   RUN(ids_start_at_one_and_count_up);
   RUN(cap_drops_a_tenth_at_once);
+  RUN(incident_events_ride_along_and_leave_the_cap_to_the_others);
   RUN(ids_never_repeat_across_many_wraps);
   RUN(since_filters_by_id);
   RUN(find_by_type_mask);

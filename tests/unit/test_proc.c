@@ -286,6 +286,19 @@ TEST(killed_by_its_own_signal)
   run_close(&r);
 }
 
+/* Starts child_ignore_term in r (run_init'd here) and waits for its
+ * "ready", printed once SIGTERM is ignored. */
+static bool
+start_term_ignorer(Run *r)
+{
+  run_init(r);
+  char path[4096];
+  snprintf(path, sizeof path, "%s", test_child_path("child_ignore_term"));
+  char *argv[] = {path, NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  return run_start(r, &o) && wait_output(r, kStreamStdout, "ready\n");
+}
+
 TEST(stop_with_sigterm_ends_a_sleeping_child)
 {
   Run r;
@@ -309,18 +322,13 @@ TEST(stop_with_sigterm_ends_a_sleeping_child)
 TEST(stop_escalates_to_sigkill_once)
 {
   Run r;
-  run_init(&r);
-  char path[4096];
-  snprintf(path, sizeof path, "%s", test_child_path("child_ignore_term"));
-  char *argv[] = {path, NULL};
-  ProcSpawnOptions o = opts_for(argv);
-  if (run_start(&r, &o) && wait_output(&r, kStreamStdout, "ready\n")) {
+  if (start_term_ignorer(&r)) {
     uint64_t t0 = uv_hrtime();
     CHECK_INT(proc_stop(r.p, SIGTERM, 300), kProcStopping);
-    /* Idempotent: nothing sent, and the 300 ms deadline is not re-armed to
-     * 60 s (the wait below would time out if it were). */
-    CHECK_INT(proc_stop(r.p, SIGTERM, 60000), kProcStopping);
-    CHECK_INT(proc_stop(r.p, SIGKILL, 0), kProcStopping);
+    /* A weaker stop is a no-op: nothing sent, and the 300 ms deadline is not
+     * re-armed to 60 s (the wait below would time out if it were). */
+    CHECK_INT(proc_stop(r.p, SIGTERM, 60000), kProcStopPending);
+    CHECK_INT(proc_stop(r.p, SIGTERM, PROC_GRACE_NEVER), kProcStopPending);
     if (run_wait(&r, 5000)) {
       CHECK_INT(r.x.term_signal, SIGKILL);
       CHECK((r.exit_ns - t0) / 1000000 >= 250); /* SIGTERM was ignored, SIGKILL came later */
@@ -331,15 +339,52 @@ TEST(stop_escalates_to_sigkill_once)
   run_close(&r);
 }
 
+/* Issue 22 point 18: SIGKILL during a long grace was "already under way"
+ * and sent nothing, so the kill waited out the grace. */
+TEST(a_stronger_stop_goes_through_during_a_grace)
+{
+  Run r;
+  if (start_term_ignorer(&r)) {
+    uint64_t t0 = uv_hrtime();
+    CHECK_INT(proc_stop(r.p, SIGTERM, 600000), kProcStopping);
+    CHECK_INT(proc_stop(r.p, SIGTERM, 600000), kProcStopPending); /* its deadline is later */
+    CHECK_INT(proc_stop(r.p, SIGKILL, 0), kProcStopHastened);
+    /* SIGKILL is sent once (or the child is already seen gone). */
+    ProcStopResult again = proc_stop(r.p, SIGKILL, 0);
+    CHECK(again == kProcStopPending || again == kProcStopExited);
+    if (run_wait(&r, 30000)) {
+      CHECK_INT(r.x.term_signal, SIGKILL);
+      CHECK((r.exit_ns - t0) / 1000000 < 30000); /* not the 10 min grace */
+    }
+  }
+  run_close(&r);
+}
+
+/* A stop that never escalates (process.kill's force_after 0) sends its
+ * signal only; a later stop with a grace brings the SIGKILL. */
+TEST(a_stop_without_escalation_is_hastened_by_one_with_a_grace)
+{
+  Run r;
+  if (start_term_ignorer(&r)) {
+    CHECK_INT(proc_stop(r.p, SIGTERM, PROC_GRACE_NEVER), kProcStopping);
+    CHECK(proc_stop_requested(r.p));
+    CHECK_INT(proc_stop(r.p, SIGTERM, PROC_GRACE_NEVER), kProcStopPending);
+    uint64_t t0 = uv_hrtime();
+    CHECK_INT(proc_stop(r.p, SIGTERM, 200), kProcStopHastened);
+    ProcStopResult later = proc_stop(r.p, SIGTERM, 60000); /* gone already, on a slow machine */
+    CHECK(later == kProcStopPending || later == kProcStopExited);
+    if (run_wait(&r, 30000)) {
+      CHECK_INT(r.x.term_signal, SIGKILL);
+      CHECK((r.exit_ns - t0) / 1000000 >= 150); /* after the grace asked for */
+    }
+  }
+  run_close(&r);
+}
+
 TEST(stop_with_zero_grace_kills_at_once)
 {
   Run r;
-  run_init(&r);
-  char path[4096];
-  snprintf(path, sizeof path, "%s", test_child_path("child_ignore_term"));
-  char *argv[] = {path, NULL};
-  ProcSpawnOptions o = opts_for(argv);
-  if (run_start(&r, &o) && wait_output(&r, kStreamStdout, "ready\n")) {
+  if (start_term_ignorer(&r)) {
     CHECK_INT(proc_stop(r.p, SIGTERM, 0), kProcStopping);
     if (run_wait(&r, 5000))
       CHECK_INT(r.x.term_signal, SIGKILL);
@@ -1389,6 +1434,8 @@ main(void)
   RUN(killed_by_its_own_signal);
   RUN(stop_with_sigterm_ends_a_sleeping_child);
   RUN(stop_escalates_to_sigkill_once);
+  RUN(a_stronger_stop_goes_through_during_a_grace);
+  RUN(a_stop_without_escalation_is_hastened_by_one_with_a_grace);
   RUN(stop_with_zero_grace_kills_at_once);
   RUN(grandchild_holding_the_pipe_is_cut_by_the_drain_bound);
   RUN(zero_drain_still_delivers_what_the_child_wrote);

@@ -568,6 +568,45 @@ TEST(signal_names)
   CHECK(signals_name(1000) == NULL);
 }
 
+/* textfmt_number of d, as a malloc'd string. */
+static char *
+number(double d)
+{
+  StrBuf sb = STRBUF_INIT;
+  textfmt_number(&sb, d);
+  return strbuf_take(&sb);
+}
+
+#define CHECK_NUMBER(d, want)    \
+  do {                           \
+    char *got_ = number(d);      \
+    CHECK_STR(got_, want);       \
+    free(got_);                  \
+  } while (0)
+
+TEST(numbers_read_back_as_the_value_given)
+{
+  /* Whole numbers as integers, never in exponent form (%g gave 3.6e+06). */
+  CHECK_NUMBER(3600000, "3600000");
+  CHECK_NUMBER(3600001, "3600001");
+  CHECK_NUMBER(1234567, "1234567");
+  CHECK_NUMBER(0, "0");
+  CHECK_NUMBER(-0.0, "0");
+  CHECK_NUMBER(-42, "-42");
+  CHECK_NUMBER(9007199254740993.0, "9007199254740992"); /* the double it is */
+  CHECK_NUMBER(1e20, "100000000000000000000");
+  /* Fractions with the fewest digits that read back as the same double. */
+  CHECK_NUMBER(3600001.5, "3600001.5");
+  CHECK_NUMBER(0.1, "0.1");
+  CHECK_NUMBER(0.001, "0.001");
+  CHECK_NUMBER(5000.25, "5000.25");
+  CHECK_NUMBER(1.0 / 3, "0.3333333333333333");
+  CHECK_NUMBER(1e-7, "1e-07");
+  CHECK_NUMBER(1e300, "1e+300");
+  CHECK_NUMBER(1.0 / 0.0, "inf");
+  CHECK_NUMBER(-1.0 / 0.0, "-inf");
+}
+
 int
 main(void)
 {
@@ -591,5 +630,6 @@ main(void)
   RUN(monitor_id_format_and_spread);
   RUN(durations_read_like_a_person_writes_them);
   RUN(signal_names);
+  RUN(numbers_read_back_as_the_value_given);
   return check_summary();
 }
