@@ -285,6 +285,7 @@ TESTS = [
     test_a_keeper_killed_while_no_engine_ran_is_reported_and_its_program_stopped,
     test_a_removed_keeper_socket_is_reported_and_its_keeper_stopped,
     test_a_keeper_socket_replaced_by_a_symlink_is_not_followed,
+    test_a_detached_keeper_stops_its_program_when_its_directory_is_removed,
 ]
 
 if __name__ == "__main__":
