@@ -189,29 +189,35 @@ monitor_keep_close_only(MonitorKeep *k)
 
 /* See monitor_keep.h. A few stores into a page mapped shared. */
 void
-monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[8])
+monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKPOINT_WORDS])
 {
   KeepCheckpoint *ck = k->ckpt;
   if (ck == NULL)
     return;
-  ck->cut[0] = v[0];
-  ck->cut[1] = v[1];
-  ck->ring_next_seq = v[2];
-  ck->lines = v[3];
-  ck->matched = v[4];
-  ck->unmatched = v[5];
-  ck->dropped = v[6];
-  ck->notifications = v[7];
+  ck->cut[0] = v[kCkptCut0];
+  ck->cut[1] = v[kCkptCut1];
+  ck->ring_next_seq = v[kCkptNextSeq];
+  ck->lines = v[kCkptLines];
+  ck->matched = v[kCkptMatched];
+  ck->unmatched = v[kCkptUnmatched];
+  ck->dropped = v[kCkptDropped];
+  ck->notifications = v[kCkptNotifications];
+  ck->nr_at_cut[0] = v[kCkptNrAtCut0];
+  ck->nr_at_cut[1] = v[kCkptNrAtCut1];
+  ck->told_nr[0] = v[kCkptToldNr0];
+  ck->told_nr[1] = v[kCkptToldNr1];
+  ck->incidents = v[kCkptIncidents];
+  ck->incident_next = v[kCkptIncidentNext];
 }
 
 /* See monitor_keep.h. The journal's is believed only when it is past the
  * page in every respect: a cut never goes back. */
 bool
-monitor_keep_catch_up(MonitorKeep *k, const uint64_t v[8])
+monitor_keep_catch_up(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKPOINT_WORDS])
 {
   KeepCheckpoint *ck = k->ckpt;
-  if (ck == NULL || v[7] <= ck->notifications || v[0] < ck->cut[0] || v[1] < ck->cut[1] ||
-      v[2] < ck->ring_next_seq)
+  if (ck == NULL || v[kCkptNotifications] <= ck->notifications || v[kCkptCut0] < ck->cut[0] ||
+      v[kCkptCut1] < ck->cut[1] || v[kCkptNextSeq] < ck->ring_next_seq)
     return false;
   monitor_keep_set_checkpoint(k, v);
   return true;

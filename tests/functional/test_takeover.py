@@ -158,13 +158,24 @@ def test_a_detached_keeper_stops_its_program_when_its_directory_is_removed(e):
     restart_on(e).close()  # nothing left to take over or to stop
 
 
-TRACE = ('echo "Traceback (most recent call last):"; echo \'  File "app.py", line %d, in <module>\'; '
-         'echo "ValueError: crash %d"')
+# Each crash its own failure: repeats of one would be coalesced.
+ERRORS = {1: "ValueError", 2: "KeyError", 3: "TypeError"}
 
 
-def crash_then(n, then):
-    """Shell text: a three-line Python crash numbered n, then the text then."""
-    return (TRACE % (n, n)) + "; " + then
+def crash_lines(n):
+    return ["Traceback (most recent call last):", '  File "app.py", line %d, in <module>' % n,
+            last_line(n)]
+
+
+def crash_then(n, then, stderr=False):
+    """Shell text: a three-line Python crash numbered n (on stderr if
+    asked), then the text then."""
+    to = " >&2" if stderr else ""
+    return "; ".join("echo '%s'%s" % (l, to) for l in crash_lines(n)) + "; " + then
+
+
+def last_line(n):
+    return "%s: crash %d" % (ERRORS[n], n)
 
 
 def wait_go(path):
@@ -179,7 +190,7 @@ def line_seen(e, mid, text):
 def crash_notes(notes, n):
     """The output notifications whose incidents hold crash n."""
     return [x for x in notes if x["type"] == "output" and
-            any(l["text"] == "ValueError: crash %d" % n for l in x["lines"])]
+            any(l["text"] == last_line(n) for l in x["lines"])]
 
 
 def until_ending(conn, mid):
@@ -214,7 +225,7 @@ def test_a_crash_still_assembling_at_a_sigkill_is_told_once_after_it_and_ids_go_
     open(go + "1", "w").close()
     # Crash 2 is read (in the ring) and its incident assembles: nothing
     # closes it until "ok 2", which waits for go2.
-    wait_for(line_seen(e, mid, "ValueError: crash 2"), "crash 2 to be read")
+    wait_for(line_seen(e, mid, last_line(2)), "crash 2 to be read")
     kill_engine(e)
     early = crash_notes(e.main.drain(), 2)
     assert not early, "crash 2 was told before the kill (a stall of 10 s?): %r" % early
@@ -224,14 +235,12 @@ def test_a_crash_still_assembling_at_a_sigkill_is_told_once_after_it_and_ids_go_
         open(go + "2", "w").close()
         open(go + "3", "w").close()
         got = until_ending(e2.main, mid)
-        assert [n["seq"] for n in got] == [2, 3, 4], [(n["seq"], n["type"]) for n in got]
+        assert [n["seq"] for n in got] == [2, 3, 4], [(n["seq"], n["type"], n["text"]) for n in got]
         [two] = crash_notes(got, 2)
         [three] = crash_notes(got, 3)
         assert [i["id"] for i in two["incidents"]] == [2], two["incidents"]
         assert [i["id"] for i in three["incidents"]] == [3], three["incidents"]
-        assert [l["text"] for l in two["lines"]] == [
-            "Traceback (most recent call last):", '  File "app.py", line 2, in <module>',
-            "ValueError: crash 2"], two["lines"]
+        assert [l["text"] for l in two["lines"]] == crash_lines(2), two["lines"]
         assert got[-1]["type"] == "exit" and got[-1]["exit_code"] == 0, got[-1]
         counters = e2.call("monitor_status", monitor_id=mid)["counters"]
         lines = e2.call("monitor_output", monitor_id=mid)["lines"]
@@ -240,6 +249,40 @@ def test_a_crash_still_assembling_at_a_sigkill_is_told_once_after_it_and_ids_go_
             counters
         events = e2.call("monitor_events", monitor_id=mid)["events"]
         assert [ev["incident"] for ev in events if ev["type"] == "incident"] == [1, 2, 3], events
+
+
+@socket_only
+@with_config(**ASSEMBLING)
+def test_a_crash_told_while_another_assembles_is_not_told_again_after_a_sigkill(e):
+    # Crash 1 assembles on stderr; crash 2, on stdout, is told meanwhile.
+    # The engine dies: the next one tells crash 1 (it was waiting) and not
+    # crash 2 (it was told), and gives no id twice.
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    script = "; ".join([crash_then(1, wait_go(go + "1"), stderr=True),
+                        crash_then(2, "echo ok 2"), wait_go(go + "2"),
+                        "echo ok 1 >&2", wait_go(go + "3"), "exit 0"])
+    mid = e.call("monitor_start", argv=["sh", "-c", script], label="crashy")["monitor_id"]
+    wait_for(line_seen(e, mid, last_line(1)), "crash 1 to be read")
+    open(go + "1", "w").close()
+    two = e.main.wait_notification(lambda n: n["monitor_id"] == mid, what="crash 2")
+    assert two["seq"] == 1 and crash_notes([two], 2), two
+    kill_engine(e)
+    assert not crash_notes(e.main.drain(), 1), "crash 1 was told before the kill"
+    with restart_on(e, config=default_config(**ASSEMBLING)) as e2:
+        e2.wait_log("took over %s (crashy)" % mid)
+        e2.call("session_open", session="agent", last_seq=1)
+        open(go + "2", "w").close()
+        open(go + "3", "w").close()
+        got = until_ending(e2.main, mid)
+        assert [n["seq"] for n in got] == [2, 3], [(n["seq"], n["text"]) for n in got]
+        [one] = crash_notes(got, 1)
+        assert not crash_notes(got, 2), "crash 2 was told again"
+        [inc] = one["incidents"]
+        assert inc["id"] not in (two["incidents"][0]["id"],), (inc, two["incidents"])
+        assert [l["stream"] for l in one["lines"]] == ["stderr"] * 3, one["lines"]
+        counters = e2.call("monitor_status", monitor_id=mid)["counters"]
+        assert (counters["incidents"], counters["notifications"]) == (2, 3), counters
 
 
 # Each incident closes at once (its next line does not belong), and the
@@ -256,7 +299,7 @@ def test_a_crash_in_an_open_batch_at_a_sigkill_is_told_once_after_it(e):
     mid = e.call("monitor_start", argv=["sh", "-c", script], label="crashy")["monitor_id"]
     # The trace is read while its incident assembles (a read of its own:
     # the program waits), then "ok 1" closes it into the batch.
-    wait_for(line_seen(e, mid, "ValueError: crash 1"), "the crash to be read")
+    wait_for(line_seen(e, mid, last_line(1)), "the crash to be read")
     open(go + "0", "w").close()
     wait_for(lambda: any(ev["type"] == "incident" for ev in
                          e.call("monitor_events", monitor_id=mid)["events"]),
@@ -286,6 +329,9 @@ TESTS = [
     test_a_removed_keeper_socket_is_reported_and_its_keeper_stopped,
     test_a_keeper_socket_replaced_by_a_symlink_is_not_followed,
     test_a_detached_keeper_stops_its_program_when_its_directory_is_removed,
+    test_a_crash_still_assembling_at_a_sigkill_is_told_once_after_it_and_ids_go_on,
+    test_a_crash_told_while_another_assembles_is_not_told_again_after_a_sigkill,
+    test_a_crash_in_an_open_batch_at_a_sigkill_is_told_once_after_it,
 ]
 
 if __name__ == "__main__":
