@@ -38,6 +38,8 @@ def sigterm_ends(engine, what, close=True):
     try:
         rc = engine.proc.wait(BOUND_S)
     except subprocess.TimeoutExpired:
+        engine.proc.kill()  # nothing left behind, whatever the verdict
+        engine.proc.wait()
         raise AssertionError("%s: vigild did not exit within %ds of SIGTERM" % (what, BOUND_S))
     log = engine.log()
     reports = engine.close() if close else [
@@ -193,11 +195,18 @@ def crash_notes(notes, n):
             any(l["text"] == last_line(n) for l in x["lines"])]
 
 
-def until_ending(conn, mid):
+def resume_then(e2, mid, last_seq, files):
+    """On the restarted engine e2: once it took mid over, the host resumes
+    the session from last_seq and the files are made (the program goes on);
+    returns mid's notifications up to its ending."""
+    e2.wait_log("took over %s (crashy)" % mid)
+    e2.call("session_open", session="agent", last_seq=last_seq)
+    for f in files:
+        open(f, "w").close()
     got = []
     while True:
-        n = conn.wait_notification(lambda x: x["monitor_id"] == mid, timeout=BOUND_S,
-                                   what="the notifications up to the ending")
+        n = e2.main.wait_notification(lambda x: x["monitor_id"] == mid, timeout=BOUND_S,
+                                      what="the notifications up to the ending")
         got.append(n)
         if n["type"] != "output":
             return got
@@ -230,11 +239,7 @@ def test_a_crash_still_assembling_at_a_sigkill_is_told_once_after_it_and_ids_go_
     early = crash_notes(e.main.drain(), 2)
     assert not early, "crash 2 was told before the kill (a stall of 10 s?): %r" % early
     with restart_on(e, config=default_config(**ASSEMBLING)) as e2:
-        e2.wait_log("took over %s (crashy)" % mid)
-        e2.call("session_open", session="agent", last_seq=1)
-        open(go + "2", "w").close()
-        open(go + "3", "w").close()
-        got = until_ending(e2.main, mid)
+        got = resume_then(e2, mid, 1, [go + "2", go + "3"])
         assert [n["seq"] for n in got] == [2, 3, 4], [(n["seq"], n["type"], n["text"]) for n in got]
         [two] = crash_notes(got, 2)
         [three] = crash_notes(got, 3)
@@ -270,11 +275,7 @@ def test_a_crash_told_while_another_assembles_is_not_told_again_after_a_sigkill(
     kill_engine(e)
     assert not crash_notes(e.main.drain(), 1), "crash 1 was told before the kill"
     with restart_on(e, config=default_config(**ASSEMBLING)) as e2:
-        e2.wait_log("took over %s (crashy)" % mid)
-        e2.call("session_open", session="agent", last_seq=1)
-        open(go + "2", "w").close()
-        open(go + "3", "w").close()
-        got = until_ending(e2.main, mid)
+        got = resume_then(e2, mid, 1, [go + "2", go + "3"])
         assert [n["seq"] for n in got] == [2, 3], [(n["seq"], n["text"]) for n in got]
         [one] = crash_notes(got, 1)
         assert not crash_notes(got, 2), "crash 2 was told again"
@@ -307,10 +308,7 @@ def test_a_crash_in_an_open_batch_at_a_sigkill_is_told_once_after_it(e):
     kill_engine(e)
     assert not crash_notes(e.main.drain(), 1), "told before the kill (a stall of a minute?)"
     with restart_on(e, config=default_config(**BATCH_OPEN)) as e2:
-        e2.wait_log("took over %s (crashy)" % mid)
-        e2.call("session_open", session="agent")
-        open(go, "w").close()  # its exit flushes the batch
-        got = until_ending(e2.main, mid)
+        got = resume_then(e2, mid, 0, [go])  # its exit flushes the batch
         assert [n["type"] for n in got] == ["output", "exit"], [n["type"] for n in got]
         [one] = crash_notes(got, 1)
         assert one["seq"] == 1 and [i["id"] for i in one["incidents"]] == [1], one
