@@ -80,6 +80,7 @@ incident_append(Incident *inc, const Assembler *a, const AssemblerLine *line)
   l->flags = line->flags;
   l->off = inc->bytes;
   l->len = len;
+  l->nr = line->nr;
   if (len)
     memcpy(inc->text + inc->bytes, line->text, len);
   inc->bytes += len;
@@ -109,8 +110,8 @@ assembler_close_stream(Assembler *a, int stream, uint64_t now)
   for (size_t i = inc->nlines - inc->maybe; i < inc->nlines && r.n <= TRACE_MAYBE_MAX; i++) {
     const IncidentLine *l = &inc->lines[i];
     r.text[r.n] = xmemdupz(inc->text + l->off, l->len);
-    r.lines[r.n] = (AssemblerLine){l->seq, l->stream, l->pattern, l->family,
-                                   l->generic_header, l->flags, r.text[r.n], l->len};
+    r.lines[r.n] = (AssemblerLine){l->seq,   l->stream, l->pattern,  l->family, l->generic_header,
+                                   l->flags, r.text[r.n], l->len, l->nr};
     r.n++;
   }
   inc->nlines -= inc->maybe;
@@ -227,6 +228,19 @@ bool
 assembler_busy(const Assembler *a)
 {
   return a->open[0] != NULL || a->open[1] != NULL;
+}
+
+void
+assembler_set_next_id(Assembler *a, uint64_t next)
+{
+  if (next > a->next_id)
+    a->next_id = next;
+}
+
+const Incident *
+assembler_open_incident(const Assembler *a, int stream)
+{
+  return stream == 0 || stream == 1 ? a->open[stream] : NULL;
 }
 
 void

@@ -51,6 +51,7 @@ typedef struct {
   unsigned flags; /* kLine* */
   size_t off;    /* start in the incident's text */
   size_t len;
+  uint64_t nr;   /* AssemblerLine's */
 } IncidentLine;
 
 typedef struct {
@@ -83,6 +84,8 @@ typedef struct {
   unsigned flags;
   const char *text;
   size_t len;
+  uint64_t nr;   /* the caller's number of the line (kept, never read: its
+                    place in its stream, for a restart, monitor_output.c) */
 } AssemblerLine;
 
 /* Called with each incident that closed; the callee owns it (incident_free). */
@@ -130,6 +133,13 @@ void assembler_close(Assembler *a, int stream);
 
 /* Whether an incident is open on either stream. */
 bool assembler_busy(const Assembler *a);
+
+/* The id the next incident gets (a restarted monitor's go on from where its
+ * engine before was: monitor_output.c); never below the current one. */
+void assembler_set_next_id(Assembler *a, uint64_t next);
+
+/* The open incident of stream (0 or 1), or NULL when none is open there. */
+const Incident *assembler_open_incident(const Assembler *a, int stream);
 
 /* Closes nothing: frees the open incidents without calling done. */
 void assembler_free(Assembler *a);

@@ -151,7 +151,7 @@ keeper_exit_format(const KeeperExit *x, char *buf, size_t cap)
 bool
 keeper_exit_parse(const char *text, size_t len, KeeperExit *x)
 {
-  static const char *const causes[] = {"exited", "unattended", "stopped"};
+  static const char *const causes[] = {"exited", "unattended", "stopped", "removed"};
   char buf[KEEPER_EXIT_MAX_BYTES];
   if (len == 0 || len >= sizeof buf || memchr(text, '\0', len) != NULL)
     return false;

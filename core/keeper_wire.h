@@ -113,7 +113,8 @@ typedef struct {
   bool exited;              /* false: the status is unknown */
   int exit_code;            /* -1 when killed by a signal */
   int term_signal;          /* 0 when it exited */
-  const char *cause;        /* "exited", "unattended" or "stopped" */
+  const char *cause;        /* "exited", "unattended", "stopped" or "removed" (its
+                               directory was: keeper.c) */
   uint64_t cpu_us;
   uint64_t maxrss_kib;
   int64_t ended_unix_ms;    /* when the keeper saw the exit */

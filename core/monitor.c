@@ -373,6 +373,12 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     monitor_free_parts(m);
     return NULL;
   }
+  /* A keeper that could not be reached leaves a monitor that failed: its
+   * ending says why (proc_adopt reports it ended). */
+  if (po->lost[0] != '\0') {
+    m->ending = kMonFailed;
+    m->ending_reason = xstrdup(po->lost);
+  }
   /* The spools are its capture, as they were its first engine's. */
   m->keep = keep;
   for (int i = 0; i < 2; i++)

@@ -123,6 +123,15 @@ struct Monitor {
   uint64_t notifications;
   uint64_t policy_dropped;
   bool replay_silent;            /* monitor_replay: output the engine before had seen */
+
+  /* What a restart must not tell again nor lose (monitor_output.c, "the
+   * checkpoint"): each stream's lines are numbered (nr, from 1, per
+   * stream); what waits to be told is tracked by the first nr it holds. */
+  uint64_t stream_nr[2];         /* lines of each stream so far */
+  uint64_t told_floor[2];        /* lines up to this nr were decided by the engine
+                                    before (a replay offers them to nothing) */
+  uint64_t batch_first_nr[2];    /* the first nr of each stream in the open batch; 0: none */
+  uint64_t batch_incidents;      /* incidents (not summaries) in the open batch */
 };
 
 /* --- monitor_output.c ---------------------------------------------------- */
@@ -163,9 +172,12 @@ void monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
 void monitor_on_eof(void *data, StreamId stream);
 /* Closes the open batch and delivers it, unless the rate limit withholds it. */
 void monitor_flush(Monitor *m);
-/* Adds an ordinary line to the batch (flushing as needed, arming the window). */
-void monitor_batch_line(Monitor *m, uint64_t seq, StreamId stream, int pattern, unsigned flags,
-                        const char *text, size_t len);
+/* Adds an ordinary line (nr: its number in its stream, 0 for none) to the
+ * batch (flushing as needed, arming the window). */
+void monitor_batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,
+                        unsigned flags, const char *text, size_t len);
+/* Notes that a line numbered nr of stream entered the open batch. */
+void monitor_batch_note(Monitor *m, int stream, uint64_t nr);
 /* Counts lines not delivered because muted or ended. */
 void monitor_hold_back(Monitor *m, uint64_t lines);
 /* The batch window closed. */
@@ -176,10 +188,11 @@ void monitor_batch_timer_cb(uv_timer_t *t);
 /* Sets up the stage for a monitor being started (after the batch's init):
  * its switches from the spec, its bounds from m->settings. */
 void monitor_signal_init(Monitor *m, const MonitorSpec *spec);
-/* Offers a line (already in the ring, seq) to the signal stage. Returns true
- * when the stage took it (it is part of an incident), false for an ordinary
- * line. */
-bool monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, int pattern, const Line *line);
+/* Offers a line (already in the ring, seq; nr its number in its stream) to
+ * the signal stage. Returns true when the stage took it (it is part of an
+ * incident), false for an ordinary line. */
+bool monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, uint64_t nr, int pattern,
+                         const Line *line);
 /* A stream ended: its open incident closes. */
 void monitor_signal_close_stream(Monitor *m, StreamId stream);
 /* The process is gone: open incidents close and the batch is flushed; every

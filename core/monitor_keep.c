@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "keeper_wire.h"
 #include "keepspec.h"
 #include "log.h"
+#include "procfs.h"
+#include "reaper.h"
 #include "statefile.h"
 
 /* How long the sweep waits for a leftover keeper to stop (its SIGKILLs,
@@ -46,6 +50,25 @@ monitor_keep_addr(int dir_fd, struct sockaddr_un *a)
   memset(a, 0, sizeof *a);
   a->sun_family = AF_UNIX;
   snprintf(a->sun_path, sizeof a->sun_path, "/proc/self/fd/%d/%s", dir_fd, KEEPER_SOCKET_NAME);
+}
+
+/* Why keeper.sock in dir_fd cannot be connected to, or NULL: it must be a
+ * socket of this user's, and a symbolic link is not followed (connect
+ * would follow it to whatever it names). */
+static const char *
+monitor_keep_socket_check(int dir_fd)
+{
+  struct stat st;
+  if (fstatat(dir_fd, KEEPER_SOCKET_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno == ENOENT ? KEEPER_SOCKET_NAME " is missing"
+                           : KEEPER_SOCKET_NAME " cannot be examined";
+  if (S_ISLNK(st.st_mode))
+    return KEEPER_SOCKET_NAME " is not a socket (a symbolic link, not followed)";
+  if (!S_ISSOCK(st.st_mode))
+    return KEEPER_SOCKET_NAME " is not a socket";
+  if (st.st_uid != getuid())
+    return KEEPER_SOCKET_NAME " is another user's";
+  return NULL;
 }
 
 /* Removes the directory name in monitors_fd with the files it may hold
@@ -166,29 +189,35 @@ monitor_keep_close_only(MonitorKeep *k)
 
 /* See monitor_keep.h. A few stores into a page mapped shared. */
 void
-monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[8])
+monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKPOINT_WORDS])
 {
   KeepCheckpoint *ck = k->ckpt;
   if (ck == NULL)
     return;
-  ck->cut[0] = v[0];
-  ck->cut[1] = v[1];
-  ck->ring_next_seq = v[2];
-  ck->lines = v[3];
-  ck->matched = v[4];
-  ck->unmatched = v[5];
-  ck->dropped = v[6];
-  ck->notifications = v[7];
+  ck->cut[0] = v[kCkptCut0];
+  ck->cut[1] = v[kCkptCut1];
+  ck->ring_next_seq = v[kCkptNextSeq];
+  ck->lines = v[kCkptLines];
+  ck->matched = v[kCkptMatched];
+  ck->unmatched = v[kCkptUnmatched];
+  ck->dropped = v[kCkptDropped];
+  ck->notifications = v[kCkptNotifications];
+  ck->nr_at_cut[0] = v[kCkptNrAtCut0];
+  ck->nr_at_cut[1] = v[kCkptNrAtCut1];
+  ck->told_nr[0] = v[kCkptToldNr0];
+  ck->told_nr[1] = v[kCkptToldNr1];
+  ck->incidents = v[kCkptIncidents];
+  ck->incident_next = v[kCkptIncidentNext];
 }
 
 /* See monitor_keep.h. The journal's is believed only when it is past the
  * page in every respect: a cut never goes back. */
 bool
-monitor_keep_catch_up(MonitorKeep *k, const uint64_t v[8])
+monitor_keep_catch_up(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKPOINT_WORDS])
 {
   KeepCheckpoint *ck = k->ckpt;
-  if (ck == NULL || v[7] <= ck->notifications || v[0] < ck->cut[0] || v[1] < ck->cut[1] ||
-      v[2] < ck->ring_next_seq)
+  if (ck == NULL || v[kCkptNotifications] <= ck->notifications || v[kCkptCut0] < ck->cut[0] ||
+      v[kCkptCut1] < ck->cut[1] || v[kCkptNextSeq] < ck->ring_next_seq)
     return false;
   monitor_keep_set_checkpoint(k, v);
   return true;
@@ -223,6 +252,9 @@ static const char *
 monitor_keep_stop_keeper(int dir_fd, pid_t *pid)
 {
   *pid = 0;
+  const char *bad = monitor_keep_socket_check(dir_fd);
+  if (bad != NULL)
+    return bad; /* the directory's removal stops it (keeper.c) */
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return "not reached (socket failed)";
@@ -349,10 +381,106 @@ monitor_keep_recv(int fd, KeeperMsg *m, int *fds, int *nfds)
   return keeper_msg_recv_fds(fd, m, fds, nfds);
 }
 
+/* Whether pid is still the process a spec names that was started at
+ * started_at_ms (Unix ms): alive (not a zombie), the leader of its own
+ * session (the keeper and its program both call setsid), this user's,
+ * started no later than a second after started_at_ms (a pid used again
+ * belongs to a process started later), and, when comm is given, so named.
+ * Linux (/proc); elsewhere never. */
+static bool
+monitor_keep_same_process(pid_t pid, int64_t started_at_ms, const char *comm)
+{
+  ReaperProc rp;
+  char path[64], name[64];
+  struct stat st;
+  long hz = sysconf(_SC_CLK_TCK);
+  snprintf(path, sizeof path, "/proc/%d", (int)pid);
+  if (pid <= 1 || hz <= 0 || !reaper_read(pid, &rp) || rp.state == 'Z' || rp.state == 'X' ||
+      rp.sid != pid || stat(path, &st) != 0 || st.st_uid != getuid())
+    return false;
+  struct timespec boot, wall;
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  clock_gettime(CLOCK_REALTIME, &wall);
+  int64_t age_ms = (int64_t)boot.tv_sec * 1000 + boot.tv_nsec / 1000000 -
+                   (int64_t)(rp.start_ticks * 1000 / (uint64_t)hz);
+  int64_t started = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000 - age_ms;
+  if (started > started_at_ms + 1000)
+    return false;
+  if (comm == NULL)
+    return true;
+  ssize_t n = procfs_read_pid(pid, "comm", name, sizeof name);
+  if (n > 0 && name[n - 1] == '\n')
+    name[n - 1] = '\0';
+  return n > 0 && strcmp(name, comm) == 0;
+}
+
+/* SIGKILL to every live process of the session sid (a program's: it
+ * called setsid) and every descendant of its leader. */
+static void
+monitor_keep_kill_session(pid_t sid)
+{
+  ReaperTable t = {0};
+  PidList all = {0};
+  reaper_scan(&t);
+  reaper_collect(&t, &sid, 1, &sid, 1, &all);
+  for (size_t i = 0; i < all.n; i++)
+    kill(all.pids[i], SIGKILL);
+  pidlist_free(&all);
+  reaper_table_free(&t);
+}
+
+/* The keeper of a monitor directory cannot be reached (why): po is filled
+ * as a child that has ended, with a socket whose peer is closed standing in
+ * for the keeper. The exit its keeper recorded, if any, is the exit;
+ * without one the exit is unknown, and what is still there is stopped: a
+ * keeper alive but unreachable is told to stop (SIGTERM: it ends its
+ * program as for an unattended stop), a program whose keeper is dead (so
+ * nobody reads its output) is killed. po->lost says which. Returns NULL,
+ * or why not even that can be done. */
+static const char *
+monitor_keep_gone(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po, const char *why)
+{
+  KeeperExit x;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return "no keeper, and no socket to stand in for it";
+  close(sv[1]);
+  po->ctl = sv[0];
+  po->exited = true;
+  po->keeper_gone = true;
+  if (monitor_keep_exit(dir_fd, &x) && x.exited) {
+    po->exit_code = x.exit_code;
+    po->term_signal = x.term_signal;
+    po->ended_at_ms = x.ended_unix_ms;
+    return NULL;
+  }
+  po->status_unknown = true;
+  if (monitor_keep_same_process(ks->keeper, ks->started_at_ms, KEEPER_PROGRAM)) {
+    kill(ks->keeper, SIGTERM);
+    snprintf(po->lost, sizeof po->lost,
+             "its keeper (pid %d) could not be reached: %s; it was told to stop its program "
+             "(SIGTERM), whose exit is unknown",
+             (int)ks->keeper, why);
+  } else if (monitor_keep_same_process(ks->pid, ks->started_at_ms, NULL)) {
+    monitor_keep_kill_session(ks->pid);
+    snprintf(po->lost, sizeof po->lost,
+             "its keeper was gone and recorded no exit (keeper pid %d; %s); its program (pid "
+             "%d), left with nobody to read its output, was killed (SIGKILL); its exit is "
+             "unknown",
+             (int)ks->keeper, why, (int)ks->pid);
+  } else {
+    snprintf(po->lost, sizeof po->lost,
+             "its keeper was gone and recorded no exit (keeper pid %d; %s), and its program "
+             "(pid %d) had ended too; its exit is unknown",
+             (int)ks->keeper, why, (int)ks->pid);
+  }
+  return NULL;
+}
+
 /* Reaches the keeper of a monitor directory and has it attach to this
- * engine: po filled with the child, its state and the open pipes. With
- * nobody listening, the exit file (or its absence) says how it ended.
- * Returns NULL, or why the keeper cannot be taken. */
+ * engine: po filled with the child, its state and the open pipes. A keeper
+ * that cannot be reached is reported gone (monitor_keep_gone). Returns
+ * NULL, or why the keeper cannot be taken. */
 static const char *
 monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
 {
@@ -363,12 +491,14 @@ monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
                            .program = ks->program,
                            .started_at_ms = ks->started_at_ms,
                            .exit_drain_ms = ks->settings.exit_drain_ms};
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const char *why = monitor_keep_socket_check(dir_fd);
+  int fd = why == NULL ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
   struct sockaddr_un a;
   monitor_keep_addr(dir_fd, &a);
   if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
     close(fd);
     fd = -1;
+    why = "nobody listens on " KEEPER_SOCKET_NAME;
   }
   /* A keeper finishing (its program ended: drained, reaped, exit written)
    * may take the connection and go without a word: then it is gone. */
@@ -378,26 +508,10 @@ monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
   if (fd >= 0 && !said_hello) {
     close(fd);
     fd = -1;
+    why = "its keeper said nothing";
   }
-  if (fd < 0) {
-    /* Gone: it wrote the exit when the program ended, or died first. A
-     * socket whose peer is closed stands in for it: the Proc sees its
-     * keeper gone at once and ends with what is known. */
-    KeeperExit x;
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-      return "no keeper, and no socket to stand in for it";
-    close(sv[1]);
-    po->ctl = sv[0];
-    po->exited = true;
-    if (monitor_keep_exit(dir_fd, &x) && x.exited) {
-      po->exit_code = x.exit_code;
-      po->term_signal = x.term_signal;
-    } else {
-      po->status_unknown = true;
-    }
-    return NULL;
-  }
+  if (fd < 0)
+    return monitor_keep_gone(dir_fd, ks, po, why != NULL ? why : "no socket");
   struct ucred cred;
   socklen_t len = sizeof cred;
   KeeperMsg attached;

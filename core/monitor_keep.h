@@ -16,13 +16,19 @@
 #include "error.h"
 #include "eventkeep.h"
 #include "keepspec.h"
+#include "notification.h"
 #include "proc.h"
 #include "spool.h"
 
 /* How far the engine had processed a monitor's output, and what it had
- * counted by then: a page of the monitor's directory mapped shared, written
- * after each chunk the engine processes (a few stores), read by the engine
- * that takes the monitor over. */
+ * counted and told by then: a page of the monitor's directory mapped
+ * shared, written after each chunk the engine processes and each
+ * notification (a few stores), read by the engine that takes the monitor
+ * over (monitor_output.c says how it is kept and replayed).
+ *
+ * The cut and what goes with it (ring_next_seq, the ring's counters,
+ * nr_at_cut) move only while nothing matched waits to be told: no batch
+ * open, no incident assembling. The rest moves at every store. */
 typedef struct {
   char magic[8];          /* "VIGLCKPT" */
   uint32_t version;
@@ -31,6 +37,12 @@ typedef struct {
   uint64_t ring_next_seq; /* the seq the next line gets */
   uint64_t lines, matched, unmatched, dropped; /* the ring's counters */
   uint64_t notifications;
+  /* Added within version 1 (an older engine's page has them 0: none). */
+  uint64_t nr_at_cut[2];  /* per stream: how many of its lines lie before the cut */
+  uint64_t told_nr[2];    /* per stream: its lines numbered up to this are decided
+                             (told, or judged not to be): a replay tells them not again */
+  uint64_t incidents;     /* incidents decided (assembled, not waiting in a batch) */
+  uint64_t incident_next; /* the id the next incident gets */
 } KeepCheckpoint;
 
 typedef struct {
@@ -50,14 +62,14 @@ typedef struct {
 int monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
                       VigilError *err);
 
-/* Stores a checkpoint (Notification's order: cut[2], ring_next_seq,
- * lines, matched, unmatched, dropped, notifications) into k's page. */
-void monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[8]);
+/* Stores a checkpoint (its words in Notification's order, kCkpt*) into k's
+ * page. */
+void monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKPOINT_WORDS]);
 
 /* A restarted engine found in a session's journal a notification of this
  * monitor told with checkpoint v: when v is past the page's (the engine
  * before died between the two), the page takes v. Returns whether it did. */
-bool monitor_keep_catch_up(MonitorKeep *k, const uint64_t v[8]);
+bool monitor_keep_catch_up(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKPOINT_WORDS]);
 
 /* Unmaps, closes and removes the directory with its files. */
 void monitor_keep_close(MonitorKeep *k);

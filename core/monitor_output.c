@@ -95,6 +95,25 @@ monitor_hold_back(Monitor *m, uint64_t lines)
 
 /* See monitor_internal.h. */
 void
+monitor_batch_note(Monitor *m, int stream, uint64_t nr)
+{
+  uint64_t *first = &m->batch_first_nr[stream == 1 ? 1 : 0];
+  if (nr != 0 && (*first == 0 || nr < *first))
+    *first = nr;
+}
+
+/* Empties the batch (its lines are decided now: told or not). Returns
+ * batch_take's number. */
+static uint64_t
+monitor_batch_take(Monitor *m)
+{
+  m->batch_first_nr[0] = m->batch_first_nr[1] = 0;
+  m->batch_incidents = 0;
+  return batch_take(&m->batch);
+}
+
+/* See monitor_internal.h. */
+void
 monitor_flush(Monitor *m)
 {
   if (batch_empty(&m->batch))
@@ -103,14 +122,14 @@ monitor_flush(Monitor *m)
   if (m->muted || m->ending_sent) {
     monitor_hold_back(m, m->batch.count);
     monitor_signal_withheld(m, &m->batch);
-    batch_take(&m->batch);
+    monitor_batch_take(m);
     return;
   }
   uint64_t withheld = 0;
   RateVerdict verdict = ratelimit_admit(&m->rate, uv_now(m->loop), m->batch.count, &withheld);
   if (verdict != kRateAdmit) {
     monitor_signal_withheld(m, &m->batch);
-    batch_take(&m->batch);
+    monitor_batch_take(m);
     monitor_checkpoint(m); /* withheld is told too: counted in the next */
     if (verdict == kRateOverload)
       monitor_overload(m);
@@ -120,7 +139,7 @@ monitor_flush(Monitor *m)
   BatchCopy copy = {n};
   batch_each(&m->batch, monitor_copy_batch_line, &copy);
   monitor_copy_batch_groups(&m->batch, n);
-  n->batch = batch_take(&m->batch);
+  n->batch = monitor_batch_take(m);
   n->state = kMonRunning;
   n->suppressed = withheld + m->suppressed_carry;
   m->suppressed_carry = 0;
@@ -156,8 +175,8 @@ monitor_window_closed(Monitor *m, uint64_t now)
 /* Adds a line to the open batch, flushing first when it does not fit and
  * after when it is full; arms the window timer when the batch opens. */
 void
-monitor_batch_line(Monitor *m, uint64_t seq, StreamId stream, int pattern, unsigned flags,
-                   const char *text, size_t len)
+monitor_batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,
+                   unsigned flags, const char *text, size_t len)
 {
   uint64_t now = uv_now(m->loop);
   if (batch_empty(&m->batch) && monitor_window_closed(m, now)) {
@@ -172,6 +191,7 @@ monitor_batch_line(Monitor *m, uint64_t seq, StreamId stream, int pattern, unsig
   if (!batch_fits(&m->batch, len))
     monitor_flush(m);
   bool opening = batch_empty(&m->batch);
+  monitor_batch_note(m, stream, nr);
   if (batch_add(&m->batch, now, seq, stream, pattern, flags, text, len)) {
     monitor_flush(m);
     return;
@@ -206,12 +226,15 @@ monitor_on_line(void *ctx, const Line *line)
   int pattern = -1;
   if (m->npatterns > 0 && monitor_matches_stream(m, ms->stream))
     pattern = match_line_in_chunk(m->patterns, &ms->chunk, line->text, line->len);
+  uint64_t nr = ++m->stream_nr[ms->stream];
   uint64_t seq = ring_push(&m->ring, ms->stream, line->text, line->len, pattern, line->flags);
   if (m->replay_silent)
     return; /* already told by the engine before (monitor_replay) */
   if (pattern >= 0)
     monitor_event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
-  if (monitor_signal_line(m, ms->stream, seq, pattern, line))
+  if (nr <= m->told_floor[ms->stream])
+    return; /* decided by the engine before: counted again, never told again */
+  if (monitor_signal_line(m, ms->stream, seq, nr, pattern, line))
     return;
   bool wanted = m->notify == kNotifyLines || (m->notify == kNotifyMatches && pattern >= 0);
   if (!wanted)
@@ -220,7 +243,7 @@ monitor_on_line(void *ctx, const Line *line)
     monitor_hold_back(m, 1);
     return;
   }
-  monitor_batch_line(m, seq, ms->stream, pattern, line->flags, line->text, line->len);
+  monitor_batch_line(m, seq, nr, ms->stream, pattern, line->flags, line->text, line->len);
 }
 
 static void monitor_take(Monitor *m, StreamId stream, const char *buf, size_t len);
@@ -253,7 +276,9 @@ monitor_take(Monitor *m, StreamId stream, const char *buf, size_t len)
     m->hooks.on_lines(m->data, m);
 }
 
-/* Feeds the spooled bytes [from, to) of a stream through monitor_take. */
+/* Feeds the spooled bytes [from, to) of a stream through monitor_take;
+ * what is not silent counts as read (a checkpoint stored meanwhile, at a
+ * notification, is where the replay stands). */
 static void
 monitor_replay_range(Monitor *m, StreamId stream, uint64_t from, uint64_t to, bool silent)
 {
@@ -268,6 +293,8 @@ monitor_replay_range(Monitor *m, StreamId stream, uint64_t from, uint64_t to, bo
     if (s.n2 > 0)
       monitor_take(m, stream, s.p2, s.n2);
     from = s.offset + s.n1 + s.n2;
+    if (!silent)
+      m->stream_bytes[stream] = from;
   }
   m->replay_silent = false;
 }
@@ -350,7 +377,12 @@ monitor_replay_in_order(Monitor *m, uint64_t pos[2], const uint64_t head[2])
 /* See monitor.h. What the engine before had processed (before the cut its
  * checkpoint recorded, else the spool's) rebuilds the ring without a word,
  * numbered and counted as that engine had it when there is a checkpoint;
- * what came after, while no engine read, goes the normal way. */
+ * what came after goes the normal way: what that engine had read but not
+ * yet told (an open batch, an incident assembling), and what came while no
+ * engine read. Lines after the cut that engine had already decided (told,
+ * or judged not to be: told_nr) are counted, kept and logged again, but
+ * offered to nothing, so nothing is told twice; incident ids go on from
+ * its next one. */
 void
 monitor_replay(Monitor *m)
 {
@@ -379,7 +411,15 @@ monitor_replay(Monitor *m)
     m->ring.counters = (RingCounters){ck->lines, ck->matched, ck->unmatched, ck->dropped};
     m->ring.next_seq = ck->ring_next_seq;
     m->notifications = ck->notifications;
+    m->incidents_total = ck->incidents;
+    assembler_set_next_id(&m->assembler, ck->incident_next);
+    for (int i = 0; i < 2; i++) {
+      m->stream_nr[i] = ck->nr_at_cut[i];
+      m->told_floor[i] = ck->told_nr[i];
+    }
   }
+  for (int i = 0; i < 2; i++)
+    m->stream_bytes[i] = cut[i];
   monitor_replay_in_order(m, cut, head);
   for (int i = 0; i < 2; i++) {
     m->stream_bytes[i] = head[i];
@@ -389,27 +429,98 @@ monitor_replay(Monitor *m)
   monitor_checkpoint(m);
 }
 
-/* See monitor_internal.h. A few stores into a page mapped shared. The cut
- * moves only while no batch is open: an engine that dies with a batch open
- * leaves the cut before it, so the next one reads those lines again and
- * tells them, rather than nobody. What the signal stage holds at a crash
- * (an incident's later trace lines, a series' summary count) is not kept:
- * holding the cut for it would have every restart tell the incident's
- * first line again. */
+/* The number of the last line of stream up to which every line is decided
+ * (told, or judged not to be): the line before the first one waiting in
+ * the batch or in the incident assembling on that stream, else its last.
+ * Nothing on a stream after a line waiting there is ever told first: the
+ * batch goes whole, and a line that does not join a stream's open incident
+ * closes it into the batch before going on. */
+static uint64_t
+monitor_told_nr(const Monitor *m, int stream)
+{
+  uint64_t first = m->batch_first_nr[stream];
+  const Incident *open = assembler_open_incident(&m->assembler, stream);
+  uint64_t inc = open != NULL && open->nlines > 0 ? open->lines[0].nr : 0;
+  if (inc != 0 && (first == 0 || inc < first))
+    first = inc;
+  uint64_t told = first != 0 ? first - 1 : m->stream_nr[stream];
+  return told > m->told_floor[stream] ? told : m->told_floor[stream];
+}
+
+/* The id a replay gives its first incident: the lowest id of those waiting
+ * (assembling, or in the batch), which it assembles again, when every id
+ * from there on is one of them; else (an incident decided after one still
+ * waiting: two streams) the next id, leaving a gap rather than giving an
+ * id twice. */
+static uint64_t
+monitor_incident_next(const Monitor *m)
+{
+  uint64_t low = m->assembler.next_id, waiting = 0;
+  for (int s = 0; s < 2; s++) {
+    const Incident *open = assembler_open_incident(&m->assembler, s);
+    if (open != NULL) {
+      waiting++;
+      low = open->id < low ? open->id : low;
+    }
+  }
+  for (size_t i = 0; i < batch_group_count(&m->batch); i++) {
+    const NoteIncident *g = batch_group(&m->batch, i);
+    if (!g->summary) {
+      waiting++;
+      low = g->id < low ? g->id : low;
+    }
+  }
+  return low + waiting == m->assembler.next_id ? low : m->assembler.next_id;
+}
+
+/* See monitor_internal.h. A few stores into a page mapped shared.
+ *
+ * What was matched but not yet told must survive a crash, and what was
+ * told must not be told again. So the cut (with the seq and counters that
+ * go with it) moves only while nothing waits: no batch open, no incident
+ * assembling; an engine that dies with something waiting leaves the cut
+ * before it, and the next one reads those lines again and tells them,
+ * rather than nobody. What was told meanwhile (a batch that went while an
+ * incident was still assembling) is marked per stream by told_nr, which
+ * moves at every store: the replay offers the lines up to it to nothing.
+ * Incidents decided and the next incident id move at every store too, so
+ * the count goes on and an id is never given twice (what was waiting at
+ * the crash is assembled again and gets its ids again when it can:
+ * monitor_incident_next). What the coalescing
+ * table and the rate limit hold (a series' summary count, a window) is not
+ * kept. */
 bool
 monitor_checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT_WORDS])
 {
   const KeepCheckpoint *ck = m->keep != NULL ? m->keep->ckpt : NULL;
-  if (ck == NULL || m->replay_silent || !batch_empty(&m->batch))
+  if (ck == NULL || m->replay_silent)
     return false;
-  out[0] = m->stream_bytes[0];
-  out[1] = m->stream_bytes[1];
-  out[2] = m->ring.next_seq;
-  out[3] = m->ring.counters.lines;
-  out[4] = m->ring.counters.matched;
-  out[5] = m->ring.counters.unmatched;
-  out[6] = m->ring.counters.dropped;
-  out[7] = m->notifications;
+  if (batch_empty(&m->batch) && !assembler_busy(&m->assembler)) {
+    out[kCkptCut0] = m->stream_bytes[0];
+    out[kCkptCut1] = m->stream_bytes[1];
+    out[kCkptNextSeq] = m->ring.next_seq;
+    out[kCkptLines] = m->ring.counters.lines;
+    out[kCkptMatched] = m->ring.counters.matched;
+    out[kCkptUnmatched] = m->ring.counters.unmatched;
+    out[kCkptDropped] = m->ring.counters.dropped;
+    out[kCkptNrAtCut0] = m->stream_nr[0];
+    out[kCkptNrAtCut1] = m->stream_nr[1];
+  } else {
+    out[kCkptCut0] = ck->cut[0];
+    out[kCkptCut1] = ck->cut[1];
+    out[kCkptNextSeq] = ck->ring_next_seq;
+    out[kCkptLines] = ck->lines;
+    out[kCkptMatched] = ck->matched;
+    out[kCkptUnmatched] = ck->unmatched;
+    out[kCkptDropped] = ck->dropped;
+    out[kCkptNrAtCut0] = ck->nr_at_cut[0];
+    out[kCkptNrAtCut1] = ck->nr_at_cut[1];
+  }
+  out[kCkptNotifications] = m->notifications;
+  out[kCkptToldNr0] = monitor_told_nr(m, 0);
+  out[kCkptToldNr1] = monitor_told_nr(m, 1);
+  out[kCkptIncidents] = m->incidents_total - m->batch_incidents;
+  out[kCkptIncidentNext] = monitor_incident_next(m);
   return true;
 }
 

@@ -109,9 +109,13 @@ monitor_signal_batch(Monitor *m, const NoteIncident *info, uint64_t opened_at,
     monitor_flush(m);
   bool opening = batch_empty(&m->batch);
   batch_begin_group(&m->batch, opened_at, info);
-  for (size_t i = 0; i < nlines; i++)
+  for (size_t i = 0; i < nlines; i++) {
+    monitor_batch_note(m, lines[i].stream, lines[i].nr);
     batch_add(&m->batch, opened_at, lines[i].seq, lines[i].stream, lines[i].pattern,
               lines[i].flags, text + lines[i].off, lines[i].len);
+  }
+  if (!info->summary)
+    m->batch_incidents++;
   if (batch_end_group(&m->batch)) {
     monitor_flush(m);
     return;
@@ -129,7 +133,7 @@ monitor_signal_plain(Monitor *m, const Incident *inc, size_t from, size_t to)
     return;
   for (size_t i = from; i < to; i++) {
     const IncidentLine *l = &inc->lines[i];
-    monitor_batch_line(m, l->seq, (StreamId)l->stream, l->pattern, l->flags,
+    monitor_batch_line(m, l->seq, l->nr, (StreamId)l->stream, l->pattern, l->flags,
                        incident_line_text(inc, i), l->len);
   }
 }
@@ -200,8 +204,10 @@ monitor_signal_summary(Monitor *m, CoalesceSummary *s)
   monitor_summary_event(m, s);
   if (m->notify == kNotifyMatches || m->notify == kNotifyLines) {
     NoteIncident info = monitor_summary_info(m, s);
+    /* nr 0: a count of repeats already decided, not a line a restart
+     * could tell again (the coalescing table is not kept). */
     IncidentLine line = {.seq = s->last_seq, .stream = s->last_stream, .pattern = s->pattern,
-                         .family = kTraceNone, .off = 0, .len = s->last_len};
+                         .family = kTraceNone, .off = 0, .len = s->last_len, .nr = 0};
     monitor_signal_batch(m, &info, uv_now(m->loop), &line, 1, s->last_line ? s->last_line : "");
   }
   coalesce_summary_free(s);
@@ -257,8 +263,8 @@ monitor_incident_plain(void *ctx, const AssemblerLine *line)
 {
   Monitor *m = ctx;
   if (m->notify == kNotifyLines)
-    monitor_batch_line(m, line->seq, (StreamId)line->stream, line->pattern, line->flags,
-                       line->text, line->len);
+    monitor_batch_line(m, line->seq, line->nr, (StreamId)line->stream, line->pattern,
+                       line->flags, line->text, line->len);
 }
 
 /* See monitor_internal.h. The built-in set is compiled once, at the first
@@ -287,12 +293,13 @@ monitor_signal_family(const char *text, size_t len, bool *generic_header)
 
 /* See monitor_internal.h. */
 bool
-monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, int pattern, const Line *line)
+monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, uint64_t nr, int pattern,
+                    const Line *line)
 {
   if (!m->incidents_on || (pattern < 0 && !assembler_busy(&m->assembler)))
     return false;
-  AssemblerLine al = {seq, stream, pattern, kTraceGeneric, false, line->flags, line->text,
-                      line->len};
+  AssemblerLine al = {seq,        stream,     pattern,   kTraceGeneric, false,
+                      line->flags, line->text, line->len, nr};
   if (pattern >= 0 && m->builtin_patterns) {
     const CrashPattern *cp = crashpatterns_get((size_t)pattern);
     al.family = cp->family;

@@ -25,7 +25,18 @@ typedef enum {
   kNotifPolicyError,
 } NotificationType;
 #define NOTIFICATION_TYPE_COUNT 8
-#define NOTIFICATION_CHECKPOINT_WORDS 8
+/* The words of a notification's checkpoint: its monitor's checkpoint page
+ * (monitor_keep.h) as it stands once the notification is told, in this
+ * order. A journal written before the last six has the first eight (the
+ * others then read as 0: none). */
+enum {
+  kCkptCut0, kCkptCut1, kCkptNextSeq, kCkptLines, kCkptMatched, kCkptUnmatched, kCkptDropped,
+  kCkptNotifications,
+  kCkptNrAtCut0, kCkptNrAtCut1, kCkptToldNr0, kCkptToldNr1, kCkptIncidents, kCkptIncidentNext,
+  kCkptWords
+};
+#define NOTIFICATION_CHECKPOINT_WORDS kCkptWords
+#define NOTIFICATION_CHECKPOINT_WORDS_V1 (kCkptNotifications + 1)
 
 typedef struct {
   uint64_t seq;     /* the line's ring seq */

@@ -274,16 +274,19 @@ notification_state_unpack(const msgpack_object *o, VigilError *err)
             statefile_get_uint(W, o, "to_seq", UINT64_MAX, &n->to_seq, err) &&
             statefile_get_uint(W, o, "store_key", UINT64_MAX, &n->store_key, err);
   const msgpack_object *ck = ok ? statefile_get(o, "checkpoint") : NULL;
+  /* An older engine's record has the first words only; the rest stay 0. */
   if (ok && ck != NULL && ck->type == MSGPACK_OBJECT_ARRAY &&
-      ck->via.array.size == NOTIFICATION_CHECKPOINT_WORDS) {
+      (ck->via.array.size == NOTIFICATION_CHECKPOINT_WORDS ||
+       ck->via.array.size == NOTIFICATION_CHECKPOINT_WORDS_V1)) {
     n->has_checkpoint = true;
-    for (uint32_t i = 0; i < NOTIFICATION_CHECKPOINT_WORDS && n->has_checkpoint; i++)
+    for (uint32_t i = 0; i < ck->via.array.size && n->has_checkpoint; i++)
       n->has_checkpoint = element_uint(ck, i, &n->checkpoint[i]);
   }
   if (ok && ck != NULL && ck->type != MSGPACK_OBJECT_NIL && !n->has_checkpoint) {
     ok = false;
-    error_set(err, kErrInvalidParams, W ": checkpoint: neither nil nor %d unsigned integers",
-              NOTIFICATION_CHECKPOINT_WORDS);
+    error_set(err, kErrInvalidParams,
+              W ": checkpoint: neither nil nor %d or %d unsigned integers",
+              NOTIFICATION_CHECKPOINT_WORDS_V1, NOTIFICATION_CHECKPOINT_WORDS);
   }
   if (!ok) {
     notification_free(n);

@@ -53,11 +53,13 @@ proc_handle_closed(uv_handle_t *h)
   proc_free_if_done(p);
 }
 
-/* See proc_internal.h. */
+/* See proc_internal.h. A handle never initialised (the Proc is zeroed, so
+ * its loop is NULL: a pipe an adopted child had already closed, or a
+ * keeper gone before the take-over) has nothing to close. */
 void
 proc_close_handle(Proc *p, uv_handle_t *h)
 {
-  if (!uv_is_closing(h))
+  if (h->loop != NULL && !uv_is_closing(h))
     uv_close(h, proc_handle_closed);
 }
 

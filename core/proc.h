@@ -148,6 +148,12 @@ typedef struct {
   bool status_unknown;      /* ... and how is not known (its keeper died first) */
   int exit_code;            /* -1 when killed by a signal */
   int term_signal;
+  bool keeper_gone;         /* its keeper could not be reached (exited is then
+                               true): ctl stands in for it, and nothing is left to
+                               signal or reap (the keeper ended everything, or
+                               monitor_keep.c stopped what it left) */
+  int64_t ended_at_ms;      /* Unix ms of the exit its keeper recorded; 0: unknown */
+  char lost[320];           /* why the exit is unknown, in words; "" when it is known */
   const char *program;      /* the path that was executed */
   const char *tag;          /* the monitor's id */
   int64_t started_at_ms;    /* Unix ms, for its duration */

@@ -184,7 +184,9 @@ bool proc_keeper_check(Proc *p);
 /* The engine has killed the survivors: the keeper may reap the child.
  * Returns false when there is no keeper to ask. */
 bool proc_keeper_ack_exit(Proc *p);
-/* Tells the keeper to stop everything and go (proc_close). */
+/* Tells the keeper to stop everything and go (proc_close). An adopted
+ * keeper (not our child: no SIGCHLD will say it went) is taken as gone
+ * then, its child with it. */
 void proc_keeper_stop(Proc *p);
 
 /* --- proc.c -------------------------------------------------------------- */

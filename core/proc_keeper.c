@@ -128,6 +128,17 @@ proc_keeper_hello(int ctl, pid_t keeper, pid_t *child, int *e)
 
 static void proc_keeper_lost(Proc *p);
 
+/* An adopted keeper is not waited for: once it has said its last word or
+ * been told to stop, it is taken as gone (its pid is reaped later only if
+ * it is our child after all: a keeper that crossed a SIGUSR2 exec). Its
+ * socket is closed with the Proc, so its EOF may never be read. */
+static void
+proc_keeper_gone(Proc *p)
+{
+  p->keeper_reaped = true;
+  proc_leftovers_add(p->keeper);
+}
+
 /* Hands out the rest of p's message buffer. */
 static void
 proc_keeper_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -150,6 +161,8 @@ proc_keeper_on_msg(Proc *p, const KeeperMsg *m)
     p->exit.memory_peak_bytes = (uint64_t)m->v[1] * 1024;
     p->reaped = true;
     contain_sweep(); /* this monitor's orphans are now killed on sight */
+    if (p->keeper_adopted)
+      proc_keeper_gone(p); /* it exits after this word, and no SIGCHLD says so */
     proc_on_reaped(p);
   }
 }
@@ -212,8 +225,7 @@ proc_keeper_watch(Proc *p, int fd)
 static void
 proc_keeper_lost(Proc *p)
 {
-  p->keeper_reaped = true;
-  proc_leftovers_add(p->keeper);
+  proc_keeper_gone(p);
   if (p->closed) {
     p->reaped = true;
     return;
@@ -282,6 +294,13 @@ proc_keeper_stop(Proc *p)
 {
   if (p->keeper_reaped)
     return;
-  if (!proc_keeper_send(p, kKeeperStop))
+  bool told = proc_keeper_send(p, kKeeperStop);
+  if (p->keeper_adopted) {
+    /* It kills everything, reaps the child and exits; an adopted keeper
+     * that cannot be told is already gone (its socket is what failed). */
+    proc_keeper_gone(p);
+    p->reaped = true;
+  } else if (!told) {
     kill(p->keeper, SIGKILL);
+  }
 }

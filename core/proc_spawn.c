@@ -566,12 +566,23 @@ proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, 
     proc_close(p);
     return error_set(err, kErrSpawnFailed, "taking over %s: %s", o->tag, uv_strerror(rc));
   }
-  if (o->exited && o->status_unknown) {
+  if (o->keeper_gone) {
+    /* Nothing to wait for and nothing to signal or read in /proc: no
+     * keeper holds the pids for us any more, and they may be in use by
+     * others already. */
+    p->keeper_reaped = true;
+    p->reaped = true;
     p->exit_seen = true;
-    p->exit.exited = false;
-    p->exit.exit_code = -1;
+    p->exit.exited = !o->status_unknown;
+    p->exit.exit_code = o->status_unknown || o->term_signal != 0 ? -1 : o->exit_code;
+    p->exit.term_signal = o->status_unknown ? 0 : o->term_signal;
+    p->exit.duration_ms = o->ended_at_ms > o->started_at_ms
+                              ? (uint64_t)(o->ended_at_ms - o->started_at_ms)
+                              : (uv_hrtime() - p->start_ns) / 1000000;
     uv_timer_start(&p->drain_timer, proc_adopted_exit_cb, 0, 0);
   } else if (o->exited) {
+    /* It ended while no engine was there, and its keeper (attached) still
+     * holds the zombie. */
     proc_note_exit(p, o->term_signal == 0, o->exit_code, o->term_signal);
     uv_timer_start(&p->drain_timer, proc_adopted_exit_cb, 0, 0);
   }

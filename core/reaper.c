@@ -52,7 +52,8 @@ reaper_is_subreaper(void)
 
 /* Parses a stat line. The command name may hold spaces and parentheses, so
  * fields count from the last ')': state is field 3, then ppid pgrp session
- * (4-6), utime stime cutime cstime (14-17), num_threads (20). */
+ * (4-6), utime stime cutime cstime (14-17), num_threads (20), starttime
+ * (22). */
 static bool
 reaper_parse_stat(pid_t pid, char *buf, ReaperProc *out)
 {
@@ -63,9 +64,9 @@ reaper_parse_stat(pid_t pid, char *buf, ReaperProc *out)
   memset(out, 0, sizeof *out);
   out->pid = pid;
   out->state = *s;
-  long long v[17] = {0}; /* fields 4..20 */
+  long long v[19] = {0}; /* fields 4..22 */
   char *end = s + 1;
-  for (int field = 4; field <= 20; field++) {
+  for (int field = 4; field <= 22; field++) {
     v[field - 4] = strtoll(end, &end, 10);
     if (*end != ' ' && *end != '\n' && *end != '\0')
       return false;
@@ -76,6 +77,7 @@ reaper_parse_stat(pid_t pid, char *buf, ReaperProc *out)
   for (int field = 14; field <= 17; field++)
     out->cpu_ticks += v[field - 4] > 0 ? (uint64_t)v[field - 4] : 0;
   out->threads = (long)v[20 - 4];
+  out->start_ticks = v[22 - 4] > 0 ? (uint64_t)v[22 - 4] : 0;
   return true;
 }
 

@@ -35,6 +35,7 @@ typedef struct {
   char state;          /* 'R', 'S', 'D', 'T', 'Z', ... */
   uint64_t cpu_ticks;  /* utime + stime + cutime + cstime, in clock ticks */
   long threads;        /* num_threads */
+  uint64_t start_ticks; /* starttime: when it started, in clock ticks after boot */
 } ReaperProc;
 
 /* Every process of the system at one moment, sorted by pid. */

@@ -342,8 +342,7 @@ journal_keep_checkpoint(SessionCheckpoint **all, size_t *n, const char *monitor_
     memset(&(*all)[i], 0, sizeof **all);
     snprintf((*all)[i].monitor_id, sizeof (*all)[i].monitor_id, "%s", monitor_id);
     (*n)++;
-  } else if ((*all)[i].v[NOTIFICATION_CHECKPOINT_WORDS - 1] >=
-             v[NOTIFICATION_CHECKPOINT_WORDS - 1]) {
+  } else if ((*all)[i].v[kCkptNotifications] >= v[kCkptNotifications]) {
     return;
   }
   memcpy((*all)[i].v, v, sizeof (*all)[i].v);

@@ -13,10 +13,12 @@
  * orphans the program leaves. When the control socket hangs up (the
  * engine died), it detaches: it drains the pipes into the spool files the
  * engine made (what does not fit is counted there), stops the program if
- * nobody comes back within keeper.unattended_ms or a later engine asks it
- * to, and when the program has ended writes its true exit status to the
- * exit file. It opens no path but the files of its monitor's directory,
- * through the descriptor it was given, and /dev/null.
+ * nobody comes back within keeper.unattended_ms, if its monitor's
+ * directory is removed (no engine could come back) or if a later engine
+ * asks it to, and when the program has ended writes its true exit status
+ * to the exit file. It opens no path but the files of its monitor's
+ * directory, through the descriptor it was given (and the directory's
+ * parent, through the same, to watch it), and /dev/null.
  *
  * No libuv, no Lua, no PCRE2: a poll loop over a handful of descriptors.
  */
@@ -28,10 +30,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,6 +77,8 @@ typedef struct {
   uint64_t order_records;    /* appended to it */
   const char *cause;         /* for the exit file */
   uint64_t kill_at_ms;       /* SIGKILL due (after an unattended SIGTERM); 0: none */
+  int dirwatch;              /* inotify on the monitor directory's parent while
+                                detached, or -1 */
   struct rusage ru;
 } Keeper;
 
@@ -245,6 +252,64 @@ keeper_finish_detached(Keeper *k)
   _exit(0);
 }
 
+/* Starts stopping the program for cause: SIGTERM to everything of the
+ * monitor now, SIGKILL after monitor.kill_grace_ms (keeper_on_time). */
+static void
+keeper_begin_stop(Keeper *k, const char *cause, uint64_t now)
+{
+  if (k->state != kChildRunning || k->kill_at_ms != 0)
+    return;
+  k->cause = cause;
+  keeper_signal_all(k, SIGTERM);
+  k->kill_at_ms = now + (uint64_t)k->a.kill_grace_ms + 1;
+}
+
+/* Whether the monitor's directory has been removed (a logout cleaning
+ * $XDG_RUNTIME_DIR, a person): then no engine can ever take this keeper
+ * over, and it stops its program. A removed directory has no links left,
+ * which its descriptor still tells. */
+static void
+keeper_check_dir(Keeper *k)
+{
+  struct stat st;
+  if (fstat(KEEPER_FD_STATE, &st) == 0 && st.st_nlink == 0)
+    keeper_begin_stop(k, "removed", keeper_now_ms());
+}
+
+/* Watches, while detached, for the removal of the monitor's directory.
+ * The directory's own IN_DELETE_SELF is not sent while a descriptor of it
+ * is open (ours is), so the watch is on its parent (monitors/), reached
+ * through our descriptor: any name deleted or moved away there wakes the
+ * keeper, which then looks at its own directory's link count. Without
+ * inotify (none left for this user, no /proc) the check is made at the
+ * detach only; the unattended stop still comes. */
+static void
+keeper_watch_dir(Keeper *k)
+{
+  char parent[64];
+  snprintf(parent, sizeof parent, "/proc/self/fd/%d/..", KEEPER_FD_STATE);
+  if (k->dirwatch < 0)
+    k->dirwatch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (k->dirwatch >= 0 &&
+      inotify_add_watch(k->dirwatch, parent,
+                        IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) <
+          0) {
+    close(k->dirwatch);
+    k->dirwatch = -1;
+  }
+  keeper_check_dir(k); /* after the watch: a removal in between is not missed */
+}
+
+/* The parent directory changed: drains the events, looks again. */
+static void
+keeper_on_dirwatch(Keeper *k)
+{
+  char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+  while (read(k->dirwatch, buf, sizeof buf) > 0) {
+  }
+  keeper_check_dir(k);
+}
+
 /* The engine is gone: the keeper reads the pipes into the spools from now
  * on, and the unattended clock starts. */
 static void
@@ -268,6 +333,7 @@ keeper_detach(Keeper *k)
     if (k->out_open[i])
       fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
+  keeper_watch_dir(k);
 }
 
 /* A later engine takes over (kKeeperAttach on its connection): it gets the
@@ -305,6 +371,9 @@ keeper_attach(Keeper *k)
   if (k->order_fd >= 0)
     close(k->order_fd);
   k->order_fd = -1;
+  if (k->dirwatch >= 0)
+    close(k->dirwatch); /* the directory is its engine's to keep again */
+  k->dirwatch = -1;
   k->ctl = k->conn;
   k->ctllen = 0;
   k->conn = -1;
@@ -480,11 +549,8 @@ static void
 keeper_on_time(Keeper *k, uint64_t now)
 {
   if (k->detached && k->state == kChildRunning && k->kill_at_ms == 0 &&
-      now >= k->detach_ms + (uint64_t)k->a.unattended_ms) {
-    k->cause = "unattended";
-    keeper_signal_all(k, SIGTERM);
-    k->kill_at_ms = now + (uint64_t)k->a.kill_grace_ms + 1;
-  }
+      now >= k->detach_ms + (uint64_t)k->a.unattended_ms)
+    keeper_begin_stop(k, "unattended", now);
   if (k->kill_at_ms != 0 && k->state == kChildRunning && now >= k->kill_at_ms)
     keeper_signal_all(k, SIGKILL);
   if (k->detached && k->state == kChildExited &&
@@ -496,8 +562,8 @@ static void __attribute__((noreturn))
 keeper_loop(Keeper *k)
 {
   for (;;) {
-    struct pollfd p[6];
-    int n = 0, ictl = -1, iconn = -1, ilisten = -1, iout[2] = {-1, -1};
+    struct pollfd p[7];
+    int n = 0, ictl = -1, iconn = -1, ilisten = -1, iout[2] = {-1, -1}, iwatch = -1;
     p[n++] = (struct pollfd){k->sigfd, POLLIN, 0};
     if (k->ctl >= 0) {
       ictl = n;
@@ -515,6 +581,10 @@ keeper_loop(Keeper *k)
           iout[i] = n;
           p[n++] = (struct pollfd){i == 0 ? KEEPER_FD_OUT : KEEPER_FD_ERR, POLLIN, 0};
         }
+      }
+      if (k->dirwatch >= 0) {
+        iwatch = n;
+        p[n++] = (struct pollfd){k->dirwatch, POLLIN, 0};
       }
     }
     int r = poll(p, (nfds_t)n, keeper_timeout(k, keeper_now_ms()));
@@ -537,6 +607,8 @@ keeper_loop(Keeper *k)
       }
       if (ilisten >= 0 && p[ilisten].revents != 0)
         keeper_accept(k);
+      if (iwatch >= 0 && k->dirwatch >= 0 && p[iwatch].revents != 0)
+        keeper_on_dirwatch(k);
     }
     keeper_on_time(k, keeper_now_ms());
   }
@@ -620,6 +692,7 @@ main(int argc, char **argv)
   k.ctl = KEEPER_FD_CONTROL;
   k.order_fd = -1;
   k.conn = -1;
+  k.dirwatch = -1;
   k.out_open[0] = k.out_open[1] = true;
   k.cause = "exited";
   if (!keeper_args_parse(argc, argv, &k.a)) {

@@ -108,7 +108,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       const char *text = (const char *)p + 1;
       size_t len = (size_t)(stop - p) - 1;
       int pattern = match_line(fuzz_patterns(), text, len);
-      AssemblerLine line = {++seq, t & 1, pattern, kTraceGeneric, false, 0, text, len};
+      AssemblerLine line = {++seq, t & 1, pattern, kTraceGeneric, false, 0, text, len, seq};
       if (pattern >= 0) {
         line.family = crashpatterns_get((size_t)pattern)->family;
         line.generic_header = crashpatterns_get((size_t)pattern)->generic_header;

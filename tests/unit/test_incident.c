@@ -70,7 +70,8 @@ feed(Assembler *a, uint64_t now, int stream, const char *text)
 {
   size_t len = strlen(text);
   int p = match_line(builtin(), text, len);
-  AssemblerLine l = {++next_seq, stream, p, kTraceGeneric, false, 0, text, len};
+  ++next_seq;
+  AssemblerLine l = {next_seq, stream, p, kTraceGeneric, false, 0, text, len, 100 + next_seq};
   if (p >= 0) {
     l.family = crashpatterns_get((size_t)p)->family;
     l.generic_header = crashpatterns_get((size_t)p)->generic_header;
@@ -377,6 +378,34 @@ TEST(a_held_line_that_matches_opens_the_next_incident)
   assembler_free(&a);
 }
 
+/* What a restart needs of the stage (monitor_output.c): the open incident
+ * with the number the caller gave its first line, also when a held line
+ * opens it, and ids that go on from a number and never back. */
+TEST(the_open_incidents_first_line_number_and_the_next_id_are_kept)
+{
+  Closed c = {0};
+  Assembler a;
+  assembler_init(&a, 60, 8192, 3000, on_done, on_plain, &c);
+  CHECK(assembler_open_incident(&a, 1) == NULL);
+  assembler_set_next_id(&a, 40);
+  assembler_set_next_id(&a, 5); /* never back */
+  CHECK(feed(&a, 0, 1, "TypeError: a is undefined"));
+  uint64_t first = 100 + next_seq;
+  CHECK_INT(assembler_open_incident(&a, 1)->lines[0].nr, first);
+  CHECK(assembler_open_incident(&a, 0) == NULL);
+  feed(&a, 300, 1, "RangeError: b out of range"); /* held, then opens the next */
+  feed(&a, 600, 1, "panic: c went wrong");
+  assembler_close(&a, -1);
+  CHECK_INT(c.n, 3);
+  CHECK_INT(c.done[0]->id, 40);
+  CHECK_INT(c.done[1]->id, 41);
+  CHECK_INT(c.done[1]->lines[0].nr, first + 1);
+  CHECK_INT(c.done[2]->lines[0].nr, first + 2);
+  CHECK(assembler_open_incident(&a, 1) == NULL);
+  closed_free(&c);
+  assembler_free(&a);
+}
+
 int
 main(void)
 {
@@ -391,5 +420,6 @@ main(void)
   RUN(bounds_count_the_lines_they_cut);
   RUN(a_held_blank_line_that_nothing_follows_is_handed_back);
   RUN(a_held_line_that_matches_opens_the_next_incident);
+  RUN(the_open_incidents_first_line_number_and_the_next_id_are_kept);
   return check_summary();
 }
