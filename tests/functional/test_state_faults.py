@@ -13,38 +13,17 @@ needs root (CI runs as root); elsewhere those tests say they are skipped.
 Every wait is on an event with a generous bound (a reply, a file, a
 notification): the CI machine is a loaded 2-core box."""
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import Engine, default_config, run_plain_tests
+from vigiltest import Engine, alive, default_config, parent, run_plain_tests, wait_for
 
 BOUND_S = 60
 FLOOD = 3000000  # bytes printed: three times the tmpfs, three times the spool
-
-
-def wait_for(pred, what, timeout=BOUND_S):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.02)  # the file system and the process table tell nobody
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def parent(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
 class Tmpfs:
@@ -82,7 +61,6 @@ class StateEngine(Engine):
         self.state_dir = state_dir
         super().__init__("socket", config or default_config(),
                          extra_args=["--state-dir", state_dir])
-
         self.leftovers = []  # (program pid, keeper pid) to end should a test fail
 
     def monitor_dir(self, mid):
@@ -109,6 +87,33 @@ class StateEngine(Engine):
         assert not reports, "\n".join(reports)
 
 
+@contextlib.contextmanager
+def state_engine(tmp, tmpfs_size=None):
+    """A StateEngine whose state directory is in tmp, or on a tmpfs of
+    tmpfs_size bytes mounted there; yields the engine and the tmpfs."""
+    fs = Tmpfs(tmp, tmpfs_size) if tmpfs_size else None
+    try:
+        e = StateEngine(os.path.join(fs.dir if fs else tmp, "state"))
+        try:
+            yield e, fs
+        finally:
+            e.finish()
+    finally:
+        if fs:
+            fs.close()
+
+
+def keeper_lived_to_the_end(mdir, epipe, code):
+    """The keeper wrote its exit file with the program's code, and the
+    program never lost its pipe's reader (it touches epipe when a write
+    fails: its keeper was gone)."""
+    wait_for(lambda: os.path.exists(os.path.join(mdir, "exit")), "the keeper's exit file")
+    assert not os.path.exists(epipe), "the program's pipe lost its reader (the keeper)"
+    with open(os.path.join(mdir, "exit")) as f:
+        record = f.read()
+    assert "code %d" % code in record, record
+
+
 def engine_alive(e):
     assert e.proc.poll() is None, "vigild died (status %s):\n%s" % (e.proc.returncode,
                                                                     e.log()[-3000:])
@@ -121,10 +126,7 @@ def waiting_script(go, then):
 
 @needs_root
 def test_a_full_state_file_system_degrades_the_monitor_to_counting(tmp):
-    fs = Tmpfs(tmp, 1 << 20)
-    e = None
-    try:
-        e = StateEngine(os.path.join(fs.dir, "state"))
+    with state_engine(tmp, 1 << 20) as (e, _):
         e.call("session_open", session="agent")
         script = ("yes 'a line of output that fills the state directory' | head -c %d; "
                   "echo; echo 'ERROR after the flood'; echo last-line" % FLOOD)
@@ -154,10 +156,6 @@ def test_a_full_state_file_system_degrades_the_monitor_to_counting(tmp):
         assert "ERROR second" in got2["text"], got2
         e.main.wait_ending(mid2)
         engine_alive(e)
-    finally:
-        if e is not None:
-            e.finish()
-        fs.close()
 
 
 @needs_root
@@ -165,10 +163,7 @@ def test_a_keeper_survives_a_full_state_file_system(tmp):
     # The tmpfs is filled up to a little room by a file of the test's own,
     # which the test removes once the flood is spooled: then the keeper's
     # exit file, the proof that it lived to the end, has room.
-    fs = Tmpfs(tmp, 4 << 20)
-    e = None
-    try:
-        e = StateEngine(os.path.join(fs.dir, "state"))
+    with state_engine(tmp, 4 << 20) as (e, fs):
         go, flooded, go2 = (os.path.join(tmp, n) for n in ("go", "flooded", "go2"))
         epipe = os.path.join(tmp, "epipe")
         script = waiting_script(go, "trap '' PIPE; yes 'keeper flood line' | head -c %d; "
@@ -186,20 +181,11 @@ def test_a_keeper_survives_a_full_state_file_system(tmp):
         assert alive(keeper), "the keeper died spooling into a full file system"
         os.unlink(filler)
         open(go2, "w").close()
-        wait_for(lambda: os.path.exists(os.path.join(mdir, "exit")), "the keeper's exit file")
-        assert not os.path.exists(epipe), "the program's pipe lost its reader (the keeper)"
-        with open(os.path.join(mdir, "exit")) as f:
-            record = f.read()
-        assert "code 5" in record, record
-    finally:
-        if e is not None:
-            e.finish()
-        fs.close()
+        keeper_lived_to_the_end(mdir, epipe, 5)
 
 
 def test_state_files_cut_short_under_a_running_monitor_cost_only_their_keeping(tmp):
-    e = StateEngine(os.path.join(tmp, "state"))
-    try:
+    with state_engine(tmp) as (e, _):
         e.call("session_open", session="agent")
         go, go2 = os.path.join(tmp, "go"), os.path.join(tmp, "go2")
         script = ("echo 'ERROR before'; echo err-before >&2; %s; echo 'ERROR after the cut'; "
@@ -235,13 +221,10 @@ def test_state_files_cut_short_under_a_running_monitor_cost_only_their_keeping(t
         e.wait_log("its event log can no longer be kept in the state directory")
         e.wait_log("its checkpoint's file was cut short under it")
         assert got["type"] == "output"
-    finally:
-        e.finish()
 
 
 def test_a_keeper_survives_its_spool_cut_short(tmp):
-    e = StateEngine(os.path.join(tmp, "state"))
-    try:
+    with state_engine(tmp) as (e, _):
         go, epipe = os.path.join(tmp, "go"), os.path.join(tmp, "epipe")
         script = waiting_script(go, "trap '' PIPE; seq 1 100000 || touch %s; exit 6" % epipe)
         mid, pid, keeper = e.start(["sh", "-c", script])
@@ -253,14 +236,8 @@ def test_a_keeper_survives_its_spool_cut_short(tmp):
         wait_for(lambda: os.path.exists(os.path.join(mdir, "order")), "the keeper to detach")
         os.truncate(os.path.join(mdir, "stdout"), 4096)
         open(go, "w").close()
-        wait_for(lambda: os.path.exists(os.path.join(mdir, "exit")), "the keeper's exit file")
-        assert not os.path.exists(epipe), "the program's pipe lost its reader (the keeper)"
-        with open(os.path.join(mdir, "exit")) as f:
-            record = f.read()
-        assert "code 6" in record, record
+        keeper_lived_to_the_end(mdir, epipe, 6)
         wait_for(lambda: not alive(keeper), "the keeper to end")
-    finally:
-        e.finish()
 
 
 TESTS = [
