@@ -15,6 +15,7 @@
 
 #include "epoch.h"
 #include "log.h"
+#include "logrepeat.h"
 #include "memory.h"
 #include "monitor_fields.h"
 #include "wire.h"
@@ -166,6 +167,10 @@ api_conn_close(Conn *c)
   }
 }
 
+/* The user of a refused connection's channel: it is closing, with nothing
+ * to forget and nothing to log. */
+static Conn api_refused;
+
 static void
 api_on_open(void *data, RpcChannel *ch)
 {
@@ -173,10 +178,20 @@ api_on_open(void *data, RpcChannel *ch)
   Engine *e = api->engine;
   if (api->nconns >= (size_t)e->config.settings.rpc_max_connections) {
     /* Past the bound the connection is not served at all (it never gets a
-     * session), so it costs nothing beyond its close. */
+     * session), so it costs nothing beyond its close; its close is not
+     * logged, and the refusal once a window (a flood of connects would
+     * otherwise write two lines each). */
     api->conns_refused++;
-    LOG_WARN("api", "refused a connection from %s: rpc.max_connections (%lld) reached",
-             rpc_channel_peer(ch), (long long)e->config.settings.rpc_max_connections);
+    char reason[96];
+    snprintf(reason, sizeof reason, "rpc.max_connections (%lld) reached",
+             (long long)e->config.settings.rpc_max_connections);
+    if (api->refusals == NULL)
+      api->refusals = logrepeat_new(e->loop, "api", "refused", "connections",
+                                    LOGREPEAT_WINDOW_MS);
+    if (logrepeat_hit(api->refusals, reason))
+      LOG_WARN("api", "refused a connection from %s: %s (more refusals are counted, said every "
+               "%d s)", rpc_channel_peer(ch), reason, LOGREPEAT_WINDOW_MS / 1000);
+    rpc_channel_set_user(ch, &api_refused);
     rpc_channel_close(ch, "rpc.max_connections reached");
     return;
   }
@@ -189,6 +204,8 @@ static void
 api_on_close(void *data, RpcChannel *ch, const char *reason)
 {
   Conn *c = rpc_channel_user(ch);
+  if (c == &api_refused)
+    return;
   LOG_INFO("api", "connection from %s closed: %s", rpc_channel_peer(ch), reason);
   if (c != NULL) {
     rpc_channel_set_user(ch, NULL);
@@ -241,6 +258,8 @@ api_free(Api *api)
   if (api->server)
     rpc_server_close(api->server);
   api->server = NULL;
+  logrepeat_free(api->refusals);
+  api->refusals = NULL;
   /* Each connection is taken off its channel first, so the channel's later
    * on_close finds nothing to do. */
   while (api->conns) {

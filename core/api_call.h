@@ -33,6 +33,7 @@ struct Api {
   Conn *conns;
   size_t nconns;
   uint64_t conns_refused;  /* connections closed at once: rpc.max_connections reached */
+  struct LogRepeat *refusals; /* their log lines, once a window (logrepeat.h) */
   bool stdio_mode;         /* the stdio connection closing ends the engine */
 };
 

@@ -59,23 +59,14 @@ capture_grow(Capture *c, size_t need)
   c->head = 0;
 }
 
-/* Appends data[0..len) as the stream's next bytes. Evicts (and counts) the
+/* Appends data[0..len) to the buffer in memory. Evicts (and counts) the
  * oldest bytes beyond max; of a write longer than max only its last max
  * bytes are kept. */
-void
-capture_write(Capture *c, const char *data, size_t len)
+static void
+capture_keep(Capture *c, const char *data, size_t len)
 {
   if (len == 0)
     return;
-  if (c->spool != NULL) {
-    /* The engine splits and matches every byte as it writes it, so what is
-     * in the spool is processed as soon as it is there: the cut follows. */
-    spool_append(c->spool, data, len);
-    spool_set_cut(c->spool, spool_head(c->spool));
-    c->total = spool_head(c->spool);
-    c->evicted = spool_start(c->spool);
-    return;
-  }
   c->total += len;
   if (len >= c->max) {
     /* The write alone fills the capture: everything kept so far and the
@@ -107,6 +98,49 @@ capture_write(Capture *c, const char *data, size_t len)
     memcpy(c->buf, data + first, len - first);
   }
   c->len += len;
+}
+
+/* Leaves a spool that broke for memory: its kept bytes are copied when
+ * they can still be read, else they count as evicted. */
+static void
+capture_leave_spool(Capture *c)
+{
+  Spool *sp = c->spool;
+  c->spool = NULL;
+  c->spool_left = true;
+  c->buf = NULL;
+  c->cap = c->len = c->head = 0;
+  c->total = spool_head(sp);
+  c->evicted = c->total;
+  if (!spool_readable(sp))
+    return;
+  CaptureSpan kept = spool_read(sp, spool_start(sp), UINT64_MAX);
+  c->total = c->evicted = kept.offset;
+  capture_keep(c, kept.p1, kept.n1);
+  capture_keep(c, kept.p2, kept.n2);
+}
+
+/* See capture.h. */
+void
+capture_write(Capture *c, const char *data, size_t len)
+{
+  if (len == 0)
+    return;
+  if (c->spool != NULL) {
+    if (spool_append(c->spool, data, len)) {
+      /* The engine splits and matches every byte as it writes it, so what
+       * is in the spool is processed as soon as it is there: the cut
+       * follows. */
+      spool_set_cut(c->spool, spool_head(c->spool));
+      c->total = spool_head(c->spool);
+      c->evicted = spool_start(c->spool);
+      return;
+    }
+    capture_leave_spool(c);
+  }
+  if (c->spool_left)
+    c->state_unkept += len;
+  capture_keep(c, data, len);
 }
 
 /* Absolute offset of the oldest kept byte (total when nothing is kept). */

@@ -5,6 +5,10 @@
  * grows with use up to the cap, so an idle or quiet monitor costs little.
  * With a state directory the bytes are kept in a spool file instead
  * (capture_use_spool), which a keeper goes on filling if the engine dies.
+ * A spool that breaks (spool.h: no room, or its file cut short) is left
+ * for memory at the write it refused: what it kept comes along when it
+ * can still be read, and every byte written from then on is counted in
+ * state_unkept (not kept for a later engine).
  */
 #ifndef VIGIL_CAPTURE_H
 #define VIGIL_CAPTURE_H
@@ -24,6 +28,8 @@ typedef struct {
   size_t head;        /* index in buf of the oldest kept byte */
   uint64_t total;     /* bytes ever written = absolute offset of the next byte */
   uint64_t evicted;   /* bytes dropped from the front to stay under max */
+  bool spool_left;    /* it used a spool, which broke */
+  uint64_t state_unkept; /* bytes written since then */
 } Capture;
 
 /* Up to two spans (the storage wraps) that together are the bytes read. */
@@ -37,6 +43,7 @@ typedef struct {
 } CaptureSpan;
 
 void capture_init(Capture *c, size_t max_bytes);
+/* Appends data as the stream's next bytes (see the top of the file). */
 void capture_write(Capture *c, const char *data, size_t len);
 
 /* Reads from absolute `offset`, at most `limit` bytes (UINT64_MAX: all).

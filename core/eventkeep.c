@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,12 +20,15 @@
 #include <unistd.h>
 
 #include "contain.h"
+#include "mapfile.h"
 #include "statefile.h"
 
 /* The header shares its page with the first slots: a monitor that logs a
  * few events touches one page of the file, not two. */
 #define EVENTKEEP_HEADER 64
 #define EVENTKEEP_SLOT 512
+/* The blocks reserved ahead of the slots at a time (32 slots). */
+#define EVENTKEEP_RESERVE_STEP (16u << 10)
 static const char eventkeep_magic[8] = {'V', 'I', 'G', 'L', 'E', 'V', 'N', 'T'};
 
 typedef struct {
@@ -65,10 +69,47 @@ eventkeep_slot(const EventKeep *k, size_t i)
   return (EventSlot *)((char *)k->map + EVENTKEEP_HEADER) + i;
 }
 
+/* Reserves the blocks of the file's bytes up to upto, a step at a time.
+ * Whether they are there. */
+static bool
+eventkeep_reserve(EventKeep *k, size_t upto)
+{
+  if (upto <= k->reserved)
+    return true;
+  size_t to = (upto + EVENTKEEP_RESERVE_STEP - 1) / EVENTKEEP_RESERVE_STEP *
+              EVENTKEEP_RESERVE_STEP;
+  if (to > k->bytes)
+    to = k->bytes;
+  int e = mapfile_reserve(k->fd, k->reserved, to - k->reserved);
+  if (e != 0) {
+    snprintf(k->why, sizeof k->why, "no room for its next events: %s", strerror(e));
+    return false;
+  }
+  k->reserved = to;
+  return true;
+}
+
+/* Lets the mapping and the file go (why already set when it failed). The
+ * file is open exactly while it is mapped, so a zeroed EventKeep (one
+ * never opened) has nothing to let go. */
+static void
+eventkeep_unmap(EventKeep *k)
+{
+  if (k->map != NULL) {
+    mapfile_unguard(k->guard);
+    munmap(k->map, k->bytes);
+    close(k->fd);
+  }
+  k->map = NULL;
+  k->fd = -1;
+  k->guard = -1;
+}
+
 bool
 eventkeep_open(EventKeep *k, int dir_fd, size_t slots, bool create)
 {
   memset(k, 0, sizeof *k);
+  k->fd = k->guard = -1;
   if (slots == 0)
     return false;
   size_t bytes = EVENTKEEP_HEADER + slots * (size_t)EVENTKEEP_SLOT;
@@ -81,14 +122,23 @@ eventkeep_open(EventKeep *k, int dir_fd, size_t slots, bool create)
             (st.st_mode & 077) == 0 &&
             (create ? ftruncate(fd, (off_t)bytes) == 0 : (size_t)st.st_size == bytes);
   void *map = ok ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-  close(fd);
-  if (map == MAP_FAILED)
+  if (map == MAP_FAILED) {
+    close(fd);
     return false;
+  }
   k->map = map;
   k->bytes = bytes;
   k->slots = slots;
+  k->fd = fd;
+  k->guard = mapfile_guard(map, bytes);
   EventKeepHeader *h = eventkeep_header(k);
   if (create) {
+    /* The header's block (and the first slots') before it is written. */
+    if (!eventkeep_reserve(k, EVENTKEEP_HEADER + EVENTKEEP_SLOT)) {
+      /* Not kept from the start: its events are counted as unkept. */
+      eventkeep_unmap(k);
+      return false;
+    }
     memcpy(h->magic, eventkeep_magic, 8);
     h->version = 2;
     h->slot_bytes = EVENTKEEP_SLOT;
@@ -104,9 +154,9 @@ eventkeep_open(EventKeep *k, int dir_fd, size_t slots, bool create)
 void
 eventkeep_close(EventKeep *k)
 {
-  if (k->map != NULL)
-    munmap(k->map, k->bytes);
+  eventkeep_unmap(k);
   memset(k, 0, sizeof *k);
+  k->fd = k->guard = -1;
 }
 
 /* Copies s into the slot's text at *at, cut to what is left (with "..."),
@@ -128,12 +178,24 @@ eventkeep_text(EventSlot *slot, size_t *at, const char *s)
   return (uint16_t)n;
 }
 
-void
+bool
 eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, const EventLog *log)
 {
-  if (k->map == NULL || ev == NULL)
-    return;
-  EventSlot *slot = eventkeep_slot(k, (size_t)((ev->id - 1) % k->slots));
+  if (ev == NULL)
+    return true;
+  size_t i = (size_t)((ev->id - 1) % (k->slots ? k->slots : 1));
+  if (k->map != NULL &&
+      (mapfile_hit(k->guard) ||
+       !eventkeep_reserve(k, EVENTKEEP_HEADER + (i + 1) * (size_t)EVENTKEEP_SLOT))) {
+    if (k->why[0] == '\0')
+      snprintf(k->why, sizeof k->why, "its file was cut short under it (a SIGBUS caught)");
+    eventkeep_unmap(k);
+  }
+  if (k->map == NULL) {
+    k->unkept += k->why[0] != '\0';
+    return false;
+  }
+  EventSlot *slot = eventkeep_slot(k, i);
   EventSlot s;
   memset(&s, 0, offsetof(EventSlot, text));
   s.id = ev->id;
@@ -163,6 +225,13 @@ eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, const Event
   slot->sum = (uint32_t)statefile_sum(slot, used) ^ (uint32_t)used;
   eventkeep_header(k)->dropped = log->dropped;
   eventkeep_header(k)->dropped_incidents = log->dropped_incidents;
+  if (mapfile_hit(k->guard)) {
+    snprintf(k->why, sizeof k->why, "its file was cut short under it (a SIGBUS caught)");
+    eventkeep_unmap(k);
+    k->unkept++;
+    return false;
+  }
+  return true;
 }
 
 /* Whether slot i holds a whole event; its length used in *used. */

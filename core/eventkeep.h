@@ -19,6 +19,12 @@
  *
  * What does not fit a slot is cut: a match's line or a reason longer than
  * EVENTKEEP_TEXT_MAX bytes comes back cut, with "..." at its end.
+ *
+ * The slots' blocks are reserved ahead of the writes (mapfile.h), so a
+ * full file system stops the keeping instead of raising SIGBUS; so does a
+ * file cut short under the mapping. Then the file is let go, `why` says
+ * why, and the events logged from then on are counted (unkept): the log
+ * in memory has them all the same.
  */
 #ifndef VIGIL_EVENTKEEP_H
 #define VIGIL_EVENTKEEP_H
@@ -36,6 +42,11 @@ typedef struct {
   void *map;        /* the header and the slots, mapped shared; NULL: none */
   size_t bytes;
   size_t slots;
+  int fd;           /* the file, for reserving its blocks */
+  size_t reserved;  /* bytes [0, reserved) have their blocks */
+  int guard;        /* the mapping's mapfile slot */
+  char why[128];    /* why it stopped keeping; "" while it keeps (or never did) */
+  uint64_t unkept;  /* events not kept since */
 } EventKeep;
 
 /* Maps dir_fd/events with slots slots, making it when create (it must
@@ -45,8 +56,9 @@ bool eventkeep_open(EventKeep *k, int dir_fd, size_t slots, bool create);
 void eventkeep_close(EventKeep *k);
 
 /* Writes ev (just logged into log; ring_next_seq: the ring's next seq then)
- * and the log's counts of dropped events. */
-void eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, const EventLog *log);
+ * and the log's counts of dropped events. False when it is not kept: it
+ * stopped keeping (why), now or before. */
+bool eventkeep_put(EventKeep *k, const Event *ev, uint64_t ring_next_seq, const EventLog *log);
 
 /* Fills log (empty, initialised) with the kept events logged while the
  * ring's next seq was at most until_seq, oldest first, their ids kept, and

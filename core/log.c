@@ -67,7 +67,7 @@ static uint64_t log_written;
 static uint64_t log_truncated;
 static uint64_t log_dropped;
 static uint64_t log_dropped_pending; /* dropped since the last "dropped" line */
-static void (*log_after_write)(void); /* run after each batch (logfile.h) */
+static void (*log_before_line)(size_t len); /* run before each line (logfile.h) */
 
 void
 log_set_level(LogLevel level)
@@ -175,12 +175,12 @@ log_writer(void *arg)
     uint64_t lines = 0;
     for (LogLine *l = batch, *next; l; l = next) {
       next = l->next;
+      if (log_before_line != NULL)
+        log_before_line(l->len);
       lines += log_write_all(l->text, l->len);
       bytes += sizeof *l + l->len;
       free(l);
     }
-    if (log_after_write != NULL)
-      log_after_write();
 
     uv_mutex_lock(&log_mu);
     log_queued -= bytes;
@@ -244,10 +244,10 @@ log_msg(LogLevel level, const char *module, const char *fmt, ...)
   if (!log_use_writer()) {
     if ((size_t)n >= sizeof text)
       log_truncated++;
+    if (log_before_line != NULL)
+      log_before_line(line.len);
     log_written += log_write_all(line.data, line.len);
     strbuf_free(&line);
-    if (log_after_write != NULL)
-      log_after_write();
     return;
   }
   uv_mutex_lock(&log_mu);
@@ -266,9 +266,9 @@ log_msg(LogLevel level, const char *module, const char *fmt, ...)
 }
 
 void
-log_set_after_write(void (*fn)(void))
+log_set_before_line(void (*fn)(size_t len))
 {
-  log_after_write = fn;
+  log_before_line = fn;
 }
 
 void

@@ -45,10 +45,12 @@ void log_msg(LogLevel level, const char *module, const char *fmt, ...)
  * only refuses new lines sooner. */
 void log_set_buffer_max(size_t bytes);
 
-/* Runs fn after each batch of lines is written to fd 2, in the thread
- * that wrote them (the writer, or the caller when there is none): the log
- * file's rotation (logfile.h). Set once, before the first line. */
-void log_set_after_write(void (*fn)(void));
+/* Runs fn(len) before each line of len bytes is written to fd 2, in the
+ * thread that writes it (the writer, or the caller when there is none):
+ * the log file's rotation (logfile.h), which must come before the line
+ * that would take the file past its bound, not after a batch of them. Set
+ * once, before the first line. */
+void log_set_before_line(void (*fn)(size_t len));
 
 /* Waits at most max_ms for every buffered line to be written. Whether they
  * all were. */

@@ -49,6 +49,22 @@ monitor_emit(Monitor *m, Notification *n)
   monitor_checkpoint(m); /* what it covered is told now */
 }
 
+/* Writes an event just logged into the monitor's directory, if it has
+ * one; says once in the log when that stopped (eventkeep.h). */
+static void
+monitor_keep_event(Monitor *m, const Event *ev)
+{
+  if (m->keep == NULL ||
+      eventkeep_put(&m->keep->events, ev, m->ring.next_seq, &m->events) ||
+      m->events_unkept_told || m->keep->events.why[0] == '\0')
+    return;
+  m->events_unkept_told = true;
+  LOG_WARN("state", "monitor %s: its event log can no longer be kept in the state directory "
+           "(%s): from event %" PRIu64 " on it is in memory only, counted in "
+           "state_unkept_events, and an engine restart would start it anew; the monitor goes "
+           "on", m->id, m->keep->events.why, ev != NULL ? ev->id : 0);
+}
+
 /* See monitor_internal.h. */
 void
 monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
@@ -59,8 +75,7 @@ monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size
                                  has_exit_code, exit_code, sig, reason);
   if (exceeded != NULL)
     ev = eventlog_set_exceeded(&m->events, exceeded);
-  if (m->keep != NULL)
-    eventkeep_put(&m->keep->events, ev, m->ring.next_seq, &m->events);
+  monitor_keep_event(m, ev);
   if (m->hooks.on_event)
     m->hooks.on_event(m->data, m, ev);
 }
@@ -74,8 +89,7 @@ monitor_event_incident(Monitor *m, EventType type, int pattern, const char *line
   eventlog_add(&m->events, type, clock_now_ms(), pattern, line, line_len, false, 0, 0, reason);
   const Event *ev = eventlog_set_incident(&m->events, inc->id, inc->fingerprint, inc->kind,
                                           lines, inc->repeats, inc->repeat_span_ms);
-  if (m->keep != NULL)
-    eventkeep_put(&m->keep->events, ev, m->ring.next_seq, &m->events);
+  monitor_keep_event(m, ev);
   if (m->hooks.on_event)
     m->hooks.on_event(m->data, m, ev);
 }
@@ -557,6 +571,8 @@ monitor_counters(const Monitor *m, MonitorCounters *out)
   out->incidents_dropped = m->incidents_dropped_total;
   out->incidents_forgotten = m->history.dropped;
   out->fingerprints_evicted = m->coalescer.evicted;
+  out->state_unkept_bytes = m->capture[0].state_unkept + m->capture[1].state_unkept;
+  out->state_unkept_events = m->keep != NULL ? m->keep->events.unkept : 0;
 }
 
 const IncidentRecord *

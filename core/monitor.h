@@ -117,6 +117,10 @@ typedef struct {
                                    for room (incident.history_max) */
   uint64_t fingerprints_evicted; /* fingerprints forgotten for room
                                     (incident.fingerprints_max) */
+  uint64_t state_unkept_bytes;  /* output bytes not kept in the state directory
+                                   (its spool broke: no room, or its file cut
+                                   short), both streams */
+  uint64_t state_unkept_events; /* events not kept there, for the same reasons */
 } MonitorCounters;
 
 /* The incident record of id (monitor_output {incident}), or NULL. */

@@ -63,6 +63,8 @@ struct Monitor {
   MonitorStream streams[2];
   Linebuf linebuf[2];
   Capture capture[2];
+  bool capture_left_told[2];     /* the log said its spool broke */
+  bool events_unkept_told;       /* the log said its event log's keeping stopped */
   uint64_t stream_bytes[2];
   Ring ring;
   PatternSet *patterns;

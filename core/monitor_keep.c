@@ -29,6 +29,7 @@
 #include "keeper_wire.h"
 #include "keepspec.h"
 #include "log.h"
+#include "mapfile.h"
 #include "procfs.h"
 #include "reaper.h"
 #include "statefile.h"
@@ -86,7 +87,21 @@ monitor_keep_remove(int monitors_fd, const char *name, int dir_fd)
 #define CKPT_BYTES 4096
 static const char ckpt_magic[8] = {'V', 'I', 'G', 'L', 'C', 'K', 'P', 'T'};
 
-/* Maps the checkpoint page of k's directory, making it when create. */
+/* Unmaps the checkpoint page, if any. */
+static void
+monitor_keep_unmap_ckpt(MonitorKeep *k)
+{
+  if (k->ckpt != NULL) {
+    mapfile_unguard(k->ckpt_guard);
+    munmap(k->ckpt, CKPT_BYTES);
+  }
+  k->ckpt = NULL;
+  k->ckpt_guard = -1;
+}
+
+/* Maps the checkpoint page of k's directory, making it when create (its
+ * block reserved first: a page written through a mapping on a full file
+ * system is a SIGBUS). */
 static bool
 monitor_keep_map_ckpt(MonitorKeep *k, bool create)
 {
@@ -98,30 +113,26 @@ monitor_keep_map_ckpt(MonitorKeep *k, bool create)
   bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
             (st.st_mode & 077) == 0 && (create ? ftruncate(fd, CKPT_BYTES) == 0
                                                : st.st_size == CKPT_BYTES);
-  void *map = ok ? mmap(NULL, CKPT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                 : MAP_FAILED;
+  int e = ok && create ? mapfile_reserve(fd, 0, CKPT_BYTES) : 0;
+  if (e != 0)
+    LOG_WARN("state", "monitor %s: no checkpoint in its directory (no room: %s); a restarted "
+             "engine would rebuild its counters from its spools", k->name, strerror(e));
+  void *map = ok && e == 0 ? mmap(NULL, CKPT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                           : MAP_FAILED;
   close(fd);
   if (map == MAP_FAILED)
     return false;
   k->ckpt = map;
+  k->ckpt_guard = mapfile_guard(map, CKPT_BYTES);
   if (create) {
     memcpy(k->ckpt->magic, ckpt_magic, 8);
     k->ckpt->version = 1;
     k->ckpt->ring_next_seq = 1;
   } else if (memcmp(k->ckpt->magic, ckpt_magic, 8) != 0 || k->ckpt->version != 1) {
-    munmap(map, CKPT_BYTES);
-    k->ckpt = NULL;
+    monitor_keep_unmap_ckpt(k);
     return false;
   }
   return true;
-}
-
-static void
-monitor_keep_unmap_ckpt(MonitorKeep *k)
-{
-  if (k->ckpt != NULL)
-    munmap(k->ckpt, CKPT_BYTES);
-  k->ckpt = NULL;
 }
 
 /* See monitor_keep.h. */
@@ -148,9 +159,8 @@ monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
     }
     k->nspools++;
   }
-  what = "checkpoint";
-  if (!monitor_keep_map_ckpt(k, true))
-    goto fail;
+  /* Without a checkpoint (no room for its page) the monitor goes on. */
+  monitor_keep_map_ckpt(k, true);
   what = "socket";
   k->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (k->listen_fd < 0)
@@ -208,6 +218,12 @@ monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKP
   ck->told_nr[1] = v[kCkptToldNr1];
   ck->incidents = v[kCkptIncidents];
   ck->incident_next = v[kCkptIncidentNext];
+  if (mapfile_hit(k->ckpt_guard)) {
+    LOG_WARN("state", "monitor %s: its checkpoint's file was cut short under it (a SIGBUS "
+             "caught): it goes on without a checkpoint, and a restarted engine would rebuild "
+             "its counters from its spools", k->name);
+    monitor_keep_unmap_ckpt(k);
+  }
 }
 
 /* See monitor_keep.h. The journal's is believed only when it is past the

@@ -52,18 +52,25 @@ typedef struct {
   int listen_fd;    /* keeper.sock, listening; handed to the keeper */
   Spool spool[2];   /* stdout, stderr */
   int nspools;      /* made so far */
-  KeepCheckpoint *ckpt; /* mapped; NULL: none (an older directory) */
+  KeepCheckpoint *ckpt; /* mapped; NULL: none (an older directory, or no
+                           room for it, or its file cut short) */
+  int ckpt_guard;   /* its mapping's mapfile slot */
   EventKeep events;  /* the event log's copy (eventkeep.h), opened by the monitor */
 } MonitorKeep;
 
 /* Makes monitors/<id> (0700, must not exist), its spools of cap bytes each
  * (monitor.capture_max_bytes) and the keeper's listening socket. On error
- * (spawn_failed naming the file and the OS error) nothing is left. */
+ * (spawn_failed naming the file and the OS error) nothing is left. A file
+ * system with no room for the spools' headers or the checkpoint is no
+ * error: the spools are made broken (spool.h) and the checkpoint left
+ * out, and the monitor runs with what it has. */
 int monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
                       VigilError *err);
 
 /* Stores a checkpoint (its words in Notification's order, kCkpt*) into k's
- * page. */
+ * page. A page whose file was cut short under it (a SIGBUS caught,
+ * mapfile.h) is let go, with a log line: the monitor goes on without a
+ * checkpoint. */
 void monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKPOINT_WORDS]);
 
 /* A restarted engine found in a session's journal a notification of this

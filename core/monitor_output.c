@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "keeper_wire.h"
+#include "log.h"
 #include "memory.h"
 
 /* --- batches ------------------------------------------------------------ */
@@ -248,6 +249,21 @@ monitor_on_line(void *ctx, const Line *line)
 
 static void monitor_take(Monitor *m, StreamId stream, const char *buf, size_t len);
 
+/* Says once in the log that a stream's spool broke (capture.h): the
+ * monitor goes on, its output kept in memory and counted. */
+static void
+monitor_tell_capture_left(Monitor *m, StreamId stream)
+{
+  m->capture_left_told[stream] = true;
+  const Capture *c = &m->capture[stream];
+  const char *why = m->keep != NULL ? spool_why(&m->keep->spool[stream]) : NULL;
+  LOG_WARN("state", "monitor %s: its %s can no longer be kept in the state directory (%s): "
+           "from byte %" PRIu64 " on it is kept in memory only and counted in "
+           "state_unkept_bytes, and an engine restart would not have it; the monitor goes on",
+           m->id, stream == kStreamStdout ? "stdout" : "stderr", why ? why : "its spool broke",
+           c->total - c->state_unkept);
+}
+
 /* Bytes read from a stream: captured, split into lines, and the owner told
  * once per read that lines were added. */
 void
@@ -257,6 +273,8 @@ monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
   m->stream_bytes[stream] += len;
   m->last_output_mono = uv_now(m->loop);
   capture_write(&m->capture[stream], buf, len);
+  if (m->capture[stream].spool_left && !m->capture_left_told[stream])
+    monitor_tell_capture_left(m, stream);
   monitor_take(m, stream, buf, len);
   monitor_checkpoint(m);
 }
@@ -302,7 +320,7 @@ monitor_replay_range(Monitor *m, StreamId stream, uint64_t from, uint64_t to, bo
 /* The first offset of a whole line in the spool from its oldest kept
  * byte: a spool that evicted its front starts mid-line. */
 static uint64_t
-monitor_replay_start(const Spool *sp)
+monitor_replay_start(Spool *sp)
 {
   uint64_t start = spool_start(sp), head = spool_head(sp);
   if (start == 0)
@@ -318,7 +336,7 @@ monitor_replay_start(const Spool *sp)
 
 /* Newlines in the spool's [from, to). */
 static uint64_t
-monitor_replay_count(const Spool *sp, uint64_t from, uint64_t to)
+monitor_replay_count(Spool *sp, uint64_t from, uint64_t to)
 {
   uint64_t n = 0;
   CaptureSpan s = spool_read(sp, from, to > from ? to - from : 0);

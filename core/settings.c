@@ -138,7 +138,8 @@ const SettingSpec settings_table[] = {
   INT_SETTING("rpc.max_pending", rpc_max_pending, 64, 1, 10000, "requests",
               "slow requests (monitor_wait, process_run) one connection may have waiting"),
   INT_SETTING("rpc.max_connections", rpc_max_connections, 256, 1, 65536, "connections",
-              "connections at once; one more is closed at once, logged and counted"),
+              "connections at once; one more is closed at once, counted, and logged (in "
+              "full once per 10 s, the rest with their count: docs/protocol.md 2.2)"),
   {NULL, kSettingInt, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -7,17 +7,30 @@
  *
  * The data is mapped whole and never copied to the heap: reads return
  * spans into the mapping, as capture_read returns spans into its buffer.
+ *
+ * The blocks under the data are reserved SPOOL_RESERVE_STEP at a time
+ * ahead of the head while the spool fills the first time (after that every
+ * byte has its block): a spool that wrote little still holds little, and
+ * no write through the mapping ever meets a full file system. The header's
+ * page is reserved when the spool is made; a checkpoint, an event log or
+ * an engine writing the same file system may still take the room the next
+ * step needs, and then the spool breaks (spool.h), which its owner sees
+ * as a false spool_append.
  */
 #include "spool.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "mapfile.h"
 
 static const char spool_magic[8] = {'V', 'I', 'G', 'L', 'S', 'P', 'O', 'L'};
 
@@ -56,15 +69,69 @@ spool_map(Spool *s, int fd, uint64_t cap, const char *name, VigilError *err)
   s->h = map;
   s->data = s->map + SPOOL_HEADER_BYTES;
   s->cap = cap;
+  s->guard = mapfile_guard(map, SPOOL_HEADER_BYTES + cap);
   return 0;
+}
+
+/* Breaks the spool (spool.h): the first reason is kept. lost: pages of the
+ * mapping are gone, so what it kept cannot be read either. */
+static void __attribute__((format(printf, 3, 4)))
+spool_break(Spool *s, bool lost, const char *fmt, ...)
+{
+  s->map_lost = s->map_lost || lost;
+  if (s->broken)
+    return;
+  s->broken = true;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->why, sizeof s->why, fmt, ap);
+  va_end(ap);
+}
+
+/* Breaks the spool when its mapping took a SIGBUS (mapfile.h). Whether it
+ * is whole. */
+static bool
+spool_whole(Spool *s)
+{
+  if (mapfile_hit(s->guard))
+    spool_break(s, true, "its file was cut short under it (a SIGBUS caught)");
+  return !s->map_lost;
+}
+
+/* Reserves the blocks of the data's bytes up to upto (at most cap), a step
+ * at a time. Whether they are there; else the spool is broken. */
+static bool
+spool_reserve(Spool *s, uint64_t upto)
+{
+  uint64_t need = upto < s->cap ? upto : s->cap;
+  if (need <= s->reserved)
+    return true;
+  uint64_t to = (need + SPOOL_RESERVE_STEP - 1) / SPOOL_RESERVE_STEP * SPOOL_RESERVE_STEP;
+  if (to > s->cap)
+    to = s->cap;
+  int e = mapfile_reserve(s->fd, SPOOL_HEADER_BYTES + s->reserved, to - s->reserved);
+  if (e != 0) {
+    spool_break(s, false, "no room to grow it: %s", strerror(e));
+    return false;
+  }
+  s->reserved = to;
+  return true;
+}
+
+/* An empty spool structure (no file). */
+static void
+spool_clear(Spool *s)
+{
+  memset(s, 0, sizeof *s);
+  s->fd = -1;
+  s->guard = -1;
 }
 
 /* See spool.h. */
 int
 spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap, VigilError *err)
 {
-  memset(s, 0, sizeof *s);
-  s->fd = -1;
+  spool_clear(s);
   if (cap < SPOOL_MIN_CAP || cap > SPOOL_MAX_CAP || (stream != 0 && stream != 1))
     return error_set(err, kErrInternal, "spool %s: capacity %llu (bounds %d..%llu) or stream %d",
                      name, (unsigned long long)cap, SPOOL_MIN_CAP,
@@ -79,6 +146,15 @@ spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap, V
   }
   if (spool_map(s, fd, cap, name, err) != 0)
     goto fail;
+  s->stream = stream;
+  /* The header's page is written now: its block first. Without it the
+   * header stays a hole (a keeper or a later engine refuses the file) and
+   * the spool is broken from the start. */
+  int e = mapfile_reserve(fd, 0, SPOOL_HEADER_BYTES);
+  if (e != 0) {
+    spool_break(s, false, "no room for its header: %s", strerror(e));
+    return 0;
+  }
   memcpy(s->h->magic, spool_magic, sizeof spool_magic);
   s->h->version = SPOOL_VERSION;
   s->h->stream = (uint32_t)stream;
@@ -95,8 +171,7 @@ fail:
 int
 spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
 {
-  memset(s, 0, sizeof *s);
-  s->fd = -1;
+  spool_clear(s);
   int fd = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return error_set(err, kErrInternal, "spool %s: cannot open: %s", name, strerror(errno));
@@ -130,20 +205,32 @@ spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
     close(fd);
     return -1;
   }
+  /* The counters as read: the mapping's may change under a reader only
+   * if two writers shared the file, which the keeper protocol rules out.
+   * Nothing is taken as reserved: reserving blocks that are there already
+   * costs a call and no room. */
+  s->stream = (int)h.stream;
+  s->head = h.head;
+  s->cut = h.cut;
   return 0;
 }
 
 /* See spool.h. */
-void
+bool
 spool_append(Spool *s, const char *data, size_t len)
 {
+  if (s->broken || !spool_whole(s) || !spool_reserve(s, s->head + len)) {
+    s->unkept += len;
+    return false;
+  }
+  uint64_t before = s->head;
   if (len > s->cap) {
     /* Only the last cap bytes can be kept; the head moves past the rest. */
-    s->h->head += len - s->cap;
+    s->head += len - s->cap;
     data += len - s->cap;
     len = (size_t)s->cap;
   }
-  size_t at = (size_t)(s->h->head % s->cap);
+  size_t at = (size_t)(s->head % s->cap);
   size_t first = (size_t)s->cap - at;
   if (first >= len) {
     memcpy(s->data + at, data, len);
@@ -151,51 +238,92 @@ spool_append(Spool *s, const char *data, size_t len)
     memcpy(s->data + at, data, first);
     memcpy(s->data, data + first, len - first);
   }
-  s->h->head += len;
+  s->head += len;
+  s->h->head = s->head;
+  if (!spool_whole(s)) {
+    /* What was written went to pages with no file behind them. */
+    s->unkept += s->head - before;
+    s->head = before;
+    return false;
+  }
+  return true;
 }
 
 /* See spool.h. */
 uint64_t
 spool_start(const Spool *s)
 {
-  return s->h->head > s->cap ? s->h->head - s->cap : 0;
+  return s->head > s->cap ? s->head - s->cap : 0;
 }
 
 /* See spool.h. Offset o is at o mod cap, so the oldest kept byte is at
- * start mod cap. */
+ * start mod cap. The file's size is checked first: a page past a file cut
+ * short would be a SIGBUS (caught, but then the read would be zeros). */
 CaptureSpan
-spool_read(const Spool *s, uint64_t offset, uint64_t limit)
+spool_read(Spool *s, uint64_t offset, uint64_t limit)
 {
+  struct stat st;
+  if (!s->map_lost && s->map != NULL &&
+      (fstat(s->fd, &st) != 0 || (uint64_t)st.st_size < SPOOL_HEADER_BYTES + s->cap))
+    spool_break(s, true, "its file was cut short under it");
+  if (s->map == NULL || !spool_whole(s))
+    return capture_span(s->data, (size_t)s->cap, 0, s->head, s->head, offset, limit);
   uint64_t start = spool_start(s);
-  return capture_span(s->data, (size_t)s->cap, (size_t)(start % s->cap), start, s->h->head,
+  return capture_span(s->data, (size_t)s->cap, (size_t)(start % s->cap), start, s->head,
                       offset, limit);
+}
+
+/* See spool.h. */
+const char *
+spool_why(const Spool *s)
+{
+  return s->broken ? s->why : NULL;
+}
+
+/* See spool.h. */
+bool
+spool_readable(const Spool *s)
+{
+  return s->map != NULL && !s->map_lost && !mapfile_hit(s->guard);
+}
+
+/* See spool.h. */
+uint64_t
+spool_unkept(const Spool *s)
+{
+  return s->unkept;
 }
 
 int
 spool_stream(const Spool *s)
 {
-  return (int)s->h->stream;
+  return s->stream;
 }
 
 uint64_t
 spool_head(const Spool *s)
 {
-  return s->h->head;
+  return s->head;
 }
 
 uint64_t
 spool_cut(const Spool *s)
 {
-  return s->h->cut;
+  return s->cut;
 }
 
 /* See spool.h. */
 void
 spool_set_cut(Spool *s, uint64_t offset)
 {
-  if (offset > s->h->head)
-    offset = s->h->head;
-  if (offset > s->h->cut)
+  if (offset > s->head)
+    offset = s->head;
+  if (offset <= s->cut)
+    return;
+  s->cut = offset;
+  /* A broken spool's header is left as it was: it may be a hole with no
+   * room, or a page with no file. */
+  if (!s->broken && spool_whole(s))
     s->h->cut = offset;
 }
 
@@ -204,17 +332,18 @@ uint64_t
 spool_lost(const Spool *s)
 {
   uint64_t start = spool_start(s);
-  return start > s->h->cut ? start - s->h->cut : 0;
+  return start > s->cut ? start - s->cut : 0;
 }
 
 /* See spool.h. */
 void
 spool_close(Spool *s)
 {
-  if (s->map != NULL)
+  if (s->map != NULL) {
+    mapfile_unguard(s->guard);
     munmap(s->map, SPOOL_HEADER_BYTES + s->cap);
+  }
   if (s->fd >= 0)
     close(s->fd);
-  memset(s, 0, sizeof *s);
-  s->fd = -1;
+  spool_clear(s);
 }

@@ -284,14 +284,14 @@ wire_counters(msgpack_packer *pk, const MonitorCounters *c)
     "stdout_bytes", "stderr_bytes", "truncated_lines", "discarded_bytes", "match_errors",
     "capture_evicted", "events_dropped", "policy_dropped", "muted", "incidents",
     "incidents_coalesced", "incidents_withheld", "incidents_dropped", "incidents_forgotten",
-    "fingerprints_evicted",
+    "fingerprints_evicted", "state_unkept_bytes", "state_unkept_events",
   };
   const uint64_t values[] = {
     c->lines, c->matched, c->unmatched, c->dropped, c->suppressed, c->notifications,
     c->stdout_bytes, c->stderr_bytes, c->truncated_lines, c->discarded_bytes, c->match_errors,
     c->capture_evicted, c->events_dropped, c->policy_dropped, c->muted, c->incidents,
     c->incidents_coalesced, c->incidents_withheld, c->incidents_dropped, c->incidents_forgotten,
-    c->fingerprints_evicted,
+    c->fingerprints_evicted, c->state_unkept_bytes, c->state_unkept_events,
   };
   size_t n = sizeof names / sizeof names[0];
   msgpack_pack_map(pk, n);

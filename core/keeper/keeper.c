@@ -16,9 +16,11 @@
  * nobody comes back within keeper.unattended_ms, if its monitor's
  * directory is removed (no engine could come back) or if a later engine
  * asks it to, and when the program has ended writes its true exit status
- * to the exit file. It opens no path but the files of its monitor's
- * directory, through the descriptor it was given (and the directory's
- * parent, through the same, to watch it), and /dev/null.
+ * to the exit file. A spool that breaks (a full file system, or its file
+ * cut short: spool.h, never a SIGBUS that would end the keeper) is let go,
+ * and the keeper goes on draining. It opens no path but the files of its
+ * monitor's directory, through the descriptor it was given (and the
+ * directory's parent, through the same, to watch it), and /dev/null.
  *
  * No libuv, no Lua, no PCRE2: a poll loop over a handful of descriptors.
  */
@@ -484,9 +486,14 @@ keeper_drain(Keeper *k, int i)
       close(fd);
       return;
     }
-    if (k->spooled[i]) {
-      spool_append(&k->spool[i], buf, (size_t)n);
+    if (k->spooled[i] && spool_append(&k->spool[i], buf, (size_t)n)) {
       keeper_note_order(k, i);
+    } else if (k->spooled[i]) {
+      /* The spool broke (no room for its next blocks, or its file cut
+       * short: spool.h): the keeper goes on draining, keeping nothing
+       * more of this stream, as when the spool could not be opened. */
+      spool_close(&k->spool[i]);
+      k->spooled[i] = false;
     }
   }
 }

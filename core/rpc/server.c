@@ -31,6 +31,17 @@
  *   rpc_server_close (or a failed listen) the loop must run once more.
  * - rpc_stdio_open calls on_open too, as the header's "accepted, or stdio"
  *   says.
+ * - Accepting is fair: libuv accepts a listener's connections in a loop
+ *   until none is left, so a flood of connects from processes of the
+ *   engine's own user (each refused past rpc.max_connections, or closed at
+ *   once by its peer) kept the loop there, and an established connection's
+ *   ping waited seconds. At most RPC_SERVER_ACCEPTS_PER_TURN are accepted
+ *   in a turn of the loop; the next is left in libuv's hands (which stops
+ *   watching the listener meanwhile) and accepted right after the turn's
+ *   I/O, from a check handle, so every other connection's input is read
+ *   between two handfuls of accepts.
+ * - A refusal's log line is said once per LOGREPEAT_WINDOW_MS, the rest
+ *   counted (logrepeat.h); so is a failed accept (EMFILE, under a flood).
  */
 #include "rpc/server.h"
 
@@ -49,19 +60,28 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "logrepeat.h"
 #include "memory.h"
 
 /* Connections the kernel may queue before vigild accepts them. */
 #define RPC_SERVER_BACKLOG 128
+/* Connections accepted in one turn of the loop at most (see above). */
+#define RPC_SERVER_ACCEPTS_PER_TURN 16
 
 struct RpcServer {
   uv_loop_t *loop;
   uv_pipe_t pipe;
+  uv_check_t turn;    /* after a turn's I/O: the count of accepts starts again */
+  int open_handles;   /* pipe and turn, until their close callbacks */
+  int accepted_in_turn;
+  bool deferred;      /* a connection is waiting for the next turn */
   char *path;
   RpcLimits limits;
   RpcHandlers handlers;
   void *data;
   uint64_t refused;
+  LogRepeat *refusals; /* the log lines of refused connections */
+  LogRepeat *failures; /* the log lines of failed accepts */
   bool keep_file; /* the socket's file is a service manager's: left at close */
 };
 
@@ -77,13 +97,26 @@ rpc_default_socket_path(char *out, size_t size)
   return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-/* Frees a server once its listening handle has closed. */
+/* Frees a server once its handles have closed. */
 static void
 rpc_server_closed(uv_handle_t *handle)
 {
   RpcServer *srv = handle->data;
+  if (--srv->open_handles > 0)
+    return;
   free(srv->path);
   free(srv);
+}
+
+/* Closes a server's handles and its log counters; freed once closed. */
+static void
+rpc_server_free(RpcServer *srv)
+{
+  logrepeat_free(srv->refusals);
+  logrepeat_free(srv->failures);
+  srv->refusals = srv->failures = NULL;
+  uv_close((uv_handle_t *)&srv->pipe, rpc_server_closed);
+  uv_close((uv_handle_t *)&srv->turn, rpc_server_closed);
 }
 
 /* Frees a handle allocated here once it has closed. */
@@ -115,38 +148,56 @@ rpc_peer_credentials(int fd, uid_t *uid, pid_t *pid)
 #endif
 }
 
-/* A peer is waiting: accept it, check its uid, and give it a channel. */
+static void rpc_server_turn_ended(uv_check_t *turn);
+
+/* An accept failed (EMFILE under a flood, say): logged once a window. */
 static void
-rpc_server_connection(uv_stream_t *listener, int status)
+rpc_server_accept_failed(RpcServer *srv, int status)
 {
-  RpcServer *srv = listener->data;
-  if (status < 0) {
-    LOG_WARN("rpc", "%s: accept failed: %s", srv->path, uv_strerror(status));
-    return;
-  }
+  if (logrepeat_hit(srv->failures, uv_strerror(status)))
+    LOG_WARN("rpc", "%s: accept failed: %s (more failures are counted, said every %d s)",
+             srv->path, uv_strerror(status), LOGREPEAT_WINDOW_MS / 1000);
+}
+
+/* Refuses the accepted client: counted, and logged once a window. */
+static void
+rpc_server_refuse(RpcServer *srv, uv_pipe_t *client, const char *reason)
+{
+  srv->refused++;
+  if (logrepeat_hit(srv->refusals, reason))
+    LOG_WARN("rpc", "%s: refused a connection %s (more refusals are counted, said every %d s)",
+             srv->path, reason, LOGREPEAT_WINDOW_MS / 1000);
+  uv_close((uv_handle_t *)client, rpc_server_free_handle);
+}
+
+/* Accepts the connection waiting on the listener, checks its uid, and
+ * gives it a channel. */
+static void
+rpc_server_take(RpcServer *srv)
+{
+  if (srv->accepted_in_turn++ == 0)
+    uv_check_start(&srv->turn, rpc_server_turn_ended);
   uv_pipe_t *client = xmalloc(sizeof *client);
   uv_pipe_init(srv->loop, client, 0);
-  int r = uv_accept(listener, (uv_stream_t *)client);
+  int r = uv_accept((uv_stream_t *)&srv->pipe, (uv_stream_t *)client);
   if (r < 0) {
-    LOG_WARN("rpc", "%s: accept failed: %s", srv->path, uv_strerror(r));
+    rpc_server_accept_failed(srv, r);
     uv_close((uv_handle_t *)client, rpc_server_free_handle);
     return;
   }
   uv_os_fd_t fd;
   uid_t uid = 0;
   pid_t pid = -1;
+  char reason[128];
   if (uv_fileno((uv_handle_t *)client, &fd) != 0 || rpc_peer_credentials(fd, &uid, &pid) != 0) {
-    LOG_WARN("rpc", "%s: refused a connection: its credentials could not be read (%s)",
-             srv->path, strerror(errno));
-    srv->refused++;
-    uv_close((uv_handle_t *)client, rpc_server_free_handle);
+    snprintf(reason, sizeof reason, "whose credentials could not be read (%s)", strerror(errno));
+    rpc_server_refuse(srv, client, reason);
     return;
   }
   if (uid != geteuid()) {
-    LOG_WARN("rpc", "refused a connection from uid %u (the engine runs as uid %u)",
-             (unsigned)uid, (unsigned)geteuid());
-    srv->refused++;
-    uv_close((uv_handle_t *)client, rpc_server_free_handle);
+    snprintf(reason, sizeof reason, "from uid %u (the engine runs as uid %u)", (unsigned)uid,
+             (unsigned)geteuid());
+    rpc_server_refuse(srv, client, reason);
     return;
   }
   char peer[64];
@@ -156,6 +207,38 @@ rpc_server_connection(uv_stream_t *listener, int status)
                                     &srv->limits, &srv->handlers, srv->data, peer);
   if (srv->handlers.on_open != NULL)
     srv->handlers.on_open(srv->data, ch);
+}
+
+/* After a turn's I/O: the count of accepts starts again, and a connection
+ * left waiting is accepted now (which has libuv watch the listener again). */
+static void
+rpc_server_turn_ended(uv_check_t *turn)
+{
+  RpcServer *srv = turn->data;
+  srv->accepted_in_turn = 0;
+  if (!srv->deferred) {
+    uv_check_stop(turn);
+    return;
+  }
+  srv->deferred = false;
+  rpc_server_take(srv);
+}
+
+/* A peer is waiting (libuv calls again for each while the turn lasts): it
+ * is accepted now, or, past the turn's share, after the turn's I/O. */
+static void
+rpc_server_connection(uv_stream_t *listener, int status)
+{
+  RpcServer *srv = listener->data;
+  if (status < 0) {
+    rpc_server_accept_failed(srv, status);
+    return;
+  }
+  if (srv->accepted_in_turn >= RPC_SERVER_ACCEPTS_PER_TURN) {
+    srv->deferred = true;
+    return;
+  }
+  rpc_server_take(srv);
 }
 
 /* See server.h. */
@@ -319,6 +402,11 @@ rpc_server_new(uv_loop_t *loop, const char *path, const RpcLimits *limits,
   srv->data = data;
   uv_pipe_init(loop, &srv->pipe, 0);
   srv->pipe.data = srv;
+  uv_check_init(loop, &srv->turn);
+  srv->turn.data = srv;
+  srv->open_handles = 2;
+  srv->refusals = logrepeat_new(loop, "rpc", "refused", "connections", LOGREPEAT_WINDOW_MS);
+  srv->failures = logrepeat_new(loop, "rpc", "failed", "accepts", LOGREPEAT_WINDOW_MS);
   return srv;
 }
 
@@ -347,7 +435,7 @@ rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
     error_set(err, kErrInternal, "cannot listen on %s: %s: %s", path, step, uv_strerror(r));
     if (strcmp(step, "bind") != 0)
       unlink(path);
-    uv_close((uv_handle_t *)&srv->pipe, rpc_server_closed);
+    rpc_server_free(srv);
     return NULL;
   }
   LOG_INFO("rpc", "listening on %s", path);
@@ -398,7 +486,7 @@ rpc_server_listen_fd(uv_loop_t *loop, int fd, const char *path, const RpcLimits 
   if (r != 0) {
     error_set(err, kErrInternal, "cannot listen on the socket handed over (%s): %s", path,
               uv_strerror(r));
-    uv_close((uv_handle_t *)&srv->pipe, rpc_server_closed);
+    rpc_server_free(srv);
     return NULL;
   }
   LOG_INFO("rpc", "listening on %s (the socket handed over, fd %d)", path, fd);
@@ -421,7 +509,7 @@ rpc_server_close(RpcServer *srv)
     return;
   if (!srv->keep_file)
     unlink(srv->path);
-  uv_close((uv_handle_t *)&srv->pipe, rpc_server_closed);
+  rpc_server_free(srv);
 }
 
 void

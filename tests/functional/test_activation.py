@@ -267,9 +267,116 @@ def test_the_log_file_takes_the_log_and_rotates_at_its_bound(tmp):
     with open(log_path + ".1") as f:
         old = f.read()
     assert "log rotated (#" in current and ".1" in current, current[:500]
-    assert len(old.encode()) >= 65536, len(old)
-    assert len(current.encode()) < 65536 + 8192, len(current)
+    # Rotated at the bound, never past it: the line that would cross it
+    # goes to the new file (before, the check ran after each batch of lines
+    # written, so the file went past the bound by up to a batch).
+    assert 65536 - 8192 < len(old.encode()) <= 65536, len(old)
+    assert len(current.encode()) <= 65536, len(current)
+    assert old.endswith("\n") and current.endswith("\n")
     assert not sanitizer_reports(old + current)
+
+
+def test_a_burst_of_log_lines_is_rotated_at_the_bound_too(tmp):
+    # Lines logged faster than the writer writes them are written in
+    # batches (here a policy's vigil.log lines, up to a batch of a
+    # log.buffer_bytes): the file is still rotated line by line.
+    config = os.path.join(tmp, "config.lua")
+    policies = os.path.join(tmp, "policies")
+    os.makedirs(policies)
+    with open(os.path.join(policies, "chatty.lua"), "w") as f:
+        f.write("local envelope = require 'vigil.envelope'\n"
+                "local text = 'chatty ' .. string.rep('words ', 150)\n"
+                "return { format = function(n)\n"
+                "  for i = 1, 500 do vigil.log('info', text) end\n"
+                "  return envelope.body(n)\n"
+                "end }\n")
+    cfg = default_config(log={"policy_lines_per_call": 500, "policy_lines_per_s": 100000})
+    cfg["plugin_paths"] = [policies]
+    with open(config, "w") as f:
+        f.write("return " + lua_value(cfg) + "\n")
+    log_path = os.path.join(tmp, "vigild.log")
+    p = subprocess.Popen([VIGILD, "--stdio", "--config", config, "--log-file", log_path,
+                          "--log-max-bytes", "65536"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    c = Connection(p.stdout, p.stdin, "stdio")
+    try:
+        for i in range(5):
+            mid = c.call("monitor_start", argv=["echo", "ERROR %d" % i], patterns=["ERROR"],
+                         policy="chatty")["monitor_id"]
+            c.wait_ending(mid, timeout=START_S)
+    finally:
+        c.close()
+        status = p.wait(EXIT_S)
+    assert status == 0, p.stderr.read().decode(errors="replace")
+    sizes = [os.path.getsize(log_path), os.path.getsize(log_path + ".1")]
+    assert all(n <= 65536 for n in sizes), sizes
+    with open(log_path, errors="replace") as f:
+        assert "log rotated (#" in f.read()
+
+
+def log_file_refused(tmp, log_path, why):
+    """Starts vigild with --log-file log_path, which it must refuse at
+    start: exit status 1, the reason on stderr, nothing appended."""
+    before = None
+    if os.path.lexists(log_path) and os.path.isfile(log_path):
+        with open(log_path, "rb") as f:
+            before = f.read()
+    p = subprocess.run([VIGILD, "--stdio", "--no-state", "--log-file", log_path],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=EXIT_S)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 1, (p.returncode, err)
+    assert "--log-file: %s" % log_path in err and why in err, err
+    if before is not None:
+        with open(log_path, "rb") as f:
+            assert f.read() == before, "the engine appended to %s" % log_path
+
+
+def test_a_log_file_not_safe_to_append_to_is_refused(tmp):
+    target = os.path.join(tmp, "target")
+    with open(target, "w") as f:
+        f.write("someone else's text\n")
+    os.chmod(target, 0o600)
+    link = os.path.join(tmp, "link.log")
+    os.symlink(target, link)
+    log_file_refused(tmp, link, "is a symbolic link")
+    shared = os.path.join(tmp, "shared.log")
+    with open(shared, "w") as f:
+        f.write("old lines\n")
+    os.chmod(shared, 0o666)
+    log_file_refused(tmp, shared, "is writable by others (mode 0666)")
+    os.chmod(shared, 0o620)
+    log_file_refused(tmp, shared, "is writable by its group (mode 0620)")
+    linked = os.path.join(tmp, "linked.log")
+    os.link(target, linked)
+    log_file_refused(tmp, linked, "has 2 hard links")
+    fifo = os.path.join(tmp, "fifo.log")
+    os.mkfifo(fifo, 0o600)
+    log_file_refused(tmp, fifo, "is not a regular file")
+    if os.geteuid() == 0:
+        theirs = os.path.join(tmp, "theirs.log")
+        with open(theirs, "w") as f:
+            f.write("nobody's log\n")
+        os.chmod(theirs, 0o600)
+        os.chown(theirs, 65534, 65534)
+        log_file_refused(tmp, theirs, "belongs to uid 65534")
+    else:
+        print("  (skipped the other uid's file: making one needs root)")
+    # A file of ours, private, is appended to.
+    ours = os.path.join(tmp, "ours.log")
+    with open(ours, "w") as f:
+        f.write("earlier run\n")
+    os.chmod(ours, 0o644)
+    config = os.path.join(tmp, "config.lua")
+    with open(config, "w") as f:
+        f.write("return " + lua_value(default_config()) + "\n")
+    p = subprocess.run([VIGILD, "--stdio", "--no-state", "--config", config, "--log-file", ours],
+                       input=b"", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=EXIT_S)
+    assert p.returncode == 0, p.stderr.decode()
+    with open(ours) as f:
+        text = f.read()
+    assert text.startswith("earlier run\n") and "stdin closed" in text, text
 
 
 def test_a_log_file_bound_out_of_range_is_refused(tmp):
@@ -386,6 +493,8 @@ TESTS = [
     test_numbers_are_plain_digits,
     test_variables_meant_for_another_process_are_ignored,
     test_the_log_file_takes_the_log_and_rotates_at_its_bound,
+    test_a_burst_of_log_lines_is_rotated_at_the_bound_too,
+    test_a_log_file_not_safe_to_append_to_is_refused,
     test_a_log_file_bound_out_of_range_is_refused,
 ]
 

@@ -15,7 +15,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import HELPERS, default_config, expect_error, run_tests, socket_only
+from vigiltest import HELPERS, alive, default_config, expect_error, run_tests, socket_only
 
 ESCAPE = os.path.join(HELPERS, "child_escape")
 FORKS = os.path.join(HELPERS, "child_forks")
@@ -26,15 +26,6 @@ def config(**overrides):
     cfg = default_config(**overrides)
     cfg["monitor"]["allowed_commands"] = cfg["monitor"]["allowed_commands"] + [ESCAPE, FORKS]
     return cfg
-
-
-def alive(pid):
-    """Whether pid is a live process (a zombie counts as gone)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def wait_gone(pids, timeout=20):

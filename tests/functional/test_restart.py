@@ -24,42 +24,19 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import (VIGILD, Engine, default_config, run_tests, socket_only, stdio_only,
-                       with_config)
+from vigiltest import (VIGILD, Engine, alive, default_config, parent, run_tests, socket_only,
+                       stdio_only, wait_for, with_config)
 
 BOUND_S = 60
 SPOOL_HEADER = 4096
 SPOOL_CAP = 65536
 
 
-def alive(pid):
-    """Whether pid is a live process (a zombie counts as gone: a keeper whose
-    engine died is re-parented to whoever reaps here, maybe nobody)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def parent(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
-
-
 def comm(pid):
     with open("/proc/%d/comm" % pid) as f:
         return f.read().strip()
-
-
-def wait_for(pred, what, timeout=BOUND_S):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.02)  # the file system and the process table tell nobody
 
 
 def kill_engine(e):

@@ -324,6 +324,31 @@ class Engine:
         return reports
 
 
+def alive(pid):
+    """Whether pid is a live process (a zombie counts as gone: a keeper whose
+    engine died is re-parented to whoever reaps here, maybe nobody)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def parent(pid):
+    """The parent pid of process pid."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def wait_for(pred, what, timeout=60):
+    """Waits (bounded) until pred() holds, for what the file system or the
+    process table shows (nothing tells a waiter of those)."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.02)  # the file system and the process table tell nobody
+
+
 def peer_uid(sock):
     """The uid of the process at the other end of a Unix socket (SO_PEERCRED)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))

@@ -4,7 +4,9 @@
  * the log's ring (the newest `slots` come back); a slot torn by a crash
  * costs it and what is older, never the order; events logged after the
  * checkpoint are left for the replay to log again; a text too long for a
- * slot comes back cut, saying so; a file of another size is refused.
+ * slot comes back cut, saying so; a file of another size is refused; a
+ * file cut short under its mapping stops the keeping (counted), never the
+ * process.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -172,6 +174,32 @@ TEST(a_long_text_comes_back_cut_and_a_foreign_file_is_refused)
   close(dir);
 }
 
+TEST(a_file_cut_short_stops_the_keeping_and_counts)
+{
+  int dir = fresh_dir();
+  EventKeep k;
+  CHECK(eventkeep_open(&k, dir, 64, true));
+  EventLog log;
+  eventlog_init(&log, 64);
+  log_match(&log, &k, 1);
+  CHECK_STR(k.why, "");
+  int fd = openat(dir, EVENTKEEP_NAME, O_RDWR | O_CLOEXEC);
+  CHECK_INT(ftruncate(fd, 0), 0);
+  close(fd);
+  const Event *ev = eventlog_add(&log, kEventMatch, 1790000000002, 0, "x", 1, false, 0, 0, NULL);
+  CHECK(!eventkeep_put(&k, ev, 20, &log));
+  CHECK(strstr(k.why, "cut short") != NULL);
+  CHECK(k.map == NULL);
+  CHECK_INT(k.unkept, 1);
+  ev = eventlog_add(&log, kEventMatch, 1790000000003, 0, "y", 1, false, 0, 0, NULL);
+  CHECK(!eventkeep_put(&k, ev, 30, &log));
+  CHECK_INT(k.unkept, 2);
+  CHECK_INT(log.next_id, 4); /* the log in memory has them all */
+  eventlog_free(&log);
+  eventkeep_close(&k);
+  close(dir);
+}
+
 int
 main(void)
 {
@@ -185,6 +213,7 @@ main(void)
   RUN(the_file_is_the_logs_ring_and_a_torn_slot_costs_what_is_older);
   RUN(incident_events_and_their_dropped_count_come_back);
   RUN(a_long_text_comes_back_cut_and_a_foreign_file_is_refused);
+  RUN(a_file_cut_short_stops_the_keeping_and_counts);
   close(root_fd);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_root);
