@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli_cmds.h"
+#include "cli_project.h"
 #include "mcp_io.h"
 #include "mcp_tools.h"
 #include "version.h"
@@ -338,8 +339,13 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
   if (rc != 0)
     return rc;
   s.engine.cli = *c;
-  if (p->session == NULL && getenv("VIGIL_SESSION") == NULL)
-    mcp_engine_default_session(s.engine.cli.session, sizeof s.engine.cli.session);
+  if ((p->session == NULL || p->session[0] == '\0') &&
+      (getenv("VIGIL_SESSION") == NULL || getenv("VIGIL_SESSION")[0] == '\0') &&
+      cli_project_session(NULL, s.engine.cli.session, sizeof s.engine.cli.session) != 0) {
+    fprintf(stderr, "vigil mcp: cannot name this project's session: the working directory's "
+                    "real path cannot be found (%s); give --session NAME\n", strerror(errno));
+    return CLI_EXIT_FAILURE;
+  }
   s.engine.on_notification = mcp_on_notification;
   s.engine.ctx = &s;
   if (mcp_engine_open(&s.engine, p, !cli_opts_has(p, "no-spawn"), cli_opts_get(p, "config")) !=

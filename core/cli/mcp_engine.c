@@ -24,19 +24,6 @@
 /* How long a started engine has to start listening. */
 #define MCP_SPAWN_WAIT_MS 10000
 
-void
-mcp_engine_default_session(char *out, size_t cap)
-{
-  char cwd[PATH_MAX];
-  if (getcwd(cwd, sizeof cwd) == NULL)
-    snprintf(cwd, sizeof cwd, "/");
-  /* FNV-1a: short, stable across runs and machines. */
-  uint32_t h = 2166136261u;
-  for (const unsigned char *p = (const unsigned char *)cwd; *p; p++)
-    h = (h ^ *p) * 16777619u;
-  snprintf(out, cap, "mcp-%08x", h);
-}
-
 /* --- the state file ------------------------------------------------------ */
 
 /* The directory of the socket path, into dir. */

@@ -1,8 +1,8 @@
 /*
  * `vigil mcp`'s link to the engine (docs/mcp.md): the socket (an
  * engine is started detached when none answers, unless --no-spawn), the
- * named session (default "mcp-" and a short hash of the working directory,
- * so the same project in a restarted harness finds its monitors again), and
+ * named session (default: the project's, cli_project.h, so the same project
+ * in a restarted harness finds its monitors again), and
  * the notifications of that session, each handed to the harness exactly
  * once: the seq of the last one delivered is kept in a small state file
  * next to the socket, and a new adapter resumes after it with last_seq.
@@ -70,9 +70,5 @@ bool mcp_engine_has_after(const McpEngine *m, uint64_t since_seq);
 
 /* Records seq as delivered (and persists it). */
 void mcp_engine_delivered(McpEngine *m, uint64_t seq);
-
-/* The default session name for the working directory: "mcp-" and 8 hex
- * digits of its hash. */
-void mcp_engine_default_session(char *out, size_t cap);
 
 #endif
