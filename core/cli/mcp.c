@@ -94,7 +94,6 @@ cli_mcp_serve(McpServer *s)
 {
   McpReader in;
   mcp_reader_init(&in, STDIN_FILENO);
-  int status = 0;
   for (;;) {
     const char *line;
     size_t len;
@@ -110,18 +109,17 @@ cli_mcp_serve(McpServer *s)
     }
     if (r == kMcpEof)
       break;
-    struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0},
-                            {cli_conn_fd(s->engine.cli.conn), POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0 && errno != EINTR)
+    /* Waiting for the harness, the engine, or the link's next attempt to
+     * reconnect (a poll() ignores the engine's -1 while the link is down). */
+    mcp_engine_tick(&s->engine);
+    struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {mcp_engine_fd(&s->engine), POLLIN, 0}};
+    if (poll(fds, 2, mcp_engine_timeout_ms(&s->engine)) < 0 && errno != EINTR)
       break;
-    if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR)) && mcp_engine_poll(&s->engine) < 0) {
-      fprintf(stderr, "vigil mcp: the engine connection ended: %s\n", s->engine.cli.err.msg);
-      status = CLI_EXIT_FAILURE;
-      break;
-    }
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR))
+      mcp_engine_poll(&s->engine); /* a lost connection starts the retries */
   }
   mcp_reader_free(&in);
-  return status;
+  return 0;
 }
 
 static int
@@ -142,9 +140,10 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
   }
   s.engine.on_notification = mcp_deliver_on_notification;
   s.engine.ctx = &s;
-  if (mcp_engine_open(&s.engine, p, !cli_opts_has(p, "no-spawn"), cli_opts_get(p, "config")) !=
-      0) {
+  mcp_engine_init(&s.engine, !cli_opts_has(p, "no-spawn"), cli_opts_get(p, "config"));
+  if (mcp_engine_open(&s.engine) != 0) {
     fprintf(stderr, "vigil mcp: %s\n", s.engine.cli.err.msg);
+    mcp_engine_close(&s.engine);
     return CLI_EXIT_FAILURE;
   }
   fprintf(stderr, "vigil mcp: serving session \"%s\" of %s\n", s.engine.cli.session,
