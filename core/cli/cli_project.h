@@ -1,9 +1,9 @@
 /*
  * The session of a project directory: what `vigil mcp` works in when no
  * --session is given (docs/mcp.md), so that the same project in a restarted
- * harness finds its monitors again, and (the next step, MCP.md section 1)
- * what the CLI run in that directory uses, so a person sees what the agent
- * runs. Both call cli_project_session, so they always agree.
+ * harness finds its monitors again, and (the next step, in the MCP
+ * contract) what the CLI run in that directory uses, so a person sees what
+ * the agent runs. Both call cli_project_session, so they always agree.
  *
  * The name is "mcp-" and 32 hex digits: the first 128 bits of SHA-256 of the
  * directory's real path (symbolic links resolved, so a link to a project

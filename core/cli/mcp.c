@@ -104,7 +104,7 @@ cli_mcp_serve(McpServer *s)
       continue;
     }
     if (r == kMcpTooLong) {
-      mcp_rpc_too_long(MCP_LINE_MAX);
+      mcp_rpc_too_long(in.line_max);
       continue;
     }
     if (r == kMcpEof)
@@ -159,7 +159,8 @@ const CliCommand cli_cmd_mcp = {
    "CLI, Gemini CLI, ...), as a client of the engine: it connects to the socket,\n"
    "starting an engine when none answers, and works in a named session (default\n"
    "mcp- and a hash of this directory) that a restarted harness resumes, so no\n"
-   "notification is lost or given twice. docs/mcp.md has the set-up per harness.",
+   "notification is lost or given twice. When the engine restarts or crashes it\n"
+   "reconnects (for up to 30 s) and goes on. docs/mcp.md has the set-up per harness.",
    cli_mcp_opts, 0, 0, false},
   cli_mcp_run,
 };
