@@ -249,6 +249,8 @@ hook_input_read(int fd, size_t max, int64_t timeout_ms, HookInput *in, char *err
 {
   memset(in, 0, sizeof *in);
   in->stop_hook_active = -1;
+  if (fd < 0)
+    return hook_input_fail(err, cap, "no stdin to read (descriptor %d)", fd);
   StrBuf buf = STRBUF_INIT;
   int64_t deadline = cli_now_ms() + timeout_ms;
   int rc = 0;
@@ -280,8 +282,8 @@ hook_input_read(int fd, size_t max, int64_t timeout_ms, HookInput *in, char *err
     if (n == 0)
       break;
     if (buf.len + (size_t)n > max) {
-      rc = hook_input_fail(err, cap, "more than %zu bytes on stdin (HOOK_INPUT_MAX_BYTES); "
-                                     "refused after %zu",
+      rc = hook_input_fail(err, cap, "more than %zu bytes on stdin (the bound on a hook's "
+                                     "input); refused after %zu",
                            max, buf.len + (size_t)n);
       break;
     }

@@ -3,12 +3,13 @@
  * (docs/mcp.md). It speaks JSON-RPC 2.0, one JSON object per line, to the
  * harness (mcp_rpc.c) and msgpack-rpc to the engine (mcp_engine.c), in one
  * thread: a poll() over stdin and the engine's socket. A request is
- * answered in full before the next is
- * read (a tool that waits, monitor_wait or a foreground process_run, holds
- * the next request back, though notifications still flow); bad input is
- * answered with its JSON-RPC error and the server goes on; stdout carries
- * nothing but protocol, logs go to stderr. stdin's end ends the adapter
- * with 0, and the monitors keep running in the engine.
+ * answered in full before the next is read (a tool that waits, monitor_wait
+ * or a foreground process_run, holds the next request back, though
+ * notifications still flow); bad input is answered with its JSON-RPC error
+ * and the server goes on; stdout carries nothing but protocol, logs go to
+ * stderr. stdin's end ends the adapter
+ * with 0, and the monitors keep running in the engine; the engine's end
+ * does not end it: the link reconnects (mcp_engine.h) while it serves.
  */
 #include <errno.h>
 #include <poll.h>
