@@ -103,6 +103,7 @@ cli_client_open_session(CliClient *c, bool has_last_seq, uint64_t last_seq)
   if (rc != 0)
     return -1;
   bool resumed = cli_obj_get_bool(reply.result, "resumed");
+  c->next_seq = cli_obj_get_uint(reply.result, "next_seq", 0);
   cli_reply_free(&reply);
   if (resumed)
     return 0;

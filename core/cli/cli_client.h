@@ -41,6 +41,8 @@ typedef struct {
   CliError err;
   CliNotifyFn notify;   /* set before connecting to see notifications, */
   void *notify_ctx;     /* including those replayed by session_open */
+  uint64_t next_seq;    /* session_open's next_seq at the last connect: the
+                           seq the session's next new notification gets */
 } CliClient;
 
 /* Resolves the socket path and the session name from p and the

@@ -15,6 +15,7 @@ mcp_reader_init(McpReader *r, int fd)
 {
   memset(r, 0, sizeof *r);
   r->fd = fd;
+  r->line_max = MCP_LINE_MAX;
   r->buf = (StrBuf)STRBUF_INIT;
   int flags = fcntl(fd, F_GETFL);
   if (flags >= 0)
@@ -70,7 +71,7 @@ mcp_reader_next(McpReader *r, const char **line, size_t *len)
       r->lines_too_long++;
       return kMcpTooLong;
     }
-    if (nl && (size_t)(nl - r->buf.data) > MCP_LINE_MAX) {
+    if (nl && (size_t)(nl - r->buf.data) > r->line_max) {
       /* A whole line arrived, but over the bound: the same as skipping it. */
       mcp_reader_consume(r, (size_t)(nl - r->buf.data) + 1);
       r->lines_too_long++;
@@ -83,7 +84,7 @@ mcp_reader_next(McpReader *r, const char **line, size_t *len)
       r->taken = n + 1;
       return kMcpLine;
     }
-    if (r->buf.len > MCP_LINE_MAX) {
+    if (r->buf.len > r->line_max) {
       /* No newline within the bound: keep nothing of this line. */
       r->buf.len = 0;
       r->buf.data[0] = '\0';
@@ -103,12 +104,27 @@ mcp_reader_next(McpReader *r, const char **line, size_t *len)
   }
 }
 
+static McpSink mcp_sink;
+static void *mcp_sink_ctx;
+
+void
+mcp_io_set_sink(McpSink fn, void *ctx)
+{
+  mcp_sink = fn;
+  mcp_sink_ctx = ctx;
+}
+
 int
 mcp_write(json_t *msg)
 {
   char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
   if (text == NULL)
     return -1;
+  if (mcp_sink) {
+    mcp_sink(mcp_sink_ctx, text, strlen(text));
+    free(text);
+    return 0;
+  }
   fputs(text, stdout);
   fputc('\n', stdout);
   fflush(stdout);

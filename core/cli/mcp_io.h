@@ -4,7 +4,8 @@
  * The reader is non-blocking and bounded: a line over MCP_LINE_MAX bytes is
  * discarded up to its newline and reported once (the server answers it
  * with -32600), so a flood of input cannot grow memory. Everything written
- * is one line of compact JSON built by jansson.
+ * is one line of compact JSON built by jansson, on stdout unless a sink was
+ * set (the fuzz harness collects the replies that way).
  */
 #ifndef VIGIL_MCP_IO_H
 #define VIGIL_MCP_IO_H
@@ -20,6 +21,7 @@
 
 typedef struct {
   int fd;
+  size_t line_max;     /* MCP_LINE_MAX (a test may set less after init) */
   StrBuf buf;          /* bytes read, not yet a whole line */
   size_t taken;        /* the line handed out last, consumed on the next call */
   bool skipping;       /* discarding an over-long line up to its newline */
@@ -43,8 +45,14 @@ typedef enum {
 McpRead mcp_reader_next(McpReader *r, const char **line, size_t *len);
 
 /* Writes msg as one line on stdout and flushes (blocking: the harness reads
- * it). Takes no reference. Returns 0, or -1 when msg cannot be encoded (a
- * string in it that is not UTF-8): then nothing is written. */
+ * it), or hands the line to the sink. Takes no reference. Returns 0, or -1
+ * when msg is NULL or cannot be encoded (a string in it that is not UTF-8):
+ * then nothing is written. */
 int mcp_write(json_t *msg);
+
+/* Where mcp_write's lines go instead of stdout: fn gets each line (without
+ * its newline); NULL: stdout again. */
+typedef void (*McpSink)(void *ctx, const char *line, size_t len);
+void mcp_io_set_sink(McpSink fn, void *ctx);
 
 #endif

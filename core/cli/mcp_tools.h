@@ -37,6 +37,7 @@ typedef struct {
   bool underscore;         /* --tool-names underscore: process.run as process_run */
   int log_level;           /* the lowest level notifications/message is sent at */
   char cwd[4096];          /* the adapter's working directory: a start's default cwd */
+  bool initialized;        /* initialize was answered: requests other than ping are served */
   bool ready;              /* the harness sent notifications/initialized: pushing may begin */
 } McpServer;
 

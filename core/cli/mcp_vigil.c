@@ -156,7 +156,7 @@ mcp_vigil_notifications_read(McpServer *s, json_t *args, McpResult *out)
   for (;;) {
     if (mcp_engine_has_after(m, since) || cli_now_ms() >= deadline)
       break;
-    int rc = cli_conn_pump(m->cli.conn, deadline, &m->cli.err);
+    int rc = mcp_engine_wait(m, deadline);
     if (rc < 0) {
       mcp_result_engine_error(s, out);
       return;

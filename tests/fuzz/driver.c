@@ -3,7 +3,8 @@
  * deterministic ctest smoke test under gcc and the sanitizers: it feeds the
  * harness a few thousand inputs made from a seed corpus of tricky fragments
  * (quotes, escapes, operators, CR/LF, ESC sequences, NUL, invalid UTF-8,
- * line prefixes, format characters, Lua pattern items),
+ * line prefixes, format characters, Lua pattern items, JSON-RPC and hook
+ * keys and messages),
  * spliced, mutated and cut at random places. A harness reports a bug by
  * aborting, so the test fails on the first bad input, which is printed in
  * hex first. Real coverage-guided fuzzing: configure with clang and
@@ -40,6 +41,21 @@ static const char *const fragments[] = {
   "goroutine 1 [running]:", "\t/app/main.go:12 +0x1d", "Caused by: java.io.IOException",
   "\tat com.x.A.f(A.java:3)", "thread 'main' panicked at src/main.rs:2:5:",
   "==42==ERROR: AddressSanitizer: heap-use-after-free", "    #0 0x4005 in f a.c:3",
+  /* For JSON-RPC (vigil mcp) and hook input: keys, values, whole messages. */
+  "{\"jsonrpc\":\"2.0\",", "\"id\":", "1", "-7.5", "\"x\"", "null", "true", ",", ":",
+  "\"method\":", "\"tools/call\"", "\"tools/list\"", "\"ping\"", "\"initialize\"",
+  "\"notifications/initialized\"", "\"logging/setLevel\"", "\"params\":{", "\"name\":",
+  "\"monitor_start\"", "\"monitor_list\"", "\"notifications_read\"", "\"process.run\"",
+  "\"Monitor\"", "\"terminal\"", "\"arguments\":{", "\"command\":", "\"wait_ms\":",
+  "\"result\":", "\"\\u00e9\"", "\"\\ud800\"", "\"\\u0000\"",
+  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+  "\"monitor_start\",\"arguments\":{\"command\":\"sleep 1\"}}}\n",
+  "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}\n",
+  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n",
+  "\"session_id\":", "\"conversation_id\":", "\"hook_event_name\":", "\"cwd\":",
+  "\"/tmp/p\"", "\"Stop\"", "\"stop_hook_active\":", "\"tool_input\":", "\"workspace_roots\":",
+  "{\"session_id\":\"abc-1\",\"hook_event_name\":\"Stop\",\"cwd\":\"/p\","
+  "\"stop_hook_active\":false}",
 };
 
 static uint64_t driver_state = 0x2545f4914f6cdd1dull;
