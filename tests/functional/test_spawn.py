@@ -47,6 +47,9 @@ def real_program(name):
     return found
 
 
+# A deployment that lets a start set PATH (monitor.env_allow): the program is
+# still found through the engine's search path.
+@with_config(monitor={"env_allow": ["PATH"]})
 def test_the_callers_path_never_decides_what_runs(e):
     tmp = tempfile.mkdtemp(prefix="vigil-ft-path-")
     try:
@@ -141,7 +144,7 @@ def test_monitor_path_is_where_bare_names_are_found(e):
 
 
 test_monitor_path_is_where_bare_names_are_found.config = lambda: default_config(
-    monitor={"path": PATH_DIR + ":/usr/bin:/bin",
+    monitor={"path": PATH_DIR + ":/usr/bin:/bin", "env_allow": ["PATH"],
              "allowed_commands": ["vigil-hello", "vigil-hello-2", "echo"]})
 
 
@@ -173,7 +176,10 @@ def test_monitor_path_entries_must_be_absolute(e):
 # --- the environment -------------------------------------------------------
 
 DEFAULT_DENY = ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "GCONV_PATH",
-                "PYTHONSTARTUP", "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT"]
+                "PYTHONSTARTUP", "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT",
+                # what names a program, or where one is read from (issue 22)
+                "PATH", "HOME", "EDITOR", "CC", "MAKEFLAGS", "GIT_SSH_COMMAND",
+                "Npm_Config_Script_Shell", "PYTEST_ADDOPTS", "RUSTC_WRAPPER", "GOFLAGS"]
 
 
 def test_loader_and_interpreter_hooks_in_env_are_refused(e):
@@ -184,9 +190,55 @@ def test_loader_and_interpreter_hooks_in_env_are_refused(e):
             assert '"%s"' % key in err.message and "monitor.env_deny" in err.message, err.message
     # Nothing started.
     assert e.call("monitor_list", include_exited=True)["total"] == 0
-    # Ordinary variables pass.
+    # Ordinary variables pass, and so do the harmless names of a denied
+    # family (the default monitor.env_allow).
     r = e.call("process_run", argv=["sh", "-c", 'echo "$GREETING"'], env={"GREETING": "hi"})
     assert r["stdout_summary"] == "hi"
+    r = e.call("process_run", argv=["sh", "-c", 'echo "$GIT_AUTHOR_NAME"'],
+               env={"GIT_AUTHOR_NAME": "agent"})
+    assert r["stdout_summary"] == "agent"
+
+
+# An allowlisted script that finds its interpreter by name (#!/usr/bin/env sh,
+# as npm, pyenv's shims and many tools do), and a directory of the caller's
+# with an "sh" that leaves a marker (issue 22, point 2).
+SHEBANG_DIR = tempfile.mkdtemp(prefix="vigil-ft-shebang-")
+atexit.register(shutil.rmtree, SHEBANG_DIR, ignore_errors=True)
+TOOL = os.path.join(SHEBANG_DIR, "tool")
+with open(TOOL, "w") as f:
+    f.write("#!/usr/bin/env sh\necho the real tool\n")
+os.chmod(TOOL, 0o755)
+EVIL_DIR = os.path.join(SHEBANG_DIR, "evil")
+os.mkdir(EVIL_DIR)
+MARKER = os.path.join(SHEBANG_DIR, "evil-ran")
+with open(os.path.join(EVIL_DIR, "sh"), "w") as f:
+    f.write("#!/bin/sh\necho ran > %s\necho the evil sh\n" % MARKER)
+os.chmod(os.path.join(EVIL_DIR, "sh"), 0o755)
+
+
+def test_a_request_path_cannot_choose_a_scripts_interpreter(e):
+    for method in ("process_run", "monitor_start"):
+        try:
+            r = e.call(method, argv=[TOOL], env={"PATH": EVIL_DIR + ":/usr/bin:/bin"})
+        except RpcError as err:
+            assert err.message.startswith("denied: "), err.message
+            assert '"PATH" is refused by monitor.env_deny (entry "PATH")' in err.message, \
+                err.message
+            continue
+        if method == "monitor_start":
+            e.main.wait_ending(r["monitor_id"])
+        raise AssertionError("%s ran the tool with the caller's PATH (%r); the caller's sh %s"
+                             % (method, r, "ran" if os.path.exists(MARKER) else "did not run"))
+    assert not os.path.exists(MARKER), "the caller's sh ran"
+    assert e.call("monitor_list", include_exited=True)["total"] == 0
+    # Without a PATH of its own the tool runs, with the engine's sh.
+    r = e.call("process_run", argv=[TOOL])
+    assert r["stdout_summary"] == "the real tool", r
+    assert not os.path.exists(MARKER), "the caller's sh ran"
+
+
+test_a_request_path_cannot_choose_a_scripts_interpreter.config = lambda: default_config(
+    monitor={"allowed_commands": [TOOL]})
 
 
 @with_config(monitor={"env_allow": ["PYTHONPATH"], "env_deny": ["LD_*", "SECRET_*"]})
@@ -438,6 +490,7 @@ if __name__ == "__main__":
         test_monitor_path_is_where_bare_names_are_found,
         test_monitor_path_entries_must_be_absolute,
         test_loader_and_interpreter_hooks_in_env_are_refused,
+        test_a_request_path_cannot_choose_a_scripts_interpreter,
         test_env_deny_and_env_allow_are_the_configs,
         test_env_names_are_checked,
         test_a_child_inherits_only_env_inherit,
