@@ -30,13 +30,17 @@ from vigiltest import (ERROR_CODES, VIGILD, Engine, RpcError, default_config, ex
 PLANTED = "#!/bin/sh\necho PLANTED\n"
 
 
-def plant(directory, name):
-    """Writes an executable `name` in directory that prints PLANTED."""
-    path = os.path.join(directory, name)
+def script(path, text):
+    """Writes an executable file at path holding text; returns the path."""
     with open(path, "w") as f:
-        f.write(PLANTED)
+        f.write(text)
     os.chmod(path, 0o755)
     return path
+
+
+def plant(directory, name):
+    """Writes an executable `name` in directory that prints PLANTED."""
+    return script(os.path.join(directory, name), PLANTED)
 
 
 def real_program(name):
@@ -122,10 +126,8 @@ test_program_from_an_odd_directory_name_is_escaped.config = _odd_dir_config
 
 PATH_DIR = tempfile.mkdtemp(prefix="vigil-ft-mpath-")
 atexit.register(shutil.rmtree, PATH_DIR, ignore_errors=True)
-HELLO = os.path.join(PATH_DIR, "vigil-hello")
-with open(HELLO, "w") as f:
-    f.write("#!/bin/sh\necho hello from monitor.path\n")
-os.chmod(HELLO, 0o755)
+HELLO = script(os.path.join(PATH_DIR, "vigil-hello"),
+               "#!/bin/sh\necho hello from monitor.path\n")
 # Where a caller keeps a program monitor.path does not have.
 ELSEWHERE = os.path.join(PATH_DIR, "elsewhere")
 os.mkdir(ELSEWHERE)
@@ -204,16 +206,11 @@ def test_loader_and_interpreter_hooks_in_env_are_refused(e):
 # with an "sh" that leaves a marker (issue 22, point 2).
 SHEBANG_DIR = tempfile.mkdtemp(prefix="vigil-ft-shebang-")
 atexit.register(shutil.rmtree, SHEBANG_DIR, ignore_errors=True)
-TOOL = os.path.join(SHEBANG_DIR, "tool")
-with open(TOOL, "w") as f:
-    f.write("#!/usr/bin/env sh\necho the real tool\n")
-os.chmod(TOOL, 0o755)
+TOOL = script(os.path.join(SHEBANG_DIR, "tool"), "#!/usr/bin/env sh\necho the real tool\n")
 EVIL_DIR = os.path.join(SHEBANG_DIR, "evil")
 os.mkdir(EVIL_DIR)
 MARKER = os.path.join(SHEBANG_DIR, "evil-ran")
-with open(os.path.join(EVIL_DIR, "sh"), "w") as f:
-    f.write("#!/bin/sh\necho ran > %s\necho the evil sh\n" % MARKER)
-os.chmod(os.path.join(EVIL_DIR, "sh"), 0o755)
+script(os.path.join(EVIL_DIR, "sh"), "#!/bin/sh\necho ran > %s\necho the evil sh\n" % MARKER)
 
 
 def test_a_request_path_cannot_choose_a_scripts_interpreter(e):
