@@ -34,13 +34,23 @@ typedef struct {
   int value;
 } RingFind;
 
+/* The number after the prefix, read from the line's own bytes only: its
+ * text is not NUL-terminated, and what follows it in the ring's arena is
+ * whatever the heap held before. atoi read on into that: after the pid
+ * counter wrapped to fewer digits, "escapee 4021" over an old
+ * "escapee 31999" read as 40219, another process (issue 22, point 25). */
 static void
 ring_find_visit(void *ctx, const RingLine *line)
 {
   RingFind *f = ctx;
   size_t n = strlen(f->prefix);
-  if (f->value == 0 && line->len > n && memcmp(line->text, f->prefix, n) == 0)
-    f->value = atoi(line->text + n);
+  if (f->value != 0 || line->len <= n || memcmp(line->text, f->prefix, n) != 0)
+    return;
+  int v = 0;
+  for (size_t i = n; i < line->len && i < n + 9 && line->text[i] >= '0' && line->text[i] <= '9';
+       i++)
+    v = v * 10 + (line->text[i] - '0');
+  f->value = v;
 }
 
 /* The number after `prefix` in the first ring line that starts with it, or 0. */
