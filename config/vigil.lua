@@ -84,20 +84,59 @@ return {
     --   path = "/usr/local/bin:/usr/bin:/bin",
 
     -- Environment variables a start's env may not set: names, or PREFIX*
-    -- for every name that starts with PREFIX. These make a program run
-    -- code other than its own (a preloaded library, a sourced script, a
-    -- module imported first), as the engine's user. A refused name is
-    -- `denied` and nothing starts. Setting this list replaces it whole.
+    -- for every name that starts with PREFIX, compared without regard to
+    -- case (npm reads NPM_CONFIG_X and Npm_Config_X alike). Each lets the
+    -- caller, not the allowlisted program, choose code that runs as the
+    -- engine's user: a loader or interpreter start-up hook (a preloaded
+    -- library, a sourced script, a module imported first), a program the
+    -- child runs by name or by variable (PATH finds the interpreter of a
+    -- `#!/usr/bin/env node` script; EDITOR, CC, GIT_SSH_COMMAND), or a place
+    -- it reads such code or names from (HOME's ~/.gitconfig and ~/.npmrc, a
+    -- tool's settings: npm_config_*, CARGO_*, GOFLAGS). core/childenv.c
+    -- says why each entry is here. A refused name is `denied` and nothing
+    -- starts. The child keeps the engine's own PATH and HOME (env_inherit).
+    -- Setting this list replaces it whole; a tool allowed below whose
+    -- variables are not here (uv, poetry, bun, docker, kubectl, aws ...)
+    -- needs its own added.
     env_deny = {
-      "LD_*", "DYLD_*", "GCONV_PATH", "GLIBC_TUNABLES",
-      "BASH_ENV", "ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS",
-      "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS",
-      "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-      "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
+      "LD_*", "DYLD_*", "GCONV_PATH", "GLIBC_TUNABLES", "OPENSSL_CONF",
+      "OPENSSL_ENGINES", "OPENSSL_MODULES", "TERMINFO", "TERMINFO_DIRS", "BASH_ENV",
+      "ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "PS4", "CDPATH", "ZDOTDIR",
+      "PATH", "SHELL", "EDITOR", "VISUAL", "SUDO_EDITOR", "PAGER", "MANPAGER",
+      "LESS*", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHON", "HOME", "XDG_*",
+      "GIT_*", "NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE",
+      "npm_config_*", "YARN_*", "PNPM_*", "COREPACK_*", "PYTHONSTARTUP", "PYTHONPATH",
+      "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONEXECUTABLE",
+      "PYTHONBREAKPOINT", "PIP_*", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYENV_*",
+      "MAKE*", "MFLAGS", "GNUMAKEFLAGS", "AR", "AS", "CC", "CXX", "CPP", "FC", "LD",
+      "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "M4", "LEX", "YACC", "RM", "PC",
+      "CO", "GET", "LINT", "MAKEINFO", "TEX", "TEXI2DVI", "WEAVE", "CWEAVE", "TANGLE",
+      "CTANGLE", "M2C", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "LDLIBS",
+      "FFLAGS", "ASFLAGS", "ARFLAGS", "LFLAGS", "YFLAGS", "PFLAGS", "RFLAGS",
+      "GFLAGS", "COFLAGS", "LINTFLAGS", "GCC_EXEC_PREFIX", "COMPILER_PATH",
+      "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+      "OBJC_INCLUDE_PATH", "PKG_CONFIG*", "CCACHE_*", "CMAKE_*", "CARGO", "CARGO_*",
+      "RUSTC*", "RUSTDOC*", "RUSTFLAGS", "RUSTUP_*", "GOFLAGS", "GOROOT",
+      "GOTOOLCHAIN", "GOENV", "GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY", "GOSUMDB",
+      "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOVCS", "GOWORK", "GOBIN",
+      "CGO_*", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "GEM_HOME",
+      "GEM_PATH", "BUNDLE_*", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS",
+      "_JAVA_OPTIONS", "JAVA_OPTS", "JAVA_HOME", "CLASSPATH", "MAVEN_OPTS",
+      "MAVEN_ARGS", "GRADLE_OPTS", "GRADLE_USER_HOME", "SSL_CERT_FILE",
+      "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+      "NODE_TLS_REJECT_UNAUTHORIZED",
     },
     -- Names exempted from env_deny, for a deployment that needs one (e.g.
-    -- "PYTHONPATH" for a trusted test runner).
-    env_allow = {},
+    -- "PYTHONPATH" for a trusted test runner). The default: names of denied
+    -- families that choose nothing that runs (git's author and committer,
+    -- cargo's output style). Setting this list replaces it whole: keep
+    -- those you want.
+    env_allow = {
+      "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+      "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT",
+      "CARGO_TERM_*", "CARGO_INCREMENTAL", "CARGO_BUILD_JOBS", "CGO_ENABLED",
+      "CMAKE_BUILD_PARALLEL_LEVEL",
+    },
     -- What a child inherits of the engine's own environment (names or
     -- PREFIX*); a start's env comes on top. Everything else the engine
     -- holds (an API key, a token) stays with the engine. { "*" } passes

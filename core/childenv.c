@@ -36,10 +36,24 @@
 #define CHILDENV_STRINGIFY_(x) #x
 #define CHILDENV_STRINGIFY(x) CHILDENV_STRINGIFY_(x)
 
-/* The default monitor.env_deny: start-up hooks of the loader and of the
- * interpreters a build runs. Each one makes a program run code that is not
- * its own before (or instead of) its own. */
+/* The default monitor.env_deny. Each entry is a variable (or a family) by
+ * which the caller, not the program the allowlist let run, would choose
+ * code that runs as the engine's user:
+ *  - a start-up hook of the loader or of an interpreter, which makes a
+ *    program run code that is not its own before (or instead of) its own;
+ *  - a program the child runs by name or by a variable (PATH, EDITOR, CC,
+ *    ...): the allowlist judged argv[0], not what argv[0] then starts;
+ *  - a file or directory the child reads such code or such a name from (a
+ *    config file, a module search path, a tool's home).
+ * The list cannot name every variable every tool reads: it covers the
+ * loader, the shells, the programs of the default allowlist (config/
+ * vigil.lua) and what those commonly start (git, the C toolchain, package
+ * managers). A deployment that allows another tool adds that tool's
+ * variables. Names are compared without regard to ASCII case
+ * (childenv_check): npm reads npm_config_* in any case, and a "Path" is no
+ * reason to let a "PATH" through. */
 const char *const childenv_default_deny[] = {
+  /* --- start-up hooks of the loader and the libraries every program has */
   /* The dynamic loader: LD_PRELOAD and LD_AUDIT load a library into every
    * dynamic program (its constructor runs first); LD_LIBRARY_PATH replaces
    * the libraries it links. The whole family, so a new one is covered. */
@@ -51,6 +65,19 @@ const char *const childenv_default_deny[] = {
   /* Parsed by the loader of every program; it has held a memory-corruption
    * bug that gave root (CVE-2023-4911), and it changes how malloc behaves. */
   "GLIBC_TUNABLES",
+  /* OpenSSL reads its configuration file at start in every program that
+   * uses it (Python's ssl, curl, git's https); the file can load an engine
+   * or a provider, a shared object, from any path. The other two are where
+   * those are looked for. */
+  "OPENSSL_CONF",
+  "OPENSSL_ENGINES",
+  "OPENSSL_MODULES",
+  /* A terminfo database of the caller's choosing, parsed by every curses
+   * program; its parser has held memory-corruption bugs (CVE-2023-29491). */
+  "TERMINFO",
+  "TERMINFO_DIRS",
+
+  /* --- shells */
   /* bash sources $BASH_ENV before every non-interactive script; sh, dash
    * and ksh source $ENV. A Makefile recipe or an npm script is such a
    * script. */
@@ -63,14 +90,177 @@ const char *const childenv_default_deny[] = {
    * PS4 the caller also sets (command substitution included). */
   "SHELLOPTS",
   "BASHOPTS",
+  /* Expanded, command substitution included, before each line a tracing
+   * script runs (set -x; pyenv's shims trace with PYENV_DEBUG). bash
+   * ignores it in the environment only when it runs as root. */
+  "PS4",
+  /* `cd sub` in a script (a Makefile recipe) enters sub under a CDPATH
+   * directory before ./sub, in sh and bash alike: the script then runs the
+   * caller's ./configure. */
+  "CDPATH",
+  /* zsh sources $ZDOTDIR/.zshenv at every start, `zsh -c` and scripts
+   * included. */
+  "ZDOTDIR",
+
+  /* --- programs run by name or by a variable */
+  /* Where every program the child runs by name is found: `#!/usr/bin/env
+   * node` (npm, and any such script), execvp(), system(). The engine never
+   * searches it for argv[0] (proc_resolve.c), but the child does, so the
+   * caller's PATH would choose the interpreter of an allowlisted script
+   * (issue 22). The child keeps the engine's PATH (monitor.env_inherit). */
+  "PATH",
+  /* The shell, editor, pager and browser tools start: git commit runs
+   * $EDITOR, npm's `npm docs` $BROWSER, many tools `$SHELL -c`. */
+  "SHELL",
+  "EDITOR",
+  "VISUAL",
+  "SUDO_EDITOR",
+  "PAGER",
+  "MANPAGER",
+  /* less: LESSOPEN and LESSCLOSE are commands it runs on every file; a
+   * "+!cmd" in LESS runs a shell command at start. */
+  "LESS*",
+  "BROWSER",
+  /* The programs ssh and sudo run to ask for a password. */
+  "SSH_ASKPASS",
+  "SUDO_ASKPASS",
+  /* A Makefile's $(PYTHON), and node-gyp's Python (npm install of any
+   * native module). */
+  "PYTHON",
+
+  /* --- where configuration is read from (configuration names programs) */
+  /* ~/.gitconfig (core.sshCommand, core.fsmonitor: a command git status
+   * runs), ~/.npmrc (script-shell), ~/.cargo/config.toml (rustc-wrapper),
+   * ~/.zshenv, and Python's user site-packages, whose .pth files run at
+   * every start of python3: a HOME of the caller's choosing is all of
+   * these at once. The child keeps the engine's HOME (env_inherit). */
+  "HOME",
+  /* The XDG base directories stand for HOME's parts: git, pip and others
+   * read their configuration from $XDG_CONFIG_HOME, go keeps its build
+   * cache (compiled code it links without rebuilding) in $XDG_CACHE_HOME. */
+  "XDG_*",
+
+  /* --- git: nearly every GIT_ variable chooses a program or a file git
+   * reads commands from (GIT_SSH_COMMAND, GIT_EXEC_PATH, GIT_ASKPASS,
+   * GIT_EDITOR, GIT_PAGER, GIT_EXTERNAL_DIFF, GIT_PROXY_COMMAND,
+   * GIT_TEMPLATE_DIR's hooks, GIT_DIR's config, GIT_CONFIG_COUNT /
+   * GIT_CONFIG_PARAMETERS / GIT_CONFIG_GLOBAL, which set any config key), and
+   * git adds new ones. The whole family; the harmless names (the author
+   * and committer, GIT_TERMINAL_PROMPT) are in the default env_allow. */
+  "GIT_*",
+
+  /* --- node and its package managers */
+  /* node: --require / --import in NODE_OPTIONS loads a module first;
+   * NODE_PATH is searched for a module the project does not have; the REPL
+   * runs NODE_REPL_EXTERNAL_MODULE in its place. */
+  "NODE_OPTIONS",
+  "NODE_PATH",
+  "NODE_REPL_EXTERNAL_MODULE",
+  /* npm reads every setting from npm_config_NAME, in any case:
+   * script-shell runs every npm script, userconfig and globalconfig name
+   * an npmrc, registry chooses where the packages whose install scripts
+   * run come from. yarn (and pnpm, which reads npm_config_* too) have their
+   * own families; corepack downloads and runs the package manager itself
+   * (COREPACK_NPM_REGISTRY, COREPACK_HOME). */
+  "npm_config_*",
+  "YARN_*",
+  "PNPM_*",
+  "COREPACK_*",
+
+  /* --- python */
   /* Python runs $PYTHONSTARTUP (interactive) and imports from $PYTHONPATH
    * before its own library; PYTHONHOME replaces that library (site.py,
-   * encodings, imported at every start). */
+   * encodings, imported at every start). PYTHONUSERBASE holds the user
+   * site-packages, whose .pth files run at every start; bytecode is read
+   * from PYTHONPYCACHEPREFIX in place of the source's; PYTHONEXECUTABLE is
+   * what multiprocessing and sys.executable's users start (macOS);
+   * PYTHONBREAKPOINT names a callable imported at breakpoint(). */
   "PYTHONSTARTUP",
   "PYTHONPATH",
   "PYTHONHOME",
-  /* node: --require / --import in NODE_OPTIONS loads a module first. */
-  "NODE_OPTIONS",
+  "PYTHONUSERBASE",
+  "PYTHONPYCACHEPREFIX",
+  "PYTHONEXECUTABLE",
+  "PYTHONBREAKPOINT",
+  /* pip's settings: an index or a config file of the caller's choosing is
+   * the code pip installs and runs (setup.py, build backends). */
+  "PIP_*",
+  /* pytest: -p in PYTEST_ADDOPTS loads a plugin, and so does each module
+   * PYTEST_PLUGINS names (-c and -o there read the caller's ini). */
+  "PYTEST_ADDOPTS",
+  "PYTEST_PLUGINS",
+  /* pyenv's shims (python3 on many machines) run the Python that
+   * PYENV_VERSION and PYENV_ROOT choose. */
+  "PYENV_*",
+
+  /* --- make and the C toolchain */
+  /* GNU make: MAKEFLAGS (and MFLAGS, GNUMAKEFLAGS) carry options such as
+   * --eval=$(shell ...) and variable overrides; MAKEFILES names makefiles
+   * read first; MAKE is what a recursive $(MAKE) runs. */
+  "MAKE*",
+  "MFLAGS",
+  "GNUMAKEFLAGS",
+  /* make imports every variable of its environment, and one overrides
+   * make's built-in default of the same name: CC=/tmp/x/cc makes $(CC)
+   * run it in every recipe and built-in rule. The programs of make's
+   * built-in rules and of the toolchain a build commonly calls by variable
+   * (autotools, cargo's cc crate, cgo): */
+  "AR", "AS", "CC", "CXX", "CPP", "FC", "LD", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP",
+  "M4", "LEX", "YACC", "RM", "PC", "CO", "GET", "LINT", "MAKEINFO", "TEX", "TEXI2DVI",
+  "WEAVE", "CWEAVE", "TANGLE", "CTANGLE", "M2C",
+  /* ... and the options they are given: a compiler driver's -wrapper runs
+   * a program around every step, -B and -specs= choose its programs,
+   * -fplugin loads a library; ar --plugin loads one too. */
+  "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "LDLIBS", "FFLAGS", "ASFLAGS", "ARFLAGS",
+  "LFLAGS", "YFLAGS", "PFLAGS", "RFLAGS", "GFLAGS", "COFLAGS", "LINTFLAGS",
+  /* gcc finds its own programs (cc1, as, collect2) under these, and the
+   * headers and libraries it builds into the program here. */
+  "GCC_EXEC_PREFIX",
+  "COMPILER_PATH",
+  "LIBRARY_PATH",
+  "CPATH",
+  "C_INCLUDE_PATH",
+  "CPLUS_INCLUDE_PATH",
+  "OBJC_INCLUDE_PATH",
+  /* pkg-config: the program, and the .pc files whose flags (-wrapper
+   * included) a build passes to the compiler. */
+  "PKG_CONFIG*",
+  /* ccache runs CCACHE_PREFIX around the compiler and reads CCACHE_COMPILER
+   * and a config file of these. */
+  "CCACHE_*",
+  /* CMake reads CMAKE_TOOLCHAIN_FILE (CMake code) and the compiler and
+   * linker launchers from its environment. */
+  "CMAKE_*",
+
+  /* --- rust */
+  /* cargo reads every setting from CARGO_NAME (build.rustc-wrapper,
+   * target.<triple>.runner and linker, the registries); CARGO_HOME is its
+   * config and installed programs; CARGO is the cargo a subcommand or a
+   * build script runs. RUSTC*, RUSTDOC* name the compiler and its wrappers,
+   * RUSTFLAGS its options (-C linker=), RUSTUP_TOOLCHAIN may be a path to a
+   * toolchain. */
+  "CARGO",
+  "CARGO_*",
+  "RUSTC*",
+  "RUSTDOC*",
+  "RUSTFLAGS",
+  "RUSTUP_*",
+
+  /* --- go */
+  /* GOFLAGS holds -toolexec (a program run around every tool) and -exec;
+   * GOROOT and GOTOOLCHAIN choose the toolchain; GOENV names a file of all
+   * these settings; GOPATH, GOMODCACHE and GOCACHE hold code and compiled
+   * packages go uses without checking again; GOPROXY with GOSUMDB,
+   * GONOSUMDB, GOPRIVATE, GONOPROXY or GOINSECURE chooses the source of
+   * the dependencies it builds, GOVCS the version control programs it
+   * runs, GOWORK a go.work that replaces modules; GOBIN is where go
+   * install writes programs. cgo passes CGO_CFLAGS and CGO_LDFLAGS to the
+   * compiler unchecked (what #cgo lines may not). */
+  "GOFLAGS", "GOROOT", "GOTOOLCHAIN", "GOENV", "GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY",
+  "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOVCS", "GOWORK", "GOBIN",
+  "CGO_*",
+
+  /* --- perl, ruby, the JVM */
   /* perl: PERL5OPT adds -M options (a module loaded first); PERL5LIB and
    * PERLLIB are searched before perl's own library for `use strict`, which
    * nearly every script loads while compiling. */
@@ -78,14 +268,53 @@ const char *const childenv_default_deny[] = {
   "PERL5LIB",
   "PERLLIB",
   /* ruby: RUBYOPT adds -r (a library required first); RUBYLIB is searched
-   * first for rubygems, which every ruby requires at start. */
+   * first for rubygems, which every ruby requires at start. Gems (and
+   * their plugins, loaded by gem and bundle) come from GEM_HOME and
+   * GEM_PATH; bundler evaluates the Gemfile BUNDLE_GEMFILE names. */
   "RUBYOPT",
   "RUBYLIB",
-  /* The JVM reads options from these; -javaagent runs a jar's agent first. */
+  "GEM_HOME",
+  "GEM_PATH",
+  "BUNDLE_*",
+  /* The JVM reads options from these; -javaagent runs a jar's agent first.
+   * JAVA_OPTS, MAVEN_OPTS and GRADLE_OPTS are given to the JVM by the
+   * launch scripts; they and gradle and maven run $JAVA_HOME/bin/java;
+   * CLASSPATH chooses the classes; gradle runs the init scripts of
+   * GRADLE_USER_HOME. */
   "JAVA_TOOL_OPTIONS",
   "JDK_JAVA_OPTIONS",
   "_JAVA_OPTIONS",
+  "JAVA_OPTS",
+  "JAVA_HOME",
+  "CLASSPATH",
+  "MAVEN_OPTS",
+  "MAVEN_ARGS",
+  "GRADLE_OPTS",
+  "GRADLE_USER_HOME",
+
+  /* --- the trust anchors of what a build downloads */
+  /* With a certificate authority of the caller's (or no check at all) and
+   * a proxy of its choosing (HTTPS_PROXY passes), pip install or npm
+   * install gets its packages, whose install scripts run, from the
+   * caller's server. */
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "NODE_EXTRA_CA_CERTS",
+  "NODE_TLS_REJECT_UNAUTHORIZED",
   NULL,
+};
+
+/* The default monitor.env_allow: names of a denied family that choose
+ * nothing that runs. git's identity (who a commit is by, and when) and
+ * GIT_TERMINAL_PROMPT (0: fail rather than prompt); cargo's output style,
+ * incremental builds and job count; whether cgo is on; CMake's parallel
+ * build level. */
+const char *const childenv_default_allow[] = {
+  "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+  "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "CARGO_TERM_*",
+  "CARGO_INCREMENTAL", "CARGO_BUILD_JOBS", "CGO_ENABLED", "CMAKE_BUILD_PARALLEL_LEVEL", NULL,
 };
 
 /* The default monitor.env_inherit: what a program needs to find its tools,
@@ -95,25 +324,65 @@ const char *const childenv_default_inherit[] = {
   "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TZ", "TMPDIR", NULL,
 };
 
+/* Whether a and b (n bytes each) are equal, or with nocase equal but for
+ * ASCII case. Not strncasecmp: that follows the locale. */
+static bool
+childenv_same(const char *a, const char *b, size_t n, bool nocase)
+{
+  if (!nocase)
+    return memcmp(a, b, n) == 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+    if (x >= 'A' && x <= 'Z')
+      x = (unsigned char)(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z')
+      y = (unsigned char)(y - 'A' + 'a');
+    if (x != y)
+      return false;
+  }
+  return true;
+}
+
+/* childenv_match, with nocase ignoring ASCII case. */
+static bool
+childenv_match_how(const char *pattern, const char *name, size_t len, bool nocase)
+{
+  size_t plen = strlen(pattern);
+  if (plen > 0 && pattern[plen - 1] == '*')
+    return len >= plen - 1 && childenv_same(pattern, name, plen - 1, nocase);
+  return plen == len && childenv_same(pattern, name, len, nocase);
+}
+
+/* The first pattern of list that matches, ignoring case or not. */
+static const char *
+childenv_match_list(const char *const *list, const char *name, size_t len, bool nocase)
+{
+  for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
+    if (childenv_match_how(list[i], name, len, nocase))
+      return list[i];
+  }
+  return NULL;
+}
+
 /* See childenv.h. */
 bool
 childenv_match(const char *pattern, const char *name, size_t len)
 {
-  size_t plen = strlen(pattern);
-  if (plen > 0 && pattern[plen - 1] == '*')
-    return len >= plen - 1 && memcmp(pattern, name, plen - 1) == 0;
-  return plen == len && memcmp(pattern, name, len) == 0;
+  return childenv_match_how(pattern, name, len, false);
 }
 
 /* See childenv.h. */
 const char *
 childenv_match_any(const char *const *list, const char *name, size_t len)
 {
-  for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
-    if (childenv_match(list[i], name, len))
-      return list[i];
-  }
-  return NULL;
+  return childenv_match_list(list, name, len, false);
+}
+
+/* See childenv.h. */
+const char *
+childenv_match_any_nocase(const char *const *list, const char *name, size_t len)
+{
+  return childenv_match_list(list, name, len, true);
 }
 
 /* See childenv.h. */
@@ -152,8 +421,8 @@ childenv_check(char *const *env, const char *const *deny, const char *const *all
     if (eq == NULL || len == 0)
       return error_set(err, kErrInvalidParams,
                        "env: variable name %s must be non-empty, without \"=\"", quoted);
-    const char *hit = childenv_match_any(deny, env[i], len);
-    if (hit == NULL || childenv_match_any(allow, env[i], len) != NULL)
+    const char *hit = childenv_match_any_nocase(deny, env[i], len);
+    if (hit == NULL || childenv_match_any_nocase(allow, env[i], len) != NULL)
       continue;
     char entry[GATE_QUOTE_BUF];
     gate_quote(entry, hit);

@@ -2,19 +2,26 @@
  * The environment a child gets. Two rules decide it:
  *
  *  - what the caller may set: a start's `env` (monitor_start, process_run,
- *    a config monitor) may not name a variable that makes a loader or an
- *    interpreter run code at start-up (LD_PRELOAD, BASH_ENV, NODE_OPTIONS,
- *    ...): monitor.env_deny lists them, monitor.env_allow exempts names a
- *    deployment needs. A refused name is `denied`, naming the name, the
- *    entry that matched and the setting; nothing starts.
+ *    a config monitor) may not name a variable by which the caller, not
+ *    the allowlisted program, would choose code that runs: a start-up hook
+ *    of the loader or an interpreter (LD_PRELOAD, BASH_ENV, NODE_OPTIONS),
+ *    a program the child runs by name or by variable (PATH, EDITOR, CC,
+ *    GIT_SSH_COMMAND), a place it reads such code or names from (HOME,
+ *    npm_config_userconfig). monitor.env_deny lists them, monitor.env_allow
+ *    exempts names a deployment needs (by default a few harmless names of
+ *    denied families, such as GIT_AUTHOR_NAME). A refused name is
+ *    `denied`, naming the name, the entry that matched and the setting;
+ *    nothing starts.
  *  - what the child inherits from the engine: only the variables
  *    monitor.env_inherit names (by default a short list of locale and
  *    identity variables), so a secret in the engine's own environment (a
  *    gateway's API key) does not reach every child.
  *
- * Both lists hold names or PREFIX* patterns: "LD_*" matches every name that
- * starts with "LD_", "*" alone every name. A pattern is case-sensitive, as
- * environment names are.
+ * The lists hold names or PREFIX* patterns: "LD_*" matches every name that
+ * starts with "LD_", "*" alone every name. env_inherit's patterns are
+ * case-sensitive, as environment names are; env_deny and env_allow compare
+ * without regard to ASCII case, since some programs read their variables
+ * so (npm takes NPM_CONFIG_X, npm_config_x and Npm_Config_X alike).
  *
  * On top of both, the engine's own additions, which make the child's
  * stdout line-buffered (monitor.line_buffered, a start's line_buffered): a
@@ -35,9 +42,10 @@
 /* Longest pattern a config list may hold. */
 #define CHILDENV_PATTERN_MAX 256
 
-/* The defaults of monitor.env_deny and monitor.env_inherit, NULL-terminated
- * (childenv.c says why each deny entry is there). */
+/* The defaults of monitor.env_deny, env_allow and env_inherit,
+ * NULL-terminated (childenv.c says why each deny and allow entry is there). */
 extern const char *const childenv_default_deny[];
+extern const char *const childenv_default_allow[];
 extern const char *const childenv_default_inherit[];
 
 /* Whether the name (len bytes, no '=') matches pattern: equal to it, or
@@ -48,6 +56,10 @@ bool childenv_match(const char *pattern, const char *name, size_t len);
  * name, or NULL. */
 const char *childenv_match_any(const char *const *list, const char *name, size_t len);
 
+/* childenv_match_any ignoring ASCII case: how env_deny and env_allow
+ * judge a name. */
+const char *childenv_match_any_nocase(const char *const *list, const char *name, size_t len);
+
 /* Why pattern cannot be a list entry ("must not be empty", ...), or NULL
  * when it can: non-empty, at most CHILDENV_PATTERN_MAX bytes, no '=', no
  * space or control byte, '*' only as its last byte. */
@@ -55,7 +67,8 @@ const char *childenv_pattern_problem(const char *pattern);
 
 /* Checks a start's "NAME=VALUE" entries (NULL-terminated, may be NULL):
  * invalid_params for an entry whose name is empty or that has no '=';
- * denied for a name a deny pattern matches and no allow pattern does. The
+ * denied for a name a deny pattern matches and no allow pattern does (both
+ * compared without regard to ASCII case). The
  * message names the variable (quoted), the matching entry and the setting.
  * Returns 0 or -1 with err set. */
 int childenv_check(char *const *env, const char *const *deny, const char *const *allow,

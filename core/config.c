@@ -485,7 +485,7 @@ config_defaults(VigilConfig *cfg)
   cfg->allowed_commands = (Allowlist)ALLOWLIST_INIT;
   cfg->policy = xstrdup("envelope");
   cfg->env_deny = config_list_copy(childenv_default_deny);
-  cfg->env_allow = xcalloc(1, sizeof *cfg->env_allow);
+  cfg->env_allow = config_list_copy(childenv_default_allow);
   cfg->env_inherit = config_list_copy(childenv_default_inherit);
 }
 

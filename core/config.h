@@ -67,7 +67,7 @@ typedef struct {
   char **env_deny;        /* monitor.env_deny: NULL-terminated childenv.h
                              patterns; default childenv_default_deny */
   char **env_allow;       /* monitor.env_allow: names exempted from env_deny;
-                             default none (an empty list) */
+                             default childenv_default_allow */
   char **env_inherit;     /* monitor.env_inherit: the engine's variables a
                              child gets; default childenv_default_inherit */
   char *state_dir;        /* state.dir: the engine's state directory, an absolute

@@ -22,8 +22,9 @@ paths in PROGRAMS; everything else is denied, with a reason.
 
 How it decides:
 - By the exact absolute path of the program. A bare name ("make") is
-  refused, because the engine looks a bare name up through PATH (which a
-  start's env may set); "/tmp/x/make" and "/usr/bin/../../tmp/make" are not
+  refused, because which file it names is the engine's search path's
+  answer (monitor.path or the engine's PATH), which the gate does not see;
+  "/tmp/x/make" and "/usr/bin/../../tmp/make" are not
   "/usr/bin/make". The paths are where Debian installs these tools: edit
   PROGRAMS to match your machine (`command -v make`).
 - Never by the label, the session or anything else the caller merely says

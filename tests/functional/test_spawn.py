@@ -30,13 +30,17 @@ from vigiltest import (ERROR_CODES, VIGILD, Engine, RpcError, default_config, ex
 PLANTED = "#!/bin/sh\necho PLANTED\n"
 
 
-def plant(directory, name):
-    """Writes an executable `name` in directory that prints PLANTED."""
-    path = os.path.join(directory, name)
+def script(path, text):
+    """Writes an executable file at path holding text; returns the path."""
     with open(path, "w") as f:
-        f.write(PLANTED)
+        f.write(text)
     os.chmod(path, 0o755)
     return path
+
+
+def plant(directory, name):
+    """Writes an executable `name` in directory that prints PLANTED."""
+    return script(os.path.join(directory, name), PLANTED)
 
 
 def real_program(name):
@@ -47,6 +51,9 @@ def real_program(name):
     return found
 
 
+# A deployment that lets a start set PATH (monitor.env_allow): the program is
+# still found through the engine's search path.
+@with_config(monitor={"env_allow": ["PATH"]})
 def test_the_callers_path_never_decides_what_runs(e):
     tmp = tempfile.mkdtemp(prefix="vigil-ft-path-")
     try:
@@ -119,10 +126,8 @@ test_program_from_an_odd_directory_name_is_escaped.config = _odd_dir_config
 
 PATH_DIR = tempfile.mkdtemp(prefix="vigil-ft-mpath-")
 atexit.register(shutil.rmtree, PATH_DIR, ignore_errors=True)
-HELLO = os.path.join(PATH_DIR, "vigil-hello")
-with open(HELLO, "w") as f:
-    f.write("#!/bin/sh\necho hello from monitor.path\n")
-os.chmod(HELLO, 0o755)
+HELLO = script(os.path.join(PATH_DIR, "vigil-hello"),
+               "#!/bin/sh\necho hello from monitor.path\n")
 # Where a caller keeps a program monitor.path does not have.
 ELSEWHERE = os.path.join(PATH_DIR, "elsewhere")
 os.mkdir(ELSEWHERE)
@@ -141,7 +146,7 @@ def test_monitor_path_is_where_bare_names_are_found(e):
 
 
 test_monitor_path_is_where_bare_names_are_found.config = lambda: default_config(
-    monitor={"path": PATH_DIR + ":/usr/bin:/bin",
+    monitor={"path": PATH_DIR + ":/usr/bin:/bin", "env_allow": ["PATH"],
              "allowed_commands": ["vigil-hello", "vigil-hello-2", "echo"]})
 
 
@@ -173,7 +178,10 @@ def test_monitor_path_entries_must_be_absolute(e):
 # --- the environment -------------------------------------------------------
 
 DEFAULT_DENY = ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "GCONV_PATH",
-                "PYTHONSTARTUP", "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT"]
+                "PYTHONSTARTUP", "PYTHONPATH", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT",
+                # what names a program, or where one is read from (issue 22)
+                "PATH", "HOME", "EDITOR", "CC", "MAKEFLAGS", "GIT_SSH_COMMAND",
+                "Npm_Config_Script_Shell", "PYTEST_ADDOPTS", "RUSTC_WRAPPER", "GOFLAGS"]
 
 
 def test_loader_and_interpreter_hooks_in_env_are_refused(e):
@@ -184,9 +192,50 @@ def test_loader_and_interpreter_hooks_in_env_are_refused(e):
             assert '"%s"' % key in err.message and "monitor.env_deny" in err.message, err.message
     # Nothing started.
     assert e.call("monitor_list", include_exited=True)["total"] == 0
-    # Ordinary variables pass.
+    # Ordinary variables pass, and so do the harmless names of a denied
+    # family (the default monitor.env_allow).
     r = e.call("process_run", argv=["sh", "-c", 'echo "$GREETING"'], env={"GREETING": "hi"})
     assert r["stdout_summary"] == "hi"
+    r = e.call("process_run", argv=["sh", "-c", 'echo "$GIT_AUTHOR_NAME"'],
+               env={"GIT_AUTHOR_NAME": "agent"})
+    assert r["stdout_summary"] == "agent"
+
+
+# An allowlisted script that finds its interpreter by name (#!/usr/bin/env sh,
+# as npm, pyenv's shims and many tools do), and a directory of the caller's
+# with an "sh" that leaves a marker (issue 22, point 2).
+SHEBANG_DIR = tempfile.mkdtemp(prefix="vigil-ft-shebang-")
+atexit.register(shutil.rmtree, SHEBANG_DIR, ignore_errors=True)
+TOOL = script(os.path.join(SHEBANG_DIR, "tool"), "#!/usr/bin/env sh\necho the real tool\n")
+EVIL_DIR = os.path.join(SHEBANG_DIR, "evil")
+os.mkdir(EVIL_DIR)
+MARKER = os.path.join(SHEBANG_DIR, "evil-ran")
+script(os.path.join(EVIL_DIR, "sh"), "#!/bin/sh\necho ran > %s\necho the evil sh\n" % MARKER)
+
+
+def test_a_request_path_cannot_choose_a_scripts_interpreter(e):
+    for method in ("process_run", "monitor_start"):
+        try:
+            r = e.call(method, argv=[TOOL], env={"PATH": EVIL_DIR + ":/usr/bin:/bin"})
+        except RpcError as err:
+            assert err.message.startswith("denied: "), err.message
+            assert '"PATH" is refused by monitor.env_deny (entry "PATH")' in err.message, \
+                err.message
+            continue
+        if method == "monitor_start":
+            e.main.wait_ending(r["monitor_id"])
+        raise AssertionError("%s ran the tool with the caller's PATH (%r); the caller's sh %s"
+                             % (method, r, "ran" if os.path.exists(MARKER) else "did not run"))
+    assert not os.path.exists(MARKER), "the caller's sh ran"
+    assert e.call("monitor_list", include_exited=True)["total"] == 0
+    # Without a PATH of its own the tool runs, with the engine's sh.
+    r = e.call("process_run", argv=[TOOL])
+    assert r["stdout_summary"] == "the real tool", r
+    assert not os.path.exists(MARKER), "the caller's sh ran"
+
+
+test_a_request_path_cannot_choose_a_scripts_interpreter.config = lambda: default_config(
+    monitor={"allowed_commands": [TOOL]})
 
 
 @with_config(monitor={"env_allow": ["PYTHONPATH"], "env_deny": ["LD_*", "SECRET_*"]})
@@ -438,6 +487,7 @@ if __name__ == "__main__":
         test_monitor_path_is_where_bare_names_are_found,
         test_monitor_path_entries_must_be_absolute,
         test_loader_and_interpreter_hooks_in_env_are_refused,
+        test_a_request_path_cannot_choose_a_scripts_interpreter,
         test_env_deny_and_env_allow_are_the_configs,
         test_env_names_are_checked,
         test_a_child_inherits_only_env_inherit,

@@ -411,9 +411,12 @@ class Impostor:
         os.chown(home, self.UID, self.UID)
         self.path = os.path.join(home, "vigil.sock")
         self.log = os.path.join(home, "received")
+        # In its own directory: the test's may be one the other uid cannot
+        # enter (a checkout in /root). sys.executable is the system python3
+        # the suite runs with (tests/CMakeLists.txt), which any uid can run.
         self.proc = subprocess.Popen([sys.executable, "-c", IMPOSTOR_SCRIPT, self.path, self.log],
                                      user=self.UID, group=self.UID, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE)
+                                     stdout=subprocess.PIPE, cwd=home)
         line = self.proc.stdout.readline()
         if line != b"ready\n":
             self.close()

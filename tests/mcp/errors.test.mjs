@@ -8,10 +8,15 @@
 //   SDK's McpError carries the server's message).
 // - `ls` is not on the tests' allowlist (harness.mjs defaultConfig), so
 //   starting it is `denied`.
+// - A start's environment is judged by the engine's monitor.env_deny, whose
+//   default refuses PATH (docs/protocol.md, monitor_start's env): the same
+//   `denied:` through every profile that passes an environment.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine, Adapter, sessionName, TEST_TIMEOUT, textOf } from './harness.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Engine, Adapter, defaultConfig, sessionName, TEST_TIMEOUT, textOf } from './harness.mjs';
 
 let engine;
 before(async () => { engine = await Engine.start(); });
@@ -80,4 +85,37 @@ test('a number out of its schema\'s bounds is refused naming the bound and the v
     const since = await a.rpcError('watch_process_events', { shell_id: 'mon_000000000000', since_event_id: -1 }, -32602);
     assert.match(since.message, /since_event_id must be at least 0, got -1$/);
     await a.close();
+  });
+
+test('a PATH in a start\'s environment is denied: an allowlisted #!/usr/bin/env script never runs the caller\'s interpreter',
+  { timeout: TEST_TIMEOUT }, async () => {
+    // The tool finds its interpreter by name, as npm and pyenv's shims do;
+    // the caller's directory has an "sh" that leaves a marker.
+    const dir = fs.mkdtempSync(path.join(engine.dir, 'shebang-'));
+    const tool = path.join(dir, 'tool');
+    const evil = path.join(dir, 'evil');
+    const marker = path.join(dir, 'evil-ran');
+    fs.writeFileSync(tool, '#!/usr/bin/env sh\necho the real tool\n', { mode: 0o755 });
+    fs.mkdirSync(evil);
+    fs.writeFileSync(path.join(evil, 'sh'), `#!/bin/sh\necho ran > ${marker}\necho the evil sh\n`, { mode: 0o755 });
+    const own = await Engine.start({ config: defaultConfig({ monitor: { allowed_commands: [tool] } }) });
+    try {
+      const a = await Adapter.start(own, { session: sessionName('envpath'), profile: 'vigil,process' });
+      const env = { PATH: `${evil}:/usr/bin:/bin` };
+      for (const [tool_, args] of [['process.run', { command: tool, environment: env }],
+        ['process_run', { argv: [tool], env }], ['monitor_start', { argv: [tool], env }]]) {
+        const r = await a.toolError(tool_, args, 'denied');
+        assert.match(textOf(r), /"PATH" is refused by monitor\.env_deny \(entry "PATH"\)/, `${tool_}: ${textOf(r)}`);
+      }
+      assert.equal(fs.existsSync(marker), false, 'the caller\'s sh ran');
+      const list = await a.ok('monitor_list', { include_exited: true });
+      assert.deepEqual(list.structuredContent.monitors, []);
+      // Without a PATH of its own the tool runs, with the engine's sh.
+      const ran = (await a.ok('process.run', { command: tool })).structuredContent;
+      assert.equal(ran.stdout_summary.trimEnd(), 'the real tool');
+      assert.equal(fs.existsSync(marker), false, 'the caller\'s sh ran');
+      await a.close();
+    } finally {
+      await own.stop();
+    }
   });

@@ -52,6 +52,13 @@ TEST(patterns_match_a_name_or_a_prefix)
   CHECK_STR(childenv_match_any(list, "LC_ALL", 6), "LC_*");
   CHECK(childenv_match_any(list, "LANG", 4) == NULL);
   CHECK(childenv_match_any(NULL, "LANG", 4) == NULL);
+  /* The deny and allow lists' comparison ignores ASCII case only. */
+  CHECK_STR(childenv_match_any_nocase(list, "lc_all", 6), "LC_*");
+  CHECK_STR(childenv_match_any_nocase(list, "Home", 4), "HOME");
+  CHECK(childenv_match_any_nocase(list, "HOMES", 5) == NULL);
+  CHECK(childenv_match_any_nocase(list, "LC", 2) == NULL);
+  CHECK(childenv_match_any_nocase(list, "HOM\xc5", 4) == NULL);
+  CHECK(childenv_match_any_nocase(NULL, "LANG", 4) == NULL);
 }
 
 TEST(a_list_entry_is_a_name_or_a_prefix_pattern)
@@ -90,13 +97,145 @@ TEST(the_default_deny_list_holds_the_issues_hooks)
     if (childenv_match_any(childenv_default_deny, hooks[i], strlen(hooks[i])) == NULL)
       check_fail(__FILE__, __LINE__, "%s is not in the default deny list", hooks[i]);
   }
-  /* What a build or a dev server is commonly given passes. */
-  static const char *const fine[] = {"PATH", "PORT", "NODE_ENV", "PYTHONUNBUFFERED",
-                                     "RUST_LOG", "CC", "HOME", "ENVIRONMENT", NULL};
+  /* What a build or a dev server is commonly given passes (names only
+   * close to a denied one included). */
+  static const char *const fine[] = {
+    "PORT", "NODE_ENV", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING",
+    "RUST_LOG", "RUST_BACKTRACE", "ENVIRONMENT", "CI", "NO_COLOR", "FORCE_COLOR", "DEBUG",
+    "GOMAXPROCS", "GOGC", "GODEBUG", "GOOS", "GOARCH", "LANG", "LC_ALL", "TZ", "TERM",
+    "TMPDIR", "DATABASE_URL", "PATHS", "HOMEPAGE", "EDITOR_THEME", "CODE", "ASSETS", NULL,
+  };
+  VigilError err = VIGIL_ERROR_INIT;
   for (size_t i = 0; fine[i] != NULL; i++) {
-    if (childenv_match_any(childenv_default_deny, fine[i], strlen(fine[i])) != NULL)
-      check_fail(__FILE__, __LINE__, "%s is denied by default", fine[i]);
+    char kv[128];
+    snprintf(kv, sizeof kv, "%s=1", fine[i]);
+    char *env[] = {kv, NULL};
+    if (childenv_check(env, childenv_default_deny, NULL, &err) != 0)
+      check_fail(__FILE__, __LINE__, "%s is denied by default: %s", fine[i], err.msg);
+    error_clear(&err);
   }
+}
+
+/* Whether the default lists refuse name (set to a path), naming it. */
+static bool
+denied_by_default(const char *name)
+{
+  char kv[160];
+  snprintf(kv, sizeof kv, "%s=/tmp/x/evil", name);
+  char *env[] = {kv, NULL};
+  VigilError err = VIGIL_ERROR_INIT;
+  bool denied = childenv_check(env, childenv_default_deny, NULL, &err) != 0 &&
+                err.code == kErrDenied && strstr(err.msg, name) != NULL;
+  error_clear(&err);
+  return denied;
+}
+
+TEST(the_default_deny_list_refuses_what_chooses_a_program)
+{
+  /* Issue 22, point 2: a variable that names a program the child runs by
+   * name, or a file or directory it reads one from, decides what runs. One
+   * name (at least) per default entry; childenv.c says why each is there. */
+  static const char *const choosers[] = {
+    /* the review's case, and the programs a tool runs by a variable */
+    "PATH", "SHELL", "EDITOR", "VISUAL", "SUDO_EDITOR", "PAGER", "MANPAGER", "LESSOPEN",
+    "LESS", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS",
+    /* shells */
+    "PS4", "CDPATH", "ZDOTDIR",
+    /* where configuration (that names programs) is read from */
+    "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME",
+    /* git */
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXEC_PATH", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0",
+    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_DIR", "GIT_ASKPASS", "GIT_EDITOR",
+    "GIT_PAGER", "GIT_EXTERNAL_DIFF", "GIT_TEMPLATE_DIR", "GIT_PROXY_COMMAND",
+    /* node and its package managers; npm reads npm_config_* in any case */
+    "npm_config_script_shell", "NPM_CONFIG_SCRIPT_SHELL", "Npm_Config_Script_Shell",
+    "npm_config_userconfig", "YARN_RC_FILENAME", "YARN_YARN_PATH", "PNPM_HOME",
+    "COREPACK_NPM_REGISTRY", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE",
+    /* python */
+    "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONEXECUTABLE", "PYTHONBREAKPOINT", "PYTHON",
+    "PIP_INDEX_URL", "PIP_CONFIG_FILE", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYENV_VERSION",
+    "PYENV_ROOT",
+    /* make, the C toolchain and what it is given */
+    "MAKE", "MAKEFLAGS", "MAKEFILES", "MFLAGS", "GNUMAKEFLAGS", "CC", "CXX", "CPP", "LD", "AR",
+    "AS", "FC", "RM", "LEX", "YACC", "M4", "NM", "RANLIB", "STRIP", "OBJCOPY", "PKG_CONFIG",
+    "PKG_CONFIG_PATH", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "LDLIBS", "ARFLAGS",
+    "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH", "CCACHE_PREFIX", "CMAKE_TOOLCHAIN_FILE", "CMAKE_C_COMPILER_LAUNCHER",
+    /* rust */
+    "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOC", "RUSTFLAGS",
+    "RUSTUP_TOOLCHAIN", "CARGO", "CARGO_HOME", "CARGO_BUILD_RUSTC_WRAPPER",
+    "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
+    /* go */
+    "GOFLAGS", "GOROOT", "GOPATH", "GOENV", "GOTOOLCHAIN", "GOPROXY", "GOSUMDB", "GONOSUMDB",
+    "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOVCS", "GOWORK", "GOCACHE", "GOMODCACHE", "GOBIN",
+    "CGO_CFLAGS", "CGO_LDFLAGS",
+    /* ruby, the JVM */
+    "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE", "JAVA_HOME", "CLASSPATH", "JAVA_OPTS",
+    "MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME",
+    /* libraries every program may load or parse */
+    "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "TERMINFO", "TERMINFO_DIRS",
+    /* the trust anchors of downloads a build makes */
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED", NULL,
+  };
+  for (size_t i = 0; choosers[i] != NULL; i++) {
+    if (!denied_by_default(choosers[i]))
+      check_fail(__FILE__, __LINE__, "%s is not refused by default", choosers[i]);
+  }
+  /* Denied names are compared without regard to case: npm and others read
+   * theirs so, and "path" is no reason to let "PATH" through. */
+  static const char *const cases[] = {"path", "Path", "ld_preload", "Bash_Env", "git_ssh_command",
+                                      "pythonpath", "node_options", NULL};
+  for (size_t i = 0; cases[i] != NULL; i++) {
+    if (!denied_by_default(cases[i]))
+      check_fail(__FILE__, __LINE__, "%s is not refused by default", cases[i]);
+  }
+  /* The message names the variable as given and the entry that matched. */
+  VigilError err = VIGIL_ERROR_INIT;
+  char *env[] = {"Npm_Config_Script_Shell=/tmp/x/sh", NULL};
+  CHECK_INT(childenv_check(env, childenv_default_deny, NULL, &err), -1);
+  CHECK_CONTAINS(err.msg, "env: \"Npm_Config_Script_Shell\" is refused by monitor.env_deny "
+                          "(entry \"npm_config_*\")");
+  error_clear(&err);
+}
+
+TEST(the_default_allow_list_lets_only_harmless_names_of_denied_families_through)
+{
+  VigilError err = VIGIL_ERROR_INIT;
+  static const char *const harmless[] = {
+    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "CARGO_TERM_COLOR",
+    "CARGO_TERM_VERBOSE", "CARGO_INCREMENTAL", "CARGO_BUILD_JOBS", "CGO_ENABLED",
+    "CMAKE_BUILD_PARALLEL_LEVEL", NULL,
+  };
+  for (size_t i = 0; harmless[i] != NULL; i++) {
+    char kv[128];
+    snprintf(kv, sizeof kv, "%s=1", harmless[i]);
+    char *env[] = {kv, NULL};
+    /* Denied by a family, exempted by the default allow list. */
+    if (childenv_check(env, childenv_default_deny, NULL, &err) == 0)
+      check_fail(__FILE__, __LINE__, "%s is in no denied family", harmless[i]);
+    error_clear(&err);
+    if (childenv_check(env, childenv_default_deny, childenv_default_allow, &err) != 0)
+      check_fail(__FILE__, __LINE__, "%s is denied with the default allow list: %s",
+                 harmless[i], err.msg);
+    error_clear(&err);
+    CHECK(childenv_pattern_problem(harmless[i]) == NULL);
+  }
+  for (size_t i = 0; childenv_default_allow[i] != NULL; i++)
+    CHECK(childenv_pattern_problem(childenv_default_allow[i]) == NULL);
+  /* The rest of those families stays denied. */
+  char *env[] = {"GIT_AUTHOR_NAME=me", "GIT_SSH_COMMAND=/tmp/x/ssh", NULL};
+  CHECK_INT(childenv_check(env, childenv_default_deny, childenv_default_allow, &err), -1);
+  CHECK_CONTAINS(err.msg, "\"GIT_SSH_COMMAND\" is refused by monitor.env_deny (entry "
+                          "\"GIT_*\")");
+  error_clear(&err);
+  char *cargo[] = {"CARGO_TARGET_DIR=/tmp/x", NULL};
+  CHECK_INT(childenv_check(cargo, childenv_default_deny, childenv_default_allow, &err), -1);
+  error_clear(&err);
+  /* An allow entry matches without regard to case too. */
+  char *lower[] = {"git_author_name=me", NULL};
+  CHECK_INT(childenv_check(lower, childenv_default_deny, childenv_default_allow, &err), 0);
 }
 
 TEST(check_refuses_a_denied_name_and_names_entry_and_setting)
@@ -303,6 +442,8 @@ main(void)
   RUN(patterns_match_a_name_or_a_prefix);
   RUN(a_list_entry_is_a_name_or_a_prefix_pattern);
   RUN(the_default_deny_list_holds_the_issues_hooks);
+  RUN(the_default_deny_list_refuses_what_chooses_a_program);
+  RUN(the_default_allow_list_lets_only_harmless_names_of_denied_families_through);
   RUN(check_refuses_a_denied_name_and_names_entry_and_setting);
   RUN(check_refuses_a_malformed_entry_with_the_name_escaped);
   RUN(build_inherits_only_what_the_list_names_and_extra_wins);

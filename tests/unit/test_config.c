@@ -57,7 +57,7 @@ is_defaults(const VigilConfig *cfg)
   settings_defaults(&d);
   return cfg->path == NULL && memcmp(&cfg->settings, &d, sizeof d) == 0 && cfg->enabled &&
          cfg->search_path == NULL && same_list(cfg->env_deny, childenv_default_deny) &&
-         same_list(cfg->env_allow, no_names) &&
+         same_list(cfg->env_allow, childenv_default_allow) &&
          same_list(cfg->env_inherit, childenv_default_inherit) &&
          !cfg->live_mode_enabled && !cfg->allow_shell && cfg->allow_persistent &&
          cfg->line_buffered &&
@@ -165,7 +165,7 @@ TEST(bundled_config_loads_and_documents_every_setting)
   CHECK(cfg.search_path == NULL);
   CHECK(cfg.state_dir == NULL); /* vigild's default: beside the socket */
   CHECK(same_list(cfg.env_deny, childenv_default_deny));
-  CHECK(same_list(cfg.env_allow, no_names));
+  CHECK(same_list(cfg.env_allow, childenv_default_allow));
   CHECK(same_list(cfg.env_inherit, childenv_default_inherit));
   static const char *const demo[] = {"python3", "tail", "make", "npm",
                                      "node",    "cargo", "go",  "pytest"};
