@@ -23,17 +23,23 @@
 #include "error.h"
 #include "logfile.h"
 
-/* Prints the last DAEMON_LOG_TAIL_BYTES of the log at path to stderr. */
+/* Prints the last DAEMON_LOG_TAIL_BYTES of the log at path to stderr. Only
+ * a regular file of our own, reached without following a symbolic link: a
+ * log path that another user replaced with a link (or a FIFO) must not make
+ * the engine print the file it points at, or hang on it. */
 static void
 daemon_print_log_tail(const char *path)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0)
     return;
   struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    close(fd);
+    return;
+  }
   char buf[DAEMON_LOG_TAIL_BYTES];
-  off_t from = fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof buf ? st.st_size - (off_t)sizeof buf
-                                                                     : 0;
+  off_t from = st.st_size > (off_t)sizeof buf ? st.st_size - (off_t)sizeof buf : 0;
   ssize_t n = pread(fd, buf, sizeof buf, from);
   close(fd);
   if (n > 0)

@@ -473,6 +473,28 @@ def test_daemon_writes_no_log_in_a_socket_directory_others_can_write(tmp):
     assert os.listdir(shared) == [], os.listdir(shared)
 
 
+def test_daemon_never_shows_what_a_symlinked_log_points_at(tmp):
+    # The parent shows the end of the log when the engine does not start;
+    # a log path that is a link (another user's doing, in a shared place)
+    # is refused by the engine, and the parent must not then print the
+    # file the link points at.
+    secret = os.path.join(tmp, "secret")
+    with open(secret, "w") as f:
+        f.write("TOP-SECRET-CONTENT\n")
+    link = os.path.join(tmp, "vigild.log")
+    os.symlink(secret, link)
+    sock = os.path.join(tmp, "run", "vigil.sock")
+    p = subprocess.run([VIGILD, "--daemon", "--listen", sock, "--log-file", link, "--no-state"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=START_S)
+    err = p.stderr.decode()
+    assert p.returncode == 1, (p.returncode, err)
+    assert "is a symbolic link" in err, err
+    assert "TOP-SECRET-CONTENT" not in err, err
+    with open(secret) as f:
+        assert f.read() == "TOP-SECRET-CONTENT\n"
+
+
 def test_daemon_with_stdio_is_a_usage_error(tmp):
     p = subprocess.run([VIGILD, "--daemon", "--stdio"], stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=EXIT_S)
@@ -484,6 +506,7 @@ TESTS = [
     test_daemon_returns_once_the_engine_listens,
     test_daemon_says_why_the_engine_did_not_start,
     test_daemon_writes_no_log_in_a_socket_directory_others_can_write,
+    test_daemon_never_shows_what_a_symlinked_log_points_at,
     test_daemon_with_stdio_is_a_usage_error,
     test_an_activated_socket_is_served_at_its_own_path,
     test_children_do_not_inherit_the_activation_variables,
