@@ -16,6 +16,10 @@
 #include "textfmt.h"
 #include "utf8.h"
 
+/* The largest whole number a double holds exactly (2^53): a real past it is
+ * not taken for an integer, since its digits are not the ones written. */
+#define MCP_SCHEMA_EXACT_MAX 9007199254740992.0
+
 /* The JSON Schema type name of a value ("integer" for a whole number). */
 static bool
 mcp_schema_is(const json_t *v, const char *type)
@@ -24,7 +28,8 @@ mcp_schema_is(const json_t *v, const char *type)
     return json_is_string(v);
   if (strcmp(type, "integer") == 0)
     return json_is_integer(v) ||
-           (json_is_real(v) && floor(json_real_value(v)) == json_real_value(v));
+           (json_is_real(v) && floor(json_real_value(v)) == json_real_value(v) &&
+            fabs(json_real_value(v)) <= MCP_SCHEMA_EXACT_MAX);
   if (strcmp(type, "number") == 0)
     return json_is_number(v);
   if (strcmp(type, "boolean") == 0)
@@ -127,7 +132,7 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
     const json_t *mn = json_object_get(schema, "minLength");
     size_t len = json_string_length(v);
     if ((mx && len > (size_t)json_integer_value(mx)) || (mn && len < (size_t)json_integer_value(mn))) {
-      utf8_snprintf(msg, cap, "%s must be %lld..%lld characters long, got %zu", name,
+      utf8_snprintf(msg, cap, "%s must be %lld..%lld bytes long (UTF-8), got %zu", name,
                     mn ? (long long)json_integer_value(mn) : 0LL,
                     mx ? (long long)json_integer_value(mx) : (long long)len, len);
       return false;
@@ -158,8 +163,39 @@ mcp_schema_value(const json_t *schema, const json_t *v, const char *name, char *
   return true;
 }
 
+/* Whether the schema's type is "integer" alone (not also "number"). */
+static bool
+mcp_schema_wants_integer(const json_t *schema)
+{
+  const json_t *type = json_object_get(schema, "type");
+  return json_is_string(type) && strcmp(json_string_value(type), "integer") == 0;
+}
+
+/* A checked value as the tools read it: a whole number written as a real
+ * (5000.0), which JSON Schema counts as an integer, becomes an integer,
+ * since the tools read integers with json_integer_value (0 for a real).
+ * Returns the integer to put in v's place, or NULL when v stays as it is
+ * (an array's items are replaced in place). */
+static json_t *
+mcp_schema_integers(const json_t *schema, json_t *v)
+{
+  if (json_is_real(v) && mcp_schema_wants_integer(schema))
+    return json_integer((json_int_t)json_real_value(v));
+  const json_t *items = json_object_get(schema, "items");
+  if (json_is_array(v) && json_is_object(items)) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e) {
+      json_t *n = mcp_schema_integers(items, e);
+      if (n != NULL)
+        json_array_set_new(v, i, n);
+    }
+  }
+  return NULL;
+}
+
 bool
-mcp_schema_check(const json_t *schema, const json_t *args, char *msg, size_t cap)
+mcp_schema_check(const json_t *schema, json_t *args, char *msg, size_t cap)
 {
   const json_t *props = json_object_get(schema, "properties");
   if (args != NULL && !json_is_object(args)) {
@@ -187,6 +223,14 @@ mcp_schema_check(const json_t *schema, const json_t *args, char *msg, size_t cap
     if (json_is_string(r) && (args == NULL || json_object_get(args, json_string_value(r)) == NULL)) {
       utf8_snprintf(msg, cap, "%s is required", json_string_value(r));
       return false;
+    }
+  }
+  json_t *e;
+  if (args) {
+    json_object_foreach(args, key, e) {
+      json_t *n = mcp_schema_integers(json_object_get(props, key), e);
+      if (n != NULL)
+        json_object_set_new(args, key, n); /* replaces the value: the key stays */
     }
   }
   return true;

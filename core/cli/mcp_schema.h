@@ -15,7 +15,9 @@
 #include <stddef.h>
 
 /* Checks args (an object, or NULL for none) against schema. Returns true,
- * or false with why (naming the argument) in msg. */
-bool mcp_schema_check(const json_t *schema, const json_t *args, char *msg, size_t cap);
+ * or false with why (naming the argument) in msg. On success a whole number
+ * written as a real (5000.0) where the schema wants an integer is made an
+ * integer in args, as the tools read it. A string's length is in bytes. */
+bool mcp_schema_check(const json_t *schema, json_t *args, char *msg, size_t cap);
 
 #endif
