@@ -296,6 +296,10 @@ mcp_seed_status(const char *state, const json_t *exit_code)
   if (strcmp(state, "exited") == 0)
     return json_is_integer(exit_code) && json_integer_value(exit_code) == 0 ? "completed"
                                                                              : "failed";
+  /* The engine lost the program (its keeper gone across a restart): what
+   * became of it is unknown, so not "killed", which says vigil ended it. */
+  if (strcmp(state, "failed") == 0)
+    return "failed";
   return "killed";
 }
 

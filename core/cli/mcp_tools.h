@@ -119,7 +119,8 @@ int mcp_seed_start(McpServer *s, json_t *args, McpResult *out, json_t **result);
 void mcp_seed_note_engine(StrBuf *note, const json_t *result);
 
 /* A monitor state (and exit code) as the seeds' task status: running,
- * completed (exited 0), failed (exited otherwise), killed (every other
+ * completed (exited 0), failed (exited otherwise, or the engine's state
+ * failed: the program lost across a restart), killed (every other
  * ending). */
 const char *mcp_seed_status(const char *state, const json_t *exit_code);
 
