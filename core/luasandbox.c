@@ -5,8 +5,10 @@
  * reporting failure as a VigilError (see luasandbox.h).
  *
  * The libraries a state gets, what is taken out of them and the wrappers
- * that charge their C work are luasandbox_libs.c; xpcall's replacement is
- * here, with the rest of the budget's error paths.
+ * that charge their C work are luasandbox_libs.c; compiling a chunk a
+ * charged piece at a time (luasandbox_load), for the host and for Lua's
+ * load and require, is here, and so is xpcall's replacement, with the rest
+ * of the budget's error paths.
  *
  * The budget is a count hook every LUASANDBOX_HOOK_STEP instructions. Past
  * the budget the hook raises an error and re-arms itself for every single
@@ -39,9 +41,12 @@
  * by the hook, by every charge, so at every call of a C function and
  * between two pieces of a chunk, and by the allocator every
  * LUASANDBOX_HOOK_STEP instructions it charges; past it the run stops as it
- * does past the budget, with "time limit of N ms exceeded". So a run
- * overshoots its limit by at most one charged step of C work or
- * LUASANDBOX_HOOK_STEP instructions, whichever is longer.
+ * does past the budget, with "time limit of N ms exceeded". A charge is
+ * made before the work it pays for, and one charged instruction pays for a
+ * few nanoseconds of work, so whatever passes the budget's check also fits
+ * in the 100 ns an instruction the clock allows. So a run overshoots its
+ * limit by at most one charged step of C work or LUASANDBOX_HOOK_STEP
+ * instructions, whichever is longer.
  *
  * Error paths. The hook raises its error from inside the hook, and Lua
  * runs a hook with every hook off; whatever Lua runs before that error has

@@ -356,6 +356,25 @@ luasandbox_span(lua_Integer f, lua_Integer e)
   return n == UINT64_MAX ? n : n + 1;
 }
 
+/* The length of the range of the table at 1 that table.concat and
+ * table.unpack read: from argument `first` (1 when absent) to the next one
+ * (#t when absent, asked only then, as they do); 0 when either is no
+ * integer. */
+static uint64_t
+luasandbox_table_range(lua_State *L, int first)
+{
+  bool ok = true;
+  lua_Integer i = luasandbox_intarg(L, first, 1, &ok);
+  lua_Integer j;
+  if (lua_isnoneornil(L, first + 1)) {
+    uint64_t n = luasandbox_len(L, 1);
+    j = n > (uint64_t)LUA_MAXINTEGER ? LUA_MAXINTEGER : (lua_Integer)n;
+  } else {
+    j = luasandbox_intarg(L, first + 1, 0, &ok);
+  }
+  return ok ? luasandbox_span(i, j) : 0;
+}
+
 /* A span of values a function would push: 0 when it is longer than any
  * call can push, since the function then refuses it before any work. */
 static uint64_t
@@ -447,20 +466,28 @@ luasandbox_rep_copies(lua_State *L)
   return (uint64_t)n / LUASANDBOX_SCAN_BYTES;
 }
 
-/* What the call on the stack will cost, read from its arguments without
- * raising anything the original would not (a bad argument costs nothing
- * more and is left for the original to refuse). */
+/* What calling the function costs before its own work: 1, 1 per argument,
+ * and the bytes of the strings it is given where it takes a number (file
+ * comment), which the cost of its work may convert to read them. */
 static uint64_t
-luasandbox_cost(lua_State *L, const LuaSandboxCharged *c)
+luasandbox_call_cost(lua_State *L, const LuaSandboxCharged *c)
 {
   int nargs = lua_gettop(L);
-  uint64_t cost = 1 + (uint64_t)nargs, bytes = 0;
-  for (int i = 1; i <= nargs && i <= 32; i++)
-    if (c->numeric == NUM_ALL || (c->numeric & NUM(i)))
+  uint64_t bytes = 0;
+  for (int i = 1; i <= nargs; i++)
+    if (c->numeric == NUM_ALL || (i <= 32 && (c->numeric & NUM(i))))
       bytes += luasandbox_strlen(L, i);
-  if (c->numeric == NUM_ALL)
-    for (int i = 33; i <= nargs; i++)
-      bytes += luasandbox_strlen(L, i);
+  return 1 + (uint64_t)nargs + bytes / LUASANDBOX_SCAN_BYTES;
+}
+
+/* What the function's work will cost (its entry's LuaSandboxCost), read
+ * from its arguments without raising anything the original would not (a
+ * bad argument costs nothing and is left for the original to refuse). */
+static uint64_t
+luasandbox_work_cost(lua_State *L, const LuaSandboxCharged *c)
+{
+  int nargs = lua_gettop(L);
+  uint64_t cost = 0, bytes = 0;
   bool ok = true;
   switch (c->cost) {
   case kCostCall:
@@ -509,19 +536,9 @@ luasandbox_cost(lua_State *L, const LuaSandboxCharged *c)
       cost += luasandbox_span(f, e);
     break;
   }
-  case kCostConcat: {
-    lua_Integer i = luasandbox_intarg(L, 3, 1, &ok);
-    lua_Integer j;
-    if (lua_isnoneornil(L, 4)) {
-      uint64_t n = luasandbox_len(L, 1);
-      j = n > (uint64_t)LUA_MAXINTEGER ? LUA_MAXINTEGER : (lua_Integer)n;
-    } else {
-      j = luasandbox_intarg(L, 4, 0, &ok);
-    }
-    if (ok)
-      cost += luasandbox_span(i, j);
+  case kCostConcat:
+    cost += luasandbox_table_range(L, 3);
     break;
-  }
   case kCostSort: {
     uint64_t n = luasandbox_len(L, 1), log = 1;
     while (log < 64 && (n >> log) != 0)
@@ -529,19 +546,9 @@ luasandbox_cost(lua_State *L, const LuaSandboxCharged *c)
     cost += n > UINT64_MAX / log ? UINT64_MAX : n * log;
     break;
   }
-  case kCostUnpack: {
-    lua_Integer i = luasandbox_intarg(L, 2, 1, &ok);
-    lua_Integer e;
-    if (lua_isnoneornil(L, 3)) {
-      uint64_t n = luasandbox_len(L, 1);
-      e = n > (uint64_t)LUA_MAXINTEGER ? LUA_MAXINTEGER : (lua_Integer)n;
-    } else {
-      e = luasandbox_intarg(L, 3, 0, &ok);
-    }
-    if (ok)
-      cost += luasandbox_pushed(luasandbox_span(i, e));
+  case kCostUnpack:
+    cost += luasandbox_pushed(luasandbox_table_range(L, 2));
     break;
-  }
   case kCostCodes:
     bytes += luasandbox_codes_skip(L);
     break;
@@ -574,13 +581,19 @@ luasandbox_swap_iterator(lua_State *L, int nresults)
 /* The body of every wrapper (file comment): the original's own upvalues
  * come first (math.random's state, the pattern functions' bounds), then the
  * original (at `first`) and its entry in luasandbox_charged[]. Charges the
- * call, runs the entry's `before`, and calls the original in this frame. */
+ * call, then its work, runs the entry's `before`, and calls the original
+ * (or the entry's `instead`) in this frame. */
 static int
 luasandbox_charged_call(lua_State *L, int first)
 {
   const LuaSandboxCharged *c =
       &luasandbox_charged[lua_tointeger(L, lua_upvalueindex(first + 1))];
-  luasandbox_charge(L, luasandbox_cost(L, c));
+  luasandbox_charge(L, luasandbox_call_cost(L, c));
+  if (c->cost != kCostCall) {
+    uint64_t work = luasandbox_work_cost(L, c);
+    if (work > 0)
+      luasandbox_charge(L, work);
+  }
   if (c->before != NULL)
     c->before(L);
   lua_CFunction f = c->instead ? c->instead : lua_tocfunction(L, lua_upvalueindex(first));
