@@ -53,20 +53,17 @@ policy_self(lua_State *L)
 }
 
 /* Charges a call of one of the functions here as luasandbox_libs.c charges
- * Lua's own: 1, 1 per argument, and the bytes of a string argument (a
- * number given as a string is converted, a level or a module name
- * compared). What each does beyond that is bounded (a log line is cut to
- * POLICY_LOG_MAX, a module name to POLICY_MODULE_NAME_MAX) or charged
+ * Lua's own: 1, 1 per argument, and the bytes of argument `numeric` (0:
+ * none) when it is a string, which Lua converts to a number. What each does
+ * beyond that is bounded (a level is one of four words, a log line is cut
+ * to POLICY_LOG_MAX, and one dropped by the rate limit costs a comparison;
+ * a module name is checked against POLICY_MODULE_NAME_MAX first) or charged
  * where it is done (vigil.escape's text, require's compiling). */
 static void
-policy_charge_call(lua_State *L)
+policy_charge_call(lua_State *L, int numeric)
 {
-  int nargs = lua_gettop(L);
-  size_t bytes = 0;
-  for (int i = 1; i <= nargs; i++)
-    if (lua_type(L, i) == LUA_TSTRING)
-      bytes += lua_rawlen(L, i);
-  luasandbox_charge(L, 1 + (uint64_t)nargs + bytes / LUASANDBOX_SCAN_BYTES);
+  size_t bytes = numeric > 0 && lua_type(L, numeric) == LUA_TSTRING ? lua_rawlen(L, numeric) : 0;
+  luasandbox_charge(L, 1 + (uint64_t)lua_gettop(L) + bytes / LUASANDBOX_SCAN_BYTES);
 }
 
 /* --- the vigil module ---------------------------------------------------- */
@@ -75,7 +72,7 @@ policy_charge_call(lua_State *L)
 static int
 policy_vigil_nonce(lua_State *L)
 {
-  policy_charge_call(L);
+  policy_charge_call(L, 0);
   char nonce[ENVELOPE_NONCE_HEX + 1];
   envelope_nonce(nonce);
   lua_pushstring(L, nonce);
@@ -100,7 +97,7 @@ policy_vigil_escape(lua_State *L)
 static int
 policy_vigil_time(lua_State *L)
 {
-  policy_charge_call(L);
+  policy_charge_call(L, 1);
   Policy *p = policy_self(L);
   int64_t ms = lua_isnoneornil(L, 1) ? clock_now_ms() : (int64_t)luaL_checkinteger(L, 1);
   strbuf_reset(&p->scratch);
@@ -165,7 +162,7 @@ policy_vigil_log(lua_State *L)
 {
   static const char *const levels[] = {"debug", "info", "warn", "error", NULL};
   static const LogLevel values[] = {kLogDebug, kLogInfo, kLogWarn, kLogError};
-  policy_charge_call(L);
+  policy_charge_call(L, 0);
   Policy *p = policy_self(L);
   int level = luaL_checkoption(L, 1, NULL, levels);
   size_t len;
@@ -277,7 +274,7 @@ policy_find_module(lua_State *L, Policy *p, const char *name, size_t len, char *
 static int
 policy_require(lua_State *L)
 {
-  policy_charge_call(L);
+  policy_charge_call(L, 0);
   Policy *p = policy_self(L);
   size_t len;
   const char *name = luaL_checklstring(L, 1, &len);
