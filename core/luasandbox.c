@@ -5,8 +5,10 @@
  * reporting failure as a VigilError (see luasandbox.h).
  *
  * The libraries a state gets, what is taken out of them and the wrappers
- * that charge their C work are luasandbox_libs.c; xpcall's replacement is
- * here, with the rest of the budget's error paths.
+ * that charge their C work are luasandbox_libs.c; compiling a chunk a
+ * charged piece at a time (luasandbox_load), for the host and for Lua's
+ * load and require, is here, and so is xpcall's replacement, with the rest
+ * of the budget's error paths.
  *
  * The budget is a count hook every LUASANDBOX_HOOK_STEP instructions. Past
  * the budget the hook raises an error and re-arms itself for every single
@@ -14,22 +16,37 @@
  * instruction of its caller raises again, and so on out to the host.
  *
  * Work done inside a C function executes no VM instructions, so the hook
- * alone cannot see it: a string.find with a backtracking pattern (".-.-.-x"
- * on a long subject) or a table.move over 2^50 indexes would run for hours
- * inside one call, and a loop of calls that each copy or scan megabytes
- * (table.insert at the front of a big table, utf8.len of a big string) costs
- * milliseconds per instruction. So the C work is charged to the same budget:
- *   - the pattern functions and the table and utf8 functions that loop
- *     charge what they do (luasandbox_libs.c), through luasandbox_charge;
+ * alone cannot see it: string.rep("", math.maxinteger) loops for centuries
+ * inside one call without running an instruction or allocating a byte, a
+ * string.find with a backtracking pattern or a table.sort of long strings
+ * runs for hours, and a loop of calls that each scan megabytes (packsize
+ * of a long format, load of a big chunk, upper of a long string) costs
+ * milliseconds per instruction. So the C work is charged to the same
+ * budget, through luasandbox_charge, before or as it is done:
+ *   - every C function a sandbox can reach is wrapped or replaced to charge
+ *     what its arguments say it will do (luasandbox_libs.c, which has the
+ *     audit of each one), the pattern functions charge their steps as they
+ *     go (luapattern.c), a chunk is compiled a piece at a time with each
+ *     piece charged (luasandbox_load), and the host's own C functions
+ *     charge themselves (policy_lib.c);
  *   - the allocator charges every LUASANDBOX_ALLOC_BYTES bytes it hands out
- *     as one instruction (string.rep, concatenation, table growth), and
- *     when that passes the budget it arms the hook to stop at the next
- *     instruction (it cannot raise an error itself).
- * And, as a backstop for what no charge sees (comparing two distinct
- * multi-MiB strings is one VM instruction), each run or call also has a
- * wall-clock limit of LUASANDBOX_TIME_BASE_MS plus 100 ns per budgeted
- * instruction, tens of times what the budget costs in Lua code, checked by
- * the hook and by every charge; it reads "time limit of N ms exceeded".
+ *     as one instruction (copies in bulk: concatenation, string.rep, table
+ *     growth), and when that passes the budget it arms the hook to stop at
+ *     the next instruction (it cannot raise an error itself).
+ * The wall-clock limit of each run or call, LUASANDBOX_TIME_BASE_MS plus
+ * 100 ns per budgeted instruction (tens of times what the budget costs in
+ * Lua code), is the backstop for what no charge sees exactly (a parse
+ * whose cost grows faster than its text; comparing, or converting to a
+ * number, a string of megabytes, which is one VM instruction). It is read
+ * by the hook, by every charge, so at every call of a C function and
+ * between two pieces of a chunk, and by the allocator every
+ * LUASANDBOX_HOOK_STEP instructions it charges; past it the run stops as it
+ * does past the budget, with "time limit of N ms exceeded". A charge is
+ * made before the work it pays for, and one charged instruction pays for a
+ * few nanoseconds of work, so whatever passes the budget's check also fits
+ * in the 100 ns an instruction the clock allows. So a run overshoots its
+ * limit by at most one charged step of C work or LUASANDBOX_HOOK_STEP
+ * instructions, whichever is longer.
  *
  * Error paths. The hook raises its error from inside the hook, and Lua
  * runs a hook with every hook off; whatever Lua runs before that error has
@@ -65,6 +82,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,10 +93,12 @@
 #include "memory.h"
 #include "strbuf.h"
 
-/* Instructions between two calls of the count hook: small enough that a
- * budget is overshot by at most this much, large enough that the hook costs
- * nothing measurable. */
-#define LUASANDBOX_HOOK_STEP 1000
+/* Instructions between two calls of the count hook, which also reads the
+ * clock: small enough that a run overshoots its limits by at most this many
+ * instructions, even when each is costly (a comparison or a conversion to a
+ * number of a string of megabytes takes some milliseconds), large enough
+ * that the hook costs little (some 10% of Lua code's time at 100). */
+#define LUASANDBOX_HOOK_STEP 100
 
 /* Bytes allocated that are charged as one instruction: about what copying
  * or filling them costs next to a VM instruction, with room to spare (a
@@ -93,6 +113,10 @@
 #define LUASANDBOX_INSTRUCTIONS_PER_MS 10000u
 #define LUASANDBOX_TIME_MAX_MS (1000u * 86400u)
 
+/* Longest message luasandbox_load_file pushes for a file it cannot read: a
+ * path as long as the system allows and the reason. */
+#define LUASANDBOX_FILE_MSG_MAX (PATH_MAX + 256)
+
 /* Longest text of a limit message ("instruction budget of N exceeded"). */
 #define LUASANDBOX_STOP_MAX 64
 
@@ -102,6 +126,7 @@ struct LuaSandbox {
   size_t used;        /* bytes held by the state now */
   size_t refusals;    /* allocations refused since luasandbox_new */
   uint64_t executed;  /* instructions counted in the current run or call */
+  uint64_t unclocked; /* of which charged by the allocator since it last read the clock */
   bool over_budget;   /* the current run or call has passed a limit */
   uint64_t time_max_ms;  /* wall-clock limit of a run or call */
   uint64_t deadline_ns;  /* CLOCK_MONOTONIC time at which the current one ends */
@@ -147,12 +172,27 @@ luasandbox_count(LuaSandbox *sb, uint64_t n)
   return sb->over_budget;
 }
 
-/* Raises the limit error, prefixed with where `level` of the stack is
- * (luaL_where: 0 is the running function, 1 its caller). */
+/* Levels of the stack luasandbox_raise_stop looks through for Lua code to
+ * name (a charge may come from a C function that a C function called:
+ * table.sort's comparator). */
+#define LUASANDBOX_WHERE_LEVELS 8
+
+/* Raises the limit error, prefixed with where the nearest Lua function at
+ * or above `level` of the stack is (luaL_where: 0 is the running function,
+ * 1 its caller), so the message names the line that asked for the work. */
 static int
 luasandbox_raise_stop(lua_State *L, LuaSandbox *sb, int level)
 {
-  luaL_where(L, level);
+  lua_Debug ar;
+  int at = level;
+  for (int i = level; i < level + LUASANDBOX_WHERE_LEVELS && lua_getstack(L, i, &ar); i++) {
+    lua_getinfo(L, "l", &ar);
+    if (ar.currentline > 0) {
+      at = i;
+      break;
+    }
+  }
+  luaL_where(L, at);
   lua_pushstring(L, sb->stop);
   lua_concat(L, 2);
   return lua_error(L);
@@ -186,12 +226,19 @@ luasandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return NULL;
   }
   sb->used = sb->used - old + nsize;
-  /* Charged without a clock read, which the allocator is too hot for; the
-   * hook and the other charges read it. */
+  /* The clock is read once per LUASANDBOX_HOOK_STEP instructions charged
+   * here, not at each allocation, which is too hot a path for it. */
   if (nsize > old) {
-    sb->executed += (nsize - old) / LUASANDBOX_ALLOC_BYTES;
-    if (sb->executed > sb->limits.instruction_max)
+    uint64_t n = (nsize - old) / LUASANDBOX_ALLOC_BYTES;
+    sb->executed += n;
+    sb->unclocked += n;
+    if (sb->executed > sb->limits.instruction_max) {
       luasandbox_stop(sb, false);
+    } else if (sb->unclocked >= LUASANDBOX_HOOK_STEP) {
+      sb->unclocked = 0;
+      if (clock_mono_ns() > sb->deadline_ns)
+        luasandbox_stop(sb, true);
+    }
   }
   return p;
 }
@@ -228,11 +275,19 @@ luasandbox_charge(lua_State *L, uint64_t n)
     luasandbox_raise_stop(L, sb, 1);
 }
 
+/* See luasandbox.h. */
+void
+luasandbox_charge_bytes(lua_State *L, size_t bytes)
+{
+  luasandbox_charge(L, 1 + bytes / LUASANDBOX_SCAN_BYTES);
+}
+
 /* Starts a new budget and clock for one run or call. */
 static void
 luasandbox_reset_budget(LuaSandbox *sb)
 {
   sb->executed = 0;
+  sb->unclocked = 0;
   sb->over_budget = false;
   sb->stop[0] = '\0';
   sb->deadline_ns = clock_mono_ns() + sb->time_max_ms * 1000000u;
@@ -266,6 +321,7 @@ static int
 luasandbox_xpcall(lua_State *L)
 {
   int n = lua_gettop(L);
+  luasandbox_charge(L, 1 + (uint64_t)n); /* like every C function (luasandbox_libs.c) */
   luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_pushvalue(L, 2);
   lua_pushcclosure(L, luasandbox_xpcall_handler, 1);
@@ -370,6 +426,14 @@ luasandbox_refusals(const LuaSandbox *sb)
   return sb->refusals;
 }
 
+/* See luasandbox_libs.h. */
+size_t
+luasandbox_room(lua_State *L)
+{
+  LuaSandbox *sb = luasandbox_of(L);
+  return sb->limits.memory_max - sb->used;
+}
+
 /* The message handler of every protected run: Lua's message (or a word on a
  * non-string error object) followed by a traceback. A table with __tostring
  * is asked for its text, as lua.c does, but only while the run is within
@@ -445,10 +509,11 @@ luasandbox_expand_source(StrBuf *s, const char *chunkname)
   strbuf_free(&shortid);
 }
 
-/* Runs the function under nargs arguments at the top, under a fresh budget,
- * with the traceback handler. On success leaves nresults results where the
- * function was; on failure sets err (invalid_params) and leaves the stack as
- * it was below the function. */
+/* Runs the function under nargs arguments at the top, under the budget and
+ * clock the caller started (luasandbox_reset_budget), with the traceback
+ * handler. On success leaves nresults results where the function was; on
+ * failure sets err (invalid_params) and leaves the stack as it was below
+ * the function. Either way the budget is left reset, with no stop armed. */
 static int
 luasandbox_pcall(LuaSandbox *sb, int nargs, int nresults, const char *chunkname,
                  VigilError *err)
@@ -458,7 +523,6 @@ luasandbox_pcall(LuaSandbox *sb, int nargs, int nresults, const char *chunkname,
   size_t refusals_before = sb->refusals;
   lua_pushcfunction(L, luasandbox_msghandler);
   lua_insert(L, base);
-  luasandbox_reset_budget(sb);
   int status = lua_pcall(L, nargs, nresults, base);
   bool over = sb->over_budget;
   if (status == LUA_OK) {
@@ -476,8 +540,109 @@ luasandbox_pcall(LuaSandbox *sb, int nargs, int nresults, const char *chunkname,
   return -1;
 }
 
-/* Loads chunk as text (a binary chunk is refused by mode "t") and runs it;
- * see luasandbox.h. */
+/* Where luasandbox_read_piece is in a chunk. */
+typedef struct {
+  const char *next;
+  size_t left;
+} LuaSandboxChunk;
+
+/* The lua_Reader of luasandbox_load: hands out the next piece of at most
+ * LUASANDBOX_LOAD_PIECE bytes, charged first (lua_load runs the reader
+ * protected, so the limit's error ends the load). */
+static const char *
+luasandbox_read_piece(lua_State *L, void *ud, size_t *size)
+{
+  LuaSandboxChunk *c = ud;
+  size_t n = c->left < LUASANDBOX_LOAD_PIECE ? c->left : LUASANDBOX_LOAD_PIECE;
+  *size = n;
+  if (n == 0)
+    return NULL;
+  luasandbox_charge_bytes(L, n);
+  const char *piece = c->next;
+  c->next += n;
+  c->left -= n;
+  return piece;
+}
+
+/* See luasandbox.h. */
+int
+luasandbox_load(lua_State *L, const char *chunk, size_t len, const char *chunkname)
+{
+  LuaSandboxChunk c = {chunk, len};
+  return lua_load(L, luasandbox_read_piece, &c, chunkname, "t");
+}
+
+/* Reads path whole into text, refusing more than max bytes. On failure
+ * returns false with why holding "path: what". */
+static bool
+luasandbox_read_file(const char *path, size_t max, StrBuf *text, StrBuf *why)
+{
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    strbuf_printf(why, "%s: cannot open: %s", path, strerror(errno));
+    return false;
+  }
+  char buf[8192];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (text->len + n > max) {
+      fclose(f);
+      strbuf_printf(why, "%s: larger than %zu bytes", path, max);
+      return false;
+    }
+    strbuf_append(text, buf, n);
+  }
+  if (ferror(f)) {
+    int e = errno;
+    fclose(f);
+    strbuf_printf(why, "%s: cannot read: %s", path, strerror(e));
+    return false;
+  }
+  fclose(f);
+  return true;
+}
+
+/* The text of a file as Lua should see it: without a UTF-8 byte order mark
+ * at its start, as lua.c does, since some editors write one. */
+static const char *
+luasandbox_skip_bom(const StrBuf *text, size_t *len)
+{
+  const char *chunk = strbuf_cstr(text);
+  *len = text->len;
+  if (*len >= 3 && memcmp(chunk, "\xEF\xBB\xBF", 3) == 0) {
+    chunk += 3;
+    *len -= 3;
+  }
+  return chunk;
+}
+
+/* See luasandbox.h. Nothing that can raise a Lua error runs while the C
+ * buffers are held, except lua_load, which is protected. */
+int
+luasandbox_load_file(lua_State *L, const char *path, size_t max)
+{
+  StrBuf text = STRBUF_INIT, why = STRBUF_INIT, name = STRBUF_INIT;
+  int status;
+  if (luasandbox_read_file(path, max, &text, &why)) {
+    size_t len;
+    const char *chunk = luasandbox_skip_bom(&text, &len);
+    strbuf_printf(&name, "@%s", path);
+    status = luasandbox_load(L, chunk, len, strbuf_cstr(&name));
+    strbuf_free(&name);
+    strbuf_free(&text);
+    return status;
+  }
+  strbuf_free(&text);
+  char msg[LUASANDBOX_FILE_MSG_MAX];
+  snprintf(msg, sizeof msg, "%s", strbuf_cstr(&why));
+  strbuf_free(&why);
+  lua_pushstring(L, msg);
+  return LUA_ERRFILE;
+}
+
+/* Compiles chunk as text (a binary chunk is refused by mode "t") under a
+ * fresh budget and clock, then runs it under the same ones; see
+ * luasandbox.h. */
 int
 luasandbox_run(LuaSandbox *sb, const char *chunk, size_t len, const char *chunkname,
                int nresults, VigilError *err)
@@ -487,10 +652,12 @@ luasandbox_run(LuaSandbox *sb, const char *chunk, size_t len, const char *chunkn
   if (!lua_checkstack(L, 8))
     return error_set(err, kErrInvalidParams, "memory limit of %zu bytes exceeded",
                      sb->limits.memory_max);
-  int status = luaL_loadbufferx(L, chunk, len, chunkname ? chunkname : "=chunk", "t");
+  luasandbox_reset_budget(sb);
+  int status = luasandbox_load(L, chunk, len, chunkname ? chunkname : "=chunk");
   if (status != LUA_OK) {
     StrBuf s = STRBUF_INIT;
-    luasandbox_error_text(sb, status, false, refusals_before, &s);
+    luasandbox_error_text(sb, status, sb->over_budget, refusals_before, &s);
+    luasandbox_reset_budget(sb);
     luasandbox_expand_source(&s, chunkname);
     error_set(err, kErrInvalidParams, "%s", strbuf_cstr(&s));
     strbuf_free(&s);
@@ -500,40 +667,20 @@ luasandbox_run(LuaSandbox *sb, const char *chunk, size_t len, const char *chunkn
 }
 
 /* Reads path whole (refusing more than max bytes) and runs it as "@path";
- * see luasandbox.h. A UTF-8 byte order mark at the start is skipped, as
- * lua.c does, since some editors write one. */
+ * see luasandbox.h. */
 int
 luasandbox_run_file(LuaSandbox *sb, const char *path, size_t max, int nresults,
                     VigilError *err)
 {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return error_set(err, kErrInvalidParams, "%s: cannot open: %s", path, strerror(errno));
-  StrBuf text = STRBUF_INIT;
-  char buf[8192];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    if (text.len + n > max) {
-      fclose(f);
-      strbuf_free(&text);
-      return error_set(err, kErrInvalidParams, "%s: larger than %zu bytes", path, max);
-    }
-    strbuf_append(&text, buf, n);
-  }
-  if (ferror(f)) {
-    int e = errno;
-    fclose(f);
+  StrBuf text = STRBUF_INIT, why = STRBUF_INIT;
+  if (!luasandbox_read_file(path, max, &text, &why)) {
+    error_set(err, kErrInvalidParams, "%s", strbuf_cstr(&why));
     strbuf_free(&text);
-    return error_set(err, kErrInvalidParams, "%s: cannot read: %s", path, strerror(e));
+    strbuf_free(&why);
+    return -1;
   }
-  fclose(f);
-
-  const char *chunk = strbuf_cstr(&text);
-  size_t len = text.len;
-  if (len >= 3 && memcmp(chunk, "\xEF\xBB\xBF", 3) == 0) {
-    chunk += 3;
-    len -= 3;
-  }
+  size_t len;
+  const char *chunk = luasandbox_skip_bom(&text, &len);
   StrBuf name = STRBUF_INIT;
   strbuf_printf(&name, "@%s", path);
   int rc = luasandbox_run(sb, chunk, len, strbuf_cstr(&name), nresults, err);
@@ -551,5 +698,6 @@ luasandbox_call(LuaSandbox *sb, int nargs, int nresults, VigilError *err)
     return error_set(err, kErrInvalidParams, "memory limit of %zu bytes exceeded",
                      sb->limits.memory_max);
   }
+  luasandbox_reset_budget(sb);
   return luasandbox_pcall(sb, nargs, nresults, NULL, err);
 }

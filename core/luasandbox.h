@@ -1,18 +1,21 @@
 /*
  * A sandboxed Lua 5.4 state, the only way the engine runs Lua (the config
- * now, policies next). What it allows: the base library without dofile,
+ * and the policies). What it allows: the base library without dofile,
  * loadfile and print (load only of text chunks), string, table, math and
  * utf8. No io, os, package, debug, no require, no bytecode. What it bounds:
  * memory (an allocator that refuses past a cap) and instructions (a count
  * hook that raises an error neither pcall nor an xpcall message handler can
- * swallow or outrun, per call), where work done
- * inside C functions (pattern matching, table.move/sort/insert/..., utf8
- * scans, allocation) is charged as instructions too, and Lua's pattern
- * functions are bounded copies (luapattern.h) that also stop a single call
- * past LUAPATTERN_MAX_STEPS; plus, as a backstop, a wall-clock limit per run
- * or call of 1 s + 100 ns per budgeted instruction. A chunk or call that
+ * swallow or outrun, per call), where the work done inside every C function
+ * a sandbox can reach (the libraries' and the host's) is charged as
+ * instructions too, before or as it is done, and Lua's pattern functions
+ * are bounded copies (luapattern.h) that also stop a single call past
+ * LUAPATTERN_MAX_STEPS; plus a wall-clock limit per run or call of 1 s +
+ * 100 ns per budgeted instruction, read by the hook every 100 instructions,
+ * by every charge (so at every call of a C function, and between the pieces
+ * of a chunk being compiled) and by the allocator. A chunk or call that
  * errors, loops or runs out of memory fails with a message carrying a
- * traceback; the state stays usable.
+ * traceback; the state stays usable. luasandbox_libs.c has the audit of
+ * every C function a sandbox can reach and what bounds it.
  */
 #ifndef VIGIL_LUASANDBOX_H
 #define VIGIL_LUASANDBOX_H
@@ -32,6 +35,20 @@ typedef struct {
 
 #define LUASANDBOX_DEFAULT_MEMORY (16u << 20)
 #define LUASANDBOX_DEFAULT_INSTRUCTIONS 10000000u
+
+/* Bytes a C function looks at one by one (case mapping, escaping, parsing
+ * a numeral or a chunk, decoding UTF-8) per instruction charged: about what
+ * one VM instruction costs. Bytes copied in bulk (memcpy) are charged by the
+ * allocator instead, at a rate of its own (luasandbox.c). */
+#define LUASANDBOX_SCAN_BYTES 4
+
+/* Bytes of a chunk handed to Lua's parser at a time (luasandbox_load, and
+ * base load's reader function); each piece is charged before the parser
+ * reads it, so the clock is read at least this often while a chunk
+ * compiles. The parser's cost per byte has no fixed bound (a name is looked
+ * up through every local of every enclosing function: some microseconds a
+ * byte at worst), so a piece is small. */
+#define LUASANDBOX_LOAD_PIECE 1024
 
 /* What separates Lua's message from the traceback in an error message; a
  * caller that wants only the message cuts there. */
@@ -78,6 +95,27 @@ int luasandbox_call(LuaSandbox *sb, int nargs, int nresults, VigilError *err);
  * only from a C function running inside luasandbox_run or _call, before the
  * work. */
 void luasandbox_charge(lua_State *L, uint64_t n);
+
+/* The same for work over `bytes` bytes looked at one by one: charges
+ * 1 + bytes / LUASANDBOX_SCAN_BYTES. */
+void luasandbox_charge_bytes(lua_State *L, size_t bytes);
+
+/* Compiles the text chunk (len bytes; never bytecode) as lua_load does,
+ * handing it to Lua's parser LUASANDBOX_LOAD_PIECE bytes at a time and
+ * charging each piece (luasandbox_charge_bytes) before
+ * the parser reads it, so a chunk that is long or slow to parse is stopped by the budget or
+ * the clock between two pieces. Pushes the function, or the error message,
+ * and returns lua_load's status; past a limit the message is the limit's
+ * and the next instruction raises it again. Only inside a run or call of
+ * the sandbox (luasandbox_run loads its own chunk this way). */
+int luasandbox_load(lua_State *L, const char *chunk, size_t len, const char *chunkname);
+
+/* Reads the file at path (at most max bytes; a UTF-8 byte order mark at its
+ * start is skipped) and compiles it with luasandbox_load, named "@path".
+ * Pushes the function or a message ("path: cannot open: ...", "path: larger
+ * than N bytes", or Lua's), and returns LUA_OK or an error status. For
+ * require. */
+int luasandbox_load_file(lua_State *L, const char *path, size_t max);
 
 /* Bytes allocated now, and allocations refused (over memory_max) since
  * luasandbox_new. */

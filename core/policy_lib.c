@@ -13,12 +13,16 @@
  *   - `require`, which resolves "a.b" to a/b.lua under lua_dir, then under
  *     the bundled plugin directory, then under each plugin path, and nowhere
  *     else (no package.path, no C modules, no "..", no "/": a name is
- *     [A-Za-z0-9_] words joined by dots). A module is loaded as text with
- *     the state's globals as its environment, inside the call that requires
- *     it (so under its budget), and cached in a table in the registry, as
- *     package.loaded would.
+ *     [A-Za-z0-9_] words joined by dots). A module is read whole (at most
+ *     POLICY_FILE_MAX bytes) and compiled as text with luasandbox_load,
+ *     which charges it a piece at a time, with the state's globals as its
+ *     environment, inside the call that requires it (so under its budget and
+ *     clock), and cached in a table in the registry, as package.loaded
+ *     would. A module that fails is not cached, so each require of it
+ *     compiles it again, charged again.
  * Each policy has its own state, so its globals are its own: one policy
- * cannot see or change another's.
+ * cannot see or change another's. Every C function here charges its call to
+ * the budget, as the sandbox's own do (luasandbox_libs.c).
  */
 #include "policy_internal.h"
 
@@ -48,12 +52,27 @@ policy_self(lua_State *L)
   return lua_touserdata(L, lua_upvalueindex(1));
 }
 
+/* Charges a call of one of the functions here as luasandbox_libs.c charges
+ * Lua's own: 1, 1 per argument, and the bytes of argument `numeric` (0:
+ * none) when it is a string, which Lua converts to a number. What each does
+ * beyond that is bounded (a level is one of four words, a log line is cut
+ * to POLICY_LOG_MAX, and one dropped by the rate limit costs a comparison;
+ * a module name is checked against POLICY_MODULE_NAME_MAX first) or charged
+ * where it is done (vigil.escape's text, require's compiling). */
+static void
+policy_charge_call(lua_State *L, int numeric)
+{
+  size_t bytes = numeric > 0 && lua_type(L, numeric) == LUA_TSTRING ? lua_rawlen(L, numeric) : 0;
+  luasandbox_charge(L, 1 + (uint64_t)lua_gettop(L) + bytes / LUASANDBOX_SCAN_BYTES);
+}
+
 /* --- the vigil module ---------------------------------------------------- */
 
 /* vigil.nonce() -> 32 random lowercase hex digits. */
 static int
 policy_vigil_nonce(lua_State *L)
 {
+  policy_charge_call(L, 0);
   char nonce[ENVELOPE_NONCE_HEX + 1];
   envelope_nonce(nonce);
   lua_pushstring(L, nonce);
@@ -78,6 +97,7 @@ policy_vigil_escape(lua_State *L)
 static int
 policy_vigil_time(lua_State *L)
 {
+  policy_charge_call(L, 1);
   Policy *p = policy_self(L);
   int64_t ms = lua_isnoneornil(L, 1) ? clock_now_ms() : (int64_t)luaL_checkinteger(L, 1);
   strbuf_reset(&p->scratch);
@@ -142,6 +162,7 @@ policy_vigil_log(lua_State *L)
 {
   static const char *const levels[] = {"debug", "info", "warn", "error", NULL};
   static const LogLevel values[] = {kLogDebug, kLogInfo, kLogWarn, kLogError};
+  policy_charge_call(L, 0);
   Policy *p = policy_self(L);
   int level = luaL_checkoption(L, 1, NULL, levels);
   size_t len;
@@ -253,6 +274,7 @@ policy_find_module(lua_State *L, Policy *p, const char *name, size_t len, char *
 static int
 policy_require(lua_State *L)
 {
+  policy_charge_call(L, 0);
   Policy *p = policy_self(L);
   size_t len;
   const char *name = luaL_checklstring(L, 1, &len);
@@ -282,7 +304,7 @@ policy_require(lua_State *L)
   lua_pushvalue(L, 1);
   lua_pushboolean(L, 1);
   lua_rawset(L, 3);
-  int status = luaL_loadfilex(L, path, "t");
+  int status = luasandbox_load_file(L, path, POLICY_FILE_MAX);
   if (status == LUA_OK)
     status = lua_pcall(L, 0, 1, 0);
   lua_pushvalue(L, 1);

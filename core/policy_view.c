@@ -57,6 +57,7 @@ policy_ro_newindex_request(lua_State *L)
 static int
 policy_ro_len(lua_State *L)
 {
+  luasandbox_charge(L, 1); /* read the clock, as every C function does */
   policy_ro_real(L, 1);
   lua_pushinteger(L, (lua_Integer)lua_rawlen(L, -1));
   return 1;
@@ -67,6 +68,7 @@ policy_ro_len(lua_State *L)
 static int
 policy_ro_next(lua_State *L)
 {
+  luasandbox_charge(L, 1);
   lua_settop(L, 2);
   if (lua_next(L, lua_upvalueindex(1)))
     return 2;
@@ -78,6 +80,7 @@ policy_ro_next(lua_State *L)
 static int
 policy_ro_pairs(lua_State *L)
 {
+  luasandbox_charge(L, 1);
   policy_ro_real(L, 1);
   lua_pushcclosure(L, policy_ro_next, 1);
   lua_pushvalue(L, 1);

@@ -58,6 +58,24 @@ TEST_POLICIES = {
                       "  xpcall(function() while true do end end, function(e) while true do end end)\n"
                       "  return 'x'\n"
                       "end }\n"),
+    # Issue 22: C functions that run for ever or for seconds without a Lua
+    # instruction. The review's exact policy: string.rep makes maxinteger
+    # copies of nothing, inside one call.
+    "rep_forever": ('return { format = function(n) return string.rep("", math.maxinteger) '
+                    '.. "x" end }\n'),
+    # A loop of one costly C call per iteration: packsize of a 6 MB format.
+    "packsize_loop": ("return { format = function(n)\n"
+                      "  local f = ('i16'):rep(2e6)\n"
+                      "  while true do string.packsize(f) end\n"
+                      "end }\n"),
+    # load of a 600 KB chunk that takes seconds to compile (every global
+    # name is looked up through 100 levels of 198 locals), in a loop.
+    "slow_load_loop": ("return { format = function(n)\n"
+                       "  local names = {} for i = 1, 198 do names[i] = 'a' .. i end\n"
+                       "  local level = 'local function f() local ' .. table.concat(names, ',') .. ' '\n"
+                       "  local src = level:rep(100) .. ('x=y '):rep(100000) .. (' end'):rep(100)\n"
+                       "  while true do load(src) end\n"
+                       "end }\n"),
     # The same loop while the file loads.
     "xpcall_at_load": ("xpcall(function() while true do end end, function(e) while true do end end)\n"
                        "return {}\n"),
@@ -571,6 +589,58 @@ def test_an_xpcall_handler_cannot_freeze_the_engine(e):
     assert wait_group_gone(mid["pid"], 10), "the monitor's process group outlived vigild"
 
 
+def _ping_until_policy_error(e, mid, timeout=60):
+    """Pings the engine back to back until a policy_error for mid has come,
+    and returns the policy_error and the longest a ping waited: while a
+    policy call runs the engine answers nothing, so that is about how long
+    the longest call held it."""
+    worst = 0.0
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        t0 = time.monotonic()
+        assert e.call("ping")["version"]
+        worst = max(worst, time.monotonic() - t0)
+        with e.main.lock:
+            if any(n["type"] == "policy_error" and n["monitor_id"] == mid
+                   for n in e.main.notifications):
+                break
+    return policy_errors(e, mid)[0], worst
+
+
+# The wall-clock limit of a policy call (docs/policies.md section 10): 1 s
+# plus 100 ns per budgeted instruction.
+POLICY_TIME_LIMIT_S = 1.1
+
+
+@with_config(plugin_paths=[POLICIES])
+def test_a_policy_stuck_in_a_c_function_is_cut_off_and_the_engine_answers(e):
+    # Issue 22 points 1 and 5: before the fix rep_forever left vigild at
+    # 100% CPU for good, answering nothing and deaf to SIGTERM, and the two
+    # loops held it for several times the wall-clock limit.
+    pids = []
+    for policy, limit in (("rep_forever", "instruction budget of 1000000 exceeded"),
+                          ("packsize_loop", "instruction budget of 1000000 exceeded"),
+                          ("slow_load_loop", "time limit of 1100 ms exceeded")):
+        started = e.call("monitor_start", label=policy, policy=policy, notify="lines",
+                         patterns=[], command="sh -c 'echo go; exec sleep 60'")
+        mid = started["monitor_id"]
+        pids.append(started["pid"])
+        pe, worst = _ping_until_policy_error(e, mid)
+        assert limit in pe["reason"], (policy, pe["reason"])
+        # Within twice the limit, measured by the engine's silence.
+        assert worst < 2 * POLICY_TIME_LIMIT_S, (policy, worst)
+        out = e.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
+        assert "[stdout seq=1] go" in out["text"], out["text"]  # the built-in envelope
+        assert "event: output batch 1" in out["text"], out["text"]
+    assert e.call("ping")["version"]
+    # SIGTERM still ends it, and the children with it.
+    t0 = time.monotonic()
+    assert e.stop(timeout=20) == 0
+    assert time.monotonic() - t0 < 20
+    for pid in pids:
+        assert wait_group_gone(pid, 10), "a monitor's process group outlived vigild"
+
+
 @with_config(plugin_paths=[POLICIES])
 def test_a_policy_looping_in_xpcall_at_load_time_is_refused(e):
     err = expect_error("invalid_params", e.call, "monitor_start", argv=["true"],
@@ -792,6 +862,7 @@ if __name__ == "__main__":
         test_a_permissive_gate_cannot_enable_a_disabled_engine,
         test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working,
         test_an_xpcall_handler_cannot_freeze_the_engine,
+        test_a_policy_stuck_in_a_c_function_is_cut_off_and_the_engine_answers,
         test_a_policy_looping_in_xpcall_at_load_time_is_refused,
         test_check_config_refuses_a_config_looping_in_xpcall,
         test_example_terse,

@@ -1,14 +1,16 @@
 /*
  * The Lua sandbox: what is gone (io, os, package, debug, require, dofile,
  * loadfile, print, string.dump, bytecode), what bounds a chunk (the
- * instruction budget, also through pcall; the memory cap; the stack), that a
- * state stays usable after each kind of failure, and that messages name the
- * chunk and the line.
+ * instruction budget, also through pcall; the memory cap; the stack; the
+ * wall clock, also inside and between costly C calls), that a state stays
+ * usable after each kind of failure, and that messages name the chunk and
+ * the line.
  */
 #include <lauxlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -454,6 +456,207 @@ TEST(tiny_memory_cap_fails_cleanly)
   luasandbox_free(sb);
 }
 
+/* Every library function is wrapped to charge its work (luasandbox_libs.c),
+ * and the wrappers call Lua's own in the same frame: results are Lua's,
+ * and an error names the function and the line that called it, as Lua's
+ * own messages do (the wrappers before issue 22 read "bad argument #1 to
+ * '?'", without a line). */
+TEST(wrapped_functions_behave_as_lua_s_own)
+{
+  LuaSandbox *sb = luasandbox_new(NULL);
+  VigilError err = VIGIL_ERROR_INIT;
+  static const struct {
+    const char *src, *want;
+  } errors[] = {
+    {"table.insert(nil, 1)", "test:1: bad argument #1 to 'insert' (table expected, got nil)"},
+    {"string.rep()", "test:1: bad argument #1 to 'rep' (string expected, got no value)"},
+    {"local s = 'x' s:rep({})", "test:1: bad argument #1 to 'rep' (number expected, got table)"},
+    {"utf8.len(nil)", "test:1: bad argument #1 to 'len' (string expected, got nil)"},
+    {"math.max()", "test:1: bad argument #1 to 'max' (value expected)"},
+    {"string.byte('abc', 'x')", "test:1: bad argument #2 to 'byte' (number expected, got string)"},
+    {"setmetatable({}, {__gc = function() end})",
+     "test:1: setmetatable: __gc metamethods are not allowed in the sandbox"},
+  };
+  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+    CHECK_INT(run_err(sb, errors[i].src, &err), -1);
+    CHECK_CONTAINS(err.msg, errors[i].want);
+  }
+  /* Results, iterators (pairs, ipairs, utf8.codes, gmatch), upvalues
+   * (math.random's state), conversions and the replaced functions. */
+  CHECK_INT(run_int(sb, "return (pairs({}) == next) and 1 or 0"), 1);
+  CHECK_INT(run_int(sb, "local n = 0\n"
+                        "for k, v in pairs({a = 1, b = 2}) do n = n + v end\n"
+                        "for i, v in ipairs({10, 20}) do n = n + v end\n"
+                        "for p, c in utf8.codes('h\\u{e9}') do n = n + c end\n"
+                        "for p, c in utf8.codes('h\\u{e9}', true) do n = n + c end\n"
+                        "for w in ('a b c'):gmatch('%a') do n = n + 1 end\n"
+                        "return n"),
+            3 + 30 + 2 * (104 + 233) + 3);
+  CHECK_INT(run_int(sb, "local r = math.random(1, 3) return (r >= 1 and r <= 3) and 1 or 0"), 1);
+  CHECK_INT(run_int(sb, "return ('10' + 5) + tonumber('0x10') + tonumber('z', 36) + "
+                        "select('#', 1, 2, 3) + #string.rep('ab', 3, ',') + "
+                        "math.max(3, 7, 5) + #math.max('b', 'c', 'a')"),
+            15 + 16 + 35 + 3 + 8 + 7 + 1);
+  CHECK_INT(run_int(sb, "local t = {3, 1, 2} table.sort(t)\n"
+                        "local u = {'b', 'a'} table.sort(u, function(x, y) return x > y end)\n"
+                        "return (table.concat(t) == '123' and table.concat(u) == 'ba') and 1 or 0"),
+            1);
+  CHECK_INT(run_int(sb, "return (string.format('%5s|%q|%d', 'ab', 'a\\0b', '42') == "
+                        "'   ab|\"a\\\\0b\"|42') and 1 or 0"),
+            1);
+  CHECK_INT(run_int(sb, "local i = 0\n"
+                        "local f = load(function() i = i + 1 if i == 1 then return 'return ' "
+                        "elseif i == 2 then return '4' .. ('2'):rep(1) end end)\n"
+                        "return f()"),
+            42);
+  CHECK_INT(run_int(sb, "local f, e = load('x = = 1') "
+                        "return (f == nil and e:find('unexpected symbol', 1, true)) and 1 or 0"),
+            1);
+  CHECK_INT(run_int(sb, "return string.packsize('i4i8') + #string.pack('i4', 7) + "
+                        "#string.unpack('z', 'ab\\0')"),
+            12 + 4 + 2);
+  luasandbox_free(sb);
+}
+
+/* Costly work in C: calls that do a lot inside one C function (or one VM
+ * instruction), alone or in a loop of a few instructions, each with the
+ * review's (issue 22) or the audit's example. Before the fix each of these
+ * froze a run for good or overshot its wall-clock limit many times over,
+ * because nothing charged the work and the clock was read only every 1000
+ * instructions. `charged` says that the instruction budget stops it too
+ * (its work is charged as it goes); the others are bounded by the clock
+ * alone: a parse whose cost grows faster than its text, and a VM
+ * instruction that converts a long string to a number. */
+typedef struct {
+  const char *what;
+  const char *src;
+  bool charged;
+} CostlyCall;
+
+/* A chunk that takes seconds to parse although it is only some 600 KB:
+ * 100 nested functions with 198 locals each, then 100,000 references to a
+ * global, each looked up through every local of every level. */
+#define SLOW_PARSE                                                                       \
+  "local names = {} for i = 1, 198 do names[i] = 'a' .. i end\n"                       \
+  "local level = 'local function f() local ' .. table.concat(names, ',') .. ' '\n"       \
+  "local src = level:rep(100) .. ('x=y '):rep(100000) .. (' end'):rep(100)\n"
+
+static const CostlyCall costly_calls[] = {
+  {"string.rep of an empty string (the review's)",
+   "return string.rep('', math.maxinteger) .. 'x'", true},
+  {"string.rep of empty pieces with a separator",
+   "while true do string.rep('', 8e6, 'x') end", true},
+  {"string.rep of one byte",
+   "while true do string.rep('x', 8e6) end", true},
+  {"string.format('%q') of control characters",
+   "local s = ('\\0'):rep(1e6) while true do string.format('%q', s) end", true},
+  {"string.packsize of a long format",
+   "local f = ('i16'):rep(2e6) while true do string.packsize(f) end", true},
+  {"string.pack of a long format",
+   "local f = ('x'):rep(6e6) while true do string.pack(f) end", true},
+  {"load of a large chunk",
+   "local s = (' '):rep(8e6) while true do load(s) end", true},
+  {"load of a chunk that is slow to parse", SLOW_PARSE "load(src)", false},
+  {"load from a reader that never ends",
+   "local p = (' '):rep(4e6) load(function() return p end)", true},
+  {"string.upper", "local s = ('x'):rep(16e6) while true do s:upper() end", true},
+  {"string.lower", "local s = ('X'):rep(16e6) while true do s:lower() end", true},
+  {"string.reverse", "local s = ('x'):rep(16e6) while true do s:reverse() end", true},
+  {"string.byte of a long range",
+   "local s = ('x'):rep(9e5) while true do s:byte(1, -1) end", true},
+  {"table.unpack of a long range", "while true do table.unpack({}, 1, 9e5) end", true},
+  {"utf8.char of many arguments",
+   "local t = {} for i = 1, 2e5 do t[i] = 65 end\n"
+   "while true do utf8.char(table.unpack(t)) end", true},
+  {"tonumber of a long string",
+   "local s = ('1'):rep(16e6) while true do tonumber(s) end", true},
+  {"tonumber of a long string in base 36",
+   "local s = ('z'):rep(16e6) while true do tonumber(s, 36) end", true},
+  {"arithmetic on a long numeric string",
+   "local s = ('1'):rep(16e6) while true do local x = s + 0 end", true},
+  {"a math function given a long numeric string",
+   "local s = ('1'):rep(16e6) while true do math.floor(s) end", true},
+  {"math.max of long strings",
+   "local a, b = ('x'):rep(4e6), ('x'):rep(4e6 - 1) .. 'y'\n"
+   "local t = {} for i = 1, 1e5 do t[i] = i % 2 == 0 and a or b end\n"
+   "return math.max(table.unpack(t))", true},
+  {"table.sort of long strings",
+   "local a, b = ('x'):rep(1e6), ('x'):rep(1e6 - 1) .. 'y'\n"
+   "local t = {} for i = 1, 2e4 do t[i] = i % 3 == 0 and a or b end\n"
+   "table.sort(t)", true},
+  {"utf8.codes' iterator over continuation bytes",
+   "local s = ('\\x80'):rep(16e6) local f = utf8.codes(s) while true do f(s, 0) end", true},
+  {"a numeric for loop whose limit is a long string (one VM instruction)",
+   "local s = ('1'):rep(12e6) while true do for i = 1, s do break end end", false},
+};
+
+/* The wall-clock limit of the runs below, and their memory cap (room for a
+ * few strings of 16 MB). */
+#define COSTLY_LIMIT_MS 1000
+#define COSTLY_MEMORY (64u << 20)
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static double
+now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Point 5 of issue 22: with a budget too large to matter, each costly call
+ * is cut off by the wall-clock limit, within twice the limit measured on
+ * the run itself (the limit is wall clock, so the bound is relative to it,
+ * whatever the machine's load or the sanitizers). The review's string.rep
+ * passes the budget at once, which is also a limit. */
+TEST(costly_c_calls_stop_within_twice_the_time_limit)
+{
+  LuaSandboxLimits lim = {COSTLY_MEMORY, UINT64_C(1) << 50, COSTLY_LIMIT_MS};
+  char time_msg[64];
+  snprintf(time_msg, sizeof time_msg, "time limit of %d ms exceeded", COSTLY_LIMIT_MS);
+  for (size_t i = 0; i < sizeof costly_calls / sizeof costly_calls[0]; i++) {
+    const CostlyCall *c = &costly_calls[i];
+    LuaSandbox *sb = luasandbox_new(&lim);
+    VigilError err = VIGIL_ERROR_INIT;
+    double t0 = now_ms();
+    int rc = run_err_bounded(sb, c->src, &err);
+    double took = now_ms() - t0;
+    if (rc != -1)
+      check_fail(__FILE__, __LINE__, "%s: ran to the end", c->what);
+    else if (strstr(err.msg, time_msg) == NULL && strstr(err.msg, "instruction budget") == NULL)
+      check_fail(__FILE__, __LINE__, "%s: \"%.300s\" names no limit", c->what, err.msg);
+    if (took >= 2.0 * COSTLY_LIMIT_MS)
+      check_fail(__FILE__, __LINE__, "%s: took %.0f ms, over twice the limit of %d ms",
+                 c->what, took, COSTLY_LIMIT_MS);
+    CHECK_INT(run_int(sb, "return 7"), 7);
+    luasandbox_free(sb);
+  }
+}
+
+/* Point 1 of issue 22: the same calls under an ordinary budget (the
+ * sandbox's default, whose wall-clock limit is 2 s) are stopped by the
+ * budget, because their C work is charged to it as it goes. */
+TEST(costly_c_calls_are_charged_to_the_budget)
+{
+  LuaSandboxLimits lim = {COSTLY_MEMORY, LUASANDBOX_DEFAULT_INSTRUCTIONS, 0};
+  char budget_msg[64];
+  snprintf(budget_msg, sizeof budget_msg, "instruction budget of %u exceeded",
+           LUASANDBOX_DEFAULT_INSTRUCTIONS);
+  for (size_t i = 0; i < sizeof costly_calls / sizeof costly_calls[0]; i++) {
+    const CostlyCall *c = &costly_calls[i];
+    if (!c->charged)
+      continue;
+    LuaSandbox *sb = luasandbox_new(&lim);
+    VigilError err = VIGIL_ERROR_INIT;
+    if (run_err_bounded(sb, c->src, &err) != -1)
+      check_fail(__FILE__, __LINE__, "%s: ran to the end", c->what);
+    else if (strstr(err.msg, budget_msg) == NULL)
+      check_fail(__FILE__, __LINE__, "%s: \"%.300s\" does not name the budget", c->what,
+                 err.msg);
+    luasandbox_free(sb);
+  }
+}
+
 int
 main(void)
 {
@@ -470,5 +673,8 @@ main(void)
   RUN(call_runs_a_function_under_the_budget);
   RUN(run_file_reads_and_bounds_the_file);
   RUN(tiny_memory_cap_fails_cleanly);
+  RUN(wrapped_functions_behave_as_lua_s_own);
+  RUN(costly_c_calls_stop_within_twice_the_time_limit);
+  RUN(costly_c_calls_are_charged_to_the_budget);
   return check_summary();
 }

@@ -441,7 +441,7 @@ TEST(writing_to_the_notification_is_refused)
   PolicySet *ps = make_set(NULL, NULL, 0, TEST_BUDGET);
   Policy *p = get(ps, "hostile");
   if (p) {
-    ATTACK(p, "write_n", "hostile.lua:78: notification is read-only");
+    ATTACK(p, "write_n", "hostile.lua:80: notification is read-only");
     ATTACK(p, "write_line", "notification is read-only");
     ATTACK(p, "setmetatable_n", "cannot change a protected metatable");
     CHECK_FORMAT(p, "getmetatable_n", "meta=read-only");
@@ -1026,7 +1026,7 @@ TEST(pathological_patterns_are_stopped)
   ps = make_set(NULL, NULL, 0, TEST_BUDGET);
   p = get(ps, "hostile");
   if (p) {
-    ATTACK(p, "find", "hostile.lua:56: instruction budget of 200000 exceeded");
+    ATTACK(p, "find", "hostile.lua:58: instruction budget of 200000 exceeded");
     ATTACK(p, "find_loop", "instruction budget of 200000 exceeded");
     ATTACK(p, "gsub_loop", "instruction budget of 200000 exceeded");
   }
@@ -1051,6 +1051,88 @@ TEST(long_c_calls_are_charged_or_timed_out)
   if (p)
     ATTACK(p, "compare_loop", "time limit of 1020 ms exceeded");
   policyset_free(ps);
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static double
+now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The text of a module that takes seconds to compile although it is some
+ * 500 KB (tests/unit/test_luasandbox.c's SLOW_PARSE): 100 nested functions
+ * with 198 locals each, then 100,000 references to a global, each looked up
+ * through every local of every level. Freed by the caller. */
+static char *
+slow_module(void)
+{
+  StrBuf s = STRBUF_INIT;
+  for (int level = 0; level < 100; level++) {
+    strbuf_puts(&s, "local function f() local a1");
+    for (int i = 2; i <= 198; i++)
+      strbuf_printf(&s, ",a%d", i);
+    strbuf_putc(&s, ' ');
+  }
+  for (int i = 0; i < 100000; i++)
+    strbuf_puts(&s, "x=y ");
+  for (int level = 0; level < 100; level++)
+    strbuf_puts(&s, " end");
+  strbuf_puts(&s, "\nreturn {}\n");
+  return strbuf_take(&s);
+}
+
+/* require compiles its module under the call's limits (issue 22): a module
+ * that takes seconds to compile is cut off by the wall-clock limit within
+ * twice the limit, and a loop requiring a large module that fails to
+ * compile (so it is never cached) is charged for every compile. */
+TEST(require_compiles_under_the_limits)
+{
+  const char *tmp = make_tmpdir();
+  char dir[64];
+  snprintf(dir, sizeof dir, "%s", tmp);
+  char *slow = slow_module();
+  write_file(dir, "slow.lua", slow);
+  free(slow);
+  StrBuf big = STRBUF_INIT;
+  strbuf_puts(&big, "--[[");
+  for (int i = 0; i < 512 * 1024 / 64; i++)
+    strbuf_puts(&big, "a long comment, sixty-four bytes a line, before a syntax error\n");
+  strbuf_puts(&big, "]] x = = 1\n");
+  write_file(dir, "broken.lua", strbuf_cstr(&big));
+  strbuf_free(&big);
+  write_file(dir, "requirer.lua",
+             "return { format = function(n)\n"
+             "  if n.label ~= 'slow' and n.label ~= 'broken' then return 'ok ' .. n.label end\n"
+             "  while true do pcall(require, n.label) end\n"
+             "end }\n");
+  const char *paths[] = {dir};
+
+  PolicySet *ps = make_set_timed(dir, paths, 1, UINT64_C(1) << 50, 1000);
+  Policy *p = get(ps, "requirer");
+  if (p) {
+    watchdog_arm();
+    double t0 = now_ms();
+    ATTACK(p, "slow", "time limit of 1000 ms exceeded");
+    double took = now_ms() - t0;
+    alarm(0);
+    if (took >= 2000.0)
+      check_fail(__FILE__, __LINE__, "require of a slow module took %.0f ms, over twice "
+                 "the limit of 1000 ms", took);
+  }
+  policyset_free(ps);
+
+  ps = make_set_timed(dir, paths, 1, TEST_BUDGET, 5000);
+  p = get(ps, "requirer");
+  if (p) {
+    watchdog_arm();
+    ATTACK(p, "broken", "instruction budget of 200000 exceeded");
+    alarm(0);
+  }
+  policyset_free(ps);
+  remove_tree(dir);
 }
 
 int
@@ -1082,5 +1164,6 @@ main(void)
   RUN(gigantic_strings_hit_the_memory_cap);
   RUN(pathological_patterns_are_stopped);
   RUN(long_c_calls_are_charged_or_timed_out);
+  RUN(require_compiles_under_the_limits);
   return check_summary();
 }

@@ -39,12 +39,14 @@ attacks.recurse_c = function()
 end
 
 attacks.big_string = function() return string.rep("x", 2^30) end
+-- A 6 MB string made of 1000 copies of 6 KB: string.rep is charged for its
+-- copies, and six million of them would pass the budget first.
 attacks.format_big = function()
-  local s = string.rep("x", 6e6)
+  local s = string.rep("x", 6000):rep(1000)
   return string.format("%s%s%s", s, s, s)
 end
 attacks.concat_big = function()
-  local s = string.rep("x", 6e6)
+  local s = string.rep("x", 6000):rep(1000)
   return table.concat({s, s, s})
 end
 attacks.rep_loop = function()
@@ -69,8 +71,8 @@ end
 -- One VM instruction that compares two distinct 3 MB strings, in a loop:
 -- only the wall-clock limit sees that.
 attacks.compare_loop = function()
-  local a = string.rep("x", 3e6)
-  local b = string.rep("x", 3e6 - 1) .. "x"
+  local a = string.rep("x", 3000):rep(1000)
+  local b = a:sub(1, -2) .. "x"
   local same = 0
   while true do if a == b then same = same + 1 end end
 end
