@@ -127,7 +127,6 @@ struct McpEngine {
   int64_t backoff_ms;      /* the pause after the next failed attempt */
   uint64_t reconnects;     /* connections made again after one ended */
   uint64_t attempts;       /* attempts made by the link's thread, counted */
-  bool want_attempt;       /* the link is down and a caller waits: try once */
   pid_t starting;          /* a `vigild --daemon` not yet reaped, or 0 (the link's) */
   McpPending *pending;     /* the calls not yet answered */
   pthread_t thread;        /* the link's thread, while running */
