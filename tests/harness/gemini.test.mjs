@@ -1,0 +1,99 @@
+// Gemini CLI against a fake Gemini API, with vigil mcp as its MCP server
+// (lib/gemini.mjs). Proves the test bed: the fake can make Gemini CLI call
+// a vigil tool and sees the tool's result come back; an AfterAgent hook
+// answering {"decision": "block", "reason": ...} continues with the reason
+// as a new user message, headless and in the interactive mode.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeModel, when, reply } from './lib/fake/core.mjs';
+import { gemini } from './lib/fake/gemini.mjs';
+import { Gemini, geminiToolName } from './lib/gemini.mjs';
+import { HookRecorder } from './lib/hooks.mjs';
+import { Sandbox } from './lib/sandbox.mjs';
+import { Engine, vigilMcp, saveSamples } from './lib/vigil.mjs';
+
+const TEST_TIMEOUT = 240000;
+const LIST = geminiToolName('vigil', 'monitor_list');
+const EVENTS = ['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterTool', 'AfterAgent'];
+
+let engine;
+before(async () => { engine = await Engine.start(); });
+after(async () => { await engine?.stop(); });
+
+async function withGemini(t, { script, session }, f) {
+  const sandbox = new Sandbox('gemini');
+  const fake = await FakeModel.start(gemini, { script });
+  const recorder = new HookRecorder(sandbox.file('hooks'));
+  try {
+    const hooks = Object.fromEntries(EVENTS.map((e) => [e, [{ hooks: [{ type: 'command', name: `record-${e}`,
+      command: recorder.command(e) }] }]]));
+    const cli = new Gemini({ sandbox, fake, hooks,
+      mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback', toolNames: 'underscore' }) } });
+    await f({ sandbox, fake, cli, recorder });
+  } catch (e) {
+    e.message += `\n${fake.transcript()}`;
+    throw e;
+  } finally {
+    await fake.stop();
+    await sandbox.cleanup();
+  }
+}
+
+// Gemini CLI wraps an MCP tool's text in <untrusted_context> and sends it
+// as a functionResponse {output: TEXT}.
+function assertMonitorListResult(r) {
+  const res = r.newToolResults.find((p) => p.name === LIST);
+  assert.ok(res, `the request after the call carries monitor_list's result: ${r.tailText.slice(0, 400)}`);
+  const output = JSON.parse(res.text).output;
+  const json = output.slice(output.indexOf('{'), output.lastIndexOf('}') + 1);
+  assert.ok(Array.isArray(JSON.parse(json).monitors), `monitor_list's result carries its JSON: ${output}`);
+}
+
+function script(marker) {
+  return [
+    { when: when.userSays('list the monitors'), reply: reply.call(LIST, {}) },
+    { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
+    { when: when.userSays(marker), reply: reply.say('CONTINUED-OK') },
+  ];
+}
+
+test('gemini -p: the model calls vigil mcp monitor_list and receives its result; an AfterAgent block continues with its reason', { timeout: TEST_TIMEOUT }, async (t) => {
+  const MARKER = 'AFTERAGENT-MARKER-c41b';
+  await withGemini(t, { script: script(MARKER), session: 'gemini-print' }, async ({ fake, cli, recorder }) => {
+    recorder.answer('AfterAgent', { stdout: `${JSON.stringify({ decision: 'block', reason: MARKER })}\n` });
+    const out = await cli.prompt('please list the monitors');
+    assert.equal(out.code, 0, `gemini -p exits 0:\n${out.stdout}\n${out.stderr}`);
+    const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
+    assertMonitorListResult(listed);
+    const continued = await fake.waitFor(when.userSays(MARKER), { after: listed, what: `the AfterAgent hook's reason ${MARKER}` });
+    t.diagnostic(`gemini AfterAgent block: the continuation request came ${continued.at - listed.repliedAt} ms after the turn ended`);
+    assert.equal(fake.seen(MARKER), 1, 'the reason reaches the model once');
+    assert.match(out.stdout, /CONTINUED-OK/, 'gemini -p prints the continued turn');
+    for (const ev of EVENTS) await recorder.waitInput(ev);
+    assert.equal(recorder.inputs('AfterTool')[0].input.tool_name, LIST);
+    saveSamples(recorder, 'gemini');
+    assert.deepEqual(fake.errors, []);
+  });
+});
+
+test('gemini interactive: a typed message leads to the tool call; an AfterAgent block continues with its reason', { timeout: TEST_TIMEOUT }, async (t) => {
+  const MARKER = 'AFTERAGENT-MARKER-8e27';
+  await withGemini(t, { script: script(MARKER), session: 'gemini-interactive' }, async ({ fake, cli, recorder }) => {
+    recorder.answer('AfterAgent', { stdout: `${JSON.stringify({ decision: 'block', reason: MARKER })}\n` });
+    try {
+      await cli.interactive();
+      await cli.type('please list the monitors');
+      const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
+      assertMonitorListResult(listed);
+      const continued = await fake.waitFor(when.userSays(MARKER), { after: listed, what: `the AfterAgent hook's reason ${MARKER}` });
+      t.diagnostic(`gemini interactive AfterAgent block: the continuation came ${continued.at - listed.repliedAt} ms after the turn ended`);
+      await cli.tmux.waitScreen(/CONTINUED-OK/, { what: "the continued turn's answer on screen" });
+      assert.equal(fake.seen(MARKER), 1, 'the reason reaches the model once');
+    } catch (e) {
+      e.message += `\n--- screen ---\n${await cli.screen()}`;
+      throw e;
+    }
+    assert.deepEqual(fake.errors, []);
+  });
+});

@@ -1,0 +1,89 @@
+// OpenCode against a fake OpenAI-compatible chat API, with vigil mcp as
+// its MCP server (lib/opencode.mjs). Proves the test bed: the fake can make
+// OpenCode call a vigil tool and sees the tool's result come back, with
+// `opencode run` and through `opencode serve`'s HTTP API; a plugin that
+// gets session.idle starts a new turn on the idle session
+// (client.session.promptAsync) with nobody typing, and its text reaches the
+// model.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeModel, when, reply } from './lib/fake/core.mjs';
+import { chat } from './lib/fake/chat.mjs';
+import { OpenCode, opencodeToolName } from './lib/opencode.mjs';
+import { Sandbox } from './lib/sandbox.mjs';
+import { Engine, vigilMcp, saveSamples } from './lib/vigil.mjs';
+
+const TEST_TIMEOUT = 240000;
+const LIST = opencodeToolName('vigil', 'monitor_list');
+
+let engine;
+before(async () => { engine = await Engine.start(); });
+after(async () => { await engine?.stop(); });
+
+async function withOpenCode(t, { script, session, plugin = false }, f) {
+  const sandbox = new Sandbox('opencode');
+  const fake = await FakeModel.start(chat, { script });
+  try {
+    const oc = new OpenCode({ sandbox, fake, plugin, mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback' }) } });
+    await f({ sandbox, fake, oc });
+  } catch (e) {
+    e.message += `\n${fake.transcript()}`;
+    throw e;
+  } finally {
+    await fake.stop();
+    await sandbox.cleanup();
+  }
+}
+
+function assertMonitorListResult(r) {
+  const res = r.newToolResults.find((p) => p.name === LIST);
+  assert.ok(res, `the request after the call carries monitor_list's result: ${r.tailText.slice(0, 400)}`);
+  assert.ok(Array.isArray(JSON.parse(res.text).monitors), `monitor_list's result text is its JSON: ${res.text}`);
+}
+
+const listScript = (extra = []) => [
+  { when: when.userSays('list the monitors'), reply: reply.call(LIST, {}) },
+  { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
+  ...extra,
+];
+
+test('opencode run: the model calls vigil mcp monitor_list and receives its result; the title request is marked side', { timeout: TEST_TIMEOUT }, async (t) => {
+  await withOpenCode(t, { script: listScript(), session: 'opencode-run' }, async ({ fake, oc }) => {
+    const out = await oc.run('please list the monitors');
+    assert.equal(out.code, 0, `opencode run exits 0:\n${out.stdout}\n${out.stderr}`);
+    const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
+    assertMonitorListResult(listed);
+    assert.ok(fake.sideRequests.some((r) => /title/i.test(r.text)), `OpenCode asked its small model for a title, marked side:\n${fake.transcript()}`);
+    assert.equal(fake.turnRequests.length, 2, 'two turn requests: the call, then its result');
+    assert.deepEqual(fake.errors, []);
+  });
+});
+
+test('opencode serve: a plugin on session.idle starts a new turn with promptAsync, nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
+  const MARKER = 'IDLE-PROMPT-MARKER-3b9d';
+  const script = listScript([{ when: when.userSays(MARKER), reply: reply.say('WOKEN-OK') }]);
+  await withOpenCode(t, { script, session: 'opencode-serve', plugin: true }, async ({ fake, oc }) => {
+    oc.wake(MARKER);
+    await oc.serve();
+    const session = await oc.createSession();
+    assert.match(session.id, /^ses_/, `POST /session gives a session: ${JSON.stringify(session)}`);
+    await oc.promptAsync(session.id, 'please list the monitors');
+    const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
+    assertMonitorListResult(listed);
+    const woken = await fake.waitFor(when.userSays(MARKER), { after: listed, what: `the plugin's ${MARKER}` });
+    t.diagnostic(`opencode session.idle -> promptAsync: the new turn's request came ${woken.at - listed.repliedAt} ms after the turn ended`);
+    assert.equal(fake.seen(MARKER), 1, 'the plugin\'s text reaches the model once');
+    const rec = oc.pluginRecords();
+    assert.deepEqual(rec.wakes.map((w) => [w.sessionID, w.ok]), [[session.id, true]], 'one wake, on that session');
+    const after = rec.hooks.find((h) => h.hook === 'tool.execute.after');
+    assert.equal(after?.input?.tool, LIST, `tool.execute.after sees the vigil call: ${JSON.stringify(after)}`);
+    saveSamples([
+      ...['session.idle', 'session.status'].map((type) => rec.events.find((e) => e.event.type === type))
+        .filter(Boolean).map((e) => ({ event: e.event.type, raw: JSON.stringify({ event: e.event }) })),
+      ...['tool.execute.before', 'tool.execute.after'].map((hook) => rec.hooks.find((h) => h.hook === hook))
+        .filter(Boolean).map((h) => ({ event: h.hook, raw: JSON.stringify({ input: h.input, output: h.output }) })),
+    ], 'opencode');
+    assert.deepEqual(fake.errors, []);
+  });
+});
