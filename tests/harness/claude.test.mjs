@@ -6,12 +6,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeModel, when, reply } from './lib/fake/core.mjs';
+import { when, reply } from './lib/fake/core.mjs';
 import { anthropic } from './lib/fake/anthropic.mjs';
 import { Claude, claudeToolName } from './lib/claude.mjs';
-import { HookRecorder } from './lib/hooks.mjs';
-import { Sandbox } from './lib/sandbox.mjs';
-import { Engine, vigilMcp, saveSamples } from './lib/vigil.mjs';
+import { contextAnswer } from './lib/hooks.mjs';
+import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness } from './lib/vigil.mjs';
 
 const TEST_TIMEOUT = 240000;
 
@@ -19,46 +18,34 @@ let engine;
 before(async () => { engine = await Engine.start(); });
 after(async () => { await engine?.stop(); });
 
-/** A sandbox, a fake with script, and a Claude with vigil mcp as server
- * "vigil"; the caller's f runs with them; everything is cleaned up. */
-async function withClaude(t, { script, hooks, session }, f) {
-  const sandbox = new Sandbox('claude');
-  const fake = await FakeModel.start(anthropic, { script });
-  try {
-    const claude = new Claude({ sandbox, fake, mcp: { vigil: vigilMcp(engine, { session }) }, hooks: hooks?.(sandbox) ?? {} });
-    await f({ sandbox, fake, claude });
-  } catch (e) {
-    e.message += `\n${fake.transcript()}`;
-    throw e;
-  } finally {
-    await fake.stop();
-    await sandbox.cleanup();
-  }
-}
+const withClaude = ({ script, hooks, session }, f) => withHarness({ label: 'claude', api: anthropic, script,
+  make: ({ sandbox, fake, recorder }) => new Claude({ sandbox, fake, mcp: { vigil: vigilMcp(engine, { session }) },
+    hooks: hooks?.(recorder) ?? {} }) }, f);
 
-/** The monitor_list result as vigil mcp's text: a JSON object with monitors. */
-function assertMonitorListResult(r) {
-  const res = r.newToolResults.find((p) => p.name === claudeToolName('vigil', 'monitor_list'));
-  assert.ok(res, `the request after the call carries monitor_list's result: ${r.tailText.slice(0, 400)}`);
-  const parsed = JSON.parse(res.text);
-  assert.ok(Array.isArray(parsed.monitors), `monitor_list's result text is its JSON: ${res.text}`);
-  return res;
-}
-
-test('claude -p: the model calls vigil mcp monitor_list and receives its result', { timeout: TEST_TIMEOUT }, async (t) => {
+test('claude -p: the model calls vigil mcp monitor_list and receives its result; SessionStart, UserPromptSubmit and PostToolUse hooks add context', { timeout: TEST_TIMEOUT }, async (t) => {
   const script = [
     { when: when.userSays('list the monitors'), reply: reply.call(claudeToolName('vigil', 'monitor_list'), {}) },
     { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
   ];
-  await withClaude(t, { script, session: 'claude-print' }, async ({ fake, claude }) => {
+  const hooks = (recorder) => {
+    return Object.fromEntries(['SessionStart', 'UserPromptSubmit', 'PostToolUse'].map((e) => [e, recorder.entry(e)]));
+  };
+  await withClaude({ script, hooks, session: 'claude-print' }, async ({ fake, recorder, cli: claude }) => {
+    recorder.answer('SessionStart', contextAnswer('SessionStart', 'CTX-SESSIONSTART-a1'));
+    recorder.answer('UserPromptSubmit', contextAnswer('UserPromptSubmit', 'CTX-PROMPT-b2'));
+    recorder.answer('PostToolUse', contextAnswer('PostToolUse', 'CTX-POSTTOOL-c3'));
     const out = await claude.print('please list the monitors');
     assert.equal(out.code, 0, `claude -p exits 0:\n${out.stdout}\n${out.stderr}`);
     assert.equal(out.result?.result, 'LISTED-OK', `claude -p prints the model's last words: ${out.stdout.slice(0, 500)}`);
     const first = fake.turnRequests[0];
     assert.ok(first.conv.tools.includes(claudeToolName('vigil', 'monitor_list')),
       `the first request offers vigil's tools: ${first.conv.tools.join(', ')}`);
+    assert.ok(first.has('CTX-SESSIONSTART-a1') && first.has('CTX-PROMPT-b2'), 'SessionStart and UserPromptSubmit context reach the first request');
     const after = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
-    assertMonitorListResult(after);
+    assertMonitorListResult(after, claudeToolName('vigil', 'monitor_list'));
+    assert.ok(after.tailText.includes('CTX-POSTTOOL-c3'), `PostToolUse context comes with the tool result: ${after.tailText.slice(-300)}`);
+    assert.equal(first.has('CTX-POSTTOOL-c3'), false);
+    for (const m of ['CTX-SESSIONSTART-a1', 'CTX-PROMPT-b2', 'CTX-POSTTOOL-c3']) assert.equal(fake.seen(m), 1, `${m} reaches the model once`);
     assert.deepEqual(fake.errors, []);
   });
 });
@@ -70,19 +57,16 @@ test('claude interactive: a Stop hook with asyncRewake wakes the idle agent, nob
     { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
     { when: when.tailHas(MARKER), reply: reply.say('WOKEN-OK') },
   ];
-  let recorder;
-  const hooks = (sandbox) => {
-    recorder = new HookRecorder(sandbox.file('hooks'));
-    const plain = (event) => [{ hooks: [{ type: 'command', command: recorder.command(event) }] }];
+  const hooks = (recorder) => {
     return {
-      SessionStart: plain('SessionStart'),
-      UserPromptSubmit: plain('UserPromptSubmit'),
-      PreToolUse: plain('PreToolUse'),
-      PostToolUse: plain('PostToolUse'),
-      Stop: [{ hooks: [{ type: 'command', command: recorder.command('Stop'), asyncRewake: true }] }],
+      SessionStart: recorder.entry('SessionStart'),
+      UserPromptSubmit: recorder.entry('UserPromptSubmit'),
+      PreToolUse: recorder.entry('PreToolUse'),
+      PostToolUse: recorder.entry('PostToolUse'),
+      Stop: recorder.entry('Stop', { asyncRewake: true }),
     };
   };
-  await withClaude(t, { script, hooks, session: 'claude-interactive' }, async ({ fake, claude }) => {
+  await withClaude({ script, hooks, session: 'claude-interactive' }, async ({ fake, recorder, cli: claude }) => {
     // The first Stop hook run waits, prints the marker and exits 2: the
     // wake. Later runs answer nothing (status 0), so the agent stays idle.
     recorder.answer('Stop', { stderr: `${MARKER}\n`, code: 2 });
@@ -90,7 +74,7 @@ test('claude interactive: a Stop hook with asyncRewake wakes the idle agent, nob
       await claude.interactive();
       await claude.type('please list the monitors');
       const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
-      assertMonitorListResult(listed);
+      assertMonitorListResult(listed, claudeToolName('vigil', 'monitor_list'));
       assert.ok(fake.turnRequests[0].conv.tools.includes(claudeToolName('vigil', 'monitor_list')),
         `the first request offers vigil's tools: ${fake.turnRequests[0].conv.tools.join(', ')}`);
       // Nobody types from here: the idle agent is woken by the hook.

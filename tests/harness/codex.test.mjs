@@ -7,12 +7,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeModel, when, reply } from './lib/fake/core.mjs';
+import { when, reply } from './lib/fake/core.mjs';
 import { responses } from './lib/fake/responses.mjs';
 import { Codex, codexToolName } from './lib/codex.mjs';
-import { HookRecorder } from './lib/hooks.mjs';
-import { Sandbox } from './lib/sandbox.mjs';
-import { Engine, vigilMcp, saveSamples } from './lib/vigil.mjs';
+import { contextAnswer, blockAnswer } from './lib/hooks.mjs';
+import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness } from './lib/vigil.mjs';
 
 const TEST_TIMEOUT = 240000;
 const LIST = codexToolName('vigil', 'monitor_list');
@@ -21,52 +20,36 @@ let engine;
 before(async () => { engine = await Engine.start(); });
 after(async () => { await engine?.stop(); });
 
-async function withCodex(t, { script, hooks, session }, f) {
-  const sandbox = new Sandbox('codex');
-  const fake = await FakeModel.start(responses, { script });
-  try {
-    const codex = new Codex({ sandbox, fake, hooks: hooks?.(sandbox) ?? null,
-      mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback', toolNames: 'underscore' }) } });
-    await f({ sandbox, fake, codex });
-  } catch (e) {
-    e.message += `\n${fake.transcript()}`;
-    throw e;
-  } finally {
-    await fake.stop();
-    await sandbox.cleanup();
-  }
-}
+const withCodex = ({ script, hooks, session }, f) => withHarness({ label: 'codex', api: responses, script,
+  make: ({ sandbox, fake, recorder }) => new Codex({ sandbox, fake, hooks: hooks?.(recorder) ?? null,
+    mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback', toolNames: 'underscore' }) } }) }, f);
 
-// Codex prefixes an MCP tool's output with its wall time: the result text
-// ends with vigil mcp's JSON.
-function assertMonitorListResult(r) {
-  const res = r.newToolResults.find((p) => p.name === LIST);
-  assert.ok(res, `the request after the call carries monitor_list's result: ${r.tailText.slice(0, 400)}`);
-  const json = res.text.slice(res.text.indexOf('{'));
-  assert.ok(Array.isArray(JSON.parse(json).monitors), `monitor_list's result carries its JSON: ${res.text}`);
-}
-
-test('codex exec: the model calls vigil mcp monitor_list and receives its result; a Stop hook blocks with a reason that reaches the model', { timeout: TEST_TIMEOUT }, async (t) => {
+test('codex exec: the model calls vigil mcp monitor_list and receives its result; hooks add context; a Stop hook blocks with a reason that reaches the model', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'STOP-BLOCK-MARKER-51c2';
   const script = [
     { when: when.userSays('list the monitors'), reply: reply.call(LIST, {}) },
     { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
     { when: when.tailHas(MARKER), reply: reply.say('CONTINUED-OK') },
   ];
-  let recorder;
-  const hooks = (sandbox) => {
-    recorder = new HookRecorder(sandbox.file('hooks'));
-    const plain = (event) => [{ hooks: [{ type: 'command', command: recorder.command(event) }] }];
-    return Object.fromEntries(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'].map((e) => [e, plain(e)]));
+  const hooks = (recorder) => {
+    return Object.fromEntries(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'].map((e) => [e, recorder.entry(e)]));
   };
-  await withCodex(t, { script, hooks, session: 'codex-exec' }, async ({ fake, codex }) => {
+  await withCodex({ script, hooks, session: 'codex-exec' }, async ({ fake, recorder, cli: codex }) => {
+    recorder.answer('SessionStart', contextAnswer('SessionStart', 'CTX-SESSIONSTART-d4'));
+    recorder.answer('UserPromptSubmit', contextAnswer('UserPromptSubmit', 'CTX-PROMPT-e5'));
+    recorder.answer('PostToolUse', contextAnswer('PostToolUse', 'CTX-POSTTOOL-f6'));
     // The first Stop answers block with the marker; the next one nothing.
-    recorder.answer('Stop', { stdout: `${JSON.stringify({ decision: 'block', reason: MARKER })}\n` });
+    recorder.answer('Stop', blockAnswer(MARKER));
     const out = await codex.exec('please list the monitors');
     assert.equal(out.code, 0, `codex exec exits 0:\n${out.stdout}\n${out.stderr}`);
     assert.ok(out.threadId, `codex exec --json names its thread: ${out.stdout.slice(0, 300)}`);
     const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
-    assertMonitorListResult(listed);
+    assertMonitorListResult(listed, LIST);
+    const first = fake.turnRequests[0];
+    assert.ok(first.has('CTX-SESSIONSTART-d4') && first.has('CTX-PROMPT-e5'), 'SessionStart and UserPromptSubmit context reach the first request');
+    assert.ok(listed.tailText.includes('CTX-POSTTOOL-f6'), `PostToolUse context comes with the tool result: ${listed.tailText.slice(-300)}`);
+    assert.equal(first.has('CTX-POSTTOOL-f6'), false);
+    for (const m of ['CTX-SESSIONSTART-d4', 'CTX-PROMPT-e5', 'CTX-POSTTOOL-f6']) assert.equal(fake.seen(m), 1, `${m} reaches the model once`);
     const continued = await fake.waitFor(when.tailHas(MARKER), { after: listed, what: `the Stop hook's reason ${MARKER}` });
     t.diagnostic(`codex Stop block: the continuation request came ${continued.at - listed.repliedAt} ms after the turn ended`);
     assert.equal(fake.seen(MARKER), 1, 'the reason reaches the model once');
@@ -86,11 +69,11 @@ test('codex queue --resume: a message queued for an idle thread starts a turn on
     { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
     { when: when.tailHas(MARKER), reply: reply.say('QUEUED-OK') },
   ];
-  await withCodex(t, { script, session: 'codex-queue' }, async ({ fake, codex }) => {
+  await withCodex({ script, session: 'codex-queue' }, async ({ fake, recorder, cli: codex }) => {
     const out = await codex.exec('please list the monitors');
     assert.equal(out.code, 0, `codex exec exits 0:\n${out.stdout}\n${out.stderr}`);
     const listed = await fake.waitFor(when.toolResult('monitor_list'));
-    assertMonitorListResult(listed);
+    assertMonitorListResult(listed, LIST);
     await codex.startDaemon();
     const queuedAt = Date.now();
     await codex.queue(out.threadId, MARKER);

@@ -6,12 +6,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeModel, when, reply } from './lib/fake/core.mjs';
+import { when, reply } from './lib/fake/core.mjs';
 import { gemini } from './lib/fake/gemini.mjs';
 import { Gemini, geminiToolName } from './lib/gemini.mjs';
-import { HookRecorder } from './lib/hooks.mjs';
-import { Sandbox } from './lib/sandbox.mjs';
-import { Engine, vigilMcp, saveSamples } from './lib/vigil.mjs';
+import { contextAnswer, blockAnswer } from './lib/hooks.mjs';
+import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness } from './lib/vigil.mjs';
 
 const TEST_TIMEOUT = 240000;
 const LIST = geminiToolName('vigil', 'monitor_list');
@@ -21,34 +20,10 @@ let engine;
 before(async () => { engine = await Engine.start(); });
 after(async () => { await engine?.stop(); });
 
-async function withGemini(t, { script, session }, f) {
-  const sandbox = new Sandbox('gemini');
-  const fake = await FakeModel.start(gemini, { script });
-  const recorder = new HookRecorder(sandbox.file('hooks'));
-  try {
-    const hooks = Object.fromEntries(EVENTS.map((e) => [e, [{ hooks: [{ type: 'command', name: `record-${e}`,
-      command: recorder.command(e) }] }]]));
-    const cli = new Gemini({ sandbox, fake, hooks,
-      mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback', toolNames: 'underscore' }) } });
-    await f({ sandbox, fake, cli, recorder });
-  } catch (e) {
-    e.message += `\n${fake.transcript()}`;
-    throw e;
-  } finally {
-    await fake.stop();
-    await sandbox.cleanup();
-  }
-}
-
-// Gemini CLI wraps an MCP tool's text in <untrusted_context> and sends it
-// as a functionResponse {output: TEXT}.
-function assertMonitorListResult(r) {
-  const res = r.newToolResults.find((p) => p.name === LIST);
-  assert.ok(res, `the request after the call carries monitor_list's result: ${r.tailText.slice(0, 400)}`);
-  const output = JSON.parse(res.text).output;
-  const json = output.slice(output.indexOf('{'), output.lastIndexOf('}') + 1);
-  assert.ok(Array.isArray(JSON.parse(json).monitors), `monitor_list's result carries its JSON: ${output}`);
-}
+const withGemini = ({ script, session }, f) => withHarness({ label: 'gemini', api: gemini, script,
+  make: ({ sandbox, fake, recorder }) => new Gemini({ sandbox, fake,
+    hooks: Object.fromEntries(EVENTS.map((e) => [e, recorder.entry(e, { name: `record-${e}` })])),
+    mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback', toolNames: 'underscore' }) } }) }, f);
 
 function script(marker) {
   return [
@@ -58,14 +33,21 @@ function script(marker) {
   ];
 }
 
-test('gemini -p: the model calls vigil mcp monitor_list and receives its result; an AfterAgent block continues with its reason', { timeout: TEST_TIMEOUT }, async (t) => {
+test('gemini -p: the model calls vigil mcp monitor_list and receives its result; BeforeAgent and AfterTool hooks add context; an AfterAgent block continues with its reason', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'AFTERAGENT-MARKER-c41b';
-  await withGemini(t, { script: script(MARKER), session: 'gemini-print' }, async ({ fake, cli, recorder }) => {
-    recorder.answer('AfterAgent', { stdout: `${JSON.stringify({ decision: 'block', reason: MARKER })}\n` });
+  await withGemini({ script: script(MARKER), session: 'gemini-print' }, async ({ fake, cli, recorder }) => {
+    recorder.answer('BeforeAgent', contextAnswer('BeforeAgent', 'CTX-BEFOREAGENT-g7'));
+    recorder.answer('AfterTool', contextAnswer('AfterTool', 'CTX-AFTERTOOL-h8'));
+    recorder.answer('AfterAgent', blockAnswer(MARKER));
     const out = await cli.prompt('please list the monitors');
     assert.equal(out.code, 0, `gemini -p exits 0:\n${out.stdout}\n${out.stderr}`);
     const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
-    assertMonitorListResult(listed);
+    assertMonitorListResult(listed, LIST, (text) => JSON.parse(text).output);
+    const first = fake.turnRequests[0];
+    assert.ok(first.has('CTX-BEFOREAGENT-g7'), 'BeforeAgent context reaches the first request');
+    assert.ok(listed.tailText.includes('CTX-AFTERTOOL-h8'), `AfterTool context comes with the tool result: ${listed.tailText.slice(-300)}`);
+    assert.equal(first.has('CTX-AFTERTOOL-h8'), false);
+    for (const m of ['CTX-BEFOREAGENT-g7', 'CTX-AFTERTOOL-h8']) assert.equal(fake.seen(m), 1, `${m} reaches the model once`);
     const continued = await fake.waitFor(when.userSays(MARKER), { after: listed, what: `the AfterAgent hook's reason ${MARKER}` });
     t.diagnostic(`gemini AfterAgent block: the continuation request came ${continued.at - listed.repliedAt} ms after the turn ended`);
     assert.equal(fake.seen(MARKER), 1, 'the reason reaches the model once');
@@ -79,13 +61,13 @@ test('gemini -p: the model calls vigil mcp monitor_list and receives its result;
 
 test('gemini interactive: a typed message leads to the tool call; an AfterAgent block continues with its reason', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'AFTERAGENT-MARKER-8e27';
-  await withGemini(t, { script: script(MARKER), session: 'gemini-interactive' }, async ({ fake, cli, recorder }) => {
-    recorder.answer('AfterAgent', { stdout: `${JSON.stringify({ decision: 'block', reason: MARKER })}\n` });
+  await withGemini({ script: script(MARKER), session: 'gemini-interactive' }, async ({ fake, cli, recorder }) => {
+    recorder.answer('AfterAgent', blockAnswer(MARKER));
     try {
       await cli.interactive();
       await cli.type('please list the monitors');
       const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
-      assertMonitorListResult(listed);
+      assertMonitorListResult(listed, LIST, (text) => JSON.parse(text).output);
       const continued = await fake.waitFor(when.userSays(MARKER), { after: listed, what: `the AfterAgent hook's reason ${MARKER}` });
       t.diagnostic(`gemini interactive AfterAgent block: the continuation came ${continued.at - listed.repliedAt} ms after the turn ended`);
       await cli.tmux.waitScreen(/CONTINUED-OK/, { what: "the continued turn's answer on screen" });

@@ -8,11 +8,10 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeModel, when, reply } from './lib/fake/core.mjs';
+import { when, reply } from './lib/fake/core.mjs';
 import { chat } from './lib/fake/chat.mjs';
 import { OpenCode, opencodeToolName } from './lib/opencode.mjs';
-import { Sandbox } from './lib/sandbox.mjs';
-import { Engine, vigilMcp, saveSamples } from './lib/vigil.mjs';
+import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness } from './lib/vigil.mjs';
 
 const TEST_TIMEOUT = 240000;
 const LIST = opencodeToolName('vigil', 'monitor_list');
@@ -21,26 +20,9 @@ let engine;
 before(async () => { engine = await Engine.start(); });
 after(async () => { await engine?.stop(); });
 
-async function withOpenCode(t, { script, session, plugin = false }, f) {
-  const sandbox = new Sandbox('opencode');
-  const fake = await FakeModel.start(chat, { script });
-  try {
-    const oc = new OpenCode({ sandbox, fake, plugin, mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback' }) } });
-    await f({ sandbox, fake, oc });
-  } catch (e) {
-    e.message += `\n${fake.transcript()}`;
-    throw e;
-  } finally {
-    await fake.stop();
-    await sandbox.cleanup();
-  }
-}
-
-function assertMonitorListResult(r) {
-  const res = r.newToolResults.find((p) => p.name === LIST);
-  assert.ok(res, `the request after the call carries monitor_list's result: ${r.tailText.slice(0, 400)}`);
-  assert.ok(Array.isArray(JSON.parse(res.text).monitors), `monitor_list's result text is its JSON: ${res.text}`);
-}
+const withOpenCode = ({ script, session, plugin = false }, f) => withHarness({ label: 'opencode', api: chat, script,
+  make: ({ sandbox, fake }) => new OpenCode({ sandbox, fake, plugin,
+    mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback' }) } }) }, f);
 
 const listScript = (extra = []) => [
   { when: when.userSays('list the monitors'), reply: reply.call(LIST, {}) },
@@ -49,28 +31,32 @@ const listScript = (extra = []) => [
 ];
 
 test('opencode run: the model calls vigil mcp monitor_list and receives its result; the title request is marked side', { timeout: TEST_TIMEOUT }, async (t) => {
-  await withOpenCode(t, { script: listScript(), session: 'opencode-run' }, async ({ fake, oc }) => {
+  await withOpenCode({ script: listScript(), session: 'opencode-run' }, async ({ fake, cli: oc }) => {
     const out = await oc.run('please list the monitors');
     assert.equal(out.code, 0, `opencode run exits 0:\n${out.stdout}\n${out.stderr}`);
     const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
-    assertMonitorListResult(listed);
+    assertMonitorListResult(listed, LIST);
     assert.ok(fake.sideRequests.some((r) => /title/i.test(r.text)), `OpenCode asked its small model for a title, marked side:\n${fake.transcript()}`);
     assert.equal(fake.turnRequests.length, 2, 'two turn requests: the call, then its result');
     assert.deepEqual(fake.errors, []);
   });
 });
 
-test('opencode serve: a plugin on session.idle starts a new turn with promptAsync, nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
+test('opencode serve: a plugin adds text to a tool result in tool.execute.after, and on session.idle starts a new turn with promptAsync, nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'IDLE-PROMPT-MARKER-3b9d';
   const script = listScript([{ when: when.userSays(MARKER), reply: reply.say('WOKEN-OK') }]);
-  await withOpenCode(t, { script, session: 'opencode-serve', plugin: true }, async ({ fake, oc }) => {
+  await withOpenCode({ script, session: 'opencode-serve', plugin: true }, async ({ fake, cli: oc }) => {
     oc.wake(MARKER);
+    oc.afterTool('CTX-TOOLAFTER-i9');
     await oc.serve();
     const session = await oc.createSession();
     assert.match(session.id, /^ses_/, `POST /session gives a session: ${JSON.stringify(session)}`);
     await oc.promptAsync(session.id, 'please list the monitors');
     const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
-    assertMonitorListResult(listed);
+    assertMonitorListResult(listed, LIST);
+    assert.ok(listed.newToolResults.some((p) => p.text.includes('CTX-TOOLAFTER-i9')),
+      `tool.execute.after's text is in the tool result: ${listed.tailText.slice(-300)}`);
+    assert.equal(fake.seen('CTX-TOOLAFTER-i9'), 1, 'it reaches the model once');
     const woken = await fake.waitFor(when.userSays(MARKER), { after: listed, what: `the plugin's ${MARKER}` });
     t.diagnostic(`opencode session.idle -> promptAsync: the new turn's request came ${woken.at - listed.repliedAt} ms after the turn ended`);
     assert.equal(fake.seen(MARKER), 1, 'the plugin\'s text reaches the model once');

@@ -21,6 +21,20 @@ function plainPath(p) {
   return p;
 }
 
+/** A hook's answer adding text to the model's context, as Claude Code,
+ * Codex and Gemini CLI read it from the hook's stdout:
+ * {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}. */
+export function contextAnswer(event, text) {
+  return { stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: event, additionalContext: text } })}\n` };
+}
+
+/** A hook's answer that keeps the agent going with reason as its next
+ * message: {"decision": "block", "reason": REASON} on stdout (a Codex
+ * Stop hook, a Gemini CLI AfterAgent hook). */
+export function blockAnswer(reason) {
+  return { stdout: `${JSON.stringify({ decision: 'block', reason })}\n` };
+}
+
 export class HookRecorder {
   constructor(dir) {
     this.dir = plainPath(dir);
@@ -33,6 +47,13 @@ export class HookRecorder {
   command(event) {
     if (!/^[A-Za-z][A-Za-z0-9_.-]*$/.test(event)) throw new Error(`a hook event name must be a plain word: ${event}`);
     return `sh ${plainPath(HOOK_SH)} ${this.dir} ${event}`;
+  }
+
+  /** The hook config entry of event running this recorder, in the shape
+   * Claude Code, Codex and Gemini CLI share: [{hooks: [{type: 'command',
+   * command, ...extra}]}] (extra: asyncRewake, name, timeout...). */
+  entry(event, extra = {}) {
+    return [{ hooks: [{ type: 'command', command: this.command(event), ...extra }] }];
   }
 
   /** Queues the answer of the next run of event's hook: stdout, stderr, the

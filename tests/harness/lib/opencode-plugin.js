@@ -7,7 +7,11 @@
 // - on session.idle it takes the oldest file queued in wake/ (by an atomic
 //   rename, once) and starts a new turn on that idle session with the
 //   file's text (client.session.promptAsync), recording the outcome in
-//   wakes.jsonl.
+//   wakes.jsonl;
+// - in tool.execute.after it takes the oldest file queued in after/ and
+//   adds its text to the tool's result: a text item appended to an MCP
+//   tool's output.content, or a line appended to a built-in tool's
+//   output.output.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -17,15 +21,15 @@ function append(file, value) {
   if (dir) fs.appendFileSync(path.join(dir, file), `${JSON.stringify({ at: Date.now(), ...value })}\n`);
 }
 
-function takeWake() {
+function take(queue) {
   let names;
   try {
-    names = fs.readdirSync(path.join(dir, 'wake')).filter((n) => n.endsWith('.txt')).sort();
+    names = fs.readdirSync(path.join(dir, queue)).filter((n) => n.endsWith('.txt')).sort();
   } catch {
     return null;
   }
   for (const n of names) {
-    const from = path.join(dir, 'wake', n);
+    const from = path.join(dir, queue, n);
     const to = `${from}.taken`;
     try {
       fs.renameSync(from, to);
@@ -41,7 +45,7 @@ export const VigilHarnessTest = async ({ client }) => ({
   event: async ({ event }) => {
     append('events.jsonl', { event });
     if (event.type !== 'session.idle' || !dir) return;
-    const text = takeWake();
+    const text = take('wake');
     if (text === null) return;
     const sessionID = event.properties.sessionID;
     try {
@@ -52,5 +56,11 @@ export const VigilHarnessTest = async ({ client }) => ({
     }
   },
   'tool.execute.before': async (input, output) => { append('hooks.jsonl', { hook: 'tool.execute.before', input, output }); },
-  'tool.execute.after': async (input, output) => { append('hooks.jsonl', { hook: 'tool.execute.after', input, output }); },
+  'tool.execute.after': async (input, output) => {
+    append('hooks.jsonl', { hook: 'tool.execute.after', input, output });
+    const text = dir ? take('after') : null;
+    if (text === null) return;
+    if (Array.isArray(output.content)) output.content.push({ type: 'text', text });
+    else if (typeof output.output === 'string') output.output += `\n${text}`;
+  },
 });

@@ -20,7 +20,8 @@
 //   id to continue.
 // - serve(): `opencode serve` and its HTTP API (createSession,
 //   promptAsync), where the test plugin (lib/opencode-plugin.js, with
-//   plugin: true) can start a new turn on an idle session (wake()).
+//   plugin: true) can start a new turn on an idle session (wake()) and add
+//   text to a tool's result (afterTool()); it works under `run` too.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -66,7 +67,7 @@ export class OpenCode {
       fs.mkdirSync(path.join(d, 'node_modules'), { recursive: true });
     }
     if (plugin) {
-      fs.mkdirSync(path.join(this.pluginDir, 'wake'), { recursive: true });
+      for (const q of ['wake', 'after']) fs.mkdirSync(path.join(this.pluginDir, q), { recursive: true });
       sandbox.write(path.join(sandbox.proj, '.opencode', 'plugin', 'vigil-harness-test.js'), fs.readFileSync(PLUGIN_SOURCE, 'utf8'));
     }
     const marks = sandbox.env();
@@ -158,8 +159,18 @@ export class OpenCode {
   /** Queues text for the test plugin: the next session.idle it sees starts
    * a turn with it (once). */
   wake(text) {
-    if (!this.pluginDir) throw new Error('wake() needs the test plugin (new OpenCode({plugin: true}))');
-    const d = path.join(this.pluginDir, 'wake');
+    this.queuePlugin('wake', text);
+  }
+
+  /** Queues text for the test plugin: the next tool.execute.after adds it
+   * to that tool's result (once). */
+  afterTool(text) {
+    this.queuePlugin('after', text);
+  }
+
+  queuePlugin(queue, text) {
+    if (!this.pluginDir) throw new Error('the test plugin is not installed (new OpenCode({plugin: true}))');
+    const d = path.join(this.pluginDir, queue);
     const n = fs.readdirSync(d).length;
     fs.writeFileSync(path.join(d, `.${n}.part`), text);
     fs.renameSync(path.join(d, `.${n}.part`), path.join(d, `${String(n).padStart(6, '0')}.txt`));

@@ -37,6 +37,11 @@ export const HARNESS_WAIT_MS = 90000;
 // counted in Proc.dropped.
 export const PROC_OUTPUT_KEEP = 1024 * 1024;
 
+// After a process exits, how long its output pipes may take to reach end of
+// file: a daemon it forked may hold them open forever (Neovim drains at most
+// one buffer after an exit for the same reason).
+export const PROC_DRAIN_MS = 2000;
+
 // How long a process group gets between SIGTERM and SIGKILL.
 export const STOP_GRACE_MS = 5000;
 
@@ -137,8 +142,12 @@ export class Proc {
     this.child.stdout.on('data', keep('out'));
     this.child.stderr.on('data', keep('err'));
     this.result = null;
+    const closed = new Promise((resolve) => this.child.once('close', resolve));
     this.exited = new Promise((resolve) => {
-      this.child.once('close', (code, signal) => {
+      this.child.once('exit', async (code, signal) => {
+        let timer;
+        await Promise.race([closed, new Promise((r) => { timer = setTimeout(r, PROC_DRAIN_MS); })]);
+        clearTimeout(timer);
         this.result = { code, signal };
         this.events.emit('output');
         resolve(this.result);

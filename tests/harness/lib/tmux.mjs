@@ -61,7 +61,7 @@ export class Tmux {
   /** {dead, status} of the pane (its command exited). */
   async paneState() {
     const s = (await this.tmux('display-message', '-p', '-t', this.target, '#{pane_dead} #{pane_dead_status}')).trim().split(' ');
-    return { dead: s[0] === '1', status: s[1] === '' ? null : Number(s[1]) };
+    return { dead: s[0] === '1', status: s[1] === undefined || s[1] === '' ? null : Number(s[1]) };
   }
 
   /** Waits until the screen matches re (or pred(screen) holds); returns the

@@ -2,10 +2,13 @@
 // Engine: vigild on a socket in a temp dir, with the MCP tests' config) and
 // the `vigil mcp` command line a harness's MCP config runs.
 
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Engine, mcpArgs, VIGIL } from '../../mcp/harness.mjs';
+import { FakeModel } from './fake/core.mjs';
 import { HookRecorder } from './hooks.mjs';
+import { Sandbox } from './sandbox.mjs';
 
 export { Engine };
 
@@ -32,5 +35,48 @@ export function saveSamples(recorder, harness, events = undefined) {
     if (seen.has(run.event) || (events && !events.includes(run.event))) continue;
     seen.add(run.event);
     fs.writeFileSync(path.join(out, `${run.event}.json`), run.raw.endsWith('\n') ? run.raw : `${run.raw}\n`);
+  }
+}
+
+/** Asserts that request r brings back the result of vigil mcp's
+ * monitor_list, called as toolName, and returns that result part. The
+ * harnesses wrap a tool's text in their own ways (Codex puts its wall time
+ * before it, Gemini CLI an <untrusted_context> inside {"output": ...}, a
+ * hook may add text after it): unwrap(text) gives the text holding the
+ * JSON, whose outermost object is parsed. */
+export function assertMonitorListResult(r, toolName, unwrap = (text) => text) {
+  const res = r.newToolResults.find((p) => p.name === toolName);
+  assert.ok(res, `the request after the call carries ${toolName}'s result: ${r.tailText.slice(0, 400)}`);
+  const text = unwrap(res.text);
+  const json = text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1);
+  let parsed;
+  try {
+    parsed = JSON.parse(json);
+  } catch (e) {
+    assert.fail(`${toolName}'s result carries vigil mcp's JSON (${e.message}): ${res.text}`);
+  }
+  assert.ok(Array.isArray(parsed.monitors), `${toolName}'s result is monitor_list's: ${res.text}`);
+  return res;
+}
+
+/** Runs f({sandbox, fake, recorder, cli}) with a new Sandbox named label,
+ * a FakeModel of api answering script, a HookRecorder in the sandbox's
+ * hooks/ and the harness driver make({sandbox, fake, recorder}) returns;
+ * a failure's message gets the fake's transcript; the fake is stopped and
+ * the sandbox cleaned up (every process it started ended) whatever
+ * happens. */
+export async function withHarness({ label, api, script, make }, f) {
+  const sandbox = new Sandbox(label);
+  const fake = await FakeModel.start(api, { script });
+  try {
+    const recorder = new HookRecorder(sandbox.file('hooks'));
+    const cli = make({ sandbox, fake, recorder });
+    await f({ sandbox, fake, recorder, cli });
+  } catch (e) {
+    e.message += `\n${fake.transcript()}`;
+    throw e;
+  } finally {
+    await fake.stop();
+    await sandbox.cleanup();
   }
 }

@@ -48,7 +48,9 @@
 //
 // Nothing here sleeps: waitFor awaits a request matching a predicate, bounded.
 
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { EventEmitter } from 'node:events';
 
 // The bound on one awaited request. Harness CLIs start slowly on a loaded
@@ -369,8 +371,18 @@ export class FakeModel {
     return `requests to the ${this.api.name} fake (${this.requests.length}):\n${lines.join('\n')}${errs.length ? `\n${errs.join('\n')}` : ''}`;
   }
 
-  /** Stops listening and drops open connections (a harness may keep one). */
+  /** Stops listening and drops open connections (a harness may keep one).
+   * With VIGIL_HARNESS_DUMP set to a directory, first writes every request
+   * (headers, body, how it was classified, the reply) there as
+   * API-PORT.json, to read what a harness really sends. */
   async stop() {
+    const dump = process.env.VIGIL_HARNESS_DUMP;
+    if (dump) {
+      fs.mkdirSync(dump, { recursive: true });
+      fs.writeFileSync(path.join(dump, `${this.api.name}-${this.port}.json`), JSON.stringify(this.requests.map((r) => ({
+        n: r.n, method: r.method, path: r.path, turn: r.turn, side: r.side, step: r.step, headers: r.headers, body: r.body, reply: r.reply,
+      })), null, 1));
+    }
     for (const s of this.sockets) s.destroy();
     await new Promise((resolve) => this.server.close(() => resolve()));
   }
