@@ -6,11 +6,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { when, reply } from './lib/fake/core.mjs';
+import { when } from './lib/fake/core.mjs';
 import { anthropic } from './lib/fake/anthropic.mjs';
 import { Claude, claudeToolName } from './lib/claude.mjs';
 import { contextAnswer } from './lib/hooks.mjs';
-import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness } from './lib/vigil.mjs';
+import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness, listScript } from './lib/vigil.mjs';
 
 const TEST_TIMEOUT = 240000;
 
@@ -23,10 +23,7 @@ const withClaude = ({ script, hooks, session }, f) => withHarness({ label: 'clau
     hooks: hooks?.(recorder) ?? {} }) }, f);
 
 test('claude -p: the model calls vigil mcp monitor_list and receives its result; SessionStart, UserPromptSubmit and PostToolUse hooks add context', { timeout: TEST_TIMEOUT }, async (t) => {
-  const script = [
-    { when: when.userSays('list the monitors'), reply: reply.call(claudeToolName('vigil', 'monitor_list'), {}) },
-    { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
-  ];
+  const script = listScript(claudeToolName('vigil', 'monitor_list'));
   const hooks = (recorder) => {
     return Object.fromEntries(['SessionStart', 'UserPromptSubmit', 'PostToolUse'].map((e) => [e, recorder.entry(e)]));
   };
@@ -52,11 +49,7 @@ test('claude -p: the model calls vigil mcp monitor_list and receives its result;
 
 test('claude interactive: a Stop hook with asyncRewake wakes the idle agent, nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'REWAKE-MARKER-7f3a';
-  const script = [
-    { when: when.userSays('list the monitors'), reply: reply.call(claudeToolName('vigil', 'monitor_list'), {}) },
-    { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
-    { when: when.tailHas(MARKER), reply: reply.say('WOKEN-OK') },
-  ];
+  const script = listScript(claudeToolName('vigil', 'monitor_list'), [[MARKER, 'WOKEN-OK']]);
   const hooks = (recorder) => {
     return {
       SessionStart: recorder.entry('SessionStart'),

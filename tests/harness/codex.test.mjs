@@ -7,11 +7,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { when, reply } from './lib/fake/core.mjs';
+import { when } from './lib/fake/core.mjs';
 import { responses } from './lib/fake/responses.mjs';
 import { Codex, codexToolName } from './lib/codex.mjs';
 import { contextAnswer, blockAnswer } from './lib/hooks.mjs';
-import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness } from './lib/vigil.mjs';
+import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness, listScript } from './lib/vigil.mjs';
 
 const TEST_TIMEOUT = 240000;
 const LIST = codexToolName('vigil', 'monitor_list');
@@ -26,11 +26,7 @@ const withCodex = ({ script, hooks, session }, f) => withHarness({ label: 'codex
 
 test('codex exec: the model calls vigil mcp monitor_list and receives its result; hooks add context; a Stop hook blocks with a reason that reaches the model', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'STOP-BLOCK-MARKER-51c2';
-  const script = [
-    { when: when.userSays('list the monitors'), reply: reply.call(LIST, {}) },
-    { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
-    { when: when.tailHas(MARKER), reply: reply.say('CONTINUED-OK') },
-  ];
+  const script = listScript(LIST, [[MARKER, 'CONTINUED-OK']]);
   const hooks = (recorder) => {
     return Object.fromEntries(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'].map((e) => [e, recorder.entry(e)]));
   };
@@ -64,11 +60,7 @@ test('codex exec: the model calls vigil mcp monitor_list and receives its result
 
 test('codex queue --resume: a message queued for an idle thread starts a turn on the app-server daemon', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'QUEUED-MARKER-9d0e';
-  const script = [
-    { when: when.userSays('list the monitors'), reply: reply.call(LIST, {}) },
-    { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
-    { when: when.tailHas(MARKER), reply: reply.say('QUEUED-OK') },
-  ];
+  const script = listScript(LIST, [[MARKER, 'QUEUED-OK']]);
   await withCodex({ script, session: 'codex-queue' }, async ({ fake, recorder, cli: codex }) => {
     const out = await codex.exec('please list the monitors');
     assert.equal(out.code, 0, `codex exec exits 0:\n${out.stdout}\n${out.stderr}`);

@@ -6,11 +6,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { when, reply } from './lib/fake/core.mjs';
+import { when } from './lib/fake/core.mjs';
 import { gemini } from './lib/fake/gemini.mjs';
 import { Gemini, geminiToolName } from './lib/gemini.mjs';
 import { contextAnswer, blockAnswer } from './lib/hooks.mjs';
-import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness } from './lib/vigil.mjs';
+import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness, listScript } from './lib/vigil.mjs';
 
 const TEST_TIMEOUT = 240000;
 const LIST = geminiToolName('vigil', 'monitor_list');
@@ -25,17 +25,10 @@ const withGemini = ({ script, session }, f) => withHarness({ label: 'gemini', ap
     hooks: Object.fromEntries(EVENTS.map((e) => [e, recorder.entry(e, { name: `record-${e}` })])),
     mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback', toolNames: 'underscore' }) } }) }, f);
 
-function script(marker) {
-  return [
-    { when: when.userSays('list the monitors'), reply: reply.call(LIST, {}) },
-    { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
-    { when: when.userSays(marker), reply: reply.say('CONTINUED-OK') },
-  ];
-}
 
 test('gemini -p: the model calls vigil mcp monitor_list and receives its result; BeforeAgent and AfterTool hooks add context; an AfterAgent block continues with its reason', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'AFTERAGENT-MARKER-c41b';
-  await withGemini({ script: script(MARKER), session: 'gemini-print' }, async ({ fake, cli, recorder }) => {
+  await withGemini({ script: listScript(LIST, [[MARKER, 'CONTINUED-OK']]), session: 'gemini-print' }, async ({ fake, cli, recorder }) => {
     recorder.answer('BeforeAgent', contextAnswer('BeforeAgent', 'CTX-BEFOREAGENT-g7'));
     recorder.answer('AfterTool', contextAnswer('AfterTool', 'CTX-AFTERTOOL-h8'));
     recorder.answer('AfterAgent', blockAnswer(MARKER));
@@ -61,7 +54,7 @@ test('gemini -p: the model calls vigil mcp monitor_list and receives its result;
 
 test('gemini interactive: a typed message leads to the tool call; an AfterAgent block continues with its reason', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'AFTERAGENT-MARKER-8e27';
-  await withGemini({ script: script(MARKER), session: 'gemini-interactive' }, async ({ fake, cli, recorder }) => {
+  await withGemini({ script: listScript(LIST, [[MARKER, 'CONTINUED-OK']]), session: 'gemini-interactive' }, async ({ fake, cli, recorder }) => {
     recorder.answer('AfterAgent', blockAnswer(MARKER));
     try {
       await cli.interactive();

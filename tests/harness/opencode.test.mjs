@@ -8,10 +8,10 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { when, reply } from './lib/fake/core.mjs';
+import { when } from './lib/fake/core.mjs';
 import { chat } from './lib/fake/chat.mjs';
 import { OpenCode, opencodeToolName } from './lib/opencode.mjs';
-import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness } from './lib/vigil.mjs';
+import { Engine, vigilMcp, saveSamples, assertMonitorListResult, withHarness, listScript } from './lib/vigil.mjs';
 
 const TEST_TIMEOUT = 240000;
 const LIST = opencodeToolName('vigil', 'monitor_list');
@@ -24,14 +24,9 @@ const withOpenCode = ({ script, session, plugin = false }, f) => withHarness({ l
   make: ({ sandbox, fake }) => new OpenCode({ sandbox, fake, plugin,
     mcp: { vigil: vigilMcp(engine, { session, delivery: 'piggyback' }) } }) }, f);
 
-const listScript = (extra = []) => [
-  { when: when.userSays('list the monitors'), reply: reply.call(LIST, {}) },
-  { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
-  ...extra,
-];
 
 test('opencode run: the model calls vigil mcp monitor_list and receives its result; the title request is marked side', { timeout: TEST_TIMEOUT }, async (t) => {
-  await withOpenCode({ script: listScript(), session: 'opencode-run' }, async ({ fake, cli: oc }) => {
+  await withOpenCode({ script: listScript(LIST), session: 'opencode-run' }, async ({ fake, cli: oc }) => {
     const out = await oc.run('please list the monitors');
     assert.equal(out.code, 0, `opencode run exits 0:\n${out.stdout}\n${out.stderr}`);
     const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
@@ -44,7 +39,7 @@ test('opencode run: the model calls vigil mcp monitor_list and receives its resu
 
 test('opencode serve: a plugin adds text to a tool result in tool.execute.after, and on session.idle starts a new turn with promptAsync, nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
   const MARKER = 'IDLE-PROMPT-MARKER-3b9d';
-  const script = listScript([{ when: when.userSays(MARKER), reply: reply.say('WOKEN-OK') }]);
+  const script = listScript(LIST, [[MARKER, 'WOKEN-OK']]);
   await withOpenCode({ script, session: 'opencode-serve', plugin: true }, async ({ fake, cli: oc }) => {
     oc.wake(MARKER);
     oc.afterTool('CTX-TOOLAFTER-i9');

@@ -23,8 +23,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { FAKE_MAIN_MODEL, FAKE_SMALL_MODEL } from './fake/anthropic.mjs';
-import { cliPath, HARNESS_WAIT_MS, requirePackage, within } from './sandbox.mjs';
-import { Tmux } from './tmux.mjs';
+import { Driver } from './driver.mjs';
+import { HARNESS_WAIT_MS, within } from './sandbox.mjs';
 
 export const CLAUDE_PACKAGE = '@anthropic-ai/claude-code';
 export const CLAUDE_API_KEY = 'sk-ant-fake-key-for-the-harness-tests-0000';
@@ -32,21 +32,16 @@ export const CLAUDE_API_KEY = 'sk-ant-fake-key-for-the-harness-tests-0000';
 // How Claude Code names an MCP server's tool.
 export const claudeToolName = (server, tool) => `mcp__${server}__${tool}`;
 
-export class Claude {
+export class Claude extends Driver {
   /** opts: sandbox, fake (a FakeModel of anthropic), mcp ({name: {command,
    * args, env}}), hooks ({Event: [{matcher?, hooks: [{type: 'command',
    * command, asyncRewake?...}]}]}), allow (permission rules, by default
    * every tool of each MCP server), env (more variables). */
   constructor({ sandbox, fake, mcp = {}, hooks = {}, allow, env = {} }) {
-    this.version = requirePackage(CLAUDE_PACKAGE);
-    this.bin = cliPath(CLAUDE_PACKAGE, 'claude');
-    this.sandbox = sandbox;
-    this.fake = fake;
+    super(CLAUDE_PACKAGE, 'claude', { sandbox, fake, env });
     this.mcp = mcp;
     this.debugLog = sandbox.file('logs', 'claude-debug.log');
-    this.extraEnv = env;
     this.writeConfig({ hooks, allow: allow ?? Object.keys(mcp).map((name) => `mcp__${name}`) });
-    this.tmux = null;
   }
 
   writeConfig({ hooks, allow }) {
@@ -66,7 +61,7 @@ export class Claude {
   }
 
   env() {
-    return this.sandbox.env({
+    return super.env({
       ANTHROPIC_BASE_URL: this.fake.url,
       ANTHROPIC_API_KEY: CLAUDE_API_KEY,
       ANTHROPIC_MODEL: FAKE_MAIN_MODEL,
@@ -81,7 +76,6 @@ export class Claude {
       CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
       CLAUDE_CODE_DISABLE_TERMINAL_TITLE: '1',
       ENABLE_TOOL_SEARCH: 'false',
-      ...this.extraEnv,
     });
   }
 
@@ -93,25 +87,21 @@ export class Claude {
    * with {code, signal, stdout, stderr, result (the --output-format json
    * result, or null)} once it exits. */
   async print(prompt, { args = [], timeout = HARNESS_WAIT_MS } = {}) {
-    const p = this.sandbox.spawn('claude -p', this.bin, [...this.args(args), '--output-format', 'json', '-p', prompt],
-      { env: this.env() });
-    const { code, signal } = await p.waitExit(timeout);
-    let result = null;
+    const out = await this.runToExit('claude -p', [...this.args(args), '--output-format', 'json', '-p', prompt], { timeout });
+    out.result = null;
     try {
-      result = JSON.parse(p.out);
+      out.result = JSON.parse(out.stdout);
     } catch {
       // not JSON: the caller sees stdout
     }
-    return { code, signal, stdout: p.out, stderr: p.err, result, proc: p };
+    return out;
   }
 
   /** Starts `claude` in a tmux pane and waits until it takes input: its
    * prompt is on screen and every MCP server is connected (its debug log
    * says so; a message typed before would be sent without their tools). */
   async interactive({ args = [], timeout = HARNESS_WAIT_MS } = {}) {
-    this.tmux = new Tmux(this.sandbox);
-    await this.tmux.start([this.bin, ...this.args(args)], { env: this.env() });
-    await this.tmux.waitScreen(/❯/, { timeout, what: "Claude Code's prompt" });
+    await this.startTerminal(this.args(args), /❯/, "Claude Code's prompt", { timeout });
     await within(Promise.all(Object.keys(this.mcp).map((name) => this.waitDebug(
       new RegExp(`MCP server "${name}": Successfully connected`), { timeout }))), timeout, 'the MCP servers to connect');
     return this.tmux;
@@ -161,20 +151,5 @@ export class Claude {
       }, timeout);
       check();
     });
-  }
-
-  /** Types a message into the interactive session and submits it: the text
-   * first, Enter once the text is on screen (Enter sent in the same burst
-   * would be taken as part of a paste). */
-  async type(text, { timeout = HARNESS_WAIT_MS } = {}) {
-    await this.tmux.type(text);
-    const probe = text.slice(-Math.min(text.length, 30));
-    await this.tmux.waitScreen((s) => s.includes(probe), { timeout, what: `the typed text ${JSON.stringify(probe)} on screen` });
-    await this.tmux.keys('Enter');
-  }
-
-  /** The last screen, for failure messages. */
-  async screen() {
-    return this.tmux ? this.tmux.capture().catch((e) => `(no screen: ${e.message})`) : '(not interactive)';
   }
 }

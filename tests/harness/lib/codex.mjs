@@ -22,7 +22,8 @@
 
 import path from 'node:path';
 import { FAKE_RESPONSES_MODEL } from './fake/responses.mjs';
-import { cliPath, HARNESS_WAIT_MS, requirePackage } from './sandbox.mjs';
+import { Driver, jsonLines } from './driver.mjs';
+import { HARNESS_WAIT_MS } from './sandbox.mjs';
 
 export const CODEX_PACKAGE = '@openai/codex';
 export const CODEX_KEY_VAR = 'VIGIL_FAKE_OPENAI_KEY';
@@ -57,17 +58,13 @@ export function toml(obj, prefix = '') {
   return out;
 }
 
-export class Codex {
+export class Codex extends Driver {
   /** opts: sandbox, fake (a FakeModel of responses), mcp ({name: {command,
    * args}}), hooks ({Event: [{matcher?, hooks: [{type: 'command',
    * command}]}]}), config (more config.toml keys), env. */
   constructor({ sandbox, fake, mcp = {}, hooks = null, config = {}, env = {} }) {
-    this.version = requirePackage(CODEX_PACKAGE);
-    this.bin = cliPath(CODEX_PACKAGE, 'codex');
-    this.sandbox = sandbox;
-    this.fake = fake;
+    super(CODEX_PACKAGE, 'codex', { sandbox, fake, env });
     this.codexHome = path.join(sandbox.home, '.codex');
-    this.extraEnv = env;
     this.daemon = false;
     const marks = sandbox.env();
     const serverEnv = Object.fromEntries(['VIGIL_HARNESS_SANDBOX', 'VIGIL_TEST_RUN', 'VIGIL_MCP_TEST_ID', 'ASAN_OPTIONS',
@@ -96,36 +93,23 @@ export class Codex {
   }
 
   env() {
-    return this.sandbox.env({ CODEX_HOME: this.codexHome, [CODEX_KEY_VAR]: 'fake-openai-key', ...this.extraEnv });
-  }
-
-  /** Runs `codex ARGS` to its end: {code, signal, stdout, stderr}. */
-  async run(name, args, { timeout = HARNESS_WAIT_MS } = {}) {
-    const p = this.sandbox.spawn(name, this.bin, args, { env: this.env() });
-    const { code, signal } = await p.waitExit(timeout);
-    return { code, signal, stdout: p.out, stderr: p.err, proc: p };
+    return super.env({ CODEX_HOME: this.codexHome, [CODEX_KEY_VAR]: 'fake-openai-key' });
   }
 
   /** `codex exec --json prompt` (resume: a thread id to continue); resolves
    * at its exit with {code, stdout, stderr, events (the JSON lines), threadId}. */
   async exec(prompt, { resume, args = [], timeout = HARNESS_WAIT_MS } = {}) {
     const sub = resume ? ['exec', 'resume', resume] : ['exec'];
-    const out = await this.run('codex exec', [...sub, '--json', '--skip-git-repo-check',
+    const out = await this.runToExit('codex exec', [...sub, '--json', '--skip-git-repo-check',
       '--dangerously-bypass-hook-trust', ...args, prompt], { timeout });
-    out.events = out.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => {
-      try {
-        return JSON.parse(l);
-      } catch {
-        return { unparsed: l };
-      }
-    });
+    out.events = jsonLines(out.stdout);
     out.threadId = out.events.find((e) => e.type === 'thread.started')?.thread_id ?? resume ?? null;
     return out;
   }
 
   /** Starts the app-server daemon (`codex app-server daemon start`). */
   async startDaemon() {
-    const r = await this.run('codex app-server daemon start', ['app-server', 'daemon', 'start']);
+    const r = await this.runToExit('codex app-server daemon start', ['app-server', 'daemon', 'start']);
     if (r.code !== 0) throw new Error(`codex app-server daemon start failed (${r.code}):\n${r.stdout}\n${r.stderr}`);
     this.daemon = true;
     return r;
@@ -134,7 +118,7 @@ export class Codex {
   /** Queues text for thread and resumes it on the daemon
    * (`codex queue --thread ID --message TEXT --resume`). */
   async queue(thread, text) {
-    const r = await this.run('codex queue', ['queue', '--thread', thread, '--message', text, '--resume']);
+    const r = await this.runToExit('codex queue', ['queue', '--thread', thread, '--message', text, '--resume']);
     if (r.code !== 0) throw new Error(`codex queue failed (${r.code}):\n${r.stdout}\n${r.stderr}`);
     return r;
   }
@@ -144,6 +128,6 @@ export class Codex {
   async stopDaemon() {
     if (!this.daemon) return;
     this.daemon = false;
-    await this.run('codex app-server daemon stop', ['app-server', 'daemon', 'stop']);
+    await this.runToExit('codex app-server daemon stop', ['app-server', 'daemon', 'stop']);
   }
 }

@@ -27,7 +27,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FAKE_CHAT_MODEL, FAKE_CHAT_SMALL_MODEL } from './fake/chat.mjs';
-import { cliPath, HARNESS_WAIT_MS, requirePackage } from './sandbox.mjs';
+import { Driver, jsonLines } from './driver.mjs';
+import { HARNESS_WAIT_MS } from './sandbox.mjs';
 
 export const OPENCODE_PACKAGE = 'opencode-ai';
 const PLUGIN_SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'opencode-plugin.js');
@@ -35,27 +36,21 @@ const PLUGIN_SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'o
 // How OpenCode names an MCP server's tool to the model.
 export const opencodeToolName = (server, tool) => `${server}_${tool}`;
 
-/** Lines of a JSON-lines file, parsed (a missing file: none). */
-function jsonLines(file) {
-  let text;
+/** A JSON-lines file's objects (a missing file: none). */
+function jsonFile(file) {
   try {
-    text = fs.readFileSync(file, 'utf8');
+    return jsonLines(fs.readFileSync(file, 'utf8'));
   } catch {
     return [];
   }
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
-export class OpenCode {
+export class OpenCode extends Driver {
   /** opts: sandbox, fake (a FakeModel of chat), mcp ({name: {command,
    * args}}), plugin (install the test plugin), config (more opencode.json
    * keys), env. */
   constructor({ sandbox, fake, mcp = {}, plugin = false, config = {}, env = {} }) {
-    this.version = requirePackage(OPENCODE_PACKAGE);
-    this.bin = cliPath(OPENCODE_PACKAGE, 'opencode');
-    this.sandbox = sandbox;
-    this.fake = fake;
-    this.extraEnv = env;
+    super(OPENCODE_PACKAGE, 'opencode', { sandbox, fake, env });
     this.server = null;
     this.url = null;
     this.pluginDir = plugin ? path.join(sandbox.dir, 'plugin-records') : null;
@@ -97,14 +92,13 @@ export class OpenCode {
   }
 
   env() {
-    return this.sandbox.env({
+    return super.env({
       OPENCODE_DISABLE_MODELS_FETCH: '1',
       OPENCODE_DISABLE_AUTOUPDATE: '1',
       OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
       OPENCODE_DISABLE_SHARE: '1',
       OPENCODE_DISABLE_CLAUDE_CODE: '1',
       ...(this.pluginDir ? { VIGIL_HARNESS_PLUGIN_DIR: this.pluginDir } : {}),
-      ...this.extraEnv,
     });
   }
 
@@ -112,17 +106,10 @@ export class OpenCode {
    * its exit: {code, signal, stdout, stderr, events, sessionId}. */
   async run(prompt, { session, args = [], timeout = HARNESS_WAIT_MS } = {}) {
     const extra = session ? ['--session', session] : [];
-    const p = this.sandbox.spawn('opencode run', this.bin, ['run', '--format', 'json', ...extra, ...args, prompt], { env: this.env() });
-    const { code, signal } = await p.waitExit(timeout);
-    const events = p.out.split('\n').filter((l) => l.startsWith('{')).map((l) => {
-      try {
-        return JSON.parse(l);
-      } catch {
-        return { unparsed: l };
-      }
-    });
-    const sessionId = events.find((e) => typeof e.sessionID === 'string')?.sessionID ?? session ?? null;
-    return { code, signal, stdout: p.out, stderr: p.err, events, sessionId, proc: p };
+    const out = await this.runToExit('opencode run', ['run', '--format', 'json', ...extra, ...args, prompt], { timeout });
+    out.events = jsonLines(out.stdout);
+    out.sessionId = out.events.find((e) => typeof e.sessionID === 'string')?.sessionID ?? session ?? null;
+    return out;
   }
 
   /** Starts `opencode serve` on 127.0.0.1 (a port it picks) and resolves
@@ -179,7 +166,7 @@ export class OpenCode {
   /** What the test plugin recorded: events (bus events), hooks
    * (tool.execute.* calls), wakes (promptAsync outcomes). */
   pluginRecords() {
-    const f = (name) => jsonLines(path.join(this.pluginDir, name));
+    const f = (name) => jsonFile(path.join(this.pluginDir, name));
     return { events: f('events.jsonl'), hooks: f('hooks.jsonl'), wakes: f('wakes.jsonl') };
   }
 }

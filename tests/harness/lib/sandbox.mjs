@@ -23,6 +23,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { within, processesWithEnv } from '../../mcp/harness.mjs';
+
+export { within };
 
 export const HARNESS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const NODE_MODULES = path.join(HARNESS_DIR, 'node_modules');
@@ -76,39 +79,6 @@ export function cliPath(pkg, bin) {
     throw new Error(`the harness package ${pkg} is installed but ${p} is not an executable; run ./scripts/install-deps.sh`);
   }
   return p;
-}
-
-/** promise, or a rejection naming `what` after ms. */
-export function within(promise, ms, what) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Live (not zombie) processes whose environment holds name=value. */
-export function processesWithEnv(name, value) {
-  const want = `${name}=${value}`;
-  const found = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    let env;
-    let stat;
-    let cmdline;
-    try {
-      env = fs.readFileSync(`/proc/${entry}/environ`, 'latin1');
-      stat = fs.readFileSync(`/proc/${entry}/stat`, 'latin1');
-      cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'latin1');
-    } catch {
-      continue; // gone meanwhile, or not ours to read
-    }
-    if (!env.split('\0').includes(want)) continue;
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    if (state === 'Z') continue;
-    found.push({ pid: Number(entry), cmdline: cmdline.split('\0').filter(Boolean).join(' ').slice(0, 200) });
-  }
-  return found;
 }
 
 export class Proc {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Engine, mcpArgs, VIGIL } from '../../mcp/harness.mjs';
-import { FakeModel } from './fake/core.mjs';
+import { FakeModel, when, reply } from './fake/core.mjs';
 import { HookRecorder } from './hooks.mjs';
 import { Sandbox } from './sandbox.mjs';
 
@@ -79,4 +79,17 @@ export async function withHarness({ label, api, script, make }, f) {
     await fake.stop();
     await sandbox.cleanup();
   }
+}
+
+/** The smoke tests' script: the user's "list the monitors" makes the model
+ * call toolName with no arguments, monitor_list's result makes it say
+ * LISTED-OK and end its turn; then for each [needle, words] of then, a
+ * request whose new part carries needle (a hook's reason, a queued or
+ * plugin's message) makes it say words. */
+export function listScript(toolName, then = []) {
+  return [
+    { when: when.userSays('list the monitors'), reply: reply.call(toolName, {}) },
+    { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
+    ...then.map(([needle, words]) => ({ when: when.tailHas(needle), reply: reply.say(words) })),
+  ];
 }

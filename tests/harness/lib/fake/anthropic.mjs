@@ -14,16 +14,10 @@
 // when it names the main model and offers tools. The rest are answered
 // with a short text ("Fake title") and marked side.
 
-import { fakeId, sendJson, sse } from './core.mjs';
+import { contentText, fakeId, sendJson, sse } from './core.mjs';
 
 export const FAKE_MAIN_MODEL = 'claude-fake-main';
 export const FAKE_SMALL_MODEL = 'claude-fake-small';
-
-function textOfContent(c) {
-  if (typeof c === 'string') return c;
-  if (!Array.isArray(c)) return '';
-  return c.map((b) => (b.type === 'text' ? b.text : '')).join('');
-}
 
 function parts(content) {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
@@ -32,7 +26,7 @@ function parts(content) {
     if (b.type === 'text') out.push({ type: 'text', text: b.text });
     else if (b.type === 'tool_use') out.push({ type: 'tool_call', id: b.id, name: b.name, args: b.input ?? {} });
     else if (b.type === 'tool_result') {
-      out.push({ type: 'tool_result', id: b.tool_use_id, name: '', text: textOfContent(b.content), isError: b.is_error === true });
+      out.push({ type: 'tool_result', id: b.tool_use_id, name: '', text: contentText(b.content), isError: b.is_error === true });
     }
     // thinking, images, documents: not text the tests look for
   }
@@ -61,7 +55,7 @@ export const anthropic = {
 
   parse(body) {
     if (!body || typeof body !== 'object') throw new Error('the body is not a JSON object');
-    const system = typeof body.system === 'string' ? body.system : textOfContent(body.system);
+    const system = typeof body.system === 'string' ? body.system : contentText(body.system);
     return {
       model: body.model ?? '',
       stream: body.stream === true,

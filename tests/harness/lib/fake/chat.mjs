@@ -10,25 +10,10 @@
 // (FAKE_CHAT_SMALL_MODEL), so a request is the agent's turn when it names
 // the main model and offers tools.
 
-import { fakeId, sendJson, sse } from './core.mjs';
+import { contentText, fakeId, parseArgs, sendJson, sse } from './core.mjs';
 
 export const FAKE_CHAT_MODEL = 'fake-main';
 export const FAKE_CHAT_SMALL_MODEL = 'fake-small';
-
-function contentText(c) {
-  if (typeof c === 'string') return c;
-  if (!Array.isArray(c)) return '';
-  return c.map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
-}
-
-function parseArgs(s) {
-  if (typeof s !== 'string') return s ?? {};
-  try {
-    return JSON.parse(s);
-  } catch {
-    return { _raw: s };
-  }
-}
 
 function message(m) {
   if (m.role === 'tool') {

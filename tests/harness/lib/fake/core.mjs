@@ -75,6 +75,26 @@ export function conversationText(conv) {
   return out.join('\n');
 }
 
+/** The text of a message's content as the APIs send it: a string, or a
+ * list of items of which those with a string `text` count (images and
+ * other items do not). */
+export function contentText(content) {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((c) => (c && typeof c.text === 'string' ? c.text : '')).join('');
+}
+
+/** A tool call's arguments sent as a JSON string, parsed ({_raw: s} when
+ * it is not JSON); an object is kept as it is. */
+export function parseArgs(s) {
+  if (typeof s !== 'string') return s ?? {};
+  try {
+    return JSON.parse(s);
+  } catch {
+    return { _raw: s };
+  }
+}
+
 /** The number of times needle (a string or a RegExp) occurs in text. */
 export function occurrences(text, needle) {
   if (typeof needle === 'string') {

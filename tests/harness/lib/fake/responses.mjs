@@ -10,30 +10,15 @@
 // turns; compaction, titles and reviews say otherwise), so a request is a
 // side request when that header names another kind.
 
-import { fakeId, sendJson, sse } from './core.mjs';
+import { contentText, fakeId, parseArgs, sendJson, sse } from './core.mjs';
 
 export const FAKE_RESPONSES_MODEL = 'gpt-fake';
-
-function contentText(content) {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((c) => (typeof c.text === 'string' ? c.text : '')).join('');
-}
 
 function outputText(output) {
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) return contentText(output);
   if (output && typeof output === 'object') return contentText(output.content ?? []);
   return '';
-}
-
-function parseArgs(s) {
-  if (typeof s !== 'string') return s ?? {};
-  try {
-    return JSON.parse(s);
-  } catch {
-    return { _raw: s };
-  }
 }
 
 // One item of `input` as a Message of the common Conversation.
