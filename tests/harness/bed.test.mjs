@@ -195,7 +195,7 @@ test('hook.sh records each run in order and answers each queued answer once, aft
 });
 
 test('sandbox: a private HOME, nothing of the test environment but PATH and the tags, and its leftovers ended', async () => {
-  const saved = { ...process.env };
+  const saved = { ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY, CI: process.env.CI };
   process.env.ANTHROPIC_API_KEY = 'real-key-must-not-leak';
   process.env.CI = 'true';
   const sandbox = new Sandbox('bed');
@@ -212,11 +212,32 @@ test('sandbox: a private HOME, nothing of the test environment but PATH and the 
     await p.waitExit();
     assert.equal(sandbox.leftovers().length, 1);
   } finally {
-    process.env = saved;
-    const ended = await sandbox.cleanup({ keep: false });
-    assert.equal(ended.length, 1);
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    const { leftovers } = await sandbox.cleanup({ keep: false });
+    assert.equal(leftovers.length, 1);
     assert.deepEqual(sandbox.leftovers(), []);
   }
+});
+
+test('sandbox: in a sanitizer build, a report a process writes (ASAN_OPTIONS log_path) comes back from cleanup', async () => {
+  const saved = process.env.ASAN_OPTIONS;
+  process.env.ASAN_OPTIONS = 'detect_leaks=1';
+  const sandbox = new Sandbox('bed');
+  try {
+    // What ASan does at a report: write to log_path.PID.
+    const p = sandbox.spawn('reporter', 'sh', ['-c',
+      'path=${ASAN_OPTIONS##*log_path=}; echo "ERROR: LeakSanitizer: detected memory leaks" > "$path.$$"']);
+    assert.deepEqual(await p.waitExit(), { code: 0, signal: null });
+  } finally {
+    if (saved === undefined) delete process.env.ASAN_OPTIONS;
+    else process.env.ASAN_OPTIONS = saved;
+  }
+  const { sanitizer } = await sandbox.cleanup();
+  assert.equal(sanitizer.length, 1);
+  assert.match(sanitizer[0].text, /LeakSanitizer/);
 });
 
 test('every harness package is installed at its pinned version', () => {

@@ -223,10 +223,14 @@ export class Sandbox {
       VIGIL_HARNESS_SANDBOX: this.dir,
     };
     // ctest's run tag (no_orphans.sh), tests/mcp's file id, and a sanitizer
-    // build's options for the vigil mcp the harness starts.
+    // build's options for the vigil mcp the harness starts, whose stderr
+    // the harness keeps: its reports go to files in logs/ instead, which
+    // sanitizerReports() reads.
     for (const k of ['VIGIL_TEST_RUN', 'VIGIL_MCP_TEST_ID', 'ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) {
       if (process.env[k] !== undefined) env[k] = process.env[k];
     }
+    if (env.ASAN_OPTIONS !== undefined) env.ASAN_OPTIONS += `:log_path=${path.join(this.logs, 'asan')}`;
+    if (env.UBSAN_OPTIONS !== undefined) env.UBSAN_OPTIONS += `:log_path=${path.join(this.logs, 'ubsan')}`;
     return { ...env, ...extra };
   }
 
@@ -258,15 +262,23 @@ export class Sandbox {
     this.cleanups.push(f);
   }
 
+  /** The sanitizer reports written by processes of a sanitizer build
+   * started here (vigil mcp under a harness): [{file, text}]. */
+  sanitizerReports() {
+    return fs.readdirSync(this.logs).filter((n) => /^(asan|ubsan)\./.test(n))
+      .map((n) => ({ file: n, text: fs.readFileSync(path.join(this.logs, n), 'utf8') }));
+  }
+
   /** Processes carrying this sandbox's mark that are still alive. */
   leftovers() {
     return processesWithEnv('VIGIL_HARNESS_SANDBOX', this.dir);
   }
 
   /** Runs the cleanups, stops every Proc, then ends whatever else carries
-   * the sandbox's mark (SIGTERM, then SIGKILL), and removes the directory
-   * unless keep. Returns the processes that had to be ended that way
-   * (a harness's leftovers), for a test that wants none. */
+   * the sandbox's mark (SIGTERM, then SIGKILL), reads the sanitizer reports
+   * (written as processes exit), and removes the directory unless keep.
+   * Returns {leftovers: the processes that had to be ended that way (a
+   * harness's leftovers), sanitizer: sanitizerReports()}. */
   async cleanup({ keep = process.env.VIGIL_HARNESS_KEEP === '1' } = {}) {
     for (const f of this.cleanups.reverse()) {
       try {
@@ -292,7 +304,8 @@ export class Sandbox {
       const deadline = Date.now() + STOP_GRACE_MS;
       while (this.leftovers().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     }
+    const sanitizer = this.sanitizerReports();
     if (!keep) fs.rmSync(this.dir, { recursive: true, force: true });
-    return left;
+    return { leftovers: left, sanitizer };
   }
 }

@@ -64,7 +64,8 @@ export function assertMonitorListResult(r, toolName, unwrap = (text) => text) {
  * hooks/ and the harness driver make({sandbox, fake, recorder}) returns;
  * a failure's message gets the fake's transcript; the fake is stopped and
  * the sandbox cleaned up (every process it started ended) whatever
- * happens. */
+ * happens. In a sanitizer build, a report of a process started in the
+ * sandbox (vigil mcp) fails the test. */
 export async function withHarness({ label, api, script, make }, f) {
   const sandbox = new Sandbox(label);
   const fake = await FakeModel.start(api, { script });
@@ -77,7 +78,9 @@ export async function withHarness({ label, api, script, make }, f) {
     throw e;
   } finally {
     await fake.stop();
-    await sandbox.cleanup();
+    const { sanitizer } = await sandbox.cleanup();
+    assert.deepEqual(sanitizer.map((r) => r.file), [],
+      `sanitizer reports of processes the harness started (vigil mcp):\n${sanitizer.map((r) => r.text).join('\n')}`);
   }
 }
 
