@@ -18,8 +18,11 @@
 //                                  reason naming a side request (title,
 //                                  routing, safety check, quota...)
 //   api.sideReply(conv, req, url)  the harmless answer to a side request
-//   api.write(res, reply, conv, ids) sends a Reply in the API's format,
+//   api.write(res, reply, conv)    sends a Reply in the API's format,
 //                                  streaming when the request asked for it
+//   api.thread(r)                  (optional) the conversation a recorded
+//                                  request belongs to: a session or thread
+//                                  id the harness sends
 //
 // A Conversation, the same for every API:
 //   { model, stream, system: string, tools: [name...], messages: [Message] }
