@@ -450,6 +450,12 @@ session_queued(const Session *s)
   return s->nwaiting;
 }
 
+size_t
+session_queue_max(const Session *s)
+{
+  return s->queue_max;
+}
+
 uint64_t
 session_next_seq(const Session *s)
 {

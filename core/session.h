@@ -173,6 +173,7 @@ bool session_anonymous(const Session *s);
 bool session_busy(const Session *s);
 size_t session_attached(const Session *s);
 size_t session_queued(const Session *s);         /* waiting, not yet pushed */
+size_t session_queue_max(const Session *s);      /* its bound: waiting, and kept */
 uint64_t session_next_seq(const Session *s);     /* the seq the next push gets */
 uint64_t session_dropped_total(const Session *s); /* output notifications dropped ever */
 uint64_t session_journal_errors(const Session *s); /* journal writes that failed */
