@@ -44,6 +44,16 @@ api_cursor_name(Call *call)
   return name;
 }
 
+/* The session a cursor method acts on and its required `cursor` argument
+ * (in *name, which the caller frees); NULL with call->err. */
+static Session *
+api_cursor_of(Call *call, char **name)
+{
+  Session *s = api_session(call);
+  *name = s != NULL ? api_cursor_name(call) : NULL;
+  return *name != NULL ? s : NULL;
+}
+
 /* The `limit` argument: 1..the session's queue bound (what it keeps),
  * which is also what an absent limit means. */
 static ArgResult
@@ -138,11 +148,9 @@ api_cursor_timeout(uv_timer_t *t)
 void
 api_cursor_take(Call *call)
 {
-  Session *s = api_session(call);
+  char *name = NULL;
+  Session *s = api_cursor_of(call, &name);
   if (s == NULL)
-    return;
-  char *name = api_cursor_name(call);
-  if (name == NULL)
     return;
   size_t limit = 0;
   uint64_t wait_ms = 0;
@@ -181,11 +189,9 @@ done:
 void
 api_cursor_get(Call *call)
 {
-  Session *s = api_session(call);
+  char *name = NULL;
+  Session *s = api_cursor_of(call, &name);
   if (s == NULL)
-    return;
-  char *name = api_cursor_name(call);
-  if (name == NULL)
     return;
   uint64_t seq = 0;
   session_cursor_get(s, name, &seq);
@@ -204,11 +210,9 @@ api_cursor_get(Call *call)
 void
 api_cursor_advance(Call *call)
 {
-  Session *s = api_session(call);
+  char *name = NULL;
+  Session *s = api_cursor_of(call, &name);
   if (s == NULL)
-    return;
-  char *name = api_cursor_name(call);
-  if (name == NULL)
     return;
   uint64_t to = 0, seq = 0;
   if (api_cursor_seq(call, "to", &to) == kArgPresent &&

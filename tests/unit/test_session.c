@@ -1085,13 +1085,23 @@ take_str(Session *s, const char *name, size_t limit)
   return out;
 }
 
-/* A session "a" of reg with one attachment (to c) and n notifications
- * pushed, seqs 1..n. */
+/* A session "a" in a registry, attached to a sink, with n notifications. */
+typedef struct {
+  SessionRegistry *reg;
+  Sink sink;
+  SinkCtx c;
+} Pushed;
+
+/* Makes session "a" in reg (p then owns reg) with one attachment and n
+ * notifications pushed, seqs 1..n. */
 static Session *
-pushed(SessionRegistry *reg, SinkCtx *c, int n)
+pushed(Pushed *p, SessionRegistry *reg, int n)
 {
+  p->reg = reg;
+  p->sink.n = 0;
+  p->c = (SinkCtx){&p->sink, 1, false};
   Session *s = session_create(reg, "a", false);
-  session_attach(s, sink_push, c, false, 0);
+  session_attach(s, sink_push, &p->c, false, 0);
   for (int i = 0; i < n; i++)
     session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
   return s;
@@ -1116,10 +1126,8 @@ TEST(cursor_names)
 
 TEST(a_take_gives_what_is_above_the_cursor_once_and_moves_it)
 {
-  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 3);
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 3);
   uint64_t seq = 99;
   CHECK(!session_cursor_get(s, "model", &seq));
   CHECK_INT(seq, 0);
@@ -1146,27 +1154,23 @@ TEST(a_take_gives_what_is_above_the_cursor_once_and_moves_it)
   session_read_free(&r);
   CHECK_INT(session_cursor_take(s, "model", 0, &r, &err), 0);
   session_read_free(&r);
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 TEST(a_take_gives_at_most_limit_oldest_first)
 {
-  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 5);
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 5);
   CHECK_STR(take_str(s, "m", 2), "1,2|cursor=2 last=5 dropped=0(0..0)");
   CHECK_STR(take_str(s, "m", 2), "3,4|cursor=4 last=5 dropped=0(0..0)");
   CHECK_STR(take_str(s, "m", 2), "5|cursor=5 last=5 dropped=0(0..0)");
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 TEST(what_waits_for_idle_or_a_connection_is_not_taken_until_it_goes)
 {
-  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 1);
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 1);
   session_set_busy(s, true);
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
   session_push(s, note(kNotifOutput, "mon_b", kModeLiveSafe));
@@ -1177,18 +1181,16 @@ TEST(what_waits_for_idle_or_a_connection_is_not_taken_until_it_goes)
   CHECK_INT(session_set_busy(s, false), 2);
   CHECK_STR(take_str(s, "m", 0), "3,4|cursor=4 last=4 dropped=0(0..0)");
   /* Nobody attached: they wait unnumbered too. */
-  Session *t = session_create(reg, "alone", false);
+  Session *t = session_create(p.reg, "alone", false);
   session_push(t, note(kNotifOutput, "mon_c", kModeIdle));
   CHECK_STR(take_str(t, "m", 0), "|cursor=0 last=0 dropped=0(0..0)");
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 TEST(seqs_the_session_no_longer_keeps_are_said_and_passed)
 {
-  SessionRegistry *reg = registry(NULL, 3, 0, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 5);
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 3, 0, NULL, NULL), 5);
   /* 1 and 2 were evicted: said, and the cursor moves past them too. */
   CHECK_STR(take_str(s, "m", 1), "3|cursor=3 last=5 dropped=2(1..2)");
   CHECK_INT(session_kept_from(s), 3);
@@ -1205,7 +1207,7 @@ TEST(seqs_the_session_no_longer_keeps_are_said_and_passed)
   uint64_t seq = 0;
   CHECK(session_cursor_get(s, "m", &seq));
   CHECK_INT(seq, 9);
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 TEST(seqs_an_earlier_engine_gave_are_not_counted_as_dropped)
@@ -1225,10 +1227,8 @@ TEST(seqs_an_earlier_engine_gave_are_not_counted_as_dropped)
 
 TEST(advance_moves_forward_only_and_never_past_the_last_seq)
 {
-  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 5);
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 5);
   uint64_t seq = 0;
   VigilError err = VIGIL_ERROR_INIT;
   CHECK_INT(session_cursor_advance(s, "m", 3, &seq, &err), 0);
@@ -1244,16 +1244,14 @@ TEST(advance_moves_forward_only_and_never_past_the_last_seq)
   /* An advance of a cursor that is not there makes it. */
   CHECK_INT(session_cursor_advance(s, "new", 2, &seq, &err), 0);
   CHECK_STR(take_str(s, "new", 0), "3,4,5|cursor=5 last=5 dropped=0(0..0)");
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 TEST(a_session_has_at_most_max_cursors)
 {
   SessionLimits limits = {.queue_max = 16, .linger_ms = 0, .max_cursors = 2};
-  SessionRegistry *reg = session_registry_new(NULL, &limits, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 2);
+  static Pushed p;
+  Session *s = pushed(&p, session_registry_new(NULL, &limits, NULL, NULL), 2);
   CHECK_STR(take_str(s, "one", 1), "1|cursor=1 last=2 dropped=0(0..0)");
   uint64_t seq = 0;
   VigilError err = VIGIL_ERROR_INIT;
@@ -1266,7 +1264,7 @@ TEST(a_session_has_at_most_max_cursors)
   CHECK_INT(session_cursor_count(s), 2);
   /* The ones it has go on. */
   CHECK_STR(take_str(s, "one", 0), "2|cursor=2 last=2 dropped=0(0..0)");
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 /* What the cursor waiters of a test were told, in order. */
@@ -1292,10 +1290,8 @@ wait_ready(void *ctx, Session *s, const SessionRead *r)
 
 TEST(a_waiter_is_woken_by_the_push_and_takes_it)
 {
-  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 1);
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 1);
   CHECK_STR(take_str(s, "m", 0), "1|cursor=1 last=1 dropped=0(0..0)");
   WaitLog log = {0};
   WaitCtx w = {&log, "w"};
@@ -1314,15 +1310,13 @@ TEST(a_waiter_is_woken_by_the_push_and_takes_it)
   session_set_busy(s, false);
   CHECK_INT(log.n, 2);
   CHECK_STR(log.said[1], "w:3,4,5|cursor=5 last=5 dropped=0(0..0)");
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 TEST(two_waiters_on_one_cursor_never_get_the_same_seq)
 {
-  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 0);
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 0);
   CHECK_STR(take_str(s, "m", 0), "|cursor=0 last=0 dropped=0(0..0)");
   CHECK_STR(take_str(s, "other", 0), "|cursor=0 last=0 dropped=0(0..0)");
   WaitLog log = {0};
@@ -1339,15 +1333,13 @@ TEST(two_waiters_on_one_cursor_never_get_the_same_seq)
   session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
   CHECK_INT(log.n, 3);
   CHECK_STR(log.said[2], "w2:2|cursor=2 last=2 dropped=0(0..0)");
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 TEST(a_waiter_dropped_or_timed_out_takes_nothing_and_destroy_tells_the_rest)
 {
-  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(reg, &c, 0);
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 0);
   CHECK_STR(take_str(s, "m", 0), "|cursor=0 last=0 dropped=0(0..0)");
   WaitLog log = {0};
   WaitCtx w1 = {&log, "closed"}, w2 = {&log, "late"}, w3 = {&log, "left"};
@@ -1368,7 +1360,7 @@ TEST(a_waiter_dropped_or_timed_out_takes_nothing_and_destroy_tells_the_rest)
   session_destroy(s);
   CHECK_INT(log.n, 2);
   CHECK_STR(log.said[1], "left:gone");
-  session_registry_free(reg);
+  session_registry_free(p.reg);
 }
 
 /* A fresh state directory with its sessions/ (statedir.h's layout), for
@@ -1409,9 +1401,8 @@ cursors_come_back_with_journal_bound(uint64_t journal_max_bytes)
   tmp_state(&t);
   SessionRegistry *before = registry(NULL, 16, 0, NULL, NULL);
   CHECK_INT(session_registry_restore(before, t.state_fd, t.sessions_fd, journal_max_bytes), 0);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false};
-  Session *s = pushed(before, &c, 5);
+  static Pushed p;
+  Session *s = pushed(&p, before, 5);
   CHECK_STR(take_str(s, "model", 2), "1,2|cursor=2 last=5 dropped=0(0..0)");
   uint64_t seq = 0;
   VigilError err = VIGIL_ERROR_INIT;
@@ -1452,18 +1443,18 @@ TEST(a_journal_rewritten_by_a_push_keeps_that_notification)
   tmp_state(&t);
   SessionRegistry *before = registry(NULL, 16, 0, NULL, NULL);
   session_registry_restore(before, t.state_fd, t.sessions_fd, 1);
-  Sink sink = {0};
-  SinkCtx c = {&sink, 1, false}, c2 = {&sink, 2, false};
-  pushed(before, &c, 3);
+  static Pushed p;
+  SinkCtx c2 = {&p.sink, 2, false};
+  pushed(&p, before, 3);
   int state_fd = open(t.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int sessions_fd = openat(state_fd, "sessions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   SessionRegistry *after = registry(NULL, 16, 0, NULL, NULL);
   CHECK_INT(session_registry_restore(after, state_fd, sessions_fd, 1), 1);
   Session *back = session_find(after, "a");
-  size_t from = sink.n;
+  size_t from = p.sink.n;
   if (back != NULL)
     session_attach(back, sink_push, &c2, true, 0);
-  CHECK_STR(sink_str(&sink, from), "2:1:output:mon_a,2:2:output:mon_a,2:3:output:mon_a");
+  CHECK_STR(sink_str(&p.sink, from), "2:1:output:mon_a,2:2:output:mon_a,2:3:output:mon_a");
   session_registry_free(after);
   session_registry_free(before);
   close(sessions_fd);
