@@ -54,6 +54,7 @@ def test_a_take_gives_the_pushed_notifications_once(e):
     info = e.call("api_info")
     for m in ("cursor_take", "cursor_get", "cursor_advance", "notifications_since"):
         assert m in info["methods"], m
+    assert info["limits"]["session.max_cursors"] == 16, info["limits"]
     e.call("session_open", session="agent")
     assert e.call("cursor_get", cursor="model") == {"cursor": 0, "last_seq": 0, "kept_from": None}
     ending = produce(e.main, 2)
