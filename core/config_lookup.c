@@ -1,7 +1,9 @@
 /*
  * Finding the config file (config_lookup.h): the path given, then
  * $VIGIL_CONFIG, then the user's own, then the bundled one. Each step is
- * an environment read or a stat; nothing is created or opened.
+ * an environment read or a stat; nothing is created or opened. And a
+ * config's identity (its real path and digest), by which the engine and
+ * `vigil mcp` tell whether they mean the same file in the same state.
  */
 #include "config_lookup.h"
 
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "datadir.h"
+#include "sha256.h"
 
 /* Whether path is a regular file. */
 static bool
@@ -106,4 +109,44 @@ config_lookup(const char *given, char *out, size_t n, const char **why)
   if (why != NULL)
     *why = how;
   return found;
+}
+
+/* See config_lookup.h. */
+bool
+config_identity(const char *path, ConfigIdentity *id, StrBuf *text)
+{
+  memset(id, 0, sizeof *id);
+  char *real = realpath(path, NULL);
+  if (real == NULL || strlen(real) >= sizeof id->real_path) {
+    free(real);
+    return false;
+  }
+  FILE *f = fopen(real, "rb");
+  if (f == NULL) {
+    free(real);
+    return false;
+  }
+  snprintf(id->real_path, sizeof id->real_path, "%s", real);
+  free(real);
+  Sha256 s;
+  sha256_init(&s);
+  char buf[8192];
+  size_t n;
+  bool ok = true;
+  while (ok && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+    ok = id->size + n <= CONFIG_IDENTITY_MAX_BYTES;
+    sha256_update(&s, buf, n);
+    if (text != NULL)
+      strbuf_append(text, buf, n);
+    id->size += n;
+  }
+  ok = ok && !ferror(f);
+  fclose(f);
+  unsigned char digest[SHA256_DIGEST_BYTES];
+  sha256_final(&s, digest);
+  for (size_t i = 0; i < SHA256_DIGEST_BYTES; i++)
+    snprintf(id->sha256 + 2 * i, 3, "%02x", digest[i]);
+  if (!ok)
+    memset(id, 0, sizeof *id);
+  return ok;
 }

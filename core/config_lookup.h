@@ -21,12 +21,20 @@
  *
  * vigild itself does not look: without --config it runs with no config and
  * denies every start (fail closed).
+ *
+ * A config's identity (config_identity) is its real path and the SHA-256
+ * of its bytes: the engine reports the one it loaded (api_info "config"),
+ * and `vigil mcp` compares it with the file it would have given, to say
+ * when the engine runs another config or an older state of the same one.
  */
 #ifndef VIGIL_CONFIG_LOOKUP_H
 #define VIGIL_CONFIG_LOOKUP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "strbuf.h"
 
 /* The longest path handled; a longer one counts as not found. */
 #define CONFIG_LOOKUP_PATH_MAX 4096
@@ -39,5 +47,22 @@
  * path (3.), the file to create, and *why "no config found". Reads the
  * environment and stats files; creates nothing. */
 bool config_lookup(const char *given, char *out, size_t n, const char **why);
+
+/* The most bytes of a config file config_identity reads (the engine's
+ * config loader refuses a larger file anyway). */
+#define CONFIG_IDENTITY_MAX_BYTES (1u << 20)
+
+typedef struct {
+  char real_path[CONFIG_LOOKUP_PATH_MAX]; /* resolved: no symlink, no ".." */
+  char sha256[65];        /* of the file's bytes, lowercase hex */
+  uint64_t size;          /* bytes */
+} ConfigIdentity;
+
+/* Reads path (at most CONFIG_IDENTITY_MAX_BYTES) and fills id; when text is
+ * not NULL the bytes read are appended to it. Returns false (id zeroed)
+ * when the file cannot be resolved, opened or read whole within the
+ * bound. Blocking file I/O: the engine calls it only while it loads a
+ * config. */
+bool config_identity(const char *path, ConfigIdentity *id, StrBuf *text);
 
 #endif

@@ -91,6 +91,32 @@ engine_ask_gate(Policy *policy, const char *session, const StartRequest *req,
   return kGateAllowed;
 }
 
+/* Adds to a denial of req's program how to allow it (config_hint.h): the
+ * entry is the program as given, quoted as the denial quotes it; a start
+ * without a program gets no hint (there is nothing to add). */
+static void
+engine_hint_program(const VigilConfig *cfg, const StartRequest *req, VigilError *err)
+{
+  if (req->argv.argc == 0 || req->argv.argv == NULL || req->argv.argv[0][0] == '\0')
+    return;
+  char entry[GATE_QUOTE_BUF];
+  gate_quote(entry, req->argv.argv[0]);
+  config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyAllowedCommands, entry, err);
+}
+
+/* Adds to a denial of an env entry how to allow its name. */
+static void
+engine_hint_env(const VigilConfig *cfg, const StartRequest *req, size_t at, VigilError *err)
+{
+  const char *kv = req->env[at];
+  const char *eq = strchr(kv, '=');
+  char *name = xmemdupz(kv, eq ? (size_t)(eq - kv) : strlen(kv));
+  char entry[GATE_QUOTE_BUF];
+  gate_quote(entry, name);
+  free(name);
+  config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyEnvAllow, entry, err);
+}
+
 /* Decides whether a start may run at all (docs/policies.md section 7).
  * The operator picks the gate that decides, never the caller: the config's
  * `gate` policy, else its default `policy`. When that policy has a gate,
@@ -116,11 +142,16 @@ engine_policy_gate(const VigilConfig *cfg, PolicySet *ps, Policy *chosen, const 
     return error_set(err, kErrDenied, "gate: policy \"%s\" (the config's gate) has no gate "
                      "function, so the start is denied", name);
   if (decided == kGateNone) {
-    if (req->shell && !cfg->allow_shell)
-      return error_set(err, kErrDenied,
-                       "shell: shell commands are not allowed (monitor.allow_shell is false)");
-    if (!req->shell && gate_check(&cfg->allowed_commands, &req->argv, err) != 0)
+    if (req->shell && !cfg->allow_shell) {
+      error_set(err, kErrDenied,
+                "shell: shell commands are not allowed (monitor.allow_shell is false)");
+      config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyAllowShell, NULL, err);
       return -1;
+    }
+    if (!req->shell && gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
+      engine_hint_program(cfg, req, err);
+      return -1;
+    }
   }
   if (chosen != deciding && engine_ask_gate(chosen, session, req, err) == kGateDenied)
     return -1;
@@ -152,12 +183,19 @@ engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
     return -1;
   if (engine_policy_gate(cfg, ps, policy, session, req, err) != 0)
     return -1;
-  if (childenv_check(req->env, (const char *const *)cfg->env_deny,
-                     (const char *const *)cfg->env_allow, err) != 0)
+  size_t env_at = 0;
+  if (childenv_check_at(req->env, (const char *const *)cfg->env_deny,
+                        (const char *const *)cfg->env_allow, &env_at, err) != 0) {
+    if (err->code == kErrDenied)
+      engine_hint_env(cfg, req, env_at, err);
     return -1;
-  if (req->persistent && !cfg->allow_persistent)
-    return error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
-                                      "(monitor.allow_persistent is false)");
+  }
+  if (req->persistent && !cfg->allow_persistent) {
+    error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
+                               "(monitor.allow_persistent is false)");
+    config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyAllowPersistent, NULL, err);
+    return -1;
+  }
   if (engine_check_cwd(cfg, req->cwd, &plan->dir, err) != 0)
     return -1;
   if (plan->mode == kModeLiveSafe && !cfg->live_mode_enabled) {
