@@ -1,5 +1,5 @@
 /*
- * How a denial says to fix it (docs/protocol.md, "Denials"). A start the
+ * How a denial says to fix it (docs/protocol.md section 4). A start the
  * config refuses (a program not in monitor.allowed_commands, a shell
  * command with allow_shell false, a persistent monitor with
  * allow_persistent false, an env variable monitor.env_deny refuses) is
