@@ -102,20 +102,15 @@ mcp_config_check(McpEngine *m)
 }
 
 void
-mcp_config_prepend(json_t *result)
+mcp_config_note(json_t *result)
 {
   if (atomic_load(&mcp_config_warning) == NULL)
     return;
   char *warning = atomic_exchange(&mcp_config_warning, NULL);
   if (warning == NULL)
     return;
-  json_t *item = json_array_get(json_object_get(result, "content"), 0);
-  const char *text = json_string_value(json_object_get(item, "text"));
-  if (text != NULL) {
-    StrBuf t = STRBUF_INIT;
-    strbuf_printf(&t, "%s\n\n%s", warning, text);
-    json_object_set_new(item, "text", json_string(strbuf_cstr(&t)));
-    strbuf_free(&t);
-  }
+  json_t *content = json_object_get(result, "content");
+  if (json_is_array(content))
+    json_array_append_new(content, json_pack("{s:s,s:s}", "type", "text", "text", warning));
   free(warning);
 }

@@ -7,8 +7,9 @@
  * attaches to an engine that was already running, it asks api_info which
  * config that engine loaded and compares: another real path, no config at
  * all, or the same file changed since the engine read it (another SHA-256)
- * makes a warning, said on stderr at once and put at the head of the first
- * tool result's text (once: one harness, one model, one reminder), with
+ * makes a warning, said on stderr at once and added to the first tool
+ * result as a text item of its own (once: one harness, one model, one
+ * reminder), with
  * the command that fixes it: `kill -HUP PID` for a changed file, a restart
  * with the other --config for another path.
  *
@@ -38,8 +39,10 @@ const char *mcp_config_resolve(const char *given);
  * not say (an older engine). */
 void mcp_config_check(McpEngine *m);
 
-/* Puts the kept warning, if any and only the first time, at the head of a
- * tools/call result's first text item. */
-void mcp_config_prepend(json_t *result);
+/* Adds the kept warning, if any and only the first time, to a tools/call
+ * result as a text item of its own after the result's: the first item
+ * keeps its contract (an error's "denied: ..." prefix, a seed tool's own
+ * text form), which clients parse. */
+void mcp_config_note(json_t *result);
 
 #endif

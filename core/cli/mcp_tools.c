@@ -166,7 +166,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
                   name);
     return NULL;
   }
-  mcp_config_prepend(result);
+  mcp_config_note(result);
   if (s->delivery == kMcpPiggyback)
     mcp_tools_piggyback(s, result);
   return result;

@@ -3,7 +3,8 @@
 // config the lookup finds ($VIGIL_CONFIG, ~/.config/vigil/vigil.lua, the
 // bundled file) and says which on stderr; an adapter that attaches to an
 // engine running another config, or an older state of the same file, says so
-// on stderr and at the head of its first tool result, once, with the command
+// on stderr and in its first tool result, once, as a text item of its own
+// after the result's (whose first item keeps its form), with the command
 // that fixes it.
 
 import { test, after } from 'node:test';
@@ -19,6 +20,9 @@ import {
 const mine = () => processesWithEnv('VIGIL_MCP_TEST_ID', FILE_ID);
 const isVigild = (p) => path.basename(p.cmdline.split(' ')[0]) === 'vigild';
 const dirs = [];
+
+/** The warning text item of a tool result, or undefined. */
+const warningOf = (r) => r.content.map((c) => c.text).find((t) => typeof t === 'string' && t.startsWith('warning: '));
 const engines = [];
 
 after(async () => {
@@ -60,7 +64,7 @@ test('without --config, the engine an adapter starts gets ~/.config/vigil/vigil.
     const denied = await a.toolError('monitor_start', { command: 'true' }, 'denied');
     assert.ok(textOf(denied).includes(`in ${userConfig} (set at line 1)`),
       `the denial names the user's config and its line: ${textOf(denied)}`);
-    assert.ok(!textOf(started).includes('warning'), 'no mismatch with the engine it started');
+    assert.equal(warningOf(started), undefined, 'no mismatch with the engine it started');
     assert.deepEqual(await a.endInput(), { code: 0, signal: null });
     for (const p of mine().filter(isVigild)) process.kill(p.pid, 'SIGTERM');
     assert.deepEqual(await waitNoneLeft(), [], 'the started engine is gone');
@@ -73,18 +77,18 @@ test('attached to an engine running another config, the adapter warns on stderr 
     const other = path.join(tempDir('vigil-mcp-cfg-'), 'other.lua');
     fs.writeFileSync(other, `return ${luaValue(defaultConfig())}\n`);
     const a = await Adapter.start(engine, { session: sessionName('other'), args: ['--config', other] });
-    const first = await a.ok('monitor_list', {});
-    const text = textOf(first);
-    assert.ok(text.startsWith('warning: '), `the first result starts with the warning: ${text}`);
+    // A denial: its first item still starts with denied:, the warning follows.
+    const first = await a.toolError('monitor_start', { command: 'pnpm dev' }, 'denied');
+    const text = warningOf(first);
+    assert.equal(typeof text, 'string', `the first result carries the warning: ${JSON.stringify(first.content)}`);
+    assert.equal(first.content[first.content.length - 1].text, text, 'after the result\'s own text');
     for (const needle of [`runs the config ${engine.configPath}`, other, `kill ${engine.proc.pid}`,
       `vigild --listen ${engine.socket} --config ${other}`]) {
       assert.ok(text.includes(needle), `the warning names ${needle}: ${text}`);
     }
     assert.ok(a.stderr.includes(`runs the config ${engine.configPath}`), `and on stderr: ${a.stderr}`);
-    // The result itself is still there, after the warning.
-    assert.ok(Array.isArray(first.structuredContent.monitors));
     const second = await a.ok('monitor_list', {});
-    assert.ok(!textOf(second).includes('warning'), `only once: ${textOf(second)}`);
+    assert.equal(warningOf(second), undefined, `only once: ${JSON.stringify(second.content)}`);
     await engine.stop();
   });
 
@@ -96,15 +100,15 @@ test('attached to an engine whose config file changed since it loaded it, the ad
     cfg.monitor.allowed_commands.push('seq');
     fs.writeFileSync(engine.configPath, `return ${luaValue(cfg)}\n`);
     const a = await Adapter.start(engine, { session: sessionName('changed'), args: ['--config', engine.configPath] });
-    const text = textOf(await a.ok('monitor_list', {}));
-    assert.ok(text.startsWith('warning: ') && text.includes('changed since') &&
+    const text = warningOf(await a.ok('monitor_list', {})) ?? '';
+    assert.ok(text.includes('changed since') &&
       text.includes(`kill -HUP ${engine.proc.pid}`), `the warning says to reload: ${text}`);
     // Reloaded as it says: a later adapter finds the engine and the file alike.
     process.kill(engine.proc.pid, 'SIGHUP');
     await waitLog(engine, `reloaded ${engine.configPath}`);
     const c = await Adapter.start(engine, { session: sessionName('reloaded'), args: ['--config', engine.configPath] });
-    const later = textOf(await c.ok('monitor_list', {}));
-    assert.ok(!later.includes('warning'), `after the reload no warning: ${later}`);
+    const later = await c.ok('monitor_list', {});
+    assert.equal(warningOf(later), undefined, `after the reload no warning: ${JSON.stringify(later.content)}`);
     await engine.stop();
   });
 
