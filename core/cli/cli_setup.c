@@ -131,18 +131,26 @@ cli_setup_run(CliClient *c, const CliParsed *p)
 {
   const SetupHarness *h = setup_harness_find(p->args[0]);
   if (h == NULL) {
+    size_t n;
+    const SetupHarness *all = setup_harness_list(&n);
     CliSuggest s;
     cli_suggest_init(&s, p->args[0]);
-    for (const char *names[] = {"claude-code", "codex", "gemini", "opencode", "cursor", "goose"},
-                    **n = names;
-         n < names + 6; n++)
-      cli_suggest_offer(&s, *n);
+    StrBuf names = STRBUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+      cli_suggest_offer(&s, all[i].name);
+      strbuf_printf(&names, "%s%s", i ? ", " : "", all[i].name);
+    }
     const char *best = cli_suggest_best(&s);
-    if (best)
-      return cli_opts_usage_error(p->spec, "no harness \"%s\"; did you mean \"%s\"?", p->args[0],
-                                  best);
-    return cli_opts_usage_error(p->spec, "no harness \"%s\" (one of %s)", p->args[0],
-                                setup_harness_names());
+    /* "claude" for claude-code: a start of one name is as good a guess. */
+    for (size_t i = 0; best == NULL && p->args[0][0] && i < n; i++)
+      if (strncmp(all[i].name, p->args[0], strlen(p->args[0])) == 0)
+        best = all[i].name;
+    int rc = best ? cli_opts_usage_error(p->spec, "no harness \"%s\"; did you mean \"%s\"?",
+                                         p->args[0], best)
+                  : cli_opts_usage_error(p->spec, "no harness \"%s\" (one of %s)", p->args[0],
+                                         strbuf_cstr(&names));
+    strbuf_free(&names);
+    return rc;
   }
   SetupContext ctx;
   int rc = cli_setup_context(p, h, &ctx);

@@ -118,10 +118,7 @@ setup_codex_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
   }
   if (rc > 0)
     setup_change_say(c, "%s [mcp_servers.vigil]",
-                     ctx->remove ? "removed" : c->file.exists && strstr(c->file.data,
-                                                                        "[mcp_servers.vigil]")
-                                                   ? "updated"
-                                                   : "added");
+                     ctx->remove ? "removed" : rc == 2 ? "updated" : "added");
   if (rc >= 0) {
     if (ctx->remove && setup_toml_blank(&t) && c->file.exists && !c->file.link)
       setup_change_delete(c);
@@ -300,10 +297,13 @@ codex_rpc_call(CodexRpc *r, const char *method, json_t *params, StrBuf *err)
 
 /* vigil's hooks in hooks (the hooks.json of the scope), as codex lists
  * them: their keys and current hashes, into keys (a JSON object
- * key -> hash). */
+ * key -> hash); with untrusted, only those codex does not trust yet.
+ * *seen counts them all. */
 static int
-codex_vigil_hooks(CodexRpc *r, const char *cwd, const char *hooks_real, json_t *keys, StrBuf *err)
+codex_vigil_hooks(CodexRpc *r, const char *cwd, const char *hooks_real, bool untrusted,
+                  json_t *keys, size_t *seen, StrBuf *err)
 {
+  *seen = 0;
   json_t *cwds = json_array();
   json_array_append_new(cwds, json_string(cwd));
   json_t *res = codex_rpc_call(r, "hooks/list", json_pack("{s:o}", "cwds", cwds), err);
@@ -321,6 +321,10 @@ codex_vigil_hooks(CodexRpc *r, const char *cwd, const char *hooks_real, json_t *
       if (key == NULL || src == NULL || cmd == NULL || hash == NULL ||
           realpath(src, real) == NULL || strcmp(real, hooks_real) != 0 ||
           !setup_is_vigil_hook(cmd, "codex"))
+        continue;
+      (*seen)++;
+      const char *status = json_string_value(json_object_get(hook, "trustStatus"));
+      if (untrusted && status && strcmp(status, "trusted") == 0)
         continue;
       /* The key goes into a TOML key path in quotes: one that would need
        * escapes is left to the person. */
@@ -407,9 +411,10 @@ setup_codex_trust_begin(const SetupContext *ctx, SetupCodexTrust *t)
   CodexRpc r;
   StrBuf err = STRBUF_INIT;
   t->keys = json_object();
+  size_t seen;
   if (codex_open(&r, t->codex, &err) != 0 ||
-      codex_vigil_hooks(&r, ctx->scope == kSetupProject ? ctx->root : ctx->home, real, t->keys,
-                        &err) != 0)
+      codex_vigil_hooks(&r, ctx->scope == kSetupProject ? ctx->root : ctx->home, real, false,
+                        t->keys, &seen, &err) != 0)
     t->error = strbuf_take(&err);
   if (r.pid > 0)
     codex_rpc_stop(&r);
@@ -431,11 +436,12 @@ setup_codex_trust_end(const SetupContext *ctx, SetupCodexTrust *t, bool dry_run,
     CodexRpc r;
     StrBuf err = STRBUF_INIT;
     int rc = codex_open(&r, t->codex, &err);
+    size_t seen = 0;
     if (!ctx->remove) {
       t->keys = json_object();
       if (rc == 0 && (!setup_codex_hooks_real(ctx, real) ||
                       codex_vigil_hooks(&r, ctx->scope == kSetupProject ? ctx->root : ctx->home,
-                                        real, t->keys, &err) != 0))
+                                        real, true, t->keys, &seen, &err) != 0))
         rc = -1;
     }
     size_t n = 0;
@@ -450,6 +456,8 @@ setup_codex_trust_end(const SetupContext *ctx, SetupCodexTrust *t, bool dry_run,
     }
     if (rc != 0)
       setup_codex_step(f, ctx->remove, err.len ? strbuf_cstr(&err) : "codex failed");
+    else if (n == 0 && seen > 0)
+      fprintf(f, "Codex already trusts vigil's %zu hooks\n", seen);
     else if (n == 0)
       setup_codex_step(f, false,
                        ctx->scope == kSetupProject

@@ -53,11 +53,10 @@ setup_goose_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
                   "  env_keys: []\n",
                   quoted ? quoted : "\"vigil\"", SETUP_GOOSE_TIMEOUT_S);
     free(quoted);
-    bool had = c->file.exists && strstr(c->file.data, "vigil") != NULL;
     rc = setup_yaml_set_entry(&y, "extensions", "vigil", strbuf_cstr(&body), err);
     strbuf_free(&body);
     if (rc > 0)
-      setup_change_say(c, "%s extensions.vigil", had ? "updated" : "added");
+      setup_change_say(c, "%s extensions.vigil", rc == 2 ? "updated" : "added");
   }
   if (rc > 0 && ctx->remove)
     setup_change_say(c, "removed extensions.vigil");

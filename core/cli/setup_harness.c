@@ -300,8 +300,9 @@ setup_harness_find(const char *name)
   return NULL;
 }
 
-const char *
-setup_harness_names(void)
+const SetupHarness *
+setup_harness_list(size_t *n)
 {
-  return "claude-code, codex, gemini, opencode, cursor, goose";
+  *n = sizeof setup_harnesses / sizeof setup_harnesses[0];
+  return setup_harnesses;
 }

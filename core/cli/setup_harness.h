@@ -48,8 +48,8 @@ typedef struct {
 /* The harness called name, or NULL. */
 const SetupHarness *setup_harness_find(const char *name);
 
-/* The names of every harness, comma-separated, for messages. */
-const char *setup_harness_names(void);
+/* Every harness (*n of them), in the order the help names them. */
+const SetupHarness *setup_harness_list(size_t *n);
 
 /* The harnesses with more than JSON (their own files). */
 int setup_codex_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err);

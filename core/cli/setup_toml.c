@@ -567,7 +567,7 @@ setup_toml_set_table(SetupToml *t, const char *const *path, size_t n, const char
       strbuf_printf(err, "%s: internal error: the edit did not give one table", t->name);
     return -1;
   }
-  return 1;
+  return count > 0 ? 2 : 1;
 }
 
 int

@@ -46,8 +46,9 @@ int setup_toml_load(SetupToml *t, const char *name, const char *text, size_t len
 void setup_toml_free(SetupToml *t);
 
 /* Makes the table path[0..n-1] (and nothing under it) hold body: key =
- * value lines, each ending with a newline. Returns 1 when the text changed,
- * 0 when it already held exactly that, -1 with err set (the limits above). */
+ * value lines, each ending with a newline. Returns 1 when it added the
+ * table, 2 when it replaced it, 0 when the text already held exactly that,
+ * -1 with err set (the limits above). */
 int setup_toml_set_table(SetupToml *t, const char *const *path, size_t n, const char *body,
                          StrBuf *err);
 

@@ -391,7 +391,9 @@ setup_yaml_set_entry(SetupYaml *y, const char *parent, const char *key, const ch
   yaml_splice(&next, a, b, ins.data, ins.len);
   strbuf_free(&ins);
   strbuf_free(&want);
-  return yaml_check(y, &next, expect, err) == 0 ? 1 : -1;
+  if (yaml_check(y, &next, expect, err) != 0)
+    return -1;
+  return s.has_entry ? 2 : 1;
 }
 
 int
@@ -424,6 +426,16 @@ setup_yaml_drop_entry(SetupYaml *y, const char *parent, const char *key, StrBuf 
   return yaml_check(y, &next, expect, err) == 0 ? 1 : -1;
 }
 
+/* The 1-based line of byte i, counting LFs. */
+static size_t
+setup_yaml_line_of(const SetupYaml *y, size_t i)
+{
+  size_t line = 1;
+  for (size_t k = 0; k < i; k++)
+    line += y->text[k] == '\n';
+  return line;
+}
+
 int
 setup_yaml_load(SetupYaml *y, const char *name, const char *text, size_t len, StrBuf *err)
 {
@@ -438,6 +450,19 @@ setup_yaml_load(SetupYaml *y, const char *name, const char *text, size_t len, St
     strbuf_printf(err, "%s: a NUL byte: setup changes nothing in it", name);
     setup_yaml_free(y);
     return -1;
+  }
+  /* libyaml also breaks lines at a lone CR, NEL, U+2028 and U+2029, and
+   * setup counts lines by LF: such a file's lines could not be found. */
+  for (size_t i = 0; i < len; i++) {
+    const unsigned char *u = (const unsigned char *)y->text + i;
+    if ((u[0] == '\r' && (i + 1 == len || u[1] != '\n')) || (u[0] == 0xc2 && u[1] == 0x85) ||
+        (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9))) {
+      strbuf_printf(err, "%s: line %zu: a line break other than LF or CR LF: setup changes "
+                         "nothing in it",
+                    name, setup_yaml_line_of(y, i));
+      setup_yaml_free(y);
+      return -1;
+    }
   }
   YamlParsed p;
   if (yaml_parse(name, y->text, y->len, &p, err) != 0) {

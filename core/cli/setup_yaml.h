@@ -8,7 +8,8 @@
  * does not give exactly that is an error and nothing is written.
  *
  * Limits, each refused with the file's line and nothing changed: not one
- * document whose top is a block mapping (an empty file is fine); the
+ * document whose top is a block mapping (an empty file is fine); a line
+ * break other than LF or CR LF (libyaml would count lines otherwise); the
  * parent key's value written in flow style with entries ({a: ...}); keys
  * that are not plain strings on the way; a key given twice; an anchor in
  * the entry that something else refers to (the check after the splice
@@ -36,8 +37,9 @@ void setup_yaml_free(SetupYaml *y);
 /* Makes parent (a top-level key) hold, under key, the block body: YAML
  * lines of the entry's value, each indented by two spaces more than the
  * entry's key, which setup_yaml_set_entry shifts to the file's own
- * indentation (lines start with "  " for one level). Returns 1 when the
- * text changed, 0 when it was already so, -1 with err set. */
+ * indentation (lines start with "  " for one level). Returns 1 when it
+ * added the entry, 2 when it replaced it, 0 when it was already so, -1
+ * with err set. */
 int setup_yaml_set_entry(SetupYaml *y, const char *parent, const char *key, const char *body,
                          StrBuf *err);
 
