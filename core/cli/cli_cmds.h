@@ -37,6 +37,8 @@ extern const CliCommand cli_cmd_wait;
 extern const CliCommand cli_cmd_watch;
 extern const CliCommand cli_cmd_mcp;
 extern const CliCommand cli_cmd_hook;
+extern const CliCommand cli_cmd_sessions;
+extern const CliCommand cli_cmd_setup;
 extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the help */
 
 /* The engine's bounds the client checks before sending (docs/protocol.md):
@@ -71,6 +73,13 @@ int cli_start_check_timeout(CliClient *c, const CliParsed *p, uint64_t timeout);
  * status. */
 int cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_timeout,
                    char *new_id);
+
+/* --- shared by list and sessions (cli_show.c) --- */
+
+/* Prints monitor_list's `monitors` array as list's table on stdout: id,
+ * label, state, pid, age, lines, matched lines, the last line, cut to the
+ * terminal's width. */
+void cli_show_monitor_table(const msgpack_object *list);
 
 /* The subcommand called name, or NULL. */
 const CliCommand *cli_cmds_find(const char *name);

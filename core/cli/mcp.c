@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "cli_cmds.h"
-#include "cli_project.h"
 #include "mcp_deliver.h"
 #include "mcp_io.h"
 #include "mcp_rpc.h"
@@ -131,14 +130,8 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
   int rc = cli_mcp_options(p, &s);
   if (rc != 0)
     return rc;
+  /* c's session is the project's unless one was given (cli_client.h). */
   s.engine.cli = *c;
-  if ((p->session == NULL || p->session[0] == '\0') &&
-      (getenv("VIGIL_SESSION") == NULL || getenv("VIGIL_SESSION")[0] == '\0') &&
-      cli_project_session(NULL, s.engine.cli.session, sizeof s.engine.cli.session) != 0) {
-    fprintf(stderr, "vigil mcp: cannot name this project's session: the working directory's "
-                    "real path cannot be found (%s); give --session NAME\n", strerror(errno));
-    return CLI_EXIT_FAILURE;
-  }
   s.engine.on_notification = mcp_deliver_on_notification;
   s.engine.ctx = &s;
   mcp_engine_init(&s.engine, !cli_opts_has(p, "no-spawn"), cli_opts_get(p, "config"));

@@ -50,6 +50,13 @@ def vigil_ok(e, *args, **kw):
     return p
 
 
+def client_session(e):
+    """The session the client works in here (by default the project's this
+    directory is in), as `vigil sessions` marks it."""
+    out = json.loads(vigil_ok(e, "--json", "sessions").stdout)["sessions"]
+    return [s["session"] for s in out if s["current"]][0]
+
+
 def start(e, *args):
     """Starts a monitor with `vigil start`; returns its id."""
     out = vigil_ok(e, "start", *args).stdout.strip()
@@ -354,7 +361,7 @@ def test_watch_json_one_object_per_line(e):
             for key in ("session", "seq", "type", "monitor_id", "label", "mode", "lines", "text",
                         "at"):
                 assert key in o, (key, o)
-            assert o["session"] == "cli"
+            assert o["session"] == client_session(e), o
     finally:
         finish(proc)
 

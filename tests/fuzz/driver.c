@@ -34,6 +34,10 @@ static const char *const fragments[] = {
   /* For Lua patterns: classes, quantifiers, anchors, captures, %b, %f. */
   "%", "%a", "%d+", "%s*", "[^%]]", ".-", ".*", "^", "$", "%b()", "%f[%w]", "(%w+)", "%1",
   "()", "[a-z]", "+", "?",
+  /* For setup's editors: TOML, YAML and JSON structure, and the keys. */
+  "[mcp_servers]", "[mcp_servers.vigil]", "[[a]]", " = ", "\"\"\"", "'''", "# c\n",
+  "mcp_servers.vigil.x = 1\n", "extensions:\n", "  vigil:\n", "- ", ": ", "---\n", "&a ",
+  "*a", "{}", "\"mcpServers\": {", "\"vigil\": 1", ",\n  ",
   /* For the signal stage: crash headers, trace lines, chaining words. */
   "Traceback (most recent call last):", "  File \"/app/x.py\", line 3, in f", "KeyError: 'id'",
   "During handling of the above exception, another exception occurred:",
