@@ -2,7 +2,7 @@
  * A project: the directory a harness, `vigil mcp`, `vigil hook`, `vigil
  * setup` and a person at a terminal all mean when they work "in a
  * project", and the session every vigil process of that project uses, so
- * that a person sees what the agent runs (MCP.md section 1). Every caller
+ * that a person sees what the agent runs (the MCP contract, section 1). Every caller
  * goes through these two functions and never works it out itself, so they
  * always agree.
  *
