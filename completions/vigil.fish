@@ -6,7 +6,7 @@
 # Install: copy to ~/.config/fish/completions/vigil.fish (and, for vigild,
 # to vigild.fish: both commands are defined here).
 
-set -l vigil_commands start list status output logs events wait stop restart run watch sessions setup mcp help
+set -l vigil_commands start list status output logs events wait stop restart run watch sessions setup mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
 
 function __vigil_ids
@@ -48,6 +48,7 @@ complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a wat
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a sessions -d "list the engine's sessions"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a setup -d 'set an agent harness up'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a mcp -d 'serve the engine as an MCP server'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a hook -d "answer a harness's hook"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a help -d 'show the help of a command'
 complete -c vigil -f -n '__fish_seen_subcommand_from help' -a "$vigil_commands"
 
@@ -110,6 +111,7 @@ complete -c vigil -n '__fish_seen_subcommand_from mcp' -l delivery -x -d 'how no
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l tool-names -x -d 'tool naming style'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l no-spawn -d 'never start an engine'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l config -r -F -d 'config for a spawned engine'
+complete -c vigil -f -n '__fish_seen_subcommand_from hook' -l wait -d "at a turn's end, wait for a notification"
 
 # vigild.
 complete -c vigild -l listen -r -F -d 'serve on a Unix socket'

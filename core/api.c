@@ -53,6 +53,10 @@ static const struct {
   {"monitor_wait", api_monitor_wait,
    ARGS("monitor_id", "for", "since_event_id", "since_sequence", "timeout_ms"), 0},
   {"process_run", api_process_run, NULL, kFormRun},
+  {"cursor_take", api_cursor_take, ARGS("cursor", "limit", "wait_ms"), 0},
+  {"cursor_get", api_cursor_get, ARGS("cursor"), 0},
+  {"cursor_advance", api_cursor_advance, ARGS("cursor", "to"), 0},
+  {"notifications_since", api_notifications_since, ARGS("since_seq", "limit"), 0},
 };
 
 #define API_METHOD_COUNT (sizeof api_methods / sizeof api_methods[0])

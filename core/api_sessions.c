@@ -117,7 +117,7 @@ static void
 api_pack_session(Call *call, Session *s)
 {
   msgpack_packer *pk = &call->pk;
-  msgpack_pack_map(pk, 5);
+  msgpack_pack_map(pk, 6);
   wire_key(pk, "session");
   wire_str(pk, session_name(s));
   wire_key(pk, "attached");
@@ -128,6 +128,14 @@ api_pack_session(Call *call, Session *s)
   wire_str(pk, session_busy(s) ? "busy" : "idle");
   wire_key(pk, "queued");
   msgpack_pack_uint64(pk, session_queued(s));
+  /* Its model cursors (session_cursor.h) and where each stands. */
+  wire_key(pk, "cursors");
+  msgpack_pack_map(pk, session_cursor_count(s));
+  for (size_t i = 0; i < session_cursor_count(s); i++) {
+    uint64_t seq = 0;
+    wire_str(pk, session_cursor_at(s, i, &seq));
+    msgpack_pack_uint64(pk, seq);
+  }
 }
 
 /* The named sessions of the engine, for session_list {all: true}. */

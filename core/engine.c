@@ -349,7 +349,8 @@ static SessionLimits
 engine_session_limits(const VigilConfig *cfg)
 {
   SessionLimits l = {(size_t)cfg->settings.session_queue_max,
-                     (uint64_t)cfg->settings.session_linger_ms};
+                     (uint64_t)cfg->settings.session_linger_ms,
+                     (size_t)cfg->settings.session_max_cursors};
   return l;
 }
 
@@ -409,8 +410,7 @@ engine_reload(Engine *e, VigilError *err)
   e->policies = ps;
   config_free(&e->config);
   e->config = cfg;
-  SessionLimits limits = {(size_t)cfg.settings.session_queue_max,
-                          (uint64_t)cfg.settings.session_linger_ms};
+  SessionLimits limits = engine_session_limits(&e->config);
   session_registry_set_limits(e->sessions, &limits);
   log_set_buffer_max((size_t)cfg.settings.log_buffer_bytes);
   e->reloads++;

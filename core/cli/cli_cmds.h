@@ -6,7 +6,7 @@
  * themselves are grouped by what they do: cli_start.c (start, stop, run:
  * what runs), cli_show.c (list, status, events, logs: looking at a monitor),
  * cli_follow.c (output, wait, watch: waiting for the engine to tell them
- * something).
+ * something), cli_hook.c (hook: what a harness runs at its hook events).
  */
 #ifndef VIGIL_CLI_CMDS_H
 #define VIGIL_CLI_CMDS_H
@@ -36,6 +36,7 @@ extern const CliCommand cli_cmd_output;
 extern const CliCommand cli_cmd_wait;
 extern const CliCommand cli_cmd_watch;
 extern const CliCommand cli_cmd_mcp;
+extern const CliCommand cli_cmd_hook;
 extern const CliCommand cli_cmd_sessions;
 extern const CliCommand cli_cmd_setup;
 extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the help */

@@ -86,6 +86,10 @@ cli_opts_value(const CliSpec *spec, const CliOpt *o, int argc, char **argv, int 
     *value = inline_value;
     return 0;
   }
+  if (o->arg[0] == '[') {
+    *value = ""; /* a value that may be left out was */
+    return 0;
+  }
   if (*i + 1 >= argc)
     return cli_opts_usage_error(spec, "--%s needs a value (%s)", o->name, o->arg);
   *value = argv[++*i];
@@ -286,11 +290,17 @@ cli_opts_usage_error(const CliSpec *spec, const char *fmt, ...)
 static void
 cli_opts_label(const CliOpt *o, char *out, size_t size)
 {
+  /* "--wait[=SECONDS]" for a value that may be left out. */
+  bool optional = o->arg != NULL && o->arg[0] == '[';
+  char arg[64] = "";
+  if (optional)
+    snprintf(arg, sizeof arg, "[=%s", o->arg + 1);
+  else if (o->arg != NULL)
+    snprintf(arg, sizeof arg, " %s", o->arg);
   if (o->short_name)
-    snprintf(out, size, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "",
-             o->arg ? o->arg : "");
+    snprintf(out, size, "-%c, --%s%s", o->short_name, o->name, arg);
   else
-    snprintf(out, size, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    snprintf(out, size, "    --%s%s", o->name, arg);
 }
 
 /* Prints a table of options, each help line indented to one column. */

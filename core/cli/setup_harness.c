@@ -197,12 +197,12 @@ setup_cursor_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
 
 /* --- OpenCode ------------------------------------------------------------ */
 
-/* The plugin as written out: the embedded file with every "@VIGIL@" (its
+/* The plugin as written out: the embedded file with every "__VIGIL_PATH__" (its
  * quotes included) replaced by vigil's path as a JavaScript string. */
 static void
 setup_opencode_source(const SetupContext *ctx, StrBuf *out)
 {
-  static const char marker[] = "\"@VIGIL@\"";
+  static const char marker[] = "\"__VIGIL_PATH__\"";
   json_t *path = json_string(ctx->vigil);
   char *quoted = json_dumps(path, JSON_ENCODE_ANY);
   json_decref(path);

@@ -381,10 +381,10 @@ def test_opencode_project(tmp):
     plugin = os.path.join(box.proj, ".opencode", "plugin", "vigil.js")
     with open(plugin) as f:
         src = f.read()
-    # The repository's plugin, with this vigil's path in place of "@VIGIL@".
+    # The repository's plugin, with this vigil's path in place of "__VIGIL_PATH__".
     with open(os.path.join(os.path.dirname(__file__), "..", "..", "plugins", "harness",
                            "opencode.js")) as f:
-        want = f.read().replace('"@VIGIL@"', json.dumps(box.vigil))
+        want = f.read().replace('"__VIGIL_PATH__"', json.dumps(box.vigil))
     assert src == want, "the plugin written is not plugins/harness/opencode.js"
     assert_second_run_and_remove(box, original, "opencode")
 
