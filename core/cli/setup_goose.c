@@ -35,7 +35,12 @@ setup_goose_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
   if (ctx->remove) {
     rc = setup_yaml_drop_entry(&y, "extensions", "vigil", err);
   } else {
-    /* Strings as JSON strings: every one is a YAML double-quoted scalar. */
+    /* Strings as JSON strings: every one is a YAML double-quoted scalar.
+     * --delivery piggyback: Goose drops server notifications and has no
+     * hooks, so vigil's tool results are the only way a notification
+     * reaches its model unasked (the harnesses with hooks get plain "mcp":
+     * their hooks deliver, on the session's model cursor, and a piggyback
+     * beside them would give the model each notification twice). */
     json_t *cmd = json_string(ctx->vigil);
     char *quoted = json_dumps(cmd, JSON_ENCODE_ANY);
     json_decref(cmd);
@@ -44,7 +49,7 @@ setup_goose_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
                   "  name: vigil\n"
                   "  type: stdio\n"
                   "  cmd: %s\n"
-                  "  args: [\"mcp\"]\n"
+                  "  args: [\"mcp\", \"--delivery\", \"piggyback\"]\n"
                   "  enabled: true\n"
                   "  timeout: %d\n"
                   "  description: \"vigil: long-running commands and what matters in their "

@@ -432,7 +432,10 @@ def test_goose_user(tmp):
     cfg = load(os.path.join(box.home, ".config", "goose", "config.yaml"))
     vigil = cfg["extensions"].pop("vigil")
     assert cfg == yaml.safe_load(GOOSE_CONFIG), cfg
-    assert vigil["cmd"] == box.vigil and vigil["args"] == ["mcp"] and vigil["type"] == "stdio", vigil
+    assert vigil["cmd"] == box.vigil and vigil["type"] == "stdio", vigil
+    # Goose has no hooks and drops server notifications: only piggyback
+    # brings them to the model, with vigil's tool results, as setup says.
+    assert vigil["args"] == ["mcp", "--delivery", "piggyback"], vigil
     assert vigil["enabled"] is True and vigil["name"] == "vigil", vigil
     assert_second_run_and_remove(box, original, "goose")
     # Goose has no project-level config.
