@@ -163,6 +163,9 @@ def test_list_says_which_session_it_shows(e):
         at = [i for i, l in enumerate(lines) if l.strip().startswith("--session NAME")][0]
         line = " ".join(lines[at:at + 2])      # the option's line and its continuation
         assert '"cli"' not in line and "project" in line, (args, line)
+    # vigil mcp's own help: the project's session, not "this directory".
+    h = " ".join(vigil_ok(e, "mcp", "--help").stdout.split())
+    assert "hash of this directory" not in h and "project" in h.split("Options:")[0], h
 
 
 @socket_only
