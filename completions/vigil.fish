@@ -6,7 +6,7 @@
 # Install: copy to ~/.config/fish/completions/vigil.fish (and, for vigild,
 # to vigild.fish: both commands are defined here).
 
-set -l vigil_commands start list status output logs events wait stop restart run watch sessions setup mcp hook help
+set -l vigil_commands start list status output logs events wait stop restart run watch sessions setup reload mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
 
 function __vigil_ids
@@ -47,6 +47,7 @@ complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a run
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a watch -d "print the session's notifications"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a sessions -d "list the engine's sessions"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a setup -d 'set an agent harness up'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a reload -d 'make the engine read its config again'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a mcp -d 'serve the engine as an MCP server'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a hook -d "answer a harness's hook"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a help -d 'show the help of a command'

@@ -684,6 +684,9 @@ def test_allowlist_config_written_with_yes(tmp):
     assert box.snapshot() == before, "the person's config was rewritten"
     assert ('%s does not allow them all: add "yarn", "node" to monitor.allowed_commands '
             "(line 3), then run vigil reload" % mine) in out, out
+    # ... and the command it names exists.
+    r = subprocess.run([box.vigil, "reload", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "config" in r.stdout, (r.returncode, r.stderr)
     # $VIGIL_CONFIG is the config when set.
     other = box.write("other.lua", 'return { monitor = { allowed_commands = {"yarn", "node"} } }\n')
     p = box.setup("claude-code", env=box.env(VIGIL_CONFIG=other))
