@@ -65,12 +65,8 @@ setup_goose_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
   }
   if (rc > 0 && ctx->remove)
     setup_change_say(c, "removed extensions.vigil");
-  if (rc >= 0) {
-    if (ctx->remove && setup_yaml_blank(&y) && c->file.exists && !c->file.link)
-      setup_change_delete(c);
-    else if (c->file.exists || !setup_yaml_blank(&y))
-      setup_change_set(c, y.text, y.len);
-  }
+  if (rc >= 0)
+    setup_change_text(c, ctx->remove, y.text, y.len);
   setup_yaml_free(&y);
   if (rc >= 0 && !ctx->remove)
     setup_plan_note(plan, "Goose has no hooks: notifications reach the model with vigil's tool "
