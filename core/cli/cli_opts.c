@@ -19,7 +19,8 @@ static const CliOpt cli_opts_common_table[] = {
    "the engine's socket (default: $VIGIL_SOCKET, else\n"
    "$XDG_RUNTIME_DIR/vigil/vigil.sock, else /tmp/vigil-$UID/vigil.sock)"},
   {"session", 0, "NAME", false,
-   "the session to work in (default: $VIGIL_SESSION, else \"cli\")"},
+   "the session to work in (default: $VIGIL_SESSION, else the\n"
+   "project's, the one vigil mcp uses in this directory's project)"},
   {"json", 0, NULL, false, "print the engine's answer as JSON instead of text"},
   {"help", 'h', NULL, false, "show this help"},
   {NULL, 0, NULL, false, NULL},

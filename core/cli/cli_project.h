@@ -2,9 +2,9 @@
  * A project: the directory a harness, `vigil mcp`, `vigil hook`, `vigil
  * setup` and a person at a terminal all mean when they work "in a
  * project", and the session every vigil process of that project uses, so
- * that a person sees what the agent runs (the MCP contract, section 1). Every caller
- * goes through these two functions and never works it out itself, so they
- * always agree.
+ * that a person sees what the agent runs (the MCP contract, section 1).
+ * Every caller goes through these two functions and never works it out
+ * itself, so they always agree.
  *
  * The root of a project holding directory D (docs/cli.md, "Where and as
  * whom it connects"): walking up from D's real path, the nearest directory

@@ -34,8 +34,8 @@ static const CliOpt cli_setup_opts[] = {
   {"dry-run", 'n', NULL, false, "print the changes as a unified diff; write nothing"},
   {"remove", 0, NULL, false, "take out what setup put in"},
   {"yes", 'y', NULL, false,
-   "write your vigil config (from the bundled one, with the project's\ncommands allowed) "
-   "without asking, when you have none"},
+   "write your vigil config (the bundled one with the\n"
+   "project's commands allowed) without asking, if you have none"},
   {NULL, 0, NULL, false, NULL},
 };
 

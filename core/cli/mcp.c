@@ -152,7 +152,8 @@ const CliCommand cli_cmd_mcp = {
    "Run an MCP server on stdin and stdout for an agent harness (Claude Code, Codex\n"
    "CLI, Gemini CLI, ...), as a client of the engine: it connects to the socket,\n"
    "starting an engine when none answers, and works in a named session (default\n"
-   "mcp- and a hash of this directory) that a restarted harness resumes, so no\n"
+   "the project's: mcp- and a hash of the project's top directory, the session\n"
+   "vigil and vigil hook use there too) that a restarted harness resumes, so no\n"
    "notification is lost or given twice. When the engine restarts or crashes it\n"
    "reconnects (for up to 30 s) and goes on. docs/mcp.md has the set-up per harness.",
    cli_mcp_opts, 0, 0, false},

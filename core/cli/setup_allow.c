@@ -137,7 +137,12 @@ setup_allow_detect(const char *root, SetupAllow *a)
   }
 }
 
-/* The person's own config path: $VIGIL_CONFIG, else ~/.config/vigil. */
+/* The person's own config path: $VIGIL_CONFIG, else ~/.config/vigil.
+ * This and setup_allow_config are setup's own small copy of the config
+ * lookup, in the order vigild uses, until the one lookup every vigil
+ * program shares (core/config_lookup.c, being written beside this branch,
+ * which also retires cli_paths_config) lands: then both become calls to
+ * it. */
 static bool
 setup_allow_own_path(char *out, size_t size)
 {

@@ -119,12 +119,8 @@ setup_codex_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
   if (rc > 0)
     setup_change_say(c, "%s [mcp_servers.vigil]",
                      ctx->remove ? "removed" : rc == 2 ? "updated" : "added");
-  if (rc >= 0) {
-    if (ctx->remove && setup_toml_blank(&t) && c->file.exists && !c->file.link)
-      setup_change_delete(c);
-    else if (c->file.exists || !setup_toml_blank(&t))
-      setup_change_set(c, t.text, t.len);
-  }
+  if (rc >= 0)
+    setup_change_text(c, ctx->remove, t.text, t.len);
   setup_toml_free(&t);
   if (rc < 0)
     return -1;

@@ -323,3 +323,17 @@ setup_file_free(SetupFile *f)
   free(f->data);
   f->data = NULL;
 }
+
+char *
+setup_splice(const char *text, size_t len, size_t a, size_t b, const char *ins, size_t inslen,
+             size_t *out_len)
+{
+  size_t n = len - (b - a) + inslen;
+  char *out = xmalloc(n + 1);
+  memcpy(out, text, a);
+  memcpy(out + a, ins, inslen);
+  memcpy(out + a + inslen, text + b, len - b);
+  out[n] = '\0';
+  *out_len = n;
+  return out;
+}

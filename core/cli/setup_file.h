@@ -61,4 +61,10 @@ int setup_file_remove(const SetupFile *f, StrBuf *err);
 
 void setup_file_free(SetupFile *f);
 
+/* A file's text with its bytes [a, b) replaced by ins[0..inslen), as a new
+ * NUL-terminated string (*out_len bytes): the one edit the JSON, TOML and
+ * YAML editors make. */
+char *setup_splice(const char *text, size_t len, size_t a, size_t b, const char *ins,
+                   size_t inslen, size_t *out_len);
+
 #endif

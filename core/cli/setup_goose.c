@@ -35,7 +35,12 @@ setup_goose_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
   if (ctx->remove) {
     rc = setup_yaml_drop_entry(&y, "extensions", "vigil", err);
   } else {
-    /* Strings as JSON strings: every one is a YAML double-quoted scalar. */
+    /* Strings as JSON strings: every one is a YAML double-quoted scalar.
+     * --delivery piggyback: Goose drops server notifications and has no
+     * hooks, so vigil's tool results are the only way a notification
+     * reaches its model unasked (the harnesses with hooks get plain "mcp":
+     * their hooks deliver, on the session's model cursor, and a piggyback
+     * beside them would give the model each notification twice). */
     json_t *cmd = json_string(ctx->vigil);
     char *quoted = json_dumps(cmd, JSON_ENCODE_ANY);
     json_decref(cmd);
@@ -44,7 +49,7 @@ setup_goose_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
                   "  name: vigil\n"
                   "  type: stdio\n"
                   "  cmd: %s\n"
-                  "  args: [\"mcp\"]\n"
+                  "  args: [\"mcp\", \"--delivery\", \"piggyback\"]\n"
                   "  enabled: true\n"
                   "  timeout: %d\n"
                   "  description: \"vigil: long-running commands and what matters in their "
@@ -60,12 +65,8 @@ setup_goose_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
   }
   if (rc > 0 && ctx->remove)
     setup_change_say(c, "removed extensions.vigil");
-  if (rc >= 0) {
-    if (ctx->remove && setup_yaml_blank(&y) && c->file.exists && !c->file.link)
-      setup_change_delete(c);
-    else if (c->file.exists || !setup_yaml_blank(&y))
-      setup_change_set(c, y.text, y.len);
-  }
+  if (rc >= 0)
+    setup_change_text(c, ctx->remove, y.text, y.len);
   setup_yaml_free(&y);
   if (rc >= 0 && !ctx->remove)
     setup_plan_note(plan, "Goose has no hooks: notifications reach the model with vigil's tool "

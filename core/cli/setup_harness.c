@@ -175,12 +175,11 @@ setup_cursor_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
       setup_jf_entry(&f, ctx, server, 2, setup_mcp_server(ctx), err) != 0)
     return -1;
   setup_jf_close(&f, ctx, NULL);
-  /* sessionStart: what came while Cursor was closed; beforeSubmitPrompt
-   * and afterMCPExecution: the turn's start and its tool calls (the
-   * session's busy state); stop: its end, whose followup_message is
-   * Cursor's only way to continue with a notification. */
-  static const char *const events[] = {"sessionStart", "beforeSubmitPrompt", "afterMCPExecution",
-                                        "stop"};
+  /* The events vigil hook answers for Cursor (hook_harness.c):
+   * beforeSubmitPrompt, the turn's start (the session is busy), and stop,
+   * its end, whose followup_message is Cursor's only way to continue with
+   * a notification. */
+  static const char *const events[] = {"beforeSubmitPrompt", "stop"};
   static const char *const version[] = {"version"};
   static const char *const own[] = {"version", NULL};
   if (setup_jf_open(&f, plan, hooks, ctx, err) != 0)
@@ -189,7 +188,7 @@ setup_cursor_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
   if (!ctx->remove && json_object_get(f.json.root, "version") == NULL &&
       setup_jf_entry(&f, ctx, version, 1, json_integer(1), err) != 0)
     return -1;
-  if (setup_jf_hooks(&f, ctx, "cursor", events, 4, false, setup_cursor_handler, err) != 0)
+  if (setup_jf_hooks(&f, ctx, "cursor", events, 2, false, setup_cursor_handler, err) != 0)
     return -1;
   setup_jf_close(&f, ctx, own);
   return 0;

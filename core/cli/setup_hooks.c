@@ -223,7 +223,9 @@ setup_hook_event(SetupJsonFile *f, const SetupContext *ctx, const char *harness,
     removed |= who != kHookTheirs && i != keep;
   }
   if (want == NULL) {
-    if (json_array_size(setup_json_get(&f->json, path, 2)) == 0) {
+    /* An event left empty by taking vigil's out goes; one the person left
+     * empty (or that is no event, as Gemini CLI's hooks.disabled) stays. */
+    if (removed && json_array_size(setup_json_get(&f->json, path, 2)) == 0) {
       const char *keys[] = {"hooks", event};
       if (setup_json_drop(&f->json, keys, 2, err) < 0)
         return -1;
@@ -237,6 +239,16 @@ setup_hook_event(SetupJsonFile *f, const SetupContext *ctx, const char *harness,
     return removed ? 2 : 0;
   }
   return setup_json_replace(&f->json, path, 2, keep, want, err) != 0 ? -1 : 2;
+}
+
+/* Whether event is one of events[0..n-1]. */
+static bool
+setup_hook_listed(const char *event, const char *const *events, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(events[i], event) == 0)
+      return true;
+  return false;
 }
 
 int
@@ -254,6 +266,29 @@ setup_jf_hooks(SetupJsonFile *f, const SetupContext *ctx, const char *harness,
     else if (r > 0)
       strbuf_printf(&done[r], "%s%s", done[r].len ? ", " : "", events[i]);
   }
+  /* A hook of vigil's under any other event is one an earlier setup put
+   * there and vigil hook no longer answers (it would fail at every turn):
+   * it goes too. The names are copied first, as taking a hook out may
+   * drop its event's key from the object being walked. */
+  SetupJsonStep top[1] = {{"hooks", 0}};
+  json_t *all = setup_json_get(&f->json, top, 1);
+  json_t *others = json_array();
+  const char *key;
+  json_t *value;
+  if (json_is_object(all))
+    json_object_foreach(all, key, value) {
+      if (!setup_hook_listed(key, events, n) && json_is_array(value))
+        json_array_append_new(others, json_string(key));
+    }
+  for (size_t i = 0; i < json_array_size(others) && rc == 0; i++) {
+    const char *event = json_string_value(json_array_get(others, i));
+    int r = setup_hook_event(f, ctx, harness, event, grouped, NULL, err);
+    if (r < 0)
+      rc = -1;
+    else if (r > 0)
+      strbuf_printf(&done[r], "%s%s", done[r].len ? ", " : "", event);
+  }
+  json_decref(others);
   static const char *const verbs[] = {"", "added hooks", "updated hooks", "removed hooks"};
   for (int k = 1; k < 4; k++) {
     if (rc == 0 && done[k].len)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "setup_file.h"
 
 /* How deep the walk goes (jansson refuses deeper files anyway). */
 #define SETUP_JSON_DEPTH_MAX 2048
@@ -283,13 +284,8 @@ json_kid_indent(const SetupJson *j, const JsonBox *box, const char *step, StrBuf
 static int
 json_splice(SetupJson *j, size_t a, size_t b, const char *ins, json_t *expect, StrBuf *err)
 {
-  size_t inslen = strlen(ins);
-  size_t len = j->len - (b - a) + inslen;
-  char *text = xmalloc(len + 1);
-  memcpy(text, j->text, a);
-  memcpy(text + a, ins, inslen);
-  memcpy(text + a + inslen, j->text + b, j->len - b);
-  text[len] = '\0';
+  size_t len;
+  char *text = setup_splice(j->text, j->len, a, b, ins, strlen(ins), &len);
   json_error_t je;
   json_t *got = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
   if (got == NULL || !json_equal(got, expect)) {

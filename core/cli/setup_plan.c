@@ -82,6 +82,18 @@ setup_change_say(SetupChange *c, const char *fmt, ...)
   strbuf_puts(&c->what, buf);
 }
 
+void
+setup_change_text(SetupChange *c, bool remove, const char *text, size_t len)
+{
+  bool blank = true;
+  for (size_t k = 0; k < len && blank; k++)
+    blank = strchr(" \t\r\n", text[k]) != NULL;
+  if (remove && blank && c->file.exists && !c->file.link)
+    setup_change_delete(c);
+  else if (c->file.exists || !blank)
+    setup_change_set(c, text, len);
+}
+
 bool
 setup_change_alters(const SetupChange *c)
 {

@@ -49,6 +49,12 @@ void setup_change_set(SetupChange *c, const char *text, size_t len);
 /* Makes the change remove its file. */
 void setup_change_delete(SetupChange *c);
 
+/* Ends the edit of a text file (TOML, YAML) that now reads text: the
+ * change gets it; when removing left it blank (only whitespace) the file
+ * goes instead (never a link: that one gets the blank text); a file that
+ * did not exist and would be blank is not made. */
+void setup_change_text(SetupChange *c, bool remove, const char *text, size_t len);
+
 /* Adds words to what the change does ("added hooks"). */
 void setup_change_say(SetupChange *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

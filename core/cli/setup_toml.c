@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "setup_file.h"
 
 #define TOML_KEY_PARTS_MAX 32
 #define TOML_DEPTH_MAX 256
@@ -477,15 +478,9 @@ toml_regions(const SetupToml *t, const char *const *path, size_t n, TomlRegion *
 static void
 toml_splice(SetupToml *t, size_t a, size_t b, const char *ins, size_t inslen)
 {
-  size_t len = t->len - (b - a) + inslen;
-  char *text = xmalloc(len + 1);
-  memcpy(text, t->text, a);
-  memcpy(text + a, ins, inslen);
-  memcpy(text + a + inslen, t->text + b, t->len - b);
-  text[len] = '\0';
+  char *text = setup_splice(t->text, t->len, a, b, ins, inslen, &t->len);
   free(t->text);
   t->text = text;
-  t->len = len;
 }
 
 /* Appends the header of path: bare keys as they are, others quoted. */
@@ -611,15 +606,6 @@ setup_toml_free(SetupToml *t)
 {
   free(t->text);
   t->text = NULL;
-}
-
-int
-setup_toml_blank(const SetupToml *t)
-{
-  for (size_t k = 0; k < t->len; k++)
-    if (strchr(" \t\r\n", t->text[k]) == NULL)
-      return 0;
-  return 1;
 }
 
 void

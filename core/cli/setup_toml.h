@@ -56,9 +56,6 @@ int setup_toml_set_table(SetupToml *t, const char *const *path, size_t n, const 
  * text changed, 0 when there was none, -1 with err set. */
 int setup_toml_drop_table(SetupToml *t, const char *const *path, size_t n, StrBuf *err);
 
-/* Whether the text holds nothing but white space. */
-int setup_toml_blank(const SetupToml *t);
-
 /* Appends s as a TOML basic string ("...", with \" \\ and control
  * characters escaped). */
 void setup_toml_string(StrBuf *out, const char *s);

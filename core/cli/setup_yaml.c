@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "memory.h"
+#include "setup_file.h"
 
 /* How deep a tree setup converts (aliases may nest; a loop would not end). */
 #define SETUP_YAML_DEPTH_MAX 64
@@ -268,15 +269,9 @@ yaml_find(const SetupYaml *y, YamlParsed *p, const char *parent, const char *key
 static void
 yaml_splice(SetupYaml *y, size_t a, size_t b, const char *ins, size_t inslen)
 {
-  size_t len = y->len - (b - a) + inslen;
-  char *text = xmalloc(len + 1);
-  memcpy(text, y->text, a);
-  memcpy(text + a, ins, inslen);
-  memcpy(text + a + inslen, y->text + b, y->len - b);
-  text[len] = '\0';
+  char *text = setup_splice(y->text, y->len, a, b, ins, inslen, &y->len);
   free(y->text);
   y->text = text;
-  y->len = len;
 }
 
 /* Appends key: and body, every line indented by column spaces. */
@@ -296,6 +291,21 @@ yaml_entry_text(StrBuf *out, size_t column, const char *key, const char *body)
   }
   if (out->len == 0 || out->data[out->len - 1] != '\n')
     strbuf_putc(out, '\n');
+}
+
+/* Parses y's text into p and finds parent's entry key in it. Returns 0
+ * (free p), or -1 with err set and nothing to free. */
+static int
+yaml_locate(const SetupYaml *y, YamlParsed *p, const char *parent, const char *key, YamlSpot *s,
+            StrBuf *err)
+{
+  if (yaml_parse(y->name, y->text, y->len, p, err) != 0)
+    return -1;
+  if (yaml_find(y, p, parent, key, s, err) != 0) {
+    yaml_parsed_free(p);
+    return -1;
+  }
+  return 0;
 }
 
 /* Parses the new text and compares its tree with expect (stolen); makes
@@ -331,13 +341,9 @@ setup_yaml_set_entry(SetupYaml *y, const char *parent, const char *key, const ch
                      StrBuf *err)
 {
   YamlParsed p;
-  if (yaml_parse(y->name, y->text, y->len, &p, err) != 0)
-    return -1;
   YamlSpot s;
-  if (yaml_find(y, &p, parent, key, &s, err) != 0) {
-    yaml_parsed_free(&p);
+  if (yaml_locate(y, &p, parent, key, &s, err) != 0)
     return -1;
-  }
   size_t column = s.found ? s.column : 2;
   StrBuf want = STRBUF_INIT;
   yaml_entry_text(&want, column, key, body);
@@ -400,13 +406,9 @@ int
 setup_yaml_drop_entry(SetupYaml *y, const char *parent, const char *key, StrBuf *err)
 {
   YamlParsed p;
-  if (yaml_parse(y->name, y->text, y->len, &p, err) != 0)
-    return -1;
   YamlSpot s;
-  if (yaml_find(y, &p, parent, key, &s, err) != 0) {
-    yaml_parsed_free(&p);
+  if (yaml_locate(y, &p, parent, key, &s, err) != 0)
     return -1;
-  }
   if (!s.has_entry) {
     yaml_parsed_free(&p);
     return 0;
@@ -478,13 +480,4 @@ setup_yaml_free(SetupYaml *y)
 {
   free(y->text);
   y->text = NULL;
-}
-
-int
-setup_yaml_blank(const SetupYaml *y)
-{
-  for (size_t k = 0; k < y->len; k++)
-    if (strchr(" \t\r\n", y->text[k]) == NULL)
-      return 0;
-  return 1;
 }

@@ -48,7 +48,4 @@ int setup_yaml_set_entry(SetupYaml *y, const char *parent, const char *key, cons
  * err set. */
 int setup_yaml_drop_entry(SetupYaml *y, const char *parent, const char *key, StrBuf *err);
 
-/* Whether the text holds nothing but white space. */
-int setup_yaml_blank(const SetupYaml *y);
-
 #endif

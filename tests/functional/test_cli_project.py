@@ -156,6 +156,16 @@ def test_list_says_which_session_it_shows(e):
     # The help says where the default comes from.
     h = vigil_ok(e, "list", "--help").stdout
     assert "project" in h and "vigil sessions" in h, h
+    # And so does every command's --session line: never the old "cli".
+    for args in (["--help"], ["list", "--help"], ["sessions", "--help"]):
+        h = vigil_ok(e, *args).stdout
+        lines = h.splitlines()
+        at = [i for i, l in enumerate(lines) if l.strip().startswith("--session NAME")][0]
+        line = " ".join(lines[at:at + 2])      # the option's line and its continuation
+        assert '"cli"' not in line and "project" in line, (args, line)
+    # vigil mcp's own help: the project's session, not "this directory".
+    h = " ".join(vigil_ok(e, "mcp", "--help").stdout.split())
+    assert "hash of this directory" not in h and "project" in h.split("Options:")[0], h
 
 
 @socket_only

@@ -275,7 +275,7 @@ def test_codex_project_and_codex_home(tmp):
     env = box.env(CODEX_HOME=other)
     subprocess.run([VIGIL, "setup", "codex", "--user"], cwd=box.proj, env=env, check=True,
                    capture_output=True)
-    assert load(os.path.join(other, "config.toml"))["mcp_servers"]["vigil"]["command"] == VIGIL
+    assert load(os.path.join(other, "config.toml"))["mcp_servers"]["vigil"]["command"] == box.vigil
 
 
 def test_codex_trust_through_codex(tmp):
@@ -325,9 +325,11 @@ def test_codex_refuses_a_table_it_cannot_splice(tmp):
 
 def test_gemini_project(tmp):
     box = Box(tmp)
+    # Another event's empty list and hooks.disabled (no event) are the person's.
     settings = {"general": {"vimMode": True}, "mcpServers": {"x": {"command": "x"}},
                 "hooks": {"AfterTool": [{"matcher": "write_file",
-                                         "hooks": [{"type": "command", "command": "fmt"}]}]}}
+                                         "hooks": [{"type": "command", "command": "fmt"}]}],
+                          "BeforeTool": [], "disabled": ["fmt"]}}
     box.write("proj/.gemini/settings.json", json.dumps(settings, indent=2) + "\n")
     original = box.snapshot()
     assert_dry_run_then_apply(box, "gemini")
@@ -335,6 +337,7 @@ def test_gemini_project(tmp):
     assert s["general"] == settings["general"] and s["mcpServers"]["x"] == {"command": "x"}, s
     assert s["mcpServers"]["vigil"] == {"command": box.vigil, "args": ["mcp"], "trust": True}, s
     assert s["hooks"]["AfterTool"][0] == settings["hooks"]["AfterTool"][0], s
+    assert s["hooks"]["BeforeTool"] == [] and s["hooks"]["disabled"] == ["fmt"], s
     for event in ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"):
         ours = [g for g in s["hooks"][event] if "matcher" not in g]
         assert ours == [{"hooks": [{"type": "command", "name": "vigil",
@@ -353,8 +356,9 @@ def test_cursor_project_and_user(tmp):
     h = load(os.path.join(box.proj, ".cursor", "hooks.json"))
     assert h["version"] == 1 and h["hooks"]["stop"] == [
         {"command": "./audit.sh"}, {"command": hook(box, "cursor", "stop")}], h
-    for event in ("sessionStart", "beforeSubmitPrompt", "afterMCPExecution"):
-        assert h["hooks"][event] == [{"command": hook(box, "cursor", event)}], h
+    assert sorted(h["hooks"]) == ["beforeSubmitPrompt", "stop"], h
+    assert h["hooks"]["beforeSubmitPrompt"] == [
+        {"command": hook(box, "cursor", "beforeSubmitPrompt")}], h
     m = load(os.path.join(box.proj, ".cursor", "mcp.json"))
     assert m == {"mcpServers": {"vigil": {"command": box.vigil, "args": ["mcp"]}}}, m
     assert_second_run_and_remove(box, original, "cursor", "--project")
@@ -428,7 +432,10 @@ def test_goose_user(tmp):
     cfg = load(os.path.join(box.home, ".config", "goose", "config.yaml"))
     vigil = cfg["extensions"].pop("vigil")
     assert cfg == yaml.safe_load(GOOSE_CONFIG), cfg
-    assert vigil["cmd"] == box.vigil and vigil["args"] == ["mcp"] and vigil["type"] == "stdio", vigil
+    assert vigil["cmd"] == box.vigil and vigil["type"] == "stdio", vigil
+    # Goose has no hooks and drops server notifications: only piggyback
+    # brings them to the model, with vigil's tool results, as setup says.
+    assert vigil["args"] == ["mcp", "--delivery", "piggyback"], vigil
     assert vigil["enabled"] is True and vigil["name"] == "vigil", vigil
     assert_second_run_and_remove(box, original, "goose")
     # Goose has no project-level config.
@@ -453,6 +460,74 @@ def test_goose_refuses_what_it_cannot_splice(tmp):
         p = box.setup("goose", ok=False)
         assert p.returncode == 1 and "config.yaml" in p.stderr, (name, p.stderr)
         assert box.snapshot() == before, name
+
+
+# --- every hook setup installs is one vigil hook answers -------------------------
+
+def hook_commands(node, vigil, out):
+    """Every "VIGIL hook ..." string anywhere in a parsed JSON or TOML file."""
+    if isinstance(node, dict):
+        for v in node.values():
+            hook_commands(v, vigil, out)
+    elif isinstance(node, list):
+        for v in node:
+            hook_commands(v, vigil, out)
+    elif isinstance(node, str) and node.startswith(vigil + " hook "):
+        out.append(node)
+    return out
+
+
+def test_every_hook_installed_is_one_vigil_hook_answers(tmp):
+    # The contract between setup and hook: each command line setup writes
+    # is `vigil hook HARNESS EVENT` for an event vigil hook knows. An
+    # unknown one fails (status 1) at every turn, in the harness's face.
+    box = Box(tmp)
+    seen = {}
+    for harness in ("claude-code", "codex", "gemini", "cursor"):
+        box.setup(harness, "--project")
+        for d, dirs, files in os.walk(box.proj):
+            dirs[:] = [x for x in dirs if x != ".git"]
+            for name in files:
+                if name.endswith((".json", ".toml")):
+                    for cmd in hook_commands(load(os.path.join(d, name)), box.vigil, []):
+                        seen[cmd] = harness
+        box.setup(harness, "--project", "--remove")
+    # Four events of Claude Code, Codex and Gemini CLI each; Cursor's two.
+    assert len(seen) == 14, sorted(seen)
+    for cmd, harness in sorted(seen.items()):
+        words = cmd.split()
+        assert words[:3] == [box.vigil, "hook", harness] and len(words) == 4, cmd
+        event = words[3]
+        stdin = json.dumps({"cwd": box.proj, "session_id": "s1", "conversation_id": "s1",
+                            "hook_event_name": event})
+        # No engine answers on the box's socket: a known event is quiet, 0.
+        p = subprocess.run(words, input=stdin, capture_output=True, text=True, cwd=box.proj,
+                           env=box.env(), timeout=60)
+        assert p.returncode == 0 and p.stdout == "", (cmd, p.returncode, p.stdout, p.stderr)
+
+
+def test_a_hook_setup_no_longer_installs_is_taken_out(tmp):
+    # An earlier vigil setup cursor installed sessionStart and
+    # afterMCPExecution, which vigil hook does not answer: setup (and
+    # --remove) takes such a hook of vigil's out, whatever its event, and
+    # leaves the person's.
+    box = Box(tmp)
+    stale = {"version": 1, "hooks": {
+        "sessionStart": [{"command": hook(box, "cursor", "sessionStart")}],
+        "afterMCPExecution": [{"command": "./audit.sh"},
+                              {"command": hook(box, "cursor", "afterMCPExecution")}]}}
+    box.write("proj/.cursor/hooks.json", json.dumps(stale, indent=2) + "\n")
+    out = box.setup("cursor", "--project").stdout
+    said = [l for l in out.splitlines() if "removed hooks" in l]
+    assert len(said) == 1 and "sessionStart" in said[0] and "afterMCPExecution" in said[0], out
+    h = load(os.path.join(box.proj, ".cursor", "hooks.json"))["hooks"]
+    assert h == {"afterMCPExecution": [{"command": "./audit.sh"}],
+                 "beforeSubmitPrompt": [{"command": hook(box, "cursor", "beforeSubmitPrompt")}],
+                 "stop": [{"command": hook(box, "cursor", "stop")}]}, h
+    box.write("proj/.cursor/hooks.json", json.dumps(stale, indent=2) + "\n")
+    box.setup("cursor", "--project", "--remove")
+    h = load(os.path.join(box.proj, ".cursor", "hooks.json"))
+    assert h == {"version": 1, "hooks": {"afterMCPExecution": [{"command": "./audit.sh"}]}}, h
 
 
 # --- every JSON harness: a malformed file is refused ----------------------------
@@ -609,6 +684,9 @@ def test_allowlist_config_written_with_yes(tmp):
     assert box.snapshot() == before, "the person's config was rewritten"
     assert ('%s does not allow them all: add "yarn", "node" to monitor.allowed_commands '
             "(line 3), then run vigil reload" % mine) in out, out
+    # ... and the command it names exists.
+    r = subprocess.run([box.vigil, "reload", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "config" in r.stdout, (r.returncode, r.stderr)
     # $VIGIL_CONFIG is the config when set.
     other = box.write("other.lua", 'return { monitor = { allowed_commands = {"yarn", "node"} } }\n')
     p = box.setup("claude-code", env=box.env(VIGIL_CONFIG=other))
@@ -629,6 +707,8 @@ if __name__ == "__main__":
         test_opencode_jsonc_is_refused,
         test_goose_user,
         test_goose_refuses_what_it_cannot_splice,
+        test_every_hook_installed_is_one_vigil_hook_answers,
+        test_a_hook_setup_no_longer_installs_is_taken_out,
         test_malformed_json_is_refused_and_nothing_written,
         test_a_moved_vigil_replaces_its_entries,
         test_a_linked_file_stays_a_link,
