@@ -42,7 +42,7 @@ static const struct {
    (const char *const[]){"session", "last_seq", "linger_ms", NULL}, 0},
   {"session_state", api_session_state, ARGS("state"), 0},
   {"session_close", api_session_close, (const char *const[]){"session", NULL}, 0},
-  {"session_list", api_session_list, (const char *const[]){"session", NULL}, 0},
+  {"session_list", api_session_list, ARGS("all"), 0},
   {"monitor_start", api_monitor_start, NULL, kFormStart},
   {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms", "escalate"), 0},
   {"monitor_list", api_monitor_list, ARGS("include_exited", "state", "limit"), 0},

@@ -98,13 +98,12 @@ config_hint_append(const char *config_path, const ConfigKeyLines *lines, ConfigK
     return;
   }
   int line = lines ? lines->line[key] : 0;
-  char where[64];
+  char where[96];
   if (line > 0)
     snprintf(where, sizeof where, " (set at line %d)", line);
   else
     snprintf(where, sizeof where, " (not set there: add it inside its monitor = { ... } table)");
   snprintf(out, room,
-           ". To fix: %s in %s%s, then reload the engine: kill -HUP %ld (or the config_reload "
-           "method)",
+           ". To fix: %s in %s%s, then reload the engine: kill -HUP %ld (or vigil reload)",
            change, config_path, where, (long)getpid());
 }

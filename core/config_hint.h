@@ -7,8 +7,9 @@
  * file the engine loaded (or that it runs with none), the line of that
  * file where the key is set (found in the file's text when it was loaded;
  * else where to add it), the exact entry or value to write, and how to
- * make the running engine read it again (SIGHUP to its pid, or the
- * config_reload method).
+ * make the running engine read it again (SIGHUP to its pid, exact whatever
+ * its socket; or `vigil reload`, the config_reload method, when the CLI
+ * reaches it).
  *
  * The lines are found once, at load, in the text the engine read: a
  * denial never touches the file. A line is the first, outside a `--`

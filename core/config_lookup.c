@@ -83,28 +83,28 @@ config_lookup_bundled(char *out, size_t n)
 bool
 config_lookup(const char *given, char *out, size_t n, const char **why)
 {
-  const char *how = "no config found";
+  const char *how = CONFIG_LOOKUP_NONE;
   bool found = false;
   const char *env = getenv("VIGIL_CONFIG");
   char user[CONFIG_LOOKUP_PATH_MAX];
   config_lookup_user(user, sizeof user);
   if (given != NULL && given[0] != '\0') {
     found = config_lookup_absolute(given, out, n);
-    how = "--config";
+    how = CONFIG_LOOKUP_GIVEN;
   } else if (env != NULL && env[0] != '\0') {
     found = config_lookup_absolute(env, out, n);
-    how = "$VIGIL_CONFIG";
+    how = CONFIG_LOOKUP_ENV;
   } else if (user[0] != '\0' && config_lookup_is_file(user) && strlen(user) < n) {
     snprintf(out, n, "%s", user);
     found = true;
-    how = "the user's config";
+    how = CONFIG_LOOKUP_USER;
   } else if (config_lookup_bundled(out, n)) {
     found = true;
-    how = "the bundled config";
+    how = CONFIG_LOOKUP_BUNDLED;
   }
   if (!found) {
     snprintf(out, n, "%s", user[0] ? user : "vigil.lua");
-    how = "no config found";
+    how = CONFIG_LOOKUP_NONE;
   }
   if (why != NULL)
     *why = how;

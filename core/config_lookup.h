@@ -39,12 +39,19 @@
 /* The longest path handled; a longer one counts as not found. */
 #define CONFIG_LOOKUP_PATH_MAX 4096
 
+/* How a config was found (config_lookup's *why), to compare with. */
+#define CONFIG_LOOKUP_GIVEN "--config"
+#define CONFIG_LOOKUP_ENV "$VIGIL_CONFIG"
+#define CONFIG_LOOKUP_USER "the user's config"
+#define CONFIG_LOOKUP_BUNDLED "the bundled config"
+#define CONFIG_LOOKUP_NONE "no config found"
+
 /* Finds the config (see above). given: a path named on the command line, or
  * NULL. Writes the path (at most n bytes) to out and, when why is not NULL,
- * sets *why to a static phrase saying how it was found ("--config",
- * "$VIGIL_CONFIG", "the user's config", "the bundled config"). Returns true
- * when a config was found; false when none was, with out the user's own
- * path (3.), the file to create, and *why "no config found". Reads the
+ * sets *why to a static phrase saying how it was found (one of the
+ * CONFIG_LOOKUP_* above). Returns true when a config was found; false when
+ * none was, with out the user's own path (3.), the file to create, and
+ * *why CONFIG_LOOKUP_NONE. Reads the
  * environment and stats files; creates nothing. */
 bool config_lookup(const char *given, char *out, size_t n, const char **why);
 

@@ -5,6 +5,7 @@
  */
 #include "cli_client.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cli_json.h"
 #include "cli_obj.h"
 #include "cli_paths.h"
+#include "cli_project.h"
 #include "config_lookup.h"
 #include "rpc/server.h"
 #include "strbuf.h"
@@ -35,8 +37,14 @@ cli_client_init(CliClient *c, const CliParsed *p)
   const char *session = p->session;
   if (session == NULL || session[0] == '\0')
     session = getenv("VIGIL_SESSION");
-  if (session == NULL || session[0] == '\0')
-    session = "cli";
+  if (session == NULL || session[0] == '\0') {
+    /* The project's, as vigil mcp and vigil hook name it (cli_project.h). */
+    if (cli_project_session(NULL, c->session, sizeof c->session) == 0)
+      return 0;
+    fprintf(stderr, "vigil: cannot name this directory's session: its real path cannot be "
+                    "found (%s); give --session NAME\n", strerror(errno));
+    return CLI_EXIT_FAILURE;
+  }
   if (strlen(session) >= sizeof c->session)
     return cli_opts_usage_error(p->spec, "--session: name too long (at most 64 characters)");
   memcpy(c->session, session, strlen(session) + 1);

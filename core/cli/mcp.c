@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "cli_cmds.h"
-#include "cli_project.h"
 #include "mcp_config.h"
 #include "mcp_deliver.h"
 #include "mcp_io.h"
@@ -133,14 +132,8 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
   int rc = cli_mcp_options(p, &s);
   if (rc != 0)
     return rc;
+  /* c's session is the project's unless one was given (cli_client.h). */
   s.engine.cli = *c;
-  if ((p->session == NULL || p->session[0] == '\0') &&
-      (getenv("VIGIL_SESSION") == NULL || getenv("VIGIL_SESSION")[0] == '\0') &&
-      cli_project_session(NULL, s.engine.cli.session, sizeof s.engine.cli.session) != 0) {
-    fprintf(stderr, "vigil mcp: cannot name this project's session: the working directory's "
-                    "real path cannot be found (%s); give --session NAME\n", strerror(errno));
-    return CLI_EXIT_FAILURE;
-  }
   s.engine.on_notification = mcp_deliver_on_notification;
   s.engine.ctx = &s;
   mcp_engine_init(&s.engine, !cli_opts_has(p, "no-spawn"),
@@ -163,7 +156,8 @@ const CliCommand cli_cmd_mcp = {
    "Run an MCP server on stdin and stdout for an agent harness (Claude Code, Codex\n"
    "CLI, Gemini CLI, ...), as a client of the engine: it connects to the socket,\n"
    "starting an engine when none answers, and works in a named session (default\n"
-   "mcp- and a hash of this directory) that a restarted harness resumes, so no\n"
+   "the project's: mcp- and a hash of the project's top directory, the session\n"
+   "vigil and vigil hook use there too) that a restarted harness resumes, so no\n"
    "notification is lost or given twice. When the engine restarts or crashes it\n"
    "reconnects (for up to 30 s) and goes on. docs/mcp.md has the set-up per harness.",
    cli_mcp_opts, 0, 0, false},

@@ -39,7 +39,7 @@ def engine_with(tmp, text):
 def test_each_denial_names_the_file_the_line_the_entry_and_the_reload(tmp):
     e, path = engine_with(tmp, CONFIG)
     try:
-        reload = "then reload the engine: kill -HUP %d (or the config_reload method)" % e.proc.pid
+        reload = "then reload the engine: kill -HUP %d (or vigil reload)" % e.proc.pid
         err = expect_error("denied", e.call, "monitor_start", argv=["seq", "3"])
         assert err.message.startswith(
             'denied: command: program "seq" is not in monitor.allowed_commands. To fix: add '

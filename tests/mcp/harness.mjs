@@ -295,9 +295,10 @@ export async function waitNoneLeft(timeout = WAIT_MS) {
 // ---------------------------------------------------------------- vigild
 
 export class Engine {
-  /** Starts vigild on a socket in a new temp dir; resolves once it accepts. */
-  static async start({ config } = {}) {
-    const engine = new Engine(config ?? defaultConfig());
+  /** Starts vigild on a socket in a new temp dir (or at socket: a path
+   * whose directory vigild makes); resolves once it accepts. */
+  static async start({ config, socket } = {}) {
+    const engine = new Engine(config ?? defaultConfig(), socket);
     try {
       await engine.waitListening();
     } catch (e) {
@@ -307,11 +308,11 @@ export class Engine {
     return engine;
   }
 
-  constructor(config) {
+  constructor(config, socket) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-'));
     this.configPath = path.join(this.dir, 'config.lua');
     fs.writeFileSync(this.configPath, `return ${luaValue(config)}\n`);
-    this.socket = path.join(this.dir, 'run', 'vigil.sock');
+    this.socket = socket ?? path.join(this.dir, 'run', 'vigil.sock');
     this.logPath = path.join(this.dir, 'vigild.log');
     this.adapters = new Set(); // open ones
     this.everyAdapter = []; // every one started, for their stderr
