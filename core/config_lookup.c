@@ -42,9 +42,8 @@ config_lookup_absolute(const char *path, char *out, size_t n)
   return len >= 0 && (size_t)len < n && (size_t)len < CONFIG_LOOKUP_PATH_MAX;
 }
 
-/* The user's own config path (whether or not it exists), or "" when
- * neither XDG_CONFIG_HOME nor HOME is an absolute path. */
-static void
+/* See config_lookup.h. */
+bool
 config_lookup_user(char *out, size_t n)
 {
   const char *xdg = getenv("XDG_CONFIG_HOME");
@@ -54,8 +53,11 @@ config_lookup_user(char *out, size_t n)
     len = snprintf(out, n, "%s/vigil/vigil.lua", xdg);
   else if (home != NULL && home[0] == '/')
     len = snprintf(out, n, "%s/.config/vigil/vigil.lua", home);
-  if (len < 0 || (size_t)len >= n)
+  if (len < 0 || (size_t)len >= n) {
     out[0] = '\0';
+    return false;
+  }
+  return true;
 }
 
 /* The bundled config of the data directory, when one is there. */

@@ -55,6 +55,11 @@
  * environment and stats files; creates nothing. */
 bool config_lookup(const char *given, char *out, size_t n, const char **why);
 
+/* The user's own config path (3. above), whether or not it exists, into
+ * out; false (out "") when neither XDG_CONFIG_HOME nor HOME is an absolute
+ * path or it does not fit. The file `vigil setup` writes. */
+bool config_lookup_user(char *out, size_t n);
+
 /* The most bytes of a config file config_identity reads (the engine's
  * config loader refuses a larger file anyway). */
 #define CONFIG_IDENTITY_MAX_BYTES (1u << 20)

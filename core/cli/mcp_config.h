@@ -1,6 +1,6 @@
 /*
- * Which config `vigil mcp`'s engine runs (docs/mcp.md, "Which config"; MCP.md
- * section 5). The adapter finds the config it would give an engine with
+ * Which config `vigil mcp`'s engine runs (docs/mcp.md, "Which config"; the
+ * MCP contract's section 5). The adapter finds the config it would give an engine with
  * the shared lookup (config_lookup.h: --config, $VIGIL_CONFIG, the user's
  * ~/.config/vigil/vigil.lua, the bundled file), says on stderr which and
  * why, and gives it to an engine it starts (--config PATH). When it

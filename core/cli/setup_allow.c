@@ -301,7 +301,7 @@ setup_allow_advise(const SetupAllow *a, const char *root, bool offer, bool yes, 
   } else {
     char target[PATH_MAX];
     StrBuf text = STRBUF_INIT;
-    bool composed = setup_allow_own_path(target, sizeof target) &&
+    bool composed = config_lookup_user(target, sizeof target) &&
                     setup_allow_compose(file.data, &t, strbuf_cstr(&missing), root, &text);
     fprintf(f, "You have no config of your own: the engine uses %s, which does not allow %s.\n",
             config, strbuf_cstr(&missing));
