@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Each key's name (the part after "monitor.") and full name. */
 static const char *const config_hint_names[kConfigKeyCount] = {
@@ -75,7 +74,7 @@ config_hint_find_lines(const char *text, size_t len, ConfigKeyLines *lines)
 /* See config_hint.h. */
 void
 config_hint_append(const char *config_path, const ConfigKeyLines *lines, ConfigKey key,
-                   const char *entry, VigilError *err)
+                   const char *entry, long reload_pid, VigilError *err)
 {
   if (err == NULL || !err->set || key < 0 || key >= kConfigKeyCount)
     return;
@@ -103,7 +102,9 @@ config_hint_append(const char *config_path, const ConfigKeyLines *lines, ConfigK
     snprintf(where, sizeof where, " (set at line %d)", line);
   else
     snprintf(where, sizeof where, " (not set there: add it inside its monitor = { ... } table)");
-  snprintf(out, room,
-           ". To fix: %s in %s%s, then reload the engine: kill -HUP %ld (or vigil reload)",
-           change, config_path, where, (long)getpid());
+  char reload[96] = "";
+  if (reload_pid > 0)
+    snprintf(reload, sizeof reload, ", then reload the engine: kill -HUP %ld (or vigil reload)",
+             reload_pid);
+  snprintf(out, room, ". To fix: %s in %s%s%s", change, config_path, where, reload);
 }

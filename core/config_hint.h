@@ -44,9 +44,11 @@ void config_hint_find_lines(const char *text, size_t len, ConfigKeyLines *lines)
 /* Appends to err's message (an error already set) what to change: in
  * config_path (NULL: the engine runs with no config file) at the line
  * lines gives for key, the entry to add (a quoted string for a list key;
- * ignored for the two booleans, which are set to true), and how to reload.
- * Truncated at the message's bound like every error. */
+ * ignored for the two booleans, which are set to true), and how to reload
+ * the engine of pid reload_pid (0: none is running that would, as for the
+ * config's own monitors at boot or --check-config: the reload is left
+ * out). Truncated at the message's bound like every error. */
 void config_hint_append(const char *config_path, const ConfigKeyLines *lines, ConfigKey key,
-                        const char *entry, VigilError *err);
+                        const char *entry, long reload_pid, VigilError *err);
 
 #endif
