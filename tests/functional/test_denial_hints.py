@@ -7,10 +7,11 @@ engine runs, with its real path and digest."""
 import hashlib
 import os
 import signal
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import Engine, expect_error, run_plain_tests
+from vigiltest import VIGILD, Engine, expect_error, run_plain_tests
 
 # A config written as a person would: one key a line, so each has its line.
 CONFIG = """-- a config with comments, as people write them
@@ -118,10 +119,24 @@ def test_api_info_reports_the_config_it_loaded_and_a_reload_updates_it(tmp):
         assert e.close() == []
 
 
+def test_check_config_says_what_to_change_but_no_reload(tmp):
+    # The config's own monitor is refused: the file is to fix, and no
+    # running engine would take a reload (the checker's pid is no engine).
+    path = os.path.join(tmp, "boot.lua")
+    with open(path, "w") as f:
+        f.write(CONFIG.replace("  },\n}", '  },\n  monitors = { { session = "s", command = "seq 3" } },\n}'))
+    r = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    assert ('program "seq" is not in monitor.allowed_commands. To fix: add "seq" to '
+            "monitor.allowed_commands in %s (set at line 5)\n" % path in r.stderr), r.stderr
+    assert "kill -HUP" not in r.stderr and "reload" not in r.stderr, r.stderr
+
+
 if __name__ == "__main__":
     sys.exit(run_plain_tests([
         test_each_denial_names_the_file_the_line_the_entry_and_the_reload,
         test_a_key_the_file_does_not_set_says_where_to_add_it,
         test_an_engine_without_a_config_says_it_has_none,
         test_api_info_reports_the_config_it_loaded_and_a_reload_updates_it,
+        test_check_config_says_what_to_change_but_no_reload,
     ]))
