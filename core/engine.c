@@ -150,7 +150,8 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
     return NULL;
   }
   StartPlan plan;
-  if (engine_check_start(cfg, e->policies, session_name(s), req, &plan, err) != 0)
+  long reload_pid = e->booting ? 0 : (long)getpid();
+  if (engine_check_start(cfg, e->policies, session_name(s), req, reload_pid, &plan, err) != 0)
     return NULL;
   if (engine_check_counts(cfg, session_name(s), engine_running_in(e, s), e->running, err) != 0) {
     start_plan_free(&plan);

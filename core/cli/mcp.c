@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_cmds.h"
+#include "mcp_config.h"
 #include "mcp_deliver.h"
 #include "mcp_io.h"
 #include "mcp_rpc.h"
@@ -31,7 +32,8 @@ static const CliOpt cli_mcp_opts[] = {
    "how notifications reach the harness: channel (default),\npiggyback or poll"},
   {"tool-names", 0, "STYLE", false, "exact (default) or underscore (process_run for process.run)"},
   {"no-spawn", 0, NULL, false, "do not start an engine when none answers"},
-  {"config", 0, "FILE", false, "the config a started engine gets"},
+  {"config", 0, "FILE", false,
+   "the config a started engine gets (default: $VIGIL_CONFIG,\n~/.config/vigil/vigil.lua, else the bundled one)"},
   {NULL, 0, NULL, false, NULL},
 };
 
@@ -134,12 +136,14 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
   s.engine.cli = *c;
   s.engine.on_notification = mcp_deliver_on_notification;
   s.engine.ctx = &s;
-  mcp_engine_init(&s.engine, !cli_opts_has(p, "no-spawn"), cli_opts_get(p, "config"));
+  mcp_engine_init(&s.engine, !cli_opts_has(p, "no-spawn"),
+                  mcp_config_resolve(cli_opts_get(p, "config")));
   if (mcp_engine_open(&s.engine) != 0) {
     fprintf(stderr, "vigil mcp: %s\n", s.engine.cli.err.msg);
     mcp_engine_close(&s.engine);
     return CLI_EXIT_FAILURE;
   }
+  mcp_config_check(&s.engine);
   fprintf(stderr, "vigil mcp: serving session \"%s\" of %s\n", s.engine.cli.session,
           s.engine.cli.socket_path);
   rc = cli_mcp_serve(&s);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli_paths.h"
+#include "config_lookup.h"
 #include "setup_file.h"
 
 /* The most of a marker file read to look for a name (pyproject.toml). */
@@ -137,46 +138,15 @@ setup_allow_detect(const char *root, SetupAllow *a)
   }
 }
 
-/* The person's own config path: $VIGIL_CONFIG, else ~/.config/vigil.
- * This and setup_allow_config are setup's own small copy of the config
- * lookup, in the order vigild uses, until the one lookup every vigil
- * program shares (core/config_lookup.c, being written beside this branch,
- * which also retires cli_paths_config) lands: then both become calls to
- * it. */
-static bool
-setup_allow_own_path(char *out, size_t size)
-{
-  const char *env = getenv("VIGIL_CONFIG");
-  const char *xdg = getenv("XDG_CONFIG_HOME");
-  const char *home = getenv("HOME");
-  int n;
-  if (env && env[0])
-    n = snprintf(out, size, "%s", env);
-  else if (xdg && xdg[0] == '/')
-    n = snprintf(out, size, "%s/vigil/vigil.lua", xdg);
-  else if (home && home[0] == '/')
-    n = snprintf(out, size, "%s/.config/vigil/vigil.lua", home);
-  else
-    return false;
-  return n > 0 && (size_t)n < size;
-}
-
+/* See setup_allow.h: the one lookup every vigil program shares
+ * (config_lookup.h); "own" is anything but the bundled config. */
 bool
 setup_allow_config(char *out, size_t size, bool *own)
 {
-  struct stat st;
-  *own = true;
-  if (setup_allow_own_path(out, size) && stat(out, &st) == 0)
-    return true;
-  *own = false;
-  char bundled[CLI_PATHS_MAX];
-  if (cli_paths_config(bundled, sizeof bundled) && strlen(bundled) < size) {
-    snprintf(out, size, "%s", bundled);
-    return true;
-  }
-  if (!setup_allow_own_path(out, size))
-    snprintf(out, size, "vigil.lua");
-  return false;
+  const char *why = NULL;
+  bool found = config_lookup(NULL, out, size, &why);
+  *own = !found || strcmp(why, CONFIG_LOOKUP_BUNDLED) != 0;
+  return found;
 }
 
 /* Where a config's allowed_commands table is: the 1-based line of the key,
@@ -331,7 +301,7 @@ setup_allow_advise(const SetupAllow *a, const char *root, bool offer, bool yes, 
   } else {
     char target[PATH_MAX];
     StrBuf text = STRBUF_INIT;
-    bool composed = setup_allow_own_path(target, sizeof target) &&
+    bool composed = config_lookup_user(target, sizeof target) &&
                     setup_allow_compose(file.data, &t, strbuf_cstr(&missing), root, &text);
     fprintf(f, "You have no config of your own: the engine uses %s, which does not allow %s.\n",
             config, strbuf_cstr(&missing));

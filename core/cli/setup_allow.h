@@ -17,8 +17,9 @@
  * npx, pnpm dlx, bunx and yarn dlx are never added: they fetch and run any
  * package of a registry, which would make the allowlist allow anything.
  *
- * The config the engine uses is found as vigild finds it: $VIGIL_CONFIG,
- * else ~/.config/vigil/vigil.lua ($XDG_CONFIG_HOME), else the bundled one.
+ * The config the engine uses is found by the lookup every vigil program
+ * shares (config_lookup.h): $VIGIL_CONFIG, else ~/.config/vigil/vigil.lua
+ * ($XDG_CONFIG_HOME), else the bundled one.
  * When the person has none of their own, setup offers to write
  * ~/.config/vigil/vigil.lua (or $VIGIL_CONFIG) from the bundled config with
  * the project's programs added to monitor.allowed_commands (--yes, or a

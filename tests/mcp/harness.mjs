@@ -402,7 +402,11 @@ export class Engine {
 
 // ---------------------------------------------------------------- adapters
 
-/** The `vigil mcp` arguments for engine and opts. */
+/** The `vigil mcp` arguments for engine and opts. An adapter of an Engine
+ * is given that engine's config (unless opts.args names one), as a set-up
+ * would give the config its engine runs: otherwise the adapter's lookup
+ * finds another one (the user's, the bundled) and its first tool result
+ * carries the mismatch warning (config.test.mjs tests that). */
 export function mcpArgs(engine, opts = {}) {
   const args = ['mcp', '--socket', opts.socket ?? engine.socket];
   if (opts.session !== undefined) args.push('--session', opts.session);
@@ -410,6 +414,9 @@ export function mcpArgs(engine, opts = {}) {
   if (opts.profile !== undefined) args.push('--profile', opts.profile);
   if (opts.delivery !== undefined) args.push('--delivery', opts.delivery);
   if (opts.toolNames !== undefined) args.push('--tool-names', opts.toolNames);
+  if (engine.configPath !== undefined && !(opts.args ?? []).includes('--config')) {
+    args.push('--config', engine.configPath);
+  }
   return args.concat(opts.args ?? []);
 }
 
