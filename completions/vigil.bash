@@ -10,7 +10,7 @@
 # Install: copy to /usr/share/bash-completion/completions/vigil (and link
 # vigild to it), or `source` it from ~/.bashrc.
 
-_vigil_commands="start list status output logs events wait stop restart run watch mcp help"
+_vigil_commands="start list status output logs events wait stop restart run watch sessions setup reload mcp hook help"
 _vigil_common="--socket --session --json --help -h"
 
 # The options of one subcommand (kept in step with `vigil COMMAND --help`;
@@ -32,7 +32,10 @@ _vigil_options()
         restart) echo "--grace --wait-for --wait-timeout" ;;
         run) echo "--timeout --lines --cwd --env --shell --no-line-buffer" ;;
         watch) echo "--since --oneline" ;;
+        sessions) echo "--all -a" ;;
+        setup) echo "--project --user --dry-run -n --remove --yes -y" ;;
         mcp) echo "--profile --delivery --tool-names --no-spawn --config" ;;
+        hook) echo "--wait" ;;
     esac
 }
 
@@ -115,6 +118,7 @@ _vigil()
         status|output|logs|events|wait|stop|restart)
             COMPREPLY=($(compgen -W "$(_vigil_ids)" -- "$cur")) ;;
         start|run) COMPREPLY=($(compgen -W "--" -- "$cur")) ;;
+        setup) COMPREPLY=($(compgen -W "claude-code codex gemini opencode cursor goose" -- "$cur")) ;;
     esac
     return 0
 }

@@ -6,7 +6,7 @@
 # Install: copy to ~/.config/fish/completions/vigil.fish (and, for vigild,
 # to vigild.fish: both commands are defined here).
 
-set -l vigil_commands start list status output logs events wait stop restart run watch mcp help
+set -l vigil_commands start list status output logs events wait stop restart run watch sessions setup reload mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
 
 function __vigil_ids
@@ -45,7 +45,11 @@ complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a sto
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a restart -d 'stop a monitor and start it again'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a run -d 'run a command in the foreground'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a watch -d "print the session's notifications"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a sessions -d "list the engine's sessions"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a setup -d 'set an agent harness up'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a reload -d 'make the engine read its config again'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a mcp -d 'serve the engine as an MCP server'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a hook -d "answer a harness's hook"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a help -d 'show the help of a command'
 complete -c vigil -f -n '__fish_seen_subcommand_from help' -a "$vigil_commands"
 
@@ -96,11 +100,19 @@ complete -c vigil -n '__fish_seen_subcommand_from stop' -l signal -x -a 'TERM IN
 complete -c vigil -n '__fish_seen_subcommand_from stop restart' -l grace -x -a "$durations" -d 'how long before SIGKILL'
 complete -c vigil -n '__fish_seen_subcommand_from watch' -l since -x -d 'replay after seq N'
 complete -c vigil -n '__fish_seen_subcommand_from watch' -l oneline -d 'one line per notification'
+complete -c vigil -n '__fish_seen_subcommand_from sessions' -s a -l all -d 'include ended monitors'
+complete -c vigil -f -n '__fish_seen_subcommand_from setup' -a 'claude-code codex gemini opencode cursor goose'
+complete -c vigil -n '__fish_seen_subcommand_from setup' -l project -d "the project's files"
+complete -c vigil -n '__fish_seen_subcommand_from setup' -l user -d 'your own files'
+complete -c vigil -n '__fish_seen_subcommand_from setup' -s n -l dry-run -d 'print the diff, write nothing'
+complete -c vigil -n '__fish_seen_subcommand_from setup' -l remove -d 'take out what setup put in'
+complete -c vigil -n '__fish_seen_subcommand_from setup' -s y -l yes -d 'write your vigil config without asking'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l profile -x -d 'tool profile'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l delivery -x -d 'how notifications reach the agent'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l tool-names -x -d 'tool naming style'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l no-spawn -d 'never start an engine'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l config -r -F -d 'config for a spawned engine'
+complete -c vigil -f -n '__fish_seen_subcommand_from hook' -l wait -d "at a turn's end, wait for a notification"
 
 # vigild.
 complete -c vigild -l listen -r -F -d 'serve on a Unix socket'

@@ -251,6 +251,9 @@ return {
     -- Named sessions in the whole engine (a connection's own one does not
     -- count).
     max_sessions = 1024,                 -- 1..100000 sessions
+    -- Named model cursors per session (cursor_take, cursor_advance: what
+    -- the model has been given). A reload applies to cursors made after it.
+    max_cursors = 16,                    -- 1..256 cursors
   },
 
   -- The engine's log (stderr). Logging never makes the engine wait: lines

@@ -42,7 +42,7 @@ static const struct {
    (const char *const[]){"session", "last_seq", "linger_ms", NULL}, 0},
   {"session_state", api_session_state, ARGS("state"), 0},
   {"session_close", api_session_close, (const char *const[]){"session", NULL}, 0},
-  {"session_list", api_session_list, (const char *const[]){"session", NULL}, 0},
+  {"session_list", api_session_list, ARGS("all"), 0},
   {"monitor_start", api_monitor_start, NULL, kFormStart},
   {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms", "escalate"), 0},
   {"monitor_list", api_monitor_list, ARGS("include_exited", "state", "limit"), 0},
@@ -53,6 +53,10 @@ static const struct {
   {"monitor_wait", api_monitor_wait,
    ARGS("monitor_id", "for", "since_event_id", "since_sequence", "timeout_ms"), 0},
   {"process_run", api_process_run, NULL, kFormRun},
+  {"cursor_take", api_cursor_take, ARGS("cursor", "limit", "wait_ms"), 0},
+  {"cursor_get", api_cursor_get, ARGS("cursor"), 0},
+  {"cursor_advance", api_cursor_advance, ARGS("cursor", "to"), 0},
+  {"notifications_since", api_notifications_since, ARGS("since_seq", "limit"), 0},
 };
 
 #define API_METHOD_COUNT (sizeof api_methods / sizeof api_methods[0])

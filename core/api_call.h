@@ -5,8 +5,8 @@
  * docs/protocol.md section 5: api_info.c (ping, api_info, config_reload),
  * api_sessions.c, api_monitors.c (start, stop, list, status), api_output.c
  * (output, logs, events), api_wait.c (monitor_wait and every waiter),
- * api_run.c (process_run); api.c has the method table, the dispatch and the
- * transports.
+ * api_run.c (process_run), api_cursor.c (the model cursors); api.c has the
+ * method table, the dispatch and the transports.
  */
 #ifndef VIGIL_API_CALL_H
 #define VIGIL_API_CALL_H
@@ -20,6 +20,7 @@
 #include "args.h"
 #include "rpc/channel.h"
 #include "rpc/server.h"
+#include "session_cursor.h"
 
 #define API_SESSION_NAME_MAX SESSION_NAME_MAX
 #define API_WAIT_MAX_MS 3600000
@@ -51,10 +52,12 @@ typedef enum {
   kWaitEvent,    /* monitor_wait */
   kWaitStop,     /* monitor_stop, answered when the process is gone */
   kWaitRun,      /* foreground process_run */
+  kWaitCursor,   /* cursor_take with wait_ms, answered by a push or its timeout */
 } WaitKind;
 
 /* A request answered later. It hangs on its connection and on its record
- * (the record's `watchers`). */
+ * (the record's `watchers`), or, for a cursor_take, on its session's
+ * cursor waiters (`cursor`; rec is NULL). */
 struct Waiter {
   WaitKind kind;
   Conn *conn;
@@ -66,7 +69,8 @@ struct Waiter {
   bool for_output;          /* kWaitEvent: answered by a line with seq > since_sequence */
   uint64_t since_sequence;
   uint64_t stdout_lines;    /* kWaitRun */
-  uv_timer_t timer;         /* kWaitEvent: the timeout */
+  SessionCursorWaiter *cursor; /* kWaitCursor: NULL once its session let it go */
+  uv_timer_t timer;         /* kWaitEvent, kWaitCursor: the timeout */
   Waiter *rec_next;
   Waiter *conn_next;
 };
@@ -103,6 +107,10 @@ void api_monitor_logs(Call *call);
 void api_monitor_events(Call *call);
 void api_monitor_wait(Call *call);
 void api_process_run(Call *call);
+void api_cursor_take(Call *call);
+void api_cursor_get(Call *call);
+void api_cursor_advance(Call *call);
+void api_notifications_since(Call *call);
 
 /* --- shared by the handlers (api_call.c) --- */
 
@@ -136,6 +144,7 @@ void api_answer_begin(msgpack_sbuffer *sb, msgpack_packer *pk);
 
 /* --- waiters (api_wait.c) --- */
 
+/* A waiter on c (and on r's watchers, unless r is NULL). */
 Waiter *api_wait_add(Conn *c, MonRecord *r, WaitKind kind, uint32_t msgid, bool is_request);
 /* Unlinks and frees w (closing its timer). */
 void api_wait_done(Waiter *w);

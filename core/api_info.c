@@ -5,6 +5,8 @@
  */
 #include "api_call.h"
 
+#include <unistd.h>
+
 #include "contain.h"
 #include "envelope.h"
 #include "epoch.h"
@@ -100,6 +102,37 @@ api_pack_containment(msgpack_packer *pk)
   msgpack_pack_uint64(pk, ci.scans_truncated);
 }
 
+/* api_info's "config": the file the running config came from, as loaded
+ * (config_lookup.h's identity), so a client can tell whether the engine
+ * runs the config it means (`vigil mcp` warns when not); nil when the
+ * engine runs with no config file. sha256 and size are nil when the file
+ * could not be read whole beside the load. */
+static void
+api_pack_config(msgpack_packer *pk, const VigilConfig *cfg)
+{
+  wire_key(pk, "config");
+  if (cfg->path == NULL) {
+    msgpack_pack_nil(pk);
+    return;
+  }
+  bool known = cfg->ident.real_path[0] != '\0';
+  msgpack_pack_map(pk, 4);
+  wire_key(pk, "path");
+  wire_str(pk, cfg->path);
+  wire_key(pk, "real_path");
+  wire_str(pk, known ? cfg->ident.real_path : cfg->path);
+  wire_key(pk, "sha256");
+  if (known)
+    wire_str(pk, cfg->ident.sha256);
+  else
+    msgpack_pack_nil(pk);
+  wire_key(pk, "size");
+  if (known)
+    msgpack_pack_uint64(pk, cfg->ident.size);
+  else
+    msgpack_pack_nil(pk);
+}
+
 /* api_info: docs/protocol.md section 5, "api_info". */
 void
 api_info(Call *call)
@@ -107,8 +140,8 @@ api_info(Call *call)
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
   /* version, api_level, epoch, methods, error_codes, notification_types,
-   * limits, counters, containment, state_dir */
-  msgpack_pack_map(pk, 10);
+   * limits, counters, containment, state_dir, config, pid */
+  msgpack_pack_map(pk, 12);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
@@ -165,6 +198,10 @@ api_info(Call *call)
     wire_str(pk, call->e->state->path);
   else
     msgpack_pack_nil(pk);
+  api_pack_config(pk, cfg);
+  /* Whom to send SIGHUP to reload (a denial says so too). */
+  wire_key(pk, "pid");
+  msgpack_pack_int64(pk, (int64_t)getpid());
 }
 
 /* config_reload: docs/protocol.md section 5, "config_reload". */

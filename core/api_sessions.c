@@ -117,7 +117,7 @@ static void
 api_pack_session(Call *call, Session *s)
 {
   msgpack_packer *pk = &call->pk;
-  msgpack_pack_map(pk, 5);
+  msgpack_pack_map(pk, 6);
   wire_key(pk, "session");
   wire_str(pk, session_name(s));
   wire_key(pk, "attached");
@@ -128,18 +128,63 @@ api_pack_session(Call *call, Session *s)
   wire_str(pk, session_busy(s) ? "busy" : "idle");
   wire_key(pk, "queued");
   msgpack_pack_uint64(pk, session_queued(s));
+  /* Its model cursors (session_cursor.h) and where each stands. */
+  wire_key(pk, "cursors");
+  msgpack_pack_map(pk, session_cursor_count(s));
+  for (size_t i = 0; i < session_cursor_count(s); i++) {
+    uint64_t seq = 0;
+    wire_str(pk, session_cursor_at(s, i, &seq));
+    msgpack_pack_uint64(pk, seq);
+  }
 }
 
-/* session_list: docs/protocol.md section 5, "session_list". */
+/* The named sessions of the engine, for session_list {all: true}. */
+typedef struct {
+  Session **list;
+  size_t count, cap;
+} ApiNamedSessions;
+
+static void
+api_collect_named(void *ctx, Session *s)
+{
+  ApiNamedSessions *named = ctx;
+  if (session_anonymous(s))
+    return;
+  if (named->count == named->cap) {
+    named->cap = named->cap ? 2 * named->cap : 16;
+    named->list = xrealloc(named->list, named->cap * sizeof *named->list);
+  }
+  named->list[named->count++] = s;
+}
+
+/* session_list: docs/protocol.md section 5, "session_list". With `all`,
+ * every named session of the engine, not only this connection's: a person
+ * asks what runs (vigil sessions), and any connection of the engine's uid
+ * may open any named session by name anyway. Another connection's
+ * anonymous session, which nobody else can name, is never listed. */
 void
 api_session_list(Call *call)
 {
   Client *c = call->c->client;
+  bool all = false;
+  if (args_bool(&call->args, "all", &all, &call->err) == kArgError)
+    return;
   msgpack_pack_map(&call->pk, 1);
   wire_key(&call->pk, "sessions");
-  msgpack_pack_array(&call->pk, 1 + c->nopened);
+  if (!all) {
+    msgpack_pack_array(&call->pk, 1 + c->nopened);
+    api_pack_session(call, c->anon);
+    for (size_t i = 0; i < c->nopened; i++)
+      api_pack_session(call, c->opened[i].s);
+    return;
+  }
+  /* Bounded by session.max_sessions (and the pinned ones of the config). */
+  ApiNamedSessions named = {NULL, 0, 0};
+  session_each(call->e->sessions, api_collect_named, &named);
+  msgpack_pack_array(&call->pk, 1 + named.count);
   api_pack_session(call, c->anon);
-  for (size_t i = 0; i < c->nopened; i++)
-    api_pack_session(call, c->opened[i].s);
+  for (size_t i = 0; i < named.count; i++)
+    api_pack_session(call, named.list[i]);
+  free(named.list);
 }
 

@@ -1,10 +1,11 @@
 /*
  * Requests that answer later: monitor_wait (docs/protocol.md section 5),
  * and the waiters of every such request (monitor_wait, monitor_stop, a
- * foreground process_run). A waiter hangs on its connection and on the
- * record it waits for; the engine's hooks (api_engine_hooks) answer it when
- * what it waits for happens, when the monitor ends, or when the record
- * leaves its session.
+ * foreground process_run, a cursor_take that waits). A waiter hangs on its
+ * connection and on the record it waits for; the engine's hooks
+ * (api_engine_hooks) answer it when what it waits for happens, when the
+ * monitor ends, or when the record leaves its session. A cursor_take's
+ * waiter hangs on its session instead (api_cursor.c), which answers it.
  */
 #include "api_call.h"
 
@@ -24,8 +25,10 @@ api_wait_add(Conn *c, MonRecord *r, WaitKind kind, uint32_t msgid, bool is_reque
   w->rec = r;
   w->msgid = msgid;
   w->is_request = is_request;
-  w->rec_next = r->watchers;
-  r->watchers = w;
+  if (r != NULL) {
+    w->rec_next = r->watchers;
+    r->watchers = w;
+  }
   w->conn_next = c->waiters;
   c->waiters = w;
   c->npending++;
@@ -43,12 +46,15 @@ api_waiter_closed(uv_handle_t *h)
 void
 api_wait_done(Waiter *w)
 {
-  for (Waiter **p = (Waiter **)&w->rec->watchers; *p; p = &(*p)->rec_next) {
+  for (Waiter **p = w->rec ? (Waiter **)&w->rec->watchers : NULL; p && *p; p = &(*p)->rec_next) {
     if (*p == w) {
       *p = w->rec_next;
       break;
     }
   }
+  /* A take still waiting takes nothing now (its reader went). */
+  session_cursor_unwait(w->cursor);
+  w->cursor = NULL;
   for (Waiter **p = &w->conn->waiters; *p; p = &(*p)->conn_next) {
     if (*p == w) {
       *p = w->conn_next;

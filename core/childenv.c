@@ -411,7 +411,17 @@ int
 childenv_check(char *const *env, const char *const *deny, const char *const *allow,
                VigilError *err)
 {
+  return childenv_check_at(env, deny, allow, NULL, err);
+}
+
+/* See childenv.h. */
+int
+childenv_check_at(char *const *env, const char *const *deny, const char *const *allow,
+                  size_t *at, VigilError *err)
+{
   for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+    if (at != NULL)
+      *at = i;
     const char *eq = strchr(env[i], '=');
     size_t len = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
     char *name = xmemdupz(env[i], len);

@@ -74,6 +74,12 @@ const char *childenv_pattern_problem(const char *pattern);
 int childenv_check(char *const *env, const char *const *deny, const char *const *allow,
                    VigilError *err);
 
+/* childenv_check that also says, when it fails, which entry failed: *at
+ * (when not NULL) is then its index in env, so a denial can name the entry
+ * to add to monitor.env_allow (config_hint.h). */
+int childenv_check_at(char *const *env, const char *const *deny, const char *const *allow,
+                      size_t *at, VigilError *err);
+
 /* Where coreutils' libstdbuf.so is looked for, in order (Debian and
  * Fedora, Arch, older multiarch layouts, a build from source);
  * NULL-terminated. */

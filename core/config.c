@@ -511,6 +511,14 @@ config_load(const char *path, VigilConfig *cfg, VigilError *err)
 {
   VigilConfig tmp;
   config_defaults(&tmp);
+  /* The file's identity and key lines are read before the load, so the
+   * engine never reports a state newer than the one it runs: an edit in
+   * between makes `vigil mcp` see a difference and say to reload, which
+   * is then right. */
+  StrBuf text = STRBUF_INIT;
+  if (config_identity(path, &tmp.ident, &text))
+    config_hint_find_lines(strbuf_cstr(&text), text.len, &tmp.key_lines);
+  strbuf_free(&text);
   LuaSandbox *sb = config_sandbox();
   int top = lua_gettop(luasandbox_state(sb));
   VigilError local = VIGIL_ERROR_INIT;

@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config_hint.h"
+#include "config_lookup.h"
 #include "error.h"
 #include "gate.h"
 #include "monitor_defs.h"
@@ -50,6 +52,10 @@ typedef struct {
 
 typedef struct {
   char *path;             /* the file it came from, or NULL for the built-in defaults */
+  ConfigIdentity ident;   /* that file's real path and digest as loaded (api_info
+                             "config"); zeroed when unknown (no file, or one
+                             that changed under the load) */
+  ConfigKeyLines key_lines; /* where its keys are set, for denials (config_hint.h) */
   VigilSettings settings;
   bool enabled;           /* monitor.enabled (default true) */
   bool live_mode_enabled; /* default false */

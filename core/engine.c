@@ -150,7 +150,8 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
     return NULL;
   }
   StartPlan plan;
-  if (engine_check_start(cfg, e->policies, session_name(s), req, &plan, err) != 0)
+  long reload_pid = e->booting ? 0 : (long)getpid();
+  if (engine_check_start(cfg, e->policies, session_name(s), req, reload_pid, &plan, err) != 0)
     return NULL;
   if (engine_check_counts(cfg, session_name(s), engine_running_in(e, s), e->running, err) != 0) {
     start_plan_free(&plan);
@@ -349,7 +350,8 @@ static SessionLimits
 engine_session_limits(const VigilConfig *cfg)
 {
   SessionLimits l = {(size_t)cfg->settings.session_queue_max,
-                     (uint64_t)cfg->settings.session_linger_ms};
+                     (uint64_t)cfg->settings.session_linger_ms,
+                     (size_t)cfg->settings.session_max_cursors};
   return l;
 }
 
@@ -409,8 +411,7 @@ engine_reload(Engine *e, VigilError *err)
   e->policies = ps;
   config_free(&e->config);
   e->config = cfg;
-  SessionLimits limits = {(size_t)cfg.settings.session_queue_max,
-                          (uint64_t)cfg.settings.session_linger_ms};
+  SessionLimits limits = engine_session_limits(&e->config);
   session_registry_set_limits(e->sessions, &limits);
   log_set_buffer_max((size_t)cfg.settings.log_buffer_bytes);
   e->reloads++;

@@ -57,9 +57,13 @@ typedef struct {
  * for the policy's gate. On success plan holds the opened cwd; on error
  * nothing is held. engine_start runs these, then the running caps, then
  * monitor_start; vigild --check-config runs the same through
- * engine_check_config. */
+ * engine_check_config. A denial the config decides says how to fix it
+ * (config_hint.h), with how to reload the engine of pid reload_pid; 0
+ * when no running engine would take a reload (the config's own monitors
+ * at boot, --check-config). */
 int engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
-                       const StartRequest *req, StartPlan *plan, VigilError *err);
+                       const StartRequest *req, long reload_pid, StartPlan *plan,
+                       VigilError *err);
 
 /* Closes the plan's directory and frees its note (NULL when the caller took
  * it); harmless on a plan engine_check_start refused. */
@@ -104,6 +108,8 @@ struct Engine {
   MonRecord *records;
   size_t running;
   bool shutting_down;
+  bool booting;            /* starting the config's monitors: a denial then
+                              has no running engine to reload */
   const char *keeper_program; /* vigil-keeper, beside vigild; set with state */
   StateDir *state;         /* the state directory (docs/restart.md), locked and
                               open; NULL: none (--stdio without --state-dir,

@@ -91,6 +91,35 @@ engine_ask_gate(Policy *policy, const char *session, const StartRequest *req,
   return kGateAllowed;
 }
 
+/* Adds to a denial of req's program how to allow it (config_hint.h): the
+ * entry is the program as given, quoted as the denial quotes it; a start
+ * without a program gets no hint (there is nothing to add). */
+static void
+engine_hint_program(const VigilConfig *cfg, const StartRequest *req, long reload_pid,
+                    VigilError *err)
+{
+  if (req->argv.argc == 0 || req->argv.argv == NULL || req->argv.argv[0][0] == '\0')
+    return;
+  char entry[GATE_QUOTE_BUF];
+  gate_quote(entry, req->argv.argv[0]);
+  config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyAllowedCommands, entry, reload_pid,
+                     err);
+}
+
+/* Adds to a denial of an env entry how to allow its name. */
+static void
+engine_hint_env(const VigilConfig *cfg, const StartRequest *req, size_t at, long reload_pid,
+                VigilError *err)
+{
+  const char *kv = req->env[at];
+  const char *eq = strchr(kv, '=');
+  char *name = xmemdupz(kv, eq ? (size_t)(eq - kv) : strlen(kv));
+  char entry[GATE_QUOTE_BUF];
+  gate_quote(entry, name);
+  free(name);
+  config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyEnvAllow, entry, reload_pid, err);
+}
+
 /* Decides whether a start may run at all (docs/policies.md section 7).
  * The operator picks the gate that decides, never the caller: the config's
  * `gate` policy, else its default `policy`. When that policy has a gate,
@@ -101,7 +130,7 @@ engine_ask_gate(Policy *policy, const char *session, const StartRequest *req,
  * start may go on, -1 with err (denied) when not. */
 static int
 engine_policy_gate(const VigilConfig *cfg, PolicySet *ps, Policy *chosen, const char *session,
-                   const StartRequest *req, VigilError *err)
+                   const StartRequest *req, long reload_pid, VigilError *err)
 {
   const char *name = cfg->gate ? cfg->gate : cfg->policy ? cfg->policy : "envelope";
   VigilError sub = VIGIL_ERROR_INIT;
@@ -116,11 +145,16 @@ engine_policy_gate(const VigilConfig *cfg, PolicySet *ps, Policy *chosen, const 
     return error_set(err, kErrDenied, "gate: policy \"%s\" (the config's gate) has no gate "
                      "function, so the start is denied", name);
   if (decided == kGateNone) {
-    if (req->shell && !cfg->allow_shell)
-      return error_set(err, kErrDenied,
-                       "shell: shell commands are not allowed (monitor.allow_shell is false)");
-    if (!req->shell && gate_check(&cfg->allowed_commands, &req->argv, err) != 0)
+    if (req->shell && !cfg->allow_shell) {
+      error_set(err, kErrDenied,
+                "shell: shell commands are not allowed (monitor.allow_shell is false)");
+      config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyAllowShell, NULL, reload_pid, err);
       return -1;
+    }
+    if (!req->shell && gate_check(&cfg->allowed_commands, &req->argv, err) != 0) {
+      engine_hint_program(cfg, req, reload_pid, err);
+      return -1;
+    }
   }
   if (chosen != deciding && engine_ask_gate(chosen, session, req, err) == kGateDenied)
     return -1;
@@ -140,7 +174,7 @@ start_plan_free(StartPlan *plan)
  * leaves nothing open. */
 int
 engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
-                   const StartRequest *req, StartPlan *plan, VigilError *err)
+                   const StartRequest *req, long reload_pid, StartPlan *plan, VigilError *err)
 {
   *plan = (StartPlan){NULL, PROC_DIR_INIT, req->mode, NULL};
   if (!cfg->enabled)
@@ -150,14 +184,22 @@ engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
   Policy *policy = policyset_get(ps, plan->policy_name, err);
   if (policy == NULL)
     return -1;
-  if (engine_policy_gate(cfg, ps, policy, session, req, err) != 0)
+  if (engine_policy_gate(cfg, ps, policy, session, req, reload_pid, err) != 0)
     return -1;
-  if (childenv_check(req->env, (const char *const *)cfg->env_deny,
-                     (const char *const *)cfg->env_allow, err) != 0)
+  size_t env_at = 0;
+  if (childenv_check_at(req->env, (const char *const *)cfg->env_deny,
+                        (const char *const *)cfg->env_allow, &env_at, err) != 0) {
+    if (err->code == kErrDenied)
+      engine_hint_env(cfg, req, env_at, reload_pid, err);
     return -1;
-  if (req->persistent && !cfg->allow_persistent)
-    return error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
-                                      "(monitor.allow_persistent is false)");
+  }
+  if (req->persistent && !cfg->allow_persistent) {
+    error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
+                               "(monitor.allow_persistent is false)");
+    config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyAllowPersistent, NULL, reload_pid,
+                       err);
+    return -1;
+  }
   if (engine_check_cwd(cfg, req->cwd, &plan->dir, err) != 0)
     return -1;
   if (plan->mode == kModeLiveSafe && !cfg->live_mode_enabled) {
@@ -287,7 +329,9 @@ engine_start_config_monitors(Engine *e, VigilError *err)
     start_request_copy(&req, &cm->req);
     char *note = NULL;
     VigilError sub = VIGIL_ERROR_INIT;
+    e->booting = true;
     MonRecord *r = engine_start(e, s, &req, &note, &sub);
+    e->booting = false;
     start_request_free(&req);
     free(note);
     if (r == NULL)
@@ -314,7 +358,7 @@ engine_check_config(const VigilConfig *cfg, VigilError *err)
     start_request_copy(&req, &cm->req);
     VigilError sub = VIGIL_ERROR_INIT;
     StartPlan plan;
-    if (engine_check_start(cfg, ps, cm->session, &req, &plan, &sub) == 0) {
+    if (engine_check_start(cfg, ps, cm->session, &req, 0, &plan, &sub) == 0) {
       if (engine_check_counts(cfg, cm->session, in_session, i, &sub) == 0) {
         VigilSettings settings = engine_settings(cfg, &req);
         MonitorSpec spec = engine_spec(cfg, &req, &plan);

@@ -548,6 +548,12 @@ monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
     for (int i = 0; i < nfds; i++)
       close(fds[i]);
     close(fd);
+    /* A keeper whose program has ended may finish its drain between its
+     * hello and our attach, and go: what it left (spools, exit file) is
+     * then the monitor's, as for a keeper gone before we came. */
+    KeeperExit x;
+    if (monitor_keep_exit(dir_fd, &x) && x.exited)
+      return monitor_keep_gone(dir_fd, ks, po, "its keeper ended during the take-over");
     return "its keeper did not attach (another engine has it?)";
   }
   po->ctl = fd;

@@ -76,7 +76,9 @@ session_registry_free(SessionRegistry *reg)
 }
 
 /* Limits for sessions created from now on; existing ones keep theirs, so a
- * reload never shrinks a queue under a session's feet. */
+ * reload never shrinks a queue under a session's feet. max_cursors is read
+ * when a cursor is made (session_cursor.c), so it applies at once and
+ * never removes a cursor. */
 void
 session_registry_set_limits(SessionRegistry *reg, const SessionLimits *limits)
 {
@@ -198,6 +200,13 @@ session_sweep(Session *s)
 void
 session_leave(Session *s)
 {
+  /* The call that numbered notifications is over: the cursor waiters take
+   * them now, all of them at once, while s is still held (a waiter's
+   * callback cannot free it under the wake). */
+  if (s->depth == 1 && s->cursor_wake_due && !s->doomed) {
+    s->cursor_wake_due = false;
+    session_cursor_wake(s);
+  }
   if (--s->depth > 0)
     return;
   if (s->doomed)
@@ -353,6 +362,7 @@ session_free_now(Session *s)
     a = next;
   }
   session_queue_free(s);
+  free(s->cursors);
   free(s->name);
   if (s->linger_ready)
     uv_close((uv_handle_t *)&s->linger, session_closed_cb);
@@ -369,6 +379,7 @@ session_destroy(Session *s)
 {
   if (s == NULL || s->doomed)
     return;
+  session_cursor_cancel(s);
   session_journal_end(s);
   s->doomed = true;
   session_unlink(s);
@@ -383,12 +394,12 @@ session_destroy(Session *s)
 
 /* --- names -------------------------------------------------------------- */
 
-/* See session.h. */
+/* See session_internal.h. */
 bool
-session_name_ok(const char *name)
+session_word_ok(const char *name, size_t max)
 {
   size_t n = strlen(name);
-  if (n == 0 || n > SESSION_NAME_MAX || strncmp(name, "anon-", 5) == 0)
+  if (n == 0 || n > max)
     return false;
   for (size_t i = 0; i < n; i++) {
     char ch = name[i];
@@ -398,6 +409,13 @@ session_name_ok(const char *name)
       return false;
   }
   return true;
+}
+
+/* See session.h. */
+bool
+session_name_ok(const char *name)
+{
+  return session_word_ok(name, SESSION_NAME_MAX) && strncmp(name, "anon-", 5) != 0;
 }
 
 /* --- accessors ---------------------------------------------------------- */
@@ -430,6 +448,12 @@ size_t
 session_queued(const Session *s)
 {
   return s->nwaiting;
+}
+
+size_t
+session_queue_max(const Session *s)
+{
+  return s->queue_max;
 }
 
 uint64_t

@@ -97,6 +97,7 @@ typedef bool (*SessionPush)(void *ctx, Session *s, const Notification *n);
 typedef struct {
   size_t queue_max;     /* session.queue_max */
   uint64_t linger_ms;   /* session.linger_ms */
+  size_t max_cursors;   /* session.max_cursors (session_cursor.h); 0 counts as 1 */
 } SessionLimits;
 
 typedef struct {
@@ -111,7 +112,8 @@ SessionRegistry *session_registry_new(uv_loop_t *loop, const SessionLimits *limi
 /* Destroys every session (no hooks called) and the registry. */
 void session_registry_free(SessionRegistry *reg);
 
-/* New limits for sessions created from now on (a config reload). */
+/* New limits (a config reload): queue_max and linger_ms for sessions
+ * created from now on, max_cursors for every cursor made from now on. */
 void session_registry_set_limits(SessionRegistry *reg, const SessionLimits *limits);
 
 /* Creates a session. name NULL: an anonymous session, named "anon-N".
@@ -171,6 +173,7 @@ bool session_anonymous(const Session *s);
 bool session_busy(const Session *s);
 size_t session_attached(const Session *s);
 size_t session_queued(const Session *s);         /* waiting, not yet pushed */
+size_t session_queue_max(const Session *s);      /* its bound: waiting, and kept */
 uint64_t session_next_seq(const Session *s);     /* the seq the next push gets */
 uint64_t session_dropped_total(const Session *s); /* output notifications dropped ever */
 uint64_t session_journal_errors(const Session *s); /* journal writes that failed */

@@ -13,6 +13,7 @@
 
 #include "notification.h"
 #include "session.h"
+#include "session_cursor.h"
 
 /* A waiting notification: one node of the FIFO. */
 typedef struct WaitNode {
@@ -20,6 +21,12 @@ typedef struct WaitNode {
   struct WaitNode *prev;
   struct WaitNode *next;
 } WaitNode;
+
+/* A named model cursor (session_cursor.h). */
+typedef struct {
+  char name[SESSION_CURSOR_NAME_MAX + 1];
+  uint64_t seq;
+} SessionCursor;
 
 struct SessionAttachment {
   Session *s;
@@ -66,6 +73,16 @@ struct Session {
   uint64_t dropped_incidents_pending; /* incidents in those (docs/incidents.md) */
   uint64_t dropped_repeats_pending;   /* repeats their summaries reported */
   uint64_t dropped_total;
+
+  /* Its model cursors, in the order they were made, and the takes that
+   * wait for something above one (session_cursor.c), in the order they
+   * came. A push that numbers a notification while one waits sets
+   * cursor_wake_due; the outermost session_leave wakes them. */
+  SessionCursor *cursors;
+  size_t ncursors;
+  SessionCursorWaiter *cw_head;
+  SessionCursorWaiter *cw_tail;
+  bool cursor_wake_due;
 
   uv_timer_t linger;
   bool linger_ready;             /* linger has been initialised */
@@ -122,6 +139,10 @@ void session_enter(Session *s);
  * frees deferred detachments. s may be freed when this returns. */
 void session_leave(Session *s);
 
+/* Whether name is 1..max of A-Z a-z 0-9 . _ - : (the characters of a
+ * session's and a cursor's name). */
+bool session_word_ok(const char *name, size_t max);
+
 /* --- session_queue.c ---------------------------------------------------- */
 
 /* Pushes everything waiting, in order, after the `dropped` notification if
@@ -150,5 +171,17 @@ void session_catch_up(Session *s, SessionAttachment *a);
 
 /* Frees every notification s holds, waiting or kept. */
 void session_queue_free(Session *s);
+
+/* The i-th kept notification of s, oldest first (i < kept_count). */
+Notification *session_kept_at(const Session *s, size_t i);
+
+/* --- session_cursor.c ---------------------------------------------------- */
+
+/* Serves the cursor waiters of s that have something above their cursor
+ * now, in the order they came (session_leave, while s is still in use). */
+void session_cursor_wake(Session *s);
+
+/* s is being destroyed: every waiter is told (ready with NULL) and goes. */
+void session_cursor_cancel(Session *s);
 
 #endif

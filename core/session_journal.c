@@ -28,7 +28,9 @@
 #include "notification_state.h"
 #include "statefile.h"
 
-#define SESSION_JOURNAL_VERSION 1
+#define SESSION_JOURNAL_VERSION 2
+/* The oldest version read back: 1 has no cursor records. */
+#define SESSION_JOURNAL_VERSION_MIN 1
 #define SESSION_JOURNAL_HEADER 16
 static const char session_journal_magic[8] = {'V', 'I', 'G', 'L', 'J', 'R', 'N', 'L'};
 /* A single record's bound, as read back: a notification is at most a batch
@@ -64,18 +66,18 @@ session_journal_pack_meta(msgpack_packer *pk, const Session *s)
   statefile_pack_str(pk, "next_key"); msgpack_pack_uint64(pk, s->journal_next_key);
 }
 
-/* Frames one record (type t; key and seq when nonzero; n when given) at the
- * end of sb. */
+/* Frames one record (type t; key and seq when nonzero; n when given; the
+ * cursor's name c when given) at the end of sb. */
 static void
 session_journal_record(msgpack_sbuffer *sb, const Session *s, const char *t, uint64_t key,
-                       uint64_t seq, const Notification *n, bool front)
+                       uint64_t seq, const Notification *n, bool front, const char *c)
 {
   size_t at = sb->size;
   static const char room[8] = {0};
   msgpack_sbuffer_write(sb, room, sizeof room);
   msgpack_packer pk;
   msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-  msgpack_pack_map(&pk, 6);
+  msgpack_pack_map(&pk, c != NULL ? 7 : 6);
   statefile_pack_str(&pk, "t"); statefile_pack_str(&pk, t);
   statefile_pack_str(&pk, "k"); msgpack_pack_uint64(&pk, key);
   statefile_pack_str(&pk, "seq"); msgpack_pack_uint64(&pk, seq);
@@ -86,6 +88,9 @@ session_journal_record(msgpack_sbuffer *sb, const Session *s, const char *t, uin
   else
     msgpack_pack_nil(&pk);
   statefile_pack_str(&pk, "m"); session_journal_pack_meta(&pk, s);
+  if (c != NULL) {
+    statefile_pack_str(&pk, "c"); statefile_pack_str(&pk, c);
+  }
   uint32_t len = (uint32_t)(sb->size - at - sizeof room);
   uint32_t check = (uint32_t)statefile_sum(sb->data + at + sizeof room, len);
   memcpy(sb->data + at, &len, 4);
@@ -117,13 +122,17 @@ session_journal_rewrite(Session *s)
   memcpy(head, session_journal_magic, 8);
   memcpy(head + 8, &version, 4);
   msgpack_sbuffer_write(&sb, head, sizeof head);
-  session_journal_record(&sb, s, "meta", 0, 0, NULL, false);
+  session_journal_record(&sb, s, "meta", 0, 0, NULL, false, NULL);
   for (size_t i = 0; i < s->kept_count; i++) {
-    const Notification *n = s->kept[(s->kept_start + i) % s->queue_max];
-    session_journal_record(&sb, s, "note", n->store_key, n->seq, n, false);
+    const Notification *n = session_kept_at(s, i);
+    session_journal_record(&sb, s, "note", n->store_key, n->seq, n, false, NULL);
   }
   for (const WaitNode *w = s->wait_head; w; w = w->next)
-    session_journal_record(&sb, s, "note", w->n->store_key, 0, w->n, false);
+    session_journal_record(&sb, s, "note", w->n->store_key, 0, w->n, false, NULL);
+  for (size_t i = 0; i < s->ncursors; i++)
+    if (s->cursors[i].seq > 0)
+      session_journal_record(&sb, s, "cursor", 0, s->cursors[i].seq, NULL, false,
+                             s->cursors[i].name);
   char name[320], tmp[336];
   session_journal_name(s, name, sizeof name);
   snprintf(tmp, sizeof tmp, "%s.tmp", name);
@@ -166,7 +175,7 @@ session_journal_on(const Session *s)
  * its bound, or broken by a failed write). */
 static void
 session_journal_append(Session *s, const char *t, uint64_t key, uint64_t seq,
-                       const Notification *n, bool front)
+                       const Notification *n, bool front, const char *c)
 {
   if (!session_journal_on(s))
     return;
@@ -180,7 +189,7 @@ session_journal_append(Session *s, const char *t, uint64_t key, uint64_t seq,
   }
   msgpack_sbuffer sb;
   msgpack_sbuffer_init(&sb);
-  session_journal_record(&sb, s, t, key, seq, n, front);
+  session_journal_record(&sb, s, t, key, seq, n, front, c);
   ssize_t w = write(s->journal_fd, sb.data, sb.size);
   if (w == (ssize_t)sb.size) {
     s->journal_bytes += sb.size;
@@ -206,25 +215,31 @@ void
 session_journal_note(Session *s, Notification *n, bool front)
 {
   n->store_key = ++s->journal_next_key;
-  session_journal_append(s, "note", n->store_key, n->seq, n, front);
+  session_journal_append(s, "note", n->store_key, n->seq, n, front, NULL);
 }
 
 void
 session_journal_push(Session *s, const Notification *n)
 {
-  session_journal_append(s, "push", n->store_key, n->seq, NULL, false);
+  session_journal_append(s, "push", n->store_key, n->seq, NULL, false, NULL);
 }
 
 void
 session_journal_gone(Session *s, const Notification *n)
 {
-  session_journal_append(s, "gone", n->store_key, 0, NULL, false);
+  session_journal_append(s, "gone", n->store_key, 0, NULL, false, NULL);
 }
 
 void
 session_journal_meta(Session *s)
 {
-  session_journal_append(s, "meta", 0, 0, NULL, false);
+  session_journal_append(s, "meta", 0, 0, NULL, false, NULL);
+}
+
+void
+session_journal_cursor(Session *s, const SessionCursor *c)
+{
+  session_journal_append(s, "cursor", 0, c->seq, NULL, false, c->name);
 }
 
 void
@@ -255,12 +270,15 @@ typedef struct {
   bool has_meta;
   SessionCheckpoint *checkpoints; /* the latest per monitor, from its notes */
   size_t ncheckpoints;
+  SessionCursor *cursors;         /* each cursor's latest seq, in the order first seen */
+  size_t ncursors;
 } JournalImage;
 
 static void
 journal_image_free(JournalImage *im)
 {
   free(im->checkpoints);
+  free(im->cursors);
   for (size_t i = 0; i < im->nkept; i++)
     notification_free(im->kept[i]);
   free(im->kept);
@@ -348,6 +366,36 @@ journal_keep_checkpoint(SessionCheckpoint **all, size_t *n, const char *monitor_
   memcpy((*all)[i].v, v, sizeof (*all)[i].v);
 }
 
+/* A cursor record: the cursor it names is at seq from now on. */
+static bool
+journal_image_cursor(JournalImage *im, const msgpack_object *rec, uint64_t seq, VigilError *err)
+{
+  char *name = NULL;
+  if (!statefile_get_str(W, rec, "c", false, &name, err))
+    return false;
+  bool ok = session_cursor_name_ok(name);
+  if (!ok)
+    error_set(err, kErrInvalidParams, W ": c: \"%.64s\" is no cursor name", name);
+  size_t i = 0;
+  while (ok && i < im->ncursors && strcmp(im->cursors[i].name, name) != 0)
+    i++;
+  if (ok && i == im->ncursors) {
+    ok = im->ncursors < SESSION_CURSORS_MAX;
+    if (!ok)
+      error_set(err, kErrInvalidParams, W ": more than %d cursors", SESSION_CURSORS_MAX);
+  }
+  if (ok && i == im->ncursors) {
+    im->cursors = xrealloc(im->cursors, (im->ncursors + 1) * sizeof *im->cursors);
+    memset(&im->cursors[i], 0, sizeof im->cursors[i]);
+    snprintf(im->cursors[i].name, sizeof im->cursors[i].name, "%s", name);
+    im->ncursors++;
+  }
+  if (ok)
+    im->cursors[i].seq = seq;
+  free(name);
+  return ok;
+}
+
 /* Applies one record to the image; false with err when it is not sound. */
 static bool
 journal_apply(JournalImage *im, const msgpack_object *rec, VigilError *err)
@@ -392,6 +440,8 @@ journal_apply(JournalImage *im, const msgpack_object *rec, VigilError *err)
     } else {
       notification_free(n);
     }
+  } else if (ok && strcmp(t, "cursor") == 0) {
+    ok = journal_image_cursor(im, rec, seq, err);
   } else if (ok && strcmp(t, "meta") != 0) {
     ok = false;
     error_set(err, kErrInvalidParams, W ": a record of unknown type \"%s\"", t);
@@ -408,9 +458,9 @@ journal_read(const char *buf, size_t size, JournalImage *im, size_t *torn, Vigil
   if (size >= SESSION_JOURNAL_HEADER)
     memcpy(&version, buf + 8, 4);
   if (size < SESSION_JOURNAL_HEADER || memcmp(buf, session_journal_magic, 8) != 0 ||
-      version != SESSION_JOURNAL_VERSION) {
-    error_set(err, kErrInvalidParams, W ": not a vigil session journal of version %d",
-              SESSION_JOURNAL_VERSION);
+      version < SESSION_JOURNAL_VERSION_MIN || version > SESSION_JOURNAL_VERSION) {
+    error_set(err, kErrInvalidParams, W ": not a vigil session journal of version %d..%d",
+              SESSION_JOURNAL_VERSION_MIN, SESSION_JOURNAL_VERSION);
     return false;
   }
   size_t at = SESSION_JOURNAL_HEADER;
@@ -497,6 +547,13 @@ journal_restore_into(Session *s, JournalImage *im, const msgpack_object *m, Vigi
       error_set(err, kErrInvalidParams, W ": a waiting note's key is past next_key");
       return false;
     }
+  /* A cursor only ever moves to a seq the session gave. */
+  for (size_t i = 0; i < im->ncursors; i++)
+    if (im->cursors[i].seq >= next_seq) {
+      error_set(err, kErrInvalidParams, W ": cursor \"%s\" at seq %" PRIu64 ", past next_seq %"
+                PRIu64, im->cursors[i].name, im->cursors[i].seq, next_seq);
+      return false;
+    }
   /* A session a config pins keeps its own queue bound; one brought back
    * keeps the one it had (a reload never shrank it either). */
   if (!s->pinned)
@@ -542,6 +599,11 @@ journal_restore_into(Session *s, JournalImage *im, const msgpack_object *m, Vigi
   }
   im->wait_tail = NULL;
   im->nwaiting = 0;
+  free(s->cursors);
+  s->cursors = im->cursors;
+  s->ncursors = im->ncursors;
+  im->cursors = NULL;
+  im->ncursors = 0;
   return true;
 }
 

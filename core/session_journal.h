@@ -12,13 +12,19 @@
  *         it went first in line) or pushed at once (its seq);
  *   push  the waiting notification with key k was pushed with seq;
  *   gone  the waiting notification with key k was dropped (queue overflow);
- *   meta  nothing but the session's numbers changed.
+ *   meta  nothing but the session's numbers changed;
+ *   cursor  the model cursor named c moved to seq (session_cursor.h;
+ *         version 2 on).
  * Every record carries the session's numbers after it (next seq, first
  * seq, the drop counters, queue_max, linger_ms), so the last whole record
  * says where the session stood.
  *
  * A record is appended (one write) before the notification it speaks of
- * is pushed: a host can never hold a seq the journal lacks. Past
+ * is pushed: a host can never hold a seq the journal lacks; likewise a
+ * cursor's move before the take that moved it answers. A rewrite holds
+ * one cursor record per cursor above 0. Version 1 (before cursors) is
+ * read as well; what is written is version 2, which an engine before
+ * cursors refuses whole rather than misreading. Past
  * state.journal_max_bytes (or twice the last rewrite, if that is more) the
  * file is rewritten as what the session holds now, through a temporary
  * name. No fsync: the journal must outlive the engine's process, not the
@@ -53,6 +59,8 @@ void session_journal_push(Session *s, const Notification *n);
 void session_journal_gone(Session *s, const Notification *n);
 /* Only s's numbers changed (its linger, a raised numbering). */
 void session_journal_meta(Session *s);
+/* The cursor c of s moved (to c->seq). */
+void session_journal_cursor(Session *s, const SessionCursor *c);
 
 /* s is destroyed for good (expired, closed, the engine shutting down):
  * its file goes. */

@@ -10,8 +10,10 @@
  * ones, owned, for a re-attach with last_seq. A notification is in exactly
  * one of the two, or in neither once it has been evicted and freed.
  *
- * Pushing one: n->seq = next_seq++, every attachment's callback in attach
- * order, then the notification moves into `kept`. Releasing `waiting` (going
+ * Pushing one: n->seq = next_seq++, the notification moves into `kept`
+ * and its journal record is written (a record that rewrites the journal
+ * writes what the session holds, so n must be held by then), then every
+ * attachment's callback in attach order. Releasing `waiting` (going
  * idle, or an attach while idle) first pushes one `dropped` notification
  * when output notifications were dropped since the last one went, then every
  * waiting notification in order. An ending notification that goes live
@@ -82,11 +84,17 @@ session_keep(Session *s, Notification *n)
   s->kept_count++;
 }
 
-/* Numbers n, pushes it to every live attachment and keeps it. */
+/* Numbers n, keeps it, journals it and pushes it to every live attachment. */
 static void
 session_deliver(Session *s, Notification *n)
 {
   n->seq = s->next_seq++;
+  /* Cursor waiters take it once the call that pushes it is over. */
+  if (s->cw_head != NULL)
+    s->cursor_wake_due = true;
+  /* Kept first: a journal record that finds the file past its bound
+   * rewrites it as what the session holds, which must include n. */
+  session_keep(s, n);
   /* In the journal before any host can hold its seq (session_journal.h). */
   if (n->store_key != 0)
     session_journal_push(s, n);
@@ -102,7 +110,6 @@ session_deliver(Session *s, Notification *n)
       a->owed_by_cursor = false;
     }
   }
-  session_keep(s, n);
 }
 
 /* Gives n the session's name, replacing any it had. */
@@ -414,7 +421,7 @@ session_catch_up(Session *s, SessionAttachment *a)
 {
   if (!a->behind || a->dead || s->doomed)
     return;
-  uint64_t oldest = s->kept_count > 0 ? s->kept[s->kept_start]->seq : s->next_seq;
+  uint64_t oldest = s->kept_count > 0 ? session_kept_at(s, 0)->seq : s->next_seq;
   if (a->owed < oldest) {
     if (!session_push_gap(s, a, a->owed, oldest))
       return; /* told again, as it then stands, when there is room */
@@ -424,7 +431,7 @@ session_catch_up(Session *s, SessionAttachment *a)
   for (size_t i = 0; i < s->kept_count; i++) {
     if (a->dead || s->doomed)
       return;
-    const Notification *n = s->kept[(s->kept_start + i) % s->queue_max];
+    const Notification *n = session_kept_at(s, i);
     if (n->seq < a->owed)
       continue;
     if (!a->push(a->ctx, s, n)) {
@@ -436,12 +443,19 @@ session_catch_up(Session *s, SessionAttachment *a)
 }
 
 /* See session_internal.h. */
+Notification *
+session_kept_at(const Session *s, size_t i)
+{
+  return s->kept[(s->kept_start + i) % s->queue_max];
+}
+
+/* See session_internal.h. */
 void
 session_queue_free(Session *s)
 {
   while (s->wait_head)
     notification_free(session_wait_remove(s, s->wait_head));
   for (size_t i = 0; i < s->kept_count; i++)
-    notification_free(s->kept[(s->kept_start + i) % s->queue_max]);
+    notification_free(session_kept_at(s, i));
   free(s->kept);
 }

@@ -115,6 +115,9 @@ const SettingSpec settings_table[] = {
               "ms", "the longest linger a client may ask for in session_open"),
   INT_SETTING("session.max_sessions", session_max_sessions, 1024, 1, 100000, "sessions",
               "named sessions in the whole engine (a connection's own one does not count)"),
+  INT_SETTING("session.max_cursors", session_max_cursors, 16, 1, 256, "cursors",
+              "named model cursors per session (cursor_take, cursor_advance); a reload applies "
+              "to cursors made after it, none is removed"),
   INT_SETTING("state.journal_max_bytes", state_journal_max_bytes, 16777216, 1048576,
               1073741824, "bytes", "how long a named session's journal in the state directory "
               "may grow before it is rewritten as what the session holds (or twice that "

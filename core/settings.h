@@ -70,6 +70,7 @@ typedef struct {
   int64_t session_linger_ms;
   int64_t session_max_linger_ms;
   int64_t session_max_sessions;
+  int64_t session_max_cursors;
   /* The engine's log. */
   int64_t log_buffer_bytes;
   int64_t log_policy_lines_per_s;

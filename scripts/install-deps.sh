@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what vigil needs to build, test and benchmark, and nothing else:
-# the Debian packages, then the Node packages (tests/mcp, clients/node, each
-# pinned by its package-lock.json). Idempotent: when
+# the Debian packages, then the Node packages (tests/mcp, tests/harness,
+# clients/node, each pinned by its package-lock.json). Idempotent: when
 # everything is already present it prints nothing and touches nothing. Runs
 # as root (apt-get); under another user it uses sudo when there is one, else
 # it says what to install.
@@ -16,6 +16,7 @@ packages=(
   python3-pip python3-setuptools python3-wheel  # pip install ./clients/python, offline (its test)
   strace                                # bench/idle counts the engine's wake-ups with it
   scdoc                                 # the man pages (docs/man/*.scd)
+  tmux                                  # tests/harness: Claude Code's interactive mode needs a terminal
 )
 # Node.js and npm for the MCP tests, unless a Node.js with npm is already
 # installed (another packaging of Node, such as NodeSource's, provides npm
@@ -48,10 +49,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # The Node packages, exactly as each lockfile pins them: the MCP SDK client
-# the MCP tests use (tests/mcp) and the Node client library's one dependency
-# (clients/node). Again only when the installed tree is older than the
-# lockfile (npm writes node_modules/.package-lock.json).
-for dir in tests/mcp clients/node; do
+# the MCP tests use (tests/mcp), the four agent harness CLIs the harness
+# tests drive (tests/harness: Claude Code, Codex, Gemini CLI, OpenCode; their
+# native binaries come as per-platform optional packages, and the install
+# scripts package.json's allowScripts approves copy them into place), and
+# the Node client library's one dependency (clients/node). Again only when
+# the installed tree is older than the lockfile (npm writes
+# node_modules/.package-lock.json).
+for dir in tests/mcp tests/harness clients/node; do
   [ -f "$dir/package-lock.json" ] || continue
   if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
      [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then

@@ -330,6 +330,38 @@ export interface SessionEntry {
   monitors: number;
   state: 'busy' | 'idle';
   queued: number;
+  /** The session's model cursors: name -> seq. */
+  cursors: Record<string, number>;
+}
+
+/** A model cursor's name (docs/protocol.md, "Model cursors"). */
+export interface CursorArg extends SessionArg {
+  /** 1..64 bytes of [A-Za-z0-9._:-]. */
+  cursor: string;
+}
+
+export interface CursorTakeArgs extends CursorArg {
+  /** At most this many (default and bound: the session's session.queue_max). */
+  limit?: number;
+  /** With nothing above the cursor, wait this long (0..3600000) for a notification. */
+  wait_ms?: number;
+}
+
+/** What a read of the kept notifications found. */
+export interface NotificationsRead {
+  /** The notification maps, exactly as pushed, oldest first. */
+  notifications: Notification[];
+  /** The session's highest seq so far. */
+  last_seq: number;
+  /** Seqs above the cursor the session no longer kept (dropped_from..dropped_to), passed too. */
+  dropped: number;
+  dropped_from: number | null;
+  dropped_to: number | null;
+}
+
+export interface CursorTakeResult extends NotificationsRead {
+  /** Where the cursor is now. */
+  cursor: number;
 }
 
 /** Options of a call (not sent to the engine). */
@@ -364,6 +396,14 @@ interface Methods {
   monitorEvents(args: MonitorIdArg & { since_event_id?: number }, options?: CallOptions): Promise<{ events: Event[]; dropped: number; text: string }>;
   monitorWait(args: MonitorWaitArgs, options?: CallOptions): Promise<MonitorWaitResult>;
   processRun(args: ProcessRunArgs, options?: CallOptions): Promise<ProcessRunResult>;
+  /** Takes what is above the cursor and moves it, once for all its readers. */
+  cursorTake(args: CursorTakeArgs, options?: CallOptions): Promise<CursorTakeResult>;
+  /** An unknown cursor reads as 0 (none is made); kept_from: the oldest seq kept. */
+  cursorGet(args: CursorArg, options?: CallOptions): Promise<{ cursor: number; last_seq: number; kept_from: number | null }>;
+  /** Moves the cursor forward to `to` (never back; at most last_seq). */
+  cursorAdvance(args: CursorArg & { to: number }, options?: CallOptions): Promise<{ cursor: number }>;
+  /** Re-reads the kept notifications above since_seq; moves no cursor. */
+  notificationsSince(args: SessionArg & { since_seq: number; limit?: number }, options?: CallOptions): Promise<NotificationsRead>;
   /** Any method by its protocol name. */
   call(method: string, args?: Record<string, unknown>, options?: CallOptions): Promise<Result>;
 }

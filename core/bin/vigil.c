@@ -28,7 +28,7 @@ vigil_no_command(const char *word)
     return cli_opts_usage_error(NULL, "no command \"%s\"; did you mean \"%s\"?", word,
                                 suggestion);
   return cli_opts_usage_error(NULL, "no command \"%s\" (try: start, list, status, output, "
-                                    "logs, events, wait, stop, restart, run, watch)",
+                                    "logs, events, wait, stop, restart, run, watch, mcp, hook)",
                               word);
 }
 
@@ -89,7 +89,13 @@ main(int argc, char **argv)
     if (rc == 0) {
       rc = cmd->run(&client, &parsed);
       cli_client_close(&client);
+    } else if (cmd == &cli_cmd_hook) {
+      rc = CLI_EXIT_FAILURE;
     }
+  } else if (cmd == &cli_cmd_hook) {
+    /* A harness reads a hook's status 2 as its answer (Claude Code: a
+     * blocking error, fed to the model): vigil hook's usage errors are 1. */
+    rc = CLI_EXIT_FAILURE;
   }
   cli_opts_free(&parsed);
   fflush(stdout);

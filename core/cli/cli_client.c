@@ -5,6 +5,7 @@
  */
 #include "cli_client.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include "cli_json.h"
 #include "cli_obj.h"
 #include "cli_paths.h"
+#include "cli_project.h"
+#include "config_lookup.h"
 #include "rpc/server.h"
 #include "strbuf.h"
 #include "textfmt.h"
@@ -34,8 +37,14 @@ cli_client_init(CliClient *c, const CliParsed *p)
   const char *session = p->session;
   if (session == NULL || session[0] == '\0')
     session = getenv("VIGIL_SESSION");
-  if (session == NULL || session[0] == '\0')
-    session = "cli";
+  if (session == NULL || session[0] == '\0') {
+    /* The project's, as vigil mcp and vigil hook name it (cli_project.h). */
+    if (cli_project_session(NULL, c->session, sizeof c->session) == 0)
+      return 0;
+    fprintf(stderr, "vigil: cannot name this directory's session: its real path cannot be "
+                    "found (%s); give --session NAME\n", strerror(errno));
+    return CLI_EXIT_FAILURE;
+  }
   if (strlen(session) >= sizeof c->session)
     return cli_opts_usage_error(p->spec, "--session: name too long (at most 64 characters)");
   memcpy(c->session, session, strlen(session) + 1);
@@ -163,13 +172,15 @@ cli_client_shell_word(StrBuf *out, const char *path)
 }
 
 /* Prints how to start an engine on the socket this command wanted: the
- * vigild beside this executable and a config that exists (cli_paths.h). */
+ * vigild beside this executable (cli_paths.h) and the config the lookup
+ * finds (config_lookup.h), saying how it was found. */
 static void
 cli_client_how_to_start(const CliClient *c)
 {
   char vigild[CLI_PATHS_MAX], config[CLI_PATHS_MAX], def[4096];
   cli_paths_vigild(vigild, sizeof vigild);
-  bool have_config = cli_paths_config(config, sizeof config);
+  const char *why = NULL;
+  bool have_config = config_lookup(NULL, config, sizeof config, &why);
   bool is_default = rpc_default_socket_path(def, sizeof def) == 0 &&
                     strcmp(def, c->socket_path) == 0;
   StrBuf cmd = STRBUF_INIT;
@@ -182,9 +193,12 @@ cli_client_how_to_start(const CliClient *c)
   cli_client_shell_word(&cmd, config);
   fprintf(stderr, "  start one with: %s\n", strbuf_cstr(&cmd));
   strbuf_free(&cmd);
-  if (!have_config)
-    fprintf(stderr, "  (no config found: write %s, or start from the bundled\n"
-                    "  share/vigil/vigil.lua of an install or config/vigil.lua of the source)\n",
+  if (have_config)
+    fprintf(stderr, "  (the config is %s)\n", why);
+  else
+    fprintf(stderr, "  (no config found: write %s, set VIGIL_CONFIG, or start from the\n"
+                    "  bundled share/vigil/vigil.lua of an install or config/vigil.lua of the "
+                    "source)\n",
             config);
 }
 

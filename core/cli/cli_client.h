@@ -1,9 +1,11 @@
 /*
  * One invocation's link to the engine: which socket (--socket, else
  * $VIGIL_SOCKET, else the engine's default path) and which session
- * (--session, else $VIGIL_SESSION, else "cli"), the connection, the session
- * it opens, and how failures are reported (stderr, "vigil: <message>", exit
- * status 1).
+ * (--session, else $VIGIL_SESSION, else the session of the project the
+ * working directory is in, cli_project.h: the one `vigil mcp` started there
+ * works in, so a person sees what the agent runs), the connection, the
+ * session it opens, and how failures are reported (stderr, "vigil:
+ * <message>", exit status 1).
  *
  * Why a named session: a connection's anonymous session, and every monitor
  * in it, dies with the connection, and every invocation of the client is a
@@ -47,7 +49,9 @@ typedef struct {
 
 /* Resolves the socket path and the session name from p and the
  * environment. Returns 0, or CLI_EXIT_USAGE after printing why (a default
- * socket path that does not fit). */
+ * socket path that does not fit), or CLI_EXIT_FAILURE after printing why
+ * when no session is given and the working directory's real path cannot be
+ * found to name its project's. */
 int cli_client_init(CliClient *c, const CliParsed *p);
 
 /* Connects. With open_session, also opens the named session (replaying the

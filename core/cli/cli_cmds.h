@@ -6,7 +6,7 @@
  * themselves are grouped by what they do: cli_start.c (start, stop, run:
  * what runs), cli_show.c (list, status, events, logs: looking at a monitor),
  * cli_follow.c (output, wait, watch: waiting for the engine to tell them
- * something).
+ * something), cli_hook.c (hook: what a harness runs at its hook events).
  */
 #ifndef VIGIL_CLI_CMDS_H
 #define VIGIL_CLI_CMDS_H
@@ -36,6 +36,10 @@ extern const CliCommand cli_cmd_output;
 extern const CliCommand cli_cmd_wait;
 extern const CliCommand cli_cmd_watch;
 extern const CliCommand cli_cmd_mcp;
+extern const CliCommand cli_cmd_hook;
+extern const CliCommand cli_cmd_sessions;
+extern const CliCommand cli_cmd_setup;
+extern const CliCommand cli_cmd_reload;
 extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the help */
 
 /* The engine's bounds the client checks before sending (docs/protocol.md):
@@ -70,6 +74,13 @@ int cli_start_check_timeout(CliClient *c, const CliParsed *p, uint64_t timeout);
  * status. */
 int cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_timeout,
                    char *new_id);
+
+/* --- shared by list and sessions (cli_show.c) --- */
+
+/* Prints monitor_list's `monitors` array as list's table on stdout: id,
+ * label, state, pid, age, lines, matched lines, the last line, cut to the
+ * terminal's width. */
+void cli_show_monitor_table(const msgpack_object *list);
 
 /* The subcommand called name, or NULL. */
 const CliCommand *cli_cmds_find(const char *name);

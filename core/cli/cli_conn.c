@@ -53,6 +53,7 @@ struct CliConn {
   CliNotifyFn notify;
   void *notify_ctx;
   int wake_fd; /* readable: stop waiting (cli_conn_set_wake_fd); -1: none */
+  int hangup_fd; /* its reader gone: stop waiting (cli_conn_set_hangup_fd); -1: none */
 };
 
 int
@@ -222,6 +223,7 @@ cli_conn_open(const char *path, CliError *err)
   c->fd = fd;
   c->next_msgid = 1;
   c->wake_fd = -1;
+  c->hangup_fd = -1;
   if (!msgpack_unpacker_init(&c->unpacker, CLI_CONN_READ_CHUNK)) {
     fprintf(stderr, "vigil: out of memory\n");
     abort();
@@ -255,6 +257,12 @@ void
 cli_conn_set_wake_fd(CliConn *c, int fd)
 {
   c->wake_fd = fd;
+}
+
+void
+cli_conn_set_hangup_fd(CliConn *c, int fd)
+{
+  c->hangup_fd = fd;
 }
 
 void
@@ -418,16 +426,30 @@ cli_conn_pump(CliConn *c, int64_t deadline, CliError *err)
 {
   int handled = cli_conn_drain(c, err);
   while (handled == 0) {
-    struct pollfd p[2] = {{c->fd, POLLIN, 0}, {c->wake_fd, POLLIN, 0}};
-    int rc = poll(p, c->wake_fd >= 0 ? 2 : 1, cli_conn_poll_timeout(deadline));
+    /* The hangup fd asks for no event: poll reports POLLERR (a pipe whose
+     * reader closed), POLLHUP and POLLNVAL anyway, and nothing else, so a
+     * terminal or a file there never ends the wait by being ready. */
+    struct pollfd p[3];
+    nfds_t n_fds = 0;
+    p[n_fds++] = (struct pollfd){c->fd, POLLIN, 0};
+    nfds_t wake = c->wake_fd >= 0 ? n_fds++ : 0;
+    if (wake)
+      p[wake] = (struct pollfd){c->wake_fd, POLLIN, 0};
+    nfds_t hangup = c->hangup_fd >= 0 ? n_fds++ : 0;
+    if (hangup)
+      p[hangup] = (struct pollfd){c->hangup_fd, 0, 0};
+    int rc = poll(p, n_fds, cli_conn_poll_timeout(deadline));
     if (rc < 0 && errno == EINTR)
       continue;
     if (rc < 0)
       return cli_error_set(err, kCliErrTransport, "poll: %s", strerror(errno));
     if (rc == 0)
       return 0;
-    if (c->wake_fd >= 0 && p[1].revents != 0)
+    if (wake && p[wake].revents != 0)
       return cli_error_set(err, kCliErrInterrupted, "interrupted");
+    if (hangup && p[hangup].revents != 0)
+      return cli_error_set(err, kCliErrHangup, "the reader of descriptor %d went away",
+                           c->hangup_fd);
     if (p[0].revents == 0)
       continue;
     if (msgpack_unpacker_message_size(&c->unpacker) > CLI_CONN_MESSAGE_MAX)
@@ -520,7 +542,7 @@ cli_conn_call(CliConn *c, const char *method, const CliReq *args, int64_t deadli
     if (rc != 0)
       return rc > 0 ? 0 : -1;
     rc = cli_conn_pump(c, deadline, err);
-    if (rc < 0 && err->kind == kCliErrInterrupted) {
+    if (rc < 0 && (err->kind == kCliErrInterrupted || err->kind == kCliErrHangup)) {
       cli_conn_abandon(c, (uint32_t)msgid);
       return -1;
     }

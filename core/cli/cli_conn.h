@@ -29,6 +29,7 @@ typedef enum {
   kCliErrDeadline,   /* no answer before the command's deadline */
   kCliErrProtocol,   /* the engine sent something that is not msgpack-rpc */
   kCliErrInterrupted, /* the wake fd became readable (a signal, see cli_conn_set_wake_fd) */
+  kCliErrHangup,     /* the hangup fd's reader went away (cli_conn_set_hangup_fd) */
 } CliErrorKind;
 
 #define CLI_ERROR_MSG_MAX 1200
@@ -101,6 +102,14 @@ void cli_conn_close(CliConn *c);
  * without a race. -1: none (the default). Left readable, it ends every
  * later wait too: set -1 before calling the engine again. */
 void cli_conn_set_wake_fd(CliConn *c, int fd);
+
+/* A descriptor whose reader going away ends every wait for the engine
+ * (cli_conn_pump then fails with kCliErrHangup): the stdout of a command
+ * that prints as things come, so that `vigil watch | head -n 1` ends when
+ * head does, not at the next write, which may never come. Only a hangup
+ * counts (a pipe's reader closed, a terminal hung up), never readiness.
+ * -1: none (the default). */
+void cli_conn_set_hangup_fd(CliConn *c, int fd);
 
 /* Where notifications go from now on (NULL: dropped). */
 void cli_conn_set_notify(CliConn *c, CliNotifyFn fn, void *ctx);

@@ -609,10 +609,13 @@ cli_watch_run(CliClient *c, const CliParsed *p)
     return cli_client_fail(c);
   if (!c->json && !oneline && isatty(fileno(stderr)))
     fprintf(stderr, "vigil: watching session \"%s\" (Ctrl-C to stop)\n", c->session);
-  /* Until interrupted, or until the engine goes away. */
+  /* Until interrupted, until the engine goes away, or until whoever reads
+   * the output stops reading (`vigil watch --oneline | head -n 1`): that is
+   * seen while waiting, not at the next write, and ends the watch quietly. */
+  cli_conn_set_hangup_fd(c->conn, STDOUT_FILENO);
   for (;;) {
     if (cli_conn_pump(c->conn, -1, &c->err) < 0)
-      return cli_client_fail(c);
+      return c->err.kind == kCliErrHangup ? 0 : cli_client_fail(c);
   }
 }
 

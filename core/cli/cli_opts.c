@@ -19,7 +19,8 @@ static const CliOpt cli_opts_common_table[] = {
    "the engine's socket (default: $VIGIL_SOCKET, else\n"
    "$XDG_RUNTIME_DIR/vigil/vigil.sock, else /tmp/vigil-$UID/vigil.sock)"},
   {"session", 0, "NAME", false,
-   "the session to work in (default: $VIGIL_SESSION, else \"cli\")"},
+   "the session to work in (default: $VIGIL_SESSION, else the\n"
+   "project's, the one vigil mcp uses in this directory's project)"},
   {"json", 0, NULL, false, "print the engine's answer as JSON instead of text"},
   {"help", 'h', NULL, false, "show this help"},
   {NULL, 0, NULL, false, NULL},
@@ -83,6 +84,10 @@ cli_opts_value(const CliSpec *spec, const CliOpt *o, int argc, char **argv, int 
   }
   if (inline_value != NULL) {
     *value = inline_value;
+    return 0;
+  }
+  if (o->arg[0] == '[') {
+    *value = ""; /* a value that may be left out was */
     return 0;
   }
   if (*i + 1 >= argc)
@@ -285,11 +290,17 @@ cli_opts_usage_error(const CliSpec *spec, const char *fmt, ...)
 static void
 cli_opts_label(const CliOpt *o, char *out, size_t size)
 {
+  /* "--wait[=SECONDS]" for a value that may be left out. */
+  bool optional = o->arg != NULL && o->arg[0] == '[';
+  char arg[64] = "";
+  if (optional)
+    snprintf(arg, sizeof arg, "[=%s", o->arg + 1);
+  else if (o->arg != NULL)
+    snprintf(arg, sizeof arg, " %s", o->arg);
   if (o->short_name)
-    snprintf(out, size, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "",
-             o->arg ? o->arg : "");
+    snprintf(out, size, "-%c, --%s%s", o->short_name, o->name, arg);
   else
-    snprintf(out, size, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    snprintf(out, size, "    --%s%s", o->name, arg);
 }
 
 /* Prints a table of options, each help line indented to one column. */

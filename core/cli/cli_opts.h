@@ -7,7 +7,8 @@
  * subcommand takes is listed in its help.
  *
  * Words: "--name VALUE", "--name=VALUE", "-x VALUE", "-xVALUE", flags
- * "--name". A subcommand that runs a command takes everything after "--"
+ * "--name", and an option whose value may be left out "--name" or
+ * "--name=VALUE". A subcommand that runs a command takes everything after "--"
  * (or from its first plain word on) verbatim: nothing there is parsed or
  * re-split. A usage error is reported on stderr with the subcommand's usage
  * line and ends in exit status 2.
@@ -28,7 +29,10 @@
 typedef struct {
   const char *name;   /* long form without "--": "label"; NULL ends a table */
   char short_name;    /* 'e' for -e, or 0 */
-  const char *arg;    /* placeholder of its value ("DURATION"); NULL for a flag */
+  const char *arg;    /* placeholder of its value ("DURATION"); NULL for a flag;
+                         in brackets ("[SECONDS]") when the value may be left
+                         out: "--wait" alone (read as "") or "--wait=VALUE",
+                         never "--wait VALUE" */
   bool repeat;        /* may be given more than once, every value kept */
   const char *help;   /* may hold '\n' for more lines */
 } CliOpt;

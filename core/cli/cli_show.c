@@ -124,6 +124,21 @@ cli_list_row(CliTable *t, const msgpack_object *m)
   strbuf_free(&cell);
 }
 
+void
+cli_show_monitor_table(const msgpack_object *list)
+{
+  static const char *const headers[] = {"ID",    "LABEL",   "STATE",    "PID",
+                                        "AGE",   "LINES",   "MATCHED",  "LAST LINE"};
+  static const bool right[] = {false, false, false, true, true, true, true, false};
+  CliTable t;
+  cli_table_init(&t, 8, headers, right);
+  for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size;
+       i++)
+    cli_list_row(&t, &list->via.array.ptr[i]);
+  cli_table_print(&t, stdout, cli_fmt_width());
+  cli_table_free(&t);
+}
+
 static int
 cli_list_run(CliClient *c, const CliParsed *p)
 {
@@ -155,20 +170,12 @@ cli_list_run(CliClient *c, const CliParsed *p)
   uint32_t count = list && list->type == MSGPACK_OBJECT_ARRAY ? list->via.array.size : 0;
   uint64_t total = cli_obj_get_uint(reply.result, "total", count);
   if (count == 0) {
-    printf("no %smonitors in session \"%s\"%s\n", all ? "" : "running ", c->session,
-           all ? "" : " (--all shows ended ones too)");
+    printf("no %smonitors in session \"%s\" (%svigil sessions lists every session)\n",
+           all ? "" : "running ", c->session, all ? "" : "--all shows ended ones too; ");
     cli_reply_free(&reply);
     return 0;
   }
-  static const char *const headers[] = {"ID",    "LABEL",   "STATE",    "PID",
-                                        "AGE",   "LINES",   "MATCHED",  "LAST LINE"};
-  static const bool right[] = {false, false, false, true, true, true, true, false};
-  CliTable t;
-  cli_table_init(&t, 8, headers, right);
-  for (uint32_t i = 0; i < count; i++)
-    cli_list_row(&t, &list->via.array.ptr[i]);
-  cli_table_print(&t, stdout, cli_fmt_width());
-  cli_table_free(&t);
+  cli_show_monitor_table(list);
   if (total > count)
     printf("(%u of %llu shown; --limit shows more)\n", count, (unsigned long long)total);
   cli_reply_free(&reply);
@@ -179,7 +186,10 @@ const CliCommand cli_cmd_list = {
   {"list", "", "list the session's monitors",
    "List the session's running monitors (with --all, the ended ones too), newest\n"
    "first: id, label, state, pid, how long it has run (or ran), lines, matched\n"
-   "lines, and the last line, cut to the terminal's width.",
+   "lines, and the last line, cut to the terminal's width. The session is\n"
+   "--session, else $VIGIL_SESSION, else the project's this directory is in: the\n"
+   "one vigil mcp started there works in, so an agent's monitors are listed.\n"
+   "vigil sessions lists every session and its monitors.",
    cli_list_opts, 0, 0, false},
   cli_list_run,
 };

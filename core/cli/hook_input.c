@@ -104,6 +104,7 @@ hook_input_no_controls(const char *s, size_t len)
 typedef enum {
   kHookId,       /* [A-Za-z0-9._:-], 1..HOOK_ID_MAX */
   kHookName,     /* [A-Za-z0-9_], 1..HOOK_NAME_MAX */
+  kHookEvent,    /* [A-Za-z0-9_.], 1..HOOK_NAME_MAX (OpenCode's are dotted) */
   kHookPath,     /* absolute, < HOOK_PATH_MAX, no control character */
   kHookToolName, /* 1..HOOK_TOOL_NAME_MAX bytes, no control character */
   kHookText,     /* at most HOOK_PROMPT_MAX bytes */
@@ -116,6 +117,7 @@ hook_input_rule(HookKind kind)
   switch (kind) {
   case kHookId: return "1..128 characters of [A-Za-z0-9._:-]";
   case kHookName: return "1..64 characters of [A-Za-z0-9_]";
+  case kHookEvent: return "1..64 characters of [A-Za-z0-9_.]";
   case kHookPath: return "an absolute path of at most 4095 bytes without control characters";
   case kHookToolName: return "1..256 bytes of text without control characters";
   case kHookText: return "a string of at most 1048576 bytes";
@@ -134,6 +136,7 @@ hook_input_fits(const json_t *v, HookKind kind)
   switch (kind) {
   case kHookId: return hook_input_word(s, len, HOOK_ID_MAX, "._:-");
   case kHookName: return hook_input_word(s, len, HOOK_NAME_MAX, "_");
+  case kHookEvent: return hook_input_word(s, len, HOOK_NAME_MAX, "_.");
   case kHookPath:
     return len > 0 && s[0] == '/' && len < HOOK_PATH_MAX && hook_input_no_controls(s, len);
   case kHookToolName:
@@ -170,7 +173,7 @@ hook_input_fields(json_t *root, HookInput *in, char *err, size_t cap)
       (in->session_id == NULL &&
        hook_input_field(root, "conversation_id", "conversation_id", kHookId, &in->session_id,
                         err, cap)) ||
-      hook_input_field(root, "hook_event_name", "hook_event_name", kHookName, &in->event, err,
+      hook_input_field(root, "hook_event_name", "hook_event_name", kHookEvent, &in->event, err,
                        cap) ||
       hook_input_field(root, "cwd", "cwd", kHookPath, &in->cwd, err, cap) ||
       hook_input_field(root, "transcript_path", "transcript_path", kHookPath,
@@ -178,7 +181,9 @@ hook_input_fields(json_t *root, HookInput *in, char *err, size_t cap)
       hook_input_field(root, "tool_name", "tool_name", kHookToolName, &in->tool_name, err, cap) ||
       hook_input_field(root, "prompt", "prompt", kHookText, &in->prompt, err, cap) ||
       hook_input_field(root, "source", "source", kHookName, &in->source, err, cap) ||
-      hook_input_field(root, "status", "status", kHookName, &in->status, err, cap))
+      hook_input_field(root, "status", "status", kHookName, &in->status, err, cap) ||
+      hook_input_field(root, "cursor_version", "cursor_version", kHookToolName,
+                       &in->cursor_version, err, cap))
     return -1;
   if (in->session_id == NULL)
     return hook_input_fail(err, cap, "session_id is missing (Cursor: conversation_id)");

@@ -12,7 +12,9 @@
  *   session_id       required (Cursor: conversation_id); 1..HOOK_ID_MAX
  *                    characters of [A-Za-z0-9._:-] (the harnesses send
  *                    UUIDs), since it will name vigil's state
- *   hook_event_name  required; 1..HOOK_NAME_MAX of [A-Za-z0-9_]
+ *   hook_event_name  required; 1..HOOK_NAME_MAX of [A-Za-z0-9_.] (the
+ *                    dot for OpenCode's events, which vigil's plugin
+ *                    passes on: "session.idle")
  *   cwd              an absolute path (Cursor: workspace_roots[0])
  *   transcript_path  an absolute path
  *   tool_name        1..HOOK_TOOL_NAME_MAX bytes of text (no control
@@ -22,6 +24,9 @@
  *   source           SessionStart's: 1..HOOK_NAME_MAX of [A-Za-z0-9_]
  *   status           Cursor's stop: 1..HOOK_NAME_MAX of [A-Za-z0-9_]
  *   stop_hook_active a boolean
+ *   cursor_version   Cursor's (it runs Claude Code's hooks too, and a hook
+ *                    must know it is not Claude Code then): 1..256 bytes
+ *                    of text
  *
  * A path is at most HOOK_PATH_MAX - 1 bytes and holds no control
  * character. Every refusal names the field, the rule and the value (cut and
@@ -61,6 +66,7 @@ typedef struct {
   const char *prompt;         /* or NULL */
   const char *source;         /* or NULL */
   const char *status;         /* or NULL */
+  const char *cursor_version; /* or NULL: set when Cursor runs the hook */
   int stop_hook_active;       /* 1, 0, or -1 when absent */
   size_t bytes;               /* the input's size */
 } HookInput;

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "cli_cmds.h"
-#include "cli_project.h"
 #include "mcp_calls.h"
+#include "mcp_config.h"
 #include "mcp_deliver.h"
 #include "mcp_io.h"
 #include "mcp_rpc.h"
@@ -34,7 +34,8 @@ static const CliOpt cli_mcp_opts[] = {
    "how notifications reach the harness: channel (default),\npiggyback or poll"},
   {"tool-names", 0, "STYLE", false, "exact (default) or underscore (process_run for process.run)"},
   {"no-spawn", 0, NULL, false, "do not start an engine when none answers"},
-  {"config", 0, "FILE", false, "the config a started engine gets"},
+  {"config", 0, "FILE", false,
+   "the config a started engine gets (default: $VIGIL_CONFIG,\n~/.config/vigil/vigil.lua, else the bundled one)"},
   {NULL, 0, NULL, false, NULL},
 };
 
@@ -133,22 +134,18 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
   int rc = cli_mcp_options(p, &s);
   if (rc != 0)
     return rc;
+  /* c's session is the project's unless one was given (cli_client.h). */
   s.engine.cli = *c;
-  if ((p->session == NULL || p->session[0] == '\0') &&
-      (getenv("VIGIL_SESSION") == NULL || getenv("VIGIL_SESSION")[0] == '\0') &&
-      cli_project_session(NULL, s.engine.cli.session, sizeof s.engine.cli.session) != 0) {
-    fprintf(stderr, "vigil mcp: cannot name this project's session: the working directory's "
-                    "real path cannot be found (%s); give --session NAME\n", strerror(errno));
-    return CLI_EXIT_FAILURE;
-  }
   s.engine.on_notification = mcp_deliver_on_notification;
   s.engine.ctx = &s;
-  mcp_engine_init(&s.engine, !cli_opts_has(p, "no-spawn"), cli_opts_get(p, "config"));
+  mcp_engine_init(&s.engine, !cli_opts_has(p, "no-spawn"),
+                  mcp_config_resolve(cli_opts_get(p, "config")));
   if (mcp_engine_open(&s.engine) != 0) {
     fprintf(stderr, "vigil mcp: %s\n", s.engine.cli.err.msg);
     mcp_engine_close(&s.engine);
     return CLI_EXIT_FAILURE;
   }
+  mcp_config_check(&s.engine);
   fprintf(stderr, "vigil mcp: serving session \"%s\" of %s\n", s.engine.cli.session,
           s.engine.cli.socket_path);
   rc = cli_mcp_serve(&s);
@@ -161,7 +158,8 @@ const CliCommand cli_cmd_mcp = {
    "Run an MCP server on stdin and stdout for an agent harness (Claude Code, Codex\n"
    "CLI, Gemini CLI, ...), as a client of the engine: it connects to the socket,\n"
    "starting an engine when none answers, and works in a named session (default\n"
-   "mcp- and a hash of this directory) that a restarted harness resumes, so no\n"
+   "the project's: mcp- and a hash of the project's top directory, the session\n"
+   "vigil and vigil hook use there too) that a restarted harness resumes, so no\n"
    "notification is lost or given twice. When the engine restarts or crashes it\n"
    "reconnects (for up to 30 s) and goes on. docs/mcp.md has the set-up per harness.",
    cli_mcp_opts, 0, 0, false},

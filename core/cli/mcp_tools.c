@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_config.h"
 #include "mcp_frame.h"
 #include "mcp_schema.h"
 #include "memory.h"
@@ -166,6 +167,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
                   name);
     return NULL;
   }
+  mcp_config_note(result);
   if (s->delivery == kMcpPiggyback)
     mcp_tools_piggyback(s, result);
   return result;

@@ -9,6 +9,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +48,13 @@ def vigil_ok(e, *args, **kw):
     assert p.returncode == 0, "vigil %s: status %d\nstdout: %s\nstderr: %s" % (
         " ".join(args), p.returncode, p.stdout, p.stderr)
     return p
+
+
+def client_session(e):
+    """The session the client works in here (by default the project's this
+    directory is in), as `vigil sessions` marks it."""
+    out = json.loads(vigil_ok(e, "--json", "sessions").stdout)["sessions"]
+    return [s["session"] for s in out if s["current"]][0]
 
 
 def start(e, *args):
@@ -353,7 +361,7 @@ def test_watch_json_one_object_per_line(e):
             for key in ("session", "seq", "type", "monitor_id", "label", "mode", "lines", "text",
                         "at"):
                 assert key in o, (key, o)
-            assert o["session"] == "cli"
+            assert o["session"] == client_session(e), o
     finally:
         finish(proc)
 
@@ -387,6 +395,38 @@ def test_watch_oneline_gives_each_notification_one_line(e):
         assert "[stdout seq=1] a\\\\b" in joined, joined  # a\b: its backslash escaped
     finally:
         finish(proc)
+
+
+@socket_only
+def test_watch_oneline_ends_when_its_reader_goes(e):
+    # `vigil watch --oneline | head -n 1`: head exits after the first line,
+    # and the pipeline must end then, not at the watcher's next write (which
+    # may never come: here nothing more is notified for 10 minutes).
+    # A session of its own, and --since 0: the watcher gets the notification
+    # whether it attached before or after it was made.
+    # The watcher's own exit status goes to stderr; a group of its own, so
+    # that a hung pipeline is ended whole.
+    pipeline = subprocess.Popen(
+        ["sh", "-c", '{ "$0" --socket "$1" --session pipe watch --oneline --since 0; '
+         'echo "watch status $?" >&2; } | head -n 1', VIGIL, e.socket_path],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env(),
+        start_new_session=True)
+    try:
+        mid = start(e, "--session", "pipe", "--label", "once", "--notify", "lines", "--",
+                    "sh", "-c", "echo only-line; exec sleep 600")
+        try:
+            out, err = pipeline.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the pipeline did not end within 30 s of head's exit")
+        lines = out.decode().splitlines()
+        assert len(lines) == 1 and mid in lines[0] and "only-line" in lines[0], lines
+        # Quietly, with status 0: its reader going is how such a watch ends.
+        assert err.decode() == "watch status 0\n", err
+        vigil_ok(e, "--session", "pipe", "stop", mid)
+    finally:
+        if pipeline.poll() is None:
+            os.killpg(pipeline.pid, signal.SIGKILL)
+            pipeline.wait(10)
 
 
 def test_watch_oneline_and_json_are_exclusive(e):
@@ -623,6 +663,7 @@ if __name__ == "__main__":
         test_watch_prints_envelopes,
         test_watch_json_one_object_per_line,
         test_watch_oneline_gives_each_notification_one_line,
+        test_watch_oneline_ends_when_its_reader_goes,
         test_watch_oneline_and_json_are_exclusive,
         test_json_output_has_the_documented_keys,
         test_engine_errors_go_to_stderr_with_status_1,

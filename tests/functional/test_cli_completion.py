@@ -19,7 +19,7 @@ from test_cli import client_env, start, vigil, vigil_ok
 COMPLETIONS = os.path.join(os.path.dirname(__file__), "..", "..", "completions")
 BASH_SCRIPT = os.path.join(COMPLETIONS, "vigil.bash")
 COMMANDS = ["start", "list", "status", "output", "logs", "events", "wait", "stop", "restart",
-            "run", "watch", "mcp"]
+            "run", "watch", "sessions", "setup", "reload", "mcp", "hook"]
 
 
 def bash_complete(words, env=None):
@@ -46,13 +46,15 @@ def help_options(cmd):
 @socket_only
 def test_bash_completes_commands_options_and_values(e):
     assert bash_complete(["vigil", "st"]) == ["start", "status", "stop"]
-    assert bash_complete(["vigil", "re"]) == ["restart"]
+    assert bash_complete(["vigil", "re"]) == ["reload", "restart"]
     assert bash_complete(["vigil", "start", "--ti"]) == ["--timeout"]
     assert bash_complete(["vigil", "start", "--wait-"]) == ["--wait-for", "--wait-timeout"]
     assert bash_complete(["vigil", "--socket", "/x", "wait", "m", "--for", ""]) == ["exit", "match"]
     assert bash_complete(["vigil", "start", "--notify", "l"]) == ["lines"]
     assert "--session" in bash_complete(["vigil", "list", "--se"])
     assert bash_complete(["vigil", "help", "wa"]) == ["wait", "watch"]
+    assert bash_complete(["vigil", "se"]) == ["sessions", "setup"]
+    assert bash_complete(["vigil", "setup", "c"]) == ["claude-code", "codex", "cursor"]
     # After "--": the command to run, not vigil's options.
     assert "--timeout" not in bash_complete(["vigil", "start", "--", "--ti"])
 

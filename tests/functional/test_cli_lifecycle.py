@@ -14,7 +14,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vigiltest import group_alive, run_tests, socket_only, with_config
-from test_cli import (ID_RE, STATE_HOME, Reader, finish, spawn, start, vigil, vigil_ok)
+from test_cli import (ID_RE, STATE_HOME, Reader, client_session, finish, spawn, start, vigil,
+                      vigil_ok)
 
 TIME_RE = r"\d\d:\d\d:\d\d"
 
@@ -172,8 +173,9 @@ def test_restart_restarts_what_an_agent_started(e):
     workdir = os.path.join(e.dir, "agent-work")
     os.mkdir(workdir)
     script = 'echo "greeting=$GREETING cwd=$(pwd)"; echo "Fatal: x"; exec sleep 30'
-    e.main.call("session_open", session="cli")
-    mid = e.main.call("monitor_start", session="cli", argv=["sh", "-c", script], cwd=workdir,
+    session = client_session(e)
+    e.main.call("session_open", session=session)
+    mid = e.main.call("monitor_start", session=session, argv=["sh", "-c", script], cwd=workdir,
                       env={"GREETING": "from the agent"}, label="agent-dev",
                       patterns=["^Fatal:"], notify="lines", envelope="compact",
                       incidents=False, idle_timeout_ms=600000)["monitor_id"]

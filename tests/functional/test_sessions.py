@@ -46,6 +46,33 @@ def test_two_connections_cannot_see_each_others_anonymous_monitors(e):
     assert wait_group_gone(pgid, 15), "the closed connection's monitor is still running"
 
 
+@socket_only
+def test_session_list_all_lists_every_named_session(e):
+    # What `vigil sessions` shows a person: every named session of the
+    # engine (any connection of its uid may open them by name), with its
+    # counts; never another connection's anonymous session, and only when
+    # asked: a plain session_list stays this connection's.
+    other = e.connect()
+    other.call("monitor_start", command="sleep 30")  # in its anonymous session
+    other.call("session_open", session="agent-a")
+    other.call("monitor_start", command="sleep 30", session="agent-a")
+    e.call("session_open", session="mine")
+    plain = [s["session"] for s in e.call("session_list")["sessions"]]
+    assert "agent-a" not in plain and len(plain) == 2, plain
+    every = e.call("session_list", all=True)["sessions"]
+    names = [s["session"] for s in every]
+    assert names[0] == plain[0] and names[0].startswith("anon-"), names  # this connection's own
+    assert "agent-a" in names and "mine" in names, names
+    assert [n for n in names if n.startswith("anon-")] == [names[0]], names
+    listed = {s["session"]: s for s in every}
+    assert listed["agent-a"]["monitors"] == 1 and listed["agent-a"]["attached"] == 1, listed
+    # Listing opened nothing: the session is still not this connection's.
+    expect_error("not_found", e.call, "monitor_list", session="agent-a")
+    err = expect_error("invalid_params", e.call, "session_list", all="yes")
+    assert "all must be a boolean" in err.message, err.message
+    other.close()
+
+
 def test_idle_notifications_held_while_busy(e):
     e.call("session_open", session="agent")
     assert e.call("session_state", state="busy") == {"state": "busy", "delivered": 0}
@@ -285,6 +312,7 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_ownership_isolation_between_sessions,
         test_two_connections_cannot_see_each_others_anonymous_monitors,
+        test_session_list_all_lists_every_named_session,
         test_idle_notifications_held_while_busy,
         test_live_safe_goes_ahead_while_busy,
         test_live_safe_without_live_mode_is_downgraded_with_a_note,

@@ -13,7 +13,10 @@ beyond test_restart.py's take-over itself (issue 22, points 6, 7 and 15):
   by the next engine, once, counted, and incident ids go on from where
   that engine was;
 - a keeper left alone stops its program and ends when its monitor's
-  directory is removed (nobody could take it over any more).
+  directory is removed (nobody could take it over any more);
+- a keeper that ends during the take-over (its program finished while no
+  engine ran: it says hello, then goes before it attaches) is not lost: its
+  monitor's output and true exit are told from what the keeper left.
 
 Every wait is on an event with a generous bound: the CI machine is a loaded
 2-core box."""
@@ -21,8 +24,11 @@ Every wait is on an event with a generous bound: the CI machine is a loaded
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_restart import (BOUND_S, alive, kill_engine, monitor_dir, parent, restart_on,
@@ -320,6 +326,74 @@ def test_a_crash_in_an_open_batch_at_a_sigkill_is_told_once_after_it(e):
         assert [ev["type"] for ev in events].count("incident") == 1, events
 
 
+def keeper_that_goes_after_hello(d, keeper, pid):
+    """Binds keeper.sock in d as a keeper whose program has just ended:
+    it takes one connection, says hello (kKeeperHello: protocol 1, its pid,
+    its child's pid) and closes without attaching, as a real keeper that
+    finished its drain at that moment does. Returns the accepting thread."""
+    here = os.getcwd()
+    os.chdir(d)  # the directory's path may pass sun_path's bound
+    try:
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind("keeper.sock")
+    finally:
+        os.chdir(here)
+    srv.listen(1)
+    srv.settimeout(BOUND_S)
+
+    def serve():
+        try:
+            conn, _ = srv.accept()
+            conn.sendall(struct.pack("=IIqqq", 10, 3, 1, keeper, pid))
+            conn.close()
+        except OSError:
+            pass
+        finally:
+            srv.close()
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t
+
+
+@socket_only
+def test_a_keeper_that_ends_during_the_take_over_leaves_its_output_and_exit(e):
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    script = "; ".join([wait_go(go), crash_then(1, "exit 3")])
+    mid = e.call("monitor_start", argv=["sh", "-c", script], label="crashy")["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    keeper = parent(pid)
+    kill_engine(e)
+    d = monitor_dir(e, mid)
+    open(go, "w").close()
+    # The program crashes and exits with no engine: its keeper spools the
+    # lines, writes the exit file and ends.
+    wait_for(lambda: os.path.exists(os.path.join(d, "exit")), "the keeper's exit file")
+    wait_for(lambda: not alive(keeper), "the keeper to end")
+    sock = os.path.join(d, "keeper.sock")
+    if os.path.lexists(sock):
+        os.unlink(sock)
+    served = keeper_that_goes_after_hello(d, keeper, pid)
+    with restart_on(e) as e2:
+        e2.call("session_open", session="agent")
+        try:
+            got = []
+            while not got or got[-1]["type"] == "output":
+                got.append(e2.main.wait_notification(
+                    lambda n: n["monitor_id"] == mid, timeout=BOUND_S,
+                    what="the monitor's notifications up to its ending"))
+        except BaseException:
+            sys.stdout.write("--- the restarted vigild's log ---\n" + e2.log()[-4000:] + "\n")
+            raise
+        served.join(BOUND_S)
+        assert not served.is_alive(), "the engine never reached the keeper's socket"
+        end = got[-1]
+        assert end["type"] == "exit" and end["exit_code"] == 3, end
+        assert crash_notes(got, 1), [(n["type"], n["text"]) for n in got]
+        status = e2.call("monitor_status", monitor_id=mid)
+        assert status["exit_code"] == 3, status
+
+
 TESTS = [
     test_sigterm_ends_an_engine_that_took_a_monitor_over_after_sigkill,
     test_sigterm_ends_an_engine_that_took_a_monitor_over_after_sigusr2,
@@ -327,6 +401,7 @@ TESTS = [
     test_a_removed_keeper_socket_is_reported_and_its_keeper_stopped,
     test_a_keeper_socket_replaced_by_a_symlink_is_not_followed,
     test_a_detached_keeper_stops_its_program_when_its_directory_is_removed,
+    test_a_keeper_that_ends_during_the_take_over_leaves_its_output_and_exit,
     test_a_crash_still_assembling_at_a_sigkill_is_told_once_after_it_and_ids_go_on,
     test_a_crash_told_while_another_assembles_is_not_told_again_after_a_sigkill,
     test_a_crash_in_an_open_batch_at_a_sigkill_is_told_once_after_it,

@@ -4,7 +4,7 @@
  * harness a few thousand inputs made from a seed corpus of tricky fragments
  * (quotes, escapes, operators, CR/LF, ESC sequences, NUL, invalid UTF-8,
  * line prefixes, format characters, Lua pattern items, JSON-RPC and hook
- * keys and messages),
+ * keys and messages, real hook inputs of each harness),
  * spliced, mutated and cut at random places. A harness reports a bug by
  * aborting, so the test fails on the first bad input, which is printed in
  * hex first. Real coverage-guided fuzzing: configure with clang and
@@ -34,6 +34,10 @@ static const char *const fragments[] = {
   /* For Lua patterns: classes, quantifiers, anchors, captures, %b, %f. */
   "%", "%a", "%d+", "%s*", "[^%]]", ".-", ".*", "^", "$", "%b()", "%f[%w]", "(%w+)", "%1",
   "()", "[a-z]", "+", "?",
+  /* For setup's editors: TOML, YAML and JSON structure, and the keys. */
+  "[mcp_servers]", "[mcp_servers.vigil]", "[[a]]", " = ", "\"\"\"", "'''", "# c\n",
+  "mcp_servers.vigil.x = 1\n", "extensions:\n", "  vigil:\n", "- ", ": ", "---\n", "&a ",
+  "*a", "{}", "\"mcpServers\": {", "\"vigil\": 1", ",\n  ",
   /* For the signal stage: crash headers, trace lines, chaining words. */
   "Traceback (most recent call last):", "  File \"/app/x.py\", line 3, in f", "KeyError: 'id'",
   "During handling of the above exception, another exception occurred:",
@@ -56,6 +60,30 @@ static const char *const fragments[] = {
   "\"/tmp/p\"", "\"Stop\"", "\"stop_hook_active\":", "\"tool_input\":", "\"workspace_roots\":",
   "{\"session_id\":\"abc-1\",\"hook_event_name\":\"Stop\",\"cwd\":\"/p\","
   "\"stop_hook_active\":false}",
+  /* Real hook inputs (tests/harness/samples/, paths shortened): Claude
+   * Code's Stop, Codex's PostToolUse, Gemini CLI's AfterTool, and what
+   * vigil's OpenCode plugin passes on. */
+  "{\"session_id\":\"53f31650-d7d1-4e78-98be-2e552efe30d5\",\"transcript_path\":\"/h/t.json"
+  "l\",\"cwd\":\"/h/proj\",\"prompt_id\":\"4e30cd09-089e-4b1d-ba2f-4346d4af39af\",\"permiss"
+  "ion_mode\":\"auto\",\"effort\":{\"level\":\"high\"},\"hook_event_name\":\"Stop\",\"stop_"
+  "hook_active\":false,\"last_assistant_message\":\"LISTED-OK\",\"background_tasks\":[],\"s"
+  "ession_crons\":[]}",
+  "{\"session_id\":\"01a220b7-9d2e-7ec2-baeb-b9519aad6da9\",\"turn_id\":\"01a220b7-9d43-744"
+  "1-9c56-2363a68cff07\",\"transcript_path\":\"/h/t.jsonl\",\"cwd\":\"/h/proj\",\"hook_even"
+  "t_name\":\"PostToolUse\",\"model\":\"gpt-fake\",\"permission_mode\":\"bypassPermissions"
+  "\",\"tool_name\":\"mcp__vigil__monitor_list\",\"tool_input\":{},\"tool_response\":{\"con"
+  "tent\":[{\"type\":\"text\",\"text\":\"{\\n  \\\"monitors\\\": [],\\n  \\\"total\\\": 0"
+  "\\n}\"}],\"structuredContent\":{\"monitors\":[],\"total\":0}},\"tool_use_id\":\"call_mwz"
+  "zvuzn1\"}",
+  "{\"session_id\":\"4def0e56-da35-411a-94b0-db058123fe15\",\"transcript_path\":\"/h/t.json"
+  "l\",\"cwd\":\"/h/proj\",\"hook_event_name\":\"AfterTool\",\"timestamp\":\"2026-11-28T05:"
+  "53:59.081Z\",\"tool_name\":\"mcp_vigil_monitor_list\",\"tool_input\":{},\"tool_response"
+  "\":{\"llmContent\":[{\"text\":\"<untrusted_context>\\n{\\n  \\\"monitors\\\": [],\\n  "
+  "\\\"total\\\": 0\\n}\\n</untrusted_context>\"}],\"returnDisplay\":\"{\\n  \\\"monitors"
+  "\\\": [],\\n  \\\"total\\\": 0\\n}\"},\"mcp_context\":{\"server_name\":\"vigil\",\"tool_"
+  "name\":\"monitor_list\",\"command\":\"/b/vigil\",\"args\":[\"mcp\"]}}",
+  "{\"session_id\":\"ses_ddf48317bffeCEYS5T2KGZRLCJ\",\"hook_event_name\":\"session.idle\","
+  "\"cwd\":\"/h/proj\"}",
 };
 
 static uint64_t driver_state = 0x2545f4914f6cdd1dull;

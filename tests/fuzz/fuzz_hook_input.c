@@ -9,7 +9,7 @@
  * Properties, beyond "no crash, no leak, no UB":
  * - a success gives every field vigil uses in its documented form: a
  *   session id of 1..128 characters of [A-Za-z0-9._:-], an event name of
- *   1..64 of [A-Za-z0-9_], cwd and transcript_path absolute paths without
+ *   1..64 of [A-Za-z0-9_.], cwd and transcript_path absolute paths without
  *   control characters, tool_input an object or a string, stop_hook_active
  *   -1, 0 or 1; and jansson itself reads the bytes as an object;
  * - a refusal leaves the struct empty, and its message starts with "hook
@@ -60,7 +60,7 @@ fuzz_check_success(const HookInput *in, const uint8_t *data, size_t size)
 {
   if (in->root == NULL || in->session_id == NULL || in->event == NULL)
     abort();
-  if (!fuzz_word(in->session_id, HOOK_ID_MAX, "._:-") || !fuzz_word(in->event, HOOK_NAME_MAX, "_"))
+  if (!fuzz_word(in->session_id, HOOK_ID_MAX, "._:-") || !fuzz_word(in->event, HOOK_NAME_MAX, "_."))
     abort();
   fuzz_check_path(in->cwd);
   fuzz_check_path(in->transcript_path);

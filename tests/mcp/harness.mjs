@@ -295,9 +295,10 @@ export async function waitNoneLeft(timeout = WAIT_MS) {
 // ---------------------------------------------------------------- vigild
 
 export class Engine {
-  /** Starts vigild on a socket in a new temp dir; resolves once it accepts. */
-  static async start({ config } = {}) {
-    const engine = new Engine(config ?? defaultConfig());
+  /** Starts vigild on a socket in a new temp dir (or at socket: a path
+   * whose directory vigild makes); resolves once it accepts. */
+  static async start({ config, socket } = {}) {
+    const engine = new Engine(config ?? defaultConfig(), socket);
     try {
       await engine.waitListening();
     } catch (e) {
@@ -307,11 +308,11 @@ export class Engine {
     return engine;
   }
 
-  constructor(config) {
+  constructor(config, socket) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-'));
     this.configPath = path.join(this.dir, 'config.lua');
     fs.writeFileSync(this.configPath, `return ${luaValue(config)}\n`);
-    this.socket = path.join(this.dir, 'run', 'vigil.sock');
+    this.socket = socket ?? path.join(this.dir, 'run', 'vigil.sock');
     this.logPath = path.join(this.dir, 'vigild.log');
     this.adapters = new Set(); // open ones
     this.everyAdapter = []; // every one started, for their stderr
@@ -401,7 +402,11 @@ export class Engine {
 
 // ---------------------------------------------------------------- adapters
 
-/** The `vigil mcp` arguments for engine and opts. */
+/** The `vigil mcp` arguments for engine and opts. An adapter of an Engine
+ * is given that engine's config (unless opts.args names one), as a set-up
+ * would give the config its engine runs: otherwise the adapter's lookup
+ * finds another one (the user's, the bundled) and its first tool result
+ * carries the mismatch warning (config.test.mjs tests that). */
 export function mcpArgs(engine, opts = {}) {
   const args = ['mcp', '--socket', opts.socket ?? engine.socket];
   if (opts.session !== undefined) args.push('--session', opts.session);
@@ -409,6 +414,9 @@ export function mcpArgs(engine, opts = {}) {
   if (opts.profile !== undefined) args.push('--profile', opts.profile);
   if (opts.delivery !== undefined) args.push('--delivery', opts.delivery);
   if (opts.toolNames !== undefined) args.push('--tool-names', opts.toolNames);
+  if (engine.configPath !== undefined && !(opts.args ?? []).includes('--config')) {
+    args.push('--config', engine.configPath);
+  }
   return args.concat(opts.args ?? []);
 }
 

@@ -4,9 +4,13 @@
  * under the former 32-bit FNV-1a included), the same through a symbolic link
  * as for its target and for the working directory, 128 bits wide, within the
  * engine's bound on a session name, and refused (not made up) for a
- * directory that cannot be resolved.
+ * directory that cannot be resolved; the project a directory is in: a
+ * subdirectory of a repository is in the repository's project (a package
+ * of a monorepo too), a manifest marks a project without version control,
+ * and the home directory is nobody's project but its own.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -163,10 +167,139 @@ TEST(test_project_session_unresolvable_is_refused)
   CHECK_INT(errno, ENOENT);
 }
 
+/* Makes the directories of a relative path under the temp dir (mkdir -p)
+ * and writes its full path to out. */
+static void
+make_dirs(char *out, size_t cap, const char *rel)
+{
+  snprintf(out, cap, "%s/%s", tmp, rel);
+  for (char *p = out + strlen(tmp) + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    mkdir(out, 0700);
+    *p = '/';
+  }
+  mkdir(out, 0700);
+}
+
+/* Creates an empty file (a marker) at the relative path under the temp dir. */
+static void
+touch(const char *rel)
+{
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", tmp, rel);
+  FILE *f = fopen(path, "w");
+  if (f == NULL)
+    abort();
+  fclose(f);
+}
+
+/* cli_project_session of a relative path under the temp dir equals that
+ * of another. */
+static bool
+same_session(const char *a, const char *b)
+{
+  char pa[PATH_MAX], pb[PATH_MAX], sa[64], sb[64];
+  snprintf(pa, sizeof pa, "%s/%s", tmp, a);
+  snprintf(pb, sizeof pb, "%s/%s", tmp, b);
+  if (cli_project_session(pa, sa, sizeof sa) != 0 || cli_project_session(pb, sb, sizeof sb) != 0)
+    return false;
+  return strcmp(sa, sb) == 0;
+}
+
+/* The root of a relative path under the temp dir, relative to it again. */
+static const char *
+root_of(const char *rel, bool *marked)
+{
+  static char root[PATH_MAX];
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", tmp, rel);
+  if (cli_project_root(path, root, sizeof root, marked) != 0)
+    return "(error)";
+  size_t n = strlen(tmp);
+  if (strncmp(root, tmp, n) == 0 && root[n] == '/')
+    return root + n + 1;
+  return root;
+}
+
+TEST(test_project_root_is_the_repository)
+{
+  char d[PATH_MAX];
+  make_dirs(d, sizeof d, "repo/.git");
+  make_dirs(d, sizeof d, "repo/src/deep/er");
+  make_dirs(d, sizeof d, "repo/packages/web/src");
+  touch("repo/packages/web/package.json");
+  bool marked = false;
+  CHECK_STR(root_of("repo/src/deep/er", &marked), "repo");
+  CHECK(marked);
+  /* A package of a monorepo is in the repository's project: the harness
+   * was started at the top. */
+  CHECK_STR(root_of("repo/packages/web/src", NULL), "repo");
+  CHECK(same_session("repo/src/deep/er", "repo"));
+  CHECK(same_session("repo/packages/web/src", "repo"));
+  /* A .git file (a worktree, a submodule) marks a repository too: the
+   * submodule is a project of its own. */
+  make_dirs(d, sizeof d, "repo/vendor/lib/src");
+  touch("repo/vendor/lib/.git");
+  CHECK_STR(root_of("repo/vendor/lib/src", NULL), "repo/vendor/lib");
+  CHECK(!same_session("repo/vendor/lib/src", "repo"));
+}
+
+TEST(test_project_root_by_manifest_or_itself)
+{
+  char d[PATH_MAX];
+  make_dirs(d, sizeof d, "plain/app/sub");
+  touch("plain/app/Cargo.toml");
+  bool marked = false;
+  CHECK_STR(root_of("plain/app/sub", &marked), "plain/app");
+  CHECK(marked);
+  make_dirs(d, sizeof d, "harness-only/x");
+  make_dirs(d, sizeof d, "harness-only/.codex");
+  CHECK_STR(root_of("harness-only/x", NULL), "harness-only");
+  /* No marker anywhere up to home: the directory is its own project. */
+  make_dirs(d, sizeof d, "loose/a/b");
+  marked = true;
+  CHECK_STR(root_of("loose/a/b", &marked), "loose/a/b");
+  CHECK(!marked);
+  CHECK(!same_session("loose/a/b", "loose/a"));
+}
+
+TEST(test_project_root_never_home)
+{
+  /* A home directory kept in git, holding harness directories: a
+   * directory under it without markers is still its own project, and
+   * home is the project of home alone. */
+  char home[PATH_MAX], d[PATH_MAX];
+  make_dirs(home, sizeof home, "home");
+  make_dirs(d, sizeof d, "home/.git");
+  make_dirs(d, sizeof d, "home/.claude");
+  make_dirs(d, sizeof d, "home/Downloads/thing");
+  char *saved = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  setenv("HOME", home, 1);
+  CHECK_STR(root_of("home/Downloads/thing", NULL), "home/Downloads/thing");
+  CHECK_STR(root_of("home", NULL), "home");
+  make_dirs(d, sizeof d, "home/code/.git");
+  make_dirs(d, sizeof d, "home/code/lib");
+  CHECK_STR(root_of("home/code/lib", NULL), "home/code");
+  if (saved) {
+    setenv("HOME", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("HOME");
+  }
+}
+
 int
 main(void)
 {
   make_tmp();
+  /* The walk up stops at home: the temp dir is home for these tests, so
+   * nothing above it (a /tmp/package.json) can change their answers. */
+  setenv("HOME", tmp, 1);
+  RUN(test_project_root_is_the_repository);
+  RUN(test_project_root_by_manifest_or_itself);
+  RUN(test_project_root_never_home);
   RUN(test_project_session_stable_wide_and_bounded);
   RUN(test_project_session_differs_even_for_fnv_collisions);
   RUN(test_project_session_symlink_and_cwd);

@@ -102,6 +102,14 @@ TEST(test_hook_input_cursor_aliases)
   CHECK_STR(in.session_id, "cdefee2d-2727");
   CHECK_STR(in.cwd, "/work/app");
   CHECK_STR(in.status, "completed");
+  CHECK(in.cursor_version == NULL);
+  hook_input_free(&in);
+  /* Cursor says who it is: a Claude Code hook it runs must know. */
+  CHECK_INT(parse("{\"conversation_id\":\"c\",\"hook_event_name\":\"stop\","
+                  "\"cursor_version\":\"2.0.77\",\"workspace_roots\":[\"/w\"]}",
+                  &in),
+            0);
+  CHECK_STR(in.cursor_version, "2.0.77");
   hook_input_free(&in);
   /* Cursor's tool_input is the JSON text. */
   CHECK_INT(parse("{\"conversation_id\":\"c\",\"hook_event_name\":\"beforeMCPExecution\","
@@ -112,6 +120,27 @@ TEST(test_hook_input_cursor_aliases)
   CHECK(json_is_string(in.tool_input));
   CHECK_STR(in.cwd, "/x"); /* cwd wins over the workspace root */
   hook_input_free(&in);
+}
+
+/* What vigil's OpenCode plugin hands `vigil hook opencode EVENT`: the
+ * session's id, OpenCode's dotted event name, the project's directory. */
+TEST(test_hook_input_opencode_plugin_events_are_dotted)
+{
+  HookInput in;
+  CHECK_INT(parse("{\"session_id\":\"ses_ddf48317bffeCEYS5T2KGZRLCJ\","
+                  "\"hook_event_name\":\"tool.execute.after\",\"cwd\":\"/w/app\"}",
+                  &in),
+            0);
+  CHECK_STR(in.event, "tool.execute.after");
+  hook_input_free(&in);
+  CHECK_INT(parse("{\"session_id\":\"ses_1\",\"hook_event_name\":\"session.status\","
+                  "\"status\":\"busy\"}",
+                  &in),
+            0);
+  CHECK_STR(in.status, "busy");
+  hook_input_free(&in);
+  REFUSED("{\"session_id\":\"s\",\"hook_event_name\":\"session/idle\"}", "hook_event_name",
+          "[A-Za-z0-9_.]", "\"session/idle\"");
 }
 
 TEST(test_hook_input_refusals_name_field_rule_and_value)
@@ -229,6 +258,7 @@ main(void)
 {
   RUN(test_hook_input_claude_code_stop_and_tool_use);
   RUN(test_hook_input_cursor_aliases);
+  RUN(test_hook_input_opencode_plugin_events_are_dotted);
   RUN(test_hook_input_refusals_name_field_rule_and_value);
   RUN(test_hook_input_long_values_are_cut_in_messages);
   RUN(test_hook_input_read_is_bounded);

@@ -5,14 +5,18 @@
  * never lingers), and the linger tests run a real loop until a flag is set,
  * never sleeping.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "memory.h"
 #include "notification.h"
 #include "session.h"
+#include "session_cursor.h"
 
 /* --- the fake host ------------------------------------------------------ */
 
@@ -96,7 +100,7 @@ static SessionRegistry *
 registry(uv_loop_t *loop, size_t queue_max, uint64_t linger_ms, const SessionHooks *hooks,
          void *data)
 {
-  SessionLimits limits = {.queue_max = queue_max, .linger_ms = linger_ms};
+  SessionLimits limits = {.queue_max = queue_max, .linger_ms = linger_ms, .max_cursors = 16};
   return session_registry_new(loop, &limits, hooks, data);
 }
 
@@ -1047,6 +1051,423 @@ TEST(set_limits_applies_to_new_sessions)
   session_registry_free(reg);
 }
 
+/* --- model cursors (session_cursor.h) ------------------------------------ */
+
+/* A read's seqs, comma-separated, then "|cursor=C last=L dropped=D(F..T)". */
+static const char *
+read_str(const SessionRead *r)
+{
+  static char buf[4096];
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < r->count && used < sizeof buf; i++)
+    used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%llu", i ? "," : "",
+                             (unsigned long long)r->items[i]->seq);
+  if (used < sizeof buf)
+    snprintf(buf + used, sizeof buf - used, "|cursor=%llu last=%llu dropped=%llu(%llu..%llu)",
+             (unsigned long long)r->cursor, (unsigned long long)r->last_seq,
+             (unsigned long long)r->dropped, (unsigned long long)r->dropped_from,
+             (unsigned long long)r->dropped_to);
+  return buf;
+}
+
+/* Takes for cursor name with limit and returns read_str of it. */
+static const char *
+take_str(Session *s, const char *name, size_t limit)
+{
+  SessionRead r;
+  static VigilError err;
+  err.set = false;
+  if (session_cursor_take(s, name, limit, &r, &err) != 0)
+    return err.msg;
+  const char *out = read_str(&r);
+  session_read_free(&r);
+  return out;
+}
+
+/* A session "a" in a registry, attached to a sink, with n notifications. */
+typedef struct {
+  SessionRegistry *reg;
+  Sink sink;
+  SinkCtx c;
+} Pushed;
+
+/* Makes session "a" in reg (p then owns reg) with one attachment and n
+ * notifications pushed, seqs 1..n. */
+static Session *
+pushed(Pushed *p, SessionRegistry *reg, int n)
+{
+  p->reg = reg;
+  p->sink.n = 0;
+  p->c = (SinkCtx){&p->sink, 1, false};
+  Session *s = session_create(reg, "a", false);
+  session_attach(s, sink_push, &p->c, false, 0);
+  for (int i = 0; i < n; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  return s;
+}
+
+TEST(cursor_names)
+{
+  CHECK(session_cursor_name_ok("model"));
+  CHECK(session_cursor_name_ok("claude:hook-1.x_y"));
+  CHECK(session_cursor_name_ok("anon-1")); /* only session names keep that prefix */
+  CHECK(!session_cursor_name_ok(""));
+  CHECK(!session_cursor_name_ok("a b"));
+  CHECK(!session_cursor_name_ok("a/b"));
+  char longest[SESSION_CURSOR_NAME_MAX + 2];
+  memset(longest, 'x', sizeof longest);
+  longest[SESSION_CURSOR_NAME_MAX] = '\0';
+  CHECK(session_cursor_name_ok(longest));
+  longest[SESSION_CURSOR_NAME_MAX] = 'x';
+  longest[SESSION_CURSOR_NAME_MAX + 1] = '\0';
+  CHECK(!session_cursor_name_ok(longest));
+}
+
+TEST(a_take_gives_what_is_above_the_cursor_once_and_moves_it)
+{
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 3);
+  uint64_t seq = 99;
+  CHECK(!session_cursor_get(s, "model", &seq));
+  CHECK_INT(seq, 0);
+  CHECK_INT(session_cursor_count(s), 0); /* a get makes nothing */
+  CHECK_STR(take_str(s, "model", 0), "1,2,3|cursor=3 last=3 dropped=0(0..0)");
+  CHECK(session_cursor_get(s, "model", &seq));
+  CHECK_INT(seq, 3);
+  /* Taken once: the next take has nothing until something new comes. */
+  CHECK_STR(take_str(s, "model", 0), "|cursor=3 last=3 dropped=0(0..0)");
+  session_push(s, note(kNotifExit, "mon_a", kModeIdle));
+  CHECK_STR(take_str(s, "model", 0), "4|cursor=4 last=4 dropped=0(0..0)");
+  /* Another cursor is its own: it has everything still. */
+  CHECK_STR(take_str(s, "hook", 0), "1,2,3,4|cursor=4 last=4 dropped=0(0..0)");
+  CHECK_INT(session_cursor_count(s), 2);
+  CHECK_STR(session_cursor_at(s, 1, &seq), "hook");
+  /* The notifications are the pushed ones, text and all. */
+  SessionRead r;
+  VigilError err = VIGIL_ERROR_INIT;
+  session_read_since(s, 3, 0, &r);
+  CHECK_INT(r.count, 1);
+  CHECK_INT(r.items[0]->type, kNotifExit);
+  CHECK_STR(r.items[0]->text, "text");
+  CHECK_STR(r.items[0]->session, "a");
+  session_read_free(&r);
+  CHECK_INT(session_cursor_take(s, "model", 0, &r, &err), 0);
+  session_read_free(&r);
+  session_registry_free(p.reg);
+}
+
+TEST(a_take_gives_at_most_limit_oldest_first)
+{
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 5);
+  CHECK_STR(take_str(s, "m", 2), "1,2|cursor=2 last=5 dropped=0(0..0)");
+  CHECK_STR(take_str(s, "m", 2), "3,4|cursor=4 last=5 dropped=0(0..0)");
+  CHECK_STR(take_str(s, "m", 2), "5|cursor=5 last=5 dropped=0(0..0)");
+  session_registry_free(p.reg);
+}
+
+TEST(what_waits_for_idle_or_a_connection_is_not_taken_until_it_goes)
+{
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 1);
+  session_set_busy(s, true);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_b", kModeLiveSafe));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  /* The live_safe one was numbered 2; the idle ones wait, with no seq. */
+  CHECK_STR(take_str(s, "m", 0), "1,2|cursor=2 last=2 dropped=0(0..0)");
+  CHECK_INT(session_queued(s), 2);
+  CHECK_INT(session_set_busy(s, false), 2);
+  CHECK_STR(take_str(s, "m", 0), "3,4|cursor=4 last=4 dropped=0(0..0)");
+  /* Nobody attached: they wait unnumbered too. */
+  Session *t = session_create(p.reg, "alone", false);
+  session_push(t, note(kNotifOutput, "mon_c", kModeIdle));
+  CHECK_STR(take_str(t, "m", 0), "|cursor=0 last=0 dropped=0(0..0)");
+  session_registry_free(p.reg);
+}
+
+TEST(seqs_the_session_no_longer_keeps_are_said_and_passed)
+{
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 3, 0, NULL, NULL), 5);
+  /* 1 and 2 were evicted: said, and the cursor moves past them too. */
+  CHECK_STR(take_str(s, "m", 1), "3|cursor=3 last=5 dropped=2(1..2)");
+  CHECK_INT(session_kept_from(s), 3);
+  for (int i = 0; i < 4; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  /* Kept now: 7..9; 4..6 went before this cursor took them. */
+  CHECK_STR(take_str(s, "m", 0), "7,8,9|cursor=9 last=9 dropped=3(4..6)");
+  CHECK_STR(take_str(s, "m", 0), "|cursor=9 last=9 dropped=0(0..0)");
+  /* A read since an older seq says the same without moving anything. */
+  SessionRead r;
+  session_read_since(s, 2, 2, &r);
+  CHECK_STR(read_str(&r), "7,8|cursor=0 last=9 dropped=4(3..6)");
+  session_read_free(&r);
+  uint64_t seq = 0;
+  CHECK(session_cursor_get(s, "m", &seq));
+  CHECK_INT(seq, 9);
+  session_registry_free(p.reg);
+}
+
+TEST(seqs_an_earlier_engine_gave_are_not_counted_as_dropped)
+{
+  /* A session whose numbering began above a host's cursor (session.h):
+   * the seqs below it were never this session's to keep or drop; the
+   * `dropped` notification it numbered first says what is lost. */
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "gw", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1, false};
+  session_attach(s, sink_push, &c, true, 150);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_STR(take_str(s, "m", 0), "151,152|cursor=152 last=152 dropped=0(0..0)");
+  session_registry_free(reg);
+}
+
+TEST(advance_moves_forward_only_and_never_past_the_last_seq)
+{
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 5);
+  uint64_t seq = 0;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(session_cursor_advance(s, "m", 3, &seq, &err), 0);
+  CHECK_INT(seq, 3);
+  CHECK_INT(session_cursor_advance(s, "m", 1, &seq, &err), 0);
+  CHECK_INT(seq, 3); /* never back */
+  CHECK_INT(session_cursor_advance(s, "m", 6, &seq, &err), -1);
+  CHECK_INT(err.code, kErrInvalidParams);
+  CHECK_STR(err.msg, "invalid_params: to must be 0..5 (session \"a\"'s last seq), got 6");
+  CHECK(session_cursor_get(s, "m", &seq));
+  CHECK_INT(seq, 3);
+  CHECK_STR(take_str(s, "m", 0), "4,5|cursor=5 last=5 dropped=0(0..0)");
+  /* An advance of a cursor that is not there makes it. */
+  CHECK_INT(session_cursor_advance(s, "new", 2, &seq, &err), 0);
+  CHECK_STR(take_str(s, "new", 0), "3,4,5|cursor=5 last=5 dropped=0(0..0)");
+  session_registry_free(p.reg);
+}
+
+TEST(a_session_has_at_most_max_cursors)
+{
+  SessionLimits limits = {.queue_max = 16, .linger_ms = 0, .max_cursors = 2};
+  static Pushed p;
+  Session *s = pushed(&p, session_registry_new(NULL, &limits, NULL, NULL), 2);
+  CHECK_STR(take_str(s, "one", 1), "1|cursor=1 last=2 dropped=0(0..0)");
+  uint64_t seq = 0;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(session_cursor_advance(s, "two", 1, &seq, &err), 0);
+  CHECK_STR(take_str(s, "three", 0),
+            "limit_exceeded: session.max_cursors is 2 and session \"a\" has 2 cursors (one, two); \"three\" "
+            "would be one more");
+  CHECK_INT(session_cursor_advance(s, "three", 1, &seq, &err), -1);
+  CHECK_INT(err.code, kErrLimitExceeded);
+  CHECK_INT(session_cursor_count(s), 2);
+  /* The ones it has go on. */
+  CHECK_STR(take_str(s, "one", 0), "2|cursor=2 last=2 dropped=0(0..0)");
+  session_registry_free(p.reg);
+}
+
+/* What the cursor waiters of a test were told, in order. */
+typedef struct {
+  char said[8][128];
+  int n;
+} WaitLog;
+
+typedef struct {
+  WaitLog *log;
+  const char *who;
+} WaitCtx;
+
+static void
+wait_ready(void *ctx, Session *s, const SessionRead *r)
+{
+  WaitCtx *w = ctx;
+  (void)s;
+  if (w->log->n < 8)
+    snprintf(w->log->said[w->log->n++], sizeof w->log->said[0], "%s:%s", w->who,
+             r ? read_str(r) : "gone");
+}
+
+TEST(a_waiter_is_woken_by_the_push_and_takes_it)
+{
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 1);
+  CHECK_STR(take_str(s, "m", 0), "1|cursor=1 last=1 dropped=0(0..0)");
+  WaitLog log = {0};
+  WaitCtx w = {&log, "w"};
+  session_cursor_wait(s, "m", 0, wait_ready, &w);
+  CHECK_INT(log.n, 0);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_INT(log.n, 1);
+  CHECK_STR(log.said[0], "w:2|cursor=2 last=2 dropped=0(0..0)");
+  /* Taken: the cursor moved with it. */
+  CHECK_STR(take_str(s, "m", 0), "|cursor=2 last=2 dropped=0(0..0)");
+  /* Several released at once (going idle) are taken by one wake. */
+  session_set_busy(s, true);
+  for (int i = 0; i < 3; i++)
+    session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_cursor_wait(s, "m", 0, wait_ready, &w);
+  session_set_busy(s, false);
+  CHECK_INT(log.n, 2);
+  CHECK_STR(log.said[1], "w:3,4,5|cursor=5 last=5 dropped=0(0..0)");
+  session_registry_free(p.reg);
+}
+
+TEST(two_waiters_on_one_cursor_never_get_the_same_seq)
+{
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 0);
+  CHECK_STR(take_str(s, "m", 0), "|cursor=0 last=0 dropped=0(0..0)");
+  CHECK_STR(take_str(s, "other", 0), "|cursor=0 last=0 dropped=0(0..0)");
+  WaitLog log = {0};
+  WaitCtx w1 = {&log, "w1"}, w2 = {&log, "w2"}, w3 = {&log, "other"};
+  session_cursor_wait(s, "m", 0, wait_ready, &w1);
+  session_cursor_wait(s, "m", 0, wait_ready, &w2);
+  session_cursor_wait(s, "other", 0, wait_ready, &w3);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  /* The first waiter of "m" took seq 1; the second waits on. A waiter of
+   * another cursor gets it too: its cursor is its own. */
+  CHECK_INT(log.n, 2);
+  CHECK_STR(log.said[0], "w1:1|cursor=1 last=1 dropped=0(0..0)");
+  CHECK_STR(log.said[1], "other:1|cursor=1 last=1 dropped=0(0..0)");
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_INT(log.n, 3);
+  CHECK_STR(log.said[2], "w2:2|cursor=2 last=2 dropped=0(0..0)");
+  session_registry_free(p.reg);
+}
+
+TEST(a_waiter_dropped_or_timed_out_takes_nothing_and_destroy_tells_the_rest)
+{
+  static Pushed p;
+  Session *s = pushed(&p, registry(NULL, 16, 0, NULL, NULL), 0);
+  CHECK_STR(take_str(s, "m", 0), "|cursor=0 last=0 dropped=0(0..0)");
+  WaitLog log = {0};
+  WaitCtx w1 = {&log, "closed"}, w2 = {&log, "late"}, w3 = {&log, "left"};
+  /* Its reader went (a closed connection): it takes nothing. */
+  session_cursor_unwait(session_cursor_wait(s, "m", 0, wait_ready, &w1));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_INT(log.n, 0);
+  uint64_t seq = 9;
+  CHECK(session_cursor_get(s, "m", &seq));
+  CHECK_INT(seq, 0);
+  CHECK_STR(take_str(s, "m", 0), "1|cursor=1 last=1 dropped=0(0..0)");
+  /* Its time ran out: told what there is, nothing. */
+  session_cursor_wait_end(session_cursor_wait(s, "m", 0, wait_ready, &w2));
+  CHECK_INT(log.n, 1);
+  CHECK_STR(log.said[0], "late:|cursor=1 last=1 dropped=0(0..0)");
+  /* Its session went: told so, with nothing taken. */
+  session_cursor_wait(s, "m", 0, wait_ready, &w3);
+  session_destroy(s);
+  CHECK_INT(log.n, 2);
+  CHECK_STR(log.said[1], "left:gone");
+  session_registry_free(p.reg);
+}
+
+/* A fresh state directory with its sessions/ (statedir.h's layout), for
+ * the journal. */
+typedef struct {
+  char path[64];
+  int state_fd;
+  int sessions_fd;
+} TmpState;
+
+static void
+tmp_state(TmpState *t)
+{
+  snprintf(t->path, sizeof t->path, "/tmp/vigil-test-session-XXXXXX");
+  CHECK(mkdtemp(t->path) != NULL);
+  t->state_fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  CHECK(mkdirat(t->state_fd, "sessions", 0700) == 0);
+  CHECK(mkdirat(t->state_fd, "aside", 0700) == 0);
+  t->sessions_fd = openat(t->state_fd, "sessions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void
+tmp_state_free(TmpState *t)
+{
+  char cmd[128];
+  close(t->sessions_fd);
+  close(t->state_fd);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", t->path);
+  CHECK(system(cmd) == 0);
+}
+
+/* Cursors in a journal written with appends (a large bound) or rewritten
+ * at every change (a bound of 1 byte). */
+static void
+cursors_come_back_with_journal_bound(uint64_t journal_max_bytes)
+{
+  TmpState t;
+  tmp_state(&t);
+  SessionRegistry *before = registry(NULL, 16, 0, NULL, NULL);
+  CHECK_INT(session_registry_restore(before, t.state_fd, t.sessions_fd, journal_max_bytes), 0);
+  static Pushed p;
+  Session *s = pushed(&p, before, 5);
+  CHECK_STR(take_str(s, "model", 2), "1,2|cursor=2 last=5 dropped=0(0..0)");
+  uint64_t seq = 0;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(session_cursor_advance(s, "hook", 4, &seq, &err), 0);
+  /* An engine started on the directory while this one's files are there,
+   * as after a SIGKILL (with descriptors of its own: a directory's read
+   * offset is shared by its duplicates). */
+  TmpState again = t;
+  again.state_fd = open(t.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  again.sessions_fd = openat(again.state_fd, "sessions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  SessionRegistry *after = registry(NULL, 16, 0, NULL, NULL);
+  CHECK_INT(session_registry_restore(after, again.state_fd, again.sessions_fd, journal_max_bytes),
+            1);
+  Session *back = session_find(after, "a");
+  CHECK(back != NULL);
+  if (back != NULL) {
+    CHECK(session_cursor_get(back, "model", &seq));
+    CHECK_INT(seq, 2);
+    CHECK(session_cursor_get(back, "hook", &seq));
+    CHECK_INT(seq, 4);
+    /* It goes on exactly: nothing at or below the cursor again, nothing
+     * above it lost. */
+    CHECK_STR(take_str(back, "model", 0), "3,4,5|cursor=5 last=5 dropped=0(0..0)");
+    CHECK_STR(take_str(back, "hook", 0), "5|cursor=5 last=5 dropped=0(0..0)");
+  }
+  session_registry_free(after);
+  session_registry_free(before);
+  close(again.sessions_fd);
+  close(again.state_fd);
+  tmp_state_free(&t);
+}
+
+TEST(a_journal_rewritten_by_a_push_keeps_that_notification)
+{
+  /* A bound of 1 byte rewrites the journal at every record: the rewrite
+   * of the record of a notification being pushed must hold it. */
+  TmpState t;
+  tmp_state(&t);
+  SessionRegistry *before = registry(NULL, 16, 0, NULL, NULL);
+  session_registry_restore(before, t.state_fd, t.sessions_fd, 1);
+  static Pushed p;
+  SinkCtx c2 = {&p.sink, 2, false};
+  pushed(&p, before, 3);
+  int state_fd = open(t.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int sessions_fd = openat(state_fd, "sessions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  SessionRegistry *after = registry(NULL, 16, 0, NULL, NULL);
+  CHECK_INT(session_registry_restore(after, state_fd, sessions_fd, 1), 1);
+  Session *back = session_find(after, "a");
+  size_t from = p.sink.n;
+  if (back != NULL)
+    session_attach(back, sink_push, &c2, true, 0);
+  CHECK_STR(sink_str(&p.sink, from), "2:1:output:mon_a,2:2:output:mon_a,2:3:output:mon_a");
+  session_registry_free(after);
+  session_registry_free(before);
+  close(sessions_fd);
+  close(state_fd);
+  tmp_state_free(&t);
+}
+
+TEST(cursors_survive_a_restore_from_the_journal)
+{
+  cursors_come_back_with_journal_bound(1 << 20);
+  cursors_come_back_with_journal_bound(1);
+}
+
 int
 main(void)
 {
@@ -1086,5 +1507,18 @@ main(void)
   RUN(registry_free_with_active_timers_closes_cleanly);
   RUN(null_loop_never_lingers);
   RUN(set_limits_applies_to_new_sessions);
+  RUN(cursor_names);
+  RUN(a_take_gives_what_is_above_the_cursor_once_and_moves_it);
+  RUN(a_take_gives_at_most_limit_oldest_first);
+  RUN(what_waits_for_idle_or_a_connection_is_not_taken_until_it_goes);
+  RUN(seqs_the_session_no_longer_keeps_are_said_and_passed);
+  RUN(seqs_an_earlier_engine_gave_are_not_counted_as_dropped);
+  RUN(advance_moves_forward_only_and_never_past_the_last_seq);
+  RUN(a_session_has_at_most_max_cursors);
+  RUN(a_waiter_is_woken_by_the_push_and_takes_it);
+  RUN(two_waiters_on_one_cursor_never_get_the_same_seq);
+  RUN(a_waiter_dropped_or_timed_out_takes_nothing_and_destroy_tells_the_rest);
+  RUN(a_journal_rewritten_by_a_push_keeps_that_notification);
+  RUN(cursors_survive_a_restore_from_the_journal);
   return check_summary();
 }

@@ -186,3 +186,35 @@ vigil_notification_free(vigil_notification *n)
   message_free(n->message_);
   memset(n, 0, sizeof *n);
 }
+
+/* The i-th entry of a cursor_take's (or notifications_since's)
+ * "notifications", packed again as [map] into a message of its own, so
+ * that the notification outlives the result and reads exactly as a push. */
+int
+vigil_result_notification(const vigil_result *result, size_t i, vigil_notification *n,
+                          vigil_error *err)
+{
+  memset(n, 0, sizeof *n);
+  const msgpack_object *list = vigil_result_get(result, "notifications");
+  if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
+    return client_error(err, VIGIL_ERR_USAGE, "the result has no \"notifications\" list (a "
+                        "cursor_take or notifications_since result has one)");
+  if (i >= list->via.array.size)
+    return 0;
+  msgpack_sbuffer sb;
+  msgpack_sbuffer_init(&sb);
+  msgpack_packer pk;
+  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+  msgpack_pack_array(&pk, 1);
+  msgpack_pack_object(&pk, list->via.array.ptr[i]);
+  char why[256];
+  struct vigil_message *m = message_new(sb.data, sb.size, why, sizeof why);
+  msgpack_sbuffer_destroy(&sb);
+  if (m == NULL)
+    return client_error(err, VIGIL_ERR_PROTOCOL, "notifications[%zu]: %s", i, why);
+  if (notification_read(n, m, message_root(m), false, why, sizeof why) != 0) {
+    message_free(m);
+    return client_error(err, VIGIL_ERR_PROTOCOL, "notifications[%zu]: %s", i, why);
+  }
+  return 1;
+}

@@ -408,6 +408,96 @@ test_queued_during_call(void)
   vigil_client_close(c);
 }
 
+/* A session's model cursor (docs/protocol.md, "Model cursors"): a take
+ * gives what is above the cursor once, typed as pushed notifications, and
+ * a take that waits is answered by the next notification. */
+static void
+test_cursor(void)
+{
+  vigil_client *c = test_connect();
+  vigil_args *a = vigil_args_new();
+  vigil_args_str(a, "session", "cursor-test");
+  vigil_args_uint(a, "linger_ms", 0);
+  vigil_result res;
+  CALL_OK(c, "session_open", a, &res);
+  vigil_result_free(&res);
+  vigil_args_free(a);
+  char id[64];
+  test_start_sh(c, "echo built", NULL, 0, id, sizeof id);
+  vigil_notification n;
+  test_next(c, &n); /* the output, pushed */
+  vigil_notification_free(&n);
+  test_next(c, &n); /* the exit */
+  vigil_notification_free(&n);
+
+  a = vigil_args_new();
+  vigil_args_str(a, "cursor", "model");
+  vigil_args_uint(a, "limit", 1);
+  CALL_OK(c, "cursor_take", a, &res);
+  vigil_args_free(a);
+  int64_t cursor = -1, last = -1, dropped = -1;
+  CHECK(vigil_result_int(&res, "cursor", &cursor) && cursor == 1 &&
+            vigil_result_int(&res, "last_seq", &last) && last == 2 &&
+            vigil_result_int(&res, "dropped", &dropped) && dropped == 0,
+        "cursor %lld, last_seq %lld, dropped %lld", (long long)cursor, (long long)last,
+        (long long)dropped);
+  vigil_error err;
+  CHECK(vigil_result_notification(&res, 0, &n, &err) == 1, "the first: %s", err.message);
+  vigil_result_free(&res); /* n is a copy: it outlives the result */
+  CHECK(n.kind == VIGIL_NOTIFICATION_OUTPUT && n.seq == 1 && n.nlines == 1 &&
+            strcmp(n.lines[0].text, "built") == 0 && strstr(n.text, "<<<VIGIL OBSERVATION "),
+        "taken as pushed: %s seq %llu", n.type, (unsigned long long)n.seq);
+  vigil_notification_free(&n);
+
+  /* The rest, then nothing; the list is only a take's. */
+  a = vigil_args_new();
+  vigil_args_str(a, "cursor", "model");
+  CALL_OK(c, "cursor_take", a, &res);
+  CHECK(vigil_result_notification(&res, 0, &n, &err) == 1 && n.kind == VIGIL_NOTIFICATION_EXIT &&
+            n.seq == 2,
+        "then the exit");
+  vigil_notification_free(&n);
+  CHECK(vigil_result_notification(&res, 1, &n, &err) == 0, "and no more");
+  vigil_result_free(&res);
+  CALL_OK(c, "ping", NULL, &res);
+  CHECK(vigil_result_notification(&res, 0, &n, &err) == -1 && err.code == VIGIL_ERR_USAGE,
+        "ping has no notifications: %s", err.message);
+  vigil_result_free(&res);
+
+  /* A take that waits, answered by the next notification. */
+  vigil_args_uint(a, "wait_ms", WAIT_MS);
+  uint32_t msgid;
+  CHECK(vigil_client_request(c, "cursor_take", a, &msgid, &err) == 0, "%s", err.message);
+  vigil_args_free(a);
+  CALL_OK(c, "ping", NULL, &res); /* the take is waiting in the engine */
+  vigil_result_free(&res);
+  test_start_sh(c, "echo again", NULL, 0, id, sizeof id);
+  CHECK(vigil_client_response(c, msgid, WAIT_MS, &res, &err) == 1, "woken: %s", err.message);
+  CHECK(vigil_result_notification(&res, 0, &n, &err) == 1 && n.seq == 3, "seq 3 taken");
+  vigil_notification_free(&n);
+  vigil_result_free(&res);
+
+  a = vigil_args_new();
+  vigil_args_str(a, "cursor", "model");
+  CALL_OK(c, "cursor_get", a, &res);
+  CHECK(vigil_result_int(&res, "cursor", &cursor) && cursor >= 3, "cursor_get %lld",
+        (long long)cursor);
+  vigil_result_free(&res);
+  vigil_args_uint(a, "to", 1);
+  CALL_OK(c, "cursor_advance", a, &res);
+  CHECK(vigil_result_int(&res, "cursor", &last) && last == cursor, "never back");
+  vigil_result_free(&res);
+  vigil_args_free(a);
+  a = vigil_args_new();
+  vigil_args_uint(a, "since_seq", 0);
+  CALL_OK(c, "notifications_since", a, &res);
+  CHECK(vigil_result_notification(&res, 0, &n, &err) == 1 && n.seq == 1, "a re-read from 1");
+  vigil_notification_free(&n);
+  vigil_result_free(&res);
+  vigil_args_free(a);
+  vigil_client_close(c);
+}
+
 /* The engine's refusals come back with the protocol's code and message;
  * the library's own are refused before anything is sent. */
 static void
@@ -769,6 +859,7 @@ main(void)
     {"ping", test_ping},
     {"monitor_notifications", test_monitor_notifications},
     {"queued_during_call", test_queued_during_call},
+    {"cursor", test_cursor},
     {"errors", test_errors},
     {"timeout", test_timeout},
     {"event_loop", test_event_loop},

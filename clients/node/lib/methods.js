@@ -27,6 +27,10 @@ export const METHODS = Object.freeze({
   monitorEvents: 'monitor_events',
   monitorWait: 'monitor_wait',
   processRun: 'process_run',
+  cursorTake: 'cursor_take',
+  cursorGet: 'cursor_get',
+  cursorAdvance: 'cursor_advance',
+  notificationsSince: 'notifications_since',
 });
 
 /** The ending notification types: exactly one per monitor, after all its output. */

@@ -81,6 +81,35 @@ test('a restarted gateway that resumes with its stored lastSeq gets exactly what
     await second.close();
   });
 
+test('a session\'s model cursor gives each notification to one of its readers, once',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const engine = await startEngine();
+    const [c1, c2] = [await Client.connect(engine.socket), await Client.connect(engine.socket)];
+    const [s1, s2] = [await c1.session('cursors'), await c2.session('cursors')];
+    const m = await s1.monitorStart({ command: 'echo built', patterns: [] });
+    await untilEnding(s1, m.monitor_id); // seqs 1 and 2
+    const first = await s2.cursorTake({ cursor: 'model', limit: 1 });
+    assert.deepEqual([first.notifications.map((n) => n.seq), first.cursor, first.last_seq, first.dropped],
+      [[1], 1, 2, 0]);
+    assert.match(first.notifications[0].text, /stream_policy: untrusted_observation/);
+    const second = await s1.cursorTake({ cursor: 'model' });
+    assert.deepEqual(second.notifications.map((n) => n.seq), [2], 'the other reader had seq 1');
+    assert.deepEqual((await s1.cursorTake({ cursor: 'model' })).notifications, []);
+    assert.deepEqual(await s2.cursorGet({ cursor: 'model' }), { cursor: 2, last_seq: 2, kept_from: 1 });
+    assert.deepEqual((await s2.notificationsSince({ since_seq: 0 })).notifications.map((n) => n.seq), [1, 2]);
+    assert.deepEqual(await s2.cursorAdvance({ cursor: 'hook', to: 2 }), { cursor: 2 });
+    // A take that waits is answered by the next notification.
+    const waiting = s2.cursorTake({ cursor: 'model', wait_ms: 600000 });
+    await s2.ping(); // the take is waiting in the engine
+    await s1.monitorStart({ command: 'echo again', patterns: [] });
+    const woken = await waiting;
+    assert.equal(woken.notifications[0].seq, 3);
+    const listed = (await s1.sessionList()).sessions.find((x) => x.session === 'cursors');
+    assert.deepEqual(listed.cursors, { model: woken.cursor, hook: 2 });
+    await c1.close();
+    await c2.close();
+  });
+
 test('output made while no gateway was attached is delivered, and only it, to the one that resumes',
   { timeout: TEST_TIMEOUT }, async () => {
     const engine = await startEngine();

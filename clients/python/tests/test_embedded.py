@@ -68,6 +68,27 @@ class EmbeddedEngine(unittest.TestCase):
             # Released before the answer to session_state: already here.
             self.assertEqual([n.type for n in (ses.wait(0), ses.wait(0))], ["output", "exit"])
 
+    def test_a_model_cursor_gives_each_notification_once(self):
+        with spawn(self.work) as engine:
+            ses = engine.session("cursors")
+            mon = ses.monitor_start(argv=["echo", "built"], patterns=[])
+            take_until_ending(ses, mon["monitor_id"])  # seqs 1 and 2
+            took = ses.cursor_take("model", limit=1)
+            self.assertEqual([n["seq"] for n in took["notifications"]], [1])
+            self.assertIn("built", took["notifications"][0]["text"])
+            self.assertEqual((took["cursor"], took["last_seq"], took["dropped"]), (1, 2, 0))
+            self.assertEqual(ses.cursor_get("model"), {"cursor": 1, "last_seq": 2, "kept_from": 1})
+            since = ses.notifications_since(0)
+            self.assertEqual([n["seq"] for n in since["notifications"]], [1, 2])
+            self.assertEqual(ses.cursor_advance("model", 2), {"cursor": 2})
+            self.assertEqual(ses.cursor_take("model")["notifications"], [])
+            # A take that waits is answered by the next notification.
+            ses.monitor_start(argv=["echo", "again"], patterns=[])
+            woken = ses.cursor_take("model", wait_ms=int(EVENT_TIMEOUT_S * 1000))
+            self.assertEqual([n["seq"] for n in woken["notifications"]][:1], [3])
+            with self.assertRaises(vigil_client.InvalidParams):
+                ses.cursor_advance("model", 1 << 40)
+
     def test_closing_the_engine_ends_what_it_started(self):
         engine = spawn(self.work)
         mon = engine.monitor_start(argv=["sh", "-c", "echo up; exec sleep 600"], patterns=[])

@@ -75,8 +75,46 @@ class Methods(Generic[R]):
 
     def session_list(self, *, session: Optional[str] = None) -> R:
         """This connection's sessions: ``{sessions: [{session, attached,
-        monitors, state, queued}]}``."""
+        monitors, state, queued, cursors}]}``."""
         return self._call("session_list", _args(session=session))
+
+    # --- model cursors (docs/protocol.md, section 5, "Model cursors") --------
+
+    def cursor_take(self, cursor: str, *, limit: Optional[int] = None,
+                    wait_ms: Optional[int] = None, session: Optional[str] = None) -> R:
+        """Takes the kept notifications above the session's cursor
+        ``cursor`` (made at 0 when new), oldest first, at most ``limit``,
+        and moves the cursor past them in the same step, so two readers of
+        one cursor never get the same seq: ``{notifications, cursor,
+        last_seq, dropped, dropped_from, dropped_to}`` (the notifications as
+        maps, exactly as pushed; ``dropped``: seqs above the cursor the
+        session no longer kept, ``dropped_from..dropped_to``, passed too).
+        With ``wait_ms`` and nothing to take, the engine waits that long for
+        a notification; the call waits that long plus the client's call
+        timeout."""
+        return self._call("cursor_take", _args(cursor=cursor, limit=limit, wait_ms=wait_ms,
+                                               session=session),
+                          (wait_ms or 0) / 1000.0)
+
+    def cursor_get(self, cursor: str, *, session: Optional[str] = None) -> R:
+        """``{cursor, last_seq, kept_from}``: the cursor's seq (0 for one the
+        session does not have; none is made), the session's highest seq
+        and the oldest it keeps (None when none)."""
+        return self._call("cursor_get", _args(cursor=cursor, session=session))
+
+    def cursor_advance(self, cursor: str, to: int, *, session: Optional[str] = None) -> R:
+        """Moves the cursor forward to ``to`` (never back; at most the
+        session's last seq), for notifications the model got another way:
+        ``{cursor}``."""
+        return self._call("cursor_advance", _args(cursor=cursor, to=to, session=session))
+
+    def notifications_since(self, since_seq: int, *, limit: Optional[int] = None,
+                            session: Optional[str] = None) -> R:
+        """Re-reads the kept notifications above ``since_seq`` without
+        moving any cursor: ``{notifications, last_seq, dropped,
+        dropped_from, dropped_to}``."""
+        return self._call("notifications_since", _args(since_seq=since_seq, limit=limit,
+                                                       session=session))
 
     # --- monitors -----------------------------------------------------------
 

@@ -230,6 +230,16 @@ typedef struct vigil_notification {
 /* Frees what n holds (a zeroed vigil_notification may be freed too). */
 VIGIL_CLIENT_API void vigil_notification_free(vigil_notification *n);
 
+/* The i-th notification of a result's "notifications" list (cursor_take,
+ * notifications_since: the session's model cursors, docs/protocol.md),
+ * typed as a pushed one: 1 with *n filled (n owns a copy: it outlives
+ * result; free it with vigil_notification_free), 0 when i is past the
+ * last, -1 with err set when the result has no such list
+ * (VIGIL_ERR_USAGE) or the entry is not a notification map
+ * (VIGIL_ERR_PROTOCOL). */
+VIGIL_CLIENT_API int vigil_result_notification(const vigil_result *result, size_t i,
+                                               vigil_notification *n, vigil_error *err);
+
 /* --- the connection --------------------------------------------------- */
 
 typedef struct vigil_client vigil_client;

@@ -1,0 +1,225 @@
+/*
+ * `vigil setup HARNESS [--project | --user] [--dry-run] [--remove] [--yes]`:
+ * one command that sets a harness up to use vigil (issue 23, item 4;
+ * docs/mcp.md, "vigil setup"): its MCP entry and its hooks or plugin
+ * (setup_harness.h), merged into the files it has, and the project-aware
+ * allowlist (setup_allow.h).
+ *
+ * The scope: --project (the project's own files, at the top
+ * cli_project_root finds) or --user (the person's, for every project). By
+ * default --project when the working directory is in a project a marker
+ * names (a repository, a manifest, a harness's directory), else --user;
+ * Goose has only the user's file. The plan is made in full first: a file
+ * that cannot be read or edited with certainty stops setup before anything
+ * is written. Then it is printed (a unified diff with --dry-run, which
+ * writes nothing), or applied, every file atomically, and a second run
+ * changes nothing and says so. --remove takes out exactly what setup puts
+ * in; a file it leaves empty goes (never a link, never a directory).
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_cmds.h"
+#include "cli_obj.h"
+#include "cli_project.h"
+#include "cli_suggest.h"
+#include "setup_allow.h"
+#include "setup_harness.h"
+
+static const CliOpt cli_setup_opts[] = {
+  {"project", 0, NULL, false, "the project's own files (default inside a project)"},
+  {"user", 0, NULL, false, "your own files, for every project (default elsewhere)"},
+  {"dry-run", 'n', NULL, false, "print the changes as a unified diff; write nothing"},
+  {"remove", 0, NULL, false, "take out what setup put in"},
+  {"yes", 'y', NULL, false,
+   "write your vigil config (the bundled one with the\n"
+   "project's commands allowed) without asking, if you have none"},
+  {NULL, 0, NULL, false, NULL},
+};
+
+/* This executable's absolute path. */
+static bool
+cli_setup_self(char *out)
+{
+  ssize_t n = readlink("/proc/self/exe", out, PATH_MAX - 1);
+  if (n <= 0 || n >= PATH_MAX - 1)
+    return false;
+  out[n] = '\0';
+  /* A binary replaced while it runs reads "... (deleted)": not a path to
+   * write into a harness's config. */
+  return out[0] == '/' && strstr(out, " (deleted)") == NULL;
+}
+
+/* Fills the context from the options and the environment. Returns 0, or
+ * the exit status after printing why. */
+static int
+cli_setup_context(const CliParsed *p, const SetupHarness *h, SetupContext *ctx)
+{
+  memset(ctx, 0, sizeof *ctx);
+  ctx->remove = cli_opts_has(p, "remove");
+  if (cli_opts_has(p, "project") && cli_opts_has(p, "user"))
+    return cli_opts_usage_error(p->spec, "--project and --user: give one");
+  const char *home = getenv("HOME");
+  if (home == NULL || home[0] != '/' || realpath(home, ctx->home) == NULL) {
+    fprintf(stderr, "vigil: setup: HOME is %s: setup needs your home directory\n",
+            home ? "not an absolute path that exists" : "not set");
+    return CLI_EXIT_FAILURE;
+  }
+  const char *xdg = getenv("XDG_CONFIG_HOME");
+  int n = xdg && xdg[0] == '/'
+              ? snprintf(ctx->config_home, sizeof ctx->config_home, "%s", xdg)
+              : snprintf(ctx->config_home, sizeof ctx->config_home, "%.*s/.config",
+                         (int)(sizeof ctx->config_home - 16), ctx->home);
+  if (n < 0 || (size_t)n >= sizeof ctx->config_home) {
+    fprintf(stderr, "vigil: setup: the path of your config directory is too long\n");
+    return CLI_EXIT_FAILURE;
+  }
+  bool marked = false;
+  if (cli_project_root(NULL, ctx->root, sizeof ctx->root, &marked) != 0) {
+    fprintf(stderr, "vigil: setup: the working directory's real path cannot be found\n");
+    return CLI_EXIT_FAILURE;
+  }
+  if (cli_opts_has(p, "project"))
+    ctx->scope = kSetupProject;
+  else if (cli_opts_has(p, "user"))
+    ctx->scope = kSetupUser;
+  else
+    ctx->scope = marked && h->has_project ? kSetupProject : kSetupUser;
+  if (ctx->scope == kSetupProject && !h->has_project)
+    return cli_opts_usage_error(p->spec, "%s has no project-level config: use --user", h->name);
+  if (ctx->scope == kSetupProject && strcmp(ctx->root, ctx->home) == 0 && !marked)
+    return cli_opts_usage_error(p->spec, "--project: your home directory is not a project; "
+                                         "run setup in the project, or use --user");
+  if (!cli_setup_self(ctx->vigil)) {
+    fprintf(stderr, "vigil: setup: cannot find this vigil's own path (/proc/self/exe)\n");
+    return CLI_EXIT_FAILURE;
+  }
+  StrBuf word = STRBUF_INIT;
+  cli_client_shell_word(&word, ctx->vigil);
+  snprintf(ctx->hook_prefix, sizeof ctx->hook_prefix, "%s hook ", strbuf_cstr(&word));
+  strbuf_free(&word);
+  return 0;
+}
+
+/* Says which config the engine now running uses, when one answers. */
+static void
+cli_setup_engine_config(CliClient *c)
+{
+  if (cli_client_connect(c, false, false, 0) != 0)
+    return;
+  CliReply reply;
+  if (cli_client_call(c, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &reply) != 0)
+    return;
+  const msgpack_object *cfg = cli_obj_get(reply.result, "config");
+  size_t n = 0;
+  const char *path = cli_obj_get_text(cfg, "path", &n);
+  if (path == NULL)
+    path = cli_obj_get_text(reply.result, "config_path", &n);
+  if (path == NULL && cfg && cfg->type == MSGPACK_OBJECT_STR)
+    path = cli_obj_text(cfg, &n);
+  if (path)
+    printf("The engine running on %s uses %.*s.\n", c->socket_path, (int)n, path);
+  else
+    printf("An engine runs on %s (it does not say which config it uses).\n", c->socket_path);
+  cli_reply_free(&reply);
+}
+
+static int
+cli_setup_run(CliClient *c, const CliParsed *p)
+{
+  const SetupHarness *h = setup_harness_find(p->args[0]);
+  if (h == NULL) {
+    size_t n;
+    const SetupHarness *all = setup_harness_list(&n);
+    CliSuggest s;
+    cli_suggest_init(&s, p->args[0]);
+    StrBuf names = STRBUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+      cli_suggest_offer(&s, all[i].name);
+      strbuf_printf(&names, "%s%s", i ? ", " : "", all[i].name);
+    }
+    const char *best = cli_suggest_best(&s);
+    /* "claude" for claude-code: a start of one name is as good a guess. */
+    for (size_t i = 0; best == NULL && p->args[0][0] && i < n; i++)
+      if (strncmp(all[i].name, p->args[0], strlen(p->args[0])) == 0)
+        best = all[i].name;
+    int rc = best ? cli_opts_usage_error(p->spec, "no harness \"%s\"; did you mean \"%s\"?",
+                                         p->args[0], best)
+                  : cli_opts_usage_error(p->spec, "no harness \"%s\" (one of %s)", p->args[0],
+                                         strbuf_cstr(&names));
+    strbuf_free(&names);
+    return rc;
+  }
+  SetupContext ctx;
+  int rc = cli_setup_context(p, h, &ctx);
+  if (rc != 0)
+    return rc;
+  bool dry = cli_opts_has(p, "dry-run");
+  printf("vigil setup %s%s (%s)\n", h->name, ctx.remove ? " --remove" : "",
+         ctx.scope == kSetupProject ? ctx.root : "your user files");
+  SetupPlan plan;
+  setup_plan_init(&plan);
+  StrBuf err = STRBUF_INIT;
+  if (h->plan(&ctx, &plan, &err) != 0) {
+    fprintf(stderr, "vigil: setup: %s\n", strbuf_cstr(&err));
+    strbuf_free(&err);
+    setup_plan_free(&plan);
+    return CLI_EXIT_FAILURE;
+  }
+  bool codex = strcmp(h->name, "codex") == 0;
+  SetupCodexTrust trust;
+  if (codex)
+    setup_codex_trust_begin(&ctx, &trust);
+  size_t count = setup_plan_count(&plan);
+  if (count == 0) {
+    printf("  nothing to %s: %s is %s\n", ctx.remove ? "remove" : "change", h->title,
+           ctx.remove ? "not set up here" : "already set up");
+  } else if (dry) {
+    setup_plan_print(&plan, stdout, true, false);
+    setup_plan_print(&plan, stdout, false, false);
+    printf("  (dry run: nothing was written)\n");
+  } else if (setup_plan_apply(&plan, &err) != 0) {
+    fprintf(stderr, "vigil: setup: %s\n", strbuf_cstr(&err));
+    strbuf_free(&err);
+    setup_plan_free(&plan);
+    if (codex)
+      json_decref(trust.keys), free(trust.error);
+    return CLI_EXIT_FAILURE;
+  } else {
+    setup_plan_print(&plan, stdout, false, true);
+  }
+  if (codex)
+    setup_codex_trust_end(&ctx, &trust, dry, stdout);
+  fputs(strbuf_cstr(&plan.notes), stdout);
+  setup_plan_free(&plan);
+  strbuf_free(&err);
+  if (ctx.remove)
+    return 0;
+  /* What the agent may run there: the project's commands and the config. */
+  bool marked = false;
+  char root[PATH_MAX];
+  if (cli_project_root(NULL, root, sizeof root, &marked) == 0 && marked) {
+    SetupAllow allow;
+    setup_allow_detect(root, &allow);
+    if (setup_allow_advise(&allow, root, !dry, cli_opts_has(p, "yes"), stdout) != 0)
+      rc = CLI_EXIT_FAILURE;
+  }
+  cli_setup_engine_config(c);
+  return rc;
+}
+
+const CliCommand cli_cmd_setup = {
+  {"setup", "HARNESS", "set an agent harness up to use vigil",
+   "Set HARNESS (claude-code, codex, gemini, opencode, cursor, goose) up to use\n"
+   "vigil: its MCP server entry (this vigil's path, \"mcp\") and its hooks or\n"
+   "plugin (vigil hook HARNESS EVENT), merged into the files it has, every other\n"
+   "key kept; then which of the project's commands the engine's config allows.\n"
+   "--project writes the project's files (the default inside a project), --user\n"
+   "yours. A second run changes nothing; --remove takes out what setup put in.\n"
+   "A file that is not valid JSON, TOML or YAML is left as it is, and nothing is\n"
+   "written. docs/mcp.md has every file per harness.",
+   cli_setup_opts, 1, 1, false},
+  cli_setup_run,
+};
