@@ -145,6 +145,15 @@ mcp_calls_answered(void)
 }
 
 void
+mcp_calls_wait_idle(void)
+{
+  pthread_mutex_lock(&mcp_calls_mu);
+  while (mcp_calls_threads > 0)
+    pthread_cond_wait(&mcp_calls_ended, &mcp_calls_mu);
+  pthread_mutex_unlock(&mcp_calls_mu);
+}
+
+void
 mcp_calls_end_all(McpServer *s)
 {
   pthread_mutex_lock(&mcp_calls_mu);

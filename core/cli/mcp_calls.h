@@ -1,5 +1,5 @@
 /*
- * `vigil mcp`'s tool calls in flight (MCP.md section 1: requests are served
+ * `vigil mcp`'s tool calls in flight (docs/mcp.md, "Limits and choices": requests are served
  * concurrently). Each tools/call runs in a thread of its own, so that a
  * monitor_wait or a foreground process_run holds back neither a ping nor
  * another call; the reading thread stays free for the next line. At most
@@ -46,6 +46,10 @@ void mcp_calls_cancel(McpServer *s, const json_t *id);
  * it (it is ignored). Outside a call's thread: true. */
 bool mcp_calls_answering(void);
 void mcp_calls_answered(void);
+
+/* Waits until every call has been answered and its thread has ended (the
+ * fuzz harness, which checks each line's answer before the next line). */
+void mcp_calls_wait_idle(void);
 
 /* Cancels every call and waits until their threads have ended (at stdin's
  * end, before the engine link closes). */
