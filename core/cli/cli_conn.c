@@ -513,6 +513,23 @@ cli_conn_take(CliConn *c, uint32_t msgid, CliReply *reply, CliError *err)
   return 1;
 }
 
+void
+cli_conn_abandon(CliConn *c, uint32_t msgid)
+{
+  CliKept **pp = &c->kept;
+  while (*pp && (*pp)->msgid != msgid)
+    pp = &(*pp)->next;
+  if (*pp != NULL) {
+    /* Its answer came already: dropped now. */
+    CliKept *k = *pp;
+    *pp = k->next;
+    msgpack_unpacked_destroy(&k->msg);
+    free(k);
+    return;
+  }
+  c->abandoned[c->nabandoned++ % CLI_CONN_ABANDONED_MAX] = msgid;
+}
+
 int
 cli_conn_call(CliConn *c, const char *method, const CliReq *args, int64_t deadline,
               CliReply *reply, CliError *err)
@@ -526,14 +543,13 @@ cli_conn_call(CliConn *c, const char *method, const CliReq *args, int64_t deadli
       return rc > 0 ? 0 : -1;
     rc = cli_conn_pump(c, deadline, err);
     if (rc < 0 && (err->kind == kCliErrInterrupted || err->kind == kCliErrHangup)) {
-      /* Given up on: its answer is dropped when it comes, not kept. */
-      c->abandoned[c->nabandoned++ % CLI_CONN_ABANDONED_MAX] = (uint32_t)msgid;
+      cli_conn_abandon(c, (uint32_t)msgid);
       return -1;
     }
     if (rc < 0)
       return -1;
     if (rc == 0) {
-      c->abandoned[c->nabandoned++ % CLI_CONN_ABANDONED_MAX] = (uint32_t)msgid;
+      cli_conn_abandon(c, (uint32_t)msgid);
       return cli_error_set(err, kCliErrDeadline, "no answer from the engine to %s in time",
                            method);
     }

@@ -130,6 +130,11 @@ int cli_conn_take(CliConn *c, uint32_t msgid, CliReply *reply, CliError *err);
  * connection failed or the engine closed it. */
 int cli_conn_pump(CliConn *c, int64_t deadline, CliError *err);
 
+/* Gives up on the answer to msgid: dropped if it has come, else dropped
+ * when it comes (the last CLI_CONN_ABANDONED_MAX given up on are
+ * remembered), so that no answer is kept for nobody. */
+void cli_conn_abandon(CliConn *c, uint32_t msgid);
+
 /* Sends a request and waits for its answer (handling notifications in the
  * meantime). Returns 0 with reply filled, or -1 with err set (an engine
  * error, a transport failure, or kCliErrDeadline). */

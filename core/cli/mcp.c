@@ -1,11 +1,12 @@
 /*
  * `vigil mcp`: an MCP server on stdio that is a client of vigild
  * (docs/mcp.md). It speaks JSON-RPC 2.0, one JSON object per line, to the
- * harness (mcp_rpc.c) and msgpack-rpc to the engine (mcp_engine.c), in one
- * thread: a poll() over stdin and the engine's socket. A request is
- * answered in full before the next is read (a tool that waits, monitor_wait
- * or a foreground process_run, holds the next request back, though
- * notifications still flow); bad input is answered with its JSON-RPC error
+ * harness (mcp_rpc.c) and msgpack-rpc to the engine (mcp_engine.c).
+ * Requests are served concurrently: this thread reads stdin and answers
+ * what needs no engine; each tools/call runs in a thread of its own
+ * (mcp_calls.h, bounded), and the engine's connection is the link's thread's
+ * (mcp_link.c), which routes answers by msgid and pushes notifications, so
+ * a monitor_wait holds back nothing else; bad input is answered with its JSON-RPC error
  * and the server goes on; stdout carries nothing but protocol, logs go to
  * stderr. stdin's end ends the adapter
  * with 0, and the monitors keep running in the engine; the engine's end
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli_cmds.h"
+#include "mcp_calls.h"
 #include "mcp_config.h"
 #include "mcp_deliver.h"
 #include "mcp_io.h"
@@ -90,7 +92,11 @@ cli_mcp_options(const CliParsed *p, McpServer *s)
   return rc;
 }
 
-/* Serves until stdin ends. */
+/* Serves until stdin ends: reads the harness's lines and dispatches them;
+ * a tools/call runs in a thread of its own (mcp_calls.h) and the engine is
+ * read by the link's thread (mcp_engine.h), so this thread only waits for
+ * stdin. At its end the calls in flight are cancelled (their monitors keep
+ * running in the engine). */
 static int
 cli_mcp_serve(McpServer *s)
 {
@@ -111,15 +117,11 @@ cli_mcp_serve(McpServer *s)
     }
     if (r == kMcpEof)
       break;
-    /* Waiting for the harness, the engine, or the link's next attempt to
-     * reconnect (a poll() ignores the engine's -1 while the link is down). */
-    mcp_engine_tick(&s->engine);
-    struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {mcp_engine_fd(&s->engine), POLLIN, 0}};
-    if (poll(fds, 2, mcp_engine_timeout_ms(&s->engine)) < 0 && errno != EINTR)
+    struct pollfd fd = {STDIN_FILENO, POLLIN, 0};
+    if (poll(&fd, 1, -1) < 0 && errno != EINTR)
       break;
-    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR))
-      mcp_engine_poll(&s->engine); /* a lost connection starts the retries */
   }
+  mcp_calls_end_all(s);
   mcp_reader_free(&in);
   return 0;
 }

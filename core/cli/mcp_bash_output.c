@@ -12,6 +12,7 @@
  */
 #include "mcp_tools.h"
 
+#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,10 @@ typedef struct {
 
 static WpCursor wp_cursors[WP_CURSORS];
 static size_t wp_cursor_next;
+/* Held while a BashOutput reads and moves a cursor: calls run in threads of
+ * their own (mcp_calls.h); a BashOutput never waits, so holding it across
+ * its engine reads delays another one by a read at most. */
+static pthread_mutex_t wp_cursors_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The cursor of monitor id (a new one, at 0, the first time). */
 static WpCursor *
@@ -211,6 +216,7 @@ mcp_bash_output(McpServer *s, json_t *args, McpResult *out)
   } else {
     const char *state = json_string_value(json_object_get(st, "state"));
     json_t *code = json_object_get(st, "exit_code");
+    pthread_mutex_lock(&wp_cursors_mu);
     WpCursor *c = wp_cursor(id);
     bool ok = true;
     for (int k = 0; k < 2 && ok; k++) {
@@ -218,6 +224,7 @@ mcp_bash_output(McpServer *s, json_t *args, McpResult *out)
       if (ok && filter)
         wp_filter(&rd[k], &re, state && strcmp(state, "running") == 0, &c->at[k]);
     }
+    pthread_mutex_unlock(&wp_cursors_mu);
     if (ok)
       wp_bash_result(id, mcp_seed_status(state, code), code, rd, out);
     else

@@ -73,7 +73,7 @@ mcp_config_check(McpEngine *m)
   json_t *info = NULL;
   if (mcp_engine_call(m, "api_info", NULL, MCP_CONFIG_INFO_TIMEOUT_MS, &info) != 0) {
     fprintf(stderr, "vigil mcp: cannot ask the engine which config it runs: %s\n",
-            m->cli.err.msg);
+            mcp_engine_error()->msg);
     return;
   }
   json_t *cfg = json_object_get(info, "config");

@@ -49,10 +49,15 @@ mcp_deliver_flush(McpServer *s)
 {
   if (s->delivery != kMcpChannel || !s->ready)
     return;
-  json_t *list = mcp_engine_take(&s->engine, s->engine.delivered, MCP_QUEUE_MAX);
+  /* Taken and pushed under push_mu: whichever thread flushes (the link's,
+   * or the reading one at notifications/initialized), pushes leave in seq
+   * order and each once. */
+  pthread_mutex_lock(&s->engine.push_mu);
+  json_t *list = mcp_engine_take(&s->engine, MCP_SINCE_DELIVERED, MCP_QUEUE_MAX, NULL);
   size_t i;
   json_t *n;
   json_array_foreach(list, i, n) mcp_deliver_push(s, n);
+  pthread_mutex_unlock(&s->engine.push_mu);
   json_decref(list);
 }
 

@@ -1,11 +1,12 @@
 /*
  * The MCP adapter's engine link (see mcp_engine.h): the socket's directory
  * checked, connecting (or starting `vigild --daemon` and connecting), the
- * session and its resume, the link's retries after the engine went away,
- * calls and their retry, and the queue of notifications not yet handed to
- * the harness.
+ * session and its resume, what the link says when it is lost and back, and
+ * the queue of notifications not yet handed to the harness. The link's
+ * thread, which makes the attempts and carries the calls, is mcp_link.c.
  */
 #include "mcp_engine.h"
+#include "mcp_engine_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -59,7 +60,8 @@ mcp_engine_write_state(McpEngine *m)
   }
 }
 
-void
+/* Records seq as delivered and persists it (the lock held). */
+static void
 mcp_engine_delivered(McpEngine *m, uint64_t seq)
 {
   if (seq <= m->delivered)
@@ -90,18 +92,25 @@ mcp_engine_enqueue(McpEngine *m, uint64_t seq, json_t *n)
 }
 
 json_t *
-mcp_engine_take(McpEngine *m, uint64_t since_seq, size_t max)
+mcp_engine_take(McpEngine *m, uint64_t since_seq, size_t max, McpTaken *info)
 {
   json_t *out = json_array();
   uint64_t last = 0;
+  pthread_mutex_lock(&m->mu);
+  if (since_seq == MCP_SINCE_DELIVERED)
+    since_seq = m->delivered;
   for (size_t i = 0; i < m->count && json_array_size(out) < max; i++) {
     McpQueued *q = &m->queue[(m->head + i) % MCP_QUEUE_MAX];
     if (q->seq > since_seq) {
-      json_array_append(out, q->n);
+      /* A copy: the ring's value stays the link thread's alone. */
+      json_array_append_new(out, json_deep_copy(q->n));
       last = q->seq;
     }
   }
   mcp_engine_delivered(m, last);
+  if (info != NULL)
+    *info = (McpTaken){m->delivered, m->dropped};
+  pthread_mutex_unlock(&m->mu);
   return out;
 }
 
@@ -124,20 +133,27 @@ mcp_engine_on_push(void *ctx, const char *method, size_t len, const msgpack_obje
     return;
   const msgpack_object *n = &params->via.array.ptr[0];
   uint64_t seq = cli_obj_get_uint(n, "seq", 0);
-  if (seq != 0 && (seq <= m->received || seq <= m->delivered))
-    return;
-  if (seq > m->received)
-    m->received = seq;
-  json_t *j = cli_json_of(n);
-  mcp_engine_enqueue(m, seq, j);
-  if (m->on_notification)
+  pthread_mutex_lock(&m->mu);
+  bool seen = seq != 0 && (seq <= m->received || seq <= m->delivered);
+  json_t *j = NULL;
+  if (!seen) {
+    if (seq > m->received)
+      m->received = seq;
+    j = cli_json_of(n);
+    mcp_engine_enqueue(m, seq, j);
+    pthread_cond_broadcast(&m->changed);
+  }
+  pthread_mutex_unlock(&m->mu);
+  /* The ring holds j until MCP_QUEUE_MAX newer ones came, which only this
+   * thread adds: it outlives the callback. */
+  if (j != NULL && m->on_notification)
     m->on_notification(m->ctx, m, seq, j);
 }
 
 /* --- the link ------------------------------------------------------------ */
 
-/* Sleeps ms (a pause between two attempts; the adapter has nothing else to
- * do then: stdin waits, which is what a request does while answered). */
+/* Sleeps ms (while a started vigild says whether it listens: the link's
+ * thread has nothing else to do then, and calls wait for it). */
 static void
 mcp_engine_pause(int64_t ms)
 {
@@ -156,9 +172,7 @@ mcp_engine_reap(McpEngine *m)
     m->starting = 0;
 }
 
-/* The connection ended: closes it, says so, and starts retrying (or goes
- * down when retrying is off). why is the failure, for the message. */
-static void
+void
 mcp_engine_lost(McpEngine *m, const char *why)
 {
   cli_client_close(&m->cli);
@@ -177,8 +191,7 @@ mcp_engine_lost(McpEngine *m, const char *why)
           m->spawn ? ", starting an engine if none answers" : "");
 }
 
-/* Retrying passed its bound: the link is down until the next call. */
-static void
+void
 mcp_engine_give_up(McpEngine *m)
 {
   m->link = kMcpLinkDown;
@@ -188,16 +201,29 @@ mcp_engine_give_up(McpEngine *m)
 }
 
 /* Connects and opens the session, resuming after last_seq when has_last.
- * A connection whose session_open failed is closed again. */
+ * A connection whose session_open failed is closed again. The caller says
+ * the link is up. */
 static int
 mcp_engine_connect(McpEngine *m, bool has_last, uint64_t last_seq)
 {
-  if (cli_client_connect(&m->cli, true, has_last, last_seq) == 0) {
-    m->link = kMcpLinkUp;
+  if (cli_client_connect(&m->cli, true, has_last, last_seq) == 0)
     return 0;
-  }
   cli_client_close(&m->cli);
   return -1;
+}
+
+/* Writes s on stderr with write(2) alone: a forked child of a process with
+ * threads may call nothing that takes a lock (stdio, malloc). */
+static void
+mcp_engine_child_say(const char *s)
+{
+  for (size_t n = strlen(s); n > 0;) {
+    ssize_t w = write(2, s, n);
+    if (w <= 0)
+      return;
+    s += w;
+    n -= (size_t)w;
+  }
 }
 
 /* Starts `vigild --daemon --listen SOCKET --log-file DIR/vigild-mcp.log
@@ -241,7 +267,12 @@ mcp_engine_spawn(McpEngine *m)
       _exit(127);
     closefrom(3);
     execvp(vigild, argv);
-    fprintf(stderr, "vigil mcp: cannot run %s: %s\n", vigild, strerror(errno));
+    const char *why = strerrordesc_np(errno); /* untranslated: takes no lock */
+    mcp_engine_child_say("vigil mcp: cannot run ");
+    mcp_engine_child_say(vigild);
+    mcp_engine_child_say(": ");
+    mcp_engine_child_say(why ? why : "exec failed");
+    mcp_engine_child_say("\n");
     _exit(127);
   }
   int64_t deadline = cli_now_ms() + MCP_SPAWN_WAIT_MS;
@@ -261,14 +292,10 @@ mcp_engine_spawn(McpEngine *m)
   return 0;
 }
 
-/* One attempt: connect and open the session (resuming after the newest seq
- * received); when nothing listens and spawning is allowed, start an engine
- * and connect to it. Returns 0, or -1 with m->cli.err set. */
-static int
-mcp_engine_attempt(McpEngine *m)
+int
+mcp_engine_attempt(McpEngine *m, uint64_t last)
 {
   mcp_engine_reap(m);
-  uint64_t last = m->received > m->delivered ? m->received : m->delivered;
   if (mcp_engine_connect(m, true, last) == 0)
     return 0;
   if (m->cli.err.kind != kCliErrNoEngine || !m->spawn || m->starting > 0)
@@ -285,113 +312,14 @@ mcp_engine_attempt(McpEngine *m)
   return -1;
 }
 
-/* The link came back: says so. */
-static void
-mcp_engine_back(McpEngine *m)
+void
+mcp_engine_back(McpEngine *m, uint64_t last)
 {
   m->reconnects++;
   fprintf(stderr, "vigil mcp: reconnected to the engine on %s after %lld ms; session \"%s\" "
                   "resumed after seq %llu\n",
           m->cli.socket_path, (long long)(cli_now_ms() - m->lost_at), m->cli.session,
-          (unsigned long long)(m->received > m->delivered ? m->received : m->delivered));
-}
-
-/* Makes sure the link is up: while retrying, attempts until the retry bound
- * (pausing between); when down, one attempt. Returns 0, or -1 with
- * m->cli.err saying no engine answers. */
-static int
-mcp_engine_ensure(McpEngine *m)
-{
-  if (m->link == kMcpLinkUp)
-    return 0;
-  bool retrying = m->link == kMcpLinkRetrying;
-  int64_t until = retrying ? m->lost_at + m->reconnect_wait_ms : 0;
-  int64_t pause = MCP_RECONNECT_FIRST_MS;
-  for (;;) {
-    if (mcp_engine_attempt(m) == 0) {
-      if (m->lost_at > 0)
-        mcp_engine_back(m);
-      return 0;
-    }
-    int64_t now = cli_now_ms();
-    if (now >= until)
-      break;
-    mcp_engine_pause(pause < until - now ? pause : until - now);
-    pause = pause * 2 < MCP_RECONNECT_MAX_BACKOFF_MS ? pause * 2 : MCP_RECONNECT_MAX_BACKOFF_MS;
-  }
-  if (retrying)
-    mcp_engine_give_up(m);
-  char why[CLI_ERROR_MSG_MAX];
-  snprintf(why, sizeof why, "%s", m->cli.err.msg);
-  return cli_error_set(&m->cli.err, kCliErrTransport,
-                       "no engine answers on %s (%.900s); the next call tries again",
-                       m->cli.socket_path, why);
-}
-
-void
-mcp_engine_tick(McpEngine *m)
-{
-  if (m->link != kMcpLinkRetrying || cli_now_ms() < m->retry_at)
-    return;
-  if (mcp_engine_attempt(m) == 0) {
-    mcp_engine_back(m);
-    return;
-  }
-  int64_t now = cli_now_ms();
-  if (now >= m->lost_at + m->reconnect_wait_ms) {
-    mcp_engine_give_up(m);
-    return;
-  }
-  m->retry_at = now + m->backoff_ms;
-  m->backoff_ms = m->backoff_ms * 2 < MCP_RECONNECT_MAX_BACKOFF_MS ? m->backoff_ms * 2
-                                                                   : MCP_RECONNECT_MAX_BACKOFF_MS;
-}
-
-int
-mcp_engine_timeout_ms(const McpEngine *m)
-{
-  if (m->link != kMcpLinkRetrying)
-    return -1;
-  int64_t left = m->retry_at - cli_now_ms();
-  return left <= 0 ? 0 : left > 60000 ? 60000 : (int)left;
-}
-
-int
-mcp_engine_fd(const McpEngine *m)
-{
-  return m->link == kMcpLinkUp ? cli_conn_fd(m->cli.conn) : -1;
-}
-
-int
-mcp_engine_poll(McpEngine *m)
-{
-  if (m->link != kMcpLinkUp)
-    return 0;
-  for (;;) {
-    struct pollfd pfd = {cli_conn_fd(m->cli.conn), POLLIN, 0};
-    if (poll(&pfd, 1, 0) <= 0)
-      return 0;
-    int rc = cli_conn_pump(m->cli.conn, cli_now_ms(), &m->cli.err);
-    if (rc < 0) {
-      mcp_engine_lost(m, m->cli.err.msg);
-      return -1;
-    }
-    if (rc == 0)
-      return 0;
-  }
-}
-
-int
-mcp_engine_wait(McpEngine *m, int64_t deadline)
-{
-  if (mcp_engine_ensure(m) != 0)
-    return -1;
-  int rc = cli_conn_pump(m->cli.conn, deadline, &m->cli.err);
-  if (rc >= 0)
-    return rc;
-  mcp_engine_lost(m, m->cli.err.msg);
-  /* Re-opened, the session has replayed what came meanwhile. */
-  return mcp_engine_ensure(m) == 0 ? 1 : -1;
+          (unsigned long long)last);
 }
 
 /* --- calls --------------------------------------------------------------- */
@@ -410,71 +338,20 @@ mcp_engine_read_only(const char *method)
   return false;
 }
 
-/* Whether a failed call lost the connection (rather than being refused by
- * the engine or running out of time on a live connection). */
-static bool
-mcp_engine_conn_failed(const CliError *e)
-{
-  return e->kind == kCliErrTransport || e->kind == kCliErrProtocol;
-}
-
-/* One call on the connection that is up, by deadline (-1: none). */
-static int
-mcp_engine_call_once(McpEngine *m, const char *method, const CliReq *req, int64_t deadline,
-                     json_t **result)
-{
-  int64_t left = deadline < 0 ? -1 : deadline - cli_now_ms();
-  if (deadline >= 0 && left <= 0)
-    return cli_error_set(&m->cli.err, kCliErrDeadline, "no answer from the engine to %s in time",
-                         method);
-  CliReply reply;
-  if (cli_client_call(&m->cli, method, req, left, &reply) != 0)
-    return -1;
-  *result = cli_json_of(reply.result);
-  cli_reply_free(&reply);
-  return 0;
-}
-
-int
-mcp_engine_call(McpEngine *m, const char *method, json_t *args, int64_t timeout_ms,
-                json_t **result)
-{
-  int64_t deadline = timeout_ms < 0 ? -1 : cli_now_ms() + timeout_ms;
-  if (mcp_engine_ensure(m) != 0)
-    return -1;
-  CliReq req;
-  cli_req_init(&req);
-  const char *key;
-  json_t *v;
-  if (args)
-    json_object_foreach(args, key, v) cli_json_pack(v, cli_req_key(&req, key));
-  int rc = mcp_engine_call_once(m, method, &req, deadline, result);
-  if (rc != 0 && mcp_engine_conn_failed(&m->cli.err)) {
-    char why[CLI_ERROR_MSG_MAX];
-    snprintf(why, sizeof why, "%s", m->cli.err.msg);
-    mcp_engine_lost(m, why);
-    if (!mcp_engine_read_only(method)) {
-      cli_req_free(&req);
-      return cli_error_set(&m->cli.err, kCliErrTransport,
-                           "the connection to the engine ended while %s was in flight (%.900s); "
-                           "whether it took effect is unknown: look (monitor_list, "
-                           "monitor_status) before trying again",
-                           method, why);
-    }
-    /* Only reads: sent again once the session is back. */
-    rc = mcp_engine_ensure(m) == 0 ? mcp_engine_call_once(m, method, &req, deadline, result) : -1;
-    if (rc != 0 && mcp_engine_conn_failed(&m->cli.err) && m->link == kMcpLinkUp)
-      mcp_engine_lost(m, m->cli.err.msg);
-  }
-  cli_req_free(&req);
-  return rc;
-}
-
 /* --- opening ------------------------------------------------------------- */
 
 void
 mcp_engine_init(McpEngine *m, bool spawn, const char *config)
 {
+  pthread_mutex_init(&m->mu, NULL);
+  pthread_mutex_init(&m->push_mu, NULL);
+  /* Waits have deadlines on the monotonic clock, as cli_now_ms. */
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&m->changed, &attr);
+  pthread_condattr_destroy(&attr);
+  m->wake[0] = m->wake[1] = -1;
   m->link = kMcpLinkDown;
   m->spawn = spawn;
   m->config = config;
@@ -537,16 +414,20 @@ mcp_engine_open(McpEngine *m)
       return -1;
     }
   }
+  m->link = kMcpLinkUp;
   /* A fresh adapter takes the session from its next notification on: a
    * later reconnect resumes from here, not from what came before it. */
+  pthread_mutex_lock(&m->mu);
   if (!has_last && m->cli.next_seq > 0 && m->cli.next_seq - 1 > m->received)
     m->received = m->cli.next_seq - 1;
-  return 0;
+  pthread_mutex_unlock(&m->mu);
+  return mcp_link_start(m);
 }
 
 void
 mcp_engine_close(McpEngine *m)
 {
+  mcp_link_stop(m);
   while (m->count > 0) {
     json_decref(m->queue[m->head].n);
     m->head = (m->head + 1) % MCP_QUEUE_MAX;
@@ -555,4 +436,7 @@ mcp_engine_close(McpEngine *m)
   mcp_engine_reap(m);
   cli_client_close(&m->cli);
   m->link = kMcpLinkDown;
+  pthread_cond_destroy(&m->changed);
+  pthread_mutex_destroy(&m->push_mu);
+  pthread_mutex_destroy(&m->mu);
 }

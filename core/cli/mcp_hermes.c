@@ -492,7 +492,7 @@ mcp_hermes_kill(McpServer *s, const char *id, json_t *args, McpResult *out)
   json_t *e = json_pack("{s:s}", "monitor_id", id), *r = NULL;
   int rc = mcp_engine_call(&s->engine, "monitor_stop", e, 2 * CLI_CALL_TIMEOUT_MS, &r);
   json_decref(e);
-  const CliError *err = &s->engine.cli.err;
+  const CliError *err = mcp_engine_error();
   if (rc != 0 && !(err->kind == kCliErrEngine && strncmp(err->msg, "already_exited:", 15) == 0)) {
     mcp_result_engine_error(s, out);
     return;

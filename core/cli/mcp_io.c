@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,20 +115,26 @@ mcp_io_set_sink(McpSink fn, void *ctx)
   mcp_sink_ctx = ctx;
 }
 
+/* Held while a line is written: calls answer from threads of their own and
+ * the link's thread pushes notifications (mcp_calls.h, mcp_engine.h), and
+ * a line is never interleaved with another. */
+static pthread_mutex_t mcp_write_mu = PTHREAD_MUTEX_INITIALIZER;
+
 int
 mcp_write(json_t *msg)
 {
   char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
   if (text == NULL)
     return -1;
+  pthread_mutex_lock(&mcp_write_mu);
   if (mcp_sink) {
     mcp_sink(mcp_sink_ctx, text, strlen(text));
-    free(text);
-    return 0;
+  } else {
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
   }
-  fputs(text, stdout);
-  fputc('\n', stdout);
-  fflush(stdout);
+  pthread_mutex_unlock(&mcp_write_mu);
   free(text);
   return 0;
 }

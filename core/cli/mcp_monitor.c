@@ -134,7 +134,7 @@ mon_task_stop(McpServer *s, json_t *args, McpResult *out)
   /* Answered once the group is gone: SIGTERM, the grace, SIGKILL. */
   int rc = mcp_engine_call(&s->engine, "monitor_stop", q, CLI_CALL_TIMEOUT_MS, &r);
   json_decref(q);
-  const CliError *e = &s->engine.cli.err;
+  const CliError *e = mcp_engine_error();
   if (rc != 0 && !(e->kind == kCliErrEngine && strncmp(e->msg, "already_exited:", 15) == 0)) {
     mcp_result_engine_error(s, out);
     return;

@@ -373,7 +373,7 @@ mcp_process_kill(McpServer *s, json_t *args, McpResult *out)
   int rc = mcp_engine_call(&s->engine, "monitor_stop", e,
                            early ? MCP_PROCESS_KILL_ANSWER_MS : grace + CLI_CALL_TIMEOUT_MS, &r);
   json_decref(e);
-  if (rc != 0 && early && s->engine.cli.err.kind == kCliErrDeadline) {
+  if (rc != 0 && early && mcp_engine_error()->kind == kCliErrDeadline) {
     out->structured = mcp_process_kill_pending(id, sig, force_after);
     return;
   }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli_json.h"
+#include "mcp_calls.h"
 #include "mcp_deliver.h"
 #include "mcp_io.h"
 #include "utf8.h"
@@ -125,23 +126,38 @@ mcp_rpc_set_level(McpServer *s, json_t *params)
   return false;
 }
 
+/* tools/call, in the call's own thread (mcp_calls.h): answered unless the
+ * harness cancelled it meanwhile. */
 static void
-mcp_rpc_tools_call(McpServer *s, json_t *id, json_t *params)
+mcp_rpc_tools_run(McpServer *s, json_t *id, json_t *params)
 {
   const char *name = json_string_value(json_object_get(params, "name"));
   json_t *args = json_object_get(params, "arguments");
-  if (name == NULL) {
-    mcp_rpc_error(id, -32602, "tools/call needs params.name, a string");
-    return;
-  }
   int code = 0;
   char why[600];
   json_t *result = mcp_tools_call(s, name, json_is_null(args) ? NULL : args, &code, why,
                                   sizeof why);
-  if (result == NULL)
-    mcp_rpc_error(id, code, "%s", why);
-  else
-    mcp_rpc_reply(id, result);
+  if (mcp_calls_answering()) {
+    if (result == NULL)
+      mcp_rpc_error(id, code, "%s", why);
+    else
+      mcp_rpc_reply(id, result);
+  } else {
+    json_decref(result);
+  }
+  mcp_calls_answered();
+}
+
+static void
+mcp_rpc_tools_call(McpServer *s, json_t *id, json_t *params)
+{
+  if (json_string_value(json_object_get(params, "name")) == NULL) {
+    mcp_rpc_error(id, -32602, "tools/call needs params.name, a string");
+    return;
+  }
+  char why[600];
+  if (mcp_calls_start(s, id, params, mcp_rpc_tools_run, why, sizeof why) != 0)
+    mcp_rpc_error(id, MCP_CALLS_BUSY, "%s", why);
 }
 
 /* A request (id valid): the lifecycle, then the method. */
@@ -171,13 +187,16 @@ mcp_rpc_request(McpServer *s, json_t *id, const char *method, json_t *params)
   }
 }
 
-/* A notification: nothing is answered. After initialized, pushing begins. */
+/* A notification: nothing is answered. After initialized, pushing begins;
+ * a cancelled request's call ends (mcp_calls.h). */
 static void
-mcp_rpc_notification(McpServer *s, const char *method)
+mcp_rpc_notification(McpServer *s, const char *method, json_t *params)
 {
   if (strcmp(method, "notifications/initialized") == 0 && s->initialized) {
     s->ready = true;
     mcp_deliver_flush(s);
+  } else if (strcmp(method, "notifications/cancelled") == 0) {
+    mcp_calls_cancel(s, json_object_get(params, "requestId"));
   }
 }
 
@@ -248,7 +267,7 @@ mcp_rpc_message(McpServer *s, json_t *msg)
     return;
   }
   if (id == NULL)
-    mcp_rpc_notification(s, json_string_value(method));
+    mcp_rpc_notification(s, json_string_value(method), params);
   else
     mcp_rpc_request(s, id, json_string_value(method), params);
 }

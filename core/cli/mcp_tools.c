@@ -7,6 +7,7 @@
 #include "mcp_tools.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,7 @@ mcp_tools_find(const McpServer *s, const char *name)
 static void
 mcp_tools_piggyback(McpServer *s, json_t *result)
 {
-  json_t *pending = mcp_engine_take(&s->engine, s->engine.delivered, MCP_QUEUE_MAX);
+  json_t *pending = mcp_engine_take(&s->engine, MCP_SINCE_DELIVERED, MCP_QUEUE_MAX, NULL);
   if (json_array_size(pending) == 0) {
     json_decref(pending);
     return;
@@ -175,7 +176,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
 void
 mcp_result_engine_error(McpServer *s, McpResult *out)
 {
-  const CliError *e = &s->engine.cli.err;
+  const CliError *e = mcp_engine_error();
   size_t n = strlen(e->msg) + 32;
   out->error = malloc(n);
   if (out->error == NULL)
@@ -243,7 +244,7 @@ mcp_seed_text(const char *text, size_t max)
 static bool
 mcp_seed_needs_shell(const McpServer *s)
 {
-  const CliError *e = &s->engine.cli.err;
+  const CliError *e = mcp_engine_error();
   return e->kind == kCliErrEngine && strstr(e->msg, "without shell mode") != NULL;
 }
 
@@ -453,7 +454,7 @@ mcp_tools_start_label(json_t *args)
 static bool
 mcp_tools_wants_shell(const McpServer *s, const json_t *args, const McpResult *out)
 {
-  return out->error != NULL && s->engine.cli.err.kind == kCliErrEngine &&
+  return out->error != NULL && mcp_engine_error()->kind == kCliErrEngine &&
          strncmp(out->error, "invalid_params: command:", 24) == 0 &&
          strstr(out->error, "without shell mode") != NULL &&
          json_object_get(args, "command") != NULL &&
@@ -493,27 +494,38 @@ static struct {
   char *command, *cwd;
 } mcp_remembered[MCP_REMEMBER_MAX];
 static size_t mcp_remembered_next;
+/* Calls run in threads of their own (mcp_calls.h): the ring is shared. */
+static pthread_mutex_t mcp_remembered_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void
 mcp_tools_remember(const char *monitor_id, const char *command, const char *cwd)
 {
   if (monitor_id == NULL || strlen(monitor_id) >= sizeof mcp_remembered[0].id)
     return;
+  pthread_mutex_lock(&mcp_remembered_mu);
   size_t i = mcp_remembered_next++ % MCP_REMEMBER_MAX;
   free(mcp_remembered[i].command);
   free(mcp_remembered[i].cwd);
   snprintf(mcp_remembered[i].id, sizeof mcp_remembered[i].id, "%s", monitor_id);
   mcp_remembered[i].command = command ? xstrdup(command) : NULL;
   mcp_remembered[i].cwd = cwd ? xstrdup(cwd) : NULL;
+  pthread_mutex_unlock(&mcp_remembered_mu);
 }
 
-const char *
+char *
 mcp_tools_recall(const char *monitor_id, bool want_cwd)
 {
-  for (size_t i = 0; monitor_id && i < MCP_REMEMBER_MAX; i++)
-    if (strcmp(mcp_remembered[i].id, monitor_id) == 0)
-      return want_cwd ? mcp_remembered[i].cwd : mcp_remembered[i].command;
-  return NULL;
+  char *found = NULL;
+  pthread_mutex_lock(&mcp_remembered_mu);
+  for (size_t i = 0; monitor_id && i < MCP_REMEMBER_MAX && found == NULL; i++) {
+    if (strcmp(mcp_remembered[i].id, monitor_id) == 0) {
+      const char *v = want_cwd ? mcp_remembered[i].cwd : mcp_remembered[i].command;
+      found = v ? xstrdup(v) : NULL;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&mcp_remembered_mu);
+  return found;
 }
 
 /* --- process output in a seed's text (see mcp_tools.h) ------------------- */
@@ -577,7 +589,7 @@ mcp_tools_status_start(McpServer *s, const char *id)
 {
   json_t *q = json_pack("{s:s,s:b}", "monitor_id", id, "include_start", 1), *st = NULL;
   int rc = mcp_engine_call(&s->engine, "monitor_status", q, CLI_CALL_TIMEOUT_MS, &st);
-  if (rc != 0 && strstr(s->engine.cli.err.msg, "include_start") != NULL) {
+  if (rc != 0 && strstr(mcp_engine_error()->msg, "include_start") != NULL) {
     json_object_del(q, "include_start"); /* an engine that sends start always */
     rc = mcp_engine_call(&s->engine, "monitor_status", q, CLI_CALL_TIMEOUT_MS, &st);
   }
@@ -615,14 +627,13 @@ mcp_tools_start_line(const json_t *start)
 char *
 mcp_tools_command(McpServer *s, const char *id, char **cwd)
 {
-  const char *known = mcp_tools_recall(id, false);
+  char *known = mcp_tools_recall(id, false);
   if (cwd != NULL)
     *cwd = NULL;
   if (known != NULL) {
-    const char *dir = mcp_tools_recall(id, true);
-    if (cwd != NULL && dir != NULL)
-      *cwd = xstrdup(dir);
-    return xstrdup(known);
+    if (cwd != NULL)
+      *cwd = mcp_tools_recall(id, true);
+    return known;
   }
   json_t *st = mcp_tools_status_start(s, id);
   const json_t *start = json_object_get(st, "start");

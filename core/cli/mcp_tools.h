@@ -35,10 +35,11 @@ typedef struct {
   McpDelivery delivery;
   unsigned profiles;
   bool underscore;         /* --tool-names underscore: process.run as process_run */
-  int log_level;           /* the lowest level notifications/message is sent at */
+  _Atomic int log_level;   /* the lowest level notifications/message is sent at */
   char cwd[4096];          /* the adapter's working directory: a start's default cwd */
   bool initialized;        /* initialize was answered: requests other than ping are served */
-  bool ready;              /* the harness sent notifications/initialized: pushing may begin */
+  _Atomic bool ready;      /* the harness sent notifications/initialized: pushing may begin
+                            * (read by the link's thread, mcp_engine.h) */
 } McpServer;
 
 /* What a tool produced. */
@@ -162,8 +163,9 @@ void mcp_result_error_append(McpResult *out, const char *line);
  * in memory only, so a monitor of an earlier adapter is not here). */
 #define MCP_REMEMBER_MAX 256
 void mcp_tools_remember(const char *monitor_id, const char *command, const char *cwd);
-/* The command (or, with want_cwd, the directory) remembered, or NULL. */
-const char *mcp_tools_recall(const char *monitor_id, bool want_cwd);
+/* The command (or, with want_cwd, the directory) remembered, as a copy
+ * (free it), or NULL. */
+char *mcp_tools_recall(const char *monitor_id, bool want_cwd);
 
 /* --- process output in a seed's text --------------------------------------
  * Added with the monitor profile's TaskOutput; BashOutput and the hermes

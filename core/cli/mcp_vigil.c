@@ -147,27 +147,23 @@ mcp_vigil_notifications_read(McpServer *s, json_t *args, McpResult *out)
 {
   McpEngine *m = &s->engine;
   json_t *since_j = json_object_get(args, "since_seq");
-  uint64_t since = since_j ? (uint64_t)json_integer_value(since_j) : m->delivered;
+  uint64_t since = since_j ? (uint64_t)json_integer_value(since_j) : MCP_SINCE_DELIVERED;
   json_int_t wait = json_integer_value(json_object_get(args, "wait_ms"));
   json_t *limit_j = json_object_get(args, "limit");
   size_t limit = limit_j ? (size_t)json_integer_value(limit_j) : 100;
-  int64_t deadline = cli_now_ms() + wait;
-  /* Wait for the first notification after since, handling what arrives. */
-  for (;;) {
-    if (mcp_engine_has_after(m, since) || cli_now_ms() >= deadline)
-      break;
-    int rc = mcp_engine_wait(m, deadline);
-    if (rc < 0) {
-      mcp_result_engine_error(s, out);
-      return;
-    }
+  /* Wait for the first notification after since: the link's thread keeps
+   * them as they arrive, so the wait holds back nothing else. */
+  if (wait > 0 && mcp_engine_wait_news(m, since, cli_now_ms() + wait) < 0) {
+    mcp_result_engine_error(s, out);
+    return;
   }
-  json_t *list = mcp_engine_take(m, since, limit);
+  McpTaken taken;
+  json_t *list = mcp_engine_take(m, since, limit, &taken);
   /* The text a model reads: each envelope as the engine wrote it. */
   StrBuf text = STRBUF_INIT;
   strbuf_printf(&text, "%zu notification%s (last_seq %llu%s)", json_array_size(list),
-                json_array_size(list) == 1 ? "" : "s", (unsigned long long)m->delivered,
-                m->dropped ? ", some dropped: see dropped" : "");
+                json_array_size(list) == 1 ? "" : "s", (unsigned long long)taken.delivered,
+                taken.dropped ? ", some dropped: see dropped" : "");
   size_t i;
   json_t *n;
   json_array_foreach(list, i, n) {
@@ -176,7 +172,7 @@ mcp_vigil_notifications_read(McpServer *s, json_t *args, McpResult *out)
   }
   out->text = strbuf_take(&text);
   out->structured = json_pack("{s:o,s:I,s:I}", "notifications", list, "last_seq",
-                              (json_int_t)m->delivered, "dropped", (json_int_t)m->dropped);
+                              (json_int_t)taken.delivered, "dropped", (json_int_t)taken.dropped);
 }
 
 

@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "mcp_calls.h"
 #include "mcp_engine.h"
 #include "mcp_io.h"
 #include "mcp_rpc.h"
@@ -137,6 +138,7 @@ fuzz_line(McpServer *s, Replies *rep, const char *line, size_t len)
   json_t *id = NULL;
   FuzzKind kind = fuzz_classify(line, len, &id);
   mcp_rpc_line(s, line, len);
+  mcp_calls_wait_idle(); /* a tools/call answers from a thread of its own */
   if (rep->n > 1)
     abort();
   if ((kind == kFuzzEmpty || kind == kFuzzNotification) && rep->n != 0)
