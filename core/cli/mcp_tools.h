@@ -17,7 +17,10 @@
 #include "strbuf.h"
 
 /* How notifications reach the harness (docs/mcp.md, "Which delivery mode"). */
-typedef enum { kMcpChannel = 0, kMcpPiggyback, kMcpPoll } McpDelivery;
+/* auto (the default): pushed, and carried by the next tool result from the
+ * model cursor; channel: pushed, the push trusted (it moves the cursor);
+ * piggyback: tool results only; poll: notifications_read only. */
+typedef enum { kMcpAuto = 0, kMcpChannel, kMcpPiggyback, kMcpPoll } McpDelivery;
 
 /* Profiles, as bits (docs/mcp.md, "Profiles"). */
 enum {
