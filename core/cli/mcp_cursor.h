@@ -1,5 +1,5 @@
 /*
- * `vigil mcp`'s take from the session's model cursor (MCP.md section 4,
+ * `vigil mcp`'s take from the session's model cursor (docs/mcp.md, "Which delivery mode";
  * docs/protocol.md's cursor_take): what a tool result or notifications_read
  * gives the model counts as delivered, so the engine moves the cursor past
  * exactly that, atomically. The cursor is the engine's, shared by every
