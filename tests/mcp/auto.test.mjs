@@ -12,9 +12,10 @@
 //   pushed it as a channel message already).
 
 import { test, before, after } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import {
-  Engine, Adapter, sessionName, sh, isChannel, TEST_TIMEOUT, WAIT_MS,
+  Engine, Adapter, sessionName, sh, isChannel, testEnv, VIGIL, TEST_TIMEOUT, WAIT_MS,
 } from './harness.mjs';
 
 let engine;
@@ -129,4 +130,43 @@ test('channel trusts the push: it moves the model cursor, so a piggyback adapter
     const r = await pig.ok('monitor_list', {});
     assert.deepEqual(carried(r).map((n) => n.seq), [], `nothing at or below ${last} is above the cursor`);
     await pig.close();
+  });
+
+test('auto: an adapter and vigil hook on one session never hand the model the same notification',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const session = sessionName('auto-hook');
+    const a = await Adapter.start(engine, { session });
+    const hook = () => {
+      const r = spawnSync(VIGIL, ['--socket', engine.socket, 'hook', 'claude-code', 'PostToolUse', '--session', session], {
+        input: JSON.stringify({ session_id: 'h-1', hook_event_name: 'PostToolUse', cwd: engine.dir, tool_name: 'Bash' }),
+        env: testEnv(), encoding: 'utf8', timeout: WAIT_MS,
+      });
+      assert.equal(r.status, 0, `vigil hook exits 0: ${r.stderr}`);
+      return r.stdout.trim() ? JSON.parse(r.stdout).hookSpecificOutput.additionalContext : '';
+    };
+    const start = await a.ok('monitor_start', {
+      command: sh('for i in 1 2 3 4 5 6; do echo "ERROR: line-$i"; done'), label: 'hook', patterns: ['^ERROR'],
+    });
+    const id = start.structuredContent.monitor_id;
+    await a.waitEnding(id); // pushed: both readers could take it now
+    // The adapter first: its next result takes everything above the cursor.
+    const fromAdapter = [...carried(start)];
+    for (let r = carried(await a.ok('monitor_list', {})); r.length > 0; r = carried(await a.ok('monitor_list', {}))) {
+      fromAdapter.push(...r);
+    }
+    assert.ok(fromAdapter.some((n) => n.type === 'exit'), `the adapter's results carried the ending: ${JSON.stringify(fromAdapter)}`);
+    const fromHook = hook();
+    assert.equal(fromHook, '', 'the hook finds nothing above the cursor: the adapter took it');
+    const text = fromAdapter.map((n) => n.text).join('\n');
+    for (let i = 1; i <= 6; i++) assert.match(text, new RegExp(`ERROR: line-${i}`), `line-${i} reached the model`);
+    // And the other way: what a hook took, the adapter's results never carry.
+    const again = await a.ok('monitor_start', { command: sh('echo "ERROR: after"'), label: 'hook2', patterns: ['^ERROR'] });
+    const id2 = again.structuredContent.monitor_id;
+    const taken = [...carried(again)];
+    await a.waitEnding(id2);
+    const hooked = hook();
+    taken.push(...carried(await a.ok('monitor_list', {})));
+    assert.ok(hooked.includes('ERROR: after') !== taken.some((n) => n.monitor_id === id2 && n.type === 'output'),
+      `"ERROR: after" reached the model once: hook ${JSON.stringify(hooked)} results ${JSON.stringify(taken)}`);
+    await a.close();
   });
