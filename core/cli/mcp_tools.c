@@ -171,7 +171,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
     utf8_snprintf(msg, cap, "%s: %s", name, why);
     return NULL;
   }
-  McpResult r = {NULL, NULL, NULL};
+  McpResult r = {NULL, NULL, NULL, false};
   json_t *owned = args ? json_incref(args) : json_object();
   t->fn(s, owned, &r);
   json_decref(owned);
@@ -203,7 +203,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
     return NULL;
   }
   mcp_config_note(result);
-  if (s->delivery == kMcpPiggyback || s->delivery == kMcpAuto)
+  if (s->delivery == kMcpPiggyback || s->delivery == kMcpAuto || (r.reads && !r.error))
     mcp_tools_piggyback(s, result);
   return result;
 }

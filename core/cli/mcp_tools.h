@@ -51,6 +51,8 @@ typedef struct {
   char *error;             /* the error text (owned; "denied: ...") when it failed */
   char *text;              /* the text item (owned), when the tool renders its result itself
                             * (a seed's own text form); NULL: the structured result as JSON */
+  bool reads;              /* the call is its profile's own poll for notifications (Hermes'
+                            * process(action="poll")): it carries them in every mode */
 } McpResult;
 
 typedef void (*McpToolFn)(McpServer *s, json_t *args, McpResult *out);
