@@ -1,0 +1,233 @@
+// Issue 23's cases (b), (c) and (d) in the four real harnesses, each set
+// up by `vigil setup HARNESS --project` itself (the real files it writes,
+// nothing of the test's in the harness's config), on an engine listening on
+// the default socket of the sandbox's XDG_RUNTIME_DIR, in the project's
+// session:
+// - (b) a crash during a busy turn: the model starts a dev server through
+//   vigil's monitor_start in live_safe mode (the engine's config allows
+//   it; an idle-mode crash is held while the turn runs and comes at its
+//   end, wake.test.mjs); when the fake model gets that result it opens
+//   the crash gate, waits on the engine until the crash's notification
+//   exists, and only then calls the next tool (vigil's monitor_list); that
+//   tool's result, as the model receives it, carries the crash (Claude
+//   Code's PostToolUse, Codex's PostToolUse, Gemini CLI's AfterTool, the
+//   OpenCode plugin's tool.execute.after);
+// - (c) a restart: the harness is stopped (Claude Code and `opencode
+//   serve` killed; `codex exec` and `gemini -p` have exited), a dev server
+//   the person started in the project crashes while it is down, and the
+//   harness is started again on the same conversation (`claude
+//   --continue`, `codex exec resume`, `gemini --resume latest`, the same
+//   OpenCode session): the crash reaches the model;
+// - (d) in the whole conversation the fake last received, every envelope
+//   (its nonce) appears once, and both crashes are there: nothing lost,
+//   nothing twice.
+// Each test prints the time from a crash (stamped by the crashing process)
+// to the request carrying it.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { when, reply } from './lib/fake/core.mjs';
+import { anthropic } from './lib/fake/anthropic.mjs';
+import { responses } from './lib/fake/responses.mjs';
+import { gemini } from './lib/fake/gemini.mjs';
+import { chat } from './lib/fake/chat.mjs';
+import { Claude, claudeToolName } from './lib/claude.mjs';
+import { Codex, CODEX_PACKAGE, codexToolName } from './lib/codex.mjs';
+import { Gemini, geminiToolName } from './lib/gemini.mjs';
+import { OpenCode, opencodeToolName } from './lib/opencode.mjs';
+import { jsonLines } from './lib/driver.mjs';
+import { cliPath, HARNESS_WAIT_MS, VIGIL } from './lib/sandbox.mjs';
+import { withHarness } from './lib/vigil.mjs';
+import { assertEachEnvelopeOnce, crashedAt, devServer, envelopeNonces, startedId, waitNotified } from './lib/crash.mjs';
+import { projectEngine, projectSession, runInProject, runSetup } from './lib/project.mjs';
+
+const TEST_TIMEOUT = 400000;
+const BUSY = 'BUSY-CRASH-7a31';
+const DOWN = 'DOWN-CRASH-c92e';
+
+/** The project, its engine, `vigil setup harness --project` and the two
+ * crash gates: {engine, env, session, busy: {gate, stamp}, down: {gate,
+ * stamp}}. setupEnv: more variables for setup only. */
+async function project(sandbox, harness, setupEnv = {}) {
+  const { engine, env } = await projectEngine(sandbox, { monitor: { live_mode_enabled: true } });
+  await runSetup(sandbox, harness, { args: ['--project'], env: { ...env, ...setupEnv } });
+  const session = await projectSession(sandbox, env);
+  const crash = (name) => ({ gate: engine.gate(`${harness}-${name}`), stamp: path.join(engine.dir, `${harness}-${name}-at`) });
+  return { engine, env, session, busy: crash('busy'), down: crash('down') };
+}
+
+/** The model's side of (b): the user's "start the dev server" makes it
+ * start the busy dev server (live_safe: what it says goes at once, busy or
+ * not); its result makes it open the crash gate, wait
+ * until the crash's notification exists and call monitor_list; that
+ * result makes it end the turn. Then a request carrying the down crash
+ * makes it say SAW-DOWN. p is filled in once the project is set up. */
+function script(START, LIST, p) {
+  return [
+    { when: when.userSays('start the dev server'), reply: () => reply.call(START, { command: devServer(p.busy.gate, p.busy.stamp, BUSY), label: 'dev', mode: 'live_safe' }) },
+    { when: when.toolResult('monitor_start'),
+      reply: async (r) => {
+        p.busy.gate.open();
+        await waitNotified(p.engine.socket, p.session, startedId(r), BUSY);
+        return reply.call(LIST, {});
+      } },
+    { when: when.toolResult('monitor_list'), reply: reply.say('LISTED-OK') },
+    { when: when.tailHas(DOWN), reply: reply.say('SAW-DOWN'), times: 3 },
+  ];
+}
+
+/** (b): the request carrying monitor_list's result carries the busy crash
+ * after the tool's own text. Returns that request. */
+async function assertBusyCrashWithTheNextResult(t, fake, p, harness) {
+  const listed = await fake.waitFor(when.toolResult('monitor_list'), { what: "the request carrying monitor_list's result" });
+  assert.ok(listed.tailText.includes(BUSY), `the next tool's result carries the crash made during the turn: ${listed.tailText.slice(0, 1500)}`);
+  // Gemini CLI writes a hook's context with < and > as entities.
+  assert.ok(envelopeNonces(listed.tailText).length >= 1, 'as the envelope');
+  t.diagnostic(`${harness} (b): the crash made during the turn reached the model with the next tool's result ${listed.at - crashedAt(p.busy.stamp)} ms after it happened`);
+  return listed;
+}
+
+/** (c), while the harness is down: the person's dev server crashes; waits
+ * until the engine has the crash's notification. */
+async function crashWhileDown(sandbox, p) {
+  const out = await runInProject(sandbox, 'vigil start', VIGIL,
+    ['start', '--label', 'web', '--', 'sh', '-c', devServer(p.down.gate, p.down.stamp, DOWN).replace(/^sh -c '(.*)'$/s, '$1')],
+    sandbox.env(p.env));
+  const id = out.trim();
+  assert.match(id, /^mon_/, `vigil start prints the monitor's id: ${out}`);
+  p.down.gate.open();
+  await waitNotified(p.engine.socket, p.session, id, DOWN);
+}
+
+/** (c) and (d) after the restart: the crash made while the harness was
+ * down reaches the model; in the conversation the fake last received both
+ * crashes are there and each envelope once. */
+async function assertDownCrashOnce(t, fake, p, harness, after, how) {
+  const got = await fake.waitFor(when.tailHas(DOWN), { after, what: 'the request carrying the crash made while the harness was down' });
+  t.diagnostic(`${harness} (c): the crash made while the harness was down reached the model ${got.at - crashedAt(p.down.stamp)} ms after it happened (${how})`);
+  const last = fake.turnRequests[fake.turnRequests.length - 1];
+  assert.ok(last.text.includes(BUSY) && last.text.includes(DOWN), 'both crashes are in the conversation the model last got');
+  t.diagnostic(`${harness} (d): ${assertEachEnvelopeOnce(fake)} envelopes, each once`);
+}
+
+/** Kills the harness in the driver's terminal (the tmux server goes, its
+ * pane's process gets SIGHUP) and waits, bounded, until that process is
+ * gone. */
+async function killTerminal(cli, { timeout = HARNESS_WAIT_MS } = {}) {
+  const pid = Number((await cli.tmux.tmux('display-message', '-p', '-t', cli.tmux.target, '#{pane_pid}')).trim());
+  assert.ok(pid > 1, `the pane's process: ${pid}`);
+  await cli.tmux.kill();
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    assert.ok(Date.now() < deadline, `the harness (pid ${pid}) is gone ${timeout} ms after its terminal was killed`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('claude-code, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made while Claude Code was killed comes once with --continue; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
+  class SetupClaude extends Claude {
+    args(extra = []) { return ['--debug-file', this.debugLog, ...extra]; }
+  }
+  const p = {};
+  await withHarness({ label: 'deliver-claude', api: anthropic,
+    script: script(claudeToolName('vigil', 'monitor_start'), claudeToolName('vigil', 'monitor_list'), p),
+    make: ({ sandbox, fake }) => new SetupClaude({ sandbox, fake, allow: [] }) }, async ({ sandbox, fake, cli }) => {
+    Object.assign(p, await project(sandbox, 'claude-code'));
+    cli.extraEnv = { ...cli.extraEnv, ...p.env };
+    try {
+      await cli.interactive();
+      await cli.waitDebug(/MCP server "vigil": Successfully connected/);
+      await cli.type('please start the dev server');
+      const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'claude-code');
+      await cli.tmux.waitScreen(/LISTED-OK/, { what: "the turn's end on screen" });
+      await killTerminal(cli);
+      await crashWhileDown(sandbox, p);
+      cli.debugLog = sandbox.file('logs', 'claude-debug-2.log');
+      await cli.interactive({ args: ['--continue'] });
+      await cli.waitDebug(/MCP server "vigil": Successfully connected/);
+      await cli.type('what happened while I was away');
+      await assertDownCrashOnce(t, fake, p, 'claude-code', listed, 'SessionStart or UserPromptSubmit after --continue');
+      await cli.tmux.waitScreen(/SAW-DOWN/, { what: "the model's answer on screen" });
+    } catch (e) {
+      e.message += `\n--- screen ---\n${await cli.screen()}`;
+      throw e;
+    }
+    assert.deepEqual(fake.errors, []);
+  });
+});
+
+test('codex, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made between two codex exec comes once with exec resume; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
+  class SetupCodex extends Codex {
+    // Without --dangerously-bypass-hook-trust: setup recorded the trust.
+    async exec(prompt, { resume, timeout = HARNESS_WAIT_MS } = {}) {
+      const sub = resume ? ['exec', 'resume', resume] : ['exec'];
+      const out = await this.runToExit('codex exec', [...sub, '--json', '--skip-git-repo-check', prompt], { timeout });
+      out.events = jsonLines(out.stdout);
+      out.threadId = out.events.find((e) => e.type === 'thread.started')?.thread_id ?? resume ?? null;
+      return out;
+    }
+  }
+  const p = {};
+  await withHarness({ label: 'deliver-codex', api: responses,
+    script: script(codexToolName('vigil', 'monitor_start'), codexToolName('vigil', 'monitor_list'), p),
+    make: ({ sandbox, fake }) => new SetupCodex({ sandbox, fake,
+      config: { projects: { [sandbox.proj]: { trust_level: 'trusted' } } } }) }, async ({ sandbox, fake, cli }) => {
+    const codexDir = path.dirname(cliPath(CODEX_PACKAGE, 'codex'));
+    Object.assign(p, await project(sandbox, 'codex', { CODEX_HOME: cli.codexHome, PATH: `${codexDir}:${sandbox.env().PATH}` }));
+    cli.extraEnv = { ...cli.extraEnv, ...p.env };
+    const first = await cli.exec('please start the dev server');
+    assert.equal(first.code, 0, `codex exec exits 0:\n${first.stdout}\n${first.stderr}`);
+    const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'codex');
+    assert.ok(first.threadId, 'codex exec names its thread');
+    await crashWhileDown(sandbox, p);
+    const second = await cli.exec('what happened while I was away', { resume: first.threadId });
+    assert.equal(second.code, 0, `codex exec resume exits 0:\n${second.stdout}\n${second.stderr}`);
+    await assertDownCrashOnce(t, fake, p, 'codex', listed, 'SessionStart or UserPromptSubmit of exec resume');
+    assert.deepEqual(fake.errors, []);
+  });
+});
+
+test('gemini, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made between two gemini -p comes once with --resume; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
+  const p = {};
+  await withHarness({ label: 'deliver-gemini', api: gemini,
+    script: script(geminiToolName('vigil', 'monitor_start'), geminiToolName('vigil', 'monitor_list'), p),
+    make: ({ sandbox, fake }) => new Gemini({ sandbox, fake }) }, async ({ sandbox, fake, cli }) => {
+    Object.assign(p, await project(sandbox, 'gemini'));
+    cli.extraEnv = { ...cli.extraEnv, ...p.env };
+    const first = await cli.prompt('please start the dev server');
+    assert.equal(first.code, 0, `gemini -p exits 0:\n${first.stdout}\n${first.stderr}`);
+    const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'gemini');
+    await crashWhileDown(sandbox, p);
+    const second = await cli.prompt('what happened while I was away', { resume: 'latest' });
+    assert.equal(second.code, 0, `gemini -p --resume exits 0:\n${second.stdout}\n${second.stderr}`);
+    await assertDownCrashOnce(t, fake, p, 'gemini', listed, 'SessionStart or BeforeAgent of --resume latest');
+    assert.deepEqual(fake.errors, []);
+  });
+});
+
+test('opencode, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made while opencode serve was killed comes once on the same session; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
+  const p = {};
+  await withHarness({ label: 'deliver-opencode', api: chat,
+    script: script(opencodeToolName('vigil', 'monitor_start'), opencodeToolName('vigil', 'monitor_list'), p),
+    make: ({ sandbox, fake }) => new OpenCode({ sandbox, fake }) }, async ({ sandbox, fake, cli }) => {
+    Object.assign(p, await project(sandbox, 'opencode'));
+    cli.extraEnv = { ...cli.extraEnv, ...p.env };
+    await cli.serve();
+    const s = await cli.createSession();
+    await cli.promptAsync(s.id, 'please start the dev server');
+    const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'opencode');
+    await fake.waitFor((r) => r.reply?.text === 'LISTED-OK', { what: "the turn's end" });
+    await cli.server.stop();
+    await crashWhileDown(sandbox, p);
+    await cli.serve();
+    await cli.promptAsync(s.id, 'what happened while I was away');
+    await assertDownCrashOnce(t, fake, p, 'opencode', listed, "the plugin's session.idle wake after the first turn of the restarted server");
+    assert.deepEqual(fake.errors, []);
+  });
+});
