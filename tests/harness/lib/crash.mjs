@@ -92,3 +92,20 @@ export async function waitNotified(socket, session, monitorId, needle, { timeout
     await client.close();
   }
 }
+
+/** Waits (bounded, on the engine's session_list) until session's state is
+ * state ('idle': the harness's hooks or plugin said its turn ended). */
+export async function waitSessionState(socket, session, state, { timeout = HARNESS_WAIT_MS } = {}) {
+  const client = await Client.connect(socket);
+  try {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const s = (await client.call('session_list', { all: true })).sessions.find((x) => x.session === session);
+      if (s?.state === state) return s;
+      assert.ok(Date.now() < deadline, `session ${session} is ${state}: ${JSON.stringify(s)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await client.close();
+  }
+}
