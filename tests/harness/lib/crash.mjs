@@ -109,3 +109,20 @@ export async function waitSessionState(socket, session, state, { timeout = HARNE
     await client.close();
   }
 }
+
+/** For a failure's message: session's session_list entry (its state and
+ * cursors) and the seqs, types and first marks of what it keeps. */
+export async function sessionReport(socket, session) {
+  const client = await Client.connect(socket);
+  try {
+    const entry = (await client.call('session_list', { all: true })).sessions.find((x) => x.session === session);
+    await client.call('session_open', { session });
+    const { notifications, last_seq: lastSeq } = await client.call('notifications_since', { since_seq: 0 });
+    const kept = notifications.map((n) => `${n.seq}:${n.type}:${/[A-Z]+-CRASH-[0-9a-f]+/.exec(String(n.text))?.[0] ?? ''}`);
+    return { entry, lastSeq, kept };
+  } catch (e) {
+    return { error: e.message };
+  } finally {
+    await client.close();
+  }
+}
