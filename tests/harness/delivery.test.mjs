@@ -149,6 +149,21 @@ async function assertDownCrashOnce(t, fake, p, harness, after, how, { worker = f
   t.diagnostic(`${harness} (d): ${assertEachEnvelopeOnce(fake)} envelopes, each once`);
 }
 
+/** Runs f({sandbox, fake, cli, p}) with harness (vigil setup's name for
+ * it) driven by make({sandbox, fake}) against a fake of api answering the
+ * script (toolName(server, tool): the harness's names of vigil's tools),
+ * once the project is set up (p: project()'s; setupEnv(sandbox, cli): more
+ * variables for vigil setup) and the driver has its variables. */
+function withProject({ harness, api, toolName, make, setupEnv = () => ({}) }, f) {
+  const p = {};
+  return withHarness({ label: `deliver-${harness}`, api, make,
+    script: script(toolName('vigil', 'monitor_start'), toolName('vigil', 'monitor_list'), p) }, async ({ sandbox, fake, cli }) => {
+    Object.assign(p, await project(sandbox, harness, setupEnv(sandbox, cli)));
+    cli.extraEnv = { ...cli.extraEnv, ...p.env };
+    await f({ sandbox, fake, cli, p });
+  });
+}
+
 /** Kills the harness in the driver's terminal (the tmux server goes, its
  * pane's process gets SIGHUP) and waits, bounded, until that process is
  * gone. */
@@ -172,12 +187,8 @@ test('claude-code, as vigil setup --project sets it up: (a) a crash after the tu
   class SetupClaude extends Claude {
     args(extra = []) { return ['--debug-file', this.debugLog, ...extra]; }
   }
-  const p = {};
-  await withHarness({ label: 'deliver-claude', api: anthropic,
-    script: script(claudeToolName('vigil', 'monitor_start'), claudeToolName('vigil', 'monitor_list'), p),
-    make: ({ sandbox, fake }) => new SetupClaude({ sandbox, fake, allow: [] }) }, async ({ sandbox, fake, cli }) => {
-    Object.assign(p, await project(sandbox, 'claude-code'));
-    cli.extraEnv = { ...cli.extraEnv, ...p.env };
+  await withProject({ harness: 'claude-code', api: anthropic, toolName: claudeToolName,
+    make: ({ sandbox, fake }) => new SetupClaude({ sandbox, fake, allow: [] }) }, async ({ sandbox, fake, cli, p }) => {
     try {
       await cli.interactive();
       await cli.waitDebug(/MCP server "vigil": Successfully connected/);
@@ -214,14 +225,12 @@ test('codex, as vigil setup --project sets it up: (b) a crash during a busy turn
       return out;
     }
   }
-  const p = {};
-  await withHarness({ label: 'deliver-codex', api: responses,
-    script: script(codexToolName('vigil', 'monitor_start'), codexToolName('vigil', 'monitor_list'), p),
+  await withProject({ harness: 'codex', api: responses, toolName: codexToolName,
     make: ({ sandbox, fake }) => new SetupCodex({ sandbox, fake,
-      config: { projects: { [sandbox.proj]: { trust_level: 'trusted' } } } }) }, async ({ sandbox, fake, cli }) => {
-    const codexDir = path.dirname(cliPath(CODEX_PACKAGE, 'codex'));
-    Object.assign(p, await project(sandbox, 'codex', { CODEX_HOME: cli.codexHome, PATH: `${codexDir}:${sandbox.env().PATH}` }));
-    cli.extraEnv = { ...cli.extraEnv, ...p.env };
+      config: { projects: { [sandbox.proj]: { trust_level: 'trusted' } } } }),
+    // setup asks the codex the person runs (on PATH) to trust vigil's hooks.
+    setupEnv: (sandbox, cli) => ({ CODEX_HOME: cli.codexHome,
+      PATH: `${path.dirname(cliPath(CODEX_PACKAGE, 'codex'))}:${sandbox.env().PATH}` }) }, async ({ sandbox, fake, cli, p }) => {
     const first = await cli.exec('please start the dev server');
     assert.equal(first.code, 0, `codex exec exits 0:\n${first.stdout}\n${first.stderr}`);
     const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'codex');
@@ -235,12 +244,8 @@ test('codex, as vigil setup --project sets it up: (b) a crash during a busy turn
 });
 
 test('gemini, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made between two gemini -p and the worker the model started come once with --resume; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
-  const p = {};
-  await withHarness({ label: 'deliver-gemini', api: gemini,
-    script: script(geminiToolName('vigil', 'monitor_start'), geminiToolName('vigil', 'monitor_list'), p),
-    make: ({ sandbox, fake }) => new Gemini({ sandbox, fake }) }, async ({ sandbox, fake, cli }) => {
-    Object.assign(p, await project(sandbox, 'gemini'));
-    cli.extraEnv = { ...cli.extraEnv, ...p.env };
+  await withProject({ harness: 'gemini', api: gemini, toolName: geminiToolName,
+    make: ({ sandbox, fake }) => new Gemini({ sandbox, fake }) }, async ({ sandbox, fake, cli, p }) => {
     const first = await cli.prompt('please start the dev server');
     assert.equal(first.code, 0, `gemini -p exits 0:\n${first.stdout}\n${first.stderr}`);
     const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'gemini');
@@ -258,12 +263,8 @@ test('gemini, as vigil setup --project sets it up: (b) a crash during a busy tur
  * and (d). */
 function opencodeCase(wake) {
   return async (t) => {
-    const p = {};
-    await withHarness({ label: 'deliver-opencode', api: chat,
-      script: script(opencodeToolName('vigil', 'monitor_start'), opencodeToolName('vigil', 'monitor_list'), p),
-      make: ({ sandbox, fake }) => new OpenCode({ sandbox, fake }) }, async ({ sandbox, fake, cli }) => {
-      Object.assign(p, await project(sandbox, 'opencode'));
-      cli.extraEnv = { ...cli.extraEnv, ...p.env };
+    await withProject({ harness: 'opencode', api: chat, toolName: opencodeToolName,
+      make: ({ sandbox, fake }) => new OpenCode({ sandbox, fake }) }, async ({ sandbox, fake, cli, p }) => {
       await cli.serve();
       const s = await cli.createSession();
       await cli.promptAsync(s.id, 'please start the dev server');
