@@ -6,6 +6,7 @@
 #include "cli_client.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,4 +311,16 @@ cli_client_print_json(const msgpack_object *o)
   fwrite(sb.data, 1, sb.len, stdout);
   fflush(stdout);
   strbuf_free(&sb);
+}
+
+void
+cli_client_stop_signals(void (*handler)(int))
+{
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    sigaction(sigs[i], &sa, NULL);
 }

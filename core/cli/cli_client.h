@@ -105,4 +105,8 @@ int cli_client_monitor_id(CliClient *c, const char *arg, char *out);
 /* Prints o as one line of JSON on stdout. */
 void cli_client_print_json(const msgpack_object *o);
 
+/* Sets (handler) or restores (SIG_DFL) what the stopping signals (SIGINT,
+ * SIGTERM, SIGHUP) do, for a command that waits and must end cleanly. */
+void cli_client_stop_signals(void (*handler)(int));
+
 #endif

@@ -74,19 +74,6 @@ cli_hook_on_signal(int sig)
   errno = saved;
 }
 
-/* Sets (handler) or restores (SIG_DFL) what the stopping signals do. */
-static void
-cli_hook_signals(void (*handler)(int))
-{
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = handler;
-  sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-    sigaction(sigs[i], &sa, NULL);
-}
-
 /* A failure of the hook: one line on stderr, status 1. */
 static int
 cli_hook_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -225,7 +212,7 @@ cli_hook_wait_begin(CliHookWaiting *w, const CliClient *c, const HookEvent *ev,
   w->on = pipe(cli_hook_wake) == 0;
   if (!w->on)
     return; /* no wake pipe: the hook answers what is there, no wait */
-  cli_hook_signals(cli_hook_on_signal);
+  cli_client_stop_signals(cli_hook_on_signal);
   char key[HOOK_NAME_MAX + HOOK_ID_MAX + 2];
   cli_hook_waiter_key(ev, in, key, sizeof key);
   char *dir = rpc_server_dir_of(c->socket_path);
@@ -239,7 +226,7 @@ cli_hook_wait_end(CliHookWaiting *w)
   if (!w->on)
     return;
   hook_waiter_done(&w->waiter);
-  cli_hook_signals(SIG_DFL);
+  cli_client_stop_signals(SIG_DFL);
   close(cli_hook_wake[0]);
   close(cli_hook_wake[1]);
   cli_hook_wake[0] = cli_hook_wake[1] = -1;

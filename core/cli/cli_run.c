@@ -166,19 +166,6 @@ cli_run_on_signal(int sig)
   errno = saved;
 }
 
-/* Sets (handler) or restores (SIG_DFL) what the stopping signals do. */
-static void
-cli_run_signals(void (*handler)(int))
-{
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = handler;
-  sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-    sigaction(sigs[i], &sa, NULL);
-}
-
 /* Writes one line where the child wrote it. */
 static bool
 cli_run_on_line(void *ctx, const msgpack_object *line)
@@ -259,7 +246,7 @@ cli_run_live(CliClient *c, CliReq *req, uint64_t timeout)
     fprintf(stderr, "vigil: run: pipe: %s\n", strerror(errno));
     return CLI_EXIT_RUN_FAILED;
   }
-  cli_run_signals(cli_run_on_signal);
+  cli_client_stop_signals(cli_run_on_signal);
   cli_conn_set_wake_fd(c->conn, cli_run_wake[0]);
   int64_t deadline = cli_now_ms() + (int64_t)timeout;
   CliReply reply;
@@ -278,7 +265,7 @@ cli_run_live(CliClient *c, CliReq *req, uint64_t timeout)
   CliStream s = {id, 0, 0, cli_run_on_line, NULL};
   CliStreamEnd end = cli_stream_follow(c, &s, engine_timeout ? -1 : deadline);
   cli_conn_set_wake_fd(c->conn, -1);
-  cli_run_signals(SIG_DFL); /* a second Ctrl-C ends this at once */
+  cli_client_stop_signals(SIG_DFL); /* a second Ctrl-C ends this at once */
   switch (end) {
   case kCliStreamInterrupted:
     fprintf(stderr, "vigil: run: interrupted (%s); stopping %s\n", signals_name(cli_run_signo),
@@ -307,7 +294,7 @@ cli_run_live(CliClient *c, CliReq *req, uint64_t timeout)
             (unsigned long long)s.missed, s.missed == 1 ? "" : "s");
 out:
   cli_conn_set_wake_fd(c->conn, -1);
-  cli_run_signals(SIG_DFL);
+  cli_client_stop_signals(SIG_DFL);
   close(cli_run_wake[0]);
   close(cli_run_wake[1]);
   cli_run_wake[0] = cli_run_wake[1] = -1;

@@ -37,19 +37,11 @@ import { OpenCode } from './lib/opencode.mjs';
 import { jsonLines } from './lib/driver.mjs';
 import { HOOK_SH } from './lib/hooks.mjs';
 import { cliPath, HARNESS_WAIT_MS, VIGIL } from './lib/sandbox.mjs';
-import { Engine, assertMonitorListResult, withHarness, listScript } from './lib/vigil.mjs';
+import { assertMonitorListResult, withHarness, listScript } from './lib/vigil.mjs';
+import { projectEngine, runInProject, runSetup } from './lib/project.mjs';
 
 const TEST_TIMEOUT = 300000;
 const PROBE = 'setup-probe';
-
-/** Runs a command in the sandbox's project to its exit; fails on a status
- * other than 0. */
-async function run(sandbox, name, command, args, env) {
-  const p = sandbox.spawn(name, command, args, { env });
-  const { code } = await p.waitExit(HARNESS_WAIT_MS);
-  assert.equal(code, 0, `${name} exits 0:\n${p.out}\n${p.err}`);
-  return p.out;
-}
 
 /** Sets the sandbox up as a person would: the project is a repository; an
  * engine listens on the default socket of XDG_RUNTIME_DIR; `vigil setup
@@ -58,25 +50,20 @@ async function run(sandbox, name, command, args, env) {
  * in the project. Returns {engine, env (what the harness gets too), out
  * (setup's output)}. */
 async function personSetsUp(sandbox, recorder, harness, { env = {}, args = [] } = {}) {
-  fs.mkdirSync(path.join(sandbox.proj, '.git'), { recursive: true });
-  const runtime = sandbox.file('run');
-  fs.mkdirSync(runtime, { recursive: true, mode: 0o700 });
-  const engine = await Engine.start({ socket: path.join(runtime, 'vigil', 'vigil.sock') });
-  sandbox.onCleanup(() => engine.stop());
-  const runEnv = sandbox.env({ XDG_RUNTIME_DIR: runtime, ...env });
+  const { engine, env: runtimeEnv } = await projectEngine(sandbox);
+  const runEnv = sandbox.env({ ...runtimeEnv, ...env });
   const bin = sandbox.file('bin', 'vigil');
   fs.copyFileSync(VIGIL, bin);
   fs.chmodSync(bin, 0o755);
-  const out = await run(sandbox, 'vigil setup', bin, ['setup', harness, ...args], runEnv);
-  assert.match(out, new RegExp(`^vigil setup ${harness} \\(${sandbox.proj}\\)`), out);
+  const out = await runSetup(sandbox, harness, { bin, args, env: { ...runtimeEnv, ...env } });
   // From now on `vigil hook` is the recorder, anything else the real vigil.
   fs.unlinkSync(bin);
   sandbox.write(bin, '#!/bin/sh\n# vigil as the setup test sees it (setup.test.mjs)\n'
     + `if [ "$1" = hook ]; then exec sh ${HOOK_SH} ${recorder.dir} "$3"; fi\n`
     + `exec ${VIGIL} "$@"\n`, 0o755);
-  const id = await run(sandbox, 'vigil start', VIGIL, ['start', '--label', PROBE, '--', 'sleep', '300'], runEnv);
+  const id = await runInProject(sandbox, 'vigil start', VIGIL, ['start', '--label', PROBE, '--', 'sleep', '300'], runEnv);
   assert.match(id.trim(), /^mon_/);
-  return { engine, env: { XDG_RUNTIME_DIR: runtime, ...env }, out };
+  return { engine, env: { ...runtimeEnv, ...env }, out };
 }
 
 /** The model got monitor_list's result, and it holds the person's monitor. */

@@ -30,7 +30,8 @@ import { Codex, codexToolName } from './lib/codex.mjs';
 import { Gemini, geminiToolName } from './lib/gemini.mjs';
 import { OpenCode, opencodeToolName } from './lib/opencode.mjs';
 import { Engine, vigilMcp, withHarness } from './lib/vigil.mjs';
-import { sh, VIGIL } from '../mcp/harness.mjs';
+import { VIGIL } from '../mcp/harness.mjs';
+import { assertEachEnvelopeOnce, crashedAt, devServer, startedId } from './lib/crash.mjs';
 import { Client } from '../../clients/node/index.js';
 
 const TEST_TIMEOUT = 300000;
@@ -46,32 +47,6 @@ after(async () => { await engine?.stop(); });
  * --session, which default to the user's engine and the project's). */
 const hookCommand = (harness, event, session, extra = '') =>
   `${VIGIL} hook ${harness} ${event} --socket ${engine.socket} --session ${session}${extra}`;
-
-/** A dev server that says it is up, waits for the gate, stamps the time
- * (ms) and crashes with a Python traceback. */
-function devServer(gate, stamp) {
-  return sh(`echo server listening on 3000; ${gate.until()}; date +%s%3N > ${stamp}; `
-    + 'echo "Traceback (most recent call last):"; echo "  File \\"app.py\\", line 3, in main"; '
-    + `echo "ValueError: ${CRASH}"; exit 3`);
-}
-
-/** The crash's time as the crashing process stamped it. */
-function crashedAt(stamp) {
-  return Number(fs.readFileSync(stamp, 'utf8').trim());
-}
-
-/** Asserts that no notification reached the model twice: in the latest
- * request of the conversation (which carries its whole history), each
- * envelope's nonce opens exactly one envelope (Codex writes a Stop hook's
- * reason with < and > as entities). Returns how many. */
-function assertEachEnvelopeOnce(fake) {
-  const last = fake.turnRequests[fake.turnRequests.length - 1];
-  const text = last.text.replaceAll('&lt;', '<').replaceAll('&gt;', '>');
-  const nonces = [...text.matchAll(/<<<VIGIL OBSERVATION ([0-9a-f]+) BEGIN>>>/g)].map((m) => m[1]);
-  assert.ok(nonces.length >= 1, `the model got at least one envelope: ${last.tailText.slice(0, 500)}`);
-  assert.equal(new Set(nonces).size, nonces.length, `an envelope reached the model twice: ${nonces.join(' ')}`);
-  return nonces.length;
-}
 
 /** An observer of the session on the test's engine: waits (bounded, on the
  * engine's own answers) until the monitor has ended and count of its
@@ -93,21 +68,13 @@ async function waitHeld(session, monitorId, count) {
   }
 }
 
-/** The monitor id in a monitor_start result the request r carries. */
-function startedId(r) {
-  const res = r.newToolResults.find((p) => p.name.endsWith('monitor_start'));
-  const m = /mon_[0-9a-z]{12}/.exec(res?.text ?? '');
-  assert.ok(m, `the monitor_start result names the monitor: ${res?.text}`);
-  return m[0];
-}
-
 test('claude interactive with vigil hook: a crash after the turn ended wakes the idle agent (Stop, asyncRewake), nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
   const session = 'wake-claude';
   const gate = engine.gate('claude-crash');
   const stamp = path.join(engine.dir, 'claude-crashed-at');
   const START = claudeToolName('vigil', 'monitor_start');
   const script = [
-    { when: when.userSays('start the dev server'), reply: reply.call(START, { command: devServer(gate, stamp), label: 'dev' }) },
+    { when: when.userSays('start the dev server'), reply: reply.call(START, { command: devServer(gate, stamp, CRASH), label: 'dev' }) },
     { when: when.toolResult('monitor_start'), reply: reply.say('STARTED-OK') },
     { when: when.tailHas(CRASH), reply: reply.say('SAW-CRASH'), times: 3 },
   ];
@@ -149,7 +116,7 @@ test('opencode serve with vigil\'s plugin: a crash after the turn ended starts a
   const stamp = path.join(engine.dir, 'opencode-crashed-at');
   const START = opencodeToolName('vigil', 'monitor_start');
   const script = [
-    { when: when.userSays('start the dev server'), reply: reply.call(START, { command: devServer(gate, stamp), label: 'dev' }) },
+    { when: when.userSays('start the dev server'), reply: reply.call(START, { command: devServer(gate, stamp, CRASH), label: 'dev' }) },
     { when: when.toolResult('monitor_start'), reply: reply.say('STARTED-OK') },
     { when: when.tailHas(CRASH), reply: reply.say('SAW-CRASH'), times: 3 },
   ];
@@ -185,7 +152,7 @@ test('opencode serve with vigil\'s plugin: a crash after the turn ended starts a
  * held), and the turn's end blocks with it. */
 function blockScript(START, gate, stamp, session) {
   return [
-    { when: when.userSays('start the dev server'), reply: reply.call(START, { command: devServer(gate, stamp), label: 'dev' }) },
+    { when: when.userSays('start the dev server'), reply: reply.call(START, { command: devServer(gate, stamp, CRASH), label: 'dev' }) },
     { when: when.toolResult('monitor_start'),
       reply: async (r) => {
         gate.open();
