@@ -16,6 +16,7 @@
 #include "mcp_config.h"
 #include "mcp_cursor.h"
 #include "mcp_frame.h"
+#include "mcp_reference.h"
 #include "mcp_schema.h"
 #include "memory.h"
 #include "strbuf.h"
@@ -90,29 +91,6 @@ mcp_tools_find(const McpServer *s, const char *name)
   return NULL;
 }
 
-/* The text item of a notification this adapter pushed as a channel message
- * already (auto): a one-line reference in vigil's and the engine's words
- * only (seq, type, monitor id), so a harness that showed the push does not
- * show the whole text twice and one that dropped it still sees what
- * happened and where the whole text is. */
-static json_t *
-mcp_tools_reference(const json_t *n)
-{
-  json_int_t seq = json_integer_value(json_object_get(n, "seq"));
-  const char *type = json_string_value(json_object_get(n, "type"));
-  const char *id = json_string_value(json_object_get(n, "monitor_id"));
-  char line[HOOK_TEXT_REF_MAX + 64];
-  snprintf(line, sizeof line,
-           "[vigil] notification seq %lld (%.32s of %.32s) was pushed as a channel message; "
-           "notifications_read with since_seq %lld gives its whole text",
-           (long long)seq, type ? type : "event", id ? id : "the session", (long long)seq - 1);
-  char *text = xstrdup(line);
-  mcp_frame_clean(&text); /* the engine's words, still never raw */
-  json_t *item = json_pack("{s:s,s:s}", "type", "text", "text", text);
-  free(text);
-  return item;
-}
-
 /* Appends to a result what the model cursor holds (auto, piggyback): each
  * notification taken as a text item (the envelope, framed and escaped by
  * the engine; in auto a reference when this adapter pushed it already),
@@ -135,7 +113,7 @@ mcp_tools_piggyback(McpServer *s, json_t *result)
   json_t *n;
   json_array_foreach(pending, i, n) {
     if ((uint64_t)json_integer_value(json_object_get(n, "seq")) <= pushed) {
-      json_array_append_new(content, mcp_tools_reference(n));
+      json_array_append_new(content, mcp_reference_item(n));
       continue;
     }
     const char *text = json_string_value(json_object_get(n, "text"));
