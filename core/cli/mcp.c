@@ -31,7 +31,7 @@ static const CliOpt cli_mcp_opts[] = {
   {"profile", 0, "NAME[,NAME]", true,
    "which tools to list: vigil (default), watch_process, process,\nmonitor, hermes"},
   {"delivery", 0, "MODE", false,
-   "how notifications reach the harness: channel (default),\npiggyback or poll"},
+   "how notifications reach the model: auto (default: pushed,\nand with the next tool result), channel, piggyback or poll"},
   {"tool-names", 0, "STYLE", false, "exact (default) or underscore (process_run for process.run)"},
   {"no-spawn", 0, NULL, false, "do not start an engine when none answers"},
   {"config", 0, "FILE", false,
@@ -71,15 +71,16 @@ cli_mcp_profiles(const CliParsed *p, McpServer *s)
 static int
 cli_mcp_options(const CliParsed *p, McpServer *s)
 {
-  static const char *const deliveries[] = {"channel", "piggyback", "poll", NULL};
+  static const char *const deliveries[] = {"auto", "channel", "piggyback", "poll", NULL};
   static const char *const styles[] = {"exact", "underscore", NULL};
   if (cli_cmds_choice(p, "delivery", deliveries) != 0 ||
       cli_cmds_choice(p, "tool-names", styles) != 0)
     return CLI_EXIT_USAGE;
   const char *d = cli_opts_get(p, "delivery");
-  s->delivery = d == NULL || strcmp(d, "channel") == 0 ? kMcpChannel
-                : strcmp(d, "piggyback") == 0         ? kMcpPiggyback
-                                                      : kMcpPoll;
+  s->delivery = d == NULL || strcmp(d, "auto") == 0 ? kMcpAuto
+                : strcmp(d, "channel") == 0         ? kMcpChannel
+                : strcmp(d, "piggyback") == 0       ? kMcpPiggyback
+                                                    : kMcpPoll;
   const char *t = cli_opts_get(p, "tool-names");
   s->underscore = t && strcmp(t, "underscore") == 0;
   s->log_level = 1;
@@ -146,9 +147,15 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
     return CLI_EXIT_FAILURE;
   }
   mcp_config_check(&s.engine);
+  if (mcp_deliver_start(&s) != 0) {
+    fprintf(stderr, "vigil mcp: cannot start the thread that moves the model cursor\n");
+    mcp_engine_close(&s.engine);
+    return CLI_EXIT_FAILURE;
+  }
   fprintf(stderr, "vigil mcp: serving session \"%s\" of %s\n", s.engine.cli.session,
           s.engine.cli.socket_path);
   rc = cli_mcp_serve(&s);
+  mcp_deliver_stop();
   mcp_engine_close(&s.engine);
   return rc;
 }

@@ -114,6 +114,15 @@ mcp_engine_take(McpEngine *m, uint64_t since_seq, size_t max, McpTaken *info)
   return out;
 }
 
+uint64_t
+mcp_engine_pushed(McpEngine *m)
+{
+  pthread_mutex_lock(&m->mu);
+  uint64_t seq = m->delivered;
+  pthread_mutex_unlock(&m->mu);
+  return seq;
+}
+
 bool
 mcp_engine_has_after(const McpEngine *m, uint64_t since_seq)
 {

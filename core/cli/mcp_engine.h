@@ -190,4 +190,7 @@ typedef struct {
  * of them is recorded as delivered. info may be NULL. */
 json_t *mcp_engine_take(McpEngine *m, uint64_t since_seq, size_t max, McpTaken *info);
 
+/* The newest seq pushed to the harness (mcp_deliver.c), from any thread. */
+uint64_t mcp_engine_pushed(McpEngine *m);
+
 #endif

@@ -230,7 +230,7 @@ mcp_hermes_foreground(McpServer *s, json_t *args, json_t *e, McpResult *out)
   json_int_t timeout = t ? json_integer_value(t) : MCP_HERMES_TIMEOUT;
   json_object_set_new(e, "timeout_s", json_integer(timeout));
   json_object_set_new(e, "stdout_lines", json_integer(0));
-  McpResult r = {NULL, NULL, NULL};
+  McpResult r = {NULL, NULL, NULL, false};
   mcp_tools_start(s, "process_run", e, timeout * 1000 + 2 * CLI_CALL_TIMEOUT_MS, &r);
   if (r.error != NULL) {
     *out = r;
@@ -317,7 +317,7 @@ mcp_hermes_background(McpServer *s, json_t *args, json_t *e, McpResult *out)
   json_object_set_new(e, "policy", json_string("system_message"));
   char capped[192];
   const char *note = mcp_hermes_persist(s, e, capped, sizeof capped);
-  McpResult r = {NULL, NULL, NULL};
+  McpResult r = {NULL, NULL, NULL, false};
   mcp_hermes_monitor_start(s, e, &r);
   if (r.error != NULL) {
     *out = r;
@@ -402,6 +402,9 @@ mcp_hermes_poll(McpServer *s, const char *id, json_t *args, McpResult *out)
   json_object_set_new(out->structured, "output_preview",
                       mcp_hermes_preview(s, id, MCP_HERMES_POLL_PREVIEW));
   json_decref(st);
+  /* Hermes' own poll is this profile's read tool: it carries what is above
+   * the model cursor in every delivery mode, --delivery poll included. */
+  out->reads = true;
 }
 
 /* log: lines, Hermes's way: offset 0 is the last `limit` lines, else lines

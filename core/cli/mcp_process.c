@@ -229,7 +229,7 @@ mcp_process_run(McpServer *s, json_t *args, McpResult *out)
   json_t *t = json_object_get(args, "timeout");
   json_int_t wait_ms = background ? 0 : (t ? json_integer_value(t) : 300) * 1000;
   /* Foreground: the run, its grace after a timeout, and the usual margin. */
-  McpResult r = {NULL, NULL, NULL};
+  McpResult r = {NULL, NULL, NULL, false};
   mcp_tools_start(s, "process_run", e, wait_ms + 2 * CLI_CALL_TIMEOUT_MS, &r);
   if (r.error != NULL) {
     *out = r;

@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hook_text.h"
 #include "mcp_config.h"
+#include "mcp_cursor.h"
 #include "mcp_frame.h"
+#include "mcp_reference.h"
 #include "mcp_schema.h"
 #include "memory.h"
 #include "strbuf.h"
@@ -88,32 +91,42 @@ mcp_tools_find(const McpServer *s, const char *name)
   return NULL;
 }
 
-/* Appends the notifications not yet delivered to a result (piggyback):
- * each as a text item (the envelope, framed and escaped by the engine),
- * all in structuredContent, their process text escaped there too. */
+/* Appends to a result what the model cursor holds (auto, piggyback): each
+ * notification taken as a text item (the envelope, framed and escaped by
+ * the engine; in auto a reference when this adapter pushed it already),
+ * all in structuredContent, their process text escaped there too. The
+ * take moved the cursor: a failed take adds nothing and the tool's result
+ * stands (what was not taken stays above the cursor). */
 static void
 mcp_tools_piggyback(McpServer *s, json_t *result)
 {
-  json_t *pending = mcp_engine_take(&s->engine, MCP_SINCE_DELIVERED, MCP_QUEUE_MAX, NULL);
-  if (json_array_size(pending) == 0) {
-    json_decref(pending);
+  json_t *taken = mcp_cursor_take(&s->engine, HOOK_TAKE_MAX, 0);
+  if (taken == NULL) {
+    fprintf(stderr, "vigil mcp: no notifications with this result: %s\n",
+            mcp_engine_error()->msg);
     return;
   }
+  json_t *pending = json_object_get(taken, "notifications");
+  uint64_t pushed = s->delivery == kMcpAuto && s->ready ? mcp_engine_pushed(&s->engine) : 0;
   json_t *content = json_object_get(result, "content");
   size_t i;
   json_t *n;
   json_array_foreach(pending, i, n) {
+    if ((uint64_t)json_integer_value(json_object_get(n, "seq")) <= pushed) {
+      json_array_append_new(content, mcp_reference_item(n));
+      continue;
+    }
     const char *text = json_string_value(json_object_get(n, "text"));
     json_array_append_new(content, json_pack("{s:s,s:s}", "type", "text", "text",
                                              text ? text : ""));
   }
   json_t *sc = json_object_get(result, "structuredContent");
-  if (json_is_object(sc)) {
+  if (json_is_object(sc) && json_array_size(pending) > 0) {
     json_t *escaped = json_array();
     json_array_foreach(pending, i, n) json_array_append_new(escaped, mcp_frame_notification(n));
     json_object_set_new(sc, "notifications", escaped);
   }
-  json_decref(pending);
+  json_decref(taken);
 }
 
 json_t *
@@ -136,7 +149,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
     utf8_snprintf(msg, cap, "%s: %s", name, why);
     return NULL;
   }
-  McpResult r = {NULL, NULL, NULL};
+  McpResult r = {NULL, NULL, NULL, false};
   json_t *owned = args ? json_incref(args) : json_object();
   t->fn(s, owned, &r);
   json_decref(owned);
@@ -168,7 +181,7 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
     return NULL;
   }
   mcp_config_note(result);
-  if (s->delivery == kMcpPiggyback)
+  if (s->delivery == kMcpPiggyback || s->delivery == kMcpAuto || (r.reads && !r.error))
     mcp_tools_piggyback(s, result);
   return result;
 }

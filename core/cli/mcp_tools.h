@@ -17,7 +17,10 @@
 #include "strbuf.h"
 
 /* How notifications reach the harness (docs/mcp.md, "Which delivery mode"). */
-typedef enum { kMcpChannel = 0, kMcpPiggyback, kMcpPoll } McpDelivery;
+/* auto (the default): pushed, and carried by the next tool result from the
+ * model cursor; channel: pushed, the push trusted (it moves the cursor);
+ * piggyback: tool results only; poll: notifications_read only. */
+typedef enum { kMcpAuto = 0, kMcpChannel, kMcpPiggyback, kMcpPoll } McpDelivery;
 
 /* Profiles, as bits (docs/mcp.md, "Profiles"). */
 enum {
@@ -48,6 +51,8 @@ typedef struct {
   char *error;             /* the error text (owned; "denied: ...") when it failed */
   char *text;              /* the text item (owned), when the tool renders its result itself
                             * (a seed's own text form); NULL: the structured result as JSON */
+  bool reads;              /* the call is its profile's own poll for notifications (Hermes'
+                            * process(action="poll")): it carries them in every mode */
 } McpResult;
 
 typedef void (*McpToolFn)(McpServer *s, json_t *args, McpResult *out);

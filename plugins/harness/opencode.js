@@ -20,7 +20,8 @@
 //   session: a second session.idle while one waits starts none; a turn that
 //   starts (session.status busy), the session's deletion, or the plugin's
 //   process ending ends it (a waiting vigil hook also ends, having taken
-//   nothing, when its stdout's reader goes).
+//   nothing, when its stdout's reader goes). The session's status hooks
+//   and its waiter's start run in the order of their events.
 //
 // What vigil answers is the notifications' envelopes, framed and escaped by
 // the engine; nothing here adds to them. A failure of vigil (none
@@ -66,7 +67,21 @@ function hook(event, input, { args = [], signal } = {}) {
 
 export const VigilPlugin = async ({ client, directory }) => {
   const waiters = new Map(); // sessionID -> AbortController of its waiting hook
+  const chains = new Map(); // sessionID -> the promise of its last hook in order
+  const turns = new Map(); // sessionID -> how many turns started (busy) so far
   const input = (sessionID, event, extra = {}) => ({ session_id: sessionID, hook_event_name: event, cwd: directory, ...extra });
+
+  // The session's state hooks run one after the other, in the order of
+  // their events: each is a process of its own, and one started later can
+  // finish first (under load it did). A late `busy` would then hold
+  // idle-mode notifications after the turn ended, or end the waiter the
+  // session.idle after it had just started: no wake.
+  const inOrder = (sessionID, fn) => {
+    const next = (chains.get(sessionID) ?? Promise.resolve()).then(fn, fn);
+    chains.set(sessionID, next);
+    next.finally(() => { if (chains.get(sessionID) === next) chains.delete(sessionID); });
+    return next;
+  };
 
   const stopWaiter = (sessionID) => {
     waiters.get(sessionID)?.abort();
@@ -97,12 +112,22 @@ export const VigilPlugin = async ({ client, directory }) => {
       if (typeof sessionID !== 'string') return;
       if (event.type === 'session.status') {
         const status = event.properties.status?.type;
-        if (status === 'busy') stopWaiter(sessionID);
-        if (status === 'busy' || status === 'idle') await hook('session.status', input(sessionID, 'session.status', { status }));
+        if (status === 'busy') {
+          turns.set(sessionID, (turns.get(sessionID) ?? 0) + 1);
+          stopWaiter(sessionID);
+        }
+        if (status === 'busy' || status === 'idle') {
+          await inOrder(sessionID, () => hook('session.status', input(sessionID, 'session.status', { status })));
+        }
       } else if (event.type === 'session.idle') {
-        wait(sessionID); // not awaited: the bus goes on while it waits
+        // The waiter starts once the hooks before it are done, unless a turn
+        // started meanwhile; it is not awaited (the bus goes on while it
+        // waits) and holds no later hook back.
+        const turn = turns.get(sessionID) ?? 0;
+        inOrder(sessionID, () => { if ((turns.get(sessionID) ?? 0) === turn) wait(sessionID); });
       } else if (event.type === 'session.deleted') {
         stopWaiter(sessionID);
+        turns.delete(sessionID);
       }
     },
     'tool.execute.after': async (info, output) => {

@@ -284,12 +284,10 @@ function opencodeCase(wake) {
 
 test('opencode, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made while opencode serve was killed, and the worker the model started, come once on the same session; (d) each envelope once', { timeout: TEST_TIMEOUT }, opencodeCase(false));
 
-// Fails about one run in two: when the worker crashes, no session.idle
-// waiter of the plugin is attached to the session (only vigil mcp is) and
-// the crash stays above the model cursor; nothing wakes the agent. Left to
-// the plugin's owner (issue 23); marked todo so that the suite stays green
-// while it is reported on every run.
+// The wake: it missed about one run in two under load until the plugin ran
+// a session's status hooks and its waiter's start in the order of their
+// events (a `busy` hook process that finished after the turn's end had
+// ended the new waiter, or left the session busy).
 test('opencode, as vigil setup --project sets it up: (a) a crash after the turn ended starts a new turn, nobody typing; then (b), (c), (d)', {
   timeout: TEST_TIMEOUT,
-  todo: "flaky wake: the plugin's session.idle waiter is sometimes gone before the crash (issue 23, reported)",
 }, opencodeCase(true));

@@ -18,7 +18,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine, Adapter, sessionName, sh, envelopeLine, TEST_TIMEOUT } from './harness.mjs';
+import { Engine, Adapter, sessionName, sh, envelopeLine, TEST_TIMEOUT, WAIT_MS } from './harness.mjs';
 
 let engine;
 before(async () => { engine = await Engine.start(); });
@@ -146,5 +146,29 @@ test('process list and poll show the command as it was given after a restart of 
       a = await Adapter.start(engine, { session, profile: 'hermes' });
     }
     await a.ok('process', { action: 'kill', session_id: id });
+    await a.close();
+  });
+
+test('hermes with --delivery poll: its own poll tool, process(action="poll"), is listed and returns the notifications above the model cursor',
+  { timeout: TEST_TIMEOUT }, async () => {
+    const a = await Adapter.start(engine, { session: sessionName('h-poll'), profile: 'hermes', delivery: 'poll' });
+    const listed = a.tools.find((t) => t.name === 'process');
+    assert.ok(listed && /"poll"/.test(JSON.stringify(listed.inputSchema)), 'process with its poll action is listed');
+    const id = (await a.ok('terminal', {
+      command: sh('echo hi; exit 3'), background: true, notify_on_complete: true,
+    })).structuredContent.session_id;
+    const waited = (await a.ok('process', { action: 'wait', session_id: id, timeout: 60 })).structuredContent;
+    assert.equal(waited.exit_code, 3);
+    // The ending is numbered by the time the wait answers; poll until it is carried.
+    const got = [];
+    const deadline = Date.now() + WAIT_MS;
+    while (!got.some((n) => n.monitor_id === id && n.type === 'exit')) {
+      assert.ok(Date.now() < deadline, `poll carried the ending within ${WAIT_MS} ms: ${JSON.stringify(got)}`);
+      const r = await a.ok('process', { action: 'poll', session_id: id });
+      got.push(...(r.structuredContent.notifications ?? []));
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    const seqs = got.map((n) => n.seq);
+    assert.deepEqual(seqs, [...new Set(seqs)], 'none twice');
     await a.close();
   });

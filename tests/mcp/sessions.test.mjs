@@ -5,9 +5,11 @@
 // notification; another session sees none of it.
 //
 // Assumptions where the contract leaves a shape open:
-// - The adapter keeps its last delivered seq in a state file next to the
-//   socket (MCP.md section 1) and has written it by the time it exits after
-//   stdin EOF; both adapters here use the same socket, so the same file.
+// - With --delivery channel (which trusts the push) the adapter moves the
+//   session's model cursor past what it pushed, and its last seq pushed is
+//   kept in a state file next to the socket, written by the time it exits
+//   after stdin EOF; both adapters here use the same socket, so the same
+//   file. (auto, the default, pushes without moving the cursor: auto.test.mjs.)
 // - A notification made while no adapter is attached is held by the engine
 //   (session linger, docs/protocol.md section 3) and numbered right after
 //   the last one the first adapter delivered, so the second adapter's seqs
@@ -25,12 +27,12 @@ after(async () => { await engine?.stop(); });
 
 const seqsOf = (a) => a.channel().map((n) => Number(n.params.meta.seq));
 
-test('a second adapter on the same session after the first exited receives what the first had not delivered, and nothing it had',
+test('channel: a second adapter on the same session after the first exited receives what the first had not delivered, and nothing it had',
   { timeout: TEST_TIMEOUT }, async () => {
     const session = sessionName('restart');
     const g1 = engine.gate('restart-1');
     const g2 = engine.gate('restart-2');
-    const first = await Adapter.start(engine, { session });
+    const first = await Adapter.start(engine, { session, delivery: 'channel' });
     const id = (await first.ok('monitor_start', {
       command: sh(`echo line-alpha; ${g1.until()}; echo line-bravo; ${g2.until()}; echo line-charlie`),
       label: 'restart', notify: 'lines',
@@ -42,7 +44,7 @@ test('a second adapter on the same session after the first exited receives what 
 
     // line-bravo is printed while no adapter is attached.
     g1.open();
-    const second = await Adapter.start(engine, { session });
+    const second = await Adapter.start(engine, { session, delivery: 'channel' });
     await second.waitChannel(id, { type: 'output', contains: 'line-bravo' });
     g2.open();
     const end = await second.waitEnding(id);
