@@ -31,6 +31,7 @@
 
 #include "cli_obj.h"
 #include "cli_project.h"
+#include "hook_codex.h"
 #include "hook_harness.h"
 #include "hook_input.h"
 #include "hook_take.h"
@@ -317,6 +318,20 @@ cli_hook_act(CliClient *c, CliHookSeen *seen, const HookEvent *ev, const HookInp
                        ev->form == kHookAnswerRewake ? STDERR_FILENO : STDOUT_FILENO, text);
 }
 
+/* Codex's SessionStart under its app-server daemon starts the thread's
+ * watcher, the wake of the idle thread (hook_codex.h); elsewhere Codex has
+ * no wake, and nothing is started. */
+static void
+cli_hook_codex_wake(const CliClient *c, const HookEvent *ev, const HookInput *in)
+{
+  if (strcmp(ev->harness, "codex") != 0 || ev->moment != kHookSessionStart)
+    return;
+  pid_t daemon;
+  char exe[4096];
+  if (hook_codex_daemon(&daemon, exe, sizeof exe))
+    hook_codex_watch(c, in->session_id, daemon, exe);
+}
+
 static int
 cli_hook_run(CliClient *c, const CliParsed *p)
 {
@@ -348,6 +363,7 @@ cli_hook_run(CliClient *c, const CliParsed *p)
   CliHookWaiting waiting = {false, {-1, ""}};
   if (ev->moment == kHookTurnEnd && ev->form != kHookAnswerNone && wait_ms > 0)
     cli_hook_wait_begin(&waiting, c, ev, &in);
+  cli_hook_codex_wake(c, ev, &in);
   if (cli_client_connect(c, true, false, 0) != 0) {
     /* No engine: vigil is not in use here, and a hook says nothing. */
     status = c->err.kind == kCliErrNoEngine ? 0 : cli_hook_fail("%s", c->err.msg);

@@ -111,6 +111,36 @@ hook_waiter_begin(HookWaiter *w, const char *dir, const char *key)
   }
 }
 
+int
+hook_waiter_try(HookWaiter *w, const char *dir, const char *key)
+{
+  w->fd = -1;
+  if (hook_waiter_path(w->path, sizeof w->path, dir, key) != 0)
+    return -1;
+  /* A holder that leaves removes its file: the one who locked it just then
+   * opens the path again (a few times at most: each time, someone left). */
+  for (int attempt = 0; attempt < 3; attempt++) {
+    int fd = hook_waiter_open(w->path);
+    if (fd < 0)
+      return -1;
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_SETLK, &fl) != 0) {
+      int held = errno == EACCES || errno == EAGAIN;
+      close(fd);
+      return held ? 1 : -1;
+    }
+    if (hook_waiter_still_there(fd, w->path)) {
+      w->fd = fd;
+      return 0;
+    }
+    close(fd);
+  }
+  return -1;
+}
+
 void
 hook_waiter_done(HookWaiter *w)
 {

@@ -38,6 +38,11 @@ void hook_waiter_end(const char *dir, const char *key);
  * could be had (w->fd is -1 then; waiting without it is still correct). */
 int hook_waiter_begin(HookWaiter *w, const char *dir, const char *key);
 
+/* Holds the lock of key only when no one does, ending no one: for a
+ * process that must be the only one of its key (Codex's watcher of a
+ * thread). Returns 0 (held now), 1 (another process holds it), or -1. */
+int hook_waiter_try(HookWaiter *w, const char *dir, const char *key);
+
 /* Gives the lock up and removes its file. */
 void hook_waiter_done(HookWaiter *w);
 

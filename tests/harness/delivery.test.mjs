@@ -214,23 +214,31 @@ test('claude-code, as vigil setup --project sets it up: (a) a crash after the tu
   });
 });
 
-test('codex, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made between two codex exec and the worker the model started come once with exec resume; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
-  class SetupCodex extends Codex {
-    // Without --dangerously-bypass-hook-trust: setup recorded the trust.
-    async exec(prompt, { resume, timeout = HARNESS_WAIT_MS } = {}) {
-      const sub = resume ? ['exec', 'resume', resume] : ['exec'];
-      const out = await this.runToExit('codex exec', [...sub, '--json', '--skip-git-repo-check', prompt], { timeout });
-      out.events = jsonLines(out.stdout);
-      out.threadId = out.events.find((e) => e.type === 'thread.started')?.thread_id ?? resume ?? null;
-      return out;
-    }
+/** Codex as `vigil setup codex --project` sets it up, without
+ * --dangerously-bypass-hook-trust (setup recorded the trust): exec runs a
+ * turn on its own, or with remote on the app-server daemon (`codex exec
+ * --remote unix://`, which takes only the prompt and output options). */
+class SetupCodex extends Codex {
+  async exec(prompt, { resume, remote = false, timeout = HARNESS_WAIT_MS } = {}) {
+    const sub = resume ? ['exec', 'resume', resume] : ['exec'];
+    const args = remote ? ['--json', '--remote', 'unix://'] : ['--json', '--skip-git-repo-check'];
+    const out = await this.runToExit('codex exec', [...sub, ...args, prompt], { timeout });
+    out.events = jsonLines(out.stdout);
+    out.threadId = out.events.find((e) => e.type === 'thread.started')?.thread_id ?? resume ?? null;
+    return out;
   }
-  await withProject({ harness: 'codex', api: responses, toolName: codexToolName,
-    make: ({ sandbox, fake }) => new SetupCodex({ sandbox, fake,
-      config: { projects: { [sandbox.proj]: { trust_level: 'trusted' } } } }),
-    // setup asks the codex the person runs (on PATH) to trust vigil's hooks.
-    setupEnv: (sandbox, cli) => ({ CODEX_HOME: cli.codexHome,
-      PATH: `${path.dirname(cliPath(CODEX_PACKAGE, 'codex'))}:${sandbox.env().PATH}` }) }, async ({ sandbox, fake, cli, p }) => {
+}
+
+/** withProject for Codex: setup asks the codex the person runs (on PATH)
+ * to trust vigil's hooks. */
+const withSetupCodex = (f) => withProject({ harness: 'codex', api: responses, toolName: codexToolName,
+  make: ({ sandbox, fake }) => new SetupCodex({ sandbox, fake,
+    config: { projects: { [sandbox.proj]: { trust_level: 'trusted' } } } }),
+  setupEnv: (sandbox, cli) => ({ CODEX_HOME: cli.codexHome,
+    PATH: `${path.dirname(cliPath(CODEX_PACKAGE, 'codex'))}:${sandbox.env().PATH}` }) }, f);
+
+test('codex, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made between two codex exec and the worker the model started come once with exec resume; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
+  await withSetupCodex(async ({ sandbox, fake, cli, p }) => {
     const first = await cli.exec('please start the dev server');
     assert.equal(first.code, 0, `codex exec exits 0:\n${first.stdout}\n${first.stderr}`);
     const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'codex');
@@ -239,6 +247,21 @@ test('codex, as vigil setup --project sets it up: (b) a crash during a busy turn
     const second = await cli.exec('what happened while I was away', { resume: first.threadId });
     assert.equal(second.code, 0, `codex exec resume exits 0:\n${second.stdout}\n${second.stderr}`);
     await assertDownCrashOnce(t, fake, p, 'codex', listed, 'SessionStart or UserPromptSubmit of exec resume', { worker: true });
+    assert.deepEqual(fake.errors, []);
+  });
+});
+
+test('codex on its app-server daemon, as vigil setup --project sets it up: (a) a crash after the turn ended starts a new turn, nobody typing; (b); (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
+  await withSetupCodex(async ({ fake, cli, p }) => {
+    await cli.startDaemon();
+    const first = await cli.exec('please start the dev server', { remote: true });
+    assert.equal(first.code, 0, `codex exec --remote exits 0:\n${first.stdout}\n${first.stderr}`);
+    const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'codex (daemon)');
+    await fake.waitFor(when.toolResult('monitor_start', /label\W+worker\b/), { what: "the worker's start" });
+    await waitSessionState(p.engine.socket, p.session, 'idle');
+    const woken = await assertWoken(t, fake, p, 'codex (daemon)', listed, "the SessionStart hook's watcher, codex queue --resume");
+    assert.equal(fake.thread(woken), fake.thread(listed), 'the woken turn continues the same thread');
+    t.diagnostic(`codex (daemon) (d): ${assertEachEnvelopeOnce(fake)} envelopes, each once`);
     assert.deepEqual(fake.errors, []);
   });
 });
