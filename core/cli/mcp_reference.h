@@ -1,7 +1,8 @@
 /*
- * The short form of a notification in a tool result under `--delivery auto`
- * (MCP.md section 4): what the next tool result carries for a notification
- * this adapter already pushed as a channel message. A harness that showed
+ * The short form of a notification in a tool result under `--delivery
+ * auto` (docs/mcp.md, "Which delivery mode"): what the next tool result
+ * carries for a notification this adapter already pushed as a channel
+ * message. A harness that showed
  * the push must not give the model the whole envelope twice; one that
  * dropped it (every harness but Claude Code with channels enabled) must
  * still let the model see what happened. So the reference names the seq,
