@@ -37,20 +37,31 @@ hook_codex_pidfd(pid_t pid)
 #endif
 }
 
-/* The parent of pid from /proc/PID/stat, or 0. */
-static pid_t
-hook_codex_parent(pid_t pid)
+/* Reads /proc/PID/NAME into buf (cap bytes, NUL added); the bytes read,
+ * or 0 when none could be. */
+static size_t
+hook_codex_proc_read(pid_t pid, const char *name, char *buf, size_t cap)
 {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
+  ssize_t n = read(fd, buf, cap - 1);
   close(fd);
   if (n <= 0)
     return 0;
   buf[n] = '\0';
+  return (size_t)n;
+}
+
+/* The parent of pid from /proc/PID/stat, or 0. */
+static pid_t
+hook_codex_parent(pid_t pid)
+{
+  char buf[1024];
+  if (hook_codex_proc_read(pid, "stat", buf, sizeof buf) == 0)
+    return 0;
   /* The command name may hold anything: the fields after its last ')'. */
   char *p = strrchr(buf, ')');
   int ppid = 0;
@@ -65,16 +76,10 @@ hook_codex_parent(pid_t pid)
 static int
 hook_codex_is_daemon(pid_t pid)
 {
-  char path[64], buf[8192];
-  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  char buf[8192];
+  size_t n = hook_codex_proc_read(pid, "cmdline", buf, sizeof buf);
+  if (n == 0)
     return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
   int app_server = 0, managed = 0;
   for (char *arg = buf; arg < buf + n; arg += strlen(arg) + 1) {
     if (arg != buf && strcmp(arg, "app-server") == 0 && !app_server)
