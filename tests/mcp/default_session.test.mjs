@@ -14,6 +14,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Engine, Adapter, TEST_TIMEOUT } from './harness.mjs';
@@ -30,11 +31,14 @@ function fnv1a32(s) {
 }
 
 /** Two directory names under base whose full paths collide under fnv1a32
- * (a birthday search: about 2^16 names are expected; bounded). */
+ * (a birthday search: about 2^16 names are expected; bounded). The names
+ * are random: counted names (p0, p1, ...) differ only in a short suffix,
+ * and FNV-1a over such a structured set is not a random function, so for
+ * some bases no two of 4 million collided (seen once in a full run). */
 function collidingNames(base) {
   const seen = new Map();
   for (let i = 0; i < 4_000_000; i++) {
-    const name = `p${i.toString(36)}`;
+    const name = `p${crypto.randomBytes(6).toString('hex')}`;
     const h = fnv1a32(path.join(base, name));
     const other = seen.get(h);
     if (other !== undefined) return [other, name];
