@@ -70,8 +70,9 @@ static const char vigild_usage[] =
     "                       --log-max-bytes (default 16 MiB) it moves to FILE.1\n"
     "  --version            print the version\n"
     "\n"
-    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error); started in the background\n"
-    "from a terminal (vigild &), only warnings and errors, unless VIGIL_LOG says.\n"
+    "Logs go to stderr (VIGIL_LOG=debug|info|warn|error); with --stdio, or started in\n"
+    "the background from a terminal (vigild &), only warnings and errors, unless\n"
+    "VIGIL_LOG says.\n"
     "Under systemd, a socket passed with LISTEN_FDS is served (its path, unless --listen).\n"
     "VIGIL_DATA_DIR overrides where the bundled policies and Lua modules are found\n"
     "(default: ../share/vigil beside this executable when installed).\n"
@@ -352,7 +353,17 @@ vigild_place_log(VigildArgs *args)
     return 0;
   }
   const char *level = getenv("VIGIL_LOG");
-  if ((level != NULL && level[0] != '\0') || !isatty(2))
+  if (level != NULL && level[0] != '\0')
+    return 0;
+  /* Embedded (--stdio: a client library's Engine.spawn), the engine's
+   * stderr is the host program's: its info lines would stand among the
+   * host's own output. Warnings and errors still come; VIGIL_LOG=info
+   * asks for the rest. */
+  if (args->stdio) {
+    log_set_level(kLogWarn);
+    return 0;
+  }
+  if (!isatty(2))
     return 0;
   pid_t foreground = tcgetpgrp(2);
   if (foreground < 0 || foreground == getpgrp())

@@ -105,6 +105,35 @@ def _stall_config():
     return cfg
 
 
+@stdio_only
+def test_an_embedded_engine_logs_only_warnings_unless_asked(e):
+    # Embedded (--stdio), as the client libraries start it, the engine's
+    # stderr is the host program's: info lines about cgroups and
+    # line-buffering stood among the host's own output (issue 24: nine of
+    # them around the Python example's). Warnings still come; VIGIL_LOG=info
+    # asks for the rest.
+    def log_of(level):
+        env = {k: v for k, v in os.environ.items() if k != "VIGIL_LOG"}
+        if level is not None:
+            env["VIGIL_LOG"] = level
+        # No --config: the one warning an embedded engine always has.
+        proc = subprocess.Popen([VIGILD, "--stdio"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        conn = Connection(proc.stdout, proc.stdin, "stdio-embedded")
+        conn.call("ping")
+        proc.stdin.close()
+        err = proc.stderr.read().decode()
+        proc.stdout.close()
+        proc.stderr.close()
+        assert proc.wait(timeout=30) == 0, err
+        return err
+    quiet = log_of(None)
+    assert " warn " in quiet and "allowlist is empty" in quiet, quiet
+    assert " info " not in quiet, "an embedded engine printed info lines:\n" + quiet
+    asked = log_of("info")
+    assert " info " in asked, "VIGIL_LOG=info shows the info lines:\n" + asked
+
+
 @socket_only
 def test_a_policy_logging_in_a_tight_loop_does_not_stall_another_session(e):
     # Session A (the main connection): two monitors whose policy logs 80,000
@@ -153,5 +182,6 @@ test_a_policy_logging_in_a_tight_loop_does_not_stall_another_session.config = _s
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_a_stderr_nobody_reads_does_not_stop_the_engine,
+        test_an_embedded_engine_logs_only_warnings_unless_asked,
         test_a_policy_logging_in_a_tight_loop_does_not_stall_another_session,
     ]))

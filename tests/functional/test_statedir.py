@@ -241,7 +241,7 @@ def test_stdio_without_state_dir_makes_none(e):
     try:
         xdg = os.path.join(base, "xdg")
         os.mkdir(xdg, 0o700)
-        env = dict(os.environ, XDG_RUNTIME_DIR=xdg)
+        env = dict(os.environ, XDG_RUNTIME_DIR=xdg, VIGIL_LOG="info")
         v = Vigild([], cwd=base, env=env)
         try:
             assert v.call("api_info")["state_dir"] is None

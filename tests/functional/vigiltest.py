@@ -228,8 +228,12 @@ class Engine:
         self.conns = []
         if transport == "stdio":
             args.append("--stdio")
+            # The tests read the engine's whole log; embedded (--stdio) it
+            # logs only warnings unless VIGIL_LOG asks for more.
+            env = dict(os.environ, VIGIL_LOG=os.environ.get("VIGIL_LOG") or "info")
             self.proc = subprocess.Popen(args + list(extra_args), stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self.stderr, cwd=cwd)
+                                         stdout=subprocess.PIPE, stderr=self.stderr, cwd=cwd,
+                                         env=env)
             self.main = Connection(self.proc.stdout, self.proc.stdin, "stdio")
             self.conns.append(self.main)
             # A first answer means the config has been read: a test may now

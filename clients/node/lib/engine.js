@@ -6,8 +6,10 @@
 // exit. If the host dies without closing, the pipe closes all the same and
 // the engine does the same.
 //
-// The engine logs to stderr. By default its lines go on to the host's
-// stderr; with `log: 'quiet'` they do not. Either way the last
+// The engine logs to stderr, embedded (--stdio) only its warnings and
+// errors unless VIGIL_LOG in its env asks for more (VIGIL_LOG=info). By
+// default its lines go on to the host's stderr; with `log: 'quiet'` they
+// do not. Either way the last
 // ENGINE_LOG_TAIL_BYTES are kept (engine.logTail), and an engine that
 // exits before answering is reported with them (a bad config says why
 // there).

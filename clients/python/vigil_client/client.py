@@ -408,7 +408,9 @@ class Engine(Client):
         answers. ``vigild``: its path, or a name looked up on PATH (default
         ``$VIGIL_VIGILD``, else ``vigild``). Without a config every start is
         denied (the engine fails closed). ``stderr`` is where the engine
-        logs (default: this process's stderr; ``subprocess.DEVNULL``...);
+        logs (default: this process's stderr; ``subprocess.DEVNULL``...):
+        embedded, only its warnings and errors unless ``VIGIL_LOG=info`` is
+        in its environment;
         ``env`` and ``cwd`` are the engine's."""
         argv = [find_vigild(vigild), "--stdio"]
         if config is not None:

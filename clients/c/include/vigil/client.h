@@ -264,7 +264,8 @@ VIGIL_CLIENT_API vigil_client *vigil_client_connect(const char *socket_path, vig
  * through PATH), with --config config_path unless it is NULL (without one
  * the engine fails closed: every start is denied), then extra_args (NULL,
  * or a NULL-terminated list, e.g. "--state-dir", dir). The engine's log
- * goes to the host's stderr. Waits (at most VIGIL_CLIENT_SPAWN_WAIT_MS) for
+ * goes to the host's stderr: its warnings and errors, unless VIGIL_LOG in
+ * the environment asks for more (VIGIL_LOG=info). Waits (at most VIGIL_CLIENT_SPAWN_WAIT_MS) for
  * its first answer, so a config it refuses is reported here, with its exit
  * status. NULL on failure, with err set. */
 VIGIL_CLIENT_API vigil_client *vigil_client_spawn(const char *vigild_path,
