@@ -244,15 +244,32 @@ args_check(const vigil_args *args, const char *method, vigil_error *err)
   return -1;
 }
 
-void
-args_pack_params(const vigil_args *args, msgpack_packer *pk)
+/* Whether a has an entry called key. */
+static bool
+args_has(const vigil_args *a, const char *key)
 {
-  if (args == NULL || args->count == 0) {
+  for (uint32_t i = 0; a != NULL && i < a->count; i++)
+    if (strcmp(a->keys[i], key) == 0)
+      return true;
+  return false;
+}
+
+void
+args_pack_params(const vigil_args *args, msgpack_packer *pk, const char *key, const char *value)
+{
+  bool extra = key != NULL && value != NULL && !args_has(args, key);
+  uint32_t count = (args != NULL ? args->count : 0) + (extra ? 1 : 0);
+  if (count == 0) {
     msgpack_pack_array(pk, 0);
     return;
   }
   msgpack_pack_array(pk, 1);
-  msgpack_pack_map(pk, args->count);
+  msgpack_pack_map(pk, count);
   /* The entries are packed already: their bytes go through as they are. */
-  pk->callback(pk->data, args->body.data, args->body.size);
+  if (args != NULL && args->count > 0)
+    pk->callback(pk->data, args->body.data, args->body.size);
+  if (extra) {
+    msgpack_pack_str_with_body(pk, key, strlen(key));
+    msgpack_pack_str_with_body(pk, value, strlen(value));
+  }
 }

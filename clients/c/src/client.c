@@ -19,6 +19,7 @@
 #include "connection.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -378,6 +379,15 @@ client_write(vigil_client *c, const char *data, size_t len, vigil_error *err)
   return 0;
 }
 
+/* The methods that start a process: without a cwd they are sent the
+ * host's working directory, so a command runs where its caller is, as from
+ * a shell ("." asks for the engine's own). */
+static bool
+client_starts_process(const char *method)
+{
+  return strcmp(method, "monitor_start") == 0 || strcmp(method, "process_run") == 0;
+}
+
 /* Packs and sends [0, msgid, method, params] (request) or
  * [2, method, params] (notification). */
 static int
@@ -403,7 +413,11 @@ client_send(vigil_client *c, bool request, uint32_t msgid, const char *method,
   if (request)
     msgpack_pack_uint32(&pk, msgid);
   msgpack_pack_str_with_body(&pk, method, mlen);
-  args_pack_params(args, &pk);
+  /* A working directory that cannot be read (removed, or longer than
+   * PATH_MAX) leaves the engine's. */
+  char here[PATH_MAX];
+  const char *cwd = client_starts_process(method) && getcwd(here, sizeof here) ? here : NULL;
+  args_pack_params(args, &pk, "cwd", cwd);
   int rc = 0;
   if (sb.size > c->max_request)
     rc = client_error(err, VIGIL_ERR_USAGE,

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -827,6 +829,47 @@ test_spawn(void)
         "%s", err.message);
 }
 
+/* pwd -P run through process_run with cwd (NULL: none given), into out. */
+static void
+test_pwd(vigil_client *c, const char *cwd, char *out, size_t cap)
+{
+  vigil_args *args = vigil_args_new();
+  const char *argv[] = {"sh", "-c", "pwd -P"};
+  vigil_args_str_array(args, "argv", argv, 3);
+  if (cwd != NULL)
+    vigil_args_str(args, "cwd", cwd);
+  vigil_result res;
+  CALL_OK(c, "process_run", args, &res);
+  const char *said = vigil_result_str(&res, "stdout_summary");
+  CHECK(said != NULL, "process_run has a stdout_summary");
+  snprintf(out, cap, "%s", said);
+  out[strcspn(out, "\n")] = '\0';
+  vigil_result_free(&res);
+  vigil_args_free(args);
+}
+
+/* A start runs in the host's working directory, as from a shell (the
+ * engine's is where this test began); cwd "." asks for the engine's. */
+static void
+test_caller_cwd(void)
+{
+  char engine_dir[PATH_MAX], project[PATH_MAX], want[PATH_MAX], got[PATH_MAX];
+  CHECK(realpath(".", engine_dir) != NULL, "realpath .: %s", strerror(errno));
+  snprintf(project, sizeof project, "%s/project", test_dir);
+  CHECK(mkdir(project, 0700) == 0, "mkdir %s: %s", project, strerror(errno));
+  CHECK(realpath(project, want) != NULL, "realpath %s: %s", project, strerror(errno));
+  CHECK(chdir(project) == 0, "chdir %s: %s", project, strerror(errno));
+  vigil_client *c = test_connect();
+  test_pwd(c, NULL, got, sizeof got);
+  CHECK(strcmp(got, want) == 0, "without a cwd the command ran in %s, not the host's %s", got,
+        want);
+  test_pwd(c, ".", got, sizeof got);
+  CHECK(strcmp(got, engine_dir) == 0, "with cwd \".\" it ran in %s, not the engine's %s", got,
+        engine_dir);
+  vigil_client_close(c);
+  CHECK(chdir(engine_dir) == 0, "chdir %s: %s", engine_dir, strerror(errno));
+}
+
 int
 main(void)
 {
@@ -860,6 +903,7 @@ main(void)
     {"monitor_notifications", test_monitor_notifications},
     {"queued_during_call", test_queued_during_call},
     {"cursor", test_cursor},
+    {"caller_cwd", test_caller_cwd},
     {"errors", test_errors},
     {"timeout", test_timeout},
     {"event_loop", test_event_loop},

@@ -36,6 +36,22 @@ export const METHODS = Object.freeze({
 /** The ending notification types: exactly one per monitor, after all its output. */
 export const ENDING_TYPES = Object.freeze(['exit', 'stopped', 'timed_out', 'idle_timeout', 'overload']);
 
+/** The methods that start a process: without a `cwd` they are sent the
+ * host's working directory, so a command runs where its caller is, as from
+ * a shell (`cwd: '.'` asks for the engine's own). */
+const STARTS = new Set(['monitor_start', 'process_run']);
+
+/** args with the host's working directory as `cwd` when it has none (and
+ * the host's can be read: a removed one leaves the engine's). */
+function withCallerCwd(args) {
+  if (args === null || typeof args !== 'object' || args.cwd !== undefined) return args;
+  try {
+    return { ...args, cwd: process.cwd() };
+  } catch {
+    return args;
+  }
+}
+
 /**
  * Gives proto one method per protocol method, each calling
  * `this.call(wireName, args, options)`.
@@ -44,7 +60,7 @@ export function installMethods(proto) {
   for (const [name, wire] of Object.entries(METHODS)) {
     Object.defineProperty(proto, name, {
       value: function (args = {}, options = {}) {
-        return this.call(wire, args, options);
+        return this.call(wire, STARTS.has(wire) ? withCallerCwd(args) : args, options);
       },
       writable: true,
       configurable: true,

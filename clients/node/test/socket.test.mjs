@@ -172,3 +172,23 @@ test('a socket someone else could have put there is refused before a byte is sen
   await assert.rejects(Client.connect(path.join(dir, 'none.sock')),
     (e) => e instanceof VigilConnectionError && /the socket does not exist/.test(e.message));
 });
+
+test('a start runs in the host\'s working directory, as from a shell; cwd "." asks for the engine\'s',
+  { timeout: TEST_TIMEOUT }, async () => {
+    // The engine runs in its own directory; the host is in a project of
+    // its own: `make test` from a project must run there.
+    const hostDir = process.cwd();
+    const engineDir = fs.realpathSync(engine.dir);
+    const project = fs.realpathSync(tempDir('project'));
+    process.chdir(project);
+    const client = await Client.connect(engine.socket);
+    try {
+      const ran = await client.processRun({ argv: ['sh', '-c', 'pwd -P'] });
+      assert.equal(ran.stdout_summary.trim(), project);
+      const own = await client.processRun({ argv: ['sh', '-c', 'pwd -P'], cwd: '.' });
+      assert.equal(own.stdout_summary.trim(), engineDir);
+    } finally {
+      process.chdir(hostDir);
+      await client.close();
+    }
+  });

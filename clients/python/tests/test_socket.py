@@ -61,6 +61,26 @@ class SocketClient(unittest.TestCase):
         self.assertIsNone(ses.wait(0), "more than was missed")
         self.assertEqual(ses.last_seq, got[-1].seq)
 
+    def test_a_start_runs_in_the_callers_directory(self):
+        # The engine's working directory is the one the test began in; the
+        # caller then moves to a project of its own, as a person's script
+        # does: `make test` from a project must run in the project.
+        engine_dir = os.path.realpath(os.getcwd())
+        project = os.path.realpath(os.path.join(self.work.path, "project"))
+        os.mkdir(project)
+        os.chdir(project)
+        self.addCleanup(os.chdir, engine_dir)
+        c = self.connect()
+        ses = c.session("cwd")
+        ran = ses.process_run(argv=["sh", "-c", "pwd -P"])
+        self.assertEqual(ran["stdout_summary"].strip(), project, ran)
+        mon = ses.monitor_start(argv=["sh", "-c", "pwd -P"], patterns=[], label="where")
+        said = [l.text for n in take_until_ending(ses, mon["monitor_id"]) for l in n.lines]
+        self.assertIn(project, said)
+        # "." asks for the engine's own.
+        ran = ses.process_run(argv=["sh", "-c", "pwd -P"], cwd=".")
+        self.assertEqual(ran["stdout_summary"].strip(), engine_dir, ran)
+
     def test_connect_default_path_and_server_check(self):
         os.environ["VIGIL_SOCKET"] = self.daemon.socket
         try:

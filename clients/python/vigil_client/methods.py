@@ -8,10 +8,15 @@ hence the type parameter ``R``. Arguments left at None are not sent, so the
 engine's default applies (docs/protocol.md, section 5, gives every default
 and bound). ``for`` is a Python keyword, so monitor_wait takes ``for_``.
 Every method takes ``session``: the session to act on, one this connection
-has opened (default: the one it opened last).
+has opened (default: the one it opened last). monitor_start and process_run
+send this process's working directory as ``cwd`` unless given one, so a
+command runs where its caller is, as from a shell (``cwd="."``: the
+engine's).
 """
 
 from __future__ import annotations
+
+import os
 
 from typing import Any, Dict, Generic, Mapping, Optional, Sequence, TypeVar, Union
 
@@ -20,6 +25,19 @@ R = TypeVar("R")
 
 def _args(**kwargs: Any) -> Dict[str, Any]:
     return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def _caller_cwd(cwd: Optional[str]) -> Optional[str]:
+    """The directory a start runs in: ``cwd`` when given, else this
+    process's working directory (a command started from a project runs in
+    the project, as from a shell), or the engine's when this process's
+    cannot be read (it was removed). ``"."`` asks for the engine's own."""
+    if cwd is not None:
+        return cwd
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 class Methods(Generic[R]):
@@ -135,7 +153,7 @@ class Methods(Generic[R]):
         means every line (docs/incidents.md)."""
         return self._call("monitor_start", _args(
             command=command, argv=list(argv) if argv is not None else None, shell=shell,
-            label=label, description=description, cwd=cwd,
+            label=label, description=description, cwd=_caller_cwd(cwd),
             env=dict(env) if env is not None else None,
             patterns=list(patterns) if patterns is not None else None,
             match_pattern=match_pattern, match_streams=match_streams, notify=notify,
@@ -225,6 +243,6 @@ class Methods(Generic[R]):
         wait_s = 0.0 if background else float(timeout_s if timeout_s is not None else 300)
         return self._call("process_run", _args(
             command=command, argv=list(argv) if argv is not None else None, shell=shell,
-            label=label, cwd=cwd, env=dict(env) if env is not None else None, stdin=stdin,
+            label=label, cwd=_caller_cwd(cwd), env=dict(env) if env is not None else None, stdin=stdin,
             timeout_s=timeout_s, stdout_lines=stdout_lines, background=background,
             memory_limit=memory_limit, cpu_limit=cpu_limit, session=session), wait_s)

@@ -321,7 +321,10 @@ VIGIL_CLIENT_API size_t vigil_client_get_limit(const vigil_client *c, vigil_clie
  * arrive meanwhile. 0 with *result filled (result may be NULL when the
  * host does not need it), or -1 with err set: the engine's error
  * (code >= 0), or the library's. On VIGIL_ERR_TIMEOUT the request is
- * given up: its answer is discarded when it comes. */
+ * given up: its answer is discarded when it comes. monitor_start and
+ * process_run without a "cwd" are sent the host's working directory, so a
+ * command runs where its caller is, as from a shell ("." asks for the
+ * engine's own). */
 VIGIL_CLIENT_API int vigil_client_call(vigil_client *c, const char *method,
                                        const vigil_args *args, int timeout_ms,
                                        vigil_result *result, vigil_error *err);
