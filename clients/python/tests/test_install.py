@@ -76,6 +76,22 @@ class Install(unittest.TestCase):
         self.assertRegex(out, r"(?m)^\[stdout seq=2\] Error: out of cheese$", report)
         self.assertRegex(out, r"(?m)^2 exit build$", report)
         self.assertIn("status: exited with code 0", out, report)
+        # The embedded engine says nothing around the example's output but
+        # its one warning (it printed nine info lines before).
+        self.assertNotRegex(p.stderr.decode(errors="replace"), r" vigild info ", report)
+
+    def test_a_python_without_msgpack_is_told_how_to_get_it(self):
+        # -S: no site directories, so not Debian's msgpack either: a Python
+        # from elsewhere that has none.
+        p = subprocess.run([PYTHON, "-S", "-c", "import sys; sys.path.insert(0, %r); "
+                            "import vigil_client" % PACKAGE_ROOT],
+                           env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=EXAMPLE_TIMEOUT_S)
+        err = p.stderr.decode(errors="replace")
+        self.assertNotEqual(p.returncode, 0, err)
+        self.assertIn("vigil_client needs msgpack", err)
+        self.assertIn("-m pip install msgpack", err)
+        self.assertIn("python3-msgpack", err)
 
 
 if __name__ == "__main__":

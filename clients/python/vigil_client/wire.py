@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Union
 
 # msgpack ships no type information.
-import msgpack  # type: ignore[import]
+try:
+    import msgpack  # type: ignore[import]
+except ImportError as _missing:  # pragma: no cover - depends on the Python
+    import sys as _sys
+    raise ImportError(
+        "vigil_client needs msgpack, which %s cannot import: install it for this "
+        "Python (%s -m pip install msgpack; on Debian's Python: apt-get install "
+        "python3-msgpack)" % (_sys.executable, _sys.executable)) from _missing
 
 # The largest message a client accepts. The engine bounds what it queues for
 # one connection by rpc.max_output_bytes (at most 1 GiB), so a message larger
