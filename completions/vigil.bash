@@ -94,8 +94,11 @@ _vigil()
         --signal) COMPREPLY=($(compgen -W "TERM INT HUP KILL QUIT USR1 USR2" -- "$cur")); return 0 ;;
         --timeout|--idle-timeout|--grace|--wait-timeout)
             COMPREPLY=($(compgen -W "500ms 5s 30s 1m 5m 30m 1h" -- "$cur")); return 0 ;;
+        --profile) COMPREPLY=($(compgen -W "vigil watch_process process monitor hermes" -- "$cur")); return 0 ;;
+        --delivery) COMPREPLY=($(compgen -W "auto channel piggyback poll" -- "$cur")); return 0 ;;
+        --tool-names) COMPREPLY=($(compgen -W "exact underscore" -- "$cur")); return 0 ;;
         --session|--label|--description|--pattern|-e|--policy|--env|--wait-for|--since|\
-        --limit|-n|--incident|-i|--offset|--lines|--profile|--delivery|--tool-names)
+        --limit|-n|--incident|-i|--offset|--lines)
             return 0 ;;
     esac
 
@@ -123,6 +126,14 @@ _vigil()
     return 0
 }
 
+# vigild's options (kept in step with `vigild --help`;
+# tests/functional/test_cli_completion.py checks that).
+_vigild_options()
+{
+    echo "--listen --stdio --config --state-dir --no-state --check-config --daemon --log-file
+          --log-max-bytes --version --help"
+}
+
 _vigild()
 {
     local cur prev
@@ -130,11 +141,11 @@ _vigild()
     cur="${COMP_WORDS[COMP_CWORD]}"
     prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$prev" in
-        --config|--check-config|--listen) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --config|--check-config|--listen|--log-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --state-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+        --log-max-bytes) return 0 ;;
     esac
-    COMPREPLY=($(compgen -W "--listen --stdio --config --state-dir --no-state --check-config
-                             --version --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "$(_vigild_options)" -- "$cur"))
     return 0
 }
 

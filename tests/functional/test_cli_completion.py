@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import VIGIL, run_tests, socket_only
+from vigiltest import VIGIL, VIGILD, run_tests, socket_only
 from test_cli import client_env, start, vigil, vigil_ok
 
 COMPLETIONS = os.path.join(os.path.dirname(__file__), "..", "..", "completions")
@@ -77,6 +77,39 @@ def test_bash_completes_every_option_the_help_lists(e):
                     assert re.search(r"(--|-l )%s\b" % re.escape(name), text), (path, cmd, opt)
 
 
+def vigild_help_options():
+    """The long options `vigild --help` names (its usage lines and its
+    option list)."""
+    out = subprocess.run([VIGILD, "--help"], capture_output=True, text=True, timeout=30).stdout
+    return set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", out.split("\nLogs go to", 1)[0]))
+
+
+@socket_only
+def test_vigild_and_the_value_lists_are_completed(e):
+    # Every vigild option its --help names, in the three shells (bash asked
+    # as it would be on Tab, zsh and fish read).
+    wanted = vigild_help_options()
+    assert {"--daemon", "--log-file", "--log-max-bytes"} <= wanted, wanted
+    script = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); '
+              '_vigild; printf "%s\\n" "${COMPREPLY[@]}"')
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", script, "bash", BASH_SCRIPT,
+                        "vigild", "--"], capture_output=True, text=True, timeout=30)
+    missing = wanted - set(r.stdout.split())
+    assert not missing, ("bash", missing)
+    for path in (os.path.join(COMPLETIONS, "_vigil"), os.path.join(COMPLETIONS, "vigil.fish")):
+        text = open(path).read()
+        missing = {o for o in wanted if not re.search(r"(--|-l )%s\b" % re.escape(o[2:]), text)}
+        assert not missing, (path, missing)
+    # The values of the options that take one of a few words.
+    assert bash_complete(["vigil", "mcp", "--profile", ""]) == sorted(
+        ["vigil", "watch_process", "process", "monitor", "hermes"])
+    assert bash_complete(["vigil", "mcp", "--delivery", ""]) == sorted(
+        ["auto", "channel", "piggyback", "poll"])
+    assert bash_complete(["vigil", "start", "--mode", ""]) == ["idle", "live_safe"]
+    assert bash_complete(["vigil", "start", "--notify", ""]) == sorted(
+        ["auto", "matches", "lines", "exit", "none"])
+
+
 @socket_only
 def test_bash_completes_monitor_ids_and_labels_from_the_engine(e):
     mid = start(e, "--label", "webserver", "--", "sleep", "30")
@@ -126,6 +159,7 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_bash_completes_commands_options_and_values,
         test_bash_completes_every_option_the_help_lists,
+        test_vigild_and_the_value_lists_are_completed,
         test_bash_completes_monitor_ids_and_labels_from_the_engine,
         test_zsh_and_fish_scripts_parse,
     ]))
