@@ -3,7 +3,8 @@
 ask it when Tab is pressed (subcommands, options, option values, and monitor
 ids and labels from a real vigild through `vigil __complete-ids`); every
 option `vigil COMMAND --help` lists is completed; zsh's and fish's scripts
-are checked for syntax (and fish's asked too) when those shells exist."""
+are checked for syntax, and fish's asked too (scripts/install-deps.sh installs
+both shells; a missing one fails the test, naming it)."""
 
 import os
 import re
@@ -130,27 +131,28 @@ def test_bash_completes_monitor_ids_and_labels_from_the_engine(e):
 @socket_only
 def test_zsh_and_fish_scripts_parse(e):
     zsh, fish = shutil.which("zsh"), shutil.which("fish")
-    if zsh:
-        r = subprocess.run([zsh, "-n", os.path.join(COMPLETIONS, "_vigil")], capture_output=True,
-                           text=True, timeout=30)
-        assert r.returncode == 0, r.stderr
-    else:
-        print("  (zsh not installed: its script is not checked)")
-    if not fish:
-        print("  (fish not installed: its script is not checked)")
-        return
+    # scripts/install-deps.sh installs both: a missing one fails, naming it.
+    assert zsh, "zsh is not installed (scripts/install-deps.sh installs it)"
+    assert fish, "fish is not installed (scripts/install-deps.sh installs it)"
+    r = subprocess.run([zsh, "-n", os.path.join(COMPLETIONS, "_vigil")], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
     script = os.path.join(COMPLETIONS, "vigil.fish")
     r = subprocess.run([fish, "-n", script], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     home = tempfile.mkdtemp(prefix="vigil-fish-")
     try:
-        r = subprocess.run([fish, "--no-config", "-c",
-                            'source $argv[1]; complete -C "vigil st"; complete -C "vigil start --no-l"',
-                            script], capture_output=True, text=True, timeout=30,
-                           env=dict(client_env(), HOME=home, XDG_CONFIG_HOME=home))
-        assert r.returncode == 0, r.stderr
-        words = [l.split("\t")[0] for l in r.stdout.splitlines()]
-        assert words == ["start", "status", "stop", "--no-line-buffer"], r.stdout
+        def fish_complete(line):
+            r = subprocess.run([fish, "--no-config", "-c", 'source $argv[1]; complete -C $argv[2]',
+                                script, line], capture_output=True, text=True, timeout=30,
+                               env=dict(client_env(), HOME=home, XDG_CONFIG_HOME=home))
+            assert r.returncode == 0, r.stderr
+            return [l.split("\t")[0] for l in r.stdout.splitlines()]
+        assert fish_complete("vigil st") == ["start", "status", "stop"]
+        assert fish_complete("vigil start --no-l") == ["--no-line-buffer"]
+        assert fish_complete("vigild --d") == ["--daemon"]
+        assert sorted(fish_complete("vigil mcp --delivery ")) == sorted(
+            ["auto", "channel", "piggyback", "poll"])
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
