@@ -45,7 +45,32 @@ def test_wait_exits_with_the_monitors_status(e):
     assert r.returncode == 128 + 11 and json.loads(r.stdout)["event"]["signal"] == "SIGSEGV", r
 
 
+# --- stop of a monitor that already ended ------------------------------------
+
+@socket_only
+def test_stop_of_an_ended_monitor_is_no_failure(e):
+    mid = start(e, "--", "sh", "-c", "exit 3")
+    vigil(e, "wait", mid, timeout=90)
+    r = vigil(e, "stop", mid)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert r.stdout == "%s had already ended (exited with status 3): nothing to stop\n" % mid, r
+    assert r.stderr == "", r.stderr
+    r = vigil(e, "--json", "stop", mid)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    j = json.loads(r.stdout)
+    assert j["monitor_id"] == mid and j["status"] == "already_exited", j
+    assert j["state"] == "exited" and j["exit_code"] == 3, j
+    # Stopping a stopped one stays fine, and an unknown one still fails.
+    slow = start(e, "--", "sleep", "30")
+    vigil_ok(e, "stop", slow, "--grace", "0")
+    r = vigil_ok(e, "stop", slow)
+    assert "already" in r.stdout, r.stdout
+    r = vigil(e, "stop", "mon_doesnotexist0")
+    assert r.returncode == 1, (r.returncode, r.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_wait_exits_with_the_monitors_status,
+        test_stop_of_an_ended_monitor_is_no_failure,
     ]))
