@@ -142,7 +142,7 @@ static const CliOpt cli_start_opts[] = {
    "leave its stdout buffered as the program chooses (by\ndefault the engine makes it "
    "line-buffered)"},
   {"wait-for", 0, "REGEX", false,
-   "then wait until a line matches REGEX (POSIX extended) and\nprint it; exit 1 with its last "
+   "then wait until a line matches REGEX (PCRE2, as -e) and\nprint it; exit 1 with its last "
    "lines if it ends first or\nthe wait times out"},
   {"wait-timeout", 0, "DURATION", false, "how long --wait-for waits (default 60s)"},
   {NULL, 0, NULL, false, NULL},

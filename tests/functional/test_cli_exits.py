@@ -6,11 +6,15 @@ test_cli.py's."""
 
 import json
 import os
+import pty
+import select
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import run_tests, socket_only
-from test_cli import start, vigil, vigil_ok
+from vigiltest import VIGIL, run_tests, socket_only
+from test_cli import ID_RE, client_env, start, vigil, vigil_ok
 
 
 # --- wait passes the ending on ---------------------------------------------
@@ -69,8 +73,78 @@ def test_stop_of_an_ended_monitor_is_no_failure(e):
     assert r.returncode == 1, (r.returncode, r.stderr)
 
 
+# --- --wait-for: PCRE2, and a waiting line on a terminal --------------------
+
+@socket_only
+def test_wait_for_takes_pcre2_like_e(e):
+    r = vigil_ok(e, "start", "--wait-for", r"(?i)listening on port \d+", "--",
+                 "sh", "-c", "echo booting; echo 'Listening on PORT 8080'; exec sleep 30", timeout=60)
+    mid = r.stdout.strip()
+    assert ID_RE.match(mid), r.stdout
+    # Not on a terminal: no waiting line, only the match (scripts read this).
+    assert r.stderr == "vigil: %s is ready: Listening on PORT 8080\n" % mid, r.stderr
+    vigil_ok(e, "stop", mid, "--grace", "0")
+    # What PCRE2 refuses is a usage error naming the option, the value and why.
+    r = vigil(e, "start", "--wait-for", "(?<x", "--", "true")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert '--wait-for: "(?<x" is not a regular expression (PCRE2): ' in r.stderr, r.stderr
+    assert "at offset" in r.stderr, r.stderr
+
+
+def read_until(fd, needle, deadline):
+    buf = b""
+    while needle not in buf:
+        left = deadline - time.monotonic()
+        assert left > 0, "no %r in %r" % (needle, buf)
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                chunk = b""
+            assert chunk, "end of the terminal before %r in %r" % (needle, buf)
+            buf += chunk
+    return buf
+
+
+@socket_only
+def test_wait_for_shows_a_waiting_line_on_a_terminal(e):
+    flag = os.path.join(e.dir, "go")
+    script = ("echo booting; while [ ! -e %s ]; do sleep 0.05; done; "
+              "echo 'ready on 8080'; exec sleep 30" % flag)
+    master, slave = pty.openpty()
+    p = subprocess.Popen([VIGIL, "--socket", e.socket_path, "start", "--wait-for", "ready on",
+                          "--", "sh", "-c", script], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=slave, env=client_env())
+    os.close(slave)
+    try:
+        deadline = time.monotonic() + 60
+        seen = read_until(master, b"waiting for", deadline)
+        # It names what it waits for while the monitor has not matched yet.
+        line = seen.decode()
+        assert 'waiting for mon_' in line and 'a line matching "ready on"' in line, line
+        assert "(1m00s at most)" in line, line   # the default --wait-timeout
+        open(flag, "w").close()
+        seen += read_until(master, b"is ready: ready on 8080", deadline)
+        out, _ = p.communicate(timeout=60)
+        assert p.returncode == 0, p.returncode
+        mid = out.decode().strip()
+        assert ID_RE.match(mid), out
+        # The waiting line is erased before the answer is written.
+        text = seen.decode()
+        assert "\r\x1b[K" in text and text.rstrip().endswith("vigil: %s is ready: ready on 8080" % mid), text
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(master)
+    vigil_ok(e, "stop", mid, "--grace", "0")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_wait_exits_with_the_monitors_status,
         test_stop_of_an_ended_monitor_is_no_failure,
+        test_wait_for_takes_pcre2_like_e,
+        test_wait_for_shows_a_waiting_line_on_a_terminal,
     ]))
