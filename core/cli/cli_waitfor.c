@@ -28,7 +28,7 @@
 
 typedef struct {
   pcre2_code *re;
-  pcre2_match_data *md;
+  pcre2_match_data *match_data;
   pcre2_match_context *mctx;
   char *tail[CLI_WAITFOR_TAIL_LINES]; /* the last lines, "out| text" */
   size_t ntail, next;                 /* how many are kept; where the next goes */
@@ -89,7 +89,7 @@ cli_waitfor_on_line(void *ctx, const msgpack_object *line)
   if (w->ntail < CLI_WAITFOR_TAIL_LINES)
     w->ntail++;
   /* A match error (a limit reached) counts as no match, as in the engine. */
-  bool hit = pcre2_match(w->re, (PCRE2_SPTR)(text ? text : ""), n, 0, 0, w->md, w->mctx) >= 0;
+  bool hit = pcre2_match(w->re, (PCRE2_SPTR)(text ? text : ""), n, 0, 0, w->match_data, w->mctx) >= 0;
   if (hit)
     w->matched = strbuf_take(&safe);
   strbuf_free(&safe);
@@ -134,12 +134,12 @@ cli_waitfor_run(CliClient *c, const char *id, const char *pattern, uint64_t time
     fprintf(stderr, "vigil: --wait-for: %s\n", msg);
     return CLI_EXIT_FAILURE;
   }
-  w.md = pcre2_match_data_create_from_pattern(w.re, NULL);
+  w.match_data = pcre2_match_data_create_from_pattern(w.re, NULL);
   w.mctx = pcre2_match_context_create(NULL);
-  if (w.md == NULL || w.mctx == NULL) {
+  if (w.match_data == NULL || w.mctx == NULL) {
     fputs("vigil: --wait-for: out of memory\n", stderr);
     pcre2_match_context_free(w.mctx);
-    pcre2_match_data_free(w.md);
+    pcre2_match_data_free(w.match_data);
     pcre2_code_free(w.re);
     return CLI_EXIT_FAILURE;
   }
@@ -185,7 +185,7 @@ cli_waitfor_run(CliClient *c, const char *id, const char *pattern, uint64_t time
     free(w.tail[i]);
   free(w.matched);
   pcre2_match_context_free(w.mctx);
-  pcre2_match_data_free(w.md);
+  pcre2_match_data_free(w.match_data);
   pcre2_code_free(w.re);
   return rc;
 }
