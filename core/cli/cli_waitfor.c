@@ -89,7 +89,8 @@ cli_waitfor_on_line(void *ctx, const msgpack_object *line)
   if (w->ntail < CLI_WAITFOR_TAIL_LINES)
     w->ntail++;
   /* A match error (a limit reached) counts as no match, as in the engine. */
-  bool hit = pcre2_match(w->re, (PCRE2_SPTR)(text ? text : ""), n, 0, 0, w->match_data, w->mctx) >= 0;
+  bool hit =
+      pcre2_match(w->re, (PCRE2_SPTR)(text ? text : ""), n, 0, 0, w->match_data, w->mctx) >= 0;
   if (hit)
     w->matched = strbuf_take(&safe);
   strbuf_free(&safe);
