@@ -73,6 +73,29 @@ def test_stop_of_an_ended_monitor_is_no_failure(e):
     assert r.returncode == 1, (r.returncode, r.stderr)
 
 
+# --- durations: the config's grammar ---------------------------------------
+
+@socket_only
+def test_durations_read_the_configs_grammar(e):
+    done = start(e, "--", "true")
+    vigil(e, "wait", done, timeout=90)
+    # Days, as the config takes them; a bare number is still seconds.
+    r = vigil(e, "wait", done, "--timeout", "1d", timeout=90)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    r = vigil(e, "wait", done, "--timeout", "1d12h", timeout=90)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    # Units out of order are refused, naming the option, the value and why.
+    r = vigil(e, "wait", done, "--timeout", "30m1h")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert ('--timeout: "30m1h" is not a duration: the units must come largest first, each at '
+            'most once ("1h30m")' in r.stderr), r.stderr
+    r = vigil(e, "stop", done, "--grace", "5m5m")
+    assert r.returncode == 2 and '--grace: "5m5m" is not a duration: ' in r.stderr, r.stderr
+    r = vigil(e, "start", "--timeout", "1w", "--", "true")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert '--timeout: "1w" is not a duration: the units are ms, s, m, h and d' in r.stderr, r.stderr
+
+
 # --- --wait-for: PCRE2, and a waiting line on a terminal --------------------
 
 @socket_only
@@ -145,6 +168,7 @@ if __name__ == "__main__":
     sys.exit(run_tests([
         test_wait_exits_with_the_monitors_status,
         test_stop_of_an_ended_monitor_is_no_failure,
+        test_durations_read_the_configs_grammar,
         test_wait_for_takes_pcre2_like_e,
         test_wait_for_shows_a_waiting_line_on_a_terminal,
     ]))
