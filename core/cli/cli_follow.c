@@ -631,10 +631,9 @@ const CliCommand cli_cmd_watch = {
    "Attach to the session and print every notification it is sent, as it arrives,\n"
    "as the text an agent would see, after a line naming it (--- #SEQ LABEL (ID)\n"
    "TYPE, MODE, TIME ---) and followed by a blank line (with --json, one JSON\n"
-   "object a line; with\n"
-   "--oneline, one line each for a harness's line monitor to wrap), until\n"
-   "interrupted. Notifications are sent to every attached connection, so watching\n"
-   "takes nothing away from an agent attached to the same session.",
+   "object a line; with --oneline, one line each for a harness's line monitor to\n"
+   "wrap), until interrupted. Notifications are sent to every attached connection,\n"
+   "so watching takes nothing away from an agent attached to the same session.",
    cli_watch_opts, 0, 0, false},
   cli_watch_run,
 };

@@ -164,6 +164,56 @@ def test_wait_for_shows_a_waiting_line_on_a_terminal(e):
     vigil_ok(e, "stop", mid, "--grace", "0")
 
 
+# --- help texts ---------------------------------------------------------------
+
+def options_of(help_text):
+    """The option names a --help lists, in every table."""
+    return [w.split()[0] for w in help_text.splitlines()
+            if w.startswith("      --") or w.startswith("  -")]
+
+
+@socket_only
+def test_mcp_help_says_its_true_session_and_no_json(e):
+    r = vigil_ok(e, "mcp", "--help")
+    text = r.stdout
+    assert "--json" not in options_of(text), options_of(text)
+    assert "--session" in options_of(text), options_of(text)
+    about = text.split("Options:")[0]
+    assert "$VIGIL_SESSION" in about, about
+    # What the help says is what it does: $VIGIL_SESSION names the session.
+    env = client_env(VIGIL_SESSION="from-env")
+    p = subprocess.run([VIGIL, "--socket", e.socket_path, "mcp", "--no-spawn"], env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert 'serving session "from-env"' in p.stderr, p.stderr
+    # --json does not apply: a usage error, not silently ignored.
+    r = vigil(e, "mcp", "--json")
+    assert r.returncode == 2 and "--json does not apply to mcp" in r.stderr, (r.returncode, r.stderr)
+    r = vigil(e, "--json", "mcp")
+    assert r.returncode == 2 and "--json does not apply to mcp" in r.stderr, (r.returncode, r.stderr)
+    # Other commands still list and take it.
+    assert "--json" in options_of(vigil_ok(e, "list", "--help").stdout)
+
+
+@socket_only
+def test_watch_help_does_not_break_a_sentence(e):
+    env = client_env(COLUMNS="80")
+    text = vigil_ok(e, "watch", "--help", env=env).stdout
+    about = text.split("\n\n")[1]
+    lines = about.splitlines()
+    # Filled as one paragraph: no line ends far short of the width unless it
+    # is the last (the old text broke after "with" at 13 columns).
+    for line in lines[:-1]:
+        assert len(line) >= 60, (line, about)
+    assert all(len(line) <= 80 for line in lines), about
+    assert "--oneline, one line each" in " ".join(lines), about
+    # And no command's paragraph breaks a sentence on a short line.
+    for cmd in ("start", "list", "status", "output", "logs", "events", "wait", "stop",
+                "restart", "run", "watch", "sessions", "hook", "setup", "mcp"):
+        about = vigil_ok(e, cmd, "--help", env=env).stdout.split("\n\n")[1]
+        for line in about.splitlines():
+            assert len(line) >= 50 or line.rstrip().endswith((".", ":")), (cmd, line)
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_wait_exits_with_the_monitors_status,
@@ -171,4 +221,6 @@ if __name__ == "__main__":
         test_durations_read_the_configs_grammar,
         test_wait_for_takes_pcre2_like_e,
         test_wait_for_shows_a_waiting_line_on_a_terminal,
+        test_mcp_help_says_its_true_session_and_no_json,
+        test_watch_help_does_not_break_a_sentence,
     ]))
