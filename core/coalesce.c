@@ -96,13 +96,15 @@ coalesce_judge(Coalescer *c, uint64_t now, int64_t wall, uint64_t fp, uint64_t i
   CoalesceEntry *e = coalesce_find(c, fp);
   if (e && now < e->notified_at + c->window_ms) {
     if (e->repeats == 0) {
-      e->series_first_at = now;
-      e->series_first_wall = wall;
+      /* The series is measured from the occurrence before its first
+       * repeat: "repeated 1 time in 3.2s" is the gap between the two. */
+      e->series_first_at = e->seen_at;
+      e->series_first_wall = e->seen_wall;
     }
     e->repeats++;
     c->coalesced_total++;
-    e->series_last_at = now;
-    e->series_last_wall = wall;
+    e->series_last_at = e->seen_at = now;
+    e->series_last_wall = e->seen_wall = wall;
     free(e->last_line);
     e->last_line = xmemdupz(line, len);
     e->last_len = len;
@@ -125,7 +127,8 @@ coalesce_judge(Coalescer *c, uint64_t now, int64_t wall, uint64_t fp, uint64_t i
   e->incident_id = incident_id;
   e->pattern = pattern;
   e->kind = kind;
-  e->notified_at = now;
+  e->notified_at = e->seen_at = now;
+  e->seen_wall = wall;
   return kCoalesceNotify;
 }
 

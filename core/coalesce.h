@@ -32,8 +32,13 @@ typedef struct {
   int kind;                 /* IncidentKind of the notified one */
   uint64_t notified_at;     /* mono ms */
   uint64_t repeats;         /* repeats not yet reported */
-  uint64_t series_first_at; /* mono ms of the first unreported repeat */
-  uint64_t series_last_at;  /* mono ms of the last one */
+  uint64_t seen_at;         /* mono ms of its latest occurrence, notified or repeat */
+  int64_t seen_wall;        /* wall ms of the same */
+  uint64_t series_first_at; /* mono ms of the occurrence the unreported series
+                               follows (the notified one, or the last repeat
+                               already reported), so that one repeat 3 s
+                               after its crash spans 3 s, not 0 */
+  uint64_t series_last_at;  /* mono ms of its last repeat */
   int64_t series_first_wall; /* wall ms of the same two */
   int64_t series_last_wall;
   /* The first line of the last repeat, for the summary to show. */
@@ -51,7 +56,8 @@ typedef struct {
   int pattern;
   int kind;
   uint64_t repeats;
-  uint64_t span_ms;         /* from the first to the last repeat */
+  uint64_t span_ms;         /* from the occurrence the series follows to its
+                               last repeat: the time the repeats came in */
   int64_t first_wall;
   int64_t last_wall;
   uint64_t last_seq;

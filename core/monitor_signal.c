@@ -231,8 +231,13 @@ monitor_incident_done(void *ctx, Incident *inc)
   CoalesceSummary prior;
   CoalesceVerdict verdict = kCoalesceNotify;
   bool delivering = m->notify == kNotifyMatches || m->notify == kNotifyLines;
+  /* Judged at the time its first line came (opened_at, uv_now's clock),
+   * not when it closed, so that a repeat's span is the time between the
+   * failures themselves, whatever kept each open. */
+  uint64_t now = uv_now(m->loop);
+  uint64_t at = inc->opened_at <= now ? inc->opened_at : now;
   if (delivering)
-    verdict = coalesce_judge(&m->coalescer, uv_now(m->loop), clock_now_ms(), fp, inc->id,
+    verdict = coalesce_judge(&m->coalescer, at, clock_now_ms() - (int64_t)(now - at), fp, inc->id,
                              inc->pattern, info.kind, inc->lines[0].seq, inc->lines[0].stream,
                              incident_line_text(inc, 0), inc->lines[0].len, &prior);
   monitor_event_incident(m, kEventIncident, inc->pattern, incident_line_text(inc, 0),

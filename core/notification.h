@@ -63,7 +63,9 @@ typedef struct {
   size_t nlines;
   uint64_t truncated_lines; /* lines that belonged past incident.max_lines/max_bytes */
   uint64_t repeats;         /* coalesced repeats this entry reports (0: none) */
-  uint64_t repeat_span_ms;  /* from the first to the last of them */
+  uint64_t repeat_span_ms;  /* from the occurrence they follow (the notified
+                               one, or the last repeat already reported) to the
+                               last of them, each taken when its first line came */
   int64_t repeat_last_at;   /* wall ms of the last of them */
   bool summary;             /* a repeat summary, not a new incident */
 } NoteIncident;

@@ -12,9 +12,11 @@
  * bits. A string without a unit is refused: "500" could mean seconds to
  * its writer, and a plain number already means milliseconds or bytes.
  *
- * Only the config reads these (settings.c for the settings whose unit is
- * "ms" or "bytes", config_monitors.c for a config monitor's timeouts and
- * memory_limit); the wire takes numbers.
+ * The config reads these (settings.c for the settings whose unit is "ms"
+ * or "bytes", config_monitors.c for a config monitor's timeouts and
+ * memory_limit), and so does the command line's every duration option
+ * (cli_fmt_parse_duration, which adds only that a bare number is seconds):
+ * one grammar for both. The wire takes numbers.
  */
 #ifndef VIGIL_UNITS_H
 #define VIGIL_UNITS_H

@@ -73,11 +73,12 @@ cli_cmds_duration(const CliParsed *p, const char *opt, uint64_t min_ms, uint64_t
   const char *v = cli_opts_get(p, opt);
   if (v == NULL)
     return 0;
-  if (cli_fmt_parse_duration(v, ms) != 0)
+  const char *why;
+  if (cli_fmt_parse_duration(v, ms, &why) != 0)
     return cli_opts_usage_error(p->spec,
-                                "--%s: \"%s\" is not a duration (use 500ms, 30s, 5m, 2h, 1m30s; "
-                                "a bare number is seconds)",
-                                opt, v);
+                                "--%s: \"%s\" is not a duration: %s (use 500ms, 30s, 5m, 1h30m, "
+                                "7d; a bare number is seconds)",
+                                opt, v, why);
   if (*ms < min_ms || *ms > max_ms) {
     StrBuf range = STRBUF_INIT;
     if (max_ms >= CLI_DURATION_MAX_MS)

@@ -5,6 +5,7 @@
  */
 #include "cli_fmt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -14,6 +15,7 @@
 #include "clock.h"
 #include "memory.h"
 #include "textfmt.h"
+#include "units.h"
 
 static bool cli_fmt_colour;
 
@@ -66,73 +68,32 @@ cli_fmt_width(void)
 
 /* --- durations and times ------------------------------------------------ */
 
-/* Reads one number (digits, then an optional fraction) at *p into whole and
- * frac/scale (frac/scale is the fraction: 5/10 for ".5"). Returns false when
- * there is no digit, or the whole part passes limit. */
-static bool
-cli_fmt_number(const char **p, uint64_t limit, uint64_t *whole, uint64_t *frac, uint64_t *scale)
-{
-  const char *s = *p, *start = *p;
-  *whole = 0;
-  *frac = 0;
-  *scale = 1;
-  while (*s >= '0' && *s <= '9') {
-    if (*whole > limit)
-      return false;
-    *whole = *whole * 10 + (uint64_t)(*s++ - '0');
-  }
-  if (*s == '.') {
-    s++;
-    while (*s >= '0' && *s <= '9') {
-      if (*scale < 1000000000ULL) {
-        *frac = *frac * 10 + (uint64_t)(*s - '0');
-        *scale *= 10;
-      }
-      s++;
-    }
-  }
-  *p = s;
-  /* At least one digit, before or after the point. */
-  return s > start && !(s == start + 1 && *start == '.') && *whole <= limit;
-}
+/* The longest bare number taken, "123456789012.123456789" and a unit. */
+#define CLI_FMT_BARE_MAX 40
 
 int
-cli_fmt_parse_duration(const char *s, uint64_t *ms)
+cli_fmt_parse_duration(const char *s, uint64_t *ms, const char **why)
 {
-  if (s == NULL || *s == '\0')
-    return -1;
-  uint64_t total = 0;
-  const char *p = s;
-  while (*p) {
-    uint64_t whole, frac, scale;
-    const char *component = p;
-    if (!cli_fmt_number(&p, CLI_DURATION_MAX_MS, &whole, &frac, &scale))
-      return -1;
-    uint64_t unit;
-    if (*p == '\0' && component == s) {
-      unit = 1000; /* a bare number, the whole string: seconds */
-    } else if (strncmp(p, "ms", 2) == 0) {
-      unit = 1;
-      p += 2;
-    } else if (*p == 's') {
-      unit = 1000;
-      p++;
-    } else if (*p == 'm') {
-      unit = 60000;
-      p++;
-    } else if (*p == 'h') {
-      unit = 3600000;
-      p++;
-    } else {
-      return -1;
-    }
-    if (whole > CLI_DURATION_MAX_MS / unit)
-      return -1;
-    total += whole * unit + frac * unit / scale;
-    if (total > CLI_DURATION_MAX_MS)
-      return -1;
+  /* A bare number (digits, an optional fraction) is seconds: the config's
+   * grammar with the unit s added. */
+  size_t digits = strspn(s, "0123456789");
+  const char *rest = s + digits;
+  if (*rest == '.')
+    rest += 1 + strspn(rest + 1, "0123456789");
+  char bare[CLI_FMT_BARE_MAX + 2];
+  const char *text = s;
+  if (digits > 0 && *rest == '\0' && (size_t)(rest - s) <= CLI_FMT_BARE_MAX) {
+    snprintf(bare, sizeof bare, "%ss", s);
+    text = bare;
   }
-  *ms = total;
+  int64_t v;
+  if (units_parse(kUnitMs, text, &v, why) != 0)
+    return -1;
+  if ((uint64_t)v > CLI_DURATION_MAX_MS) {
+    *why = "the value is too large";
+    return -1;
+  }
+  *ms = (uint64_t)v;
   return 0;
 }
 

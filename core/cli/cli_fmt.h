@@ -40,16 +40,18 @@ const char *cli_fmt_reset(CliColour c);
  * is one, else $COLUMNS, else 160. */
 size_t cli_fmt_width(void);
 
-/* The longest duration cli_fmt_parse_duration reads (about 31 years): far
+/* The longest duration cli_fmt_parse_duration reads (about 31,700 years): far
  * beyond any limit the engine takes, far below overflow. */
 #define CLI_DURATION_MAX_MS 1000000000000000ULL
 
-/* Parses a duration: a number with a unit (ms, s, m, h; a fraction is
- * allowed: 1.5s), several of them in a row (1m30s), or a bare number, which
- * is seconds (5, 0.5), as sleep(1) and timeout(1) read one. A fraction of a
- * millisecond is dropped. Returns 0 with *ms set, -1 when s is not one or
- * is longer than CLI_DURATION_MAX_MS. */
-int cli_fmt_parse_duration(const char *s, uint64_t *ms);
+/* Parses a duration in the config's grammar (units_parse, units.h: numbers
+ * each with a unit, ms, s, m, h or d, largest first, each at most once:
+ * 500ms, 1.5s, 1h30m, 7d), or a bare number, which is seconds (5, 0.5), as
+ * sleep(1) and timeout(1) read one. Returns 0 with *ms set, or -1 with *why
+ * set to a phrase saying what is wrong ("the units must come largest
+ * first, ..."), for a message that has already named the option and quoted
+ * the value; also when it is longer than CLI_DURATION_MAX_MS. */
+int cli_fmt_parse_duration(const char *s, uint64_t *ms, const char **why);
 
 /* Appends ms as a person reads it (textfmt_duration: 850ms, 12.3s, 3m12s). */
 void cli_fmt_duration(StrBuf *out, uint64_t ms);

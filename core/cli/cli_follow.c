@@ -278,11 +278,13 @@ cli_output_follow(CliClient *c, CliFollow *f, const char *stream, uint64_t since
   return cli_output_fetch(c, f->id, stream, &since, 0, false);
 }
 
-/* After --follow: one line on stderr saying how the monitor ended
- * ("[exited with status 4]", "[killed by SIGSEGV]", "[stopped (SIGTERM)]")
- * and the exit status that passes it on (cli_cmds_end_status). */
+/* The exit status that passes on the ending of monitor id, which has ended
+ * (cli_cmds_end_status); output --follow and wait give the same. With say
+ * (after --follow), also one line on stderr saying how it ended ("[exited
+ * with status 4]", "[killed by SIGSEGV]", "[stopped (SIGTERM)]"); wait has
+ * already printed the event. */
 static int
-cli_output_ending(CliClient *c, const char *id)
+cli_output_ending(CliClient *c, const char *id, bool say)
 {
   CliReply reply;
   if (cli_client_monitor_status(c, id, kCliStartNone, &reply) != 0)
@@ -290,7 +292,8 @@ cli_output_ending(CliClient *c, const char *id)
   StrBuf how = STRBUF_INIT;
   int status = cli_cmds_end_status(reply.result, &how);
   fflush(stdout);
-  fprintf(stderr, "[%s]\n", strbuf_cstr(&how));
+  if (say)
+    fprintf(stderr, "[%s]\n", strbuf_cstr(&how));
   strbuf_free(&how);
   cli_reply_free(&reply);
   return status;
@@ -333,7 +336,7 @@ cli_output_run(CliClient *c, const CliParsed *p)
   if (cli_opts_has(p, "incident"))
     rc = cli_output_incident(c, f.id, incident);
   else if (follow)
-    return cli_output_follow(c, &f, stream, since) == 0 ? cli_output_ending(c, f.id)
+    return cli_output_follow(c, &f, stream, since) == 0 ? cli_output_ending(c, f.id, true)
                                                         : cli_client_fail(c);
   else
     rc = cli_output_fetch(c, f.id, stream, &since, limit, true);
@@ -427,7 +430,9 @@ cli_wait_run(CliClient *c, const CliParsed *p)
         strbuf_free(&sb);
       }
       cli_reply_free(&reply);
-      return 0;
+      /* An ending passes on as output -f and run pass it (docs/cli.md, Exit
+       * statuses), so `vigil wait web && deploy` means what it says. */
+      return strcmp(kind, "exit") == 0 ? cli_output_ending(c, id, false) : 0;
     }
     if (timed_out) {
       StrBuf d = STRBUF_INIT;
@@ -448,8 +453,10 @@ cli_wait_run(CliClient *c, const CliParsed *p)
 const CliCommand cli_cmd_wait = {
   {"wait", "ID", "wait for a monitor to end or to match",
    "Wait until a monitor ends (--for exit, the default) or a line matches (--for\n"
-   "match), and print what happened. Exit status 0 when it came; 1 when --timeout\n"
-   "passed first or it can no longer come (the monitor ended without a match).",
+   "match), and print what happened. Exit status: for --for exit, the monitor's\n"
+   "own, as output --follow gives it (its exit code, 128+N for signal N, 122\n"
+   "stopped, 123 stopped for overload, 124 timed out); for --for match, 0 when a\n"
+   "line matched; 1 when --timeout passed first or a match can no longer come.",
    cli_wait_opts, 1, 1, false},
   cli_wait_run,
 };
@@ -624,10 +631,9 @@ const CliCommand cli_cmd_watch = {
    "Attach to the session and print every notification it is sent, as it arrives,\n"
    "as the text an agent would see, after a line naming it (--- #SEQ LABEL (ID)\n"
    "TYPE, MODE, TIME ---) and followed by a blank line (with --json, one JSON\n"
-   "object a line; with\n"
-   "--oneline, one line each for a harness's line monitor to wrap), until\n"
-   "interrupted. Notifications are sent to every attached connection, so watching\n"
-   "takes nothing away from an agent attached to the same session.",
+   "object a line; with --oneline, one line each for a harness's line monitor to\n"
+   "wrap), until interrupted. Notifications are sent to every attached connection,\n"
+   "so watching takes nothing away from an agent attached to the same session.",
    cli_watch_opts, 0, 0, false},
   cli_watch_run,
 };

@@ -140,11 +140,13 @@ cli_hook_wait_ms(const CliParsed *p, const HookEvent *ev, uint64_t *wait_ms)
     *wait_ms = (uint64_t)HOOK_WAIT_DEFAULT_S * 1000;
     return 0;
   }
-  if (cli_fmt_parse_duration(v, wait_ms) != 0 || *wait_ms > (uint64_t)HOOK_WAIT_MAX_S * 1000) {
+  const char *why = "it is too long";
+  if (cli_fmt_parse_duration(v, wait_ms, &why) != 0 ||
+      *wait_ms > (uint64_t)HOOK_WAIT_MAX_S * 1000) {
     cli_opts_usage_error(p->spec,
-                         "--wait: \"%s\" is not a duration of at most %d s (use 30, 500ms, "
+                         "--wait: \"%s\" is not a duration of at most %d s: %s (use 30, 500ms, "
                          "5m, 1h; a bare number is seconds)",
-                         v, HOOK_WAIT_MAX_S);
+                         v, HOOK_WAIT_MAX_S, why);
     return CLI_EXIT_FAILURE;
   }
   return 0;

@@ -26,6 +26,22 @@ static const CliOpt cli_opts_common_table[] = {
   {NULL, 0, NULL, false, NULL},
 };
 
+/* The commands --json does not apply to: mcp speaks JSON-RPC (MCP) on its
+ * stdout whatever is given, so the flag would be ignored in silence. Their
+ * --help does not list it and giving it is a usage error. */
+static const char *const cli_opts_no_json[] = {"mcp", NULL};
+
+/* Whether --json applies to spec's command. */
+static bool
+cli_opts_takes_json(const CliSpec *spec)
+{
+  for (size_t i = 0; cli_opts_no_json[i]; i++) {
+    if (strcmp(spec->name, cli_opts_no_json[i]) == 0)
+      return false;
+  }
+  return true;
+}
+
 /* Stores a common option's value in p. */
 static void
 cli_opts_set_common(CliParsed *p, const CliOpt *o, const char *value)
@@ -202,6 +218,9 @@ cli_opts_parse(const CliSpec *spec, int argc, char **argv, CliParsed *p)
   }
   if (p->help)
     return 0;
+  if (p->json && !cli_opts_takes_json(spec))
+    return cli_opts_usage_error(spec, "--json does not apply to %s (it writes JSON-RPC already)",
+                                spec->name);
   if (p->nargs < spec->min_args)
     return cli_opts_usage_error(spec, "missing %s", spec->args);
   if (spec->command && p->ncmd == 0)
@@ -303,11 +322,14 @@ cli_opts_label(const CliOpt *o, char *out, size_t size)
     snprintf(out, size, "    --%s%s", o->name, arg);
 }
 
-/* Prints a table of options, each help line indented to one column. */
+/* Prints a table of options, each help line indented to one column, all
+ * but the one named skip (NULL: none). */
 static void
-cli_opts_print_table(const CliOpt *table, FILE *f, size_t column)
+cli_opts_print_table(const CliOpt *table, FILE *f, size_t column, const char *skip)
 {
   for (const CliOpt *o = table; o->name; o++) {
+    if (skip && strcmp(o->name, skip) == 0)
+      continue;
     char label[96];
     cli_opts_label(o, label, sizeof label);
     fprintf(f, "  %-*s  ", (int)column, label);
@@ -339,7 +361,8 @@ cli_opts_label_width(const CliOpt *table)
 void
 cli_opts_help_common(FILE *f)
 {
-  cli_opts_print_table(cli_opts_common_table, f, cli_opts_label_width(cli_opts_common_table));
+  cli_opts_print_table(cli_opts_common_table, f, cli_opts_label_width(cli_opts_common_table),
+                       NULL);
 }
 
 void
@@ -353,8 +376,8 @@ cli_opts_help(const CliSpec *spec, FILE *f)
     w = wc;
   if (spec->opts[0].name) {
     fputs("\nOptions:\n", f);
-    cli_opts_print_table(spec->opts, f, w);
+    cli_opts_print_table(spec->opts, f, w, NULL);
   }
   fputs("\nCommon options (before or after the command name):\n", f);
-  cli_opts_print_table(cli_opts_common_table, f, w);
+  cli_opts_print_table(cli_opts_common_table, f, w, cli_opts_takes_json(spec) ? NULL : "json");
 }

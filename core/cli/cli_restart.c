@@ -22,9 +22,7 @@
 
 #include "cli_obj.h"
 #include "cli_waitfor.h"
-
-/* The engine's error code for a stop of a monitor that already ended. */
-#define CLI_ERR_ALREADY_EXITED 8
+#include "error.h"
 
 static const CliOpt cli_restart_opts[] = {
   {"grace", 0, "DURATION", false,
@@ -53,7 +51,7 @@ cli_restart_stop(CliClient *c, const char *id, bool has_grace, uint64_t grace)
     return 0;
   }
   /* It ended on its own between the status and the stop: nothing to stop. */
-  return c->err.kind == kCliErrEngine && c->err.code == CLI_ERR_ALREADY_EXITED ? 0 : -1;
+  return c->err.kind == kCliErrEngine && c->err.code == kErrAlreadyExited ? 0 : -1;
 }
 
 /* The monitor_start arguments in start (monitor_status's `start`, a map)

@@ -20,8 +20,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "cli_json.h"
 #include "cli_obj.h"
 #include "cli_waitfor.h"
+#include "error.h"
 #include "signals.h"
 
 static const char *const cli_streams[] = {"both", "stdout", "stderr", NULL};
@@ -138,7 +142,7 @@ static const CliOpt cli_start_opts[] = {
    "leave its stdout buffered as the program chooses (by\ndefault the engine makes it "
    "line-buffered)"},
   {"wait-for", 0, "REGEX", false,
-   "then wait until a line matches REGEX (POSIX extended) and\nprint it; exit 1 with its last "
+   "then wait until a line matches REGEX (PCRE2, as -e) and\nprint it; exit 1 with its last "
    "lines if it ends first or\nthe wait times out"},
   {"wait-timeout", 0, "DURATION", false, "how long --wait-for waits (default 60s)"},
   {NULL, 0, NULL, false, NULL},
@@ -280,6 +284,46 @@ static const CliOpt cli_stop_opts[] = {
   {NULL, 0, NULL, false, NULL},
 };
 
+/* A stop of monitor id that the engine refused as already_exited: the
+ * monitor (or its process) had ended, so there is nothing to stop, which is
+ * what the person wanted. Prints a note saying how it ended (with --json,
+ * monitor_stop's keys: status "already_exited", state, exit_code, signal,
+ * reason, and monitor_id) and returns 0; CLI_EXIT_FAILURE when its status
+ * cannot be read. */
+static int
+cli_stop_already_ended(CliClient *c, const char *id)
+{
+  CliReply reply;
+  if (cli_client_monitor_status(c, id, kCliStartNone, &reply) != 0)
+    return cli_client_fail(c);
+  const msgpack_object *m = reply.result;
+  if (c->json) {
+    static const char *const keys[] = {"state", "exit_code", "signal", "reason"};
+    json_t *out = json_object();
+    json_object_set_new(out, "monitor_id", json_string(id));
+    json_object_set_new(out, "status", json_string("already_exited"));
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+      const msgpack_object *v = cli_obj_get(m, keys[i]);
+      json_object_set_new(out, keys[i], v ? cli_json_of(v) : json_null());
+    }
+    char *text = json_dumps(out, JSON_COMPACT);
+    if (text)
+      puts(text);
+    free(text);
+    json_decref(out);
+  } else if (cli_obj_get_is(m, "state", "running")) {
+    /* Its process exited; the engine is still reading its last output. */
+    printf("%s had already exited: nothing to stop\n", id);
+  } else {
+    StrBuf how = STRBUF_INIT;
+    cli_cmds_end_status(m, &how);
+    printf("%s had already ended (%s): nothing to stop\n", id, strbuf_cstr(&how));
+    strbuf_free(&how);
+  }
+  cli_reply_free(&reply);
+  return 0;
+}
+
 static int
 cli_stop_run(CliClient *c, const CliParsed *p)
 {
@@ -307,6 +351,8 @@ cli_stop_run(CliClient *c, const CliParsed *p)
   CliReply reply;
   rc = cli_client_call(c, "monitor_stop", &req, wait, &reply);
   cli_req_free(&req);
+  if (rc != 0 && c->err.kind == kCliErrEngine && c->err.code == kErrAlreadyExited)
+    return cli_stop_already_ended(c, id);
   if (rc != 0)
     return cli_client_fail(c);
   if (c->json) {
@@ -326,7 +372,8 @@ cli_stop_run(CliClient *c, const CliParsed *p)
 const CliCommand cli_cmd_stop = {
   {"stop", "ID", "stop a monitor",
    "Stop a monitor: send its process group the signal, then SIGKILL to whatever is\n"
-   "left after the grace. Prints how it ended. Stopping a stopped monitor is fine.",
+   "left after the grace. Prints how it ended. Stopping a stopped monitor, or one\n"
+   "that already ended, is fine: a note says so, exit status 0.",
    cli_stop_opts, 1, 1, false},
   cli_stop_run,
 };

@@ -1,77 +1,73 @@
 /*
- * --wait-for (see cli_waitfor.h): the pattern made into a regex_t, the
- * monitor's lines followed (cli_stream.h) and matched one by one, and a
- * ring of the last lines kept to show why when no line matched.
+ * --wait-for (see cli_waitfor.h): the pattern compiled with PCRE2 as the
+ * engine compiles -e, the monitor's lines followed (cli_stream.h) and
+ * matched one by one, and a ring of the last lines kept to show why when no
+ * line matched.
  */
 #include "cli_waitfor.h"
 
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_cmds.h"
 #include "cli_obj.h"
 #include "cli_stream.h"
-#include "memory.h"
 
 /* The longest pattern taken (the engine's own pattern bound is 512). */
 #define CLI_WAITFOR_PATTERN_MAX 4096
 
+/* The bounds of one match, the engine's defaults (monitor.match_limit and
+ * monitor.depth_limit): a pattern that backtracks without end on a hostile
+ * line makes that line not match, it never hangs the client. */
+#define CLI_WAITFOR_MATCH_LIMIT 1000000
+#define CLI_WAITFOR_DEPTH_LIMIT 10000
+
 typedef struct {
-  regex_t re;
+  pcre2_code *re;
+  pcre2_match_data *match_data;
+  pcre2_match_context *mctx;
   char *tail[CLI_WAITFOR_TAIL_LINES]; /* the last lines, "out| text" */
   size_t ntail, next;                 /* how many are kept; where the next goes */
   char *matched;                      /* the line that matched, safe for a terminal */
 } CliWaitFor;
 
-/* Writes pattern into out with \d and \D spelled as POSIX brackets, which
- * <regex.h> lacks; everything else is kept as written. */
-static void
-cli_waitfor_translate(const char *pattern, StrBuf *out)
+/* Compiles pattern as the engine compiles a monitor's patterns (UTF, any
+ * bytes matched). Returns the code, or NULL with why in msg ("missing
+ * closing parenthesis at offset 4"). */
+static pcre2_code *
+cli_waitfor_compile(const char *pattern, char *msg, size_t size)
 {
-  for (const char *p = pattern; *p; p++) {
-    if (p[0] == '\\' && (p[1] == 'd' || p[1] == 'D')) {
-      strbuf_puts(out, p[1] == 'd' ? "[0-9]" : "[^0-9]");
-      p++;
-    } else if (p[0] == '\\' && p[1] != '\0') {
-      strbuf_append(out, p, 2);
-      p++;
-    } else {
-      strbuf_putc(out, *p);
-    }
-  }
-}
-
-/* Compiles pattern into re. Returns 0, or the regcomp error with its text
- * in msg. */
-static int
-cli_waitfor_compile(regex_t *re, const char *pattern, char *msg, size_t size)
-{
-  if (strlen(pattern) > CLI_WAITFOR_PATTERN_MAX) {
+  size_t len = strlen(pattern);
+  if (len > CLI_WAITFOR_PATTERN_MAX) {
     snprintf(msg, size, "longer than %d bytes", CLI_WAITFOR_PATTERN_MAX);
-    return -1;
+    return NULL;
   }
-  StrBuf translated = STRBUF_INIT;
-  cli_waitfor_translate(pattern, &translated);
-  int rc = regcomp(re, strbuf_cstr(&translated), REG_EXTENDED | REG_NOSUB);
-  strbuf_free(&translated);
-  if (rc != 0) {
-    regerror(rc, re, msg, size);
-    regfree(re);
+  int errcode;
+  PCRE2_SIZE offset;
+  pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, len, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF,
+                                 &errcode, &offset, NULL);
+  if (re == NULL) {
+    char why[200];
+    if (pcre2_get_error_message(errcode, (PCRE2_UCHAR *)why, sizeof why) < 0)
+      snprintf(why, sizeof why, "error %d", errcode);
+    snprintf(msg, size, "%s at offset %zu", why, (size_t)offset);
   }
-  return rc;
+  return re;
 }
 
 int
 cli_waitfor_check(const CliSpec *spec, const char *opt, const char *pattern)
 {
-  regex_t re;
   char msg[256];
-  if (cli_waitfor_compile(&re, pattern, msg, sizeof msg) != 0)
-    return cli_opts_usage_error(spec, "--%s: \"%s\" is not a regular expression: %s", opt,
-                                pattern, msg);
-  regfree(&re);
+  pcre2_code *re = cli_waitfor_compile(pattern, msg, sizeof msg);
+  if (re == NULL)
+    return cli_opts_usage_error(spec, "--%s: \"%s\" is not a regular expression (PCRE2): %s",
+                                opt, pattern, msg);
+  pcre2_code_free(re);
   return 0;
 }
 
@@ -92,13 +88,9 @@ cli_waitfor_on_line(void *ctx, const msgpack_object *line)
   w->next = (w->next + 1) % CLI_WAITFOR_TAIL_LINES;
   if (w->ntail < CLI_WAITFOR_TAIL_LINES)
     w->ntail++;
-  /* regexec needs a C string: the text may hold a NUL only as U+FFFD, so
-   * a copy is the line. */
-  char *copy = xmalloc(n + 1);
-  memcpy(copy, text ? text : "", n);
-  copy[n] = '\0';
-  bool hit = regexec(&w->re, copy, 0, NULL, 0) == 0;
-  free(copy);
+  /* A match error (a limit reached) counts as no match, as in the engine. */
+  bool hit =
+      pcre2_match(w->re, (PCRE2_SPTR)(text ? text : ""), n, 0, 0, w->match_data, w->mctx) >= 0;
   if (hit)
     w->matched = strbuf_take(&safe);
   strbuf_free(&safe);
@@ -138,14 +130,38 @@ cli_waitfor_run(CliClient *c, const char *id, const char *pattern, uint64_t time
   CliWaitFor w;
   memset(&w, 0, sizeof w);
   char msg[256];
-  if (cli_waitfor_compile(&w.re, pattern, msg, sizeof msg) != 0) {
+  w.re = cli_waitfor_compile(pattern, msg, sizeof msg);
+  if (w.re == NULL) {
     fprintf(stderr, "vigil: --wait-for: %s\n", msg);
     return CLI_EXIT_FAILURE;
   }
+  w.match_data = pcre2_match_data_create_from_pattern(w.re, NULL);
+  w.mctx = pcre2_match_context_create(NULL);
+  if (w.match_data == NULL || w.mctx == NULL) {
+    fputs("vigil: --wait-for: out of memory\n", stderr);
+    pcre2_match_context_free(w.mctx);
+    pcre2_match_data_free(w.match_data);
+    pcre2_code_free(w.re);
+    return CLI_EXIT_FAILURE;
+  }
+  pcre2_set_match_limit(w.mctx, CLI_WAITFOR_MATCH_LIMIT);
+  pcre2_set_depth_limit(w.mctx, CLI_WAITFOR_DEPTH_LIMIT);
+  StrBuf d = STRBUF_INIT;
+  /* On a terminal, a line that says what it waits for, erased when the wait
+   * ends; a script (stderr not a terminal) sees only the outcome. */
+  bool waiting_line = isatty(STDERR_FILENO) == 1;
+  if (waiting_line) {
+    cli_fmt_duration(&d, timeout_ms);
+    fprintf(stderr, "vigil: waiting for %s to print a line matching \"%s\" (%s at most)...", id,
+            pattern, strbuf_cstr(&d));
+    fflush(stderr);
+    strbuf_free(&d);
+  }
   CliStream s = {id, 0, 0, cli_waitfor_on_line, &w};
   CliStreamEnd end = cli_stream_follow(c, &s, cli_now_ms() + (int64_t)timeout_ms);
+  if (waiting_line)
+    fputs("\r\033[K", stderr);
   int rc = 0;
-  StrBuf d = STRBUF_INIT;
   if (end == kCliStreamDone) {
     fprintf(stderr, "vigil: %s is ready: %s\n", id, w.matched);
   } else if (end == kCliStreamEnded) {
@@ -169,6 +185,8 @@ cli_waitfor_run(CliClient *c, const char *id, const char *pattern, uint64_t time
   for (size_t i = 0; i < CLI_WAITFOR_TAIL_LINES; i++)
     free(w.tail[i]);
   free(w.matched);
-  regfree(&w.re);
+  pcre2_match_context_free(w.mctx);
+  pcre2_match_data_free(w.match_data);
+  pcre2_code_free(w.re);
   return rc;
 }

@@ -3,14 +3,17 @@
  * until a line of the monitor matches PATTERN, so that a script can go on
  * once a dev server says it is listening.
  *
- * The match is made here, in the client, with a POSIX extended regular
- * expression (<regex.h>, GNU flavour: \w \s \b and friends work; \d and \D
- * are read as [0-9] and [^0-9]) against each line's text as monitor_output
- * gives it (ANSI escapes removed), from the monitor's first line on. Not
- * in the engine, on purpose: passing PATTERN as one of the monitor's
- * patterns would change what the agent is notified about (a ready line
- * would become a match, and without -e the built-in crash patterns would
- * be replaced), and the client links no PCRE2.
+ * The match is made here, in the client, with PCRE2 compiled as the engine
+ * compiles -e (UTF, invalid bytes tolerated, the engine's default match and
+ * depth limits), so the same pattern means the same in both ((?i), \d,
+ * lookarounds), against each line's text as monitor_output gives it (ANSI
+ * escapes removed), from the monitor's first line on. Not in the engine, on
+ * purpose: passing PATTERN as one of the monitor's patterns would change
+ * what the agent is notified about (a ready line would become a match, and
+ * without -e the built-in crash patterns would be replaced).
+ *
+ * On a terminal (stderr), a waiting line says what it waits for while it
+ * waits, erased when the wait ends.
  */
 #ifndef VIGIL_CLI_WAITFOR_H
 #define VIGIL_CLI_WAITFOR_H

@@ -164,11 +164,12 @@ const CliCommand cli_cmd_mcp = {
   {"mcp", "", "serve vigil's tools to an agent harness over MCP (stdio)",
    "Run an MCP server on stdin and stdout for an agent harness (Claude Code, Codex\n"
    "CLI, Gemini CLI, ...), as a client of the engine: it connects to the socket,\n"
-   "starting an engine when none answers, and works in a named session (default\n"
-   "the project's: mcp- and a hash of the project's top directory, the session\n"
-   "vigil and vigil hook use there too) that a restarted harness resumes, so no\n"
-   "notification is lost or given twice. When the engine restarts or crashes it\n"
-   "reconnects (for up to 30 s) and goes on. docs/mcp.md has the set-up per harness.",
+   "starting an engine when none answers, and works in a named session (--session,\n"
+   "else $VIGIL_SESSION, else the project's: mcp- and a hash of the project's top\n"
+   "directory, the session vigil and vigil hook use there too) that a restarted\n"
+   "harness resumes, so no notification is lost or given twice. When the engine\n"
+   "restarts or crashes it reconnects (for up to 30 s) and goes on. docs/mcp.md has\n"
+   "the set-up per harness.",
    cli_mcp_opts, 0, 0, false},
   cli_mcp_run,
 };

@@ -274,6 +274,24 @@ def _compare_config():
     return cfg
 
 
+@with_config(incident=STAGE)
+def test_a_repeat_summary_spans_the_time_since_the_crash_it_repeats(e):
+    # Two identical crashes 1.5 s apart (the child's own pause): one repeat,
+    # which came 1.5 s after the crash it repeats, not "in 0ms".
+    script = "printf 'TypeError: a\\n' >&2; sleep 1.5; printf 'TypeError: a\\n' >&2"
+    mid = e.call("monitor_start", command=script, shell=True, label="w")["monitor_id"]
+    end = e.main.wait_ending(mid)
+    summaries = [i for n in outputs(e, mid) + [end] for i in n["incidents"] if i["summary"]]
+    assert [s["repeats"] for s in summaries] == [1], summaries
+    # At least the pause less a generous margin for a loaded machine's reads.
+    assert 1000 <= summaries[0]["repeat_span_ms"] < 60000, summaries
+    m = re.search(r"^incident 1 repeated 1 time in (\S+) \(last at", end["text"], re.M)
+    assert m and m.group(1) not in ("0ms", "0s"), end["text"]
+    events = e.call("monitor_events", monitor_id=mid)["events"]
+    summary_event = [x for x in events if x["type"] == "repeat_summary"][0]
+    assert summary_event["repeat_span_ms"] == summaries[0]["repeat_span_ms"], summary_event
+
+
 def test_the_envelope_policy_words_incidents_as_the_c_envelope_does(e):
     # A trace longer than incident.max_lines (its tail says how many more),
     # a repeat (summarised on the ending), a crash withheld by the rate
@@ -334,5 +352,6 @@ if __name__ == "__main__":
         test_monitor_output_incident_errors_name_the_argument,
         test_the_incident_history_and_fingerprint_table_are_bounded_and_counted,
         test_an_incident_a_policy_drops_is_counted_on_the_next_notification,
+        test_a_repeat_summary_spans_the_time_since_the_crash_it_repeats,
         test_the_envelope_policy_words_incidents_as_the_c_envelope_does,
     ]))

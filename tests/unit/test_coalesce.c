@@ -51,7 +51,8 @@ TEST(a_crash_loop_is_one_notification_and_one_summary)
   CHECK(coalesce_take_due(&c, last + 10000, false, &s));
   CHECK_INT(s.repeats, 39);
   CHECK_INT(s.incident_id, 1);
-  CHECK_INT(s.span_ms, 38 * 1500);
+  /* From the notified crash to the last repeat: the 39 came in 39 gaps. */
+  CHECK_INT(s.span_ms, 39 * 1500);
   CHECK_INT(s.last_seq, 400);
   CHECK_STR(s.last_line, "crash 40");
   coalesce_summary_free(&s);
@@ -97,7 +98,7 @@ TEST(after_the_window_the_failure_is_notified_again_with_its_series)
   /* At 60 s the window (counted from the notification) has run out. */
   CHECK_INT(judge(&c, 60000, FP_A, 99, &prior), kCoalesceNotify);
   CHECK_INT(prior.repeats, 11);
-  CHECK_INT(prior.span_ms, 50000);
+  CHECK_INT(prior.span_ms, 55000);
   CHECK_INT(prior.incident_id, 1);
   coalesce_summary_free(&prior);
   /* The window restarts from the new notification. */
@@ -106,6 +107,30 @@ TEST(after_the_window_the_failure_is_notified_again_with_its_series)
   CHECK(coalesce_take_due(&c, 75000, false, &s));
   CHECK_INT(s.repeats, 1);
   CHECK_INT(s.incident_id, 99);
+  coalesce_summary_free(&s);
+  coalesce_free(&c);
+}
+
+TEST(the_span_of_a_series_counts_from_the_occurrence_it_follows)
+{
+  Coalescer c;
+  coalesce_init(&c, 300000, 10000, 256);
+  /* Two crashes 3.2 s apart: "repeated 1 time in 3.2s", not in 0ms. */
+  CHECK_INT(judge(&c, 1000, FP_A, 1, NULL), kCoalesceNotify);
+  CHECK_INT(judge(&c, 4200, FP_A, 2, NULL), kCoalesceRepeat);
+  CoalesceSummary s;
+  CHECK(coalesce_take_due(&c, 14200, false, &s));
+  CHECK_INT(s.repeats, 1);
+  CHECK_INT(s.span_ms, 3200);
+  CHECK_INT(s.first_wall, 1000 + 1000000000000);
+  CHECK_INT(s.last_wall, 4200 + 1000000000000);
+  coalesce_summary_free(&s);
+  /* A later series, after that summary: from its last repeat on. */
+  CHECK_INT(judge(&c, 30000, FP_A, 3, NULL), kCoalesceRepeat);
+  CHECK_INT(judge(&c, 31000, FP_A, 4, NULL), kCoalesceRepeat);
+  CHECK(coalesce_take_due(&c, 41000, false, &s));
+  CHECK_INT(s.repeats, 2);
+  CHECK_INT(s.span_ms, 31000 - 4200);
   coalesce_summary_free(&s);
   coalesce_free(&c);
 }
@@ -175,6 +200,7 @@ main(void)
   RUN(a_crash_loop_is_one_notification_and_one_summary);
   RUN(a_different_crash_inside_the_loop_is_notified_at_once);
   RUN(after_the_window_the_failure_is_notified_again_with_its_series);
+  RUN(the_span_of_a_series_counts_from_the_occurrence_it_follows);
   RUN(a_full_table_evicts_the_oldest_and_hands_back_its_series);
   RUN(the_table_grows_with_the_fingerprints_and_still_evicts_at_its_bound);
   RUN(window_zero_turns_coalescing_off);
