@@ -20,7 +20,8 @@ _vigil_options()
     case "$1" in
         start) echo "--label --description --pattern -e --no-patterns --no-incidents --envelope
                      --streams --notify --mode --policy --idle-timeout --timeout --persistent
-                     --cwd --env --shell --no-line-buffer --wait-for --wait-timeout" ;;
+                     --cwd --env --pass-env --caller-path --shell --no-line-buffer --wait-for
+                     --wait-timeout" ;;
         list) echo "--all -a --limit" ;;
         status) echo "--show-start --show-env" ;;
         output) echo "--matched --unmatched --stdout --stderr --since --limit -n --incident -i
@@ -30,7 +31,7 @@ _vigil_options()
         wait) echo "--for --timeout --since" ;;
         stop) echo "--signal --grace" ;;
         restart) echo "--grace --wait-for --wait-timeout" ;;
-        run) echo "--timeout --lines --cwd --env --shell --no-line-buffer" ;;
+        run) echo "--timeout --lines --cwd --env --pass-env --caller-path --shell --no-line-buffer" ;;
         watch) echo "--since --oneline" ;;
         sessions) echo "--all -a" ;;
         setup) echo "--project --user --dry-run -n --remove --yes -y" ;;
@@ -97,7 +98,7 @@ _vigil()
         --profile) COMPREPLY=($(compgen -W "vigil watch_process process monitor hermes" -- "$cur")); return 0 ;;
         --delivery) COMPREPLY=($(compgen -W "auto channel piggyback poll" -- "$cur")); return 0 ;;
         --tool-names) COMPREPLY=($(compgen -W "exact underscore" -- "$cur")); return 0 ;;
-        --session|--label|--description|--pattern|-e|--policy|--env|--wait-for|--since|\
+        --session|--label|--description|--pattern|-e|--policy|--env|--pass-env|--wait-for|--since|\
         --limit|-n|--incident|-i|--offset|--lines)
             return 0 ;;
     esac

@@ -55,6 +55,25 @@ extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the he
 
 /* --- shared by start, restart and run (cli_start.c) --- */
 
+/* The options start and run share, which cli_start_command reads: where
+ * the command runs, what it gets of the environment, how it is sent. */
+#define CLI_START_PROCESS_OPTS                                                                    \
+  {"cwd", 0, "DIR", false, "where it runs (default: the current directory)"},                      \
+  {"env", 0, "K=V", true,                                                                          \
+   "set K to V on top of the engine's environment (the child\ngets only that and what "            \
+   "monitor.env_inherit passes of the\nengine's: not your shell's variables)"},                    \
+  {"pass-env", 0, "NAME", true,                                                                    \
+   "pass your variable NAME on (PREFIX*: every one starting\nso); monitor.env_deny still "         \
+   "refuses PATH, LD_* ..."},                                                                      \
+  {"caller-path", 0, NULL, false,                                                                  \
+   "find the program in your PATH (a venv's python) and start\nthat absolute path, which the "     \
+   "allowlist must allow; the\nchild keeps the engine's PATH"},                                    \
+  {"shell", 0, NULL, false,                                                                        \
+   "run CMD as one command line with /bin/sh -c (when the\nengine allows shell commands)"},        \
+  {"no-line-buffer", 0, NULL, false,                                                               \
+   "leave its stdout buffered as the program chooses (by\ndefault the engine makes it "            \
+   "line-buffered)"}
+
 /* Adds command/argv, shell, cwd, env and line_buffered (the options start
  * and run share) to req. Returns 0, or CLI_EXIT_USAGE after printing why. */
 int cli_start_command(const CliParsed *p, CliReq *req);

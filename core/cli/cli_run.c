@@ -48,13 +48,7 @@ static const CliOpt cli_run_opts[] = {
    "stop it after this long (at most 1h, default 5m); the\nexit status is then 124"},
   {"lines", 0, "N", false,
    "with --json: how many last lines of each stream the result\nholds (default 100)"},
-  {"cwd", 0, "DIR", false, "where it runs (default: the current directory)"},
-  {"env", 0, "K=V", true, "set K to V on top of the engine's environment"},
-  {"shell", 0, NULL, false,
-   "run CMD as one command line with /bin/sh -c (when the\nengine allows shell commands)"},
-  {"no-line-buffer", 0, NULL, false,
-   "leave its stdout buffered as the program chooses (by\ndefault the engine makes it "
-   "line-buffered)"},
+  CLI_START_PROCESS_OPTS,
   {NULL, 0, NULL, false, NULL},
 };
 

@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "cli_callerenv.h"
 #include "cli_json.h"
 #include "cli_obj.h"
 #include "cli_waitfor.h"
@@ -43,6 +44,29 @@ cli_start_command(const CliParsed *p, CliReq *req)
     if (eq == NULL || eq == envs[i])
       return cli_opts_usage_error(p->spec, "--env: \"%s\" must be NAME=VALUE", envs[i]);
   }
+  if (cli_callerenv_check(p) != 0)
+    return CLI_EXIT_USAGE;
+  static const char *passed[CLI_CALLERENV_MAX];
+  size_t npass = cli_callerenv_pick(p, passed, CLI_CALLERENV_MAX);
+  if (npass == (size_t)-1 || nenv + npass > CLI_CALLERENV_MAX)
+    return cli_opts_usage_error(p->spec,
+                                "--env and --pass-env: at most %d variables, got more",
+                                CLI_CALLERENV_MAX);
+  char program[PATH_MAX];
+  const char *argv0 = p->ncmd > 0 ? p->cmd[0] : "";
+  if (cli_opts_has(p, "caller-path")) {
+    if (cli_opts_has(p, "shell"))
+      return cli_opts_usage_error(p->spec, "--caller-path: not with --shell (the engine's shell "
+                                           "finds the programs of a command line)");
+    if (strchr(argv0, '/') == NULL) {
+      if (cli_callerenv_which(argv0, program, sizeof program) != 0)
+        return cli_opts_usage_error(p->spec,
+                                    "--caller-path: \"%.128s\" is not an executable file in "
+                                    "any absolute directory of your PATH",
+                                    argv0);
+      argv0 = program;
+    }
+  }
   if (cli_opts_has(p, "shell")) {
     StrBuf line = STRBUF_INIT;
     for (int i = 0; i < p->ncmd; i++)
@@ -54,9 +78,10 @@ cli_start_command(const CliParsed *p, CliReq *req)
     msgpack_packer *pk = cli_req_key(req, "argv");
     msgpack_pack_array(pk, (size_t)p->ncmd);
     for (int i = 0; i < p->ncmd; i++) {
-      size_t n = strlen(p->cmd[i]);
+      const char *arg = i == 0 ? argv0 : p->cmd[i];
+      size_t n = strlen(arg);
       msgpack_pack_str(pk, n);
-      msgpack_pack_str_body(pk, p->cmd[i], n);
+      msgpack_pack_str_body(pk, arg, n);
     }
   }
   char here[PATH_MAX];
@@ -78,14 +103,15 @@ cli_start_command(const CliParsed *p, CliReq *req)
     cli_req_str(req, "cwd", cwd);
   }
 env:
-  if (nenv > 0) {
+  if (nenv + npass > 0) {
     msgpack_packer *pk = cli_req_key(req, "env");
-    msgpack_pack_map(pk, nenv);
-    for (size_t i = 0; i < nenv; i++) {
-      const char *eq = strchr(envs[i], '=');
-      size_t kn = (size_t)(eq - envs[i]), vn = strlen(eq + 1);
+    msgpack_pack_map(pk, nenv + npass);
+    for (size_t i = 0; i < nenv + npass; i++) {
+      const char *kv = i < nenv ? envs[i] : passed[i - nenv];
+      const char *eq = strchr(kv, '=');
+      size_t kn = (size_t)(eq - kv), vn = strlen(eq + 1);
       msgpack_pack_str(pk, kn);
-      msgpack_pack_str_body(pk, envs[i], kn);
+      msgpack_pack_str_body(pk, kv, kn);
       msgpack_pack_str(pk, vn);
       msgpack_pack_str_body(pk, eq + 1, vn);
     }
@@ -134,13 +160,7 @@ static const CliOpt cli_start_opts[] = {
    "stop it after this long (default and most: the engine's\nmonitor.max_runtime_ms, 30m unless "
    "configured)"},
   {"persistent", 0, NULL, false, "no runtime cap (when the engine allows it)"},
-  {"cwd", 0, "DIR", false, "where it runs (default: the current directory)"},
-  {"env", 0, "K=V", true, "set K to V on top of the engine's environment"},
-  {"shell", 0, NULL, false,
-   "run CMD as one command line with /bin/sh -c (when the\nengine allows shell commands)"},
-  {"no-line-buffer", 0, NULL, false,
-   "leave its stdout buffered as the program chooses (by\ndefault the engine makes it "
-   "line-buffered)"},
+  CLI_START_PROCESS_OPTS,
   {"wait-for", 0, "REGEX", false,
    "then wait until a line matches REGEX (PCRE2, as -e) and\nprint it; exit 1 with its last "
    "lines if it ends first or\nthe wait times out"},

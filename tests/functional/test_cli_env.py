@@ -1,0 +1,96 @@
+"""What a command started through the CLI gets of the caller's environment
+(issue 24, item 3): by default nothing, only the engine's (what
+monitor.env_inherit passes) and --env; --pass-env NAME or PREFIX* passes
+the caller's variables on, monitor.env_deny still judging them; --caller-path
+finds the program in the caller's PATH (a venv's python) and starts that
+absolute path, which the allowlist must allow, while the child keeps the
+engine's PATH."""
+
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vigiltest import default_config, run_tests, socket_only
+from test_cli import client_env, vigil
+
+# A directory only the caller has on its PATH (a venv's bin/), with a tool
+# the allowlist allows by its absolute path, and one it does not.
+TOOLS = tempfile.mkdtemp(prefix="vigil-ft-callerpath-")
+atexit.register(shutil.rmtree, TOOLS, True)
+for name in ("venvtool", "othertool"):
+    with open(os.path.join(TOOLS, name), "w") as f:
+        f.write('#!/bin/sh\necho "ran $0 with PATH=$PATH"\n')
+    os.chmod(os.path.join(TOOLS, name), 0o755)
+ALLOWED = os.path.join(TOOLS, "venvtool")
+
+
+def config():
+    cfg = default_config()
+    cfg["monitor"]["allowed_commands"] = cfg["monitor"]["allowed_commands"] + [ALLOWED]
+    return cfg
+
+
+SHOW = ["--", "sh", "-c", 'echo "FOO=${FOO-unset} VT_A=${VT_A-unset} VT_B=${VT_B-unset}"']
+
+
+@socket_only
+def test_the_callers_variables_pass_only_when_named(e):
+    env = client_env(FOO="bar", VT_A="a", VT_B="b")
+    # By default the child has none of them (the shell's FOO=bar vigil run).
+    p = vigil(e, "run", *SHOW, env=env)
+    assert p.returncode == 0 and p.stdout == "FOO=unset VT_A=unset VT_B=unset\n", p
+    p = vigil(e, "run", "--pass-env", "FOO", *SHOW, env=env)
+    assert p.stdout == "FOO=bar VT_A=unset VT_B=unset\n", p
+    p = vigil(e, "run", "--pass-env", "VT_*", *SHOW, env=env)
+    assert p.stdout == "FOO=unset VT_A=a VT_B=b\n", p
+    # An explicit --env wins over the caller's value.
+    p = vigil(e, "run", "--pass-env", "FOO", "--env", "FOO=mine", *SHOW, env=env)
+    assert p.stdout == "FOO=mine VT_A=unset VT_B=unset\n", p
+    # The engine's deny list still judges what is passed: PATH is refused,
+    # by name, and nothing runs.
+    p = vigil(e, "run", "--pass-env", "PATH", *SHOW, env=env)
+    assert p.returncode == 126 and '"PATH" is refused by monitor.env_deny' in p.stderr, p
+    # A pattern that is not a name is a usage error naming it.
+    p = vigil(e, "run", "--pass-env", "A=B", *SHOW, env=env)
+    assert p.returncode == 2 and '--pass-env: "A=B"' in p.stderr, p
+    # Said in the help.
+    assert "not your shell's variables" in vigil(e, "run", "--help").stdout
+
+
+test_the_callers_variables_pass_only_when_named.config = config
+
+
+@socket_only
+def test_caller_path_finds_the_program_in_the_callers_path(e):
+    env = client_env(PATH=TOOLS + os.pathsep + os.environ.get("PATH", ""))
+    # Without it the bare name is what the allowlist judges (and the engine
+    # would look in its own PATH, never the caller's): denied, not run.
+    p = vigil(e, "run", "--", "venvtool", env=env)
+    assert p.returncode == 126 and "ran " not in p.stdout, p
+    # --caller-path does; the allowlist sees the absolute path, and the
+    # child keeps the engine's PATH.
+    p = vigil(e, "run", "--caller-path", "--", "venvtool", env=env)
+    assert p.returncode == 0, p
+    assert p.stdout.startswith("ran %s with PATH=" % ALLOWED), p
+    assert TOOLS not in p.stdout.split("PATH=", 1)[1], p
+    # A program the allowlist does not name by that path is denied, naming it.
+    p = vigil(e, "run", "--caller-path", "--", "othertool", env=env)
+    assert p.returncode == 126 and os.path.join(TOOLS, "othertool") in p.stderr, p
+    # Not found in the caller's PATH either: a usage error that says so.
+    p = vigil(e, "run", "--caller-path", "--", "no-such-tool-here", env=env)
+    assert p.returncode == 2 and "not an executable file" in p.stderr, p
+    p = vigil(e, "start", "--caller-path", "--shell", "--", "venvtool", env=env)
+    assert p.returncode == 2 and "--caller-path: not with --shell" in p.stderr, p
+
+
+test_caller_path_finds_the_program_in_the_callers_path.config = config
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests([
+        test_the_callers_variables_pass_only_when_named,
+        test_caller_path_finds_the_program_in_the_callers_path,
+    ]))
