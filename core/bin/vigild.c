@@ -41,6 +41,7 @@
 #include "keeper_wire.h"
 #include "logfile.h"
 #include "monitor_keep.h"
+#include "pidfile.h"
 #include "rpc/server.h"
 #include "session.h"
 #include "statedir.h"
@@ -102,6 +103,8 @@ typedef struct {
                               log could say so */
   int restored;            /* sessions and monitors taken back from the
                               state directory at this start */
+  char pidfile[PIDFILE_PATH_MAX]; /* the pidfile written beside the socket
+                                     (pidfile.h), "": none */
 } Vigild;
 
 static Vigild vigild;
@@ -515,6 +518,32 @@ vigild_open_state(const VigildArgs *args, const char *listen_path, VigilError *e
   return 0;
 }
 
+/* Writes the pidfile beside the socket the engine now listens on
+ * (pidfile.h). One that cannot be written costs a warning, not the start:
+ * nothing of vigil depends on it. */
+static void
+vigild_write_pidfile(const char *listen_path)
+{
+  char path[PIDFILE_PATH_MAX];
+  VigilError err = VIGIL_ERROR_INIT;
+  pid_t stale = 0;
+  if (pidfile_path(listen_path, path, sizeof path) != 0) {
+    LOG_WARN("vigild", "pidfile: the path beside %s is too long; running without one",
+             listen_path);
+    return;
+  }
+  if (pidfile_write(path, getpid(), &stale, &err) != 0) {
+    LOG_WARN("vigild", "%s", err.msg);
+    return;
+  }
+  snprintf(vigild.pidfile, sizeof vigild.pidfile, "%s", path);
+  if (stale > 0 && stale != getpid())
+    LOG_INFO("vigild", "pidfile %s: replaced a stale one naming pid %ld (it does not serve "
+             "the socket)", path, (long)stale);
+  else
+    LOG_INFO("vigild", "pidfile %s", path);
+}
+
 /* Loads the policies, opens the state directory and the transport, and
  * starts the config's monitors. Returns 0, or 1 with err set. */
 static int
@@ -572,6 +601,7 @@ vigild_serve(const VigildArgs *args, VigilError *err)
     if (!handed && api_listen(vigild.api, listen_path, err) != 0)
       return 1;
     LOG_INFO("vigild", "listening on %s", listen_path);
+    vigild_write_pidfile(listen_path);
   }
   if (engine_start_config_monitors(vigild.engine, err) != 0)
     return 1;
@@ -646,6 +676,8 @@ main(int argc, char **argv)
     LOG_ERROR("vigild", "the start failed after taking back %d session(s) and monitor(s): "
               "the state directory is left as it was for the next start",
               vigild.restored);
+    if (vigild.pidfile[0] != '\0')
+      pidfile_remove(vigild.pidfile, getpid());
     log_flush(1000);
     _exit(1);
   }
@@ -656,6 +688,10 @@ main(int argc, char **argv)
   uv_run(&vigild.loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&vigild.loop) != 0)
     LOG_WARN("vigild", "the event loop still had handles open at exit");
+  /* Every monitor is gone and the socket closed: the pidfile goes too, so
+   * that what remains of the engine is what it keeps on purpose. */
+  if (vigild.pidfile[0] != '\0')
+    pidfile_remove(vigild.pidfile, getpid());
   /* Last, once every monitor is gone: the lock is held for the engine's
    * whole life. A start that failed takes back a directory it made. */
   if (vigild.state != NULL) {
