@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "childenv.h"
+#include "clock.h"
 #include "datadir.h"
 #include "deliver.h"
 #include "log.h"
@@ -431,6 +432,7 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
 {
   Engine *e = xcalloc(1, sizeof *e);
   e->loop = loop;
+  e->started_ms = clock_mono_ms();
   e->config = *cfg;
   memset(cfg, 0, sizeof *cfg);
   e->config_path = config_path ? xstrdup(config_path) : NULL;

@@ -6,6 +6,7 @@ showing its warning before it detaches, and the "no engine" hint naming
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -141,10 +142,100 @@ def test_a_pidfile_that_is_a_link_is_left_alone(tmp):
         v.close()
 
 
+# --- vigil engine status and vigil shutdown ---------------------------------
+
+def test_engine_status_says_what_runs_and_3_when_nothing_does(tmp):
+    v = Vigild(tmp)
+    try:
+        r = vigil(v, "engine", "status")
+        assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+        assert "vigild is running on %s" % v.sock in r.stdout, r.stdout
+        assert "pid        %d\n" % v.proc.pid in r.stdout, r.stdout
+        assert "config     %s\n" % os.path.join(tmp, "config.lua") in r.stdout, r.stdout
+        assert "pidfile    %s\n" % v.pidfile in r.stdout, r.stdout
+        assert re.search(r"\n  uptime     \d+(ms|s)\n  sessions   \d+\n  monitors   0 running\n",
+                         r.stdout), r.stdout
+        assert vigil(v, "start", "--", "sleep", "300").returncode == 0
+        info = json.loads(vigil(v, "--json", "engine", "status").stdout)
+        assert info["running"] is True and info["pid"] == v.proc.pid, info
+        assert info["sessions"] >= 1 and info["monitors_running"] == 1, info
+        assert info["config"]["path"] == os.path.join(tmp, "config.lua"), info
+        assert info["uptime_ms"] >= 0 and info["version"], info
+        v.proc.send_signal(signal.SIGTERM)
+        assert v.proc.wait(30) == 0
+        r = vigil(v, "engine", "status")
+        assert r.returncode == 3, (r.returncode, r.stderr)
+        assert "no engine is listening on %s" % v.sock in r.stderr, r.stderr
+    finally:
+        v.close()
+
+
+def test_shutdown_ends_the_engine_and_its_monitors(tmp):
+    v = Vigild(tmp)
+    try:
+        r = vigil(v, "start", "--", "sleep", "300")
+        assert r.returncode == 0, r.stderr
+        mid = r.stdout.strip()
+        child = json.loads(vigil(v, "--json", "status", mid).stdout)["pid"]
+        assert alive(child)
+        r = vigil(v, "shutdown", "--timeout", "30s")
+        assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+        assert "vigild (pid %d) on %s has ended" % (v.proc.pid, v.sock) in r.stdout, r.stdout
+        # Ended when the command returns, not some time after.
+        assert v.proc.poll() == 0, v.proc.poll()
+        assert not alive(child)
+        assert not os.path.exists(v.pidfile) and not os.path.exists(v.sock)
+        r = vigil(v, "shutdown")
+        assert r.returncode == 3, (r.returncode, r.stderr)
+        assert "there is nothing to shut down" in r.stderr, r.stderr
+    finally:
+        v.close()
+
+
+def test_shutdown_that_times_out_says_so_and_again_skips_the_grace(tmp):
+    cfg = write_config(tmp, monitor={"kill_grace_ms": 120000})
+    v = Vigild(tmp, args=["--config", cfg])
+    try:
+        # The trap is set once the line is out.
+        r = vigil(v, "start", "--wait-for", "ready", "--shell", "--",
+                  "trap '' TERM; echo ready; sleep 300")
+        assert r.returncode == 0, r.stderr
+        r = vigil(v, "shutdown", "--timeout", "500ms")
+        assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+        assert "did not end within 500ms" in r.stderr, r.stderr
+        assert "kill -TERM %d skips their grace" % v.proc.pid in r.stderr, r.stderr
+        assert v.proc.poll() is None
+        os.kill(v.proc.pid, signal.SIGTERM)
+        assert v.proc.wait(30) == 0
+    finally:
+        v.close()
+
+
+def test_shutdown_never_signals_what_a_stale_pidfile_names(tmp):
+    run = os.path.join(tmp, "run")
+    os.makedirs(run, mode=0o700)
+    bystander = subprocess.Popen(["sleep", "300"])
+    try:
+        with open(os.path.join(run, "vigil.pid"), "w") as f:
+            f.write("%d\n" % bystander.pid)
+        r = subprocess.run([VIGIL, "--socket", os.path.join(run, "vigil.sock"), "shutdown"],
+                           capture_output=True, text=True, timeout=60, env=clean_env(tmp))
+        assert r.returncode == 3, (r.returncode, r.stderr)
+        assert "names pid %d, which serves no socket here" % bystander.pid in r.stderr, r.stderr
+        assert bystander.poll() is None, "the process the pidfile named was signalled"
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
 TESTS = [
     test_the_pidfile_names_the_engine_and_goes_with_it,
     test_a_stale_pidfile_is_replaced,
     test_a_pidfile_that_is_a_link_is_left_alone,
+    test_engine_status_says_what_runs_and_3_when_nothing_does,
+    test_shutdown_ends_the_engine_and_its_monitors,
+    test_shutdown_that_times_out_says_so_and_again_skips_the_grace,
+    test_shutdown_never_signals_what_a_stale_pidfile_names,
 ]
 
 if __name__ == "__main__":
