@@ -384,7 +384,8 @@ engine_reload(Engine *e, VigilError *err)
 {
   if (e->config_path == NULL)
     return error_set(err, kErrInvalidParams,
-                     "no configuration file to reload (vigild was started without --config)");
+                     "no configuration file to reload (vigild was started with --no-config, "
+                     "or found none)");
   VigilConfig cfg;
   if (config_load(e->config_path, &cfg, err) != 0) {
     config_free(&cfg); /* a refused load still leaves the defaults to free */

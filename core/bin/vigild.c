@@ -13,8 +13,8 @@
  * the lock is held until the process exits. The socket's directory is
  * checked first, since the default state directory is made in it.
  *
- *   vigild [--listen [PATH] | --stdio] [--config FILE] [--state-dir DIR | --no-state]
- *          [--daemon] [--log-file FILE [--log-max-bytes N]]
+ *   vigild [--listen [PATH] | --stdio] [--config FILE | --no-config]
+ *          [--state-dir DIR | --no-state] [--daemon] [--log-file FILE [--log-max-bytes N]]
  *   vigild --check-config FILE
  */
 #include <errno.h>
@@ -30,6 +30,7 @@
 #include "activation.h"
 #include "api.h"
 #include "config.h"
+#include "config_lookup.h"
 #include "contain.h"
 #include "daemon.h"
 #include "datadir.h"
@@ -47,15 +48,19 @@
 #include "statedir.h"
 
 static const char vigild_usage[] =
-    "usage: vigild [--listen [PATH] | --stdio] [--config FILE] [--state-dir DIR | --no-state]\n"
+    "usage: vigild [--listen [PATH] | --stdio] [--config FILE | --no-config]\n"
+    "              [--state-dir DIR | --no-state]\n"
     "              [--daemon] [--log-file FILE [--log-max-bytes N]]\n"
     "       vigild --check-config FILE\n"
     "\n"
     "  --listen [PATH]      serve on a Unix socket (the default; PATH defaults to\n"
     "                       $XDG_RUNTIME_DIR/vigil/vigil.sock, else /tmp/vigil-$UID/vigil.sock)\n"
     "  --stdio              serve one connection on stdin/stdout; exit when stdin closes\n"
-    "  --config FILE        the Lua configuration (config/vigil.lua is the bundled one);\n"
-    "                       without it every start is denied (fail closed)\n"
+    "  --config FILE        the Lua configuration. Default: $VIGIL_CONFIG, else\n"
+    "                       ~/.config/vigil/vigil.lua ($XDG_CONFIG_HOME), else the bundled\n"
+    "                       one; the one used is named on stderr at start\n"
+    "  --no-config          no config file: the built-in defaults with an empty allowlist,\n"
+    "                       so every start is denied (fail closed)\n"
     "  --state-dir DIR      the state directory, kept across restarts (made 0700 if\n"
     "                       missing; refused if it is a link, another user's or open\n"
     "                       to group or others; one engine per directory). Default:\n"
@@ -205,6 +210,8 @@ vigild_check_config(const char *path)
 /* What the command line asked for. */
 typedef struct {
   const char *config_path;
+  const char *config_how; /* how config_path was found (config_lookup.h) */
+  bool no_config;         /* --no-config */
   const char *listen_path;
   const char *state_dir; /* --state-dir, or NULL */
   bool stdio, listen;
@@ -229,6 +236,8 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
         args->listen_path = argv[++i];
     } else if (strcmp(a, "--config") == 0 && i + 1 < argc) {
       args->config_path = argv[++i];
+    } else if (strcmp(a, "--no-config") == 0) {
+      args->no_config = true;
     } else if (strcmp(a, "--state-dir") == 0 && i + 1 < argc) {
       args->state_dir = argv[++i];
     } else if (strcmp(a, "--no-state") == 0) {
@@ -267,6 +276,12 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
     fprintf(stderr, "vigild: --stdio and --listen cannot be combined\n");
     return 2;
   }
+  if (args->config_path && args->no_config) {
+    fprintf(stderr, "vigild: --config and --no-config cannot be combined (--config %s names a "
+                    "config, --no-config asks for none)\n",
+            args->config_path);
+    return 2;
+  }
   if (args->state_dir && args->no_state) {
     fprintf(stderr, "vigild: --state-dir and --no-state cannot be combined (--state-dir %s "
                     "asks for a state directory, --no-state for none)\n",
@@ -288,6 +303,31 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
     return 2;
   }
   return -1;
+}
+
+/* Which config to load when --config names none and --no-config is not
+ * given: the lookup every vigil program shares (config_lookup.h). Said on
+ * stderr before the log is placed, so that it reaches the terminal even
+ * when the engine then goes into the background or logs to a file. None
+ * found leaves config_path NULL (the start then warns). */
+static void
+vigild_find_config(VigildArgs *args)
+{
+  static char path[CONFIG_LOOKUP_PATH_MAX];
+  if (args->config_path != NULL) {
+    args->config_how = CONFIG_LOOKUP_GIVEN;
+    return;
+  }
+  if (args->no_config)
+    return;
+  const char *how = NULL;
+  if (!config_lookup(NULL, path, sizeof path, &how))
+    return;
+  args->config_path = path;
+  args->config_how = how;
+  /* Restarted in place (SIGUSR2), stderr is no terminal's: the log says it. */
+  if (getenv(HANDOVER_LISTEN_ENV) == NULL)
+    fprintf(stderr, "vigild: config %s (%s; --config FILE names another)\n", path, how);
 }
 
 /* Where the log goes: the --log-file, or stderr. Started in the
@@ -619,6 +659,7 @@ main(int argc, char **argv)
   if (done >= 0)
     return done;
   vigild_std_fds();
+  vigild_find_config(&args);
   if (vigild_place_log(&args) != 0)
     return 1;
   /* First, so that no child inherits the variable, and before anything
@@ -660,9 +701,18 @@ main(int argc, char **argv)
       config_free(&cfg);
       return 1;
     }
+    LOG_INFO("vigild", "config %s (%s)", args.config_path, args.config_how);
   } else {
     config_defaults(&cfg);
-    LOG_WARN("vigild", "no --config: the allowlist is empty, so every start is denied");
+    if (args.no_config) {
+      LOG_WARN("vigild", "--no-config: the allowlist is empty, so every start is denied");
+    } else {
+      char user[CONFIG_LOOKUP_PATH_MAX];
+      config_lookup_user(user, sizeof user);
+      LOG_WARN("vigild", "no config found ($VIGIL_CONFIG is not set, there is no %s and no "
+               "bundled one): the allowlist is empty, so every start is denied; give --config "
+               "FILE", user[0] ? user : "~/.config/vigil/vigil.lua");
+    }
   }
   vigild_setup(&cfg, args.config_path);
   LOG_INFO("vigild", "policies and Lua modules from %s (%s)", datadir_path(), datadir_source());

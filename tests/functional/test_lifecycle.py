@@ -228,6 +228,99 @@ def test_shutdown_never_signals_what_a_stale_pidfile_names(tmp):
         bystander.wait()
 
 
+# --- vigild's own config lookup ---------------------------------------------
+
+def test_vigild_without_config_finds_the_users_and_says_so(tmp):
+    env = clean_env(tmp)
+    user = os.path.join(env["HOME"], ".config", "vigil", "vigil.lua")
+    os.makedirs(os.path.dirname(user))
+    os.rename(write_config(tmp), user)
+    v = Vigild(tmp, args=[], env=env)
+    try:
+        wait_for(lambda: "vigild: config %s (the user's config; --config FILE names another)"
+                 % user in v.log(), "the line naming the config")
+        info = json.loads(vigil(v, "--json", "engine", "status").stdout)
+        assert info["config"]["path"] == user, info
+        # Its allowlist is in force: echo is allowed.
+        r = vigil(v, "run", "--", "echo", "from the user's config")
+        assert r.returncode == 0 and "from the user's config" in r.stdout, (r.stdout, r.stderr)
+    finally:
+        v.close()
+
+
+def test_vigil_config_wins_and_a_missing_one_is_an_error(tmp):
+    env = clean_env(tmp)
+    user = os.path.join(env["HOME"], ".config", "vigil", "vigil.lua")
+    os.makedirs(os.path.dirname(user))
+    with open(user, "w") as f:
+        f.write("return {}\n")
+    env["VIGIL_CONFIG"] = write_config(tmp)
+    v = Vigild(tmp, args=[], env=env)
+    try:
+        wait_for(lambda: "vigild: config %s ($VIGIL_CONFIG;" % env["VIGIL_CONFIG"] in v.log(),
+                 "the line naming $VIGIL_CONFIG")
+    finally:
+        v.close()
+    # A file named that is not there is an error naming it, never a quiet
+    # fall-through to another config.
+    env["VIGIL_CONFIG"] = os.path.join(tmp, "nope.lua")
+    r = subprocess.run([VIGILD, "--listen", os.path.join(tmp, "run2", "vigil.sock")],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                       env=env)
+    assert r.returncode == 1 and "nope.lua" in r.stderr, (r.returncode, r.stderr)
+    r = subprocess.run([VIGILD, "--config", env["VIGIL_CONFIG"], "--no-config"],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 2 and "--config and --no-config cannot be combined" in r.stderr, \
+        r.stderr
+
+
+# --- vigild --daemon says on the terminal what it logs ----------------------
+
+def daemon(tmp, *args):
+    """Runs vigild --daemon on tmp/run/vigil.sock; returns (result, pid or None)."""
+    sock = os.path.join(tmp, "run", "vigil.sock")
+    r = subprocess.run([VIGILD, "--daemon", "--listen", sock] + list(args),
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                       env=clean_env(tmp))
+    m = re.search(r"\(pid (\d+)\)", r.stdout)
+    return r, int(m.group(1)) if m else None
+
+
+def end_daemon(tmp, pid):
+    if pid is None:
+        return
+    r = subprocess.run([VIGIL, "--socket", os.path.join(tmp, "run", "vigil.sock"), "shutdown"],
+                       capture_output=True, text=True, timeout=60, env=clean_env(tmp))
+    if r.returncode != 0 and alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    assert r.returncode == 0, r.stderr
+
+
+def test_daemon_without_config_names_the_bundled_one_on_the_terminal(tmp):
+    r, pid = daemon(tmp)
+    try:
+        assert r.returncode == 0, (r.stdout, r.stderr)
+        bundled = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "..", "config",
+                                                "vigil.lua"))
+        assert "vigild: config %s (the bundled config; --config FILE names another)" % bundled \
+            in r.stderr, r.stderr
+        assert "vigild: listening on " in r.stdout, r.stdout
+    finally:
+        end_daemon(tmp, pid)
+
+
+def test_daemon_prints_the_warning_it_logs_before_it_detaches(tmp):
+    r, pid = daemon(tmp, "--no-config")
+    try:
+        assert r.returncode == 0, (r.stdout, r.stderr)
+        assert "vigild: warning: --no-config: the allowlist is empty, so every start is denied" \
+            in r.stderr, r.stderr
+        # Only warnings: the info lines stay in the log file.
+        assert "policies and Lua modules" not in r.stderr, r.stderr
+    finally:
+        end_daemon(tmp, pid)
+
+
 TESTS = [
     test_the_pidfile_names_the_engine_and_goes_with_it,
     test_a_stale_pidfile_is_replaced,
@@ -236,6 +329,10 @@ TESTS = [
     test_shutdown_ends_the_engine_and_its_monitors,
     test_shutdown_that_times_out_says_so_and_again_skips_the_grace,
     test_shutdown_never_signals_what_a_stale_pidfile_names,
+    test_vigild_without_config_finds_the_users_and_says_so,
+    test_vigil_config_wins_and_a_missing_one_is_an_error,
+    test_daemon_without_config_names_the_bundled_one_on_the_terminal,
+    test_daemon_prints_the_warning_it_logs_before_it_detaches,
 ]
 
 if __name__ == "__main__":

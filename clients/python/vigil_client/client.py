@@ -406,8 +406,10 @@ class Engine(Client):
               max_backlog: int = DEFAULT_MAX_BACKLOG) -> "Engine":
         """Starts ``vigild --stdio [--config CONFIG] ARGS...`` and checks it
         answers. ``vigild``: its path, or a name looked up on PATH (default
-        ``$VIGIL_VIGILD``, else ``vigild``). Without a config every start is
-        denied (the engine fails closed). ``stderr`` is where the engine
+        ``$VIGIL_VIGILD``, else ``vigild``). Without a config vigild looks
+        one up as the CLI does ($VIGIL_CONFIG, ~/.config/vigil/vigil.lua, the
+        bundled one); ``args=["--no-config"]`` denies every start (fail
+        closed). ``stderr`` is where the engine
         logs (default: this process's stderr; ``subprocess.DEVNULL``...);
         ``env`` and ``cwd`` are the engine's."""
         argv = [find_vigild(vigild), "--stdio"]
