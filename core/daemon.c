@@ -25,21 +25,29 @@
 #include "log.h"
 #include "logfile.h"
 
-/* Prints the last DAEMON_LOG_TAIL_BYTES of the log at path to stderr. Only
- * a regular file of our own, reached without following a symbolic link: a
- * log path that another user replaced with a link (or a FIFO) must not make
- * the engine print the file it points at, or hang on it. */
+/* Opens the log at path for reading: only a regular file of our own,
+ * reached without following a symbolic link: a log path that another user
+ * replaced with a link (or a FIFO) must not make the engine print the file
+ * it points at, or hang on it. Returns the descriptor (st filled), or -1. */
+static int
+daemon_open_log(const char *path, struct stat *st)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != geteuid())) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+/* Prints the last DAEMON_LOG_TAIL_BYTES of the log at path to stderr. */
 static void
 daemon_print_log_tail(const char *path)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
+  int fd = daemon_open_log(path, &st);
   if (fd < 0)
     return;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-    close(fd);
-    return;
-  }
   char buf[DAEMON_LOG_TAIL_BYTES];
   off_t from = st.st_size > (off_t)sizeof buf ? st.st_size - (off_t)sizeof buf : 0;
   ssize_t n = pread(fd, buf, sizeof buf, from);
@@ -61,19 +69,15 @@ daemon_log_size(const char *path)
  * started (from offset from of the log at path, at most
  * DAEMON_WARN_BYTES, at most DAEMON_WARN_LINES of them), as
  * "vigild: warning: MODULE: TEXT": what the terminal would have shown had
- * the engine not gone into the background. The same checks as
- * daemon_print_log_tail; a log rotated meanwhile is read from its start. */
+ * the engine not gone into the background. A log rotated meanwhile is
+ * read from its start. */
 static void
 daemon_print_warnings(const char *path, off_t from)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
+  int fd = daemon_open_log(path, &st);
   if (fd < 0)
     return;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-    close(fd);
-    return;
-  }
   if (st.st_size < from)
     from = 0;
   static char buf[DAEMON_WARN_BYTES + 1];

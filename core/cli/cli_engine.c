@@ -120,7 +120,7 @@ cli_engine_free(CliEngine *eng)
 /* Says that no engine listens on the socket, and what of a pidfile is
  * there; returns CLI_ENGINE_EXIT_NONE. */
 static int
-cli_engine_none(CliClient *c, const char *doing)
+cli_engine_none(const CliClient *c, const char *doing)
 {
   fprintf(stderr, "vigil: %s%s\n", c->err.msg, doing);
   char pidfile[PIDFILE_PATH_MAX];
@@ -130,6 +130,20 @@ cli_engine_none(CliClient *c, const char *doing)
     fprintf(stderr, "  %s names pid %ld, which serves no socket here: a stale pidfile "
                     "(vigild replaces it when it starts)\n", pidfile, (long)stale);
   return CLI_ENGINE_EXIT_NONE;
+}
+
+/* cli_engine_probe, its failure said: returns 0 with eng filled (free it),
+ * else the exit status (CLI_ENGINE_EXIT_NONE when no engine listens, with
+ * doing after the message), eng freed. */
+static int
+cli_engine_reach(CliClient *c, CliEngine *eng, const char *doing)
+{
+  if (cli_engine_probe(c, eng) == 0)
+    return 0;
+  cli_engine_free(eng);
+  if (c->err.kind == kCliErrNoEngine)
+    return cli_engine_none(c, doing);
+  return cli_client_fail(c);
 }
 
 /* --- vigil engine status ------------------------------------------------ */
@@ -153,12 +167,9 @@ static int
 cli_engine_status(CliClient *c)
 {
   CliEngine eng;
-  if (cli_engine_probe(c, &eng) != 0) {
-    cli_engine_free(&eng);
-    if (c->err.kind == kCliErrNoEngine)
-      return cli_engine_none(c, "");
-    return cli_client_fail(c);
-  }
+  int rc = cli_engine_reach(c, &eng, "");
+  if (rc != 0)
+    return rc;
   const msgpack_object *info = eng.info.result;
   const msgpack_object *cfg = cli_obj_get(info, "config");
   const msgpack_object *counters = cli_obj_get(info, "counters");
@@ -300,12 +311,8 @@ cli_shutdown_run(CliClient *c, const CliParsed *p)
   if (rc != 0)
     return rc;
   CliEngine eng;
-  if (cli_engine_probe(c, &eng) != 0) {
-    cli_engine_free(&eng);
-    if (c->err.kind == kCliErrNoEngine)
-      return cli_engine_none(c, "; there is nothing to shut down");
-    return cli_client_fail(c);
-  }
+  if ((rc = cli_engine_reach(c, &eng, "; there is nothing to shut down")) != 0)
+    return rc;
   rc = CLI_EXIT_FAILURE;
   if (eng.pid == 0 || eng.peer_pid != eng.pid) {
     fprintf(stderr, "vigil: the engine on %s says it is pid %ld, but the socket is listened on "

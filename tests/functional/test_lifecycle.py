@@ -81,6 +81,17 @@ class Vigild:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        no_sanitizer_reports(self.log_path)
+
+
+def no_sanitizer_reports(log_path):
+    """The ASan build reports in the engine's log, not in a status."""
+    with open(log_path, "rb") as f:
+        log = f.read().decode(errors="replace")
+    reports = [line for line in log.splitlines()
+               if "ERROR: AddressSanitizer" in line or "ERROR: LeakSanitizer" in line
+               or "runtime error:" in line]
+    assert not reports, "vigild's sanitizer reported:\n" + log[-6000:]
 
 
 def vigil(v, *args, timeout=60, env=None):
@@ -294,6 +305,7 @@ def end_daemon(tmp, pid):
     if r.returncode != 0 and alive(pid):
         os.kill(pid, signal.SIGKILL)
     assert r.returncode == 0, r.stderr
+    no_sanitizer_reports(os.path.join(tmp, "run", "vigild.log"))
 
 
 def test_daemon_without_config_names_the_bundled_one_on_the_terminal(tmp):
