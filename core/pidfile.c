@@ -22,7 +22,7 @@ pidfile_path(const char *socket_path, char *out, size_t n)
   static const char suffix[] = ".sock";
   size_t keep = len;
   /* "vigil.sock" -> "vigil.pid"; a bare ".sock" file name keeps its name. */
-  if (len > sizeof suffix && strcmp(socket_path + len - (sizeof suffix - 1), suffix) == 0 &&
+  if (len >= sizeof suffix && strcmp(socket_path + len - (sizeof suffix - 1), suffix) == 0 &&
       socket_path[len - sizeof suffix] != '/')
     keep = len - (sizeof suffix - 1);
   int w = snprintf(out, n, "%.*s.pid", (int)keep, socket_path);
