@@ -8,10 +8,12 @@
  * kernel's word on who listens there (SO_PEERCRED) must agree with the
  * engine's own (api_info's pid). A pidfile (pidfile.h) an engine killed
  * with SIGKILL left behind names a pid the kernel may since have given to
- * any process of this user, and a socket a service manager passed
- * (socket activation) is listened on by the manager, whose pid SO_PEERCRED
- * then gives: signalling either would end the wrong process. When the two
- * disagree, shutdown refuses and says why.
+ * any process of this user. A socket a service manager passed (socket
+ * activation) names the process that last called listen() on it: vigild
+ * does when it takes the socket, but a connection made before that (the
+ * one that made the manager start it) names the manager. Signalling what
+ * either names would end the wrong process; when the two pids disagree,
+ * shutdown signals nothing and says why.
  *
  * The end is awaited on a pidfd (pidfd_open, Linux 5.3) taken while the
  * connection is open and checked against the engine's answer after it, so
@@ -208,7 +210,7 @@ cli_engine_status(CliClient *c)
     strbuf_printf(&out, "vigild is running on %s\n  pid        %ld", c->socket_path,
                   (long)eng.pid);
     if (eng.peer_pid != eng.pid)
-      strbuf_printf(&out, " (the socket is listened on by pid %ld: a service manager's)",
+      strbuf_printf(&out, " (the socket named pid %ld: a service manager's)",
                     (long)eng.peer_pid);
     strbuf_puts(&out, "\n  version    ");
     cli_engine_text(&out, info, "version", "?");
@@ -315,9 +317,10 @@ cli_shutdown_run(CliClient *c, const CliParsed *p)
     return rc;
   rc = CLI_EXIT_FAILURE;
   if (eng.pid == 0 || eng.peer_pid != eng.pid) {
-    fprintf(stderr, "vigil: the engine on %s says it is pid %ld, but the socket is listened on "
-                    "by pid %ld (a socket passed by a service manager): stop it there, e.g. "
-                    "systemctl --user stop vigild.socket vigild.service\n",
+    fprintf(stderr, "vigil: the engine on %s says it is pid %ld, but the socket named pid %ld "
+                    "when this command connected (a service manager that had not yet passed the "
+                    "socket on); nothing was signalled: run vigil shutdown again, or stop it "
+                    "through the manager (systemctl --user stop vigild.socket vigild.service)\n",
             c->socket_path, (long)eng.pid, (long)eng.peer_pid);
     goto out;
   }
@@ -354,7 +357,7 @@ const CliCommand cli_cmd_shutdown = {
    "End the engine serving the socket as SIGTERM does: it stops every\n"
    "monitor (SIGTERM, then SIGKILL after its grace) and exits. The pid is the\n"
    "socket's own (SO_PEERCRED), checked against the engine's word, never a\n"
-   "pidfile's alone. Waits for the engine's end: exit status 0 once it has\n"
+   "pidfile's alone (when they disagree nothing is signalled). Waits for the engine's end: exit status 0 once it has\n"
    "ended, 1 when it did not end within --timeout (a second SIGTERM to the pid\n"
    "it names skips the monitors' grace), 3 when no engine listens on the socket.",
    cli_shutdown_opts, 0, 0, false},

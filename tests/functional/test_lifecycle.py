@@ -239,6 +239,26 @@ def test_shutdown_never_signals_what_a_stale_pidfile_names(tmp):
         bystander.wait()
 
 
+def test_shutdown_ends_an_engine_a_service_manager_started(tmp):
+    # This test plays systemd (test_activation.py): it made and listens on
+    # the socket and passed it to vigild. vigild listens on it again when
+    # it takes it, so the kernel names vigild as the socket's peer, and the
+    # pid it names agrees with the engine's own.
+    from test_activation import Activated
+    v = Activated(tmp)
+    try:
+        v.connect()
+        r = subprocess.run([VIGIL, "--socket", v.sock_path, "shutdown"], capture_output=True,
+                           text=True, timeout=60, env=clean_env(tmp))
+        assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+        assert "vigild (pid %d) on %s has ended" % (v.proc.pid, v.sock_path) in r.stdout, r.stdout
+        assert v.proc.poll() == 0
+        # The socket file is the manager's: left in place.
+        assert os.path.exists(v.sock_path)
+    finally:
+        assert v.stop() == 0
+
+
 # --- vigild's own config lookup ---------------------------------------------
 
 def test_vigild_without_config_finds_the_users_and_says_so(tmp):
@@ -341,6 +361,7 @@ TESTS = [
     test_shutdown_ends_the_engine_and_its_monitors,
     test_shutdown_that_times_out_says_so_and_again_skips_the_grace,
     test_shutdown_never_signals_what_a_stale_pidfile_names,
+    test_shutdown_ends_an_engine_a_service_manager_started,
     test_vigild_without_config_finds_the_users_and_says_so,
     test_vigil_config_wins_and_a_missing_one_is_an_error,
     test_daemon_without_config_names_the_bundled_one_on_the_terminal,
