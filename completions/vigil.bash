@@ -10,7 +10,7 @@
 # Install: copy to /usr/share/bash-completion/completions/vigil (and link
 # vigild to it), or `source` it from ~/.bashrc.
 
-_vigil_commands="start list status output logs events wait stop restart run watch sessions setup reload mcp hook help"
+_vigil_commands="start list status output logs events wait stop restart run watch sessions setup reload engine shutdown mcp hook help"
 _vigil_common="--socket --session --json --help -h"
 
 # The options of one subcommand (kept in step with `vigil COMMAND --help`;
@@ -37,6 +37,7 @@ _vigil_options()
         setup) echo "--project --user --dry-run -n --remove --yes -y" ;;
         mcp) echo "--profile --delivery --tool-names --no-spawn --config" ;;
         hook) echo "--wait" ;;
+        shutdown) echo "--timeout -t" ;;
     esac
 }
 
@@ -123,6 +124,7 @@ _vigil()
             COMPREPLY=($(compgen -W "$(_vigil_ids)" -- "$cur")) ;;
         start|run) COMPREPLY=($(compgen -W "--" -- "$cur")) ;;
         setup) COMPREPLY=($(compgen -W "claude-code codex gemini opencode cursor goose" -- "$cur")) ;;
+        engine) COMPREPLY=($(compgen -W "status" -- "$cur")) ;;
     esac
     return 0
 }
@@ -131,8 +133,8 @@ _vigil()
 # tests/functional/test_cli_completion.py checks that).
 _vigild_options()
 {
-    echo "--listen --stdio --config --state-dir --no-state --check-config --daemon --log-file
-          --log-max-bytes --version --help"
+    echo "--listen --stdio --config --no-config --state-dir --no-state --check-config --daemon
+          --log-file --log-max-bytes --version --help"
 }
 
 _vigild()

@@ -6,7 +6,7 @@
 # Install: copy to ~/.config/fish/completions/vigil.fish (and, for vigild,
 # to vigild.fish: both commands are defined here).
 
-set -l vigil_commands start list status output logs events wait stop restart run watch sessions setup reload mcp hook help
+set -l vigil_commands start list status output logs events wait stop restart run watch sessions setup reload engine shutdown mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
 
 function __vigil_ids
@@ -48,6 +48,10 @@ complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a wat
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a sessions -d "list the engine's sessions"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a setup -d 'set an agent harness up'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a reload -d 'make the engine read its config again'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a engine -d 'whether an engine runs on the socket, and which'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a shutdown -d 'end the engine (and every monitor), and wait for its end'
+complete -c vigil -f -n '__fish_seen_subcommand_from engine' -a status -d 'whether an engine runs, and which'
+complete -c vigil -n '__fish_seen_subcommand_from shutdown' -s t -l timeout -x -d "how long to wait for the engine's end"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a mcp -d 'serve the engine as an MCP server'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a hook -d "answer a harness's hook"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a help -d 'show the help of a command'
@@ -119,6 +123,7 @@ complete -c vigil -f -n '__fish_seen_subcommand_from hook' -l wait -d "at a turn
 # vigild.
 complete -c vigild -l listen -r -F -d 'serve on a Unix socket'
 complete -c vigild -l stdio -d 'serve one connection on stdin/stdout'
+complete -c vigild -l no-config -d 'no config file: every start is denied'
 complete -c vigild -l config -r -F -d 'the Lua configuration'
 complete -c vigild -l state-dir -x -a '(__fish_complete_directories)' -d 'the state directory'
 complete -c vigild -l no-state -d 'no state directory'

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "clock.h"
 #include "contain.h"
 #include "envelope.h"
 #include "epoch.h"
@@ -140,8 +141,8 @@ api_info(Call *call)
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
   /* version, api_level, epoch, methods, error_codes, notification_types,
-   * limits, counters, containment, state_dir, config, pid */
-  msgpack_pack_map(pk, 12);
+   * limits, counters, containment, state_dir, config, pid, uptime_ms */
+  msgpack_pack_map(pk, 13);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
@@ -202,6 +203,10 @@ api_info(Call *call)
   /* Whom to send SIGHUP to reload (a denial says so too). */
   wire_key(pk, "pid");
   msgpack_pack_int64(pk, (int64_t)getpid());
+  /* How long this engine has run (`vigil engine status`); a SIGUSR2
+   * restart starts it again. */
+  wire_key(pk, "uptime_ms");
+  msgpack_pack_uint64(pk, clock_mono_ms() - call->e->started_ms);
 }
 
 /* config_reload: docs/protocol.md section 5, "config_reload". */

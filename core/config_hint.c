@@ -90,7 +90,8 @@ config_hint_append(const char *config_path, const ConfigKeyLines *lines, ConfigK
   size_t room = sizeof err->msg - used;
   if (config_path == NULL) {
     snprintf(out, room,
-             ". The engine runs with no config file (vigild was started without --config), so "
+             ". The engine runs with no config file (vigild was started with --no-config, or "
+             "found none), so "
              "it allows nothing: to fix, write a config that does (%s; the bundled "
              "config/vigil.lua is a start) and restart the engine with --config FILE",
              change);

@@ -1,6 +1,6 @@
 /*
  * Which config file a vigil program means when none is named on its
- * command line: the one lookup vigild's starters (`vigil mcp`, `vigil
+ * command line: the one lookup vigild, its starters (`vigil mcp`, `vigil
  * setup`) and the CLI's "no engine" hint share, so that all of them name
  * the same file. In order:
  *
@@ -19,8 +19,9 @@
  * relative one is joined to the working directory), so a daemon that
  * changes directory reads the same file.
  *
- * vigild itself does not look: without --config it runs with no config and
- * denies every start (fail closed).
+ * vigild looks the same way when no --config is given, and names the file
+ * on stderr; with --no-config, or when nothing is found, it runs with no
+ * config and denies every start (fail closed).
  *
  * A config's identity (config_identity) is its real path and the SHA-256
  * of its bytes: the engine reports the one it loaded (api_info "config"),

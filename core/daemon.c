@@ -4,7 +4,8 @@
  * The word on the pipe is one line, "ready PATH\n". Anything else,
  * including the pipe closing because the child exited or crashed, means
  * the start failed; the parent then reads the tail of the log file the
- * child wrote its reason to. The parent never touches the event loop or
+ * child wrote its reason to. On "ready" it shows the warnings the start
+ * logged (they went to the file, where nobody at the terminal sees them). The parent never touches the event loop or
  * the log: it is gone before either exists.
  */
 #include "daemon.h"
@@ -21,23 +22,32 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "log.h"
 #include "logfile.h"
 
-/* Prints the last DAEMON_LOG_TAIL_BYTES of the log at path to stderr. Only
- * a regular file of our own, reached without following a symbolic link: a
- * log path that another user replaced with a link (or a FIFO) must not make
- * the engine print the file it points at, or hang on it. */
+/* Opens the log at path for reading: only a regular file of our own,
+ * reached without following a symbolic link: a log path that another user
+ * replaced with a link (or a FIFO) must not make the engine print the file
+ * it points at, or hang on it. Returns the descriptor (st filled), or -1. */
+static int
+daemon_open_log(const char *path, struct stat *st)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != geteuid())) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+/* Prints the last DAEMON_LOG_TAIL_BYTES of the log at path to stderr. */
 static void
 daemon_print_log_tail(const char *path)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
+  int fd = daemon_open_log(path, &st);
   if (fd < 0)
     return;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-    close(fd);
-    return;
-  }
   char buf[DAEMON_LOG_TAIL_BYTES];
   off_t from = st.st_size > (off_t)sizeof buf ? st.st_size - (off_t)sizeof buf : 0;
   ssize_t n = pread(fd, buf, sizeof buf, from);
@@ -46,9 +56,68 @@ daemon_print_log_tail(const char *path)
     fwrite(buf, 1, (size_t)n, stderr);
 }
 
+/* The size of the log file at path before the child writes to it, where
+ * its start's lines will begin; 0 when there is none yet. */
+static off_t
+daemon_log_size(const char *path)
+{
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : 0;
+}
+
+/* Prints on stderr the warnings and errors the engine logged while it
+ * started (from offset from of the log at path, at most
+ * DAEMON_WARN_BYTES, at most DAEMON_WARN_LINES of them), as
+ * "vigild: warning: MODULE: TEXT": what the terminal would have shown had
+ * the engine not gone into the background. A log rotated meanwhile is
+ * read from its start. */
+static void
+daemon_print_warnings(const char *path, off_t from)
+{
+  struct stat st;
+  int fd = daemon_open_log(path, &st);
+  if (fd < 0)
+    return;
+  if (st.st_size < from)
+    from = 0;
+  static char buf[DAEMON_WARN_BYTES + 1];
+  ssize_t n = pread(fd, buf, DAEMON_WARN_BYTES, from);
+  close(fd);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  int shown = 0, more = 0;
+  for (char *line = buf, *nl; line < buf + n && (nl = strchr(line, '\n')) != NULL;
+       line = nl + 1) {
+    *nl = '\0';
+    /* "TIME vigild LEVEL MODULE: TEXT" (log.c); the text is escaped there. */
+    char *at = strstr(line, " vigild ");
+    if (at == NULL)
+      continue;
+    at += strlen(" vigild ");
+    const char *word = strncmp(at, "warn ", 5) == 0    ? "warning"
+                       : strncmp(at, "error ", 6) == 0 ? "error"
+                                                       : NULL;
+    if (word == NULL)
+      continue;
+    if (shown == DAEMON_WARN_LINES) {
+      more++;
+      continue;
+    }
+    /* The engine's own module is the program's name already said. */
+    const char *text = strchr(at, ' ') + 1;
+    if (strncmp(text, "vigild: ", 8) == 0)
+      text += 8;
+    fprintf(stderr, "vigild: %s: %s\n", word, text);
+    shown++;
+  }
+  if (more > 0)
+    fprintf(stderr, "vigild: and %d more in %s\n", more, path);
+}
+
 /* The parent's side: waits for the child's word, then exits. */
 static void
-daemon_wait_for_child(int fd, pid_t child, const char *log_path)
+daemon_wait_for_child(int fd, pid_t child, const char *log_path, off_t log_start)
 {
   char word[4200];
   size_t got = 0;
@@ -67,6 +136,7 @@ daemon_wait_for_child(int fd, pid_t child, const char *log_path)
     char *nl = strchr(word, '\n');
     if (nl != NULL)
       *nl = '\0';
+    daemon_print_warnings(log_path, log_start);
     printf("vigild: listening on %s (pid %ld); log: %s\n", word + 6, (long)child, log_path);
     fflush(stdout);
     _exit(0);
@@ -92,6 +162,7 @@ daemon_detach(const char *log_path, uint64_t log_max_bytes)
     fprintf(stderr, "vigild: --daemon: pipe: %s\n", strerror(errno));
     return -1;
   }
+  off_t log_start = daemon_log_size(log_path);
   fflush(NULL);
   pid_t child = fork();
   if (child < 0) {
@@ -102,7 +173,7 @@ daemon_detach(const char *log_path, uint64_t log_max_bytes)
   }
   if (child > 0) {
     close(pipefd[1]);
-    daemon_wait_for_child(pipefd[0], child, log_path);
+    daemon_wait_for_child(pipefd[0], child, log_path, log_start);
   }
   close(pipefd[0]);
   /* A session of its own: no controlling terminal, so closing the
@@ -131,6 +202,9 @@ daemon_ready(int fd, const char *listen_path)
 {
   if (fd < 0)
     return;
+  /* The parent shows the warnings of the start from the file: they must
+   * be in it before it is told. */
+  log_flush(1000);
   char word[4200];
   int n = snprintf(word, sizeof word, "ready %s\n", listen_path);
   if (n > 0 && write(fd, word, (size_t)n < sizeof word ? (size_t)n : sizeof word - 1) < 0) {

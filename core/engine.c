@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "childenv.h"
+#include "clock.h"
 #include "datadir.h"
 #include "deliver.h"
 #include "log.h"
@@ -383,7 +384,8 @@ engine_reload(Engine *e, VigilError *err)
 {
   if (e->config_path == NULL)
     return error_set(err, kErrInvalidParams,
-                     "no configuration file to reload (vigild was started without --config)");
+                     "no configuration file to reload (vigild was started with --no-config, "
+                     "or found none)");
   VigilConfig cfg;
   if (config_load(e->config_path, &cfg, err) != 0) {
     config_free(&cfg); /* a refused load still leaves the defaults to free */
@@ -431,6 +433,7 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
 {
   Engine *e = xcalloc(1, sizeof *e);
   e->loop = loop;
+  e->started_ms = clock_mono_ms();
   e->config = *cfg;
   memset(cfg, 0, sizeof *cfg);
   e->config_path = config_path ? xstrdup(config_path) : NULL;

@@ -103,6 +103,7 @@ struct Engine {
   char *config_path;       /* NULL: none (fail closed) */
   PolicySet *policies;     /* loaded on first use, replaced whole by a reload */
   uint64_t reloads;
+  uint64_t started_ms;     /* clock_mono_ms() when made: api_info's uptime_ms */
   SessionRegistry *sessions;
   Client *clients;         /* client.h: one per front-end connection */
   MonRecord *records;

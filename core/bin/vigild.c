@@ -13,8 +13,8 @@
  * the lock is held until the process exits. The socket's directory is
  * checked first, since the default state directory is made in it.
  *
- *   vigild [--listen [PATH] | --stdio] [--config FILE] [--state-dir DIR | --no-state]
- *          [--daemon] [--log-file FILE [--log-max-bytes N]]
+ *   vigild [--listen [PATH] | --stdio] [--config FILE | --no-config]
+ *          [--state-dir DIR | --no-state] [--daemon] [--log-file FILE [--log-max-bytes N]]
  *   vigild --check-config FILE
  */
 #include <errno.h>
@@ -30,6 +30,7 @@
 #include "activation.h"
 #include "api.h"
 #include "config.h"
+#include "config_lookup.h"
 #include "contain.h"
 #include "daemon.h"
 #include "datadir.h"
@@ -41,20 +42,26 @@
 #include "keeper_wire.h"
 #include "logfile.h"
 #include "monitor_keep.h"
+#include "pidfile.h"
 #include "rpc/server.h"
 #include "session.h"
 #include "statedir.h"
 
 static const char vigild_usage[] =
-    "usage: vigild [--listen [PATH] | --stdio] [--config FILE] [--state-dir DIR | --no-state]\n"
+    "usage: vigild [--listen [PATH] | --stdio] [--config FILE | --no-config]\n"
+    "              [--state-dir DIR | --no-state]\n"
     "              [--daemon] [--log-file FILE [--log-max-bytes N]]\n"
     "       vigild --check-config FILE\n"
     "\n"
     "  --listen [PATH]      serve on a Unix socket (the default; PATH defaults to\n"
     "                       $XDG_RUNTIME_DIR/vigil/vigil.sock, else /tmp/vigil-$UID/vigil.sock)\n"
     "  --stdio              serve one connection on stdin/stdout; exit when stdin closes\n"
-    "  --config FILE        the Lua configuration (config/vigil.lua is the bundled one);\n"
-    "                       without it every start is denied (fail closed)\n"
+    "  --config FILE        the Lua configuration. Default: $VIGIL_CONFIG, else\n"
+    "                       ~/.config/vigil/vigil.lua ($XDG_CONFIG_HOME), else the bundled\n"
+    "                       one; the one used is named on stderr at start. With --stdio\n"
+    "                       (embedded): none unless given, so every start is denied\n"
+    "  --no-config          no config file: the built-in defaults with an empty allowlist,\n"
+    "                       so every start is denied (fail closed)\n"
     "  --state-dir DIR      the state directory, kept across restarts (made 0700 if\n"
     "                       missing; refused if it is a link, another user's or open\n"
     "                       to group or others; one engine per directory). Default:\n"
@@ -103,6 +110,8 @@ typedef struct {
                               log could say so */
   int restored;            /* sessions and monitors taken back from the
                               state directory at this start */
+  char pidfile[PIDFILE_PATH_MAX]; /* the pidfile written beside the socket
+                                     (pidfile.h), "": none */
 } Vigild;
 
 static Vigild vigild;
@@ -203,6 +212,8 @@ vigild_check_config(const char *path)
 /* What the command line asked for. */
 typedef struct {
   const char *config_path;
+  const char *config_how; /* how config_path was found (config_lookup.h) */
+  bool no_config;         /* --no-config */
   const char *listen_path;
   const char *state_dir; /* --state-dir, or NULL */
   bool stdio, listen;
@@ -227,6 +238,8 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
         args->listen_path = argv[++i];
     } else if (strcmp(a, "--config") == 0 && i + 1 < argc) {
       args->config_path = argv[++i];
+    } else if (strcmp(a, "--no-config") == 0) {
+      args->no_config = true;
     } else if (strcmp(a, "--state-dir") == 0 && i + 1 < argc) {
       args->state_dir = argv[++i];
     } else if (strcmp(a, "--no-state") == 0) {
@@ -265,6 +278,12 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
     fprintf(stderr, "vigild: --stdio and --listen cannot be combined\n");
     return 2;
   }
+  if (args->config_path && args->no_config) {
+    fprintf(stderr, "vigild: --config and --no-config cannot be combined (--config %s names a "
+                    "config, --no-config asks for none)\n",
+            args->config_path);
+    return 2;
+  }
   if (args->state_dir && args->no_state) {
     fprintf(stderr, "vigild: --state-dir and --no-state cannot be combined (--state-dir %s "
                     "asks for a state directory, --no-state for none)\n",
@@ -286,6 +305,34 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
     return 2;
   }
   return -1;
+}
+
+/* Which config to load when --config names none and --no-config is not
+ * given: the lookup every vigil program shares (config_lookup.h). Said on
+ * stderr before the log is placed, so that it reaches the terminal even
+ * when the engine then goes into the background or logs to a file. None
+ * found leaves config_path NULL (the start then warns). An embedded engine
+ * (--stdio) looks up nothing: its host program names its config or gets
+ * none, and then every start is denied (fail closed), whatever the user
+ * running that program keeps in ~/.config/vigil. */
+static void
+vigild_find_config(VigildArgs *args)
+{
+  static char path[CONFIG_LOOKUP_PATH_MAX];
+  if (args->config_path != NULL) {
+    args->config_how = CONFIG_LOOKUP_GIVEN;
+    return;
+  }
+  if (args->no_config || args->stdio)
+    return;
+  const char *how = NULL;
+  if (!config_lookup(NULL, path, sizeof path, &how))
+    return;
+  args->config_path = path;
+  args->config_how = how;
+  /* Restarted in place (SIGUSR2), stderr is no terminal's: the log says it. */
+  if (getenv(HANDOVER_LISTEN_ENV) == NULL)
+    fprintf(stderr, "vigild: config %s (%s; --config FILE names another)\n", path, how);
 }
 
 /* Where the log goes: the --log-file, or stderr. Started in the
@@ -526,6 +573,32 @@ vigild_open_state(const VigildArgs *args, const char *listen_path, VigilError *e
   return 0;
 }
 
+/* Writes the pidfile beside the socket the engine now listens on
+ * (pidfile.h). One that cannot be written costs a warning, not the start:
+ * nothing of vigil depends on it. */
+static void
+vigild_write_pidfile(const char *listen_path)
+{
+  char path[PIDFILE_PATH_MAX];
+  VigilError err = VIGIL_ERROR_INIT;
+  pid_t stale = 0;
+  if (pidfile_path(listen_path, path, sizeof path) != 0) {
+    LOG_WARN("vigild", "pidfile: the path beside %s is too long; running without one",
+             listen_path);
+    return;
+  }
+  if (pidfile_write(path, getpid(), &stale, &err) != 0) {
+    LOG_WARN("vigild", "%s", err.msg);
+    return;
+  }
+  snprintf(vigild.pidfile, sizeof vigild.pidfile, "%s", path);
+  if (stale > 0 && stale != getpid())
+    LOG_INFO("vigild", "pidfile %s: replaced a stale one naming pid %ld (it does not serve "
+             "the socket)", path, (long)stale);
+  else
+    LOG_INFO("vigild", "pidfile %s", path);
+}
+
 /* Loads the policies, opens the state directory and the transport, and
  * starts the config's monitors. Returns 0, or 1 with err set. */
 static int
@@ -583,6 +656,7 @@ vigild_serve(const VigildArgs *args, VigilError *err)
     if (!handed && api_listen(vigild.api, listen_path, err) != 0)
       return 1;
     LOG_INFO("vigild", "listening on %s", listen_path);
+    vigild_write_pidfile(listen_path);
   }
   if (engine_start_config_monitors(vigild.engine, err) != 0)
     return 1;
@@ -600,6 +674,7 @@ main(int argc, char **argv)
   if (done >= 0)
     return done;
   vigild_std_fds();
+  vigild_find_config(&args);
   if (vigild_place_log(&args) != 0)
     return 1;
   /* First, so that no child inherits the variable, and before anything
@@ -641,9 +716,18 @@ main(int argc, char **argv)
       config_free(&cfg);
       return 1;
     }
+    LOG_INFO("vigild", "config %s (%s)", args.config_path, args.config_how);
   } else {
     config_defaults(&cfg);
-    LOG_WARN("vigild", "no --config: the allowlist is empty, so every start is denied");
+    if (args.no_config) {
+      LOG_WARN("vigild", "--no-config: the allowlist is empty, so every start is denied");
+    } else {
+      char user[CONFIG_LOOKUP_PATH_MAX];
+      config_lookup_user(user, sizeof user);
+      LOG_WARN("vigild", "no config found ($VIGIL_CONFIG is not set, there is no %s and no "
+               "bundled one): the allowlist is empty, so every start is denied; give --config "
+               "FILE", user[0] ? user : "~/.config/vigil/vigil.lua");
+    }
   }
   vigild_setup(&cfg, args.config_path);
   LOG_INFO("vigild", "policies and Lua modules from %s (%s)", datadir_path(), datadir_source());
@@ -657,6 +741,8 @@ main(int argc, char **argv)
     LOG_ERROR("vigild", "the start failed after taking back %d session(s) and monitor(s): "
               "the state directory is left as it was for the next start",
               vigild.restored);
+    if (vigild.pidfile[0] != '\0')
+      pidfile_remove(vigild.pidfile, getpid());
     log_flush(1000);
     _exit(1);
   }
@@ -667,6 +753,10 @@ main(int argc, char **argv)
   uv_run(&vigild.loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&vigild.loop) != 0)
     LOG_WARN("vigild", "the event loop still had handles open at exit");
+  /* Every monitor is gone and the socket closed: the pidfile goes too, so
+   * that what remains of the engine is what it keeps on purpose. */
+  if (vigild.pidfile[0] != '\0')
+    pidfile_remove(vigild.pidfile, getpid());
   /* Last, once every monitor is gone: the lock is held for the engine's
    * whole life. A start that failed takes back a directory it made. */
   if (vigild.state != NULL) {

@@ -173,8 +173,10 @@ cli_client_shell_word(StrBuf *out, const char *path)
 }
 
 /* Prints how to start an engine on the socket this command wanted: the
- * vigild beside this executable (cli_paths.h) and the config the lookup
- * finds (config_lookup.h), saying how it was found. */
+ * vigild beside this executable (cli_paths.h) with --daemon, which returns
+ * once the engine listens (`vigild &` races the next command), and the
+ * config it will find by the same lookup (config_lookup.h), saying how it
+ * was found. */
 static void
 cli_client_how_to_start(const CliClient *c)
 {
@@ -186,20 +188,20 @@ cli_client_how_to_start(const CliClient *c)
                     strcmp(def, c->socket_path) == 0;
   StrBuf cmd = STRBUF_INIT;
   cli_client_shell_word(&cmd, vigild);
+  strbuf_puts(&cmd, " --daemon");
   if (!is_default) {
     strbuf_puts(&cmd, " --listen ");
     cli_client_shell_word(&cmd, c->socket_path);
   }
-  strbuf_puts(&cmd, " --config ");
-  cli_client_shell_word(&cmd, config);
   fprintf(stderr, "  start one with: %s\n", strbuf_cstr(&cmd));
   strbuf_free(&cmd);
   if (have_config)
-    fprintf(stderr, "  (the config is %s)\n", why);
+    fprintf(stderr, "  (it will use the config %s: %s; stop it with vigil shutdown)\n", config,
+            why);
   else
-    fprintf(stderr, "  (no config found: write %s, set VIGIL_CONFIG, or start from the\n"
-                    "  bundled share/vigil/vigil.lua of an install or config/vigil.lua of the "
-                    "source)\n",
+    fprintf(stderr, "  (no config found: until you write %s, set VIGIL_CONFIG, or give\n"
+                    "  --config the bundled share/vigil/vigil.lua of an install or "
+                    "config/vigil.lua of the source, every start is denied)\n",
             config);
 }
 

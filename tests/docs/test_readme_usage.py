@@ -64,6 +64,7 @@ def main():
             "listening on http://localhost:3000",
             "Error: connect ECONNREFUSED",                      # the crash: the match, the lines
             "built",                                            # run's output, live
+            "has ended",                                        # vigil shutdown waited
         ]
         missing = [e for e in expected if e not in out]
         assert not missing, "not in the block's output: %s" % missing
@@ -75,6 +76,7 @@ def main():
             assert time.monotonic() < deadline, "the block's engine is still running"
             time.sleep(0.05)  # a process that is not our child: nothing to wait on
         assert not os.path.exists(os.path.join(run, "vigil", "vigil.sock"))
+        assert not os.path.exists(os.path.join(run, "vigil", "vigil.pid"))
         print("ok: README.md's Using it block runs as written")
         return 0
     finally:

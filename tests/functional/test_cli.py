@@ -557,11 +557,14 @@ def test_no_engine_listening_says_how_to_start_one(e):
     r = vigil(e, "--socket", missing, "list")
     assert r.returncode != 0, r.returncode
     assert "vigil: no engine is listening on %s" % missing in r.stderr, r.stderr
-    # The hint names the vigild beside this vigil and a config that exists.
-    m = re.search(r"start one with: (\S+) --listen (\S+) --config (\S+)$", r.stderr, re.M)
+    # The hint names the vigild beside this vigil, with --daemon (which
+    # returns once it listens), and the config it will find, which exists.
+    m = re.search(r"start one with: (\S+) --daemon --listen (\S+)$", r.stderr, re.M)
     assert m, r.stderr
     assert m.group(1) == os.path.join(os.path.dirname(os.path.realpath(VIGIL)), "vigild"), m.groups()
-    assert m.group(2) == missing and os.path.isfile(m.group(3)), m.groups()
+    assert m.group(2) == missing, m.groups()
+    m = re.search(r"\(it will use the config (\S+): ", r.stderr)
+    assert m and os.path.isfile(m.group(1)), r.stderr
     # A stale socket file (nothing accepting) is the same situation.
     stale = os.path.join(e.dir, "stale.sock")
     s = socket.socket(socket.AF_UNIX)

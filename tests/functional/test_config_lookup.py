@@ -24,8 +24,11 @@ def hint(tmp, cwd=None, **env_extra):
     env.update(env_extra)
     r = subprocess.run([VIGIL, "--socket", os.path.join(tmp, "none.sock"), "list"],
                        capture_output=True, text=True, timeout=30, env=env, cwd=cwd or tmp)
-    m = re.search(r"start one with: \S+ --listen \S+ --config (\S+)$", r.stderr, re.M)
-    assert r.returncode != 0 and m, r.stderr
+    assert r.returncode != 0 and re.search(r"start one with: \S+ --daemon --listen \S+$",
+                                           r.stderr, re.M), r.stderr
+    m = (re.search(r"\(it will use the config (\S+): ", r.stderr) or
+         re.search(r"\(no config found: until you write (\S+),", r.stderr))
+    assert m, r.stderr
     return m.group(1), r.stderr
 
 
@@ -39,7 +42,7 @@ def write(path, text="return {}\n"):
 def test_the_lookup_goes_vigil_config_then_xdg_then_home_then_bundled(tmp):
     # Nothing of the user's: the bundled config, said so.
     path, text = hint(tmp)
-    assert path == BUNDLED and "(the config is the bundled config)" in text, text
+    assert path == BUNDLED and "%s: the bundled config;" % BUNDLED in text, text
     # ~/.config/vigil/vigil.lua wins over the bundled one.
     home_cfg = write(os.path.join(tmp, "home", ".config", "vigil", "vigil.lua"))
     path, text = hint(tmp)
@@ -70,7 +73,7 @@ def test_with_nothing_found_the_hint_names_the_file_to_write(tmp):
     os.makedirs(os.path.join(tmp, "data", "plugins"))
     path, text = hint(tmp, VIGIL_DATA_DIR=os.path.join(tmp, "data"))
     assert path == os.path.join(tmp, "home", ".config", "vigil", "vigil.lua"), path
-    assert "no config found: write %s, set VIGIL_CONFIG" % path in text, text
+    assert "no config found: until you write %s, set VIGIL_CONFIG" % path in text, text
     # The install layout: share/vigil/vigil.lua beside plugins/.
     installed = write(os.path.join(tmp, "data", "vigil.lua"))
     path, text = hint(tmp, VIGIL_DATA_DIR=os.path.join(tmp, "data"))

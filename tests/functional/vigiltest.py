@@ -222,6 +222,10 @@ class Engine:
         args = [VIGILD]
         if self.config_path:
             args += ["--config", self.config_path]
+        elif "--config" not in extra_args:
+            # No config at all: without this vigild would look one up
+            # (the user's, the bundled one).
+            args.append("--no-config")
         self.stderr_path = os.path.join(self.dir, "vigild.log")
         self.stderr = open(self.stderr_path, "wb")
         self.socket_path = os.path.join(self.dir, "run", "vigil.sock")

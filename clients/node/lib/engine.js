@@ -29,7 +29,7 @@ export class Engine extends Client {
    * Starts `vigild --stdio` and resolves once it answers.
    * @param {object} [options]
    * @param {string} [options.vigild] the program (default: `vigild` on PATH)
-   * @param {string} [options.config] `--config FILE`; without one every start is denied (fail closed)
+   * @param {string} [options.config] `--config FILE`; without one every start is denied (an embedded engine looks up no config: fail closed)
    * @param {string} [options.stateDir] `--state-dir DIR` (docs/restart.md)
    * @param {string[]} [options.args] more arguments for vigild
    * @param {NodeJS.ProcessEnv} [options.env] its environment (default: the host's)
