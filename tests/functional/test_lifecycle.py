@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import VIGIL, VIGILD, alive, default_config, lua_value, run_plain_tests, wait_for
+from vigiltest import VIGIL, VIGILD, Connection, RpcError, alive, default_config, lua_value, run_plain_tests, wait_for
 
 
 def write_config(tmp, **overrides):
@@ -353,6 +353,31 @@ def test_daemon_prints_the_warning_it_logs_before_it_detaches(tmp):
         end_daemon(tmp, pid)
 
 
+def test_an_embedded_engine_looks_up_no_config(tmp):
+    # A client library's Engine.spawn (vigild --stdio) without a config
+    # denies every start, whatever the running user's $VIGIL_CONFIG or
+    # ~/.config/vigil allow: the host program names its engine's config.
+    env = clean_env(tmp)
+    env["VIGIL_CONFIG"] = write_config(tmp)          # allows sh
+    proc = subprocess.Popen([VIGILD, "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    conn = Connection(proc.stdout, proc.stdin, "stdio-embedded")
+    try:
+        try:
+            conn.call("process_run", argv=["sh", "-c", "true"], timeout=30)
+            assert False, "an embedded engine without --config ran a command"
+        except RpcError as e:
+            assert e.code == 3 and "allowlist is empty" in e.message or \
+                "allowed_commands is empty" in e.message, e.message
+    finally:
+        proc.stdin.close()
+        err = proc.stderr.read().decode()
+        proc.stdout.close()
+        proc.stderr.close()
+        proc.wait(timeout=60)
+    assert "vigild: config" not in err, err
+
+
 TESTS = [
     test_the_pidfile_names_the_engine_and_goes_with_it,
     test_a_stale_pidfile_is_replaced,
@@ -366,6 +391,7 @@ TESTS = [
     test_vigil_config_wins_and_a_missing_one_is_an_error,
     test_daemon_without_config_names_the_bundled_one_on_the_terminal,
     test_daemon_prints_the_warning_it_logs_before_it_detaches,
+    test_an_embedded_engine_looks_up_no_config,
 ]
 
 if __name__ == "__main__":
