@@ -57,10 +57,10 @@ mcp_config_warning_text(const char *socket, long long pid, const char *runs, boo
       strbuf_printf(&w, "warning: the engine on %s (pid %lld) runs the config %s; ", socket,
                     pid, runs);
     strbuf_printf(&w, "this adapter would have given it %s (%s). To run that one, restart "
-                      "the engine with it: kill %lld, then the next tool call starts one with "
-                      "it (unless --no-spawn), or start it yourself: vigild --listen %s "
-                      "--config %s",
-                  mcp_config_path, mcp_config_why, pid, socket, mcp_config_path);
+                      "the engine with it: vigil shutdown --socket %s (or kill %lld), then the "
+                      "next tool call starts one with it (unless --no-spawn), or start it "
+                      "yourself: vigild --daemon --listen %s --config %s",
+                  mcp_config_path, mcp_config_why, socket, pid, socket, mcp_config_path);
   }
   return strbuf_take(&w);
 }

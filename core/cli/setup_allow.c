@@ -323,8 +323,8 @@ setup_allow_advise(const SetupAllow *a, const char *root, bool offer, bool yes, 
         rc = -1;
       } else {
         fprintf(f, "wrote %s: the bundled config, allowing %s too. A running engine reads it "
-                   "when restarted with it (vigild --config %s), or by itself when started by "
-                   "vigil mcp.\n",
+                   "once restarted (vigil shutdown, then vigild --daemon --config %s), and "
+                   "an engine vigil mcp or vigild --daemon starts finds it by itself.\n",
                 target, strbuf_cstr(&missing), target);
       }
       setup_file_free(&dest);

@@ -83,7 +83,7 @@ test('attached to an engine running another config, the adapter warns on stderr 
     assert.equal(typeof text, 'string', `the first result carries the warning: ${JSON.stringify(first.content)}`);
     assert.equal(first.content[first.content.length - 1].text, text, 'after the result\'s own text');
     for (const needle of [`runs the config ${engine.configPath}`, other, `kill ${engine.proc.pid}`,
-      `vigild --listen ${engine.socket} --config ${other}`]) {
+      `vigil shutdown --socket ${engine.socket}`, `vigild --daemon --listen ${engine.socket} --config ${other}`]) {
       assert.ok(text.includes(needle), `the warning names ${needle}: ${text}`);
     }
     assert.ok(a.stderr.includes(`runs the config ${engine.configPath}`), `and on stderr: ${a.stderr}`);
