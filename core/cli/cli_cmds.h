@@ -78,9 +78,12 @@ int cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wai
 /* --- shared by list and sessions (cli_show.c) --- */
 
 /* Prints monitor_list's `monitors` array as list's table on stdout: id,
- * label, state, pid, age, lines, matched lines, the last line, cut to the
- * terminal's width. */
-void cli_show_monitor_table(const msgpack_object *list);
+ * label, state, pid, uptime, lines, matched lines, the last line, cut to
+ * the terminal's width, columns padded by display width. With c (a client
+ * in the monitors' own session), also each monitor's CPU time, peak memory
+ * and command, from one monitor_status call per row; sessions, which shows
+ * other sessions' monitors, passes NULL. */
+void cli_show_monitor_table(const msgpack_object *list, CliClient *c);
 
 /* The subcommand called name, or NULL. */
 const CliCommand *cli_cmds_find(const char *name);

@@ -72,19 +72,71 @@ static const CliOpt cli_list_opts[] = {
   {NULL, 0, NULL, false, NULL},
 };
 
-/* One monitor_list entry as a row of the table. */
+/* The widest a COMMAND cell is: enough to tell "npm run dev" from "npm
+ * test -- --watch", short enough to leave room for the last line. */
+#define CLI_LIST_COMMAND_WIDTH 32
+
+/* Appends a byte count as the table shows it, without a space: 512B,
+ * 3.4KiB, 12.0MiB. */
 static void
-cli_list_row(CliTable *t, const msgpack_object *m)
+cli_list_bytes(StrBuf *out, uint64_t n)
+{
+  if (n < 1024)
+    strbuf_printf(out, "%lluB", (unsigned long long)n);
+  else if (n < 1024 * 1024)
+    strbuf_printf(out, "%.1fKiB", (double)n / 1024);
+  else if (n < 1024ULL * 1024 * 1024)
+    strbuf_printf(out, "%.1fMiB", (double)n / (1024 * 1024));
+  else
+    strbuf_printf(out, "%.1fGiB", (double)n / (1024.0 * 1024 * 1024));
+}
+
+static void cli_status_command(StrBuf *out, const msgpack_object *st);
+
+/* The CPU and MEM cells (at col, col + 1) and the COMMAND cell (at
+ * cmd_col) of one monitor, from its monitor_status (st, NULL when it could
+ * not be had: then each is "-"). The command is the start's argv as shell
+ * words (env values are never asked for), cut to CLI_LIST_COMMAND_WIDTH
+ * with an ellipsis. */
+static void
+cli_list_usage_cells(CliTable *t, size_t col, size_t cmd_col, const msgpack_object *st)
+{
+  StrBuf cell = STRBUF_INIT;
+  const msgpack_object *u = st ? cli_obj_get(st, "resource_usage") : NULL;
+  if (u != NULL)
+    cli_fmt_duration(&cell, cli_obj_get_uint(u, "cpu_ms", 0));
+  cli_table_set(t, col, u ? strbuf_cstr(&cell) : "-", kCliColNone);
+  strbuf_reset(&cell);
+  if (u != NULL)
+    cli_list_bytes(&cell, cli_obj_get_uint(u, "memory_peak_bytes", 0));
+  cli_table_set(t, col + 1, u ? strbuf_cstr(&cell) : "-", kCliColNone);
+  strbuf_reset(&cell);
+  const msgpack_object *start = st ? cli_obj_get(st, "start") : NULL;
+  if (start != NULL && start->type == MSGPACK_OBJECT_MAP) {
+    StrBuf words = STRBUF_INIT;
+    cli_status_command(&words, start);
+    cli_fmt_cut(&cell, strbuf_cstr(&words), words.len, CLI_LIST_COMMAND_WIDTH);
+    strbuf_free(&words);
+  }
+  cli_table_set(t, cmd_col, cell.len ? strbuf_cstr(&cell) : "-", kCliColNone);
+  strbuf_free(&cell);
+}
+
+/* One monitor_list entry as a row of the table; with c, also the cells
+ * its monitor_status gives (command, CPU time, peak memory). */
+static void
+cli_list_row(CliTable *t, const msgpack_object *m, CliClient *c)
 {
   const msgpack_object *counters = cli_obj_get(m, "counters");
   StrBuf cell = STRBUF_INIT;
   size_t n;
   const char *text;
+  size_t col = 0;
   cli_table_row(t);
   size_t idn;
   const char *id = cli_obj_get_text(m, "monitor_id", &idn);
   cli_show_cell(&cell, id ? id : "", idn, 64);
-  cli_table_set(t, 0, strbuf_cstr(&cell), kCliColCyan);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColCyan);
   strbuf_reset(&cell);
   /* A monitor started without a label is labelled with its id: say it once. */
   text = cli_obj_get_text(m, "label", &n);
@@ -92,49 +144,73 @@ cli_list_row(CliTable *t, const msgpack_object *m)
     strbuf_puts(&cell, "-");
   else
     cli_show_cell(&cell, text, n, 24);
-  cli_table_set(t, 1, strbuf_cstr(&cell), kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
   cli_show_state(&cell, m);
-  cli_table_set(t, 2, strbuf_cstr(&cell), cli_cmds_state_colour(m));
+  cli_table_set(t, col++, strbuf_cstr(&cell), cli_cmds_state_colour(m));
   strbuf_reset(&cell);
   int64_t pid;
   if (cli_obj_get_is(m, "state", "running") && cli_obj_get_int(m, "pid", &pid))
     strbuf_printf(&cell, "%lld", (long long)pid);
   else
     strbuf_puts(&cell, "-");
-  cli_table_set(t, 3, strbuf_cstr(&cell), kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
   uint64_t age;
   if (cli_show_age(m, &age))
     cli_fmt_duration(&cell, age);
-  cli_table_set(t, 4, strbuf_cstr(&cell), kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
+  CliReply status;
+  bool have_status = false;
+  if (c != NULL) {
+    /* A monitor gone between the list and this call (forgotten, another
+     * session's) only loses these cells; the error is not the list's. */
+    CliError saved = c->err;
+    char idz[64];
+    snprintf(idz, sizeof idz, "%.*s", (int)idn, id ? id : "");
+    have_status = id != NULL && cli_client_monitor_status(c, idz, kCliStartRedacted, &status) == 0;
+    c->err = saved;
+    cli_list_usage_cells(t, col, col + 4, have_status ? status.result : NULL);
+    col += 2;
+  }
   strbuf_printf(&cell, "%llu", (unsigned long long)cli_obj_get_uint(counters, "lines", 0));
-  cli_table_set(t, 5, strbuf_cstr(&cell), kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
   uint64_t matched = cli_obj_get_uint(counters, "matched", 0);
   strbuf_printf(&cell, "%llu", (unsigned long long)matched);
-  cli_table_set(t, 6, strbuf_cstr(&cell), matched ? kCliColYellow : kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), matched ? kCliColYellow : kCliColNone);
   strbuf_reset(&cell);
+  if (c != NULL)
+    col++; /* COMMAND, set with the usage cells */
+  if (have_status)
+    cli_reply_free(&status);
   /* Cut again by the table to what the terminal has left; this bound
    * only keeps a long line from being escaped in full first. */
   text = cli_obj_get_text(m, "last_line", &n);
   cli_show_cell(&cell, text ? text : "", n, 1024);
-  cli_table_set(t, 7, strbuf_cstr(&cell), kCliColDim);
+  cli_table_set(t, col, strbuf_cstr(&cell), kCliColDim);
   strbuf_free(&cell);
 }
 
 void
-cli_show_monitor_table(const msgpack_object *list)
+cli_show_monitor_table(const msgpack_object *list, CliClient *c)
 {
-  static const char *const headers[] = {"ID",    "LABEL",   "STATE",    "PID",
-                                        "AGE",   "LINES",   "MATCHED",  "LAST LINE"};
-  static const bool right[] = {false, false, false, true, true, true, true, false};
+  static const char *const plain[] = {"ID",    "LABEL", "STATE",   "PID",
+                                      "UPTIME", "LINES", "MATCHED", "LAST LINE"};
+  static const bool plain_right[] = {false, false, false, true, true, true, true, false};
+  static const char *const full[] = {"ID",    "LABEL",   "STATE",   "PID",       "UPTIME", "CPU",
+                                     "MEM",   "LINES",   "MATCHED", "COMMAND",   "LAST LINE"};
+  static const bool full_right[] = {false, false, false, true, true,  true,
+                                    true,  true,  true,  false, false};
   CliTable t;
-  cli_table_init(&t, 8, headers, right);
+  if (c != NULL)
+    cli_table_init(&t, 11, full, full_right);
+  else
+    cli_table_init(&t, 8, plain, plain_right);
   for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size;
        i++)
-    cli_list_row(&t, &list->via.array.ptr[i]);
+    cli_list_row(&t, &list->via.array.ptr[i], c);
   cli_table_print(&t, stdout, cli_fmt_width());
   cli_table_free(&t);
 }
@@ -175,7 +251,7 @@ cli_list_run(CliClient *c, const CliParsed *p)
     cli_reply_free(&reply);
     return 0;
   }
-  cli_show_monitor_table(list);
+  cli_show_monitor_table(list, c);
   if (total > count)
     printf("(%u of %llu shown; --limit shows more)\n", count, (unsigned long long)total);
   cli_reply_free(&reply);
@@ -185,8 +261,9 @@ cli_list_run(CliClient *c, const CliParsed *p)
 const CliCommand cli_cmd_list = {
   {"list", "", "list the session's monitors",
    "List the session's running monitors (with --all, the ended ones too), newest\n"
-   "first: id, label, state, pid, how long it has run (or ran), lines, matched\n"
-   "lines, and the last line, cut to the terminal's width. The session is\n"
+   "first: id, label, state, pid, uptime (how long it has run, or ran), CPU time,\n"
+   "peak memory, lines, matched lines, its command (cut at 32 columns) and the\n"
+   "last line, cut to the terminal's width. The session is\n"
    "--session, else $VIGIL_SESSION, else the project's this directory is in: the\n"
    "one vigil mcp started there works in, so an agent's monitors are listed.\n"
    "vigil sessions lists every session and its monitors.",
@@ -244,13 +321,11 @@ cli_status_word(StrBuf *out, const char *s, size_t len)
   strbuf_free(&safe);
 }
 
-/* Prints how the monitor was started, from monitor_status's `start` (st):
- * the command as words a shell reads back the same, its cwd, and its env,
- * names only unless the values were asked for (they came back nil). */
+/* Appends the command of a start map (st) as words a shell reads back the
+ * same: its argv, or "/bin/sh -c COMMAND" in shell mode. */
 static void
-cli_status_start(const msgpack_object *st)
+cli_status_command(StrBuf *out, const msgpack_object *st)
 {
-  StrBuf line = STRBUF_INIT;
   size_t n;
   const msgpack_object *argv = cli_obj_get(st, "argv");
   const char *command = cli_obj_get_text(st, "command", &n);
@@ -259,13 +334,23 @@ cli_status_start(const msgpack_object *st)
       size_t len;
       const char *w = cli_obj_text(&argv->via.array.ptr[i], &len);
       if (i > 0)
-        strbuf_putc(&line, ' ');
-      cli_status_word(&line, w ? w : "", w ? len : 0);
+        strbuf_putc(out, ' ');
+      cli_status_word(out, w ? w : "", w ? len : 0);
     }
   } else if (command != NULL) {
-    strbuf_puts(&line, "/bin/sh -c ");
-    cli_status_word(&line, command, n);
+    strbuf_puts(out, "/bin/sh -c ");
+    cli_status_word(out, command, n);
   }
+}
+
+/* Prints how the monitor was started, from monitor_status's `start` (st):
+ * the command as words a shell reads back the same, its cwd, and its env,
+ * names only unless the values were asked for (they came back nil). */
+static void
+cli_status_start(const msgpack_object *st)
+{
+  StrBuf line = STRBUF_INIT;
+  cli_status_command(&line, st);
   printf("  %-13s %s\n", "command", strbuf_cstr(&line));
   cli_status_text("cwd", st, "cwd");
   const msgpack_object *env = cli_obj_get(st, "env");
