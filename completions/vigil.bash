@@ -10,7 +10,7 @@
 # Install: copy to /usr/share/bash-completion/completions/vigil (and link
 # vigild to it), or `source` it from ~/.bashrc.
 
-_vigil_commands="start list status output logs events wait stop restart run watch sessions setup reload mcp hook help"
+_vigil_commands="start list ps ls status output logs events wait stop restart run watch sessions setup reload mcp hook help"
 _vigil_common="--socket --session --json --help -h"
 
 # The options of one subcommand (kept in step with `vigil COMMAND --help`;
@@ -21,11 +21,11 @@ _vigil_options()
         start) echo "--label --description --pattern -e --no-patterns --no-incidents --envelope
                      --streams --notify --mode --policy --idle-timeout --timeout --persistent
                      --cwd --env --shell --no-line-buffer --wait-for --wait-timeout" ;;
-        list) echo "--all -a --limit" ;;
+        list|ps|ls) echo "--all -a --limit" ;;
         status) echo "--show-start --show-env" ;;
-        output) echo "--matched --unmatched --stdout --stderr --since --limit -n --incident -i
-                      --follow -f" ;;
-        logs) echo "--stdout --stderr --offset --limit" ;;
+        output) echo "--matched --unmatched --stdout --stderr --since --limit -n --tail
+                      --incident -i --follow -f" ;;
+        logs) echo "--stdout --stderr --offset --limit --tail" ;;
         events) echo "--since" ;;
         wait) echo "--for --timeout --since" ;;
         stop) echo "--signal --grace" ;;
@@ -95,7 +95,7 @@ _vigil()
         --timeout|--idle-timeout|--grace|--wait-timeout)
             COMPREPLY=($(compgen -W "500ms 5s 30s 1m 5m 30m 1h" -- "$cur")); return 0 ;;
         --session|--label|--description|--pattern|-e|--policy|--env|--wait-for|--since|\
-        --limit|-n|--incident|-i|--offset|--lines|--profile|--delivery|--tool-names)
+        --limit|-n|--tail|--incident|-i|--offset|--lines|--profile|--delivery|--tool-names)
             return 0 ;;
     esac
 

@@ -88,8 +88,10 @@ void cli_show_monitor_table(const msgpack_object *list, CliClient *c);
 /* The subcommand called name, or NULL. */
 const CliCommand *cli_cmds_find(const char *name);
 
-/* The subcommand closest to a mistyped name, or NULL (cli_suggest.h). */
-const char *cli_cmds_suggest(const char *typed);
+/* The subcommands closest to a mistyped name (cli_suggest.h), each quoted,
+ * joined by " or ", appended to out: "\"stop\" or \"setup\"". Returns
+ * whether any is close enough to name. */
+bool cli_cmds_suggest(const char *typed, StrBuf *out);
 
 /* Prints the top-level help (usage, every subcommand, the common options). */
 void cli_cmds_help(FILE *f);
@@ -105,6 +107,10 @@ int cli_cmds_duration(const CliParsed *p, const char *opt, uint64_t min_ms, uint
 /* Parses an option's non-negative integer value. Returns 0 (def when the
  * option was not given), or CLI_EXIT_USAGE after printing why. */
 int cli_cmds_number(const CliParsed *p, const char *opt, uint64_t def, uint64_t *out);
+
+/* The number of last lines asked for by --limit (-n) or its docker/pm2
+ * name --tail (0 when neither): one of them, a usage error for both. */
+int cli_cmds_last_lines(const CliParsed *p, uint64_t *n);
 
 /* Checks that an option's value is one of choices (NULL-terminated).
  * Returns 0, or CLI_EXIT_USAGE after printing why. */

@@ -46,7 +46,9 @@ static const CliOpt cli_output_opts[] = {
   {"stdout", 0, NULL, false, "only stdout lines"},
   {"stderr", 0, NULL, false, "only stderr lines"},
   {"since", 0, "N", false, "only the lines after seq N"},
-  {"limit", 'n', "N", false, "only the last N lines (default: all the ring holds)"},
+  {"limit", 'n', "N", false,
+   "only the last N lines (default: all the ring holds);\nwith --follow, then the new ones"},
+  {"tail", 0, "N", false, "the same as --limit (docker's and pm2's word)"},
   {"incident", 'i', "N", false,
    "only the lines of incident N (a crash and its trace;\nits id is in the notification)"},
   {"follow", 'f', NULL, false,
@@ -317,15 +319,13 @@ cli_output_run(CliClient *c, const CliParsed *p)
   uint64_t since, limit, incident;
   int rc;
   if ((rc = cli_cmds_number(p, "since", 0, &since)) != 0 ||
-      (rc = cli_cmds_number(p, "limit", 0, &limit)) != 0 ||
+      (rc = cli_cmds_last_lines(p, &limit)) != 0 ||
       (rc = cli_cmds_number(p, "incident", 0, &incident)) != 0)
     return rc;
   bool follow = cli_opts_has(p, "follow");
-  if (cli_opts_has(p, "incident") &&
-      (given || follow || cli_opts_has(p, "since") || cli_opts_has(p, "limit")))
+  bool limited = cli_opts_has(p, "limit") || cli_opts_has(p, "tail");
+  if (cli_opts_has(p, "incident") && (given || follow || cli_opts_has(p, "since") || limited))
     return cli_opts_usage_error(p->spec, "--incident goes with no other option of output");
-  if (follow && limit)
-    return cli_opts_usage_error(p->spec, "--limit and --follow do not go together");
   CliFollow f = {{0}, false, false};
   if (follow) {
     c->notify = cli_follow_on_notify;
@@ -336,8 +336,11 @@ cli_output_run(CliClient *c, const CliParsed *p)
   if (cli_opts_has(p, "incident"))
     rc = cli_output_incident(c, f.id, incident);
   else if (follow)
-    return cli_output_follow(c, &f, stream, since) == 0 ? cli_output_ending(c, f.id, true)
-                                                        : cli_client_fail(c);
+    /* -f -n N (tail -fn N): the last N lines first, then the new ones. */
+    return (!limited || cli_output_fetch(c, f.id, stream, &since, limit, false) == 0) &&
+                   cli_output_follow(c, &f, stream, since) == 0
+               ? cli_output_ending(c, f.id, true)
+               : cli_client_fail(c);
   else
     rc = cli_output_fetch(c, f.id, stream, &since, limit, true);
   return rc == 0 ? 0 : cli_client_fail(c);

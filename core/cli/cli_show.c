@@ -266,7 +266,8 @@ const CliCommand cli_cmd_list = {
    "last line, cut to the terminal's width. The session is\n"
    "--session, else $VIGIL_SESSION, else the project's this directory is in: the\n"
    "one vigil mcp started there works in, so an agent's monitors are listed.\n"
-   "vigil sessions lists every session and its monitors.",
+   "vigil sessions lists every session and its monitors. vigil ps and vigil ls are\n"
+   "other names for it.",
    cli_list_opts, 0, 0, false},
   cli_list_run,
 };
@@ -527,6 +528,7 @@ static const CliOpt cli_logs_opts[] = {
   {"stderr", 0, NULL, false, "only the stderr capture (written to stdout)"},
   {"offset", 0, "N", false, "start at absolute byte N of the stream (default 0)"},
   {"limit", 0, "N", false, "at most N bytes of each stream"},
+  {"tail", 0, "N", false, "only the last N lines of each stream"},
   {NULL, 0, NULL, false, NULL},
 };
 
@@ -548,11 +550,30 @@ cli_logs_write(int fd, const char *p, size_t len)
   return 0;
 }
 
+/* Writes the last n lines of buf to fd (a last line without its newline
+ * counts as one). Returns 0 or -1. */
+static int
+cli_logs_tail(int fd, const StrBuf *buf, uint64_t n)
+{
+  if (n == 0 || buf->len == 0)
+    return 0;
+  size_t start = buf->len;
+  if (start > 0 && buf->data[start - 1] == '\n')
+    start--; /* the last line's own newline */
+  for (uint64_t seen = 0; start > 0; start--) {
+    if (buf->data[start - 1] == '\n' && ++seen == n)
+      break;
+  }
+  return cli_logs_write(fd, buf->data + start, buf->len - start);
+}
+
 /* Copies one stream's capture (from offset, at most limit bytes) to fd,
- * a chunk per call. Returns 0, or the exit status after reporting why. */
+ * a chunk per call; with keep, appends it there instead (for --tail: the
+ * capture is bounded by the engine's monitor.capture_max_bytes). Returns
+ * 0, or the exit status after reporting why. */
 static int
 cli_logs_stream(CliClient *c, const char *id, const char *stream, uint64_t offset,
-                uint64_t limit, int fd, bool note)
+                uint64_t limit, int fd, bool note, StrBuf *keep)
 {
   bool first = true;
   for (;;) {
@@ -595,7 +616,9 @@ cli_logs_stream(CliClient *c, const char *id, const char *stream, uint64_t offse
               "oldest byte kept\n",
               id, stream);
     first = false;
-    if (n > 0 && cli_logs_write(fd, bytes, n) != 0) {
+    if (keep != NULL)
+      strbuf_append(keep, bytes, n);
+    else if (n > 0 && cli_logs_write(fd, bytes, n) != 0) {
       cli_reply_free(&reply);
       return CLI_EXIT_FAILURE;
     }
@@ -610,14 +633,34 @@ cli_logs_stream(CliClient *c, const char *id, const char *stream, uint64_t offse
   }
 }
 
+/* cli_logs_stream to fd, or with tail (--tail given: tail_n > 0 or the
+ * option present) only the last tail_n lines of it. */
+static int
+cli_logs_copy(CliClient *c, const char *id, const char *stream, uint64_t offset, uint64_t limit,
+              int fd, bool note, const uint64_t *tail)
+{
+  if (tail == NULL)
+    return cli_logs_stream(c, id, stream, offset, limit, fd, note, NULL);
+  StrBuf keep = STRBUF_INIT;
+  int rc = cli_logs_stream(c, id, stream, offset, limit, fd, note, &keep);
+  if (rc == 0 && cli_logs_tail(fd, &keep, *tail) != 0)
+    rc = CLI_EXIT_FAILURE;
+  strbuf_free(&keep);
+  return rc;
+}
+
 static int
 cli_logs_run(CliClient *c, const CliParsed *p)
 {
-  uint64_t offset, limit;
+  uint64_t offset, limit, tail_n;
   int rc;
   if ((rc = cli_cmds_number(p, "offset", 0, &offset)) != 0 ||
-      (rc = cli_cmds_number(p, "limit", UINT64_MAX, &limit)) != 0)
+      (rc = cli_cmds_number(p, "limit", UINT64_MAX, &limit)) != 0 ||
+      (rc = cli_cmds_number(p, "tail", 0, &tail_n)) != 0)
     return rc;
+  const uint64_t *tail = cli_opts_has(p, "tail") ? &tail_n : NULL;
+  if (tail && p->json)
+    return cli_opts_usage_error(p->spec, "--tail does not go with --json (use --offset/--limit)");
   bool out = cli_opts_has(p, "stdout"), err = cli_opts_has(p, "stderr");
   if (out && err)
     return cli_opts_usage_error(p->spec, "give --stdout or --stderr, not both (neither: both)");
@@ -645,10 +688,11 @@ cli_logs_run(CliClient *c, const CliParsed *p)
   /* Both streams: each goes where the process wrote it, so that
    * `vigil logs ID >out 2>err` splits them back. One stream: to stdout. */
   if (out || err)
-    return cli_logs_stream(c, id, out ? "stdout" : "stderr", offset, limit, STDOUT_FILENO, true);
-  rc = cli_logs_stream(c, id, "stdout", offset, limit, STDOUT_FILENO, false);
+    return cli_logs_copy(c, id, out ? "stdout" : "stderr", offset, limit, STDOUT_FILENO, true,
+                         tail);
+  rc = cli_logs_copy(c, id, "stdout", offset, limit, STDOUT_FILENO, false, tail);
   if (rc == 0)
-    rc = cli_logs_stream(c, id, "stderr", offset, limit, STDERR_FILENO, false);
+    rc = cli_logs_copy(c, id, "stderr", offset, limit, STDERR_FILENO, false, tail);
   return rc;
 }
 
@@ -656,7 +700,8 @@ const CliCommand cli_cmd_logs = {
   {"logs", "ID", "write a monitor's raw captured bytes",
    "Write the bytes a monitor's process wrote, exactly as written (colours and all),\n"
    "from the engine's capture (the last monitor.capture_max_bytes of each stream).\n"
-   "Without --stdout or --stderr, its stdout goes to stdout and its stderr to stderr.",
+   "Without --stdout or --stderr, its stdout goes to stdout and its stderr to stderr.\n"
+   "--tail N keeps the last N lines of each.",
    cli_logs_opts, 1, 1, false},
   cli_logs_run,
 };

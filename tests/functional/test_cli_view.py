@@ -69,7 +69,51 @@ def test_list_aligns_a_cjk_label_and_shows_command_uptime_cpu_memory(e):
     vigil_ok(e, "stop", long_cmd, "--grace", "0")
 
 
+# --- what docker and pm2 users type ------------------------------------------
+
+@socket_only
+def test_ps_and_ls_list_and_an_unknown_command_names_the_nearest(e):
+    mid = start(e, "--label", "web", "--", "sleep", "30")
+    for alias in ("ps", "ls"):
+        out = vigil_ok(e, alias).stdout
+        assert out.splitlines()[0].startswith("ID ") and mid in out, (alias, out)
+        assert vigil_ok(e, alias, "--help").stdout.startswith("usage: vigil list "), alias
+    # One close command is named; two as close are both named.
+    r = vigil(e, "lsit")
+    assert r.returncode == 2 and 'did you mean "list"?' in r.stderr, r.stderr
+    r = vigil(e, "stup")
+    assert r.returncode == 2 and 'did you mean "stop" or "setup"?' in r.stderr, r.stderr
+    vigil_ok(e, "stop", mid, "--grace", "0")
+
+
+@socket_only
+def test_tail_and_combined_short_flags(e):
+    mid = start(e, "--", "sh", "-c", "for i in 1 2 3 4 5; do echo line$i; done")
+    vigil_ok(e, "wait", mid)
+    # output --tail N is -n N: the last N lines.
+    out = vigil_ok(e, "output", mid, "--tail", "2").stdout
+    assert [l.split()[-1] for l in out.splitlines()] == ["line4", "line5"], out
+    r = vigil(e, "output", mid, "--tail", "2", "-n", "3")
+    assert r.returncode == 2 and "--tail" in r.stderr, r.stderr
+    # logs --tail N: the last N lines of the capture, as written.
+    assert vigil_ok(e, "logs", mid, "--tail", "2").stdout == "line4\nline5\n"
+    assert vigil_ok(e, "logs", mid, "--stdout", "--tail=1").stdout == "line5\n"
+    # -fn 2: follow, after the last 2 lines (the monitor has ended, so it
+    # prints them and says how it ended).
+    r = vigil(e, "output", mid, "-fn", "2")
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert [l.split()[-1] for l in r.stdout.splitlines()] == ["line4", "line5"], r.stdout
+    assert "[exited with status 0]" in r.stderr, r.stderr
+    # -fn2 too; a letter that is no short option of the command is refused.
+    r = vigil(e, "output", mid, "-fn2")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, (r.stdout, r.stderr)
+    r = vigil(e, "output", mid, "-fx")
+    assert r.returncode == 2 and 'unknown option "-x"' in r.stderr, r.stderr
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_list_aligns_a_cjk_label_and_shows_command_uptime_cpu_memory,
+        test_ps_and_ls_list_and_an_unknown_command_names_the_nearest,
+        test_tail_and_combined_short_flags,
     ]))
