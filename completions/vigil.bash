@@ -24,8 +24,8 @@ _vigil_options()
         list|ps|ls) echo "--all -a --limit" ;;
         status) echo "--show-start --show-env" ;;
         output) echo "--matched --unmatched --stdout --stderr --since --limit -n --tail
-                      --incident -i --follow -f" ;;
-        logs) echo "--stdout --stderr --offset --limit --tail" ;;
+                      --incident -i --follow -f --all -a" ;;
+        logs) echo "--stdout --stderr --offset --limit --tail -n --follow -f" ;;
         events) echo "--since" ;;
         wait) echo "--for --timeout --since" ;;
         stop) echo "--signal --grace" ;;

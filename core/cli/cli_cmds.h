@@ -75,6 +75,17 @@ int cli_start_check_timeout(CliClient *c, const CliParsed *p, uint64_t timeout);
 int cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_timeout,
                    char *new_id);
 
+/* --- the interleaved view (cli_tail.c) --- */
+
+/* Prints the lines of the session's running monitors (stream: monitor_output's
+ * filter), each prefixed with its label; with limited, only the last first
+ * lines of each. With only_arg (an ID argument), that one monitor alone,
+ * ended or not. With follow, then every new line as it comes, of those and
+ * of monitors started since, until SIGINT, the engine goes (status 0) or,
+ * with only_arg, that monitor has ended. Returns the exit status. */
+int cli_tail_run(CliClient *c, const char *stream, const char *only_arg, bool follow, bool limited,
+                 uint64_t first);
+
 /* --- shared by list and sessions (cli_show.c) --- */
 
 /* Prints monitor_list's `monitors` array as list's table on stdout: id,

@@ -41,7 +41,7 @@ cli_fmt_sgr(CliColour c)
   static const char *const sgr[] = {
     [kCliColNone] = "",         [kCliColBold] = "\033[1m",   [kCliColDim] = "\033[2m",
     [kCliColRed] = "\033[31m",  [kCliColGreen] = "\033[32m", [kCliColYellow] = "\033[33m",
-    [kCliColCyan] = "\033[36m",
+    [kCliColCyan] = "\033[36m",  [kCliColBlue] = "\033[34m",  [kCliColMagenta] = "\033[35m",
   };
   return cli_fmt_colour ? sgr[c] : "";
 }

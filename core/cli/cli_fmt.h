@@ -24,6 +24,8 @@ typedef enum {
   kCliColGreen,
   kCliColYellow,
   kCliColCyan,
+  kCliColBlue,
+  kCliColMagenta,
 } CliColour;
 
 /* Decides once, from stdout, whether to colour: stdout is a terminal,

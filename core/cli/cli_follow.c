@@ -54,6 +54,9 @@ static const CliOpt cli_output_opts[] = {
   {"follow", 'f', NULL, false,
    "then keep printing new lines as they come, until the\nmonitor ends (with --json: one line "
    "object per line)"},
+  {"all", 'a', NULL, false,
+   "every running monitor's lines, each prefixed with its\nlabel (no ID; with -f, interleaved as "
+   "they come,\nmonitors started later too, until Ctrl-C)"},
   {NULL, 0, NULL, false, NULL},
 };
 
@@ -324,6 +327,15 @@ cli_output_run(CliClient *c, const CliParsed *p)
     return rc;
   bool follow = cli_opts_has(p, "follow");
   bool limited = cli_opts_has(p, "limit") || cli_opts_has(p, "tail");
+  if (cli_opts_has(p, "all")) {
+    if (p->nargs > 0)
+      return cli_opts_usage_error(p->spec, "--all shows every monitor: give no ID");
+    if (cli_opts_has(p, "incident") || cli_opts_has(p, "since") || p->json)
+      return cli_opts_usage_error(p->spec, "--all does not go with --incident, --since or --json");
+    return cli_tail_run(c, stream, NULL, follow, limited, limit);
+  }
+  if (p->nargs == 0)
+    return cli_opts_usage_error(p->spec, "missing ID (or --all for every monitor)");
   if (cli_opts_has(p, "incident") && (given || follow || cli_opts_has(p, "since") || limited))
     return cli_opts_usage_error(p->spec, "--incident goes with no other option of output");
   CliFollow f = {{0}, false, false};
@@ -347,15 +359,17 @@ cli_output_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_output = {
-  {"output", "ID", "show a monitor's lines (--follow: as they come)",
+  {"output", "[ID]", "show a monitor's lines (--follow: as they come)",
    "Print a monitor's lines from the engine's ring (ANSI escapes removed, control\n"
    "characters shown escaped), oldest first: seq, stream, '*' when the line matched\n"
    "a pattern, and the text. With --follow, keep printing new lines as they come\n"
    "until the monitor ends, then say how on stderr (\"[exited with status 4]\") and\n"
    "exit with its status: its exit code, 128+N for signal N, 122 stopped, 123\n"
    "stopped for overload, 124 timed out.\n"
-   "With --incident N, only the lines of that incident (docs/incidents.md).",
-   cli_output_opts, 1, 1, false},
+   "With --incident N, only the lines of that incident (docs/incidents.md).\n"
+   "With --all, every running monitor's lines, each after its label (-f: as they\n"
+   "come, interleaved, until Ctrl-C or the engine's end).",
+   cli_output_opts, 0, 1, false},
   cli_output_run,
 };
 

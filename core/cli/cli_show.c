@@ -528,7 +528,10 @@ static const CliOpt cli_logs_opts[] = {
   {"stderr", 0, NULL, false, "only the stderr capture (written to stdout)"},
   {"offset", 0, "N", false, "start at absolute byte N of the stream (default 0)"},
   {"limit", 0, "N", false, "at most N bytes of each stream"},
-  {"tail", 0, "N", false, "only the last N lines of each stream"},
+  {"tail", 'n', "N", false, "only the last N lines of each stream (with -f, of each\nmonitor)"},
+  {"follow", 'f', NULL, false,
+   "follow every running monitor's lines, each after its\nlabel, interleaved as they come "
+   "(with ID: that one,\nuntil it ends)"},
   {NULL, 0, NULL, false, NULL},
 };
 
@@ -659,11 +662,19 @@ cli_logs_run(CliClient *c, const CliParsed *p)
       (rc = cli_cmds_number(p, "tail", 0, &tail_n)) != 0)
     return rc;
   const uint64_t *tail = cli_opts_has(p, "tail") ? &tail_n : NULL;
-  if (tail && p->json)
-    return cli_opts_usage_error(p->spec, "--tail does not go with --json (use --offset/--limit)");
   bool out = cli_opts_has(p, "stdout"), err = cli_opts_has(p, "stderr");
   if (out && err)
     return cli_opts_usage_error(p->spec, "give --stdout or --stderr, not both (neither: both)");
+  if (cli_opts_has(p, "follow")) {
+    if (cli_opts_has(p, "offset") || cli_opts_has(p, "limit") || p->json)
+      return cli_opts_usage_error(p->spec, "-f does not go with --offset, --limit or --json");
+    return cli_tail_run(c, out ? "stdout" : err ? "stderr" : "all", p->nargs ? p->args[0] : NULL,
+                        true, tail != NULL, tail_n);
+  }
+  if (p->nargs == 0)
+    return cli_opts_usage_error(p->spec, "missing ID (or -f to follow every monitor)");
+  if (tail && p->json)
+    return cli_opts_usage_error(p->spec, "--tail does not go with --json (use --offset/--limit)");
   char id[64];
   if ((rc = cli_show_open(c, p, id)) != 0)
     return rc;
@@ -697,12 +708,14 @@ cli_logs_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_logs = {
-  {"logs", "ID", "write a monitor's raw captured bytes",
+  {"logs", "[ID]", "write a monitor's raw captured bytes",
    "Write the bytes a monitor's process wrote, exactly as written (colours and all),\n"
    "from the engine's capture (the last monitor.capture_max_bytes of each stream).\n"
    "Without --stdout or --stderr, its stdout goes to stdout and its stderr to stderr.\n"
-   "--tail N keeps the last N lines of each.",
-   cli_logs_opts, 1, 1, false},
+   "--tail N keeps the last N lines of each. With -f, every running monitor's lines\n"
+   "(ANSI escapes removed) after its label, interleaved as they come, monitors\n"
+   "started later too, until Ctrl-C or the engine's end; with an ID, that one's.",
+   cli_logs_opts, 0, 1, false},
   cli_logs_run,
 };
 

@@ -18,7 +18,8 @@ import unicodedata
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vigiltest import VIGIL, run_tests, socket_only
-from test_cli import Reader, client_env, finish, start, vigil, vigil_ok
+from test_cli import Reader, client_env, finish, spawn, start, vigil, vigil_ok
+from test_cli_exits import read_until
 
 
 def width(text):
@@ -111,9 +112,83 @@ def test_tail_and_combined_short_flags(e):
     assert r.returncode == 2 and 'unknown option "-x"' in r.stderr, r.stderr
 
 
+# --- every monitor's lines, interleaved ----------------------------------------
+
+def gated(flag, first, then):
+    """A shell script that prints first, waits for the file flag, prints then."""
+    return ("echo %s; while [ ! -e %s ]; do sleep 0.05; done; echo %s; exec sleep 30"
+            % (first, flag, then))
+
+
+@socket_only
+def test_logs_follow_interleaves_every_monitor_with_its_label(e):
+    flag = os.path.join(e.dir, "go")
+    api = start(e, "--label", "api", "--", "sh", "-c", gated(flag, "api-one", "api-two"))
+    follow = spawn(e, "logs", "-f")
+    try:
+        r = Reader(follow)
+        r.until(lambda b: b"api | api-one\n" in b, 60, "api's first line")
+        # A monitor started after the follow began is followed too, and the
+        # labels are padded to the longest one (display width: 2 a character).
+        worker = start(e, "--label", "ワーカー", "--", "sh", "-c", "echo w-one; echo w-two; exec sleep 30")
+        r.until(lambda b: b"w-two\n" in b, 60, "the worker's lines")
+        open(flag, "w").close()
+        r.until(lambda b: b"api-two\n" in b, 60, "api's second line")
+        lines = r.buf.decode().splitlines()
+        assert "ワーカー | w-one" in lines and "ワーカー | w-two" in lines, lines
+        assert "api      | api-two" in lines, lines
+        assert "\x1b" not in r.buf.decode(), r.buf   # plain: not a terminal
+        # It ends on SIGINT.
+        follow.send_signal(signal.SIGINT)
+        assert follow.wait(30) != 0
+    finally:
+        finish(follow)
+    # output --all -f is the same view; -n 1 keeps one line a monitor first.
+    follow = spawn(e, "output", "--all", "-fn", "1")
+    try:
+        r = Reader(follow)
+        r.until(lambda b: b"api-two\n" in b and b"w-two\n" in b, 60, "the last lines")
+        assert b"api-one" not in r.buf and b"w-one" not in r.buf, r.buf
+    finally:
+        finish(follow)
+    # And it ends when the engine goes.
+    follow = spawn(e, "logs", "-f")
+    try:
+        Reader(follow).until(lambda b: b"w-two\n" in b, 60, "the worker's lines")
+        e.stop()
+        assert follow.wait(30) == 0, follow.stderr.read()
+    finally:
+        finish(follow)
+
+
+@socket_only
+def test_logs_follow_colours_each_label_on_a_terminal(e):
+    mid = start(e, "--label", "web", "--", "sh", "-c", "echo hello; exec sleep 30")
+    for env, coloured in ((client_env(), True), (client_env(NO_COLOR="1"), False)):
+        master, slave = pty.openpty()
+        p = subprocess.Popen([VIGIL, "--socket", e.socket_path, "logs", "-f"],
+                             stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE,
+                             env=env)
+        os.close(slave)
+        try:
+            seen = read_until(master, b"hello", time.monotonic() + 60).decode()
+            if coloured:
+                assert re.search(r"\x1b\[[0-9;]*mweb \|\x1b\[0m hello", seen), repr(seen)
+            else:
+                assert "web | hello" in seen and "\x1b" not in seen, repr(seen)
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.wait(30)
+            p.stderr.close()
+            os.close(master)
+    vigil_ok(e, "stop", mid, "--grace", "0")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_list_aligns_a_cjk_label_and_shows_command_uptime_cpu_memory,
         test_ps_and_ls_list_and_an_unknown_command_names_the_nearest,
         test_tail_and_combined_short_flags,
+        test_logs_follow_interleaves_every_monitor_with_its_label,
+        test_logs_follow_colours_each_label_on_a_terminal,
     ]))
