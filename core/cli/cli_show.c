@@ -76,19 +76,19 @@ static const CliOpt cli_list_opts[] = {
  * test -- --watch", short enough to leave room for the last line. */
 #define CLI_LIST_COMMAND_WIDTH 32
 
-/* Appends a byte count as the table shows it, without a space: 512B,
- * 3.4KiB, 12.0MiB. */
+/* Appends a byte count as a person reads it, the unit after sep: 512 B,
+ * 3.4 KiB, 12.0 MiB (sep " ", status) or 512B, 3.4KiB (sep "", a table). */
 static void
-cli_list_bytes(StrBuf *out, uint64_t n)
+cli_show_bytes(StrBuf *out, uint64_t n, const char *sep)
 {
   if (n < 1024)
-    strbuf_printf(out, "%lluB", (unsigned long long)n);
+    strbuf_printf(out, "%llu%sB", (unsigned long long)n, sep);
   else if (n < 1024 * 1024)
-    strbuf_printf(out, "%.1fKiB", (double)n / 1024);
+    strbuf_printf(out, "%.1f%sKiB", (double)n / 1024, sep);
   else if (n < 1024ULL * 1024 * 1024)
-    strbuf_printf(out, "%.1fMiB", (double)n / (1024 * 1024));
+    strbuf_printf(out, "%.1f%sMiB", (double)n / (1024 * 1024), sep);
   else
-    strbuf_printf(out, "%.1fGiB", (double)n / (1024.0 * 1024 * 1024));
+    strbuf_printf(out, "%.1f%sGiB", (double)n / (1024.0 * 1024 * 1024), sep);
 }
 
 static void cli_status_command(StrBuf *out, const msgpack_object *st);
@@ -108,7 +108,7 @@ cli_list_usage_cells(CliTable *t, size_t col, size_t cmd_col, const msgpack_obje
   cli_table_set(t, col, u ? strbuf_cstr(&cell) : "-", kCliColNone);
   strbuf_reset(&cell);
   if (u != NULL)
-    cli_list_bytes(&cell, cli_obj_get_uint(u, "memory_peak_bytes", 0));
+    cli_show_bytes(&cell, cli_obj_get_uint(u, "memory_peak_bytes", 0), "");
   cli_table_set(t, col + 1, u ? strbuf_cstr(&cell) : "-", kCliColNone);
   strbuf_reset(&cell);
   const msgpack_object *start = st ? cli_obj_get(st, "start") : NULL;
@@ -290,20 +290,6 @@ cli_status_text(const char *title, const msgpack_object *m, const char *key)
   strbuf_free(&safe);
 }
 
-/* Appends a byte count as a person reads it: 512 B, 3.4 KiB, 12.0 MiB. */
-static void
-cli_status_bytes(StrBuf *out, uint64_t n)
-{
-  if (n < 1024)
-    strbuf_printf(out, "%llu B", (unsigned long long)n);
-  else if (n < 1024 * 1024)
-    strbuf_printf(out, "%.1f KiB", (double)n / 1024);
-  else if (n < 1024ULL * 1024 * 1024)
-    strbuf_printf(out, "%.1f MiB", (double)n / (1024 * 1024));
-  else
-    strbuf_printf(out, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
-}
-
 static const CliOpt cli_status_opts[] = {
   {"show-start", 0, NULL, false,
    "also show how it was started: its command, cwd and env names\n(the values hidden)"},
@@ -442,16 +428,16 @@ cli_status_run(CliClient *c, const CliParsed *p)
   printf("  %-13s %llu (%llu lines withheld by the rate limit)\n", "notifications",
          (unsigned long long)cli_obj_get_uint(k, "notifications", 0),
          (unsigned long long)cli_obj_get_uint(k, "suppressed", 0));
-  cli_status_bytes(&sb, cli_obj_get_uint(k, "stdout_bytes", 0));
+  cli_show_bytes(&sb, cli_obj_get_uint(k, "stdout_bytes", 0), " ");
   strbuf_puts(&sb, " stdout, ");
-  cli_status_bytes(&sb, cli_obj_get_uint(k, "stderr_bytes", 0));
+  cli_show_bytes(&sb, cli_obj_get_uint(k, "stderr_bytes", 0), " ");
   strbuf_puts(&sb, " stderr");
   printf("  %-13s %s\n", "output", strbuf_cstr(&sb));
   strbuf_reset(&sb);
   const msgpack_object *u = cli_obj_get(m, "resource_usage");
   cli_fmt_duration(&sb, cli_obj_get_uint(u, "cpu_ms", 0));
   strbuf_puts(&sb, " cpu, ");
-  cli_status_bytes(&sb, cli_obj_get_uint(u, "memory_peak_bytes", 0));
+  cli_show_bytes(&sb, cli_obj_get_uint(u, "memory_peak_bytes", 0), " ");
   strbuf_puts(&sb, " peak memory");
   printf("  %-13s %s\n", "usage", strbuf_cstr(&sb));
   strbuf_free(&sb);
