@@ -10,7 +10,7 @@
 # Install: copy to /usr/share/bash-completion/completions/vigil (and link
 # vigild to it), or `source` it from ~/.bashrc.
 
-_vigil_commands="start list status output logs events wait stop restart run watch sessions setup reload engine shutdown mcp hook help"
+_vigil_commands="start list ps ls status output logs events wait stop restart run watch sessions setup reload engine shutdown mcp hook help"
 _vigil_common="--socket --session --json --help -h"
 
 # The options of one subcommand (kept in step with `vigil COMMAND --help`;
@@ -22,11 +22,11 @@ _vigil_options()
                      --streams --notify --mode --policy --idle-timeout --timeout --persistent
                      --cwd --env --pass-env --caller-path --shell --no-line-buffer --wait-for
                      --wait-timeout" ;;
-        list) echo "--all -a --limit" ;;
+        list|ps|ls) echo "--all -a --limit" ;;
         status) echo "--show-start --show-env" ;;
-        output) echo "--matched --unmatched --stdout --stderr --since --limit -n --incident -i
-                      --follow -f" ;;
-        logs) echo "--stdout --stderr --offset --limit" ;;
+        output) echo "--matched --unmatched --stdout --stderr --since --limit -n --tail
+                      --incident -i --follow -f --all -a" ;;
+        logs) echo "--stdout --stderr --offset --limit --tail -n --follow -f" ;;
         events) echo "--since" ;;
         wait) echo "--for --timeout --since" ;;
         stop) echo "--signal --grace" ;;
@@ -100,7 +100,7 @@ _vigil()
         --delivery) COMPREPLY=($(compgen -W "auto channel piggyback poll" -- "$cur")); return 0 ;;
         --tool-names) COMPREPLY=($(compgen -W "exact underscore" -- "$cur")); return 0 ;;
         --session|--label|--description|--pattern|-e|--policy|--env|--pass-env|--wait-for|--since|\
-        --limit|-n|--incident|-i|--offset|--lines)
+        --limit|-n|--tail|--incident|-i|--offset|--lines)
             return 0 ;;
     esac
 

@@ -6,7 +6,7 @@
 # Install: copy to ~/.config/fish/completions/vigil.fish (and, for vigild,
 # to vigild.fish: both commands are defined here).
 
-set -l vigil_commands start list status output logs events wait stop restart run watch sessions setup reload engine shutdown mcp hook help
+set -l vigil_commands start list ps ls status output logs events wait stop restart run watch sessions setup reload engine shutdown mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
 
 function __vigil_ids
@@ -36,6 +36,8 @@ complete -c vigil -n __fish_use_subcommand -l version -d 'print the version'
 # Subcommands.
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a start -d 'start a command in the background'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a list -d "list the session's monitors"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a ps -d "list the session's monitors (as list)"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a ls -d "list the session's monitors (as list)"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a status -d 'show one monitor in detail'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a output -d "show a monitor's lines"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a logs -d "write a monitor's raw bytes"
@@ -86,8 +88,8 @@ complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-timeout
 complete -c vigil -n '__fish_seen_subcommand_from run' -l lines -x -d 'with --json: last lines per stream'
 
 # The other subcommands.
-complete -c vigil -n '__fish_seen_subcommand_from list' -s a -l all -d 'include ended monitors'
-complete -c vigil -n '__fish_seen_subcommand_from list' -l limit -x -d 'at most N'
+complete -c vigil -n '__fish_seen_subcommand_from list ps ls' -s a -l all -d 'include ended monitors'
+complete -c vigil -n '__fish_seen_subcommand_from list ps ls' -l limit -x -d 'at most N'
 complete -c vigil -n '__fish_seen_subcommand_from status' -l show-start -d 'also how it was started, env values hidden'
 complete -c vigil -n '__fish_seen_subcommand_from status' -l show-env -d 'also how it was started, with the env values'
 complete -c vigil -n '__fish_seen_subcommand_from output' -l matched -d 'only matched lines'
@@ -96,6 +98,10 @@ complete -c vigil -n '__fish_seen_subcommand_from output logs' -l stdout -d 'onl
 complete -c vigil -n '__fish_seen_subcommand_from output logs' -l stderr -d 'only stderr'
 complete -c vigil -n '__fish_seen_subcommand_from output events wait' -l since -x -d 'only after N'
 complete -c vigil -n '__fish_seen_subcommand_from output' -s n -l limit -x -d 'the last N lines'
+complete -c vigil -n '__fish_seen_subcommand_from output' -l tail -x -d 'the last N lines'
+complete -c vigil -n '__fish_seen_subcommand_from logs' -s n -l tail -x -d 'the last N lines'
+complete -c vigil -n '__fish_seen_subcommand_from logs' -s f -l follow -d 'follow every monitor, each line after its label'
+complete -c vigil -n '__fish_seen_subcommand_from output' -s a -l all -d 'every monitor, each line after its label'
 complete -c vigil -n '__fish_seen_subcommand_from output' -s i -l incident -x -d 'the lines of incident N'
 complete -c vigil -n '__fish_seen_subcommand_from output' -s f -l follow -d 'keep printing new lines'
 complete -c vigil -n '__fish_seen_subcommand_from logs' -l offset -x -d 'start at byte N'

@@ -23,10 +23,14 @@
 static int
 vigil_no_command(const char *word)
 {
-  const char *suggestion = cli_cmds_suggest(word);
-  if (suggestion)
-    return cli_opts_usage_error(NULL, "no command \"%s\"; did you mean \"%s\"?", word,
-                                suggestion);
+  StrBuf near = STRBUF_INIT;
+  if (cli_cmds_suggest(word, &near)) {
+    int rc = cli_opts_usage_error(NULL, "no command \"%s\"; did you mean %s?", word,
+                                  strbuf_cstr(&near));
+    strbuf_free(&near);
+    return rc;
+  }
+  strbuf_free(&near);
   return cli_opts_usage_error(NULL, "no command \"%s\" (try: start, list, status, output, "
                                     "logs, events, wait, stop, restart, run, watch, mcp, hook)",
                               word);

@@ -21,27 +21,50 @@ static const CliCommand *const cli_cmds_table[] = {
   &cli_cmd_shutdown, &cli_cmd_mcp,   &cli_cmd_hook,   NULL,
 };
 
+/* Other names for a command, the words docker and pm2 users type
+ * (`docker ps`, `pm2 ls`). Not in the help's list of commands; the command's
+ * own help names them. */
+static const struct {
+  const char *alias;
+  const CliCommand *cmd;
+} cli_cmds_aliases[] = {
+  {"ps", &cli_cmd_list},
+  {"ls", &cli_cmd_list},
+};
+
 const CliCommand *
 cli_cmds_find(const char *name)
 {
   for (size_t i = 0; cli_cmds_table[i]; i++)
     if (strcmp(cli_cmds_table[i]->spec.name, name) == 0)
       return cli_cmds_table[i];
+  for (size_t i = 0; i < sizeof cli_cmds_aliases / sizeof *cli_cmds_aliases; i++)
+    if (strcmp(cli_cmds_aliases[i].alias, name) == 0)
+      return cli_cmds_aliases[i].cmd;
   /* Not in the help: what the shell completions call. */
   if (strcmp(name, cli_cmd_complete_ids.spec.name) == 0)
     return &cli_cmd_complete_ids;
   return NULL;
 }
 
-const char *
-cli_cmds_suggest(const char *typed)
+bool
+cli_cmds_suggest(const char *typed, StrBuf *out)
 {
   CliSuggest s;
   cli_suggest_init(&s, typed);
   for (size_t i = 0; cli_cmds_table[i]; i++)
     cli_suggest_offer(&s, cli_cmds_table[i]->spec.name);
   cli_suggest_offer(&s, "help");
-  return cli_suggest_best(&s);
+  /* Every command as close as the closest: "stup" is one edit from both
+   * stop and setup, and naming one would be a coin toss. */
+  size_t named = 0;
+  for (size_t i = 0; cli_cmds_table[i]; i++) {
+    if (cli_suggest_is_near(&s, cli_cmds_table[i]->spec.name))
+      strbuf_printf(out, "%s\"%s\"", named++ ? " or " : "", cli_cmds_table[i]->spec.name);
+  }
+  if (cli_suggest_is_near(&s, "help"))
+    strbuf_printf(out, "%s\"help\"", named++ ? " or " : "");
+  return named > 0;
 }
 
 void
@@ -109,6 +132,14 @@ cli_cmds_number(const CliParsed *p, const char *opt, uint64_t def, uint64_t *out
     return cli_opts_usage_error(p->spec, "--%s: \"%s\" is not a non-negative integer", opt, v);
   *out = n;
   return 0;
+}
+
+int
+cli_cmds_last_lines(const CliParsed *p, uint64_t *n)
+{
+  if (cli_opts_has(p, "limit") && cli_opts_has(p, "tail"))
+    return cli_opts_usage_error(p->spec, "--tail is --limit (-n): give one of them");
+  return cli_cmds_number(p, cli_opts_has(p, "tail") ? "tail" : "limit", 0, n);
 }
 
 int

@@ -96,18 +96,34 @@ int cli_start_check_timeout(CliClient *c, const CliParsed *p, uint64_t timeout);
 int cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_timeout,
                    char *new_id);
 
+/* --- the interleaved view (cli_tail.c) --- */
+
+/* Prints the lines of the session's running monitors (stream: monitor_output's
+ * filter), each prefixed with its label; with limited, only the last first
+ * lines of each. With only_arg (an ID argument), that one monitor alone,
+ * ended or not. With follow, then every new line as it comes, of those and
+ * of monitors started since, until SIGINT, the engine goes (status 0) or,
+ * with only_arg, that monitor has ended. Returns the exit status. */
+int cli_tail_run(CliClient *c, const char *stream, const char *only_arg, bool follow, bool limited,
+                 uint64_t first);
+
 /* --- shared by list and sessions (cli_show.c) --- */
 
 /* Prints monitor_list's `monitors` array as list's table on stdout: id,
- * label, state, pid, age, lines, matched lines, the last line, cut to the
- * terminal's width. */
-void cli_show_monitor_table(const msgpack_object *list);
+ * label, state, pid, uptime, lines, matched lines, the last line, cut to
+ * the terminal's width, columns padded by display width. With c (a client
+ * in the monitors' own session), also each monitor's CPU time, peak memory
+ * and command, from one monitor_status call per row; sessions, which shows
+ * other sessions' monitors, passes NULL. */
+void cli_show_monitor_table(const msgpack_object *list, CliClient *c);
 
 /* The subcommand called name, or NULL. */
 const CliCommand *cli_cmds_find(const char *name);
 
-/* The subcommand closest to a mistyped name, or NULL (cli_suggest.h). */
-const char *cli_cmds_suggest(const char *typed);
+/* The subcommands closest to a mistyped name (cli_suggest.h), each quoted,
+ * joined by " or ", appended to out: "\"stop\" or \"setup\"". Returns
+ * whether any is close enough to name. */
+bool cli_cmds_suggest(const char *typed, StrBuf *out);
 
 /* Prints the top-level help (usage, every subcommand, the common options). */
 void cli_cmds_help(FILE *f);
@@ -123,6 +139,10 @@ int cli_cmds_duration(const CliParsed *p, const char *opt, uint64_t min_ms, uint
 /* Parses an option's non-negative integer value. Returns 0 (def when the
  * option was not given), or CLI_EXIT_USAGE after printing why. */
 int cli_cmds_number(const CliParsed *p, const char *opt, uint64_t def, uint64_t *out);
+
+/* The number of last lines asked for by --limit (-n) or its docker/pm2
+ * name --tail (0 when neither): one of them, a usage error for both. */
+int cli_cmds_last_lines(const CliParsed *p, uint64_t *n);
 
 /* Checks that an option's value is one of choices (NULL-terminated).
  * Returns 0, or CLI_EXIT_USAGE after printing why. */

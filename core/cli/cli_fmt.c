@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_width.h"
 #include "clock.h"
 #include "memory.h"
 #include "textfmt.h"
@@ -40,7 +41,7 @@ cli_fmt_sgr(CliColour c)
   static const char *const sgr[] = {
     [kCliColNone] = "",         [kCliColBold] = "\033[1m",   [kCliColDim] = "\033[2m",
     [kCliColRed] = "\033[31m",  [kCliColGreen] = "\033[32m", [kCliColYellow] = "\033[33m",
-    [kCliColCyan] = "\033[36m",
+    [kCliColCyan] = "\033[36m",  [kCliColBlue] = "\033[34m",  [kCliColMagenta] = "\033[35m",
   };
   return cli_fmt_colour ? sgr[c] : "";
 }
@@ -177,37 +178,23 @@ cli_fmt_safe(StrBuf *out, const char *s, size_t len, bool keep_tabs)
   }
 }
 
-/* The length of the UTF-8 character starting at s (at least 1). */
-static size_t
-cli_fmt_char_len(const char *s, size_t left)
-{
-  unsigned char b = (unsigned char)s[0];
-  size_t n = b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-  return n > left ? left : n;
-}
-
 size_t
 cli_fmt_text_width(const char *s, size_t len)
 {
-  size_t w = 0;
-  for (size_t i = 0; i < len; i += cli_fmt_char_len(s + i, len - i))
-    w++;
-  return w;
+  return cli_width_text(s, len);
 }
 
 void
 cli_fmt_cut(StrBuf *out, const char *s, size_t len, size_t width)
 {
-  if (cli_fmt_text_width(s, len) <= width) {
+  if (cli_width_text(s, len) <= width) {
     strbuf_append(out, s, len);
     return;
   }
   if (width == 0)
     return;
-  size_t i = 0;
-  for (size_t w = 0; w + 1 < width && i < len; w++)
-    i += cli_fmt_char_len(s + i, len - i);
-  strbuf_append(out, s, i);
+  size_t used;
+  strbuf_append(out, s, cli_width_fit(s, len, width - 1, &used));
   strbuf_puts(out, "\xE2\x80\xA6"); /* … */
 }
 

@@ -24,6 +24,8 @@ typedef enum {
   kCliColGreen,
   kCliColYellow,
   kCliColCyan,
+  kCliColBlue,
+  kCliColMagenta,
 } CliColour;
 
 /* Decides once, from stdout, whether to colour: stdout is a terminal,
@@ -70,18 +72,18 @@ int64_t cli_fmt_now_ms(void);
  * otherwise (a table cell). */
 void cli_fmt_safe(StrBuf *out, const char *s, size_t len, bool keep_tabs);
 
-/* The width of UTF-8 text on a terminal, counted in code points (wide
- * characters count one; close enough for cutting). */
+/* The width of UTF-8 text on a terminal in display columns (cli_width.h:
+ * a CJK character or an emoji takes two). */
 size_t cli_fmt_text_width(const char *s, size_t len);
 
-/* Appends at most width columns of the UTF-8 text s, ending with "…" when
- * it had to cut; never splits a character. */
+/* Appends at most width display columns of the UTF-8 text s, ending with
+ * "…" when it had to cut; never splits a character. */
 void cli_fmt_cut(StrBuf *out, const char *s, size_t len, size_t width);
 
 /* A table: a header row and rows of cells, each cell with an optional
  * colour; columns are padded to their widest cell, the last one is cut so
  * that each row fits the width given to cli_table_print. */
-#define CLI_TABLE_MAX_COLS 10
+#define CLI_TABLE_MAX_COLS 12
 
 typedef struct {
   char *text;

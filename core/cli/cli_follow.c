@@ -46,12 +46,17 @@ static const CliOpt cli_output_opts[] = {
   {"stdout", 0, NULL, false, "only stdout lines"},
   {"stderr", 0, NULL, false, "only stderr lines"},
   {"since", 0, "N", false, "only the lines after seq N"},
-  {"limit", 'n', "N", false, "only the last N lines (default: all the ring holds)"},
+  {"limit", 'n', "N", false,
+   "only the last N lines (default: all the ring holds);\nwith --follow, then the new ones"},
+  {"tail", 0, "N", false, "the same as --limit (docker's and pm2's word)"},
   {"incident", 'i', "N", false,
    "only the lines of incident N (a crash and its trace;\nits id is in the notification)"},
   {"follow", 'f', NULL, false,
    "then keep printing new lines as they come, until the\nmonitor ends (with --json: one line "
    "object per line)"},
+  {"all", 'a', NULL, false,
+   "every running monitor's lines, each prefixed with its\nlabel (no ID; with -f, interleaved as "
+   "they come,\nmonitors started later too, until Ctrl-C)"},
   {NULL, 0, NULL, false, NULL},
 };
 
@@ -317,15 +322,22 @@ cli_output_run(CliClient *c, const CliParsed *p)
   uint64_t since, limit, incident;
   int rc;
   if ((rc = cli_cmds_number(p, "since", 0, &since)) != 0 ||
-      (rc = cli_cmds_number(p, "limit", 0, &limit)) != 0 ||
+      (rc = cli_cmds_last_lines(p, &limit)) != 0 ||
       (rc = cli_cmds_number(p, "incident", 0, &incident)) != 0)
     return rc;
   bool follow = cli_opts_has(p, "follow");
-  if (cli_opts_has(p, "incident") &&
-      (given || follow || cli_opts_has(p, "since") || cli_opts_has(p, "limit")))
+  bool limited = cli_opts_has(p, "limit") || cli_opts_has(p, "tail");
+  if (cli_opts_has(p, "all")) {
+    if (p->nargs > 0)
+      return cli_opts_usage_error(p->spec, "--all shows every monitor: give no ID");
+    if (cli_opts_has(p, "incident") || cli_opts_has(p, "since") || p->json)
+      return cli_opts_usage_error(p->spec, "--all does not go with --incident, --since or --json");
+    return cli_tail_run(c, stream, NULL, follow, limited, limit);
+  }
+  if (p->nargs == 0)
+    return cli_opts_usage_error(p->spec, "missing ID (or --all for every monitor)");
+  if (cli_opts_has(p, "incident") && (given || follow || cli_opts_has(p, "since") || limited))
     return cli_opts_usage_error(p->spec, "--incident goes with no other option of output");
-  if (follow && limit)
-    return cli_opts_usage_error(p->spec, "--limit and --follow do not go together");
   CliFollow f = {{0}, false, false};
   if (follow) {
     c->notify = cli_follow_on_notify;
@@ -336,23 +348,28 @@ cli_output_run(CliClient *c, const CliParsed *p)
   if (cli_opts_has(p, "incident"))
     rc = cli_output_incident(c, f.id, incident);
   else if (follow)
-    return cli_output_follow(c, &f, stream, since) == 0 ? cli_output_ending(c, f.id, true)
-                                                        : cli_client_fail(c);
+    /* -f -n N (tail -fn N): the last N lines first, then the new ones. */
+    return (!limited || cli_output_fetch(c, f.id, stream, &since, limit, false) == 0) &&
+                   cli_output_follow(c, &f, stream, since) == 0
+               ? cli_output_ending(c, f.id, true)
+               : cli_client_fail(c);
   else
     rc = cli_output_fetch(c, f.id, stream, &since, limit, true);
   return rc == 0 ? 0 : cli_client_fail(c);
 }
 
 const CliCommand cli_cmd_output = {
-  {"output", "ID", "show a monitor's lines (--follow: as they come)",
+  {"output", "[ID]", "show a monitor's lines (--follow: as they come)",
    "Print a monitor's lines from the engine's ring (ANSI escapes removed, control\n"
    "characters shown escaped), oldest first: seq, stream, '*' when the line matched\n"
    "a pattern, and the text. With --follow, keep printing new lines as they come\n"
    "until the monitor ends, then say how on stderr (\"[exited with status 4]\") and\n"
    "exit with its status: its exit code, 128+N for signal N, 122 stopped, 123\n"
    "stopped for overload, 124 timed out.\n"
-   "With --incident N, only the lines of that incident (docs/incidents.md).",
-   cli_output_opts, 1, 1, false},
+   "With --incident N, only the lines of that incident (docs/incidents.md).\n"
+   "With --all, every running monitor's lines, each after its label (-f: as they\n"
+   "come, interleaved, until Ctrl-C or the engine's end).",
+   cli_output_opts, 0, 1, false},
   cli_output_run,
 };
 

@@ -133,6 +133,86 @@ cli_opts_unknown(const CliSpec *spec, const char *word)
   return cli_opts_usage_error(spec, "unknown option \"%s\"", word);
 }
 
+/* The short option letter of spec (or of the common options), or NULL. */
+static const CliOpt *
+cli_opts_short(const CliSpec *spec, char letter)
+{
+  for (const CliOpt *o = spec->opts; o->name; o++)
+    if (o->short_name == letter)
+      return o;
+  for (const CliOpt *o = cli_opts_common_table; o->name; o++)
+    if (o->short_name == letter)
+      return o;
+  return NULL;
+}
+
+/* Whether letter is a short option of spec that takes no value: a word
+ * starting with one is a cluster of short options ("-fn 2"). */
+static bool
+cli_opts_short_flag(const CliSpec *spec, char letter)
+{
+  const CliOpt *o = cli_opts_short(spec, letter);
+  return o != NULL && o->arg == NULL;
+}
+
+/* Stores value (NULL for a flag) for option o of spec in p; common options
+ * go to their fields. Returns 0, or CLI_EXIT_USAGE for a second value of an
+ * option that takes one. */
+static int
+cli_opts_store(const CliSpec *spec, const CliOpt *o, const char *value, CliParsed *p)
+{
+  size_t k = 0;
+  while (spec->opts[k].name && &spec->opts[k] != o)
+    k++;
+  if (spec->opts[k].name == NULL) {
+    cli_opts_set_common(p, o, value);
+    return 0;
+  }
+  if (k >= CLI_OPTS_MAX)
+    return 0;
+  if (p->nvals[k] > 0 && !o->repeat)
+    return cli_opts_usage_error(spec, "--%s given more than once", o->name);
+  p->vals[k][p->nvals[k]++] = value ? value : "";
+  return 0;
+}
+
+/* Reads the cluster of short options at argv[*i], as getopt does: "-fn 2",
+ * "-fn2", "-af": each letter a flag of spec, except that the first letter
+ * taking a value takes the rest of the word, or the next word when none is
+ * left. Returns 0 (with *i past what it took), or CLI_EXIT_USAGE after
+ * printing why (a letter that is no short option of spec, a missing
+ * value). */
+static int
+cli_opts_cluster(const CliSpec *spec, int argc, char **argv, int *i, CliParsed *p)
+{
+  const char *w = argv[*i];
+  for (size_t j = 1; w[j]; j++) {
+    const CliOpt *o = cli_opts_short(spec, w[j]);
+    if (o == NULL) {
+      char letter[3] = {'-', w[j], '\0'};
+      if (p->help)
+        return 0;
+      return cli_opts_usage_error(spec, "unknown option \"%s\" (in \"%s\")", letter, w);
+    }
+    const char *value = NULL;
+    if (o->arg != NULL) {
+      /* A value that may be left out is never taken from the next word. */
+      if (w[j + 1] != '\0')
+        value = w + j + 1;
+      else if (o->arg[0] == '[')
+        value = "";
+      else if (*i + 1 < argc)
+        value = argv[++*i];
+      else
+        return cli_opts_usage_error(spec, "--%s needs a value (%s)", o->name, o->arg);
+    }
+    int rc = cli_opts_store(spec, o, value, p);
+    if (rc != 0 || o->arg != NULL)
+      return rc;
+  }
+  return 0;
+}
+
 int
 cli_opts_common(int argc, char **argv, int *i, CliParsed *p)
 {
@@ -174,6 +254,13 @@ cli_opts_parse(const CliSpec *spec, int argc, char **argv, CliParsed *p)
         p->args[p->nargs++] = argv[i];
       }
       break;
+    }
+    if (w[0] == '-' && w[1] != '-' && w[1] != '\0' && w[2] != '\0' &&
+        cli_opts_short_flag(spec, w[1])) {
+      int rc = cli_opts_cluster(spec, argc, argv, &i, p);
+      if (rc != 0)
+        return rc;
+      continue;
     }
     if (w[0] == '-' && w[1] != '\0') {
       const char *inline_value, *value;

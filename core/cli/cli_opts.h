@@ -7,8 +7,9 @@
  * subcommand takes is listed in its help.
  *
  * Words: "--name VALUE", "--name=VALUE", "-x VALUE", "-xVALUE", flags
- * "--name", and an option whose value may be left out "--name" or
- * "--name=VALUE". A subcommand that runs a command takes everything after "--"
+ * "--name", an option whose value may be left out "--name" or
+ * "--name=VALUE", and clusters of short options as getopt reads them
+ * ("-fn 2", "-fn2": flags, then at most one letter that takes a value). A subcommand that runs a command takes everything after "--"
  * (or from its first plain word on) verbatim: nothing there is parsed or
  * re-split. A usage error is reported on stderr with the subcommand's usage
  * line and ends in exit status 2.

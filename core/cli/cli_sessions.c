@@ -150,7 +150,7 @@ cli_sessions_print(const CliSessionRow *row, const char *root, bool all)
          (unsigned long long)cli_obj_get_uint(row->entry, "queued", 0));
   const msgpack_object *list = row->listed ? cli_obj_get(row->monitors.result, "monitors") : NULL;
   if (list && list->type == MSGPACK_OBJECT_ARRAY && list->via.array.size > 0)
-    cli_show_monitor_table(list);
+    cli_show_monitor_table(list, NULL);
   else
     printf("    (no %smonitors)\n", all ? "" : "running ");
 }

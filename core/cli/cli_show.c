@@ -72,19 +72,71 @@ static const CliOpt cli_list_opts[] = {
   {NULL, 0, NULL, false, NULL},
 };
 
-/* One monitor_list entry as a row of the table. */
+/* The widest a COMMAND cell is: enough to tell "npm run dev" from "npm
+ * test -- --watch", short enough to leave room for the last line. */
+#define CLI_LIST_COMMAND_WIDTH 32
+
+/* Appends a byte count as a person reads it, the unit after sep: 512 B,
+ * 3.4 KiB, 12.0 MiB (sep " ", status) or 512B, 3.4KiB (sep "", a table). */
 static void
-cli_list_row(CliTable *t, const msgpack_object *m)
+cli_show_bytes(StrBuf *out, uint64_t n, const char *sep)
+{
+  if (n < 1024)
+    strbuf_printf(out, "%llu%sB", (unsigned long long)n, sep);
+  else if (n < 1024 * 1024)
+    strbuf_printf(out, "%.1f%sKiB", (double)n / 1024, sep);
+  else if (n < 1024ULL * 1024 * 1024)
+    strbuf_printf(out, "%.1f%sMiB", (double)n / (1024 * 1024), sep);
+  else
+    strbuf_printf(out, "%.1f%sGiB", (double)n / (1024.0 * 1024 * 1024), sep);
+}
+
+static void cli_status_command(StrBuf *out, const msgpack_object *st);
+
+/* The CPU and MEM cells (at col, col + 1) and the COMMAND cell (at
+ * cmd_col) of one monitor, from its monitor_status (st, NULL when it could
+ * not be had: then each is "-"). The command is the start's argv as shell
+ * words (env values are never asked for), cut to CLI_LIST_COMMAND_WIDTH
+ * with an ellipsis. */
+static void
+cli_list_usage_cells(CliTable *t, size_t col, size_t cmd_col, const msgpack_object *st)
+{
+  StrBuf cell = STRBUF_INIT;
+  const msgpack_object *u = st ? cli_obj_get(st, "resource_usage") : NULL;
+  if (u != NULL)
+    cli_fmt_duration(&cell, cli_obj_get_uint(u, "cpu_ms", 0));
+  cli_table_set(t, col, u ? strbuf_cstr(&cell) : "-", kCliColNone);
+  strbuf_reset(&cell);
+  if (u != NULL)
+    cli_show_bytes(&cell, cli_obj_get_uint(u, "memory_peak_bytes", 0), "");
+  cli_table_set(t, col + 1, u ? strbuf_cstr(&cell) : "-", kCliColNone);
+  strbuf_reset(&cell);
+  const msgpack_object *start = st ? cli_obj_get(st, "start") : NULL;
+  if (start != NULL && start->type == MSGPACK_OBJECT_MAP) {
+    StrBuf words = STRBUF_INIT;
+    cli_status_command(&words, start);
+    cli_fmt_cut(&cell, strbuf_cstr(&words), words.len, CLI_LIST_COMMAND_WIDTH);
+    strbuf_free(&words);
+  }
+  cli_table_set(t, cmd_col, cell.len ? strbuf_cstr(&cell) : "-", kCliColNone);
+  strbuf_free(&cell);
+}
+
+/* One monitor_list entry as a row of the table; with c, also the cells
+ * its monitor_status gives (command, CPU time, peak memory). */
+static void
+cli_list_row(CliTable *t, const msgpack_object *m, CliClient *c)
 {
   const msgpack_object *counters = cli_obj_get(m, "counters");
   StrBuf cell = STRBUF_INIT;
   size_t n;
   const char *text;
+  size_t col = 0;
   cli_table_row(t);
   size_t idn;
   const char *id = cli_obj_get_text(m, "monitor_id", &idn);
   cli_show_cell(&cell, id ? id : "", idn, 64);
-  cli_table_set(t, 0, strbuf_cstr(&cell), kCliColCyan);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColCyan);
   strbuf_reset(&cell);
   /* A monitor started without a label is labelled with its id: say it once. */
   text = cli_obj_get_text(m, "label", &n);
@@ -92,49 +144,73 @@ cli_list_row(CliTable *t, const msgpack_object *m)
     strbuf_puts(&cell, "-");
   else
     cli_show_cell(&cell, text, n, 24);
-  cli_table_set(t, 1, strbuf_cstr(&cell), kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
   cli_show_state(&cell, m);
-  cli_table_set(t, 2, strbuf_cstr(&cell), cli_cmds_state_colour(m));
+  cli_table_set(t, col++, strbuf_cstr(&cell), cli_cmds_state_colour(m));
   strbuf_reset(&cell);
   int64_t pid;
   if (cli_obj_get_is(m, "state", "running") && cli_obj_get_int(m, "pid", &pid))
     strbuf_printf(&cell, "%lld", (long long)pid);
   else
     strbuf_puts(&cell, "-");
-  cli_table_set(t, 3, strbuf_cstr(&cell), kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
   uint64_t age;
   if (cli_show_age(m, &age))
     cli_fmt_duration(&cell, age);
-  cli_table_set(t, 4, strbuf_cstr(&cell), kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
+  CliReply status;
+  bool have_status = false;
+  if (c != NULL) {
+    /* A monitor gone between the list and this call (forgotten, another
+     * session's) only loses these cells; the error is not the list's. */
+    CliError saved = c->err;
+    char idz[64];
+    snprintf(idz, sizeof idz, "%.*s", (int)idn, id ? id : "");
+    have_status = id != NULL && cli_client_monitor_status(c, idz, kCliStartRedacted, &status) == 0;
+    c->err = saved;
+    cli_list_usage_cells(t, col, col + 4, have_status ? status.result : NULL);
+    col += 2;
+  }
   strbuf_printf(&cell, "%llu", (unsigned long long)cli_obj_get_uint(counters, "lines", 0));
-  cli_table_set(t, 5, strbuf_cstr(&cell), kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
   uint64_t matched = cli_obj_get_uint(counters, "matched", 0);
   strbuf_printf(&cell, "%llu", (unsigned long long)matched);
-  cli_table_set(t, 6, strbuf_cstr(&cell), matched ? kCliColYellow : kCliColNone);
+  cli_table_set(t, col++, strbuf_cstr(&cell), matched ? kCliColYellow : kCliColNone);
   strbuf_reset(&cell);
+  if (c != NULL)
+    col++; /* COMMAND, set with the usage cells */
+  if (have_status)
+    cli_reply_free(&status);
   /* Cut again by the table to what the terminal has left; this bound
    * only keeps a long line from being escaped in full first. */
   text = cli_obj_get_text(m, "last_line", &n);
   cli_show_cell(&cell, text ? text : "", n, 1024);
-  cli_table_set(t, 7, strbuf_cstr(&cell), kCliColDim);
+  cli_table_set(t, col, strbuf_cstr(&cell), kCliColDim);
   strbuf_free(&cell);
 }
 
 void
-cli_show_monitor_table(const msgpack_object *list)
+cli_show_monitor_table(const msgpack_object *list, CliClient *c)
 {
-  static const char *const headers[] = {"ID",    "LABEL",   "STATE",    "PID",
-                                        "AGE",   "LINES",   "MATCHED",  "LAST LINE"};
-  static const bool right[] = {false, false, false, true, true, true, true, false};
+  static const char *const plain[] = {"ID",    "LABEL", "STATE",   "PID",
+                                      "UPTIME", "LINES", "MATCHED", "LAST LINE"};
+  static const bool plain_right[] = {false, false, false, true, true, true, true, false};
+  static const char *const full[] = {"ID",    "LABEL",   "STATE",   "PID",       "UPTIME", "CPU",
+                                     "MEM",   "LINES",   "MATCHED", "COMMAND",   "LAST LINE"};
+  static const bool full_right[] = {false, false, false, true, true,  true,
+                                    true,  true,  true,  false, false};
   CliTable t;
-  cli_table_init(&t, 8, headers, right);
+  if (c != NULL)
+    cli_table_init(&t, 11, full, full_right);
+  else
+    cli_table_init(&t, 8, plain, plain_right);
   for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size;
        i++)
-    cli_list_row(&t, &list->via.array.ptr[i]);
+    cli_list_row(&t, &list->via.array.ptr[i], c);
   cli_table_print(&t, stdout, cli_fmt_width());
   cli_table_free(&t);
 }
@@ -175,7 +251,7 @@ cli_list_run(CliClient *c, const CliParsed *p)
     cli_reply_free(&reply);
     return 0;
   }
-  cli_show_monitor_table(list);
+  cli_show_monitor_table(list, c);
   if (total > count)
     printf("(%u of %llu shown; --limit shows more)\n", count, (unsigned long long)total);
   cli_reply_free(&reply);
@@ -185,11 +261,13 @@ cli_list_run(CliClient *c, const CliParsed *p)
 const CliCommand cli_cmd_list = {
   {"list", "", "list the session's monitors",
    "List the session's running monitors (with --all, the ended ones too), newest\n"
-   "first: id, label, state, pid, how long it has run (or ran), lines, matched\n"
-   "lines, and the last line, cut to the terminal's width. The session is\n"
+   "first: id, label, state, pid, uptime (how long it has run, or ran), CPU time,\n"
+   "peak memory, lines, matched lines, its command (cut at 32 columns) and the\n"
+   "last line, cut to the terminal's width. The session is\n"
    "--session, else $VIGIL_SESSION, else the project's this directory is in: the\n"
    "one vigil mcp started there works in, so an agent's monitors are listed.\n"
-   "vigil sessions lists every session and its monitors.",
+   "vigil sessions lists every session and its monitors. vigil ps and vigil ls are\n"
+   "other names for it.",
    cli_list_opts, 0, 0, false},
   cli_list_run,
 };
@@ -212,20 +290,6 @@ cli_status_text(const char *title, const msgpack_object *m, const char *key)
   strbuf_free(&safe);
 }
 
-/* Appends a byte count as a person reads it: 512 B, 3.4 KiB, 12.0 MiB. */
-static void
-cli_status_bytes(StrBuf *out, uint64_t n)
-{
-  if (n < 1024)
-    strbuf_printf(out, "%llu B", (unsigned long long)n);
-  else if (n < 1024 * 1024)
-    strbuf_printf(out, "%.1f KiB", (double)n / 1024);
-  else if (n < 1024ULL * 1024 * 1024)
-    strbuf_printf(out, "%.1f MiB", (double)n / (1024 * 1024));
-  else
-    strbuf_printf(out, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
-}
-
 static const CliOpt cli_status_opts[] = {
   {"show-start", 0, NULL, false,
    "also show how it was started: its command, cwd and env names\n(the values hidden)"},
@@ -244,13 +308,11 @@ cli_status_word(StrBuf *out, const char *s, size_t len)
   strbuf_free(&safe);
 }
 
-/* Prints how the monitor was started, from monitor_status's `start` (st):
- * the command as words a shell reads back the same, its cwd, and its env,
- * names only unless the values were asked for (they came back nil). */
+/* Appends the command of a start map (st) as words a shell reads back the
+ * same: its argv, or "/bin/sh -c COMMAND" in shell mode. */
 static void
-cli_status_start(const msgpack_object *st)
+cli_status_command(StrBuf *out, const msgpack_object *st)
 {
-  StrBuf line = STRBUF_INIT;
   size_t n;
   const msgpack_object *argv = cli_obj_get(st, "argv");
   const char *command = cli_obj_get_text(st, "command", &n);
@@ -259,13 +321,23 @@ cli_status_start(const msgpack_object *st)
       size_t len;
       const char *w = cli_obj_text(&argv->via.array.ptr[i], &len);
       if (i > 0)
-        strbuf_putc(&line, ' ');
-      cli_status_word(&line, w ? w : "", w ? len : 0);
+        strbuf_putc(out, ' ');
+      cli_status_word(out, w ? w : "", w ? len : 0);
     }
   } else if (command != NULL) {
-    strbuf_puts(&line, "/bin/sh -c ");
-    cli_status_word(&line, command, n);
+    strbuf_puts(out, "/bin/sh -c ");
+    cli_status_word(out, command, n);
   }
+}
+
+/* Prints how the monitor was started, from monitor_status's `start` (st):
+ * the command as words a shell reads back the same, its cwd, and its env,
+ * names only unless the values were asked for (they came back nil). */
+static void
+cli_status_start(const msgpack_object *st)
+{
+  StrBuf line = STRBUF_INIT;
+  cli_status_command(&line, st);
   printf("  %-13s %s\n", "command", strbuf_cstr(&line));
   cli_status_text("cwd", st, "cwd");
   const msgpack_object *env = cli_obj_get(st, "env");
@@ -356,16 +428,16 @@ cli_status_run(CliClient *c, const CliParsed *p)
   printf("  %-13s %llu (%llu lines withheld by the rate limit)\n", "notifications",
          (unsigned long long)cli_obj_get_uint(k, "notifications", 0),
          (unsigned long long)cli_obj_get_uint(k, "suppressed", 0));
-  cli_status_bytes(&sb, cli_obj_get_uint(k, "stdout_bytes", 0));
+  cli_show_bytes(&sb, cli_obj_get_uint(k, "stdout_bytes", 0), " ");
   strbuf_puts(&sb, " stdout, ");
-  cli_status_bytes(&sb, cli_obj_get_uint(k, "stderr_bytes", 0));
+  cli_show_bytes(&sb, cli_obj_get_uint(k, "stderr_bytes", 0), " ");
   strbuf_puts(&sb, " stderr");
   printf("  %-13s %s\n", "output", strbuf_cstr(&sb));
   strbuf_reset(&sb);
   const msgpack_object *u = cli_obj_get(m, "resource_usage");
   cli_fmt_duration(&sb, cli_obj_get_uint(u, "cpu_ms", 0));
   strbuf_puts(&sb, " cpu, ");
-  cli_status_bytes(&sb, cli_obj_get_uint(u, "memory_peak_bytes", 0));
+  cli_show_bytes(&sb, cli_obj_get_uint(u, "memory_peak_bytes", 0), " ");
   strbuf_puts(&sb, " peak memory");
   printf("  %-13s %s\n", "usage", strbuf_cstr(&sb));
   strbuf_free(&sb);
@@ -442,6 +514,10 @@ static const CliOpt cli_logs_opts[] = {
   {"stderr", 0, NULL, false, "only the stderr capture (written to stdout)"},
   {"offset", 0, "N", false, "start at absolute byte N of the stream (default 0)"},
   {"limit", 0, "N", false, "at most N bytes of each stream"},
+  {"tail", 'n', "N", false, "only the last N lines of each stream (with -f, of each\nmonitor)"},
+  {"follow", 'f', NULL, false,
+   "follow every running monitor's lines, each after its\nlabel, interleaved as they come "
+   "(with ID: that one,\nuntil it ends)"},
   {NULL, 0, NULL, false, NULL},
 };
 
@@ -463,11 +539,30 @@ cli_logs_write(int fd, const char *p, size_t len)
   return 0;
 }
 
+/* Writes the last n lines of buf to fd (a last line without its newline
+ * counts as one). Returns 0 or -1. */
+static int
+cli_logs_tail(int fd, const StrBuf *buf, uint64_t n)
+{
+  if (n == 0 || buf->len == 0)
+    return 0;
+  size_t start = buf->len;
+  if (start > 0 && buf->data[start - 1] == '\n')
+    start--; /* the last line's own newline */
+  for (uint64_t seen = 0; start > 0; start--) {
+    if (buf->data[start - 1] == '\n' && ++seen == n)
+      break;
+  }
+  return cli_logs_write(fd, buf->data + start, buf->len - start);
+}
+
 /* Copies one stream's capture (from offset, at most limit bytes) to fd,
- * a chunk per call. Returns 0, or the exit status after reporting why. */
+ * a chunk per call; with keep, appends it there instead (for --tail: the
+ * capture is bounded by the engine's monitor.capture_max_bytes). Returns
+ * 0, or the exit status after reporting why. */
 static int
 cli_logs_stream(CliClient *c, const char *id, const char *stream, uint64_t offset,
-                uint64_t limit, int fd, bool note)
+                uint64_t limit, int fd, bool note, StrBuf *keep)
 {
   bool first = true;
   for (;;) {
@@ -510,7 +605,9 @@ cli_logs_stream(CliClient *c, const char *id, const char *stream, uint64_t offse
               "oldest byte kept\n",
               id, stream);
     first = false;
-    if (n > 0 && cli_logs_write(fd, bytes, n) != 0) {
+    if (keep != NULL)
+      strbuf_append(keep, bytes, n);
+    else if (n > 0 && cli_logs_write(fd, bytes, n) != 0) {
       cli_reply_free(&reply);
       return CLI_EXIT_FAILURE;
     }
@@ -525,17 +622,45 @@ cli_logs_stream(CliClient *c, const char *id, const char *stream, uint64_t offse
   }
 }
 
+/* cli_logs_stream to fd, or with tail (--tail given: tail_n > 0 or the
+ * option present) only the last tail_n lines of it. */
+static int
+cli_logs_copy(CliClient *c, const char *id, const char *stream, uint64_t offset, uint64_t limit,
+              int fd, bool note, const uint64_t *tail)
+{
+  if (tail == NULL)
+    return cli_logs_stream(c, id, stream, offset, limit, fd, note, NULL);
+  StrBuf keep = STRBUF_INIT;
+  int rc = cli_logs_stream(c, id, stream, offset, limit, fd, note, &keep);
+  if (rc == 0 && cli_logs_tail(fd, &keep, *tail) != 0)
+    rc = CLI_EXIT_FAILURE;
+  strbuf_free(&keep);
+  return rc;
+}
+
 static int
 cli_logs_run(CliClient *c, const CliParsed *p)
 {
-  uint64_t offset, limit;
+  uint64_t offset, limit, tail_n;
   int rc;
   if ((rc = cli_cmds_number(p, "offset", 0, &offset)) != 0 ||
-      (rc = cli_cmds_number(p, "limit", UINT64_MAX, &limit)) != 0)
+      (rc = cli_cmds_number(p, "limit", UINT64_MAX, &limit)) != 0 ||
+      (rc = cli_cmds_number(p, "tail", 0, &tail_n)) != 0)
     return rc;
+  const uint64_t *tail = cli_opts_has(p, "tail") ? &tail_n : NULL;
   bool out = cli_opts_has(p, "stdout"), err = cli_opts_has(p, "stderr");
   if (out && err)
     return cli_opts_usage_error(p->spec, "give --stdout or --stderr, not both (neither: both)");
+  if (cli_opts_has(p, "follow")) {
+    if (cli_opts_has(p, "offset") || cli_opts_has(p, "limit") || p->json)
+      return cli_opts_usage_error(p->spec, "-f does not go with --offset, --limit or --json");
+    return cli_tail_run(c, out ? "stdout" : err ? "stderr" : "all", p->nargs ? p->args[0] : NULL,
+                        true, tail != NULL, tail_n);
+  }
+  if (p->nargs == 0)
+    return cli_opts_usage_error(p->spec, "missing ID (or -f to follow every monitor)");
+  if (tail && p->json)
+    return cli_opts_usage_error(p->spec, "--tail does not go with --json (use --offset/--limit)");
   char id[64];
   if ((rc = cli_show_open(c, p, id)) != 0)
     return rc;
@@ -560,19 +685,23 @@ cli_logs_run(CliClient *c, const CliParsed *p)
   /* Both streams: each goes where the process wrote it, so that
    * `vigil logs ID >out 2>err` splits them back. One stream: to stdout. */
   if (out || err)
-    return cli_logs_stream(c, id, out ? "stdout" : "stderr", offset, limit, STDOUT_FILENO, true);
-  rc = cli_logs_stream(c, id, "stdout", offset, limit, STDOUT_FILENO, false);
+    return cli_logs_copy(c, id, out ? "stdout" : "stderr", offset, limit, STDOUT_FILENO, true,
+                         tail);
+  rc = cli_logs_copy(c, id, "stdout", offset, limit, STDOUT_FILENO, false, tail);
   if (rc == 0)
-    rc = cli_logs_stream(c, id, "stderr", offset, limit, STDERR_FILENO, false);
+    rc = cli_logs_copy(c, id, "stderr", offset, limit, STDERR_FILENO, false, tail);
   return rc;
 }
 
 const CliCommand cli_cmd_logs = {
-  {"logs", "ID", "write a monitor's raw captured bytes",
+  {"logs", "[ID]", "write a monitor's raw captured bytes",
    "Write the bytes a monitor's process wrote, exactly as written (colours and all),\n"
    "from the engine's capture (the last monitor.capture_max_bytes of each stream).\n"
-   "Without --stdout or --stderr, its stdout goes to stdout and its stderr to stderr.",
-   cli_logs_opts, 1, 1, false},
+   "Without --stdout or --stderr, its stdout goes to stdout and its stderr to stderr.\n"
+   "--tail N keeps the last N lines of each. With -f, every running monitor's lines\n"
+   "(ANSI escapes removed) after its label, interleaved as they come, monitors\n"
+   "started later too, until Ctrl-C or the engine's end; with an ID, that one's.",
+   cli_logs_opts, 0, 1, false},
   cli_logs_run,
 };
 

@@ -63,12 +63,29 @@ cli_suggest_offer(CliSuggest *s, const char *candidate)
   }
 }
 
+/* The most edits a suggestion for typed may be away. */
+static size_t
+cli_suggest_allowed(const char *typed)
+{
+  size_t n = strlen(typed);
+  return n <= 4 ? 1 : n <= 8 ? 2 : 3;
+}
+
 const char *
 cli_suggest_best(const CliSuggest *s)
 {
   if (s->best == NULL || s->ties != 1 || s->best_distance == 0)
     return NULL;
-  size_t n = strlen(s->typed);
-  size_t allowed = n <= 4 ? 1 : n <= 8 ? 2 : 3;
-  return s->best_distance <= allowed ? s->best : NULL;
+  return s->best_distance <= cli_suggest_allowed(s->typed) ? s->best : NULL;
+}
+
+bool
+cli_suggest_is_near(const CliSuggest *s, const char *candidate)
+{
+  size_t nt = strlen(s->typed), nc = strlen(candidate);
+  if (s->best == NULL || s->best_distance == 0 ||
+      s->best_distance > cli_suggest_allowed(s->typed) || nt > CLI_SUGGEST_MAX_LEN ||
+      nc > CLI_SUGGEST_MAX_LEN)
+    return false;
+  return cli_suggest_distance(s->typed, nt, candidate, nc) == s->best_distance;
 }

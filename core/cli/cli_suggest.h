@@ -9,6 +9,7 @@
 #ifndef VIGIL_CLI_SUGGEST_H
 #define VIGIL_CLI_SUGGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Words longer than this are never compared (a typo is short); it bounds
@@ -31,5 +32,10 @@ void cli_suggest_offer(CliSuggest *s, const char *candidate);
 /* The one candidate close enough to suggest (at most 1 edit for a word of
  * up to 4 characters, 2 up to 8, 3 beyond), or NULL. */
 const char *cli_suggest_best(const CliSuggest *s);
+
+/* Whether candidate (offered before) is as close as the closest and close
+ * enough to suggest (the bound of cli_suggest_best), ties allowed: to name
+ * every one of several equally close words ("stop" or "setup"). */
+bool cli_suggest_is_near(const CliSuggest *s, const char *candidate);
 
 #endif
