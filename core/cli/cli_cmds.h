@@ -40,6 +40,7 @@ extern const CliCommand cli_cmd_hook;
 extern const CliCommand cli_cmd_sessions;
 extern const CliCommand cli_cmd_setup;
 extern const CliCommand cli_cmd_reload;
+extern const CliCommand cli_cmd_policy;
 extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the help */
 
 /* The engine's bounds the client checks before sending (docs/protocol.md):
