@@ -17,6 +17,7 @@
 #include "signals.h"
 #include "strbuf.h"
 #include "textfmt.h"
+#include "utf8.h"
 
 /* Where a value is, for its error: "lines[2].seq". */
 typedef struct {
@@ -104,8 +105,9 @@ nm_bool(const msgpack_object *o, const NmKey *k, bool *out, VigilError *err)
   return 0;
 }
 
-/* A string of at most NOTIFICATION_MAP_TEXT_MAX bytes, sanitized as the
- * engine sanitizes process text, appended to out. */
+/* A string of at most NOTIFICATION_MAP_TEXT_MAX bytes of valid UTF-8
+ * without NUL, appended to out as it is: the form the wire and the engine's
+ * lines have (every renderer escapes what it shows). */
 static int
 nm_text(const msgpack_object *o, const NmKey *k, StrBuf *out, VigilError *err)
 {
@@ -117,7 +119,11 @@ nm_text(const msgpack_object *o, const NmKey *k, StrBuf *out, VigilError *err)
              NOTIFICATION_MAP_TEXT_MAX);
     return nm_fail(err, k, why);
   }
-  textfmt_sanitize(out, o->via.str.ptr, o->via.str.size);
+  if (!utf8_valid(o->via.str.ptr, o->via.str.size))
+    return nm_fail(err, k, "not valid UTF-8");
+  if (memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL)
+    return nm_fail(err, k, "holds a NUL byte");
+  strbuf_append(out, o->via.str.ptr, o->via.str.size);
   return 0;
 }
 

@@ -13,8 +13,10 @@
  * notification carries) are accepted and ignored, so a notification as it
  * came off the wire can be given back whole. A key left out takes the
  * value docs/policies.md section 15 gives it. Text (line text, the label,
- * the reason) is sanitized as the engine does process text; a built-in
- * pattern's name is looked up among the engine's, never taken as given.
+ * the reason) must be valid UTF-8 without NUL, as the wire's is, and is
+ * kept as it is (every renderer escapes what it shows, as for the engine's
+ * own lines); a built-in pattern's name is looked up among the engine's,
+ * never taken as given.
  */
 #ifndef VIGIL_NOTIFICATION_MAP_H
 #define VIGIL_NOTIFICATION_MAP_H

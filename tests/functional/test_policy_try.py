@@ -80,6 +80,24 @@ def test_try_prints_what_the_engine_sends_for_the_same_notification(e):
 
 
 @socket_only
+def test_try_escapes_a_given_line_as_the_engine_does(e):
+    # A tab, a backslash, an ANSI colour and a bidi override: given back as
+    # the wire has them (raw), each is escaped once, as the engine did.
+    script = "printf 'tab\\there back\\\\slash \\033[31mred\\033[0m \\342\\200\\256x\\n'"
+    for name in ("envelope", "xml", "system_message"):
+        mid = e.call("monitor_start", command=script, shell=True, label="esc", notify="lines",
+                     policy=name)["monitor_id"]
+        e.main.wait_ending(mid)
+        out = [n for n in e.main.drain() if n["monitor_id"] == mid and n["type"] == "output"][0]
+        assert "\\t" in out["text"] and "\\u{202e}" in out["text"], out["text"]
+        given = {k: v for k, v in out.items() if k not in QUEUE_KEYS}
+        p = policy("try", os.path.join(PLUGINS, name + ".lua"), "--notification",
+                   json.dumps(given))
+        assert p.returncode == 0, (name, p.stderr)
+        assert unnonced(p.stdout) == unnonced(out["text"]), (name, p.stdout, out["text"])
+
+
+@socket_only
 def test_the_crash_sample_is_what_the_engine_makes_of_a_python_crash(e):
     # (events shows the notification's time, which differs: left out.)
     for name in [b for b in BUNDLED if b != "events"]:
@@ -211,6 +229,7 @@ def test_every_bundled_policy_passes_its_examples(tmp):
 if __name__ == "__main__":
     rc = run_tests([
         test_try_prints_what_the_engine_sends_for_the_same_notification,
+        test_try_escapes_a_given_line_as_the_engine_does,
         test_the_crash_sample_is_what_the_engine_makes_of_a_python_crash,
     ])
     rc |= run_plain_tests([
