@@ -25,13 +25,13 @@
 
 static const CliOpt cli_policy_opts[] = {
   {"sample", 0, "NAME", false,
-   "try: the sample notification to give the policy: crash (a Python\n"
-   "traceback, the default), loop (a crash loop's repeat summary), exit (an exit\n"
-   "with its last lines), lines (plain lines), overload (an overload ending)"},
+   "try: the sample to give the policy: crash (a Python\n"
+   "traceback, the default), loop (a crash loop's repeat\n"
+   "summary), exit, lines (plain lines), overload"},
   {"notification", 0, "JSON", false,
-   "try: the notification to give the policy instead, as a JSON object with\n"
-   "the keys of docs/protocol.md section 6 (a notification from `vigil watch\n"
-   "--json` as it is); missing keys take defaults"},
+   "try: give it this notification instead: a JSON object\n"
+   "with the keys of docs/protocol.md section 6 (one from\n"
+   "vigil watch --json as it is); missing keys get defaults"},
   {NULL, 0, NULL, false, NULL},
 };
 
