@@ -21,7 +21,7 @@
 
 /* Where a value is, for its error: "lines[2].seq". */
 typedef struct {
-  char at[96];
+  char at[128];
 } NmKey;
 
 static int
@@ -183,13 +183,31 @@ nm_pattern(const msgpack_object *o, const NmKey *k, int *out, VigilError *err)
 }
 
 static void
-nm_sub(NmKey *out, const NmKey *parent, const char *what, uint32_t index, const char *key)
+nm_sub(NmKey *out, const char *key)
 {
-  if (what)
-    snprintf(out->at, sizeof out->at, "%s[%u].%s", what, index, key);
-  else
-    snprintf(out->at, sizeof out->at, "%s%s%s", parent ? parent->at : "", parent ? "." : "",
-             key);
+  snprintf(out->at, sizeof out->at, "%s", key);
+}
+
+/* Entry index of the array `what` (lines, incidents): its key in k ("lines[2]"),
+ * and whether it is a map. */
+static int
+nm_entry_open(NmKey *k, const char *what, uint32_t index, const msgpack_object *o,
+              const char *want, VigilError *err)
+{
+  snprintf(k->at, sizeof k->at, "%s[%u]", what, index);
+  if (o->type != MSGPACK_OBJECT_MAP)
+    return nm_want(err, k, want, o);
+  return 0;
+}
+
+/* The key of a field of an entry: "lines[2].seq" (a key's first 24 bytes;
+ * "?" for a key that is not a string). */
+static void
+nm_entry_key(NmKey *out, const NmKey *entry, const msgpack_object *key)
+{
+  bool str = key->type == MSGPACK_OBJECT_STR;
+  int len = str ? (int)(key->via.str.size > 24 ? 24 : key->via.str.size) : 1;
+  snprintf(out->at, sizeof out->at, "%.64s.%.*s", entry->at, len, str ? key->via.str.ptr : "?");
 }
 
 int
@@ -249,9 +267,9 @@ static int
 nm_line(const msgpack_object *o, uint32_t index, Notification *n, VigilError *err)
 {
   NmKey k;
-  snprintf(k.at, sizeof k.at, "lines[%u]", index);
-  if (o->type != MSGPACK_OBJECT_MAP)
-    return nm_want(err, &k, "a map {seq, stream, text, pattern, truncated}", o);
+  if (nm_entry_open(&k, "lines", index, o, "a map {seq, stream, text, pattern, truncated}",
+                    err) != 0)
+    return -1;
   uint64_t seq = index + 1;
   int stream = 0, pattern = -1;
   bool truncated = false, has_text = false;
@@ -261,13 +279,7 @@ nm_line(const msgpack_object *o, uint32_t index, Notification *n, VigilError *er
   for (uint32_t i = 0; rc == 0 && i < o->via.map.size; i++) {
     const msgpack_object *key = &o->via.map.ptr[i].key, *v = &o->via.map.ptr[i].val;
     NmKey sub;
-    char name[32];
-    snprintf(name, sizeof name, "%.*s",
-             key->type == MSGPACK_OBJECT_STR ? (int)(key->via.str.size > 24 ? 24
-                                                                           : key->via.str.size)
-                                             : 1,
-             key->type == MSGPACK_OBJECT_STR ? key->via.str.ptr : "?");
-    nm_sub(&sub, NULL, "lines", index, name);
+    nm_entry_key(&sub, &k, key);
     if (nm_key_is(key, "seq"))
       rc = nm_uint(v, &sub, &seq, err);
     else if (nm_key_is(key, "stream"))
@@ -336,9 +348,8 @@ static int
 nm_incident(const msgpack_object *o, uint32_t index, Notification *n, VigilError *err)
 {
   NmKey k;
-  snprintf(k.at, sizeof k.at, "incidents[%u]", index);
-  if (o->type != MSGPACK_OBJECT_MAP)
-    return nm_want(err, &k, "a map", o);
+  if (nm_entry_open(&k, "incidents", index, o, "a map", err) != 0)
+    return -1;
   NoteIncident inc = {.pattern = -1};
   static const char *const kinds[] = {"message", "crash", NULL};
   const msgpack_object *lines = NULL;
@@ -347,13 +358,7 @@ nm_incident(const msgpack_object *o, uint32_t index, Notification *n, VigilError
   for (uint32_t i = 0; rc == 0 && i < o->via.map.size; i++) {
     const msgpack_object *key = &o->via.map.ptr[i].key, *v = &o->via.map.ptr[i].val;
     NmKey sub;
-    char name[32];
-    snprintf(name, sizeof name, "%.*s",
-             key->type == MSGPACK_OBJECT_STR ? (int)(key->via.str.size > 24 ? 24
-                                                                           : key->via.str.size)
-                                             : 1,
-             key->type == MSGPACK_OBJECT_STR ? key->via.str.ptr : "?");
-    nm_sub(&sub, NULL, "incidents", index, name);
+    nm_entry_key(&sub, &k, key);
     if (nm_key_is(key, "id")) {
       rc = nm_uint(v, &sub, &inc.id, err), has_id = true;
     } else if (nm_key_is(key, "kind")) {
@@ -594,7 +599,7 @@ notification_map_read(const msgpack_object *o, VigilError *err)
   NmKey k;
   int type = 0;
   if (at[kNmType]) {
-    nm_sub(&k, NULL, NULL, 0, "type");
+    nm_sub(&k, "type");
     if (nm_name(at[kNmType], &k, nm_types, &type, err) != 0)
       return NULL;
   }
@@ -606,7 +611,7 @@ notification_map_read(const msgpack_object *o, VigilError *err)
   for (int w = kNmMonitorId; w < kNmKeys; w++) {
     if (at[w] == NULL || w == kNmLines || w == kNmIncidents)
       continue;
-    nm_sub(&k, NULL, NULL, 0, nm_keys[w]);
+    nm_sub(&k, nm_keys[w]);
     if (nm_scalar(w, at[w], &k, n, &has_state, err) != 0)
       goto fail;
   }
@@ -621,7 +626,7 @@ notification_map_read(const msgpack_object *o, VigilError *err)
 
   for (int w = kNmLines; w <= kNmIncidents; w += kNmIncidents - kNmLines) {
     const msgpack_object *v = at[w];
-    nm_sub(&k, NULL, NULL, 0, nm_keys[w]);
+    nm_sub(&k, nm_keys[w]);
     if (v == NULL || nm_empty(v))
       continue;
     size_t max = w == kNmLines ? NOTIFICATION_MAP_LINES_MAX : NOTIFICATION_MAP_INCIDENTS_MAX;
