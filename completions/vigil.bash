@@ -10,7 +10,7 @@
 # Install: copy to /usr/share/bash-completion/completions/vigil (and link
 # vigild to it), or `source` it from ~/.bashrc.
 
-_vigil_commands="start list ps ls status output logs events wait stop restart run watch sessions setup reload engine shutdown mcp hook help"
+_vigil_commands="start list ps ls status output logs events wait stop restart run watch sessions setup reload policy engine shutdown mcp hook help"
 _vigil_common="--socket --session --json --help -h"
 
 # The options of one subcommand (kept in step with `vigil COMMAND --help`;
@@ -38,6 +38,7 @@ _vigil_options()
         mcp) echo "--profile --delivery --tool-names --no-spawn --config" ;;
         hook) echo "--wait" ;;
         shutdown) echo "--timeout -t" ;;
+        policy) echo "--sample --notification" ;;
     esac
 }
 
@@ -99,6 +100,8 @@ _vigil()
         --profile) COMPREPLY=($(compgen -W "vigil watch_process process monitor hermes" -- "$cur")); return 0 ;;
         --delivery) COMPREPLY=($(compgen -W "auto channel piggyback poll" -- "$cur")); return 0 ;;
         --tool-names) COMPREPLY=($(compgen -W "exact underscore" -- "$cur")); return 0 ;;
+        --sample) COMPREPLY=($(compgen -W "crash loop exit lines overload" -- "$cur")); return 0 ;;
+        --notification) return 0 ;;
         --session|--label|--description|--pattern|-e|--policy|--env|--pass-env|--wait-for|--since|\
         --limit|-n|--tail|--incident|-i|--offset|--lines)
             return 0 ;;
@@ -125,6 +128,12 @@ _vigil()
         start|run) COMPREPLY=($(compgen -W "--" -- "$cur")) ;;
         setup) COMPREPLY=($(compgen -W "claude-code codex gemini opencode cursor goose" -- "$cur")) ;;
         engine) COMPREPLY=($(compgen -W "status" -- "$cur")) ;;
+        policy)
+            if [[ " ${COMP_WORDS[*]} " == *" try "* || " ${COMP_WORDS[*]} " == *" test "* ]]; then
+                COMPREPLY=($(compgen -f -- "$cur"))
+            else
+                COMPREPLY=($(compgen -W "try test" -- "$cur"))
+            fi ;;
     esac
     return 0
 }

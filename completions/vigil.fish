@@ -6,7 +6,7 @@
 # Install: copy to ~/.config/fish/completions/vigil.fish (and, for vigild,
 # to vigild.fish: both commands are defined here).
 
-set -l vigil_commands start list ps ls status output logs events wait stop restart run watch sessions setup reload engine shutdown mcp hook help
+set -l vigil_commands start list ps ls status output logs events wait stop restart run watch sessions setup reload policy engine shutdown mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
 
 function __vigil_ids
@@ -50,6 +50,10 @@ complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a wat
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a sessions -d "list the engine's sessions"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a setup -d 'set an agent harness up'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a reload -d 'make the engine read its config again'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a policy -d 'try a policy offline, or run its examples'
+complete -c vigil -n '__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from try test' -f -a 'try test'
+complete -c vigil -n '__fish_seen_subcommand_from policy' -l sample -x -a 'crash loop exit lines overload' -d 'the sample notification'
+complete -c vigil -n '__fish_seen_subcommand_from policy' -l notification -x -d 'a notification as JSON'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a engine -d 'whether an engine runs on the socket, and which'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a shutdown -d 'end the engine (and every monitor), and wait for its end'
 complete -c vigil -f -n '__fish_seen_subcommand_from engine' -a status -d 'whether an engine runs, and which'

@@ -1,6 +1,7 @@
 /*
  * Delivery (see deliver.h): route, format, check, frame, fallback,
- * policy_error, queue. Everything a policy writes passes through
+ * policy_error (deliver_prepare, which `vigil policy try` runs too, so that
+ * what it shows is what an agent reads), queue. Everything a policy writes passes through
  * deliver_policy_text before an agent can read it, and the nonce that frames
  * it is drawn there, after the policy ran, so no body can contain it.
  */
@@ -59,57 +60,54 @@ deliver_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *
   return rc;
 }
 
-/* What the policy's route decided for n. */
-typedef enum {
-  kRouteKeep = 0,   /* deliver n, in the mode now set */
-  kRouteDropped,    /* n was dropped (counted) and freed */
-  kRouteFailed,     /* the call failed: err is set, n keeps its mode */
-} RouteResult;
-
-static RouteResult
-deliver_route(const DeliverTarget *t, Policy *p, Monitor *m, Notification *n, VigilError *err)
+DeliverOutcome
+deliver_prepare(const DeliverTarget *t, Notification *n, Notification **pe, VigilError *err)
 {
-  DeliveryMode mode = n->mode;
-  bool drop = false;
-  if (policy_route(p, n, &mode, &drop, err) < 0)
-    return kRouteFailed;
-  if (drop && !notification_is_ending(n->type)) {
-    /* Counted, never silent; an ending notification cannot be dropped. */
-    monitor_count_policy_drop(m, n);
-    notification_free(n);
-    return kRouteDropped;
-  }
-  /* live_safe only where the config enables live mode. */
-  n->mode = mode == kModeLiveSafe && !t->live_mode_enabled ? kModeIdle : mode;
-  return kRouteKeep;
-}
-
-void
-deliver_notification(const DeliverTarget *t, Monitor *m, Session *s, Notification *n)
-{
-  VigilError err = VIGIL_ERROR_INIT;
-  Policy *p = policyset_get(t->policies, t->policy, &err);
+  *pe = NULL;
+  Policy *p = policyset_get(t->policies, t->policy, err);
   bool failed = p == NULL;
   if (p && policy_has_route(p)) {
-    RouteResult routed = deliver_route(t, p, m, n, &err);
-    if (routed == kRouteDropped)
-      return;
-    failed = routed == kRouteFailed;
+    DeliveryMode mode = n->mode;
+    bool drop = false;
+    if (policy_route(p, n, &mode, &drop, err) < 0) {
+      failed = true;   /* n keeps its mode */
+    } else if (drop && !notification_is_ending(n->type)) {
+      /* An ending cannot be dropped. */
+      return kDeliverDropped;
+    } else {
+      /* live_safe only where the config enables live mode. */
+      n->mode = mode == kModeLiveSafe && !t->live_mode_enabled ? kModeIdle : mode;
+    }
   }
   StrBuf text = STRBUF_INIT;
-  if (!failed && p && deliver_policy_text(p, n, &text, &err) == kDeliverFailed)
+  if (!failed && p && deliver_policy_text(p, n, &text, err) == kDeliverFailed)
     failed = true;
   if (text.len == 0) {
     strbuf_reset(&text);
     envelope_render(n, &text);
   }
   n->text = strbuf_take(&text);
+  if (!failed)
+    return kDeliverWorded;
+  *pe = deliver_policy_error(n, t->policy, err);
+  (*pe)->mode = n->mode;
+  return kDeliverPolicyFailed;
+}
+
+void
+deliver_notification(const DeliverTarget *t, Monitor *m, Session *s, Notification *n)
+{
+  VigilError err = VIGIL_ERROR_INIT;
   Notification *pe = NULL;
-  if (failed) {
-    LOG_WARN("engine", "monitor %s: %s", monitor_id(m), err.msg);
-    pe = deliver_policy_error(n, t->policy, &err);
-    pe->mode = n->mode;
+  DeliverOutcome out = deliver_prepare(t, n, &pe, &err);
+  if (out == kDeliverDropped) {
+    /* Counted, never silent. */
+    monitor_count_policy_drop(m, n);
+    notification_free(n);
+    return;
   }
+  if (out == kDeliverPolicyFailed)
+    LOG_WARN("engine", "monitor %s: %s", monitor_id(m), err.msg);
   session_push(s, n);
   if (pe)
     session_push(s, pe);

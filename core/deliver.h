@@ -30,6 +30,24 @@ typedef struct {
   bool live_mode_enabled;  /* monitor.live_mode_enabled: else live_safe becomes idle */
 } DeliverTarget;
 
+/* What deliver_prepare made of a notification. */
+typedef enum {
+  kDeliverWorded = 0,   /* n->text is the policy's (or the built-in) envelope */
+  kDeliverPolicyFailed, /* n->text is the built-in envelope; *pe the policy_error */
+  kDeliverDropped,      /* the policy's route dropped n (not an ending): nothing set */
+} DeliverOutcome;
+
+/* Everything delivery does to n before it is queued, with nothing counted
+ * or queued: the policy's route (n->mode set; live_safe becomes idle
+ * unless t->live_mode_enabled), its format, checked and framed, and the
+ * built-in envelope as the fallback. On kDeliverPolicyFailed, *pe is the
+ * policy_error notification to queue after n (owned by the caller) and err
+ * has the whole message; else *pe is NULL. The engine (deliver_notification)
+ * and `vigil policy try` (policytry.h) both run this, so the two cannot
+ * word a notification differently. */
+DeliverOutcome deliver_prepare(const DeliverTarget *t, Notification *n, Notification **pe,
+                               VigilError *err);
+
 /* Routes, words and queues n (owned) in s. A failing policy call costs that
  * notification its policy (the built-in envelope and the mode it had are
  * used) and adds a policy_error notification after it. */

@@ -215,6 +215,9 @@ policy_load(PolicySet *ps, const char *name, const char *path, VigilError *err)
 
 /* --- the set ------------------------------------------------------------- */
 
+static Policy *policyset_add(PolicySet *ps, const char *name, const char *path,
+                             VigilError *err);
+
 /* See policy.h. */
 PolicySet *
 policyset_new(const PolicyOptions *opts)
@@ -299,6 +302,47 @@ policyset_get(PolicySet *ps, const char *name, VigilError *err)
     return NULL;
   }
 
+  return policyset_add(ps, name, path, err);
+}
+
+/* See policy.h. */
+Policy *
+policyset_get_file(PolicySet *ps, const char *path, VigilError *err)
+{
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t len = strlen(base);
+  char name[POLICY_NAME_MAX + 1];
+  if (len < 5 || strcmp(base + len - 4, ".lua") != 0 || len - 4 > POLICY_NAME_MAX) {
+    StrBuf q = STRBUF_INIT;
+    policy_quote(&q, base, len);
+    error_set(err, kErrInvalidParams,
+              "policy: file \"%s\" is not NAME.lua with NAME 1..%d bytes of [a-z0-9_-]",
+              strbuf_cstr(&q), POLICY_NAME_MAX);
+    strbuf_free(&q);
+    return NULL;
+  }
+  memcpy(name, base, len - 4);
+  name[len - 4] = '\0';
+  if (!policy_name_ok(name))
+    return policyset_get(ps, name, err); /* the bad name's message */
+  for (size_t i = 0; i < ps->npolicies; i++) {
+    if (strcmp(ps->policies[i]->name, name) == 0) {
+      error_set(err, kErrInvalidParams, "policy: \"%s\" is loaded already", name);
+      return NULL;
+    }
+  }
+  if (!policy_is_file(path)) {
+    error_set(err, kErrInvalidParams, "policy: %s: no such file", path);
+    return NULL;
+  }
+  return policyset_add(ps, name, path, err);
+}
+
+/* Loads the policy called name from path and adds it to the set. */
+static Policy *
+policyset_add(PolicySet *ps, const char *name, const char *path, VigilError *err)
+{
   Policy *p = policy_load(ps, name, path, err);
   if (p == NULL)
     return NULL;

@@ -94,6 +94,15 @@ void policyset_free(PolicySet *ps);
  * a table, or a table field among format/route/gate that is not a function. */
 Policy *policyset_get(PolicySet *ps, const char *name, VigilError *err);
 
+/* The policy in the file at path, loaded as policyset_get loads one (the
+ * same sandbox, limits and checks) under the name its file name gives
+ * ("brief.lua" -> brief), whatever directory it is in; policyset_get finds
+ * it by that name afterwards. For `vigil policy try` (policytry.h), which
+ * tries a file before it is installed. Errors (invalid_params): a file name
+ * that is not NAME.lua with a good name, a name loaded already, no such
+ * file, and every error of loading. */
+Policy *policyset_get_file(PolicySet *ps, const char *path, VigilError *err);
+
 /* The names loaded so far, in load order (for config_reload's answer). */
 size_t policyset_names(const PolicySet *ps, const char ***names);
 
@@ -119,6 +128,31 @@ int policy_route(Policy *p, const Notification *n, DeliveryMode *mode, bool *dro
  * NULL); 1 when there is no gate; -1 with err on failure. */
 int policy_gate(Policy *p, const PolicyGateRequest *req, bool *allow, char **reason,
                 VigilError *err);
+
+/* One of the examples a policy carries in its table's `examples` field
+ * (docs/policies.md section 15), for `vigil policy test` (policytry.h). */
+typedef struct {
+  char *name;              /* its `name`, else "example N" */
+  char *sample;            /* a sample's name (policysample.h), or NULL */
+  char *notification;      /* its `notification` table packed as msgpack, or NULL */
+  size_t notification_len;
+  char *mode;              /* the monitor's mode to give it, or NULL */
+  char *route;             /* the mode route must choose ("drop" too), or NULL */
+  char **must;             /* substrings the text must hold */
+  size_t nmust;
+  char **must_not;         /* and must not */
+  size_t nmust_not;
+  char *error;             /* what is wrong with the example's shape, or NULL */
+} PolicyExample;
+
+/* Reads p's examples, in order (none when it has no `examples` field):
+ * 0 with *out (free with policy_examples_free) and *n; -1 with err
+ * (invalid_params) when `examples` is not a table, or reading it passed a
+ * sandbox limit. An example that is badly shaped (an unknown key, a value
+ * of the wrong type, a function in its notification, both or neither of
+ * sample and notification) is returned with `error` set. */
+int policy_examples(Policy *p, PolicyExample **out, size_t *n, VigilError *err);
+void policy_examples_free(PolicyExample *ex, size_t n);
 
 /* Calls cut off so far (errors, budget, memory), for api_info. */
 uint64_t policy_failures(const Policy *p);

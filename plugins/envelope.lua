@@ -24,4 +24,17 @@ local envelope = require "vigil.envelope"
 
 return {
   format = envelope.body,
+  -- What `vigil policy test` checks (docs/policies.md section 15).
+  examples = {
+    { name = "a crash keeps its whole trace", sample = "crash",
+      must = { "incident 1: crash (python-traceback)", "[stderr seq=3] Traceback",
+               "[stderr seq=6] KeyError: 'user_id'", "status: running" } },
+    { name = "an exit says its code and its last lines", sample = "exit",
+      must = { "event: exit", "status: exited with code 1 after 1m23s",
+               "[stdout seq=1207] ", "matched: seq=1202 (pattern 0)" } },
+    { name = "a crash loop is one summary", sample = "loop",
+      must = { "incident 2 repeated 5 times", "[stderr seq=58] Traceback" } },
+    { name = "withheld lines are told", sample = "overload",
+      must = { "event: overload", "note: 18234 earlier lines were withheld by the rate limit" } },
+  },
 }

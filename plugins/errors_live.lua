@@ -50,4 +50,16 @@ return {
     return "idle"
   end,
   format = envelope.body,
+  -- What `vigil policy test` checks (docs/policies.md section 15).
+  examples = {
+    { name = "a new crash goes live", sample = "crash", route = "live_safe",
+      must = { "incident 1: crash (python-traceback)" } },
+    { name = "a crash loop's summary waits", sample = "loop", route = "idle" },
+    { name = "an ending waits", sample = "exit", route = "idle",
+      must = { "status: exited with code 1" } },
+    { name = "a FATAL line outside any incident goes live", notification = {
+        type = "output", lines = { { seq = 9, stream = "stderr", text = "FATAL: disk full" } } },
+      route = "live_safe", must = { "[stderr seq=9] FATAL: disk full" } },
+    { name = "a warning waits", sample = "lines", route = "idle" },
+  },
 }

@@ -118,4 +118,16 @@ local function format(n)
   return table.concat(out, "\n") .. "\n"
 end
 
-return { format = format }
+return {
+  format = format,
+  -- What `vigil policy test` checks (docs/policies.md section 15).
+  examples = {
+    { name = "a crash is one incident event", sample = "crash",
+      must = { "monitor: api (mon_sample0crash)", " incident 1: crash (python-traceback)",
+               "[stderr seq=6] KeyError: 'user_id'" } },
+    { name = "an exit is one end event", sample = "exit",
+      must = { "[end] ", " exited exit=1 duration=1m23s", "last lines:" } },
+    { name = "withheld lines come first", sample = "overload",
+      must = { "NOTE: 18234 earlier lines were withheld by the rate limit" } },
+  },
+}

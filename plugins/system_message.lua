@@ -190,4 +190,20 @@ local function format(n)
   return close(out)
 end
 
-return { format = format }
+return {
+  format = format,
+  -- What `vigil policy test` checks (docs/policies.md section 15).
+  examples = {
+    { name = "a crash names the process by its label only", sample = "crash",
+      must = { "[SYSTEM: Background process api matched watch pattern", "Matched output:",
+               "[stderr seq=6] KeyError: 'user_id'" },
+      must_not = { "mon_sample0crash" } },
+    { name = "an exit says how it ended", sample = "exit",
+      must = { "[SYSTEM: Background process tests exited with code 1 after 1m23s.",
+               "Last output:" } },
+    { name = "a batch without a match is output", notification = { type = "output",
+        label = "web", lines = { { seq = 1, stream = "stdout", text = "listening on :3000" } } },
+      must = { "[SYSTEM: Background process web produced output.", "Output:",
+               "[stdout seq=1] listening on :3000" } },
+  },
+}

@@ -151,4 +151,19 @@ local function format(n)
   return table.concat(out, "\n") .. "\n"
 end
 
-return { format = format }
+return {
+  format = format,
+  -- What `vigil policy test` checks (docs/policies.md section 15).
+  examples = {
+    { name = "a crash is one incident element, its text escaped", sample = "crash",
+      must = { '<notification type="monitor_line" monitor_id="mon_sample0crash" label="api"',
+               '<incident id="1" kind="crash" pattern="python-traceback">',
+               "[stderr seq=6] KeyError: &apos;user_id&apos;" },
+      must_not = { "KeyError: 'user_id'" } },
+    { name = "an exit carries its code as an attribute", sample = "exit",
+      must = { '<notification type="exit"', 'exit_code="1"',
+               "<status>exited with code 1 after 1m23s</status>" } },
+    { name = "withheld lines are a note", sample = "overload",
+      must = { 'suppressed="18234"', "<note>18234 earlier lines were withheld" } },
+  },
+}

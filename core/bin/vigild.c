@@ -43,6 +43,7 @@
 #include "logfile.h"
 #include "monitor_keep.h"
 #include "pidfile.h"
+#include "policytry.h"
 #include "rpc/server.h"
 #include "session.h"
 #include "statedir.h"
@@ -668,6 +669,9 @@ vigild_serve(const VigildArgs *args, VigilError *err)
 int
 main(int argc, char **argv)
 {
+  /* `vigil policy try/test` (policytry.h): offline, nothing of the engine starts. */
+  if (policytry_wanted(argc, argv))
+    return policytry_main(argc, argv);
   VigildArgs args = {0};
   vigild.ready_fd = -1;
   int done = vigild_parse_args(argc, argv, &args);

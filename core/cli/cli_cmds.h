@@ -42,6 +42,7 @@ extern const CliCommand cli_cmd_setup;
 extern const CliCommand cli_cmd_reload;
 extern const CliCommand cli_cmd_engine;
 extern const CliCommand cli_cmd_shutdown;
+extern const CliCommand cli_cmd_policy;
 extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the help */
 
 /* The engine's bounds the client checks before sending (docs/protocol.md):
