@@ -36,6 +36,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { when, reply } from './lib/fake/core.mjs';
 import { anthropic } from './lib/fake/anthropic.mjs';
@@ -252,8 +253,24 @@ test('codex, as vigil setup --project sets it up: (b) a crash during a busy turn
 });
 
 test('codex on its app-server daemon, as vigil setup --project sets it up: (a) a crash after the turn ended starts a new turn, nobody typing; (b); (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
-  await withSetupCodex(async ({ fake, cli, p }) => {
+  await withSetupCodex(async ({ sandbox, fake, cli, p }) => {
     await cli.startDaemon();
+    try {
+      await codexOnTheDaemon(t, fake, cli, p);
+    } finally {
+      // The daemon (and the vigil mcp it runs) goes before the engine: a
+      // vigil mcp that outlived the engine would start another one on the
+      // project's socket, which nothing of the test would then stop.
+      await cli.stopDaemon();
+    }
+    await p.engine.stop();
+    assert.deepEqual(vigildsUnder(sandbox.dir), [], 'no engine of the project is left running');
+  });
+});
+
+/** The wake itself: (b), then (a) by the watcher, (d). */
+async function codexOnTheDaemon(t, fake, cli, p) {
+  {
     const first = await cli.exec('please start the dev server', { remote: true });
     assert.equal(first.code, 0, `codex exec --remote exits 0:\n${first.stdout}\n${first.stderr}`);
     const listed = await assertBusyCrashWithTheNextResult(t, fake, p, 'codex (daemon)');
@@ -263,8 +280,23 @@ test('codex on its app-server daemon, as vigil setup --project sets it up: (a) a
     assert.equal(fake.thread(woken), fake.thread(listed), 'the woken turn continues the same thread');
     t.diagnostic(`codex (daemon) (d): ${assertEachEnvelopeOnce(fake)} envelopes, each once`);
     assert.deepEqual(fake.errors, []);
-  });
-});
+  }
+}
+
+/** The pids of the vigild processes whose command line names dir. */
+function vigildsUnder(dir) {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmd;
+    try {
+      cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (path.basename(cmd[0]) === 'vigild' && cmd.some((a) => a.includes(dir))) found.push(Number(pid));
+  }
+  return found;
+}
 
 test('gemini, as vigil setup --project sets it up: (b) a crash during a busy turn comes with the next tool result; (c) one made between two gemini -p and the worker the model started come once with --resume; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
   await withProject({ harness: 'gemini', api: gemini, toolName: geminiToolName,
