@@ -17,6 +17,7 @@ packages=(
   strace                                # bench/idle counts the engine's wake-ups with it
   scdoc                                 # the man pages (docs/man/*.scd)
   tmux                                  # tests/harness: Claude Code's interactive mode needs a terminal
+  file lintian                          # scripts/package.sh (CPack reads binaries with file) and its test
 )
 # Node.js and npm for the MCP tests, unless a Node.js with npm is already
 # installed (another packaging of Node, such as NodeSource's, provides npm
