@@ -5,7 +5,7 @@
 # packages hold and runs CPack. Prints the paths of the packages it made:
 # vigil, libvigilclientN, libvigilclient-dev (.deb) and their -dbgsym (.ddeb).
 #
-#   scripts/package.sh [--build-dir DIR] [--no-deps] [-DSETTING=VALUE ...]
+#   scripts/package.sh [--build-dir DIR] [--no-deps] [-DSETTING=VALUE ...]   (DIR: absolute, or in the checkout)
 #   sudo apt-get install ./build-package/vigil_*.deb ./build-package/libvigilclient0_*.deb
 #
 # Give the packages your own Maintainer and Homepage (docs/packaging.md):
