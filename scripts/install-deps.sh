@@ -18,6 +18,7 @@ packages=(
   scdoc                                 # the man pages (docs/man/*.scd)
   tmux                                  # tests/harness: Claude Code's interactive mode needs a terminal
   zsh fish                              # completions/: their scripts are parsed and asked (test_cli_completion.py)
+  file lintian                          # scripts/package.sh (CPack reads binaries with file) and its test
 )
 # Node.js and npm for the MCP tests, unless a Node.js with npm is already
 # installed (another packaging of Node, such as NodeSource's, provides npm

@@ -14,6 +14,7 @@ was installed with.
 Every wait is on an event with a generous bound (a process exiting, a
 notification arriving): the CI machine is a loaded 2-core box."""
 
+import gzip
 import os
 import select
 import shutil
@@ -79,7 +80,7 @@ def test_the_layout_holds_every_file_a_user_needs(tmp):
         for src in os.listdir(os.path.join(ROOT, "docs", "man")):
             if src.endswith(".scd"):
                 page = src[:-len(".scd")]
-                expected.append("share/man/man%s/%s" % (page.rsplit(".", 1)[1], page))
+                expected.append("share/man/man%s/%s.gz" % (page.rsplit(".", 1)[1], page))
     else:
         print("  (scdoc was not found at configure time: no man pages to check)")
     completions = {"vigil.bash": ["share/bash-completion/completions/vigil",
@@ -94,9 +95,13 @@ def test_the_layout_holds_every_file_a_user_needs(tmp):
     assert not missing, "missing from the install: %s" % missing
     for exe in ("bin/vigild", "bin/vigil", "bin/vigil-keeper"):
         assert os.access(os.path.join(prefix, exe), os.X_OK), exe
+    # Man pages compressed as Debian wants them (gzip -9n: no name, no time).
     for page in [f for f in expected if f.startswith("share/man/")]:
-        with open(os.path.join(prefix, page)) as f:
-            assert ".TH" in f.read(4096), "%s is not a man page" % page
+        with open(os.path.join(prefix, page), "rb") as f:
+            raw = f.read()
+        assert raw[:2] == b"\x1f\x8b" and raw[4:8] == b"\0\0\0\0" and not raw[3] & 0x08, (
+            "%s is not gzipped without a name and a time stamp" % page)
+        assert b".TH" in gzip.decompress(raw)[:4096], "%s is not a man page" % page
     # The user unit starts the vigild just installed, with the bundled
     # config copied where it reads it.
     with open(os.path.join(prefix, "lib/systemd/user/vigild.service")) as f:

@@ -1,6 +1,7 @@
 #!/bin/sh
 # client_c_installed: libvigilclient as a user gets it. Installs only the
-# "client" component of the build into a temporary prefix, checks that
+# "client" and "client_dev" components of the build (the shared library;
+# what a host builds with) into a temporary prefix, checks that
 # exactly the header, the libraries and vigil-client.pc went there, then
 # builds installed_program.c with `pkg-config --cflags --libs vigil-client`
 # (PKG_CONFIG_PATH at the prefix, nothing from the source tree) and runs it
@@ -23,9 +24,11 @@ tmp=$(mktemp -d /tmp/vigil-client-installed-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 
-"$cmake" --install "$build" --component client --prefix "$prefix" >"$tmp/install.log"
+for component in client client_dev; do
+  "$cmake" --install "$build" --component "$component" --prefix "$prefix" >>"$tmp/install.log"
+done
 
-# Only the component: the header, the libraries and the .pc file.
+# Only the components: the header, the libraries and the .pc file.
 found=$(cd "$prefix" && find . \( -type f -o -type l \) | sort | tr '\n' ' ')
 case $found in
   *bin/*|*share/*) echo "FAIL: installed more than the client: $found"; exit 1 ;;
