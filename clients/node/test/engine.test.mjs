@@ -12,6 +12,9 @@ import {
 } from './helpers.mjs';
 
 after(async () => {
+  // An engine a failed test left open would keep this file running until
+  // its timeout (its stdin pipe holds the event loop): close them all.
+  await Promise.allSettled(spawned.map((e) => e.close()));
   removeTempDirs();
   for (const e of spawned) assert.doesNotMatch(e.logTail, SANITIZER_REPORT, 'vigild reported no sanitizer error');
   assert.deepEqual(await waitNoneLeft(), [], 'no process of this file is left');
@@ -53,7 +56,13 @@ test('an embedded engine starts, runs a command, notifies what matched and how i
     const sleeper = await engine.monitorStart({ command: 'sleep 301' });
     const status = await engine.monitorStatus({ monitor_id: sleeper.monitor_id });
     assert.equal(status.state, 'running');
-    assert.ok(processesWithEnv().some((p) => p.cmdline === 'sleep 301'), 'the monitored sleep runs');
+    // The engine answers once the child is forked; its exec of sleep may
+    // come a moment later on a loaded machine.
+    const deadline = Date.now() + WAIT_MS;
+    while (!processesWithEnv().some((p) => p.cmdline === 'sleep 301')) {
+      assert.ok(Date.now() < deadline, `the monitored sleep runs within ${WAIT_MS} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
 
     assert.deepEqual(await engine.close(), { code: 0, signal: null }, 'vigild exits 0 once its stdin is closed');
     assert.deepEqual(await waitNoneLeft(), [], 'neither vigild nor the sleep it started is left');
