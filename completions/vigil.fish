@@ -1,10 +1,10 @@
-# fish completion for vigil(1) and vigild(8): subcommands, each subcommand's
+# fish completion for vigil(1): subcommands, each subcommand's
 # options and their values, and monitor ids and labels where a command takes
 # an ID (from `vigil __complete-ids`, which prints nothing when no engine
 # answers).
 #
-# Install: copy to ~/.config/fish/completions/vigil.fish (and, for vigild,
-# to vigild.fish: both commands are defined here).
+# Install: copy to ~/.config/fish/completions/vigil.fish (vigild's are in
+# vigild.fish: fish loads a command's completions from the file of its name).
 
 set -l vigil_commands start list ps ls status output logs events wait stop restart run watch sessions setup reload policy engine shutdown mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
@@ -129,17 +129,3 @@ complete -c vigil -n '__fish_seen_subcommand_from mcp' -l tool-names -x -a 'exac
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l no-spawn -d 'never start an engine'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l config -r -F -d 'config for a spawned engine'
 complete -c vigil -f -n '__fish_seen_subcommand_from hook' -l wait -d "at a turn's end, wait for a notification"
-
-# vigild.
-complete -c vigild -l listen -r -F -d 'serve on a Unix socket'
-complete -c vigild -l stdio -d 'serve one connection on stdin/stdout'
-complete -c vigild -l no-config -d 'no config file: every start is denied'
-complete -c vigild -l config -r -F -d 'the Lua configuration'
-complete -c vigild -l state-dir -x -a '(__fish_complete_directories)' -d 'the state directory'
-complete -c vigild -l no-state -d 'no state directory'
-complete -c vigild -l check-config -r -F -d 'check a configuration and exit'
-complete -c vigild -l daemon -d 'go into the background, returning once the engine listens'
-complete -c vigild -l log-file -r -F -d 'log to FILE instead of stderr'
-complete -c vigild -l log-max-bytes -x -d 'the log file size at which it moves to FILE.1'
-complete -c vigild -l version -d 'print the version'
-complete -c vigild -s h -l help -d 'show the help'

@@ -98,7 +98,7 @@ def test_vigild_and_the_value_lists_are_completed(e):
                         "vigild", "--"], capture_output=True, text=True, timeout=30)
     missing = wanted - set(r.stdout.split())
     assert not missing, ("bash", missing)
-    for path in (os.path.join(COMPLETIONS, "_vigil"), os.path.join(COMPLETIONS, "vigil.fish")):
+    for path in (os.path.join(COMPLETIONS, "_vigil"), os.path.join(COMPLETIONS, "vigild.fish")):
         text = open(path).read()
         missing = {o for o in wanted if not re.search(r"(--|-l )%s\b" % re.escape(o[2:]), text)}
         assert not missing, (path, missing)
@@ -138,12 +138,13 @@ def test_zsh_and_fish_scripts_parse(e):
     r = subprocess.run([zsh, "-n", os.path.join(COMPLETIONS, "_vigil")], capture_output=True,
                        text=True, timeout=30)
     assert r.returncode == 0, r.stderr
-    script = os.path.join(COMPLETIONS, "vigil.fish")
-    r = subprocess.run([fish, "-n", script], capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0, r.stderr
+    for name in ("vigil.fish", "vigild.fish"):
+        r = subprocess.run([fish, "-n", os.path.join(COMPLETIONS, name)], capture_output=True,
+                           text=True, timeout=30)
+        assert r.returncode == 0, (name, r.stderr)
     home = tempfile.mkdtemp(prefix="vigil-fish-")
     try:
-        def fish_complete(line):
+        def fish_complete(line, script=os.path.join(COMPLETIONS, "vigil.fish")):
             r = subprocess.run([fish, "--no-config", "-c", 'source $argv[1]; complete -C $argv[2]',
                                 script, line], capture_output=True, text=True, timeout=30,
                                env=dict(client_env(), HOME=home, XDG_CONFIG_HOME=home))
@@ -151,7 +152,10 @@ def test_zsh_and_fish_scripts_parse(e):
             return [l.split("\t")[0] for l in r.stdout.splitlines()]
         assert fish_complete("vigil st") == ["start", "status", "stop"]
         assert fish_complete("vigil start --no-l") == ["--no-line-buffer"]
-        assert fish_complete("vigild --d") == ["--daemon"]
+        # vigild's own file (fish loads a command's completions by its name),
+        # and vigil's holds none of vigild's.
+        assert fish_complete("vigild --d", os.path.join(COMPLETIONS, "vigild.fish")) == ["--daemon"]
+        assert "complete -c vigild" not in open(os.path.join(COMPLETIONS, "vigil.fish")).read()
         assert sorted(fish_complete("vigil mcp --delivery ")) == sorted(
             ["auto", "channel", "piggyback", "poll"])
     finally:

@@ -86,8 +86,8 @@ def test_the_layout_holds_every_file_a_user_needs(tmp):
     completions = {"vigil.bash": ["share/bash-completion/completions/vigil",
                                   "share/bash-completion/completions/vigild"],
                    "_vigil": ["share/zsh/vendor-completions/_vigil"],
-                   "vigil.fish": ["share/fish/vendor_completions.d/vigil.fish",
-                                  "share/fish/vendor_completions.d/vigild.fish"]}
+                   "vigil.fish": ["share/fish/vendor_completions.d/vigil.fish"],
+                   "vigild.fish": ["share/fish/vendor_completions.d/vigild.fish"]}
     for src, dests in completions.items():
         if os.path.exists(os.path.join(ROOT, "completions", src)):
             expected.extend(dests)
