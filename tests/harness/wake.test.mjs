@@ -68,16 +68,23 @@ async function waitHeld(session, monitorId, count) {
   }
 }
 
-test('claude interactive with vigil hook: a crash after the turn ended wakes the idle agent (Stop, asyncRewake), nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
-  const session = 'wake-claude';
-  const gate = engine.gate('claude-crash');
-  const stamp = path.join(engine.dir, 'claude-crashed-at');
-  const START = claudeToolName('vigil', 'monitor_start');
+/** A wake test's pieces for harness: its session, the crash's gate and
+ * stamp, and the model's script (start the dev server, end the turn, say
+ * SAW-CRASH when the crash comes). START: the harness's name of
+ * monitor_start. */
+function wakeCase(harness, START) {
+  const gate = engine.gate(`${harness}-crash`);
+  const stamp = path.join(engine.dir, `${harness}-crashed-at`);
   const script = [
     { when: when.userSays('start the dev server'), reply: reply.call(START, { command: devServer(gate, stamp, CRASH), label: 'dev' }) },
     { when: when.toolResult('monitor_start'), reply: reply.say('STARTED-OK') },
     { when: when.tailHas(CRASH), reply: reply.say('SAW-CRASH'), times: 3 },
   ];
+  return { session: `wake-${harness}`, gate, stamp, script };
+}
+
+test('claude interactive with vigil hook: a crash after the turn ended wakes the idle agent (Stop, asyncRewake), nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
+  const { session, gate, stamp, script } = wakeCase('claude', claudeToolName('vigil', 'monitor_start'));
   const hooks = {
     SessionStart: [{ hooks: [{ type: 'command', command: hookCommand('claude-code', 'SessionStart', session) }] }],
     UserPromptSubmit: [{ hooks: [{ type: 'command', command: hookCommand('claude-code', 'UserPromptSubmit', session) }] }],
@@ -111,15 +118,7 @@ test('claude interactive with vigil hook: a crash after the turn ended wakes the
 });
 
 test('opencode serve with vigil\'s plugin: a crash after the turn ended starts a new turn (session.idle, promptAsync), nobody typing', { timeout: TEST_TIMEOUT }, async (t) => {
-  const session = 'wake-opencode';
-  const gate = engine.gate('opencode-crash');
-  const stamp = path.join(engine.dir, 'opencode-crashed-at');
-  const START = opencodeToolName('vigil', 'monitor_start');
-  const script = [
-    { when: when.userSays('start the dev server'), reply: reply.call(START, { command: devServer(gate, stamp, CRASH), label: 'dev' }) },
-    { when: when.toolResult('monitor_start'), reply: reply.say('STARTED-OK') },
-    { when: when.tailHas(CRASH), reply: reply.say('SAW-CRASH'), times: 3 },
-  ];
+  const { session, gate, stamp, script } = wakeCase('opencode', opencodeToolName('vigil', 'monitor_start'));
   await withHarness({ label: 'wake-opencode', api: chat, script,
     make: ({ sandbox, fake }) => {
       const oc = new OpenCode({ sandbox, fake, env: { VIGIL_SOCKET: engine.socket, VIGIL_SESSION: session },
