@@ -241,6 +241,7 @@ engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions 
     .restart_backoff_ms = ks->restart_backoff_ms,
     .restarts = (uint64_t)ks->restarts,
     .restarts_in_row = (uint64_t)ks->restarts_in_row,
+    .run_started_at = ks->run_started_at_ms,
   };
   /* The engine before may have died between telling a notification (in
    * its session's journal) and storing the checkpoint after it: the

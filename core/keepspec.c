@@ -33,7 +33,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   msgpack_packer pkr;
   msgpack_packer *pk = &pkr;
   msgpack_packer_init(pk, &sb, msgpack_sbuffer_write);
-  msgpack_pack_map(pk, s->start != NULL ? 31 : 30);
+  msgpack_pack_map(pk, s->start != NULL ? 32 : 31);
   KEY("id"); statefile_pack_str(pk, s->id);
   KEY("session"); statefile_pack_str(pk, s->session);
   KEY("session_anonymous"); statefile_pack_bool(pk, s->session_anonymous);
@@ -60,6 +60,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   KEY("restart_backoff_ms"); msgpack_pack_int64(pk, s->restart_backoff_ms);
   KEY("restarts"); msgpack_pack_int64(pk, s->restarts);
   KEY("restarts_in_row"); msgpack_pack_int64(pk, s->restarts_in_row);
+  KEY("run_started_at_ms"); msgpack_pack_int64(pk, s->run_started_at_ms);
   KEY("started_at_ms"); msgpack_pack_int64(pk, s->started_at_ms);
   KEY("pid"); msgpack_pack_int64(pk, s->pid);
   KEY("keeper"); msgpack_pack_int64(pk, s->keeper);
@@ -176,7 +177,8 @@ get_restart(const msgpack_object *map, KeepSpec *s, VigilError *err)
       !get_int_opt(map, "restart_backoff_ms", -1, MONITOR_RESTART_BACKOFF_MAX_MS,
                    &s->restart_backoff_ms, err) ||
       !get_int_opt(map, "restarts", 0, INT64_MAX, &s->restarts, err) ||
-      !get_int_opt(map, "restarts_in_row", 0, MONITOR_MAX_RESTARTS_MAX, &s->restarts_in_row, err))
+      !get_int_opt(map, "restarts_in_row", 0, MONITOR_MAX_RESTARTS_MAX, &s->restarts_in_row, err) ||
+      !get_int_opt(map, "run_started_at_ms", 0, INT64_MAX, &s->run_started_at_ms, err))
     return false;
   s->restart = (int)restart;
   return true;

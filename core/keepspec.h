@@ -51,6 +51,7 @@ typedef struct {
   int restart;              /* RestartPolicy */
   int64_t max_restarts, restart_backoff_ms;
   int64_t restarts, restarts_in_row;
+  int64_t run_started_at_ms; /* Unix ms the running program started; 0: started_at_ms */
   int64_t started_at_ms;    /* Unix ms */
   pid_t pid, keeper;
   VigilSettings settings;

@@ -635,7 +635,7 @@ monitor_exceeded(const Monitor *m)
 void
 monitor_usage(const Monitor *m, ProcExit *out)
 {
-  if (m->finished) {
+  if (m->finished || m->proc == NULL) { /* ended, or a restart waits: the last run's */
     *out = m->exit;
     return;
   }

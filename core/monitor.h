@@ -71,6 +71,7 @@ typedef struct {
   int64_t restart_backoff_ms; /* the first delay of a row; negative: the default */
   uint64_t restarts;          /* restarts so far (a monitor taken over); else 0 */
   uint64_t restarts_in_row;
+  int64_t run_started_at;     /* wall ms the running program started; 0: the first */
   int64_t memory_limit;       /* bytes; 0: none */
   double cpu_limit;           /* cores; 0: none */
   const char *stdin_data;     /* NULL: /dev/null */

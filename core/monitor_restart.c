@@ -90,6 +90,7 @@ monitor_restart_init(Monitor *m, const MonitorSpec *spec, const char *program)
                                                         : MONITOR_RESTART_BACKOFF_DEFAULT_MS;
   m->restarts = spec->restarts;
   m->restarts_in_row = spec->restarts_in_row;
+  m->run_started_at = spec->run_started_at;
   /* A run's stdin is written once; such a start is never restarted. */
   if (m->restart == kRestartNo || spec->stdin_data != NULL || program == NULL)
     return;
@@ -212,6 +213,8 @@ monitor_restart_notify(Monitor *m, const char *reason)
   monitor_emit(m, n);
 }
 
+static void monitor_restart_respec(Monitor *m, bool new_run);
+
 /* See monitor_internal.h. */
 void
 monitor_restart_schedule(Monitor *m)
@@ -222,6 +225,7 @@ monitor_restart_schedule(Monitor *m)
   m->restarts_in_row++;
   m->restarts++;
   uint64_t delay = monitor_restart_delay(m, m->restarts_in_row);
+  monitor_restart_respec(m, false);
 
   /* The run is over: its open incidents close and its batch goes, before
    * the notification that says it ended (the order an ending has). The
@@ -266,22 +270,26 @@ monitor_restart_fail(Monitor *m, const VigilError *err)
   monitor_end(m);
 }
 
-/* The monitor's spec in its directory names the new program's pid and
- * keeper (a later engine takes over only the keeper its spec names) and the
- * counts so far. A spec that cannot be rewritten costs the takeover only,
- * as at the start. */
+/* The monitor's spec in its directory names the running program's pid
+ * and keeper (a later engine takes over only the keeper its spec names)
+ * and the counts so far: rewritten when a restart is decided (the counts)
+ * and when it is made (the new pid and keeper). A spec that cannot be
+ * rewritten costs the takeover only, as at the start. */
 static void
-monitor_restart_respec(Monitor *m)
+monitor_restart_respec(Monitor *m, bool new_run)
 {
   if (m->keep == NULL)
     return;
   KeepSpec ks;
   VigilError err = VIGIL_ERROR_INIT;
   if (keepspec_read(m->keep->dir_fd, &ks, &err) == 0) {
-    ks.pid = m->pid;
-    ks.keeper = proc_keeper_pid(m->proc);
+    if (new_run && proc_keeper_pid(m->proc) > 0) {
+      ks.pid = m->pid;
+      ks.keeper = proc_keeper_pid(m->proc);
+    }
     ks.restarts = (int64_t)m->restarts;
     ks.restarts_in_row = (int64_t)m->restarts_in_row;
+    ks.run_started_at_ms = m->run_started_at;
     keepspec_write(m->keep->dir_fd, &ks, &err);
     keepspec_free(&ks);
   }
@@ -343,7 +351,7 @@ monitor_respawn(Monitor *m)
   m->last_output_mono = uv_now(m->loop);
   if (m->idle_timeout_ms > 0)
     uv_timer_start(&m->idle_timer, monitor_idle_timer_cb, m->idle_timeout_ms, 0);
-  monitor_restart_respec(m);
+  monitor_restart_respec(m, true);
   monitor_event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
 }
 

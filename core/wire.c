@@ -235,15 +235,18 @@ wire_notification(msgpack_packer *pk, const Notification *n)
   wire_notification_incidents(pk, n);
   wire_key(pk, "state");
   wire_str(pk, ending || n->type == kNotifOutput ? monitor_state_name(n->state) : NULL);
+  /* An ending's, or a restart's (an output notification telling how the
+   * program ended before it starts again: monitor_restart.c). */
+  bool how = ending || (n->type == kNotifOutput && n->has_duration);
   wire_key(pk, "exit_code");
-  if (ending && n->has_exit_code)
+  if (how && n->has_exit_code)
     msgpack_pack_int(pk, n->exit_code);
   else
     msgpack_pack_nil(pk);
   wire_key(pk, "signal");
-  wire_signal(pk, ending ? n->signal : 0);
+  wire_signal(pk, how ? n->signal : 0);
   wire_key(pk, "duration_ms");
-  if (ending && n->has_duration)
+  if (how && n->has_duration)
     msgpack_pack_uint64(pk, n->duration_ms);
   else
     msgpack_pack_nil(pk);
