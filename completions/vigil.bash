@@ -20,7 +20,7 @@ _vigil_options()
     case "$1" in
         start) echo "--label --description --pattern -e --no-patterns --no-incidents --envelope
                      --streams --notify --mode --policy --idle-timeout --timeout --persistent
-                     --cwd --env --pass-env --caller-path --shell --no-line-buffer --wait-for
+                     --restart --max-restarts --restart-backoff --cwd --env --pass-env --caller-path --shell --no-line-buffer --wait-for
                      --wait-timeout" ;;
         list|ps|ls) echo "--all -a --limit" ;;
         status) echo "--show-start --show-env" ;;
@@ -95,7 +95,8 @@ _vigil()
         --envelope) COMPREPLY=($(compgen -W "readable compact" -- "$cur")); return 0 ;;
         --for) COMPREPLY=($(compgen -W "exit match" -- "$cur")); return 0 ;;
         --signal) COMPREPLY=($(compgen -W "TERM INT HUP KILL QUIT USR1 USR2" -- "$cur")); return 0 ;;
-        --timeout|--idle-timeout|--grace|--wait-timeout)
+        --restart) COMPREPLY=($(compgen -W "no on-failure always" -- "$cur")); return 0 ;;
+        --timeout|--idle-timeout|--grace|--wait-timeout|--restart-backoff)
             COMPREPLY=($(compgen -W "500ms 5s 30s 1m 5m 30m 1h" -- "$cur")); return 0 ;;
         --profile) COMPREPLY=($(compgen -W "vigil watch_process process monitor hermes" -- "$cur")); return 0 ;;
         --delivery) COMPREPLY=($(compgen -W "auto channel piggyback poll" -- "$cur")); return 0 ;;
@@ -103,7 +104,7 @@ _vigil()
         --sample) COMPREPLY=($(compgen -W "crash loop exit lines overload" -- "$cur")); return 0 ;;
         --notification) return 0 ;;
         --session|--label|--description|--pattern|-e|--policy|--env|--pass-env|--wait-for|--since|\
-        --limit|-n|--tail|--incident|-i|--offset|--lines)
+        --limit|-n|--tail|--incident|-i|--offset|--lines|--max-restarts)
             return 0 ;;
     esac
 

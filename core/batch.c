@@ -234,6 +234,13 @@ batch_take(Batch *b)
   return ++b->number;
 }
 
+/* See batch.h. */
+uint64_t
+batch_number_next(Batch *b)
+{
+  return ++b->number;
+}
+
 /* Frees the storage; the batch is empty after and may be used again (its
  * storage is then allocated anew). */
 void

@@ -94,6 +94,11 @@ bool batch_due(const Batch *b, uint64_t now);
 typedef void (*BatchVisit)(void *ctx, const BatchLine *line, const char *text);
 void batch_each(const Batch *b, BatchVisit visit, void *ctx);
 
+/* Numbers an output notification that holds no batch (a restart's,
+ * monitor_restart.c), so that a monitor's output notifications keep one
+ * sequence: returns the number batch_take would have given, and takes it. */
+uint64_t batch_number_next(Batch *b);
+
 /* Closes the open batch: empties it and returns its number (1, 2, ...).
  * Call after batch_each has copied what is needed. */
 uint64_t batch_take(Batch *b);

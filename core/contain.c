@@ -33,6 +33,7 @@ struct Contain {
   Contain *prev, *next;     /* contain_list */
   uv_loop_t *loop;
   char tag[CGROUP_TAG_MAX + 1];
+  char group[CGROUP_TAG_MAX + 1]; /* its cgroup's name: the tag, or a run's own */
   char *env_kv;             /* "VIGIL_MONITOR_ID=tag" */
   char **env;               /* the caller's list plus env_kv */
   double cpu_limit;
@@ -148,10 +149,11 @@ contain_new(uv_loop_t *loop, const ContainOptions *opts, VigilError *err)
     snprintf(c->tag, sizeof c->tag, "%s", opts->tag);
   else
     snprintf(c->tag, sizeof c->tag, "proc-%" PRIu64, ++contain_serial);
+  snprintf(c->group, sizeof c->group, "%s", opts->group != NULL ? opts->group : c->tag);
   c->cpu_limit = opts->adopted ? 0 : opts->cpu_limit;
 
   CgroupLimits lim = {opts->memory_limit, opts->cpu_limit, opts->max_processes};
-  c->cg = opts->adopted ? NULL : cgroup_set_new(c->tag, &lim, err);
+  c->cg = opts->adopted ? NULL : cgroup_set_new(c->group, &lim, err);
   if (c->cg == NULL && !opts->adopted) {
     free(c);
     return NULL;
@@ -212,12 +214,13 @@ contain_set_keeper(Contain *c, pid_t keeper)
 
 /* --- finding the monitor's processes ------------------------------------ */
 
-/* The registered Contain with this tag, or NULL. */
+/* The registered Contain with this tag (group: with this cgroup name),
+ * or NULL. */
 static Contain *
-contain_by_tag(const char *tag)
+contain_by_tag(const char *tag, bool group)
 {
   for (Contain *c = contain_list; c != NULL; c = c->next) {
-    if (strcmp(c->tag, tag) == 0)
+    if (strcmp(group ? c->group : c->tag, tag) == 0)
       return c;
   }
   return NULL;
@@ -322,7 +325,7 @@ contain_owner(pid_t pid, const ReaperProc *rp, bool *stale)
   char tag[CGROUP_TAG_MAX + 1];
   *stale = false;
   if (cgroup_tag_of(pid, tag, sizeof tag)) {
-    Contain *c = contain_by_tag(tag);
+    Contain *c = contain_by_tag(tag, true);
     *stale = c == NULL;
     return c;
   }
@@ -331,7 +334,7 @@ contain_owner(pid_t pid, const ReaperProc *rp, bool *stale)
       return c;
   }
   if (contain_environ_tag(pid, tag, sizeof tag))
-    return contain_by_tag(tag);
+    return contain_by_tag(tag, false);
   return NULL;
 }
 

@@ -73,6 +73,10 @@ typedef struct {
   bool adopted;             /* a child an earlier engine started (docs/restart.md):
                                no group of this engine's, no limits to set;
                                found by the /proc walk from it and its keeper */
+  const char *group;        /* its cgroup's name ([A-Za-z0-9_.-]); NULL: the tag. A
+                               restarted program's run has a group of its own
+                               (monitor_restart.c): the run before's may still be
+                               emptying */
 } ContainOptions;
 
 /* What the child does between fork and exec, prepared before the fork. */

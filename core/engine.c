@@ -228,6 +228,20 @@ engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions 
     .idle_timeout_ms = ks->idle_timeout_ms,
     .memory_limit = ks->memory_limit,
     .cpu_limit = ks->cpu_limit,
+    /* What a restart of its program needs (monitor_restart.c): the start's
+     * env as kept, the rest of the environment as this engine's config has
+     * it, and the counts so far. */
+    .env_extra = ks->env,
+    .env_inherit = (const char *const *)e->config.env_inherit,
+    .line_buffered = e->config.line_buffered,
+    .cwd = ks->cwd,
+    .keeper_program = e->keeper_program,
+    .restart = (RestartPolicy)ks->restart,
+    .max_restarts = ks->max_restarts,
+    .restart_backoff_ms = ks->restart_backoff_ms,
+    .restarts = (uint64_t)ks->restarts,
+    .restarts_in_row = (uint64_t)ks->restarts_in_row,
+    .run_started_at = ks->run_started_at_ms,
   };
   /* The engine before may have died between telling a notification (in
    * its session's journal) and storing the checkpoint after it: the

@@ -326,6 +326,7 @@ envelope_type_body(StrBuf *out, const Notification *n)
     envelope_lines(out, n);
     envelope_withheld(out, n);
     strbuf_printf(out, "status: %s\n", monitor_state_name(n->state));
+    envelope_reason(out, n); /* a restart's: how the program ended, when it starts again */
     return;
   case kNotifDropped:
     strbuf_puts(out, "event: dropped\n");

@@ -23,7 +23,7 @@
 
 static const char *const eventlog_type_names[EVENT_TYPE_COUNT] = {
   "started", "match", "idle_timeout", "timed_out", "overload", "stopped", "exited",
-  "incident", "repeat_summary",
+  "incident", "repeat_summary", "restart",
 };
 
 /* See eventlog.h. */

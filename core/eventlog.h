@@ -36,9 +36,10 @@ typedef enum {
   kEventExited,
   kEventIncident,      /* an incident was assembled (docs/incidents.md) */
   kEventRepeatSummary, /* a series of coalesced repeats was reported */
+  kEventRestart,       /* the program ended and starts again (monitor_restart.c) */
 } EventType;
 
-#define EVENT_TYPE_COUNT 9
+#define EVENT_TYPE_COUNT 10
 
 typedef struct {
   uint64_t id;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "memory.h"
+#include "monitor_defs.h"
 #include "statefile.h"
 
 #define KEEPSPEC_VERSION 1
@@ -32,7 +33,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   msgpack_packer pkr;
   msgpack_packer *pk = &pkr;
   msgpack_packer_init(pk, &sb, msgpack_sbuffer_write);
-  msgpack_pack_map(pk, s->start != NULL ? 25 : 24);
+  msgpack_pack_map(pk, s->start != NULL ? 32 : 31);
   KEY("id"); statefile_pack_str(pk, s->id);
   KEY("session"); statefile_pack_str(pk, s->session);
   KEY("session_anonymous"); statefile_pack_bool(pk, s->session_anonymous);
@@ -53,6 +54,13 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   KEY("idle_timeout_ms"); msgpack_pack_int64(pk, s->idle_timeout_ms);
   KEY("memory_limit"); msgpack_pack_int64(pk, s->memory_limit);
   KEY("cpu_limit"); msgpack_pack_double(pk, s->cpu_limit);
+  KEY("env"); statefile_pack_strv(pk, s->env);
+  KEY("restart"); msgpack_pack_int64(pk, s->restart);
+  KEY("max_restarts"); msgpack_pack_int64(pk, s->max_restarts);
+  KEY("restart_backoff_ms"); msgpack_pack_int64(pk, s->restart_backoff_ms);
+  KEY("restarts"); msgpack_pack_int64(pk, s->restarts);
+  KEY("restarts_in_row"); msgpack_pack_int64(pk, s->restarts_in_row);
+  KEY("run_started_at_ms"); msgpack_pack_int64(pk, s->run_started_at_ms);
   KEY("started_at_ms"); msgpack_pack_int64(pk, s->started_at_ms);
   KEY("pid"); msgpack_pack_int64(pk, s->pid);
   KEY("keeper"); msgpack_pack_int64(pk, s->keeper);
@@ -136,6 +144,46 @@ get_start(const msgpack_object *map, KeepSpec *s, VigilError *err)
   return true;
 }
 
+/* An integer within lo..hi that a spec from before it was kept lacks
+ * (then *out stays 0). */
+static bool
+get_int_opt(const msgpack_object *map, const char *key, int64_t lo, int64_t hi, int64_t *out,
+            VigilError *err)
+{
+  const msgpack_object *o = statefile_get(map, key);
+  if (o == NULL || o->type == MSGPACK_OBJECT_NIL)
+    return true;
+  return statefile_get_int(W, map, key, lo, hi, out, err);
+}
+
+/* The start's env and the restart policy, each absent from a spec written
+ * before it was kept. */
+static bool
+get_restart(const msgpack_object *map, KeepSpec *s, VigilError *err)
+{
+  const msgpack_object *env = statefile_get(map, "env");
+  if (env != NULL && env->type != MSGPACK_OBJECT_NIL &&
+      !statefile_get_strv(W, map, "env", &s->env, err))
+    return false;
+  for (size_t i = 0; s->env != NULL && s->env[i] != NULL; i++) {
+    if (strchr(s->env[i], '=') == NULL || s->env[i][0] == '=') {
+      error_set(err, kErrInvalidParams, "spec: env[%zu]: not NAME=VALUE", i);
+      return false;
+    }
+  }
+  int64_t restart = 0;
+  if (!get_int_opt(map, "restart", kRestartNo, kRestartAlways, &restart, err) ||
+      !get_int_opt(map, "max_restarts", 0, MONITOR_MAX_RESTARTS_MAX, &s->max_restarts, err) ||
+      !get_int_opt(map, "restart_backoff_ms", -1, MONITOR_RESTART_BACKOFF_MAX_MS,
+                   &s->restart_backoff_ms, err) ||
+      !get_int_opt(map, "restarts", 0, INT64_MAX, &s->restarts, err) ||
+      !get_int_opt(map, "restarts_in_row", 0, MONITOR_MAX_RESTARTS_MAX, &s->restarts_in_row, err) ||
+      !get_int_opt(map, "run_started_at_ms", 0, INT64_MAX, &s->run_started_at_ms, err))
+    return false;
+  s->restart = (int)restart;
+  return true;
+}
+
 /* See keepspec.h. */
 int
 keepspec_read(int dir_fd, KeepSpec *s, VigilError *err)
@@ -182,7 +230,8 @@ keepspec_read(int dir_fd, KeepSpec *s, VigilError *err)
   } else if (ok) {
     s->cpu_limit = cpu->via.f64;
   }
-  ok = ok && get_settings(m, &s->settings, err) && get_start(m, s, err);
+  ok = ok && get_settings(m, &s->settings, err) && get_start(m, s, err) &&
+       get_restart(m, s, err);
   if (ok && s->argv[0] == NULL) {
     ok = false;
     error_set(err, kErrInvalidParams, "spec: argv: empty");
@@ -217,6 +266,7 @@ keepspec_free(KeepSpec *s)
   free(s->program);
   free(s->cwd);
   free_strv(s->patterns);
+  free_strv(s->env);
   free(s->start);
   memset(s, 0, sizeof *s);
 }

@@ -44,6 +44,14 @@ typedef struct {
   int64_t idle_timeout_ms;
   int64_t memory_limit;
   double cpu_limit;
+  char **env;               /* the start's env, "K=V", NULL-terminated; NULL: none
+                               (also a spec from before it was kept) */
+  /* The restart policy (monitor_restart.c); a spec from before it was kept
+   * has none. The counts are rewritten at each restart. */
+  int restart;              /* RestartPolicy */
+  int64_t max_restarts, restart_backoff_ms;
+  int64_t restarts, restarts_in_row;
+  int64_t run_started_at_ms; /* Unix ms the running program started; 0: started_at_ms */
   int64_t started_at_ms;    /* Unix ms */
   pid_t pid, keeper;
   VigilSettings settings;

@@ -151,6 +151,7 @@ monitor_free_parts(Monitor *m)
     monitor_keep_close(m->keep);
     free(m->keep);
   }
+  monitor_restart_free(m);
   free(m->label);
   free(m->description);
   free(m->ending_reason);
@@ -296,12 +297,13 @@ monitor_begin(Monitor *m, uv_loop_t *loop, int64_t started_at)
   uint64_t age_ms = age > 0 ? (uint64_t)age : 0;
   m->started_mono = uv_now(loop) > age_ms ? uv_now(loop) - age_ms : 0;
   m->last_output_mono = uv_now(loop);
-  uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer, &m->signal_timer};
-  for (size_t i = 0; i < 4; i++) {
+  uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer, &m->signal_timer,
+                          &m->restart_timer};
+  for (size_t i = 0; i < 5; i++) {
     uv_timer_init(loop, timers[i]);
     timers[i]->data = m;
   }
-  m->open_handles = 4;
+  m->open_handles = 5;
   m->timers_ready = true;
   if (m->timeout_ms > 0)
     uv_timer_start(&m->runtime_timer, monitor_runtime_timer_cb,
@@ -354,6 +356,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     m->keep->listen_fd = -1;
   }
   /* From here on nothing can fail: the callbacks above only run from the loop. */
+  monitor_restart_init(m, spec, proc_program(m->proc));
   monitor_begin(m, loop, clock_now_ms());
   monitor_event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
   return m;
@@ -393,6 +396,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     m->ending = kMonFailed;
     m->ending_reason = xstrdup(po->lost);
   }
+  monitor_restart_init(m, spec, po->program);
   /* The spools are its capture, as they were its first engine's. */
   m->keep = keep;
   for (int i = 0; i < 2; i++)
@@ -452,6 +456,7 @@ monitor_free(Monitor *m)
   uv_close((uv_handle_t *)&m->idle_timer, monitor_handle_closed);
   uv_close((uv_handle_t *)&m->runtime_timer, monitor_handle_closed);
   uv_close((uv_handle_t *)&m->signal_timer, monitor_handle_closed);
+  uv_close((uv_handle_t *)&m->restart_timer, monitor_handle_closed);
 }
 
 /* --- accessors ---------------------------------------------------------- */
@@ -516,6 +521,34 @@ pid_t
 monitor_pid(const Monitor *m)
 {
   return m->pid;
+}
+
+uint64_t
+monitor_restarts(const Monitor *m)
+{
+  return m->restarts;
+}
+
+RestartPolicy
+monitor_restart_policy(const Monitor *m)
+{
+  return m->restart;
+}
+
+bool
+monitor_restart_wait(const Monitor *m, uint64_t *in_ms)
+{
+  if (!m->restart_pending || m->ending != kMonRunning)
+    return false;
+  uint64_t now = uv_now(m->loop);
+  *in_ms = m->restart_due_mono > now ? m->restart_due_mono - now : 0;
+  return true;
+}
+
+int64_t
+monitor_run_started_at(const Monitor *m)
+{
+  return m->run_started_at != 0 ? m->run_started_at : m->started_at;
 }
 
 const char *
@@ -602,7 +635,7 @@ monitor_exceeded(const Monitor *m)
 void
 monitor_usage(const Monitor *m, ProcExit *out)
 {
-  if (m->finished) {
+  if (m->finished || m->proc == NULL) { /* ended, or a restart waits: the last run's */
     *out = m->exit;
     return;
   }
@@ -683,6 +716,12 @@ monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool
     .idle_timeout_ms = spec->idle_timeout_ms,
     .memory_limit = spec->memory_limit,
     .cpu_limit = spec->cpu_limit,
+    .env = (char **)spec->env_extra,
+    .restart = (int)m->restart,
+    .max_restarts = (int64_t)m->max_restarts,
+    .restart_backoff_ms = (int64_t)m->restart_backoff_ms,
+    .restarts = (int64_t)m->restarts,
+    .restarts_in_row = (int64_t)m->restarts_in_row,
     .started_at_ms = m->started_at,
     .pid = m->pid,
     .keeper = proc_keeper_pid(m->proc),

@@ -66,6 +66,12 @@ typedef struct {
   int64_t timeout_ms;         /* 0: settings.max_runtime_ms */
   bool persistent;            /* no runtime cap */
   int64_t idle_timeout_ms;    /* 0: off; at most MONITOR_IDLE_TIMEOUT_MAX_MS */
+  RestartPolicy restart;      /* kRestartNo: ends when its program ends */
+  int64_t max_restarts;       /* restarts in a row; 0: MONITOR_MAX_RESTARTS_DEFAULT */
+  int64_t restart_backoff_ms; /* the first delay of a row; negative: the default */
+  uint64_t restarts;          /* restarts so far (a monitor taken over); else 0 */
+  uint64_t restarts_in_row;
+  int64_t run_started_at;     /* wall ms the running program started; 0: the first */
   int64_t memory_limit;       /* bytes; 0: none */
   double cpu_limit;           /* cores; 0: none */
   const char *stdin_data;     /* NULL: /dev/null */
@@ -196,6 +202,14 @@ void monitor_replay(Monitor *m);
 void monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool anonymous,
                        const char *policy, const char *start, size_t start_len);
 
+/* The restart policy (monitor_restart.c): restarts in the monitor's life;
+ * its policy; whether its program has ended and waits to start again
+ * (*in_ms: how soon); when the running program started (wall ms; the
+ * monitor's start until a restart). */
+uint64_t monitor_restarts(const Monitor *m);
+RestartPolicy monitor_restart_policy(const Monitor *m);
+bool monitor_restart_wait(const Monitor *m, uint64_t *in_ms);
+int64_t monitor_run_started_at(const Monitor *m);
 const char *monitor_id(const Monitor *m);
 const char *monitor_label(const Monitor *m);
 const char *monitor_description(const Monitor *m); /* may be NULL */

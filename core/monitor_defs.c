@@ -20,6 +20,7 @@ const char *const monitor_streams_names[] = {"both", "stdout", "stderr", NULL};
 
 const char *const monitor_mode_names[] = {"idle", "live_safe", NULL};
 const char *const monitor_envelope_names[] = {"readable", "compact", NULL};
+const char *const monitor_restart_names[] = {"no", "on-failure", "always", NULL};
 
 /* How many names a table holds (its NULL not counted). */
 #define MONITOR_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
@@ -29,6 +30,7 @@ _Static_assert(MONITOR_COUNT(monitor_state_names) == kMonFailed + 1, "state name
 _Static_assert(MONITOR_COUNT(monitor_notify_names) == kNotifyNone + 1, "notify names");
 _Static_assert(MONITOR_COUNT(monitor_streams_names) == kStreamsStderr + 1, "streams names");
 _Static_assert(MONITOR_COUNT(monitor_mode_names) == kModeLiveSafe + 1, "mode names");
+_Static_assert(MONITOR_COUNT(monitor_restart_names) == kRestartAlways + 1, "restart names");
 
 /* The name at index i of a table of n, or "unknown" for a value outside it
  * (a corrupt value should still render as something, never crash). */
@@ -76,6 +78,13 @@ const char *
 monitor_mode_name(DeliveryMode m)
 {
   return monitor_name(monitor_mode_names, MONITOR_COUNT(monitor_mode_names), (int)m);
+}
+
+/* "no", "on-failure", "always" */
+const char *
+monitor_restart_name(RestartPolicy r)
+{
+  return monitor_name(monitor_restart_names, MONITOR_COUNT(monitor_restart_names), (int)r);
 }
 
 /* A MonitorState from its protocol name, or -1. */

@@ -36,6 +36,8 @@
 MonitorStopResult
 monitor_terminate(Monitor *m, MonitorState why, const char *reason, int sig, uint64_t grace_ms)
 {
+  if (!m->finished && monitor_restart_interrupt(m, why, reason))
+    return kMonitorStopping;
   if (m->finished || m->proc == NULL)
     return kMonitorStopAlready;
   bool under_way = m->ending != kMonRunning;
@@ -64,6 +66,16 @@ monitor_copy_ring_line(void *ctx, const RingLine *line)
                         (line->flags & kLineTruncated) != 0, line->text, line->len);
 }
 
+/* See monitor_internal.h. */
+void
+monitor_copy_last_lines(Monitor *m, Notification *n)
+{
+  RingCopy copy = {n};
+  if (m->settings.exit_lines > 0)
+    ring_query(&m->ring, kRingAll, 0, (size_t)m->settings.exit_lines, monitor_copy_ring_line,
+               &copy);
+}
+
 /* The ending's last lines (monitor.exit_lines of the ring) go before the
  * summaries monitor_signal_finish put in n, which index n's lines: those
  * are moved after the last lines. */
@@ -74,10 +86,7 @@ monitor_ending_lines(Monitor *m, Notification *n)
   NoteLine *summary = n->lines;
   n->lines = NULL;
   n->nlines = 0;
-  RingCopy copy = {n};
-  if (m->settings.exit_lines > 0)
-    ring_query(&m->ring, kRingAll, 0, (size_t)m->settings.exit_lines, monitor_copy_ring_line,
-               &copy);
+  monitor_copy_last_lines(m, n);
   size_t base = n->nlines;
   for (size_t i = 0; i < nsummary; i++) {
     notification_add_line(n, summary[i].seq, summary[i].stream, summary[i].pattern,
@@ -144,13 +153,31 @@ monitor_limit_reason(const Monitor *m, const ProcExit *x)
   return xstrdup(words);
 }
 
-/* The process is gone: final batch, ending event, ending notification, in
- * that order, then on_finished. Nothing touches m after on_finished. */
+/* The process is gone: it starts again (the restart policy), or the
+ * monitor ends. */
 void
 monitor_on_exit(void *data, const ProcExit *exit)
 {
   Monitor *m = data;
   m->exit = *exit;
+  if (monitor_restart_wanted(m, exit)) {
+    monitor_restart_schedule(m);
+    return;
+  }
+  char *gave_up = monitor_restart_give_up(m, exit);
+  if (gave_up != NULL) {
+    free(m->ending_reason);
+    m->ending_reason = gave_up;
+  }
+  monitor_end(m);
+}
+
+/* See monitor_internal.h. */
+void
+monitor_end(Monitor *m)
+{
+  const ProcExit *exit = &m->exit;
+  uv_timer_stop(&m->restart_timer);
   m->ended_at = clock_now_ms();
   uv_timer_stop(&m->idle_timer);
   uv_timer_stop(&m->runtime_timer);

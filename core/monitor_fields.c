@@ -49,6 +49,9 @@ static const size_t monitor_field_slots[] = {
   SLOT(timeout_ms),
   SLOT(persistent),
   SLOT(idle_timeout_ms),
+  SLOT(restart),
+  SLOT(max_restarts),
+  SLOT(restart_backoff_ms),
   SLOT(memory_limit),
   SLOT(cpu_limit),
   NO_SLOT,                      /* stdin */
@@ -106,6 +109,16 @@ const MonitorField monitor_fields[] = {
    "monitor", "no runtime cap (needs monitor.allow_persistent)"},
   {"idle_timeout_ms", kFieldUint, WATCH, false, false, 0, MONITOR_IDLE_TIMEOUT_MAX_MS, NULL, NULL,
    "0 (off)", "monitor", "stop when neither stream produced a byte for this long"},
+  {"restart", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_restart_names, "no",
+   "monitor", "start the program again when it ends by itself: on-failure (a status other "
+   "than 0, or a signal vigil did not send) or always; never after stop, the runtime cap, "
+   "the idle timeout or overload"},
+  {"max_restarts", kFieldUint, WATCH, false, false, 1, MONITOR_MAX_RESTARTS_MAX, NULL, NULL,
+   "5", "monitor", "restarts in a row before the monitor ends with the last exit; a run of "
+   "60 s or more starts a new row"},
+  {"restart_backoff_ms", kFieldUint, WATCH, false, false, 0, MONITOR_RESTART_BACKOFF_MAX_MS,
+   NULL, NULL, "1000", "monitor", "the delay before the first restart of a row, doubled for "
+   "each next one up to 60 s (or this, if longer)"},
   {"memory_limit", kFieldUint, ALL, false, false, 1, INT64_MAX, NULL, NULL, "none",
    "proc", "bytes, at least 1 MiB: the cgroup's memory.max, else RLIMIT_AS"},
   {"cpu_limit", kFieldNumber, ALL, false, false, 0, 4096, NULL, NULL, "none",
@@ -454,6 +467,8 @@ start_request_read(const FieldSource *src, unsigned form, const VigilSettings *s
       req->envelope_given = true;
     if (rc == 1 && strcmp(f->name, "line_buffered") == 0)
       req->line_buffered_given = true;
+    if (rc == 1 && strcmp(f->name, "restart_backoff_ms") == 0)
+      req->restart_backoff_given = true;
   }
   if (rc >= 0)
     rc = monitor_fields_settle(src, req, &sc, err);

@@ -52,6 +52,10 @@ typedef struct {
   int64_t timeout_ms;      /* 0: the config's max_runtime_ms */
   bool persistent;
   int64_t idle_timeout_ms;
+  int restart;             /* RestartPolicy */
+  int64_t max_restarts;    /* 0: MONITOR_MAX_RESTARTS_DEFAULT */
+  int64_t restart_backoff_ms;
+  bool restart_backoff_given;
   int64_t memory_limit;
   double cpu_limit;
   char *stdin_data;        /* process_run */

@@ -1,7 +1,7 @@
 /*
  * What the files of the monitor module share, and nothing else includes:
  * the Monitor record and the calls each file makes into another. The module
- * is one interface (monitor.h) in three files, split by concept:
+ * is one interface (monitor.h) in five files, split by concept:
  *   monitor.c         the lifecycle: the spec checked, the monitor started
  *                     and freed, monitor_stop, what it tells its owner
  *                     (notifications, events), and the accessors
@@ -13,6 +13,8 @@
  *   monitor_ending.c  the control path: what ends the process (stop, the
  *                     runtime cap, the idle timeout, overload), and the
  *                     ending, in its order, once proc.c reports the exit
+ *   monitor_restart.c the restart policy: a program that ended by itself
+ *                     started again, after a delay, within a bound
  */
 #ifndef VIGIL_MONITOR_INTERNAL_H
 #define VIGIL_MONITOR_INTERNAL_H
@@ -38,6 +40,8 @@ typedef struct {
   StreamId stream;
   MatchChunk chunk;              /* the read chunk being split, searched for literals once */
 } MonitorStream;
+
+typedef struct MonitorRespawn MonitorRespawn;
 
 struct Monitor {
   MonitorKeep *keep;        /* its directory in the state directory; NULL: none */
@@ -134,7 +138,50 @@ struct Monitor {
                                     before (a replay offers them to nothing) */
   uint64_t batch_first_nr[2];    /* the first nr of each stream in the open batch; 0: none */
   uint64_t batch_incidents;      /* incidents (not summaries) in the open batch */
+
+  /* The restart policy (monitor_restart.c). */
+  RestartPolicy restart;
+  uint64_t max_restarts;         /* restarts in a row */
+  uint64_t restart_backoff_ms;   /* the first delay of a row */
+  MonitorRespawn *respawn;       /* what starts the program again; NULL: nothing can */
+  uint64_t restarts;             /* restarts in the monitor's life */
+  uint64_t restarts_in_row;      /* since the last run of MONITOR_RESTART_STABLE_MS */
+  bool restart_pending;          /* the program ended; restart_timer starts it again */
+  uint64_t restart_due_mono;     /* uv_now when it will */
+  int64_t run_started_at;        /* wall ms the running program started (0: the first) */
+  uv_timer_t restart_timer;
 };
+
+/* --- monitor_restart.c --------------------------------------------------- */
+
+/* Takes the spec's restart settings and, when it has a policy, copies what
+ * starts the program again (program: the path that was executed; NULL: it
+ * cannot be). */
+void monitor_restart_init(Monitor *m, const MonitorSpec *spec, const char *program);
+void monitor_restart_free(Monitor *m);
+/* Whether the program, ended by itself with x, is to be started again. */
+bool monitor_restart_wanted(const Monitor *m, const ProcExit *x);
+/* The run in m->exit is over and the program starts again after the
+ * row's delay: its incidents close and its batch goes, the restart is
+ * logged and told, the timer armed. */
+void monitor_restart_schedule(Monitor *m);
+void monitor_restart_timer_cb(uv_timer_t *t);
+/* A stop (or the runtime cap) while the program waits to start again:
+ * the monitor ends from the loop with the last exit, for why. Returns
+ * false when no restart is waiting. */
+bool monitor_restart_interrupt(Monitor *m, MonitorState why, const char *reason);
+/* The reason of an ending that the bound of restarts in a row made (how
+ * the program ended, and that the monitor gave up), or NULL. */
+char *monitor_restart_give_up(const Monitor *m, const ProcExit *x);
+
+/* --- monitor_ending.c ---------------------------------------------------- */
+
+/* The ending, once the process is gone (m->exit): final batch, ending
+ * event, ending notification, in that order, then on_finished. Nothing
+ * touches m after it. */
+void monitor_end(Monitor *m);
+/* Copies the ring's last lines (monitor.exit_lines) into n. */
+void monitor_copy_last_lines(Monitor *m, Notification *n);
 
 /* --- monitor_output.c ---------------------------------------------------- */
 
@@ -197,6 +244,9 @@ bool monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, uint64_t nr,
                          const Line *line);
 /* A stream ended: its open incident closes. */
 void monitor_signal_close_stream(Monitor *m, StreamId stream);
+/* A run of the program is over and another follows (a restart): open
+ * incidents close and the batch is flushed; the coalescer's series go on. */
+void monitor_signal_pause(Monitor *m);
 /* The process is gone: open incidents close and the batch is flushed; every
  * unreported series of repeats is summarised into the ending notification
  * (which may be NULL when none goes out). */

@@ -135,6 +135,23 @@ monitor_keep_map_ckpt(MonitorKeep *k, bool create)
   return true;
 }
 
+/* Makes k->listen_fd: a socket listening on keeper.sock in k's directory.
+ * Returns NULL, or what failed (errno says why). */
+static const char *
+monitor_keep_listen(MonitorKeep *k)
+{
+  k->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (k->listen_fd < 0)
+    return "socket";
+  struct sockaddr_un a;
+  monitor_keep_addr(k->dir_fd, &a);
+  if (bind(k->listen_fd, (struct sockaddr *)&a, sizeof a) != 0)
+    return "bind " KEEPER_SOCKET_NAME;
+  if (listen(k->listen_fd, 4) != 0)
+    return "listen";
+  return NULL;
+}
+
 /* See monitor_keep.h. */
 int
 monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
@@ -161,23 +178,41 @@ monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
   }
   /* Without a checkpoint (no room for its page) the monitor goes on. */
   monitor_keep_map_ckpt(k, true);
-  what = "socket";
-  k->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (k->listen_fd < 0)
-    goto fail;
-  struct sockaddr_un a;
-  monitor_keep_addr(k->dir_fd, &a);
-  what = "bind " KEEPER_SOCKET_NAME;
-  if (bind(k->listen_fd, (struct sockaddr *)&a, sizeof a) != 0)
-    goto fail;
-  what = "listen";
-  if (listen(k->listen_fd, 4) != 0)
-    goto fail;
-  return 0;
+  what = monitor_keep_listen(k);
+  if (what == NULL)
+    return 0;
 fail:;
   int e = errno;
   monitor_keep_close(k);
   return error_set(err, kErrSpawnFailed, "state directory: monitors/%s: %s: %s", id, what,
+                   strerror(e));
+}
+
+/* See monitor_keep.h. What a keeper before left is gone first: its exit
+ * file (a later engine would take it for the new program's exit), its
+ * order file (replayed already, or never needed) and its socket's name. */
+int
+monitor_keep_rearm(MonitorKeep *k, VigilError *err)
+{
+  static const char *const stale[] = {KEEPER_EXIT_NAME, KEEPER_EXIT_NAME ".tmp",
+                                      KEEPER_ORDER_NAME, KEEPER_SOCKET_NAME};
+  if (k->dir_fd < 0 || k->name[0] == '\0')
+    return error_set(err, kErrSpawnFailed, "state directory: the monitor's directory is gone");
+  for (size_t i = 0; i < sizeof stale / sizeof *stale; i++)
+    if (unlinkat(k->dir_fd, stale[i], 0) != 0 && errno != ENOENT)
+      return error_set(err, kErrSpawnFailed, "state directory: monitors/%s/%s: %s", k->name,
+                       stale[i], strerror(errno));
+  if (k->listen_fd >= 0)
+    close(k->listen_fd);
+  k->listen_fd = -1;
+  const char *what = monitor_keep_listen(k);
+  if (what == NULL)
+    return 0;
+  int e = errno;
+  if (k->listen_fd >= 0)
+    close(k->listen_fd);
+  k->listen_fd = -1;
+  return error_set(err, kErrSpawnFailed, "state directory: monitors/%s: %s: %s", k->name, what,
                    strerror(e));
 }
 

@@ -67,6 +67,13 @@ typedef struct {
 int monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
                       VigilError *err);
 
+/* Readies k for a new keeper of the same monitor (a restart of its
+ * program, monitor_restart.c): what the keeper before left is removed and
+ * keeper.sock listens anew on k->listen_fd (handed to the new keeper). The
+ * spools, the checkpoint and the event log go on. spawn_failed naming the
+ * file and the OS error. */
+int monitor_keep_rearm(MonitorKeep *k, VigilError *err);
+
 /* Stores a checkpoint (its words in Notification's order, kCkpt*) into k's
  * page. A page whose file was cut short under it (a SIGBUS caught,
  * mapfile.h) is let go, with a log line: the monitor goes on without a

@@ -343,6 +343,17 @@ monitor_signal_close_stream(Monitor *m, StreamId stream)
 
 /* See monitor_internal.h. */
 void
+monitor_signal_pause(Monitor *m)
+{
+  if (m->incidents_on)
+    assembler_close(&m->assembler, -1);
+  monitor_flush(m);
+  if (m->incidents_on)
+    monitor_signal_arm(m);
+}
+
+/* See monitor_internal.h. */
+void
 monitor_signal_finish(Monitor *m, Notification *ending)
 {
   if (!m->incidents_on)

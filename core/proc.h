@@ -72,6 +72,9 @@ typedef struct {
 
 typedef struct {
   char *const *argv;        /* argv[0] as given; NULL-terminated; copied */
+  const char *program;      /* the absolute path to execute, resolved before (a
+                               restart runs what the first start's allowlist
+                               judged); NULL: argv[0] is resolved */
   const char *cwd;          /* NULL: the engine's cwd; unused when dir is set */
   const ProcDir *dir;       /* the directory the child runs in, opened by the
                                caller (proc_dir_open) and still theirs; NULL:
@@ -97,6 +100,7 @@ typedef struct {
   int64_t max_processes;    /* processes and threads at once; 0: none (contain.h) */
   const char *tag;          /* the monitor's id, naming its cgroup and set as
                                VIGIL_MONITOR_ID; NULL: one is made */
+  const char *group;        /* its cgroup's name when not the tag (contain.h) */
   int64_t exit_drain_ms;    /* see the lifecycle above */
   const ProcKeeperOptions *keeper; /* NULL: the engine is the child's parent */
 } ProcSpawnOptions;

@@ -292,6 +292,15 @@ proc_prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir, ch
   if (opts->dir == NULL && proc_dir_open(opts->cwd, own, err) != 0)
     return -1;
   *dir = opts->dir != NULL ? opts->dir : own;
+  if (opts->program != NULL) {
+    char why[256];
+    if (opts->program[0] == '/' && proc_check_exec(opts->program, why, sizeof why) == 0) {
+      *program = xstrdup(opts->program);
+      return 0;
+    }
+    return error_set(err, kErrCommandNotFound, "command: \"%s\" %s", opts->program,
+                     opts->program[0] == '/' ? why : "is not an absolute path");
+  }
   char *search = proc_search_path(opts->search_path);
   *program = proc_resolve(opts->argv[0], (*dir)->path, search, err);
   free(search);

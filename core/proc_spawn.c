@@ -173,7 +173,7 @@ proc_launch_prepare(ProcLaunch *l, uv_loop_t *loop, const ProcSpawnOptions *opts
   if (l->pl == NULL)
     return -1;
   ContainOptions copts = {opts->tag, opts->env_extra, opts->memory_limit, opts->cpu_limit,
-                          opts->max_processes, false};
+                          opts->max_processes, false, opts->group};
   l->contain = contain_new(loop, &copts, err);
   return l->contain != NULL ? 0 : -1;
 }
@@ -535,7 +535,7 @@ proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, 
                   .keeper = o->keeper};
   l.path = xstrdup(o->program);
   l.pl = proc_loop_get(loop, err);
-  ContainOptions copts = {o->tag, NULL, 0, 0, 0, true};
+  ContainOptions copts = {o->tag, NULL, 0, 0, 0, true, NULL};
   if (l.pl == NULL || (l.contain = contain_new(loop, &copts, err)) == NULL) {
     proc_launch_abort(&l);
     return -1;

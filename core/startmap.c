@@ -155,6 +155,14 @@ startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *poli
   startmap_pack_bool(pk, spec->persistent);
   KEY("idle_timeout_ms");
   msgpack_pack_int64(pk, spec->idle_timeout_ms);
+  KEY("restart");
+  KEY(monitor_restart_name(spec->restart));
+  KEY("max_restarts");
+  msgpack_pack_int64(pk, spec->max_restarts > 0 ? spec->max_restarts
+                                                : MONITOR_MAX_RESTARTS_DEFAULT);
+  KEY("restart_backoff_ms");
+  msgpack_pack_int64(pk, spec->restart_backoff_ms >= 0 ? spec->restart_backoff_ms
+                                                       : MONITOR_RESTART_BACKOFF_DEFAULT_MS);
   KEY("memory_limit");
   startmap_pack_positive(pk, spec->memory_limit);
   KEY("cpu_limit");

@@ -235,15 +235,18 @@ wire_notification(msgpack_packer *pk, const Notification *n)
   wire_notification_incidents(pk, n);
   wire_key(pk, "state");
   wire_str(pk, ending || n->type == kNotifOutput ? monitor_state_name(n->state) : NULL);
+  /* An ending's, or a restart's (an output notification telling how the
+   * program ended before it starts again: monitor_restart.c). */
+  bool how = ending || (n->type == kNotifOutput && n->has_duration);
   wire_key(pk, "exit_code");
-  if (ending && n->has_exit_code)
+  if (how && n->has_exit_code)
     msgpack_pack_int(pk, n->exit_code);
   else
     msgpack_pack_nil(pk);
   wire_key(pk, "signal");
-  wire_signal(pk, ending ? n->signal : 0);
+  wire_signal(pk, how ? n->signal : 0);
   wire_key(pk, "duration_ms");
-  if (ending && n->has_duration)
+  if (how && n->has_duration)
     msgpack_pack_uint64(pk, n->duration_ms);
   else
     msgpack_pack_nil(pk);
@@ -374,6 +377,35 @@ wire_resource_usage(msgpack_packer *pk, const ProcExit *x)
   msgpack_pack_uint64(pk, x->io_write_bytes);
 }
 
+/* The restart policy's keys (monitor_restart.c): `restarts` (how many in
+ * the monitor's life), `restart` (nil without a policy, else what it is
+ * and, while the program waits to start again, how soon) and
+ * `run_started_at` (when the running program started: started_at until a
+ * restart). */
+static void
+wire_restart(msgpack_packer *pk, const Monitor *m)
+{
+  wire_key(pk, "restarts");
+  msgpack_pack_uint64(pk, monitor_restarts(m));
+  wire_key(pk, "restart");
+  if (monitor_restart_policy(m) == kRestartNo) {
+    msgpack_pack_nil(pk);
+  } else {
+    uint64_t in_ms = 0;
+    bool waiting = monitor_restart_wait(m, &in_ms);
+    msgpack_pack_map(pk, 2);
+    wire_key(pk, "policy");
+    wire_str(pk, monitor_restart_name(monitor_restart_policy(m)));
+    wire_key(pk, "next_in_ms");
+    if (waiting)
+      msgpack_pack_uint64(pk, in_ms);
+    else
+      msgpack_pack_nil(pk);
+  }
+  wire_key(pk, "run_started_at");
+  wire_time(pk, monitor_run_started_at(m));
+}
+
 void
 wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *start,
              size_t start_len)
@@ -383,9 +415,9 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   ProcExit x;
   monitor_usage(m, &x);
   /* 13 keys of the contract, and vigil's program, reason, exceeded,
-   * incidents, envelope; status adds duration_ms, resource_usage and
-   * start. */
-  msgpack_pack_map(pk, status ? 21 : 18);
+   * incidents, envelope, restarts, restart, run_started_at; status adds
+   * duration_ms, resource_usage and start. */
+  msgpack_pack_map(pk, status ? 24 : 21);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -407,7 +439,10 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   wire_key(pk, "state");
   wire_str(pk, monitor_state_name(monitor_state(m)));
   wire_key(pk, "pid");
-  msgpack_pack_int(pk, monitor_pid(m));
+  if (monitor_pid(m) > 0)
+    msgpack_pack_int(pk, monitor_pid(m));
+  else
+    msgpack_pack_nil(pk); /* none while a restart waits */
   /* The resolved program, never the command line (its arguments may hold
    * secrets): what ran, for the caller and the logs to agree on. */
   wire_key(pk, "program");
@@ -416,6 +451,7 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   wire_time(pk, monitor_started_at(m));
   wire_key(pk, "ended_at");
   wire_time(pk, monitor_ended_at(m));
+  wire_restart(pk, m);
   wire_exit_status(pk, m);
   bool ended = monitor_finished(m);
   wire_key(pk, "reason");

@@ -68,6 +68,11 @@ local function format(n)
 
   local t = n.type
   if t == "output" then
+    -- A restart's notification: how the program ended, when it starts again.
+    local r = envelope.reason(n)
+    if r then
+      put("[restart] " .. at .. " " .. r)
+    end
     local last_inc = nil
     for _, l in ipairs(n.lines or {}) do
       if l.incident ~= nil then

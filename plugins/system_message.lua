@@ -156,6 +156,12 @@ local function format(n)
         put(s)
       end
     end
+    -- A restart's notification says how the program ended and when it
+    -- starts again.
+    local r = envelope.reason(n)
+    if r then
+      put("Restart: " .. r)
+    end
   else
     put("[SYSTEM: Background process " .. who(n) .. " " .. ending_phrase(n) .. ".")
     local r = envelope.reason(n)

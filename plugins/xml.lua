@@ -93,10 +93,12 @@ local function format(n)
   if t == "output" or ending then
     if ending then
       put("<status>" .. xml(envelope.status(n)) .. "</status>")
-      local r = envelope.reason(n)
-      if r then
-        put("<reason>" .. xml(r) .. "</reason>")
-      end
+    end
+    -- An ending's why, or a restart's (an output notification saying how
+    -- the program ended and when it starts again).
+    local r = envelope.reason(n)
+    if r then
+      put("<reason>" .. xml(r) .. "</reason>")
     end
     -- An incident's lines go inside an <incident> element, opened and
     -- closed on lines of their own.

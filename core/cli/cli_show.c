@@ -38,7 +38,10 @@ cli_show_age(const msgpack_object *m, uint64_t *ms)
 {
   size_t n;
   int64_t start, end;
-  const char *s = cli_obj_get_text(m, "started_at", &n);
+  /* A restarted program's age is its own run's (pm2's uptime). */
+  const char *s = cli_obj_get_text(m, "run_started_at", &n);
+  if (s == NULL)
+    s = cli_obj_get_text(m, "started_at", &n);
   if (s == NULL || cli_fmt_parse_time(s, n, &start) != 0)
     return false;
   const char *e = cli_obj_get_text(m, "ended_at", &n);
@@ -55,6 +58,13 @@ cli_show_state(StrBuf *out, const msgpack_object *m)
 {
   size_t n;
   const char *state = cli_obj_get_text(m, "state", &n);
+  /* Its program ended and waits to start again (the restart policy). */
+  const msgpack_object *restart = cli_obj_get(m, "restart");
+  const msgpack_object *next = restart ? cli_obj_get(restart, "next_in_ms") : NULL;
+  if (next != NULL && next->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+    strbuf_puts(out, "restarting");
+    return;
+  }
   strbuf_printf(out, "%.*s", (int)n, state ? state : "?");
   int64_t code;
   const char *sig = cli_obj_get_text(m, "signal", &n);
@@ -161,6 +171,10 @@ cli_list_row(CliTable *t, const msgpack_object *m, CliClient *c)
     cli_fmt_duration(&cell, age);
   cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
+  uint64_t restarts = cli_obj_get_uint(m, "restarts", 0);
+  strbuf_printf(&cell, "%llu", (unsigned long long)restarts);
+  cli_table_set(t, col++, strbuf_cstr(&cell), restarts ? kCliColYellow : kCliColNone);
+  strbuf_reset(&cell);
   CliReply status;
   bool have_status = false;
   if (c != NULL) {
@@ -196,18 +210,19 @@ cli_list_row(CliTable *t, const msgpack_object *m, CliClient *c)
 void
 cli_show_monitor_table(const msgpack_object *list, CliClient *c)
 {
-  static const char *const plain[] = {"ID",    "LABEL", "STATE",   "PID",
-                                      "UPTIME", "LINES", "MATCHED", "LAST LINE"};
-  static const bool plain_right[] = {false, false, false, true, true, true, true, false};
-  static const char *const full[] = {"ID",    "LABEL",   "STATE",   "PID",       "UPTIME", "CPU",
-                                     "MEM",   "LINES",   "MATCHED", "COMMAND",   "LAST LINE"};
+  static const char *const plain[] = {"ID",       "LABEL", "STATE",   "PID",      "UPTIME",
+                                      "RESTARTS", "LINES", "MATCHED", "LAST LINE"};
+  static const bool plain_right[] = {false, false, false, true, true, true, true, true, false};
+  static const char *const full[] = {"ID",    "LABEL",   "STATE",   "PID",     "UPTIME",
+                                     "RESTARTS", "CPU",   "MEM",     "LINES",   "MATCHED",
+                                     "COMMAND", "LAST LINE"};
   static const bool full_right[] = {false, false, false, true, true,  true,
-                                    true,  true,  true,  false, false};
+                                    true,  true,  true,  true, false, false};
   CliTable t;
   if (c != NULL)
-    cli_table_init(&t, 11, full, full_right);
+    cli_table_init(&t, 12, full, full_right);
   else
-    cli_table_init(&t, 8, plain, plain_right);
+    cli_table_init(&t, 9, plain, plain_right);
   for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size;
        i++)
     cli_list_row(&t, &list->via.array.ptr[i], c);
@@ -261,9 +276,11 @@ cli_list_run(CliClient *c, const CliParsed *p)
 const CliCommand cli_cmd_list = {
   {"list", "", "list the session's monitors",
    "List the session's running monitors (with --all, the ended ones too), newest\n"
-   "first: id, label, state, pid, uptime (how long it has run, or ran), CPU time,\n"
-   "peak memory, lines, matched lines, its command (cut at 32 columns) and the\n"
-   "last line, cut to the terminal's width. The session is\n"
+   "first: id, label, state, pid, uptime (how long its program has run, or ran:\n"
+   "since its last restart), restarts (--restart), CPU time, peak memory, lines,\n"
+   "matched lines, its command (cut at 32 columns) and the last line, cut to the\n"
+   "terminal's width. A program that ended and waits to start again is\n"
+   "\"restarting\". The session is\n"
    "--session, else $VIGIL_SESSION, else the project's this directory is in: the\n"
    "one vigil mcp started there works in, so an agent's monitors are listed.\n"
    "vigil sessions lists every session and its monitors. vigil ps and vigil ls are\n"

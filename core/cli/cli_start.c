@@ -33,6 +33,7 @@ static const char *const cli_streams[] = {"both", "stdout", "stderr", NULL};
 static const char *const cli_notifies[] = {"auto", "matches", "lines", "exit", "none", NULL};
 static const char *const cli_modes[] = {"idle", "live_safe", NULL};
 static const char *const cli_envelopes[] = {"readable", "compact", NULL};
+static const char *const cli_restarts[] = {"no", "on-failure", "always", NULL};
 
 int
 cli_start_command(const CliParsed *p, CliReq *req)
@@ -160,6 +161,16 @@ static const CliOpt cli_start_opts[] = {
    "stop it after this long (default and most: the engine's\nmonitor.max_runtime_ms, 30m unless "
    "configured)"},
   {"persistent", 0, NULL, false, "no runtime cap (when the engine allows it)"},
+  {"restart", 0, "no|on-failure|always", false,
+   "start it again when it ends by itself: on-failure (a\n"
+   "status other than 0, or a signal), always; never after\n"
+   "vigil stop or a cap (default no)"},
+  {"max-restarts", 0, "N", false,
+   "restarts in a row before it gives up (1..100, default 5);\n"
+   "a run of 60s or more starts a new row"},
+  {"restart-backoff", 0, "DURATION", false,
+   "the delay before the first restart of a row (default 1s),\n"
+   "doubled for each next one up to 60s"},
   CLI_START_PROCESS_OPTS,
   {"wait-for", 0, "REGEX", false,
    "then wait until a line matches REGEX (PCRE2, as -e) and\nprint it; exit 1 with its last "
@@ -217,11 +228,15 @@ static int
 cli_start_run(CliClient *c, const CliParsed *p)
 {
   uint64_t timeout = 0, idle = 0, wait_timeout = CLI_WAITFOR_DEFAULT_MS;
+  uint64_t max_restarts = 0, backoff = 0;
   int rc;
   if ((rc = cli_cmds_choice(p, "streams", cli_streams)) != 0 ||
       (rc = cli_cmds_choice(p, "notify", cli_notifies)) != 0 ||
       (rc = cli_cmds_choice(p, "mode", cli_modes)) != 0 ||
       (rc = cli_cmds_choice(p, "envelope", cli_envelopes)) != 0 ||
+      (rc = cli_cmds_choice(p, "restart", cli_restarts)) != 0 ||
+      (rc = cli_cmds_number(p, "max-restarts", 5, &max_restarts)) != 0 ||
+      (rc = cli_cmds_duration(p, "restart-backoff", 0, 600000, &backoff)) != 0 ||
       (rc = cli_cmds_duration(p, "timeout", 1, CLI_DURATION_MAX_MS, &timeout)) != 0 ||
       (rc = cli_cmds_duration(p, "idle-timeout", 0, CLI_IDLE_TIMEOUT_MAX_MS, &idle)) != 0 ||
       (rc = cli_cmds_duration(p, "wait-timeout", 0, CLI_DURATION_MAX_MS, &wait_timeout)) != 0)
@@ -231,6 +246,13 @@ cli_start_run(CliClient *c, const CliParsed *p)
     return rc;
   if (cli_opts_has(p, "wait-timeout") && wait_for == NULL)
     return cli_opts_usage_error(p->spec, "--wait-timeout goes with --wait-for");
+  if (cli_opts_has(p, "max-restarts") && (max_restarts < 1 || max_restarts > 100))
+    return cli_opts_usage_error(p->spec, "--max-restarts: %s is out of range (1..100)",
+                                cli_opts_get(p, "max-restarts"));
+  bool restarting = cli_opts_has(p, "restart") && strcmp(cli_opts_get(p, "restart"), "no") != 0;
+  if ((cli_opts_has(p, "max-restarts") || cli_opts_has(p, "restart-backoff")) && !restarting)
+    return cli_opts_usage_error(p->spec, "--max-restarts and --restart-backoff go with "
+                                         "--restart on-failure|always");
   if (cli_opts_has(p, "timeout") && cli_opts_has(p, "persistent"))
     return cli_opts_usage_error(p->spec, "give --timeout or --persistent, not both");
   const char *const *patterns;
@@ -249,7 +271,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
                                         {"notify", "notify"},
                                         {"mode", "mode"},
                                         {"policy", "policy"},
-                                        {"envelope", "envelope"}};
+                                        {"envelope", "envelope"},
+                                        {"restart", "restart"}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     if (cli_opts_get(p, strs[i][0]))
       cli_req_str(&req, strs[i][1], cli_opts_get(p, strs[i][0]));
@@ -268,6 +291,10 @@ cli_start_run(CliClient *c, const CliParsed *p)
     cli_req_uint(&req, "idle_timeout_ms", idle);
   if (cli_opts_has(p, "persistent"))
     cli_req_bool(&req, "persistent", true);
+  if (cli_opts_has(p, "max-restarts"))
+    cli_req_uint(&req, "max_restarts", max_restarts);
+  if (cli_opts_has(p, "restart-backoff"))
+    cli_req_uint(&req, "restart_backoff_ms", backoff);
   if (cli_opts_has(p, "no-incidents"))
     cli_req_bool(&req, "incidents", false);
 

@@ -92,6 +92,7 @@ so they stay safe if handed a table of your own.
                                matched: seq=2 (pattern 0)
                                note: 3 earlier lines were withheld by the rate limit
                                status: running
+                             and, for a restart's, "reason: ..." after it.
                              Endings: "event: exit", "status: ...", "reason: ..."
                              (when there is one), "last lines:" and the lines (when
                              there are any), the note. dropped: "event: dropped" and
@@ -448,6 +449,12 @@ function M.body(n)
     put_lines()
     put_notes()
     put("status: " .. (n.state and M.escape(n.state) or "unknown"))
+    -- A restart's (the restart policy): how the program ended, when it
+    -- starts again.
+    local r = M.reason(n)
+    if r then
+      put("reason: " .. r)
+    end
   elseif t == "dropped" then
     put("event: dropped")
     put(M.dropped(n))

@@ -112,13 +112,14 @@ def test_start_list_status_output_logs_events_stop(e):
 
     lst = vigil_ok(e, "list").stdout.splitlines()
     header = lst[0].split()
-    assert header == ["ID", "LABEL", "STATE", "PID", "UPTIME", "CPU", "MEM", "LINES", "MATCHED",
-                      "COMMAND", "LAST", "LINE"], lst
+    assert header == ["ID", "LABEL", "STATE", "PID", "UPTIME", "RESTARTS", "CPU", "MEM", "LINES",
+                      "MATCHED", "COMMAND", "LAST", "LINE"], lst
     rows = [l for l in lst[1:] if l.startswith(sleeper)]
     assert len(rows) == 1, lst
     cols = rows[0].split()
     assert cols[1] == "sleeper" and cols[2] == "running" and int(cols[3]) > 0, rows
-    assert re.match(r"^\d+(ms|\.\ds)$", cols[4]) and cols[7] == "0" and cols[8] == "0", rows
+    assert re.match(r"^\d+(ms|\.\ds)$", cols[4]) and cols[5] == "0", rows  # uptime, restarts
+    assert cols[8] == "0" and cols[9] == "0", rows  # lines, matched
     # Columns are aligned: the row's LABEL starts where the header's does.
     assert rows[0].index("sleeper") == lst[0].index("LABEL"), lst
 
@@ -135,7 +136,7 @@ def test_start_list_status_output_logs_events_stop(e):
 
     ended = [l for l in vigil_ok(e, "list", "--all").stdout.splitlines() if l.startswith(mid)]
     cols = ended[0].split()
-    assert cols[1:4] == ["demo", "exited", "-"] and cols[7:9] == ["3", "1"], ended
+    assert cols[1:4] == ["demo", "exited", "-"] and cols[8:10] == ["3", "1"], ended
     assert ended[0].rstrip().endswith(("three", "Error: two")), ended
     assert mid not in vigil_ok(e, "list").stdout
 

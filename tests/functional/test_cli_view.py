@@ -49,7 +49,7 @@ def test_list_aligns_a_cjk_label_and_shows_command_uptime_cpu_memory(e):
     out = vigil_ok(e, "list").stdout
     lines = out.splitlines()
     header = lines[0]
-    for title in ("ID", "LABEL", "STATE", "PID", "UPTIME", "CPU", "MEM", "COMMAND"):
+    for title in ("ID", "LABEL", "STATE", "PID", "UPTIME", "RESTARTS", "CPU", "MEM", "COMMAND"):
         assert re.search(r"(^|  )%s( |$)" % title, header), (title, out)
     rows = {mid: [l for l in lines[1:] if l.startswith(mid)][0] for mid in (wide, long_cmd)}
     # Every row's cells start in the display column of their header.
@@ -61,11 +61,12 @@ def test_list_aligns_a_cjk_label_and_shows_command_uptime_cpu_memory(e):
     cell = rows[long_cmd][rows[long_cmd].index("sh -c"):]
     assert "\u2026" in cell and "a" * 80 not in cell, out
     # Uptime, CPU time and peak memory (monitor_status's resource_usage).
-    m = re.match(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\d+(?:\.\d)?[KMG]?i?B)\s",
-                 rows[wide])
+    m = re.match(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\d+)\s+(\S+)\s+"
+                 r"(\d+(?:\.\d)?[KMG]?i?B)\s", rows[wide])
     assert m, rows[wide]
     assert re.match(r"^\d+(ms|\.\ds)$", m.group(5)), rows[wide]
-    assert re.match(r"^\d+(ms|\.\ds)$", m.group(6)), rows[wide]
+    assert m.group(6) == "0", rows[wide]  # restarts
+    assert re.match(r"^\d+(ms|\.\ds)$", m.group(7)), rows[wide]
     vigil_ok(e, "stop", wide, "--grace", "0")
     vigil_ok(e, "stop", long_cmd, "--grace", "0")
 
