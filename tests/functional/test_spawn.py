@@ -290,9 +290,14 @@ def test_env_denied_drop_leaves_the_refused_names_out_and_says_which(e):
     r = e.call("process_run", argv=SHOW_DENIED, env=DENIED_ENV, env_denied="drop",
                line_buffered=False)
     assert r["stdout_summary"] == "FOO=1 PP=unset LD=unset" and r["note"] == DROPPED_NOTE, r
-    # Nothing to leave out: no note.
+    # Nothing to leave out: no note. With live_safe made idle too, both.
     r = e.call("process_run", argv=["true"], env={"FOO": "1"}, env_denied="drop")
     assert r["note"] is None, r
+    r = e.call("monitor_start", argv=["true"], env=DENIED_ENV, env_denied="drop",
+               mode="live_safe")
+    assert r["note"] == DROPPED_NOTE + "; mode: live_safe needs monitor.live_mode_enabled; " \
+        "started in idle mode", r
+    e.main.wait_ending(r["monitor_id"])
     # The note names at most 16, then how many more.
     many = {"CARGO_V%02d" % i: "1" for i in range(20)}
     r = e.call("process_run", argv=["true"], env=many, env_denied="drop")
