@@ -20,7 +20,8 @@ _vigil_options()
     case "$1" in
         start) echo "--label --description --pattern -e --no-patterns --no-incidents --envelope
                      --streams --notify --mode --policy --idle-timeout --timeout --persistent
-                     --restart --max-restarts --restart-backoff --cwd --env --pass-env --caller-path --shell --no-line-buffer --wait-for
+                     --restart --max-restarts --restart-backoff --cwd --env --pass-env
+                     --pass-env-all --caller-path --shell --no-line-buffer --wait-for
                      --wait-timeout" ;;
         list|ps|ls) echo "--all -a --limit" ;;
         status) echo "--show-start --show-env" ;;
@@ -31,7 +32,8 @@ _vigil_options()
         wait) echo "--for --timeout --since" ;;
         stop) echo "--signal --grace" ;;
         restart) echo "--grace --wait-for --wait-timeout" ;;
-        run) echo "--timeout --lines --cwd --env --pass-env --caller-path --shell --no-line-buffer" ;;
+        run) echo "--timeout --lines --cwd --env --pass-env --pass-env-all --caller-path --shell \
+                   --no-line-buffer" ;;
         watch) echo "--since --oneline" ;;
         sessions) echo "--all -a" ;;
         setup) echo "--project --user --dry-run -n --remove --yes -y" ;;

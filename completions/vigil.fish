@@ -73,6 +73,7 @@ complete -c vigil -n '__fish_seen_subcommand_from start run' -l env -x -d 'set K
 complete -c vigil -n '__fish_seen_subcommand_from start run' -l shell -d 'run CMD with /bin/sh -c'
 complete -c vigil -n '__fish_seen_subcommand_from start run' -l no-line-buffer -d 'leave stdout buffered as the program chooses'
 complete -c vigil -n '__fish_seen_subcommand_from start run' -l pass-env -x -a '(set -xn)' -d 'pass your variable NAME (or PREFIX*) on'
+complete -c vigil -n '__fish_seen_subcommand_from start run' -l pass-env-all -d 'pass your whole environment on, but what monitor.env_deny refuses'
 complete -c vigil -n '__fish_seen_subcommand_from start run' -l caller-path -d 'find the program in your PATH and start that absolute path'
 complete -c vigil -n '__fish_seen_subcommand_from start run' -l timeout -x -a "$durations" -d 'stop it after this long'
 complete -c vigil -n '__fish_seen_subcommand_from start' -l label -x -d 'a name for it'

@@ -69,6 +69,7 @@ struct Waiter {
   bool for_output;          /* kWaitEvent: answered by a line with seq > since_sequence */
   uint64_t since_sequence;
   uint64_t stdout_lines;    /* kWaitRun */
+  char *note;               /* kWaitRun: the start's note (owned), or NULL */
   SessionCursorWaiter *cursor; /* kWaitCursor: NULL once its session let it go */
   uv_timer_t timer;         /* kWaitEvent, kWaitCursor: the timeout */
   Waiter *rec_next;
@@ -156,7 +157,7 @@ extern const EngineHooks api_engine_hooks;
 
 /* Packers the waiters share with the handlers. */
 void api_pack_stop(msgpack_packer *pk, const char *status, const Monitor *m);
-void api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines);
+void api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines, const char *note);
 void api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor *m);
 
 #endif

@@ -29,12 +29,12 @@ api_summary_line(void *ctx, const RingLine *line)
 
 /* The process_run result map for r. */
 void
-api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines)
+api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines, const char *note)
 {
   Monitor *m = r->monitor;
   ProcExit x;
   monitor_usage(m, &x);
-  msgpack_pack_map(pk, 8);
+  msgpack_pack_map(pk, 9);
   wire_key(pk, "process_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "state");
@@ -55,6 +55,8 @@ api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines)
   msgpack_pack_uint64(pk, monitor_duration_ms(m));
   wire_key(pk, "resource_usage");
   wire_resource_usage(pk, &x);
+  wire_key(pk, "note");
+  wire_str(pk, note);
 }
 
 /* process_run: docs/protocol.md section 5, "process_run". */
@@ -110,14 +112,15 @@ api_process_run(Call *call)
   }
   char *note = NULL;
   MonRecord *r = engine_start(call->e, s, &req, &note, err);
-  free(note);
   if (r == NULL)
     goto done;
   if (background) {
-    api_pack_run(&call->pk, r, lines);
+    api_pack_run(&call->pk, r, lines, note);
+    free(note);
   } else {
     Waiter *w = api_wait_add(call->c, r, kWaitRun, call->msgid, true);
     w->stdout_lines = lines;
+    w->note = note;
     call->deferred = true;
   }
 done:

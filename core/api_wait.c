@@ -40,7 +40,9 @@ api_wait_add(Conn *c, MonRecord *r, WaitKind kind, uint32_t msgid, bool is_reque
 static void
 api_waiter_closed(uv_handle_t *h)
 {
-  free(h->data);
+  Waiter *w = h->data;
+  free(w->note);
+  free(w);
 }
 
 void
@@ -208,7 +210,7 @@ api_on_finished(void *ctx, MonRecord *r)
       api_pack_stop(&pk, "stopped", r->monitor);
       break;
     case kWaitRun:
-      api_pack_run(&pk, r, w->stdout_lines);
+      api_pack_run(&pk, r, w->stdout_lines, w->note);
       break;
     default:
       /* What it waited for can no longer happen. */

@@ -445,6 +445,37 @@ childenv_check_at(char *const *env, const char *const *deny, const char *const *
   return 0;
 }
 
+/* See childenv.h. Judged as childenv_check_at judges one entry. */
+size_t
+childenv_drop(char **env, const char *const *deny, const char *const *allow, char ***names)
+{
+  size_t kept = 0, dropped = 0, total = 0;
+  while (env != NULL && env[total] != NULL)
+    total++;
+  char **out = NULL;
+  for (size_t i = 0; i < total; i++) {
+    const char *eq = strchr(env[i], '=');
+    size_t len = eq ? (size_t)(eq - env[i]) : 0;
+    if (len == 0 || childenv_match_any_nocase(deny, env[i], len) == NULL ||
+        childenv_match_any_nocase(allow, env[i], len) != NULL) {
+      env[kept++] = env[i];
+      continue;
+    }
+    if (names != NULL) {
+      if (out == NULL)
+        out = xcalloc(total + 1, sizeof *out);
+      out[dropped] = xmemdupz(env[i], len);
+    }
+    dropped++;
+    free(env[i]);
+  }
+  if (env != NULL)
+    env[kept] = NULL;
+  if (names != NULL)
+    *names = out;
+  return dropped;
+}
+
 /* The length of the name in "NAME=VALUE", or 0 when there is no '='. */
 static size_t
 childenv_name_len(const char *kv)

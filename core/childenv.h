@@ -80,6 +80,16 @@ int childenv_check(char *const *env, const char *const *deny, const char *const 
 int childenv_check_at(char *const *env, const char *const *deny, const char *const *allow,
                       size_t *at, VigilError *err);
 
+/* A start's env_denied "drop" (docs/protocol.md, monitor_start): removes
+ * from env (NULL-terminated "NAME=VALUE" entries, each its own allocation)
+ * every entry childenv_check would deny, frees it and closes the gap, so
+ * the order of the rest is kept. An entry without '=' or with an empty name
+ * stays, for childenv_check to refuse. Returns how many were removed; when
+ * names is not NULL, *names is then their names (NULL-terminated, in env's
+ * order; free each and the array), or NULL when none was. */
+size_t childenv_drop(char **env, const char *const *deny, const char *const *allow,
+                     char ***names);
+
 /* Where coreutils' libstdbuf.so is looked for, in order (Debian and
  * Fedora, Arch, older multiarch layouts, a build from source);
  * NULL-terminated. */

@@ -60,10 +60,12 @@ typedef struct {
  * engine_check_config. A denial the config decides says how to fix it
  * (config_hint.h), with how to reload the engine of pid reload_pid; 0
  * when no running engine would take a reload (the config's own monitors
- * at boot, --check-config). */
+ * at boot, --check-config). With req->env_denied "drop", first of all
+ * (after monitor.enabled) the names of req->env that monitor.env_deny
+ * refuses are removed from it, so the gates, the spawn and the start map
+ * see only what passes, and plan's note names them. */
 int engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
-                       const StartRequest *req, long reload_pid, StartPlan *plan,
-                       VigilError *err);
+                       StartRequest *req, long reload_pid, StartPlan *plan, VigilError *err);
 
 /* Closes the plan's directory and frees its note (NULL when the caller took
  * it); harmless on a plan engine_check_start refused. */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "memory.h"
 #include "policy.h"
+#include "strbuf.h"
 
 
 /* Opens cwd (or the engine's) into *dir and checks the directory it is,
@@ -170,43 +171,107 @@ start_plan_free(StartPlan *plan)
   plan->note = NULL;
 }
 
+/* Adds text to plan's note, after what it holds ("; " between). */
+static void
+engine_plan_note(StartPlan *plan, const char *text)
+{
+  StrBuf sb = STRBUF_INIT;
+  if (plan->note != NULL)
+    strbuf_printf(&sb, "%s; ", plan->note);
+  strbuf_puts(&sb, text);
+  free(plan->note);
+  plan->note = xstrdup(strbuf_cstr(&sb));
+  strbuf_free(&sb);
+}
+
+/* How many names the note of a drop lists before "and K more": enough for
+ * what a shell's environment holds of the default deny list (PATH, HOME,
+ * SHELL, EDITOR, the XDG_ directories, LESSOPEN ...), and a bound on a note
+ * a person reads on a terminal. */
+#define ENGINE_DROPPED_NAMES_MAX 16
+
+static int
+engine_names_cmp(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* env_denied "drop": leaves out of req->env the names monitor.env_deny
+ * refuses and says in plan's note which, sorted, quoted as a denial quotes
+ * them (the caller's bytes, escaped), at most ENGINE_DROPPED_NAMES_MAX then
+ * how many more. Never their values: a value may be a secret. */
+static void
+engine_drop_env(const VigilConfig *cfg, StartRequest *req, StartPlan *plan)
+{
+  char **names = NULL;
+  size_t n = childenv_drop(req->env, (const char *const *)cfg->env_deny,
+                           (const char *const *)cfg->env_allow, &names);
+  if (n == 0)
+    return;
+  qsort(names, n, sizeof *names, engine_names_cmp);
+  StrBuf sb = STRBUF_INIT;
+  strbuf_printf(&sb, "env: left out %zu variable%s that monitor.env_deny refuses "
+                     "(env_denied \"drop\"): ", n, n == 1 ? "" : "s");
+  for (size_t i = 0; i < n; i++) {
+    if (i < ENGINE_DROPPED_NAMES_MAX) {
+      char quoted[GATE_QUOTE_BUF];
+      gate_quote(quoted, names[i]);
+      strbuf_printf(&sb, "%s%s", i ? ", " : "", quoted);
+    }
+    free(names[i]);
+  }
+  if (n > ENGINE_DROPPED_NAMES_MAX)
+    strbuf_printf(&sb, ", and %zu more", n - ENGINE_DROPPED_NAMES_MAX);
+  free(names);
+  engine_plan_note(plan, strbuf_cstr(&sb));
+  strbuf_free(&sb);
+}
+
 /* See engine.h. The order is the one docs/protocol.md gives; a refusal
  * leaves nothing open. */
 int
 engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
-                   const StartRequest *req, long reload_pid, StartPlan *plan, VigilError *err)
+                   StartRequest *req, long reload_pid, StartPlan *plan, VigilError *err)
 {
   *plan = (StartPlan){NULL, PROC_DIR_INIT, req->mode, NULL};
   if (!cfg->enabled)
     return error_set(err, kErrDisabled, "monitors are disabled (monitor.enabled is false in %s)",
                      cfg->path ? cfg->path : "the configuration");
+  /* Before the gates, so that a policy's gate judges the env the child
+   * gets. */
+  if (req->env_denied == kEnvDeniedDrop)
+    engine_drop_env(cfg, req, plan);
   plan->policy_name = req->policy ? req->policy : cfg->policy ? cfg->policy : "envelope";
   Policy *policy = policyset_get(ps, plan->policy_name, err);
   if (policy == NULL)
-    return -1;
+    goto refused;
   if (engine_policy_gate(cfg, ps, policy, session, req, reload_pid, err) != 0)
-    return -1;
+    goto refused;
   size_t env_at = 0;
   if (childenv_check_at(req->env, (const char *const *)cfg->env_deny,
                         (const char *const *)cfg->env_allow, &env_at, err) != 0) {
     if (err->code == kErrDenied)
       engine_hint_env(cfg, req, env_at, reload_pid, err);
-    return -1;
+    goto refused;
   }
   if (req->persistent && !cfg->allow_persistent) {
     error_set(err, kErrDenied, "persistent: persistent monitors are not allowed "
                                "(monitor.allow_persistent is false)");
     config_hint_append(cfg->path, &cfg->key_lines, kConfigKeyAllowPersistent, NULL, reload_pid,
                        err);
-    return -1;
+    goto refused;
   }
   if (engine_check_cwd(cfg, req->cwd, &plan->dir, err) != 0)
-    return -1;
+    goto refused;
   if (plan->mode == kModeLiveSafe && !cfg->live_mode_enabled) {
     plan->mode = kModeIdle;
-    plan->note = xstrdup("mode: live_safe needs monitor.live_mode_enabled; started in idle mode");
+    engine_plan_note(plan, "mode: live_safe needs monitor.live_mode_enabled; started in idle "
+                           "mode");
   }
   return 0;
+refused:
+  start_plan_free(plan);
+  return -1;
 }
 
 /* The caps on running monitors: `in_session` run in the session named
@@ -336,6 +401,11 @@ engine_start_config_monitors(Engine *e, VigilError *err)
     MonRecord *r = engine_start(e, s, &req, &note, &sub);
     e->booting = false;
     start_request_free(&req);
+    /* No caller reads a boot monitor's result: its note (the names an
+     * env_denied "drop" left out) goes to the log. */
+    if (note != NULL)
+      LOG_INFO("engine", "%s: monitors[%zu]: %s", e->config.path ? e->config.path : "config",
+               i + 1, note);
     free(note);
     if (r == NULL)
       return engine_config_monitor_fail(&e->config, i, &sub, err);

@@ -21,7 +21,8 @@
 #define SLOT(f) offsetof(StartRequest, f)
 
 _Static_assert(sizeof(MatchStreams) == sizeof(int) && sizeof(NotifyMode) == sizeof(int) &&
-                   sizeof(DeliveryMode) == sizeof(int) && sizeof(EnvelopeStyle) == sizeof(int),
+                   sizeof(DeliveryMode) == sizeof(int) && sizeof(EnvelopeStyle) == sizeof(int) &&
+                   sizeof(StartEnvDenied) == sizeof(int),
                "a choice is stored as an int");
 
 #define ALL (kFormStart | kFormRun | kFormConfig)
@@ -37,6 +38,7 @@ static const size_t monitor_field_slots[] = {
   SLOT(description),
   SLOT(cwd),
   SLOT(env),
+  SLOT(env_denied),
   SLOT(line_buffered),
   NO_SLOT,                      /* patterns */
   NO_SLOT,                      /* match_pattern */
@@ -60,6 +62,8 @@ static const size_t monitor_field_slots[] = {
   NO_SLOT,                      /* background */
 };
 
+const char *const start_env_denied_names[] = {"refuse", "drop", NULL};
+
 const MonitorField monitor_fields[] = {
   {"session", kFieldString, kFormConfig, true, true, 0, 0, NULL, NULL, "",
    "engine", "the (pinned) session the monitor starts in; on the wire every call's `session`"},
@@ -77,6 +81,10 @@ const MonitorField monitor_fields[] = {
    "engine", "the directory the child runs in, checked against monitor.workspace_roots"},
   {"env", kFieldEnv, ALL, false, false, 0, 1024, NULL, NULL, "none",
    "proc", "variables set on top of what monitor.env_inherit passes (monitor.env_deny applies)"},
+  {"env_denied", kFieldChoice, ALL, false, false, 0, 0, NULL,
+   start_env_denied_names, "refuse", "engine", "what a name of env that monitor.env_deny "
+   "refuses does: refuse the start (denied), or drop it and name it in the result's note "
+   "(a config monitor's: in the log)"},
   {"line_buffered", kFieldBool, ALL, false, false, 0, 0, NULL, NULL, "monitor.line_buffered",
    "proc", "make the child's stdout line-buffered: PYTHONUNBUFFERED=1 and, where coreutils' "
    "libstdbuf is installed, LD_PRELOAD of it with _STDBUF_O=L (the start's env wins); false: "

@@ -27,6 +27,16 @@
 #include "settings.h"
 #include "strbuf.h"
 
+/* A start's env_denied: what a name of its env that monitor.env_deny
+ * refuses does (engine_check_start). */
+typedef enum {
+  kEnvDeniedRefuse = 0,    /* the start is denied (the default) */
+  kEnvDeniedDrop,          /* the variable is left out, and the result's note names it */
+} StartEnvDenied;
+
+/* The names of StartEnvDenied, in its order, NULL-terminated. */
+extern const char *const start_env_denied_names[];
+
 /* What a start asks for, from monitor_start, process_run or the config.
  * Every pointer is owned (start_request_free). */
 typedef struct {
@@ -34,6 +44,7 @@ typedef struct {
   bool shell;
   char *cwd;
   char **env;              /* "K=V", NULL-terminated */
+  int env_denied;          /* StartEnvDenied: what a name monitor.env_deny refuses does */
   bool line_buffered;      /* the child's stdout line-buffered (when line_buffered_given) */
   bool line_buffered_given;
   char *label;

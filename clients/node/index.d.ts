@@ -140,6 +140,8 @@ export interface MonitorStartArgs extends SessionArg {
   description?: string;
   cwd?: string;
   env?: Record<string, string>;
+  /** A name of env that monitor.env_deny refuses: deny the start, or leave it out (`note`). */
+  env_denied?: 'refuse' | 'drop';
   patterns?: string[];
   match_pattern?: string;
   match_streams?: 'both' | 'stdout' | 'stderr';
@@ -304,6 +306,8 @@ export interface ProcessRunArgs extends SessionArg {
   shell?: boolean;
   cwd?: string;
   env?: Record<string, string>;
+  /** As in MonitorStartArgs. */
+  env_denied?: 'refuse' | 'drop';
   label?: string;
   stdin?: string | Uint8Array;
   timeout_s?: number;
@@ -322,6 +326,8 @@ export interface ProcessRunResult {
   stderr_summary: string;
   duration_ms: number;
   resource_usage: ResourceUsage;
+  /** What the engine adjusted (the names env_denied "drop" left out), or null. */
+  note: string | null;
 }
 
 export interface SessionEntry {

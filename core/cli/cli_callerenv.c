@@ -65,13 +65,14 @@ cli_callerenv_pick(const CliParsed *p, const char **out, size_t cap)
 {
   const char *const *pats;
   size_t npat = cli_opts_all(p, "pass-env", &pats);
+  bool all = cli_opts_has(p, "pass-env-all");
   size_t count = 0;
-  for (char **e = environ; npat > 0 && e != NULL && *e != NULL; e++) {
+  for (char **e = environ; (npat > 0 || all) && e != NULL && *e != NULL; e++) {
     const char *eq = strchr(*e, '=');
     if (eq == NULL || eq == *e)
       continue;
     size_t len = (size_t)(eq - *e);
-    bool named = false;
+    bool named = all;
     for (size_t i = 0; i < npat && !named; i++)
       named = cli_callerenv_matches(pats[i], *e, len);
     if (!named || cli_callerenv_set_by_env(p, *e, len))
@@ -81,6 +82,15 @@ cli_callerenv_pick(const CliParsed *p, const char **out, size_t cap)
     out[count++] = *e;
   }
   return count;
+}
+
+size_t
+cli_callerenv_count(void)
+{
+  size_t n = 0;
+  while (environ != NULL && environ[n] != NULL)
+    n++;
+  return n;
 }
 
 int

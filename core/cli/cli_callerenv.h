@@ -8,6 +8,11 @@
  * - --pass-env NAME (or PREFIX*, repeatable) copies those variables of the
  *   caller's environment into the start's env; monitor.env_deny still
  *   refuses a dangerous one (PATH, LD_*, ...), by name.
+ * - --pass-env-all copies every variable, and asks the engine to leave out
+ *   (env_denied "drop") what monitor.env_deny refuses instead of refusing
+ *   the start: the deny list is the engine's, which the CLI cannot see. The
+ *   engine's note, printed on stderr, names what was left out. With it a
+ *   denied --env or --pass-env name is left out too.
  * - --caller-path resolves a bare program name through the caller's PATH
  *   (absolute entries only, as the engine does with its own) and sends the
  *   absolute path found: the allowlist sees, and must allow, that path
@@ -29,10 +34,14 @@
  * Returns 0, or CLI_EXIT_USAGE after saying which is wrong. */
 int cli_callerenv_check(const CliParsed *p);
 
-/* The caller's variables that p's --pass-env patterns name and no --env of
- * p sets, as "NAME=VALUE" pointers into environ, in *out (at most cap). The
- * count, or (size_t)-1 when more than cap match. */
+/* The caller's variables that p's --pass-env patterns name (with
+ * --pass-env-all: every one) and no --env of p sets, as "NAME=VALUE"
+ * pointers into environ, in *out (at most cap). The count, or (size_t)-1
+ * when more than cap match. */
 size_t cli_callerenv_pick(const CliParsed *p, const char **out, size_t cap);
+
+/* How many entries the caller's environment has. */
+size_t cli_callerenv_count(void);
 
 /* Resolves name (no '/') through the caller's PATH into out (cap bytes):
  * the first absolute entry holding an executable regular file of that

@@ -68,6 +68,9 @@ extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the he
   {"pass-env", 0, "NAME", true,                                                                    \
    "pass your variable NAME on (PREFIX*: every one starting\nso); monitor.env_deny still "         \
    "refuses PATH, LD_* ..."},                                                                      \
+  {"pass-env-all", 0, NULL, false,                                                                 \
+   "pass your whole environment on, but what monitor.env_deny\nrefuses (PATH, HOME, LD_* ...): "   \
+   "that is left out, not\nrefused, and a note on stderr names it; --env still wins"},            \
   {"caller-path", 0, NULL, false,                                                                  \
    "find the program in your PATH (a venv's python) and start\nthat absolute path, which the "     \
    "allowlist must allow; the\nchild keeps the engine's PATH"},                                    \

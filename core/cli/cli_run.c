@@ -251,10 +251,15 @@ cli_run_live(CliClient *c, CliReq *req, uint64_t timeout)
     status = c->err.kind == kCliErrInterrupted ? 128 + cli_run_signo : cli_run_fail(c);
     goto out;
   }
-  size_t n;
+  size_t n, nn;
   const char *mid = cli_obj_get_text(reply.result, "monitor_id", &n);
   char id[64];
   snprintf(id, sizeof id, "%.*s", mid && n < sizeof id ? (int)n : 0, mid ? mid : "");
+  /* What the engine adjusted (the names --pass-env-all left out), before
+   * the command's own lines. */
+  const char *note = cli_obj_get_text(reply.result, "note", &nn);
+  if (note != NULL)
+    fprintf(stderr, "vigil: note: %.*s\n", (int)nn, note);
   cli_reply_free(&reply);
   CliStream s = {id, 0, 0, cli_run_on_line, NULL};
   CliStreamEnd end = cli_stream_follow(c, &s, engine_timeout ? -1 : deadline);

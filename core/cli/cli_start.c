@@ -9,7 +9,8 @@
  * instead. The working directory is the caller's own unless --cwd says
  * otherwise (the engine's would surprise a person at a terminal), and a
  * relative --cwd is taken from the caller's directory too. The environment
- * is the engine's plus every --env K=V: the caller's own is not sent.
+ * is the engine's plus every --env K=V: the caller's own is not sent unless
+ * asked (--pass-env, --pass-env-all: cli_callerenv.h).
  */
 #include "cli_cmds.h"
 
@@ -49,6 +50,13 @@ cli_start_command(const CliParsed *p, CliReq *req)
     return CLI_EXIT_USAGE;
   static const char *passed[CLI_CALLERENV_MAX];
   size_t npass = cli_callerenv_pick(p, passed, CLI_CALLERENV_MAX);
+  bool all = cli_opts_has(p, "pass-env-all");
+  if (all && (npass == (size_t)-1 || nenv + npass > CLI_CALLERENV_MAX))
+    return cli_opts_usage_error(p->spec,
+                                "--pass-env-all: your environment has %zu variables and --env "
+                                "sets %zu; a start holds at most %d (monitor_start's env): pass "
+                                "the ones it needs with --pass-env NAME",
+                                cli_callerenv_count(), nenv, CLI_CALLERENV_MAX);
   if (npass == (size_t)-1 || nenv + npass > CLI_CALLERENV_MAX)
     return cli_opts_usage_error(p->spec,
                                 "--env and --pass-env: at most %d variables, got more",
@@ -117,6 +125,8 @@ env:
       msgpack_pack_str_body(pk, eq + 1, vn);
     }
   }
+  if (all)
+    cli_req_str(req, "env_denied", "drop");
   if (cli_opts_has(p, "no-line-buffer"))
     cli_req_bool(req, "line_buffered", false);
   return 0;

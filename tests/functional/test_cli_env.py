@@ -1,7 +1,9 @@
 """What a command started through the CLI gets of the caller's environment
 (issue 24, item 3): by default nothing, only the engine's (what
 monitor.env_inherit passes) and --env; --pass-env NAME or PREFIX* passes
-the caller's variables on, monitor.env_deny still judging them; --caller-path
+the caller's variables on, monitor.env_deny still judging them;
+--pass-env-all passes the whole environment but what monitor.env_deny
+refuses, which is left out and named in a note; --caller-path
 finds the program in the caller's PATH (a venv's python) and starts that
 absolute path, which the allowlist must allow, while the child keeps the
 engine's PATH."""
@@ -29,7 +31,7 @@ ALLOWED = os.path.join(TOOLS, "venvtool")
 
 def config():
     cfg = default_config()
-    cfg["monitor"]["allowed_commands"] = cfg["monitor"]["allowed_commands"] + [ALLOWED]
+    cfg["monitor"]["allowed_commands"] = cfg["monitor"]["allowed_commands"] + [ALLOWED, "python3"]
     return cfg
 
 
@@ -63,6 +65,58 @@ def test_the_callers_variables_pass_only_when_named(e):
 test_the_callers_variables_pass_only_when_named.config = config
 
 
+# What the child sees of FOO and PYTHONPATH, printed by Python.
+PY_SHOW = ["--", "python3", "-c",
+           'import os; print(os.environ.get("FOO"), os.environ.get("PYTHONPATH"))']
+
+
+def small_env(**extra):
+    """The client's environment cut to what it needs (so a note's names are
+    known): PATH, HOME, its state directory, the sanitizers' options."""
+    env = {k: v for k, v in client_env().items()
+           if k in ("PATH", "HOME", "XDG_STATE_HOME", "VIGIL_TEST_RUN") or
+           k.endswith("SAN_OPTIONS")}
+    env.update(extra)
+    return env
+
+
+def note_lines(p):
+    return [l for l in p.stderr.splitlines() if l.startswith("vigil: note: env: left out")]
+
+
+@socket_only
+def test_pass_env_all_passes_the_environment_but_the_deny_list(e):
+    env = small_env(FOO="bar", PYTHONPATH="/tmp/vigil-ft-nowhere")
+    # Without it nothing of the caller's passes, and there is no note.
+    p = vigil(e, "run", *PY_SHOW, env=env)
+    assert p.returncode == 0 and p.stdout == "None None\n" and not note_lines(p), p
+    # With it FOO passes; PYTHONPATH (and PATH, HOME, XDG_STATE_HOME) are left
+    # out, and a note on stderr names them.
+    p = vigil(e, "run", "--pass-env-all", *PY_SHOW, env=env)
+    assert p.returncode == 0 and p.stdout == "bar None\n", p
+    notes = note_lines(p)
+    assert len(notes) == 1 and '"PYTHONPATH"' in notes[0] and '"PATH"' in notes[0], p
+    assert '"FOO"' not in notes[0] and "/tmp/vigil-ft-nowhere" not in notes[0], p
+    # --env still wins, and --pass-env with it is redundant, not an error.
+    p = vigil(e, "run", "--pass-env-all", "--pass-env", "FOO", "--env", "FOO=mine", *PY_SHOW,
+              env=env)
+    assert p.returncode == 0 and p.stdout == "mine None\n", p
+    # start says the same note.
+    p = vigil(e, "start", "--pass-env-all", *PY_SHOW, env=env)
+    assert p.returncode == 0 and len(note_lines(p)) == 1, p
+    # More variables than a start may hold: an error naming the bound and
+    # the count, and nothing starts.
+    big = dict(env, **{"VT_MANY_%04d" % i: "1" for i in range(1100)})
+    p = vigil(e, "run", "--pass-env-all", *PY_SHOW, env=big)
+    assert p.returncode == 2 and "--pass-env-all" in p.stderr and "1024" in p.stderr \
+        and str(len(big)) in p.stderr, p
+    # Said in the help.
+    assert "--pass-env-all" in vigil(e, "run", "--help").stdout
+
+
+test_pass_env_all_passes_the_environment_but_the_deny_list.config = config
+
+
 @socket_only
 def test_caller_path_finds_the_program_in_the_callers_path(e):
     env = client_env(PATH=TOOLS + os.pathsep + os.environ.get("PATH", ""))
@@ -92,5 +146,6 @@ test_caller_path_finds_the_program_in_the_callers_path.config = config
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_the_callers_variables_pass_only_when_named,
+        test_pass_env_all_passes_the_environment_but_the_deny_list,
         test_caller_path_finds_the_program_in_the_callers_path,
     ]))

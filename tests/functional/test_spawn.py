@@ -257,6 +257,64 @@ def test_env_names_are_checked(e):
     assert '"A\\x01=B"' in err.message, err.message  # the caller's bytes, escaped
 
 
+# A start that shows what its child got of three variables, one allowed and
+# two monitor.env_deny refuses.
+SHOW_DENIED = ["sh", "-c",
+               'echo "FOO=${FOO-unset} PP=${PYTHONPATH-unset} LD=${LD_PRELOAD-unset}"']
+DENIED_ENV = {"FOO": "1", "LD_PRELOAD": "x", "PYTHONPATH": "/tmp/x"}
+DROPPED_NOTE = ('env: left out 2 variables that monitor.env_deny refuses (env_denied "drop"): '
+                '"LD_PRELOAD", "PYTHONPATH"')
+
+
+def test_env_denied_drop_leaves_the_refused_names_out_and_says_which(e):
+    # By default (and with "refuse") a denied name refuses the whole start.
+    for extra in ({}, {"env_denied": "refuse"}):
+        for method in ("process_run", "monitor_start"):
+            err = expect_error("denied", e.call, method, argv=SHOW_DENIED, env=DENIED_ENV,
+                               **extra)
+            assert '"LD_PRELOAD" is refused by monitor.env_deny' in err.message, err.message
+    assert e.call("monitor_list", include_exited=True)["total"] == 0
+    # "drop": it starts, the child sees FOO and neither refused name, and the
+    # result's note names them, sorted (the values are never shown).
+    r = e.call("monitor_start", argv=SHOW_DENIED, env=DENIED_ENV, env_denied="drop",
+               line_buffered=False, patterns=[])
+    assert r["note"] == DROPPED_NOTE, r
+    e.main.wait_ending(r["monitor_id"])
+    out = e.call("monitor_output", monitor_id=r["monitor_id"])["lines"]
+    assert [l["text"] for l in out] == ["FOO=1 PP=unset LD=unset"], out
+    # The start map holds what passed: sent again with the default, it starts.
+    start = e.call("monitor_status", monitor_id=r["monitor_id"], include_start=True,
+                   reveal_env=True)["start"]
+    assert start["env"] == {"FOO": "1"}, start
+    e.main.wait_ending(e.call("monitor_start", **start)["monitor_id"])
+    r = e.call("process_run", argv=SHOW_DENIED, env=DENIED_ENV, env_denied="drop",
+               line_buffered=False)
+    assert r["stdout_summary"] == "FOO=1 PP=unset LD=unset" and r["note"] == DROPPED_NOTE, r
+    # Nothing to leave out: no note. With live_safe made idle too, both.
+    r = e.call("process_run", argv=["true"], env={"FOO": "1"}, env_denied="drop")
+    assert r["note"] is None, r
+    r = e.call("monitor_start", argv=["true"], env=DENIED_ENV, env_denied="drop",
+               mode="live_safe")
+    assert r["note"] == DROPPED_NOTE + "; mode: live_safe needs monitor.live_mode_enabled; " \
+        "started in idle mode", r
+    e.main.wait_ending(r["monitor_id"])
+    # The note names at most 16, then how many more.
+    many = {"CARGO_V%02d" % i: "1" for i in range(20)}
+    r = e.call("process_run", argv=["true"], env=many, env_denied="drop")
+    assert r["note"].startswith('env: left out 20 variables that monitor.env_deny refuses '
+                                '(env_denied "drop"): "CARGO_V00", "CARGO_V01", '), r
+    assert r["note"].endswith('"CARGO_V15", and 4 more'), r
+    # A malformed name is still refused, and a bad value names the argument
+    # and what it may be.
+    err = expect_error("invalid_params", e.call, "process_run", argv=["true"], env={"": "1"},
+                       env_denied="drop")
+    assert "env" in err.message, err.message
+    for method in ("process_run", "monitor_start"):
+        err = expect_error("invalid_params", e.call, method, argv=["true"], env_denied="keep")
+        assert "env_denied" in err.message and '"refuse"' in err.message \
+            and '"drop"' in err.message and '"keep"' in err.message, err.message
+
+
 @stdio_only
 def test_a_child_inherits_only_env_inherit(e):
     os.environ["VIGIL_TEST_GATEWAY_KEY"] = "sk-secret-of-the-gateway"
@@ -490,6 +548,7 @@ if __name__ == "__main__":
         test_a_request_path_cannot_choose_a_scripts_interpreter,
         test_env_deny_and_env_allow_are_the_configs,
         test_env_names_are_checked,
+        test_env_denied_drop_leaves_the_refused_names_out_and_says_which,
         test_a_child_inherits_only_env_inherit,
         test_env_lists_are_checked_at_load,
         test_cwd_checked_is_the_cwd_used_while_a_symlink_flips,

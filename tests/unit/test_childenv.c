@@ -278,6 +278,37 @@ TEST(check_refuses_a_malformed_entry_with_the_name_escaped)
   CHECK_CONTAINS(err.msg, "\"EVIL\\x1b[31m\"");
 }
 
+/* A start's env_denied "drop": what check would deny is removed (any case),
+ * the allowed and the malformed stay in order, and the names come back. */
+TEST(drop_removes_what_check_would_deny_and_names_it)
+{
+  const char *in[] = {"FOO=1", "ld_preload=x", "=v", "GIT_AUTHOR_NAME=a", "PATH=/tmp", "BAR=2"};
+  size_t n = sizeof in / sizeof in[0];
+  char **env = calloc(n + 1, sizeof *env);
+  for (size_t i = 0; i < n; i++)
+    env[i] = strdup(in[i]);
+  char **names = NULL;
+  CHECK_INT((int)childenv_drop(env, childenv_default_deny, childenv_default_allow, &names), 2);
+  CHECK_STR(env[0], "FOO=1");
+  CHECK_STR(env[1], "=v");
+  CHECK_STR(env[2], "GIT_AUTHOR_NAME=a");
+  CHECK_STR(env[3], "BAR=2");
+  CHECK(env[4] == NULL);
+  CHECK(names != NULL && names[2] == NULL);
+  CHECK_STR(names[0], "ld_preload");
+  CHECK_STR(names[1], "PATH");
+  for (size_t i = 0; names[i] != NULL; i++)
+    free(names[i]);
+  free(names);
+  /* Nothing to drop: nothing changes, and no names. */
+  CHECK_INT((int)childenv_drop(env, childenv_default_deny, childenv_default_allow, &names), 0);
+  CHECK(names == NULL && env[3] != NULL && env[4] == NULL);
+  CHECK_INT((int)childenv_drop(NULL, childenv_default_deny, NULL, &names), 0);
+  for (size_t i = 0; env[i] != NULL; i++)
+    free(env[i]);
+  free(env);
+}
+
 TEST(build_inherits_only_what_the_list_names_and_extra_wins)
 {
   setenv("VIGIL_CE_SECRET", "sk-123", 1);
@@ -446,6 +477,7 @@ main(void)
   RUN(the_default_allow_list_lets_only_harmless_names_of_denied_families_through);
   RUN(check_refuses_a_denied_name_and_names_entry_and_setting);
   RUN(check_refuses_a_malformed_entry_with_the_name_escaped);
+  RUN(drop_removes_what_check_would_deny_and_names_it);
   RUN(build_inherits_only_what_the_list_names_and_extra_wins);
   RUN(line_buffering_adds_python_and_the_stdbuf_preload);
   RUN(line_buffering_yields_to_the_start_and_merges_the_preload);

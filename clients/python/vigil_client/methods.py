@@ -237,7 +237,7 @@ class Methods(Generic[R]):
                     session: Optional[str] = None) -> R:
         """Runs a command to its end (or, with ``background=True``, starts it
         and answers at once): ``{process_id, state, exit_code, signal,
-        stdout_summary, stderr_summary, duration_ms, resource_usage}``."""
+        stdout_summary, stderr_summary, duration_ms, resource_usage, note}``."""
         # A foreground run answers when the process ends: up to timeout_s
         # (default 300), plus the kill grace.
         wait_s = 0.0 if background else float(timeout_s if timeout_s is not None else 300)
