@@ -98,6 +98,24 @@ api_group_down(Call *call)
   free(group);
 }
 
+/* Whether the config's entry k is in group g. */
+static bool
+api_group_in(const VigilConfig *cfg, size_t k, const char *g)
+{
+  return cfg->monitors[k].group != NULL && strcmp(cfg->monitors[k].group, g) == 0;
+}
+
+/* Whether entry i is the first of its group (false without a group). */
+static bool
+api_group_first(const VigilConfig *cfg, size_t i)
+{
+  const char *g = cfg->monitors[i].group;
+  for (size_t k = 0; g && k < i; k++)
+    if (api_group_in(cfg, k, g))
+      return false;
+  return g != NULL;
+}
+
 /* group_list: docs/protocol.md section 5, "group_list". The groups in the
  * order the config first names them, each entry's monitor as
  * engine_group_record finds it. */
@@ -107,34 +125,27 @@ api_group_list(Call *call)
   const VigilConfig *cfg = &call->e->config;
   msgpack_packer *pk = &call->pk;
   size_t ngroups = 0;
-  for (size_t i = 0; i < cfg->nmonitors; i++) {
-    const char *g = cfg->monitors[i].group;
-    size_t k = 0;
-    while (g && k < i && !(cfg->monitors[k].group && strcmp(cfg->monitors[k].group, g) == 0))
-      k++;
-    ngroups += g && k == i;
-  }
+  for (size_t i = 0; i < cfg->nmonitors; i++)
+    ngroups += api_group_first(cfg, i);
   msgpack_pack_map(pk, 1);
   wire_key(pk, "groups");
   msgpack_pack_array(pk, ngroups);
   for (size_t i = 0; i < cfg->nmonitors; i++) {
+    if (!api_group_first(cfg, i))
+      continue;
     const char *g = cfg->monitors[i].group;
-    size_t k = 0, n = 0;
-    while (g && k < i && !(cfg->monitors[k].group && strcmp(cfg->monitors[k].group, g) == 0))
-      k++;
-    if (g == NULL || k < i)
-      continue; /* not the group's first entry */
-    for (k = i; k < cfg->nmonitors; k++)
-      n += cfg->monitors[k].group && strcmp(cfg->monitors[k].group, g) == 0;
+    size_t n = 0;
+    for (size_t k = i; k < cfg->nmonitors; k++)
+      n += api_group_in(cfg, k, g);
     msgpack_pack_map(pk, 2);
     wire_key(pk, "group");
     wire_str(pk, g);
     wire_key(pk, "monitors");
     msgpack_pack_array(pk, n);
-    for (k = i; k < cfg->nmonitors; k++) {
-      const ConfigMonitor *cm = &cfg->monitors[k];
-      if (cm->group == NULL || strcmp(cm->group, g) != 0)
+    for (size_t k = i; k < cfg->nmonitors; k++) {
+      if (!api_group_in(cfg, k, g))
         continue;
+      const ConfigMonitor *cm = &cfg->monitors[k];
       MonRecord *r = engine_group_record(call->e, cm, false);
       msgpack_pack_map(pk, 4);
       wire_key(pk, "label");
