@@ -190,6 +190,17 @@ def test_config_errors():
                 f.write("return " + lua_value(default_config(monitors=[entry])) + "\n")
             p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True)
             assert p.returncode == 1 and needle in p.stderr, (entry, p.stderr)
+        # --check-config checks a group's entries as group_up would: one the
+        # allowlist refuses fails the check, naming it.
+        with open(path, "w") as f:
+            f.write("return " + lua_value(default_config(monitors=MONITORS)) + "\n")
+        p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True)
+        assert p.returncode == 1 and 'monitors[5] (label "refused")' in p.stderr, p.stderr
+        ok = [m for m in MONITORS if m["label"] != "refused"]
+        with open(path, "w") as f:
+            f.write("return " + lua_value(default_config(monitors=ok)) + "\n")
+        p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True)
+        assert p.returncode == 0 and "5 monitors" in p.stdout, (p.stdout, p.stderr)
         # Two entries of one group with the same label are refused.
         dup = [{"session": "s", "label": "a", "command": "sleep 1", "group": "web"},
                {"session": "t", "label": "a", "command": "sleep 2", "group": "web"}]
