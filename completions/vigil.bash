@@ -10,7 +10,7 @@
 # Install: copy to /usr/share/bash-completion/completions/vigil (and link
 # vigild to it), or `source` it from ~/.bashrc.
 
-_vigil_commands="start list ps ls status output logs events wait stop restart run watch sessions setup reload policy engine shutdown mcp hook help"
+_vigil_commands="start list ps ls status output logs events wait stop restart run watch sessions up down groups setup reload policy engine shutdown mcp hook help"
 _vigil_common="--socket --session --json --help -h"
 
 # The options of one subcommand (kept in step with `vigil COMMAND --help`;

@@ -6,7 +6,7 @@
 # Install: copy to ~/.config/fish/completions/vigil.fish (vigild's are in
 # vigild.fish: fish loads a command's completions from the file of its name).
 
-set -l vigil_commands start list ps ls status output logs events wait stop restart run watch sessions setup reload policy engine shutdown mcp hook help
+set -l vigil_commands start list ps ls status output logs events wait stop restart run watch sessions up down groups setup reload policy engine shutdown mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
 
 function __vigil_ids
@@ -48,6 +48,9 @@ complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a res
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a run -d 'run a command in the foreground'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a watch -d "print the session's notifications"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a sessions -d "list the engine's sessions"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a up -d "start a group of the config's monitors"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a down -d "stop a group of the config's monitors"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a groups -d "list the config's groups and their monitors"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a setup -d 'set an agent harness up'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a reload -d 'make the engine read its config again'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a policy -d 'try a policy offline, or run its examples'

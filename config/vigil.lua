@@ -323,7 +323,8 @@ return {
   --   plugin_paths = { "/home/me/.config/vigil/plugins" },
 
   -- Monitors started with the engine, each in the session it names (created
-  -- if needed), like a Procfile. Each takes the arguments of monitor_start
+  -- if needed), like a Procfile; those with a group start with their group
+  -- instead (`vigil up GROUP`, `vigil down GROUP`). Each takes the arguments of monitor_start
   -- (docs/protocol.md section 5) and goes through the same gate: the allowlist,
   -- allow_shell, workspace_roots, env_deny, the per-session cap.
   -- vigild --check-config runs every one of those checks (patterns
@@ -351,6 +352,10 @@ return {
   --   idle_timeout_ms  stop after this long without output, 0..3600000
   --   memory_limit     bytes, at least 1 MiB ("512MiB" as well)
   --   cpu_limit        cores, e.g. 0.5
+  --   group            a name (1..64 of A-Z a-z 0-9 . _ -): not started at
+  --                    boot but by `vigil up GROUP` (group_up), stopped by
+  --                    `vigil down GROUP`; needs a label, unique in the group
+  --   autostart        with group: start at boot as well (default false)
   --
   -- Example:
   --   monitors = {
@@ -364,6 +369,10 @@ return {
   --       notify = "matches",
   --       persistent = true,
   --     },
+  --     -- Not started at boot: `vigil up workers` starts both, `vigil down
+  --     -- workers` stops them.
+  --     { session = "dev", group = "workers", label = "queue", command = "npm run queue" },
+  --     { session = "dev", group = "workers", label = "mailer", command = "npm run mailer" },
   --   },
   monitors = {},
 }

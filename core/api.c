@@ -57,6 +57,9 @@ static const struct {
   {"cursor_get", api_cursor_get, ARGS("cursor"), 0},
   {"cursor_advance", api_cursor_advance, ARGS("cursor", "to"), 0},
   {"notifications_since", api_notifications_since, ARGS("since_seq", "limit"), 0},
+  {"group_up", api_group_up, ARGS("group"), 0},
+  {"group_down", api_group_down, ARGS("group"), 0},
+  {"group_list", api_group_list, (const char *const[]){"session", NULL}, 0},
 };
 
 #define API_METHOD_COUNT (sizeof api_methods / sizeof api_methods[0])

@@ -5,7 +5,8 @@
  * docs/protocol.md section 5: api_info.c (ping, api_info, config_reload),
  * api_sessions.c, api_monitors.c (start, stop, list, status), api_output.c
  * (output, logs, events), api_wait.c (monitor_wait and every waiter),
- * api_run.c (process_run), api_cursor.c (the model cursors); api.c has the
+ * api_run.c (process_run), api_cursor.c (the model cursors), api_groups.c
+ * (the config's named groups); api.c has the
  * method table, the dispatch and the transports.
  */
 #ifndef VIGIL_API_CALL_H
@@ -112,6 +113,9 @@ void api_cursor_take(Call *call);
 void api_cursor_get(Call *call);
 void api_cursor_advance(Call *call);
 void api_notifications_since(Call *call);
+void api_group_up(Call *call);
+void api_group_down(Call *call);
+void api_group_list(Call *call);
 
 /* --- shared by the handlers (api_call.c) --- */
 

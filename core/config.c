@@ -562,6 +562,7 @@ static void
 config_monitor_free(ConfigMonitor *cm)
 {
   free(cm->session);
+  free(cm->group);
   start_request_free(&cm->req);
 }
 

@@ -42,13 +42,25 @@
 #include "monitor_fields.h"
 #include "settings.h"
 
-/* A monitor the config starts at boot, in a session it names. */
+/* A group's name (an entry's `group`): 1..CONFIG_GROUP_MAX bytes of
+ * A-Z a-z 0-9 . _ - (docs/protocol.md, group_up). */
+#define CONFIG_GROUP_MAX 64
+
 /* One entry of `monitors`: the session it starts in, and what to start
- * (the same fields monitor_start takes: monitor_fields.h). */
+ * (the same fields monitor_start takes: monitor_fields.h). An entry
+ * without a group starts at boot; one with a group starts when its group
+ * is brought up (engine_group.h), or at boot too when autostart is set. */
 typedef struct {
   char *session;          /* required */
+  char *group;            /* NULL: none; else a name config_group_name_ok takes,
+                             and the entry has a label unique in its group */
+  bool autostart;         /* started at boot although it has a group */
   StartRequest req;
 } ConfigMonitor;
+
+/* Whether name is a group's name: 1..CONFIG_GROUP_MAX bytes of
+ * A-Z a-z 0-9 . _ -. */
+bool config_group_name_ok(const char *name);
 
 typedef struct {
   char *path;             /* the file it came from, or NULL for the built-in defaults */

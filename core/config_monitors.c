@@ -223,6 +223,63 @@ config_entry_keys(ConfigWalk *w, int idx, const char *base)
   return 0;
 }
 
+bool
+config_group_name_ok(const char *name)
+{
+  size_t len = strlen(name);
+  if (len == 0 || len > CONFIG_GROUP_MAX)
+    return false;
+  return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == len;
+}
+
+/* The entry's group and autostart (config-only keys, so the start table
+ * leaves them to this form): a group needs a label, which names the entry
+ * in group_up's answer and ties a running monitor to it; autostart needs a
+ * group. Read after the start fields, so the label is known. */
+static int
+config_entry_group(ConfigWalk *w, const FieldSource *src, const char *base, ConfigMonitor *cm)
+{
+  if (config_field_string(src, "group", &cm->group, w->err) < 0 ||
+      config_field_bool(src, "autostart", &cm->autostart, w->err) < 0)
+    return -1;
+  if (cm->group == NULL)
+    return cm->autostart ? config_fail(w, "%s.autostart needs group (an entry without a "
+                                          "group starts at boot anyway)", base)
+                         : 0;
+  if (!config_group_name_ok(cm->group)) {
+    char quoted[GATE_QUOTE_BUF];
+    gate_quote(quoted, cm->group);
+    return config_fail(w, "%s.group must be 1..%d of A-Z a-z 0-9 . _ -, got %s", base,
+                       CONFIG_GROUP_MAX, quoted);
+  }
+  if (cm->req.label == NULL)
+    return config_fail(w, "%s.label is required with group (it names the entry in its group)",
+                       base);
+  return 0;
+}
+
+/* Labels are unique within a group: a running monitor is the entry's by
+ * its group, session and label (engine_group.h). */
+static int
+config_groups_unique(ConfigWalk *w)
+{
+  const VigilConfig *cfg = w->cfg;
+  for (size_t i = 0; i < cfg->nmonitors; i++) {
+    const ConfigMonitor *cm = &cfg->monitors[i];
+    for (size_t k = 0; cm->group && k < i; k++) {
+      const ConfigMonitor *other = &cfg->monitors[k];
+      if (other->group && strcmp(other->group, cm->group) == 0 &&
+          strcmp(other->req.label, cm->req.label) == 0) {
+        char quoted[GATE_QUOTE_BUF];
+        gate_quote(quoted, cm->req.label);
+        return config_fail(w, "monitors[%zu].label %s is already in group %s (monitors[%zu]); "
+                              "labels are unique in a group", i + 1, quoted, cm->group, k + 1);
+      }
+    }
+  }
+  return 0;
+}
+
 /* One entry of `monitors` (at idx), the index-th (from 1), into cm: its
  * session (the config's own field), then every field of the table. */
 static int
@@ -251,6 +308,8 @@ config_entry(ConfigWalk *w, int idx, size_t index, ConfigMonitor *cm)
                        "\"anon-\", got \"%s\"", base, SESSION_NAME_MAX, cm->session);
   if (start_request_read(&src, kFormConfig, &w->cfg->settings, &cm->req, w->err) != 0)
     return -1;
+  if (config_entry_group(w, &src, base, cm) != 0)
+    return -1;
   bool match_pattern = config_field_push(&src, "match_pattern", &walk, name);
   if (match_pattern)
     lua_pop(w->L, 1);
@@ -277,6 +336,6 @@ config_monitors(ConfigWalk *w, int idx)
     if (rc != 0)
       return -1;
   }
-  return 0;
+  return config_groups_unique(w);
 }
 

@@ -82,6 +82,7 @@ engine_record_free(MonRecord *r)
   monitor_free(r->monitor);
   free(r->policy);
   free(r->start);
+  free(r->group);
   free(r);
 }
 

@@ -84,6 +84,9 @@ struct MonRecord {
   void *watchers;          /* the front end's: what waits on this record (api's
                               waiters); NULL when nothing does */
   bool running;
+  char *group;             /* the config group it was started for (engine_group.h),
+                              or NULL */
+  bool group_released;     /* group_down stopped it: no longer its entry's */
 };
 
 /* What the engine tells its front end, each with the ctx given to
@@ -132,7 +135,8 @@ void engine_free(Engine *e);
 /* Gives the engine its front end's hooks (borrowed) and their ctx. */
 void engine_set_hooks(Engine *e, const EngineHooks *hooks, void *ctx);
 
-/* Starts the config's `monitors`, each in its (pinned) session. A failure
+/* Starts the config's `monitors` that start at boot (those without a
+ * group, and those with autostart), each in its (pinned) session. A failure
  * returns the error naming the monitor as engine_check_config does (vigild
  * then shuts down, stopping those already started). */
 int engine_start_config_monitors(Engine *e, VigilError *err);
@@ -158,7 +162,9 @@ int engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *e
  * throwaway policy set) and every
  * config monitor checked exactly as engine_start_config_monitors would
  * start it (every check of engine_start and monitor_start, the running
- * caps counted over the config's monitors), with nothing started. The
+ * caps counted over the config's boot monitors), with nothing started; an
+ * entry of a group is checked as group_up would check it, without the
+ * caps (they depend on what runs when the group comes up). The
  * error is the one booting would report: the start's code and
  * "FILE: monitors[N] (label "L"): <the start's message>". Checks run
  * where the caller runs: its cwd, its PATH, its environment. */

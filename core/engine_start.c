@@ -364,12 +364,11 @@ engine_preload_policies(PolicySet *ps, const VigilConfig *cfg, VigilError *err)
   return 0;
 }
 
-/* Sets err to the refusal sub of the config's i-th monitor (from 0): its
- * code, then "FILE: monitors[N] (label "L"): " and sub's own message
- * without its code, which the new message already starts with. */
-static int
-engine_config_monitor_fail(const VigilConfig *cfg, size_t i, const VigilError *sub,
-                           VigilError *err)
+/* See engine_start.h. sub's message loses its code, which the new message
+ * already starts with. */
+int
+engine_config_entry_fail(const VigilConfig *cfg, size_t i, const VigilError *sub,
+                         VigilError *err)
 {
   const char *msg = sub->msg;
   const char *code = error_name(sub->code);
@@ -385,11 +384,19 @@ engine_config_monitor_fail(const VigilConfig *cfg, size_t i, const VigilError *s
                    label ? ")" : "", msg);
 }
 
+bool
+engine_config_entry_boots(const ConfigMonitor *cm)
+{
+  return cm->group == NULL || cm->autostart;
+}
+
 int
 engine_start_config_monitors(Engine *e, VigilError *err)
 {
   for (size_t i = 0; i < e->config.nmonitors; i++) {
     const ConfigMonitor *cm = &e->config.monitors[i];
+    if (!engine_config_entry_boots(cm))
+      continue; /* group_up starts it */
     Session *s = session_find(e->sessions, cm->session);
     if (s == NULL)
       s = session_create(e->sessions, cm->session, true);
@@ -408,14 +415,16 @@ engine_start_config_monitors(Engine *e, VigilError *err)
                i + 1, note);
     free(note);
     if (r == NULL)
-      return engine_config_monitor_fail(&e->config, i, &sub, err);
+      return engine_config_entry_fail(&e->config, i, &sub, err);
+    if (cm->group != NULL)
+      r->group = xstrdup(cm->group);
   }
   return 0;
 }
 
 /* See engine.h. The checks are engine_start's own (engine_check_start,
  * engine_check_counts, monitor_check), so a refusal reads as it would at
- * boot. Every config monitor counts as running from its start on: at boot
+ * boot. Every boot monitor counts as running from its start on: at boot
  * they are all started before the loop runs, so none has ended yet. */
 int
 engine_check_config(const VigilConfig *cfg, VigilError *err)
@@ -424,15 +433,19 @@ engine_check_config(const VigilConfig *cfg, VigilError *err)
   int rc = engine_preload_policies(ps, cfg, err);
   for (size_t i = 0; rc == 0 && i < cfg->nmonitors; i++) {
     const ConfigMonitor *cm = &cfg->monitors[i];
-    size_t in_session = 0;
-    for (size_t k = 0; k < i; k++)
-      in_session += strcmp(cfg->monitors[k].session, cm->session) == 0;
+    bool boots = engine_config_entry_boots(cm);
+    size_t in_session = 0, total = 0;
+    for (size_t k = 0; k < i; k++) {
+      const ConfigMonitor *before = &cfg->monitors[k];
+      total += engine_config_entry_boots(before);
+      in_session += engine_config_entry_boots(before) && strcmp(before->session, cm->session) == 0;
+    }
     StartRequest req;
     start_request_copy(&req, &cm->req);
     VigilError sub = VIGIL_ERROR_INIT;
     StartPlan plan;
     if (engine_check_start(cfg, ps, cm->session, &req, 0, &plan, &sub) == 0) {
-      if (engine_check_counts(cfg, cm->session, in_session, i, &sub) == 0) {
+      if (!boots || engine_check_counts(cfg, cm->session, in_session, total, &sub) == 0) {
         VigilSettings settings = engine_settings(cfg, &req);
         MonitorSpec spec = engine_spec(cfg, &req, &plan);
         monitor_check(&settings, &spec, &sub);
@@ -441,7 +454,7 @@ engine_check_config(const VigilConfig *cfg, VigilError *err)
     }
     start_request_free(&req);
     if (sub.set)
-      rc = engine_config_monitor_fail(cfg, i, &sub, err);
+      rc = engine_config_entry_fail(cfg, i, &sub, err);
   }
   policyset_free(ps);
   return rc;

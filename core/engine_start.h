@@ -21,4 +21,14 @@ VigilSettings engine_settings(const VigilConfig *cfg, const StartRequest *req);
  * opened cwd, the config's search path and inherit list (borrowed). */
 MonitorSpec engine_spec(const VigilConfig *cfg, const StartRequest *req, const StartPlan *plan);
 
+/* Sets err to the refusal sub of the config's i-th monitor (from 0): its
+ * code, then "FILE: monitors[N] (label "L"): " and sub's own message.
+ * Returns -1. */
+int engine_config_entry_fail(const VigilConfig *cfg, size_t i, const VigilError *sub,
+                             VigilError *err);
+
+/* Whether the config's entry starts at boot: it has no group, or
+ * autostart. */
+bool engine_config_entry_boots(const ConfigMonitor *cm);
+
 #endif

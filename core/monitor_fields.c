@@ -31,6 +31,8 @@ _Static_assert(sizeof(MatchStreams) == sizeof(int) && sizeof(NotifyMode) == size
 /* Where each row's value goes; parallel to monitor_fields (same order). */
 static const size_t monitor_field_slots[] = {
   NO_SLOT,                      /* session */
+  NO_SLOT,                      /* group */
+  NO_SLOT,                      /* autostart */
   NO_SLOT,                      /* command */
   NO_SLOT,                      /* argv */
   SLOT(shell),
@@ -67,6 +69,11 @@ const char *const start_env_denied_names[] = {"refuse", "drop", NULL};
 const MonitorField monitor_fields[] = {
   {"session", kFieldString, kFormConfig, true, true, 0, 0, NULL, NULL, "",
    "engine", "the (pinned) session the monitor starts in; on the wire every call's `session`"},
+  {"group", kFieldString, kFormConfig, true, true, 0, 64, NULL, NULL, "none",
+   "engine", "a name of A-Z a-z 0-9 . _ -: the entry starts with its group (group_up, `vigil "
+   "up`), not at boot; needs a label, unique in the group"},
+  {"autostart", kFieldBool, kFormConfig, true, false, 0, 0, NULL, NULL, "false",
+   "engine", "with group: start at boot as well"},
   {"command", kFieldString, ALL, false, true, 0, 65536, NULL, NULL, "",
    "gate", "split like a POSIX shell splits words, without a shell; exactly one of command and argv"},
   {"argv", kFieldStrings, ALL, false, false, 0, 4096, NULL, NULL, "",

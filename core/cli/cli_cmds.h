@@ -6,7 +6,8 @@
  * themselves are grouped by what they do: cli_start.c (start, stop, run:
  * what runs), cli_show.c (list, status, events, logs: looking at a monitor),
  * cli_follow.c (output, wait, watch: waiting for the engine to tell them
- * something), cli_hook.c (hook: what a harness runs at its hook events).
+ * something), cli_groups.c (up, down, groups: the config's groups),
+ * cli_hook.c (hook: what a harness runs at its hook events).
  */
 #ifndef VIGIL_CLI_CMDS_H
 #define VIGIL_CLI_CMDS_H
@@ -43,6 +44,9 @@ extern const CliCommand cli_cmd_reload;
 extern const CliCommand cli_cmd_engine;
 extern const CliCommand cli_cmd_shutdown;
 extern const CliCommand cli_cmd_policy;
+extern const CliCommand cli_cmd_up;
+extern const CliCommand cli_cmd_down;
+extern const CliCommand cli_cmd_groups;
 extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the help */
 
 /* The engine's bounds the client checks before sending (docs/protocol.md):

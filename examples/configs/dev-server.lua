@@ -43,6 +43,9 @@ return {
     {
       session = "dev",
       label = "tests",
+      -- Not started with the engine: `vigil up tests` starts the watcher,
+      -- `vigil down tests` stops it.
+      group = "tests",
       argv = { "npx", "vitest", "--watch", "--reporter=dot" },
       match_pattern = "(?i)\\b(fail|failed|failing)\\b",
       match_streams = "both",

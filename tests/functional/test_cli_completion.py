@@ -20,8 +20,8 @@ from test_cli import client_env, start, vigil, vigil_ok
 COMPLETIONS = os.path.join(os.path.dirname(__file__), "..", "..", "completions")
 BASH_SCRIPT = os.path.join(COMPLETIONS, "vigil.bash")
 COMMANDS = ["start", "list", "ps", "ls", "status", "output", "logs", "events", "wait", "stop",
-            "restart", "run", "watch", "sessions", "setup", "reload", "policy", "engine",
-            "shutdown", "mcp", "hook"]
+            "restart", "run", "watch", "sessions", "up", "down", "groups", "setup", "reload",
+            "policy", "engine", "shutdown", "mcp", "hook"]
 
 
 def bash_complete(words, env=None):

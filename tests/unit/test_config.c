@@ -230,6 +230,9 @@ TEST(example_configs_load)
     CHECK_INT(cfg.monitors[0].req.npatterns, 3);
     CHECK_STR(cfg.monitors[1].req.argv.argv[1], "vitest");
     CHECK_INT(cfg.monitors[1].req.npatterns, 1);
+    CHECK(cfg.monitors[0].group == NULL);
+    CHECK_STR(cfg.monitors[1].group, "tests");
+    CHECK(!cfg.monitors[1].autostart);
     CHECK_INT(cfg.monitors[2].req.timeout_ms, 1800000);
     for (size_t i = 0; i < cfg.nmonitors; i++)
       CHECK(gate_allows(&cfg.allowed_commands, cfg.monitors[i].req.argv.argv[0]));

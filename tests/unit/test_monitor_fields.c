@@ -28,12 +28,15 @@ TEST(each_form_accepts_its_fields_and_no_other)
   CHECK(!in_list(start, "stdin") && !in_list(start, "timeout_s"));
   CHECK(in_list(run, "stdin") && in_list(run, "label") && !in_list(run, "patterns"));
   /* A config entry takes exactly what monitor_start takes, plus its session
-   * (on the wire `session` is every call's, not the start's). */
+   * (on the wire `session` is every call's, not the start's) and its group
+   * keys, which the wire refuses. */
   for (const MonitorField *f = monitor_fields; f->name; f++) {
-    bool is_session = strcmp(f->name, "session") == 0;
+    bool config_only = strcmp(f->name, "session") == 0 || strcmp(f->name, "group") == 0 ||
+                       strcmp(f->name, "autostart") == 0;
     CHECK(monitor_fields_accepts(kFormConfig, f->name) ==
-          (is_session || monitor_fields_accepts(kFormStart, f->name)));
+          (config_only || monitor_fields_accepts(kFormStart, f->name)));
   }
+  CHECK(!in_list(start, "group") && !in_list(start, "autostart"));
   CHECK(!monitor_fields_accepts(kFormConfig, "stdout_lines"));
 }
 
