@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CLI_OPTS_MAX 24
+#define CLI_OPTS_MAX 48
 #define CLI_ARGS_MAX 4
 
 /* The exit status of a usage error. */

@@ -279,10 +279,10 @@ const CliCommand cli_cmd_list = {
    "first: id, label, state, pid, uptime (how long its program has run, or ran:\n"
    "since its last restart), restarts (--restart), CPU time, peak memory, lines,\n"
    "matched lines, its command (cut at 32 columns) and the last line, cut to the\n"
-   "terminal's width. A program that ended and waits to start again is\n"
-   "\"restarting\". The session is\n"
-   "--session, else $VIGIL_SESSION, else the project's this directory is in: the\n"
-   "one vigil mcp started there works in, so an agent's monitors are listed.\n"
+   "terminal's width. A program that ended and waits to start again is shown as\n"
+   "\"restarting\". The session is --session, else $VIGIL_SESSION, else the\n"
+   "project's this directory is in: the one vigil mcp started there works in, so\n"
+   "an agent's monitors are listed.\n"
    "vigil sessions lists every session and its monitors. vigil ps and vigil ls are\n"
    "other names for it.",
    cli_list_opts, 0, 0, false},
