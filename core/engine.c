@@ -177,8 +177,9 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   r->running = true;
   r->policy = xstrdup(plan.policy_name);
   r->start = startmap_pack(req, &spec, r->policy, settings.max_runtime_ms, &r->start_len);
-  monitor_keep_spec(r->monitor, &spec, session_name(s), session_anonymous(s), r->policy,
-                    r->start, r->start_len);
+  r->group = req->group ? xstrdup(req->group) : NULL;
+  monitor_keep_spec(r->monitor, &spec, session_name(s), session_anonymous(s), r->group,
+                    r->policy, r->start, r->start_len);
   *note = plan.note;
   plan.note = NULL;
   start_plan_free(&plan); /* the child is in the directory now */
@@ -262,6 +263,14 @@ engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions 
       session_destroy(s);
     return -1;
   }
+  /* The group it was started for, as group_up and group_down find it; a
+   * name no config could give is not believed (the file is checked, not
+   * trusted). */
+  if (ks->group != NULL && config_group_name_ok(ks->group))
+    r->group = xstrdup(ks->group);
+  else if (ks->group != NULL)
+    LOG_WARN("engine", "%s: its spec names a group that is no group's name; taken over "
+             "without one", ks->id);
   r->running = true;
   r->policy = xstrdup(ks->policy);
   if (ks->start != NULL) {

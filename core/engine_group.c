@@ -139,6 +139,7 @@ engine_group_start(Engine *e, size_t i, VigilError *err)
   } else {
     StartRequest req;
     start_request_copy(&req, &cm->req);
+    req.group = xstrdup(cm->group); /* kept in its spec: a takeover knows it too */
     char *note = NULL;
     r = engine_start(e, s, &req, &note, &sub);
     start_request_free(&req);
@@ -148,7 +149,6 @@ engine_group_start(Engine *e, size_t i, VigilError *err)
     engine_config_entry_fail(&e->config, i, &sub, err);
     return NULL;
   }
-  r->group = xstrdup(cm->group);
   return r;
 }
 

@@ -402,6 +402,7 @@ engine_start_config_monitors(Engine *e, VigilError *err)
       s = session_create(e->sessions, cm->session, true);
     StartRequest req;
     start_request_copy(&req, &cm->req);
+    req.group = cm->group ? xstrdup(cm->group) : NULL; /* an autostart entry's */
     char *note = NULL;
     VigilError sub = VIGIL_ERROR_INIT;
     e->booting = true;
@@ -416,8 +417,6 @@ engine_start_config_monitors(Engine *e, VigilError *err)
     free(note);
     if (r == NULL)
       return engine_config_entry_fail(&e->config, i, &sub, err);
-    if (cm->group != NULL)
-      r->group = xstrdup(cm->group);
   }
   return 0;
 }

@@ -33,7 +33,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   msgpack_packer pkr;
   msgpack_packer *pk = &pkr;
   msgpack_packer_init(pk, &sb, msgpack_sbuffer_write);
-  msgpack_pack_map(pk, s->start != NULL ? 32 : 31);
+  msgpack_pack_map(pk, s->start != NULL ? 33 : 32);
   KEY("id"); statefile_pack_str(pk, s->id);
   KEY("session"); statefile_pack_str(pk, s->session);
   KEY("session_anonymous"); statefile_pack_bool(pk, s->session_anonymous);
@@ -55,6 +55,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   KEY("memory_limit"); msgpack_pack_int64(pk, s->memory_limit);
   KEY("cpu_limit"); msgpack_pack_double(pk, s->cpu_limit);
   KEY("env"); statefile_pack_strv(pk, s->env);
+  KEY("group"); statefile_pack_str(pk, s->group);
   KEY("restart"); msgpack_pack_int64(pk, s->restart);
   KEY("max_restarts"); msgpack_pack_int64(pk, s->max_restarts);
   KEY("restart_backoff_ms"); msgpack_pack_int64(pk, s->restart_backoff_ms);
@@ -181,6 +182,10 @@ get_restart(const msgpack_object *map, KeepSpec *s, VigilError *err)
       !get_int_opt(map, "run_started_at_ms", 0, INT64_MAX, &s->run_started_at_ms, err))
     return false;
   s->restart = (int)restart;
+  const msgpack_object *group = statefile_get(map, "group");
+  if (group != NULL && group->type != MSGPACK_OBJECT_NIL &&
+      !statefile_get_str(W, map, "group", true, &s->group, err))
+    return false;
   return true;
 }
 
@@ -267,6 +272,7 @@ keepspec_free(KeepSpec *s)
   free(s->cwd);
   free_strv(s->patterns);
   free_strv(s->env);
+  free(s->group);
   free(s->start);
   memset(s, 0, sizeof *s);
 }

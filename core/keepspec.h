@@ -33,6 +33,7 @@ typedef struct {
   char *label;
   char *description;        /* may be NULL */
   char *policy;
+  char *group;              /* the config group it was started for; NULL: none */
   char **argv;              /* NULL-terminated */
   char *program;            /* the resolved path that was executed */
   char *cwd;                /* the directory it runs in */

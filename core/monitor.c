@@ -691,7 +691,7 @@ monitor_data(const Monitor *m)
 /* See monitor.h. */
 void
 monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool anonymous,
-                  const char *policy, const char *start, size_t start_len)
+                  const char *group, const char *policy, const char *start, size_t start_len)
 {
   if (m->keep == NULL)
     return;
@@ -702,6 +702,7 @@ monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool
     .label = m->label,
     .description = m->description,
     .policy = (char *)policy,
+    .group = (char *)group,
     .argv = (char **)spec->argv,
     .program = (char *)proc_program(m->proc),
     .cwd = spec->dir != NULL ? spec->dir->path : (char *)"/",

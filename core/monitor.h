@@ -197,10 +197,12 @@ void monitor_replay(Monitor *m);
 /* With a state directory: writes the monitor's spec (keepspec.h) into its
  * directory, for an engine that takes it over after a restart: what it was
  * started with (spec, and start, its start map of start_len bytes, see
- * startmap.h), in which session, under which policy. A failure is logged
+ * startmap.h), in which session, for which config group (NULL: none), under
+ * which policy. A failure is logged
  * (the monitor runs on; it is just not taken over). */
 void monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool anonymous,
-                       const char *policy, const char *start, size_t start_len);
+                       const char *group, const char *policy, const char *start,
+                       size_t start_len);
 
 /* The restart policy (monitor_restart.c): restarts in the monitor's life;
  * its policy; whether its program has ended and waits to start again

@@ -194,6 +194,7 @@ start_request_free(StartRequest *req)
   monitor_fields_strv_free(req->patterns);
   free(req->policy);
   free(req->stdin_data);
+  free(req->group);
   memset(req, 0, sizeof *req);
 }
 
@@ -212,6 +213,7 @@ start_request_copy(StartRequest *dst, const StartRequest *src)
     dst->patterns = xcalloc(1, sizeof *dst->patterns);
   dst->policy = src->policy ? xstrdup(src->policy) : NULL;
   dst->stdin_data = src->stdin_data ? xmemdupz(src->stdin_data, src->stdin_len) : NULL;
+  dst->group = src->group ? xstrdup(src->group) : NULL;
 }
 
 /* --- names -------------------------------------------------------------- */

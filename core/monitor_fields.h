@@ -72,6 +72,8 @@ typedef struct {
   char *stdin_data;        /* process_run */
   size_t stdin_len;
   bool process_run;        /* timeout_ms may exceed max_runtime_ms (process_run's own cap) */
+  char *group;             /* the config group it is started for (engine_group.h), set
+                              by the engine, never read from a request; NULL: none */
 } StartRequest;
 
 void start_request_free(StartRequest *req);

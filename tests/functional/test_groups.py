@@ -8,6 +8,7 @@ refuses starts nothing."""
 import json
 import os
 import re
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -166,6 +167,25 @@ def test_a_reload_leaves_running_groups_to_group_down(e):
     assert [m["monitor_id"] for m in down["stopped"]] == ids, down
 
 
+@socket_only
+def test_a_group_survives_a_sigusr2_upgrade(e):
+    """The group a monitor was started for is kept in its spec: after the
+    documented upgrade (SIGUSR2: the engine runs itself again and takes its
+    monitors over) up starts nothing more and down stops them."""
+    c = e.main
+    ids = sorted(m["monitor_id"] for m in c.call("group_up", group="web")["started"])
+    assert len(ids) == 2, ids
+    os.kill(e.proc.pid, signal.SIGUSR2)
+    for mid in ids:
+        e.wait_log("took over %s" % mid, timeout=60)
+    c = e.connect()
+    again = c.call("group_up", group="web")
+    assert again["started"] == [], again
+    assert sorted(m["monitor_id"] for m in again["running"]) == ids, again
+    down = c.call("group_down", group="web")
+    assert sorted(m["monitor_id"] for m in down["stopped"]) == ids, down
+
+
 def test_config_errors():
     """Bad group keys are refused as the config loads, naming the field."""
     import subprocess
@@ -220,4 +240,5 @@ if __name__ == "__main__":
         test_a_group_with_a_refused_entry_starts_nothing,
         test_the_wire_methods,
         test_a_reload_leaves_running_groups_to_group_down,
+        test_a_group_survives_a_sigusr2_upgrade,
     ], config=config))
