@@ -447,28 +447,6 @@ config_finish(const char *name, int rc, bool lua_err, VigilConfig *tmp, VigilCon
   return error_set(err, kErrInvalidParams, "%s: %.*s", name, len, body);
 }
 
-/* A NULL-terminated copy of a NULL-terminated list. */
-static char **
-config_list_copy(const char *const *list)
-{
-  size_t n = 0;
-  while (list[n] != NULL)
-    n++;
-  char **out = xcalloc(n + 1, sizeof *out);
-  for (size_t i = 0; i < n; i++)
-    out[i] = xstrdup(list[i]);
-  return out;
-}
-
-/* Frees a NULL-terminated list. */
-static void
-config_strv_free(char **list)
-{
-  for (size_t i = 0; list != NULL && list[i] != NULL; i++)
-    free(list[i]);
-  free(list);
-}
-
 /* The built-in configuration (config.h). cfg is overwritten, not freed
  * first; it owns allocations (policy, the env lists), so pair it with
  * config_free. */
@@ -484,9 +462,9 @@ config_defaults(VigilConfig *cfg)
   cfg->line_buffered = true;
   cfg->allowed_commands = (Allowlist)ALLOWLIST_INIT;
   cfg->policy = xstrdup("envelope");
-  cfg->env_deny = config_list_copy(childenv_default_deny);
-  cfg->env_allow = config_list_copy(childenv_default_allow);
-  cfg->env_inherit = config_list_copy(childenv_default_inherit);
+  cfg->env_deny = xstrv_dup(childenv_default_deny);
+  cfg->env_allow = xstrv_dup(childenv_default_allow);
+  cfg->env_inherit = xstrv_dup(childenv_default_inherit);
 }
 
 /* The sandbox a config runs in. */
@@ -577,9 +555,9 @@ config_free(VigilConfig *cfg)
   config_list_free(cfg->workspace_roots, cfg->nroots);
   free(cfg->search_path);
   free(cfg->state_dir);
-  config_strv_free(cfg->env_deny);
-  config_strv_free(cfg->env_allow);
-  config_strv_free(cfg->env_inherit);
+  xstrv_free(cfg->env_deny);
+  xstrv_free(cfg->env_allow);
+  xstrv_free(cfg->env_inherit);
   free(cfg->policy);
   free(cfg->gate);
   config_list_free(cfg->plugin_paths, cfg->nplugin_paths);

@@ -250,14 +250,6 @@ keepspec_read(int dir_fd, KeepSpec *s, VigilError *err)
   return 0;
 }
 
-static void
-free_strv(char **v)
-{
-  for (size_t i = 0; v != NULL && v[i] != NULL; i++)
-    free(v[i]);
-  free(v);
-}
-
 /* See keepspec.h. */
 void
 keepspec_free(KeepSpec *s)
@@ -267,11 +259,11 @@ keepspec_free(KeepSpec *s)
   free(s->label);
   free(s->description);
   free(s->policy);
-  free_strv(s->argv);
+  xstrv_free(s->argv);
   free(s->program);
   free(s->cwd);
-  free_strv(s->patterns);
-  free_strv(s->env);
+  xstrv_free(s->patterns);
+  xstrv_free(s->env);
   free(s->group);
   free(s->start);
   memset(s, 0, sizeof *s);

@@ -69,3 +69,25 @@ xgrow_zeroed(void *ptr, size_t *cap, size_t first, size_t max, size_t elem)
   *cap = grown;
   return p;
 }
+
+char **
+xstrv_dup(const char *const *v)
+{
+  if (v == NULL)
+    return NULL;
+  size_t n = 0;
+  while (v[n] != NULL)
+    n++;
+  char **out = xcalloc(n + 1, sizeof *out);
+  for (size_t i = 0; i < n; i++)
+    out[i] = xstrdup(v[i]);
+  return out;
+}
+
+void
+xstrv_free(char **v)
+{
+  for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+    free(v[i]);
+  free(v);
+}

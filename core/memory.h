@@ -14,6 +14,10 @@ void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
 char *xmemdupz(const char *s, size_t len); /* copy of len bytes plus a NUL */
+/* A NULL-terminated list of strings (an argv, an env): a copy of every
+ * string and of the list (NULL for NULL), and its free (NULL is fine). */
+char **xstrv_dup(const char *const *v);
+void xstrv_free(char **v);
 
 /* Grows an array of *cap elements of elem bytes by doubling (from first
  * when empty), never past max, the new elements zeroed; *cap is updated.

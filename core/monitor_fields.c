@@ -161,37 +161,15 @@ _Static_assert(MONITOR_FIELD_COUNT + 1 == sizeof monitor_fields / sizeof monitor
 
 /* --- the request -------------------------------------------------------- */
 
-static void
-monitor_fields_strv_free(char **v)
-{
-  for (size_t i = 0; v && v[i]; i++)
-    free(v[i]);
-  free(v);
-}
-
-static char **
-monitor_fields_strv_copy(char *const *v)
-{
-  if (v == NULL)
-    return NULL;
-  size_t n = 0;
-  while (v[n])
-    n++;
-  char **out = xcalloc(n + 1, sizeof *out);
-  for (size_t i = 0; i < n; i++)
-    out[i] = xstrdup(v[i]);
-  return out;
-}
-
 void
 start_request_free(StartRequest *req)
 {
   argv_free(&req->argv);
   free(req->cwd);
-  monitor_fields_strv_free(req->env);
+  xstrv_free(req->env);
   free(req->label);
   free(req->description);
-  monitor_fields_strv_free(req->patterns);
+  xstrv_free(req->patterns);
   free(req->policy);
   free(req->stdin_data);
   free(req->group);
@@ -205,10 +183,10 @@ start_request_copy(StartRequest *dst, const StartRequest *src)
   dst->argv = (Argv)ARGV_INIT;
   argv_from(&dst->argv, (const char *const *)src->argv.argv, src->argv.argc);
   dst->cwd = src->cwd ? xstrdup(src->cwd) : NULL;
-  dst->env = monitor_fields_strv_copy(src->env);
+  dst->env = xstrv_dup((const char *const *)src->env);
   dst->label = src->label ? xstrdup(src->label) : NULL;
   dst->description = src->description ? xstrdup(src->description) : NULL;
-  dst->patterns = monitor_fields_strv_copy(src->patterns);
+  dst->patterns = xstrv_dup((const char *const *)src->patterns);
   if (dst->patterns == NULL)
     dst->patterns = xcalloc(1, sizeof *dst->patterns);
   dst->policy = src->policy ? xstrdup(src->policy) : NULL;
@@ -395,12 +373,12 @@ monitor_fields_read_special(const FieldSource *src, const MonitorField *f,
     return monitor_fields_check_list(src, f, list, n, err);
   }
   if (rc == 1) {
-    monitor_fields_strv_free(req->patterns);
+    xstrv_free(req->patterns);
     req->patterns = list, req->npatterns = n;
     sc->has_patterns = true;
     return 1;
   }
-  monitor_fields_strv_free(list);
+  xstrv_free(list);
   return rc;
 }
 
@@ -446,7 +424,7 @@ monitor_fields_settle(const FieldSource *src, StartRequest *req, FieldScratch *s
       return error_set(err, kErrInvalidParams,
                        "%s must give at most one of patterns and match_pattern, got both",
                        src->base);
-    monitor_fields_strv_free(req->patterns);
+    xstrv_free(req->patterns);
     req->patterns = xcalloc(2, sizeof *req->patterns);
     req->patterns[0] = sc->match_pattern;
     req->npatterns = 1;
@@ -490,7 +468,7 @@ start_request_read(const FieldSource *src, unsigned form, const VigilSettings *s
   if (rc >= 0)
     rc = monitor_fields_settle(src, req, &sc, err);
   free(sc.command);
-  monitor_fields_strv_free(sc.argv);
+  xstrv_free(sc.argv);
   free(sc.match_pattern);
   return rc < 0 ? -1 : 0;
 }

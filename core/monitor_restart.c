@@ -56,29 +56,6 @@ struct MonitorRespawn {
   char *keeper_program;      /* NULL: no keeper */
 };
 
-/* A NULL-terminated copy of v (NULL for NULL). */
-static char **
-monitor_restart_strv(const char *const *v)
-{
-  if (v == NULL)
-    return NULL;
-  size_t n = 0;
-  while (v[n] != NULL)
-    n++;
-  char **out = xcalloc(n + 1, sizeof *out);
-  for (size_t i = 0; i < n; i++)
-    out[i] = xstrdup(v[i]);
-  return out;
-}
-
-static void
-monitor_restart_strv_free(char **v)
-{
-  for (size_t i = 0; v != NULL && v[i] != NULL; i++)
-    free(v[i]);
-  free(v);
-}
-
 /* See monitor_internal.h. */
 void
 monitor_restart_init(Monitor *m, const MonitorSpec *spec, const char *program)
@@ -95,7 +72,7 @@ monitor_restart_init(Monitor *m, const MonitorSpec *spec, const char *program)
   if (m->restart == kRestartNo || spec->stdin_data != NULL || program == NULL)
     return;
   MonitorRespawn *r = xcalloc(1, sizeof *r);
-  r->argv = monitor_restart_strv((const char *const *)spec->argv);
+  r->argv = xstrv_dup((const char *const *)spec->argv);
   r->program = xstrdup(program);
   r->dir = (ProcDir)PROC_DIR_INIT;
   if (spec->dir != NULL && spec->dir->fd >= 0) {
@@ -108,8 +85,8 @@ monitor_restart_init(Monitor *m, const MonitorSpec *spec, const char *program)
   }
   const char *cwd = spec->dir != NULL && spec->dir->path ? spec->dir->path : spec->cwd;
   r->cwd = cwd ? xstrdup(cwd) : NULL;
-  r->env_inherit = monitor_restart_strv(spec->env_inherit);
-  r->env_extra = monitor_restart_strv((const char *const *)spec->env_extra);
+  r->env_inherit = xstrv_dup(spec->env_inherit);
+  r->env_extra = xstrv_dup((const char *const *)spec->env_extra);
   r->line_buffered = spec->line_buffered;
   r->memory_limit = spec->memory_limit;
   r->cpu_limit = spec->cpu_limit;
@@ -124,12 +101,12 @@ monitor_restart_free(Monitor *m)
   MonitorRespawn *r = m->respawn;
   if (r == NULL)
     return;
-  monitor_restart_strv_free(r->argv);
+  xstrv_free(r->argv);
   free(r->program);
   proc_dir_close(&r->dir);
   free(r->cwd);
-  monitor_restart_strv_free(r->env_inherit);
-  monitor_restart_strv_free(r->env_extra);
+  xstrv_free(r->env_inherit);
+  xstrv_free(r->env_extra);
   free(r->keeper_program);
   free(r);
   m->respawn = NULL;
