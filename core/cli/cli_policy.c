@@ -19,9 +19,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cli_cmds.h"
-#include "cli_json.h"
-#include "cli_paths.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_json.h"
+#include "cli/cli_paths.h"
 
 static const CliOpt cli_policy_opts[] = {
   {"sample", 0, "NAME", false,

@@ -16,7 +16,7 @@
 #include <uv.h>
 
 #include "channel.h"
-#include "error.h"
+#include "base/error.h"
 
 typedef struct RpcServer RpcServer;
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linebuf.h"
+#include "pipeline/linebuf.h"
 #include "utf8check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

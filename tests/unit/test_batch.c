@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "batch.h"
+#include "pipeline/batch.h"
 #include "check.h"
-#include "linebuf.h"
+#include "pipeline/linebuf.h"
 
 /* Adds a NUL-terminated line with default metadata. */
 static bool

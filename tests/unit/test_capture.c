@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "pipeline/capture.h"
 #include "check.h"
-#include "memory.h"
+#include "base/memory.h"
 
 /* Joins the two spans of a read into a NUL-terminated copy. */
 static char *

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "childenv.h"
+#include "proc/childenv.h"
 
 /* Whether the NULL-terminated env has exactly the entry kv. */
 static bool

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "cli_fmt.h"
-#include "units.h"
+#include "cli/cli_fmt.h"
+#include "spec/units.h"
 
 /* The value of text, or -1 when refused. */
 static int64_t

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cli_project.h"
+#include "cli/cli_project.h"
 
 static char tmp[512]; /* a temp dir's path, short */
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "cli_fmt.h"
-#include "cli_width.h"
+#include "cli/cli_fmt.h"
+#include "cli/cli_width.h"
 
 static size_t
 width(const char *s)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "coalesce.h"
+#include "pipeline/coalesce.h"
 
 #define FP_A 0xaaaa
 #define FP_B 0xbbbb

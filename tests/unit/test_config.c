@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "childenv.h"
-#include "config.h"
-#include "strbuf.h"
+#include "proc/childenv.h"
+#include "engine/config.h"
+#include "base/strbuf.h"
 
 static char test_dir[64];
 static char test_path[PATH_MAX + 64];

@@ -23,10 +23,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "contain.h"
+#include "proc/contain.h"
 #include "harness.h"
-#include "monitor.h"
-#include "ring.h"
+#include "monitor/monitor.h"
+#include "pipeline/ring.h"
 
 static const char *const escape_modes[] = {"setsid", "setpgid", "doublefork"};
 #define NESCAPE_MODES 3

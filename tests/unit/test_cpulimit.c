@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "check.h"
-#include "cpulimit.h"
+#include "proc/cpulimit.h"
 
 #define MS 1000000ull
 

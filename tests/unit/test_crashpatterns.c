@@ -11,12 +11,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "crashpatterns.h"
-#include "match.h"
-#include "memory.h"
-#include "prefilter.h"
-#include "settings.h"
-#include "strbuf.h"
+#include "pipeline/crashpatterns.h"
+#include "pipeline/match.h"
+#include "base/memory.h"
+#include "pipeline/prefilter.h"
+#include "spec/settings.h"
+#include "base/strbuf.h"
 
 /* The matcher's limits from the settings' defaults, as a monitor gets them. */
 static MatchLimits

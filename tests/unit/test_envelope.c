@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "check.h"
-#include "envelope.h"
-#include "monitor_defs.h"
-#include "notification.h"
+#include "render/envelope.h"
+#include "spec/monitor_defs.h"
+#include "pipeline/notification.h"
 
 #define NONCE "0123456789abcdef0123456789abcdef"
 #define BEGIN "<<<VIGIL OBSERVATION " NONCE " BEGIN>>>\n"

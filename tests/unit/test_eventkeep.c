@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "eventkeep.h"
+#include "pipeline/eventkeep.h"
 
 static char test_root[64];
 static int root_fd = -1;

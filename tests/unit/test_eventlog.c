@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "eventlog.h"
+#include "pipeline/eventlog.h"
 
 /* 2026-04-24T14:59:59.120Z, shown as 15:59:59.120+01:00 in CET-1. */
 #define T0 1777042799120LL

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "fingerprint.h"
-#include "strbuf.h"
-#include "utf8.h"
+#include "pipeline/fingerprint.h"
+#include "base/strbuf.h"
+#include "base/utf8.h"
 
 /* The normal form of s (static storage, overwritten per call). */
 static const char *

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "gate.h"
+#include "spec/gate.h"
 
 /* Checks that command splits into exactly the NULL-terminated want list. */
 static void

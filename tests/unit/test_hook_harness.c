@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "hook_harness.h"
+#include "cli/hook_harness.h"
 
 /* A text like a notification's: an envelope with escapes and non-ASCII. */
 static const char envelope[] =

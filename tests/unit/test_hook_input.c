@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "hook_input.h"
-#include "utf8.h"
+#include "cli/hook_input.h"
+#include "base/utf8.h"
 
 static char err[HOOK_INPUT_ERROR_MAX];
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "hook_text.h"
+#include "cli/hook_text.h"
 
 /* An envelope of seq with nlines body lines of width bytes each. */
 static char *

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "crashpatterns.h"
-#include "incident.h"
-#include "match.h"
+#include "pipeline/crashpatterns.h"
+#include "pipeline/incident.h"
+#include "pipeline/match.h"
 
 #define MAX_DONE 16
 

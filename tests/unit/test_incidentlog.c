@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "incidentlog.h"
+#include "pipeline/incidentlog.h"
 
 /* Adds incident id with nlines lines whose seqs are id * 100 + k. */
 static void

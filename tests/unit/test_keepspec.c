@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "keepspec.h"
+#include "store/keepspec.h"
 
 static char test_root[64];
 static int root_fd = -1;

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "linebuf.h"
-#include "memory.h"
+#include "pipeline/linebuf.h"
+#include "base/memory.h"
 #include "utf8check.h"
 
 /* Everything the splitter handed on, copied out of the callback. */

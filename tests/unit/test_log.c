@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "log.h"
-#include "strbuf.h"
+#include "base/log.h"
+#include "base/strbuf.h"
 
 /* The bound on a test that must not block: tens of times what it takes on
  * the slowest build, so only a log_msg that blocked reaches it. */

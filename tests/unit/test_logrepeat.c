@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "log.h"
-#include "logrepeat.h"
+#include "base/log.h"
+#include "base/logrepeat.h"
 
 static char log_path[64];
 static int saved_stderr = -1;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "luasandbox.h"
+#include "policy/luasandbox.h"
 
 /* Runs src in sb expecting one result, and returns it as an integer (or
  * -999 after recording a failure). */

@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "check.h"
-#include "match.h"
-#include "memory.h"
+#include "pipeline/match.h"
+#include "base/memory.h"
 
 static const MatchLimits kLimits = {32, 512, 1000000, 10000};
 

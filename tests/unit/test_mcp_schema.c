@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "mcp_schema.h"
+#include "mcp/mcp_schema.h"
 
 static const char schema_text[] =
     "{\"type\":\"object\",\"properties\":{"

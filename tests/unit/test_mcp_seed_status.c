@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "mcp_tools.h"
+#include "mcp/mcp_tools.h"
 
 TEST(test_mcp_seed_status_of_each_state)
 {

@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "envelope.h"
-#include "linebuf.h"
-#include "monitor.h"
-#include "strbuf.h"
+#include "render/envelope.h"
+#include "pipeline/linebuf.h"
+#include "monitor/monitor.h"
+#include "base/strbuf.h"
 
 
 TEST(normal_exit_delivers_lines_then_exit)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "monitor_fields.h"
+#include "engine/monitor_fields.h"
 
 static bool
 in_list(const char *const *list, const char *name)

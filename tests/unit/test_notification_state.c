@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "notification.h"
-#include "notification_state.h"
+#include "pipeline/notification.h"
+#include "session/notification_state.h"
 
 /* n packed and read back with its checkpoint array cut to words (0: as
  * packed). Returns the notification read (NULL: refused, err says why). */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "pidfile.h"
+#include "base/pidfile.h"
 
 static char dir[64];
 

@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "log.h"
-#include "memory.h"
-#include "policy.h"
-#include "textfmt.h"
+#include "base/log.h"
+#include "base/memory.h"
+#include "policy/policy.h"
+#include "base/textfmt.h"
 
 #define POLICIES_DIR VIGIL_SOURCE_DIR "/tests/support/policies"
 

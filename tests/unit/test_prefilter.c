@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "match.h"
-#include "prefilter.h"
+#include "pipeline/match.h"
+#include "pipeline/prefilter.h"
 
 /* The literal extracted from pattern, or "" when none. */
 static const char *

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "signals.h"
-#include "proc.h"
-#include "strbuf.h"
+#include "base/signals.h"
+#include "proc/proc.h"
+#include "base/strbuf.h"
 
 typedef struct {
   uv_loop_t loop;
@@ -1012,7 +1012,7 @@ TEST(memory_limit_is_enforced)
         CHECK(r.x.exit_code != 0);
         CHECK(strstr(strbuf_cstr(&r.out[kStreamStdout]), "ok") == NULL);
         /* Only the cgroup's OOM kill is known to be the limit's doing. */
-        CHECK_INT(r.x.exceeded, by_rlimit ? kContainLimitNone : kContainLimitMemory);
+        CHECK_INT(r.x.exceeded, by_rlimit ? kLimitNone : kLimitMemory);
         CHECK(by_rlimit || r.x.oom_kills >= 1);
       } else {
         CHECK_INT(r.x.exit_code, 0);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "check.h"
-#include "ratelimit.h"
+#include "pipeline/ratelimit.h"
 
 TEST(eight_admitted_then_withheld)
 {

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "linebuf.h"
-#include "memory.h"
-#include "proc.h"
-#include "ring.h"
+#include "pipeline/linebuf.h"
+#include "base/memory.h"
+#include "proc/proc.h"
+#include "pipeline/ring.h"
 
 /* The lines a query visited, copied out. */
 typedef struct {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "memory.h"
+#include "base/memory.h"
 #include "rpc/channel.h"
 
 #define MAX_SEEN 64

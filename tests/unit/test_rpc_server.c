@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "log.h"
-#include "memory.h"
+#include "base/log.h"
+#include "base/memory.h"
 #include "rpc/server.h"
 
 #define MAX_CHANNELS 16

@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "memory.h"
-#include "notification.h"
-#include "session.h"
-#include "session_cursor.h"
+#include "base/memory.h"
+#include "pipeline/notification.h"
+#include "session/session.h"
+#include "session/session_cursor.h"
 
 /* --- the fake host ------------------------------------------------------ */
 

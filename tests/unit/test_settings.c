@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "settings.h"
-#include "strbuf.h"
+#include "spec/settings.h"
+#include "base/strbuf.h"
 
 TEST(defaults_are_the_documented_ones)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sha256.h"
+#include "base/sha256.h"
 
 /* The digest of len bytes at data as 64 hex digits (out holds 65). */
 static void

@@ -17,11 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "pipeline/capture.h"
 #include "check.h"
-#include "mapfile.h"
-#include "memory.h"
-#include "spool.h"
+#include "base/mapfile.h"
+#include "base/memory.h"
+#include "pipeline/spool.h"
 
 static char test_root[64];
 static int root_fd = -1;

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "statedir.h"
+#include "store/statedir.h"
 
 /* A fresh temporary directory, and paths in it. */
 static char test_root[64];

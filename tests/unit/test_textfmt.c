@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "clock.h"
-#include "random.h"
-#include "signals.h"
-#include "textfmt.h"
+#include "base/clock.h"
+#include "base/random.h"
+#include "base/signals.h"
+#include "base/textfmt.h"
 
 /* textfmt_escape of len bytes, as a malloc'd string. */
 static char *

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "crashpatterns.h"
-#include "match.h"
-#include "settings.h"
-#include "trace.h"
+#include "pipeline/crashpatterns.h"
+#include "pipeline/match.h"
+#include "spec/settings.h"
+#include "pipeline/trace.h"
 
 /* One line after the header and the verdict it must get. */
 typedef struct {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "units.h"
+#include "spec/units.h"
 
 /* The value of text as kind, or -1 when refused. */
 static int64_t

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "memory.h"
+#include "base/memory.h"
 #include "rpc/pack.h"
-#include "strbuf.h"
-#include "utf8.h"
+#include "base/strbuf.h"
+#include "base/utf8.h"
 #include "utf8check.h"
 
 /* The escape of s as a NUL-terminated string (caller frees). */

@@ -1,0 +1,560 @@
+/*
+ * A monitor's part of the data path (steps 2 to 7 of docs/core.md, "The
+ * data path"; see monitor_internal.h for the module's files): a read chunk
+ * becomes captured bytes, lines in the ring, matches, and batches that the
+ * rate limit delivers or withholds, with sustained overload. Matching lines
+ * pass through the signal stage (monitor_signal.c) on their way to the
+ * batch, where they arrive as whole incidents.
+ *
+ * The batch timer is armed only while a batch is open, so a quiet monitor
+ * never wakes the loop for it.
+ */
+#include "monitor/monitor_internal.h"
+
+#include <string.h>
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc/keeper_wire.h"
+#include "base/log.h"
+#include "base/memory.h"
+
+/* --- batches ------------------------------------------------------------ */
+
+typedef struct {
+  Notification *n;
+} BatchCopy;
+
+/* Copies one line of a batch into the notification being built. */
+static void
+monitor_copy_batch_line(void *ctx, const BatchLine *line, const char *text)
+{
+  BatchCopy *copy = ctx;
+  notification_add_line(copy->n, line->seq, line->stream, line->pattern,
+                        (line->flags & kLineTruncated) != 0, text, line->len);
+}
+
+/* The batch's incidents, as entries of n (their lines are already n's, at
+ * the same indexes). */
+static void
+monitor_copy_batch_groups(const Batch *b, Notification *n)
+{
+  for (size_t i = 0; i < batch_group_count(b); i++)
+    notification_add_incident(n, batch_group(b, i));
+}
+
+/* What sustained overload does: stop the group (state overloaded, the
+ * overload notification comes when it is gone) or mute output and send the
+ * overload notification now as this monitor's ending notification. */
+static void
+monitor_overload(Monitor *m)
+{
+  char reason[160];
+  snprintf(reason, sizeof reason,
+           "output withheld by the rate limit for %" PRId64 " ms with no clean %" PRId64
+           " ms window",
+           m->settings.rate_overload_ms, m->settings.rate_window_ms);
+  m->muted = true;
+  if (m->settings.rate_on_overload == kOverloadStop) {
+    monitor_terminate(m, kMonOverloaded, reason, SIGTERM, (uint64_t)m->settings.kill_grace_ms);
+    return;
+  }
+  /* Mute: the process runs on; this is the monitor's one ending notification. */
+  monitor_event(m, kEventOverload, -1, NULL, 0, false, 0, 0, reason);
+  if (m->notify == kNotifyNone || m->ending_sent)
+    return;
+  m->ending_sent = true;
+  Notification *n = notification_new(kNotifOverload, m->id, m->label, m->mode);
+  n->state = kMonRunning;
+  n->suppressed = ratelimit_take_withheld(&m->rate) + m->withheld_unreported + m->suppressed_carry;
+  m->withheld_unreported = 0;
+  m->suppressed_carry = 0;
+  monitor_signal_take_counts(m, n);
+  n->reason = xstrdup(reason);
+  n->style = m->envelope;
+  monitor_emit(m, n);
+}
+
+/* Counts lines that will not be delivered because the monitor is muted or
+ * its ending notification has gone (see the struct). */
+void
+monitor_hold_back(Monitor *m, uint64_t lines)
+{
+  if (m->ending_sent) {
+    m->muted_lines += lines;
+  } else {
+    m->withheld_lines += lines;
+    m->withheld_unreported += lines;
+  }
+}
+
+/* See monitor_internal.h. */
+void
+monitor_batch_note(Monitor *m, int stream, uint64_t nr)
+{
+  uint64_t *first = &m->batch_first_nr[stream == 1 ? 1 : 0];
+  if (nr != 0 && (*first == 0 || nr < *first))
+    *first = nr;
+}
+
+/* Empties the batch (its lines are decided now: told or not). Returns
+ * batch_take's number. */
+static uint64_t
+monitor_batch_take(Monitor *m)
+{
+  m->batch_first_nr[0] = m->batch_first_nr[1] = 0;
+  m->batch_incidents = 0;
+  return batch_take(&m->batch);
+}
+
+/* See monitor_internal.h. */
+void
+monitor_flush(Monitor *m)
+{
+  if (batch_empty(&m->batch))
+    return;
+  uv_timer_stop(&m->batch_timer);
+  if (m->muted || m->ending_sent) {
+    monitor_hold_back(m, m->batch.count);
+    monitor_signal_withheld(m, &m->batch);
+    monitor_batch_take(m);
+    return;
+  }
+  uint64_t withheld = 0;
+  RateVerdict verdict = ratelimit_admit(&m->rate, uv_now(m->loop), m->batch.count, &withheld);
+  if (verdict != kRateAdmit) {
+    monitor_signal_withheld(m, &m->batch);
+    monitor_batch_take(m);
+    monitor_checkpoint(m); /* withheld is told too: counted in the next */
+    if (verdict == kRateOverload)
+      monitor_overload(m);
+    return;
+  }
+  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
+  BatchCopy copy = {n};
+  batch_each(&m->batch, monitor_copy_batch_line, &copy);
+  monitor_copy_batch_groups(&m->batch, n);
+  n->batch = monitor_batch_take(m);
+  n->state = kMonRunning;
+  n->suppressed = withheld + m->suppressed_carry;
+  m->suppressed_carry = 0;
+  monitor_signal_take_counts(m, n);
+  n->style = m->envelope;
+  monitor_emit(m, n);
+}
+
+/* The batch window closed. */
+void
+monitor_batch_timer_cb(uv_timer_t *t)
+{
+  monitor_flush(t->data);
+}
+
+/* Whether a batch opened at now could only be withheld: the rate limit has
+ * no room until after the batch's window would have ended. The answer is
+ * kept until that time, since nothing is admitted while the window is
+ * full, so a flood asks the rate limit once per window, not once per line. */
+static bool
+monitor_window_closed(Monitor *m, uint64_t now)
+{
+  if (now < m->rate_closed_until)
+    return true;
+  uint64_t window = (uint64_t)m->settings.flush_interval_ms;
+  uint64_t free_at = ratelimit_next_free(&m->rate, now);
+  if (free_at <= now + window)
+    return false;
+  m->rate_closed_until = free_at - window;
+  return true;
+}
+
+/* Adds a line to the open batch, flushing first when it does not fit and
+ * after when it is full; arms the window timer when the batch opens. */
+void
+monitor_batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,
+                   unsigned flags, const char *text, size_t len)
+{
+  uint64_t now = uv_now(m->loop);
+  if (batch_empty(&m->batch) && monitor_window_closed(m, now)) {
+    /* A batch opened now would be flushed (full, or when its window ends)
+     * while the rate limit is still full, so it could only be withheld: the
+     * line is withheld now instead of being copied into it. Under a flood
+     * past the limit this is what every line costs. */
+    if (ratelimit_withhold(&m->rate, now, 1) == kRateOverload)
+      monitor_overload(m);
+    return;
+  }
+  if (!batch_fits(&m->batch, len))
+    monitor_flush(m);
+  bool opening = batch_empty(&m->batch);
+  monitor_batch_note(m, stream, nr);
+  if (batch_add(&m->batch, now, seq, stream, pattern, flags, text, len)) {
+    monitor_flush(m);
+    return;
+  }
+  if (opening)
+    uv_timer_start(&m->batch_timer, monitor_batch_timer_cb,
+                   (uint64_t)m->settings.flush_interval_ms, 0);
+}
+
+/* --- lines ------------------------------------------------------------- */
+
+/* Whether patterns apply to a stream under the match_streams setting. */
+static bool
+monitor_matches_stream(const Monitor *m, StreamId stream)
+{
+  switch (m->match_streams) {
+  case kStreamsStdout:
+    return stream == kStreamStdout;
+  case kStreamsStderr:
+    return stream == kStreamStderr;
+  default:
+    return true;
+  }
+}
+
+/* One complete line from a stream: match it, keep it, log and batch it. */
+static void
+monitor_on_line(void *ctx, const Line *line)
+{
+  MonitorStream *ms = ctx;
+  Monitor *m = ms->m;
+  int pattern = -1;
+  if (m->npatterns > 0 && monitor_matches_stream(m, ms->stream))
+    pattern = match_line_in_chunk(m->patterns, &ms->chunk, line->text, line->len);
+  uint64_t nr = ++m->stream_nr[ms->stream];
+  uint64_t seq = ring_push(&m->ring, ms->stream, line->text, line->len, pattern, line->flags);
+  if (m->replay_silent)
+    return; /* already told by the engine before (monitor_replay) */
+  if (pattern >= 0)
+    monitor_event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
+  if (nr <= m->told_floor[ms->stream])
+    return; /* decided by the engine before: counted again, never told again */
+  if (monitor_signal_line(m, ms->stream, seq, nr, pattern, line))
+    return;
+  bool wanted = m->notify == kNotifyLines || (m->notify == kNotifyMatches && pattern >= 0);
+  if (!wanted)
+    return;
+  if (m->muted || m->ending_sent) {
+    monitor_hold_back(m, 1);
+    return;
+  }
+  monitor_batch_line(m, seq, nr, ms->stream, pattern, line->flags, line->text, line->len);
+}
+
+static void monitor_take(Monitor *m, StreamId stream, const char *buf, size_t len);
+
+/* Says once in the log that a stream's spool broke (capture.h): the
+ * monitor goes on, its output kept in memory and counted. */
+static void
+monitor_tell_capture_left(Monitor *m, StreamId stream)
+{
+  m->capture_left_told[stream] = true;
+  const Capture *c = &m->capture[stream];
+  const char *why = m->keep != NULL ? spool_why(&m->keep->spool[stream]) : NULL;
+  LOG_WARN("state", "monitor %s: its %s can no longer be kept in the state directory (%s): "
+           "from byte %" PRIu64 " on it is kept in memory only and counted in "
+           "state_unkept_bytes, and an engine restart would not have it; the monitor goes on",
+           m->id, stream == kStreamStdout ? "stdout" : "stderr", why ? why : "its spool broke",
+           c->total - c->state_unkept);
+}
+
+/* Bytes read from a stream: captured, split into lines, and the owner told
+ * once per read that lines were added. */
+void
+monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
+{
+  Monitor *m = data;
+  m->stream_bytes[stream] += len;
+  m->last_output_mono = uv_now(m->loop);
+  capture_write(&m->capture[stream], buf, len);
+  if (m->capture[stream].spool_left && !m->capture_left_told[stream])
+    monitor_tell_capture_left(m, stream);
+  monitor_take(m, stream, buf, len);
+  monitor_checkpoint(m);
+}
+
+/* Splits, matches and keeps bytes of a stream (captured already). */
+static void
+monitor_take(Monitor *m, StreamId stream, const char *buf, size_t len)
+{
+  uint64_t lines_before = m->ring.counters.lines;
+  /* Clean lines are handed on as pointers into buf, so buf is searched for
+   * the patterns' literals once instead of line by line; the chunk is
+   * forgotten before buf is reused. */
+  match_chunk_begin(&m->streams[stream].chunk, buf, len);
+  linebuf_feed(&m->linebuf[stream], buf, len, monitor_on_line, &m->streams[stream]);
+  match_chunk_begin(&m->streams[stream].chunk, NULL, 0);
+  if (m->hooks.on_lines && m->ring.counters.lines != lines_before && !m->replay_silent)
+    m->hooks.on_lines(m->data, m);
+}
+
+/* Feeds the spooled bytes [from, to) of a stream through monitor_take;
+ * what is not silent counts as read (a checkpoint stored meanwhile, at a
+ * notification, is where the replay stands). */
+static void
+monitor_replay_range(Monitor *m, StreamId stream, uint64_t from, uint64_t to, bool silent)
+{
+  Spool *sp = &m->keep->spool[stream];
+  m->replay_silent = silent;
+  while (from < to) {
+    CaptureSpan s = spool_read(sp, from, to - from);
+    if (s.n1 + s.n2 == 0)
+      break;
+    if (s.n1 > 0)
+      monitor_take(m, stream, s.p1, s.n1);
+    if (s.n2 > 0)
+      monitor_take(m, stream, s.p2, s.n2);
+    from = s.offset + s.n1 + s.n2;
+    if (!silent)
+      m->stream_bytes[stream] = from;
+  }
+  m->replay_silent = false;
+}
+
+/* The first offset of a whole line in the spool from its oldest kept
+ * byte: a spool that evicted its front starts mid-line. */
+static uint64_t
+monitor_replay_start(Spool *sp)
+{
+  uint64_t start = spool_start(sp), head = spool_head(sp);
+  if (start == 0)
+    return 0;
+  CaptureSpan s = spool_read(sp, start, head - start);
+  const char *nl = s.n1 ? memchr(s.p1, '\n', s.n1) : NULL;
+  if (nl != NULL)
+    return start + (uint64_t)(nl - s.p1) + 1;
+  if (s.n2 && (nl = memchr(s.p2, '\n', s.n2)) != NULL)
+    return start + s.n1 + (uint64_t)(nl - s.p2) + 1;
+  return head;
+}
+
+/* Newlines in the spool's [from, to). */
+static uint64_t
+monitor_replay_count(Spool *sp, uint64_t from, uint64_t to)
+{
+  uint64_t n = 0;
+  CaptureSpan s = spool_read(sp, from, to > from ? to - from : 0);
+  const char *parts[2] = {s.p1, s.p2};
+  size_t lens[2] = {s.n1, s.n2};
+  for (int i = 0; i < 2; i++) {
+    const char *p = parts[i], *end = parts[i] + lens[i];
+    while (p != NULL && p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+      n++;
+      p++;
+    }
+  }
+  return n;
+}
+
+/* Feeds the spooled bytes after pos[] (up to head[]) as new output, in the
+ * order the keeper spooled them (KEEPER_ORDER_NAME: stdout's and stderr's
+ * lines as they were printed), then what the order does not cover stream
+ * by stream. The order is used once: it goes when the replay is done. */
+static void
+monitor_replay_in_order(Monitor *m, uint64_t pos[2], const uint64_t head[2])
+{
+  int fd = openat(m->keep->dir_fd, KEEPER_ORDER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid()) {
+    unsigned char buf[256 * KEEPER_ORDER_RECORD];
+    uint64_t records = 0;
+    bool sound = true;
+    ssize_t n;
+    while (sound && records < KEEPER_ORDER_MAX && (n = read(fd, buf, sizeof buf)) > 0) {
+      for (ssize_t at = 0; sound && at + KEEPER_ORDER_RECORD <= n; at += KEEPER_ORDER_RECORD) {
+        uint32_t magic, stream;
+        uint64_t end;
+        memcpy(&magic, buf + at, 4);
+        memcpy(&stream, buf + at + 4, 4);
+        memcpy(&end, buf + at + 8, 8);
+        sound = magic == KEEPER_ORDER_MAGIC && stream <= 1;
+        if (sound && end > head[stream])
+          end = head[stream];
+        if (sound && end > pos[stream]) {
+          monitor_replay_range(m, (StreamId)stream, pos[stream], end, false);
+          pos[stream] = end;
+        }
+        records++;
+      }
+    }
+  }
+  if (fd >= 0) {
+    close(fd);
+    unlinkat(m->keep->dir_fd, KEEPER_ORDER_NAME, 0);
+  }
+  for (int i = 0; i < 2; i++)
+    monitor_replay_range(m, (StreamId)i, pos[i], head[i], false);
+}
+
+/* See monitor.h. What the engine before had processed (before the cut its
+ * checkpoint recorded, else the spool's) rebuilds the ring without a word,
+ * numbered and counted as that engine had it when there is a checkpoint;
+ * what came after goes the normal way: what that engine had read but not
+ * yet told (an open batch, an incident assembling), and what came while no
+ * engine read. Lines after the cut that engine had already decided (told,
+ * or judged not to be: told_nr) are counted, kept and logged again, but
+ * offered to nothing, so nothing is told twice; incident ids go on from
+ * its next one. */
+void
+monitor_replay(Monitor *m)
+{
+  if (m->keep == NULL)
+    return;
+  const KeepCheckpoint *ck = m->keep->ckpt;
+  uint64_t from[2], cut[2], head[2], silent_lines = 0;
+  for (int i = 0; i < 2; i++) {
+    Spool *sp = &m->keep->spool[i];
+    head[i] = spool_head(sp);
+    from[i] = monitor_replay_start(sp);
+    cut[i] = ck != NULL ? ck->cut[i] : spool_cut(sp);
+    if (cut[i] > head[i])
+      cut[i] = head[i];
+    if (cut[i] < from[i])
+      cut[i] = from[i];
+    silent_lines += monitor_replay_count(sp, from[i], cut[i]);
+  }
+  /* The kept lines get the seqs they had: the last one before the cut is
+   * the checkpoint's next seq less one. */
+  if (ck != NULL && ck->ring_next_seq > silent_lines)
+    m->ring.next_seq = ck->ring_next_seq - silent_lines;
+  for (int i = 0; i < 2; i++)
+    monitor_replay_range(m, (StreamId)i, from[i], cut[i], true);
+  if (ck != NULL) {
+    m->ring.counters = (RingCounters){ck->lines, ck->matched, ck->unmatched, ck->dropped};
+    m->ring.next_seq = ck->ring_next_seq;
+    m->notifications = ck->notifications;
+    m->incidents_total = ck->incidents;
+    assembler_set_next_id(&m->assembler, ck->incident_next);
+    for (int i = 0; i < 2; i++) {
+      m->stream_nr[i] = ck->nr_at_cut[i];
+      m->told_floor[i] = ck->told_nr[i];
+    }
+  }
+  for (int i = 0; i < 2; i++)
+    m->stream_bytes[i] = cut[i];
+  monitor_replay_in_order(m, cut, head);
+  for (int i = 0; i < 2; i++) {
+    m->stream_bytes[i] = head[i];
+    spool_set_cut(&m->keep->spool[i], head[i]);
+    m->capture[i].total = head[i];
+  }
+  monitor_checkpoint(m);
+}
+
+/* The number of the last line of stream up to which every line is decided
+ * (told, or judged not to be): the line before the first one waiting in
+ * the batch or in the incident assembling on that stream, else its last.
+ * Nothing on a stream after a line waiting there is ever told first: the
+ * batch goes whole, and a line that does not join a stream's open incident
+ * closes it into the batch before going on. */
+static uint64_t
+monitor_told_nr(const Monitor *m, int stream)
+{
+  uint64_t first = m->batch_first_nr[stream];
+  const Incident *open = assembler_open_incident(&m->assembler, stream);
+  uint64_t inc = open != NULL && open->nlines > 0 ? open->lines[0].nr : 0;
+  if (inc != 0 && (first == 0 || inc < first))
+    first = inc;
+  uint64_t told = first != 0 ? first - 1 : m->stream_nr[stream];
+  return told > m->told_floor[stream] ? told : m->told_floor[stream];
+}
+
+/* The id a replay gives its first incident: the lowest id of those waiting
+ * (assembling, or in the batch), which it assembles again, when every id
+ * from there on is one of them; else (an incident decided after one still
+ * waiting: two streams) the next id, leaving a gap rather than giving an
+ * id twice. */
+static uint64_t
+monitor_incident_next(const Monitor *m)
+{
+  uint64_t low = m->assembler.next_id, waiting = 0;
+  for (int s = 0; s < 2; s++) {
+    const Incident *open = assembler_open_incident(&m->assembler, s);
+    if (open != NULL) {
+      waiting++;
+      low = open->id < low ? open->id : low;
+    }
+  }
+  for (size_t i = 0; i < batch_group_count(&m->batch); i++) {
+    const NoteIncident *g = batch_group(&m->batch, i);
+    if (!g->summary) {
+      waiting++;
+      low = g->id < low ? g->id : low;
+    }
+  }
+  return low + waiting == m->assembler.next_id ? low : m->assembler.next_id;
+}
+
+/* See monitor_internal.h. A few stores into a page mapped shared.
+ *
+ * What was matched but not yet told must survive a crash, and what was
+ * told must not be told again. So the cut (with the seq and counters that
+ * go with it) moves only while nothing waits: no batch open, no incident
+ * assembling; an engine that dies with something waiting leaves the cut
+ * before it, and the next one reads those lines again and tells them,
+ * rather than nobody. What was told meanwhile (a batch that went while an
+ * incident was still assembling) is marked per stream by told_nr, which
+ * moves at every store: the replay offers the lines up to it to nothing.
+ * Incidents decided and the next incident id move at every store too, so
+ * the count goes on and an id is never given twice (what was waiting at
+ * the crash is assembled again and gets its ids again when it can:
+ * monitor_incident_next). What the coalescing
+ * table and the rate limit hold (a series' summary count, a window) is not
+ * kept. */
+bool
+monitor_checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT_WORDS])
+{
+  const KeepCheckpoint *ck = m->keep != NULL ? m->keep->ckpt : NULL;
+  if (ck == NULL || m->replay_silent)
+    return false;
+  if (batch_empty(&m->batch) && !assembler_busy(&m->assembler)) {
+    out[kCkptCut0] = m->stream_bytes[0];
+    out[kCkptCut1] = m->stream_bytes[1];
+    out[kCkptNextSeq] = m->ring.next_seq;
+    out[kCkptLines] = m->ring.counters.lines;
+    out[kCkptMatched] = m->ring.counters.matched;
+    out[kCkptUnmatched] = m->ring.counters.unmatched;
+    out[kCkptDropped] = m->ring.counters.dropped;
+    out[kCkptNrAtCut0] = m->stream_nr[0];
+    out[kCkptNrAtCut1] = m->stream_nr[1];
+  } else {
+    out[kCkptCut0] = ck->cut[0];
+    out[kCkptCut1] = ck->cut[1];
+    out[kCkptNextSeq] = ck->ring_next_seq;
+    out[kCkptLines] = ck->lines;
+    out[kCkptMatched] = ck->matched;
+    out[kCkptUnmatched] = ck->unmatched;
+    out[kCkptDropped] = ck->dropped;
+    out[kCkptNrAtCut0] = ck->nr_at_cut[0];
+    out[kCkptNrAtCut1] = ck->nr_at_cut[1];
+  }
+  out[kCkptNotifications] = m->notifications;
+  out[kCkptToldNr0] = monitor_told_nr(m, 0);
+  out[kCkptToldNr1] = monitor_told_nr(m, 1);
+  out[kCkptIncidents] = m->incidents_total - m->batch_incidents;
+  out[kCkptIncidentNext] = monitor_incident_next(m);
+  return true;
+}
+
+void
+monitor_checkpoint(Monitor *m)
+{
+  uint64_t v[NOTIFICATION_CHECKPOINT_WORDS];
+  if (monitor_checkpoint_values(m, v))
+    monitor_keep_set_checkpoint(m->keep, v);
+}
+
+/* A stream ended: its partial last line becomes a line. */
+void
+monitor_on_eof(void *data, StreamId stream)
+{
+  Monitor *m = data;
+  linebuf_finish(&m->linebuf[stream], monitor_on_line, &m->streams[stream]);
+  monitor_signal_close_stream(m, stream);
+}
