@@ -483,7 +483,7 @@ void
 monitor_fields_render_markdown(StrBuf *out)
 {
   strbuf_puts(out, "# A monitor's start fields\n\n"
-                   "Generated from the table in core/monitor_fields.c (a unit test checks that "
+                   "Generated from the table in core/engine/monitor_fields.c (a unit test checks that "
                    "this file is what it renders).\nWhich form accepts a field: **S** "
                    "monitor_start, **R** process_run, **C** an entry of the config's "
                    "`monitors`.\n\n"

@@ -7,13 +7,13 @@
  * unit test holds every entry to its lines, and docs/crash-patterns.md is
  * what the table renders.
  *
- * The table is in match order: core/match.c tries patterns in list order
+ * The table is in match order: core/pipeline/match.c tries patterns in list order
  * and the first that matches wins, so the specific entries come before the
  * general ones. Every entry is anchored (at the start of the message, or on
  * a word that only a failure prints) so that ordinary log lines that
  * mention an error word ("error_count=0", "ErrorBoundary rendered",
  * "0 errors") never fire. Every regex keeps a required literal that
- * core/prefilter.c can find, so a log line that holds none of them never
+ * core/pipeline/prefilter.c can find, so a log line that holds none of them never
  * reaches PCRE2.
  *
  * The table fits the matcher's defaults: at most CRASHPATTERNS_MAX entries

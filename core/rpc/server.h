@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <uv.h>
 
-#include "channel.h"
+#include "rpc/channel.h"
 #include "base/error.h"
 
 typedef struct RpcServer RpcServer;

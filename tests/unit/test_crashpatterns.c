@@ -1,5 +1,5 @@
 /*
- * Unit tests of the built-in crash pattern table (core/crashpatterns.c):
+ * Unit tests of the built-in crash pattern table (core/pipeline/crashpatterns.c):
  * it compiles as a monitor compiles it (match_compile with the settings'
  * defaults), every entry matches its own lines and is the first entry that
  * does, no entry matches a line that must not fire, every regex keeps a

@@ -1,5 +1,5 @@
 /*
- * The table of a monitor's start fields (core/monitor_fields.c): the names
+ * The table of a monitor's start fields (core/engine/monitor_fields.c): the names
  * each form accepts, and docs/monitor-fields.md being exactly what the table
  * renders, so the docs cannot drift from what the parsers accept.
  */

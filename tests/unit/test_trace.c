@@ -1,8 +1,8 @@
 /*
- * Unit tests of incident assembly (core/trace.c): real-looking traces of
+ * Unit tests of incident assembly (core/pipeline/trace.c): real-looking traces of
  * each language, written as the header and then every following line with
  * the verdict it must get. The header is matched against the built-in table
- * (core/crashpatterns.c) and the trace runs with the family of the entry
+ * (core/pipeline/crashpatterns.c) and the trace runs with the family of the entry
  * that matched, so a test also proves that the table opens the trace with
  * the right rules. Each trace also shows where it ends: the ordinary line
  * after it is not taken.
