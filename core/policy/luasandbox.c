@@ -70,7 +70,7 @@
  *   - __gc is refused (luasandbox_libs.c); nothing else in ldo.c, ldebug.c or the
  *     libraries opened here calls Lua on an error path (messages read
  *     __name raw, never call metamethods).
- * tests/unit/test_luasandbox.c tries each of these.
+ * tests/unit/policy/test_luasandbox.c tries each of these.
  *
  * Memory: the allocator counts the bytes the state holds and refuses an
  * allocation that would pass memory_max. Lua then runs an emergency

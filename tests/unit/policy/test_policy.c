@@ -1063,7 +1063,7 @@ now_ms(void)
 }
 
 /* The text of a module that takes seconds to compile although it is some
- * 500 KB (tests/unit/test_luasandbox.c's SLOW_PARSE): 100 nested functions
+ * 500 KB (tests/unit/policy/test_luasandbox.c's SLOW_PARSE): 100 nested functions
  * with 198 locals each, then 100,000 references to a global, each looked up
  * through every local of every level. Freed by the caller. */
 static char *
