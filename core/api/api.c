@@ -5,7 +5,7 @@
  * its arguments, acts on the engine and packs a result map into the call's
  * buffer, or sets the call's error; the dispatcher then answers (a request)
  * or reports a failure with a vigil.error notification (a notification
- * call). This file also holds the connections (each with its Client in the
+ * call). This file also holds the connections (each with its Seat in the
  * engine, and the push that packs its notifications) and the transports.
  */
 #include "api/api_call.h"
@@ -139,7 +139,7 @@ api_conn_open(Api *api, RpcChannel *ch)
   Conn *c = xcalloc(1, sizeof *c);
   c->api = api;
   c->ch = ch;
-  c->client = client_open(api->engine, api_push, c);
+  c->client = seat_open(api->engine, api_push, c);
   c->next = api->conns;
   if (api->conns)
     api->conns->prev = c;
@@ -159,7 +159,7 @@ api_conn_close(Conn *c)
   Api *api = c->api;
   while (c->waiters)
     api_wait_done(c->waiters);
-  client_close(c->client);
+  seat_close(c->client);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -227,7 +227,7 @@ api_on_room(void *data, RpcChannel *ch)
 {
   Conn *c = rpc_channel_user(ch);
   if (c != NULL)
-    client_resume(c->client);
+    seat_resume(c->client);
 }
 
 static const RpcHandlers api_handlers = {api_on_open, api_on_call, api_on_close, api_on_room};

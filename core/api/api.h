@@ -1,7 +1,7 @@
 /*
  * The msgpack-rpc front end of the engine: the methods of docs/protocol.md
  * section 5 over a Unix socket (many connections) or stdio (one). The
- * engine (engine.h) knows nothing of it; this layer holds a Client per
+ * engine (engine.h) knows nothing of it; this layer holds a Seat per
  * connection, the requests that answer later (waiters), and all packing.
  */
 #ifndef VIGIL_API_H

@@ -29,7 +29,7 @@ api_session(Call *call)
   char *name = NULL;
   if (args_str(&call->args, "session", API_SESSION_NAME_MAX, &name, &call->err) < 0)
     return NULL;
-  Session *s = client_session(call->c->client, name, &call->err);
+  Session *s = seat_session(call->c->client, name, &call->err);
   free(name);
   return s;
 }

@@ -43,7 +43,7 @@ struct Api {
 struct Conn {
   Api *api;
   RpcChannel *ch;
-  Client *client;
+  Seat *client;
   Waiter *waiters;
   size_t npending;         /* its waiters, bounded by rpc.max_pending */
   Conn *prev, *next;

@@ -59,7 +59,7 @@ api_session_open(Call *call)
   }
   if (has_linger == kArgPresent)
     session_set_linger(s, linger); /* a terminal's session outlives its commands */
-  if (client_attach(call->c->client, s, has_last == kArgPresent, last_seq, &call->err) != 0)
+  if (seat_attach(call->c->client, s, has_last == kArgPresent, last_seq, &call->err) != 0)
     goto done;
   msgpack_pack_map(&call->pk, 4);
   wire_key(&call->pk, "session");
@@ -165,7 +165,7 @@ api_collect_named(void *ctx, Session *s)
 void
 api_session_list(Call *call)
 {
-  Client *c = call->c->client;
+  Seat *c = call->c->client;
   bool all = false;
   if (args_bool(&call->args, "all", &all, &call->err) == kArgError)
     return;

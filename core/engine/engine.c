@@ -354,7 +354,7 @@ size_t
 engine_abandon_session(Engine *e, Session *s)
 {
   size_t stopped = engine_stop_records(e, s, true);
-  client_forget_session(e->clients, s);
+  seat_forget_session(e->clients, s);
   session_destroy(s);
   return stopped;
 }
@@ -514,7 +514,7 @@ engine_free(Engine *e)
   e->on_drained = NULL;
   /* The front end closed its clients first; any left are closed here. */
   while (e->clients)
-    client_close(e->clients);
+    seat_close(e->clients);
   while (e->records)
     engine_record_free(e->records);
   session_registry_free(e->sessions);

@@ -1,9 +1,9 @@
 /*
  * The engine: everything vigild holds. The configuration in force, the
- * policies, the sessions, the clients (client.h) and a record per monitor
+ * policies, the sessions, the seats (seat.h) and a record per monitor
  * tying it to its session. It knows no transport and no wire format: a
  * front end (api.c, for msgpack-rpc) drives it through the functions here,
- * holds a Client per party it serves, and hears back through EngineHooks
+ * holds a Seat per party it serves, and hears back through EngineHooks
  * (a monitor's events, new output, its end), as the engine itself hears
  * from its monitors through MonitorHooks. What waits on a monitor
  * (monitor_wait, a foreground process_run, a stop that answers once the
@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "engine/client.h"
+#include "engine/seat.h"
 #include "engine/config.h"
 #include "base/error.h"
 #include "spec/gate.h"
@@ -110,7 +110,7 @@ struct Engine {
   uint64_t reloads;
   uint64_t started_ms;     /* clock_mono_ms() when made: api_info's uptime_ms */
   SessionRegistry *sessions;
-  Client *clients;         /* client.h: one per front-end connection */
+  Seat *clients;         /* seat.h: one per front-end connection */
   MonRecord *records;
   size_t running;
   bool shutting_down;

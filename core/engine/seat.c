@@ -1,8 +1,8 @@
 /*
- * A front end's seat in the engine (see client.h): its anonymous session,
+ * A front end's seat in the engine (see seat.h): its anonymous session,
  * the named sessions it opened, and the one its calls act on.
  */
-#include "engine/client.h"
+#include "engine/seat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,21 +12,21 @@
 
 /* Every session a client holds delivers through here to the front end. */
 static bool
-client_on_push(void *ctx, Session *s, const Notification *n)
+seat_on_push(void *ctx, Session *s, const Notification *n)
 {
-  Client *c = ctx;
+  Seat *c = ctx;
   return c->push(c->push_ctx, n);
 }
 
-Client *
-client_open(Engine *e, ClientPush push, void *ctx)
+Seat *
+seat_open(Engine *e, SeatPush push, void *ctx)
 {
-  Client *c = xcalloc(1, sizeof *c);
+  Seat *c = xcalloc(1, sizeof *c);
   c->engine = e;
   c->push = push;
   c->push_ctx = ctx;
   c->anon = session_create(e->sessions, NULL, false);
-  c->anon_att = session_attach(c->anon, client_on_push, c, false, 0);
+  c->anon_att = session_attach(c->anon, seat_on_push, c, false, 0);
   c->current = c->anon;
   c->next = e->clients;
   if (e->clients)
@@ -36,7 +36,7 @@ client_open(Engine *e, ClientPush push, void *ctx)
 }
 
 void
-client_close(Client *c)
+seat_close(Seat *c)
 {
   Engine *e = c->engine;
   for (size_t i = 0; i < c->nopened; i++)
@@ -54,7 +54,7 @@ client_close(Client *c)
 }
 
 Session *
-client_session(Client *c, const char *name, VigilError *err)
+seat_session(Seat *c, const char *name, VigilError *err)
 {
   if (name == NULL)
     return c->current;
@@ -68,7 +68,7 @@ client_session(Client *c, const char *name, VigilError *err)
 }
 
 int
-client_attach(Client *c, Session *s, bool has_last_seq, uint64_t last_seq, VigilError *err)
+seat_attach(Seat *c, Session *s, bool has_last_seq, uint64_t last_seq, VigilError *err)
 {
   for (size_t i = 0; i < c->nopened; i++) {
     if (c->opened[i].s != s)
@@ -78,22 +78,22 @@ client_attach(Client *c, Session *s, bool has_last_seq, uint64_t last_seq, Vigil
       /* Opened again with a cursor: attach afresh so the kept notifications
        * after it are pushed again, as for any re-attach. */
       session_detach(c->opened[i].att);
-      c->opened[i].att = session_attach(s, client_on_push, c, true, last_seq);
+      c->opened[i].att = session_attach(s, seat_on_push, c, true, last_seq);
     }
     return 0;
   }
-  if (c->nopened == CLIENT_SESSIONS_MAX)
+  if (c->nopened == SEAT_SESSIONS_MAX)
     return error_set(err, kErrLimitExceeded, "session: at most %d sessions per connection",
-                     CLIENT_SESSIONS_MAX);
+                     SEAT_SESSIONS_MAX);
   c->opened[c->nopened].s = s;
-  c->opened[c->nopened].att = session_attach(s, client_on_push, c, has_last_seq, last_seq);
+  c->opened[c->nopened].att = session_attach(s, seat_on_push, c, has_last_seq, last_seq);
   c->nopened++;
   c->current = s;
   return 0;
 }
 
 void
-client_resume(Client *c)
+seat_resume(Seat *c)
 {
   /* The anonymous session is slot 0, the opened ones 1..nopened. A resume
    * cannot open or close sessions (pushes only write), but the count is
@@ -106,9 +106,9 @@ client_resume(Client *c)
 }
 
 void
-client_forget_session(Client *list, Session *s)
+seat_forget_session(Seat *list, Session *s)
 {
-  for (Client *c = list; c; c = c->next) {
+  for (Seat *c = list; c; c = c->next) {
     for (size_t i = 0; i < c->nopened; i++) {
       if (c->opened[i].s != s)
         continue;
