@@ -7,6 +7,7 @@
  * shutdown change what the records belong to.
  */
 #include "engine/engine.h"
+#include "engine/engine_internal.h"
 #include "engine/engine_start.h"
 
 #include <errno.h>
@@ -25,7 +26,6 @@
 #include "base/log.h"
 #include "base/memory.h"
 #include "policy/policy.h"
-#include "engine/startmap.h"
 
 static void engine_maybe_drained(Engine *e);
 
@@ -135,64 +135,12 @@ engine_on_lines(void *data, Monitor *m)
     e->hooks->on_lines(e->hooks_ctx, r);
 }
 
-static const MonitorHooks engine_monitor_hooks = {
+const MonitorHooks engine_monitor_hooks = {
   engine_on_notification,
   engine_on_event,
   engine_on_finished,
   engine_on_lines,
 };
-
-MonRecord *
-engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *err)
-{
-  const VigilConfig *cfg = &e->config;
-  *note = NULL;
-  if (e->shutting_down) {
-    error_set(err, kErrDisabled, "the engine is shutting down");
-    return NULL;
-  }
-  StartPlan plan;
-  long reload_pid = e->booting ? 0 : (long)getpid();
-  if (engine_check_start(cfg, e->policies, session_name(s), req, reload_pid, &plan, err) != 0)
-    return NULL;
-  if (engine_check_counts(cfg, session_name(s), engine_running_in(e, s), e->running, err) != 0) {
-    start_plan_free(&plan);
-    return NULL;
-  }
-  VigilSettings settings = engine_settings(cfg, req);
-  MonitorSpec spec = engine_spec(cfg, req, &plan);
-  if (e->state != NULL && e->keeper_program != NULL) {
-    spec.keeper_program = e->keeper_program;
-    spec.monitors_fd = e->state->monitors_fd;
-  }
-  MonRecord *r = xcalloc(1, sizeof *r);
-  r->engine = e;
-  r->session = s;
-  r->monitor = monitor_start(e->loop, &settings, &spec, &engine_monitor_hooks, r, err);
-  if (r->monitor == NULL) {
-    free(r);
-    start_plan_free(&plan);
-    return NULL;
-  }
-  r->running = true;
-  r->policy = xstrdup(plan.policy_name);
-  r->start = startmap_pack(req, &spec, r->policy, settings.max_runtime_ms, &r->start_len);
-  r->group = req->group ? xstrdup(req->group) : NULL;
-  monitor_keep_spec(r->monitor, &spec, session_name(s), session_anonymous(s), r->group,
-                    r->policy, r->start, r->start_len);
-  *note = plan.note;
-  plan.note = NULL;
-  start_plan_free(&plan); /* the child is in the directory now */
-  e->running++;
-  r->next = e->records;
-  if (e->records)
-    e->records->prev = r;
-  e->records = r;
-  LOG_INFO("engine", "started %s (%s) in session %s, pid %d: %s", monitor_id(r->monitor),
-           monitor_label(r->monitor), session_name(s), (int)monitor_pid(r->monitor),
-           monitor_program(r->monitor));
-  return r;
-}
 
 /* See engine.h. */
 int
