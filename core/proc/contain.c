@@ -1,12 +1,13 @@
 /*
  * Containment of one monitored child and its descendants (see contain.h).
  *
- * Every Contain is on one list, so an adopted orphan can be matched to its
- * monitor by group tag, by session or group id, or by VIGIL_MONITOR_ID.
- * Nothing here runs periodically except a limited monitor's duty cycle;
+ * Every Contain is on one list (contain_internal.h), so an adopted orphan
+ * can be matched to its monitor (orphans.c). Nothing here runs
+ * periodically except a limited monitor's duty cycle;
  * the rest runs when a monitor starts, is signalled or ends, and at SIGCHLD.
  */
 #include "proc/contain.h"
+#include "proc/contain_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,42 +24,16 @@
 #include "base/memory.h"
 #include "proc/reaper.h"
 
-/* The most of /proc/PID/environ read when looking for VIGIL_MONITOR_ID. The
- * variable comes after the engine's own environment (a few KiB as a rule),
- * so this is generous; it bounds what a process with a huge environment
- * costs each sweep. */
-#define CONTAIN_ENVIRON_MAX (256 * 1024)
 
-struct Contain {
-  Contain *prev, *next;     /* contain_list */
-  uv_loop_t *loop;
-  char tag[CGROUP_TAG_MAX + 1];
-  char group[CGROUP_TAG_MAX + 1]; /* its cgroup's name: the tag, or a run's own */
-  char *env_kv;             /* "VIGIL_MONITOR_ID=tag" */
-  char **env;               /* the caller's list plus env_kv */
-  double cpu_limit;
-  CgroupSet *cg;            /* NULL when no cgroup is used */
-  ContainChild child;
-  pid_t leader;             /* 0 until started */
-  pid_t keeper;             /* the leader's parent when a keeper started it; 0: none */
-  bool ended;               /* contain_end ran: what is left is killed on sight */
-  CpuLimit *cpulimit;       /* the duty cycle, while it runs */
-  PidList stopped;          /* pids the duty cycle stopped with SIGSTOP */
-  PidList sample;           /* members found by the last usage sample */
-};
-
-static Contain *contain_list;
-static bool contain_ready;
+Contain *contain__list;
+bool contain__ready;
 static pid_t contain_pid;          /* the process contain_init ran in */
 static uint64_t contain_serial;    /* for tags of children without a monitor */
-static size_t contain_last_adopted;
-static uint64_t contain_reaped, contain_killed, contain_scans_truncated;
-/* Orphans killed and not yet reaped (a sweep meets them again while they
- * die: they are counted once). Our own children, so bounded by them. */
-static PidList contain_doomed;
+static uint64_t contain_scans_truncated;
 /* Groups of freed Contains whose removal must be retried. */
 static CgroupSet **contain_pending_sets;
-static size_t contain_npending, contain_pending_cap;
+size_t contain__npending;
+static size_t contain_pending_cap;
 
 /* --- start-up ----------------------------------------------------------- */
 
@@ -66,9 +41,9 @@ static size_t contain_npending, contain_pending_cap;
 void
 contain_init(void)
 {
-  if (contain_ready)
+  if (contain__ready)
     return;
-  contain_ready = true;
+  contain__ready = true;
   contain_pid = getpid();
   reaper_init();
   const char *mode = getenv("VIGIL_CGROUP");
@@ -108,8 +83,7 @@ contain_info(ContainInfo *out)
   out->memory_limit = g->v2_memory   ? "cgroup2 memory.max"
                       : g->v1_memory ? "cgroup1 memory.limit_in_bytes"
                                      : "RLIMIT_AS";
-  out->orphans_reaped = contain_reaped;
-  out->orphans_killed = contain_killed;
+  orphans__counts(&out->orphans_reaped, &out->orphans_killed);
   out->scans_truncated = contain_scans_truncated;
 }
 
@@ -163,10 +137,10 @@ contain_new(uv_loop_t *loop, const ContainOptions *opts, VigilError *err)
   c->env[n] = c->env_kv;
   c->env[n + 1] = NULL;
 
-  c->next = contain_list;
-  if (contain_list != NULL)
-    contain_list->prev = c;
-  contain_list = c;
+  c->next = contain__list;
+  if (contain__list != NULL)
+    contain__list->prev = c;
+  contain__list = c;
   return c;
 }
 
@@ -189,161 +163,6 @@ contain_set_keeper(Contain *c, pid_t keeper)
   c->keeper = keeper;
 }
 
-/* --- finding the monitor's processes ------------------------------------ */
-
-/* The registered Contain with this tag (group: with this cgroup name),
- * or NULL. */
-static Contain *
-contain_by_tag(const char *tag, bool group)
-{
-  for (Contain *c = contain_list; c != NULL; c = c->next) {
-    if (strcmp(group ? c->group : c->tag, tag) == 0)
-      return c;
-  }
-  return NULL;
-}
-
-static int
-contain_pid_cmp(const void *a, const void *b)
-{
-  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The children of registered Contains (proc.c reaps those), sorted: a sweep
- * asks about every child of the engine, and a walk of the list for each
- * made it quadratic in the monitors (a million steps per SIGCHLD with 1000
- * of them, most of the engine's time while they ended: bench/scale). */
-static void
-contain_leaders(PidList *out)
-{
-  for (Contain *c = contain_list; c != NULL; c = c->next) {
-    if (c->leader > 0)
-      pidlist_add(out, c->leader);
-    if (c->keeper > 0)
-      pidlist_add(out, c->keeper); /* proc.c reaps it too; never an orphan */
-  }
-  if (out->n > 1)
-    qsort(out->pids, out->n, sizeof *out->pids, contain_pid_cmp);
-}
-
-/* Whether pid is in the sorted leaders. */
-static bool
-contain_is_leader(const PidList *leaders, pid_t pid)
-{
-  return leaders->n > 0 &&
-         bsearch(&pid, leaders->pids, leaders->n, sizeof *leaders->pids, contain_pid_cmp) != NULL;
-}
-
-/* How many Contains are started and not ended. */
-static size_t
-contain_running(void)
-{
-  size_t n = 0;
-  for (Contain *c = contain_list; c != NULL; c = c->next)
-    n += c->leader > 0 && !c->ended;
-  return n;
-}
-
-/* The value of VIGIL_MONITOR_ID in pid's environment, copied into tag.
- * Returns false when it has none (or its environment cannot be read). The
- * environment is read in chunks; a match cut at a chunk's end is found by
- * keeping the chunk's tail. */
-static bool
-contain_environ_tag(pid_t pid, char *tag, size_t cap)
-{
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  static const char key[] = CONTAIN_ENV_NAME "=";
-  const size_t klen = sizeof key - 1;
-  /* entry gathers the start of the entry being read (across reads); a
-   * longer entry cannot be ours and is skipped. */
-  char buf[8192];
-  char entry[sizeof key + CGROUP_TAG_MAX + 2];
-  size_t elen = 0, total = 0;
-  bool found = false, overflow = false;
-  while (!found && total < CONTAIN_ENVIRON_MAX) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    total += (size_t)n;
-    for (ssize_t i = 0; i < n && !found; i++) {
-      if (buf[i] != '\0') {
-        if (elen < sizeof entry - 1)
-          entry[elen++] = buf[i];
-        else
-          overflow = true;
-        continue;
-      }
-      entry[elen] = '\0';
-      if (!overflow && elen > klen && strncmp(entry, key, klen) == 0 &&
-          elen - klen < cap) {
-        memcpy(tag, entry + klen, elen - klen + 1);
-        found = true;
-      }
-      elen = 0;
-      overflow = false;
-    }
-  }
-  close(fd);
-  return found;
-}
-
-/* The Contain an adopted orphan belongs to, or NULL. *stale is set when it
- * is in a group of this engine whose monitor is gone. */
-static Contain *
-contain_owner(pid_t pid, const ReaperProc *rp, bool *stale)
-{
-  char tag[CGROUP_TAG_MAX + 1];
-  *stale = false;
-  if (cgroup_tag_of(pid, tag, sizeof tag)) {
-    Contain *c = contain_by_tag(tag, true);
-    *stale = c == NULL;
-    return c;
-  }
-  for (Contain *c = contain_list; c != NULL; c = c->next) {
-    if (c->leader > 0 && (rp->sid == c->leader || rp->pgrp == c->leader))
-      return c;
-  }
-  if (contain_environ_tag(pid, tag, sizeof tag))
-    return contain_by_tag(tag, false);
-  return NULL;
-}
-
-/* Whether pid is an adopted orphan: a child of ours that is not a
- * registered child and came from a monitor (every monitor runs in a session
- * of its own, so one in our session is some other child of the process
- * hosting us, not ours to manage). */
-static bool
-contain_adopted_orphan(const PidList *leaders, pid_t pid, pid_t own_sid, ReaperProc *rp)
-{
-  return !contain_is_leader(leaders, pid) && reaper_read(pid, rp) && rp->sid != own_sid;
-}
-
-/* Appends the live adopted orphans attributed to c. */
-static void
-contain_orphans_of(Contain *c, PidList *out)
-{
-  PidList kids = {0}, leaders = {0};
-  reaper_children(&kids);
-  contain_leaders(&leaders);
-  pid_t own_sid = getsid(0);
-  for (size_t i = 0; i < kids.n; i++) {
-    ReaperProc rp;
-    bool stale;
-    if (contain_adopted_orphan(&leaders, kids.pids[i], own_sid, &rp) && rp.state != 'Z' &&
-        contain_owner(kids.pids[i], &rp, &stale) == c)
-      pidlist_add(out, kids.pids[i]);
-  }
-  pidlist_free(&kids);
-  pidlist_free(&leaders);
-}
-
 /* Appends every live process of the monitor (the child included): its
  * group's members, or, without one, the /proc walk from the child and the
  * orphans attributed to it; plus those orphans in either case (a process
@@ -353,7 +172,7 @@ static void
 contain_members(Contain *c, PidList *out)
 {
   PidList orphans = {0};
-  contain_orphans_of(c, &orphans);
+  orphans__of(c, &orphans);
   if (c->cg != NULL && cgroup_set_tracks(c->cg)) {
     cgroup_set_members(c->cg, out);
     for (size_t i = 0; i < orphans.n; i++) {
@@ -486,7 +305,7 @@ contain_signal(Contain *c, int sig)
   if (c->cg != NULL && cgroup_set_tracks(c->cg)) {
     cgroup_set_signal(c->cg, sig);
     PidList orphans = {0};
-    contain_orphans_of(c, &orphans);
+    orphans__of(c, &orphans);
     contain_kill_list(&orphans, sig);
     pidlist_free(&orphans);
     return;
@@ -532,26 +351,27 @@ contain_finish(Contain *c, bool exited, int exit_code, int term_signal, ContainR
 static void
 contain_pend(CgroupSet *s)
 {
-  if (contain_npending == contain_pending_cap) {
+  if (contain__npending == contain_pending_cap) {
     contain_pending_cap = contain_pending_cap ? contain_pending_cap * 2 : 8;
     contain_pending_sets =
         xrealloc(contain_pending_sets, contain_pending_cap * sizeof *contain_pending_sets);
   }
-  contain_pending_sets[contain_npending++] = s;
+  contain_pending_sets[contain__npending++] = s;
 }
 
 /* Retries the removals; frees what is gone. */
-static void
-contain_retry_pending(void)
+/* See contain_internal.h. */
+void
+contain__retry_pending(void)
 {
   size_t k = 0;
-  for (size_t i = 0; i < contain_npending; i++) {
+  for (size_t i = 0; i < contain__npending; i++) {
     if (cgroup_set_remove(contain_pending_sets[i]))
       cgroup_set_free(contain_pending_sets[i]);
     else
       contain_pending_sets[k++] = contain_pending_sets[i];
   }
-  contain_npending = k;
+  contain__npending = k;
   if (k == 0) {
     free(contain_pending_sets);
     contain_pending_sets = NULL;
@@ -576,8 +396,8 @@ contain_free(Contain *c)
   }
   if (c->prev != NULL)
     c->prev->next = c->next;
-  else if (contain_list == c)
-    contain_list = c->next;
+  else if (contain__list == c)
+    contain__list = c->next;
   if (c->next != NULL)
     c->next->prev = c->prev;
   free(c->env_kv);
@@ -585,118 +405,31 @@ contain_free(Contain *c)
   free(c);
 }
 
-/* --- adopted orphans ----------------------------------------------------- */
-
-/* Forgets a killed orphan once it is reaped. */
-static void
-contain_undoom(pid_t pid)
-{
-  for (size_t i = 0; i < contain_doomed.n; i++) {
-    if (contain_doomed.pids[i] == pid) {
-      contain_doomed.pids[i] = contain_doomed.pids[--contain_doomed.n];
-      break;
-    }
-  }
-  if (contain_doomed.n == 0)
-    pidlist_free(&contain_doomed);
-}
-
-/* See contain.h. */
-size_t
-contain_sweep(void)
-{
-  if (!contain_ready)
-    return 0;
-  PidList kids = {0}, leaders = {0};
-  reaper_children(&kids);
-  contain_leaders(&leaders);
-  pid_t own_sid = getsid(0);
-  size_t running = contain_running();
-  size_t remaining = 0;
-  for (size_t i = 0; i < kids.n; i++) {
-    pid_t pid = kids.pids[i];
-    ReaperProc rp;
-    if (!contain_adopted_orphan(&leaders, pid, own_sid, &rp))
-      continue;
-    if (rp.state == 'Z') {
-      if (reaper_reap(pid)) {
-        contain_reaped++;
-        contain_undoom(pid);
-      } else {
-        remaining++;
-      }
-      continue;
-    }
-    remaining++;
-    if (pidlist_has(&contain_doomed, pid)) {
-      kill(pid, SIGKILL); /* still dying */
-      continue;
-    }
-    /* With no monitor running every adopted orphan has outlived its own, so
-     * none needs to be attributed (that reads /proc files per orphan). */
-    bool stale = false;
-    Contain *owner = running > 0 ? contain_owner(pid, &rp, &stale) : NULL;
-    if (stale || (owner != NULL && owner->ended) || (owner == NULL && running == 0)) {
-      kill(pid, SIGKILL);
-      if (!pidlist_has(&contain_doomed, pid)) {
-        LOG_DEBUG("contain", "killed pid %d: it outlived its monitor", (int)pid);
-        pidlist_add(&contain_doomed, pid);
-        contain_killed++;
-      }
-    }
-  }
-  /* A doomed pid that is no child of ours any more was reaped elsewhere. */
-  for (size_t i = 0; i < contain_doomed.n;) {
-    if (!pidlist_has(&kids, contain_doomed.pids[i]))
-      contain_undoom(contain_doomed.pids[i]);
-    else
-      i++;
-  }
-  pidlist_free(&kids);
-  pidlist_free(&leaders);
-  if (contain_npending > 0)
-    contain_retry_pending();
-  contain_last_adopted = remaining;
-  return remaining;
-}
-
-size_t
-contain_adopted(void)
-{
-  return contain_last_adopted;
-}
-
-bool
-contain_pending(void)
-{
-  return contain_npending > 0;
-}
-
 /* See contain.h. Runs at exit (atexit) in the process that set things up,
  * never in a forked child that calls exit(). */
 void
 contain_shutdown(void)
 {
-  if (!contain_ready || getpid() != contain_pid)
+  if (!contain__ready || getpid() != contain_pid)
     return;
   /* Children whose loop was torn down under them are never freed (proc.c
    * keeps them with the dead loop); their processes were killed then. */
-  for (Contain *c = contain_list; c != NULL; c = c->next) {
+  for (Contain *c = contain__list; c != NULL; c = c->next) {
     if (c->cg != NULL && cgroup_set_remove(c->cg)) {
       cgroup_set_free(c->cg);
       c->cg = NULL;
     }
   }
-  if (contain_npending > 0)
-    contain_retry_pending();
-  for (size_t i = 0; i < contain_npending; i++)
+  if (contain__npending > 0)
+    contain__retry_pending();
+  for (size_t i = 0; i < contain__npending; i++)
     cgroup_set_free(contain_pending_sets[i]);
-  if (contain_npending > 0)
+  if (contain__npending > 0)
     LOG_WARN("contain", "%zu monitor cgroup(s) still had a member at exit and were left",
-             contain_npending);
+             contain__npending);
   free(contain_pending_sets);
   contain_pending_sets = NULL;
-  contain_npending = contain_pending_cap = 0;
-  pidlist_free(&contain_doomed);
+  contain__npending = contain_pending_cap = 0;
+  orphans__free();
   cgroup_shutdown();
 }
