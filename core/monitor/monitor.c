@@ -3,7 +3,7 @@
  * lifecycle (see monitor_internal.h for the module's other files). Every
  * check runs before the spawn, so a refused start leaves no process and no
  * monitor; from the spawn on nothing can fail, and the callbacks given to
- * proc.c (monitor_output.c, monitor_ending.c) run only from the loop.
+ * proc.c (monitor_intake.c, monitor_ending.c) run only from the loop.
  *
  * Timers: four uv timers (the batch window, the signal stage's, the idle
  * timeout, the runtime cap) are initialised at start, but each is armed only

@@ -1,13 +1,15 @@
 /*
  * What the files of the monitor module share, and nothing else includes:
  * the Monitor record and the calls each file makes into another. The module
- * is one interface (monitor.h) in five files, split by concept:
+ * is one interface (monitor.h) in seven files, split by concept:
  *   monitor.c         the lifecycle: the spec checked, the monitor started
  *                     and freed, monitor_stop, what it tells its owner
  *                     (notifications, events), and the accessors
- *   monitor_output.c  the data path: a read chunk becomes captured bytes,
- *                     lines in the ring, matches, and batches that the rate
- *                     limit delivers or withholds (and sustained overload)
+ *   monitor_intake.c  the data path's start: a read chunk becomes captured
+ *                     bytes, lines in the ring and matches
+ *   monitor_outlet.c  the data path's end: batches that the rate limit
+ *                     delivers or withholds (and sustained overload)
+ *   monitor_replay.c  the checkpoint and the replay of a taken-over monitor
  *   monitor_signal.c  the signal stage between lines and batches: incidents
  *                     assembled, fingerprinted and coalesced
  *   monitor_ending.c  the control path: what ends the process (stop, the
@@ -130,7 +132,7 @@ struct Monitor {
   uint64_t policy_dropped;
   bool replay_silent;            /* monitor_replay: output the engine before had seen */
 
-  /* What a restart must not tell again nor lose (monitor_output.c, "the
+  /* What a restart must not tell again nor lose (monitor_replay.c, "the
    * checkpoint"): each stream's lines are numbered (nr, from 1, per
    * stream); what waits to be told is tracked by the first nr it holds. */
   uint64_t stream_nr[2];         /* lines of each stream so far */
@@ -183,7 +185,7 @@ void monitor_end(Monitor *m);
 /* Copies the ring's last lines (monitor.exit_lines) into n. */
 void monitor_copy_last_lines(Monitor *m, Notification *n);
 
-/* --- monitor_output.c ---------------------------------------------------- */
+/* --- monitor_intake.c, monitor_outlet.c, monitor_replay.c ---------------------------------------------------- */
 
 /* The checkpoint monitor_checkpoint would store now, in the order of
  * Notification's checkpoint; false when it would store none (no
@@ -214,11 +216,14 @@ void monitor_event_incident(Monitor *m, EventType type, int pattern, const char 
                             size_t line_len, const char *reason, const NoteIncident *inc,
                             uint64_t lines);
 
-/* --- monitor_output.c ---------------------------------------------------- */
+/* --- monitor_intake.c, monitor_outlet.c, monitor_replay.c ---------------------------------------------------- */
 
 /* proc.c's output callbacks (ProcCallbacks.on_output, on_eof). */
 void monitor_on_output(void *data, StreamId stream, const char *buf, size_t len);
 void monitor_on_eof(void *data, StreamId stream);
+/* Processes a chunk of a stream as if just read (the intake's work, which
+ * the replay reuses for what the spools hold). */
+void monitor__take(Monitor *m, StreamId stream, const char *buf, size_t len);
 /* Closes the open batch and delivers it, unless the rate limit withholds it. */
 void monitor_flush(Monitor *m);
 /* Adds an ordinary line (nr: its number in its stream, 0 for none) to the

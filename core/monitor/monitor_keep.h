@@ -24,7 +24,7 @@
  * counted and told by then: a page of the monitor's directory mapped
  * shared, written after each chunk the engine processes and each
  * notification (a few stores), read by the engine that takes the monitor
- * over (monitor_output.c says how it is kept and replayed).
+ * over (monitor_replay.c says how it is kept and replayed).
  *
  * The cut and what goes with it (ring_next_seq, the ring's counters,
  * nr_at_cut) move only while nothing matched waits to be told: no batch

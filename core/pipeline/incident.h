@@ -85,7 +85,7 @@ typedef struct {
   const char *text;
   size_t len;
   uint64_t nr;   /* the caller's number of the line (kept, never read: its
-                    place in its stream, for a restart, monitor_output.c) */
+                    place in its stream, for a restart, monitor_replay.c) */
 } AssemblerLine;
 
 /* Called with each incident that closed; the callee owns it (incident_free). */
@@ -135,7 +135,7 @@ void assembler_close(Assembler *a, int stream);
 bool assembler_busy(const Assembler *a);
 
 /* The id the next incident gets (a restarted monitor's go on from where its
- * engine before was: monitor_output.c); never below the current one. */
+ * engine before was: monitor_replay.c); never below the current one. */
 void assembler_set_next_id(Assembler *a, uint64_t next);
 
 /* The open incident of stream (0 or 1), or NULL when none is open there. */

@@ -378,7 +378,7 @@ TEST(a_held_line_that_matches_opens_the_next_incident)
   assembler_free(&a);
 }
 
-/* What a restart needs of the stage (monitor_output.c): the open incident
+/* What a restart needs of the stage (monitor_replay.c): the open incident
  * with the number the caller gave its first line, also when a held line
  * opens it, and ids that go on from a number and never back. */
 TEST(the_open_incidents_first_line_number_and_the_next_id_are_kept)
