@@ -71,11 +71,11 @@
 
 #include <msgpack.h>
 
-#include "deliver.h"
-#include "engine.h"
-#include "envelope.h"
-#include "monitor.h"
-#include "policy.h"
+#include "engine/deliver.h"
+#include "engine/engine.h"
+#include "render/envelope.h"
+#include "monitor/monitor.h"
+#include "policy/policy.h"
 #include "support/benchrpc.h"
 
 extern char **environ;

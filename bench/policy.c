@@ -15,11 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "deliver.h"
-#include "engine.h"
-#include "policy.h"
-#include "envelope.h"
-#include "policy.h"
+#include "engine/deliver.h"
+#include "engine/engine.h"
+#include "policy/policy.h"
+#include "render/envelope.h"
+#include "policy/policy.h"
 
 static double
 policy_bench_now(void)

@@ -31,8 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "envelope.h"
-#include "notification.h"
+#include "render/envelope.h"
+#include "pipeline/notification.h"
 
 typedef struct {
   const char *name;

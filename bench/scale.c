@@ -73,7 +73,7 @@
 #include "support/benchrpc.h"
 
 #define SCALE_PER_SESSION 16
-#define SCALE_MAX_SESSIONS 64 /* per connection (core/client.c) */
+#define SCALE_MAX_SESSIONS 64 /* per connection (core/engine/client.c) */
 
 /* One timed matching line: its stamp and its latency. */
 typedef struct {

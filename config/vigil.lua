@@ -92,7 +92,7 @@ return {
     -- child runs by name or by variable (PATH finds the interpreter of a
     -- `#!/usr/bin/env node` script; EDITOR, CC, GIT_SSH_COMMAND), or a place
     -- it reads such code or names from (HOME's ~/.gitconfig and ~/.npmrc, a
-    -- tool's settings: npm_config_*, CARGO_*, GOFLAGS). core/childenv.c
+    -- tool's settings: npm_config_*, CARGO_*, GOFLAGS). core/proc/childenv.c
     -- says why each entry is here. A refused name is `denied` and nothing
     -- starts. The child keeps the engine's own PATH and HOME (env_inherit).
     -- Setting this list replaces it whole; a tool allowed below whose

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the table of code points textfmt_escape shows as escapes (the
-textfmt_invisible_ranges[] array of core/textfmt.c), from the Unicode Character
+textfmt_invisible_ranges[] array of core/base/textfmt.c), from the Unicode Character
 Database files of Debian's unicode-data package:
 
     apt-get install unicode-data

@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli_cmds.h"
-#include "cli_fmt.h"
-#include "version.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_fmt.h"
+#include "base/version.h"
 
 /* The usage error for a word that names no subcommand, with the closest
  * one when it is close ("strat": did you mean "start"?). */

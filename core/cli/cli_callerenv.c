@@ -2,7 +2,7 @@
  * The caller's environment and PATH, taken only when asked (see
  * cli_callerenv.h).
  */
-#include "cli_callerenv.h"
+#include "cli/cli_callerenv.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "cli_opts.h"
+#include "cli/cli_opts.h"
 
 /* The most variables a start's env holds (monitor_start's bound). */
 #define CLI_CALLERENV_MAX 1024

@@ -3,7 +3,7 @@
  * and as whom to connect, opening the session, calls with deadlines, and
  * reporting failures the same way for every subcommand.
  */
-#include "cli_client.h"
+#include "cli/cli_client.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_json.h"
-#include "cli_obj.h"
-#include "cli_paths.h"
-#include "cli_project.h"
-#include "config_lookup.h"
+#include "cli/cli_json.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_paths.h"
+#include "cli/cli_project.h"
+#include "base/config_lookup.h"
 #include "rpc/server.h"
-#include "strbuf.h"
-#include "textfmt.h"
+#include "base/strbuf.h"
+#include "base/textfmt.h"
 
 int
 cli_client_init(CliClient *c, const CliParsed *p)

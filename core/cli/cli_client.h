@@ -21,9 +21,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli_conn.h"
-#include "cli_opts.h"
-#include "strbuf.h"
+#include "cli/cli_conn.h"
+#include "cli/cli_opts.h"
+#include "base/strbuf.h"
 
 /* The longest a plain call may take: the engine answers these at once, so
  * running out means it is stuck. */

@@ -4,14 +4,14 @@
  * choices), so that a bad value is a usage error (exit status 2) named the
  * same way everywhere, before anything is sent to the engine.
  */
-#include "cli_cmds.h"
+#include "cli/cli_cmds.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_obj.h"
-#include "cli_suggest.h"
-#include "signals.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_suggest.h"
+#include "base/signals.h"
 
 /* In the order the top-level help lists them. */
 static const CliCommand *const cli_cmds_table[] = {

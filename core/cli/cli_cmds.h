@@ -15,10 +15,10 @@
 #include <msgpack.h>
 #include <stdio.h>
 
-#include "cli_client.h"
-#include "cli_fmt.h"
-#include "cli_opts.h"
-#include "strbuf.h"
+#include "cli/cli_client.h"
+#include "cli/cli_fmt.h"
+#include "cli/cli_opts.h"
+#include "base/strbuf.h"
 
 typedef struct {
   CliSpec spec;

@@ -6,7 +6,7 @@
  * list until it is taken: the client sends at most a few requests at once,
  * so the list stays small.
  */
-#include "cli_conn.h"
+#include "cli/cli_conn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memory.h"
-#include "utf8.h"
+#include "base/memory.h"
+#include "base/utf8.h"
 
 /* The largest message the client accepts. The engine caps what it queues
  * for one connection at rpc.max_output_bytes (at most 1 GiB), so anything

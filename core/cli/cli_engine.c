@@ -36,10 +36,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cli_cmds.h"
-#include "cli_json.h"
-#include "cli_obj.h"
-#include "pidfile.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_json.h"
+#include "cli/cli_obj.h"
+#include "base/pidfile.h"
 
 /* The exit status when no engine listens on the socket. */
 #define CLI_ENGINE_EXIT_NONE 3

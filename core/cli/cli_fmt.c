@@ -3,7 +3,7 @@
  * once per process, from stdout alone: stderr messages are never coloured,
  * so that they read the same in a log file as on a screen.
  */
-#include "cli_fmt.h"
+#include "cli/cli_fmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_width.h"
-#include "clock.h"
-#include "memory.h"
-#include "textfmt.h"
-#include "units.h"
+#include "cli/cli_width.h"
+#include "base/clock.h"
+#include "base/memory.h"
+#include "base/textfmt.h"
+#include "spec/units.h"
 
 static bool cli_fmt_colour;
 

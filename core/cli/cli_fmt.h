@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 /* The colours the client uses, as SGR sequences. */
 typedef enum {

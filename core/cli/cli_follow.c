@@ -13,7 +13,7 @@
  * that leaves a new stdout line unprinted does not make the wait answer
  * again at once. The session's notifications about the monitor wake it too.
  */
-#include "cli_cmds.h"
+#include "cli/cli_cmds.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_obj.h"
+#include "cli/cli_obj.h"
 
 /* monitor_wait's own ceiling on timeout_ms. */
 #define CLI_WAIT_CHUNK_MS 3600000

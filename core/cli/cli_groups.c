@@ -6,10 +6,10 @@
  * commands open no session of their own. An unknown group (the engine's
  * invalid_params) exits 2 like any usage error; a refused start exits 1.
  */
-#include "cli_cmds.h"
-#include "cli_obj.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_obj.h"
 
-#include "error.h"
+#include "base/error.h"
 
 static const CliOpt cli_groups_no_opts[] = {
   {NULL, 0, NULL, false, NULL},

@@ -21,7 +21,7 @@
  * waiters of a session never answer with the same seq: every take is the
  * engine's, atomic.
  */
-#include "cli_cmds.h"
+#include "cli/cli_cmds.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -29,13 +29,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_obj.h"
-#include "cli_project.h"
-#include "hook_codex.h"
-#include "hook_harness.h"
-#include "hook_input.h"
-#include "hook_take.h"
-#include "hook_waiter.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_project.h"
+#include "cli/hook_codex.h"
+#include "cli/hook_harness.h"
+#include "cli/hook_input.h"
+#include "cli/hook_take.h"
+#include "cli/hook_waiter.h"
 #include "rpc/server.h"
 
 static const CliOpt cli_hook_opts[] = {

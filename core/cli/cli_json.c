@@ -5,7 +5,7 @@
  * (msgpack-c refuses nesting deeper than its fixed stack), so it cannot run
  * away.
  */
-#include "cli_json.h"
+#include "cli/cli_json.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "base/utf8.h"
 
 json_t *
 cli_json_string(const char *s, size_t len)

@@ -21,7 +21,7 @@
 #include <jansson.h>
 #include <msgpack.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 /* o as a new JSON value (a reference the caller owns: json_decref). */
 json_t *cli_json_of(const msgpack_object *o);

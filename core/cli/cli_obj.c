@@ -2,7 +2,7 @@
  * Typed reading of result maps (see cli_obj.h). Maps are searched linearly:
  * the engine's maps have at most a few dozen keys.
  */
-#include "cli_obj.h"
+#include "cli/cli_obj.h"
 
 #include <string.h>
 

@@ -4,14 +4,14 @@
  * option in arrays sized by argc, so nothing here can grow past the command
  * line it was given.
  */
-#include "cli_opts.h"
+#include "cli/cli_opts.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_suggest.h"
-#include "memory.h"
+#include "cli/cli_suggest.h"
+#include "base/memory.h"
 
 /* The options every subcommand takes. */
 static const CliOpt cli_opts_common_table[] = {

@@ -2,7 +2,7 @@
  * Finding vigild from where this executable is (see cli_paths.h). Every
  * lookup is a stat or a readlink; nothing is created.
  */
-#include "cli_paths.h"
+#include "cli/cli_paths.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * to run (the one installed or built beside this executable, else
  * whichever `vigild` is on PATH), found at run time from /proc/self/exe, so
  * a copied or installed binary gives the right answer for where it is.
- * The config to give it is config_lookup's (core/config_lookup.h).
+ * The config to give it is config_lookup's (core/base/config_lookup.h).
  */
 #ifndef VIGIL_CLI_PATHS_H
 #define VIGIL_CLI_PATHS_H

@@ -2,7 +2,7 @@
  * `vigil policy try FILE` and `vigil policy test FILE`: a loop for people
  * writing policies (docs/policies.md section 15). The client links no Lua
  * (CMakeLists.txt), and a second policy runner could drift from the
- * engine's, so this command runs vigild's offline mode (core/policytry.h:
+ * engine's, so this command runs vigild's offline mode (core/engine/policytry.h:
  * `vigild --policy-try`, `--policy-test`), which loads the file with the
  * engine's own policy code and words a notification with the engine's own
  * delivery code. No engine needs to be running.
@@ -19,9 +19,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cli_cmds.h"
-#include "cli_json.h"
-#include "cli_paths.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_json.h"
+#include "cli/cli_paths.h"
 
 static const CliOpt cli_policy_opts[] = {
   {"sample", 0, "NAME", false,

@@ -3,7 +3,7 @@
  * is a few fstatat() calls on names in a fixed table; nothing is read or
  * created.
  */
-#include "cli_project.h"
+#include "cli/cli_project.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 /* How many bytes of the digest name the session: 128 bits. */
 #define CLI_PROJECT_HASH_BYTES 16

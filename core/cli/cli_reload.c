@@ -6,8 +6,8 @@
  * that does not load is the engine's invalid_params error, naming the file
  * and the line, and the old config stays in force.
  */
-#include "cli_cmds.h"
-#include "cli_obj.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_obj.h"
 
 static const CliOpt cli_reload_opts[] = {
   {NULL, 0, NULL, false, NULL},

@@ -15,14 +15,14 @@
  * engine's spec) is refused with what is missing, never restarted with
  * guesses; an engine older than the map refuses include_start itself.
  */
-#include "cli_cmds.h"
+#include "cli/cli_cmds.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_obj.h"
-#include "cli_waitfor.h"
-#include "error.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_waitfor.h"
+#include "base/error.h"
 
 static const CliOpt cli_restart_opts[] = {
   {"grace", 0, "DURATION", false,

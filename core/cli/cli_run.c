@@ -20,7 +20,7 @@
  * --json keeps the whole-result form: one process_run, its result printed
  * once at the end (summaries of the last --lines lines of each stream).
  */
-#include "cli_cmds.h"
+#include "cli/cli_cmds.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,9 +29,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_obj.h"
-#include "cli_stream.h"
-#include "signals.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_stream.h"
+#include "base/signals.h"
 
 /* The exit statuses of run when the engine refuses, as timeout(1) has them
  * (CLI_EXIT_TIMED_OUT and CLI_EXIT_RUN_FAILED are in cli_cmds.h). */

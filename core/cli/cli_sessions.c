@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_cmds.h"
-#include "cli_json.h"
-#include "cli_obj.h"
-#include "cli_project.h"
-#include "memory.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_json.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_project.h"
+#include "base/memory.h"
 
 /* Sessions opened on one connection before reconnecting (the engine's
  * bound is 64 per connection). */

@@ -21,12 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_cmds.h"
-#include "cli_obj.h"
-#include "cli_project.h"
-#include "cli_suggest.h"
-#include "setup_allow.h"
-#include "setup_harness.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_project.h"
+#include "cli/cli_suggest.h"
+#include "cli/setup_allow.h"
+#include "cli/setup_harness.h"
 
 static const CliOpt cli_setup_opts[] = {
   {"project", 0, NULL, false, "the project's own files (default inside a project)"},

@@ -3,13 +3,13 @@
  * the session's monitors), status (one monitor in detail), events (its
  * event log, as the engine renders it) and logs (its raw captured bytes).
  */
-#include "cli_cmds.h"
+#include "cli/cli_cmds.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_obj.h"
+#include "cli/cli_obj.h"
 
 /* Connects, opens the session and resolves the ID argument into id.
  * Returns 0, or the exit status after reporting why. */

@@ -12,7 +12,7 @@
  * is the engine's plus every --env K=V: the caller's own is not sent unless
  * asked (--pass-env, --pass-env-all: cli_callerenv.h).
  */
-#include "cli_cmds.h"
+#include "cli/cli_cmds.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,12 +23,12 @@
 
 #include <jansson.h>
 
-#include "cli_callerenv.h"
-#include "cli_json.h"
-#include "cli_obj.h"
-#include "cli_waitfor.h"
-#include "error.h"
-#include "signals.h"
+#include "cli/cli_callerenv.h"
+#include "cli/cli_json.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_waitfor.h"
+#include "base/error.h"
+#include "base/signals.h"
 
 static const char *const cli_streams[] = {"both", "stdout", "stderr", NULL};
 static const char *const cli_notifies[] = {"auto", "matches", "lines", "exit", "none", NULL};

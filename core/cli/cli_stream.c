@@ -2,9 +2,9 @@
  * Following a monitor's lines (see cli_stream.h): fetch what is new, wait
  * for more, until the monitor has ended and its last lines are read.
  */
-#include "cli_stream.h"
+#include "cli/cli_stream.h"
 
-#include "cli_obj.h"
+#include "cli/cli_obj.h"
 
 /* monitor_wait's own ceiling on timeout_ms; longer waits are a series. */
 #define CLI_STREAM_WAIT_CHUNK_MS 3600000

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli_client.h"
+#include "cli/cli_client.h"
 
 /* Why cli_stream_follow returned. */
 typedef enum {

@@ -2,7 +2,7 @@
  * Did-you-mean (see cli_suggest.h): the distance of two short words, and
  * the choice of the one to suggest.
  */
-#include "cli_suggest.h"
+#include "cli/cli_suggest.h"
 
 #include <string.h>
 

@@ -18,13 +18,13 @@
  * (status 0, a note on stderr); with one monitor named, once that one has
  * ended.
  */
-#include "cli_cmds.h"
+#include "cli/cli_cmds.h"
 
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_obj.h"
-#include "cli_width.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_width.h"
 
 /* Monitors one view tracks (followed or seen ended): a session has at
  * most 16 running and 64 ended ones by default; what does not fit is

@@ -4,7 +4,7 @@
  * matched one by one, and a ring of the last lines kept to show why when no
  * line matched.
  */
-#include "cli_waitfor.h"
+#include "cli/cli_waitfor.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_cmds.h"
-#include "cli_obj.h"
-#include "cli_stream.h"
+#include "cli/cli_cmds.h"
+#include "cli/cli_obj.h"
+#include "cli/cli_stream.h"
 
 /* The longest pattern taken (the engine's own pattern bound is 512). */
 #define CLI_WAITFOR_PATTERN_MAX 4096

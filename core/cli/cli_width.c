@@ -3,9 +3,9 @@
  * inclusive ranges, searched by bisection: the zero-width ones are looked
  * at first, since a few (U+3099, U+309A) lie inside wide blocks.
  */
-#include "cli_width.h"
+#include "cli/cli_width.h"
 
-#include "utf8.h"
+#include "base/utf8.h"
 
 typedef struct {
   uint32_t lo, hi;

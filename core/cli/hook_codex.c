@@ -2,7 +2,7 @@
  * Codex CLI's wake: the watcher that hands notifications to Codex's daemon
  * (see hook_codex.h).
  */
-#include "hook_codex.h"
+#include "cli/hook_codex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_obj.h"
-#include "hook_input.h"
-#include "hook_take.h"
-#include "hook_waiter.h"
+#include "cli/cli_obj.h"
+#include "cli/hook_input.h"
+#include "cli/hook_take.h"
+#include "cli/hook_waiter.h"
 #include "rpc/server.h"
 
 /* A pidfd of pid (readable once it has ended), or -1 where the kernel has

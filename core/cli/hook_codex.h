@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "cli_client.h"
+#include "cli/cli_client.h"
 
 /* The longest a watcher lives. */
 #define HOOK_CODEX_WATCH_MAX_MS (24LL * 3600 * 1000)

@@ -2,7 +2,7 @@
  * The harnesses' hook events and the form of their answers (see
  * hook_harness.h).
  */
-#include "hook_harness.h"
+#include "cli/hook_harness.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 /* When a turn end waits by default (Claude Code's Stop with asyncRewake):
  * an hour, so its hook entry's "timeout" is 3660 (vigil setup writes it). */

@@ -1,7 +1,7 @@
 /*
  * A hook's input, read and checked (see hook_input.h).
  */
-#include "hook_input.h"
+#include "cli/hook_input.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_conn.h"
-#include "strbuf.h"
-#include "utf8.h"
+#include "cli/cli_conn.h"
+#include "base/strbuf.h"
+#include "base/utf8.h"
 
 /* How much of a refused value a message quotes. */
 #define HOOK_QUOTE_MAX 64

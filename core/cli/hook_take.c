@@ -1,15 +1,15 @@
 /*
  * A hook's bounded take from the model cursor (see hook_take.h).
  */
-#include "hook_take.h"
+#include "cli/hook_take.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_obj.h"
-#include "hook_text.h"
-#include "mcp_frame.h"
-#include "memory.h"
+#include "cli/cli_obj.h"
+#include "cli/hook_text.h"
+#include "mcp/mcp_frame.h"
+#include "base/memory.h"
 
 /* The notifications of a result's `notifications` list as HookNotes, their
  * texts made fit for a model (mcp_frame_clean: the engine's envelope comes

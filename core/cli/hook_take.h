@@ -17,8 +17,8 @@
 #ifndef VIGIL_HOOK_TAKE_H
 #define VIGIL_HOOK_TAKE_H
 
-#include "cli_client.h"
-#include "strbuf.h"
+#include "cli/cli_client.h"
+#include "base/strbuf.h"
 
 /* The model cursor: the name every vigil process of a session reads it by
  * (issue 23's contract). */

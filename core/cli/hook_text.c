@@ -1,7 +1,7 @@
 /*
  * One hook answer's text, within its bound (see hook_text.h).
  */
-#include "hook_text.h"
+#include "cli/hook_text.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 /* One answer's bound: below Claude Code's 8000 characters (a byte is never
  * fewer characters) and 200 lines of additionalContext, the tightest of the

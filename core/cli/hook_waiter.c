@@ -1,7 +1,7 @@
 /*
  * One waiting hook per harness session (see hook_waiter.h).
  */
-#include "hook_waiter.h"
+#include "cli/hook_waiter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_conn.h"
+#include "cli/cli_conn.h"
 
 /* The lock file's path for key in dir. Returns 0, or -1 when it does not
  * fit. */

@@ -1,7 +1,7 @@
 /*
  * A project's programs and the config that allows them (see setup_allow.h).
  */
-#include "setup_allow.h"
+#include "cli/setup_allow.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli_paths.h"
-#include "config_lookup.h"
-#include "setup_file.h"
+#include "cli/cli_paths.h"
+#include "base/config_lookup.h"
+#include "cli/setup_file.h"
 
 /* The most of a marker file read to look for a name (pyproject.toml). */
 #define SETUP_ALLOW_READ_MAX (1024 * 1024)

@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 #define SETUP_ALLOW_MAX 16
 

@@ -31,10 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_fmt.h"
-#include "setup_harness.h"
-#include "setup_hooks.h"
-#include "setup_toml.h"
+#include "cli/cli_fmt.h"
+#include "cli/setup_harness.h"
+#include "cli/setup_hooks.h"
+#include "cli/setup_toml.h"
 
 extern char **environ;
 

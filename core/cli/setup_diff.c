@@ -7,13 +7,13 @@
  * most about SETUP_DIFF_MAX_EDITS^2 integers (8 MB), and far less for the
  * few lines setup changes.
  */
-#include "setup_diff.h"
+#include "cli/setup_diff.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory.h"
+#include "base/memory.h"
 
 /* A text cut into lines (each with its newline, the last maybe without). */
 typedef struct {

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 /* How many inserted plus deleted lines the search looks for at most. */
 #define SETUP_DIFF_MAX_EDITS 1000

@@ -1,7 +1,7 @@
 /*
  * Reading and replacing the files `vigil setup` edits (see setup_file.h).
  */
-#include "setup_file.h"
+#include "cli/setup_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "memory.h"
+#include "base/memory.h"
 
 /* Whether a directory's owner and mode let this user trust what is in it:
  * its own or root's, and, if group or others may write it, sticky. Sets

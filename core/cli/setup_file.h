@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 /* The largest file setup reads (~/.claude.json keeps history: a few MiB). */
 #define SETUP_FILE_MAX (32u * 1024 * 1024)

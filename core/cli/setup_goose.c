@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "setup_harness.h"
-#include "setup_yaml.h"
+#include "cli/setup_harness.h"
+#include "cli/setup_yaml.h"
 
 /* How long Goose waits for one of vigil's tools, in seconds (its default). */
 #define SETUP_GOOSE_TIMEOUT_S 300

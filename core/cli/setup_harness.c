@@ -5,13 +5,13 @@
  * Gemini CLI, OpenCode, seen working with the pinned versions) and the
  * harness's own documentation (Cursor).
  */
-#include "setup_harness.h"
+#include "cli/setup_harness.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "setup_embed.h"
-#include "setup_hooks.h"
+#include "cli/setup_embed.h"
+#include "cli/setup_hooks.h"
 
 /* path = a/b (or a/b/c) into out; false when it does not fit. */
 static bool

@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "setup_plan.h"
-#include "strbuf.h"
+#include "cli/setup_plan.h"
+#include "base/strbuf.h"
 
 typedef enum {
   kSetupProject = 0, /* the project's own files (cli_project.h's root) */

@@ -2,13 +2,13 @@
  * The MCP entry, the hooks and list entries of the JSON harnesses (see
  * setup_hooks.h).
  */
-#include "setup_hooks.h"
+#include "cli/setup_hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_client.h"
+#include "cli/cli_client.h"
 
 int
 setup_jf_open(SetupJsonFile *f, SetupPlan *plan, const char *path, const SetupContext *ctx,

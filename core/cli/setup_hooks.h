@@ -17,9 +17,9 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "setup_harness.h"
-#include "setup_json.h"
-#include "setup_plan.h"
+#include "cli/setup_harness.h"
+#include "cli/setup_json.h"
+#include "cli/setup_plan.h"
 
 /* A JSON file being edited in a plan. */
 typedef struct {

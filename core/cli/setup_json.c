@@ -5,14 +5,14 @@
  * checked: one valid JSON value. It still never reads past the end, and
  * any surprise is an error, never a guess.
  */
-#include "setup_json.h"
+#include "cli/setup_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory.h"
-#include "setup_file.h"
+#include "base/memory.h"
+#include "cli/setup_file.h"
 
 /* How deep the walk goes (jansson refuses deeper files anyway). */
 #define SETUP_JSON_DEPTH_MAX 2048

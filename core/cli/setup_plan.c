@@ -1,14 +1,14 @@
 /*
  * A plan of file changes: printing and applying it (see setup_plan.h).
  */
-#include "setup_plan.h"
+#include "cli/setup_plan.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory.h"
-#include "setup_diff.h"
+#include "base/memory.h"
+#include "cli/setup_diff.h"
 
 void
 setup_plan_init(SetupPlan *p)

@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "setup_file.h"
-#include "strbuf.h"
+#include "cli/setup_file.h"
+#include "base/strbuf.h"
 
 typedef struct {
   SetupFile file;     /* what was read */

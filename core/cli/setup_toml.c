@@ -10,15 +10,15 @@
  * words: numbers, booleans, dates), so that a line inside a multi-line
  * string or array is never taken for a header.
  */
-#include "setup_toml.h"
+#include "cli/setup_toml.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory.h"
-#include "setup_file.h"
+#include "base/memory.h"
+#include "cli/setup_file.h"
 
 #define TOML_KEY_PARTS_MAX 32
 #define TOML_DEPTH_MAX 256

@@ -31,7 +31,7 @@
 
 #include <stddef.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 typedef struct {
   char *text; /* NUL-terminated */

@@ -4,7 +4,7 @@
  * not bytes); whole lines are what is replaced, so a line's byte offset is
  * all that is needed.
  */
-#include "setup_yaml.h"
+#include "cli/setup_yaml.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "memory.h"
-#include "setup_file.h"
+#include "base/memory.h"
+#include "cli/setup_file.h"
 
 /* How deep a tree setup converts (aliases may nest; a loop would not end). */
 #define SETUP_YAML_DEPTH_MAX 64

@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 typedef struct {
   char *text; /* NUL-terminated */

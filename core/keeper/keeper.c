@@ -43,10 +43,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "keeper_wire.h"
-#include "proc_child.h"
-#include "reaper.h"
-#include "spool.h"
+#include "proc/keeper_wire.h"
+#include "proc/proc_child.h"
+#include "proc/reaper.h"
+#include "pipeline/spool.h"
 
 extern char **environ;
 

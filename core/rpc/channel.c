@@ -49,11 +49,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "log.h"
-#include "memory.h"
+#include "base/log.h"
+#include "base/memory.h"
 #include "rpc/decoder.h"
 #include "rpc/pack.h"
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 /* Connections closed because their peer fell more than rpc.max_output_bytes
  * behind: the one thing the output bound throws away, counted for api_info. */

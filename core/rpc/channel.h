@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "error.h"
+#include "base/error.h"
 
 typedef struct RpcChannel RpcChannel;
 

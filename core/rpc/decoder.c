@@ -49,10 +49,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory.h"
+#include "base/memory.h"
 #include "rpc/typename.h"
-#include "strbuf.h"
-#include "textfmt.h"
+#include "base/strbuf.h"
+#include "base/textfmt.h"
 
 /* The smallest buffer worth allocating; it doubles from here. */
 #define RPC_DECODER_MIN 4096

@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define RPC_METHOD_MAX 100
 #define RPC_MAX_DEPTH 32

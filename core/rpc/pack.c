@@ -4,8 +4,8 @@
  */
 #include "rpc/pack.h"
 
-#include "strbuf.h"
-#include "utf8.h"
+#include "base/strbuf.h"
+#include "base/utf8.h"
 
 void
 rpc_pack_str(msgpack_packer *pk, const char *s, size_t len)

@@ -59,9 +59,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "logrepeat.h"
-#include "memory.h"
+#include "base/log.h"
+#include "base/logrepeat.h"
+#include "base/memory.h"
 
 /* Connections the kernel may queue before vigild accepts them. */
 #define RPC_SERVER_BACKLOG 128

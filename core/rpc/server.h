@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <uv.h>
 
-#include "channel.h"
-#include "error.h"
+#include "rpc/channel.h"
+#include "base/error.h"
 
 typedef struct RpcServer RpcServer;
 

@@ -1,8 +1,8 @@
 """vigild started by something other than a host: by a service manager
 (socket activation, the LISTEN_FDS protocol systemd speaks,
-core/activation.h), by a script or a person (--daemon, core/daemon.h:
+core/daemon/activation.h), by a script or a person (--daemon, core/daemon/daemon.h:
 back in the background, returning once it listens), and its log file
-(--log-file, core/logfile.h).
+(--log-file, core/daemon/logfile.h).
 
 Each test plays the service manager itself: it makes the listening socket,
 passes it as descriptor 3 with LISTEN_FDS=1 and LISTEN_PID set to the pid

@@ -1,4 +1,4 @@
-"""The config lookup (core/config_lookup.h) as a person sees it: the config
+"""The config lookup (core/base/config_lookup.h) as a person sees it: the config
 `vigil` names in its "no engine" hint, which is the one `vigil mcp` gives the
 engine it starts. In order: $VIGIL_CONFIG, then
 $XDG_CONFIG_HOME/vigil/vigil.lua (else ~/.config/vigil/vigil.lua), then the

@@ -2,7 +2,7 @@
 """Every field of a monitor's start works from the wire and from the config.
 
 monitor_start and an entry of the config's `monitors` read the same table
-(core/monitor_fields.c, rendered as docs/monitor-fields.md). For each field
+(core/engine/monitor_fields.c, rendered as docs/monitor-fields.md). For each field
 both forms accept, one case starts a monitor with it through monitor_start
 and through the config, and checks that the two monitors behave the same
 way a user would see: the same output, the same matched lines, the same

@@ -7,7 +7,7 @@ What a user would notice if it broke: a file missing from the layout
 (packaging/CMakeLists.txt lists it), a systemd unit naming a vigild that
 is not where the install put it, an engine that cannot find its bundled
 policies once installed (or once the installed tree is moved: the data
-directory is found relative to the executable, core/datadir.h), a keeper
+directory is found relative to the executable, core/base/datadir.h), a keeper
 that is not beside vigild, or a client that cannot talk to the engine it
 was installed with.
 

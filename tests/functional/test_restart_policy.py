@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A monitor's restart policy (issue 24, item 2; core/monitor_restart.c):
+"""A monitor's restart policy (issue 24, item 2; core/monitor/monitor_restart.c):
 `restart: "on-failure"` or `"always"` starts a program that ended by itself
 again, after a delay that doubles, at most `max_restarts` times in a row;
 the monitor keeps its id, its output and its coalescer, so a crash loop is

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linebuf.h"
-#include "match.h"
+#include "pipeline/linebuf.h"
+#include "pipeline/match.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "memory.h"
-#include "strbuf.h"
+#include "engine/config.h"
+#include "base/memory.h"
+#include "base/strbuf.h"
 
 #define FUZZ_NAME "fuzz.lua"
 

@@ -35,10 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envelope.h"
-#include "notification.h"
-#include "strbuf.h"
-#include "textfmt.h"
+#include "render/envelope.h"
+#include "pipeline/notification.h"
+#include "base/strbuf.h"
+#include "base/textfmt.h"
 #include "utf8check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

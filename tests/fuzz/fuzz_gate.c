@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
-#include "memory.h"
-#include "strbuf.h"
+#include "spec/gate.h"
+#include "base/memory.h"
+#include "base/strbuf.h"
 
 /* Appends w to sb as one single-quoted shell word ('' for ""), writing each
  * ' as '\'' since nothing can be escaped inside single quotes. */

@@ -23,7 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "hook_input.h"
+#include "cli/hook_input.h"
 #include "utf8check.h"
 
 /* Whether s is 1..max characters of [A-Za-z0-9] and extra. */

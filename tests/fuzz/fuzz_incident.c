@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crashpatterns.h"
-#include "fingerprint.h"
-#include "incident.h"
-#include "match.h"
+#include "pipeline/crashpatterns.h"
+#include "pipeline/fingerprint.h"
+#include "pipeline/incident.h"
+#include "pipeline/match.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
  * expand it. The same input fed whole must give the same lines.
  *
  * Build: clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icore -Itests/support \
- *   tests/fuzz/fuzz_linebuf.c tests/support/utf8check.c core/linebuf.c core/memory.c
+ *   tests/fuzz/fuzz_linebuf.c tests/support/utf8check.c core/pipeline/linebuf.c core/base/memory.c
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linebuf.h"
+#include "pipeline/linebuf.h"
 #include "utf8check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

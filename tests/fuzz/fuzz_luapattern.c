@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "luapattern.h"
-#include "strbuf.h"
+#include "vendor/luapattern.h"
+#include "base/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

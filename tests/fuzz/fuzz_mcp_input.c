@@ -32,11 +32,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "mcp_calls.h"
-#include "mcp_engine.h"
-#include "mcp_io.h"
-#include "mcp_rpc.h"
-#include "mcp_tools.h"
+#include "mcp/mcp_calls.h"
+#include "mcp/mcp_engine.h"
+#include "mcp/mcp_io.h"
+#include "mcp/mcp_rpc.h"
+#include "mcp/mcp_tools.h"
 #include "utf8check.h"
 
 /* The replies to the line being handled. */

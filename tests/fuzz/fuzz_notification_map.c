@@ -27,10 +27,10 @@
 
 #include <msgpack.h>
 
-#include "envelope.h"
-#include "notification_map.h"
-#include "strbuf.h"
-#include "textfmt.h"
+#include "render/envelope.h"
+#include "policy/notification_map.h"
+#include "base/strbuf.h"
+#include "base/textfmt.h"
 #include "utf8check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,8 +14,8 @@
  * same outcomes.
  *
  * Build: clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icore \
- *   tests/fuzz/fuzz_rpc_decoder.c core/rpc/decoder.c core/error.c \
- *   core/memory.c core/strbuf.c $(pkg-config --cflags --libs msgpack)
+ *   tests/fuzz/fuzz_rpc_decoder.c core/rpc/decoder.c core/base/error.c \
+ *   core/base/memory.c core/base/strbuf.c $(pkg-config --cflags --libs msgpack)
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "setup_json.h"
-#include "setup_toml.h"
-#include "setup_yaml.h"
+#include "cli/setup_json.h"
+#include "cli/setup_toml.h"
+#include "cli/setup_yaml.h"
 
 static void
 fuzz_json(const char *text, size_t len)

@@ -7,7 +7,7 @@
  * include of lua.h fails to compile, and the guards below catch what the
  * system include path would otherwise let through.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #if defined(VIGIL_RPC_CHANNEL_H) || defined(VIGIL_RPC_SERVER_H) || \
     defined(VIGIL_RPC_DECODER_H) || defined(VIGIL_RPC_PACK_H)

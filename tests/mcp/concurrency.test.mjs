@@ -27,7 +27,7 @@ import {
   Engine, Adapter, RawAdapter, McpError, sessionName, sh, textOf, TEST_TIMEOUT, WAIT_MS, within,
 } from './harness.mjs';
 
-// MCP_CALLS_MAX (core/cli/mcp_calls.h) and the code of its refusal.
+// MCP_CALLS_MAX (core/mcp/mcp_calls.h) and the code of its refusal.
 const CALLS_MAX = 16;
 const BUSY = -32003;
 

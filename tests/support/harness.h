@@ -8,7 +8,7 @@
 #define VIGIL_HARNESS_H
 
 #include "check.h"
-#include "monitor.h"
+#include "monitor/monitor.h"
 
 #define MAX_NOTES 4096
 

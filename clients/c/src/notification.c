@@ -33,7 +33,7 @@ static const struct {
   {"policy_error", VIGIL_NOTIFICATION_POLICY_ERROR, false},
 };
 
-/* The signals the engine names (core/signals.c), with this machine's
+/* The signals the engine names (core/base/signals.c), with this machine's
  * numbers: the engine runs on the same machine as its host. */
 static const struct {
   const char *name;

@@ -1,0 +1,43 @@
+/*
+ * The msgpack-rpc front end of the engine: the methods of docs/protocol.md
+ * section 5 over a Unix socket (many connections) or stdio (one). The
+ * engine (engine.h) knows nothing of it; this layer holds a Seat per
+ * connection, the requests that answer later (waiters), and all packing.
+ */
+#ifndef VIGIL_API_H
+#define VIGIL_API_H
+
+#include <stddef.h>
+
+#include "engine/engine.h"
+#include "base/error.h"
+
+typedef struct Api Api;
+
+/* A front end for e; gives the engine its hooks. */
+Api *api_new(Engine *e);
+
+/* Closes the listener and every connection (their clients first). Call
+ * before engine_free. */
+void api_free(Api *api);
+
+/* Starts accepting connections on the socket at path. */
+int api_listen(Api *api, const char *path, VigilError *err);
+/* Listens on fd, the socket an earlier image of this engine listened on at
+ * path and handed over (rpc_server_listen_fd); -1 with err (fd closed)
+ * when it is not that, and the caller listens afresh. */
+int api_listen_handed_over(Api *api, int fd, const char *path, VigilError *err);
+/* Leaves the socket's file in place when the engine stops listening: a
+ * service manager made it (activation.h). */
+void api_keep_socket_file(Api *api);
+/* The listening socket's descriptor, or -1 (stdio, or not listening). */
+int api_listen_fd(const Api *api);
+
+/* Serves the one --stdio connection; its end shuts the engine down. */
+int api_open_stdio(Api *api, VigilError *err);
+
+/* The methods, in the order api_info lists them: the name of the i-th, or
+ * NULL past the last. */
+const char *api_method_name(size_t i);
+
+#endif

@@ -1,0 +1,518 @@
+/*
+ * The table of a monitor's start fields and the one reader that applies it
+ * (see monitor_fields.h). Simple fields land in their StartRequest slot by
+ * offset; the few that shape another (command and argv become req->argv,
+ * match_pattern becomes patterns) are read into locals and settled by the
+ * rules at the end, which every form shares.
+ */
+#include "engine/monitor_fields.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/memory.h"
+#include "monitor/monitor.h"
+#include "pipeline/notification.h"
+#include "base/utf8.h"
+
+/* A row whose value start_request_read settles itself (no slot). */
+#define NO_SLOT SIZE_MAX
+#define SLOT(f) offsetof(StartRequest, f)
+
+_Static_assert(sizeof(MatchStreams) == sizeof(int) && sizeof(NotifyMode) == sizeof(int) &&
+                   sizeof(DeliveryMode) == sizeof(int) && sizeof(EnvelopeStyle) == sizeof(int) &&
+                   sizeof(StartEnvDenied) == sizeof(int),
+               "a choice is stored as an int");
+
+#define ALL (kFormStart | kFormRun | kFormConfig)
+#define WATCH (kFormStart | kFormConfig)
+
+/* Where each row's value goes; parallel to monitor_fields (same order). */
+static const size_t monitor_field_slots[] = {
+  NO_SLOT,                      /* session */
+  NO_SLOT,                      /* group */
+  NO_SLOT,                      /* autostart */
+  NO_SLOT,                      /* command */
+  NO_SLOT,                      /* argv */
+  SLOT(shell),
+  SLOT(label),
+  SLOT(description),
+  SLOT(cwd),
+  SLOT(env),
+  SLOT(env_denied),
+  SLOT(line_buffered),
+  NO_SLOT,                      /* patterns */
+  NO_SLOT,                      /* match_pattern */
+  SLOT(match_streams),
+  SLOT(notify),
+  SLOT(incidents),
+  SLOT(envelope),
+  SLOT(mode),
+  SLOT(policy),
+  SLOT(timeout_ms),
+  SLOT(persistent),
+  SLOT(idle_timeout_ms),
+  SLOT(restart),
+  SLOT(max_restarts),
+  SLOT(restart_backoff_ms),
+  SLOT(memory_limit),
+  SLOT(cpu_limit),
+  NO_SLOT,                      /* stdin */
+  NO_SLOT,                      /* timeout_s */
+  NO_SLOT,                      /* stdout_lines */
+  NO_SLOT,                      /* background */
+};
+
+const char *const start_env_denied_names[] = {"refuse", "drop", NULL};
+
+const MonitorField monitor_fields[] = {
+  {"session", kFieldString, kFormConfig, true, true, 0, 0, NULL, NULL, "",
+   "engine", "the (pinned) session the monitor starts in; on the wire every call's `session`"},
+  {"group", kFieldString, kFormConfig, true, true, 0, 64, NULL, NULL, "none",
+   "engine", "a name of A-Z a-z 0-9 . _ -: the entry starts with its group (group_up, `vigil "
+   "up`), not at boot; needs a label, unique in the group"},
+  {"autostart", kFieldBool, kFormConfig, true, false, 0, 0, NULL, NULL, "false",
+   "engine", "with group: start at boot as well"},
+  {"command", kFieldString, ALL, false, true, 0, 65536, NULL, NULL, "",
+   "gate", "split like a POSIX shell splits words, without a shell; exactly one of command and argv"},
+  {"argv", kFieldStrings, ALL, false, false, 0, 4096, NULL, NULL, "",
+   "gate", "the program and its arguments, each at most 65536 bytes; argv[0] non-empty"},
+  {"shell", kFieldBool, ALL, false, false, 0, 0, NULL, NULL, "false",
+   "gate", "run `/bin/sh -c COMMAND` (needs command and monitor.allow_shell)"},
+  {"label", kFieldText, ALL, false, true, 0, MONITOR_LABEL_MAX, NULL, NULL, "the monitor id",
+   "monitor", "shown in notifications instead of the command"},
+  {"description", kFieldText, WATCH, false, false, 0, MONITOR_DESCRIPTION_MAX, NULL, NULL, "none",
+   "monitor", "shown by list and status"},
+  {"cwd", kFieldString, ALL, false, true, 0, 4096, NULL, NULL, "the engine's cwd",
+   "engine", "the directory the child runs in, checked against monitor.workspace_roots"},
+  {"env", kFieldEnv, ALL, false, false, 0, 1024, NULL, NULL, "none",
+   "proc", "variables set on top of what monitor.env_inherit passes (monitor.env_deny applies)"},
+  {"env_denied", kFieldChoice, ALL, false, false, 0, 0, NULL,
+   start_env_denied_names, "refuse", "engine", "what a name of env that monitor.env_deny "
+   "refuses does: refuse the start (denied), or drop it and name it in the result's note "
+   "(a config monitor's: in the log)"},
+  {"line_buffered", kFieldBool, ALL, false, false, 0, 0, NULL, NULL, "monitor.line_buffered",
+   "proc", "make the child's stdout line-buffered: PYTHONUNBUFFERED=1 and, where coreutils' "
+   "libstdbuf is installed, LD_PRELOAD of it with _STDBUF_O=L (the start's env wins); false: "
+   "the program buffers as it would without a terminal"},
+  /* The matcher bounds patterns as it compiles them (monitor.max_patterns,
+   * monitor.pattern_max_length: limit_exceeded, invalid_pattern). */
+  {"patterns", kFieldStrings, WATCH, false, false, 0, 0, NULL, NULL,
+   "the built-in crash patterns", "match", "PCRE2 patterns, at most monitor.max_patterns of at "
+   "most monitor.pattern_max_length bytes; the first that matches a line wins; [] matches "
+   "nothing (docs/crash-patterns.md lists the built-in set)"},
+  {"match_pattern", kFieldString, WATCH, false, false, 0, 0, NULL, NULL,
+   "none", "match", "one pattern, the same as patterns: [it]; not together with patterns"},
+  {"match_streams", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_streams_names, "both",
+   "monitor", "which streams patterns apply to"},
+  {"notify", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_notify_names, "auto",
+   "monitor", "what produces a notification"},
+  {"incidents", kFieldBool, WATCH, false, false, 0, 0, NULL, NULL, "true",
+   "monitor", "gather a matching line and its trace into one incident, and coalesce repeats "
+   "by fingerprint (docs/incidents.md); false: every matching line on its own"},
+  {"envelope", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_envelope_names,
+   "envelope.style", "deliver", "the built-in frame: readable, or compact (the same guarantees "
+   "in fewer bytes)"},
+  {"mode", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_mode_names, "idle",
+   "session", "live_safe interrupts a turn (needs monitor.live_mode_enabled)"},
+  {"policy", kFieldString, WATCH, false, true, 0, 256, NULL, NULL, "the config's policy",
+   "deliver", "the policy that words (and may gate) this monitor's notifications"},
+  {"timeout_ms", kFieldUint, WATCH, false, false, 1, 0, "monitor.max_runtime_ms", NULL,
+   "monitor.max_runtime_ms", "monitor", "runtime cap; not together with persistent"},
+  {"persistent", kFieldBool, WATCH, false, false, 0, 0, NULL, NULL, "false",
+   "monitor", "no runtime cap (needs monitor.allow_persistent)"},
+  {"idle_timeout_ms", kFieldUint, WATCH, false, false, 0, MONITOR_IDLE_TIMEOUT_MAX_MS, NULL, NULL,
+   "0 (off)", "monitor", "stop when neither stream produced a byte for this long"},
+  {"restart", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_restart_names, "no",
+   "monitor", "start the program again when it ends by itself: on-failure (a status other "
+   "than 0, or a signal vigil did not send) or always; never after stop, the runtime cap, "
+   "the idle timeout or overload"},
+  {"max_restarts", kFieldUint, WATCH, false, false, 1, MONITOR_MAX_RESTARTS_MAX, NULL, NULL,
+   "5", "monitor", "restarts in a row before the monitor ends with the last exit; a run of "
+   "60 s or more starts a new row"},
+  {"restart_backoff_ms", kFieldUint, WATCH, false, false, 0, MONITOR_RESTART_BACKOFF_MAX_MS,
+   NULL, NULL, "1000", "monitor", "the delay before the first restart of a row, doubled for "
+   "each next one up to 60 s (or this, if longer)"},
+  {"memory_limit", kFieldUint, ALL, false, false, 1, INT64_MAX, NULL, NULL, "none",
+   "proc", "bytes, at least 1 MiB: the cgroup's memory.max, else RLIMIT_AS"},
+  {"cpu_limit", kFieldNumber, ALL, false, false, 0, 4096, NULL, NULL, "none",
+   "proc", "cores (above 0.001, at most the machine's): cgroup cpu.max, else a duty cycle"},
+  {"stdin", kFieldBytes, kFormRun, true, false, 0, 0, "rpc.max_message_bytes", NULL, "none",
+   "process_run", "bytes written to the child's stdin, which is then closed"},
+  {"timeout_s", kFieldUint, kFormRun, true, false, 1, 3600, NULL, NULL, "300",
+   "process_run", "runtime cap in seconds"},
+  {"stdout_lines", kFieldUint, kFormRun, true, false, 0, 10000, NULL, NULL, "100",
+   "process_run", "lines of each stream in the answer's summaries"},
+  {"background", kFieldBool, kFormRun, true, false, 0, 0, NULL, NULL, "false",
+   "process_run", "answer at once and notify when it ends"},
+  {NULL, 0, 0, false, false, 0, 0, NULL, NULL, NULL, NULL, NULL},
+};
+
+#define MONITOR_FIELD_COUNT (sizeof monitor_field_slots / sizeof monitor_field_slots[0])
+_Static_assert(MONITOR_FIELD_COUNT + 1 == sizeof monitor_fields / sizeof monitor_fields[0],
+               "one slot per field");
+
+/* The longest argv entry. */
+#define MONITOR_FIELD_ENTRY_MAX 65536
+
+/* cpu_limit's lower bound: a number row's min is whole, so it is kept here. */
+#define MONITOR_CPU_LIMIT_MIN 0.001
+
+/* --- the request -------------------------------------------------------- */
+
+void
+start_request_free(StartRequest *req)
+{
+  argv_free(&req->argv);
+  free(req->cwd);
+  xstrv_free(req->env);
+  free(req->label);
+  free(req->description);
+  xstrv_free(req->patterns);
+  free(req->policy);
+  free(req->stdin_data);
+  free(req->group);
+  memset(req, 0, sizeof *req);
+}
+
+void
+start_request_copy(StartRequest *dst, const StartRequest *src)
+{
+  *dst = *src;
+  dst->argv = (Argv)ARGV_INIT;
+  argv_from(&dst->argv, (const char *const *)src->argv.argv, src->argv.argc);
+  dst->cwd = src->cwd ? xstrdup(src->cwd) : NULL;
+  dst->env = xstrv_dup((const char *const *)src->env);
+  dst->label = src->label ? xstrdup(src->label) : NULL;
+  dst->description = src->description ? xstrdup(src->description) : NULL;
+  dst->patterns = xstrv_dup((const char *const *)src->patterns);
+  if (dst->patterns == NULL)
+    dst->patterns = xcalloc(1, sizeof *dst->patterns);
+  dst->policy = src->policy ? xstrdup(src->policy) : NULL;
+  dst->stdin_data = src->stdin_data ? xmemdupz(src->stdin_data, src->stdin_len) : NULL;
+  dst->group = src->group ? xstrdup(src->group) : NULL;
+}
+
+/* --- names -------------------------------------------------------------- */
+
+const MonitorField *
+monitor_field(const char *name)
+{
+  for (const MonitorField *f = monitor_fields; f->name; f++)
+    if (strcmp(f->name, name) == 0)
+      return f;
+  return NULL;
+}
+
+bool
+monitor_fields_accepts(unsigned form, const char *name)
+{
+  for (const MonitorField *f = monitor_fields; f->name; f++)
+    if ((f->forms & form) && strcmp(f->name, name) == 0)
+      return true;
+  return false;
+}
+
+const char *const *
+monitor_fields_names(unsigned form, const char *extra)
+{
+  /* One list per form bit; the engine is single-threaded. */
+  static const char *lists[3][MONITOR_FIELD_COUNT + 2];
+  static bool built[3];
+  int k = form == kFormStart ? 0 : form == kFormRun ? 1 : 2;
+  if (!built[k]) {
+    size_t n = 0;
+    if (extra)
+      lists[k][n++] = extra;
+    for (const MonitorField *f = monitor_fields; f->name; f++)
+      if (f->forms & form)
+        lists[k][n++] = f->name;
+    lists[k][n] = NULL;
+    built[k] = true;
+  }
+  return lists[k];
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+/* What start_request_read holds between reading and the rules. */
+typedef struct {
+  char *command;
+  char **argv;
+  size_t argc;
+  char *match_pattern;
+  bool has_patterns;
+  bool has_timeout;
+} FieldScratch;
+
+/* invalid_params with fmt's one %s replaced by the field's name. */
+static int
+monitor_fields_fail(const FieldSource *src, const char *key, VigilError *err, const char *fmt)
+{
+  char name[FIELD_NAME_MAX];
+  src->name(src, key, name, sizeof name);
+  return error_set(err, kErrInvalidParams, fmt, name);
+}
+
+/* The row's upper bound: its setting's value, or max. */
+static uint64_t
+monitor_field_max(const MonitorField *f, const VigilSettings *s)
+{
+  if (f->max_setting == NULL)
+    return f->max;
+  const SettingSpec *spec = settings_find(f->max_setting);
+  return spec ? (uint64_t)settings_get(s, spec) : f->max;
+}
+
+/* The checks of one string value: non-empty, its length, and text. */
+static int
+monitor_fields_check_string(const FieldSource *src, const MonitorField *f, uint64_t max,
+                            const char *s, VigilError *err)
+{
+  char name[FIELD_NAME_MAX];
+  src->name(src, f->name, name, sizeof name);
+  size_t len = strlen(s);
+  if (f->nonempty && len == 0)
+    return error_set(err, kErrInvalidParams, "%s must be a non-empty string, got \"\"", name);
+  if (max > 0 && len > max)
+    return error_set(err, kErrInvalidParams, "%s must be at most %" PRIu64 " bytes, got %zu",
+                     name, max, len);
+  size_t at = 0;
+  Utf8Verdict v = f->kind == kFieldText ? utf8_check_text(s, len, &at) : kUtf8Text;
+  if (v != kUtf8Text)
+    return error_set(err, kErrInvalidParams,
+                     "%s: must be UTF-8 text without control characters: %s at byte %zu", name,
+                     utf8_verdict_name(v), at);
+  return 0;
+}
+
+/* A list's entries: how many, and each one's length. */
+static int
+monitor_fields_check_list(const FieldSource *src, const MonitorField *f, char **list, size_t n,
+                          VigilError *err)
+{
+  char name[FIELD_NAME_MAX];
+  src->name(src, f->name, name, sizeof name);
+  if (f->max > 0 && n > f->max)
+    return error_set(err, kErrInvalidParams, "%s must have at most %" PRIu64 " entries, got %zu",
+                     name, f->max, n);
+  for (size_t i = 0; i < n; i++)
+    if (strlen(list[i]) > MONITOR_FIELD_ENTRY_MAX)
+      return error_set(err, kErrInvalidParams, "%s: entry %zu is %zu bytes, over %d", name,
+                       i + 1, strlen(list[i]), MONITOR_FIELD_ENTRY_MAX);
+  return 0;
+}
+
+/* Reads one string row into *dst (freeing what was there). */
+static int
+monitor_fields_read_string(const FieldSource *src, const MonitorField *f,
+                           const VigilSettings *s, char **dst, VigilError *err)
+{
+  char *v = NULL;
+  int rc = src->string(src, f->name, &v, err);
+  if (rc <= 0)
+    return rc;
+  if (monitor_fields_check_string(src, f, monitor_field_max(f, s), v, err) != 0) {
+    free(v);
+    return -1;
+  }
+  free(*dst);
+  *dst = v;
+  return 1;
+}
+
+/* Reads one row the table places by offset. */
+static int
+monitor_fields_read_slot(const FieldSource *src, const MonitorField *f, const VigilSettings *s,
+                         void *slot, VigilError *err)
+{
+  switch (f->kind) {
+  case kFieldString:
+  case kFieldText:
+    return monitor_fields_read_string(src, f, s, slot, err);
+  case kFieldBool:
+    return src->boolean(src, f->name, slot, err);
+  case kFieldUint: {
+    uint64_t v = 0;
+    uint64_t max = monitor_field_max(f, s);
+    char why[80] = "";
+    if (f->max_setting)
+      snprintf(why, sizeof why, " (%s)", f->max_setting);
+    int rc = src->uint(src, f->name, f->min, max, why, &v, err);
+    if (rc == 1)
+      *(int64_t *)slot = (int64_t)v;
+    return rc;
+  }
+  case kFieldNumber:
+    return src->number(src, f->name, MONITOR_CPU_LIMIT_MIN, (double)f->max, slot, err);
+  case kFieldChoice:
+    return src->choice(src, f->name, f->choices, slot, err);
+  case kFieldEnv:
+    return src->env(src, f->name, (size_t)f->max, slot, err);
+  default:
+    return 0;
+  }
+}
+
+/* Reads one of the rows that shape another field into the scratch. */
+static int
+monitor_fields_read_special(const FieldSource *src, const MonitorField *f,
+                            const VigilSettings *s, StartRequest *req, FieldScratch *sc,
+                            VigilError *err)
+{
+  if (strcmp(f->name, "command") == 0)
+    return monitor_fields_read_string(src, f, s, &sc->command, err);
+  if (strcmp(f->name, "match_pattern") == 0)
+    return monitor_fields_read_string(src, f, s, &sc->match_pattern, err);
+  char **list = NULL;
+  size_t n = 0;
+  int rc = src->strings(src, f->name, &list, &n, err);
+  if (rc == 1 && strcmp(f->name, "argv") == 0) {
+    sc->argv = list, sc->argc = n;
+    return monitor_fields_check_list(src, f, list, n, err);
+  }
+  if (rc == 1) {
+    xstrv_free(req->patterns);
+    req->patterns = list, req->npatterns = n;
+    sc->has_patterns = true;
+    return 1;
+  }
+  xstrv_free(list);
+  return rc;
+}
+
+/* command | argv (exactly one), shell only with command; the command is
+ * split, or handed whole to /bin/sh -c. */
+static int
+monitor_fields_settle_command(const FieldSource *src, StartRequest *req, FieldScratch *sc,
+                              VigilError *err)
+{
+  if ((sc->command != NULL) == (sc->argv != NULL))
+    return error_set(err, kErrInvalidParams,
+                     "%s must give exactly one of command and argv, got %s", src->base,
+                     sc->argv ? "both" : "neither");
+  if (sc->argv) {
+    if (req->shell)
+      return monitor_fields_fail(src, "shell", err, "%s needs command, not argv");
+    if (sc->argc == 0)
+      return monitor_fields_fail(src, "argv", err, "%s must have at least one entry");
+    if (sc->argv[0][0] == '\0')
+      return monitor_fields_fail(src, "argv", err,
+                                 "%s: its first entry (the program) must not be empty");
+    argv_from(&req->argv, (const char *const *)sc->argv, sc->argc);
+    return 0;
+  }
+  if (req->shell) {
+    gate_shell_argv(sc->command, &req->argv);
+    return 0;
+  }
+  char name[FIELD_NAME_MAX];
+  src->name(src, "command", name, sizeof name);
+  return gate_split(sc->command, name, &req->argv, err);
+}
+
+/* The rules that involve several fields. */
+static int
+monitor_fields_settle(const FieldSource *src, StartRequest *req, FieldScratch *sc,
+                      VigilError *err)
+{
+  if (monitor_fields_settle_command(src, req, sc, err) != 0)
+    return -1;
+  if (sc->match_pattern) {
+    if (sc->has_patterns)
+      return error_set(err, kErrInvalidParams,
+                       "%s must give at most one of patterns and match_pattern, got both",
+                       src->base);
+    xstrv_free(req->patterns);
+    req->patterns = xcalloc(2, sizeof *req->patterns);
+    req->patterns[0] = sc->match_pattern;
+    req->npatterns = 1;
+    sc->match_pattern = NULL;
+  }
+  if (req->persistent && sc->has_timeout)
+    return error_set(err, kErrInvalidParams,
+                     "%s must give at most one of timeout_ms and persistent, got both",
+                     src->base);
+  req->patterns_given = sc->has_patterns || req->npatterns > 0;
+  if (req->patterns == NULL)
+    req->patterns = xcalloc(1, sizeof *req->patterns);
+  return 0;
+}
+
+int
+start_request_read(const FieldSource *src, unsigned form, const VigilSettings *settings,
+                   StartRequest *req, VigilError *err)
+{
+  FieldScratch sc = {NULL, NULL, 0, NULL, false, false};
+  int rc = 0;
+  for (size_t i = 0; rc >= 0 && monitor_fields[i].name; i++) {
+    const MonitorField *f = &monitor_fields[i];
+    if (!(f->forms & form) || f->by_form)
+      continue;
+    if (monitor_field_slots[i] == NO_SLOT)
+      rc = monitor_fields_read_special(src, f, settings, req, &sc, err);
+    else
+      rc = monitor_fields_read_slot(src, f, settings, (char *)req + monitor_field_slots[i], err);
+    if (rc == 1 && strcmp(f->name, "timeout_ms") == 0)
+      sc.has_timeout = true;
+    if (rc == 1 && strcmp(f->name, "incidents") == 0)
+      req->incidents_given = true;
+    if (rc == 1 && strcmp(f->name, "envelope") == 0)
+      req->envelope_given = true;
+    if (rc == 1 && strcmp(f->name, "line_buffered") == 0)
+      req->line_buffered_given = true;
+    if (rc == 1 && strcmp(f->name, "restart_backoff_ms") == 0)
+      req->restart_backoff_given = true;
+  }
+  if (rc >= 0)
+    rc = monitor_fields_settle(src, req, &sc, err);
+  free(sc.command);
+  xstrv_free(sc.argv);
+  free(sc.match_pattern);
+  return rc < 0 ? -1 : 0;
+}
+
+/* --- the docs ----------------------------------------------------------- */
+
+static const char *const monitor_field_kind_names[] = {
+  "string", "text", "[string]", "bool", "uint", "number", "choice", "{name: value}", "bytes",
+};
+
+void
+monitor_fields_render_markdown(StrBuf *out)
+{
+  strbuf_puts(out, "# A monitor's start fields\n\n"
+                   "Generated from the table in core/engine/monitor_fields.c (a unit test checks that "
+                   "this file is what it renders).\nWhich form accepts a field: **S** "
+                   "monitor_start, **R** process_run, **C** an entry of the config's "
+                   "`monitors`.\n\n"
+                   "| field | type | S | R | C | bound | default | consumed by | meaning |\n"
+                   "|---|---|---|---|---|---|---|---|---|\n");
+  for (const MonitorField *f = monitor_fields; f->name; f++) {
+    strbuf_printf(out, "| `%s` | %s | %s | %s | %s | ", f->name, monitor_field_kind_names[f->kind],
+                  f->forms & kFormStart ? "S" : "", f->forms & kFormRun ? "R" : "",
+                  f->forms & kFormConfig ? "C" : "");
+    if (f->kind == kFieldChoice) {
+      for (size_t i = 0; f->choices[i]; i++)
+        strbuf_printf(out, "%s`\"%s\"`", i ? " / " : "", f->choices[i]);
+    } else if (f->kind == kFieldUint || f->kind == kFieldNumber) {
+      if (f->kind == kFieldNumber)
+        strbuf_printf(out, "%g", MONITOR_CPU_LIMIT_MIN);
+      else
+        strbuf_printf(out, "%" PRIu64, f->min);
+      if (f->max_setting)
+        strbuf_printf(out, "..`%s`", f->max_setting);
+      else
+        strbuf_printf(out, "..%" PRIu64, f->max);
+    } else if (f->max_setting) {
+      strbuf_printf(out, "at most `%s`", f->max_setting);
+    } else if (f->nonempty && f->max == 0) {
+      strbuf_puts(out, "non-empty");
+    } else if (f->max > 0) {
+      strbuf_printf(out, "%s%" PRIu64 " %s", f->nonempty ? "1.." : "at most ", f->max,
+                    f->kind == kFieldStrings || f->kind == kFieldEnv ? "entries" : "bytes");
+    }
+    strbuf_printf(out, " | %s | %s | %s |\n", f->fallback, f->consumer, f->doc);
+  }
+}

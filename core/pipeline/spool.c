@@ -1,0 +1,349 @@
+/*
+ * The spool file (see spool.h). The header's fixed part is checked by a
+ * 64-bit FNV-1a sum: it catches a garbled or foreign file, not an attacker
+ * (the directory is private to the engine's user, statedir.c). The two
+ * counters change with every append, so they are checked by how they
+ * relate (cut <= head) instead of a sum.
+ *
+ * The data is mapped whole and never copied to the heap: reads return
+ * spans into the mapping, as capture_read returns spans into its buffer.
+ *
+ * The blocks under the data are reserved SPOOL_RESERVE_STEP at a time
+ * ahead of the head while the spool fills the first time (after that every
+ * byte has its block): a spool that wrote little still holds little, and
+ * no write through the mapping ever meets a full file system. The header's
+ * page is reserved when the spool is made; a checkpoint, an event log or
+ * an engine writing the same file system may still take the room the next
+ * step needs, and then the spool breaks (spool.h), which its owner sees
+ * as a false spool_append.
+ */
+#include "pipeline/spool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/mapfile.h"
+
+static const char spool_magic[8] = {'V', 'I', 'G', 'L', 'S', 'P', 'O', 'L'};
+
+struct SpoolHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t stream;
+  uint64_t cap;
+  uint64_t sum;  /* FNV-1a of the fields above */
+  uint64_t head; /* bytes ever appended */
+  uint64_t cut;  /* processed by an engine up to here */
+};
+
+/* FNV-1a over the header's fixed fields. */
+static uint64_t
+spool_sum(const SpoolHeader *h)
+{
+  uint64_t x = 0xcbf29ce484222325ULL;
+  const unsigned char *p = (const unsigned char *)h;
+  for (size_t i = 0; i < offsetof(SpoolHeader, sum); i++) {
+    x ^= p[i];
+    x *= 0x100000001b3ULL;
+  }
+  return x;
+}
+
+/* Maps the opened file of size SPOOL_HEADER_BYTES + cap into s. */
+static int
+spool_map(Spool *s, int fd, uint64_t cap, const char *name, VigilError *err)
+{
+  void *map = mmap(NULL, SPOOL_HEADER_BYTES + cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED)
+    return error_set(err, kErrInternal, "spool %s: mmap: %s", name, strerror(errno));
+  s->fd = fd;
+  s->map = map;
+  s->h = map;
+  s->data = s->map + SPOOL_HEADER_BYTES;
+  s->cap = cap;
+  s->guard = mapfile_guard(map, SPOOL_HEADER_BYTES + cap);
+  return 0;
+}
+
+/* Breaks the spool (spool.h): the first reason is kept. lost: pages of the
+ * mapping are gone, so what it kept cannot be read either. */
+static void __attribute__((format(printf, 3, 4)))
+spool_break(Spool *s, bool lost, const char *fmt, ...)
+{
+  s->map_lost = s->map_lost || lost;
+  if (s->broken)
+    return;
+  s->broken = true;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->why, sizeof s->why, fmt, ap);
+  va_end(ap);
+}
+
+/* Breaks the spool when its mapping took a SIGBUS (mapfile.h). Whether it
+ * is whole. */
+static bool
+spool_whole(Spool *s)
+{
+  if (mapfile_hit(s->guard))
+    spool_break(s, true, "its file was cut short under it (a SIGBUS caught)");
+  return !s->map_lost;
+}
+
+/* Reserves the blocks of the data's bytes up to upto (at most cap), a step
+ * at a time. Whether they are there; else the spool is broken. */
+static bool
+spool_reserve(Spool *s, uint64_t upto)
+{
+  uint64_t need = upto < s->cap ? upto : s->cap;
+  if (need <= s->reserved)
+    return true;
+  uint64_t to = (need + SPOOL_RESERVE_STEP - 1) / SPOOL_RESERVE_STEP * SPOOL_RESERVE_STEP;
+  if (to > s->cap)
+    to = s->cap;
+  int e = mapfile_reserve(s->fd, SPOOL_HEADER_BYTES + s->reserved, to - s->reserved);
+  if (e != 0) {
+    spool_break(s, false, "no room to grow it: %s", strerror(e));
+    return false;
+  }
+  s->reserved = to;
+  return true;
+}
+
+/* An empty spool structure (no file). */
+static void
+spool_clear(Spool *s)
+{
+  memset(s, 0, sizeof *s);
+  s->fd = -1;
+  s->guard = -1;
+}
+
+/* See spool.h. */
+int
+spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap, VigilError *err)
+{
+  spool_clear(s);
+  if (cap < SPOOL_MIN_CAP || cap > SPOOL_MAX_CAP || (stream != 0 && stream != 1))
+    return error_set(err, kErrInternal, "spool %s: capacity %llu (bounds %d..%llu) or stream %d",
+                     name, (unsigned long long)cap, SPOOL_MIN_CAP,
+                     (unsigned long long)SPOOL_MAX_CAP, stream);
+  int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return error_set(err, kErrInternal, "spool %s: cannot create: %s", name, strerror(errno));
+  /* ftruncate makes it sparse: no block is used until written. */
+  if (ftruncate(fd, (off_t)(SPOOL_HEADER_BYTES + cap)) != 0) {
+    error_set(err, kErrInternal, "spool %s: cannot size it: %s", name, strerror(errno));
+    goto fail;
+  }
+  if (spool_map(s, fd, cap, name, err) != 0)
+    goto fail;
+  s->stream = stream;
+  /* The header's page is written now: its block first. Without it the
+   * header stays a hole (a keeper or a later engine refuses the file) and
+   * the spool is broken from the start. */
+  int e = mapfile_reserve(fd, 0, SPOOL_HEADER_BYTES);
+  if (e != 0) {
+    spool_break(s, false, "no room for its header: %s", strerror(e));
+    return 0;
+  }
+  memcpy(s->h->magic, spool_magic, sizeof spool_magic);
+  s->h->version = SPOOL_VERSION;
+  s->h->stream = (uint32_t)stream;
+  s->h->cap = cap;
+  s->h->sum = spool_sum(s->h);
+  return 0;
+fail:
+  close(fd);
+  unlinkat(dir_fd, name, 0);
+  return -1;
+}
+
+/* See spool.h. */
+int
+spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
+{
+  spool_clear(s);
+  int fd = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return error_set(err, kErrInternal, "spool %s: cannot open: %s", name, strerror(errno));
+  struct stat st;
+  SpoolHeader h;
+  const char *why = NULL;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    why = "not a regular file";
+  else if (st.st_uid != geteuid() || (st.st_mode & 077) != 0 || st.st_nlink != 1)
+    why = "not private to this user (owner, mode or links)";
+  else if ((uint64_t)st.st_size < SPOOL_HEADER_BYTES ||
+           pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
+    why = "shorter than its header";
+  else if (memcmp(h.magic, spool_magic, sizeof spool_magic) != 0)
+    why = "not a spool (bad magic)";
+  else if (h.version != SPOOL_VERSION)
+    why = "a spool of another version";
+  else if (h.sum != spool_sum(&h))
+    why = "its header's checksum does not match";
+  else if (h.cap < SPOOL_MIN_CAP || h.cap > SPOOL_MAX_CAP || h.stream > 1)
+    why = "its capacity or stream is out of bounds";
+  else if ((uint64_t)st.st_size != SPOOL_HEADER_BYTES + h.cap)
+    why = "its size is not what its header declares";
+  else if (h.cut > h.head)
+    why = "its counters disagree (processed past what was written)";
+  if (why != NULL) {
+    close(fd);
+    return error_set(err, kErrInternal, "spool %s refused: %s", name, why);
+  }
+  if (spool_map(s, fd, h.cap, name, err) != 0) {
+    close(fd);
+    return -1;
+  }
+  /* The counters as read: the mapping's may change under a reader only
+   * if two writers shared the file, which the keeper protocol rules out.
+   * Nothing is taken as reserved: reserving blocks that are there already
+   * costs a call and no room. */
+  s->stream = (int)h.stream;
+  s->head = h.head;
+  s->cut = h.cut;
+  return 0;
+}
+
+/* See spool.h. */
+bool
+spool_append(Spool *s, const char *data, size_t len)
+{
+  if (s->broken || !spool_whole(s) || !spool_reserve(s, s->head + len)) {
+    s->unkept += len;
+    return false;
+  }
+  uint64_t before = s->head;
+  if (len > s->cap) {
+    /* Only the last cap bytes can be kept; the head moves past the rest. */
+    s->head += len - s->cap;
+    data += len - s->cap;
+    len = (size_t)s->cap;
+  }
+  size_t at = (size_t)(s->head % s->cap);
+  size_t first = (size_t)s->cap - at;
+  if (first >= len) {
+    memcpy(s->data + at, data, len);
+  } else {
+    memcpy(s->data + at, data, first);
+    memcpy(s->data, data + first, len - first);
+  }
+  s->head += len;
+  s->h->head = s->head;
+  if (!spool_whole(s)) {
+    /* What was written went to pages with no file behind them. */
+    s->unkept += s->head - before;
+    s->head = before;
+    return false;
+  }
+  return true;
+}
+
+/* See spool.h. */
+uint64_t
+spool_start(const Spool *s)
+{
+  return s->head > s->cap ? s->head - s->cap : 0;
+}
+
+/* See spool.h. Offset o is at o mod cap, so the oldest kept byte is at
+ * start mod cap. The file's size is checked first: a page past a file cut
+ * short would be a SIGBUS (caught, but then the read would be zeros). */
+CaptureSpan
+spool_read(Spool *s, uint64_t offset, uint64_t limit)
+{
+  struct stat st;
+  if (!s->map_lost && s->map != NULL &&
+      (fstat(s->fd, &st) != 0 || (uint64_t)st.st_size < SPOOL_HEADER_BYTES + s->cap))
+    spool_break(s, true, "its file was cut short under it");
+  if (s->map == NULL || !spool_whole(s))
+    return capture_span(s->data, (size_t)s->cap, 0, s->head, s->head, offset, limit);
+  uint64_t start = spool_start(s);
+  return capture_span(s->data, (size_t)s->cap, (size_t)(start % s->cap), start, s->head,
+                      offset, limit);
+}
+
+/* See spool.h. */
+const char *
+spool_why(const Spool *s)
+{
+  return s->broken ? s->why : NULL;
+}
+
+/* See spool.h. */
+bool
+spool_readable(const Spool *s)
+{
+  return s->map != NULL && !s->map_lost && !mapfile_hit(s->guard);
+}
+
+/* See spool.h. */
+uint64_t
+spool_unkept(const Spool *s)
+{
+  return s->unkept;
+}
+
+int
+spool_stream(const Spool *s)
+{
+  return s->stream;
+}
+
+uint64_t
+spool_head(const Spool *s)
+{
+  return s->head;
+}
+
+uint64_t
+spool_cut(const Spool *s)
+{
+  return s->cut;
+}
+
+/* See spool.h. */
+void
+spool_set_cut(Spool *s, uint64_t offset)
+{
+  if (offset > s->head)
+    offset = s->head;
+  if (offset <= s->cut)
+    return;
+  s->cut = offset;
+  /* A broken spool's header is left as it was: it may be a hole with no
+   * room, or a page with no file. */
+  if (!s->broken && spool_whole(s))
+    s->h->cut = offset;
+}
+
+/* See spool.h. */
+uint64_t
+spool_lost(const Spool *s)
+{
+  uint64_t start = spool_start(s);
+  return start > s->cut ? start - s->cut : 0;
+}
+
+/* See spool.h. */
+void
+spool_close(Spool *s)
+{
+  if (s->map != NULL) {
+    mapfile_unguard(s->guard);
+    munmap(s->map, SPOOL_HEADER_BYTES + s->cap);
+  }
+  if (s->fd >= 0)
+    close(s->fd);
+  spool_clear(s);
+}

@@ -1,0 +1,118 @@
+/*
+ * A spool: one stream's last bytes in a file of the state directory
+ * (docs/restart.md), mapped shared, so that what the engine kept is still
+ * there after the engine dies, and a keeper can go on appending while no
+ * engine reads. It is a capture (capture.h) that outlives its process: the
+ * same absolute offsets, the same eviction of the oldest bytes, fixed at
+ * its capacity. The file is sparse: a stream that wrote little holds
+ * little, on tmpfs as on disk.
+ *
+ * A spool that cannot keep more breaks, and from then on keeps nothing and
+ * counts what it was given (spool_why, spool_unkept): when the file system
+ * has no room for the next blocks (reserved before they are first written,
+ * mapfile.h, so that a full disk is an error here and never a SIGBUS), or
+ * when its file was cut short under the mapping (a SIGBUS caught). Its
+ * counters are read from this process's copy, never from the mapping, so
+ * a header page gone from under it reads nothing wrong.
+ *
+ * Layout: a 4096-byte header, then cap bytes in which absolute offset o is
+ * at o mod cap. The header holds what never changes (magic, version,
+ * stream, cap, under a checksum) and two counters: head, the bytes ever
+ * appended, and cut, how far an engine has processed (set by its
+ * checkpoints). Bytes evicted before the cut were processed; evicted past
+ * it, they are lost, and spool_lost counts them.
+ *
+ * One writer at a time: the engine while it is attached, the keeper while
+ * it is not (the hand-over between them is the keeper protocol's).
+ */
+#ifndef VIGIL_SPOOL_H
+#define VIGIL_SPOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pipeline/capture.h"
+#include "base/error.h"
+
+#define SPOOL_HEADER_BYTES 4096
+#define SPOOL_VERSION 1
+/* The smallest and largest capacity a spool file may declare. */
+#define SPOOL_MIN_CAP 4096
+#define SPOOL_MAX_CAP ((uint64_t)1 << 30)
+
+typedef struct SpoolHeader SpoolHeader;
+
+/* The blocks reserved ahead of the writes at a time (the last step ends at
+ * the capacity): 64 posix_fallocate calls per MiB, only until the spool
+ * first wraps, and a quiet stream holds its header and one step. */
+#define SPOOL_RESERVE_STEP (16u << 10)
+
+typedef struct Spool {
+  int fd;
+  char *map;       /* header and data, mapped shared */
+  SpoolHeader *h;  /* at map */
+  char *data;      /* map + SPOOL_HEADER_BYTES */
+  uint64_t cap;
+  int stream;
+  uint64_t head, cut; /* the header's counters as this process has them */
+  uint64_t reserved;  /* the data's bytes [0, reserved) have their blocks */
+  int guard;          /* the mapping's mapfile slot */
+  bool broken;        /* keeps nothing more; why says why */
+  bool map_lost;      /* pages of the mapping are gone: nothing can be read */
+  char why[160];
+  uint64_t unkept;    /* bytes given since it broke */
+} Spool;
+
+/* Creates the file name in the directory dir_fd (which must not exist:
+ * O_EXCL), mode 0600, for stream (0 stdout, 1 stderr) with cap bytes
+ * (SPOOL_MIN_CAP..SPOOL_MAX_CAP), and maps it. A file system with no room
+ * for its header gives a spool made broken (spool_why says so), not an
+ * error: its monitor goes on without it. */
+int spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap,
+                 VigilError *err);
+
+/* Opens and maps an existing spool after checking it: a private regular
+ * file of this user, not a link, the size its header declares, the magic,
+ * version and checksum, counters that agree (cut <= head). The error says
+ * which check failed; nothing from a refused file is used. */
+int spool_open(Spool *s, int dir_fd, const char *name, VigilError *err);
+
+/* Appends len bytes, evicting the oldest beyond cap. False when the spool
+ * is broken, or breaks now (no room for the blocks it needs, or its file
+ * cut short): nothing of data is kept then, and len is counted unkept. */
+bool spool_append(Spool *s, const char *data, size_t len);
+
+/* Reads from absolute offset, at most limit bytes, as capture_read does
+ * (truncated when offset had been evicted). Valid until the next append.
+ * A spool whose file is shorter than it was made (checked first) or whose
+ * mapping lost pages breaks, and reads as if everything was evicted. */
+CaptureSpan spool_read(Spool *s, uint64_t offset, uint64_t limit);
+
+/* Why the spool keeps nothing more ("no room to grow it: ..."), or NULL
+ * while it keeps. */
+const char *spool_why(const Spool *s);
+
+/* Whether what the spool kept before it broke can still be read (it
+ * broke for want of room, its pages intact). */
+bool spool_readable(const Spool *s);
+
+/* Bytes given to spool_append since it broke. */
+uint64_t spool_unkept(const Spool *s);
+
+/* The stream, bytes ever appended, the oldest kept offset, the cut. */
+int spool_stream(const Spool *s);
+uint64_t spool_head(const Spool *s);
+uint64_t spool_start(const Spool *s);
+uint64_t spool_cut(const Spool *s);
+
+/* Records that an engine has processed everything before offset (at most
+ * head; never moves back). */
+void spool_set_cut(Spool *s, uint64_t offset);
+
+/* Bytes evicted before any engine processed them. */
+uint64_t spool_lost(const Spool *s);
+
+/* Unmaps and closes (the file stays). */
+void spool_close(Spool *s);
+
+#endif

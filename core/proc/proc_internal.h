@@ -1,0 +1,221 @@
+/*
+ * What the files of the process module share, and nothing else includes:
+ * the Proc record and the per-loop state, and the calls each file makes
+ * into another. The module is one interface (proc.h) in four files, split
+ * by concept:
+ *   proc_loop.c     the per-loop bookkeeping: one SIGCHLD handle and read
+ *                   buffer per loop, the list of its Procs, the streams
+ *                   paused for the rest of a turn, loops torn down under
+ *                   live children, the budget of grown pipes, the
+ *                   descriptor limit
+ *   proc_resolve.c  what runs and where, decided before anything is forked:
+ *                   the options, the opened directory, the program's path
+ *   proc_spawn.c    starting the child: pipes, fork, the child's side up to
+ *                   exec and its failure report, then the pipes watched
+ *   proc.c          a running child: its output, its exit, the drain bound,
+ *                   stop, reap, close, and its resource usage
+ */
+#ifndef VIGIL_PROC_INTERNAL_H
+#define VIGIL_PROC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <uv.h>
+
+#include "proc/contain.h"
+#include "base/error.h"
+#include "proc/keeper_wire.h"
+#include "proc/proc.h"
+
+/* One read buffer per loop, shared by every pipe on it (see proc_alloc_cb). */
+#define PROC_READ_BUF_SIZE (256 * 1024)
+/* What the stdout/stderr pipes are grown to, so a fast writer needs fewer
+ * reads; also the most a stream is drained at the drain deadline. */
+#define PROC_PIPE_SIZE (1024 * 1024)
+/* The most one stream reads in one turn of the loop before it waits for the
+ * next turn (proc_read_cb). libuv goes on reading a stream while its reads
+ * fill the buffer, up to 32 of them (8 MiB here) in one callback turn, and
+ * a monitor takes about 1 ms per MiB to split, match and keep: a child
+ * writing as fast as it can held the loop for several ms at a time, and
+ * every other monitor's batch timer and pipe waited behind it
+ * (bench/scale's fairness run). One buffer per turn bounds that wait to one
+ * chunk's work (~0.25 ms) per flooding stream, and costs a flooding stream
+ * an epoll_wait and an epoll_ctl per 256 KiB. */
+#define PROC_READ_TURN_BYTES PROC_READ_BUF_SIZE
+
+typedef struct ProcLoop ProcLoop;
+
+/* What the module keeps per libuv loop. Created at the first spawn on the
+ * loop; its signal handle is closed when its last Proc is freed, so the loop
+ * can be closed. */
+struct ProcLoop {
+  uv_loop_t *loop;
+  uv_signal_t sigchld; /* ref'd only while some child's exit is still to be
+                          seen (proc_loop_update_ref) */
+  uv_check_t resume;   /* active only while a stream is paused: restarts
+                          the paused streams after this turn's poll */
+  int handles;         /* sigchld and resume, until their close callbacks */
+  char *buf;           /* the read buffer shared by every pipe of this loop */
+  Proc *procs;         /* every Proc not yet freed, closed ones awaiting reaping too */
+  Proc *paused;        /* Procs with a stream paused this turn (Proc.paused_next) */
+  ProcLoop *next;
+};
+
+struct Proc {
+  ProcLoop *pl;
+  Proc *prev, *next; /* in pl->procs */
+  pid_t pid;
+  char *program;     /* the path that was executed */
+  Contain *contain;  /* the child's group, descendants and limits */
+  ProcCallbacks cb;
+  void *data;
+  uv_pipe_t out[2];  /* indexed by StreamId */
+  bool reading[2];   /* out[i] is open: neither EOF nor cut yet */
+  bool grown[2];     /* out[i]'s pipe counts against the grown-pipe budget */
+  size_t turn_bytes[2]; /* read by out[i] in this turn's run of full reads */
+  bool paused[2];    /* out[i] stopped for the rest of this turn */
+  bool on_paused;    /* on pl->paused */
+  Proc *paused_next;
+  uv_pipe_t in;      /* stdin_data's write end, while the write is pending */
+  bool in_open;
+  uv_write_t in_req;
+  char *in_data;     /* our copy of stdin_data until the write is done */
+  uv_timer_t drain_timer;
+  uv_timer_t grace_timer;
+  int handles;       /* handles not yet through their close callback */
+  uint64_t start_ns;
+  uint64_t drain_ms;
+  bool exit_seen;    /* waitid saw the exit; the zombie holds pid and pgid */
+  bool reaped;       /* wait4 is done (or someone else reaped it) */
+  bool finished;     /* on_exit has been called */
+  bool stop_requested;
+  uint64_t kill_at;  /* a stop's SIGKILL deadline in loop time (ms): 0 once
+                      * SIGKILL was sent, UINT64_MAX when none is due */
+  bool closed;       /* proc_close was called: no more callbacks */
+  ProcExit exit;
+  /* With a keeper (proc_keeper.c), the child's parent: */
+  pid_t keeper;      /* its pid; 0: none, the engine is the parent */
+  bool keeper_reaped;/* the keeper has exited and been reaped */
+  bool ctl_open;     /* ctl is open (and counted in handles) */
+  uv_pipe_t ctl;     /* the control socket */
+  char ctlbuf[KEEPER_MSG_MAX_BYTES * 4];
+  size_t ctllen;
+  bool reap_asked;   /* kKeeperExitAck sent: the keeper reaps the child */
+  bool finish_pending; /* on_exit waits for the reap (kKeeperReaped) */
+  bool contain_finished; /* contain_finish has run */
+  bool keeper_adopted; /* the keeper is not our child: its socket tells its end */
+};
+
+/* --- proc_loop.c --------------------------------------------------------- */
+
+/* The state for loop, created (with its SIGCHLD handle started) if needed.
+ * Returns NULL with err set (spawn_failed) if the signal handle cannot be
+ * started. */
+ProcLoop *proc_loop_get(uv_loop_t *loop, VigilError *err);
+/* Puts p on its loop's list (p->pl), where SIGCHLD finds it. */
+void proc_loop_add(Proc *p);
+/* Takes p off its loop's list, then releases the loop if it was the last. */
+void proc_loop_remove(Proc *p);
+/* Closes pl's signal handle (freeing pl) once nothing is left to wait for. */
+void proc_loop_release_if_empty(ProcLoop *pl);
+/* References the SIGCHLD handle exactly while an exit is still to be seen. */
+void proc_loop_update_ref(ProcLoop *pl);
+/* Whether p's loop was torn down under it (its handles closed by someone
+ * else); if so its children are killed and left to be reaped later, and p
+ * must not touch its handles. */
+bool proc_loop_abandon_if_gone(Proc *p);
+
+/* Stops reading p's stream id for the rest of this loop turn (its read
+ * budget is spent); the loop's resume check restarts it after the poll. */
+void proc_loop_pause(Proc *p, StreamId id);
+/* Takes p off its loop's paused list (when it is freed). */
+void proc_loop_unpause(Proc *p);
+
+/* The soft RLIMIT_NOFILE a child is to start with, when proc_raise_nofile
+ * raised the engine's; false when the child keeps the engine's own. */
+bool proc_child_nofile(struct rlimit *rl);
+
+/* Grows an output pipe to PROC_PIPE_SIZE if the budget allows. Returns
+ * whether it grew (then proc_pipe_release must follow when it closes). */
+bool proc_pipe_grow(int fd);
+/* A grown pipe was closed. */
+void proc_pipe_release(void);
+
+/* --- proc_resolve.c ------------------------------------------------------ */
+
+/* What proc_spawn checks before it forks. *dir is opts->dir or, when that
+ * is NULL, the directory opened into *own (the caller closes it, also on
+ * error); *program is the path to execute (the caller frees it). */
+int proc_prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir,
+                 char **program, VigilError *err);
+
+/* --- proc_spawn.c -------------------------------------------------------- */
+
+/* Moves a new close-on-exec descriptor off 0, 1 or 2 (see proc_spawn.c).
+ * Returns the descriptor, or -1 (the original closed) with errno set. */
+int proc_fd_lift(int fd);
+
+/* --- proc_keeper.c ------------------------------------------------------- */
+
+/* What the engine's clone of a keeper launch needs (see proc_keeper.c). */
+typedef struct {
+  const char *path;         /* vigil-keeper */
+  char **argv;              /* keeper_args_build */
+  char **envp;              /* the child's environment */
+  int src[KEEPER_FD_JOIN + CGROUP_JOIN_MAX]; /* the descriptor for each number */
+  int nsrc;
+  int report_fd;            /* the exec report's write end */
+} ProcKeeperExec;
+
+/* The clone entry that puts the descriptors in place and execs the keeper;
+ * a failure is reported as kChildKeeper with its errno. */
+int proc_keeper_entry(void *arg);
+/* Waits for the keeper's first message on ctl (blocking, bounded): 0 with
+ * *child and *keeper set (kKeeperHello), or the child's failed step with
+ * *e its errno (the keeper reaped). */
+int proc_keeper_hello(int ctl, pid_t keeper, pid_t *child, int *e);
+/* Starts reading p's control socket (fd becomes the handle's). */
+int proc_keeper_watch(Proc *p, int fd);
+/* After a SIGCHLD: reaps the keeper if it has exited. Returns true when
+ * there is no keeper (any more): the engine is then the child's parent,
+ * or the child is reaped already. */
+bool proc_keeper_check(Proc *p);
+/* The engine has killed the survivors: the keeper may reap the child.
+ * Returns false when there is no keeper to ask. */
+bool proc_keeper_ack_exit(Proc *p);
+/* Tells the keeper to stop everything and go (proc_close). An adopted
+ * keeper (not our child: no SIGCHLD will say it went) is taken as gone
+ * then, its child with it. */
+void proc_keeper_stop(Proc *p);
+
+/* --- proc.c -------------------------------------------------------------- */
+
+/* The exit is now known (waitid, or the keeper's kKeeperExit): finishes p
+ * or starts the drain bound. */
+void proc_on_exit_seen(Proc *p);
+/* Closes a handle of p unless it is already closing; p is freed after the
+ * last one's close callback. */
+void proc_close_handle(Proc *p, uv_handle_t *h);
+/* Records the exit a keeper reported (kKeeperExit): exited with code, or
+ * killed by sig. Once. */
+void proc_note_exit(Proc *p, bool exited, int code, int sig);
+/* The child is reaped (by the keeper: its usage in p->exit): calls on_exit
+ * if it was waiting for that. */
+void proc_on_reaped(Proc *p);
+
+/* Acts on p's state after a SIGCHLD (see proc.c). */
+void proc_check(Proc *p);
+/* The libuv callbacks that read the output pipes and finish the stdin
+ * write, for the handles proc_spawn.c starts. */
+void proc_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+void proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+void proc_stdin_written(uv_write_t *req, int status);
+
+/* Reaps pid at a later SIGCHLD if it is (or becomes) our exited child,
+ * and forgets it at once if it is not our child at all: for a keeper
+ * taken over, which is our child after a graceful restart (the same pid
+ * execs itself) and init's after a crash. */
+void proc_leftovers_add(pid_t pid);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * The engine's side of a keeper (keeper_wire.h, docs/restart.md): the
+ * clone that puts a keeper's descriptors in place and execs it, the wait
+ * for its first word (the child's pid, or why the child did not start),
+ * and the control socket of a running child: its exit, the reap, the stop.
+ *
+ * With a keeper the engine still reads the child's pipes and signals its
+ * group itself (proc.c, contain.c); what changes is who is the parent. The
+ * keeper is, so the exit comes as a message (kKeeperExit) instead of from
+ * waitid, the keeper keeps the zombie until the engine has killed the
+ * survivors (kKeeperExitAck, as the engine's own waitid(WNOWAIT) did), and
+ * the usage comes back with kKeeperReaped. If the keeper dies, the child is
+ * re-parented to the engine (a subreaper): once the keeper is reaped,
+ * proc.c goes on as the child's parent, with nothing lost but the keeper.
+ */
+#include "proc/proc_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc/contain.h"
+#include "proc/proc_child.h"
+
+/* Where the launch moves every descriptor before putting it in place, so
+ * that no source is overwritten by another's dup2. */
+#define PROC_KEEPER_LIFT 64
+/* How long the engine waits for a keeper's first word: a fork and a
+ * report read, on a loaded machine. */
+#define PROC_KEEPER_HELLO_MS 30000
+
+/* See proc_internal.h. The clone's side: only system calls, nothing
+ * written in the engine's memory but errno (CLONE_VM), as proc_child. */
+int
+proc_keeper_entry(void *arg)
+{
+  const ProcKeeperExec *x = arg;
+  int lifted[KEEPER_FD_JOIN + CGROUP_JOIN_MAX];
+  int report[2] = {kChildKeeper, 0};
+  proc_child_reset_signals();
+  int rep = fcntl(x->report_fd, F_DUPFD_CLOEXEC, PROC_KEEPER_LIFT);
+  if (rep < 0)
+    _exit(127);
+  for (int i = 0; i < x->nsrc; i++) {
+    if ((lifted[i] = fcntl(x->src[i], F_DUPFD_CLOEXEC, PROC_KEEPER_LIFT)) < 0)
+      goto fail;
+  }
+  for (int i = 0; i < x->nsrc; i++) {
+    if (dup2(lifted[i], i) < 0)
+      goto fail;
+  }
+  /* Everything past the keeper's numbers goes, but the report (which exec
+   * closes). */
+#ifdef __linux__
+  if (close_range((unsigned)x->nsrc, (unsigned)rep - 1, 0) != 0 ||
+      close_range((unsigned)rep + 1, ~0U, 0) != 0)
+#endif
+  {
+    for (long fd = x->nsrc; fd < proc_child_open_max(); fd++) {
+      if (fd != rep)
+        close((int)fd);
+    }
+  }
+  execve(x->path, x->argv, x->envp);
+fail:
+  report[1] = errno;
+  while (write(rep, report, sizeof report) < 0 && errno == EINTR) {
+  }
+  _exit(127);
+}
+
+/* See proc_internal.h. */
+int
+proc_keeper_hello(int ctl, pid_t keeper, pid_t *child, int *e)
+{
+  char buf[KEEPER_MSG_MAX_BYTES];
+  size_t have = 0;
+  KeeperMsg m;
+  ssize_t used = 0;
+  while (used == 0) {
+    struct pollfd p = {ctl, POLLIN, 0};
+    int r = poll(&p, 1, PROC_KEEPER_HELLO_MS);
+    if (r < 0 && errno == EINTR)
+      continue;
+    /* Exactly this message, never into the next: a child that exits at
+     * once has its kKeeperExit right behind, for the control handle. */
+    size_t want = 8;
+    if (have >= 8) {
+      uint32_t nfields;
+      memcpy(&nfields, buf + 4, 4);
+      want = nfields <= KEEPER_MSG_MAX_FIELDS ? 8 + 8 * (size_t)nfields : sizeof buf;
+    }
+    ssize_t n = r > 0 ? read(ctl, buf + have, want - have) : 0;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      *e = r == 0 ? ETIMEDOUT : n == 0 ? ECONNRESET : errno;
+      used = -1;
+      break;
+    }
+    have += (size_t)n;
+    used = keeper_msg_decode(buf, have, &m);
+    if (used < 0)
+      *e = EPROTO;
+  }
+  if (used > 0 && m.type == kKeeperHello && m.n >= 3 && m.v[0] == KEEPER_PROTOCOL &&
+      m.v[1] == keeper && m.v[2] > 1) {
+    *child = (pid_t)m.v[2];
+    return 0;
+  }
+  int step = kChildKeeper;
+  if (used > 0 && m.type == kKeeperFailed && m.n >= 2) {
+    step = (int)m.v[0];
+    *e = (int)m.v[1];
+  } else if (used > 0) {
+    *e = EPROTO;
+  }
+  /* It exits after saying so; one that said nothing is made to. */
+  kill(keeper, SIGKILL);
+  while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR) {
+  }
+  return step;
+}
+
+static void proc_keeper_lost(Proc *p);
+
+/* An adopted keeper is not waited for: once it has said its last word or
+ * been told to stop, it is taken as gone (its pid is reaped later only if
+ * it is our child after all: a keeper that crossed a SIGUSR2 exec). Its
+ * socket is closed with the Proc, so its EOF may never be read. */
+static void
+proc_keeper_gone(Proc *p)
+{
+  p->keeper_reaped = true;
+  proc_leftovers_add(p->keeper);
+}
+
+/* Hands out the rest of p's message buffer. */
+static void
+proc_keeper_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+  Proc *p = h->data;
+  *buf = uv_buf_init(p->ctlbuf + p->ctllen, (unsigned)(sizeof p->ctlbuf - p->ctllen));
+}
+
+/* Acts on one message of p's keeper. */
+static void
+proc_keeper_on_msg(Proc *p, const KeeperMsg *m)
+{
+  if (m->type == kKeeperExit && m->n >= 2 && !p->exit_seen) {
+    proc_note_exit(p, m->v[0] == 1, (int)m->v[1], (int)m->v[1]);
+    if (p->closed)
+      return;
+    proc_on_exit_seen(p);
+  } else if (m->type == kKeeperReaped && m->n >= 2 && p->reap_asked && !p->reaped) {
+    p->exit.cpu_ms = (uint64_t)m->v[0] / 1000;
+    p->exit.memory_peak_bytes = (uint64_t)m->v[1] * 1024;
+    p->reaped = true;
+    contain_sweep(); /* this monitor's orphans are now killed on sight */
+    if (p->keeper_adopted)
+      proc_keeper_gone(p); /* it exits after this word, and no SIGCHLD says so */
+    proc_on_reaped(p);
+  }
+}
+
+/* The control socket's bytes, EOF or error. At EOF the keeper is gone or
+ * going: its SIGCHLD follows, and proc_check takes over. */
+static void
+proc_keeper_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+  Proc *p = s->data;
+  if (nread == 0)
+    return;
+  if (nread < 0) {
+    if (p->ctl_open) {
+      p->ctl_open = false;
+      proc_close_handle(p, (uv_handle_t *)&p->ctl);
+    }
+    if (p->keeper_adopted && !p->keeper_reaped)
+      proc_keeper_lost(p);
+    return;
+  }
+  p->ctllen += (size_t)nread;
+  size_t off = 0;
+  while (!p->closed) {
+    KeeperMsg m;
+    ssize_t used = keeper_msg_decode(p->ctlbuf + off, p->ctllen - off, &m);
+    if (used <= 0) {
+      if (used < 0) /* nonsense: a keeper that says it is not ours */
+        p->ctllen = off = 0;
+      break;
+    }
+    off += (size_t)used;
+    proc_keeper_on_msg(p, &m);
+  }
+  if (off > 0 && off <= p->ctllen) {
+    memmove(p->ctlbuf, p->ctlbuf + off, p->ctllen - off);
+    p->ctllen -= off;
+  }
+}
+
+/* See proc_internal.h. */
+int
+proc_keeper_watch(Proc *p, int fd)
+{
+  uv_pipe_init(p->pl->loop, &p->ctl, 0);
+  p->ctl.data = p;
+  p->handles++;
+  p->ctl_open = true;
+  int rc = uv_pipe_open(&p->ctl, fd);
+  if (rc != 0)
+    close(fd); /* not the handle's */
+  else
+    rc = uv_read_start((uv_stream_t *)&p->ctl, proc_keeper_alloc, proc_keeper_read);
+  return rc;
+}
+
+/* An adopted keeper's socket closed: the keeper is gone (it is not our
+ * child, so no SIGCHLD says so). A child it had not reported is lost to
+ * us: killed, and its exit unknown. */
+static void
+proc_keeper_lost(Proc *p)
+{
+  proc_keeper_gone(p);
+  if (p->closed) {
+    p->reaped = true;
+    return;
+  }
+  if (!p->exit_seen) {
+    contain_end(p->contain);
+    p->exit_seen = true;
+    p->exit.exited = false;
+    p->exit.exit_code = -1;
+    p->exit.duration_ms = (uv_hrtime() - p->start_ns) / 1000000;
+    proc_on_exit_seen(p);
+  } else if (!p->reaped) {
+    p->reaped = true; /* no usage: its keeper took it */
+    proc_on_reaped(p);
+  }
+}
+
+/* See proc_internal.h. */
+bool
+proc_keeper_check(Proc *p)
+{
+  if (p->keeper_reaped || p->keeper_adopted)
+    return p->keeper_reaped;
+  pid_t r;
+  do
+    r = waitpid(p->keeper, NULL, WNOHANG);
+  while (r < 0 && errno == EINTR);
+  if (r == 0)
+    return false;
+  p->keeper_reaped = true;
+  if (p->ctl_open) {
+    p->ctl_open = false;
+    proc_close_handle(p, (uv_handle_t *)&p->ctl);
+  }
+  if (p->closed && !p->reaped) {
+    /* It was told to stop: it reaped the child, or died and the child is
+     * ours now (killed by contain_end, reaped here or at its SIGCHLD). */
+    if (waitpid(p->pid, NULL, WNOHANG) != 0)
+      p->reaped = true;
+  }
+  return true;
+}
+
+/* Sends m to p's keeper. */
+static bool
+proc_keeper_send(Proc *p, uint32_t type)
+{
+  uv_os_fd_t fd;
+  if (!p->ctl_open || uv_fileno((uv_handle_t *)&p->ctl, &fd) != 0)
+    return false;
+  KeeperMsg m = {type, 0, {0}};
+  return keeper_msg_send(fd, &m);
+}
+
+/* See proc_internal.h. */
+bool
+proc_keeper_ack_exit(Proc *p)
+{
+  return !p->keeper_reaped && proc_keeper_send(p, kKeeperExitAck);
+}
+
+/* See proc_internal.h. A keeper that cannot be told is killed: the child,
+ * re-parented to the engine, is then reaped by proc.c. */
+void
+proc_keeper_stop(Proc *p)
+{
+  if (p->keeper_reaped)
+    return;
+  bool told = proc_keeper_send(p, kKeeperStop);
+  if (p->keeper_adopted) {
+    /* It kills everything, reaps the child and exits; an adopted keeper
+     * that cannot be told is already gone (its socket is what failed). */
+    proc_keeper_gone(p);
+    p->reaped = true;
+  } else if (!told) {
+    kill(p->keeper, SIGKILL);
+  }
+}

@@ -1,0 +1,465 @@
+/*
+ * Tests of the spool (spool.h): it keeps what a capture keeps, it is still
+ * there after its writer is killed, it counts what was evicted before any
+ * engine processed it, and a file that is not a sound spool of this user is
+ * refused with the reason. A spool whose file is cut short under it, or
+ * that finds no room (a small tmpfs, mounted when the test runs as root),
+ * breaks instead of raising SIGBUS, and a capture on it goes on in memory,
+ * counting.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pipeline/capture.h"
+#include "check.h"
+#include "base/mapfile.h"
+#include "base/memory.h"
+#include "pipeline/spool.h"
+
+static char test_root[64];
+static int root_fd = -1;
+
+/* Where the header keeps the stream and the cut (spool.c's layout: magic
+ * 8, version 4, stream 4, cap 8, sum 8, head 8, cut 8). */
+enum { kStreamAt = 12, kCutAt = 40 };
+
+/* The bytes of a read, joined. */
+static char *
+joined(CaptureSpan s)
+{
+  char *out = xmalloc(s.n1 + s.n2 + 1);
+  if (s.n1)
+    memcpy(out, s.p1, s.n1);
+  if (s.n2)
+    memcpy(out + s.n1, s.p2, s.n2);
+  out[s.n1 + s.n2] = '\0';
+  return out;
+}
+
+TEST(keeps_what_a_capture_keeps)
+{
+  /* The same writes (of every size, up to more than the capacity) into a
+   * spool and a capture of the same bound read back the same from every
+   * offset. */
+  enum { kCap = 8192 };
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "same", 0, kCap, &err), 0);
+  if (err.set)
+    return;
+  Capture c;
+  capture_init(&c, kCap);
+  char buf[3 * kCap];
+  unsigned seed = 7;
+  for (int round = 0; round < 300 && !check_failures_in_test; round++) {
+    seed = seed * 1103515245u + 12345u;
+    size_t n = (seed >> 8) % (round % 50 == 49 ? sizeof buf : 700);
+    for (size_t i = 0; i < n; i++)
+      buf[i] = (char)('a' + (round + i) % 26);
+    spool_append(&s, buf, n);
+    capture_write(&c, buf, n);
+    CHECK_INT(spool_head(&s), c.total);
+    CHECK_INT(spool_start(&s), capture_start(&c));
+    uint64_t from = c.total > 300 ? c.total - 300 - (seed % 9000) : 0;
+    CaptureSpan a = spool_read(&s, from, UINT64_MAX), b = capture_read(&c, from, UINT64_MAX);
+    CHECK_INT(a.offset, b.offset);
+    CHECK_INT(a.truncated, b.truncated);
+    char *x = joined(a), *y = joined(b);
+    CHECK_STR(x, y);
+    free(x);
+    free(y);
+  }
+  capture_free(&c);
+  spool_close(&s);
+}
+
+TEST(outlives_a_killed_writer)
+{
+  /* A writer killed without a chance to close or flush: every byte it
+   * appended is in the file for the next one to open. */
+  pid_t pid = fork();
+  if (pid == 0) {
+    Spool s;
+    VigilError e = VIGIL_ERROR_INIT;
+    if (spool_create(&s, root_fd, "killed", 1, 4096, &e) != 0)
+      _exit(2);
+    for (int i = 0; i < 1000; i++) {
+      char line[32];
+      int n = snprintf(line, sizeof line, "line %04d\n", i);
+      spool_append(&s, line, (size_t)n);
+    }
+    spool_set_cut(&s, 10000 - 4096 - 100); /* processed up to 100 bytes before the oldest */
+    raise(SIGKILL);
+    _exit(3);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_open(&s, root_fd, "killed", &err), 0);
+  if (err.set) {
+    printf("  %s\n", err.msg);
+    return;
+  }
+  CHECK_INT(spool_stream(&s), 1);
+  CHECK_INT(spool_head(&s), 10000); /* 1000 lines of 10 bytes */
+  CHECK_INT(spool_start(&s), 10000 - 4096);
+  CHECK_INT(spool_lost(&s), 100);
+  CaptureSpan tail = spool_read(&s, 10000 - 20, UINT64_MAX);
+  char *t = joined(tail);
+  CHECK_STR(t, "line 0998\nline 0999\n");
+  free(t);
+  spool_close(&s);
+}
+
+TEST(the_cut_never_moves_back_nor_past_the_head)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "cut", 0, 4096, &err), 0);
+  spool_append(&s, "0123456789", 10);
+  spool_set_cut(&s, 6);
+  spool_set_cut(&s, 3);
+  CHECK_INT(spool_cut(&s), 6);
+  spool_set_cut(&s, 99);
+  CHECK_INT(spool_cut(&s), 10);
+  CHECK_INT(spool_lost(&s), 0);
+  spool_close(&s);
+}
+
+TEST(a_new_spool_is_sparse)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "sparse", 0, 1 << 20, &err), 0);
+  spool_append(&s, "hello\n", 6);
+  struct stat st;
+  CHECK_INT(fstat(s.fd, &st), 0);
+  CHECK_INT(st.st_size, SPOOL_HEADER_BYTES + (1 << 20));
+  /* The header and the first step reserved ahead, not 1 MiB. */
+  CHECK((long long)st.st_blocks * 512 <= SPOOL_HEADER_BYTES + SPOOL_RESERVE_STEP);
+  CHECK_INT(st.st_mode & 0777, 0600);
+  spool_close(&s);
+}
+
+/* Creates a sound spool named name, then lets damage change its file. */
+static void
+make_spool(const char *name)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, name, 0, 4096, &err), 0);
+  spool_append(&s, "abc\n", 4);
+  spool_close(&s);
+}
+
+/* Opens name, expecting a refusal whose message holds want. */
+static void
+expect_refused(const char *name, const char *want)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_open(&s, root_fd, name, &err), -1);
+  CHECK_CONTAINS(err.msg, name);
+  CHECK_CONTAINS(err.msg, want);
+  if (!err.set)
+    spool_close(&s);
+}
+
+TEST(unsound_files_are_refused_with_the_reason)
+{
+  make_spool("magic");
+  int fd = openat(root_fd, "magic", O_WRONLY);
+  CHECK_INT(pwrite(fd, "XXXX", 4, 0), 4);
+  close(fd);
+  expect_refused("magic", "bad magic");
+
+  make_spool("sum");
+  fd = openat(root_fd, "sum", O_WRONLY);
+  uint32_t stream = 1; /* changed without its checksum */
+  CHECK_INT(pwrite(fd, &stream, sizeof stream, kStreamAt), (long)sizeof stream);
+  close(fd);
+  expect_refused("sum", "checksum");
+
+  make_spool("short");
+  fd = openat(root_fd, "short", O_WRONLY);
+  CHECK_INT(ftruncate(fd, SPOOL_HEADER_BYTES + 100), 0);
+  close(fd);
+  expect_refused("short", "size");
+
+  make_spool("counters");
+  fd = openat(root_fd, "counters", O_WRONLY);
+  uint64_t cut = 1000; /* past the 4 bytes written */
+  CHECK_INT(pwrite(fd, &cut, sizeof cut, kCutAt), (long)sizeof cut);
+  close(fd);
+  expect_refused("counters", "counters disagree");
+
+  make_spool("mode");
+  CHECK_INT(fchmodat(root_fd, "mode", 0644, 0), 0);
+  expect_refused("mode", "not private");
+
+  make_spool("target");
+  CHECK_INT(symlinkat("target", root_fd, "link"), 0);
+  expect_refused("link", "cannot open");
+
+  int empty = openat(root_fd, "empty", O_WRONLY | O_CREAT | O_EXCL, 0600);
+  CHECK(empty >= 0);
+  close(empty);
+  expect_refused("empty", "shorter than its header");
+}
+
+TEST(create_refuses_an_existing_name_and_bad_bounds)
+{
+  make_spool("taken");
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "taken", 0, 4096, &err), -1);
+  CHECK_CONTAINS(err.msg, "cannot create");
+  err = (VigilError)VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "tiny", 0, 100, &err), -1);
+  CHECK_CONTAINS(err.msg, "capacity 100");
+  CHECK(faccessat(root_fd, "tiny", F_OK, 0) != 0);
+}
+
+TEST(a_spool_cut_short_under_its_mapping_breaks_and_the_process_lives)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "cutshort", 0, 65536, &err), 0);
+  if (err.set)
+    return;
+  CHECK(spool_append(&s, "before\n", 7));
+  CHECK(spool_why(&s) == NULL);
+  uint64_t replaced = mapfile_pages_replaced();
+  /* Its user truncates it: the next write touches pages with no file. */
+  CHECK_INT(ftruncate(s.fd, 0), 0);
+  CHECK(!spool_append(&s, "after\n", 6));
+  CHECK(mapfile_pages_replaced() > replaced);
+  CHECK(spool_why(&s) != NULL);
+  if (spool_why(&s) != NULL)
+    CHECK_CONTAINS(spool_why(&s), "cut short");
+  CHECK_INT(spool_unkept(&s), 6);
+  CHECK_INT(spool_head(&s), 7); /* the refused bytes went nowhere */
+  CHECK(!spool_readable(&s));
+  CaptureSpan r = spool_read(&s, 0, UINT64_MAX);
+  CHECK_INT(r.n1 + r.n2, 0);
+  CHECK(r.truncated);
+  CHECK(!spool_append(&s, "more\n", 5));
+  CHECK_INT(spool_unkept(&s), 11);
+  spool_close(&s);
+}
+
+TEST(a_capture_whose_spool_is_cut_short_goes_on_in_memory_counting)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "cutcap", 1, 65536, &err), 0);
+  if (err.set)
+    return;
+  Capture c;
+  capture_init(&c, 65536);
+  capture_use_spool(&c, &s);
+  capture_write(&c, "one\n", 4);
+  CHECK(!c.spool_left);
+  /* A read first: the file's size is checked before its pages are touched. */
+  CHECK_INT(ftruncate(s.fd, 100), 0);
+  CaptureSpan r = capture_read(&c, 0, UINT64_MAX);
+  CHECK_INT(r.n1 + r.n2, 0);
+  capture_write(&c, "two\n", 4);
+  capture_write(&c, "three\n", 6);
+  CHECK(c.spool_left);
+  CHECK(c.spool == NULL);
+  CHECK_INT(c.state_unkept, 10);
+  CHECK_INT(c.total, 14);
+  r = capture_read(&c, 0, UINT64_MAX);
+  CHECK(r.truncated); /* "one\n" was in the file, gone */
+  CHECK_INT(r.offset, 4);
+  char *got = joined(r);
+  CHECK_STR(got, "two\nthree\n");
+  free(got);
+  capture_free(&c);
+  spool_close(&s);
+}
+
+/* Mounts a tmpfs of size bytes at test_root/name and opens it; -1 when the
+ * test does not run as root (said). */
+static int
+small_tmpfs(const char *name, size_t size)
+{
+  if (geteuid() != 0) {
+    printf("skip: a full file system needs a small tmpfs, which needs root (CI runs as "
+           "root)\n");
+    return -1;
+  }
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/%s' && mount -t tmpfs -o size=%zu tmpfs '%s/%s'",
+           test_root, name, size, test_root, name);
+  CHECK_INT(system(cmd), 0);
+  int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  CHECK(fd >= 0);
+  return fd;
+}
+
+static void
+small_tmpfs_gone(const char *name, int fd)
+{
+  close(fd);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "umount -l '%s/%s'", test_root, name);
+  CHECK_INT(system(cmd), 0);
+}
+
+TEST(a_full_file_system_breaks_a_spool_that_keeps_what_it_had)
+{
+  /* 256 KiB of room for a spool of 1 MiB: the writes go on past the room,
+   * the spool breaks when it cannot reserve its next step, and the capture
+   * on it goes on in memory with what the spool had: it reads back as a
+   * capture in memory alone would. */
+  int fd = small_tmpfs("small", 256 << 10);
+  if (fd < 0)
+    return;
+  enum { kCap = 1 << 20 };
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, fd, "full", 0, kCap, &err), 0);
+  if (err.set) {
+    small_tmpfs_gone("small", fd);
+    return;
+  }
+  Capture c, ref;
+  capture_init(&c, kCap);
+  capture_init(&ref, kCap);
+  capture_use_spool(&c, &s);
+  char buf[10000];
+  uint64_t written = 0;
+  for (int i = 0; i < 300; i++) {
+    for (size_t j = 0; j < sizeof buf; j++)
+      buf[j] = (char)('a' + (i * 7 + j) % 26);
+    capture_write(&c, buf, sizeof buf);
+    capture_write(&ref, buf, sizeof buf);
+    written += sizeof buf;
+  }
+  CHECK(c.spool_left);
+  CHECK(spool_why(&s) != NULL);
+  if (spool_why(&s) != NULL)
+    CHECK_CONTAINS(spool_why(&s), "no room");
+  CHECK(spool_readable(&s));
+  CHECK(c.state_unkept > 0 && c.state_unkept < written);
+  CHECK_INT(c.total, written);
+  CHECK_INT(capture_start(&c), capture_start(&ref));
+  CaptureSpan a = capture_read(&c, 0, UINT64_MAX), b = capture_read(&ref, 0, UINT64_MAX);
+  CHECK_INT(a.offset, b.offset);
+  char *x = joined(a), *y = joined(b);
+  CHECK(strcmp(x, y) == 0);
+  free(x);
+  free(y);
+  capture_free(&c);
+  capture_free(&ref);
+  spool_close(&s);
+  small_tmpfs_gone("small", fd);
+}
+
+TEST(a_spool_made_with_no_room_for_its_header_is_broken_from_the_start)
+{
+  int fd = small_tmpfs("none", 4096);
+  if (fd < 0)
+    return;
+  int filler = openat(fd, "filler", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  CHECK(filler >= 0);
+  CHECK_INT(posix_fallocate(filler, 0, 4096), 0);
+  close(filler);
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, fd, "nohead", 0, 65536, &err), 0);
+  CHECK(spool_why(&s) != NULL);
+  if (spool_why(&s) != NULL)
+    CHECK_CONTAINS(spool_why(&s), "no room for its header");
+  CHECK(!spool_append(&s, "x\n", 2));
+  CHECK_INT(spool_unkept(&s), 2);
+  spool_close(&s);
+  /* Nobody takes a headerless file for a spool. */
+  CHECK_INT(spool_open(&s, fd, "nohead", &err), -1);
+  small_tmpfs_gone("none", fd);
+}
+
+/* In a child: guards a spool's mapping, then does what which says; its
+ * exit status is the test's. */
+static int
+sigbus_child(int which)
+{
+  pid_t pid = fork();
+  if (pid != 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return status;
+  }
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  char name[32];
+  snprintf(name, sizeof name, "guarded%d", which);
+  if (spool_create(&s, root_fd, name, 0, 4096, &err) != 0)
+    _exit(3);
+  if (which == 0) {
+    kill(getpid(), SIGBUS); /* sent, not a fault of a guarded page */
+  } else {
+    /* A mapping of a file nobody guards, cut short under it. */
+    int fd = openat(root_fd, name, O_RDWR | O_CLOEXEC);
+    char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED || ftruncate(fd, 0) != 0)
+      _exit(4);
+    p[5000] = 'x';
+  }
+  _exit(0);
+}
+
+/* Whether a child's status is an end by SIGBUS: the signal itself, or
+ * under the sanitizers their report and exit status 1 (their handler was
+ * the one before the guard's, and gets the signal back). */
+static bool
+ended_by_sigbus(int status)
+{
+  return (WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) ||
+         (WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+
+TEST(a_sigbus_that_is_not_a_guarded_mapping_s_still_ends_the_process)
+{
+  CHECK(ended_by_sigbus(sigbus_child(0)));
+  CHECK(ended_by_sigbus(sigbus_child(1)));
+}
+
+int
+main(void)
+{
+  snprintf(test_root, sizeof test_root, "/tmp/vigil-spool-XXXXXX");
+  if (mkdtemp(test_root) == NULL) {
+    perror("mkdtemp");
+    return 1;
+  }
+  root_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  RUN(keeps_what_a_capture_keeps);
+  RUN(outlives_a_killed_writer);
+  RUN(the_cut_never_moves_back_nor_past_the_head);
+  RUN(a_new_spool_is_sparse);
+  RUN(unsound_files_are_refused_with_the_reason);
+  RUN(create_refuses_an_existing_name_and_bad_bounds);
+  RUN(a_spool_cut_short_under_its_mapping_breaks_and_the_process_lives);
+  RUN(a_capture_whose_spool_is_cut_short_goes_on_in_memory_counting);
+  RUN(a_full_file_system_breaks_a_spool_that_keeps_what_it_had);
+  RUN(a_spool_made_with_no_room_for_its_header_is_broken_from_the_start);
+  RUN(a_sigbus_that_is_not_a_guarded_mapping_s_still_ends_the_process);
+  close(root_fd);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_root);
+  if (system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", test_root);
+  return check_summary();
+}
