@@ -79,6 +79,23 @@ api_method_name(size_t i)
   return i < API_METHOD_COUNT ? api_methods[i].name : NULL;
 }
 
+/* The arguments the i-th method takes, NULL-terminated. */
+static const char *const *
+api_method_known(size_t i)
+{
+  const char *const *known = api_methods[i].known;
+  return known ? known : monitor_fields_names(api_methods[i].form, "session");
+}
+
+const char *const *
+api_method_args(const char *name)
+{
+  for (size_t i = 0; i < API_METHOD_COUNT; i++)
+    if (strcmp(api_methods[i].name, name) == 0)
+      return api_method_known(i);
+  return NULL;
+}
+
 static void
 api_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const char *method,
             size_t method_len, const msgpack_object *args)
@@ -103,10 +120,7 @@ api_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const c
     /* `session` names a session this connection opened, for every method
      * (session_open excepted: there it names the session to open). */
     bool session_ok = api_methods[i].fn == api_session_open || api_session(&call) != NULL;
-    const char *const *known = api_methods[i].known;
-    if (known == NULL)
-      known = monitor_fields_names(api_methods[i].form, "session");
-    if (session_ok && args_check_known(&call.args, known, &call.err) == 0)
+    if (session_ok && args_check_known(&call.args, api_method_known(i), &call.err) == 0)
       api_methods[i].fn(&call);
   }
   if (call.err.set) {

@@ -241,7 +241,7 @@ mon_task_output(McpServer *s, json_t *args, McpResult *out)
   const json_t *b = json_object_get(args, "block"), *t = json_object_get(args, "timeout");
   bool block = b == NULL || json_is_true(b); /* Claude Code's default: wait */
   json_int_t wait = t ? (json_int_t)(json_number_value(t) + 0.5) : MON_OUTPUT_WAIT_MS;
-  json_t *q = json_pack("{s:s}", "monitor_id", id), *st = NULL;
+  json_t *st = NULL;
   if (block) {
     json_t *w = json_pack("{s:s,s:s,s:I}", "monitor_id", id, "for", "exit", "timeout_ms", wait);
     json_t *r;
@@ -250,7 +250,8 @@ mon_task_output(McpServer *s, json_t *args, McpResult *out)
     json_decref(r);
   }
   /* Status before output: a task seen as ended has all its lines in the ring. */
-  if (mcp_engine_call(&s->engine, "monitor_status", q, CLI_CALL_TIMEOUT_MS, &st) != 0)
+  if (mcp_result_ask(s, "monitor_status", json_pack("{s:s}", "monitor_id", id),
+                     CLI_CALL_TIMEOUT_MS, &st, NULL) != 0)
     goto failed;
   const char *state = json_string_value(json_object_get(st, "state"));
   bool ended = state != NULL && strcmp(state, "running") != 0;
@@ -271,12 +272,10 @@ mon_task_output(McpServer *s, json_t *args, McpResult *out)
   out->text = mon_output_text(out->structured, output);
   free(output);
   json_decref(st);
-  json_decref(q);
   return;
 failed:
   mcp_result_engine_error(s, out);
   json_decref(st);
-  json_decref(q);
 }
 
 /* --- the table ------------------------------------------------------------ */

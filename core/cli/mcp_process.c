@@ -127,9 +127,9 @@ static json_t *
 mcp_process_call(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
                  McpResult *out)
 {
-  json_t *r = NULL;
-  if (mcp_engine_call(&s->engine, method, args, timeout_ms, &r) != 0) {
-    mcp_process_error(s, out);
+  json_t *r;
+  if (mcp_result_ask(s, method, json_incref(args), timeout_ms, &r, out) != 0) {
+    mcp_process_seed_error(out);
     return NULL;
   }
   return r;
