@@ -2,10 +2,11 @@
  * The tools `vigil mcp` lists and calls (docs/mcp.md, "Profiles"), and the server
  * state a tool works with. A tool is a row: its name, its profile, a
  * description written for a model, its inputSchema and outputSchema (JSON
- * text, parsed once), its annotations, and a function that turns checked
- * arguments into a structured result by calling the engine. Profiles live
- * in files of their own (mcp_vigil.c, ...); mcp_tools.c lists, checks and
- * dispatches.
+ * text, parsed once), its annotations, and either a function that turns
+ * checked arguments into a structured result by calling the engine or, for
+ * a tool that only passes its arguments on, the engine method it passes
+ * them to. Profiles live in files of their own (mcp_vigil.c, ...);
+ * mcp_tools.c lists, checks and dispatches.
  */
 #ifndef VIGIL_MCP_TOOLS_H
 #define VIGIL_MCP_TOOLS_H
