@@ -24,42 +24,51 @@ typedef void (*ApiMethod)(Call *call);
 
 /* --- the table and dispatch --------------------------------------------- */
 
+/* The arguments a method takes: "session" and these. */
 #define ARGS(...) ((const char *const[]){"session", __VA_ARGS__, NULL})
+#define ARGS_NONE ((const char *const[]){"session", NULL})
 
 /* A method, and the arguments it takes: `known`, or, for the two that
  * start a monitor, the fields of `form` in the start table
- * (monitor_fields.h) and "session". */
+ * (monitor_fields.h) and "session". Rows name their fields; one leaves
+ * out what it does not use. */
 static const struct {
   const char *name;
   ApiMethod fn;
   const char *const *known;
   unsigned form;
 } api_methods[] = {
-  {"ping", api_ping, (const char *const[]){"session", NULL}, 0},
-  {"api_info", api_info, (const char *const[]){"session", NULL}, 0},
-  {"config_reload", api_config_reload, (const char *const[]){"session", NULL}, 0},
-  {"session_open", api_session_open,
-   (const char *const[]){"session", "last_seq", "linger_ms", NULL}, 0},
-  {"session_state", api_session_state, ARGS("state"), 0},
-  {"session_close", api_session_close, (const char *const[]){"session", NULL}, 0},
-  {"session_list", api_session_list, ARGS("all"), 0},
-  {"monitor_start", api_monitor_start, NULL, kFormStart},
-  {"monitor_stop", api_monitor_stop, ARGS("monitor_id", "signal", "grace_ms", "escalate"), 0},
-  {"monitor_list", api_monitor_list, ARGS("include_exited", "state", "limit"), 0},
-  {"monitor_status", api_monitor_status, ARGS("monitor_id", "include_start", "reveal_env"), 0},
-  {"monitor_output", api_monitor_output, ARGS("monitor_id", "stream", "since_sequence", "limit", "incident"), 0},
-  {"monitor_logs", api_monitor_logs, ARGS("monitor_id", "stream", "offset", "limit"), 0},
-  {"monitor_events", api_monitor_events, ARGS("monitor_id", "since_event_id"), 0},
-  {"monitor_wait", api_monitor_wait,
-   ARGS("monitor_id", "for", "since_event_id", "since_sequence", "timeout_ms"), 0},
-  {"process_run", api_process_run, NULL, kFormRun},
-  {"cursor_take", api_cursor_take, ARGS("cursor", "limit", "wait_ms"), 0},
-  {"cursor_get", api_cursor_get, ARGS("cursor"), 0},
-  {"cursor_advance", api_cursor_advance, ARGS("cursor", "to"), 0},
-  {"notifications_since", api_notifications_since, ARGS("since_seq", "limit"), 0},
-  {"group_up", api_group_up, ARGS("group"), 0},
-  {"group_down", api_group_down, ARGS("group"), 0},
-  {"group_list", api_group_list, (const char *const[]){"session", NULL}, 0},
+  {.name = "ping", .fn = api_ping, .known = ARGS_NONE},
+  {.name = "api_info", .fn = api_info, .known = ARGS_NONE},
+  {.name = "config_reload", .fn = api_config_reload, .known = ARGS_NONE},
+  {.name = "session_open", .fn = api_session_open, .known = ARGS("last_seq", "linger_ms")},
+  {.name = "session_state", .fn = api_session_state, .known = ARGS("state")},
+  {.name = "session_close", .fn = api_session_close, .known = ARGS_NONE},
+  {.name = "session_list", .fn = api_session_list, .known = ARGS("all")},
+  {.name = "monitor_start", .fn = api_monitor_start, .form = kFormStart},
+  {.name = "monitor_stop", .fn = api_monitor_stop,
+   .known = ARGS("monitor_id", "signal", "grace_ms", "escalate")},
+  {.name = "monitor_list", .fn = api_monitor_list,
+   .known = ARGS("include_exited", "state", "limit")},
+  {.name = "monitor_status", .fn = api_monitor_status,
+   .known = ARGS("monitor_id", "include_start", "reveal_env")},
+  {.name = "monitor_output", .fn = api_monitor_output,
+   .known = ARGS("monitor_id", "stream", "since_sequence", "limit", "incident")},
+  {.name = "monitor_logs", .fn = api_monitor_logs,
+   .known = ARGS("monitor_id", "stream", "offset", "limit")},
+  {.name = "monitor_events", .fn = api_monitor_events,
+   .known = ARGS("monitor_id", "since_event_id")},
+  {.name = "monitor_wait", .fn = api_monitor_wait,
+   .known = ARGS("monitor_id", "for", "since_event_id", "since_sequence", "timeout_ms")},
+  {.name = "process_run", .fn = api_process_run, .form = kFormRun},
+  {.name = "cursor_take", .fn = api_cursor_take, .known = ARGS("cursor", "limit", "wait_ms")},
+  {.name = "cursor_get", .fn = api_cursor_get, .known = ARGS("cursor")},
+  {.name = "cursor_advance", .fn = api_cursor_advance, .known = ARGS("cursor", "to")},
+  {.name = "notifications_since", .fn = api_notifications_since,
+   .known = ARGS("since_seq", "limit")},
+  {.name = "group_up", .fn = api_group_up, .known = ARGS("group")},
+  {.name = "group_down", .fn = api_group_down, .known = ARGS("group")},
+  {.name = "group_list", .fn = api_group_list, .known = ARGS_NONE},
 };
 
 #define API_METHOD_COUNT (sizeof api_methods / sizeof api_methods[0])
@@ -68,6 +77,23 @@ const char *
 api_method_name(size_t i)
 {
   return i < API_METHOD_COUNT ? api_methods[i].name : NULL;
+}
+
+/* The arguments the i-th method takes, NULL-terminated. */
+static const char *const *
+api_method_known(size_t i)
+{
+  const char *const *known = api_methods[i].known;
+  return known ? known : monitor_fields_names(api_methods[i].form, "session");
+}
+
+const char *const *
+api_method_args(const char *name)
+{
+  for (size_t i = 0; i < API_METHOD_COUNT; i++)
+    if (strcmp(api_methods[i].name, name) == 0)
+      return api_method_known(i);
+  return NULL;
 }
 
 static void
@@ -94,10 +120,7 @@ api_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const c
     /* `session` names a session this connection opened, for every method
      * (session_open excepted: there it names the session to open). */
     bool session_ok = api_methods[i].fn == api_session_open || api_session(&call) != NULL;
-    const char *const *known = api_methods[i].known;
-    if (known == NULL)
-      known = monitor_fields_names(api_methods[i].form, "session");
-    if (session_ok && args_check_known(&call.args, known, &call.err) == 0)
+    if (session_ok && args_check_known(&call.args, api_method_known(i), &call.err) == 0)
       api_methods[i].fn(&call);
   }
   if (call.err.set) {

@@ -40,4 +40,9 @@ int api_open_stdio(Api *api, VigilError *err);
  * NULL past the last. */
 const char *api_method_name(size_t i);
 
+/* The arguments method name takes ("session" first), NULL-terminated, or
+ * NULL when there is no such method: what a front end that passes its own
+ * arguments through (vigil mcp's pass-through tools) may send. */
+const char *const *api_method_args(const char *name);
+
 #endif

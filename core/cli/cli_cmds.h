@@ -20,6 +20,9 @@
 #include "cli/cli_opts.h"
 #include "base/strbuf.h"
 
+/* A command: `{.spec = {.name = "start", ...}, .run = cli_start_run}`, the
+ * spec's unused fields (no options past its table, no arguments, no
+ * "-- CMD") left out. */
 typedef struct {
   CliSpec spec;
   int (*run)(CliClient *c, const CliParsed *p); /* returns the exit status */
@@ -64,24 +67,24 @@ extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the he
 
 /* The options start and run share, which cli_start_command reads: where
  * the command runs, what it gets of the environment, how it is sent. */
-#define CLI_START_PROCESS_OPTS                                                                    \
-  {"cwd", 0, "DIR", false, "where it runs (default: the current directory)"},                      \
-  {"env", 0, "K=V", true,                                                                          \
-   "set K to V on top of the engine's environment (the child\ngets only that and what "            \
-   "monitor.env_inherit passes of the\nengine's: not your shell's variables)"},                    \
-  {"pass-env", 0, "NAME", true,                                                                    \
-   "pass your variable NAME on (PREFIX*: every one starting\nso); monitor.env_deny still "         \
-   "refuses PATH, LD_* ..."},                                                                      \
-  {"pass-env-all", 0, NULL, false,                                                                 \
-   "pass your whole environment on, but what monitor.env_deny\nrefuses (PATH, HOME, LD_* ...): "   \
-   "that is left out, not\nrefused, and a note on stderr names it; --env still wins"},            \
-  {"caller-path", 0, NULL, false,                                                                  \
-   "find the program in your PATH (a venv's python) and start\nthat absolute path, which the "     \
-   "allowlist must allow; the\nchild keeps the engine's PATH"},                                    \
-  {"shell", 0, NULL, false,                                                                        \
-   "run CMD as one command line with /bin/sh -c (when the\nengine allows shell commands)"},        \
-  {"no-line-buffer", 0, NULL, false,                                                               \
-   "leave its stdout buffered as the program chooses (by\ndefault the engine makes it "            \
+#define CLI_START_PROCESS_OPTS                                                                           \
+  {.name = "cwd", .arg = "DIR", .help = "where it runs (default: the current directory)"},               \
+  {.name = "env", .arg = "K=V", .repeat = true,                                                          \
+   .help = "set K to V on top of the engine's environment (the child\ngets only that and what "          \
+   "monitor.env_inherit passes of the\nengine's: not your shell's variables)"},                          \
+  {.name = "pass-env", .arg = "NAME", .repeat = true,                                                    \
+   .help = "pass your variable NAME on (PREFIX*: every one starting\nso); monitor.env_deny still "       \
+   "refuses PATH, LD_* ..."},                                                                            \
+  {.name = "pass-env-all",                                                                               \
+   .help = "pass your whole environment on, but what monitor.env_deny\nrefuses (PATH, HOME, LD_* ...): " \
+   "that is left out, not\nrefused, and a note on stderr names it; --env still wins"},                   \
+  {.name = "caller-path",                                                                                \
+   .help = "find the program in your PATH (a venv's python) and start\nthat absolute path, which the "   \
+   "allowlist must allow; the\nchild keeps the engine's PATH"},                                          \
+  {.name = "shell",                                                                                      \
+   .help = "run CMD as one command line with /bin/sh -c (when the\nengine allows shell commands)"},      \
+  {.name = "no-line-buffer",                                                                             \
+   .help = "leave its stdout buffered as the program chooses (by\ndefault the engine makes it "          \
    "line-buffered)"}
 
 /* Adds command/argv, shell, cwd, env and line_buffered (the options start

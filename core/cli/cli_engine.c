@@ -53,13 +53,13 @@
 #define CLI_ENGINE_POLL_MS 20
 
 static const CliOpt cli_engine_opts[] = {
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 static const CliOpt cli_shutdown_opts[] = {
-  {"timeout", 't', "DURATION", false,
-   "how long to wait for the engine's end (default 30s; at most 11m)"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "timeout", .short_name = 't', .arg = "DURATION",
+   .help = "how long to wait for the engine's end (default 30s; at most 11m)"},
+  {0},
 };
 
 /* What is known of the engine serving the socket. */
@@ -249,13 +249,14 @@ cli_engine_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_engine = {
-  {"engine", "status", "whether an engine runs on the socket, and which",
-   "Say whether an engine serves the socket: its pid, version, config file,\n"
-   "state directory, pidfile, uptime, and how many sessions and running\n"
-   "monitors it has. Exit status 0 when one runs, 3 when none listens on\n"
-   "the socket, 1 when it could not be asked.",
-   cli_engine_opts, 1, 1, false},
-  cli_engine_run,
+  .spec = {.name = "engine", .args = "status",
+           .summary = "whether an engine runs on the socket, and which",
+           .about = "Say whether an engine serves the socket: its pid, version, config file,\n"
+           "state directory, pidfile, uptime, and how many sessions and running\n"
+           "monitors it has. Exit status 0 when one runs, 3 when none listens on\n"
+           "the socket, 1 when it could not be asked.",
+           .opts = cli_engine_opts, .min_args = 1, .max_args = 1},
+  .run = cli_engine_run,
 };
 
 /* --- vigil shutdown ----------------------------------------------------- */
@@ -353,14 +354,15 @@ out:
 }
 
 const CliCommand cli_cmd_shutdown = {
-  {"shutdown", "", "end the engine (and every monitor), and wait for its end",
-   "End the engine serving the socket as SIGTERM does: it stops every\n"
-   "monitor (SIGTERM, then SIGKILL after its grace) and exits. The pid is the\n"
-   "socket's own (SO_PEERCRED), checked against the engine's word, never a\n"
-   "pidfile's alone (when they disagree nothing is signalled). Waits for the\n"
-   "engine's end: exit status 0 once it has ended, 1 when it did not end\n"
-   "within --timeout (a second SIGTERM to the pid it names skips the\n"
-   "monitors' grace), 3 when no engine listens on the socket.",
-   cli_shutdown_opts, 0, 0, false},
-  cli_shutdown_run,
+  .spec = {.name = "shutdown", .args = "",
+           .summary = "end the engine (and every monitor), and wait for its end",
+           .about = "End the engine serving the socket as SIGTERM does: it stops every\n"
+           "monitor (SIGTERM, then SIGKILL after its grace) and exits. The pid is the\n"
+           "socket's own (SO_PEERCRED), checked against the engine's word, never a\n"
+           "pidfile's alone (when they disagree nothing is signalled). Waits for the\n"
+           "engine's end: exit status 0 once it has ended, 1 when it did not end\n"
+           "within --timeout (a second SIGTERM to the pid it names skips the\n"
+           "monitors' grace), 3 when no engine listens on the socket.",
+           .opts = cli_shutdown_opts},
+  .run = cli_shutdown_run,
 };

@@ -41,23 +41,26 @@ cli_follow_is_ending(const char *type, size_t n)
 /* --- output ------------------------------------------------------------- */
 
 static const CliOpt cli_output_opts[] = {
-  {"matched", 0, NULL, false, "only the lines that matched a pattern"},
-  {"unmatched", 0, NULL, false, "only the lines that matched none"},
-  {"stdout", 0, NULL, false, "only stdout lines"},
-  {"stderr", 0, NULL, false, "only stderr lines"},
-  {"since", 0, "N", false, "only the lines after seq N"},
-  {"limit", 'n', "N", false,
+  {.name = "matched", .help = "only the lines that matched a pattern"},
+  {.name = "unmatched", .help = "only the lines that matched none"},
+  {.name = "stdout", .help = "only stdout lines"},
+  {.name = "stderr", .help = "only stderr lines"},
+  {.name = "since", .arg = "N", .help = "only the lines after seq N"},
+  {.name = "limit", .short_name = 'n', .arg = "N",
+   .help =
    "only the last N lines (default: all the ring holds);\nwith --follow, then the new ones"},
-  {"tail", 0, "N", false, "the same as --limit (docker's and pm2's word)"},
-  {"incident", 'i', "N", false,
-   "only the lines of incident N (a crash and its trace;\nits id is in the notification)"},
-  {"follow", 'f', NULL, false,
+  {.name = "tail", .arg = "N", .help = "the same as --limit (docker's and pm2's word)"},
+  {.name = "incident", .short_name = 'i', .arg = "N",
+   .help = "only the lines of incident N (a crash and its trace;\nits id is in the notification)"},
+  {.name = "follow", .short_name = 'f',
+   .help =
    "then keep printing new lines as they come, until the\nmonitor ends (with --json: one line "
    "object per line)"},
-  {"all", 'a', NULL, false,
+  {.name = "all", .short_name = 'a',
+   .help =
    "every running monitor's lines, each prefixed with its\nlabel (no ID; with -f, interleaved as "
    "they come,\nmonitors started later too, until Ctrl-C)"},
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* What --follow has learned from notifications since it last looked. */
@@ -359,29 +362,32 @@ cli_output_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_output = {
-  {"output", "[ID]", "show a monitor's lines (--follow: as they come)",
-   "Print a monitor's lines from the engine's ring (ANSI escapes removed, control\n"
-   "characters shown escaped), oldest first: seq, stream, '*' when the line matched\n"
-   "a pattern, and the text. With --follow, keep printing new lines as they come\n"
-   "until the monitor ends, then say how on stderr (\"[exited with status 4]\") and\n"
-   "exit with its status: its exit code, 128+N for signal N, 122 stopped, 123\n"
-   "stopped for overload, 124 timed out.\n"
-   "With --incident N, only the lines of that incident (docs/incidents.md).\n"
-   "With --all, every running monitor's lines, each after its label (-f: as they\n"
-   "come, interleaved, until Ctrl-C or the engine's end).",
-   cli_output_opts, 0, 1, false},
-  cli_output_run,
+  .spec = {.name = "output", .args = "[ID]",
+           .summary = "show a monitor's lines (--follow: as they come)",
+           .about = "Print a monitor's lines from the engine's ring (ANSI escapes removed, control\n"
+           "characters shown escaped), oldest first: seq, stream, '*' when the line matched\n"
+           "a pattern, and the text. With --follow, keep printing new lines as they come\n"
+           "until the monitor ends, then say how on stderr (\"[exited with status 4]\") and\n"
+           "exit with its status: its exit code, 128+N for signal N, 122 stopped, 123\n"
+           "stopped for overload, 124 timed out.\n"
+           "With --incident N, only the lines of that incident (docs/incidents.md).\n"
+           "With --all, every running monitor's lines, each after its label (-f: as they\n"
+           "come, interleaved, until Ctrl-C or the engine's end).",
+           .opts = cli_output_opts, .max_args = 1},
+  .run = cli_output_run,
 };
 
 /* --- wait --------------------------------------------------------------- */
 
 static const CliOpt cli_wait_opts[] = {
-  {"for", 0, "exit|match", false,
-   "what to wait for: the monitor's end, whatever ends it\n(default), or a matched line"},
-  {"timeout", 0, "DURATION", false,
+  {.name = "for", .arg = "exit|match",
+   .help = "what to wait for: the monitor's end, whatever ends it\n(default), or a matched line"},
+  {.name = "timeout", .arg = "DURATION",
+   .help =
    "give up after this long: exit status 1 (default: wait\nuntil it comes or can no longer come)"},
-  {"since", 0, "N", false, "only events after event id N (default: any, even one\nalready logged)"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "since", .arg = "N",
+   .help = "only events after event id N (default: any, even one\nalready logged)"},
+  {0},
 };
 
 static int
@@ -468,25 +474,26 @@ cli_wait_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_wait = {
-  {"wait", "ID", "wait for a monitor to end or to match",
-   "Wait until a monitor ends (--for exit, the default) or a line matches (--for\n"
-   "match), and print what happened. Exit status: for --for exit, the monitor's\n"
-   "own, as output --follow gives it (its exit code, 128+N for signal N, 122\n"
-   "stopped, 123 stopped for overload, 124 timed out); for --for match, 0 when a\n"
-   "line matched; 1 when --timeout passed first or a match can no longer come.",
-   cli_wait_opts, 1, 1, false},
-  cli_wait_run,
+  .spec = {.name = "wait", .args = "ID", .summary = "wait for a monitor to end or to match",
+           .about = "Wait until a monitor ends (--for exit, the default) or a line matches (--for\n"
+           "match), and print what happened. Exit status: for --for exit, the monitor's\n"
+           "own, as output --follow gives it (its exit code, 128+N for signal N, 122\n"
+           "stopped, 123 stopped for overload, 124 timed out); for --for match, 0 when a\n"
+           "line matched; 1 when --timeout passed first or a match can no longer come.",
+           .opts = cli_wait_opts, .min_args = 1, .max_args = 1},
+  .run = cli_wait_run,
 };
 
 /* --- watch -------------------------------------------------------------- */
 
 static const CliOpt cli_watch_opts[] = {
-  {"since", 0, "SEQ", false,
+  {.name = "since", .arg = "SEQ",
+   .help =
    "first print again the notifications the session still keeps\nafter seq SEQ (0: all it keeps)"},
-  {"oneline", 0, NULL, false,
-   "one line per notification: SEQ MONITOR TEXT, the text's\nnewlines and backslashes "
+  {.name = "oneline",
+   .help = "one line per notification: SEQ MONITOR TEXT, the text's\nnewlines and backslashes "
    "escaped (\\n, \\\\), flushed at once"},
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* How watch prints each notification. */
@@ -644,13 +651,14 @@ cli_watch_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_watch = {
-  {"watch", "", "print the session's notifications as they arrive",
-   "Attach to the session and print every notification it is sent, as it arrives,\n"
-   "as the text an agent would see, after a line naming it (--- #SEQ LABEL (ID)\n"
-   "TYPE, MODE, TIME ---) and followed by a blank line (with --json, one JSON\n"
-   "object a line; with --oneline, one line each for a harness's line monitor to\n"
-   "wrap), until interrupted. Notifications are sent to every attached connection,\n"
-   "so watching takes nothing away from an agent attached to the same session.",
-   cli_watch_opts, 0, 0, false},
-  cli_watch_run,
+  .spec = {.name = "watch", .args = "",
+           .summary = "print the session's notifications as they arrive",
+           .about = "Attach to the session and print every notification it is sent, as it arrives,\n"
+           "as the text an agent would see, after a line naming it (--- #SEQ LABEL (ID)\n"
+           "TYPE, MODE, TIME ---) and followed by a blank line (with --json, one JSON\n"
+           "object a line; with --oneline, one line each for a harness's line monitor to\n"
+           "wrap), until interrupted. Notifications are sent to every attached connection,\n"
+           "so watching takes nothing away from an agent attached to the same session.",
+           .opts = cli_watch_opts},
+  .run = cli_watch_run,
 };

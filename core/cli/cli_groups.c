@@ -12,7 +12,7 @@
 #include "base/error.h"
 
 static const CliOpt cli_groups_no_opts[] = {
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* Prints one line a monitor: "WHAT LABEL ID (session S)". Labels and
@@ -167,30 +167,30 @@ cli_groups_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_up = {
-  {"up", "[GROUP]", "start a group of the config's monitors",
-   "Start every monitor of GROUP, a group of the engine config's monitors (its\n"
-   "entries with group = \"GROUP\"), or of every group, each in the session its\n"
-   "entry names. Those already running are left alone and said so. Every one\n"
-   "is checked first: when one is refused, none starts. Prints one line a\n"
-   "monitor. An unknown group exits 2, a refused start 1.",
-   cli_groups_no_opts, 0, 1, false},
-  cli_up_run,
+  .spec = {.name = "up", .args = "[GROUP]", .summary = "start a group of the config's monitors",
+           .about = "Start every monitor of GROUP, a group of the engine config's monitors (its\n"
+           "entries with group = \"GROUP\"), or of every group, each in the session its\n"
+           "entry names. Those already running are left alone and said so. Every one\n"
+           "is checked first: when one is refused, none starts. Prints one line a\n"
+           "monitor. An unknown group exits 2, a refused start 1.",
+           .opts = cli_groups_no_opts, .max_args = 1},
+  .run = cli_up_run,
 };
 
 const CliCommand cli_cmd_down = {
-  {"down", "[GROUP]", "stop a group of the config's monitors",
-   "Stop the running monitors started for GROUP (for every group without\n"
-   "one): SIGTERM, then SIGKILL after monitor.kill_grace_ms. Prints one line\n"
-   "a monitor stopped; it answers as the stops begin. An unknown group exits 2.",
-   cli_groups_no_opts, 0, 1, false},
-  cli_down_run,
+  .spec = {.name = "down", .args = "[GROUP]", .summary = "stop a group of the config's monitors",
+           .about = "Stop the running monitors started for GROUP (for every group without\n"
+           "one): SIGTERM, then SIGKILL after monitor.kill_grace_ms. Prints one line\n"
+           "a monitor stopped; it answers as the stops begin. An unknown group exits 2.",
+           .opts = cli_groups_no_opts, .max_args = 1},
+  .run = cli_down_run,
 };
 
 const CliCommand cli_cmd_groups = {
-  {"groups", "", "list the config's groups and their monitors",
-   "List the groups of the engine config's monitors: each entry's group, label\n"
-   "and session, and the state and id of its newest monitor (- when it has\n"
-   "not run since the engine started).",
-   cli_groups_no_opts, 0, 0, false},
-  cli_groups_run,
+  .spec = {.name = "groups", .args = "", .summary = "list the config's groups and their monitors",
+           .about = "List the groups of the engine config's monitors: each entry's group, label\n"
+           "and session, and the state and id of its newest monitor (- when it has\n"
+           "not run since the engine started).",
+           .opts = cli_groups_no_opts},
+  .run = cli_groups_run,
 };

@@ -39,11 +39,11 @@
 #include "rpc/server.h"
 
 static const CliOpt cli_hook_opts[] = {
-  {"wait", 0, "[SECONDS]", false,
-   "at a turn's end, when nothing is above the cursor, wait up\nto this long for the next "
+  {.name = "wait", .arg = "[SECONDS]",
+   .help = "at a turn's end, when nothing is above the cursor, wait up\nto this long for the next "
    "notification (a DURATION; alone:\nan hour; claude-code Stop waits an hour unless told,\n"
    "--wait=0 not at all)"},
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* What the connection has learned while the hook waits. */
@@ -393,17 +393,19 @@ cli_hook_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_hook = {
-  {"hook", "HARNESS EVENT", "answer a harness's hook (what `vigil setup` installs)",
-   "Run by an agent harness at its hook EVENT, with the hook's JSON on stdin: tell\n"
-   "the engine a turn started (busy) or ended (idle), and answer, in the harness's\n"
-   "own form, with the notifications above the session's model cursor, which\n"
-   "then count as delivered. HARNESS is claude-code, codex, gemini, opencode,\n"
-   "cursor or qwen (goose has no hooks); EVENT is spelled as the harness spells\n"
-   "it, and an unknown one is answered with the list of the harness's events.\n"
-   "The session is the project's (of the input's cwd) unless --session or\n"
-   "$VIGIL_SESSION names one. Quiet, with status 0, when no engine runs; status 2\n"
-   "only for the wake of claude-code Stop; failures are status 1 (never 2, which\n"
-   "harnesses read as an answer).",
-   cli_hook_opts, 2, 2, false},
-  cli_hook_run,
+  .spec = {.name = "hook", .args = "HARNESS EVENT",
+           .summary = "answer a harness's hook (what `vigil setup` installs)",
+           .about =
+           "Run by an agent harness at its hook EVENT, with the hook's JSON on stdin: tell\n"
+           "the engine a turn started (busy) or ended (idle), and answer, in the harness's\n"
+           "own form, with the notifications above the session's model cursor, which\n"
+           "then count as delivered. HARNESS is claude-code, codex, gemini, opencode,\n"
+           "cursor or qwen (goose has no hooks); EVENT is spelled as the harness spells\n"
+           "it, and an unknown one is answered with the list of the harness's events.\n"
+           "The session is the project's (of the input's cwd) unless --session or\n"
+           "$VIGIL_SESSION names one. Quiet, with status 0, when no engine runs; status 2\n"
+           "only for the wake of claude-code Stop; failures are status 1 (never 2, which\n"
+           "harnesses read as an answer).",
+           .opts = cli_hook_opts, .min_args = 2, .max_args = 2},
+  .run = cli_hook_run,
 };

@@ -15,15 +15,15 @@
 
 /* The options every subcommand takes. */
 static const CliOpt cli_opts_common_table[] = {
-  {"socket", 0, "PATH", false,
-   "the engine's socket (default: $VIGIL_SOCKET, else\n"
+  {.name = "socket", .arg = "PATH",
+   .help = "the engine's socket (default: $VIGIL_SOCKET, else\n"
    "$XDG_RUNTIME_DIR/vigil/vigil.sock, else /tmp/vigil-$UID/vigil.sock)"},
-  {"session", 0, "NAME", false,
-   "the session to work in (default: $VIGIL_SESSION, else the\n"
+  {.name = "session", .arg = "NAME",
+   .help = "the session to work in (default: $VIGIL_SESSION, else the\n"
    "project's, the one vigil mcp uses in this directory's project)"},
-  {"json", 0, NULL, false, "print the engine's answer as JSON instead of text"},
-  {"help", 'h', NULL, false, "show this help"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "json", .help = "print the engine's answer as JSON instead of text"},
+  {.name = "help", .short_name = 'h', .help = "show this help"},
+  {0},
 };
 
 /* The commands --json does not apply to: mcp speaks JSON-RPC (MCP) on its

@@ -27,6 +27,8 @@
 /* The exit status of a usage error. */
 #define CLI_EXIT_USAGE 2
 
+/* An option; a table's rows name their fields (`{.name = "label", .arg = "L",
+ * .help = ...}`), leaving out what is 0, NULL or false. */
 typedef struct {
   const char *name;   /* long form without "--": "label"; NULL ends a table */
   char short_name;    /* 'e' for -e, or 0 */
@@ -43,7 +45,7 @@ typedef struct {
   const char *args;    /* what follows the options in the usage line: "ID" */
   const char *summary; /* one line for the top-level help */
   const char *about;   /* the paragraph of its --help */
-  const CliOpt *opts;  /* its own options, ending with {NULL} */
+  const CliOpt *opts;  /* its own options, ending with {0} */
   int min_args;        /* plain words (an ID) it needs ... */
   int max_args;        /* ... and takes at most */
   bool command;        /* takes "-- CMD [ARGS...]" */

@@ -24,15 +24,15 @@
 #include "cli/cli_paths.h"
 
 static const CliOpt cli_policy_opts[] = {
-  {"sample", 0, "NAME", false,
-   "try: the sample to give the policy: crash (a Python\n"
+  {.name = "sample", .arg = "NAME",
+   .help = "try: the sample to give the policy: crash (a Python\n"
    "traceback, the default), loop (a crash loop's repeat\n"
    "summary), exit, lines (plain lines), overload"},
-  {"notification", 0, "JSON", false,
-   "try: give it this notification instead: a JSON object\n"
+  {.name = "notification", .arg = "JSON",
+   .help = "try: give it this notification instead: a JSON object\n"
    "with the keys of docs/protocol.md section 6 (one from\n"
    "vigil watch --json as it is); missing keys get defaults"},
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* Puts msgpack of the JSON text on a memfd as this process's stdin.
@@ -116,16 +116,17 @@ cli_policy_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_policy = {
-  {"policy", "try|test FILE", "try a policy file offline, or run its examples",
-   "try: print what an agent would read of a notification worded by the policy\n"
-   "in FILE (NAME.lua): the engine's own sandbox, limits, prefix check and\n"
-   "frame, and when the policy fails, the built-in envelope and the\n"
-   "policy_error the agent would get, with the error's file and line on stderr.\n"
-   "stderr also says what the policy's route chose. Exit 0 when the policy\n"
-   "worded it, 1 when it failed, 2 for a bad option or notification.\n"
-   "test: run the examples FILE carries in its `examples` table and print ok or\n"
-   "FAIL for each; exit 0 only when it has some and all pass.\n"
-   "No engine is needed (vigild runs offline). docs/policies.md section 15.",
-   cli_policy_opts, 2, 2, false},
-  cli_policy_run,
+  .spec = {.name = "policy", .args = "try|test FILE",
+           .summary = "try a policy file offline, or run its examples",
+           .about = "try: print what an agent would read of a notification worded by the policy\n"
+           "in FILE (NAME.lua): the engine's own sandbox, limits, prefix check and\n"
+           "frame, and when the policy fails, the built-in envelope and the\n"
+           "policy_error the agent would get, with the error's file and line on stderr.\n"
+           "stderr also says what the policy's route chose. Exit 0 when the policy\n"
+           "worded it, 1 when it failed, 2 for a bad option or notification.\n"
+           "test: run the examples FILE carries in its `examples` table and print ok or\n"
+           "FAIL for each; exit 0 only when it has some and all pass.\n"
+           "No engine is needed (vigild runs offline). docs/policies.md section 15.",
+           .opts = cli_policy_opts, .min_args = 2, .max_args = 2},
+  .run = cli_policy_run,
 };

@@ -10,7 +10,7 @@
 #include "cli/cli_obj.h"
 
 static const CliOpt cli_reload_opts[] = {
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 static int
@@ -43,11 +43,11 @@ cli_reload_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_reload = {
-  {"reload", "", "make the engine read its config again",
-   "Make the engine read its config file and its policies again (the file it\n"
-   "was started with; SIGHUP does the same): monitors started after it use the\n"
-   "new settings, running ones keep theirs. A file that does not load is\n"
-   "refused with the file and the line, and the old config stays in force.",
-   cli_reload_opts, 0, 0, false},
-  cli_reload_run,
+  .spec = {.name = "reload", .args = "", .summary = "make the engine read its config again",
+           .about = "Make the engine read its config file and its policies again (the file it\n"
+           "was started with; SIGHUP does the same): monitors started after it use the\n"
+           "new settings, running ones keep theirs. A file that does not load is\n"
+           "refused with the file and the line, and the old config stays in force.",
+           .opts = cli_reload_opts},
+  .run = cli_reload_run,
 };

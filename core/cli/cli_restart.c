@@ -25,12 +25,13 @@
 #include "base/error.h"
 
 static const CliOpt cli_restart_opts[] = {
-  {"grace", 0, "DURATION", false,
-   "how long its stop waits before SIGKILL, at most 10m\n(default: the engine's "
+  {.name = "grace", .arg = "DURATION",
+   .help = "how long its stop waits before SIGKILL, at most 10m\n(default: the engine's "
    "monitor.kill_grace_ms)"},
-  {"wait-for", 0, "REGEX", false, "then wait for a matching line, as start --wait-for does"},
-  {"wait-timeout", 0, "DURATION", false, "how long --wait-for waits (default 60s)"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "wait-for", .arg = "REGEX",
+   .help = "then wait for a matching line, as start --wait-for does"},
+  {.name = "wait-timeout", .arg = "DURATION", .help = "how long --wait-for waits (default 60s)"},
+  {0},
 };
 
 /* Stops monitor id when it runs. Returns 0, or -1 with c->err set. */
@@ -123,12 +124,12 @@ cli_restart_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_restart = {
-  {"restart", "ID", "stop a monitor and start its command again",
-   "Stop a monitor (if it still runs) and start the same command again with every\n"
-   "option it was started with (argv, cwd, env, label, patterns, streams, notify,\n"
-   "mode, policy, timeouts, ...), then print the new monitor's id. Any monitor of\n"
-   "the session can be restarted, whoever started it (vigil start, an agent, a\n"
-   "gateway): the engine reports how each was started (monitor_status's `start`).",
-   cli_restart_opts, 1, 1, false},
-  cli_restart_run,
+  .spec = {.name = "restart", .args = "ID", .summary = "stop a monitor and start its command again",
+           .about = "Stop a monitor (if it still runs) and start the same command again with every\n"
+           "option it was started with (argv, cwd, env, label, patterns, streams, notify,\n"
+           "mode, policy, timeouts, ...), then print the new monitor's id. Any monitor of\n"
+           "the session can be restarted, whoever started it (vigil start, an agent, a\n"
+           "gateway): the engine reports how each was started (monitor_status's `start`).",
+           .opts = cli_restart_opts, .min_args = 1, .max_args = 1},
+  .run = cli_restart_run,
 };

@@ -44,12 +44,12 @@
 #define CLI_RUN_TIMEOUT_DEFAULT_MS 300000
 
 static const CliOpt cli_run_opts[] = {
-  {"timeout", 0, "DURATION", false,
-   "stop it after this long (at most 1h, default 5m); the\nexit status is then 124"},
-  {"lines", 0, "N", false,
-   "with --json: how many last lines of each stream the result\nholds (default 100)"},
+  {.name = "timeout", .arg = "DURATION",
+   .help = "stop it after this long (at most 1h, default 5m); the\nexit status is then 124"},
+  {.name = "lines", .arg = "N",
+   .help = "with --json: how many last lines of each stream the result\nholds (default 100)"},
   CLI_START_PROCESS_OPTS,
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* The exit status for an engine error in run, as timeout(1) would have it. */
@@ -323,14 +323,16 @@ cli_run_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_run = {
-  {"run", "-- CMD [ARGS...]", "run a command in the foreground and pass its exit status on",
-   "Run CMD through the engine (the same allowlist and limits as start), print its\n"
-   "lines as they come (stdout lines to stdout, stderr lines to stderr), then exit\n"
-   "with its exit status: 128+N when signal N ended it, 124 when it ran past\n"
-   "--timeout (like timeout(1)). When the engine refuses or fails: 127 for a\n"
-   "command that does not exist, 126 for one denied or that cannot start, 125\n"
-   "otherwise. Ctrl-C stops the process, then exits 130. With --json, nothing is\n"
-   "shown until it ends; then process_run's result.",
-   cli_run_opts, 0, 0, true},
-  cli_run_run,
+  .spec = {.name = "run", .args = "-- CMD [ARGS...]",
+           .summary = "run a command in the foreground and pass its exit status on",
+           .about =
+           "Run CMD through the engine (the same allowlist and limits as start), print its\n"
+           "lines as they come (stdout lines to stdout, stderr lines to stderr), then exit\n"
+           "with its exit status: 128+N when signal N ended it, 124 when it ran past\n"
+           "--timeout (like timeout(1)). When the engine refuses or fails: 127 for a\n"
+           "command that does not exist, 126 for one denied or that cannot start, 125\n"
+           "otherwise. Ctrl-C stops the process, then exits 130. With --json, nothing is\n"
+           "shown until it ends; then process_run's result.",
+           .opts = cli_run_opts, .command = true},
+  .run = cli_run_run,
 };

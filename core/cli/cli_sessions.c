@@ -29,9 +29,9 @@
 #define CLI_SESSIONS_PER_CONN 60
 
 static const CliOpt cli_sessions_opts[] = {
-  {"all", 'a', NULL, false,
-   "list ended monitors too, and open every session to find them"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "all", .short_name = 'a',
+   .help = "list ended monitors too, and open every session to find them"},
+  {0},
 };
 
 /* One session of session_list's answer, and what is known of it. */
@@ -231,12 +231,13 @@ cli_sessions_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_sessions = {
-  {"sessions", "", "list the engine's sessions and their monitors",
-   "List every named session of the engine, with its running monitors (with\n"
-   "--all, the ended ones too): an agent's vigil mcp works in the session of its\n"
-   "project (mcp- and a hash of the project's top directory), a person's vigil in\n"
-   "the same one when run in that project. The session this command would use\n"
-   "(marked *) comes first, with the project's directory.",
-   cli_sessions_opts, 0, 0, false},
-  cli_sessions_run,
+  .spec = {.name = "sessions", .args = "",
+           .summary = "list the engine's sessions and their monitors",
+           .about = "List every named session of the engine, with its running monitors (with\n"
+           "--all, the ended ones too): an agent's vigil mcp works in the session of its\n"
+           "project (mcp- and a hash of the project's top directory), a person's vigil in\n"
+           "the same one when run in that project. The session this command would use\n"
+           "(marked *) comes first, with the project's directory.",
+           .opts = cli_sessions_opts},
+  .run = cli_sessions_run,
 };

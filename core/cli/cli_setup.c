@@ -29,14 +29,15 @@
 #include "cli/setup_harness.h"
 
 static const CliOpt cli_setup_opts[] = {
-  {"project", 0, NULL, false, "the project's own files (default inside a project)"},
-  {"user", 0, NULL, false, "your own files, for every project (default elsewhere)"},
-  {"dry-run", 'n', NULL, false, "print the changes as a unified diff; write nothing"},
-  {"remove", 0, NULL, false, "take out what setup put in"},
-  {"yes", 'y', NULL, false,
-   "write your vigil config (the bundled one with the\n"
+  {.name = "project", .help = "the project's own files (default inside a project)"},
+  {.name = "user", .help = "your own files, for every project (default elsewhere)"},
+  {.name = "dry-run", .short_name = 'n',
+   .help = "print the changes as a unified diff; write nothing"},
+  {.name = "remove", .help = "take out what setup put in"},
+  {.name = "yes", .short_name = 'y',
+   .help = "write your vigil config (the bundled one with the\n"
    "project's commands allowed) without asking, if you have none"},
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* This executable's absolute path. */
@@ -211,15 +212,15 @@ cli_setup_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_setup = {
-  {"setup", "HARNESS", "set an agent harness up to use vigil",
-   "Set HARNESS (claude-code, codex, gemini, opencode, cursor, goose) up to use\n"
-   "vigil: its MCP server entry (this vigil's path, \"mcp\") and its hooks or\n"
-   "plugin (vigil hook HARNESS EVENT), merged into the files it has, every other\n"
-   "key kept; then which of the project's commands the engine's config allows.\n"
-   "--project writes the project's files (the default inside a project), --user\n"
-   "yours. A second run changes nothing; --remove takes out what setup put in.\n"
-   "A file that is not valid JSON, TOML or YAML is left as it is, and nothing is\n"
-   "written. docs/mcp.md has every file per harness.",
-   cli_setup_opts, 1, 1, false},
-  cli_setup_run,
+  .spec = {.name = "setup", .args = "HARNESS", .summary = "set an agent harness up to use vigil",
+           .about = "Set HARNESS (claude-code, codex, gemini, opencode, cursor, goose) up to use\n"
+           "vigil: its MCP server entry (this vigil's path, \"mcp\") and its hooks or\n"
+           "plugin (vigil hook HARNESS EVENT), merged into the files it has, every other\n"
+           "key kept; then which of the project's commands the engine's config allows.\n"
+           "--project writes the project's files (the default inside a project), --user\n"
+           "yours. A second run changes nothing; --remove takes out what setup put in.\n"
+           "A file that is not valid JSON, TOML or YAML is left as it is, and nothing is\n"
+           "written. docs/mcp.md has every file per harness.",
+           .opts = cli_setup_opts, .min_args = 1, .max_args = 1},
+  .run = cli_setup_run,
 };

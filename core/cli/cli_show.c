@@ -77,9 +77,9 @@ cli_show_state(StrBuf *out, const msgpack_object *m)
 /* --- list --------------------------------------------------------------- */
 
 static const CliOpt cli_list_opts[] = {
-  {"all", 'a', NULL, false, "include monitors that have ended"},
-  {"limit", 0, "N", false, "show at most N monitors, newest first (default 50)"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "all", .short_name = 'a', .help = "include monitors that have ended"},
+  {.name = "limit", .arg = "N", .help = "show at most N monitors, newest first (default 50)"},
+  {0},
 };
 
 /* The widest a COMMAND cell is: enough to tell "npm run dev" from "npm
@@ -274,24 +274,24 @@ cli_list_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_list = {
-  {"list", "", "list the session's monitors",
-   "List the session's running monitors (with --all, the ended ones too), newest\n"
-   "first: id, label, state, pid, uptime (how long its program has run, or ran:\n"
-   "since its last restart), restarts (--restart), CPU time, peak memory, lines,\n"
-   "matched lines, its command (cut at 32 columns) and the last line, cut to the\n"
-   "terminal's width. A program that ended and waits to start again is shown as\n"
-   "\"restarting\". The session is --session, else $VIGIL_SESSION, else the\n"
-   "project's this directory is in: the one vigil mcp started there works in, so\n"
-   "an agent's monitors are listed.\n"
-   "vigil sessions lists every session and its monitors. vigil ps and vigil ls are\n"
-   "other names for it.",
-   cli_list_opts, 0, 0, false},
-  cli_list_run,
+  .spec = {.name = "list", .args = "", .summary = "list the session's monitors",
+           .about = "List the session's running monitors (with --all, the ended ones too), newest\n"
+           "first: id, label, state, pid, uptime (how long its program has run, or ran:\n"
+           "since its last restart), restarts (--restart), CPU time, peak memory, lines,\n"
+           "matched lines, its command (cut at 32 columns) and the last line, cut to the\n"
+           "terminal's width. A program that ended and waits to start again is shown as\n"
+           "\"restarting\". The session is --session, else $VIGIL_SESSION, else the\n"
+           "project's this directory is in: the one vigil mcp started there works in, so\n"
+           "an agent's monitors are listed.\n"
+           "vigil sessions lists every session and its monitors. vigil ps and vigil ls are\n"
+           "other names for it.",
+           .opts = cli_list_opts},
+  .run = cli_list_run,
 };
 
 /* --- status ------------------------------------------------------------- */
 
-static const CliOpt cli_no_opts[] = {{NULL, 0, NULL, false, NULL}};
+static const CliOpt cli_no_opts[] = {{0}};
 
 /* Prints "  key          value" for the text at key of m, when present. */
 static void
@@ -308,10 +308,10 @@ cli_status_text(const char *title, const msgpack_object *m, const char *key)
 }
 
 static const CliOpt cli_status_opts[] = {
-  {"show-start", 0, NULL, false,
-   "also show how it was started: its command, cwd and env names\n(the values hidden)"},
-  {"show-env", 0, NULL, false, "as --show-start, with the env values (they may be secrets)"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "show-start",
+   .help = "also show how it was started: its command, cwd and env names\n(the values hidden)"},
+  {.name = "show-env", .help = "as --show-start, with the env values (they may be secrets)"},
+  {0},
 };
 
 /* Appends the text s (len bytes: a word of a command, a name) made safe for
@@ -466,20 +466,20 @@ cli_status_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_status = {
-  {"status", "ID", "show one monitor in detail",
-   "Show one monitor: its state and how it ended, mode, pid, times, line and\n"
-   "notification counts, bytes written, resource usage and its last line. How it\n"
-   "was started (its command and env, which may hold secrets) only on asking:\n"
-   "--show-start, or --show-env for the env values too.",
-   cli_status_opts, 1, 1, false},
-  cli_status_run,
+  .spec = {.name = "status", .args = "ID", .summary = "show one monitor in detail",
+           .about = "Show one monitor: its state and how it ended, mode, pid, times, line and\n"
+           "notification counts, bytes written, resource usage and its last line. How it\n"
+           "was started (its command and env, which may hold secrets) only on asking:\n"
+           "--show-start, or --show-env for the env values too.",
+           .opts = cli_status_opts, .min_args = 1, .max_args = 1},
+  .run = cli_status_run,
 };
 
 /* --- events ------------------------------------------------------------- */
 
 static const CliOpt cli_events_opts[] = {
-  {"since", 0, "N", false, "only the events after event id N"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "since", .arg = "N", .help = "only the events after event id N"},
+  {0},
 };
 
 static int
@@ -517,25 +517,27 @@ cli_events_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_events = {
-  {"events", "ID", "show a monitor's event log",
-   "Print a monitor's event log (started, matches, how it ended), one event a line,\n"
-   "as the engine renders it: [id] time type details.",
-   cli_events_opts, 1, 1, false},
-  cli_events_run,
+  .spec = {.name = "events", .args = "ID", .summary = "show a monitor's event log",
+           .about =
+           "Print a monitor's event log (started, matches, how it ended), one event a line,\n"
+           "as the engine renders it: [id] time type details.",
+           .opts = cli_events_opts, .min_args = 1, .max_args = 1},
+  .run = cli_events_run,
 };
 
 /* --- logs --------------------------------------------------------------- */
 
 static const CliOpt cli_logs_opts[] = {
-  {"stdout", 0, NULL, false, "only the stdout capture (written to stdout)"},
-  {"stderr", 0, NULL, false, "only the stderr capture (written to stdout)"},
-  {"offset", 0, "N", false, "start at absolute byte N of the stream (default 0)"},
-  {"limit", 0, "N", false, "at most N bytes of each stream"},
-  {"tail", 'n', "N", false, "only the last N lines of each stream (with -f, of each\nmonitor)"},
-  {"follow", 'f', NULL, false,
-   "follow every running monitor's lines, each after its\nlabel, interleaved as they come "
+  {.name = "stdout", .help = "only the stdout capture (written to stdout)"},
+  {.name = "stderr", .help = "only the stderr capture (written to stdout)"},
+  {.name = "offset", .arg = "N", .help = "start at absolute byte N of the stream (default 0)"},
+  {.name = "limit", .arg = "N", .help = "at most N bytes of each stream"},
+  {.name = "tail", .short_name = 'n', .arg = "N",
+   .help = "only the last N lines of each stream (with -f, of each\nmonitor)"},
+  {.name = "follow", .short_name = 'f',
+   .help = "follow every running monitor's lines, each after its\nlabel, interleaved as they come "
    "(with ID: that one,\nuntil it ends)"},
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* Bytes asked for per call, well under the engine's per-connection output
@@ -711,15 +713,16 @@ cli_logs_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_logs = {
-  {"logs", "[ID]", "write a monitor's raw captured bytes",
-   "Write the bytes a monitor's process wrote, exactly as written (colours and all),\n"
-   "from the engine's capture (the last monitor.capture_max_bytes of each stream).\n"
-   "Without --stdout or --stderr, its stdout goes to stdout and its stderr to stderr.\n"
-   "--tail N keeps the last N lines of each. With -f, every running monitor's lines\n"
-   "(ANSI escapes removed) after its label, interleaved as they come, monitors\n"
-   "started later too, until Ctrl-C or the engine's end; with an ID, that one's.",
-   cli_logs_opts, 0, 1, false},
-  cli_logs_run,
+  .spec = {.name = "logs", .args = "[ID]", .summary = "write a monitor's raw captured bytes",
+           .about =
+           "Write the bytes a monitor's process wrote, exactly as written (colours and all),\n"
+           "from the engine's capture (the last monitor.capture_max_bytes of each stream).\n"
+           "Without --stdout or --stderr, its stdout goes to stdout and its stderr to stderr.\n"
+           "--tail N keeps the last N lines of each. With -f, every running monitor's lines\n"
+           "(ANSI escapes removed) after its label, interleaved as they come, monitors\n"
+           "started later too, until Ctrl-C or the engine's end; with an ID, that one's.",
+           .opts = cli_logs_opts, .max_args = 1},
+  .run = cli_logs_run,
 };
 
 /* --- __complete-ids (for the shell completions) -------------------------- */
@@ -767,10 +770,12 @@ cli_complete_ids_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_complete_ids = {
-  {"__complete-ids", "", "the ids and labels of the session's monitors, for completion",
-   "Print the session's monitor ids, then their labels, one a line (ended ones too),\n"
-   "and nothing at all when the engine cannot be reached: what the shell completions\n"
-   "offer for an ID.",
-   cli_no_opts, 0, 0, false},
-  cli_complete_ids_run,
+  .spec = {.name = "__complete-ids", .args = "",
+           .summary = "the ids and labels of the session's monitors, for completion",
+           .about =
+           "Print the session's monitor ids, then their labels, one a line (ended ones too),\n"
+           "and nothing at all when the engine cannot be reached: what the shell completions\n"
+           "offer for an ID.",
+           .opts = cli_no_opts},
+  .run = cli_complete_ids_run,
 };

@@ -144,49 +144,55 @@ cli_start_stop_wait_ms(bool has_grace, uint64_t grace)
 /* --- start -------------------------------------------------------------- */
 
 static const CliOpt cli_start_opts[] = {
-  {"label", 0, "L", false, "a name shown in notifications and lists instead of the command"},
-  {"description", 0, "TEXT", false, "a note kept with the monitor (status shows it)"},
-  {"pattern", 'e', "PATTERN", true,
-   "a PCRE2 pattern; a line it matches is a match (the first\n"
+  {.name = "label", .arg = "L",
+   .help = "a name shown in notifications and lists instead of the command"},
+  {.name = "description", .arg = "TEXT", .help = "a note kept with the monitor (status shows it)"},
+  {.name = "pattern", .short_name = 'e', .arg = "PATTERN", .repeat = true,
+   .help = "a PCRE2 pattern; a line it matches is a match (the first\n"
    "pattern in order that matches wins). Without any: the\n"
    "engine's built-in crash patterns (docs/crash-patterns.md)"},
-  {"no-patterns", 0, NULL, false,
-   "match nothing (patterns: []): with --notify auto, every\nline is delivered"},
-  {"no-incidents", 0, NULL, false,
-   "every matching line on its own: no traces gathered into\n"
+  {.name = "no-patterns",
+   .help = "match nothing (patterns: []): with --notify auto, every\nline is delivered"},
+  {.name = "no-incidents",
+   .help = "every matching line on its own: no traces gathered into\n"
    "incidents, no coalescing of repeats (docs/incidents.md)"},
-  {"envelope", 0, "readable|compact", false,
-   "the frame of its notifications (default: the engine's\nenvelope.style)"},
-  {"streams", 0, "both|stdout|stderr", false, "the streams patterns apply to (default both)"},
-  {"notify", 0, "auto|matches|lines|exit|none", false,
-   "what the session is told: matches (incidents), every line,\n"
+  {.name = "envelope", .arg = "readable|compact",
+   .help = "the frame of its notifications (default: the engine's\nenvelope.style)"},
+  {.name = "streams", .arg = "both|stdout|stderr",
+   .help = "the streams patterns apply to (default both)"},
+  {.name = "notify", .arg = "auto|matches|lines|exit|none",
+   .help = "what the session is told: matches (incidents), every line,\n"
    "only the end, nothing (default auto: lines with\n"
    "--no-patterns, else matches)"},
-  {"mode", 0, "idle|live_safe", false, "how notifications are delivered (default idle)"},
-  {"policy", 0, "NAME", false,
+  {.name = "mode", .arg = "idle|live_safe",
+   .help = "how notifications are delivered (default idle)"},
+  {.name = "policy", .arg = "NAME",
+   .help =
    "the Lua policy that words and routes its notifications\n(default: the engine's configured one)"},
-  {"idle-timeout", 0, "DURATION", false,
-   "stop it when neither stream has written a byte for this\nlong (at most 1h)"},
-  {"timeout", 0, "DURATION", false,
+  {.name = "idle-timeout", .arg = "DURATION",
+   .help = "stop it when neither stream has written a byte for this\nlong (at most 1h)"},
+  {.name = "timeout", .arg = "DURATION",
+   .help =
    "stop it after this long (default and most: the engine's\nmonitor.max_runtime_ms, 30m unless "
    "configured)"},
-  {"persistent", 0, NULL, false, "no runtime cap (when the engine allows it)"},
-  {"restart", 0, "no|on-failure|always", false,
-   "start it again when it ends by itself: on-failure (a\n"
+  {.name = "persistent", .help = "no runtime cap (when the engine allows it)"},
+  {.name = "restart", .arg = "no|on-failure|always",
+   .help = "start it again when it ends by itself: on-failure (a\n"
    "status other than 0, or a signal), always; never after\n"
    "vigil stop or a cap (default no)"},
-  {"max-restarts", 0, "N", false,
-   "restarts in a row before it gives up (1..100, default 5);\n"
+  {.name = "max-restarts", .arg = "N",
+   .help = "restarts in a row before it gives up (1..100, default 5);\n"
    "a run of 60s or more starts a new row"},
-  {"restart-backoff", 0, "DURATION", false,
-   "the delay before the first restart of a row (default 1s),\n"
+  {.name = "restart-backoff", .arg = "DURATION",
+   .help = "the delay before the first restart of a row (default 1s),\n"
    "doubled for each next one up to 60s"},
   CLI_START_PROCESS_OPTS,
-  {"wait-for", 0, "REGEX", false,
+  {.name = "wait-for", .arg = "REGEX",
+   .help =
    "then wait until a line matches REGEX (PCRE2, as -e) and\nprint it; exit 1 with its last "
    "lines if it ends first or\nthe wait times out"},
-  {"wait-timeout", 0, "DURATION", false, "how long --wait-for waits (default 60s)"},
-  {NULL, 0, NULL, false, NULL},
+  {.name = "wait-timeout", .arg = "DURATION", .help = "how long --wait-for waits (default 60s)"},
+  {0},
 };
 
 int
@@ -323,22 +329,25 @@ cli_start_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_start = {
-  {"start", "-- CMD [ARGS...]", "start a command in the background as a monitor",
-   "Start CMD in the background, watched by the engine, and print its monitor id.\n"
-   "Everything after \"--\" is the command, word for word. It belongs to the session\n"
-   "(see --session) and keeps running after this command returns. With --wait-for,\n"
-   "return only once it printed a matching line (shown on stderr).",
-   cli_start_opts, 0, 0, true},
-  cli_start_run,
+  .spec = {.name = "start", .args = "-- CMD [ARGS...]",
+           .summary = "start a command in the background as a monitor",
+           .about = "Start CMD in the background, watched by the engine, and print its monitor id.\n"
+           "Everything after \"--\" is the command, word for word. It belongs to the session\n"
+           "(see --session) and keeps running after this command returns. With --wait-for,\n"
+           "return only once it printed a matching line (shown on stderr).",
+           .opts = cli_start_opts, .command = true},
+  .run = cli_start_run,
 };
 
 /* --- stop --------------------------------------------------------------- */
 
 static const CliOpt cli_stop_opts[] = {
-  {"signal", 0, "SIG", false, "the signal to send first: TERM, SIGINT, 9, ... (default SIGTERM)"},
-  {"grace", 0, "DURATION", false,
+  {.name = "signal", .arg = "SIG",
+   .help = "the signal to send first: TERM, SIGINT, 9, ... (default SIGTERM)"},
+  {.name = "grace", .arg = "DURATION",
+   .help =
    "how long to wait before SIGKILL, at most 10m (default:\nthe engine's monitor.kill_grace_ms)"},
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* A stop of monitor id that the engine refused as already_exited: the
@@ -427,11 +436,12 @@ cli_stop_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_stop = {
-  {"stop", "ID", "stop a monitor",
-   "Stop a monitor: send its process group the signal, then SIGKILL to whatever is\n"
-   "left after the grace. Prints how it ended. Stopping a stopped monitor, or one\n"
-   "that already ended, is fine: a note says so, exit status 0.",
-   cli_stop_opts, 1, 1, false},
-  cli_stop_run,
+  .spec = {.name = "stop", .args = "ID", .summary = "stop a monitor",
+           .about =
+           "Stop a monitor: send its process group the signal, then SIGKILL to whatever is\n"
+           "left after the grace. Prints how it ended. Stopping a stopped monitor, or one\n"
+           "that already ended, is fine: a note says so, exit status 0.",
+           .opts = cli_stop_opts, .min_args = 1, .max_args = 1},
+  .run = cli_stop_run,
 };
 

@@ -16,9 +16,9 @@
 #include "pipeline/notification.h"
 #include "base/utf8.h"
 
-/* A row whose value start_request_read settles itself (no slot). */
-#define NO_SLOT SIZE_MAX
-#define SLOT(f) offsetof(StartRequest, f)
+/* A row's slot (MonitorField.slot): where in a StartRequest its value lands,
+ * one past the offset so that a row without one (0) says nothing. */
+#define SLOT(f) (offsetof(StartRequest, f) + 1)
 
 _Static_assert(sizeof(MatchStreams) == sizeof(int) && sizeof(NotifyMode) == sizeof(int) &&
                    sizeof(DeliveryMode) == sizeof(int) && sizeof(EnvelopeStyle) == sizeof(int) &&
@@ -28,130 +28,120 @@ _Static_assert(sizeof(MatchStreams) == sizeof(int) && sizeof(NotifyMode) == size
 #define ALL (kFormStart | kFormRun | kFormConfig)
 #define WATCH (kFormStart | kFormConfig)
 
-/* Where each row's value goes; parallel to monitor_fields (same order). */
-static const size_t monitor_field_slots[] = {
-  NO_SLOT,                      /* session */
-  NO_SLOT,                      /* group */
-  NO_SLOT,                      /* autostart */
-  NO_SLOT,                      /* command */
-  NO_SLOT,                      /* argv */
-  SLOT(shell),
-  SLOT(label),
-  SLOT(description),
-  SLOT(cwd),
-  SLOT(env),
-  SLOT(env_denied),
-  SLOT(line_buffered),
-  NO_SLOT,                      /* patterns */
-  NO_SLOT,                      /* match_pattern */
-  SLOT(match_streams),
-  SLOT(notify),
-  SLOT(incidents),
-  SLOT(envelope),
-  SLOT(mode),
-  SLOT(policy),
-  SLOT(timeout_ms),
-  SLOT(persistent),
-  SLOT(idle_timeout_ms),
-  SLOT(restart),
-  SLOT(max_restarts),
-  SLOT(restart_backoff_ms),
-  SLOT(memory_limit),
-  SLOT(cpu_limit),
-  NO_SLOT,                      /* stdin */
-  NO_SLOT,                      /* timeout_s */
-  NO_SLOT,                      /* stdout_lines */
-  NO_SLOT,                      /* background */
-};
-
 const char *const start_env_denied_names[] = {"refuse", "drop", NULL};
 
 const MonitorField monitor_fields[] = {
-  {"session", kFieldString, kFormConfig, true, true, 0, 0, NULL, NULL, "",
-   "engine", "the (pinned) session the monitor starts in; on the wire every call's `session`"},
-  {"group", kFieldString, kFormConfig, true, true, 0, 64, NULL, NULL, "none",
-   "engine", "a name of A-Z a-z 0-9 . _ -: the entry starts with its group (group_up, `vigil "
-   "up`), not at boot; needs a label, unique in the group"},
-  {"autostart", kFieldBool, kFormConfig, true, false, 0, 0, NULL, NULL, "false",
-   "engine", "with group: start at boot as well"},
-  {"command", kFieldString, ALL, false, true, 0, 65536, NULL, NULL, "",
-   "gate", "split like a POSIX shell splits words, without a shell; exactly one of command and argv"},
-  {"argv", kFieldStrings, ALL, false, false, 0, 4096, NULL, NULL, "",
-   "gate", "the program and its arguments, each at most 65536 bytes; argv[0] non-empty"},
-  {"shell", kFieldBool, ALL, false, false, 0, 0, NULL, NULL, "false",
-   "gate", "run `/bin/sh -c COMMAND` (needs command and monitor.allow_shell)"},
-  {"label", kFieldText, ALL, false, true, 0, MONITOR_LABEL_MAX, NULL, NULL, "the monitor id",
-   "monitor", "shown in notifications instead of the command"},
-  {"description", kFieldText, WATCH, false, false, 0, MONITOR_DESCRIPTION_MAX, NULL, NULL, "none",
-   "monitor", "shown by list and status"},
-  {"cwd", kFieldString, ALL, false, true, 0, 4096, NULL, NULL, "the engine's cwd",
-   "engine", "the directory the child runs in, checked against monitor.workspace_roots"},
-  {"env", kFieldEnv, ALL, false, false, 0, 1024, NULL, NULL, "none",
-   "proc", "variables set on top of what monitor.env_inherit passes (monitor.env_deny applies)"},
-  {"env_denied", kFieldChoice, ALL, false, false, 0, 0, NULL,
-   start_env_denied_names, "refuse", "engine", "what a name of env that monitor.env_deny "
-   "refuses does: refuse the start (denied), or drop it and name it in the result's note "
-   "(a config monitor's: in the log)"},
-  {"line_buffered", kFieldBool, ALL, false, false, 0, 0, NULL, NULL, "monitor.line_buffered",
-   "proc", "make the child's stdout line-buffered: PYTHONUNBUFFERED=1 and, where coreutils' "
-   "libstdbuf is installed, LD_PRELOAD of it with _STDBUF_O=L (the start's env wins); false: "
-   "the program buffers as it would without a terminal"},
+  {.name = "session", .kind = kFieldString, .forms = kFormConfig, .by_form = true, .nonempty = true,
+   .fallback = "", .consumer = "engine",
+   .doc = "the (pinned) session the monitor starts in; on the wire every call's `session`"},
+  {.name = "group", .kind = kFieldString, .forms = kFormConfig, .by_form = true, .nonempty = true,
+   .max = 64, .fallback = "none", .consumer = "engine",
+   .doc = "a name of A-Z a-z 0-9 . _ -: the entry starts with its group (group_up, `vigil up`), "
+     "not at boot; needs a label, unique in the group"},
+  {.name = "autostart", .kind = kFieldBool, .forms = kFormConfig, .by_form = true,
+   .fallback = "false", .consumer = "engine", .doc = "with group: start at boot as well"},
+  {.name = "command", .kind = kFieldString, .forms = ALL, .nonempty = true, .max = 65536,
+   .fallback = "", .consumer = "gate",
+   .doc = "split like a POSIX shell splits words, without a shell; exactly one of command and argv"},
+  {.name = "argv", .kind = kFieldStrings, .forms = ALL, .max = 4096, .fallback = "",
+   .consumer = "gate",
+   .doc = "the program and its arguments, each at most 65536 bytes; argv[0] non-empty"},
+  {.name = "shell", .kind = kFieldBool, .forms = ALL, .slot = SLOT(shell), .fallback = "false",
+   .consumer = "gate", .doc = "run `/bin/sh -c COMMAND` (needs command and monitor.allow_shell)"},
+  {.name = "label", .kind = kFieldText, .forms = ALL, .slot = SLOT(label), .nonempty = true,
+   .max = MONITOR_LABEL_MAX, .fallback = "the monitor id", .consumer = "monitor",
+   .doc = "shown in notifications instead of the command"},
+  {.name = "description", .kind = kFieldText, .forms = WATCH, .slot = SLOT(description),
+   .max = MONITOR_DESCRIPTION_MAX, .fallback = "none", .consumer = "monitor",
+   .doc = "shown by list and status"},
+  {.name = "cwd", .kind = kFieldString, .forms = ALL, .slot = SLOT(cwd), .nonempty = true,
+   .max = 4096, .fallback = "the engine's cwd", .consumer = "engine",
+   .doc = "the directory the child runs in, checked against monitor.workspace_roots"},
+  {.name = "env", .kind = kFieldEnv, .forms = ALL, .slot = SLOT(env), .max = 1024,
+   .fallback = "none", .consumer = "proc",
+   .doc = "variables set on top of what monitor.env_inherit passes (monitor.env_deny applies)"},
+  {.name = "env_denied", .kind = kFieldChoice, .forms = ALL, .slot = SLOT(env_denied),
+   .choices = start_env_denied_names, .fallback = "refuse", .consumer = "engine",
+   .doc = "what a name of env that monitor.env_deny refuses does: refuse the start (denied), or "
+     "drop it and name it in the result's note (a config monitor's: in the log)"},
+  {.name = "line_buffered", .kind = kFieldBool, .forms = ALL, .slot = SLOT(line_buffered),
+   .fallback = "monitor.line_buffered", .consumer = "proc",
+   .doc = "make the child's stdout line-buffered: PYTHONUNBUFFERED=1 and, where coreutils' "
+     "libstdbuf is installed, LD_PRELOAD of it with _STDBUF_O=L (the start's env wins); false: "
+     "the program buffers as it would without a terminal"},
   /* The matcher bounds patterns as it compiles them (monitor.max_patterns,
    * monitor.pattern_max_length: limit_exceeded, invalid_pattern). */
-  {"patterns", kFieldStrings, WATCH, false, false, 0, 0, NULL, NULL,
-   "the built-in crash patterns", "match", "PCRE2 patterns, at most monitor.max_patterns of at "
-   "most monitor.pattern_max_length bytes; the first that matches a line wins; [] matches "
-   "nothing (docs/crash-patterns.md lists the built-in set)"},
-  {"match_pattern", kFieldString, WATCH, false, false, 0, 0, NULL, NULL,
-   "none", "match", "one pattern, the same as patterns: [it]; not together with patterns"},
-  {"match_streams", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_streams_names, "both",
-   "monitor", "which streams patterns apply to"},
-  {"notify", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_notify_names, "auto",
-   "monitor", "what produces a notification"},
-  {"incidents", kFieldBool, WATCH, false, false, 0, 0, NULL, NULL, "true",
-   "monitor", "gather a matching line and its trace into one incident, and coalesce repeats "
-   "by fingerprint (docs/incidents.md); false: every matching line on its own"},
-  {"envelope", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_envelope_names,
-   "envelope.style", "deliver", "the built-in frame: readable, or compact (the same guarantees "
-   "in fewer bytes)"},
-  {"mode", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_mode_names, "idle",
-   "session", "live_safe interrupts a turn (needs monitor.live_mode_enabled)"},
-  {"policy", kFieldString, WATCH, false, true, 0, 256, NULL, NULL, "the config's policy",
-   "deliver", "the policy that words (and may gate) this monitor's notifications"},
-  {"timeout_ms", kFieldUint, WATCH, false, false, 1, 0, "monitor.max_runtime_ms", NULL,
-   "monitor.max_runtime_ms", "monitor", "runtime cap; not together with persistent"},
-  {"persistent", kFieldBool, WATCH, false, false, 0, 0, NULL, NULL, "false",
-   "monitor", "no runtime cap (needs monitor.allow_persistent)"},
-  {"idle_timeout_ms", kFieldUint, WATCH, false, false, 0, MONITOR_IDLE_TIMEOUT_MAX_MS, NULL, NULL,
-   "0 (off)", "monitor", "stop when neither stream produced a byte for this long"},
-  {"restart", kFieldChoice, WATCH, false, false, 0, 0, NULL, monitor_restart_names, "no",
-   "monitor", "start the program again when it ends by itself: on-failure (a status other "
-   "than 0, or a signal vigil did not send) or always; never after stop, the runtime cap, "
-   "the idle timeout or overload"},
-  {"max_restarts", kFieldUint, WATCH, false, false, 1, MONITOR_MAX_RESTARTS_MAX, NULL, NULL,
-   "5", "monitor", "restarts in a row before the monitor ends with the last exit; a run of "
-   "60 s or more starts a new row"},
-  {"restart_backoff_ms", kFieldUint, WATCH, false, false, 0, MONITOR_RESTART_BACKOFF_MAX_MS,
-   NULL, NULL, "1000", "monitor", "the delay before the first restart of a row, doubled for "
-   "each next one up to 60 s (or this, if longer)"},
-  {"memory_limit", kFieldUint, ALL, false, false, 1, INT64_MAX, NULL, NULL, "none",
-   "proc", "bytes, at least 1 MiB: the cgroup's memory.max, else RLIMIT_AS"},
-  {"cpu_limit", kFieldNumber, ALL, false, false, 0, 4096, NULL, NULL, "none",
-   "proc", "cores (above 0.001, at most the machine's): cgroup cpu.max, else a duty cycle"},
-  {"stdin", kFieldBytes, kFormRun, true, false, 0, 0, "rpc.max_message_bytes", NULL, "none",
-   "process_run", "bytes written to the child's stdin, which is then closed"},
-  {"timeout_s", kFieldUint, kFormRun, true, false, 1, 3600, NULL, NULL, "300",
-   "process_run", "runtime cap in seconds"},
-  {"stdout_lines", kFieldUint, kFormRun, true, false, 0, 10000, NULL, NULL, "100",
-   "process_run", "lines of each stream in the answer's summaries"},
-  {"background", kFieldBool, kFormRun, true, false, 0, 0, NULL, NULL, "false",
-   "process_run", "answer at once and notify when it ends"},
-  {NULL, 0, 0, false, false, 0, 0, NULL, NULL, NULL, NULL, NULL},
+  {.name = "patterns", .kind = kFieldStrings, .forms = WATCH,
+   .fallback = "the built-in crash patterns", .consumer = "match",
+   .doc = "PCRE2 patterns, at most monitor.max_patterns of at most monitor.pattern_max_length "
+     "bytes; the first that matches a line wins; [] matches nothing (docs/crash-patterns.md lists "
+     "the built-in set)"},
+  {.name = "match_pattern", .kind = kFieldString, .forms = WATCH, .fallback = "none",
+   .consumer = "match",
+   .doc = "one pattern, the same as patterns: [it]; not together with patterns"},
+  {.name = "match_streams", .kind = kFieldChoice, .forms = WATCH, .slot = SLOT(match_streams),
+   .choices = monitor_streams_names, .fallback = "both", .consumer = "monitor",
+   .doc = "which streams patterns apply to"},
+  {.name = "notify", .kind = kFieldChoice, .forms = WATCH, .slot = SLOT(notify),
+   .choices = monitor_notify_names, .fallback = "auto", .consumer = "monitor",
+   .doc = "what produces a notification"},
+  {.name = "incidents", .kind = kFieldBool, .forms = WATCH, .slot = SLOT(incidents),
+   .fallback = "true", .consumer = "monitor",
+   .doc = "gather a matching line and its trace into one incident, and coalesce repeats by "
+     "fingerprint (docs/incidents.md); false: every matching line on its own"},
+  {.name = "envelope", .kind = kFieldChoice, .forms = WATCH, .slot = SLOT(envelope),
+   .choices = monitor_envelope_names, .fallback = "envelope.style", .consumer = "deliver",
+   .doc = "the built-in frame: readable, or compact (the same guarantees in fewer bytes)"},
+  {.name = "mode", .kind = kFieldChoice, .forms = WATCH, .slot = SLOT(mode),
+   .choices = monitor_mode_names, .fallback = "idle", .consumer = "session",
+   .doc = "live_safe interrupts a turn (needs monitor.live_mode_enabled)"},
+  {.name = "policy", .kind = kFieldString, .forms = WATCH, .slot = SLOT(policy), .nonempty = true,
+   .max = 256, .fallback = "the config's policy", .consumer = "deliver",
+   .doc = "the policy that words (and may gate) this monitor's notifications"},
+  {.name = "timeout_ms", .kind = kFieldUint, .forms = WATCH, .slot = SLOT(timeout_ms), .min = 1,
+   .max_setting = "monitor.max_runtime_ms", .fallback = "monitor.max_runtime_ms",
+   .consumer = "monitor", .doc = "runtime cap; not together with persistent"},
+  {.name = "persistent", .kind = kFieldBool, .forms = WATCH, .slot = SLOT(persistent),
+   .fallback = "false", .consumer = "monitor",
+   .doc = "no runtime cap (needs monitor.allow_persistent)"},
+  {.name = "idle_timeout_ms", .kind = kFieldUint, .forms = WATCH, .slot = SLOT(idle_timeout_ms),
+   .max = MONITOR_IDLE_TIMEOUT_MAX_MS, .fallback = "0 (off)", .consumer = "monitor",
+   .doc = "stop when neither stream produced a byte for this long"},
+  {.name = "restart", .kind = kFieldChoice, .forms = WATCH, .slot = SLOT(restart),
+   .choices = monitor_restart_names, .fallback = "no", .consumer = "monitor",
+   .doc = "start the program again when it ends by itself: on-failure (a status other than 0, or "
+     "a signal vigil did not send) or always; never after stop, the runtime cap, the idle timeout "
+     "or overload"},
+  {.name = "max_restarts", .kind = kFieldUint, .forms = WATCH, .slot = SLOT(max_restarts), .min = 1,
+   .max = MONITOR_MAX_RESTARTS_MAX, .fallback = "5", .consumer = "monitor",
+   .doc = "restarts in a row before the monitor ends with the last exit; a run of 60 s or more "
+     "starts a new row"},
+  {.name = "restart_backoff_ms", .kind = kFieldUint, .forms = WATCH,
+   .slot = SLOT(restart_backoff_ms), .max = MONITOR_RESTART_BACKOFF_MAX_MS, .fallback = "1000",
+   .consumer = "monitor",
+   .doc = "the delay before the first restart of a row, doubled for each next one up to 60 s (or "
+     "this, if longer)"},
+  {.name = "memory_limit", .kind = kFieldUint, .forms = ALL, .slot = SLOT(memory_limit), .min = 1,
+   .max = INT64_MAX, .fallback = "none", .consumer = "proc",
+   .doc = "bytes, at least 1 MiB: the cgroup's memory.max, else RLIMIT_AS"},
+  {.name = "cpu_limit", .kind = kFieldNumber, .forms = ALL, .slot = SLOT(cpu_limit), .max = 4096,
+   .fallback = "none", .consumer = "proc",
+   .doc = "cores (above 0.001, at most the machine's): cgroup cpu.max, else a duty cycle"},
+  {.name = "stdin", .kind = kFieldBytes, .forms = kFormRun, .by_form = true,
+   .max_setting = "rpc.max_message_bytes", .fallback = "none", .consumer = "process_run",
+   .doc = "bytes written to the child's stdin, which is then closed"},
+  {.name = "timeout_s", .kind = kFieldUint, .forms = kFormRun, .by_form = true, .min = 1,
+   .max = 3600, .fallback = "300", .consumer = "process_run", .doc = "runtime cap in seconds"},
+  {.name = "stdout_lines", .kind = kFieldUint, .forms = kFormRun, .by_form = true, .max = 10000,
+   .fallback = "100", .consumer = "process_run",
+   .doc = "lines of each stream in the answer's summaries"},
+  {.name = "background", .kind = kFieldBool, .forms = kFormRun, .by_form = true,
+   .fallback = "false", .consumer = "process_run", .doc = "answer at once and notify when it ends"},
+  {0},
 };
 
-#define MONITOR_FIELD_COUNT (sizeof monitor_field_slots / sizeof monitor_field_slots[0])
-_Static_assert(MONITOR_FIELD_COUNT + 1 == sizeof monitor_fields / sizeof monitor_fields[0],
-               "one slot per field");
+/* The rows, less the terminator. */
+#define MONITOR_FIELD_COUNT (sizeof monitor_fields / sizeof monitor_fields[0] - 1)
 
 /* The longest argv entry. */
 #define MONITOR_FIELD_ENTRY_MAX 65536
@@ -450,10 +440,10 @@ start_request_read(const FieldSource *src, unsigned form, const VigilSettings *s
     const MonitorField *f = &monitor_fields[i];
     if (!(f->forms & form) || f->by_form)
       continue;
-    if (monitor_field_slots[i] == NO_SLOT)
+    if (f->slot == 0)
       rc = monitor_fields_read_special(src, f, settings, req, &sc, err);
     else
-      rc = monitor_fields_read_slot(src, f, settings, (char *)req + monitor_field_slots[i], err);
+      rc = monitor_fields_read_slot(src, f, settings, (char *)req + f->slot - 1, err);
     if (rc == 1 && strcmp(f->name, "timeout_ms") == 0)
       sc.has_timeout = true;
     if (rc == 1 && strcmp(f->name, "incidents") == 0)

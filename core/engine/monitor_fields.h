@@ -100,10 +100,15 @@ typedef enum {
   kFieldBytes,             /* raw bytes (str or bin) */
 } FieldKind;
 
+/* A row, written with named fields (`.name = ..., .kind = ...`); a field
+ * left out is 0, NULL or false. */
 typedef struct {
   const char *name;
   FieldKind kind;
   unsigned forms;          /* kForm* that accept it */
+  size_t slot;             /* where start_request_read stores the value: its offset in
+                              StartRequest plus one; 0: the reader's own rules settle it
+                              (command, argv, patterns, ...) */
   bool by_form;            /* read by the form's own code, not start_request_read
                               (process_run's call options, a config entry's session) */
   bool nonempty;           /* strings: "" is refused */

@@ -28,15 +28,18 @@
 #include "mcp/mcp_tools.h"
 
 static const CliOpt cli_mcp_opts[] = {
-  {"profile", 0, "NAME[,NAME]", true,
-   "which tools to list: vigil (default), watch_process, process,\nmonitor, hermes"},
-  {"delivery", 0, "MODE", false,
+  {.name = "profile", .arg = "NAME[,NAME]", .repeat = true,
+   .help = "which tools to list: vigil (default), watch_process, process,\nmonitor, hermes"},
+  {.name = "delivery", .arg = "MODE",
+   .help =
    "how notifications reach the model: auto (default: pushed,\nand with the next tool result), channel, piggyback or poll"},
-  {"tool-names", 0, "STYLE", false, "exact (default) or underscore (process_run for process.run)"},
-  {"no-spawn", 0, NULL, false, "do not start an engine when none answers"},
-  {"config", 0, "FILE", false,
+  {.name = "tool-names", .arg = "STYLE",
+   .help = "exact (default) or underscore (process_run for process.run)"},
+  {.name = "no-spawn", .help = "do not start an engine when none answers"},
+  {.name = "config", .arg = "FILE",
+   .help =
    "the config a started engine gets (default: $VIGIL_CONFIG,\n~/.config/vigil/vigil.lua, else the bundled one)"},
-  {NULL, 0, NULL, false, NULL},
+  {0},
 };
 
 /* --profile values into the server's profile bits. */
@@ -161,15 +164,17 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
 }
 
 const CliCommand cli_cmd_mcp = {
-  {"mcp", "", "serve vigil's tools to an agent harness over MCP (stdio)",
-   "Run an MCP server on stdin and stdout for an agent harness (Claude Code, Codex\n"
-   "CLI, Gemini CLI, ...), as a client of the engine: it connects to the socket,\n"
-   "starting an engine when none answers, and works in a named session (--session,\n"
-   "else $VIGIL_SESSION, else the project's: mcp- and a hash of the project's top\n"
-   "directory, the session vigil and vigil hook use there too) that a restarted\n"
-   "harness resumes, so no notification is lost or given twice. When the engine\n"
-   "restarts or crashes it reconnects (for up to 30 s) and goes on. docs/mcp.md has\n"
-   "the set-up per harness.",
-   cli_mcp_opts, 0, 0, false},
-  cli_mcp_run,
+  .spec = {.name = "mcp", .args = "",
+           .summary = "serve vigil's tools to an agent harness over MCP (stdio)",
+           .about =
+           "Run an MCP server on stdin and stdout for an agent harness (Claude Code, Codex\n"
+           "CLI, Gemini CLI, ...), as a client of the engine: it connects to the socket,\n"
+           "starting an engine when none answers, and works in a named session (--session,\n"
+           "else $VIGIL_SESSION, else the project's: mcp- and a hash of the project's top\n"
+           "directory, the session vigil and vigil hook use there too) that a restarted\n"
+           "harness resumes, so no notification is lost or given twice. When the engine\n"
+           "restarts or crashes it reconnects (for up to 30 s) and goes on. docs/mcp.md has\n"
+           "the set-up per harness.",
+           .opts = cli_mcp_opts},
+  .run = cli_mcp_run,
 };

@@ -73,10 +73,8 @@ wp_read(McpServer *s, const char *id, int k, json_int_t size, json_int_t *cursor
     from = size - WP_BASH_MAX;
   json_t *q = json_pack("{s:s,s:s,s:I,s:I}", "monitor_id", id, "stream", names[k], "offset", from,
                         "limit", (json_int_t)WP_BASH_MAX);
-  json_t *res = NULL;
-  int rc = mcp_engine_call(&s->engine, "monitor_logs", q, CLI_CALL_TIMEOUT_MS, &res);
-  json_decref(q);
-  if (rc != 0)
+  json_t *res;
+  if (mcp_result_ask(s, "monitor_logs", q, CLI_CALL_TIMEOUT_MS, &res, NULL) != 0)
     return -1;
   mcp_logs_bytes(json_object_get(res, names[k]), &r->bytes);
   r->truncated = capped || json_is_true(json_object_get(res, "truncated"));

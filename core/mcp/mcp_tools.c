@@ -6,6 +6,7 @@
  */
 #include "mcp/mcp_tools.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -129,6 +130,24 @@ mcp_tools_piggyback(McpServer *s, json_t *result)
   json_decref(taken);
 }
 
+/* A pass-through row (McpTool.method): the engine's method with the checked
+ * arguments, given the time its wait argument lets the engine take. */
+static void
+mcp_tools_pass(McpServer *s, const McpTool *t, json_t *args, McpResult *out)
+{
+  /* A start's directory: the harness's project unless given. */
+  if (t->default_cwd && json_object_get(args, "cwd") == NULL)
+    json_object_set_new(args, "cwd", json_string(s->cwd));
+  int64_t wait = 0;
+  if (t->wait_arg != NULL) {
+    const json_t *w = json_object_get(args, t->wait_arg);
+    wait = w ? json_integer_value(w) : t->wait_default;
+    if (t->wait_in_s)
+      wait *= 1000;
+  }
+  mcp_result_call(s, t->method, args, CLI_CALL_TIMEOUT_MS + wait, out);
+}
+
 json_t *
 mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *msg, size_t cap)
 {
@@ -151,7 +170,11 @@ mcp_tools_call(McpServer *s, const char *name, json_t *args, int *code, char *ms
   }
   McpResult r = {NULL, NULL, NULL, false};
   json_t *owned = args ? json_incref(args) : json_object();
-  t->fn(s, owned, &r);
+  assert((t->fn == NULL) != (t->method == NULL));
+  if (t->fn != NULL)
+    t->fn(s, owned, &r);
+  else
+    mcp_tools_pass(s, t, owned, &r);
   json_decref(owned);
   json_t *result;
   if (r.error) {
@@ -199,16 +222,25 @@ mcp_result_engine_error(McpServer *s, McpResult *out)
   snprintf(out->error, n, "%s%s", e->kind == kCliErrEngine ? "" : "unavailable: ", e->msg);
 }
 
+int
+mcp_result_ask(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
+               json_t **result, McpResult *out)
+{
+  *result = NULL;
+  int rc = mcp_engine_call(&s->engine, method, args, timeout_ms, result);
+  json_decref(args);
+  if (rc != 0 && out != NULL)
+    mcp_result_engine_error(s, out);
+  return rc == 0 ? 0 : -1;
+}
+
 void
 mcp_result_call(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
                 McpResult *out)
 {
-  json_t *result = NULL;
-  if (mcp_engine_call(&s->engine, method, args, timeout_ms, &result) != 0) {
-    mcp_result_engine_error(s, out);
-    return;
-  }
-  out->structured = result;
+  json_t *result;
+  if (mcp_result_ask(s, method, json_incref(args), timeout_ms, &result, out) == 0)
+    out->structured = result;
 }
 
 /* --- Helpers for the seed profiles (added with watch_process and monitor) ---
@@ -217,8 +249,8 @@ mcp_result_call(McpServer *s, const char *method, json_t *args, int64_t timeout_
 json_t *
 mcp_engine_limits(McpServer *s)
 {
-  json_t *info = NULL;
-  if (mcp_engine_call(&s->engine, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &info) != 0)
+  json_t *info;
+  if (mcp_result_ask(s, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &info, NULL) != 0)
     return NULL;
   json_t *limits = json_incref(json_object_get(info, "limits"));
   json_decref(info);
@@ -274,11 +306,9 @@ mcp_seed_start(McpServer *s, json_t *args, McpResult *out, json_t **result)
 {
   if (json_object_get(args, "cwd") == NULL)
     json_object_set_new(args, "cwd", json_string(s->cwd));
-  if (mcp_engine_call(&s->engine, "monitor_start", args, CLI_CALL_TIMEOUT_MS, result) == 0)
+  if (mcp_result_ask(s, "monitor_start", json_incref(args), CLI_CALL_TIMEOUT_MS, result, out) == 0)
     return 0;
-  bool needs_shell = mcp_seed_needs_shell(s);
-  mcp_result_engine_error(s, out);
-  if (!needs_shell)
+  if (!mcp_seed_needs_shell(s))
     return -1;
   /* The seeds gave their command strings to a shell; vigil does only when
    * the operator allows it, and never to get around the allowlist: only a
@@ -298,10 +328,7 @@ mcp_seed_start(McpServer *s, json_t *args, McpResult *out, json_t **result)
   free(out->error);
   out->error = NULL;
   json_object_set_new(args, "shell", json_true());
-  if (mcp_engine_call(&s->engine, "monitor_start", args, CLI_CALL_TIMEOUT_MS, result) == 0)
-    return 0;
-  mcp_result_engine_error(s, out);
-  return -1;
+  return mcp_result_ask(s, "monitor_start", json_incref(args), CLI_CALL_TIMEOUT_MS, result, out);
 }
 
 const char *
@@ -402,12 +429,9 @@ mcp_result_error_append(McpResult *out, const char *line)
 json_t *
 mcp_tools_engine_limit(McpServer *s, const char *key)
 {
-  json_t *info = NULL;
-  if (mcp_engine_call(&s->engine, "api_info", NULL, CLI_CALL_TIMEOUT_MS, &info) != 0)
-    return NULL;
-  json_t *v = json_object_get(json_object_get(info, "limits"), key);
-  json_incref(v);
-  json_decref(info);
+  json_t *limits = mcp_engine_limits(s);
+  json_t *v = json_incref(json_object_get(limits, key));
+  json_decref(limits);
   return v;
 }
 
@@ -546,12 +570,10 @@ mcp_tools_recall(const char *monitor_id, bool want_cwd)
 json_t *
 mcp_tools_lines(McpServer *s, const char *id, int limit)
 {
-  json_t *args = json_pack("{s:s,s:s}", "monitor_id", id, "stream", "all"), *r = NULL;
+  json_t *args = json_pack("{s:s,s:s}", "monitor_id", id, "stream", "all"), *r;
   if (limit > 0)
     json_object_set_new(args, "limit", json_integer(limit));
-  int rc = mcp_engine_call(&s->engine, "monitor_output", args, CLI_CALL_TIMEOUT_MS, &r);
-  json_decref(args);
-  if (rc != 0)
+  if (mcp_result_ask(s, "monitor_output", args, CLI_CALL_TIMEOUT_MS, &r, NULL) != 0)
     return NULL;
   json_t *lines = json_incref(json_object_get(r, "lines"));
   json_decref(r);

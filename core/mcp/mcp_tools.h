@@ -2,10 +2,11 @@
  * The tools `vigil mcp` lists and calls (docs/mcp.md, "Profiles"), and the server
  * state a tool works with. A tool is a row: its name, its profile, a
  * description written for a model, its inputSchema and outputSchema (JSON
- * text, parsed once), its annotations, and a function that turns checked
- * arguments into a structured result by calling the engine. Profiles live
- * in files of their own (mcp_vigil.c, ...); mcp_tools.c lists, checks and
- * dispatches.
+ * text, parsed once), its annotations, and either a function that turns
+ * checked arguments into a structured result by calling the engine or, for
+ * a tool that only passes its arguments on, the engine method it passes
+ * them to. Profiles live in files of their own (mcp_vigil.c, ...);
+ * mcp_tools.c lists, checks and dispatches.
  */
 #ifndef VIGIL_MCP_TOOLS_H
 #define VIGIL_MCP_TOOLS_H
@@ -63,14 +64,25 @@ enum {
   kMcpIdempotent = 1 << 2,
 };
 
+/* A row, written with named fields (`.name = ..., .fn = ...`); a field
+ * left out is 0, NULL or false. A tool is either a function (fn) or a
+ * pass-through (method): the engine's method called with the checked
+ * arguments as they are, its result the tool's. */
 typedef struct {
   const char *name;
   unsigned profile;
   const char *description;
   const char *input_schema;   /* JSON text */
   const char *output_schema;  /* JSON text */
-  unsigned hints;
-  McpToolFn fn;
+  unsigned hints;             /* kMcpReadOnly | ... */
+  McpToolFn fn;               /* NULL: a pass-through of method */
+  /* A pass-through's engine method, and how it is called: */
+  const char *method;
+  bool default_cwd;           /* `cwd` defaults to the adapter's directory */
+  const char *wait_arg;       /* an argument that says how long the engine may take to
+                                 answer, added to the call's timeout (NULL: none) */
+  int64_t wait_default;       /* its value when absent */
+  bool wait_in_s;             /* it counts seconds (else milliseconds) */
 } McpTool;
 
 /* The tools of each profile file, NULL-name terminated. */
@@ -97,6 +109,14 @@ void mcp_result_engine_error(McpServer *s, McpResult *out);
 /* A result from an engine call of method with args (borrowed). */
 void mcp_result_call(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
                      McpResult *out);
+
+/* Calls the engine's method with args (taken: freed here whatever happens;
+ * NULL for none). Returns 0 with *result (owned), or -1 with the engine's
+ * error as out's tool error (mcp_result_engine_error) when out is not NULL,
+ * and in mcp_engine_error() either way. The one way a tool asks the engine
+ * for something it goes on to use. */
+int mcp_result_ask(McpServer *s, const char *method, json_t *args, int64_t timeout_ms,
+                   json_t **result, McpResult *out);
 
 /* --- Helpers for the seed profiles (added with watch_process and monitor) ---
  * What every seed's start tool needs the same way (docs/mcp-mapping.md
