@@ -10,9 +10,9 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "api.h"
+#include "api/api.h"
 #include "check.h"
-#include "mcp_tools.h"
+#include "mcp/mcp_tools.h"
 
 static const McpTool *const test_tables[] = {mcp_vigil_tools, mcp_watch_process_tools,
                                              mcp_monitor_tools, mcp_process_tools,
