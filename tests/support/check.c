@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 int check_failures_in_test;
@@ -119,6 +121,29 @@ test_loop_close(uv_loop_t *loop)
   uv_run(loop, UV_RUN_DEFAULT);
   if (uv_loop_close(loop) != 0)
     check_fail(__FILE__, __LINE__, "loop could not be closed: handles still open");
+}
+
+bool
+test_aborts(void (*fn)(void *arg), void *arg)
+{
+  fflush(NULL); /* nothing buffered is written twice */
+  pid_t pid = fork();
+  if (pid < 0) {
+    check_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+    return false;
+  }
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0)
+      dup2(null, STDERR_FILENO);
+    fn(arg);
+    _exit(0);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return false;
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
 }
 
 bool
