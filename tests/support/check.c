@@ -3,7 +3,6 @@
  */
 #include "check.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
@@ -14,6 +13,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+
+#include "reaper.h"
 
 int check_failures_in_test;
 static int check_passed;
@@ -152,46 +153,21 @@ test_pid_alive(int pid)
   if (kill(pid, 0) != 0)
     return errno != ESRCH;
   /* A zombie still answers kill(); read its state. */
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return true;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *paren = strrchr(buf, ')');
-  return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+  ReaperProc rp;
+  return !reaper_read(pid, &rp) || rp.state != 'Z';
 }
 
 bool
 test_group_alive(int pgid)
 {
-  DIR *d = opendir("/proc");
-  if (d == NULL)
-    return kill(-pgid, 0) == 0;
+  ReaperTable t = {0};
+  reaper_scan(&t);
   bool alive = false;
-  struct dirent *e;
-  while (!alive && (e = readdir(d)) != NULL) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9')
-      continue;
-    char path[300], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-      continue;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* "pid (comm) S ppid pgrp ...": comm may hold spaces, so parse after ')'. */
-    char *paren = strrchr(buf, ')');
-    char state;
-    int ppid, pgrp;
-    if (paren && sscanf(paren + 1, " %c %d %d", &state, &ppid, &pgrp) == 3)
-      alive = pgrp == pgid && state != 'Z';
-  }
-  closedir(d);
-  return alive;
+  for (size_t i = 0; i < t.n && !alive; i++)
+    alive = t.procs[i].pgrp == pgid && t.procs[i].state != 'Z';
+  bool scanned = t.n > 0;
+  reaper_table_free(&t);
+  return scanned ? alive : kill(-pgid, 0) == 0;
 }
 
 bool
