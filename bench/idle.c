@@ -49,6 +49,7 @@
 
 #include <msgpack.h>
 
+#include "proc/procfs.h"
 #include "support/benchrpc.h"
 
 extern char **environ;
@@ -95,28 +96,15 @@ idle_ctxt_switches(pid_t pid, int *threads)
   return sum;
 }
 
-/* Fills comm (cap bytes) and *state, *pgrp from /proc/PID/stat; -1 if the
+/* Fills comm (cap bytes, its newline cut) from /proc/PID/comm; -1 if the
  * process is gone. */
 static int
-idle_proc_stat(pid_t pid, char *comm, size_t cap, char *state, int *pgrp)
+idle_proc_comm(pid_t pid, char *comm, size_t cap)
 {
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
+  ssize_t n = procfs_read_pid(pid, "comm", comm, cap);
+  if (n <= 0)
     return -1;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *open = strchr(buf, '('), *close = strrchr(buf, ')');
-  if (open == NULL || close == NULL)
-    return -1;
-  size_t len = (size_t)(close - open - 1) < cap - 1 ? (size_t)(close - open - 1) : cap - 1;
-  memcpy(comm, open + 1, len);
-  comm[len] = '\0';
-  int ppid;
-  if (sscanf(close + 2, "%c %d %d", state, &ppid, pgrp) != 3)
-    return -1;
+  comm[strcspn(comm, "\n")] = '\0';
   return 0;
 }
 
@@ -310,9 +298,8 @@ main(int argc, char **argv)
     bench_rpc_die("%ld of %ld monitors are running", running, monitors);
   int64_t deadline = bench_rpc_now_ns() + 10000000000LL;
   for (size_t i = 0; i < b.npids;) {
-    char comm[64], state;
-    int pgrp;
-    if (idle_proc_stat(b.pids[i], comm, sizeof comm, &state, &pgrp) != 0)
+    char comm[64];
+    if (idle_proc_comm(b.pids[i], comm, sizeof comm) != 0)
       bench_rpc_die("the child %d of monitor %zu is gone", (int)b.pids[i], i + 1);
     if (strcmp(comm, "sleep") == 0) {
       i++;

@@ -70,6 +70,7 @@
 
 #include <msgpack.h>
 
+#include "proc/reaper.h"
 #include "support/benchrpc.h"
 
 #define SCALE_PER_SESSION 16
@@ -121,22 +122,8 @@ typedef struct {
 static long long
 scale_cpu_ticks(pid_t pid)
 {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return -1;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')');
-  if (p == NULL)
-    return -1;
-  /* After the comm: state is field 3; utime and stime are 14 and 15. */
-  unsigned long long ut, st;
-  if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-    return -1;
-  return (long long)(ut + st);
+  ReaperProc rp;
+  return reaper_read(pid, &rp) ? (long long)rp.self_ticks : -1;
 }
 
 /* The engine's open descriptors and its RLIMIT_NOFILE (from /proc). */

@@ -14,7 +14,6 @@
  */
 #include "benchrpc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +29,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "proc/procfs.h"
+#include "proc/reaper.h"
 
 extern char **environ;
 
@@ -86,30 +88,14 @@ void
 bench_keepers(pid_t engine, BenchKeepers *out)
 {
   memset(out, 0, sizeof *out);
-  DIR *d = opendir("/proc");
-  if (d == NULL)
-    return;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    pid_t pid = (pid_t)atoi(de->d_name);
-    char path[64], comm[32] = "", buf[512];
-    if (pid <= 0)
-      continue;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-      continue;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *open = strchr(buf, '('), *close = strrchr(buf, ')');
-    int ppid = 0;
-    if (open == NULL || close == NULL || close - open - 1 >= (long)sizeof comm ||
-        sscanf(close + 2, "%*c %d", &ppid) != 1 || ppid != engine)
-      continue;
-    memcpy(comm, open + 1, (size_t)(close - open - 1));
-    comm[close - open - 1] = '\0';
-    if (strcmp(comm, "vigil-keeper") != 0)
+  ReaperTable t = {0};
+  reaper_scan(&t);
+  for (size_t i = 0; i < t.n; i++) {
+    pid_t pid = t.procs[i].pid;
+    char path[64], comm[32];
+    if (t.procs[i].ppid != engine ||
+        procfs_read_pid(pid, "comm", comm, sizeof comm) <= 0 ||
+        strcmp(comm, "vigil-keeper\n") != 0)
       continue;
     snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
     out->count++;
@@ -117,41 +103,26 @@ bench_keepers(pid_t engine, BenchKeepers *out)
     out->private_kib += bench_proc_status_field(path, "Private_Clean") +
                         bench_proc_status_field(path, "Private_Dirty");
   }
-  closedir(d);
+  reaper_table_free(&t);
 }
 
 /* See benchrpc.h. */
 size_t
 bench_leftovers(const pid_t *groups, size_t n)
 {
-  DIR *d = opendir("/proc");
-  if (d == NULL)
-    return 0;
+  ReaperTable t = {0};
+  reaper_scan(&t);
   size_t left = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+  for (size_t i = 0; i < t.n; i++) {
+    if (t.procs[i].state == 'Z')
       continue;
-    char path[300], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-      continue;
-    size_t got = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[got] = '\0';
-    /* The name may hold spaces and parentheses: the fields follow the last ')'. */
-    char *p = strrchr(buf, ')'), state;
-    int ppid, pgrp;
-    if (p == NULL || sscanf(p + 2, "%c %d %d", &state, &ppid, &pgrp) != 3 || state == 'Z')
-      continue;
-    for (size_t i = 0; i < n; i++)
-      if (groups[i] == pgrp) {
+    for (size_t g = 0; g < n; g++)
+      if (groups[g] == t.procs[i].pgrp) {
         left++;
         break;
       }
   }
-  closedir(d);
+  reaper_table_free(&t);
   return left;
 }
 

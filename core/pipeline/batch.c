@@ -23,6 +23,7 @@
 void
 batch_init(Batch *b, size_t max_lines, size_t max_bytes, uint64_t interval_ms)
 {
+  assert(b != NULL);
   memset(b, 0, sizeof *b);
   b->max_lines = max_lines ? max_lines : 1;
   b->max_bytes = max_bytes ? max_bytes : 1;
@@ -33,6 +34,8 @@ batch_init(Batch *b, size_t max_lines, size_t max_bytes, uint64_t interval_ms)
 void
 batch_set_group_caps(Batch *b, size_t group_lines, size_t group_bytes)
 {
+  /* Before the first line (batch.h): the stores are sized from the caps. */
+  assert(b != NULL && b->max_lines > 0 && b->lines == NULL && b->text == NULL);
   b->group_lines = group_lines;
   b->group_bytes = group_bytes;
 }
@@ -57,6 +60,7 @@ batch_cap_bytes(const Batch *b)
 bool
 batch_fits_group(const Batch *b, size_t nlines, size_t bytes)
 {
+  assert(b != NULL && b->max_lines > 0);
   if (b->count == 0)
     return true;
   return b->count + nlines <= b->max_lines && b->bytes <= b->max_bytes &&
@@ -66,6 +70,9 @@ batch_fits_group(const Batch *b, size_t nlines, size_t bytes)
 void
 batch_begin_group(Batch *b, uint64_t now, const NoteIncident *info)
 {
+  /* Incidents do not nest: the one begun last has ended. */
+  assert(b != NULL && b->max_lines > 0 && info != NULL);
+  assert(b->open_group < 0);
   if (b->count == 0 && b->ngroups == 0) {
     b->opened_at = now;
     b->bytes = 0;
@@ -84,6 +91,7 @@ batch_begin_group(Batch *b, uint64_t now, const NoteIncident *info)
 bool
 batch_end_group(Batch *b)
 {
+  assert(b != NULL && b->open_group < (int)b->ngroups);
   if (b->open_group >= 0)
     b->groups[b->open_group].nlines = b->count - b->groups[b->open_group].first_line;
   b->open_group = -1;
@@ -93,12 +101,14 @@ batch_end_group(Batch *b)
 size_t
 batch_group_count(const Batch *b)
 {
+  assert(b != NULL);
   return b->ngroups;
 }
 
 const NoteIncident *
 batch_group(const Batch *b, size_t i)
 {
+  assert(b != NULL && i < b->ngroups);
   return &b->groups[i];
 }
 
@@ -108,6 +118,7 @@ batch_group(const Batch *b, size_t i)
 bool
 batch_fits(const Batch *b, size_t len)
 {
+  assert(b != NULL && b->max_lines > 0);
   if (b->count == 0)
     return true;
   /* An incident may have filled the batch past max_bytes. */
@@ -141,8 +152,11 @@ bool
 batch_add(Batch *b, uint64_t now, uint64_t seq, int stream, int pattern, unsigned flags,
           const char *text, size_t len)
 {
-  /* A caller that skipped batch_fits on a full batch has a bug; there is no
-   * slot to put the line in. */
+  /* An initialised batch (batch_init makes max_lines at least 1) and a
+   * text that exists. A caller that skipped batch_fits on a full batch has
+   * a bug; there is no slot to put the line in. */
+  assert(b != NULL && b->max_lines > 0);
+  assert(text != NULL || len == 0);
   assert(b->count < batch_cap_lines(b));
   if (b->count >= batch_cap_lines(b))
     return true;
@@ -192,6 +206,7 @@ batch_add(Batch *b, uint64_t now, uint64_t seq, int stream, int pattern, unsigne
 bool
 batch_empty(const Batch *b)
 {
+  assert(b != NULL);
   return b->count == 0 && b->ngroups == 0;
 }
 
@@ -200,6 +215,7 @@ batch_empty(const Batch *b)
 uint64_t
 batch_deadline(const Batch *b)
 {
+  assert(b != NULL);
   return b->opened_at + b->interval;
 }
 
@@ -215,6 +231,7 @@ batch_due(const Batch *b, uint64_t now)
 void
 batch_each(const Batch *b, BatchVisit visit, void *ctx)
 {
+  assert(b != NULL && visit != NULL && b->count <= b->lines_cap);
   for (size_t i = 0; i < b->count; i++)
     visit(ctx, &b->lines[i], b->text + b->lines[i].off);
 }
@@ -225,6 +242,7 @@ batch_each(const Batch *b, BatchVisit visit, void *ctx)
 uint64_t
 batch_take(Batch *b)
 {
+  assert(b != NULL);
   if (batch_empty(b))
     return 0;
   b->count = 0;
@@ -238,6 +256,7 @@ batch_take(Batch *b)
 uint64_t
 batch_number_next(Batch *b)
 {
+  assert(b != NULL);
   return ++b->number;
 }
 
@@ -246,6 +265,7 @@ batch_number_next(Batch *b)
 void
 batch_free(Batch *b)
 {
+  assert(b != NULL);
   free(b->lines);
   free(b->text);
   free(b->groups);

@@ -7,6 +7,7 @@
  */
 #include "pipeline/capture.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@
 void
 capture_init(Capture *c, size_t max_bytes)
 {
+  assert(c != NULL);
   memset(c, 0, sizeof *c);
   c->max = max_bytes;
 }
@@ -124,6 +126,10 @@ capture_leave_spool(Capture *c)
 void
 capture_write(Capture *c, const char *data, size_t len)
 {
+  /* Its own counters agree (kept bytes within both the allocation and the
+   * cap, all of them written); the text exists. */
+  assert(c != NULL && c->len <= c->cap && c->cap <= c->max && c->len <= c->total);
+  assert(data != NULL || len == 0);
   if (len == 0)
     return;
   if (c->spool != NULL) {
@@ -147,6 +153,7 @@ capture_write(Capture *c, const char *data, size_t len)
 uint64_t
 capture_start(const Capture *c)
 {
+  assert(c != NULL && c->len <= c->total);
   if (c->spool != NULL)
     return spool_start(c->spool);
   return c->total - c->len;
@@ -160,6 +167,11 @@ CaptureSpan
 capture_span(const char *buf, size_t cap, size_t start_idx, uint64_t start, uint64_t total,
              uint64_t offset, uint64_t limit)
 {
+  /* The store's own shape (the caller's, never a file's: the spool passes
+   * its counters as this process keeps them): [start, total) fits cap,
+   * and a store that holds bytes exists. */
+  assert(start <= total && total - start <= cap);
+  assert(total == start || (buf != NULL && start_idx < cap));
   CaptureSpan span = {NULL, 0, NULL, 0, offset, false};
   if (offset < start) {
     offset = start;
@@ -185,6 +197,7 @@ capture_span(const char *buf, size_t cap, size_t start_idx, uint64_t start, uint
 CaptureSpan
 capture_read(const Capture *c, uint64_t offset, uint64_t limit)
 {
+  assert(c != NULL);
   if (c->spool != NULL)
     return spool_read(c->spool, offset, limit);
   return capture_span(c->buf, c->cap, c->head, capture_start(c), c->total, offset, limit);
@@ -194,6 +207,7 @@ capture_read(const Capture *c, uint64_t offset, uint64_t limit)
 void
 capture_free(Capture *c)
 {
+  assert(c != NULL);
   c->spool = NULL; /* its owner unmaps it */
   free(c->buf);
   c->buf = NULL;
@@ -206,6 +220,10 @@ capture_free(Capture *c)
 void
 capture_use_spool(Capture *c, struct Spool *spool)
 {
+  /* Only on an empty capture (capture.h): bytes written before would be
+   * lost without a count. */
+  assert(c != NULL && spool != NULL);
+  assert(c->spool == NULL && c->total == 0);
   free(c->buf);
   c->buf = NULL;
   c->cap = c->len = c->head = 0;

@@ -19,6 +19,7 @@
  */
 #include "pipeline/ring.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@
 void
 ring_init(Ring *r, size_t max_lines, size_t max_bytes)
 {
+  assert(r != NULL);
   memset(r, 0, sizeof *r);
   r->max_lines = max_lines;
   r->max_bytes = max_bytes;
@@ -179,6 +181,13 @@ ring_place(Ring *r, size_t len, size_t *phys)
 uint64_t
 ring_push(Ring *r, int stream, const char *text, size_t len, int pattern, unsigned flags)
 {
+  /* The caller's side: a text that exists, and a stream, pattern and flags
+   * that fit their slots. (next_seq is not checked: a restart sets it from
+   * a checkpoint file.) */
+  assert(r != NULL && r->count <= r->max_lines && r->count <= r->entries_cap);
+  assert(text != NULL || len == 0);
+  assert(stream == kStreamStdout || stream == kStreamStderr);
+  assert(pattern < INT16_MAX && flags <= UINT8_MAX);
   uint64_t seq = r->next_seq++;
   r->counters.lines++;
   if (pattern >= 0)
@@ -258,6 +267,8 @@ size_t
 ring_query(const Ring *r, RingFilter filter, uint64_t since_seq, size_t limit,
            RingVisit visit, void *ctx)
 {
+  assert(r != NULL && r->count <= r->entries_cap && visit != NULL);
+  assert(filter >= kRingAll && filter <= kRingStderr);
   /* Seqs rise from oldest to newest: binary search for the first one past
    * since_seq. */
   size_t lo = 0, hi = r->count;
@@ -299,6 +310,7 @@ ring_query(const Ring *r, RingFilter filter, uint64_t since_seq, size_t limit,
 RingLine
 ring_last(const Ring *r)
 {
+  assert(r != NULL && r->count <= r->entries_cap);
   if (r->count == 0) {
     RingLine none = {0, 0, -1, 0, NULL, 0};
     return none;
@@ -310,6 +322,7 @@ ring_last(const Ring *r)
 void
 ring_free(Ring *r)
 {
+  assert(r != NULL);
   free(r->entries);
   free(r->arena);
   r->entries = NULL;

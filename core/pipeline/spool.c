@@ -19,6 +19,7 @@
  */
 #include "pipeline/spool.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -131,6 +132,7 @@ spool_clear(Spool *s)
 int
 spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap, VigilError *err)
 {
+  assert(s != NULL && name != NULL);
   spool_clear(s);
   if (cap < SPOOL_MIN_CAP || cap > SPOOL_MAX_CAP || (stream != 0 && stream != 1))
     return error_set(err, kErrInternal, "spool %s: capacity %llu (bounds %d..%llu) or stream %d",
@@ -171,6 +173,7 @@ fail:
 int
 spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
 {
+  assert(s != NULL && name != NULL);
   spool_clear(s);
   int fd = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
@@ -219,6 +222,11 @@ spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
 bool
 spool_append(Spool *s, const char *data, size_t len)
 {
+  /* An open spool (made or opened, not closed: its cap is the divisor
+   * below), whose counters this process keeps in order, and a text that
+   * exists. What the file says was checked by spool_open. */
+  assert(s != NULL && s->map != NULL && s->cap >= SPOOL_MIN_CAP && s->cut <= s->head);
+  assert(data != NULL || len == 0);
   if (s->broken || !spool_whole(s) || !spool_reserve(s, s->head + len)) {
     s->unkept += len;
     return false;
@@ -253,6 +261,7 @@ spool_append(Spool *s, const char *data, size_t len)
 uint64_t
 spool_start(const Spool *s)
 {
+  assert(s != NULL);
   return s->head > s->cap ? s->head - s->cap : 0;
 }
 
@@ -262,6 +271,7 @@ spool_start(const Spool *s)
 CaptureSpan
 spool_read(Spool *s, uint64_t offset, uint64_t limit)
 {
+  assert(s != NULL);
   struct stat st;
   if (!s->map_lost && s->map != NULL &&
       (fstat(s->fd, &st) != 0 || (uint64_t)st.st_size < SPOOL_HEADER_BYTES + s->cap))
@@ -277,6 +287,7 @@ spool_read(Spool *s, uint64_t offset, uint64_t limit)
 const char *
 spool_why(const Spool *s)
 {
+  assert(s != NULL);
   return s->broken ? s->why : NULL;
 }
 
@@ -284,6 +295,7 @@ spool_why(const Spool *s)
 bool
 spool_readable(const Spool *s)
 {
+  assert(s != NULL);
   return s->map != NULL && !s->map_lost && !mapfile_hit(s->guard);
 }
 
@@ -291,24 +303,28 @@ spool_readable(const Spool *s)
 uint64_t
 spool_unkept(const Spool *s)
 {
+  assert(s != NULL);
   return s->unkept;
 }
 
 int
 spool_stream(const Spool *s)
 {
+  assert(s != NULL);
   return s->stream;
 }
 
 uint64_t
 spool_head(const Spool *s)
 {
+  assert(s != NULL);
   return s->head;
 }
 
 uint64_t
 spool_cut(const Spool *s)
 {
+  assert(s != NULL);
   return s->cut;
 }
 
@@ -316,6 +332,7 @@ spool_cut(const Spool *s)
 void
 spool_set_cut(Spool *s, uint64_t offset)
 {
+  assert(s != NULL && s->cut <= s->head);
   if (offset > s->head)
     offset = s->head;
   if (offset <= s->cut)
@@ -331,6 +348,7 @@ spool_set_cut(Spool *s, uint64_t offset)
 uint64_t
 spool_lost(const Spool *s)
 {
+  assert(s != NULL);
   uint64_t start = spool_start(s);
   return start > s->cut ? start - s->cut : 0;
 }
@@ -339,6 +357,7 @@ spool_lost(const Spool *s)
 void
 spool_close(Spool *s)
 {
+  assert(s != NULL);
   if (s->map != NULL) {
     mapfile_unguard(s->guard);
     munmap(s->map, SPOOL_HEADER_BYTES + s->cap);

@@ -74,8 +74,12 @@ reaper_parse_stat(pid_t pid, char *buf, ReaperProc *out)
   out->ppid = (pid_t)v[0];
   out->pgrp = (pid_t)v[1];
   out->sid = (pid_t)v[2];
-  for (int field = 14; field <= 17; field++)
-    out->cpu_ticks += v[field - 4] > 0 ? (uint64_t)v[field - 4] : 0;
+  for (int field = 14; field <= 17; field++) {
+    uint64_t ticks = v[field - 4] > 0 ? (uint64_t)v[field - 4] : 0;
+    out->cpu_ticks += ticks;
+    if (field <= 15)
+      out->self_ticks += ticks;
+  }
   out->threads = (long)v[20 - 4];
   out->start_ticks = v[22 - 4] > 0 ? (uint64_t)v[22 - 4] : 0;
   return true;

@@ -34,6 +34,7 @@ typedef struct {
   pid_t sid;
   char state;          /* 'R', 'S', 'D', 'T', 'Z', ... */
   uint64_t cpu_ticks;  /* utime + stime + cutime + cstime, in clock ticks */
+  uint64_t self_ticks; /* utime + stime: the process's own, without its reaped children */
   long threads;        /* num_threads */
   uint64_t start_ticks; /* starttime: when it started, in clock ticks after boot */
 } ReaperProc;

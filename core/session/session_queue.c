@@ -43,6 +43,7 @@
 #include "session/session_internal.h"
 #include "session/session_journal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,7 @@ session_hold(Session *s, Notification *n)
 size_t
 session_flush(Session *s)
 {
+  assert(s != NULL && s->queue_max > 0);
   size_t pushed = session_push_dropped(s);
   while (s->wait_head && session_can_push(s)) {
     session_deliver(s, session_wait_remove(s, s->wait_head));
@@ -273,6 +275,7 @@ session_release_monitor(Session *s, const char *monitor_id)
 void
 session_release_live(Session *s)
 {
+  assert(s != NULL && s->queue_max > 0);
   WaitNode *node = s->wait_head;
   while (node && session_can_push(s)) {
     WaitNode *next = node->next;
@@ -293,6 +296,11 @@ session_release_live(Session *s)
 void
 session_push(Session *s, Notification *n)
 {
+  /* A live session (queue_max is at least 1 once made) and a notification
+   * that is in no queue yet: it has no seq before this session gives it
+   * one. */
+  assert(s != NULL && s->queue_max > 0 && s->kept_count <= s->queue_max);
+  assert(n != NULL && n->seq == 0);
   session_stamp(s, n);
   if (s->doomed) {
     notification_free(n);
@@ -321,6 +329,7 @@ session_push(Session *s, Notification *n)
 size_t
 session_set_busy(Session *s, bool busy)
 {
+  assert(s != NULL && s->queue_max > 0);
   s->busy = busy;
   if (busy || s->doomed)
     return 0;
@@ -341,6 +350,9 @@ session_set_busy(Session *s, bool busy)
 void
 session_continue_after(Session *s, uint64_t last_seq)
 {
+  /* Only a cursor this session never reached (session_attach checks it;
+   * args bound it by SESSION_SEQ_MAX, so last_seq + 1 does not wrap). */
+  assert(s != NULL && last_seq >= s->next_seq && last_seq < UINT64_MAX);
   if (s->next_seq > s->first_seq)
     s->seq_jumped = true;
   else
@@ -374,6 +386,7 @@ session_continue_after(Session *s, uint64_t last_seq)
 void
 session_replay(Session *s, SessionAttachment *a, uint64_t last_seq)
 {
+  assert(s != NULL && a != NULL && a->s == s && last_seq < UINT64_MAX);
   a->behind = true;
   a->owed = last_seq + 1;
   a->owed_by_cursor = true;
@@ -419,6 +432,7 @@ session_push_gap(Session *s, SessionAttachment *a, uint64_t from, uint64_t oldes
 void
 session_catch_up(Session *s, SessionAttachment *a)
 {
+  assert(s != NULL && a != NULL && a->s == s);
   if (!a->behind || a->dead || s->doomed)
     return;
   uint64_t oldest = s->kept_count > 0 ? session_kept_at(s, 0)->seq : s->next_seq;
@@ -446,6 +460,7 @@ session_catch_up(Session *s, SessionAttachment *a)
 Notification *
 session_kept_at(const Session *s, size_t i)
 {
+  assert(s != NULL && i < s->kept_count && s->kept_count <= s->queue_max);
   return s->kept[(s->kept_start + i) % s->queue_max];
 }
 
@@ -453,6 +468,7 @@ session_kept_at(const Session *s, size_t i)
 void
 session_queue_free(Session *s)
 {
+  assert(s != NULL);
   while (s->wait_head)
     notification_free(session_wait_remove(s, s->wait_head));
   for (size_t i = 0; i < s->kept_count; i++)

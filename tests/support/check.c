@@ -3,7 +3,6 @@
  */
 #include "check.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
@@ -11,7 +10,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+
+#include "proc/reaper.h"
 
 int check_failures_in_test;
 static int check_passed;
@@ -122,51 +125,49 @@ test_loop_close(uv_loop_t *loop)
 }
 
 bool
+test_aborts(void (*fn)(void *arg), void *arg)
+{
+  fflush(NULL); /* nothing buffered is written twice */
+  pid_t pid = fork();
+  if (pid < 0) {
+    check_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+    return false;
+  }
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0)
+      dup2(null, STDERR_FILENO);
+    fn(arg);
+    _exit(0);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return false;
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+bool
 test_pid_alive(int pid)
 {
   if (kill(pid, 0) != 0)
     return errno != ESRCH;
   /* A zombie still answers kill(); read its state. */
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return true;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *paren = strrchr(buf, ')');
-  return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+  ReaperProc rp;
+  return !reaper_read(pid, &rp) || rp.state != 'Z';
 }
 
 bool
 test_group_alive(int pgid)
 {
-  DIR *d = opendir("/proc");
-  if (d == NULL)
-    return kill(-pgid, 0) == 0;
+  ReaperTable t = {0};
+  reaper_scan(&t);
   bool alive = false;
-  struct dirent *e;
-  while (!alive && (e = readdir(d)) != NULL) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9')
-      continue;
-    char path[300], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-      continue;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* "pid (comm) S ppid pgrp ...": comm may hold spaces, so parse after ')'. */
-    char *paren = strrchr(buf, ')');
-    char state;
-    int ppid, pgrp;
-    if (paren && sscanf(paren + 1, " %c %d %d", &state, &ppid, &pgrp) == 3)
-      alive = pgrp == pgid && state != 'Z';
-  }
-  closedir(d);
-  return alive;
+  for (size_t i = 0; i < t.n && !alive; i++)
+    alive = t.procs[i].pgrp == pgid && t.procs[i].state != 'Z';
+  bool scanned = t.n > 0;
+  reaper_table_free(&t);
+  return scanned ? alive : kill(-pgid, 0) == 0;
 }
 
 bool

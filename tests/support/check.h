@@ -98,6 +98,17 @@ bool test_run_loop_until(uv_loop_t *loop, bool (*done)(void *ctx), void *ctx,
  * the loop; records a failure if the loop could not be closed. */
 void test_loop_close(uv_loop_t *loop);
 
+/* Whether fn(arg), run in a forked child, ends it by SIGABRT: the death
+ * test of an assert()ed precondition. The child's stderr (the assert's
+ * message) goes to /dev/null; a child that returns from fn exits 0, so a
+ * precondition not asserted (or compiled out by NDEBUG) reads false. */
+bool test_aborts(void (*fn)(void *arg), void *arg);
+#define CHECK_ABORTS(fn, arg)                                                          \
+  do {                                                                                 \
+    if (!test_aborts(fn, arg))                                                         \
+      check_fail(__FILE__, __LINE__, "%s(%s) did not end by an assert (SIGABRT)", #fn, #arg); \
+  } while (0)
+
 /* Whether a process exists (kill(pid, 0)); a zombie counts as gone. */
 bool test_pid_alive(int pid);
 

@@ -297,6 +297,27 @@ TEST(an_incident_is_never_split)
   batch_free(&b);
 }
 
+
+/* An incident begun while another is open: incidents do not nest. */
+static void
+batch_nested_groups(void *arg)
+{
+  (void)arg;
+  Batch b;
+  batch_init(&b, 8, 256, 200);
+  batch_set_group_caps(&b, 4, 128);
+  NoteIncident info;
+  memset(&info, 0, sizeof info);
+  batch_begin_group(&b, 1, &info);
+  batch_begin_group(&b, 1, &info);
+  batch_free(&b);
+}
+
+TEST(a_broken_precondition_ends_the_process_by_its_assert)
+{
+  CHECK_ABORTS(batch_nested_groups, NULL);
+}
+
 int
 main(void)
 {
@@ -308,5 +329,6 @@ main(void)
   RUN(each_visits_lines_in_order);
   RUN(an_incident_is_never_split);
   RUN(storage_grows_with_what_the_batches_hold);
+  RUN(a_broken_precondition_ends_the_process_by_its_assert);
   return check_summary();
 }

@@ -9,6 +9,7 @@
 #include "pipeline/capture.h"
 #include "check.h"
 #include "base/memory.h"
+#include "pipeline/spool.h"
 
 /* Joins the two spans of a read into a NUL-terminated copy. */
 static char *
@@ -220,6 +221,26 @@ TEST(matches_a_full_copy_over_many_writes)
   free(ref);
 }
 
+
+/* A capture that has bytes already is given a spool (capture.h: only on an
+ * empty capture, since those bytes would be lost uncounted). */
+static void
+capture_spool_after_bytes(void *arg)
+{
+  (void)arg;
+  Capture c;
+  capture_init(&c, 64);
+  capture_write(&c, "abc", 3);
+  Spool sp;
+  memset(&sp, 0, sizeof sp);
+  capture_use_spool(&c, &sp);
+}
+
+TEST(a_broken_precondition_ends_the_process_by_its_assert)
+{
+  CHECK_ABORTS(capture_spool_after_bytes, NULL);
+}
+
 int
 main(void)
 {
@@ -230,5 +251,6 @@ main(void)
   RUN(huge_single_write_keeps_its_end);
   RUN(write_of_exactly_max);
   RUN(matches_a_full_copy_over_many_writes);
+  RUN(a_broken_precondition_ends_the_process_by_its_assert);
   return check_summary();
 }

@@ -331,6 +331,38 @@ TEST(no_allocation_once_grown)
   ring_free(&r);
 }
 
+
+/* --- preconditions ------------------------------------------------------ */
+
+/* A push of a stream that is neither stdout nor stderr: a caller's bug,
+ * which ring_push asserts instead of storing. */
+static void
+ring_push_bad_stream(void *arg)
+{
+  (void)arg;
+  Ring r;
+  ring_init(&r, 4, 64);
+  ring_push(&r, 7, "x", 1, -1, 0);
+  ring_free(&r);
+}
+
+/* The same push with a real stream: the death test's control. */
+static void
+ring_push_good_stream(void *arg)
+{
+  (void)arg;
+  Ring r;
+  ring_init(&r, 4, 64);
+  ring_push(&r, kStreamStderr, "x", 1, -1, 0);
+  ring_free(&r);
+}
+
+TEST(a_broken_precondition_ends_the_process_by_its_assert)
+{
+  CHECK_ABORTS(ring_push_bad_stream, NULL);
+  CHECK(!test_aborts(ring_push_good_stream, NULL));
+}
+
 int
 main(void)
 {
@@ -345,5 +377,6 @@ main(void)
   RUN(since_seq_older_than_the_ring);
   RUN(text_intact_after_many_wraps);
   RUN(no_allocation_once_grown);
+  RUN(a_broken_precondition_ends_the_process_by_its_assert);
   return check_summary();
 }

@@ -436,6 +436,26 @@ TEST(a_sigbus_that_is_not_a_guarded_mapping_s_still_ends_the_process)
   CHECK(ended_by_sigbus(sigbus_child(1)));
 }
 
+
+/* An append to a spool already closed: its capacity is gone (0), which
+ * spool_append would divide by. */
+static void
+spool_append_after_close(void *arg)
+{
+  (void)arg;
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  if (spool_create(&s, root_fd, "closed", 0, 4096, &err) != 0)
+    _exit(3);
+  spool_close(&s);
+  spool_append(&s, "abc", 3);
+}
+
+TEST(a_broken_precondition_ends_the_process_by_its_assert)
+{
+  CHECK_ABORTS(spool_append_after_close, NULL);
+}
+
 int
 main(void)
 {
@@ -456,6 +476,7 @@ main(void)
   RUN(a_full_file_system_breaks_a_spool_that_keeps_what_it_had);
   RUN(a_spool_made_with_no_room_for_its_header_is_broken_from_the_start);
   RUN(a_sigbus_that_is_not_a_guarded_mapping_s_still_ends_the_process);
+  RUN(a_broken_precondition_ends_the_process_by_its_assert);
   close(root_fd);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_root);

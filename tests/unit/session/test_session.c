@@ -1468,6 +1468,30 @@ TEST(cursors_survive_a_restore_from_the_journal)
   cursors_come_back_with_journal_bound(1);
 }
 
+
+/* --- preconditions ------------------------------------------------------ */
+
+/* A notification pushed twice, so it already has a seq (and is held in a
+ * queue): session_push takes only one that is in no queue yet. */
+static void
+session_push_twice(void *arg)
+{
+  (void)arg;
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1, false};
+  session_attach(s, sink_push, &c, false, 0);
+  Notification *n = note(kNotifOutput, "mon_a", kModeIdle);
+  session_push(s, n);
+  session_push(s, n);
+}
+
+TEST(a_broken_precondition_ends_the_process_by_its_assert)
+{
+  CHECK_ABORTS(session_push_twice, NULL);
+}
+
 int
 main(void)
 {
@@ -1520,5 +1544,6 @@ main(void)
   RUN(a_waiter_dropped_or_timed_out_takes_nothing_and_destroy_tells_the_rest);
   RUN(a_journal_rewritten_by_a_push_keeps_that_notification);
   RUN(cursors_survive_a_restore_from_the_journal);
+  RUN(a_broken_precondition_ends_the_process_by_its_assert);
   return check_summary();
 }
