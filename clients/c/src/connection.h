@@ -71,9 +71,4 @@ void client_release(vigil_client *c);
 int client_fail(vigil_client *c, vigil_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The monotonic clock in ms, and the poll() timeout left until deadline
- * (-1: no deadline). */
-int64_t client_now_ms(void);
-int client_poll_timeout(int64_t deadline);
-
 #endif
