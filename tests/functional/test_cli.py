@@ -591,6 +591,7 @@ def test_a_server_of_another_uid_is_refused_before_anything_is_sent(e):
             r = vigil(e, "--socket", imp.path, *args)
             assert r.returncode != 0, (args, r.returncode, r.stdout)
             assert "uid 65534" in r.stderr and "uid %d" % os.geteuid() in r.stderr, r.stderr
+            assert "whoever owns that socket may be impersonating vigild" in r.stderr, r.stderr
             assert imp.received() == b"", "the client sent %r to the impostor" % imp.received()
         # The real engine (our uid) is fine.
         assert vigil_ok(e, "list").returncode == 0
