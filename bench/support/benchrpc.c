@@ -1,6 +1,8 @@
 /*
  * The benchmarks' blocking msgpack-rpc client and engine handling
- * (benchrpc.h).
+ * (benchrpc.h). Connecting (with the check of who serves the socket),
+ * writing a request and cutting the stream into bounded messages are the
+ * C clients' shared ones (clients/c/link: endpoint.h, frame.h).
  *
  * One engine per program: bench_rpc_init records the BenchRpc that
  * bench_rpc_die and the signal handlers stop, so a failure or a ^C never
@@ -24,16 +26,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proc/procfs.h"
 #include "proc/reaper.h"
+#include "link/endpoint.h"
 
 extern char **environ;
+
+/* The largest message a benchmark accepts: the engine caps what it queues
+ * for one connection at rpc.max_output_bytes (at most 1 GiB). */
+#define BENCH_RPC_MESSAGE_MAX ((size_t)1100 << 20)
+/* How much is read at a time. */
+#define BENCH_RPC_READ_CHUNK ((size_t)64 << 10)
 
 static BenchRpc *bench_rpc_global; /* for bench_rpc_die and the handlers */
 
@@ -315,10 +322,6 @@ bench_rpc_engine_start(BenchRpc *rpc, const char *vigild, const char *config_fmt
   if (rc != 0)
     bench_rpc_die("cannot start %s: %s", vigild, strerror(rc));
 
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  if (strlen(rpc->sock_path) >= sizeof addr.sun_path)
-    bench_rpc_die("socket path too long: %s", rpc->sock_path);
-  memcpy(addr.sun_path, rpc->sock_path, strlen(rpc->sock_path) + 1);
   int64_t deadline = bench_rpc_now_ns() + 10000000000LL;
   for (;;) {
     int status;
@@ -326,24 +329,20 @@ bench_rpc_engine_start(BenchRpc *rpc, const char *vigild, const char *config_fmt
       rpc->vigild = 0;
       bench_rpc_die("vigild exited at start; see %s", log);
     }
-    rpc->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (connect(rpc->fd, (struct sockaddr *)&addr, sizeof addr) == 0)
+    /* The engine is ours: endpoint_connect refuses a socket served by
+     * another user (someone who could write to the directory), as every
+     * vigil client does. */
+    char why[512];
+    EndpointResult r = endpoint_connect(rpc->sock_path, &rpc->fd, why, sizeof why);
+    if (r == kEndpointOk)
       break;
-    close(rpc->fd);
+    if (r != kEndpointNoEngine)
+      bench_rpc_die("%s", why);
     if (bench_rpc_now_ns() > deadline)
       bench_rpc_die("vigild never listened on %s", rpc->sock_path);
     bench_rpc_sleep_ms(10); /* waiting for the socket to appear, at start only */
   }
-  /* The engine is ours: refuse a socket served by another user (someone who
-   * could write to the directory), as every vigil client does. */
-  struct ucred cred;
-  socklen_t len = sizeof cred;
-  if (getsockopt(rpc->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-    bench_rpc_die("cannot tell who serves %s: %s", rpc->sock_path, strerror(errno));
-  if (cred.uid != geteuid() && cred.uid != 0)
-    bench_rpc_die("refusing the engine at %s: it runs as uid %u, not as uid %u or root",
-                  rpc->sock_path, (unsigned)cred.uid, (unsigned)geteuid());
-  msgpack_unpacker_init(&rpc->unp, 65536);
+  frame_init(&rpc->frame, BENCH_RPC_MESSAGE_MAX);
 }
 
 /* SIGTERM, then up to 30 s (3000 polls 10 ms apart) for the exit. */
@@ -393,43 +392,47 @@ bench_rpc_cleanup(BenchRpc *rpc, bool keep)
 void
 bench_rpc_socket_read(BenchRpc *rpc)
 {
-  if (msgpack_unpacker_buffer_capacity(&rpc->unp) < 65536 &&
-      !msgpack_unpacker_reserve_buffer(&rpc->unp, 65536))
+  size_t space;
+  char *room = frame_reserve(&rpc->frame, BENCH_RPC_READ_CHUNK, &space);
+  if (room == NULL)
     bench_rpc_die("out of memory");
-  ssize_t r = read(rpc->fd, msgpack_unpacker_buffer(&rpc->unp),
-                   msgpack_unpacker_buffer_capacity(&rpc->unp));
+  ssize_t r = read(rpc->fd, room, space);
   rpc->read_ns = bench_rpc_now_ns();
   if (r == 0)
     bench_rpc_die("vigild closed the connection");
   if (r < 0) {
-    if (errno == EINTR)
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
       return;
     bench_rpc_die("read from vigild: %s", strerror(errno));
   }
-  msgpack_unpacker_buffer_consumed(&rpc->unp, (size_t)r);
-  msgpack_unpacked msg;
-  msgpack_unpacked_init(&msg);
-  msgpack_unpack_return rc;
-  while ((rc = msgpack_unpacker_next(&rpc->unp, &msg)) == MSGPACK_UNPACK_SUCCESS) {
+  frame_commit(&rpc->frame, (size_t)r);
+  const char *data;
+  size_t len;
+  char why[300];
+  FrameResult fr;
+  while ((fr = frame_next(&rpc->frame, &data, &len, why, sizeof why)) == kFrameComplete) {
+    msgpack_unpacked msg;
+    if (frame_unpack_copy(data, len, &msg) != 0)
+      bench_rpc_die("vigild sent bytes that are not msgpack");
     const msgpack_object *o = &msg.data;
     if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 3)
       bench_rpc_die("a message that is not msgpack-rpc");
     const msgpack_object *a = o->via.array.ptr;
     if (a[0].via.u64 == 1 && o->via.array.size == 4 && a[1].via.u64 == rpc->want_id) {
-      rpc->resp = msg; /* keeps the zone; msg starts afresh */
+      rpc->resp = msg; /* keeps the zone */
       rpc->have_resp = true;
-      msgpack_unpacked_init(&msg);
-    } else if (a[0].via.u64 == 2 && rpc->notify != NULL &&
-               bench_rpc_obj_is(&a[1], "vigil.notification") &&
-               a[2].type == MSGPACK_OBJECT_ARRAY && a[2].via.array.size == 1) {
-      rpc->notify(rpc, &a[2].via.array.ptr[0], rpc->notify_data);
-    } else if (a[0].via.u64 == 2 && bench_rpc_obj_is(&a[1], "vigil.error")) {
-      bench_rpc_die("vigild sent a vigil.error notification");
+      continue;
     }
+    if (a[0].via.u64 == 2 && rpc->notify != NULL &&
+        bench_rpc_obj_is(&a[1], "vigil.notification") && a[2].type == MSGPACK_OBJECT_ARRAY &&
+        a[2].via.array.size == 1)
+      rpc->notify(rpc, &a[2].via.array.ptr[0], rpc->notify_data);
+    else if (a[0].via.u64 == 2 && bench_rpc_obj_is(&a[1], "vigil.error"))
+      bench_rpc_die("vigild sent a vigil.error notification");
+    msgpack_unpacked_destroy(&msg);
   }
-  msgpack_unpacked_destroy(&msg);
-  if (rc == MSGPACK_UNPACK_PARSE_ERROR)
-    bench_rpc_die("vigild sent bytes that are not msgpack");
+  if (fr == kFrameBad)
+    bench_rpc_die("vigild sent %s", why);
 }
 
 /* Clears sb and packs [0, id, method, [{...nargs}]] up to the pairs. */
@@ -458,14 +461,10 @@ bench_rpc_try_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb, char *err, s
     rpc->have_resp = false;
   }
   rpc->want_id = id;
-  for (size_t off = 0; off < sb->size;) {
-    ssize_t w = write(rpc->fd, sb->data + off, sb->size - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      bench_rpc_die("write to vigild: %s", strerror(errno));
-    off += (size_t)w;
-  }
+  char why[300];
+  if (endpoint_write(rpc->fd, sb->data, sb->size, endpoint_now_ms() + 30000, why, sizeof why) !=
+      kEndpointOk)
+    bench_rpc_die("write to vigild: %s", why);
   int64_t deadline = bench_rpc_now_ns() + 30000000000LL;
   while (!rpc->have_resp) {
     struct pollfd p = {rpc->fd, POLLIN, 0};
@@ -497,7 +496,7 @@ bench_rpc_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb)
   return r;
 }
 
-/* Drops the kept response and the unpacker, closes the socket. */
+/* Drops the kept response and the framer, closes the socket. */
 void
 bench_rpc_disconnect(BenchRpc *rpc)
 {
@@ -505,7 +504,7 @@ bench_rpc_disconnect(BenchRpc *rpc)
     msgpack_unpacked_destroy(&rpc->resp);
     rpc->have_resp = false;
   }
-  msgpack_unpacker_destroy(&rpc->unp);
+  frame_free(&rpc->frame);
   close(rpc->fd);
   rpc->fd = -1;
 }

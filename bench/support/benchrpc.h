@@ -23,6 +23,8 @@
 
 #include <msgpack.h>
 
+#include "link/frame.h"
+
 typedef struct BenchRpc BenchRpc;
 
 /* Called with the one params entry of each vigil.notification, from inside
@@ -38,7 +40,7 @@ struct BenchRpc {
   bool no_state;                 /* start vigild with --no-state (no keepers,
                                     the capture in memory: docs/restart.md) */
   int fd;
-  msgpack_unpacker unp;
+  Frame frame;                   /* cuts the stream into messages, bounded */
   uint32_t next_id;
   uint32_t want_id;              /* the response bench_rpc_call waits for */
   bool have_resp;
@@ -154,7 +156,7 @@ const msgpack_object *bench_rpc_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer
 const msgpack_object *bench_rpc_try_call(BenchRpc *rpc, uint32_t id, msgpack_sbuffer *sb,
                                          char *err, size_t cap);
 
-/* Drops the kept response and the unpacker and closes the connection. */
+/* Drops the kept response and the framer and closes the connection. */
 void bench_rpc_disconnect(BenchRpc *rpc);
 
 /* SIGTERM to the engine, then up to 30 s for it to exit: true with *status

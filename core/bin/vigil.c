@@ -89,7 +89,18 @@ main(int argc, char **argv)
   } else if (rc == 0) {
     cli_fmt_init();
     CliClient client;
-    rc = cli_client_init(&client, &parsed);
+    switch (cli_client_init(&client, parsed.socket, parsed.session, parsed.json)) {
+    case kCliInitOk:
+      rc = 0;
+      break;
+    case kCliInitBadArgument:
+      rc = cli_opts_usage_error(parsed.spec, "%s", client.err.msg);
+      break;
+    case kCliInitNoSession:
+      fprintf(stderr, "vigil: %s\n", client.err.msg);
+      rc = CLI_EXIT_FAILURE;
+      break;
+    }
     if (rc == 0) {
       rc = cmd->run(&client, &parsed);
       cli_client_close(&client);

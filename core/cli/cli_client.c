@@ -20,36 +20,40 @@
 #include "base/strbuf.h"
 #include "base/textfmt.h"
 
-int
-cli_client_init(CliClient *c, const CliParsed *p)
+CliInitResult
+cli_client_init(CliClient *c, const char *socket, const char *session, bool json)
 {
   memset(c, 0, sizeof *c);
-  c->json = p->json;
-  const char *path = p->socket;
+  c->json = json;
+  const char *path = socket;
   if (path == NULL || path[0] == '\0')
     path = getenv("VIGIL_SOCKET");
   if (path != NULL && path[0] != '\0') {
-    if (strlen(path) >= sizeof c->socket_path)
-      return cli_opts_usage_error(p->spec, "--socket: path too long");
+    if (strlen(path) >= sizeof c->socket_path) {
+      cli_error_set(&c->err, kCliErrTransport, "--socket: path too long");
+      return kCliInitBadArgument;
+    }
     memcpy(c->socket_path, path, strlen(path) + 1);
   } else if (rpc_default_socket_path(c->socket_path, sizeof c->socket_path) != 0) {
-    return cli_opts_usage_error(p->spec, "the default socket path is too long; give --socket");
+    cli_error_set(&c->err, kCliErrTransport, "the default socket path is too long; give --socket");
+    return kCliInitBadArgument;
   }
-  const char *session = p->session;
   if (session == NULL || session[0] == '\0')
     session = getenv("VIGIL_SESSION");
   if (session == NULL || session[0] == '\0') {
     /* The project's, as vigil mcp and vigil hook name it (cli_project.h). */
     if (cli_project_session(NULL, c->session, sizeof c->session) == 0)
-      return 0;
-    fprintf(stderr, "vigil: cannot name this directory's session: its real path cannot be "
-                    "found (%s); give --session NAME\n", strerror(errno));
-    return CLI_EXIT_FAILURE;
+      return kCliInitOk;
+    cli_error_set(&c->err, kCliErrTransport, "cannot name this directory's session: its real "
+                  "path cannot be found (%s); give --session NAME", strerror(errno));
+    return kCliInitNoSession;
   }
-  if (strlen(session) >= sizeof c->session)
-    return cli_opts_usage_error(p->spec, "--session: name too long (at most 64 characters)");
+  if (strlen(session) >= sizeof c->session) {
+    cli_error_set(&c->err, kCliErrTransport, "--session: name too long (at most 64 characters)");
+    return kCliInitBadArgument;
+  }
   memcpy(c->session, session, strlen(session) + 1);
-  return 0;
+  return kCliInitOk;
 }
 
 int

@@ -22,7 +22,6 @@
 #include <stdint.h>
 
 #include "cli/cli_conn.h"
-#include "cli/cli_opts.h"
 #include "base/strbuf.h"
 
 /* The longest a plain call may take: the engine answers these at once, so
@@ -47,12 +46,20 @@ typedef struct {
                            seq the session's next new notification gets */
 } CliClient;
 
-/* Resolves the socket path and the session name from p and the
- * environment. Returns 0, or CLI_EXIT_USAGE after printing why (a default
- * socket path that does not fit), or CLI_EXIT_FAILURE after printing why
- * when no session is given and the working directory's real path cannot be
- * found to name its project's. */
-int cli_client_init(CliClient *c, const CliParsed *p);
+/* What cli_client_init found wrong, for the caller to report in its own
+ * terms (a command line's usage error, an MCP server's start failure). */
+typedef enum {
+  kCliInitOk = 0,
+  kCliInitBadArgument, /* a socket path or session name too long: c->err.msg names it */
+  kCliInitNoSession,   /* none given, and the working directory's real path (which names
+                          its project's session) cannot be found: c->err.msg says so */
+} CliInitResult;
+
+/* Resolves the socket path (socket, else $VIGIL_SOCKET, else the engine's
+ * default) and the session name (session, else $VIGIL_SESSION, else the
+ * project's), NULL or "" meaning not given, and clears the rest of c. It
+ * knows nothing of a command line: the caller reports a failure. */
+CliInitResult cli_client_init(CliClient *c, const char *socket, const char *session, bool json);
 
 /* Connects. With open_session, also opens the named session (replaying the
  * kept notifications after last_seq when has_last_seq); without, the

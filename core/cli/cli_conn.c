@@ -1,25 +1,27 @@
 /*
- * A blocking msgpack-rpc connection to vigild (see cli_conn.h). The socket
- * is non-blocking underneath so that every read and write can wait in poll()
- * with the caller's deadline; msgpack-c's streaming unpacker turns the bytes
- * into messages. An answer that nobody is waiting for yet is kept in a short
- * list until it is taken: the client sends at most a few requests at once,
- * so the list stays small.
+ * A blocking msgpack-rpc connection to vigild (see cli_conn.h). Connecting
+ * (with the check of who serves the socket), writing a request and cutting
+ * the stream into messages under a bound are the C clients' shared ones
+ * (clients/c/link: endpoint.h, frame.h), as libvigilclient and the
+ * benchmarks use them; what is the CLI's own is the conversation: answers
+ * kept by msgid, notifications to a callback, the wake and hangup fds. The
+ * socket is non-blocking underneath so that every read and write can wait
+ * in poll() with the caller's deadline. An answer that nobody is waiting
+ * for yet is kept in a short list until it is taken: the client sends at
+ * most a few requests at once, so the list stays small.
  */
 #include "cli/cli_conn.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "link/endpoint.h"
+#include "link/frame.h"
 #include "base/memory.h"
 #include "base/utf8.h"
 
@@ -44,7 +46,7 @@ typedef struct CliKept {
 struct CliConn {
   int fd;
   uint32_t next_msgid;
-  msgpack_unpacker unpacker;
+  Frame frame; /* its bound is CLI_CONN_MESSAGE_MAX */
   CliKept *kept;
   /* Requests given up on at their deadline: their late answers are dropped
    * when they come, not kept for nobody (the oldest is forgotten first). */
@@ -132,102 +134,26 @@ cli_reply_free(CliReply *reply)
 int64_t
 cli_now_ms(void)
 {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Checks who serves the socket: the engine must run as this user or as
- * root. Anyone else (the owner of a socket directory we were pointed at, or
- * of a squatted default one) could be an impostor collecting what we send,
- * argv and tokens included, so nothing is sent before this check. Returns 0,
- * or -1 with err set. */
-static int
-cli_conn_check_peer(int fd, const char *path, CliError *err)
-{
-  uid_t uid;
-#if defined(SO_PEERCRED)
-  struct ucred cred;
-  socklen_t len = sizeof cred;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-    return cli_error_set(err, kCliErrTransport,
-                         "cannot tell who serves %s (SO_PEERCRED: %s); refusing it", path,
-                         strerror(errno));
-  uid = cred.uid;
-#else
-  gid_t gid;
-  if (getpeereid(fd, &uid, &gid) != 0)
-    return cli_error_set(err, kCliErrTransport,
-                         "cannot tell who serves %s (getpeereid: %s); refusing it", path,
-                         strerror(errno));
-#endif
-  if (uid == geteuid() || uid == 0)
-    return 0;
-  return cli_error_set(err, kCliErrTransport,
-                       "refusing the engine at %s: it runs as uid %u, not as uid %u (yours) "
-                       "or root; whoever owns that socket may be impersonating vigild",
-                       path, (unsigned)uid, (unsigned)geteuid());
-}
-
-/* The poll() timeout left until deadline (-1: none), never negative. */
-static int
-cli_conn_poll_timeout(int64_t deadline)
-{
-  if (deadline < 0)
-    return -1;
-  int64_t left = deadline - cli_now_ms();
-  if (left <= 0)
-    return 0;
-  return left > 1000000000 ? 1000000000 : (int)left;
+  return endpoint_now_ms();
 }
 
 CliConn *
 cli_conn_open(const char *path, CliError *err)
 {
-  struct sockaddr_un addr;
-  memset(&addr, 0, sizeof addr);
-  addr.sun_family = AF_UNIX;
-  if (strlen(path) >= sizeof addr.sun_path) {
-    cli_error_set(err, kCliErrTransport, "socket path too long (%zu bytes, at most %zu): %s",
-                  strlen(path), sizeof addr.sun_path - 1, path);
+  int fd;
+  char why[CLI_ERROR_MSG_MAX];
+  EndpointResult r = endpoint_connect(path, &fd, why, sizeof why);
+  if (r != kEndpointOk) {
+    /* No engine means "start one", which is what the caller will say. */
+    cli_error_set(err, r == kEndpointNoEngine ? kCliErrNoEngine : kCliErrTransport, "%s", why);
     return NULL;
   }
-  memcpy(addr.sun_path, path, strlen(path) + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    cli_error_set(err, kCliErrTransport, "socket: %s", strerror(errno));
-    return NULL;
-  }
-  int rc;
-  do
-    rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
-  while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
-    int e = errno;
-    close(fd);
-    /* No file, or a file nobody accepts on (an engine that died): both
-     * mean "start one", which is what the caller will say. */
-    if (e == ENOENT || e == ECONNREFUSED)
-      cli_error_set(err, kCliErrNoEngine, "no engine is listening on %s", path);
-    else
-      cli_error_set(err, kCliErrTransport, "cannot connect to %s: %s", path, strerror(e));
-    return NULL;
-  }
-  if (cli_conn_check_peer(fd, path, err) != 0) {
-    close(fd);
-    return NULL;
-  }
-  /* Non-blocking so that every wait goes through poll() and its deadline. */
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   CliConn *c = xcalloc(1, sizeof *c);
   c->fd = fd;
   c->next_msgid = 1;
   c->wake_fd = -1;
   c->hangup_fd = -1;
-  if (!msgpack_unpacker_init(&c->unpacker, CLI_CONN_READ_CHUNK)) {
-    fprintf(stderr, "vigil: out of memory\n");
-    abort();
-  }
+  frame_init(&c->frame, CLI_CONN_MESSAGE_MAX);
   return c;
 }
 
@@ -243,7 +169,7 @@ cli_conn_close(CliConn *c)
   if (c == NULL)
     return;
   close(c->fd);
-  msgpack_unpacker_destroy(&c->unpacker);
+  frame_free(&c->frame);
   while (c->kept) {
     CliKept *k = c->kept;
     c->kept = k->next;
@@ -276,29 +202,15 @@ cli_conn_set_notify(CliConn *c, CliNotifyFn fn, void *ctx)
 static int
 cli_conn_write(CliConn *c, const char *data, size_t len, int64_t deadline, CliError *err)
 {
-  size_t off = 0;
-  while (off < len) {
-    /* MSG_NOSIGNAL: an engine that went away costs an error, not SIGPIPE. */
-    ssize_t n = send(c->fd, data + off, len - off, MSG_NOSIGNAL);
-    if (n > 0) {
-      off += (size_t)n;
-      continue;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      struct pollfd p = {c->fd, POLLOUT, 0};
-      int rc = poll(&p, 1, cli_conn_poll_timeout(deadline));
-      if (rc == 0)
-        return cli_error_set(err, kCliErrDeadline, "the engine did not take the request in time");
-      if (rc < 0 && errno != EINTR)
-        return cli_error_set(err, kCliErrTransport, "poll: %s", strerror(errno));
-      continue;
-    }
-    return cli_error_set(err, kCliErrTransport, "lost the connection to the engine: %s",
-                         n < 0 ? strerror(errno) : "short write");
+  char why[200];
+  switch (endpoint_write(c->fd, data, len, deadline, why, sizeof why)) {
+  case kEndpointOk:
+    return 0;
+  case kEndpointDeadline:
+    return cli_error_set(err, kCliErrDeadline, "%s", why);
+  default:
+    return cli_error_set(err, kCliErrTransport, "lost the connection to the engine: %s", why);
   }
-  return 0;
 }
 
 int64_t
@@ -405,19 +317,20 @@ cli_conn_drain(CliConn *c, CliError *err)
 {
   int handled = 0;
   for (;;) {
-    msgpack_unpacked msg;
-    msgpack_unpacked_init(&msg);
-    msgpack_unpack_return r = msgpack_unpacker_next(&c->unpacker, &msg);
-    if (r == MSGPACK_UNPACK_SUCCESS) {
-      if (cli_conn_dispatch(c, &msg, err) != 0)
-        return -1;
-      handled++;
-      continue;
-    }
-    msgpack_unpacked_destroy(&msg);
-    if (r == MSGPACK_UNPACK_CONTINUE)
+    const char *data;
+    size_t len;
+    char why[300];
+    FrameResult r = frame_next(&c->frame, &data, &len, why, sizeof why);
+    if (r == kFrameNeedMore)
       return handled;
-    return cli_error_set(err, kCliErrProtocol, "the engine sent bytes that are not msgpack");
+    if (r == kFrameBad)
+      return cli_error_set(err, kCliErrProtocol, "the engine sent %s", why);
+    msgpack_unpacked msg;
+    if (frame_unpack_copy(data, len, &msg) != 0)
+      return cli_error_set(err, kCliErrProtocol, "the engine sent bytes that are not msgpack");
+    if (cli_conn_dispatch(c, &msg, err) != 0)
+      return -1;
+    handled++;
   }
 }
 
@@ -438,7 +351,7 @@ cli_conn_pump(CliConn *c, int64_t deadline, CliError *err)
     nfds_t hangup = c->hangup_fd >= 0 ? n_fds++ : 0;
     if (hangup)
       p[hangup] = (struct pollfd){c->hangup_fd, 0, 0};
-    int rc = poll(p, n_fds, cli_conn_poll_timeout(deadline));
+    int rc = poll(p, n_fds, endpoint_poll_timeout(deadline));
     if (rc < 0 && errno == EINTR)
       continue;
     if (rc < 0)
@@ -452,15 +365,13 @@ cli_conn_pump(CliConn *c, int64_t deadline, CliError *err)
                            c->hangup_fd);
     if (p[0].revents == 0)
       continue;
-    if (msgpack_unpacker_message_size(&c->unpacker) > CLI_CONN_MESSAGE_MAX)
-      return cli_error_set(err, kCliErrProtocol, "the engine sent a message over %zu bytes",
-                           CLI_CONN_MESSAGE_MAX);
-    if (!msgpack_unpacker_reserve_buffer(&c->unpacker, CLI_CONN_READ_CHUNK)) {
+    size_t space;
+    char *room = frame_reserve(&c->frame, CLI_CONN_READ_CHUNK, &space);
+    if (room == NULL) {
       fprintf(stderr, "vigil: out of memory\n");
       abort();
     }
-    ssize_t n = read(c->fd, msgpack_unpacker_buffer(&c->unpacker),
-                     msgpack_unpacker_buffer_capacity(&c->unpacker));
+    ssize_t n = read(c->fd, room, space);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
       continue;
     if (n < 0)
@@ -468,7 +379,7 @@ cli_conn_pump(CliConn *c, int64_t deadline, CliError *err)
                            strerror(errno));
     if (n == 0)
       return cli_error_set(err, kCliErrTransport, "the engine closed the connection");
-    msgpack_unpacker_buffer_consumed(&c->unpacker, (size_t)n);
+    frame_commit(&c->frame, (size_t)n);
     handled = cli_conn_drain(c, err);
   }
   return handled < 0 ? -1 : 1;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "cli/cli_client.h"
+#include "cli/cli_opts.h"
 
 /* How long --wait-for waits when --wait-timeout is not given. */
 #define CLI_WAITFOR_DEFAULT_MS 60000

@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "link/frame.h"
 #include "base/memory.h"
 #include "rpc/typename.h"
 #include "base/strbuf.h"
@@ -164,16 +165,6 @@ rpc_decoder_feed(RpcDecoder *d, const char *data, size_t len)
   d->end += len;
 }
 
-/* Reads a big-endian unsigned integer of n bytes (1, 2 or 4). */
-static uint32_t
-rpc_be(const unsigned char *p, unsigned n)
-{
-  uint32_t v = 0;
-  for (unsigned i = 0; i < n; i++)
-    v = (v << 8) | p[i];
-  return v;
-}
-
 /* Marks the decoder dead with the reason; every later call repeats it. */
 static RpcDecodeResult
 rpc_decoder_die(RpcDecoder *d, VigilError *err)
@@ -186,75 +177,6 @@ rpc_decoder_die(RpcDecoder *d, VigilError *err)
   if (err != NULL && !err->set)
     *err = d->fatal_err;
   return kDecodeFatal;
-}
-
-/* What the type byte of a msgpack header says about it. */
-typedef struct {
-  unsigned head;        /* header bytes, type byte included */
-  unsigned lenbytes;    /* bytes of the big-endian length or count after the type */
-  uint64_t payload;     /* bytes to skip after the header (set here when fixed) */
-  bool container;
-  uint64_t elements;    /* elements of a container (a map has two per entry), when fixed */
-} RpcHeader;
-
-/* Fills h from the type byte b of a header (the lengths and counts that
- * follow the type byte are read by the caller, once they have arrived).
- * False for the reserved byte 0xc1, which is never msgpack. */
-static bool
-rpc_header_shape(unsigned char b, RpcHeader *h)
-{
-  *h = (RpcHeader){.head = 1};
-  if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
-    /* fixint, nil, bool: the header is the value */
-  } else if (b <= 0x8f) {
-    h->container = true;
-    h->elements = 2u * (b & 0x0fu);
-  } else if (b <= 0x9f) {
-    h->container = true;
-    h->elements = b & 0x0fu;
-  } else if (b <= 0xbf) {
-    h->payload = b & 0x1fu;
-  } else {
-    switch (b) {
-    case 0xc1: /* reserved: never valid msgpack */
-      return false;
-    case 0xc4: case 0xc5: case 0xc6: /* bin 8/16/32 */
-      h->lenbytes = 1u << (b - 0xc4);
-      break;
-    case 0xc7: case 0xc8: case 0xc9: /* ext 8/16/32: length, then the type byte */
-      h->lenbytes = 1u << (b - 0xc7);
-      break;
-    case 0xca: h->head = 5; break; /* float 32 */
-    case 0xcb: h->head = 9; break; /* float 64 */
-    case 0xcc: case 0xcd: case 0xce: case 0xcf: /* uint 8..64 */
-      h->head = 1 + (1u << (b - 0xcc));
-      break;
-    case 0xd0: case 0xd1: case 0xd2: case 0xd3: /* int 8..64 */
-      h->head = 1 + (1u << (b - 0xd0));
-      break;
-    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: /* fixext 1..16 */
-      h->head = 2;
-      h->payload = 1u << (b - 0xd4);
-      break;
-    case 0xd9: case 0xda: case 0xdb: /* str 8/16/32 */
-      h->lenbytes = 1u << (b - 0xd9);
-      break;
-    case 0xdc: case 0xdd: /* array 16/32 */
-      h->lenbytes = b == 0xdc ? 2 : 4;
-      h->container = true;
-      break;
-    case 0xde: case 0xdf: /* map 16/32 */
-      h->lenbytes = b == 0xde ? 2 : 4;
-      h->container = true;
-      break;
-    default: /* every byte value is handled above; kept for the compiler */
-      return false;
-    }
-    h->head += h->lenbytes;
-    if (b >= 0xc7 && b <= 0xc9)
-      h->head += 1; /* the ext type byte */
-  }
-  return true;
 }
 
 /* Continues the header walk of the message at the front of the buffer.
@@ -274,22 +196,24 @@ rpc_decoder_walk(RpcDecoder *d)
     if (w->pos >= avail)
       return kWalkNeedMore;
     unsigned char b = p[w->pos - w->dropped];
-    RpcHeader h;
-    if (!rpc_header_shape(b, &h)) {
+    /* The one table of msgpack's headers, shared with the C clients'
+     * framer (clients/c/link/frame.h). */
+    FrameHeader h = frame_header_kind(b);
+    if (h.reserved) {
       error_set(&d->fatal_err, kErrInvalidParams,
                 "not msgpack: reserved byte 0x%02x at offset %" PRIu64 " of the message", b,
                 w->pos);
       return kWalkFatal;
     }
     /* A header that cannot fit is known before its bytes arrive. */
-    if (w->pos + h.head + w->owed - (w->depth > 0 ? 1 : 0) > max)
+    if (w->pos + h.header + w->owed - (w->depth > 0 ? 1 : 0) > max)
       w->skipping = true;
-    if (w->pos + h.head > avail)
+    if (w->pos + h.header > avail)
       return kWalkNeedMore;
-    if (h.lenbytes > 0) {
-      uint32_t n = rpc_be(p + (w->pos - w->dropped) + 1, h.lenbytes);
+    if (h.size_len > 0) {
+      uint32_t n = (uint32_t)frame_be(p + (w->pos - w->dropped) + 1, h.size_len);
       if (!h.container)
-        h.payload = n;
+        h.payload += n; /* an ext's type byte is in payload already */
       else if (b == 0xde || b == 0xdf)
         h.elements = 2ull * n;
       else
@@ -305,7 +229,7 @@ rpc_decoder_walk(RpcDecoder *d)
       w->remaining[w->depth - 1]--;
       w->owed--;
     }
-    w->pos += h.head + h.payload;
+    w->pos += h.header + h.payload;
     if (h.container) {
       w->remaining[w->depth++] = h.elements;
       w->owed += h.elements;
@@ -377,7 +301,7 @@ rpc_decoder_peek_head(const RpcDecoder *d, size_t n, RpcMessage *msg)
     at = 1;
   } else if ((h[0] == 0xdc && n >= 3) || (h[0] == 0xdd && n >= 5)) {
     at = h[0] == 0xdc ? 3 : 5;
-    count = rpc_be(h + 1, (unsigned)(at - 1));
+    count = (uint32_t)frame_be(h + 1, (unsigned)(at - 1));
   } else {
     return;
   }

@@ -59,6 +59,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "link/endpoint.h"
 #include "base/log.h"
 #include "base/logrepeat.h"
 #include "base/memory.h"
@@ -88,13 +89,8 @@ struct RpcServer {
 int
 rpc_default_socket_path(char *out, size_t size)
 {
-  const char *xdg = getenv("XDG_RUNTIME_DIR");
-  int n;
-  if (xdg != NULL && xdg[0] != '\0')
-    n = snprintf(out, size, "%s/vigil/vigil.sock", xdg);
-  else
-    n = snprintf(out, size, "/tmp/vigil-%u/vigil.sock", (unsigned)geteuid());
-  return n < 0 || (size_t)n >= size ? -1 : 0;
+  /* The one rule every client follows too (clients/c/link/endpoint.h). */
+  return endpoint_default_path(out, size);
 }
 
 /* Frees a server once its handles have closed. */

@@ -591,11 +591,44 @@ def test_a_server_of_another_uid_is_refused_before_anything_is_sent(e):
             r = vigil(e, "--socket", imp.path, *args)
             assert r.returncode != 0, (args, r.returncode, r.stdout)
             assert "uid 65534" in r.stderr and "uid %d" % os.geteuid() in r.stderr, r.stderr
+            assert "whoever owns that socket may be impersonating vigild" in r.stderr, r.stderr
             assert imp.received() == b"", "the client sent %r to the impostor" % imp.received()
         # The real engine (our uid) is fine.
         assert vigil_ok(e, "list").returncode == 0
     finally:
         imp.close()
+
+
+@socket_only
+def test_an_answer_declaring_more_than_the_bound_fails_at_its_header(e):
+    # A server of our uid that answers every request with the header of a
+    # string of 4 GiB - 16 and then nothing: vigil cuts messages with the C
+    # clients' bounded framer (clients/c/link/frame.c), so it refuses the
+    # answer as soon as the header says it cannot fit, instead of waiting
+    # (until its 30 s deadline) for bytes that will never be allowed.
+    path = os.path.join(e.dir, "huge.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(1)
+    try:
+        p = subprocess.Popen([VIGIL, "--socket", path, "--session", "huge", "list"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=client_env())
+        try:
+            conn, _ = srv.accept()
+            conn.recv(65536)  # the first request
+            conn.sendall(b"\x94\x01\x01\xc0\xdb\xff\xff\xff\xf0")
+            _, err = p.communicate(timeout=20)
+            conn.close()
+        finally:
+            if p.poll() is None:  # it waited for the string: no process left behind
+                p.kill()
+                p.communicate()
+        assert p.returncode == 1, (p.returncode, err)
+        assert "the engine sent a message of at least" in err and "4294967280 bytes" in err, err
+    finally:
+        srv.close()
+        os.unlink(path)
 
 
 # --- help -------------------------------------------------------------------
@@ -675,6 +708,7 @@ if __name__ == "__main__":
         test_usage_errors_are_status_2_with_a_helpful_message,
         test_no_engine_listening_says_how_to_start_one,
         test_a_server_of_another_uid_is_refused_before_anything_is_sent,
+        test_an_answer_declaring_more_than_the_bound_fails_at_its_header,
         test_help_of_every_subcommand_lists_its_options,
         test_common_options_before_or_after_the_subcommand,
     ]))

@@ -130,6 +130,9 @@ def test_the_socket_clients_refuse_a_server_of_another_uid(e):
         rc, out = run([c_host_binary(), "-s", imp.path, "--", "echo", secret], timeout=30)
         assert rc != 0, run.last
         assert "uid 65534" in run.last and "uid %d" % os.geteuid() in run.last, run.last
+        # libvigilclient refuses with the vigil command's words: one check
+        # (clients/c/link/endpoint.c) for every C client.
+        assert "whoever owns that socket may be impersonating vigild" in run.last, run.last
         assert imp.received() == b"", "the C host sent %r to the impostor" % imp.received()
         sys.path.insert(0, os.path.join(ROOT, "examples", "gateway"))
         import gateway

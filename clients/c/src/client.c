@@ -31,6 +31,7 @@
 
 #include "args.h"
 #include "client_error.h"
+#include "link/endpoint.h"
 #include "message.h"
 #include "notification.h"
 
@@ -49,30 +50,11 @@ static const struct {
   [VIGIL_CLIENT_LIMIT_QUEUED_NOTIFICATIONS] = {"max_queued_notifications", 1, 1048576},
 };
 
-int64_t
-client_now_ms(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int
-client_poll_timeout(int64_t deadline)
-{
-  if (deadline < 0)
-    return -1;
-  int64_t left = deadline - client_now_ms();
-  if (left <= 0)
-    return 0;
-  return left > 1000000000 ? 1000000000 : (int)left;
-}
-
 /* The deadline for a timeout: -1 for none. */
 static int64_t
 client_deadline(int timeout_ms)
 {
-  return timeout_ms < 0 ? -1 : client_now_ms() + timeout_ms;
+  return timeout_ms < 0 ? -1 : endpoint_now_ms() + timeout_ms;
 }
 
 vigil_client *
@@ -337,7 +319,7 @@ client_wait(vigil_client *c, int64_t deadline, vigil_error *err)
   struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
   int rc;
   do
-    rc = poll(&pfd, 1, client_poll_timeout(deadline));
+    rc = poll(&pfd, 1, endpoint_poll_timeout(deadline));
   while (rc < 0 && errno == EINTR);
   if (rc < 0)
     return client_fail(c, err, VIGIL_ERR_CONNECTION, "poll: %s", strerror(errno));
@@ -360,22 +342,9 @@ vigil_client_read(vigil_client *c, vigil_error *err)
 static int
 client_write(vigil_client *c, const char *data, size_t len, vigil_error *err)
 {
-  size_t off = 0;
-  while (off < len) {
-    ssize_t n = send(c->fd, data + off, len - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
-      if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-        return client_fail(c, err, VIGIL_ERR_CONNECTION, "poll: %s", strerror(errno));
-      continue;
-    }
-    if (n < 0)
-      return client_fail(c, err, VIGIL_ERR_CONNECTION, "writing to %s: %s", c->where,
-                         strerror(errno));
-    off += (size_t)n;
-  }
+  char why[200];
+  if (endpoint_write(c->fd, data, len, -1, why, sizeof why) != kEndpointOk)
+    return client_fail(c, err, VIGIL_ERR_CONNECTION, "writing to %s: %s", c->where, why);
   return 0;
 }
 
@@ -521,7 +490,7 @@ vigil_client_response(vigil_client *c, uint32_t msgid, int timeout_ms, vigil_res
       client_pending_remove(c, p);
       return client_error_copy(err, &c->failure);
     }
-    if (deadline >= 0 && client_now_ms() >= deadline)
+    if (deadline >= 0 && endpoint_now_ms() >= deadline)
       return 0;
     client_wait(c, deadline, NULL);
   }
@@ -582,7 +551,7 @@ vigil_client_next_notification(vigil_client *c, int timeout_ms, vigil_notificati
     }
     if (c->failed)
       return client_error_copy(err, &c->failure);
-    if (deadline >= 0 && client_now_ms() >= deadline)
+    if (deadline >= 0 && endpoint_now_ms() >= deadline)
       return 0;
     client_wait(c, deadline, NULL);
   }

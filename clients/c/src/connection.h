@@ -9,7 +9,7 @@
 
 #include <sys/types.h>
 
-#include "frame.h"
+#include "link/frame.h"
 #include "vigil/client.h"
 
 /* What became of a request. */
@@ -70,10 +70,5 @@ void client_release(vigil_client *c);
 /* Marks c failed with err's code and message; returns -1. */
 int client_fail(vigil_client *c, vigil_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-
-/* The monotonic clock in ms, and the poll() timeout left until deadline
- * (-1: no deadline). */
-int64_t client_now_ms(void);
-int client_poll_timeout(int64_t deadline);
 
 #endif

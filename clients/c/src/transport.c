@@ -7,9 +7,6 @@
  * polls one descriptor, writes never raise SIGPIPE (MSG_NOSIGNAL), and
  * closing our end is the engine's end of input, its signal to shut down.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* struct ucred, to ask who serves the socket (SO_PEERCRED) */
-#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -24,6 +21,7 @@
 
 #include "client_error.h"
 #include "connection.h"
+#include "link/endpoint.h"
 
 extern char **environ;
 
@@ -39,42 +37,7 @@ vigil_client_version(void)
 int
 vigil_client_default_socket_path(char *buf, size_t size)
 {
-  const char *xdg = getenv("XDG_RUNTIME_DIR");
-  int n;
-  if (xdg != NULL && xdg[0] != '\0')
-    n = snprintf(buf, size, "%s/vigil/vigil.sock", xdg);
-  else
-    n = snprintf(buf, size, "/tmp/vigil-%u/vigil.sock", (unsigned)geteuid());
-  return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
-/* Refuses a server that runs as neither this user nor root, before a byte
- * is sent: whoever owns the socket's directory could have put their own
- * socket there and would read what we send (argv, tokens). 0 or -1. */
-static int
-transport_check_server(int fd, const char *path, vigil_error *err)
-{
-  uid_t uid;
-#if defined(SO_PEERCRED)
-  struct ucred cred;
-  socklen_t len = sizeof cred;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-    return client_error(err, VIGIL_ERR_CONNECTION,
-                        "cannot tell who serves %s (SO_PEERCRED: %s); refusing it", path,
-                        strerror(errno));
-  uid = cred.uid;
-#else
-  gid_t gid;
-  if (getpeereid(fd, &uid, &gid) != 0)
-    return client_error(err, VIGIL_ERR_CONNECTION,
-                        "cannot tell who serves %s (getpeereid: %s); refusing it", path,
-                        strerror(errno));
-#endif
-  if (uid == geteuid() || uid == 0)
-    return 0;
-  return client_error(err, VIGIL_ERR_CONNECTION,
-                      "refusing the engine at %s: it runs as uid %u, not as uid %u (yours) "
-                      "or root", path, (unsigned)uid, (unsigned)geteuid());
+  return endpoint_default_path(buf, size);
 }
 
 vigil_client *
@@ -82,7 +45,7 @@ vigil_client_connect(const char *socket_path, vigil_error *err)
 {
   char def[sizeof(((struct sockaddr_un *)0)->sun_path)];
   if (socket_path == NULL) {
-    if (vigil_client_default_socket_path(def, sizeof def) != 0) {
+    if (endpoint_default_path(def, sizeof def) != 0) {
       client_error(err, VIGIL_ERR_USAGE, "the default socket path is longer than the %zu "
                    "bytes a Unix socket address holds ($XDG_RUNTIME_DIR is too long)",
                    sizeof def - 1);
@@ -90,42 +53,21 @@ vigil_client_connect(const char *socket_path, vigil_error *err)
     }
     socket_path = def;
   }
-  struct sockaddr_un addr;
-  memset(&addr, 0, sizeof addr);
-  addr.sun_family = AF_UNIX;
-  size_t len = strlen(socket_path);
-  if (len == 0 || len >= sizeof addr.sun_path) {
-    client_error(err, VIGIL_ERR_USAGE, "socket path must be 1..%zu bytes, got %zu: %s",
-                 sizeof addr.sun_path - 1, len, socket_path);
+  int fd;
+  char why[CLIENT_WHERE_MAX + 300];
+  switch (endpoint_connect(socket_path, &fd, why, sizeof why)) {
+  case kEndpointOk:
+    break;
+  case kEndpointBadPath:
+    client_error(err, VIGIL_ERR_USAGE, "%s", why);
+    return NULL;
+  case kEndpointNoEngine:
+    client_error(err, VIGIL_ERR_NO_ENGINE, "%s (is `vigild --listen` running?)", why);
+    return NULL;
+  default:
+    client_error(err, VIGIL_ERR_CONNECTION, "%s", why);
     return NULL;
   }
-  memcpy(addr.sun_path, socket_path, len + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    client_error(err, VIGIL_ERR_CONNECTION, "socket: %s", strerror(errno));
-    return NULL;
-  }
-  int rc;
-  do
-    rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
-  while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
-    int e = errno;
-    close(fd);
-    /* No file, or a file nobody accepts on (an engine that died). */
-    if (e == ENOENT || e == ECONNREFUSED)
-      client_error(err, VIGIL_ERR_NO_ENGINE, "no engine is listening on %s (is `vigild "
-                   "--listen` running?)", socket_path);
-    else
-      client_error(err, VIGIL_ERR_CONNECTION, "cannot connect to %s: %s", socket_path,
-                   strerror(e));
-    return NULL;
-  }
-  if (transport_check_server(fd, socket_path, err) != 0) {
-    close(fd);
-    return NULL;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   char where[CLIENT_WHERE_MAX];
   snprintf(where, sizeof where, "the engine at %s", socket_path);
   return client_new(fd, -1, where, err);

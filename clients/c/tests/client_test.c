@@ -18,7 +18,7 @@
 #endif
 #include "vigil/client.h"
 
-#include "frame.h" /* compiled in from src/: the framer is tested directly too */
+#include "link/frame.h" /* compiled in from base/: the framer is tested directly too */
 
 #include <errno.h>
 #include <fcntl.h>

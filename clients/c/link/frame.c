@@ -9,7 +9,7 @@
  * allocates for elements that are not there. The buffer holds at most the
  * unfinished message (bounded) and the chunk just fed.
  */
-#include "frame.h"
+#include "link/frame.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -74,8 +74,7 @@ frame_commit(Frame *f, size_t n)
   f->end += n;
 }
 
-/* Reads a big-endian unsigned integer of n bytes. */
-static uint64_t
+uint64_t
 frame_be(const unsigned char *p, unsigned n)
 {
   uint64_t v = 0;
@@ -84,19 +83,7 @@ frame_be(const unsigned char *p, unsigned n)
   return v;
 }
 
-/* What one header declares. */
-typedef struct {
-  unsigned header;   /* bytes of the header itself (type byte included) */
-  unsigned size_len; /* bytes of a length field after the type byte, 0 if none */
-  uint64_t payload;  /* bytes of payload after the header (scalars) */
-  uint64_t elements; /* elements it contains (containers; a map's are 2 per entry) */
-  bool container;
-  bool reserved;     /* 0xc1: never valid msgpack */
-} FrameHeader;
-
-/* Decodes the fixed part of the header that starts with byte b; for the
- * variable-length ones it says how long the length field is. */
-static FrameHeader
+FrameHeader
 frame_header_kind(unsigned char b)
 {
   FrameHeader h = {.header = 1};
@@ -205,4 +192,25 @@ frame_next(Frame *f, const char **msg, size_t *len, char *why, size_t why_size)
       f->owed += h.elements;
     }
   }
+}
+
+int
+frame_unpack_copy(const char *msg, size_t len, msgpack_unpacked *out)
+{
+  msgpack_zone *zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE);
+  char *copy = zone ? msgpack_zone_malloc(zone, len) : NULL;
+  if (copy == NULL) {
+    fprintf(stderr, "out of memory for a message of %zu bytes\n", len);
+    abort();
+  }
+  memcpy(copy, msg, len);
+  size_t off = 0;
+  msgpack_object obj;
+  if (msgpack_unpack(copy, len, &off, zone, &obj) != MSGPACK_UNPACK_SUCCESS || off != len) {
+    msgpack_zone_free(zone);
+    return -1;
+  }
+  out->zone = zone;
+  out->data = obj;
+  return 0;
 }
