@@ -135,7 +135,7 @@ engine_on_lines(void *data, Monitor *m)
     e->hooks->on_lines(e->hooks_ctx, r);
 }
 
-const MonitorHooks engine_monitor_hooks = {
+const MonitorHooks engine__monitor_hooks = {
   engine_on_notification,
   engine_on_event,
   engine_on_finished,
@@ -204,7 +204,7 @@ engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions 
   r->engine = e;
   r->session = s;
   r->monitor = monitor_adopt(e->loop, &ks->settings, &spec, ks->id, ks->started_at_ms, keep, po,
-                             &engine_monitor_hooks, r, err);
+                             &engine__monitor_hooks, r, err);
   if (r->monitor == NULL) {
     free(r);
     if (made)

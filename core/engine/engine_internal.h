@@ -8,6 +8,6 @@
 
 #include "monitor/monitor.h"
 
-extern const MonitorHooks engine_monitor_hooks;
+extern const MonitorHooks engine__monitor_hooks;
 
 #endif

@@ -491,7 +491,7 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   MonRecord *r = xcalloc(1, sizeof *r);
   r->engine = e;
   r->session = s;
-  r->monitor = monitor_start(e->loop, &settings, &spec, &engine_monitor_hooks, r, err);
+  r->monitor = monitor_start(e->loop, &settings, &spec, &engine__monitor_hooks, r, err);
   if (r->monitor == NULL) {
     free(r);
     start_plan_free(&plan);

@@ -124,7 +124,7 @@ mcp_engine_pushed(McpEngine *m)
 }
 
 bool
-mcp_engine_has_after(const McpEngine *m, uint64_t since_seq)
+mcp_engine__has_after(const McpEngine *m, uint64_t since_seq)
 {
   return m->count > 0 && m->queue[(m->head + m->count - 1) % MCP_QUEUE_MAX].seq > since_seq;
 }
@@ -182,7 +182,7 @@ mcp_engine_reap(McpEngine *m)
 }
 
 void
-mcp_engine_lost(McpEngine *m, const char *why)
+mcp_engine__lost(McpEngine *m, const char *why)
 {
   cli_client_close(&m->cli);
   int64_t now = cli_now_ms();
@@ -201,7 +201,7 @@ mcp_engine_lost(McpEngine *m, const char *why)
 }
 
 void
-mcp_engine_give_up(McpEngine *m)
+mcp_engine__give_up(McpEngine *m)
 {
   m->link = kMcpLinkDown;
   fprintf(stderr, "vigil mcp: no engine on %s after %lld s (%s); tool calls try again, one "
@@ -302,7 +302,7 @@ mcp_engine_spawn(McpEngine *m)
 }
 
 int
-mcp_engine_attempt(McpEngine *m, uint64_t last)
+mcp_engine__attempt(McpEngine *m, uint64_t last)
 {
   mcp_engine_reap(m);
   if (mcp_engine_connect(m, true, last) == 0)
@@ -322,7 +322,7 @@ mcp_engine_attempt(McpEngine *m, uint64_t last)
 }
 
 void
-mcp_engine_back(McpEngine *m, uint64_t last)
+mcp_engine__back(McpEngine *m, uint64_t last)
 {
   m->reconnects++;
   fprintf(stderr, "vigil mcp: reconnected to the engine on %s after %lld ms; session \"%s\" "
@@ -430,13 +430,13 @@ mcp_engine_open(McpEngine *m)
   if (!has_last && m->cli.next_seq > 0 && m->cli.next_seq - 1 > m->received)
     m->received = m->cli.next_seq - 1;
   pthread_mutex_unlock(&m->mu);
-  return mcp_link_start(m);
+  return mcp_link__start(m);
 }
 
 void
 mcp_engine_close(McpEngine *m)
 {
-  mcp_link_stop(m);
+  mcp_link__stop(m);
   while (m->count > 0) {
     json_decref(m->queue[m->head].n);
     m->head = (m->head + 1) % MCP_QUEUE_MAX;

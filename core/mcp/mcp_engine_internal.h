@@ -12,30 +12,30 @@
 
 /* Starts the link's thread (the link up, after mcp_engine_open's first
  * connect). Returns 0, or -1 with m->cli.err set. */
-int mcp_link_start(McpEngine *m);
+int mcp_link__start(McpEngine *m);
 
 /* Stops the link's thread and waits for it; a call still waiting fails.
  * Nothing when it does not run. */
-void mcp_link_stop(McpEngine *m);
+void mcp_link__stop(McpEngine *m);
 
 /* One attempt (the link's thread, without the lock): connect and open the
  * session, resuming after last; when nothing listens and spawning is
  * allowed, start an engine and connect to it. Returns 0, or -1 with
  * m->cli.err set. The caller says the link is up. */
-int mcp_engine_attempt(McpEngine *m, uint64_t last);
+int mcp_engine__attempt(McpEngine *m, uint64_t last);
 
 /* The connection ended (the lock held): closes it, says so on stderr with
  * why, and starts retrying (or goes down when retrying is off). */
-void mcp_engine_lost(McpEngine *m, const char *why);
+void mcp_engine__lost(McpEngine *m, const char *why);
 
 /* Retrying passed its bound (the lock held): the link is down until the
  * next call; said on stderr. */
-void mcp_engine_give_up(McpEngine *m);
+void mcp_engine__give_up(McpEngine *m);
 
 /* The link came back, resumed after last: counted and said on stderr. */
-void mcp_engine_back(McpEngine *m, uint64_t last);
+void mcp_engine__back(McpEngine *m, uint64_t last);
 
 /* Whether a kept notification is newer than since_seq (the lock held). */
-bool mcp_engine_has_after(const McpEngine *m, uint64_t since_seq);
+bool mcp_engine__has_after(const McpEngine *m, uint64_t since_seq);
 
 #endif

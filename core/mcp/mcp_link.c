@@ -110,7 +110,7 @@ mcp_link_lost(McpEngine *m, const char *why)
 {
   char reason[CLI_ERROR_MSG_MAX];
   snprintf(reason, sizeof reason, "%s", why);
-  mcp_engine_lost(m, reason);
+  mcp_engine__lost(m, reason);
   for (McpPending *p = m->pending, *next; p; p = next) {
     next = p->next;
     if (!p->sent)
@@ -192,19 +192,19 @@ mcp_link_attempt(McpEngine *m)
   uint64_t last = m->received > m->delivered ? m->received : m->delivered;
   McpLink was = m->link;
   pthread_mutex_unlock(&m->mu);
-  int rc = mcp_engine_attempt(m, last);
+  int rc = mcp_engine__attempt(m, last);
   pthread_mutex_lock(&m->mu);
   m->attempts++;
   if (rc == 0) {
     m->link = kMcpLinkUp;
     if (m->lost_at > 0)
-      mcp_engine_back(m, last);
+      mcp_engine__back(m, last);
   } else if (was == kMcpLinkDown) {
     mcp_link_fail_waiting(m);
   } else {
     int64_t now = cli_now_ms();
     if (now >= m->lost_at + m->reconnect_wait_ms) {
-      mcp_engine_give_up(m);
+      mcp_engine__give_up(m);
       mcp_link_fail_waiting(m);
     } else {
       m->retry_at = now + m->backoff_ms;
@@ -285,7 +285,7 @@ mcp_link_main(void *arg)
 }
 
 int
-mcp_link_start(McpEngine *m)
+mcp_link__start(McpEngine *m)
 {
   if (pipe2(m->wake, O_CLOEXEC | O_NONBLOCK) != 0)
     return cli_error_set(&m->cli.err, kCliErrTransport, "pipe: %s", strerror(errno));
@@ -299,7 +299,7 @@ mcp_link_start(McpEngine *m)
 }
 
 void
-mcp_link_stop(McpEngine *m)
+mcp_link__stop(McpEngine *m)
 {
   if (m->running) {
     pthread_mutex_lock(&m->mu);
@@ -384,7 +384,7 @@ mcp_engine_wait_news(McpEngine *m, uint64_t since_seq, int64_t deadline)
     since_seq = m->delivered;
   int rc = 0;
   for (;;) {
-    if (mcp_engine_has_after(m, since_seq)) {
+    if (mcp_engine__has_after(m, since_seq)) {
       rc = 1;
       break;
     }

@@ -35,18 +35,18 @@
 
 /* See monitor_internal.h. */
 void
-monitor_emit(Monitor *m, Notification *n)
+monitor__emit(Monitor *m, Notification *n)
 {
   n->at_ms = clock_now_ms();
   m->notifications++;
   /* The checkpoint stored right after this is told goes with it into its
    * session's journal: a crash between the two tells it once. */
-  n->has_checkpoint = monitor_checkpoint_values(m, n->checkpoint);
+  n->has_checkpoint = monitor__checkpoint_values(m, n->checkpoint);
   if (m->hooks.on_notification)
     m->hooks.on_notification(m->data, m, n);
   else
     notification_free(n);
-  monitor_checkpoint(m); /* what it covered is told now */
+  monitor__checkpoint(m); /* what it covered is told now */
 }
 
 /* Writes an event just logged into the monitor's directory, if it has
@@ -67,7 +67,7 @@ monitor_keep_event(Monitor *m, const Event *ev)
 
 /* See monitor_internal.h. */
 void
-monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
+monitor__event_ex(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
                  bool has_exit_code, int exit_code, int sig, const char *reason,
                  const char *exceeded)
 {
@@ -82,7 +82,7 @@ monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line, size
 
 /* See monitor_internal.h. */
 void
-monitor_event_incident(Monitor *m, EventType type, int pattern, const char *line,
+monitor__event_incident(Monitor *m, EventType type, int pattern, const char *line,
                        size_t line_len, const char *reason, const NoteIncident *inc,
                        uint64_t lines)
 {
@@ -96,10 +96,10 @@ monitor_event_incident(Monitor *m, EventType type, int pattern, const char *line
 
 /* See monitor_internal.h. */
 void
-monitor_event(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
+monitor__event(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
               bool has_exit_code, int exit_code, int sig, const char *reason)
 {
-  monitor_event_ex(m, type, pattern, line, line_len, has_exit_code, exit_code, sig, reason, NULL);
+  monitor__event_ex(m, type, pattern, line, line_len, has_exit_code, exit_code, sig, reason, NULL);
 }
 
 /* --- start, stop, free -------------------------------------------------- */
@@ -151,7 +151,7 @@ monitor_free_parts(Monitor *m)
     monitor_keep_close(m->keep);
     free(m->keep);
   }
-  monitor_restart_free(m);
+  monitor_restart__free(m);
   free(m->label);
   free(m->description);
   free(m->ending_reason);
@@ -266,7 +266,7 @@ monitor_new(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *s
   ratelimit_init(&m->rate, (size_t)settings->rate_max_notifications,
                  (uint64_t)settings->rate_window_ms, (uint64_t)settings->rate_overload_ms);
   eventlog_init(&m->events, (size_t)settings->event_log_max);
-  monitor_signal_init(m, spec);
+  monitor_signal__init(m, spec);
   m->timeout_ms = spec->persistent ? 0
                   : spec->timeout_ms > 0 ? (uint64_t)spec->timeout_ms
                                          : (uint64_t)settings->max_runtime_ms;
@@ -306,10 +306,10 @@ monitor_begin(Monitor *m, uv_loop_t *loop, int64_t started_at)
   m->open_handles = 5;
   m->timers_ready = true;
   if (m->timeout_ms > 0)
-    uv_timer_start(&m->runtime_timer, monitor_runtime_timer_cb,
+    uv_timer_start(&m->runtime_timer, monitor__runtime_timer_cb,
                    m->timeout_ms > age_ms ? m->timeout_ms - age_ms : 1, 0);
   if (m->idle_timeout_ms > 0)
-    uv_timer_start(&m->idle_timer, monitor_idle_timer_cb, m->idle_timeout_ms, 0);
+    uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms, 0);
 }
 
 /* See monitor.h. */
@@ -345,7 +345,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
                                  settings->keeper_unattended_ms, settings->kill_grace_ms};
     opts.keeper = &keeper;
   }
-  ProcCallbacks callbacks = {monitor_on_output, monitor_on_eof, monitor_on_exit};
+  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit};
   if (proc_spawn(loop, &opts, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
     return NULL;
@@ -356,9 +356,9 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     m->keep->listen_fd = -1;
   }
   /* From here on nothing can fail: the callbacks above only run from the loop. */
-  monitor_restart_init(m, spec, proc_program(m->proc));
+  monitor_restart__init(m, spec, proc_program(m->proc));
   monitor_begin(m, loop, clock_now_ms());
-  monitor_event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
   return m;
 }
 
@@ -384,7 +384,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     free(m->label);
     m->label = xstrdup(m->id);
   }
-  ProcCallbacks callbacks = {monitor_on_output, monitor_on_eof, monitor_on_exit};
+  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit};
   po->tag = m->id;
   if (proc_adopt(loop, po, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
@@ -396,7 +396,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     m->ending = kMonFailed;
     m->ending_reason = xstrdup(po->lost);
   }
-  monitor_restart_init(m, spec, po->program);
+  monitor_restart__init(m, spec, po->program);
   /* The spools are its capture, as they were its first engine's. */
   m->keep = keep;
   for (int i = 0; i < 2; i++)
@@ -408,7 +408,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   if (!eventkeep_open(&keep->events, keep->dir_fd,
                       eventlog_slots((size_t)settings->event_log_max), false) ||
       eventkeep_restore(&keep->events, &m->events, until) == 0)
-    monitor_event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+    monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
   return m;
 }
 
@@ -425,7 +425,7 @@ monitor_stop(Monitor *m, int sig, int64_t grace_ms)
   snprintf(reason, sizeof reason, "stopped by request (%s)", name ? name : "signal");
   /* proc_stop still says "already exited" when the exit is seen but not yet
    * reported (the child is only draining): that is kMonitorStopExited too. */
-  return monitor_terminate(m, kMonStopped, reason, sig,
+  return monitor__terminate(m, kMonStopped, reason, sig,
                            grace_ms == MONITOR_GRACE_NEVER ? PROC_GRACE_NEVER : (uint64_t)grace_ms);
 }
 

@@ -34,9 +34,9 @@
  * kMonitorStopExited (the child had already exited by itself and is only
  * draining; it then stays `exited`). */
 MonitorStopResult
-monitor_terminate(Monitor *m, MonitorState why, const char *reason, int sig, uint64_t grace_ms)
+monitor__terminate(Monitor *m, MonitorState why, const char *reason, int sig, uint64_t grace_ms)
 {
-  if (!m->finished && monitor_restart_interrupt(m, why, reason))
+  if (!m->finished && monitor_restart__interrupt(m, why, reason))
     return kMonitorStopping;
   if (m->finished || m->proc == NULL)
     return kMonitorStopAlready;
@@ -68,7 +68,7 @@ monitor_copy_ring_line(void *ctx, const RingLine *line)
 
 /* See monitor_internal.h. */
 void
-monitor_copy_last_lines(Monitor *m, Notification *n)
+monitor__copy_last_lines(Monitor *m, Notification *n)
 {
   RingCopy copy = {n};
   if (m->settings.exit_lines > 0)
@@ -77,7 +77,7 @@ monitor_copy_last_lines(Monitor *m, Notification *n)
 }
 
 /* The ending's last lines (monitor.exit_lines of the ring) go before the
- * summaries monitor_signal_finish put in n, which index n's lines: those
+ * summaries monitor_signal__finish put in n, which index n's lines: those
  * are moved after the last lines. */
 static void
 monitor_ending_lines(Monitor *m, Notification *n)
@@ -86,7 +86,7 @@ monitor_ending_lines(Monitor *m, Notification *n)
   NoteLine *summary = n->lines;
   n->lines = NULL;
   n->nlines = 0;
-  monitor_copy_last_lines(m, n);
+  monitor__copy_last_lines(m, n);
   size_t base = n->nlines;
   for (size_t i = 0; i < nsummary; i++) {
     notification_add_line(n, summary[i].seq, summary[i].stream, summary[i].pattern,
@@ -106,20 +106,20 @@ monitor_log_ending(Monitor *m)
   const char *reason = m->ending_reason;
   switch (m->state) {
   case kMonStopped:
-    monitor_event(m, kEventStopped, -1, NULL, 0, x->term_signal == 0, x->exit_code,
+    monitor__event(m, kEventStopped, -1, NULL, 0, x->term_signal == 0, x->exit_code,
                   x->term_signal, reason);
     break;
   case kMonTimedOut:
-    monitor_event(m, kEventTimedOut, -1, NULL, 0, false, 0, x->term_signal, reason);
+    monitor__event(m, kEventTimedOut, -1, NULL, 0, false, 0, x->term_signal, reason);
     break;
   case kMonIdleTimeout:
-    monitor_event(m, kEventIdleTimeout, -1, NULL, 0, false, 0, x->term_signal, reason);
+    monitor__event(m, kEventIdleTimeout, -1, NULL, 0, false, 0, x->term_signal, reason);
     break;
   case kMonOverloaded:
-    monitor_event(m, kEventOverload, -1, NULL, 0, false, 0, x->term_signal, reason);
+    monitor__event(m, kEventOverload, -1, NULL, 0, false, 0, x->term_signal, reason);
     break;
   default:
-    monitor_event_ex(m, kEventExited, -1, NULL, 0, x->term_signal == 0, x->exit_code,
+    monitor__event_ex(m, kEventExited, -1, NULL, 0, x->term_signal == 0, x->exit_code,
                      x->term_signal, reason, m->exceeded);
     break;
   }
@@ -156,25 +156,25 @@ monitor_limit_reason(const Monitor *m, const ProcExit *x)
 /* The process is gone: it starts again (the restart policy), or the
  * monitor ends. */
 void
-monitor_on_exit(void *data, const ProcExit *exit)
+monitor__on_exit(void *data, const ProcExit *exit)
 {
   Monitor *m = data;
   m->exit = *exit;
-  if (monitor_restart_wanted(m, exit)) {
-    monitor_restart_schedule(m);
+  if (monitor_restart__wanted(m, exit)) {
+    monitor_restart__schedule(m);
     return;
   }
-  char *gave_up = monitor_restart_give_up(m, exit);
+  char *gave_up = monitor_restart__give_up(m, exit);
   if (gave_up != NULL) {
     free(m->ending_reason);
     m->ending_reason = gave_up;
   }
-  monitor_end(m);
+  monitor__end(m);
 }
 
 /* See monitor_internal.h. */
 void
-monitor_end(Monitor *m)
+monitor__end(Monitor *m)
 {
   const ProcExit *exit = &m->exit;
   uv_timer_stop(&m->restart_timer);
@@ -193,8 +193,8 @@ monitor_end(Monitor *m)
   Notification *n = NULL;
   if (m->notify != kNotifyNone && !m->ending_sent)
     n = notification_new(notification_ending_for(m->state), m->id, m->label, m->mode);
-  monitor_signal_finish(m, n);
-  monitor_flush(m);
+  monitor_signal__finish(m, n);
+  monitor__flush(m);
   uv_timer_stop(&m->batch_timer);
   monitor_log_ending(m);
 
@@ -210,13 +210,13 @@ monitor_end(Monitor *m)
         ratelimit_take_withheld(&m->rate) + m->withheld_unreported + m->suppressed_carry;
     m->withheld_unreported = 0;
     m->suppressed_carry = 0;
-    monitor_signal_take_counts(m, n);
+    monitor_signal__take_counts(m, n);
     n->style = m->envelope;
     if (m->ending_reason)
       n->reason = xstrdup(m->ending_reason);
     n->exceeded = m->exceeded;
     monitor_ending_lines(m, n);
-    monitor_emit(m, n);
+    monitor__emit(m, n);
     n = NULL;
   }
   notification_free(n);
@@ -232,27 +232,27 @@ monitor_end(Monitor *m)
 
 /* The runtime cap is reached. */
 void
-monitor_runtime_timer_cb(uv_timer_t *t)
+monitor__runtime_timer_cb(uv_timer_t *t)
 {
   Monitor *m = t->data;
   char reason[96];
   snprintf(reason, sizeof reason, "runtime cap of %" PRIu64 " ms reached", m->timeout_ms);
-  monitor_terminate(m, kMonTimedOut, reason, SIGTERM, (uint64_t)m->settings.kill_grace_ms);
+  monitor__terminate(m, kMonTimedOut, reason, SIGTERM, (uint64_t)m->settings.kill_grace_ms);
 }
 
 /* The idle timeout: ends the process if it has been quiet that long. */
 void
-monitor_idle_timer_cb(uv_timer_t *t)
+monitor__idle_timer_cb(uv_timer_t *t)
 {
   Monitor *m = t->data;
   uint64_t now = uv_now(m->loop);
   uint64_t quiet = now - m->last_output_mono;
   if (quiet < m->idle_timeout_ms) {
     /* Output arrived since the timer was armed: wait for the remainder. */
-    uv_timer_start(&m->idle_timer, monitor_idle_timer_cb, m->idle_timeout_ms - quiet, 0);
+    uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms - quiet, 0);
     return;
   }
   char reason[96];
   snprintf(reason, sizeof reason, "no output for %" PRIu64 " ms", m->idle_timeout_ms);
-  monitor_terminate(m, kMonIdleTimeout, reason, SIGTERM, (uint64_t)m->settings.kill_grace_ms);
+  monitor__terminate(m, kMonIdleTimeout, reason, SIGTERM, (uint64_t)m->settings.kill_grace_ms);
 }

@@ -51,19 +51,19 @@ monitor_on_line(void *ctx, const Line *line)
   if (m->replay_silent)
     return; /* already told by the engine before (monitor_replay) */
   if (pattern >= 0)
-    monitor_event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
+    monitor__event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
   if (nr <= m->told_floor[ms->stream])
     return; /* decided by the engine before: counted again, never told again */
-  if (monitor_signal_line(m, ms->stream, seq, nr, pattern, line))
+  if (monitor_signal__line(m, ms->stream, seq, nr, pattern, line))
     return;
   bool wanted = m->notify == kNotifyLines || (m->notify == kNotifyMatches && pattern >= 0);
   if (!wanted)
     return;
   if (m->muted || m->ending_sent) {
-    monitor_hold_back(m, 1);
+    monitor__hold_back(m, 1);
     return;
   }
-  monitor_batch_line(m, seq, nr, ms->stream, pattern, line->flags, line->text, line->len);
+  monitor__batch_line(m, seq, nr, ms->stream, pattern, line->flags, line->text, line->len);
 }
 
 
@@ -85,7 +85,7 @@ monitor_tell_capture_left(Monitor *m, StreamId stream)
 /* Bytes read from a stream: captured, split into lines, and the owner told
  * once per read that lines were added. */
 void
-monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
+monitor__on_output(void *data, StreamId stream, const char *buf, size_t len)
 {
   Monitor *m = data;
   m->stream_bytes[stream] += len;
@@ -94,7 +94,7 @@ monitor_on_output(void *data, StreamId stream, const char *buf, size_t len)
   if (m->capture[stream].spool_left && !m->capture_left_told[stream])
     monitor_tell_capture_left(m, stream);
   monitor__take(m, stream, buf, len);
-  monitor_checkpoint(m);
+  monitor__checkpoint(m);
 }
 
 /* Splits, matches and keeps bytes of a stream (captured already). */
@@ -115,9 +115,9 @@ monitor__take(Monitor *m, StreamId stream, const char *buf, size_t len)
 
 /* A stream ended: its partial last line becomes a line. */
 void
-monitor_on_eof(void *data, StreamId stream)
+monitor__on_eof(void *data, StreamId stream)
 {
   Monitor *m = data;
   linebuf_finish(&m->linebuf[stream], monitor_on_line, &m->streams[stream]);
-  monitor_signal_close_stream(m, stream);
+  monitor_signal__close_stream(m, stream);
 }

@@ -80,7 +80,7 @@ struct Monitor {
   Batch batch;
   RateLimit rate;
   uint64_t rate_closed_until;    /* before this (loop ms), a batch opened would surely be
-                                    withheld (monitor_batch_line); 0: not known */
+                                    withheld (monitor__batch_line); 0: not known */
   EventLog events;
 
   /* The signal stage (monitor_signal.c). */
@@ -159,127 +159,127 @@ struct Monitor {
 /* Takes the spec's restart settings and, when it has a policy, copies what
  * starts the program again (program: the path that was executed; NULL: it
  * cannot be). */
-void monitor_restart_init(Monitor *m, const MonitorSpec *spec, const char *program);
-void monitor_restart_free(Monitor *m);
+void monitor_restart__init(Monitor *m, const MonitorSpec *spec, const char *program);
+void monitor_restart__free(Monitor *m);
 /* Whether the program, ended by itself with x, is to be started again. */
-bool monitor_restart_wanted(const Monitor *m, const ProcExit *x);
+bool monitor_restart__wanted(const Monitor *m, const ProcExit *x);
 /* The run in m->exit is over and the program starts again after the
  * row's delay: its incidents close and its batch goes, the restart is
  * logged and told, the timer armed. */
-void monitor_restart_schedule(Monitor *m);
-void monitor_restart_timer_cb(uv_timer_t *t);
+void monitor_restart__schedule(Monitor *m);
+void monitor_restart__timer_cb(uv_timer_t *t);
 /* A stop (or the runtime cap) while the program waits to start again:
  * the monitor ends from the loop with the last exit, for why. Returns
  * false when no restart is waiting. */
-bool monitor_restart_interrupt(Monitor *m, MonitorState why, const char *reason);
+bool monitor_restart__interrupt(Monitor *m, MonitorState why, const char *reason);
 /* The reason of an ending that the bound of restarts in a row made (how
  * the program ended, and that the monitor gave up), or NULL. */
-char *monitor_restart_give_up(const Monitor *m, const ProcExit *x);
+char *monitor_restart__give_up(const Monitor *m, const ProcExit *x);
 
 /* --- monitor_ending.c ---------------------------------------------------- */
 
 /* The ending, once the process is gone (m->exit): final batch, ending
  * event, ending notification, in that order, then on_finished. Nothing
  * touches m after it. */
-void monitor_end(Monitor *m);
+void monitor__end(Monitor *m);
 /* Copies the ring's last lines (monitor.exit_lines) into n. */
-void monitor_copy_last_lines(Monitor *m, Notification *n);
+void monitor__copy_last_lines(Monitor *m, Notification *n);
 
 /* --- monitor_intake.c, monitor_outlet.c, monitor_replay.c ---------------------------------------------------- */
 
-/* The checkpoint monitor_checkpoint would store now, in the order of
+/* The checkpoint monitor__checkpoint would store now, in the order of
  * Notification's checkpoint; false when it would store none (no
  * directory, a silent replay, a batch open). */
-bool monitor_checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT_WORDS]);
+bool monitor__checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT_WORDS]);
 
 /* Records in the monitor's checkpoint (monitor_keep.h) how far it has
  * processed its output and what it has counted: after each chunk. */
-void monitor_checkpoint(Monitor *m);
+void monitor__checkpoint(Monitor *m);
 
 /* --- monitor.c ----------------------------------------------------------- */
 
 /* Hands a notification to the owner (who owns it from then on) and counts it. */
-void monitor_emit(Monitor *m, Notification *n);
+void monitor__emit(Monitor *m, Notification *n);
 /* Logs an event and tells the owner. */
-void monitor_event(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
+void monitor__event(Monitor *m, EventType type, int pattern, const char *line, size_t line_len,
                    bool has_exit_code, int exit_code, int sig, const char *reason);
-/* monitor_event, marked with the limit that ended the monitor (exceeded,
+/* monitor__event, marked with the limit that ended the monitor (exceeded,
  * may be NULL). */
-void monitor_event_ex(Monitor *m, EventType type, int pattern, const char *line,
+void monitor__event_ex(Monitor *m, EventType type, int pattern, const char *line,
                       size_t line_len, bool has_exit_code, int exit_code, int sig,
                       const char *reason, const char *exceeded);
 
 /* An incident or repeat_summary event, with its incident's id, kind,
  * fingerprint, repeats and span (from inc) and its lines, logged and told
  * to the owner. */
-void monitor_event_incident(Monitor *m, EventType type, int pattern, const char *line,
+void monitor__event_incident(Monitor *m, EventType type, int pattern, const char *line,
                             size_t line_len, const char *reason, const NoteIncident *inc,
                             uint64_t lines);
 
 /* --- monitor_intake.c, monitor_outlet.c, monitor_replay.c ---------------------------------------------------- */
 
 /* proc.c's output callbacks (ProcCallbacks.on_output, on_eof). */
-void monitor_on_output(void *data, StreamId stream, const char *buf, size_t len);
-void monitor_on_eof(void *data, StreamId stream);
+void monitor__on_output(void *data, StreamId stream, const char *buf, size_t len);
+void monitor__on_eof(void *data, StreamId stream);
 /* Processes a chunk of a stream as if just read (the intake's work, which
  * the replay reuses for what the spools hold). */
 void monitor__take(Monitor *m, StreamId stream, const char *buf, size_t len);
 /* Closes the open batch and delivers it, unless the rate limit withholds it. */
-void monitor_flush(Monitor *m);
+void monitor__flush(Monitor *m);
 /* Adds an ordinary line (nr: its number in its stream, 0 for none) to the
  * batch (flushing as needed, arming the window). */
-void monitor_batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,
+void monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,
                         unsigned flags, const char *text, size_t len);
 /* Notes that a line numbered nr of stream entered the open batch. */
-void monitor_batch_note(Monitor *m, int stream, uint64_t nr);
+void monitor__batch_note(Monitor *m, int stream, uint64_t nr);
 /* Counts lines not delivered because muted or ended. */
-void monitor_hold_back(Monitor *m, uint64_t lines);
+void monitor__hold_back(Monitor *m, uint64_t lines);
 /* The batch window closed. */
-void monitor_batch_timer_cb(uv_timer_t *t);
+void monitor__batch_timer_cb(uv_timer_t *t);
 
 /* --- monitor_signal.c ---------------------------------------------------- */
 
 /* Sets up the stage for a monitor being started (after the batch's init):
  * its switches from the spec, its bounds from m->settings. */
-void monitor_signal_init(Monitor *m, const MonitorSpec *spec);
+void monitor_signal__init(Monitor *m, const MonitorSpec *spec);
 /* Offers a line (already in the ring, seq; nr its number in its stream) to
  * the signal stage. Returns true when the stage took it (it is part of an
  * incident), false for an ordinary line. */
-bool monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, uint64_t nr, int pattern,
+bool monitor_signal__line(Monitor *m, StreamId stream, uint64_t seq, uint64_t nr, int pattern,
                          const Line *line);
 /* A stream ended: its open incident closes. */
-void monitor_signal_close_stream(Monitor *m, StreamId stream);
+void monitor_signal__close_stream(Monitor *m, StreamId stream);
 /* A run of the program is over and another follows (a restart): open
  * incidents close and the batch is flushed; the coalescer's series go on. */
-void monitor_signal_pause(Monitor *m);
+void monitor_signal__pause(Monitor *m);
 /* The process is gone: open incidents close and the batch is flushed; every
  * unreported series of repeats is summarised into the ending notification
  * (which may be NULL when none goes out). */
-void monitor_signal_finish(Monitor *m, Notification *ending);
+void monitor_signal__finish(Monitor *m, Notification *ending);
 /* The assembler's IncidentDone (incident.h): record, fingerprint, coalesce
  * or batch the incident. */
-void monitor_incident_done(void *ctx, Incident *inc);
+void monitor__incident_done(void *ctx, Incident *inc);
 /* The assembler's AssemblerPlain: a held line that joined nothing, batched
  * as an ordinary line when notify wants every line. */
-void monitor_incident_plain(void *ctx, const AssemblerLine *line);
+void monitor__incident_plain(void *ctx, const AssemblerLine *line);
 /* Moves the unreported incident counts into n. */
-void monitor_signal_take_counts(Monitor *m, Notification *n);
+void monitor_signal__take_counts(Monitor *m, Notification *n);
 /* Counts the incidents of a batch that will not be delivered. */
-void monitor_signal_withheld(Monitor *m, const Batch *b);
+void monitor_signal__withheld(Monitor *m, const Batch *b);
 /* The trace family a caller's pattern's line belongs to, judged by the
  * built-in set (crashpatterns.h), kTraceGeneric when none matches. */
-TraceFamily monitor_signal_family(const char *text, size_t len, bool *generic_header);
+TraceFamily monitor_signal__family(const char *text, size_t len, bool *generic_header);
 
 /* --- monitor_ending.c ---------------------------------------------------- */
 
 /* Starts ending the process group for `why`, or hastens an ending under
  * way (see monitor_ending.c). Returns what monitor_stop returns. */
-MonitorStopResult monitor_terminate(Monitor *m, MonitorState why, const char *reason, int sig,
+MonitorStopResult monitor__terminate(Monitor *m, MonitorState why, const char *reason, int sig,
                                     uint64_t grace_ms);
 /* proc.c's exit callback (ProcCallbacks.on_exit): the ending, in its order. */
-void monitor_on_exit(void *data, const ProcExit *exit);
+void monitor__on_exit(void *data, const ProcExit *exit);
 /* The runtime cap and the idle timeout, armed by monitor_start. */
-void monitor_runtime_timer_cb(uv_timer_t *t);
-void monitor_idle_timer_cb(uv_timer_t *t);
+void monitor__runtime_timer_cb(uv_timer_t *t);
+void monitor__idle_timer_cb(uv_timer_t *t);
 
 #endif

@@ -57,11 +57,11 @@ monitor_overload(Monitor *m)
            m->settings.rate_overload_ms, m->settings.rate_window_ms);
   m->muted = true;
   if (m->settings.rate_on_overload == kOverloadStop) {
-    monitor_terminate(m, kMonOverloaded, reason, SIGTERM, (uint64_t)m->settings.kill_grace_ms);
+    monitor__terminate(m, kMonOverloaded, reason, SIGTERM, (uint64_t)m->settings.kill_grace_ms);
     return;
   }
   /* Mute: the process runs on; this is the monitor's one ending notification. */
-  monitor_event(m, kEventOverload, -1, NULL, 0, false, 0, 0, reason);
+  monitor__event(m, kEventOverload, -1, NULL, 0, false, 0, 0, reason);
   if (m->notify == kNotifyNone || m->ending_sent)
     return;
   m->ending_sent = true;
@@ -70,16 +70,16 @@ monitor_overload(Monitor *m)
   n->suppressed = ratelimit_take_withheld(&m->rate) + m->withheld_unreported + m->suppressed_carry;
   m->withheld_unreported = 0;
   m->suppressed_carry = 0;
-  monitor_signal_take_counts(m, n);
+  monitor_signal__take_counts(m, n);
   n->reason = xstrdup(reason);
   n->style = m->envelope;
-  monitor_emit(m, n);
+  monitor__emit(m, n);
 }
 
 /* Counts lines that will not be delivered because the monitor is muted or
  * its ending notification has gone (see the struct). */
 void
-monitor_hold_back(Monitor *m, uint64_t lines)
+monitor__hold_back(Monitor *m, uint64_t lines)
 {
   if (m->ending_sent) {
     m->muted_lines += lines;
@@ -91,7 +91,7 @@ monitor_hold_back(Monitor *m, uint64_t lines)
 
 /* See monitor_internal.h. */
 void
-monitor_batch_note(Monitor *m, int stream, uint64_t nr)
+monitor__batch_note(Monitor *m, int stream, uint64_t nr)
 {
   uint64_t *first = &m->batch_first_nr[stream == 1 ? 1 : 0];
   if (nr != 0 && (*first == 0 || nr < *first))
@@ -110,23 +110,23 @@ monitor_batch_take(Monitor *m)
 
 /* See monitor_internal.h. */
 void
-monitor_flush(Monitor *m)
+monitor__flush(Monitor *m)
 {
   if (batch_empty(&m->batch))
     return;
   uv_timer_stop(&m->batch_timer);
   if (m->muted || m->ending_sent) {
-    monitor_hold_back(m, m->batch.count);
-    monitor_signal_withheld(m, &m->batch);
+    monitor__hold_back(m, m->batch.count);
+    monitor_signal__withheld(m, &m->batch);
     monitor_batch_take(m);
     return;
   }
   uint64_t withheld = 0;
   RateVerdict verdict = ratelimit_admit(&m->rate, uv_now(m->loop), m->batch.count, &withheld);
   if (verdict != kRateAdmit) {
-    monitor_signal_withheld(m, &m->batch);
+    monitor_signal__withheld(m, &m->batch);
     monitor_batch_take(m);
-    monitor_checkpoint(m); /* withheld is told too: counted in the next */
+    monitor__checkpoint(m); /* withheld is told too: counted in the next */
     if (verdict == kRateOverload)
       monitor_overload(m);
     return;
@@ -139,16 +139,16 @@ monitor_flush(Monitor *m)
   n->state = kMonRunning;
   n->suppressed = withheld + m->suppressed_carry;
   m->suppressed_carry = 0;
-  monitor_signal_take_counts(m, n);
+  monitor_signal__take_counts(m, n);
   n->style = m->envelope;
-  monitor_emit(m, n);
+  monitor__emit(m, n);
 }
 
 /* The batch window closed. */
 void
-monitor_batch_timer_cb(uv_timer_t *t)
+monitor__batch_timer_cb(uv_timer_t *t)
 {
-  monitor_flush(t->data);
+  monitor__flush(t->data);
 }
 
 /* Whether a batch opened at now could only be withheld: the rate limit has
@@ -171,7 +171,7 @@ monitor_window_closed(Monitor *m, uint64_t now)
 /* Adds a line to the open batch, flushing first when it does not fit and
  * after when it is full; arms the window timer when the batch opens. */
 void
-monitor_batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,
+monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,
                    unsigned flags, const char *text, size_t len)
 {
   uint64_t now = uv_now(m->loop);
@@ -185,14 +185,14 @@ monitor_batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int p
     return;
   }
   if (!batch_fits(&m->batch, len))
-    monitor_flush(m);
+    monitor__flush(m);
   bool opening = batch_empty(&m->batch);
-  monitor_batch_note(m, stream, nr);
+  monitor__batch_note(m, stream, nr);
   if (batch_add(&m->batch, now, seq, stream, pattern, flags, text, len)) {
-    monitor_flush(m);
+    monitor__flush(m);
     return;
   }
   if (opening)
-    uv_timer_start(&m->batch_timer, monitor_batch_timer_cb,
+    uv_timer_start(&m->batch_timer, monitor__batch_timer_cb,
                    (uint64_t)m->settings.flush_interval_ms, 0);
 }

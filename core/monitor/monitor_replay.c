@@ -170,7 +170,7 @@ monitor_replay(Monitor *m)
     spool_set_cut(&m->keep->spool[i], head[i]);
     m->capture[i].total = head[i];
   }
-  monitor_checkpoint(m);
+  monitor__checkpoint(m);
 }
 
 /* The number of the last line of stream up to which every line is decided
@@ -234,7 +234,7 @@ monitor_incident_next(const Monitor *m)
  * table and the rate limit hold (a series' summary count, a window) is not
  * kept. */
 bool
-monitor_checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT_WORDS])
+monitor__checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT_WORDS])
 {
   const KeepCheckpoint *ck = m->keep != NULL ? m->keep->ckpt : NULL;
   if (ck == NULL || m->replay_silent)
@@ -269,9 +269,9 @@ monitor_checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHECKPOINT
 }
 
 void
-monitor_checkpoint(Monitor *m)
+monitor__checkpoint(Monitor *m)
 {
   uint64_t v[NOTIFICATION_CHECKPOINT_WORDS];
-  if (monitor_checkpoint_values(m, v))
+  if (monitor__checkpoint_values(m, v))
     monitor_keep_set_checkpoint(m->keep, v);
 }

@@ -58,7 +58,7 @@ struct MonitorRespawn {
 
 /* See monitor_internal.h. */
 void
-monitor_restart_init(Monitor *m, const MonitorSpec *spec, const char *program)
+monitor_restart__init(Monitor *m, const MonitorSpec *spec, const char *program)
 {
   m->restart = spec->restart;
   m->max_restarts = spec->max_restarts > 0 ? (uint64_t)spec->max_restarts
@@ -96,7 +96,7 @@ monitor_restart_init(Monitor *m, const MonitorSpec *spec, const char *program)
 
 /* See monitor_internal.h. */
 void
-monitor_restart_free(Monitor *m)
+monitor_restart__free(Monitor *m)
 {
   MonitorRespawn *r = m->respawn;
   if (r == NULL)
@@ -114,7 +114,7 @@ monitor_restart_free(Monitor *m)
 
 /* See monitor_internal.h. */
 bool
-monitor_restart_wanted(const Monitor *m, const ProcExit *x)
+monitor_restart__wanted(const Monitor *m, const ProcExit *x)
 {
   if (m->restart == kRestartNo || m->respawn == NULL || m->ending != kMonRunning)
     return false;
@@ -166,7 +166,7 @@ monitor_restart_notify(Monitor *m, const char *reason)
   if (m->notify == kNotifyNone || m->muted)
     return;
   Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
-  monitor_copy_last_lines(m, n);
+  monitor__copy_last_lines(m, n);
   uint64_t withheld = 0;
   uint64_t lines = n->nlines > 0 ? n->nlines : 1;
   if (ratelimit_admit(&m->rate, uv_now(m->loop), lines, &withheld) != kRateAdmit) {
@@ -179,7 +179,7 @@ monitor_restart_notify(Monitor *m, const char *reason)
   n->state = kMonRunning;
   n->suppressed = withheld + m->suppressed_carry;
   m->suppressed_carry = 0;
-  monitor_signal_take_counts(m, n);
+  monitor_signal__take_counts(m, n);
   n->style = m->envelope;
   n->has_exit_code = m->exit.exited && m->exit.term_signal == 0;
   n->exit_code = m->exit.exit_code;
@@ -187,14 +187,14 @@ monitor_restart_notify(Monitor *m, const char *reason)
   n->has_duration = true;
   n->duration_ms = m->exit.duration_ms;
   n->reason = xstrdup(reason);
-  monitor_emit(m, n);
+  monitor__emit(m, n);
 }
 
 static void monitor_restart_respec(Monitor *m, bool new_run);
 
 /* See monitor_internal.h. */
 void
-monitor_restart_schedule(Monitor *m)
+monitor_restart__schedule(Monitor *m)
 {
   const ProcExit *x = &m->exit;
   if (x->duration_ms >= MONITOR_RESTART_STABLE_MS)
@@ -207,7 +207,7 @@ monitor_restart_schedule(Monitor *m)
   /* The run is over: its open incidents close and its batch goes, before
    * the notification that says it ended (the order an ending has). The
    * coalescer stays: the next run's same trace is a repeat. */
-  monitor_signal_pause(m);
+  monitor_signal__pause(m);
   uv_timer_stop(&m->idle_timer);
   proc_close(m->proc);
   m->proc = NULL;
@@ -221,7 +221,7 @@ monitor_restart_schedule(Monitor *m)
                 m->max_restarts);
   textfmt_duration(&why, delay);
   strbuf_printf(&why, " (restart: %s)", monitor_restart_name(m->restart));
-  monitor_event(m, kEventRestart, -1, NULL, 0, x->exited && x->term_signal == 0, x->exit_code,
+  monitor__event(m, kEventRestart, -1, NULL, 0, x->exited && x->term_signal == 0, x->exit_code,
                 x->term_signal, strbuf_cstr(&why));
   monitor_restart_notify(m, strbuf_cstr(&why));
   LOG_INFO("monitor", "%s: %s", m->id, strbuf_cstr(&why));
@@ -229,7 +229,7 @@ monitor_restart_schedule(Monitor *m)
 
   m->restart_pending = true;
   m->restart_due_mono = uv_now(m->loop) + delay;
-  uv_timer_start(&m->restart_timer, monitor_restart_timer_cb, delay, 0);
+  uv_timer_start(&m->restart_timer, monitor_restart__timer_cb, delay, 0);
 }
 
 /* The program could not be started again: the monitor ends, failed, with
@@ -244,7 +244,7 @@ monitor_restart_fail(Monitor *m, const VigilError *err)
   m->ending = kMonFailed;
   free(m->ending_reason);
   m->ending_reason = strbuf_take(&reason);
-  monitor_end(m);
+  monitor__end(m);
 }
 
 /* The monitor's spec in its directory names the running program's pid
@@ -312,7 +312,7 @@ monitor_respawn(Monitor *m)
                                  m->settings.keeper_unattended_ms, m->settings.kill_grace_ms};
     opts.keeper = &keeper;
   }
-  ProcCallbacks callbacks = {monitor_on_output, monitor_on_eof, monitor_on_exit};
+  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit};
   int rc = proc_spawn(m->loop, &opts, &callbacks, m, &m->proc, &err);
   if (m->keep != NULL && m->keep->listen_fd >= 0) {
     close(m->keep->listen_fd); /* the keeper holds it now (or nobody will) */
@@ -327,14 +327,14 @@ monitor_respawn(Monitor *m)
   m->run_started_at = clock_now_ms();
   m->last_output_mono = uv_now(m->loop);
   if (m->idle_timeout_ms > 0)
-    uv_timer_start(&m->idle_timer, monitor_idle_timer_cb, m->idle_timeout_ms, 0);
+    uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms, 0);
   monitor_restart_respec(m, true);
-  monitor_event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
 }
 
 /* See monitor_internal.h. */
 void
-monitor_restart_timer_cb(uv_timer_t *t)
+monitor_restart__timer_cb(uv_timer_t *t)
 {
   Monitor *m = t->data;
   if (!m->restart_pending)
@@ -342,7 +342,7 @@ monitor_restart_timer_cb(uv_timer_t *t)
   m->restart_pending = false;
   if (m->ending != kMonRunning) {
     /* Stopped (or capped) while it waited: it ends with its last exit. */
-    monitor_end(m);
+    monitor__end(m);
     return;
   }
   monitor_respawn(m);
@@ -350,7 +350,7 @@ monitor_restart_timer_cb(uv_timer_t *t)
 
 /* See monitor_internal.h. */
 bool
-monitor_restart_interrupt(Monitor *m, MonitorState why, const char *reason)
+monitor_restart__interrupt(Monitor *m, MonitorState why, const char *reason)
 {
   if (!m->restart_pending || m->ending != kMonRunning)
     return false;
@@ -358,13 +358,13 @@ monitor_restart_interrupt(Monitor *m, MonitorState why, const char *reason)
   free(m->ending_reason);
   m->ending_reason = reason ? xstrdup(reason) : NULL;
   /* Ended from the loop, not inside the caller's call. */
-  uv_timer_start(&m->restart_timer, monitor_restart_timer_cb, 0, 0);
+  uv_timer_start(&m->restart_timer, monitor_restart__timer_cb, 0, 0);
   return true;
 }
 
 /* See monitor_internal.h. */
 char *
-monitor_restart_give_up(const Monitor *m, const ProcExit *x)
+monitor_restart__give_up(const Monitor *m, const ProcExit *x)
 {
   if (m->restart == kRestartNo || m->respawn == NULL || m->ending != kMonRunning ||
       m->restarts_in_row == 0)

@@ -15,7 +15,7 @@
  * Nothing is lost silently: an incident that is withheld (rate limit,
  * muted), dropped (a policy's route) or coalesced is counted, and the count
  * reaches the agent on the next notification or the ending
- * (monitor_signal_take_counts).
+ * (monitor_signal__take_counts).
  */
 #include "monitor/monitor_internal.h"
 
@@ -29,7 +29,7 @@
 
 /* See monitor_internal.h. */
 void
-monitor_signal_init(Monitor *m, const MonitorSpec *spec)
+monitor_signal__init(Monitor *m, const MonitorSpec *spec)
 {
   const VigilSettings *settings = &m->settings;
   m->incidents_on = spec->incidents;
@@ -38,7 +38,7 @@ monitor_signal_init(Monitor *m, const MonitorSpec *spec)
                        (size_t)settings->incident_max_bytes);
   assembler_init(&m->assembler, (size_t)settings->incident_max_lines,
                  (size_t)settings->incident_max_bytes, (uint64_t)settings->incident_quiet_ms,
-                 monitor_incident_done, monitor_incident_plain, m);
+                 monitor__incident_done, monitor__incident_plain, m);
   assembler_set_max_open(&m->assembler, (uint64_t)settings->incident_max_open_ms);
   coalesce_init(&m->coalescer, (uint64_t)settings->incident_coalesce_ms,
                 (uint64_t)settings->incident_summary_after_ms,
@@ -79,10 +79,10 @@ monitor_signal_batch_due(Monitor *m)
   uint64_t now = uv_now(m->loop);
   uint64_t due = batch_deadline(&m->batch);
   if (due <= now) {
-    monitor_flush(m);
+    monitor__flush(m);
     return;
   }
-  uv_timer_start(&m->batch_timer, monitor_batch_timer_cb, due - now, 0);
+  uv_timer_start(&m->batch_timer, monitor__batch_timer_cb, due - now, 0);
 }
 
 /* Adds an incident's lines (lines[0..nlines) of inc, or one summary line)
@@ -99,25 +99,25 @@ monitor_signal_batch(Monitor *m, const NoteIncident *info, uint64_t opened_at,
       m->incidents_withheld_unreported++;
       m->incidents_withheld_total++;
     }
-    monitor_hold_back(m, nlines);
+    monitor__hold_back(m, nlines);
     return;
   }
   size_t bytes = 0;
   for (size_t i = 0; i < nlines; i++)
     bytes += lines[i].len;
   if (!batch_fits_group(&m->batch, nlines, bytes))
-    monitor_flush(m);
+    monitor__flush(m);
   bool opening = batch_empty(&m->batch);
   batch_begin_group(&m->batch, opened_at, info);
   for (size_t i = 0; i < nlines; i++) {
-    monitor_batch_note(m, lines[i].stream, lines[i].nr);
+    monitor__batch_note(m, lines[i].stream, lines[i].nr);
     batch_add(&m->batch, opened_at, lines[i].seq, lines[i].stream, lines[i].pattern,
               lines[i].flags, text + lines[i].off, lines[i].len);
   }
   if (!info->summary)
     m->batch_incidents++;
   if (batch_end_group(&m->batch)) {
-    monitor_flush(m);
+    monitor__flush(m);
     return;
   }
   if (opening)
@@ -133,7 +133,7 @@ monitor_signal_plain(Monitor *m, const Incident *inc, size_t from, size_t to)
     return;
   for (size_t i = from; i < to; i++) {
     const IncidentLine *l = &inc->lines[i];
-    monitor_batch_line(m, l->seq, l->nr, (StreamId)l->stream, l->pattern, l->flags,
+    monitor__batch_line(m, l->seq, l->nr, (StreamId)l->stream, l->pattern, l->flags,
                        incident_line_text(inc, i), l->len);
   }
 }
@@ -193,7 +193,7 @@ static void
 monitor_summary_event(Monitor *m, const CoalesceSummary *s)
 {
   NoteIncident info = monitor_summary_info(m, s);
-  monitor_event_incident(m, kEventRepeatSummary, s->pattern, s->last_line, s->last_len, NULL,
+  monitor__event_incident(m, kEventRepeatSummary, s->pattern, s->last_line, s->last_len, NULL,
                          &info, 0);
 }
 
@@ -218,7 +218,7 @@ monitor_signal_summary(Monitor *m, CoalesceSummary *s)
 /* The assembler closed an incident: record it, fingerprint it, and notify
  * it or count it as a repeat. */
 void
-monitor_incident_done(void *ctx, Incident *inc)
+monitor__incident_done(void *ctx, Incident *inc)
 {
   Monitor *m = ctx;
   const IncidentLine *sig = incident_signature(inc);
@@ -240,7 +240,7 @@ monitor_incident_done(void *ctx, Incident *inc)
     verdict = coalesce_judge(&m->coalescer, at, clock_now_ms() - (int64_t)(now - at), fp, inc->id,
                              inc->pattern, info.kind, inc->lines[0].seq, inc->lines[0].stream,
                              incident_line_text(inc, 0), inc->lines[0].len, &prior);
-  monitor_event_incident(m, kEventIncident, inc->pattern, incident_line_text(inc, 0),
+  monitor__event_incident(m, kEventIncident, inc->pattern, incident_line_text(inc, 0),
                          inc->lines[0].len,
                          verdict == kCoalesceRepeat ? "repeat (coalesced)" : NULL, &info,
                          inc->nlines + inc->truncated_lines);
@@ -264,11 +264,11 @@ monitor_incident_done(void *ctx, Incident *inc)
 
 /* See monitor_internal.h. */
 void
-monitor_incident_plain(void *ctx, const AssemblerLine *line)
+monitor__incident_plain(void *ctx, const AssemblerLine *line)
 {
   Monitor *m = ctx;
   if (m->notify == kNotifyLines)
-    monitor_batch_line(m, line->seq, line->nr, (StreamId)line->stream, line->pattern,
+    monitor__batch_line(m, line->seq, line->nr, (StreamId)line->stream, line->pattern,
                        line->flags, line->text, line->len);
 }
 
@@ -276,7 +276,7 @@ monitor_incident_plain(void *ctx, const AssemblerLine *line)
  * caller's pattern that matches, and kept for the engine's life: it is read
  * only on matching lines, which are rare. */
 TraceFamily
-monitor_signal_family(const char *text, size_t len, bool *generic_header)
+monitor_signal__family(const char *text, size_t len, bool *generic_header)
 {
   static PatternSet *builtin;
   static bool failed;
@@ -298,7 +298,7 @@ monitor_signal_family(const char *text, size_t len, bool *generic_header)
 
 /* See monitor_internal.h. */
 bool
-monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, uint64_t nr, int pattern,
+monitor_signal__line(Monitor *m, StreamId stream, uint64_t seq, uint64_t nr, int pattern,
                     const Line *line)
 {
   if (!m->incidents_on || (pattern < 0 && !assembler_busy(&m->assembler)))
@@ -310,7 +310,7 @@ monitor_signal_line(Monitor *m, StreamId stream, uint64_t seq, uint64_t nr, int 
     al.family = cp->family;
     al.generic_header = cp->generic_header;
   } else if (pattern >= 0) {
-    al.family = monitor_signal_family(line->text, line->len, &al.generic_header);
+    al.family = monitor_signal__family(line->text, line->len, &al.generic_header);
   }
   bool taken = assembler_feed(&m->assembler, uv_now(m->loop), &al);
   monitor_signal_arm(m);
@@ -333,7 +333,7 @@ monitor_signal_timer_cb(uv_timer_t *t)
 
 /* See monitor_internal.h. */
 void
-monitor_signal_close_stream(Monitor *m, StreamId stream)
+monitor_signal__close_stream(Monitor *m, StreamId stream)
 {
   if (!m->incidents_on)
     return;
@@ -343,23 +343,23 @@ monitor_signal_close_stream(Monitor *m, StreamId stream)
 
 /* See monitor_internal.h. */
 void
-monitor_signal_pause(Monitor *m)
+monitor_signal__pause(Monitor *m)
 {
   if (m->incidents_on)
     assembler_close(&m->assembler, -1);
-  monitor_flush(m);
+  monitor__flush(m);
   if (m->incidents_on)
     monitor_signal_arm(m);
 }
 
 /* See monitor_internal.h. */
 void
-monitor_signal_finish(Monitor *m, Notification *ending)
+monitor_signal__finish(Monitor *m, Notification *ending)
 {
   if (!m->incidents_on)
     return;
   assembler_close(&m->assembler, -1);
-  monitor_flush(m);
+  monitor__flush(m);
   if (m->timers_ready)
     uv_timer_stop(&m->signal_timer);
   CoalesceSummary s;
@@ -379,7 +379,7 @@ monitor_signal_finish(Monitor *m, Notification *ending)
 
 /* See monitor_internal.h. */
 void
-monitor_signal_take_counts(Monitor *m, Notification *n)
+monitor_signal__take_counts(Monitor *m, Notification *n)
 {
   n->incidents_withheld = m->incidents_withheld_unreported;
   n->incidents_coalesced = m->incidents_coalesced_unreported;
@@ -391,7 +391,7 @@ monitor_signal_take_counts(Monitor *m, Notification *n)
 
 /* See monitor_internal.h: the incidents of a batch the rate limit withheld. */
 void
-monitor_signal_withheld(Monitor *m, const Batch *b)
+monitor_signal__withheld(Monitor *m, const Batch *b)
 {
   for (size_t i = 0; i < batch_group_count(b); i++) {
     const NoteIncident *g = batch_group(b, i);

@@ -7,7 +7,7 @@
  * policy is handed and how its functions are called are the other files
  * of the host (policy_internal.h lists them).
  *
- * Loading runs the file inside luasandbox_run_file, after policy_setup has
+ * Loading runs the file inside luasandbox_run_file, after policy__setup has
  * given the state its `vigil` module and require, then checks the table it
  * returned (raw fields, so no metamethod runs) and keeps its functions in
  * the registry. A policy that fails to load is not kept: asking for it
@@ -26,13 +26,13 @@
 #include "base/textfmt.h"
 
 /* See policy_internal.h: indexed by kPolicyFormat... */
-const char *const policy_fn_names[kPolicyFnCount] = {"format", "route", "gate"};
+const char *const policy__fn_names[kPolicyFnCount] = {"format", "route", "gate"};
 
 /* --- helpers of every file of the host ----------------------------------- */
 
 /* See policy_internal.h. */
 void
-policy_quote(StrBuf *out, const char *s, size_t len)
+policy__quote(StrBuf *out, const char *s, size_t len)
 {
   bool cut = len > POLICY_QUOTE_MAX;
   textfmt_escape(out, s, cut ? POLICY_QUOTE_MAX : len);
@@ -42,7 +42,7 @@ policy_quote(StrBuf *out, const char *s, size_t len)
 
 /* See policy_internal.h. */
 bool
-policy_join(char *out, size_t size, const char *dir, const char *rel)
+policy__join(char *out, size_t size, const char *dir, const char *rel)
 {
   size_t dl = strlen(dir);
   bool slash = dl > 0 && dir[dl - 1] == '/';
@@ -52,7 +52,7 @@ policy_join(char *out, size_t size, const char *dir, const char *rel)
 
 /* See policy_internal.h. */
 bool
-policy_is_file(const char *path)
+policy__is_file(const char *path)
 {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -60,7 +60,7 @@ policy_is_file(const char *path)
 
 /* See policy_internal.h. */
 const char *
-policy_inner(const VigilError *e)
+policy__inner(const VigilError *e)
 {
   const char *name = error_name(e->code);
   size_t len = strlen(name);
@@ -71,7 +71,7 @@ policy_inner(const VigilError *e)
 
 /* See policy_internal.h. */
 void
-policy_push_scratch(lua_State *L, Policy *p)
+policy__push_scratch(lua_State *L, Policy *p)
 {
   lua_pushlstring(L, p->scratch.data ? p->scratch.data : "", p->scratch.len);
   if (p->scratch.cap > POLICY_SCRATCH_KEEP)
@@ -83,13 +83,13 @@ policy_push_scratch(lua_State *L, Policy *p)
 /* See policy_internal.h. The work is charged at a quarter instruction a
  * byte, about what escaping costs next to a VM instruction. */
 void
-policy_push_filtered(lua_State *L, Policy *p, const char *text, size_t len,
+policy__push_filtered(lua_State *L, Policy *p, const char *text, size_t len,
                      void (*filter)(StrBuf *, const char *, size_t))
 {
   luasandbox_charge(L, len / 4);
   strbuf_reset(&p->scratch);
   filter(&p->scratch, text, len);
-  policy_push_scratch(L, p);
+  policy__push_scratch(L, p);
 }
 
 /* --- loading ------------------------------------------------------------- */
@@ -118,7 +118,7 @@ policy_collect(lua_State *L)
 {
   Policy *p = lua_touserdata(L, 2);
   for (int i = 0; i < kPolicyFnCount; i++) {
-    lua_pushstring(L, policy_fn_names[i]);
+    lua_pushstring(L, policy__fn_names[i]);
     int t = lua_rawget(L, 1);
     if (t == LUA_TFUNCTION) {
       p->fn[i] = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -127,7 +127,7 @@ policy_collect(lua_State *L)
     } else {
       lua_pushfstring(L, "field '%s' is a %s, not a function (format, route and gate are "
                          "functions or absent)",
-                      policy_fn_names[i], luaL_typename(L, -1));
+                      policy__fn_names[i], luaL_typename(L, -1));
       return 1;
     }
   }
@@ -142,7 +142,7 @@ policy_free(Policy *p)
 {
   if (p == NULL)
     return;
-  policy_log_end(p, true);
+  policy__log_end(p, true);
   luasandbox_free(p->sb);
   free(p->name);
   free(p->path);
@@ -178,15 +178,15 @@ policy_load(PolicySet *ps, const char *name, const char *path, VigilError *err)
     policy_free(p);
     return NULL;
   }
-  lua_pushcfunction(L, policy_setup);
+  lua_pushcfunction(L, policy__setup);
   lua_pushlightuserdata(L, p);
-  policy_log_begin(p);
+  policy__log_begin(p);
   int rc = luasandbox_call(p->sb, 1, 0, &local);
   if (rc == 0)
     rc = luasandbox_run_file(p->sb, path, POLICY_FILE_MAX, 1, &local);
-  policy_log_end(p, false);
+  policy__log_end(p, false);
   if (rc != 0) {
-    error_set(err, kErrInvalidParams, "policy \"%s\": %s", name, policy_inner(&local));
+    error_set(err, kErrInvalidParams, "policy \"%s\": %s", name, policy__inner(&local));
     policy_free(p);
     return NULL;
   }
@@ -200,7 +200,7 @@ policy_load(PolicySet *ps, const char *name, const char *path, VigilError *err)
   lua_insert(L, -2);
   lua_pushlightuserdata(L, p);
   if (luasandbox_call(p->sb, 2, 1, &local) != 0) {
-    error_set(err, kErrInvalidParams, "policy \"%s\": %s", name, policy_inner(&local));
+    error_set(err, kErrInvalidParams, "policy \"%s\": %s", name, policy__inner(&local));
     policy_free(p);
     return NULL;
   }
@@ -266,7 +266,7 @@ policyset_get(PolicySet *ps, const char *name, VigilError *err)
   if (name == NULL || !policy_name_ok(name)) {
     StrBuf q = STRBUF_INIT;
     if (name)
-      policy_quote(&q, name, strlen(name));
+      policy__quote(&q, name, strlen(name));
     error_set(err, kErrInvalidParams,
               "policy: bad policy name \"%s\" (want 1..%d bytes of [a-z0-9_-])",
               strbuf_cstr(&q), POLICY_NAME_MAX);
@@ -287,7 +287,7 @@ policyset_get(PolicySet *ps, const char *name, VigilError *err)
   bool found = false;
   for (size_t i = 0; !found && i < ndirs + ps->nplugin_paths; i++) {
     const char *dir = i < ndirs ? dirs[i] : ps->plugin_paths[i - ndirs];
-    found = policy_join(path, sizeof path, dir, rel) && policy_is_file(path);
+    found = policy__join(path, sizeof path, dir, rel) && policy__is_file(path);
   }
   if (!found) {
     StrBuf looked = STRBUF_INIT;
@@ -315,7 +315,7 @@ policyset_get_file(PolicySet *ps, const char *path, VigilError *err)
   char name[POLICY_NAME_MAX + 1];
   if (len < 5 || strcmp(base + len - 4, ".lua") != 0 || len - 4 > POLICY_NAME_MAX) {
     StrBuf q = STRBUF_INIT;
-    policy_quote(&q, base, len);
+    policy__quote(&q, base, len);
     error_set(err, kErrInvalidParams,
               "policy: file \"%s\" is not NAME.lua with NAME 1..%d bytes of [a-z0-9_-]",
               strbuf_cstr(&q), POLICY_NAME_MAX);
@@ -332,7 +332,7 @@ policyset_get_file(PolicySet *ps, const char *path, VigilError *err)
       return NULL;
     }
   }
-  if (!policy_is_file(path)) {
+  if (!policy__is_file(path)) {
     error_set(err, kErrInvalidParams, "policy: %s: no such file", path);
     return NULL;
   }

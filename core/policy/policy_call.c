@@ -38,9 +38,9 @@ policy_trampoline(lua_State *L)
   lua_settop(L, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->p->fn[c->fn]);
   if (c->fn == kPolicyGate)
-    policy_push_request(L, c->req);
+    policy__push_request(L, c->req);
   else
-    policy_push_notification(L, c->p, c->n);
+    policy__push_notification(L, c->p, c->n);
   int nresults = c->fn == kPolicyGate ? 2 : 1;
   lua_call(L, 1, nresults);
   return nresults;
@@ -52,7 +52,7 @@ static int
 policy_fail(Policy *p, int fn, VigilError *err, const char *what)
 {
   p->failures++;
-  return error_set(err, kErrInternal, "policy %s: %s: %s", p->name, policy_fn_names[fn], what);
+  return error_set(err, kErrInternal, "policy %s: %s: %s", p->name, policy__fn_names[fn], what);
 }
 
 /* Fails the call of p's function fn for its result at idx (file comment):
@@ -68,7 +68,7 @@ policy_bad_result(Policy *p, int fn, int idx, const char *want, VigilError *err)
     size_t len;
     const char *s = lua_tolstring(L, idx, &len);
     strbuf_putc(&what, '"');
-    policy_quote(&what, s, len);
+    policy__quote(&what, s, len);
     strbuf_putc(&what, '"');
   } else {
     strbuf_printf(&what, "a %s", luaL_typename(L, idx));
@@ -97,13 +97,13 @@ policy_call(Policy *p, int fn, const Notification *n, const PolicyGateRequest *r
   lua_pushcfunction(L, policy_trampoline);
   lua_pushlightuserdata(L, &c);
   VigilError local = VIGIL_ERROR_INIT;
-  policy_log_begin(p);
+  policy__log_begin(p);
   int rc = luasandbox_call(p->sb, 1, fn == kPolicyGate ? 2 : 1, &local);
-  policy_log_end(p, false);
+  policy__log_end(p, false);
   if (rc != 0) {
     lua_settop(L, *top);
     strbuf_reset(&p->scratch);
-    return policy_fail(p, fn, err, policy_inner(&local));
+    return policy_fail(p, fn, err, policy__inner(&local));
   }
   return 0;
 }

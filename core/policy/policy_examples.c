@@ -185,7 +185,7 @@ policy_example_read(lua_State *L, int idx, PolicyExample *ex, ExampleList *list)
     if (!known && why->len == 0) {
       strbuf_puts(why, "unknown key ");
       if (lua_type(L, -1) == LUA_TSTRING)
-        policy_quote(why, lua_tostring(L, -1), lua_rawlen(L, -1));
+        policy__quote(why, lua_tostring(L, -1), lua_rawlen(L, -1));
       else
         strbuf_printf(why, "of type %s", luaL_typename(L, -1));
       strbuf_puts(why, " (an example has name, sample or notification, mode, route, must, "
@@ -274,7 +274,7 @@ policy_examples(Policy *p, PolicyExample **out, size_t *n, VigilError *err)
   if (rc != 0) {
     policy_examples_free(list.ex, list.n);
     return error_set(err, kErrInvalidParams, "policy %s: examples: %s", p->name,
-                     policy_inner(&local));
+                     policy__inner(&local));
   }
   *out = list.ex;
   *n = list.n;

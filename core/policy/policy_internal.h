@@ -41,7 +41,7 @@
 
 /* The three functions a policy may define, indexes of Policy.fn. */
 enum { kPolicyFormat = 0, kPolicyRoute, kPolicyGate, kPolicyFnCount };
-extern const char *const policy_fn_names[kPolicyFnCount];
+extern const char *const policy__fn_names[kPolicyFnCount];
 
 struct Policy {
   PolicySet *set;
@@ -81,44 +81,44 @@ struct PolicySet {
 
 /* Appends s (len bytes) to out escaped and cut to POLICY_QUOTE_MAX bytes,
  * for quoting a bad value in a message. */
-void policy_quote(StrBuf *out, const char *s, size_t len);
+void policy__quote(StrBuf *out, const char *s, size_t len);
 
 /* Writes dir "/" rel into out (size bytes); false when it does not fit. */
-bool policy_join(char *out, size_t size, const char *dir, const char *rel);
+bool policy__join(char *out, size_t size, const char *dir, const char *rel);
 
 /* Whether path is a regular file (following links). */
-bool policy_is_file(const char *path);
+bool policy__is_file(const char *path);
 
 /* The message of a sandbox error without its "code: " prefix. */
-const char *policy_inner(const VigilError *e);
+const char *policy__inner(const VigilError *e);
 
 /* Pushes the contents of p->scratch and gives back a scratch that grew
  * large. May raise a memory error, after which scratch is still owned by p. */
-void policy_push_scratch(lua_State *L, Policy *p);
+void policy__push_scratch(lua_State *L, Policy *p);
 
 /* Pushes text passed through filter (textfmt_escape or textfmt_sanitize),
  * charging the work to the running call. */
-void policy_push_filtered(lua_State *L, Policy *p, const char *text, size_t len,
+void policy__push_filtered(lua_State *L, Policy *p, const char *text, size_t len,
                           void (*filter)(StrBuf *, const char *, size_t));
 
 /* --- policy_lib.c ------------------------------------------------------- */
 
 /* Sets up a new state for policy p (argument 1, light userdata): the vigil
  * module, require and its tables. Runs inside luasandbox_call. */
-int policy_setup(lua_State *L);
+int policy__setup(lua_State *L);
 
 /* Start and end the per-call count of vigil.log lines of a call or load;
  * the end sums up the lines dropped so far in one log line, at most every
  * POLICY_LOG_SUMMARY_MS unless `force` (the policy is being freed). */
-void policy_log_begin(Policy *p);
-void policy_log_end(Policy *p, bool force);
+void policy__log_begin(Policy *p);
+void policy__log_end(Policy *p, bool force);
 
 /* --- policy_view.c ------------------------------------------------------ */
 
 /* Push the read-only table n of a notification (shaped as on the wire, its
  * untrusted text escaped) and req of a start request. May raise (memory,
  * budget): call inside luasandbox_call. */
-void policy_push_notification(lua_State *L, Policy *p, const Notification *n);
-void policy_push_request(lua_State *L, const PolicyGateRequest *req);
+void policy__push_notification(lua_State *L, Policy *p, const Notification *n);
+void policy__push_request(lua_State *L, const PolicyGateRequest *req);
 
 #endif

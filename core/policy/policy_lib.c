@@ -88,7 +88,7 @@ policy_vigil_escape(lua_State *L)
 {
   size_t len;
   const char *text = luaL_checklstring(L, 1, &len);
-  policy_push_filtered(L, policy_self(L), text, len, textfmt_sanitize);
+  policy__push_filtered(L, policy_self(L), text, len, textfmt_sanitize);
   return 1;
 }
 
@@ -102,7 +102,7 @@ policy_vigil_time(lua_State *L)
   int64_t ms = lua_isnoneornil(L, 1) ? clock_now_ms() : (int64_t)luaL_checkinteger(L, 1);
   strbuf_reset(&p->scratch);
   textfmt_time(&p->scratch, ms);
-  policy_push_scratch(L, p);
+  policy__push_scratch(L, p);
   return 1;
 }
 
@@ -128,7 +128,7 @@ policy_log_allowed(Policy *p)
 
 /* See policy_internal.h. */
 void
-policy_log_begin(Policy *p)
+policy__log_begin(Policy *p)
 {
   p->log_in_call = 0;
 }
@@ -136,7 +136,7 @@ policy_log_begin(Policy *p)
 /* See policy_internal.h. A summary more recent than POLICY_LOG_SUMMARY_MS
  * makes the count wait for a later call, unless `force`. */
 void
-policy_log_end(Policy *p, bool force)
+policy__log_end(Policy *p, bool force)
 {
   if (p->log_untold == 0)
     return;
@@ -230,9 +230,9 @@ policy_bad_module_name(lua_State *L, Policy *p, const char *name, size_t len)
 {
   strbuf_reset(&p->scratch);
   strbuf_puts(&p->scratch, "bad module name \"");
-  policy_quote(&p->scratch, name, len);
+  policy__quote(&p->scratch, name, len);
   strbuf_puts(&p->scratch, "\" (want words of [A-Za-z0-9_] joined by dots)");
-  policy_push_scratch(L, p);
+  policy__push_scratch(L, p);
   luaL_where(L, 1);
   lua_insert(L, -2);
   lua_concat(L, 2);
@@ -256,7 +256,7 @@ policy_find_module(lua_State *L, Policy *p, const char *name, size_t len, char *
   const char **dirs = lua_newuserdatauv(L, (2 + p->set->nplugin_paths) * sizeof *dirs, 0);
   size_t ndirs = policy_module_dirs(p->set, dirs);
   for (size_t i = 0; i < ndirs; i++)
-    if (policy_join(path, size, dirs[i], rel) && policy_is_file(path))
+    if (policy__join(path, size, dirs[i], rel) && policy__is_file(path))
       return;
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -325,7 +325,7 @@ policy_require(lua_State *L)
 
 /* See policy_internal.h. */
 int
-policy_setup(lua_State *L)
+policy__setup(lua_State *L)
 {
   static const luaL_Reg vigil_funcs[] = {
     {"nonce", policy_vigil_nonce}, {"escape", policy_vigil_escape},

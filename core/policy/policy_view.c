@@ -159,7 +159,7 @@ policy_push_incident(lua_State *L, Policy *p, const NoteIncident *inc, int lists
   if (inc->repeats > 0) {
     strbuf_reset(&p->scratch);
     textfmt_time(&p->scratch, inc->repeat_last_at);
-    policy_push_scratch(L, p);
+    policy__push_scratch(L, p);
     lua_setfield(L, -2, "last_repeat_at");
   }
   policy_set_int(L, "truncated_lines", policy_int(inc->truncated_lines));
@@ -198,7 +198,7 @@ policy_push_lines(lua_State *L, Policy *p, const Notification *n)
     lua_createtable(L, 0, 6);
     policy_set_int(L, "seq", policy_int(l->seq));
     policy_set_str(L, "stream", stream_name(l->stream));
-    policy_push_filtered(L, p, l->text ? l->text : "", l->text ? l->len : 0, textfmt_escape);
+    policy__push_filtered(L, p, l->text ? l->text : "", l->text ? l->len : 0, textfmt_escape);
     lua_setfield(L, -2, "text");
     if (l->pattern >= 0)
       policy_set_int(L, "pattern", l->pattern);
@@ -226,14 +226,14 @@ policy_push_lines(lua_State *L, Policy *p, const Notification *n)
 
 /* See policy_internal.h. */
 void
-policy_push_notification(lua_State *L, Policy *p, const Notification *n)
+policy__push_notification(lua_State *L, Policy *p, const Notification *n)
 {
   bool ending = notification_is_ending(n->type);
   lua_createtable(L, 0, 16);
   policy_set_str(L, "type", notification_type_name(n->type));
   policy_set_str(L, "monitor_id", n->monitor_id[0] ? n->monitor_id : NULL);
   if (n->label) {
-    policy_push_filtered(L, p, n->label, strlen(n->label), textfmt_escape);
+    policy__push_filtered(L, p, n->label, strlen(n->label), textfmt_escape);
     lua_setfield(L, -2, "label");
   }
   policy_set_str(L, "mode", monitor_mode_name(n->mode));
@@ -261,7 +261,7 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
   if (ending && n->has_duration)
     policy_set_int(L, "duration_ms", policy_int(n->duration_ms));
   if (n->reason) {
-    policy_push_filtered(L, p, n->reason, strlen(n->reason), textfmt_escape);
+    policy__push_filtered(L, p, n->reason, strlen(n->reason), textfmt_escape);
     lua_setfield(L, -2, "reason");
   }
   if (ending && n->exceeded)
@@ -270,14 +270,14 @@ policy_push_notification(lua_State *L, Policy *p, const Notification *n)
     policy_set_int(L, "dropped", policy_int(n->dropped_count));
   strbuf_reset(&p->scratch);
   textfmt_time(&p->scratch, n->at_ms);
-  policy_push_scratch(L, p);
+  policy__push_scratch(L, p);
   lua_setfield(L, -2, "at");
   policy_push_readonly(L, policy_ro_newindex_notification);
 }
 
 /* See policy_internal.h. */
 void
-policy_push_request(lua_State *L, const PolicyGateRequest *req)
+policy__push_request(lua_State *L, const PolicyGateRequest *req)
 {
   lua_createtable(L, 0, 7);
   policy_set_str(L, "program", req->program);

@@ -49,7 +49,7 @@ static struct {
 
 /* See cgroup_internal.h. */
 char *
-cgroup_path(const char *dir, const char *name)
+cgroup__path(const char *dir, const char *name)
 {
   size_t a = strlen(dir), b = strlen(name);
   char *s = xmalloc(a + 1 + b + 1);
@@ -61,9 +61,9 @@ cgroup_path(const char *dir, const char *name)
 
 /* See cgroup_internal.h. */
 ssize_t
-cgroup_read(const char *dir, const char *name, char *buf, size_t cap)
+cgroup__read(const char *dir, const char *name, char *buf, size_t cap)
 {
-  char *path = cgroup_path(dir, name);
+  char *path = cgroup__path(dir, name);
   ssize_t n = procfs_read(path, buf, cap);
   int saved = errno;
   free(path);
@@ -73,9 +73,9 @@ cgroup_read(const char *dir, const char *name, char *buf, size_t cap)
 
 /* See cgroup_internal.h. */
 int
-cgroup_write(const char *dir, const char *name, const char *s)
+cgroup__write(const char *dir, const char *name, const char *s)
 {
-  char *path = cgroup_path(dir, name);
+  char *path = cgroup__path(dir, name);
   int fd = open(path, O_WRONLY | O_CLOEXEC);
   free(path);
   if (fd < 0)
@@ -95,7 +95,7 @@ cgroup_write(const char *dir, const char *name, const char *s)
 static bool
 cgroup_has(const char *dir, const char *name)
 {
-  char *path = cgroup_path(dir, name);
+  char *path = cgroup__path(dir, name);
   bool ok = access(path, F_OK) == 0;
   free(path);
   return ok;
@@ -127,7 +127,7 @@ cgroup_word_in(const char *list, const char *word)
 
 /* See cgroup_internal.h. */
 void
-cgroup_each_subgroup(const char *dir, int depth, CgroupVisit *visit, void *ctx)
+cgroup__each_subgroup(const char *dir, int depth, CgroupVisit *visit, void *ctx)
 {
   DIR *d = opendir(dir);
   if (d == NULL)
@@ -136,26 +136,26 @@ cgroup_each_subgroup(const char *dir, int depth, CgroupVisit *visit, void *ctx)
   while ((de = readdir(d)) != NULL) {
     if (de->d_type != DT_DIR || de->d_name[0] == '.')
       continue;
-    char *sub = cgroup_path(dir, de->d_name);
+    char *sub = cgroup__path(dir, de->d_name);
     visit(sub, depth - 1, ctx);
     free(sub);
   }
   closedir(d);
 }
 
-/* cgroup_rmdir_tree as a CgroupVisit. */
+/* cgroup__rmdir_tree as a CgroupVisit. */
 static void
 cgroup_rmdir_visit(const char *dir, int depth, void *ctx)
 {
-  cgroup_rmdir_tree(dir, depth);
+  cgroup__rmdir_tree(dir, depth);
 }
 
 /* See cgroup_internal.h. */
 int
-cgroup_rmdir_tree(const char *dir, int depth)
+cgroup__rmdir_tree(const char *dir, int depth)
 {
   if (depth > 0)
-    cgroup_each_subgroup(dir, depth, cgroup_rmdir_visit, NULL);
+    cgroup__each_subgroup(dir, depth, cgroup_rmdir_visit, NULL);
   return rmdir(dir) == 0 ? 0 : errno;
 }
 
@@ -282,7 +282,7 @@ cgroup_find_paths(char **v2, char *v1[kV1Count])
 static char *
 cgroup_rel_join(const char *rel, const char *name)
 {
-  return strcmp(rel, "/") == 0 ? cgroup_path("", name) : cgroup_path(rel, name);
+  return strcmp(rel, "/") == 0 ? cgroup__path("", name) : cgroup__path(rel, name);
 }
 
 /* Whether our group's cgroup.procs lists no process but this one. */
@@ -290,7 +290,7 @@ static bool
 cgroup_alone_in(const char *dir)
 {
   char buf[4096];
-  if (cgroup_read(dir, "cgroup.procs", buf, sizeof buf) < 0)
+  if (cgroup__read(dir, "cgroup.procs", buf, sizeof buf) < 0)
     return false;
   char *end;
   long first = strtol(buf, &end, 10);
@@ -305,16 +305,16 @@ static int
 cgroup_enable(const char *dir, const char *const *want, size_t n)
 {
   char avail[1024], enabled[1024];
-  if (cgroup_read(dir, "cgroup.controllers", avail, sizeof avail) < 0)
+  if (cgroup__read(dir, "cgroup.controllers", avail, sizeof avail) < 0)
     return errno;
-  cgroup_read(dir, "cgroup.subtree_control", enabled, sizeof enabled);
+  cgroup__read(dir, "cgroup.subtree_control", enabled, sizeof enabled);
   int first = 0;
   for (size_t i = 0; i < n; i++) {
     if (!cgroup_word_in(avail, want[i]) || cgroup_word_in(enabled, want[i]))
       continue;
     char cmd[32];
     snprintf(cmd, sizeof cmd, "+%s", want[i]);
-    if (cgroup_write(dir, "cgroup.subtree_control", cmd) != 0 && first == 0)
+    if (cgroup__write(dir, "cgroup.subtree_control", cmd) != 0 && first == 0)
       first = errno;
   }
   return first;
@@ -342,8 +342,8 @@ cgroup_sweep_stale(const char *base)
     if (*end != '\0' || pid <= 0 || pid == (long)getpid() ||
         !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
       continue;
-    char *dir = cgroup_path(base, de->d_name);
-    cgroup_rmdir_tree(dir, CGROUP_MEMBERS_DEPTH + 1);
+    char *dir = cgroup__path(base, de->d_name);
+    cgroup__rmdir_tree(dir, CGROUP_MEMBERS_DEPTH + 1);
     free(dir);
   }
   closedir(d);
@@ -372,7 +372,7 @@ cgroup_init_v2(const CgroupMount *m, const char *path)
   char *base = cgroup_own_base(m, path, name, sizeof name);
   if (base == NULL)
     return;
-  char *dir = cgroup_path(base, name);
+  char *dir = cgroup__path(base, name);
   if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || !cgroup_has(dir, "cgroup.procs")) {
     free(base);
     free(dir);
@@ -391,11 +391,11 @@ cgroup_init_v2(const CgroupMount *m, const char *path)
   if (rc == EBUSY && strcmp(path, "/") != 0 && cgroup_alone_in(base)) {
     /* A delegated group may not both hold processes and hand controllers
      * down: the engine, alone in it, moves into a leaf of its own. */
-    char *daemon = cgroup_path(dir, "daemon");
+    char *daemon = cgroup__path(dir, "daemon");
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     if ((mkdir(daemon, 0755) == 0 || errno == EEXIST) &&
-        cgroup_write(daemon, "cgroup.procs", pid) == 0) {
+        cgroup__write(daemon, "cgroup.procs", pid) == 0) {
       cg.info.v2_moved = true;
       cgroup_enable(base, want, 3);
     }
@@ -403,7 +403,7 @@ cgroup_init_v2(const CgroupMount *m, const char *path)
   }
   cgroup_enable(dir, want, 3);
   char enabled[1024];
-  cgroup_read(dir, "cgroup.subtree_control", enabled, sizeof enabled);
+  cgroup__read(dir, "cgroup.subtree_control", enabled, sizeof enabled);
   cg.info.v2_cpu = cgroup_word_in(enabled, "cpu");
   cg.info.v2_memory = cgroup_word_in(enabled, "memory");
   cg.info.v2_pids = cgroup_word_in(enabled, "pids");
@@ -418,7 +418,7 @@ cgroup_init_v1(int i, const CgroupMount *m, const char *path)
   char *base = cgroup_own_base(m, path, name, sizeof name);
   if (base == NULL)
     return;
-  char *dir = cgroup_path(base, name);
+  char *dir = cgroup__path(base, name);
   bool made = mkdir(dir, 0755) == 0;
   if (!made && errno != EEXIST) {
     free(base);
@@ -497,7 +497,7 @@ cgroup_info(void)
 
 /* See cgroup_internal.h. */
 const char *
-cgroup_v1_group(CgroupV1 i, VigilError *err)
+cgroup__v1_group(CgroupV1 i, VigilError *err)
 {
   if (!cg.v1_dir_made[i]) {
     if (mkdir(cg.v1[i].dir, 0755) != 0 && errno != EEXIST) {
@@ -513,7 +513,7 @@ cgroup_v1_group(CgroupV1 i, VigilError *err)
 /* See cgroup_internal.h. rmdir refuses while another monitor's group is
  * still in it, which is what keeps it for them. */
 void
-cgroup_v1_group_release(CgroupV1 i)
+cgroup__v1_group_release(CgroupV1 i)
 {
   if (cg.v1_dir_made[i] && rmdir(cg.v1[i].dir) == 0)
     cg.v1_dir_made[i] = false;
@@ -559,7 +559,7 @@ void
 cgroup_shutdown(void)
 {
   for (int i = 0; i < kV1Count; i++)
-    cgroup_v1_group_release((CgroupV1)i);
+    cgroup__v1_group_release((CgroupV1)i);
   if (cg.info.v2 && !cg.info.v2_moved)
     rmdir(cg.v2.dir);
 }

@@ -24,28 +24,28 @@ typedef enum { kV1Pids = 0, kV1Cpu, kV1Memory, kV1Count } CgroupV1;
 #define CGROUP_MEMBERS_DEPTH 8
 
 /* dir + "/" + name, in a new string. */
-char *cgroup_path(const char *dir, const char *name);
+char *cgroup__path(const char *dir, const char *name);
 /* Reads dir/name (cap-1 bytes at most) into buf, NUL-terminated. Returns the
  * length, or -1 with errno set. */
-ssize_t cgroup_read(const char *dir, const char *name, char *buf, size_t cap);
+ssize_t cgroup__read(const char *dir, const char *name, char *buf, size_t cap);
 /* Writes s to dir/name in one write. Returns 0, or -1 with errno set. */
-int cgroup_write(const char *dir, const char *name, const char *s);
-/* What cgroup_each_subgroup calls for each group: its path and the depth
+int cgroup__write(const char *dir, const char *name, const char *s);
+/* What cgroup__each_subgroup calls for each group: its path and the depth
  * left below it. */
 typedef void CgroupVisit(const char *dir, int depth, void *ctx);
 /* Calls visit(sub, depth - 1, ctx) for every group directly below dir
  * (nothing when dir cannot be read). */
-void cgroup_each_subgroup(const char *dir, int depth, CgroupVisit *visit, void *ctx);
+void cgroup__each_subgroup(const char *dir, int depth, CgroupVisit *visit, void *ctx);
 /* Removes the groups below dir (deepest first, depth levels down), then
  * dir. Returns 0 or the errno of rmdir(dir). */
-int cgroup_rmdir_tree(const char *dir, int depth);
+int cgroup__rmdir_tree(const char *dir, int depth);
 
 /* The engine's vigil-PID group in v1 hierarchy i (which cgroup_init found
  * usable), made now if it is not there. Returns its path, or NULL with err
  * set to spawn_failed. */
-const char *cgroup_v1_group(CgroupV1 i, VigilError *err);
+const char *cgroup__v1_group(CgroupV1 i, VigilError *err);
 /* Removes that group again if it is empty, so nothing of the engine stays in
  * a hierarchy no monitor uses now. */
-void cgroup_v1_group_release(CgroupV1 i);
+void cgroup__v1_group_release(CgroupV1 i);
 
 #endif

@@ -45,7 +45,7 @@ struct CgroupSet {
 static char *
 cgroup_make(const char *dir, const char *tag, VigilError *err)
 {
-  char *g = cgroup_path(dir, tag);
+  char *g = cgroup__path(dir, tag);
   if (mkdir(g, 0755) != 0) {
     error_set(err, kErrSpawnFailed, "cgroup: cannot make %s: %s", g, strerror(errno));
     free(g);
@@ -58,7 +58,7 @@ cgroup_make(const char *dir, const char *tag, VigilError *err)
 static int
 cgroup_limit(const char *dir, const char *name, const char *value, VigilError *err)
 {
-  if (cgroup_write(dir, name, value) == 0)
+  if (cgroup__write(dir, name, value) == 0)
     return 0;
   return error_set(err, kErrSpawnFailed, "cgroup: writing \"%s\" to %s/%s: %s", value, dir, name,
                    strerror(errno));
@@ -83,7 +83,7 @@ cgroup_cpu_quota(double cores, long long *quota, long long *period)
 static int
 cgroup_make_v1(CgroupSet *s, CgroupV1 i, VigilError *err)
 {
-  const char *parent = cgroup_v1_group(i, err);
+  const char *parent = cgroup__v1_group(i, err);
   if (parent == NULL)
     return -1;
   s->v1[i] = cgroup_make(parent, s->tag, err);
@@ -111,12 +111,12 @@ cgroup_set_limits(CgroupSet *s, const CgroupLimits *lim, VigilError *err)
       if (cgroup_limit(s->v2, "memory.max", v, err) != 0)
         return -1;
       /* No swapping past the limit (where swap is accounted at all). */
-      cgroup_write(s->v2, "memory.swap.max", "0");
+      cgroup__write(s->v2, "memory.swap.max", "0");
       s->memory = true;
     } else if (s->v1[kV1Memory] != NULL) {
       if (cgroup_limit(s->v1[kV1Memory], "memory.limit_in_bytes", v, err) != 0)
         return -1;
-      cgroup_write(s->v1[kV1Memory], "memory.memsw.limit_in_bytes", v);
+      cgroup__write(s->v1[kV1Memory], "memory.memsw.limit_in_bytes", v);
       s->memory = true;
     }
   }
@@ -178,7 +178,7 @@ cgroup_set_new(const char *tag, const CgroupLimits *lim, VigilError *err)
   for (size_t i = 0; rc == 0 && i < 1 + kV1Count; i++) {
     if (dirs[i] == NULL)
       continue;
-    char *path = cgroup_path(dirs[i], "cgroup.procs");
+    char *path = cgroup__path(dirs[i], "cgroup.procs");
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
       rc = error_set(err, kErrSpawnFailed, "cgroup: cannot open %s: %s", path, strerror(errno));
@@ -255,8 +255,8 @@ cgroup_read_members(const char *dir, int depth, void *ctx)
 {
   PidList *out = ctx;
   if (depth > 0)
-    cgroup_each_subgroup(dir, depth, cgroup_read_members, out);
-  char *path = cgroup_path(dir, "cgroup.procs");
+    cgroup__each_subgroup(dir, depth, cgroup_read_members, out);
+  char *path = cgroup__path(dir, "cgroup.procs");
   procfs_read_pids(path, out);
   free(path);
 }
@@ -276,7 +276,7 @@ cgroup_set_signal(CgroupSet *s, int sig)
 {
   const CgroupInfo *ci = cgroup_info();
   if (sig == SIGKILL && s->v2 != NULL && ci->v2_kill &&
-      cgroup_write(s->v2, "cgroup.kill", "1") == 0)
+      cgroup__write(s->v2, "cgroup.kill", "1") == 0)
     return;
   PidList done = {0};
   pid_t self = getpid();
@@ -304,14 +304,14 @@ cgroup_set_freeze(CgroupSet *s, bool frozen)
   const CgroupInfo *ci = cgroup_info();
   if (s->v2 == NULL || !ci->v2_freeze)
     return false;
-  return cgroup_write(s->v2, "cgroup.freeze", frozen ? "1" : "0") == 0;
+  return cgroup__write(s->v2, "cgroup.freeze", frozen ? "1" : "0") == 0;
 }
 
 bool
 cgroup_set_cpu_ns(const CgroupSet *s, uint64_t *ns)
 {
   char buf[1024];
-  if (s->v2 == NULL || cgroup_read(s->v2, "cpu.stat", buf, sizeof buf) <= 0 ||
+  if (s->v2 == NULL || cgroup__read(s->v2, "cpu.stat", buf, sizeof buf) <= 0 ||
       strstr(buf, "usage_usec ") == NULL)
     return false;
   *ns = procfs_value(buf, "usage_usec") * 1000;
@@ -326,14 +326,14 @@ cgroup_set_counters(const CgroupSet *s, uint64_t *oom_kills, uint64_t *forks_ref
   *oom_kills = 0;
   *forks_refused = 0;
   if (s->v2 != NULL && ci->v2_memory &&
-      cgroup_read(s->v2, "memory.events", buf, sizeof buf) > 0)
+      cgroup__read(s->v2, "memory.events", buf, sizeof buf) > 0)
     *oom_kills += procfs_value(buf, "oom_kill");
   if (s->v1[kV1Memory] != NULL &&
-      cgroup_read(s->v1[kV1Memory], "memory.oom_control", buf, sizeof buf) > 0)
+      cgroup__read(s->v1[kV1Memory], "memory.oom_control", buf, sizeof buf) > 0)
     *oom_kills += procfs_value(buf, "oom_kill");
-  if (s->v2 != NULL && ci->v2_pids && cgroup_read(s->v2, "pids.events", buf, sizeof buf) > 0)
+  if (s->v2 != NULL && ci->v2_pids && cgroup__read(s->v2, "pids.events", buf, sizeof buf) > 0)
     *forks_refused += procfs_value(buf, "max");
-  if (s->v1[kV1Pids] != NULL && cgroup_read(s->v1[kV1Pids], "pids.events", buf, sizeof buf) > 0)
+  if (s->v1[kV1Pids] != NULL && cgroup__read(s->v1[kV1Pids], "pids.events", buf, sizeof buf) > 0)
     *forks_refused += procfs_value(buf, "max");
 }
 
@@ -344,7 +344,7 @@ cgroup_rmdir(char **dir)
 {
   if (*dir == NULL)
     return true;
-  int rc = cgroup_rmdir_tree(*dir, CGROUP_MEMBERS_DEPTH);
+  int rc = cgroup__rmdir_tree(*dir, CGROUP_MEMBERS_DEPTH);
   if (rc != 0 && rc != ENOENT)
     return false;
   free(*dir);
@@ -363,7 +363,7 @@ cgroup_set_remove(CgroupSet *s)
     bool ok = cgroup_rmdir(&s->v1[i]);
     gone = gone && ok;
     if (had && ok)
-      cgroup_v1_group_release((CgroupV1)i);
+      cgroup__v1_group_release((CgroupV1)i);
   }
   return gone;
 }

@@ -36,8 +36,8 @@ proc_free_if_done(Proc *p)
 {
   if (!p->closed || !p->reaped || p->handles > 0 || (p->keeper > 0 && !p->keeper_reaped))
     return;
-  proc_loop_unpause(p);
-  proc_loop_remove(p);
+  proc_loop__unpause(p);
+  proc_loop__remove(p);
   contain_free(p->contain);
   free(p->in_data);
   free(p->program);
@@ -57,7 +57,7 @@ proc_handle_closed(uv_handle_t *h)
  * its loop is NULL: a pipe an adopted child had already closed, or a
  * keeper gone before the take-over) has nothing to close. */
 void
-proc_close_handle(Proc *p, uv_handle_t *h)
+proc__close_handle(Proc *p, uv_handle_t *h)
 {
   if (h->loop != NULL && !uv_is_closing(h))
     uv_close(h, proc_handle_closed);
@@ -100,9 +100,9 @@ proc_stream_end(Proc *p, StreamId id)
   p->reading[id] = false;
   if (p->grown[id]) {
     p->grown[id] = false;
-    proc_pipe_release();
+    proc__pipe_release();
   }
-  proc_close_handle(p, (uv_handle_t *)&p->out[id]);
+  proc__close_handle(p, (uv_handle_t *)&p->out[id]);
   if (!p->closed && p->cb.on_eof != NULL)
     p->cb.on_eof(p->data, id);
 }
@@ -128,7 +128,7 @@ proc_reap(Proc *p)
    * survivors are dead, and answers with the usage (proc_keeper.c). */
   if (p->keeper > 0 && !p->keeper_reaped) {
     if (!p->reap_asked)
-      p->reap_asked = proc_keeper_ack_exit(p);
+      p->reap_asked = proc_keeper__ack_exit(p);
     if (p->reap_asked)
       return;
   }
@@ -155,7 +155,7 @@ proc_reap(Proc *p)
 }
 
 /* Ends p: kills the group, reaps, and calls on_exit once (when a keeper
- * reaps, once it has: proc_on_reaped). */
+ * reaps, once it has: proc__on_reaped). */
 static void
 proc_finish(Proc *p)
 {
@@ -175,7 +175,7 @@ proc_finish(Proc *p)
 
 /* See proc_internal.h. */
 void
-proc_on_reaped(Proc *p)
+proc__on_reaped(Proc *p)
 {
   if (!p->reaped || !p->finish_pending)
     return;
@@ -274,13 +274,13 @@ proc_drain_cb(uv_timer_t *t)
 /* Acts on p's state after a SIGCHLD: notes the exit, finishes or starts the
  * drain bound; reaps a closed Proc silently. */
 void
-proc_check(Proc *p)
+proc__check(Proc *p)
 {
   /* While the keeper lives, the child is its child: its messages tell. */
-  if (p->keeper > 0 && !proc_keeper_check(p))
+  if (p->keeper > 0 && !proc_keeper__check(p))
     return;
   if (p->reaped) {
-    proc_on_reaped(p);
+    proc__on_reaped(p);
     proc_free_if_done(p);
     return;
   }
@@ -295,16 +295,16 @@ proc_check(Proc *p)
   if (seen_before) {
     if (p->finished || p->finish_pending) {
       proc_reap(p); /* an earlier wait4 said "not yet", or the keeper is gone */
-      proc_on_reaped(p);
+      proc__on_reaped(p);
     }
     return;
   }
-  proc_on_exit_seen(p);
+  proc__on_exit_seen(p);
 }
 
 /* See proc_internal.h. */
 void
-proc_on_exit_seen(Proc *p)
+proc__on_exit_seen(Proc *p)
 {
   uv_timer_stop(&p->grace_timer);
   if (!p->reading[0] && !p->reading[1]) {
@@ -317,7 +317,7 @@ proc_on_exit_seen(Proc *p)
 /* See proc_internal.h. The zombie is still there (the keeper keeps it until
  * told), so its io counters can be read. */
 void
-proc_note_exit(Proc *p, bool exited, int code, int sig)
+proc__note_exit(Proc *p, bool exited, int code, int sig)
 {
   if (p->exit_seen)
     return;
@@ -333,7 +333,7 @@ proc_note_exit(Proc *p, bool exited, int code, int sig)
  * synchronously (on_output copies what it keeps) before libuv asks for the
  * next buffer, so one buffer serves every pipe of the loop. */
 void
-proc_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+proc__alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
   Proc *p = h->data;
   *buf = uv_buf_init(p->pl->buf, PROC_READ_BUF_SIZE);
@@ -344,10 +344,10 @@ proc_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
  * libuv reads a stream again at once while its reads fill the buffer; a
  * short read ends its run for this turn. So the bytes of one run of full
  * reads are what this stream takes of one turn, and past
- * PROC_READ_TURN_BYTES the stream waits for the next turn (proc_loop_pause):
+ * PROC_READ_TURN_BYTES the stream waits for the next turn (proc_loop__pause):
  * the chunks still come in order, and EOF after them. */
 void
-proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+proc__read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
   Proc *p = s->data;
   StreamId id = s == (uv_stream_t *)&p->out[kStreamStdout] ? kStreamStdout : kStreamStderr;
@@ -360,7 +360,7 @@ proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if ((size_t)nread < buf->len) {
       p->turn_bytes[id] = 0; /* the pipe is empty: libuv stops here */
     } else if ((p->turn_bytes[id] += (size_t)nread) >= PROC_READ_TURN_BYTES) {
-      proc_loop_pause(p, id);
+      proc_loop__pause(p, id);
     }
     return;
   }
@@ -375,7 +375,7 @@ proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 /* The stdin_data write is done: closes the pipe so the child reads EOF. */
 void
-proc_stdin_written(uv_write_t *req, int status)
+proc__stdin_written(uv_write_t *req, int status)
 {
   /* EPIPE (the child exited without reading) and ECANCELED (proc_close) are
    * both fine: there is nothing more to deliver. */
@@ -384,7 +384,7 @@ proc_stdin_written(uv_write_t *req, int status)
   p->in_data = NULL;
   if (p->in_open) {
     p->in_open = false;
-    proc_close_handle(p, (uv_handle_t *)&p->in);
+    proc__close_handle(p, (uv_handle_t *)&p->in);
   }
 }
 
@@ -457,7 +457,7 @@ proc_close(Proc *p)
   p->closed = true;
   /* A loop torn down under it (its handles closed by someone else): its
    * children are killed and left to be reaped; nothing more to close. */
-  if (proc_loop_abandon_if_gone(p))
+  if (proc_loop__abandon_if_gone(p))
     return;
   if (!p->reaped) {
     if (p->keeper > 0 && !p->keeper_reaped) {
@@ -465,7 +465,7 @@ proc_close(Proc *p)
        * is freed when the keeper is reaped. */
       contain_end(p->contain);
       contain_sweep();
-      proc_keeper_stop(p);
+      proc_keeper__stop(p);
     } else if (p->exit_seen) {
       proc_reap(p); /* a zombie: kill survivors and reap now */
     } else {
@@ -477,20 +477,20 @@ proc_close(Proc *p)
     p->reading[i] = false;
     if (p->grown[i]) {
       p->grown[i] = false;
-      proc_pipe_release();
+      proc__pipe_release();
     }
-    proc_close_handle(p, (uv_handle_t *)&p->out[i]);
+    proc__close_handle(p, (uv_handle_t *)&p->out[i]);
   }
   if (p->in_open) {
     p->in_open = false;
-    proc_close_handle(p, (uv_handle_t *)&p->in); /* cancels a pending write */
+    proc__close_handle(p, (uv_handle_t *)&p->in); /* cancels a pending write */
   }
   if (p->ctl_open) {
     p->ctl_open = false;
-    proc_close_handle(p, (uv_handle_t *)&p->ctl);
+    proc__close_handle(p, (uv_handle_t *)&p->ctl);
   }
-  proc_close_handle(p, (uv_handle_t *)&p->drain_timer);
-  proc_close_handle(p, (uv_handle_t *)&p->grace_timer);
+  proc__close_handle(p, (uv_handle_t *)&p->drain_timer);
+  proc__close_handle(p, (uv_handle_t *)&p->grace_timer);
   /* Freed by the last close callback (or the SIGCHLD that reaps it). */
 }
 

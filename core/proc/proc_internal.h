@@ -28,13 +28,13 @@
 #include "proc/keeper_wire.h"
 #include "proc/proc.h"
 
-/* One read buffer per loop, shared by every pipe on it (see proc_alloc_cb). */
+/* One read buffer per loop, shared by every pipe on it (see proc__alloc_cb). */
 #define PROC_READ_BUF_SIZE (256 * 1024)
 /* What the stdout/stderr pipes are grown to, so a fast writer needs fewer
  * reads; also the most a stream is drained at the drain deadline. */
 #define PROC_PIPE_SIZE (1024 * 1024)
 /* The most one stream reads in one turn of the loop before it waits for the
- * next turn (proc_read_cb). libuv goes on reading a stream while its reads
+ * next turn (proc__read_cb). libuv goes on reading a stream while its reads
  * fill the buffer, up to 32 of them (8 MiB here) in one callback turn, and
  * a monitor takes about 1 ms per MiB to split, match and keep: a child
  * writing as fast as it can held the loop for several ms at a time, and
@@ -52,7 +52,7 @@ typedef struct ProcLoop ProcLoop;
 struct ProcLoop {
   uv_loop_t *loop;
   uv_signal_t sigchld; /* ref'd only while some child's exit is still to be
-                          seen (proc_loop_update_ref) */
+                          seen (proc_loop__update_ref) */
   uv_check_t resume;   /* active only while a stream is paused: restarts
                           the paused streams after this turn's poll */
   int handles;         /* sigchld and resume, until their close callbacks */
@@ -112,49 +112,49 @@ struct Proc {
 /* The state for loop, created (with its SIGCHLD handle started) if needed.
  * Returns NULL with err set (spawn_failed) if the signal handle cannot be
  * started. */
-ProcLoop *proc_loop_get(uv_loop_t *loop, VigilError *err);
+ProcLoop *proc_loop__get(uv_loop_t *loop, VigilError *err);
 /* Puts p on its loop's list (p->pl), where SIGCHLD finds it. */
-void proc_loop_add(Proc *p);
+void proc_loop__add(Proc *p);
 /* Takes p off its loop's list, then releases the loop if it was the last. */
-void proc_loop_remove(Proc *p);
+void proc_loop__remove(Proc *p);
 /* Closes pl's signal handle (freeing pl) once nothing is left to wait for. */
-void proc_loop_release_if_empty(ProcLoop *pl);
+void proc_loop__release_if_empty(ProcLoop *pl);
 /* References the SIGCHLD handle exactly while an exit is still to be seen. */
-void proc_loop_update_ref(ProcLoop *pl);
+void proc_loop__update_ref(ProcLoop *pl);
 /* Whether p's loop was torn down under it (its handles closed by someone
  * else); if so its children are killed and left to be reaped later, and p
  * must not touch its handles. */
-bool proc_loop_abandon_if_gone(Proc *p);
+bool proc_loop__abandon_if_gone(Proc *p);
 
 /* Stops reading p's stream id for the rest of this loop turn (its read
  * budget is spent); the loop's resume check restarts it after the poll. */
-void proc_loop_pause(Proc *p, StreamId id);
+void proc_loop__pause(Proc *p, StreamId id);
 /* Takes p off its loop's paused list (when it is freed). */
-void proc_loop_unpause(Proc *p);
+void proc_loop__unpause(Proc *p);
 
 /* The soft RLIMIT_NOFILE a child is to start with, when proc_raise_nofile
  * raised the engine's; false when the child keeps the engine's own. */
-bool proc_child_nofile(struct rlimit *rl);
+bool proc__child_nofile(struct rlimit *rl);
 
 /* Grows an output pipe to PROC_PIPE_SIZE if the budget allows. Returns
- * whether it grew (then proc_pipe_release must follow when it closes). */
-bool proc_pipe_grow(int fd);
+ * whether it grew (then proc__pipe_release must follow when it closes). */
+bool proc__pipe_grow(int fd);
 /* A grown pipe was closed. */
-void proc_pipe_release(void);
+void proc__pipe_release(void);
 
 /* --- proc_resolve.c ------------------------------------------------------ */
 
 /* What proc_spawn checks before it forks. *dir is opts->dir or, when that
  * is NULL, the directory opened into *own (the caller closes it, also on
  * error); *program is the path to execute (the caller frees it). */
-int proc_prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir,
+int proc__prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir,
                  char **program, VigilError *err);
 
 /* --- proc_spawn.c -------------------------------------------------------- */
 
 /* Moves a new close-on-exec descriptor off 0, 1 or 2 (see proc_spawn.c).
  * Returns the descriptor, or -1 (the original closed) with errno set. */
-int proc_fd_lift(int fd);
+int proc__fd_lift(int fd);
 
 /* --- proc_keeper.c ------------------------------------------------------- */
 
@@ -170,52 +170,52 @@ typedef struct {
 
 /* The clone entry that puts the descriptors in place and execs the keeper;
  * a failure is reported as kChildKeeper with its errno. */
-int proc_keeper_entry(void *arg);
+int proc_keeper__entry(void *arg);
 /* Waits for the keeper's first message on ctl (blocking, bounded): 0 with
  * *child and *keeper set (kKeeperHello), or the child's failed step with
  * *e its errno (the keeper reaped). */
-int proc_keeper_hello(int ctl, pid_t keeper, pid_t *child, int *e);
+int proc_keeper__hello(int ctl, pid_t keeper, pid_t *child, int *e);
 /* Starts reading p's control socket (fd becomes the handle's). */
-int proc_keeper_watch(Proc *p, int fd);
+int proc_keeper__watch(Proc *p, int fd);
 /* After a SIGCHLD: reaps the keeper if it has exited. Returns true when
  * there is no keeper (any more): the engine is then the child's parent,
  * or the child is reaped already. */
-bool proc_keeper_check(Proc *p);
+bool proc_keeper__check(Proc *p);
 /* The engine has killed the survivors: the keeper may reap the child.
  * Returns false when there is no keeper to ask. */
-bool proc_keeper_ack_exit(Proc *p);
+bool proc_keeper__ack_exit(Proc *p);
 /* Tells the keeper to stop everything and go (proc_close). An adopted
  * keeper (not our child: no SIGCHLD will say it went) is taken as gone
  * then, its child with it. */
-void proc_keeper_stop(Proc *p);
+void proc_keeper__stop(Proc *p);
 
 /* --- proc.c -------------------------------------------------------------- */
 
 /* The exit is now known (waitid, or the keeper's kKeeperExit): finishes p
  * or starts the drain bound. */
-void proc_on_exit_seen(Proc *p);
+void proc__on_exit_seen(Proc *p);
 /* Closes a handle of p unless it is already closing; p is freed after the
  * last one's close callback. */
-void proc_close_handle(Proc *p, uv_handle_t *h);
+void proc__close_handle(Proc *p, uv_handle_t *h);
 /* Records the exit a keeper reported (kKeeperExit): exited with code, or
  * killed by sig. Once. */
-void proc_note_exit(Proc *p, bool exited, int code, int sig);
+void proc__note_exit(Proc *p, bool exited, int code, int sig);
 /* The child is reaped (by the keeper: its usage in p->exit): calls on_exit
  * if it was waiting for that. */
-void proc_on_reaped(Proc *p);
+void proc__on_reaped(Proc *p);
 
 /* Acts on p's state after a SIGCHLD (see proc.c). */
-void proc_check(Proc *p);
+void proc__check(Proc *p);
 /* The libuv callbacks that read the output pipes and finish the stdin
  * write, for the handles proc_spawn.c starts. */
-void proc_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
-void proc_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
-void proc_stdin_written(uv_write_t *req, int status);
+void proc__alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+void proc__read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+void proc__stdin_written(uv_write_t *req, int status);
 
 /* Reaps pid at a later SIGCHLD if it is (or becomes) our exited child,
  * and forgets it at once if it is not our child at all: for a keeper
  * taken over, which is our child after a graceful restart (the same pid
  * execs itself) and init's after a crash. */
-void proc_leftovers_add(pid_t pid);
+void proc__leftovers_add(pid_t pid);
 
 #endif

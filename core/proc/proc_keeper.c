@@ -36,7 +36,7 @@
 /* See proc_internal.h. The clone's side: only system calls, nothing
  * written in the engine's memory but errno (CLONE_VM), as proc_child. */
 int
-proc_keeper_entry(void *arg)
+proc_keeper__entry(void *arg)
 {
   const ProcKeeperExec *x = arg;
   int lifted[KEEPER_FD_JOIN + CGROUP_JOIN_MAX];
@@ -75,7 +75,7 @@ fail:
 
 /* See proc_internal.h. */
 int
-proc_keeper_hello(int ctl, pid_t keeper, pid_t *child, int *e)
+proc_keeper__hello(int ctl, pid_t keeper, pid_t *child, int *e)
 {
   char buf[KEEPER_MSG_MAX_BYTES];
   size_t have = 0;
@@ -136,7 +136,7 @@ static void
 proc_keeper_gone(Proc *p)
 {
   p->keeper_reaped = true;
-  proc_leftovers_add(p->keeper);
+  proc__leftovers_add(p->keeper);
 }
 
 /* Hands out the rest of p's message buffer. */
@@ -152,10 +152,10 @@ static void
 proc_keeper_on_msg(Proc *p, const KeeperMsg *m)
 {
   if (m->type == kKeeperExit && m->n >= 2 && !p->exit_seen) {
-    proc_note_exit(p, m->v[0] == 1, (int)m->v[1], (int)m->v[1]);
+    proc__note_exit(p, m->v[0] == 1, (int)m->v[1], (int)m->v[1]);
     if (p->closed)
       return;
-    proc_on_exit_seen(p);
+    proc__on_exit_seen(p);
   } else if (m->type == kKeeperReaped && m->n >= 2 && p->reap_asked && !p->reaped) {
     p->exit.cpu_ms = (uint64_t)m->v[0] / 1000;
     p->exit.memory_peak_bytes = (uint64_t)m->v[1] * 1024;
@@ -163,12 +163,12 @@ proc_keeper_on_msg(Proc *p, const KeeperMsg *m)
     contain_sweep(); /* this monitor's orphans are now killed on sight */
     if (p->keeper_adopted)
       proc_keeper_gone(p); /* it exits after this word, and no SIGCHLD says so */
-    proc_on_reaped(p);
+    proc__on_reaped(p);
   }
 }
 
 /* The control socket's bytes, EOF or error. At EOF the keeper is gone or
- * going: its SIGCHLD follows, and proc_check takes over. */
+ * going: its SIGCHLD follows, and proc__check takes over. */
 static void
 proc_keeper_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
@@ -178,7 +178,7 @@ proc_keeper_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
   if (nread < 0) {
     if (p->ctl_open) {
       p->ctl_open = false;
-      proc_close_handle(p, (uv_handle_t *)&p->ctl);
+      proc__close_handle(p, (uv_handle_t *)&p->ctl);
     }
     if (p->keeper_adopted && !p->keeper_reaped)
       proc_keeper_lost(p);
@@ -205,7 +205,7 @@ proc_keeper_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 /* See proc_internal.h. */
 int
-proc_keeper_watch(Proc *p, int fd)
+proc_keeper__watch(Proc *p, int fd)
 {
   uv_pipe_init(p->pl->loop, &p->ctl, 0);
   p->ctl.data = p;
@@ -236,16 +236,16 @@ proc_keeper_lost(Proc *p)
     p->exit.exited = false;
     p->exit.exit_code = -1;
     p->exit.duration_ms = (uv_hrtime() - p->start_ns) / 1000000;
-    proc_on_exit_seen(p);
+    proc__on_exit_seen(p);
   } else if (!p->reaped) {
     p->reaped = true; /* no usage: its keeper took it */
-    proc_on_reaped(p);
+    proc__on_reaped(p);
   }
 }
 
 /* See proc_internal.h. */
 bool
-proc_keeper_check(Proc *p)
+proc_keeper__check(Proc *p)
 {
   if (p->keeper_reaped || p->keeper_adopted)
     return p->keeper_reaped;
@@ -258,7 +258,7 @@ proc_keeper_check(Proc *p)
   p->keeper_reaped = true;
   if (p->ctl_open) {
     p->ctl_open = false;
-    proc_close_handle(p, (uv_handle_t *)&p->ctl);
+    proc__close_handle(p, (uv_handle_t *)&p->ctl);
   }
   if (p->closed && !p->reaped) {
     /* It was told to stop: it reaped the child, or died and the child is
@@ -282,7 +282,7 @@ proc_keeper_send(Proc *p, uint32_t type)
 
 /* See proc_internal.h. */
 bool
-proc_keeper_ack_exit(Proc *p)
+proc_keeper__ack_exit(Proc *p)
 {
   return !p->keeper_reaped && proc_keeper_send(p, kKeeperExitAck);
 }
@@ -290,7 +290,7 @@ proc_keeper_ack_exit(Proc *p)
 /* See proc_internal.h. A keeper that cannot be told is killed: the child,
  * re-parented to the engine, is then reaped by proc.c. */
 void
-proc_keeper_stop(Proc *p)
+proc_keeper__stop(Proc *p)
 {
   if (p->keeper_reaped)
     return;

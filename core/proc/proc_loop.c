@@ -5,7 +5,7 @@
  * budget of output pipes grown past the default size.
  *
  * A stream whose reads filled PROC_READ_TURN_BYTES in one turn is paused
- * (proc_read_cb) and restarted by the loop's check handle, which runs after
+ * (proc__read_cb) and restarted by the loop's check handle, which runs after
  * the poll phase: the next turn runs the due timers first and then polls
  * the stream again with every other descriptor, so a flooding child gets
  * one buffer per turn and the others their turn in between. The check is
@@ -14,7 +14,7 @@
  * a spin.
  *
  * The parent learns of every exit from one SIGCHLD handle per loop, which
- * checks each Proc of the loop (proc_check) and lets contain.c reap the
+ * checks each Proc of the loop (proc__check) and lets contain.c reap the
  * orphans the engine adopted as a subreaper. The handle is referenced only
  * while some exit is still to be seen, and closed with the loop's last Proc,
  * so an embedder's loop can end.
@@ -72,7 +72,7 @@ proc_leftovers_reap(void)
 
 /* See proc_internal.h: pid is reaped at a later SIGCHLD, if it is ours. */
 void
-proc_leftovers_add(pid_t pid)
+proc__leftovers_add(pid_t pid)
 {
   if (proc_nleftovers == proc_leftovers_cap) {
     proc_leftovers_cap = proc_leftovers_cap ? proc_leftovers_cap * 2 : 8;
@@ -89,12 +89,12 @@ proc_loop_abandon(Proc *p)
   if (p->keeper > 0 && !p->keeper_reaped) {
     kill(p->keeper, SIGKILL); /* a keeper with no loop to answer to */
     p->keeper_reaped = true;
-    proc_leftovers_add(p->keeper);
+    proc__leftovers_add(p->keeper);
   }
   if (p->reaped)
     return;
   contain_end(p->contain);
-  proc_leftovers_add(p->pid);
+  proc__leftovers_add(p->pid);
   p->reaped = true;
 }
 
@@ -124,7 +124,7 @@ proc_loop_purge(void)
 
 /* See proc_internal.h. The memory of such a Proc stays with the dead state. */
 bool
-proc_loop_abandon_if_gone(Proc *p)
+proc_loop__abandon_if_gone(Proc *p)
 {
   proc_loop_purge();
   for (const ProcLoop *pl = proc_graveyard; pl != NULL; pl = pl->next) {
@@ -144,7 +144,7 @@ proc_loop_abandon_if_gone(Proc *p)
  * until a monitor ends would spin or stop early); with it, an idle engine
  * still wakes for nothing but that signal. */
 void
-proc_loop_update_ref(ProcLoop *pl)
+proc_loop__update_ref(ProcLoop *pl)
 {
   /* Adopted orphans (contain.c) are waited for too: each is reaped at the
    * SIGCHLD that reports it. */
@@ -171,12 +171,12 @@ proc_loop_on_sigchld(uv_signal_t *h, int signum)
   Proc *next;
   for (Proc *p = pl->procs; p != NULL; p = next) {
     next = p->next;
-    proc_check(p);
+    proc__check(p);
   }
   contain_sweep();
-  proc_loop_update_ref(pl);
+  proc_loop__update_ref(pl);
   if (pl->procs == NULL)
-    proc_loop_release_if_empty(pl);
+    proc_loop__release_if_empty(pl);
 }
 
 /* Frees a state once its signal and check handles are closed. */
@@ -211,7 +211,7 @@ proc_loop_on_resume(uv_check_t *h)
       p->paused[id] = false;
       p->turn_bytes[id] = 0;
       if (!p->closed && p->reading[id])
-        uv_read_start((uv_stream_t *)&p->out[id], proc_alloc_cb, proc_read_cb);
+        uv_read_start((uv_stream_t *)&p->out[id], proc__alloc_cb, proc__read_cb);
     }
     p = next;
   }
@@ -219,7 +219,7 @@ proc_loop_on_resume(uv_check_t *h)
 
 /* See proc_internal.h. */
 void
-proc_loop_pause(Proc *p, StreamId id)
+proc_loop__pause(Proc *p, StreamId id)
 {
   ProcLoop *pl = p->pl;
   uv_read_stop((uv_stream_t *)&p->out[id]);
@@ -237,7 +237,7 @@ proc_loop_pause(Proc *p, StreamId id)
  * its handles, which run after the check of the turn that paused it, so
  * this finds it there only if a loop stopped between the two. */
 void
-proc_loop_unpause(Proc *p)
+proc_loop__unpause(Proc *p)
 {
   if (!p->on_paused)
     return;
@@ -253,7 +253,7 @@ proc_loop_unpause(Proc *p)
 
 /* See proc_internal.h. */
 ProcLoop *
-proc_loop_get(uv_loop_t *loop, VigilError *err)
+proc_loop__get(uv_loop_t *loop, VigilError *err)
 {
   proc_loop_purge();
   proc_leftovers_reap();
@@ -289,12 +289,12 @@ proc_loop_get(uv_loop_t *loop, VigilError *err)
  * ended monitor is still to be seen gone: their SIGCHLD must still find the
  * handle, or they would stay zombies. */
 void
-proc_loop_release_if_empty(ProcLoop *pl)
+proc_loop__release_if_empty(ProcLoop *pl)
 {
   if (pl->procs != NULL || uv_is_closing((uv_handle_t *)&pl->sigchld))
     return;
   if (contain_sweep() > 0 || contain_pending()) {
-    proc_loop_update_ref(pl);
+    proc_loop__update_ref(pl);
     return;
   }
   for (ProcLoop **pp = &proc_loops; *pp != NULL; pp = &(*pp)->next) {
@@ -310,7 +310,7 @@ proc_loop_release_if_empty(ProcLoop *pl)
 /* See proc_internal.h. At the head: a SIGCHLD walk in progress does not
  * visit it (it cannot have exited before it was on the list). */
 void
-proc_loop_add(Proc *p)
+proc_loop__add(Proc *p)
 {
   ProcLoop *pl = p->pl;
   p->prev = NULL;
@@ -322,7 +322,7 @@ proc_loop_add(Proc *p)
 
 /* See proc_internal.h. */
 void
-proc_loop_remove(Proc *p)
+proc_loop__remove(Proc *p)
 {
   ProcLoop *pl = p->pl;
   if (p->prev != NULL)
@@ -331,7 +331,7 @@ proc_loop_remove(Proc *p)
     pl->procs = p->next;
   if (p->next != NULL)
     p->next->prev = p->prev;
-  proc_loop_release_if_empty(pl);
+  proc_loop__release_if_empty(pl);
 }
 
 /* --- the descriptor limit ------------------------------------------------- */
@@ -368,7 +368,7 @@ proc_raise_nofile(uint64_t *was, uint64_t *now)
 
 /* See proc_internal.h. */
 bool
-proc_child_nofile(struct rlimit *rl)
+proc__child_nofile(struct rlimit *rl)
 {
   if (proc_nofile_raised)
     *rl = proc_nofile_child;
@@ -379,7 +379,7 @@ proc_child_nofile(struct rlimit *rl)
 
 /* See proc_internal.h and proc_pipe_grown. */
 bool
-proc_pipe_grow(int fd)
+proc__pipe_grow(int fd)
 {
 #ifdef F_SETPIPE_SZ
   if (proc_pipe_grow_max < 0) {
@@ -408,7 +408,7 @@ proc_pipe_grow(int fd)
 
 /* See proc_internal.h. */
 void
-proc_pipe_release(void)
+proc__pipe_release(void)
 {
   proc_pipe_grown--;
 }

@@ -113,7 +113,7 @@ proc_dir_open(const char *cwd, ProcDir *out, VigilError *err)
 #else
   int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
 #endif
-  int fd = proc_fd_lift(open(cwd != NULL ? cwd : ".", flags));
+  int fd = proc__fd_lift(open(cwd != NULL ? cwd : ".", flags));
   char *path = NULL;
   struct stat st;
   if (fd >= 0 && fstat(fd, &st) == 0) {
@@ -281,7 +281,7 @@ proc_resolve(const char *argv0, const char *dir, const char *search, VigilError 
 
 /* See proc_internal.h. */
 int
-proc_prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir, char **program,
+proc__prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir, char **program,
              VigilError *err)
 {
   *own = (ProcDir)PROC_DIR_INIT;
@@ -313,7 +313,7 @@ proc_spawn_check(const ProcSpawnOptions *opts, char **program, VigilError *err)
 {
   ProcDir own;
   const ProcDir *dir;
-  int rc = proc_prepare(opts, &own, &dir, program, err);
+  int rc = proc__prepare(opts, &own, &dir, program, err);
   proc_dir_close(&own);
   return rc;
 }

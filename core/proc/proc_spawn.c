@@ -43,7 +43,7 @@
  * runs with one of them closed; libuv will not close a handle's descriptor
  * there, and the child's dup2s are clearer without. */
 int
-proc_fd_lift(int fd)
+proc__fd_lift(int fd)
 {
   if (fd < 0 || fd > 2)
     return fd;
@@ -139,7 +139,7 @@ proc_launch_abort(ProcLaunch *l)
 {
   for (int i = 0; i < 2; i++) {
     if (l->grown[i])
-      proc_pipe_release();
+      proc__pipe_release();
     l->grown[i] = false;
     proc_close_fd(&l->out[i][0]);
     proc_close_fd(&l->out[i][1]);
@@ -156,7 +156,7 @@ proc_launch_abort(ProcLaunch *l)
   contain_free(l->contain);
   l->contain = NULL;
   if (l->pl != NULL)
-    proc_loop_release_if_empty(l->pl);
+    proc_loop__release_if_empty(l->pl);
   l->pl = NULL;
 }
 
@@ -167,9 +167,9 @@ static int
 proc_launch_prepare(ProcLaunch *l, uv_loop_t *loop, const ProcSpawnOptions *opts,
                     VigilError *err)
 {
-  if (proc_prepare(opts, &l->own_dir, &l->dir, &l->path, err) != 0)
+  if (proc__prepare(opts, &l->own_dir, &l->dir, &l->path, err) != 0)
     return -1;
-  l->pl = proc_loop_get(loop, err);
+  l->pl = proc_loop__get(loop, err);
   if (l->pl == NULL)
     return -1;
   ContainOptions copts = {opts->tag, opts->env_extra, opts->memory_limit, opts->cpu_limit,
@@ -198,11 +198,11 @@ proc_launch_pipes(ProcLaunch *l, bool want_stdin, bool keeper, const char **what
       return -1;
   } else {
     *what = "open /dev/null";
-    if ((l->in[0] = proc_fd_lift(open("/dev/null", O_RDONLY | O_CLOEXEC))) < 0)
+    if ((l->in[0] = proc__fd_lift(open("/dev/null", O_RDONLY | O_CLOEXEC))) < 0)
       return -1;
   }
-  l->grown[0] = proc_pipe_grow(l->out[0][0]);
-  l->grown[1] = proc_pipe_grow(l->out[1][0]);
+  l->grown[0] = proc__pipe_grow(l->out[0][0]);
+  l->grown[1] = proc__pipe_grow(l->out[1][0]);
   return 0;
 }
 
@@ -253,13 +253,13 @@ proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
                      open_max,
                      false,
                      {0, 0}};
-  child.nofile_restore = proc_child_nofile(&child.nofile);
+  child.nofile_restore = proc__child_nofile(&child.nofile);
   int (*entry)(void *) = proc_child_entry;
   void *arg = &child;
   ProcKeeperExec kx = {0};
   if (opts->keeper != NULL) {
     proc_launch_keeper_exec(l, opts, &child, &kx);
-    entry = proc_keeper_entry;
+    entry = proc_keeper__entry;
     arg = &kx;
   }
   l->start_ns = uv_hrtime();
@@ -366,7 +366,7 @@ proc_launch_start(ProcLaunch *l, const ProcSpawnOptions *opts, VigilError *err)
     /* The pid forked is the keeper's; the child's is its first word. */
     l->keeper = l->pid;
     l->pid = -1;
-    step = proc_keeper_hello(l->ctl[0], l->keeper, &l->pid, &e);
+    step = proc_keeper__hello(l->ctl[0], l->keeper, &l->pid, &e);
     if (step != 0) {
       failed = true;
       what = proc_step_name(step);
@@ -410,7 +410,7 @@ proc_launch_adopt(ProcLaunch *l, const ProcSpawnOptions *opts, const ProcCallbac
   l->pl = NULL;
   l->path = NULL;
   l->contain = NULL;
-  proc_loop_add(p);
+  proc_loop__add(p);
   uv_timer_init(p->pl->loop, &p->drain_timer);
   uv_timer_init(p->pl->loop, &p->grace_timer);
   p->drain_timer.data = p->grace_timer.data = p;
@@ -445,7 +445,7 @@ proc_watch_stdin(Proc *p, ProcLaunch *l, const ProcSpawnOptions *opts)
   p->in_data = xmemdupz(opts->stdin_data, opts->stdin_len);
   p->in_req.data = p;
   uv_buf_t b = uv_buf_init(p->in_data, (unsigned)opts->stdin_len);
-  rc = uv_write(&p->in_req, (uv_stream_t *)&p->in, &b, 1, proc_stdin_written);
+  rc = uv_write(&p->in_req, (uv_stream_t *)&p->in, &b, 1, proc__stdin_written);
   if (rc != 0) {
     free(p->in_data);
     p->in_data = NULL;
@@ -467,7 +467,7 @@ proc_watch(Proc *p, ProcLaunch *l, const ProcSpawnOptions *opts)
       p->reading[i] = true;
       p->grown[i] = l->grown[i];
       l->grown[i] = false;
-      r = uv_read_start((uv_stream_t *)&p->out[i], proc_alloc_cb, proc_read_cb);
+      r = uv_read_start((uv_stream_t *)&p->out[i], proc__alloc_cb, proc__read_cb);
     }
     if (rc == 0)
       rc = r;
@@ -475,7 +475,7 @@ proc_watch(Proc *p, ProcLaunch *l, const ProcSpawnOptions *opts)
   if (rc == 0 && l->in[1] >= 0)
     rc = proc_watch_stdin(p, l, opts);
   if (rc == 0 && l->ctl[0] >= 0) {
-    rc = proc_keeper_watch(p, l->ctl[0]);
+    rc = proc_keeper__watch(p, l->ctl[0]);
     l->ctl[0] = -1; /* the handle's, opened or not (proc_close closes it) */
   }
   return rc;
@@ -507,7 +507,7 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     proc_close(p);
     return error_set(err, kErrSpawnFailed, "watching the child's pipes: %s", uv_strerror(rc));
   }
-  proc_loop_update_ref(p->pl);
+  proc_loop__update_ref(p->pl);
   *out = p;
   return 0;
 }
@@ -517,7 +517,7 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
 static void
 proc_adopted_exit_cb(uv_timer_t *t)
 {
-  proc_on_exit_seen(t->data);
+  proc__on_exit_seen(t->data);
 }
 
 /* See proc.h. */
@@ -534,7 +534,7 @@ proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, 
                   .pid = o->pid,
                   .keeper = o->keeper};
   l.path = xstrdup(o->program);
-  l.pl = proc_loop_get(loop, err);
+  l.pl = proc_loop__get(loop, err);
   ContainOptions copts = {o->tag, NULL, 0, 0, 0, true, NULL};
   if (l.pl == NULL || (l.contain = contain_new(loop, &copts, err)) == NULL) {
     proc_launch_abort(&l);
@@ -554,11 +554,11 @@ proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, 
     if (rc == 0) {
       l.out[i][0] = -1;
       p->reading[i] = true;
-      rc = uv_read_start((uv_stream_t *)&p->out[i], proc_alloc_cb, proc_read_cb);
+      rc = uv_read_start((uv_stream_t *)&p->out[i], proc__alloc_cb, proc__read_cb);
     }
   }
   if (rc == 0) {
-    rc = proc_keeper_watch(p, l.ctl[0]);
+    rc = proc_keeper__watch(p, l.ctl[0]);
     l.ctl[0] = -1;
   }
   if (rc != 0) {
@@ -583,10 +583,10 @@ proc_adopt(uv_loop_t *loop, const ProcAdoptOptions *o, const ProcCallbacks *cb, 
   } else if (o->exited) {
     /* It ended while no engine was there, and its keeper (attached) still
      * holds the zombie. */
-    proc_note_exit(p, o->term_signal == 0, o->exit_code, o->term_signal);
+    proc__note_exit(p, o->term_signal == 0, o->exit_code, o->term_signal);
     uv_timer_start(&p->drain_timer, proc_adopted_exit_cb, 0, 0);
   }
-  proc_loop_update_ref(p->pl);
+  proc_loop__update_ref(p->pl);
   *out = p;
   return 0;
 }

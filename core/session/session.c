@@ -162,7 +162,7 @@ session_create(SessionRegistry *reg, const char *name, bool pinned)
 
 /* See session_internal.h. */
 void
-session_enter(Session *s)
+session__enter(Session *s)
 {
   s->depth++;
 }
@@ -198,14 +198,14 @@ session_sweep(Session *s)
 
 /* See session_internal.h. */
 void
-session_leave(Session *s)
+session__leave(Session *s)
 {
   /* The call that numbered notifications is over: the cursor waiters take
    * them now, all of them at once, while s is still held (a waiter's
    * callback cannot free it under the wake). */
   if (s->depth == 1 && s->cursor_wake_due && !s->doomed) {
     s->cursor_wake_due = false;
-    session_cursor_wake(s);
+    session_cursor__wake(s);
   }
   if (--s->depth > 0)
     return;
@@ -226,7 +226,7 @@ session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint6
   a->s = s;
   a->push = push;
   a->ctx = ctx;
-  session_enter(s);
+  session__enter(s);
   if (s->nattached == 0) {
     if (s->linger_ready)
       uv_timer_stop(&s->linger);
@@ -234,7 +234,7 @@ session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint6
     s->busy = false;
   }
   if (has_last_seq && last_seq >= s->next_seq)
-    session_continue_after(s, last_seq);
+    session__continue_after(s, last_seq);
   a->prev = s->att_tail;
   if (s->att_tail)
     s->att_tail->next = a;
@@ -243,11 +243,11 @@ session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint6
   s->att_tail = a;
   s->nattached++;
   if (has_last_seq)
-    session_replay(s, a, last_seq);
+    session__replay(s, a, last_seq);
   if (!s->busy)
-    session_flush(s);
+    session__flush(s);
   bool gone = s->doomed;
-  session_leave(s);
+  session__leave(s);
   return gone ? NULL : a;
 }
 
@@ -257,11 +257,11 @@ session_linger_cb(uv_timer_t *t)
 {
   Session *s = t->data;
   SessionRegistry *reg = s->reg;
-  session_enter(s);
+  session__enter(s);
   if (reg->hooks.on_expire)
     reg->hooks.on_expire(reg->data, s);
   session_destroy(s);
-  session_leave(s);
+  session__leave(s);
 }
 
 void
@@ -304,17 +304,17 @@ session_resume(SessionAttachment *a)
   if (a == NULL || a->dead || !a->behind)
     return;
   Session *s = a->s;
-  session_enter(s);
-  session_catch_up(s, a);
+  session__enter(s);
+  session__catch_up(s, a);
   /* Caught up: what waited while every attachment was behind goes now, in
    * order (while busy, only the live_safe ones). */
   if (!a->behind && s->wait_head) {
     if (!s->busy)
-      session_flush(s);
+      session__flush(s);
     else
-      session_release_live(s);
+      session__release_live(s);
   }
-  session_leave(s);
+  session__leave(s);
 }
 
 uint64_t
@@ -361,7 +361,7 @@ session_free_now(Session *s)
     free(a);
     a = next;
   }
-  session_queue_free(s);
+  session_queue__free(s);
   free(s->cursors);
   free(s->name);
   if (s->linger_ready)
@@ -379,7 +379,7 @@ session_destroy(Session *s)
 {
   if (s == NULL || s->doomed)
     return;
-  session_cursor_cancel(s);
+  session_cursor__cancel(s);
   session_journal_end(s);
   s->doomed = true;
   session_unlink(s);
@@ -396,7 +396,7 @@ session_destroy(Session *s)
 
 /* See session_internal.h. */
 bool
-session_word_ok(const char *name, size_t max)
+session__word_ok(const char *name, size_t max)
 {
   size_t n = strlen(name);
   if (n == 0 || n > max)
@@ -415,7 +415,7 @@ session_word_ok(const char *name, size_t max)
 bool
 session_name_ok(const char *name)
 {
-  return session_word_ok(name, SESSION_NAME_MAX) && strncmp(name, "anon-", 5) != 0;
+  return session__word_ok(name, SESSION_NAME_MAX) && strncmp(name, "anon-", 5) != 0;
 }
 
 /* --- accessors ---------------------------------------------------------- */
@@ -500,12 +500,12 @@ session_each(SessionRegistry *reg, SessionVisit visit, void *ctx)
   size_t i = 0;
   for (Session *s = reg->head; s; s = s->next) {
     all[i++] = s;
-    session_enter(s);
+    session__enter(s);
   }
   for (i = 0; i < count; i++)
     if (!all[i]->doomed)
       visit(ctx, all[i]);
   for (i = 0; i < count; i++)
-    session_leave(all[i]);
+    session__leave(all[i]);
   free(all);
 }

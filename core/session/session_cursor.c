@@ -20,7 +20,7 @@
  * restart; a cursor at 0 is the same as none, and is not written.
  *
  * Waiters form a FIFO on the session. session_deliver marks the session
- * due for a wake when one waits, and session_leave runs the wake at the
+ * due for a wake when one waits, and session__leave runs the wake at the
  * end of the outermost call, so a flush of many notifications wakes once
  * and a waiter takes them together. The wake serves the waiters in order,
  * each taking what is above its cursor then; a second waiter of the same
@@ -48,7 +48,7 @@ struct SessionCursorWaiter {
 bool
 session_cursor_name_ok(const char *name)
 {
-  return session_word_ok(name, SESSION_CURSOR_NAME_MAX);
+  return session__word_ok(name, SESSION_CURSOR_NAME_MAX);
 }
 
 void
@@ -123,7 +123,7 @@ session_kept_above(const Session *s, uint64_t seq)
   size_t lo = 0, hi = s->kept_count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (session_kept_at(s, mid)->seq <= seq)
+    if (session__kept_at(s, mid)->seq <= seq)
       lo = mid + 1;
     else
       hi = mid;
@@ -139,7 +139,7 @@ session_read_from(const Session *s, uint64_t at, size_t limit, SessionRead *out)
 {
   memset(out, 0, sizeof *out);
   out->last_seq = s->next_seq - 1;
-  uint64_t oldest = s->kept_count > 0 ? session_kept_at(s, 0)->seq : s->next_seq;
+  uint64_t oldest = s->kept_count > 0 ? session__kept_at(s, 0)->seq : s->next_seq;
   if (at + 1 < oldest) {
     uint64_t from = at + 1 > s->first_seq ? at + 1 : s->first_seq;
     if (from < oldest) {
@@ -156,7 +156,7 @@ session_read_from(const Session *s, uint64_t at, size_t limit, SessionRead *out)
   if (n > 0) {
     out->items = xmalloc(n * sizeof *out->items);
     for (size_t i = 0; i < n; i++)
-      out->items[i] = session_kept_at(s, first + i);
+      out->items[i] = session__kept_at(s, first + i);
     at = out->items[n - 1]->seq;
   }
   out->count = n;
@@ -213,7 +213,7 @@ session_read_since(const Session *s, uint64_t since, size_t limit, SessionRead *
 uint64_t
 session_kept_from(const Session *s)
 {
-  return s->kept_count > 0 ? session_kept_at(s, 0)->seq : 0;
+  return s->kept_count > 0 ? session__kept_at(s, 0)->seq : 0;
 }
 
 size_t
@@ -298,11 +298,11 @@ session_cursor_wait_end(SessionCursorWaiter *w)
 }
 
 void
-session_cursor_wake(Session *s)
+session_cursor__wake(Session *s)
 {
   if (s->kept_count == 0)
     return;
-  uint64_t newest = session_kept_at(s, s->kept_count - 1)->seq;
+  uint64_t newest = session__kept_at(s, s->kept_count - 1)->seq;
   /* Scanned again from the head after each one served: a reader's callback
    * may have dropped other waiters. */
   SessionCursorWaiter *w = s->cw_head;
@@ -318,7 +318,7 @@ session_cursor_wake(Session *s)
 }
 
 void
-session_cursor_cancel(Session *s)
+session_cursor__cancel(Session *s)
 {
   while (s->cw_head != NULL) {
     SessionCursorWaiter *w = s->cw_head;

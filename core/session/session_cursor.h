@@ -18,7 +18,7 @@
  *
  * A take that finds nothing may wait (session_cursor_wait): the push path
  * wakes the waiters of a session once a call that numbered notifications
- * has finished (session_leave), each in turn taking what is there, so a
+ * has finished (session__leave), each in turn taking what is there, so a
  * notification goes to exactly one waiter of its cursor and the others
  * wait on.
  *

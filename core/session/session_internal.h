@@ -77,7 +77,7 @@ struct Session {
   /* Its model cursors, in the order they were made, and the takes that
    * wait for something above one (session_cursor.c), in the order they
    * came. A push that numbers a notification while one waits sets
-   * cursor_wake_due; the outermost session_leave wakes them. */
+   * cursor_wake_due; the outermost session__leave wakes them. */
   SessionCursor *cursors;
   size_t ncursors;
   SessionCursorWaiter *cw_head;
@@ -133,55 +133,55 @@ typedef struct SessionCheckpoint {
 /* --- session.c: the in-use guard ---------------------------------------- */
 
 /* Marks a call in progress inside s, so callbacks cannot free it under us. */
-void session_enter(Session *s);
+void session__enter(Session *s);
 
 /* Ends a call inside s; the outermost one carries out a deferred destroy or
  * frees deferred detachments. s may be freed when this returns. */
-void session_leave(Session *s);
+void session__leave(Session *s);
 
 /* Whether name is 1..max of A-Z a-z 0-9 . _ - : (the characters of a
  * session's and a cursor's name). */
-bool session_word_ok(const char *name, size_t max);
+bool session__word_ok(const char *name, size_t max);
 
 /* --- session_queue.c ---------------------------------------------------- */
 
 /* Pushes everything waiting, in order, after the `dropped` notification if
  * one is due; stops early (leaving the rest waiting) if a callback detached
  * the last attachment or destroyed the session. Returns how many it pushed. */
-size_t session_flush(Session *s);
+size_t session__flush(Session *s);
 
 /* Pushes the waiting live_safe notifications, in order (an ending's held
  * output before it), leaving the idle ones waiting: what a busy session
  * does when an attachment catches up after everyone was behind. */
-void session_release_live(Session *s);
+void session__release_live(Session *s);
 
 /* An attach with a cursor this session never reached (last_seq >=
  * next_seq): raises the numbering above it and queues, first in line, a
  * `dropped` notification saying what followed last_seq is lost. */
-void session_continue_after(Session *s, uint64_t last_seq);
+void session__continue_after(Session *s, uint64_t last_seq);
 
 /* Pushes to a alone every kept notification with seq > last_seq, oldest
  * first, after a `dropped` one naming the seqs it cannot have, if any: as
  * much as its connection takes now, the rest by session_resume. */
-void session_replay(Session *s, SessionAttachment *a, uint64_t last_seq);
+void session__replay(Session *s, SessionAttachment *a, uint64_t last_seq);
 
 /* Pushes to a, which is behind, what it is owed, until its connection
  * refuses one (it stays behind) or it has caught up. s is in use. */
-void session_catch_up(Session *s, SessionAttachment *a);
+void session__catch_up(Session *s, SessionAttachment *a);
 
 /* Frees every notification s holds, waiting or kept. */
-void session_queue_free(Session *s);
+void session_queue__free(Session *s);
 
 /* The i-th kept notification of s, oldest first (i < kept_count). */
-Notification *session_kept_at(const Session *s, size_t i);
+Notification *session__kept_at(const Session *s, size_t i);
 
 /* --- session_cursor.c ---------------------------------------------------- */
 
 /* Serves the cursor waiters of s that have something above their cursor
- * now, in the order they came (session_leave, while s is still in use). */
-void session_cursor_wake(Session *s);
+ * now, in the order they came (session__leave, while s is still in use). */
+void session_cursor__wake(Session *s);
 
 /* s is being destroyed: every waiter is told (ready with NULL) and goes. */
-void session_cursor_cancel(Session *s);
+void session_cursor__cancel(Session *s);
 
 #endif

@@ -124,7 +124,7 @@ session_journal_rewrite(Session *s)
   msgpack_sbuffer_write(&sb, head, sizeof head);
   session_journal_record(&sb, s, "meta", 0, 0, NULL, false, NULL);
   for (size_t i = 0; i < s->kept_count; i++) {
-    const Notification *n = session_kept_at(s, i);
+    const Notification *n = session__kept_at(s, i);
     session_journal_record(&sb, s, "note", n->store_key, n->seq, n, false, NULL);
   }
   for (const WaitNode *w = s->wait_head; w; w = w->next)

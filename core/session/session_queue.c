@@ -24,14 +24,14 @@
  * Gaps. `first_seq` is the seq the session began numbering at (1, or just
  * above the cursor of the attach that created it), and `seq_jumped` says
  * the numbering was raised after it began. A re-attach that cannot be given
- * everything after its cursor is told so first (session_replay); the count
+ * everything after its cursor is told so first (session__replay); the count
  * of what it lost is given only when every seq of the range was numbered
  * here (from >= first_seq, no jump), since seqs below first_seq or skipped
  * by a jump were never this engine's to count.
  *
  * Pacing. A push an attachment's connection refuses (it has no room) makes
  * it behind, owed that seq on: it is skipped by later pushes and catches
- * up from `kept` (session_catch_up) when its owner resumes it; a replay is
+ * up from `kept` (session__catch_up) when its owner resumes it; a replay is
  * the same catch-up from the cursor on. "Can push" means some attachment
  * is not behind, so while all are, notifications wait in `waiting` as they
  * do with nobody attached, and each catch-up ends by releasing them.
@@ -235,7 +235,7 @@ session_hold(Session *s, Notification *n)
 
 /* See session_internal.h. */
 size_t
-session_flush(Session *s)
+session__flush(Session *s)
 {
   assert(s != NULL && s->queue_max > 0);
   size_t pushed = session_push_dropped(s);
@@ -273,7 +273,7 @@ session_release_monitor(Session *s, const char *monitor_id)
 
 /* See session_internal.h. */
 void
-session_release_live(Session *s)
+session__release_live(Session *s)
 {
   assert(s != NULL && s->queue_max > 0);
   WaitNode *node = s->wait_head;
@@ -306,12 +306,12 @@ session_push(Session *s, Notification *n)
     notification_free(n);
     return;
   }
-  session_enter(s);
+  session__enter(s);
   if (session_can_push(s) && (n->mode == kModeLiveSafe || !s->busy)) {
     if (!s->busy && s->wait_head)
       /* Idle with something still waiting (only if a callback cut a flush
        * short): it all goes first, which also keeps endings last. */
-      session_flush(s);
+      session__flush(s);
     else if (notification_is_ending(n->type))
       session_release_monitor(s, n->monitor_id);
   }
@@ -320,7 +320,7 @@ session_push(Session *s, Notification *n)
     session_deliver(s, n);
   else
     session_hold(s, n);
-  session_leave(s);
+  session__leave(s);
 }
 
 /* Sets the busy state; going idle releases everything waiting, in order, to
@@ -333,9 +333,9 @@ session_set_busy(Session *s, bool busy)
   s->busy = busy;
   if (busy || s->doomed)
     return 0;
-  session_enter(s);
-  size_t pushed = session_flush(s);
-  session_leave(s);
+  session__enter(s);
+  size_t pushed = session__flush(s);
+  session__leave(s);
   return pushed;
 }
 
@@ -348,7 +348,7 @@ session_set_busy(Session *s, bool busy)
  * notification, first in line for everyone attached, says that what
  * followed last_seq is lost: from last_seq + 1, open-ended, count unknown. */
 void
-session_continue_after(Session *s, uint64_t last_seq)
+session__continue_after(Session *s, uint64_t last_seq)
 {
   /* Only a cursor this session never reached (session_attach checks it;
    * args bound it by SESSION_SEQ_MAX, so last_seq + 1 does not wrap). */
@@ -384,13 +384,13 @@ session_continue_after(Session *s, uint64_t last_seq)
  * It is the catch-up of an attachment owed everything after last_seq, so
  * it goes as fast as a's connection takes it. */
 void
-session_replay(Session *s, SessionAttachment *a, uint64_t last_seq)
+session__replay(Session *s, SessionAttachment *a, uint64_t last_seq)
 {
   assert(s != NULL && a != NULL && a->s == s && last_seq < UINT64_MAX);
   a->behind = true;
   a->owed = last_seq + 1;
   a->owed_by_cursor = true;
-  session_catch_up(s, a);
+  session__catch_up(s, a);
 }
 
 /* The `dropped` notification for a, owed seqs from `from` on while the
@@ -430,12 +430,12 @@ session_push_gap(Session *s, SessionAttachment *a, uint64_t from, uint64_t oldes
 
 /* See session_internal.h. */
 void
-session_catch_up(Session *s, SessionAttachment *a)
+session__catch_up(Session *s, SessionAttachment *a)
 {
   assert(s != NULL && a != NULL && a->s == s);
   if (!a->behind || a->dead || s->doomed)
     return;
-  uint64_t oldest = s->kept_count > 0 ? session_kept_at(s, 0)->seq : s->next_seq;
+  uint64_t oldest = s->kept_count > 0 ? session__kept_at(s, 0)->seq : s->next_seq;
   if (a->owed < oldest) {
     if (!session_push_gap(s, a, a->owed, oldest))
       return; /* told again, as it then stands, when there is room */
@@ -445,7 +445,7 @@ session_catch_up(Session *s, SessionAttachment *a)
   for (size_t i = 0; i < s->kept_count; i++) {
     if (a->dead || s->doomed)
       return;
-    const Notification *n = session_kept_at(s, i);
+    const Notification *n = session__kept_at(s, i);
     if (n->seq < a->owed)
       continue;
     if (!a->push(a->ctx, s, n)) {
@@ -458,7 +458,7 @@ session_catch_up(Session *s, SessionAttachment *a)
 
 /* See session_internal.h. */
 Notification *
-session_kept_at(const Session *s, size_t i)
+session__kept_at(const Session *s, size_t i)
 {
   assert(s != NULL && i < s->kept_count && s->kept_count <= s->queue_max);
   return s->kept[(s->kept_start + i) % s->queue_max];
@@ -466,12 +466,12 @@ session_kept_at(const Session *s, size_t i)
 
 /* See session_internal.h. */
 void
-session_queue_free(Session *s)
+session_queue__free(Session *s)
 {
   assert(s != NULL);
   while (s->wait_head)
     notification_free(session_wait_remove(s, s->wait_head));
   for (size_t i = 0; i < s->kept_count; i++)
-    notification_free(session_kept_at(s, i));
+    notification_free(session__kept_at(s, i));
   free(s->kept);
 }

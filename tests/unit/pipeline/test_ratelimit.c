@@ -214,7 +214,7 @@ TEST(overload_reached_exactly_at_overload_ms)
 }
 
 /* Lines withheld without a batch (a flood while the window is full, see
- * monitor_batch_line) count, report and reach overload as withheld
+ * monitor__batch_line) count, report and reach overload as withheld
  * batches do. */
 TEST(withholding_without_a_batch_counts_as_a_withheld_batch)
 {
