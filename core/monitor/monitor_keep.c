@@ -131,6 +131,13 @@ monitor_keep_map_ckpt(MonitorKeep *k, bool create)
   } else if (memcmp(k->ckpt->magic, ckpt_magic, 8) != 0 || k->ckpt->version != 1) {
     monitor_keep_unmap_ckpt(k);
     return false;
+  } else if (k->ckpt->ring_next_seq == 0) {
+    /* Made as 1 and only ever moved up: 0 is a garbled page, and believed
+     * it would number the next line 0 (seqs start at 1). */
+    LOG_WARN("state", "%s: its checkpoint is unsound (its next seq is 0); its counters are "
+             "rebuilt from its spools", k->name);
+    monitor_keep_unmap_ckpt(k);
+    return false;
   }
   return true;
 }

@@ -200,6 +200,8 @@ spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
     why = "its size is not what its header declares";
   else if (h.cut > h.head)
     why = "its counters disagree (processed past what was written)";
+  else if (h.head > SPOOL_MAX_HEAD)
+    why = "its head counts bytes beyond what any stream writes (more than 2^62)";
   if (why != NULL) {
     close(fd);
     return error_set(err, kErrInternal, "spool %s refused: %s", name, why);

@@ -39,6 +39,10 @@
 /* The smallest and largest capacity a spool file may declare. */
 #define SPOOL_MIN_CAP 4096
 #define SPOOL_MAX_CAP ((uint64_t)1 << 30)
+/* The most bytes a stream's head may count: 2^62 (4 EiB), which no
+ * program writes; a file that says more is refused, so that an append can
+ * never wrap the counter. */
+#define SPOOL_MAX_HEAD ((uint64_t)1 << 62)
 
 typedef struct SpoolHeader SpoolHeader;
 

@@ -234,6 +234,34 @@ def test_line_numbers_and_counters_survive_a_take_over(e):
 
 
 @socket_only
+def test_a_checkpoint_whose_next_seq_is_0_is_not_believed(e):
+    # The page's ring_next_seq is 1 from its start; 0 is a garbled file.
+    # Believed, the taken-over monitor's next line would get seq 0 (the
+    # protocol's seqs start at 1); refused, the counters come from the spools.
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    script = ('printf "a\\nb\\n"; while [ ! -e "%s" ]; do sleep 0.02; done; echo "ERROR c"; '
+              'exit 0' % go)
+    mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
+    ckpt = os.path.join(monitor_dir(e, mid), "checkpoint")
+    wait_for(lambda: struct.unpack_from("<Q", open(ckpt, "rb").read(), 16)[0] == 4,
+             "the engine to have processed the two lines")
+    kill_engine(e)
+    with open(ckpt, "r+b") as f:
+        f.seek(32)
+        f.write(struct.pack("<Q", 0))
+    open(go, "w").close()
+    with restart_on(e) as e2:
+        e2.wait_log("%s: its checkpoint is unsound" % mid)
+        e2.call("session_open", session="agent")
+        got = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
+        assert "ERROR c" in got["text"], got["text"]
+        lines = e2.call("monitor_output", monitor_id=mid)["lines"]
+        assert [l["seq"] for l in lines] == [1, 2, 3], lines
+        assert [l["text"] for l in lines] == ["a", "b", "ERROR c"], lines
+
+
+@socket_only
 def test_a_monitor_taken_over_survives_the_next_crash_too(e):
     e.call("session_open", session="agent")
     go = os.path.join(e.dir, "go")
@@ -638,6 +666,7 @@ TESTS = [
     test_a_restarted_engine_takes_over_a_running_monitor,
     test_lines_of_both_streams_printed_while_down_keep_their_order,
     test_line_numbers_and_counters_survive_a_take_over,
+    test_a_checkpoint_whose_next_seq_is_0_is_not_believed,
     test_a_monitor_taken_over_survives_the_next_crash_too,
     test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once,
     test_a_graceful_restart_sigusr2_hands_everything_over_with_no_gap,

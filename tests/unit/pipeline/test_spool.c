@@ -28,7 +28,7 @@ static int root_fd = -1;
 
 /* Where the header keeps the stream and the cut (spool.c's layout: magic
  * 8, version 4, stream 4, cap 8, sum 8, head 8, cut 8). */
-enum { kStreamAt = 12, kCutAt = 40 };
+enum { kStreamAt = 12, kHeadAt = 32, kCutAt = 40 };
 
 /* The bytes of a read, joined. */
 static char *
@@ -201,6 +201,14 @@ TEST(unsound_files_are_refused_with_the_reason)
   CHECK_INT(pwrite(fd, &cut, sizeof cut, kCutAt), (long)sizeof cut);
   close(fd);
   expect_refused("counters", "counters disagree");
+
+  /* A head no stream reaches, which the next append would wrap. */
+  make_spool("huge");
+  fd = openat(root_fd, "huge", O_WRONLY);
+  uint64_t head = UINT64_MAX - 2;
+  CHECK_INT(pwrite(fd, &head, sizeof head, kHeadAt), (long)sizeof head);
+  close(fd);
+  expect_refused("huge", "beyond what any stream writes");
 
   make_spool("mode");
   CHECK_INT(fchmodat(root_fd, "mode", 0644, 0), 0);
