@@ -112,14 +112,24 @@ monitor_restart__free(Monitor *m)
   m->respawn = NULL;
 }
 
-/* See monitor_internal.h. */
-bool
-monitor_restart__wanted(const Monitor *m, const ProcExit *x)
+/* Whether the policy covers this ending: the program ended by itself (no
+ * stop, cap or overload under way), can be started again, and ended in a
+ * way the policy restarts (on-failure: a status other than 0, a signal, or
+ * an unknown exit). The bound is not asked here. */
+static bool
+monitor_restart_applies(const Monitor *m, const ProcExit *x)
 {
   if (m->restart == kRestartNo || m->respawn == NULL || m->ending != kMonRunning)
     return false;
   bool failed = !x->exited || x->term_signal != 0 || x->exit_code != 0;
-  if (m->restart == kRestartOnFailure && !failed)
+  return m->restart != kRestartOnFailure || failed;
+}
+
+/* See monitor_internal.h. */
+bool
+monitor_restart__wanted(const Monitor *m, const ProcExit *x)
+{
+  if (!monitor_restart_applies(m, x))
     return false;
   /* A run long enough starts a new row (checked here, where the row's
    * count decides). */
@@ -366,11 +376,7 @@ monitor_restart__interrupt(Monitor *m, MonitorState why, const char *reason)
 char *
 monitor_restart__give_up(const Monitor *m, const ProcExit *x)
 {
-  if (m->restart == kRestartNo || m->respawn == NULL || m->ending != kMonRunning ||
-      m->restarts_in_row == 0)
-    return NULL;
-  bool failed = !x->exited || x->term_signal != 0 || x->exit_code != 0;
-  if (m->restart == kRestartOnFailure && !failed)
+  if (m->restarts_in_row == 0 || !monitor_restart_applies(m, x))
     return NULL;
   StrBuf why = STRBUF_INIT;
   monitor_restart_how(&why, x);
