@@ -219,6 +219,7 @@ monitor_restart__schedule(Monitor *m)
    * coalescer stays: the next run's same trace is a repeat. */
   monitor_signal__pause(m);
   uv_timer_stop(&m->idle_timer);
+  monitor_quiet__pause(m);
   proc_close(m->proc);
   m->proc = NULL;
   m->pid = 0;
@@ -338,6 +339,7 @@ monitor_respawn(Monitor *m)
   m->last_output_mono = uv_now(m->loop);
   if (m->idle_timeout_ms > 0)
     uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms, 0);
+  monitor_quiet__arm(m);
   monitor_restart_respec(m, true);
   monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
 }

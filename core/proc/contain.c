@@ -167,8 +167,8 @@ contain_set_keeper(Contain *c, pid_t keeper)
  * group's members, or, without one, the /proc walk from the child and the
  * orphans attributed to it; plus those orphans in either case (a process
  * may leave a group where it may write to a higher cgroup.procs, as root
- * may). */
-static void
+ * may). See contain.h. */
+void
 contain_members(Contain *c, PidList *out)
 {
   PidList orphans = {0};

@@ -148,6 +148,12 @@ void contain_set_keeper(Contain *c, pid_t keeper);
  * and SIGCONT also ends the duty cycle (the processes run, to act on it). */
 void contain_signal(Contain *c, int sig);
 
+/* Appends every live process of the monitor, the child included: its
+ * cgroup's members, or without one the child's descendants found in /proc
+ * and the orphans attributed to it (a walk of /proc, bounded by
+ * REAPER_SCAN_MAX). Call only before the child is reaped. */
+void contain_members(Contain *c, PidList *out);
+
 /* The monitor is ending or gone: SIGKILL to everything it holds, once, and
  * from now on an adopted orphan attributed to it is killed on sight.
  * Idempotent. */

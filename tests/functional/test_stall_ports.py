@@ -91,10 +91,11 @@ def test_a_quiet_monitor_is_told_once_and_again_when_it_resumes(e):
                             and (n.get("reason") or "").startswith("no output for"),
                             timeout=BOUND_S, what="the quiet notification")
     assert q["reason"] == "no output for 400ms", q["reason"]
-    # The last line is process text: framed and escaped as every line is.
-    assert [l["text"] for l in q["lines"]] == ["last \x1b[31m line"], q["lines"]
-    assert "last \\x1b[31m line" in q["text"], q["text"]
-    assert "no output for 400ms" in q["text"], q["text"]
+    # The last line is process text, cleaned as every line is (its escape
+    # sequence gone) and inside the frame of untrusted output.
+    assert [l["text"] for l in q["lines"]] == ["last  line"], q["lines"]
+    assert "[stdout seq=2] last  line" in q["text"], q["text"]
+    assert "reason: no output for 400ms" in q["text"], q["text"]
     st = c.call("monitor_status", monitor_id=mid)
     assert st["quiet_since"] is not None and st["state"] == "running", st
     [m] = [m for m in c.call("monitor_list")["monitors"] if m["monitor_id"] == mid]
@@ -123,7 +124,7 @@ def test_a_quiet_monitor_is_told_once_and_again_when_it_resumes(e):
 def test_quiet_after_ms_is_off_by_default_and_bounded(e):
     c = e.main
     for bad, msg in ((50, "quiet_after_ms must be 0 or 100..86400000, got 50"),
-                     (86400001, "quiet_after_ms must be 0 or 100..86400000, got 86400001")):
+                     (86400001, "quiet_after_ms must be 0..86400000, got 86400001")):
         try:
             c.call("monitor_start", argv=["true"], quiet_after_ms=bad)
             raise AssertionError("accepted %d" % bad)
@@ -155,7 +156,7 @@ def test_quiet_after_ms_carries_on_after_an_engine_restart(e):
         q = e2.main.wait_notification(
             lambda n: n["monitor_id"] == mid and (n.get("reason") or "").startswith("no output"),
             timeout=BOUND_S, what="the quiet notification after the take-over")
-        assert q["reason"] == "no output for 2s", q["reason"]
+        assert q["reason"] == "no output for 2.0s", q["reason"]
         assert [l["text"] for l in q["lines"]] == ["the last line"], q["lines"]
         open(go, "w").close()
         e2.main.wait_notification(
