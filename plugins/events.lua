@@ -68,10 +68,18 @@ local function format(n)
 
   local t = n.type
   if t == "output" then
-    -- A restart's notification: how the program ended, when it starts again.
+    -- A restart's notification: how the program ended, when it starts again;
+    -- or a stall notice's (quiet_after_ms): no output for a while, or
+    -- output again.
     local r = envelope.reason(n)
     if r then
-      put("[restart] " .. at .. " " .. r)
+      local tag = "restart"
+      if r:find("^no output for ") then
+        tag = "quiet"
+      elseif r:find("^output resumed after ") then
+        tag = "resumed"
+      end
+      put("[" .. tag .. "] " .. at .. " " .. r)
     end
     local last_inc = nil
     for _, l in ipairs(n.lines or {}) do

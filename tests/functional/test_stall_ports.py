@@ -15,7 +15,9 @@ It carries on after an engine restart (the keeper's spec keeps it).
 
 Every wait is on an event with a generous bound."""
 
+import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -169,12 +171,64 @@ def test_quiet_after_ms_carries_on_after_an_engine_restart(e):
         e2.call("monitor_stop", monitor_id=mid)
 
 
+def test_the_bundled_policies_name_a_quiet_notice_as_such(e):
+    # events and system_message name an output notification's reason; a
+    # stall notice is not called a restart.
+    c = e.main
+    for policy, quiet, resumed in (("events", "[quiet] ", "[resumed] "),
+                                   ("system_message", "Quiet: no output for",
+                                    "Resumed: output resumed after")):
+        go = os.path.join(e.dir, "go-" + policy)
+        mid = c.call("monitor_start", argv=["sh", "-c", QUIET], env={"GO": go},
+                     quiet_after_ms=300, patterns=[], policy=policy)["monitor_id"]
+        q = c.wait_notification(lambda n: n["monitor_id"] == mid and (n.get("reason") or "")
+                                .startswith("no output"), timeout=BOUND_S, what="quiet")
+        assert quiet in q["text"] and "restart" not in q["text"].lower(), q["text"]
+        open(go, "w").close()
+        r = c.wait_notification(lambda n: n["monitor_id"] == mid and (n.get("reason") or "")
+                                .startswith("output resumed"), timeout=BOUND_S, what="resumed")
+        assert resumed in r["text"] and "restart" not in r["text"].lower(), r["text"]
+        c.call("monitor_stop", monitor_id=mid)
+
+
+@socket_only
+def test_vigil_list_and_status_show_the_port_and_vigil_start_takes_quiet_after(e):
+    from test_cli import start, vigil, vigil_ok
+    server = os.path.join(e.dir, "server.py")
+    with open(server, "w") as f:
+        f.write(SERVER)
+    done = vigil_ok(e, "start", "--label", "web", "--wait-for", "^port=", "--", "sh", "-c",
+                    "exec python3 " + server)
+    mid = done.stdout.splitlines()[0].strip()
+    port = int(re.search(r"is ready: .*port=(\d+)", done.stderr).group(1))
+    lst = vigil_ok(e, "list").stdout.splitlines()
+    header = lst[0]
+    [row] = [l for l in lst[1:] if l.startswith(mid)]
+    at = header.index("PORTS")
+    assert row[at:].split()[0] == str(port), lst
+    st = vigil_ok(e, "status", mid).stdout
+    assert re.search(r"^  ports +%d on 127\.0\.0\.1$" % port, st, re.M), st
+    # --quiet-after: bounded, and a quiet monitor's status says since when.
+    bad = vigil(e, "start", "--quiet-after", "50ms", "--", "sleep", "600")
+    assert bad.returncode == 2 and "--quiet-after" in bad.stderr and "100" in bad.stderr, bad
+    quiet = vigil_ok(e, "start", "--quiet-after", "200ms", "--", "sh", "-c",
+                     "echo only line; exec sleep 600").stdout.strip()
+    wait_for(lambda: json.loads(vigil_ok(e, "--json", "status", quiet).stdout)["quiet_since"],
+             "vigil status to say the monitor is quiet")
+    st = vigil_ok(e, "status", quiet).stdout
+    assert re.search(r"^  quiet since +\d{4}-", st, re.M), st
+    vigil_ok(e, "stop", mid)
+    vigil_ok(e, "stop", quiet)
+
+
 TESTS = [
     test_the_port_a_server_listens_on_is_in_status_and_list,
     test_the_port_a_descendant_listens_on_is_the_monitors,
     test_a_quiet_monitor_is_told_once_and_again_when_it_resumes,
     test_quiet_after_ms_is_off_by_default_and_bounded,
     test_quiet_after_ms_carries_on_after_an_engine_restart,
+    test_vigil_list_and_status_show_the_port_and_vigil_start_takes_quiet_after,
+    test_the_bundled_policies_name_a_quiet_notice_as_such,
 ]
 
 if __name__ == "__main__":
