@@ -73,13 +73,7 @@ local function format(n)
     -- output again.
     local r = envelope.reason(n)
     if r then
-      local tag = "restart"
-      if r:find("^no output for ") then
-        tag = "quiet"
-      elseif r:find("^output resumed after ") then
-        tag = "resumed"
-      end
-      put("[" .. tag .. "] " .. at .. " " .. r)
+      put("[" .. envelope.notice_kind(n) .. "] " .. at .. " " .. r)
     end
     local last_inc = nil
     for _, l in ipairs(n.lines or {}) do

@@ -161,13 +161,8 @@ local function format(n)
     -- nothing for a while, or prints again.
     local r = envelope.reason(n)
     if r then
-      local word = "Restart"
-      if r:find("^no output for ") then
-        word = "Quiet"
-      elseif r:find("^output resumed after ") then
-        word = "Resumed"
-      end
-      put(word .. ": " .. r)
+      local word = { restart = "Restart", quiet = "Quiet", resumed = "Resumed" }
+      put(word[envelope.notice_kind(n)] .. ": " .. r)
     end
   else
     put("[SYSTEM: Background process " .. who(n) .. " " .. ending_phrase(n) .. ".")

@@ -246,6 +246,12 @@ void monitor__on_eof(void *data, StreamId stream);
 void monitor__take(Monitor *m, StreamId stream, const char *buf, size_t len);
 /* Closes the open batch and delivers it, unless the rate limit withholds it. */
 void monitor__flush(Monitor *m);
+/* Hands over an output notification that is no batch (a restart's, a
+ * stall notice's): n with its lines (maybe none) and its other fields set,
+ * numbered as a batch, with reason, under the rate limit. Withheld, n is
+ * freed and its lines count as a batch's do (the next one that goes tells
+ * them); returns whether it went. */
+bool monitor__notice(Monitor *m, Notification *n, const char *reason);
 /* Adds an ordinary line (nr: its number in its stream, 0 for none) to the
  * batch (flushing as needed, arming the window). */
 void monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,

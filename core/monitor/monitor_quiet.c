@@ -22,11 +22,8 @@
 #include "monitor/monitor_internal.h"
 
 #include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "base/clock.h"
-#include "base/memory.h"
 #include "base/strbuf.h"
 #include "base/textfmt.h"
 
@@ -58,20 +55,7 @@ monitor_quiet_notify(Monitor *m, const char *reason, const RingLine *line)
   if (line != NULL && line->text != NULL)
     notification_add_line(n, line->seq, line->stream, line->pattern,
                           (line->flags & kLineTruncated) != 0, line->text, line->len);
-  uint64_t withheld = 0;
-  uint64_t lines = n->nlines > 0 ? n->nlines : 1;
-  if (ratelimit_admit(&m->rate, uv_now(m->loop), lines, &withheld) != kRateAdmit) {
-    notification_free(n);
-    return;
-  }
-  n->batch = batch_number_next(&m->batch);
-  n->state = kMonRunning;
-  n->suppressed = withheld + m->suppressed_carry;
-  m->suppressed_carry = 0;
-  monitor_signal__take_counts(m, n);
-  n->style = m->envelope;
-  n->reason = xstrdup(reason);
-  monitor__emit(m, n);
+  monitor__notice(m, n, reason);
 }
 
 /* See monitor_internal.h. */
