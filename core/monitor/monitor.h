@@ -16,8 +16,9 @@
  * monitor (none when notify is "none").
  *
  * Timers exist only while something is pending: an open batch, a stop's
- * grace, the idle timeout, the runtime cap. A quiet monitor with neither
- * timeout arms nothing.
+ * grace, the idle timeout, the runtime cap, the stall notice
+ * (quiet_after_ms, monitor_quiet.c). A quiet monitor with none of them
+ * arms nothing.
  */
 #ifndef VIGIL_MONITOR_H
 #define VIGIL_MONITOR_H

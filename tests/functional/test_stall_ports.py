@@ -118,6 +118,9 @@ def test_a_quiet_monitor_is_told_once_and_again_when_it_resumes(e):
     types = events(c, mid)
     assert types.count("quiet") == 1 and types.count("resumed") == 1, types
     assert types.index("quiet") < types.index("resumed"), types
+    text = c.call("monitor_events", monitor_id=mid)["text"]
+    assert " quiet no output for 400ms; last line: last  line\n" in text, text
+    assert re.search(r" resumed output resumed after \d", text), text
     st = c.call("monitor_status", monitor_id=mid)
     assert st["quiet_since"] is None and st["state"] == "running", st
     c.call("monitor_stop", monitor_id=mid)
