@@ -126,6 +126,48 @@ def test_a_quiet_monitor_is_told_once_and_again_when_it_resumes(e):
     c.call("monitor_stop", monitor_id=mid)
 
 
+def test_quiet_after_ms_carries_on_across_a_restart_of_the_program(e):
+    c = e.main
+    go = os.path.join(e.dir, "go")
+    # The first run prints, goes quiet, and fails when go exists; the second
+    # prints (which ends the quiet) and goes quiet again.
+    script = ('echo run; if [ -e "$GO" ]; then exec sleep 600; fi; '
+              'while [ ! -e "$GO" ]; do sleep 0.05; done; exit 1')
+    mid = c.call("monitor_start", argv=["sh", "-c", script], env={"GO": go}, patterns=[],
+                 quiet_after_ms=300, restart="on-failure", restart_backoff_ms=50)["monitor_id"]
+
+    def reason(prefix):
+        return c.wait_notification(lambda n: n["monitor_id"] == mid and (n.get("reason") or "")
+                                   .startswith(prefix), timeout=BOUND_S, what=prefix)
+    reason("no output for 300ms")
+    open(go, "w").close()
+    reason("exited with code 1")
+    reason("output resumed after")
+    reason("no output for 300ms")  # the second run's own period
+    types = [t for t in events(c, mid) if t in ("quiet", "resumed", "restart", "started")]
+    assert types == ["started", "quiet", "restart", "started", "resumed", "quiet"], types
+    c.call("monitor_stop", monitor_id=mid)
+
+
+def test_a_silent_second_run_is_told_quiet(e):
+    # The first run prints and fails at once; the second prints nothing: its
+    # period starts when it starts, so it is told quiet with the first
+    # run's last line.
+    c = e.main
+    flag = os.path.join(e.dir, "flag")
+    script = 'if [ ! -e "$FLAG" ]; then : > "$FLAG"; echo first run; exit 1; fi; exec sleep 600'
+    mid = c.call("monitor_start", argv=["sh", "-c", script], env={"FLAG": flag}, patterns=[],
+                 quiet_after_ms=300, restart="on-failure", restart_backoff_ms=50)["monitor_id"]
+    c.wait_notification(lambda n: n["monitor_id"] == mid and (n.get("reason") or "")
+                        .startswith("exited with code 1"), timeout=BOUND_S, what="the restart")
+    q = c.wait_notification(lambda n: n["monitor_id"] == mid and (n.get("reason") or "")
+                            .startswith("no output for"), timeout=BOUND_S, what="quiet")
+    assert [l["text"] for l in q["lines"]] == ["first run"], q["lines"]
+    types = events(c, mid)
+    assert types.index("quiet") > types.index("restart"), types
+    c.call("monitor_stop", monitor_id=mid)
+
+
 def test_quiet_after_ms_is_off_by_default_and_bounded(e):
     c = e.main
     for bad, msg in ((50, "quiet_after_ms must be 0 or 100..86400000, got 50"),
@@ -229,6 +271,8 @@ TESTS = [
     test_the_port_a_descendant_listens_on_is_the_monitors,
     test_a_quiet_monitor_is_told_once_and_again_when_it_resumes,
     test_quiet_after_ms_is_off_by_default_and_bounded,
+    test_quiet_after_ms_carries_on_across_a_restart_of_the_program,
+    test_a_silent_second_run_is_told_quiet,
     test_quiet_after_ms_carries_on_after_an_engine_restart,
     test_vigil_list_and_status_show_the_port_and_vigil_start_takes_quiet_after,
     test_the_bundled_policies_name_a_quiet_notice_as_such,
