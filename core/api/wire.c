@@ -378,11 +378,6 @@ wire_resource_usage(msgpack_packer *pk, const ProcExit *x)
   msgpack_pack_uint64(pk, x->io_write_bytes);
 }
 
-/* The restart policy's keys (monitor_restart.c): `restarts` (how many in
- * the monitor's life), `restart` (nil without a policy, else what it is
- * and, while the program waits to start again, how soon) and
- * `run_started_at` (when the running program started: started_at until a
- * restart). */
 /* The `ports` key: [{port, address}] the monitor's processes listen on
  * (ports.h), [] when it runs nothing. */
 static void
@@ -406,6 +401,11 @@ wire_ports(msgpack_packer *pk, const Monitor *m, PortScan *scan)
   }
 }
 
+/* The restart policy's keys (monitor_restart.c): `restarts` (how many in
+ * the monitor's life), `restart` (nil without a policy, else what it is
+ * and, while the program waits to start again, how soon) and
+ * `run_started_at` (when the running program started: started_at until a
+ * restart). */
 static void
 wire_restart(msgpack_packer *pk, const Monitor *m)
 {
