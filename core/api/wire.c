@@ -386,7 +386,7 @@ wire_ports(msgpack_packer *pk, const Monitor *m, PortScan *scan)
   PortEntry ports[PORTS_MAX];
   size_t n = 0;
   PidList pids = {0};
-  monitor_members(m, &pids);
+  monitor_members(m, &scan->procs, &pids);
   if (pids.n > 0)
     n = ports_of(scan, &pids, ports, PORTS_MAX);
   pidlist_free(&pids);

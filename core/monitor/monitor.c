@@ -653,10 +653,10 @@ monitor_usage(const Monitor *m, ProcExit *out)
 
 /* See monitor.h. */
 void
-monitor_members(const Monitor *m, PidList *out)
+monitor_members(const Monitor *m, ReaperTable *procs, PidList *out)
 {
   if (m->proc != NULL && !m->finished)
-    proc_members(m->proc, out);
+    proc_members(m->proc, procs, out);
 }
 
 const Ring *

@@ -239,9 +239,10 @@ const char *monitor_exceeded(const Monitor *m);
 /* Since when (wall ms: its last line) the monitor is quiet, once its
  * quiet_after_ms has told so; 0 while it is not (monitor_quiet.c). */
 int64_t monitor_quiet_since(const Monitor *m);
-/* Appends the live processes of the monitor (proc_members): none while
+/* Appends the live processes of the monitor (proc_members; procs: the
+ * process table a caller asking for many shares, NULL: none): none while
  * a restart waits or once its program has exited. */
-void monitor_members(const Monitor *m, PidList *out);
+void monitor_members(const Monitor *m, ReaperTable *procs, PidList *out);
 /* Exit status and resource usage: final after exit, else a live sample. */
 void monitor_usage(const Monitor *m, ProcExit *out);
 const Ring *monitor_ring(const Monitor *m);

@@ -297,4 +297,5 @@ ports_scan_free(PortScan *scan)
     free(scan->tables[i]);
   }
   scan->ntables = 0;
+  reaper_table_free(&scan->procs);
 }

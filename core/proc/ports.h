@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "proc/procfs.h"
+#include "proc/reaper.h"
 
 #define PORTS_MAX 16          /* ports reported per monitor */
 #define PORTS_PIDS_MAX 256    /* processes of one monitor looked at */
@@ -51,9 +52,13 @@ typedef struct {
   size_t ntables;
   uint64_t truncated;   /* processes, descriptors, rows, namespaces or ports
                            a bound left out */
+  ReaperTable procs;    /* the process table, for the callers that find a
+                           monitor's processes without a cgroup
+                           (contain_members_in): read once per scan, at
+                           the first need */
 } PortScan;
 
-#define PORT_SCAN_INIT {{0}, 0, 0}
+#define PORT_SCAN_INIT {{0}, 0, 0, {0}}
 
 /* The ports the processes pids listen on, sorted by port then address,
  * each once, at most max (at most PORTS_MAX) into out. Returns how many. A

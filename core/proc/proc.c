@@ -533,11 +533,11 @@ proc_stop_requested(const Proc *p)
 
 /* See proc.h. */
 void
-proc_members(const Proc *p, PidList *out)
+proc_members(const Proc *p, ReaperTable *procs, PidList *out)
 {
   if (p->finished || p->reaped || p->exit_seen || p->contain == NULL)
     return;
-  contain_members(p->contain, out);
+  contain_members_in(p->contain, procs, out);
 }
 
 /* See proc.h. The live sample reads /proc (Linux); zeros elsewhere. */
