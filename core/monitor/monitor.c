@@ -417,6 +417,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
                       eventlog_slots((size_t)settings->event_log_max), false) ||
       eventkeep_restore(&keep->events, &m->events, until) == 0)
     monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  monitor_quiet__adopted(m);
   return m;
 }
 

@@ -195,6 +195,10 @@ void monitor_quiet__pause(Monitor *m);
  * `resumed` event and notice. */
 void monitor_quiet__lines(Monitor *m);
 void monitor_quiet__timer_cb(uv_timer_t *t);
+/* A taken-over monitor's events are back: a quiet the engine before told,
+ * and no line ended, is still on (quiet_since set, nothing armed), so it
+ * is not told twice. */
+void monitor_quiet__adopted(Monitor *m);
 
 /* --- monitor_ending.c ---------------------------------------------------- */
 

@@ -17,7 +17,9 @@
  * users and the idle timeout do. While quiet, no timer runs: the next line
  * ends the quiet and arms it again. While a restart waits, nothing is
  * armed; the next run starts a new period, and a quiet told before the
- * restart ends with the next run's first line.
+ * restart ends with the next run's first line. A monitor taken over by a
+ * restarted engine starts a new period, unless its restored event log
+ * says it was quiet: then it stays quiet, and is not told so twice.
  */
 #include "monitor/monitor_internal.h"
 
@@ -102,6 +104,27 @@ monitor_quiet__lines(Monitor *m)
   strbuf_free(&why);
   if (m->proc != NULL && m->ending == kMonRunning)
     uv_timer_start(&m->quiet_timer, monitor_quiet__timer_cb, m->quiet_after_ms, 0);
+}
+
+/* See monitor_internal.h. The newest of the restored quiet and resumed
+ * events says whether the engine before had told a quiet that no line has
+ * ended yet; a line the replay then brings ends it as any line does. */
+void
+monitor_quiet__adopted(Monitor *m)
+{
+  if (m->quiet_after_ms == 0)
+    return;
+  const Event *last = NULL;
+  unsigned mask = 1u << kEventQuiet | 1u << kEventResumed;
+  for (const Event *ev = eventlog_find(&m->events, 0, mask); ev != NULL;
+       ev = eventlog_find(&m->events, ev->id, mask))
+    last = ev;
+  if (last == NULL || last->type != kEventQuiet)
+    return;
+  /* Told quiet_after_ms after its last line. */
+  int64_t since = last->at_ms - (int64_t)m->quiet_after_ms;
+  m->quiet_since = since > 0 ? since : 1;
+  uv_timer_stop(&m->quiet_timer);
 }
 
 /* See monitor.h. */

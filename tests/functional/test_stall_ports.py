@@ -266,6 +266,37 @@ def test_vigil_list_and_status_show_the_port_and_vigil_start_takes_quiet_after(e
     vigil_ok(e, "stop", quiet)
 
 
+@socket_only
+def test_a_quiet_told_before_an_engine_restart_is_not_told_again(e):
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    mid = e.call("monitor_start", argv=["sh", "-c", QUIET], env={"GO": go}, patterns=[],
+                 quiet_after_ms=300, label="sleepy")["monitor_id"]
+    pid = e.call("monitor_status", monitor_id=mid)["pid"]
+    e.main.wait_notification(lambda n: n["monitor_id"] == mid and (n.get("reason") or "")
+                             .startswith("no output"), timeout=BOUND_S, what="quiet")
+    kill_engine(e)
+    with restart_on(e) as e2:
+        e2.wait_log("took over %s (sleepy) in session agent, pid %d" % (mid, pid))
+        e2.call("session_open", session="agent")
+        st = e2.call("monitor_status", monitor_id=mid)
+        assert st["quiet_since"] is not None, st
+        # Still quiet for several times quiet_after_ms under the new engine
+        # (this wait proves an absence): it says nothing more.
+        import time
+        time.sleep(1.5)
+        open(go, "w").close()
+        e2.main.wait_notification(
+            lambda n: n["monitor_id"] == mid and (n.get("reason") or "").startswith("output resumed"),
+            timeout=BOUND_S, what="the resumed notification after the take-over")
+        said = [n["reason"] for n in mine(e2.main.drain(), mid) if n.get("reason")]
+        assert not [s for s in said if s.startswith("no output")], said
+        types = events(e2.main, mid)
+        assert types.count("quiet") == 1 and types.count("resumed") == 1, types
+        assert e2.call("monitor_status", monitor_id=mid)["quiet_since"] is None
+        e2.call("monitor_stop", monitor_id=mid)
+
+
 TESTS = [
     test_the_port_a_server_listens_on_is_in_status_and_list,
     test_the_port_a_descendant_listens_on_is_the_monitors,
@@ -274,6 +305,7 @@ TESTS = [
     test_quiet_after_ms_carries_on_across_a_restart_of_the_program,
     test_a_silent_second_run_is_told_quiet,
     test_quiet_after_ms_carries_on_after_an_engine_restart,
+    test_a_quiet_told_before_an_engine_restart_is_not_told_again,
     test_vigil_list_and_status_show_the_port_and_vigil_start_takes_quiet_after,
     test_the_bundled_policies_name_a_quiet_notice_as_such,
 ]
