@@ -184,6 +184,20 @@ def test_quiet_after_ms_is_off_by_default_and_bounded(e):
     c.call("monitor_stop", monitor_id=mid)
 
 
+def resumes_once_after_the_take_over(c, mid, go):
+    """Lets the monitor print again (go), waits for its one resumed notice,
+    and checks that the new engine told no quiet: one quiet event in all
+    (the one before the resume), one resumed."""
+    open(go, "w").close()
+    c.wait_notification(
+        lambda n: n["monitor_id"] == mid and (n.get("reason") or "").startswith("output resumed"),
+        timeout=BOUND_S, what="the resumed notification after the take-over")
+    said = [n["reason"] for n in mine(c.drain(), mid) if n.get("reason")]
+    assert not [s for s in said if s.startswith("no output")], said
+    types = events(c, mid)
+    assert types.count("quiet") == 1 and types.count("resumed") == 1, types
+
+
 @socket_only
 def test_quiet_after_ms_carries_on_after_an_engine_restart(e):
     e.call("session_open", session="agent")
@@ -205,14 +219,7 @@ def test_quiet_after_ms_carries_on_after_an_engine_restart(e):
             timeout=BOUND_S, what="the quiet notification after the take-over")
         assert q["reason"] == "no output for 2.0s", q["reason"]
         assert [l["text"] for l in q["lines"]] == ["the last line"], q["lines"]
-        open(go, "w").close()
-        e2.main.wait_notification(
-            lambda n: n["monitor_id"] == mid and (n.get("reason") or "").startswith("output resumed"),
-            timeout=BOUND_S, what="the resumed notification after the take-over")
-        said = [n["reason"] for n in mine(e2.main.drain(), mid) if n.get("reason")]
-        assert not [s for s in said if s.startswith("no output")], said
-        types = events(e2.main, mid)
-        assert types.count("quiet") == 1 and types.count("resumed") == 1, types
+        resumes_once_after_the_take_over(e2.main, mid, go)
         e2.call("monitor_stop", monitor_id=mid)
 
 
@@ -285,14 +292,7 @@ def test_a_quiet_told_before_an_engine_restart_is_not_told_again(e):
         # (this wait proves an absence): it says nothing more.
         import time
         time.sleep(1.5)
-        open(go, "w").close()
-        e2.main.wait_notification(
-            lambda n: n["monitor_id"] == mid and (n.get("reason") or "").startswith("output resumed"),
-            timeout=BOUND_S, what="the resumed notification after the take-over")
-        said = [n["reason"] for n in mine(e2.main.drain(), mid) if n.get("reason")]
-        assert not [s for s in said if s.startswith("no output")], said
-        types = events(e2.main, mid)
-        assert types.count("quiet") == 1 and types.count("resumed") == 1, types
+        resumes_once_after_the_take_over(e2.main, mid, go)
         assert e2.call("monitor_status", monitor_id=mid)["quiet_since"] is None
         e2.call("monitor_stop", monitor_id=mid)
 
