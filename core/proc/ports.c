@@ -288,10 +288,22 @@ ports_of(PortScan *scan, const PidList *pids, PortEntry *out, size_t max)
   return n;
 }
 
+/* Every scan's truncated, once it is freed (the engine has one thread). */
+static uint64_t ports_truncated_total;
+
+/* See ports.h. */
+uint64_t
+ports_truncated(void)
+{
+  return ports_truncated_total;
+}
+
 /* See ports.h. */
 void
 ports_scan_free(PortScan *scan)
 {
+  ports_truncated_total += scan->truncated;
+  scan->truncated = 0;
   for (size_t i = 0; i < scan->ntables; i++) {
     free(scan->tables[i]->rows);
     free(scan->tables[i]);

@@ -65,8 +65,13 @@ typedef struct {
  * pid that is gone, or whose /proc cannot be read, gives nothing. */
 size_t ports_of(PortScan *scan, const PidList *pids, PortEntry *out, size_t max);
 
-/* Frees what the scan read. */
+/* Frees what the scan read, adding what its bounds left out to the
+ * engine's count (ports_truncated). */
 void ports_scan_free(PortScan *scan);
+
+/* What the bounds of every scan freed so far left out (api_info's
+ * containment.ports_truncated). */
+uint64_t ports_truncated(void);
 
 /* Reads one row of /proc/net/tcp or tcp6 (ipv6: its address form): true
  * when it is a LISTEN row, with its socket's inode and its port and
