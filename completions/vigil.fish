@@ -93,6 +93,7 @@ complete -c vigil -n '__fish_seen_subcommand_from start' -l idle-timeout -x -a "
 complete -c vigil -n '__fish_seen_subcommand_from start' -l restart -x -a 'no on-failure always' -d 'start it again when it ends by itself'
 complete -c vigil -n '__fish_seen_subcommand_from start' -l max-restarts -x -d 'restarts in a row before it gives up'
 complete -c vigil -n '__fish_seen_subcommand_from start' -l restart-backoff -x -a "$durations" -d 'the delay before the first restart'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l quiet-after -x -a "$durations" -d 'tell once when it prints no line for this long'
 complete -c vigil -n '__fish_seen_subcommand_from start' -l persistent -d 'no runtime cap'
 complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-for -x -d 'wait for a line matching this regex'
 complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-timeout -x -a "$durations" -d 'how long --wait-for waits'

@@ -350,6 +350,8 @@ return {
   --   timeout_ms       runtime cap, 1..max_runtime_ms ("90s" as well)
   --   persistent       no runtime cap (needs allow_persistent)
   --   idle_timeout_ms  stop after this long without output, 0..3600000
+  --   quiet_after_ms   tell once after this long without a line (never stops
+  --                    it), and again when it prints: 0, or 100..86400000
   --   memory_limit     bytes, at least 1 MiB ("512MiB" as well)
   --   cpu_limit        cores, e.g. 0.5
   --   group            a name (1..64 of A-Z a-z 0-9 . _ -): not started at

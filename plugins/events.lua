@@ -68,10 +68,12 @@ local function format(n)
 
   local t = n.type
   if t == "output" then
-    -- A restart's notification: how the program ended, when it starts again.
+    -- A restart's notification: how the program ended, when it starts again;
+    -- or a stall notice's (quiet_after_ms): no output for a while, or
+    -- output again.
     local r = envelope.reason(n)
     if r then
-      put("[restart] " .. at .. " " .. r)
+      put("[" .. envelope.notice_kind(n) .. "] " .. at .. " " .. r)
     end
     local last_inc = nil
     for _, l in ipairs(n.lines or {}) do

@@ -157,10 +157,12 @@ local function format(n)
       end
     end
     -- A restart's notification says how the program ended and when it
-    -- starts again.
+    -- starts again; a stall notice's (quiet_after_ms), that it has printed
+    -- nothing for a while, or prints again.
     local r = envelope.reason(n)
     if r then
-      put("Restart: " .. r)
+      local word = { restart = "Restart", quiet = "Quiet", resumed = "Resumed" }
+      put(word[envelope.notice_kind(n)] .. ": " .. r)
     end
   else
     put("[SYSTEM: Background process " .. who(n) .. " " .. ending_phrase(n) .. ".")

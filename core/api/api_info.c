@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "proc/contain.h"
+#include "proc/ports.h"
 #include "render/envelope.h"
 #include "store/epoch.h"
 #include "base/log.h"
@@ -80,7 +81,7 @@ api_pack_containment(msgpack_packer *pk)
   ContainInfo ci;
   contain_info(&ci);
   wire_key(pk, "containment");
-  msgpack_pack_map(pk, 10);
+  msgpack_pack_map(pk, 10 + 1); /* + ports_truncated */
   wire_key(pk, "mode");
   wire_str(pk, ci.mode);
   wire_key(pk, "tracking");
@@ -101,6 +102,9 @@ api_pack_containment(msgpack_packer *pk)
   msgpack_pack_uint64(pk, ci.orphans_killed);
   wire_key(pk, "scans_truncated");
   msgpack_pack_uint64(pk, ci.scans_truncated);
+  /* Issue 26: what the bounds of the ports' scans left out (ports.h). */
+  wire_key(pk, "ports_truncated");
+  msgpack_pack_uint64(pk, ports_truncated());
 }
 
 /* api_info's "config": the file the running config came from, as loaded

@@ -12,6 +12,7 @@
 #include "base/memory.h"
 #include "base/signals.h"
 #include "engine/startmap.h"
+#include "proc/ports.h"
 #include "api/wire.h"
 
 /* --- methods: monitors -------------------------------------------------- */
@@ -167,12 +168,14 @@ api_monitor_list(Call *call)
   wire_key(&call->pk, "monitors");
   msgpack_pack_array(&call->pk, shown);
   size_t n = 0;
+  PortScan scan = PORT_SCAN_INIT; /* /proc/net/tcp read once for the list */
   for (MonRecord *r = call->e->records; r && n < shown; r = r->next) {
     if (r->session == s && api_list_wants(r, include_exited, state)) {
-      wire_monitor(&call->pk, r->monitor, false, NULL, 0);
+      wire_monitor(&call->pk, r->monitor, false, NULL, 0, &scan);
       n++;
     }
   }
+  ports_scan_free(&scan);
   wire_key(&call->pk, "total");
   msgpack_pack_uint64(&call->pk, total);
 }
@@ -198,14 +201,16 @@ api_monitor_status(Call *call)
   MonRecord *r = api_record(call, "monitor_id");
   if (r == NULL)
     return;
+  PortScan scan = PORT_SCAN_INIT;
   if (!include_start || r->start == NULL) {
-    wire_monitor(&call->pk, r->monitor, true, NULL, 0);
+    wire_monitor(&call->pk, r->monitor, true, NULL, 0, &scan);
   } else if (reveal_env) {
-    wire_monitor(&call->pk, r->monitor, true, r->start, r->start_len);
+    wire_monitor(&call->pk, r->monitor, true, r->start, r->start_len, &scan);
   } else {
     size_t len = 0;
     char *redacted = startmap_redact(r->start, r->start_len, &len);
-    wire_monitor(&call->pk, r->monitor, true, redacted, len);
+    wire_monitor(&call->pk, r->monitor, true, redacted, len, &scan);
     free(redacted);
   }
+  ports_scan_free(&scan);
 }

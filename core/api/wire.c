@@ -9,6 +9,7 @@
 
 #include "store/epoch.h"
 #include "pipeline/fingerprint.h"
+#include "proc/ports.h"
 #include "proc/proc.h"
 #include "rpc/pack.h"
 #include "base/signals.h"
@@ -377,6 +378,29 @@ wire_resource_usage(msgpack_packer *pk, const ProcExit *x)
   msgpack_pack_uint64(pk, x->io_write_bytes);
 }
 
+/* The `ports` key: [{port, address}] the monitor's processes listen on
+ * (ports.h), [] when it runs nothing. */
+static void
+wire_ports(msgpack_packer *pk, const Monitor *m, PortScan *scan)
+{
+  PortEntry ports[PORTS_MAX];
+  size_t n = 0;
+  PidList pids = {0};
+  monitor_members(m, &scan->procs, &pids);
+  if (pids.n > 0)
+    n = ports_of(scan, &pids, ports, PORTS_MAX);
+  pidlist_free(&pids);
+  wire_key(pk, "ports");
+  msgpack_pack_array(pk, n);
+  for (size_t i = 0; i < n; i++) {
+    msgpack_pack_map(pk, 2);
+    wire_key(pk, "port");
+    msgpack_pack_uint16(pk, ports[i].port);
+    wire_key(pk, "address");
+    wire_str(pk, ports[i].address);
+  }
+}
+
 /* The restart policy's keys (monitor_restart.c): `restarts` (how many in
  * the monitor's life), `restart` (nil without a policy, else what it is
  * and, while the program waits to start again, how soon) and
@@ -408,7 +432,7 @@ wire_restart(msgpack_packer *pk, const Monitor *m)
 
 void
 wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *start,
-             size_t start_len)
+             size_t start_len, PortScan *scan)
 {
   MonitorCounters c;
   monitor_counters(m, &c);
@@ -417,7 +441,7 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   /* 13 keys of the contract, and vigil's program, reason, exceeded,
    * incidents, envelope, restarts, restart, run_started_at; status adds
    * duration_ms, resource_usage and start. */
-  msgpack_pack_map(pk, status ? 24 : 21);
+  msgpack_pack_map(pk, status ? 24 + 2 : 21 + 2); /* + ports, quiet_since */
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -466,6 +490,11 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
     wire_strn(pk, last.text, last.len);
   else
     msgpack_pack_nil(pk);
+  /* Issue 26: the ports its processes listen on, and since when it is
+   * quiet (quiet_after_ms). */
+  wire_ports(pk, m, scan);
+  wire_key(pk, "quiet_since");
+  wire_time(pk, monitor_quiet_since(m));
   if (!status)
     return;
   wire_key(pk, "duration_ms");

@@ -15,6 +15,7 @@
 #include "monitor/monitor.h"
 #include "pipeline/notification.h"
 #include "pipeline/ring.h"
+#include "proc/ports.h"
 
 /* Small helpers: a NUL-terminated string (nil when NULL), a key. Strings
  * are packed by rpc_pack_str, so they are valid UTF-8 on the wire whatever
@@ -55,8 +56,9 @@ void wire_resource_usage(msgpack_packer *pk, const ProcExit *x);
 /* A monitor_list entry (with why it ended: reason, exceeded); with status,
  * also duration_ms, resource_usage and start: the monitor's start map
  * (startmap.h), start_len msgpack bytes sent as they are, nil when start is
- * NULL. */
+ * NULL. Its `ports` come from scan (ports.h), which the caller makes once
+ * for every entry of its answer and frees. */
 void wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *start,
-                  size_t start_len);
+                  size_t start_len, PortScan *scan);
 
 #endif

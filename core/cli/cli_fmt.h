@@ -83,7 +83,7 @@ void cli_fmt_cut(StrBuf *out, const char *s, size_t len, size_t width);
 /* A table: a header row and rows of cells, each cell with an optional
  * colour; columns are padded to their widest cell, the last one is cut so
  * that each row fits the width given to cli_table_print. */
-#define CLI_TABLE_MAX_COLS 12
+#define CLI_TABLE_MAX_COLS 16
 
 typedef struct {
   char *text;

@@ -132,6 +132,32 @@ cli_list_usage_cells(CliTable *t, size_t col, size_t cmd_col, const msgpack_obje
   strbuf_free(&cell);
 }
 
+/* The widest a PORTS cell is: a few ports, then an ellipsis (vigil status
+ * lists them all, with their addresses). */
+#define CLI_LIST_PORTS_WIDTH 24
+
+/* Appends the ports of a monitor_list or monitor_status entry (its
+ * `ports`: [{port, address}]) as "3000,8080", nothing when it has none. */
+static void
+cli_show_ports(StrBuf *out, const msgpack_object *m, bool addresses)
+{
+  const msgpack_object *ports = cli_obj_get(m, "ports");
+  if (ports == NULL || ports->type != MSGPACK_OBJECT_ARRAY)
+    return;
+  for (uint32_t i = 0; i < ports->via.array.size; i++) {
+    const msgpack_object *p = &ports->via.array.ptr[i];
+    if (out->len > 0)
+      strbuf_puts(out, addresses ? ", " : ",");
+    strbuf_printf(out, "%llu", (unsigned long long)cli_obj_get_uint(p, "port", 0));
+    size_t n;
+    const char *a = addresses ? cli_obj_get_text(p, "address", &n) : NULL;
+    if (a != NULL) {
+      strbuf_puts(out, " on ");
+      cli_fmt_safe(out, a, n, false);
+    }
+  }
+}
+
 /* One monitor_list entry as a row of the table; with c, also the cells
  * its monitor_status gives (command, CPU time, peak memory). */
 static void
@@ -185,7 +211,7 @@ cli_list_row(CliTable *t, const msgpack_object *m, CliClient *c)
     snprintf(idz, sizeof idz, "%.*s", (int)idn, id ? id : "");
     have_status = id != NULL && cli_client_monitor_status(c, idz, kCliStartRedacted, &status) == 0;
     c->err = saved;
-    cli_list_usage_cells(t, col, col + 4, have_status ? status.result : NULL);
+    cli_list_usage_cells(t, col, col + 5, have_status ? status.result : NULL);
     col += 2;
   }
   strbuf_printf(&cell, "%llu", (unsigned long long)cli_obj_get_uint(counters, "lines", 0));
@@ -194,6 +220,13 @@ cli_list_row(CliTable *t, const msgpack_object *m, CliClient *c)
   uint64_t matched = cli_obj_get_uint(counters, "matched", 0);
   strbuf_printf(&cell, "%llu", (unsigned long long)matched);
   cli_table_set(t, col++, strbuf_cstr(&cell), matched ? kCliColYellow : kCliColNone);
+  strbuf_reset(&cell);
+  StrBuf ports = STRBUF_INIT;
+  cli_show_ports(&ports, m, false);
+  cli_fmt_cut(&cell, ports.len ? strbuf_cstr(&ports) : "-", ports.len ? ports.len : 1,
+              CLI_LIST_PORTS_WIDTH);
+  strbuf_free(&ports);
+  cli_table_set(t, col++, strbuf_cstr(&cell), kCliColNone);
   strbuf_reset(&cell);
   if (c != NULL)
     col++; /* COMMAND, set with the usage cells */
@@ -210,19 +243,20 @@ cli_list_row(CliTable *t, const msgpack_object *m, CliClient *c)
 void
 cli_show_monitor_table(const msgpack_object *list, CliClient *c)
 {
-  static const char *const plain[] = {"ID",       "LABEL", "STATE",   "PID",      "UPTIME",
-                                      "RESTARTS", "LINES", "MATCHED", "LAST LINE"};
-  static const bool plain_right[] = {false, false, false, true, true, true, true, true, false};
+  static const char *const plain[] = {"ID",       "LABEL", "STATE",   "PID",   "UPTIME",
+                                      "RESTARTS", "LINES", "MATCHED", "PORTS", "LAST LINE"};
+  static const bool plain_right[] = {false, false, false, true, true,
+                                     true,  true,  true,  false, false};
   static const char *const full[] = {"ID",    "LABEL",   "STATE",   "PID",     "UPTIME",
                                      "RESTARTS", "CPU",   "MEM",     "LINES",   "MATCHED",
-                                     "COMMAND", "LAST LINE"};
-  static const bool full_right[] = {false, false, false, true, true,  true,
-                                    true,  true,  true,  true, false, false};
+                                     "PORTS", "COMMAND", "LAST LINE"};
+  static const bool full_right[] = {false, false, false, true, true,  true,  true,
+                                    true,  true,  true,  false, false, false};
   CliTable t;
   if (c != NULL)
-    cli_table_init(&t, 12, full, full_right);
+    cli_table_init(&t, 13, full, full_right);
   else
-    cli_table_init(&t, 9, plain, plain_right);
+    cli_table_init(&t, 10, plain, plain_right);
   for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size;
        i++)
     cli_list_row(&t, &list->via.array.ptr[i], c);
@@ -278,8 +312,8 @@ const CliCommand cli_cmd_list = {
            .about = "List the session's running monitors (with --all, the ended ones too), newest\n"
            "first: id, label, state, pid, uptime (how long its program has run, or ran:\n"
            "since its last restart), restarts (--restart), CPU time, peak memory, lines,\n"
-           "matched lines, its command (cut at 32 columns) and the last line, cut to the\n"
-           "terminal's width. A program that ended and waits to start again is shown as\n"
+           "matched lines, the TCP ports its processes listen on (found from /proc), its\n"
+           "command (cut at 32 columns) and the last line, cut to the terminal's width. A program that ended and waits to start again is shown as\n"
            "\"restarting\". The session is --session, else $VIGIL_SESSION, else the\n"
            "project's this directory is in: the one vigil mcp started there works in, so\n"
            "an agent's monitors are listed.\n"
@@ -431,6 +465,11 @@ cli_status_run(CliClient *c, const CliParsed *p)
   if (cli_obj_get_int(m, "pid", &pid))
     printf("  %-13s %lld%s\n", "pid", (long long)pid,
            cli_obj_get_is(m, "state", "running") ? "" : " (ended)");
+  cli_show_ports(&sb, m, true);
+  if (sb.len > 0)
+    printf("  %-13s %s\n", "ports", strbuf_cstr(&sb));
+  strbuf_reset(&sb);
+  cli_status_text("quiet since", m, "quiet_since");
   cli_status_text("started", m, "started_at");
   cli_status_text("ended", m, "ended_at");
   cli_fmt_duration(&sb, cli_obj_get_uint(m, "duration_ms", 0));
@@ -467,7 +506,8 @@ cli_status_run(CliClient *c, const CliParsed *p)
 
 const CliCommand cli_cmd_status = {
   .spec = {.name = "status", .args = "ID", .summary = "show one monitor in detail",
-           .about = "Show one monitor: its state and how it ended, mode, pid, times, line and\n"
+           .about = "Show one monitor: its state and how it ended, mode, pid, the TCP ports its\n"
+           "processes listen on, since when it is quiet (--quiet-after), times, line and\n"
            "notification counts, bytes written, resource usage and its last line. How it\n"
            "was started (its command and env, which may hold secrets) only on asking:\n"
            "--show-start, or --show-env for the env values too.",

@@ -29,6 +29,7 @@
 #include "cli/cli_waitfor.h"
 #include "base/error.h"
 #include "base/signals.h"
+#include "spec/monitor_defs.h"
 
 static const char *const cli_streams[] = {"both", "stdout", "stderr", NULL};
 static const char *const cli_notifies[] = {"auto", "matches", "lines", "exit", "none", NULL};
@@ -186,6 +187,9 @@ static const CliOpt cli_start_opts[] = {
   {.name = "restart-backoff", .arg = "DURATION",
    .help = "the delay before the first restart of a row (default 1s),\n"
    "doubled for each next one up to 60s"},
+  {.name = "quiet-after", .arg = "DURATION",
+   .help = "tell once when it has printed no line for this long\n"
+   "(100ms..1d; never stops it), and again when it prints"},
   CLI_START_PROCESS_OPTS,
   {.name = "wait-for", .arg = "REGEX",
    .help =
@@ -244,7 +248,7 @@ static int
 cli_start_run(CliClient *c, const CliParsed *p)
 {
   uint64_t timeout = 0, idle = 0, wait_timeout = CLI_WAITFOR_DEFAULT_MS;
-  uint64_t max_restarts = 0, backoff = 0;
+  uint64_t max_restarts = 0, backoff = 0, quiet_after = 0;
   int rc;
   if ((rc = cli_cmds_choice(p, "streams", cli_streams)) != 0 ||
       (rc = cli_cmds_choice(p, "notify", cli_notifies)) != 0 ||
@@ -255,6 +259,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
       (rc = cli_cmds_duration(p, "restart-backoff", 0, 600000, &backoff)) != 0 ||
       (rc = cli_cmds_duration(p, "timeout", 1, CLI_DURATION_MAX_MS, &timeout)) != 0 ||
       (rc = cli_cmds_duration(p, "idle-timeout", 0, CLI_IDLE_TIMEOUT_MAX_MS, &idle)) != 0 ||
+      (rc = cli_cmds_duration(p, "quiet-after", MONITOR_QUIET_AFTER_MIN_MS,
+                              MONITOR_QUIET_AFTER_MAX_MS, &quiet_after)) != 0 ||
       (rc = cli_cmds_duration(p, "wait-timeout", 0, CLI_DURATION_MAX_MS, &wait_timeout)) != 0)
     return rc;
   const char *wait_for = cli_opts_get(p, "wait-for");
@@ -313,6 +319,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
     cli_req_uint(&req, "restart_backoff_ms", backoff);
   if (cli_opts_has(p, "no-incidents"))
     cli_req_bool(&req, "incidents", false);
+  if (cli_opts_has(p, "quiet-after"))
+    cli_req_uint(&req, "quiet_after_ms", quiet_after);
 
   if (cli_client_connect(c, true, false, 0) != 0) {
     cli_req_free(&req);

@@ -176,6 +176,7 @@ engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions 
     .timeout_ms = ks->timeout_ms,
     .persistent = ks->timeout_ms == 0,
     .idle_timeout_ms = ks->idle_timeout_ms,
+    .quiet_after_ms = ks->quiet_after_ms,
     .memory_limit = ks->memory_limit,
     .cpu_limit = ks->cpu_limit,
     /* What a restart of its program needs (monitor_restart.c): the start's

@@ -334,6 +334,7 @@ engine_spec(const VigilConfig *cfg, const StartRequest *req, const StartPlan *pl
     .timeout_ms = req->timeout_ms,
     .persistent = req->persistent,
     .idle_timeout_ms = req->idle_timeout_ms,
+    .quiet_after_ms = req->quiet_after_ms,
     .restart = (RestartPolicy)req->restart,
     .max_restarts = req->max_restarts,
     .restart_backoff_ms = req->restart_backoff_given ? req->restart_backoff_ms : -1,

@@ -107,6 +107,11 @@ const MonitorField monitor_fields[] = {
   {.name = "idle_timeout_ms", .kind = kFieldUint, .forms = WATCH, .slot = SLOT(idle_timeout_ms),
    .max = MONITOR_IDLE_TIMEOUT_MAX_MS, .fallback = "0 (off)", .consumer = "monitor",
    .doc = "stop when neither stream produced a byte for this long"},
+  {.name = "quiet_after_ms", .kind = kFieldUint, .forms = WATCH, .slot = SLOT(quiet_after_ms),
+   .max = MONITOR_QUIET_AFTER_MAX_MS, .fallback = "0 (off)", .consumer = "monitor",
+   .doc = "0, or 100..86400000: after this long with no line on either stream, one notification "
+     "(no output for ...; its last line) and a `quiet` event, and one more (output resumed after "
+     "...) and a `resumed` event when lines come again; never stops anything"},
   {.name = "restart", .kind = kFieldChoice, .forms = WATCH, .slot = SLOT(restart),
    .choices = monitor_restart_names, .fallback = "no", .consumer = "monitor",
    .doc = "start the program again when it ends by itself: on-failure (a status other than 0, or "

@@ -63,6 +63,7 @@ typedef struct {
   int64_t timeout_ms;      /* 0: the config's max_runtime_ms */
   bool persistent;
   int64_t idle_timeout_ms;
+  int64_t quiet_after_ms;  /* the stall notice; 0: off */
   int restart;             /* RestartPolicy */
   int64_t max_restarts;    /* 0: MONITOR_MAX_RESTARTS_DEFAULT */
   int64_t restart_backoff_ms;

@@ -155,6 +155,8 @@ startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *poli
   startmap_pack_bool(pk, spec->persistent);
   KEY("idle_timeout_ms");
   msgpack_pack_int64(pk, spec->idle_timeout_ms);
+  KEY("quiet_after_ms");
+  msgpack_pack_int64(pk, spec->quiet_after_ms);
   KEY("restart");
   KEY(monitor_restart_name(spec->restart));
   KEY("max_restarts");

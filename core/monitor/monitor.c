@@ -117,6 +117,11 @@ monitor_validate(const VigilSettings *s, const MonitorSpec *spec, VigilError *er
   if (spec->idle_timeout_ms < 0 || spec->idle_timeout_ms > MONITOR_IDLE_TIMEOUT_MAX_MS)
     return error_set(err, kErrInvalidParams, "idle_timeout_ms must be 0..%d, got %" PRId64,
                      MONITOR_IDLE_TIMEOUT_MAX_MS, spec->idle_timeout_ms);
+  if (spec->quiet_after_ms != 0 && (spec->quiet_after_ms < MONITOR_QUIET_AFTER_MIN_MS ||
+                                    spec->quiet_after_ms > MONITOR_QUIET_AFTER_MAX_MS))
+    return error_set(err, kErrInvalidParams, "quiet_after_ms must be 0 or %d..%d, got %" PRId64,
+                     MONITOR_QUIET_AFTER_MIN_MS, MONITOR_QUIET_AFTER_MAX_MS,
+                     spec->quiet_after_ms);
   if (spec->timeout_ms < 0 || spec->timeout_ms > s->max_runtime_ms)
     return error_set(err, kErrInvalidParams,
                      "timeout_ms must be 1..%" PRId64 " (monitor.max_runtime_ms), got %" PRId64,
@@ -271,6 +276,7 @@ monitor_new(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *s
                   : spec->timeout_ms > 0 ? (uint64_t)spec->timeout_ms
                                          : (uint64_t)settings->max_runtime_ms;
   m->idle_timeout_ms = (uint64_t)spec->idle_timeout_ms;
+  m->quiet_after_ms = (uint64_t)spec->quiet_after_ms;
   m->memory_limit = spec->memory_limit;
   return m;
 }
@@ -298,18 +304,20 @@ monitor_begin(Monitor *m, uv_loop_t *loop, int64_t started_at)
   m->started_mono = uv_now(loop) > age_ms ? uv_now(loop) - age_ms : 0;
   m->last_output_mono = uv_now(loop);
   uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer, &m->signal_timer,
-                          &m->restart_timer};
-  for (size_t i = 0; i < 5; i++) {
+                          &m->restart_timer, &m->quiet_timer};
+  size_t ntimers = sizeof timers / sizeof timers[0];
+  for (size_t i = 0; i < ntimers; i++) {
     uv_timer_init(loop, timers[i]);
     timers[i]->data = m;
   }
-  m->open_handles = 5;
+  m->open_handles = (int)ntimers;
   m->timers_ready = true;
   if (m->timeout_ms > 0)
     uv_timer_start(&m->runtime_timer, monitor__runtime_timer_cb,
                    m->timeout_ms > age_ms ? m->timeout_ms - age_ms : 1, 0);
   if (m->idle_timeout_ms > 0)
     uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms, 0);
+  monitor_quiet__arm(m);
 }
 
 /* See monitor.h. */
@@ -409,6 +417,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
                       eventlog_slots((size_t)settings->event_log_max), false) ||
       eventkeep_restore(&keep->events, &m->events, until) == 0)
     monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  monitor_quiet__adopted(m);
   return m;
 }
 
@@ -457,6 +466,7 @@ monitor_free(Monitor *m)
   uv_close((uv_handle_t *)&m->runtime_timer, monitor_handle_closed);
   uv_close((uv_handle_t *)&m->signal_timer, monitor_handle_closed);
   uv_close((uv_handle_t *)&m->restart_timer, monitor_handle_closed);
+  uv_close((uv_handle_t *)&m->quiet_timer, monitor_handle_closed);
 }
 
 /* --- accessors ---------------------------------------------------------- */
@@ -642,6 +652,14 @@ monitor_usage(const Monitor *m, ProcExit *out)
   proc_usage(m->proc, out);
 }
 
+/* See monitor.h. */
+void
+monitor_members(const Monitor *m, ReaperTable *procs, PidList *out)
+{
+  if (m->proc != NULL && !m->finished)
+    proc_members(m->proc, procs, out);
+}
+
 const Ring *
 monitor_ring(const Monitor *m)
 {
@@ -715,6 +733,7 @@ monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool
     .mode = (int)spec->mode,
     .timeout_ms = (int64_t)m->timeout_ms,
     .idle_timeout_ms = spec->idle_timeout_ms,
+    .quiet_after_ms = spec->quiet_after_ms,
     .memory_limit = spec->memory_limit,
     .cpu_limit = spec->cpu_limit,
     .env = (char **)spec->env_extra,

@@ -16,8 +16,9 @@
  * monitor (none when notify is "none").
  *
  * Timers exist only while something is pending: an open batch, a stop's
- * grace, the idle timeout, the runtime cap. A quiet monitor with neither
- * timeout arms nothing.
+ * grace, the idle timeout, the runtime cap, the stall notice
+ * (quiet_after_ms, monitor_quiet.c). A quiet monitor with none of them
+ * arms nothing.
  */
 #ifndef VIGIL_MONITOR_H
 #define VIGIL_MONITOR_H
@@ -66,6 +67,7 @@ typedef struct {
   int64_t timeout_ms;         /* 0: settings.max_runtime_ms */
   bool persistent;            /* no runtime cap */
   int64_t idle_timeout_ms;    /* 0: off; at most MONITOR_IDLE_TIMEOUT_MAX_MS */
+  int64_t quiet_after_ms;     /* 0: off; else MONITOR_QUIET_AFTER_MIN_MS..MAX_MS */
   RestartPolicy restart;      /* kRestartNo: ends when its program ends */
   int64_t max_restarts;       /* restarts in a row; 0: MONITOR_MAX_RESTARTS_DEFAULT */
   int64_t restart_backoff_ms; /* the first delay of a row; negative: the default */
@@ -234,6 +236,13 @@ const char *monitor_reason(const Monitor *m);
 /* The limit that ended it ("memory_limit", "max_processes", "cpu_time"), or
  * NULL. Only a monitor that ended by itself (state exited) has one. */
 const char *monitor_exceeded(const Monitor *m);
+/* Since when (wall ms: its last line) the monitor is quiet, once its
+ * quiet_after_ms has told so; 0 while it is not (monitor_quiet.c). */
+int64_t monitor_quiet_since(const Monitor *m);
+/* Appends the live processes of the monitor (proc_members; procs: the
+ * process table a caller asking for many shares, NULL: none): none while
+ * a restart waits or once its program has exited. */
+void monitor_members(const Monitor *m, ReaperTable *procs, PidList *out);
 /* Exit status and resource usage: final after exit, else a live sample. */
 void monitor_usage(const Monitor *m, ProcExit *out);
 const Ring *monitor_ring(const Monitor *m);

@@ -181,6 +181,7 @@ monitor__end(Monitor *m)
   m->ended_at = clock_now_ms();
   uv_timer_stop(&m->idle_timer);
   uv_timer_stop(&m->runtime_timer);
+  monitor_quiet__pause(m);
   m->state = m->ending != kMonRunning ? m->ending : kMonExited;
   if (m->state == kMonExited && exit->exceeded != kLimitNone) {
     m->exceeded = limit_name(exit->exceeded);

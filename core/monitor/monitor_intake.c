@@ -109,6 +109,8 @@ monitor__take(Monitor *m, StreamId stream, const char *buf, size_t len)
   match_chunk_begin(&m->streams[stream].chunk, buf, len);
   linebuf_feed(&m->linebuf[stream], buf, len, monitor_on_line, &m->streams[stream]);
   match_chunk_begin(&m->streams[stream].chunk, NULL, 0);
+  if (m->ring.counters.lines != lines_before && !m->replay_silent)
+    monitor_quiet__lines(m);
   if (m->hooks.on_lines && m->ring.counters.lines != lines_before && !m->replay_silent)
     m->hooks.on_lines(m->data, m);
 }

@@ -17,6 +17,8 @@
  *                     ending, in its order, once proc.c reports the exit
  *   monitor_restart.c the restart policy: a program that ended by itself
  *                     started again, after a delay, within a bound
+ *   monitor_quiet.c   the stall notice: no line for quiet_after_ms is told
+ *                     once, and once more when lines come again
  */
 #ifndef VIGIL_MONITOR_INTERNAL_H
 #define VIGIL_MONITOR_INTERNAL_H
@@ -152,6 +154,12 @@ struct Monitor {
   uint64_t restart_due_mono;     /* uv_now when it will */
   int64_t run_started_at;        /* wall ms the running program started (0: the first) */
   uv_timer_t restart_timer;
+
+  /* The stall notice (monitor_quiet.c). */
+  uint64_t quiet_after_ms;       /* 0: off */
+  uint64_t quiet_last_mono;      /* uv_now of the last read that added lines */
+  int64_t quiet_since;           /* wall ms of the last line, once quiet was told; 0: not quiet */
+  uv_timer_t quiet_timer;
 };
 
 /* --- monitor_restart.c --------------------------------------------------- */
@@ -175,6 +183,22 @@ bool monitor_restart__interrupt(Monitor *m, MonitorState why, const char *reason
 /* The reason of an ending that the bound of restarts in a row made (how
  * the program ended, and that the monitor gave up), or NULL. */
 char *monitor_restart__give_up(const Monitor *m, const ProcExit *x);
+
+/* --- monitor_quiet.c ----------------------------------------------------- */
+
+/* A run starts: the period counts from now, and the timer is armed when
+ * quiet_after_ms is set (and no quiet is being told). */
+void monitor_quiet__arm(Monitor *m);
+/* A run is over (a restart waits): nothing armed until the next. */
+void monitor_quiet__pause(Monitor *m);
+/* A read added lines: the period starts again; a quiet told ends with a
+ * `resumed` event and notice. */
+void monitor_quiet__lines(Monitor *m);
+void monitor_quiet__timer_cb(uv_timer_t *t);
+/* A taken-over monitor's events are back: a quiet the engine before told,
+ * and no line ended, is still on (quiet_since set, nothing armed), so it
+ * is not told twice. */
+void monitor_quiet__adopted(Monitor *m);
 
 /* --- monitor_ending.c ---------------------------------------------------- */
 
@@ -226,6 +250,12 @@ void monitor__on_eof(void *data, StreamId stream);
 void monitor__take(Monitor *m, StreamId stream, const char *buf, size_t len);
 /* Closes the open batch and delivers it, unless the rate limit withholds it. */
 void monitor__flush(Monitor *m);
+/* Hands over an output notification that is no batch (a restart's, a
+ * stall notice's): n with its lines (maybe none) and its other fields set,
+ * numbered as a batch, with reason, under the rate limit. Withheld, n is
+ * freed and its lines count as a batch's do (the next one that goes tells
+ * them); returns whether it went. */
+bool monitor__notice(Monitor *m, Notification *n, const char *reason);
 /* Adds an ordinary line (nr: its number in its stream, 0 for none) to the
  * batch (flushing as needed, arming the window). */
 void monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int pattern,

@@ -109,6 +109,29 @@ monitor_batch_take(Monitor *m)
 }
 
 /* See monitor_internal.h. */
+bool
+monitor__notice(Monitor *m, Notification *n, const char *reason)
+{
+  uint64_t withheld = 0;
+  uint64_t lines = n->nlines > 0 ? n->nlines : 1;
+  if (ratelimit_admit(&m->rate, uv_now(m->loop), lines, &withheld) != kRateAdmit) {
+    /* Counted as withheld by the rate limit, told by the next one that
+     * goes. Sustained overload is a batch's business (monitor__flush). */
+    notification_free(n);
+    return false;
+  }
+  n->batch = batch_number_next(&m->batch);
+  n->state = kMonRunning;
+  n->suppressed = withheld + m->suppressed_carry;
+  m->suppressed_carry = 0;
+  monitor_signal__take_counts(m, n);
+  n->style = m->envelope;
+  n->reason = xstrdup(reason);
+  monitor__emit(m, n);
+  return true;
+}
+
+/* See monitor_internal.h. */
 void
 monitor__flush(Monitor *m)
 {

@@ -177,27 +177,14 @@ monitor_restart_notify(Monitor *m, const char *reason)
     return;
   Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
   monitor__copy_last_lines(m, n);
-  uint64_t withheld = 0;
-  uint64_t lines = n->nlines > 0 ? n->nlines : 1;
-  if (ratelimit_admit(&m->rate, uv_now(m->loop), lines, &withheld) != kRateAdmit) {
-    /* Counted as withheld by the rate limit, told by the next one that
-     * goes. Sustained overload needs a process to stop: none runs now. */
-    notification_free(n);
-    return;
-  }
-  n->batch = batch_number_next(&m->batch);
-  n->state = kMonRunning;
-  n->suppressed = withheld + m->suppressed_carry;
-  m->suppressed_carry = 0;
-  monitor_signal__take_counts(m, n);
-  n->style = m->envelope;
   n->has_exit_code = m->exit.exited && m->exit.term_signal == 0;
   n->exit_code = m->exit.exit_code;
   n->signal = m->exit.term_signal;
   n->has_duration = true;
   n->duration_ms = m->exit.duration_ms;
-  n->reason = xstrdup(reason);
-  monitor__emit(m, n);
+  /* Withheld, it is told by the next one that goes; sustained overload
+   * needs a process to stop, and none runs now. */
+  monitor__notice(m, n, reason);
 }
 
 static void monitor_restart_respec(Monitor *m, bool new_run);
@@ -219,6 +206,7 @@ monitor_restart__schedule(Monitor *m)
    * coalescer stays: the next run's same trace is a repeat. */
   monitor_signal__pause(m);
   uv_timer_stop(&m->idle_timer);
+  monitor_quiet__pause(m);
   proc_close(m->proc);
   m->proc = NULL;
   m->pid = 0;
@@ -338,6 +326,7 @@ monitor_respawn(Monitor *m)
   m->last_output_mono = uv_now(m->loop);
   if (m->idle_timeout_ms > 0)
     uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms, 0);
+  monitor_quiet__arm(m);
   monitor_restart_respec(m, true);
   monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
 }

@@ -23,7 +23,7 @@
 
 static const char *const eventlog_type_names[EVENT_TYPE_COUNT] = {
   "started", "match", "idle_timeout", "timed_out", "overload", "stopped", "exited",
-  "incident", "repeat_summary", "restart",
+  "incident", "repeat_summary", "restart", "quiet", "resumed",
 };
 
 /* See eventlog.h. */
@@ -281,6 +281,7 @@ eventlog_put_signal(StrBuf *out, int sig)
  *   exited        exit=1 | signal=SIGKILL
  *   stopped       signal=SIGTERM [reason]
  *   idle_timeout, timed_out, overload: [reason]
+ *   quiet         no output for 5m00s; last line: LINE
  * A reason on any other type is appended too, so nothing the core recorded
  * is hidden. Everything that came from outside vigil is escaped. */
 void
@@ -332,6 +333,10 @@ eventlog_render_one(const Event *ev, const char *const *pattern_sources, size_t 
   if (ev->reason) {
     strbuf_putc(out, ' ');
     textfmt_escape(out, ev->reason, strlen(ev->reason));
+  }
+  if (ev->type == kEventQuiet && ev->line) {
+    strbuf_puts(out, "; last line: ");
+    textfmt_escape(out, ev->line, strlen(ev->line));
   }
 }
 

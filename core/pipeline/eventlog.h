@@ -37,9 +37,11 @@ typedef enum {
   kEventIncident,      /* an incident was assembled (docs/incidents.md) */
   kEventRepeatSummary, /* a series of coalesced repeats was reported */
   kEventRestart,       /* the program ended and starts again (monitor_restart.c) */
+  kEventQuiet,         /* no line for quiet_after_ms (monitor_quiet.c) */
+  kEventResumed,       /* a line again after kEventQuiet */
 } EventType;
 
-#define EVENT_TYPE_COUNT 10
+#define EVENT_TYPE_COUNT 12
 
 typedef struct {
   uint64_t id;

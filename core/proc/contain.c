@@ -167,9 +167,16 @@ contain_set_keeper(Contain *c, pid_t keeper)
  * group's members, or, without one, the /proc walk from the child and the
  * orphans attributed to it; plus those orphans in either case (a process
  * may leave a group where it may write to a higher cgroup.procs, as root
- * may). */
-static void
+ * may). See contain.h. */
+void
 contain_members(Contain *c, PidList *out)
+{
+  contain_members_in(c, NULL, out);
+}
+
+/* See contain.h. */
+void
+contain_members_in(Contain *c, ReaperTable *procs, PidList *out)
 {
   PidList orphans = {0};
   orphans__of(c, &orphans);
@@ -180,9 +187,11 @@ contain_members(Contain *c, PidList *out)
         pidlist_add(out, orphans.pids[i]);
     }
   } else {
-    ReaperTable t = {0};
-    reaper_scan(&t);
-    if (t.truncated > 0 && contain_scans_truncated++ == 0)
+    ReaperTable own = {0};
+    ReaperTable *t = procs != NULL ? procs : &own;
+    if (procs == NULL || procs->procs == NULL) /* not read yet */
+      reaper_scan(t);
+    if (t->truncated > 0 && contain_scans_truncated++ == 0)
       LOG_WARN("contain", "/proc lists more than %d processes; the walk for a monitor's "
                "descendants saw only the first %d (counted in api_info)", REAPER_SCAN_MAX,
                REAPER_SCAN_MAX);
@@ -195,7 +204,7 @@ contain_members(Contain *c, PidList *out)
     if (c->keeper > 0)
       pidlist_add(&roots, c->keeper);
     size_t from = out->n;
-    reaper_collect(&t, roots.pids, roots.n, &c->leader, 1, out);
+    reaper_collect(t, roots.pids, roots.n, &c->leader, 1, out);
     for (size_t i = from; c->keeper > 0 && i < out->n; i++) {
       if (out->pids[i] == c->keeper) {
         out->pids[i] = out->pids[--out->n];
@@ -203,7 +212,7 @@ contain_members(Contain *c, PidList *out)
       }
     }
     pidlist_free(&roots);
-    reaper_table_free(&t);
+    reaper_table_free(&own);
   }
   pidlist_free(&orphans);
 }

@@ -148,6 +148,18 @@ void contain_set_keeper(Contain *c, pid_t keeper);
  * and SIGCONT also ends the duty cycle (the processes run, to act on it). */
 void contain_signal(Contain *c, int sig);
 
+/* Appends every live process of the monitor, the child included: its
+ * cgroup's members, or without one the child's descendants found in /proc
+ * and the orphans attributed to it (a walk of /proc, bounded by
+ * REAPER_SCAN_MAX). Call only before the child is reaped. */
+void contain_members(Contain *c, PidList *out);
+/* contain_members, walking procs instead of a /proc read of its own when
+ * there is no cgroup: a caller asking for many monitors at once (a
+ * monitor_list's ports) reads the process table once. procs is read at
+ * the first walk that needs it (procs->procs NULL: not yet); the caller
+ * frees it (reaper_table_free). NULL: read one for this call. */
+void contain_members_in(Contain *c, ReaperTable *procs, PidList *out);
+
 /* The monitor is ending or gone: SIGKILL to everything it holds, once, and
  * from now on an adopted orphan attributed to it is killed on sight.
  * Idempotent. */

@@ -531,6 +531,15 @@ proc_stop_requested(const Proc *p)
   return p->stop_requested;
 }
 
+/* See proc.h. */
+void
+proc_members(const Proc *p, ReaperTable *procs, PidList *out)
+{
+  if (p->finished || p->reaped || p->exit_seen || p->contain == NULL)
+    return;
+  contain_members_in(p->contain, procs, out);
+}
+
 /* See proc.h. The live sample reads /proc (Linux); zeros elsewhere. */
 void
 proc_usage(const Proc *p, ProcExit *out)

@@ -234,6 +234,9 @@ const char *proc_program(const Proc *p);
 bool proc_exited(const Proc *p); /* on_exit has been called */
 /* Whether proc_stop was called before the child exited. */
 bool proc_stop_requested(const Proc *p);
+/* Appends every live process of the child's monitor (contain_members_in,
+ * procs as it has it); nothing once the child has exited. */
+void proc_members(const Proc *p, ReaperTable *procs, PidList *out);
 /* Resource usage so far: the final figures after exit, else a live sample
  * from /proc where the OS offers one (zeros elsewhere). */
 void proc_usage(const Proc *p, ProcExit *out);

@@ -37,6 +37,9 @@ typedef enum { kRestartNo = 0, kRestartOnFailure, kRestartAlways } RestartPolicy
 
 /* The bounds of a monitor's restart settings (monitor_fields.c). */
 #define MONITOR_MAX_RESTARTS_MAX 100        /* max_restarts: restarts in a row */
+/* quiet_after_ms (monitor_quiet.c): 0 (off), or MIN..MAX (a day). */
+#define MONITOR_QUIET_AFTER_MIN_MS 100
+#define MONITOR_QUIET_AFTER_MAX_MS 86400000
 #define MONITOR_MAX_RESTARTS_DEFAULT 5
 #define MONITOR_RESTART_BACKOFF_MAX_MS 600000 /* restart_backoff_ms: the first delay */
 #define MONITOR_RESTART_BACKOFF_DEFAULT_MS 1000

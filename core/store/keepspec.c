@@ -33,7 +33,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   msgpack_packer pkr;
   msgpack_packer *pk = &pkr;
   msgpack_packer_init(pk, &sb, msgpack_sbuffer_write);
-  msgpack_pack_map(pk, s->start != NULL ? 33 : 32);
+  msgpack_pack_map(pk, (s->start != NULL ? 33 : 32) + 1); /* + quiet_after_ms */
   KEY("id"); statefile_pack_str(pk, s->id);
   KEY("session"); statefile_pack_str(pk, s->session);
   KEY("session_anonymous"); statefile_pack_bool(pk, s->session_anonymous);
@@ -52,6 +52,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   KEY("mode"); msgpack_pack_int64(pk, s->mode);
   KEY("timeout_ms"); msgpack_pack_int64(pk, s->timeout_ms);
   KEY("idle_timeout_ms"); msgpack_pack_int64(pk, s->idle_timeout_ms);
+  KEY("quiet_after_ms"); msgpack_pack_int64(pk, s->quiet_after_ms);
   KEY("memory_limit"); msgpack_pack_int64(pk, s->memory_limit);
   KEY("cpu_limit"); msgpack_pack_double(pk, s->cpu_limit);
   KEY("env"); statefile_pack_strv(pk, s->env);
@@ -179,7 +180,8 @@ get_restart(const msgpack_object *map, KeepSpec *s, VigilError *err)
                    &s->restart_backoff_ms, err) ||
       !get_int_opt(map, "restarts", 0, INT64_MAX, &s->restarts, err) ||
       !get_int_opt(map, "restarts_in_row", 0, MONITOR_MAX_RESTARTS_MAX, &s->restarts_in_row, err) ||
-      !get_int_opt(map, "run_started_at_ms", 0, INT64_MAX, &s->run_started_at_ms, err))
+      !get_int_opt(map, "run_started_at_ms", 0, INT64_MAX, &s->run_started_at_ms, err) ||
+      !get_int_opt(map, "quiet_after_ms", 0, MONITOR_QUIET_AFTER_MAX_MS, &s->quiet_after_ms, err))
     return false;
   s->restart = (int)restart;
   const msgpack_object *group = statefile_get(map, "group");

@@ -43,6 +43,8 @@ typedef struct {
   int envelope, match_streams, notify, mode;
   int64_t timeout_ms;       /* the runtime cap it was given (0: none) */
   int64_t idle_timeout_ms;
+  int64_t quiet_after_ms;   /* the stall notice (monitor_quiet.c); 0: off, also a
+                               spec from before it was kept */
   int64_t memory_limit;
   double cpu_limit;
   char **env;               /* the start's env, "K=V", NULL-terminated; NULL: none

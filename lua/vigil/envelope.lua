@@ -70,6 +70,10 @@ so they stay safe if handed a table of your own.
                                "overloaded, output muted; the process is still running"
                              ("after ..." only when n.duration_ms is set).
   envelope.reason(n)      -> n.reason escaped, or nil when there is none.
+  envelope.notice_kind(n) -> what an output notification's reason tells:
+                             "quiet" or "resumed" (a stall notice,
+                             quiet_after_ms), "restart" for any other reason
+                             (the restart policy's), nil without one.
   envelope.suppressed(n)  -> "note: 12 earlier lines were withheld by the rate
                              limit" ("1 earlier line was"), or nil when n.suppressed
                              is 0 or nil.
@@ -327,6 +331,19 @@ function M.reason(n)
     return nil
   end
   return M.escape(n.reason)
+end
+
+-- The engine's reason words say which notice an output notification is
+-- (monitor_quiet.c, monitor_restart.c).
+function M.notice_kind(n)
+  if n.type ~= "output" or n.reason == nil or n.reason == "" then
+    return nil
+  elseif n.reason:find("^no output for ") then
+    return "quiet"
+  elseif n.reason:find("^output resumed after ") then
+    return "resumed"
+  end
+  return "restart"
 end
 
 -- "note: N THING(S) WAS/WERE WHAT", or nil when k is 0.

@@ -113,7 +113,7 @@ def test_start_list_status_output_logs_events_stop(e):
     lst = vigil_ok(e, "list").stdout.splitlines()
     header = lst[0].split()
     assert header == ["ID", "LABEL", "STATE", "PID", "UPTIME", "RESTARTS", "CPU", "MEM", "LINES",
-                      "MATCHED", "COMMAND", "LAST", "LINE"], lst
+                      "MATCHED", "PORTS", "COMMAND", "LAST", "LINE"], lst
     rows = [l for l in lst[1:] if l.startswith(sleeper)]
     assert len(rows) == 1, lst
     cols = rows[0].split()

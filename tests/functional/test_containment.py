@@ -106,7 +106,9 @@ def test_engine_shutdown_ends_every_escapee(e):
 def test_api_info_says_how_monitors_are_contained(e):
     c = e.call("api_info")["containment"]
     assert set(c) == {"mode", "tracking", "subreaper", "cgroup", "max_processes", "cpu_limit",
-                      "memory_limit", "orphans_reaped", "orphans_killed", "scans_truncated"}
+                      "memory_limit", "orphans_reaped", "orphans_killed", "scans_truncated",
+                      "ports_truncated"}
+    assert e.call("api_info")["containment"]["ports_truncated"] == 0
     assert c["subreaper"] is True
     want = os.environ.get("VIGIL_CGROUP", "auto")
     assert c["mode"] == want

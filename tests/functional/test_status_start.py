@@ -65,6 +65,7 @@ def test_start_sent_again_starts_the_same_monitor(e):
             "patterns": [r"^boom (\w+)"], "match_streams": "stdout", "notify": "matches",
             "incidents": False, "envelope": "compact", "mode": "idle", "policy": "envelope",
             "timeout_ms": 120000, "persistent": False, "idle_timeout_ms": 90000,
+            "quiet_after_ms": 0,
             "restart": "no", "max_restarts": 5, "restart_backoff_ms": 1000,
             "memory_limit": 512 << 20, "cpu_limit": 1.5,
         }, start

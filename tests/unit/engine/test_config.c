@@ -291,7 +291,8 @@ TEST(durations_and_sizes_take_units)
               "  session = { linger_ms = '1m30s', max_linger_ms = '7d' },\n"
               "  state = { journal_max_bytes = '1.5MiB' },\n"
               "  monitors = { { session = 's', command = 'make', timeout_ms = '90s',\n"
-              "                 idle_timeout_ms = '1m', memory_limit = '512MiB' } },\n"
+              "                 idle_timeout_ms = '1m', memory_limit = '512MiB',\n"
+              "                 quiet_after_ms = '5m' } },\n"
               "}\n",
               &cfg) != 0)
     return;
@@ -307,6 +308,7 @@ TEST(durations_and_sizes_take_units)
     CHECK_INT(cfg.monitors[0].req.timeout_ms, 90000);
     CHECK_INT(cfg.monitors[0].req.idle_timeout_ms, 60000);
     CHECK_INT(cfg.monitors[0].req.memory_limit, 536870912);
+    CHECK_INT(cfg.monitors[0].req.quiet_after_ms, 300000);
   }
   config_free(&cfg);
 
