@@ -48,6 +48,11 @@ const MonitorField monitor_fields[] = {
    .doc = "the program and its arguments, each at most 65536 bytes; argv[0] non-empty"},
   {.name = "shell", .kind = kFieldBool, .forms = ALL, .slot = SLOT(shell), .fallback = "false",
    .consumer = "gate", .doc = "run `/bin/sh -c COMMAND` (needs command and monitor.allow_shell)"},
+  {.name = "source", .kind = kFieldEnv, .forms = WATCH, .max = 2, .fallback = "none",
+   .consumer = "source",
+   .doc = "`{file: PATH, from: \"end\"|\"start\"|\"OFFSET\"}`: follow a file as `tail -F` does "
+     "instead of running a command (docs/sources.md), from its end by default; judged by "
+     "monitor.workspace_roots, not the allowlist; exactly one of command, argv and source"},
   {.name = "label", .kind = kFieldText, .forms = ALL, .slot = SLOT(label), .nonempty = true,
    .max = MONITOR_LABEL_MAX, .fallback = "the monitor id", .consumer = "monitor",
    .doc = "shown in notifications instead of the command"},
@@ -163,6 +168,7 @@ start_request_free(StartRequest *req)
   free(req->policy);
   free(req->stdin_data);
   free(req->group);
+  free(req->source_file);
   memset(req, 0, sizeof *req);
 }
 
@@ -182,6 +188,7 @@ start_request_copy(StartRequest *dst, const StartRequest *src)
   dst->policy = src->policy ? xstrdup(src->policy) : NULL;
   dst->stdin_data = src->stdin_data ? xmemdupz(src->stdin_data, src->stdin_len) : NULL;
   dst->group = src->group ? xstrdup(src->group) : NULL;
+  dst->source_file = src->source_file ? xstrdup(src->source_file) : NULL;
 }
 
 /* --- names -------------------------------------------------------------- */
@@ -345,6 +352,77 @@ monitor_fields_read_slot(const FieldSource *src, const MonitorField *f, const Vi
   }
 }
 
+/* source: a map of file (an absolute path) and from ("end", "start" or a
+ * decimal byte offset), read as the env getter reads a map of strings. */
+static int
+monitor_fields_read_source(const FieldSource *src, const MonitorField *f, StartRequest *req,
+                           VigilError *err)
+{
+  char **items = NULL;
+  int rc = src->env(src, f->name, (size_t)f->max, &items, err);
+  if (rc <= 0)
+    return rc;
+  char name[FIELD_NAME_MAX];
+  src->name(src, f->name, name, sizeof name);
+  const char *from = NULL;
+  for (size_t i = 0; rc == 1 && items[i]; i++) {
+    char *eq = strchr(items[i], '=');
+    *eq = '\0';
+    const char *v = eq + 1;
+    char quoted[GATE_QUOTE_BUF];
+    if (strcmp(items[i], "file") == 0 && v[0] != '\0' && strlen(v) <= 4096) {
+      free(req->source_file);
+      req->source_file = xstrdup(v);
+    } else if (strcmp(items[i], "file") == 0) {
+      rc = error_set(err, kErrInvalidParams, "%s.file must be a path of 1..4096 bytes, got %zu",
+                     name, strlen(v));
+    } else if (strcmp(items[i], "from") == 0) {
+      from = v;
+      char *end = NULL;
+      if (strcmp(v, "end") == 0)
+        req->source_from = kFileFromEnd;
+      else if (strcmp(v, "start") == 0)
+        req->source_from = kFileFromStart;
+      else if (v[0] >= '0' && v[0] <= '9' && strlen(v) <= 19 &&
+               (req->source_offset = strtoull(v, &end, 10), *end == '\0'))
+        req->source_from = kFileFromOffset;
+      else {
+        gate_quote(quoted, v);
+        rc = error_set(err, kErrInvalidParams, "%s.from must be \"end\", \"start\" or a byte "
+                       "offset (decimal digits), got %s", name, quoted);
+      }
+    } else {
+      gate_quote(quoted, items[i]);
+      rc = error_set(err, kErrInvalidParams, "%s: unknown key %s (a source is {file, from})",
+                     name, quoted);
+    }
+  }
+  xstrv_free(items);
+  if (rc == 1 && req->source_file == NULL)
+    rc = error_set(err, kErrInvalidParams, "%s must give file (websocket sources are not "
+                   "supported yet), got %s", name, from ? "only from" : "an empty map");
+  return rc;
+}
+
+/* A file source runs nothing: what shapes a process is refused with it. */
+static int
+monitor_fields_settle_source(const FieldSource *src, StartRequest *req, FieldScratch *sc,
+                             VigilError *err)
+{
+  if (sc->command != NULL || sc->argv != NULL)
+    return error_set(err, kErrInvalidParams,
+                     "%s must give exactly one of command, argv and source, got source and %s",
+                     src->base, sc->command ? "command" : "argv");
+  const char *process_only = req->shell ? "shell" : req->cwd ? "cwd"
+                             : req->env ? "env" : req->line_buffered_given ? "line_buffered"
+                             : req->restart != 0 ? "restart" : req->memory_limit ? "memory_limit"
+                             : req->cpu_limit > 0 ? "cpu_limit" : NULL;
+  if (process_only != NULL)
+    return monitor_fields_fail(src, process_only, err, "%s applies to a command, not to a "
+                               "file source (source)");
+  return 0;
+}
+
 /* Reads one of the rows that shape another field into the scratch. */
 static int
 monitor_fields_read_special(const FieldSource *src, const MonitorField *f,
@@ -355,6 +433,8 @@ monitor_fields_read_special(const FieldSource *src, const MonitorField *f,
     return monitor_fields_read_string(src, f, s, &sc->command, err);
   if (strcmp(f->name, "match_pattern") == 0)
     return monitor_fields_read_string(src, f, s, &sc->match_pattern, err);
+  if (strcmp(f->name, "source") == 0)
+    return monitor_fields_read_source(src, f, req, err);
   char **list = NULL;
   size_t n = 0;
   int rc = src->strings(src, f->name, &list, &n, err);
@@ -407,7 +487,8 @@ static int
 monitor_fields_settle(const FieldSource *src, StartRequest *req, FieldScratch *sc,
                       VigilError *err)
 {
-  if (monitor_fields_settle_command(src, req, sc, err) != 0)
+  if (req->source_file != NULL ? monitor_fields_settle_source(src, req, sc, err) != 0
+                              : monitor_fields_settle_command(src, req, sc, err) != 0)
     return -1;
   if (sc->match_pattern) {
     if (sc->has_patterns)

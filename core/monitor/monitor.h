@@ -37,6 +37,7 @@
 #include "proc/proc.h"
 #include "pipeline/ring.h"
 #include "spec/settings.h"
+#include "source/filesrc.h"
 
 #define MONITOR_IDLE_TIMEOUT_MAX_MS 3600000
 #define MONITOR_LABEL_MAX 128
@@ -80,6 +81,13 @@ typedef struct {
                                  vigil-keeper starts it (docs/restart.md) and
                                  its spools and socket go in monitors_fd */
   int monitors_fd;            /* the state directory's monitors/ (with a keeper) */
+  /* A file source (docs/sources.md) in place of argv: no process; the
+   * file's lines are the stdout stream. NULL: a process. */
+  const char *source_file;    /* absolute */
+  FileFrom source_from;
+  uint64_t source_offset;     /* kFileFromOffset */
+  const char *const *workspace_roots; /* real paths the file must lie under */
+  size_t nroots;
 } MonitorSpec;
 
 typedef struct {
@@ -131,6 +139,12 @@ typedef struct {
 
 /* The incident record of id (monitor_output {incident}), or NULL. */
 const IncidentRecord *monitor_incident(const Monitor *m, uint64_t id);
+
+/* A monitor's file source (monitor_source.c): false for a process; else
+ * the path as given (*path), its counters and the offset read up to (the
+ * last known, once ended). */
+bool monitor_file_source(const Monitor *m, const char **path, FileSourceCounters *counters,
+                         uint64_t *offset);
 /* How many incident records the monitor keeps (its incident.history_max). */
 size_t monitor_incident_history_max(const Monitor *m);
 

@@ -17,6 +17,8 @@
  *                     ending, in its order, once proc.c reports the exit
  *   monitor_restart.c the restart policy: a program that ended by itself
  *                     started again, after a delay, within a bound
+ *   monitor_source.c  a file source in place of the process: its bytes
+ *                     into the intake, its notes told, its ending
  */
 #ifndef VIGIL_MONITOR_INTERNAL_H
 #define VIGIL_MONITOR_INTERNAL_H
@@ -59,7 +61,11 @@ struct Monitor {
   MonitorHooks hooks;
   void *data;
 
-  Proc *proc;
+  Proc *proc;                    /* NULL for a file source, or while a restart waits */
+  FileSource *file;              /* a file source (monitor_source.c); NULL: none, or ended */
+  char *file_path;               /* the file source's path as given; NULL: a process */
+  FileSourceCounters file_counters; /* its counters when it ended */
+  uint64_t file_offset;          /* its offset when it ended */
   pid_t pid;
   char *program;                 /* the path that was executed, escaped */
   ProcExit exit;                 /* valid once finished */
@@ -176,6 +182,20 @@ bool monitor_restart__interrupt(Monitor *m, MonitorState why, const char *reason
  * the program ended, and that the monitor gave up), or NULL. */
 char *monitor_restart__give_up(const Monitor *m, const ProcExit *x);
 
+/* --- monitor_source.c ---------------------------------------------------- */
+
+/* Opens the spec's file source for m (the restart_timer is used to end it
+ * from the loop: a file source never restarts). */
+int monitor_source__open(Monitor *m, const MonitorSpec *spec, VigilError *err);
+/* Whether the spec is a file source that can be followed (monitor_check). */
+int monitor_source__check(const MonitorSpec *spec, VigilError *err);
+/* Ends a file source for why: it stops reading, and the monitor ends from
+ * the loop. Returns kMonitorStopping, or kMonitorStopAlready when it is
+ * ending or ended. */
+MonitorStopResult monitor_source__terminate(Monitor *m, MonitorState why, const char *reason);
+/* Closes the file source (monitor_free), keeping its counters. */
+void monitor_source__close(Monitor *m);
+
 /* --- monitor_ending.c ---------------------------------------------------- */
 
 /* The ending, once the process is gone (m->exit): final batch, ending
@@ -232,6 +252,11 @@ void monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream,
                         unsigned flags, const char *text, size_t len);
 /* Notes that a line numbered nr of stream entered the open batch. */
 void monitor__batch_note(Monitor *m, int stream, uint64_t nr);
+/* Tells the owner something in words (an output notification with a
+ * reason, under the rate limit; the open batch goes first): a restart's
+ * (run: how the program ended, with the ring's last lines), a file
+ * source's note (run NULL). */
+void monitor__tell(Monitor *m, const char *reason, const ProcExit *run);
 /* Counts lines not delivered because muted or ended. */
 void monitor__hold_back(Monitor *m, uint64_t lines);
 /* The batch window closed. */

@@ -196,3 +196,38 @@ monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int 
     uv_timer_start(&m->batch_timer, monitor__batch_timer_cb,
                    (uint64_t)m->settings.flush_interval_ms, 0);
 }
+
+/* See monitor_internal.h. Withheld by the rate limit, its lines count as
+ * suppressed like a batch's, told by the next notification that goes. */
+void
+monitor__tell(Monitor *m, const char *reason, const ProcExit *run)
+{
+  if (m->notify == kNotifyNone || m->muted)
+    return;
+  monitor__flush(m); /* what came before it goes before it */
+  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
+  if (run != NULL)
+    monitor__copy_last_lines(m, n);
+  uint64_t withheld = 0;
+  uint64_t lines = n->nlines > 0 ? n->nlines : 1;
+  if (ratelimit_admit(&m->rate, uv_now(m->loop), lines, &withheld) != kRateAdmit) {
+    /* Sustained overload needs a process to stop: none may run now. */
+    notification_free(n);
+    return;
+  }
+  n->batch = batch_number_next(&m->batch);
+  n->state = kMonRunning;
+  n->suppressed = withheld + m->suppressed_carry;
+  m->suppressed_carry = 0;
+  monitor_signal__take_counts(m, n);
+  n->style = m->envelope;
+  if (run != NULL) {
+    n->has_exit_code = run->exited && run->term_signal == 0;
+    n->exit_code = run->exit_code;
+    n->signal = run->term_signal;
+    n->has_duration = true;
+    n->duration_ms = run->duration_ms;
+  }
+  n->reason = xstrdup(reason);
+  monitor__emit(m, n);
+}

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""File sources (issue 26, point 4; core/source/filesrc.c, docs/sources.md):
+`source: {file: PATH}` follows a file as `tail -F` does, with no process:
+lines appended arrive and go through the same pipeline (patterns,
+incidents, batches, the envelope); a rotation (mv + a new file at the path)
+goes on with the new file, a truncation starts again at 0 and says so, a
+deletion is told once and the file followed again when it reappears. The
+path is judged by monitor.workspace_roots (its real path under a root, the
+opened descriptor checked again), never by the command allowlist; every
+reopen is judged again, so a symlink swapped in after the start is refused
+and told. A directory and a FIFO are refused. One engine follows many files
+with no child process.
+
+Every wait is on an event (a notification, a reply) with a generous bound."""
+
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vigiltest import (RpcError, default_config, expect_error, run_tests, wait_for)
+
+BOUND_S = 60
+ROOT = os.path.realpath(tempfile.mkdtemp(prefix="vigil-src-root-"))
+OUTSIDE = os.path.realpath(tempfile.mkdtemp(prefix="vigil-src-out-"))
+
+
+def config():
+    return default_config(monitor={"workspace_roots": [ROOT]})
+
+
+def fresh(name):
+    """A new directory under the root for one test (tests run twice)."""
+    d = tempfile.mkdtemp(prefix=name + "-", dir=ROOT)
+    return d
+
+
+def append(path, text):
+    with open(path, "a") as f:
+        f.write(text)
+
+
+def mine(notes, mid):
+    return [n for n in notes if n.get("monitor_id") == mid]
+
+
+def wait_line(c, mid, text, what=None):
+    """Waits for an output notification of mid holding a line equal to text;
+    returns it."""
+    return c.wait_notification(
+        lambda n: n["monitor_id"] == mid and n["type"] == "output" and
+        any(l["text"] == text for l in n.get("lines") or []),
+        BOUND_S, what or "the line %r" % text)
+
+
+def wait_reason(c, mid, words):
+    return c.wait_notification(
+        lambda n: n["monitor_id"] == mid and words in (n.get("reason") or ""),
+        BOUND_S, "a notification saying %r" % words)
+
+
+def children(pid):
+    """The pids whose parent is pid."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(entry))
+    return out
+
+
+def test_lines_appended_arrive_and_a_crash_is_an_incident(e):
+    c = e.main
+    d = fresh("append")
+    path = os.path.join(d, "app.log")
+    append(path, "old line, before the start\n")
+    r = c.call("monitor_start", source={"file": path}, label="app-log", notify="lines")
+    mid = r["monitor_id"]
+    assert r["pid"] is None, r
+    append(path, "server listening on 3000\n")
+    n = wait_line(c, mid, "server listening on 3000")
+    # From the end by default: the line before the start is not told.
+    assert not any(l["text"].startswith("old line") for l in n["lines"]), n
+    append(path, "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n"
+                 "    main()\nKeyError: user_id\n")
+    inc = c.wait_notification(lambda n: n["monitor_id"] == mid and n.get("incidents"),
+                              BOUND_S, "the incident")
+    assert inc["incidents"][0]["pattern_name"] == "python-traceback", inc["incidents"]
+    assert "KeyError: user_id" in inc["text"], inc["text"]
+    st = c.call("monitor_status", monitor_id=mid)
+    assert st["state"] == "running" and st["pid"] is None, st
+    assert st["source"]["file"] == path and st["source"]["kind"] == "file", st
+    assert st["counters"]["incidents"] == 1, st
+    listed = [x for x in c.call("monitor_list")["monitors"] if x["monitor_id"] == mid]
+    assert listed and listed[0]["source"]["file"] == path, listed
+    r = c.call("monitor_stop", monitor_id=mid)
+    assert r["status"] == "stopped", r
+    ending = c.wait_ending(mid, timeout=BOUND_S)
+    assert ending["type"] == "stopped", ending
+    st = c.call("monitor_status", monitor_id=mid)
+    assert st["state"] == "stopped", st
+
+
+def test_from_start_and_from_an_offset(e):
+    c = e.main
+    d = fresh("from")
+    path = os.path.join(d, "a.log")
+    append(path, "first\nsecond\n")
+    mid = c.call("monitor_start", source={"file": path, "from": "start"},
+                 notify="lines")["monitor_id"]
+    wait_line(c, mid, "first")
+    mid2 = c.call("monitor_start", source={"file": path, "from": "6"},
+                  notify="lines")["monitor_id"]
+    n = wait_line(c, mid2, "second")
+    assert [l["text"] for l in n["lines"]] == ["second"], n
+    err = expect_error("invalid_params", c.call, "monitor_start",
+                       source={"file": path, "from": "middle"})
+    assert "source.from" in err.message and "middle" in err.message, err.message
+
+
+def test_a_rotated_file_is_followed_at_its_path(e):
+    c = e.main
+    d = fresh("rotate")
+    path = os.path.join(d, "app.log")
+    append(path, "")
+    mid = c.call("monitor_start", source={"file": path}, notify="lines")["monitor_id"]
+    append(path, "before rotation\n")
+    wait_line(c, mid, "before rotation")
+    os.rename(path, path + ".1")
+    append(path, "after rotation\n")
+    wait_line(c, mid, "after rotation")
+    append(path, "and more\n")
+    wait_line(c, mid, "and more")
+    st = c.call("monitor_status", monitor_id=mid)
+    assert st["source"]["rotations"] == 1, st
+
+
+def test_a_truncated_file_starts_again_at_zero_and_says_so(e):
+    c = e.main
+    d = fresh("trunc")
+    path = os.path.join(d, "app.log")
+    append(path, "x" * 100 + "\n")
+    mid = c.call("monitor_start", source={"file": path}, notify="lines")["monitor_id"]
+    append(path, "line one\n")
+    wait_line(c, mid, "line one")
+    with open(path, "w") as f:
+        f.write("short\n")
+    wait_reason(c, mid, "truncated")
+    wait_line(c, mid, "short")
+    st = c.call("monitor_status", monitor_id=mid)
+    assert st["source"]["truncations"] == 1, st
+
+
+def test_a_deleted_file_is_told_once_and_followed_when_it_reappears(e):
+    c = e.main
+    d = fresh("delete")
+    path = os.path.join(d, "app.log")
+    append(path, "")
+    mid = c.call("monitor_start", source={"file": path}, notify="lines")["monitor_id"]
+    append(path, "one\n")
+    wait_line(c, mid, "one")
+    os.unlink(path)
+    told = wait_reason(c, mid, "deleted")
+    assert "waiting for it to reappear" in told["reason"], told
+    assert "reason: " in told["text"], told["text"]
+    # Something else in the directory changes: not told again.
+    append(os.path.join(d, "other"), "x\n")
+    append(path, "two\n")
+    wait_line(c, mid, "two")
+    notes = mine(c.drain(), mid)
+    assert not [n for n in notes if "deleted" in (n.get("reason") or "")], notes
+    st = c.call("monitor_status", monitor_id=mid)
+    assert st["state"] == "running" and st["source"]["deletions"] == 1, st
+
+
+def test_paths_outside_the_roots_and_what_is_no_file_are_refused(e):
+    c = e.main
+    d = fresh("refuse")
+    outside = os.path.join(OUTSIDE, "secret.log")
+    append(outside, "secret\n")
+    err = expect_error("denied", c.call, "monitor_start", source={"file": outside})
+    assert "source.file" in err.message and "workspace_roots" in err.message, err.message
+    link = os.path.join(d, "link.log")
+    os.symlink(outside, link)
+    err = expect_error("denied", c.call, "monitor_start", source={"file": link})
+    assert "workspace_roots" in err.message and OUTSIDE in err.message, err.message
+    err = expect_error("invalid_params", c.call, "monitor_start", source={"file": d})
+    assert "is a directory" in err.message, err.message
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    err = expect_error("invalid_params", c.call, "monitor_start", source={"file": fifo})
+    assert "FIFO" in err.message, err.message
+    err = expect_error("invalid_params", c.call, "monitor_start",
+                       source={"file": os.path.join(d, "none.log")})
+    assert "does not exist" in err.message, err.message
+    err = expect_error("invalid_params", c.call, "monitor_start", source={"file": "rel.log"})
+    assert "absolute" in err.message, err.message
+    # Exactly one of command, argv and source.
+    err = expect_error("invalid_params", c.call, "monitor_start", argv=["true"],
+                       source={"file": os.path.join(d, "x")})
+    assert "source" in err.message, err.message
+    err = expect_error("invalid_params", c.call, "monitor_start", source={"tail": "x"})
+    assert "source" in err.message, err.message
+    assert c.call("monitor_list")["monitors"] == [], "a refused start left a monitor"
+
+
+def test_a_symlink_swapped_in_before_a_reopen_is_refused_and_told(e):
+    c = e.main
+    d = fresh("swap")
+    path = os.path.join(d, "app.log")
+    append(path, "")
+    outside = os.path.join(OUTSIDE, "swapped.log")
+    append(outside, "")
+    mid = c.call("monitor_start", source={"file": path}, notify="lines")["monitor_id"]
+    append(path, "checked\n")
+    wait_line(c, mid, "checked")
+    # The race made deterministic: the path becomes a symlink out of the
+    # root after the start's check; the rotation's reopen judges it again.
+    os.rename(path, path + ".1")
+    os.symlink(outside, path)
+    append(outside, "secret after the swap\n")
+    ending = c.wait_ending(mid, timeout=BOUND_S)
+    assert ending["type"] == "exit" and ending["state"] == "failed", ending
+    assert "workspace_roots" in ending["text"], ending["text"]
+    assert "secret after the swap" not in ending["text"], ending["text"]
+    st = c.call("monitor_status", monitor_id=mid)
+    assert st["state"] == "failed" and "workspace_roots" in st["reason"], st
+    out = c.call("monitor_output", monitor_id=mid)["lines"]
+    assert not [l for l in out if "secret" in l["text"]], out
+
+
+def test_one_engine_follows_twenty_files_with_no_process(e):
+    c = e.main
+    d = fresh("many")
+    for name in ("files-0", "files-1"):
+        c.call("session_open", session=name)
+    mids = []
+    for i in range(20):
+        path = os.path.join(d, "f%02d.log" % i)
+        append(path, "")
+        # Two sessions: a session holds at most 16 (its bound).
+        mids.append((c.call("monitor_start", source={"file": path}, notify="lines",
+                            session="files-%d" % (i // 10))["monitor_id"], path))
+    assert children(e.proc.pid) == [], children(e.proc.pid)
+    for i, (mid, path) in enumerate(mids):
+        append(path, "hello from %d\n" % i)
+    for i, (mid, path) in enumerate(mids):
+        wait_line(c, mid, "hello from %d" % i)
+    assert children(e.proc.pid) == [], children(e.proc.pid)
+    for i, (mid, _) in enumerate(mids):
+        c.call("monitor_stop", monitor_id=mid, session="files-%d" % (i // 10))
+        c.wait_ending(mid, timeout=BOUND_S)
+
+
+for t in list(globals().values()):
+    if callable(t) and getattr(t, "__name__", "").startswith("test_"):
+        t.config = config
+
+
+if __name__ == "__main__":
+    try:
+        rc = run_tests([
+            test_lines_appended_arrive_and_a_crash_is_an_incident,
+            test_from_start_and_from_an_offset,
+            test_a_rotated_file_is_followed_at_its_path,
+            test_a_truncated_file_starts_again_at_zero_and_says_so,
+            test_a_deleted_file_is_told_once_and_followed_when_it_reappears,
+            test_paths_outside_the_roots_and_what_is_no_file_are_refused,
+            test_a_symlink_swapped_in_before_a_reopen_is_refused_and_told,
+            test_one_engine_follows_twenty_files_with_no_process,
+        ])
+    finally:
+        shutil.rmtree(ROOT, ignore_errors=True)
+        shutil.rmtree(OUTSIDE, ignore_errors=True)
+    sys.exit(rc)
