@@ -94,6 +94,8 @@ complete -c vigil -n '__fish_seen_subcommand_from start' -l restart -x -a 'no on
 complete -c vigil -n '__fish_seen_subcommand_from start' -l max-restarts -x -d 'restarts in a row before it gives up'
 complete -c vigil -n '__fish_seen_subcommand_from start' -l restart-backoff -x -a "$durations" -d 'the delay before the first restart'
 complete -c vigil -n '__fish_seen_subcommand_from start' -l persistent -d 'no runtime cap'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l file -r -F -d 'follow this file instead of running a command'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l from -x -a 'end start' -d 'with --file: where to start reading'
 complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-for -x -d 'wait for a line matching this regex'
 complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-timeout -x -a "$durations" -d 'how long --wait-for waits'
 complete -c vigil -n '__fish_seen_subcommand_from run' -l lines -x -d 'with --json: last lines per stream'

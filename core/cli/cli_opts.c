@@ -318,8 +318,15 @@ cli_opts_parse(const CliSpec *spec, int argc, char **argv, CliParsed *p)
                                 spec->name);
   if (p->nargs < spec->min_args)
     return cli_opts_usage_error(spec, "missing %s", spec->args);
-  if (spec->command && p->ncmd == 0)
-    return cli_opts_usage_error(spec, "missing the command to run (after \"--\")");
+  if (spec->command && spec->command_unless != NULL && cli_opts_has(p, spec->command_unless) &&
+      p->ncmd > 0)
+    return cli_opts_usage_error(spec, "give --%s or a command to run, not both",
+                                spec->command_unless);
+  if (spec->command && p->ncmd == 0 &&
+      !(spec->command_unless != NULL && cli_opts_has(p, spec->command_unless)))
+    return cli_opts_usage_error(spec, "missing the command to run (after \"--\")%s%s",
+                                spec->command_unless ? " or --" : "",
+                                spec->command_unless ? spec->command_unless : "");
   return 0;
 }
 

@@ -15,11 +15,13 @@ Every wait is on an event (a notification, a reply) with a generous bound."""
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import (RpcError, default_config, expect_error, run_tests, wait_for)
+from vigiltest import (VIGIL, Engine, default_config, expect_error, run_tests, socket_only,
+                       wait_for)
 
 BOUND_S = 60
 ROOT = os.path.realpath(tempfile.mkdtemp(prefix="vigil-src-root-"))
@@ -259,6 +261,72 @@ def test_one_engine_follows_twenty_files_with_no_process(e):
         c.wait_ending(mid, timeout=BOUND_S)
 
 
+def cli(e, *args):
+    return subprocess.run([VIGIL, "--socket", e.socket_path, "--session", "cli"] + list(args),
+                          capture_output=True, text=True, timeout=60)
+
+
+@socket_only
+def test_the_cli_follows_a_file(e):
+    d = fresh("cli")
+    path = os.path.join(d, "c.log")
+    append(path, "already there\n")
+    here = os.getcwd()
+    os.chdir(d)
+    try:
+        p = cli(e, "start", "--file", "c.log", "--from", "start", "--label", "clilog")
+    finally:
+        os.chdir(here)
+    assert p.returncode == 0, p.stderr
+    mid = p.stdout.strip()
+    c = e.main
+    c.call("session_open", session="cli")
+    wait_for(lambda: [l["text"] for l in c.call("monitor_output", monitor_id=mid)["lines"]] ==
+             ["already there"], "the file's line")
+    st = c.call("monitor_status", monitor_id=mid)
+    assert st["source"]["file"] == path and st["pid"] is None, st
+    assert cli(e, "stop", mid).returncode == 0
+    for args, words in ((["--file", path, "--", "true"], "not both"),
+                        (["--from", "start", "--", "true"], "--from goes with --file"),
+                        (["--file", path, "--cwd", d], "--cwd goes with a command"),
+                        ([], "missing the command to run")):
+        p = cli(e, "start", *args)
+        assert p.returncode == 2 and words in p.stderr, (args, p.returncode, p.stderr)
+
+
+@socket_only
+def test_a_file_source_is_not_taken_over_by_a_restarted_engine(e):
+    """The choice (docs/sources.md): a file source has no keeper and nothing
+    in the state directory, so an engine that dies takes it with it; the
+    next engine does not know it, and the file can be followed again from
+    the offset its status showed."""
+    c = e.main
+    c.call("session_open", session="keep")
+    d = fresh("takeover")
+    path = os.path.join(d, "t.log")
+    append(path, "")
+    mid = c.call("monitor_start", source={"file": path}, notify="lines",
+                 session="keep")["monitor_id"]
+    append(path, "seen before\n")
+    wait_line(c, mid, "seen before")
+    offset = c.call("monitor_status", monitor_id=mid, session="keep")["source"]["offset"]
+    assert offset == len("seen before\n"), offset
+    assert not os.path.exists(os.path.join(e.dir, "run", "state", "monitors", mid))
+    e.proc.kill()
+    e.proc.wait(BOUND_S)
+    append(path, "after the engine\n")
+    e2 = Engine("socket", config(), extra_args=["--state-dir", os.path.join(e.dir, "run", "state")])
+    try:
+        c2 = e2.main
+        c2.call("session_open", session="keep")
+        expect_error("not_found", c2.call, "monitor_status", monitor_id=mid, session="keep")
+        again = c2.call("monitor_start", source={"file": path, "from": str(offset)},
+                        notify="lines", session="keep")["monitor_id"]
+        wait_line(c2, again, "after the engine")
+    finally:
+        assert e2.close() == [], "vigild's sanitizer reported"
+
+
 for t in list(globals().values()):
     if callable(t) and getattr(t, "__name__", "").startswith("test_"):
         t.config = config
@@ -275,6 +343,8 @@ if __name__ == "__main__":
             test_paths_outside_the_roots_and_what_is_no_file_are_refused,
             test_a_symlink_swapped_in_before_a_reopen_is_refused_and_told,
             test_one_engine_follows_twenty_files_with_no_process,
+            test_the_cli_follows_a_file,
+            test_a_file_source_is_not_taken_over_by_a_restarted_engine,
         ])
     finally:
         shutil.rmtree(ROOT, ignore_errors=True)
