@@ -407,14 +407,30 @@ wire_restart(msgpack_packer *pk, const Monitor *m)
 }
 
 /* `source`: nil for a process; for a file source (docs/sources.md) its
- * kind, the path as given, where it has read to and what it met. */
+ * kind, the path as given, where it has read to and what it met; for a
+ * WebSocket its URL and what it received. */
 static void
 wire_source(msgpack_packer *pk, const Monitor *m)
 {
   const char *path;
   FileSourceCounters fc;
   uint64_t offset;
+  WsSourceCounters wc;
   wire_key(pk, "source");
+  if (monitor_ws_source(m, &path, &wc)) {
+    msgpack_pack_map(pk, 5);
+    wire_key(pk, "kind");
+    wire_str(pk, "ws");
+    wire_key(pk, "ws");
+    wire_str(pk, path);
+    wire_key(pk, "messages");
+    msgpack_pack_uint64(pk, wc.messages);
+    wire_key(pk, "bytes");
+    msgpack_pack_uint64(pk, wc.bytes);
+    wire_key(pk, "pings");
+    msgpack_pack_uint64(pk, wc.pings);
+    return;
+  }
   if (!monitor_file_source(m, &path, &fc, &offset)) {
     msgpack_pack_nil(pk);
     return;

@@ -190,6 +190,9 @@ static const CliOpt cli_start_opts[] = {
   {.name = "file", .arg = "PATH",
    .help = "follow the file PATH as tail -F does instead of running a\ncommand (no process; "
    "PATH must lie under the engine's\nmonitor.workspace_roots; docs/sources.md)"},
+  {.name = "ws", .arg = "URL",
+   .help = "follow a WebSocket on loopback (ws://127.0.0.1:PORT/PATH)\ninstead of running a "
+   "command: each message is a line"},
   {.name = "from", .arg = "end|start|OFFSET",
    .help = "with --file: where to start reading (default end: what\nis appended from now on)"},
   {.name = "wait-for", .arg = "REGEX",
@@ -245,33 +248,38 @@ cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_ti
   return cli_waitfor_run(c, mid, wait_for, wait_timeout);
 }
 
-/* --file PATH [--from WHERE]: source {file, from}, the path made absolute
- * from the current directory. What shapes a process goes with a command
- * only. */
+/* --file PATH [--from WHERE] or --ws URL: source {file, from} (the path
+ * made absolute from the current directory) or {ws}. What shapes a
+ * process goes with a command only. */
 static int
-cli_start_file(const CliParsed *p, CliReq *req)
+cli_start_source(const CliParsed *p, CliReq *req)
 {
   static const char *const process_only[] = {"cwd", "env", "pass-env", "pass-env-all",
                                              "caller-path", "shell", "no-line-buffer",
                                              "restart", NULL};
+  const char *kind = cli_opts_has(p, "ws") ? "ws" : "file";
   for (size_t i = 0; process_only[i]; i++)
     if (cli_opts_has(p, process_only[i]))
-      return cli_opts_usage_error(p->spec, "--%s goes with a command, not with --file",
-                                  process_only[i]);
-  const char *file = cli_opts_get(p, "file");
+      return cli_opts_usage_error(p->spec, "--%s goes with a command, not with --%s",
+                                  process_only[i], kind);
+  if (cli_opts_has(p, "ws") && cli_opts_has(p, "file"))
+    return cli_opts_usage_error(p->spec, "give --file or --ws, not both");
+  if (cli_opts_has(p, "ws") && cli_opts_has(p, "from"))
+    return cli_opts_usage_error(p->spec, "--from goes with --file");
+  const char *value = cli_opts_get(p, kind);
   const char *from = cli_opts_get(p, "from");
   StrBuf full = STRBUF_INIT;
   char here[PATH_MAX];
-  if (file[0] != '/') {
+  if (strcmp(kind, "file") == 0 && value[0] != '/') {
     if (getcwd(here, sizeof here) == NULL)
-      return cli_opts_usage_error(p->spec, "--file: cannot resolve \"%s\": %s", file,
+      return cli_opts_usage_error(p->spec, "--file: cannot resolve \"%s\": %s", value,
                                   strerror(errno));
     strbuf_printf(&full, "%s/", here);
   }
-  strbuf_puts(&full, file);
+  strbuf_puts(&full, value);
   msgpack_packer *pk = cli_req_key(req, "source");
   msgpack_pack_map(pk, from ? 2 : 1);
-  const char *kv[2][2] = {{"file", strbuf_cstr(&full)}, {"from", from}};
+  const char *kv[2][2] = {{kind, strbuf_cstr(&full)}, {"from", from}};
   for (size_t i = 0; i < (from ? 2u : 1u); i++)
     for (size_t k = 0; k < 2; k++) {
       size_t n = strlen(kv[i][k]);
@@ -307,7 +315,7 @@ cli_start_run(CliClient *c, const CliParsed *p)
   if (cli_opts_has(p, "max-restarts") && (max_restarts < 1 || max_restarts > 100))
     return cli_opts_usage_error(p->spec, "--max-restarts: %s is out of range (1..100)",
                                 cli_opts_get(p, "max-restarts"));
-  if (cli_opts_has(p, "from") && !cli_opts_has(p, "file"))
+  if (cli_opts_has(p, "from") && !cli_opts_has(p, "file") && !cli_opts_has(p, "ws"))
     return cli_opts_usage_error(p->spec, "--from goes with --file");
   bool restarting = cli_opts_has(p, "restart") && strcmp(cli_opts_get(p, "restart"), "no") != 0;
   if ((cli_opts_has(p, "max-restarts") || cli_opts_has(p, "restart-backoff")) && !restarting)
@@ -321,7 +329,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
     return cli_opts_usage_error(p->spec, "give --pattern or --no-patterns, not both");
   CliReq req;
   cli_req_init(&req);
-  if ((rc = cli_opts_has(p, "file") ? cli_start_file(p, &req) : cli_start_command(p, &req)) != 0) {
+  bool source = cli_opts_has(p, "file") || cli_opts_has(p, "ws");
+  if ((rc = source ? cli_start_source(p, &req) : cli_start_command(p, &req)) != 0) {
     cli_req_free(&req);
     return rc;
   }
@@ -372,15 +381,19 @@ cli_start_run(CliClient *c, const CliParsed *p)
   return rc;
 }
 
+/* What stands for start's command. */
+static const char *const cli_start_sources[] = {"file", "ws", NULL};
+
 const CliCommand cli_cmd_start = {
-  .spec = {.name = "start", .args = "-- CMD [ARGS...] | --file PATH",
+  .spec = {.name = "start", .args = "-- CMD [ARGS...] | --file PATH | --ws URL",
            .summary = "start a command in the background as a monitor",
            .about = "Start CMD in the background, watched by the engine, and print its monitor id.\n"
            "Everything after \"--\" is the command, word for word. It belongs to the session\n"
            "(see --session) and keeps running after this command returns. With --wait-for,\n"
-           "return only once it printed a matching line (shown on stderr). With --file, no\n"
-           "command runs: the engine follows the file as tail -F does.",
-           .opts = cli_start_opts, .command = true, .command_unless = "file"},
+           "return only once it printed a matching line (shown on stderr). With --file or\n"
+           "--ws, no command runs: the engine follows the file as tail -F does, or the\n"
+           "WebSocket's messages as lines.",
+           .opts = cli_start_opts, .command = true, .command_unless = cli_start_sources},
   .run = cli_start_run,
 };
 

@@ -52,7 +52,9 @@ const MonitorField monitor_fields[] = {
    .consumer = "source",
    .doc = "`{file: PATH, from: \"end\"|\"start\"|\"OFFSET\"}`: follow a file as `tail -F` does "
      "instead of running a command (docs/sources.md), from its end by default; judged by "
-     "monitor.workspace_roots, not the allowlist; exactly one of command, argv and source"},
+     "monitor.workspace_roots, not the allowlist; or `{ws: \"ws://127.0.0.1:PORT/PATH\"}`: a "
+     "WebSocket on loopback (no TLS), each message a line; exactly one of command, argv and "
+     "source"},
   {.name = "label", .kind = kFieldText, .forms = ALL, .slot = SLOT(label), .nonempty = true,
    .max = MONITOR_LABEL_MAX, .fallback = "the monitor id", .consumer = "monitor",
    .doc = "shown in notifications instead of the command"},
@@ -169,6 +171,7 @@ start_request_free(StartRequest *req)
   free(req->stdin_data);
   free(req->group);
   free(req->source_file);
+  free(req->source_ws);
   memset(req, 0, sizeof *req);
 }
 
@@ -189,6 +192,7 @@ start_request_copy(StartRequest *dst, const StartRequest *src)
   dst->stdin_data = src->stdin_data ? xmemdupz(src->stdin_data, src->stdin_len) : NULL;
   dst->group = src->group ? xstrdup(src->group) : NULL;
   dst->source_file = src->source_file ? xstrdup(src->source_file) : NULL;
+  dst->source_ws = src->source_ws ? xstrdup(src->source_ws) : NULL;
 }
 
 /* --- names -------------------------------------------------------------- */
@@ -376,6 +380,9 @@ monitor_fields_read_source(const FieldSource *src, const MonitorField *f, StartR
     } else if (strcmp(items[i], "file") == 0) {
       rc = error_set(err, kErrInvalidParams, "%s.file must be a path of 1..4096 bytes, got %zu",
                      name, strlen(v));
+    } else if (strcmp(items[i], "ws") == 0 && v[0] != '\0') {
+      free(req->source_ws);
+      req->source_ws = xstrdup(v);
     } else if (strcmp(items[i], "from") == 0) {
       from = v;
       char *end = NULL;
@@ -393,14 +400,16 @@ monitor_fields_read_source(const FieldSource *src, const MonitorField *f, StartR
       }
     } else {
       gate_quote(quoted, items[i]);
-      rc = error_set(err, kErrInvalidParams, "%s: unknown key %s (a source is {file, from})",
-                     name, quoted);
+      rc = error_set(err, kErrInvalidParams, "%s: unknown key %s (a source is {file, from} "
+                     "or {ws})", name, quoted);
     }
   }
   xstrv_free(items);
-  if (rc == 1 && req->source_file == NULL)
-    rc = error_set(err, kErrInvalidParams, "%s must give file (websocket sources are not "
-                   "supported yet), got %s", name, from ? "only from" : "an empty map");
+  if (rc == 1 && (req->source_file == NULL) == (req->source_ws == NULL))
+    rc = error_set(err, kErrInvalidParams, "%s must give exactly one of file and ws, got %s",
+                   name, req->source_ws ? "both" : from ? "only from" : "neither");
+  else if (rc == 1 && req->source_ws != NULL && from != NULL)
+    rc = error_set(err, kErrInvalidParams, "%s.from goes with file, not with ws", name);
   return rc;
 }
 
@@ -419,7 +428,7 @@ monitor_fields_settle_source(const FieldSource *src, StartRequest *req, FieldScr
                              : req->cpu_limit > 0 ? "cpu_limit" : NULL;
   if (process_only != NULL)
     return monitor_fields_fail(src, process_only, err, "%s applies to a command, not to a "
-                               "file source (source)");
+                               "source (source)");
   return 0;
 }
 
@@ -487,7 +496,8 @@ static int
 monitor_fields_settle(const FieldSource *src, StartRequest *req, FieldScratch *sc,
                       VigilError *err)
 {
-  if (req->source_file != NULL ? monitor_fields_settle_source(src, req, sc, err) != 0
+  if (req->source_file != NULL || req->source_ws != NULL
+          ? monitor_fields_settle_source(src, req, sc, err) != 0
                               : monitor_fields_settle_command(src, req, sc, err) != 0)
     return -1;
   if (sc->match_pattern) {

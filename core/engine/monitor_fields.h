@@ -79,6 +79,7 @@ typedef struct {
   char *source_file;
   int source_from;         /* FileFrom (filesrc.h) */
   uint64_t source_offset;  /* from: a byte offset */
+  char *source_ws;         /* source: {ws: URL}: a WebSocket (wssrc.h); NULL: none */
 } StartRequest;
 
 void start_request_free(StartRequest *req);

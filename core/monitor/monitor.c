@@ -112,9 +112,11 @@ monitor__event(Monitor *m, EventType type, int pattern, const char *line, size_t
 static int
 monitor_validate(const VigilSettings *s, const MonitorSpec *spec, VigilError *err)
 {
-  if (spec->source_file != NULL && spec->argv != NULL)
-    return error_set(err, kErrInvalidParams, "source: a file source runs no command");
-  if (spec->source_file == NULL && (spec->argv == NULL || spec->argv[0] == NULL))
+  if (monitor_source__given(spec) && spec->argv != NULL)
+    return error_set(err, kErrInvalidParams, "source: a source runs no command");
+  if (spec->source_file != NULL && spec->source_ws != NULL)
+    return error_set(err, kErrInvalidParams, "source: one of file and ws, got both");
+  if (!monitor_source__given(spec) && (spec->argv == NULL || spec->argv[0] == NULL))
     return error_set(err, kErrInvalidParams, "command: empty command");
   if (spec->idle_timeout_ms < 0 || spec->idle_timeout_ms > MONITOR_IDLE_TIMEOUT_MAX_MS)
     return error_set(err, kErrInvalidParams, "idle_timeout_ms must be 0..%d, got %" PRId64,
@@ -159,6 +161,7 @@ monitor_free_parts(Monitor *m)
   free(m->ending_reason);
   free(m->program);
   free(m->file_path);
+  free(m->ws_url);
   free(m);
 }
 
@@ -216,7 +219,7 @@ monitor_check(const VigilSettings *settings, const MonitorSpec *spec, VigilError
   if (patterns == NULL)
     return -1;
   match_free(patterns);
-  if (spec->source_file != NULL)
+  if (monitor_source__given(spec))
     return monitor_source__check(spec, err);
   ProcSpawnOptions opts = monitor_proc_options(settings, spec);
   char *program = NULL;
@@ -291,7 +294,7 @@ monitor_begin(Monitor *m, uv_loop_t *loop, int64_t started_at)
    * caller's, so control bytes and invalid UTF-8 are escaped. A file
    * source's "program" is the file it follows. */
   StrBuf program = STRBUF_INIT;
-  const char *path = m->proc != NULL ? proc_program(m->proc) : filesrc_real_path(m->file);
+  const char *path = m->proc != NULL ? proc_program(m->proc) : monitor_source__name(m);
   textfmt_escape(&program, path, strlen(path));
   m->program = strbuf_take(&program);
   m->started_at = started_at;
@@ -326,8 +329,8 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   Monitor *m = monitor_new(loop, settings, spec, hooks, data, err);
   if (m == NULL)
     return NULL;
-  if (spec->source_file != NULL) {
-    /* No process, no keeper: the file is the stream (monitor_source.c). */
+  if (monitor_source__given(spec)) {
+    /* No process, no keeper: the source is the stream (monitor_source.c). */
     if (monitor_source__open(m, spec, err) != 0) {
       monitor_free_parts(m);
       return NULL;

@@ -38,6 +38,7 @@
 #include "pipeline/ring.h"
 #include "spec/settings.h"
 #include "source/filesrc.h"
+#include "source/wssrc.h"
 
 #define MONITOR_IDLE_TIMEOUT_MAX_MS 3600000
 #define MONITOR_LABEL_MAX 128
@@ -88,6 +89,7 @@ typedef struct {
   uint64_t source_offset;     /* kFileFromOffset */
   const char *const *workspace_roots; /* real paths the file must lie under */
   size_t nroots;
+  const char *source_ws;      /* a WebSocket source (wssrc.h) in place of argv; NULL: none */
 } MonitorSpec;
 
 typedef struct {
@@ -145,6 +147,9 @@ const IncidentRecord *monitor_incident(const Monitor *m, uint64_t id);
  * last known, once ended). */
 bool monitor_file_source(const Monitor *m, const char **path, FileSourceCounters *counters,
                          uint64_t *offset);
+/* A monitor's WebSocket source: false for anything else; else its URL and
+ * counters (the last known, once ended). */
+bool monitor_ws_source(const Monitor *m, const char **url, WsSourceCounters *counters);
 /* How many incident records the monitor keeps (its incident.history_max). */
 size_t monitor_incident_history_max(const Monitor *m);
 

@@ -66,6 +66,9 @@ struct Monitor {
   char *file_path;               /* the file source's path as given; NULL: a process */
   FileSourceCounters file_counters; /* its counters when it ended */
   uint64_t file_offset;          /* its offset when it ended */
+  WsSource *ws;                  /* a WebSocket source (monitor_source.c); NULL: none, or ended */
+  char *ws_url;                  /* its URL; NULL: not one */
+  WsSourceCounters ws_counters;  /* its counters when it ended */
   pid_t pid;
   char *program;                 /* the path that was executed, escaped */
   ProcExit exit;                 /* valid once finished */
@@ -184,16 +187,22 @@ char *monitor_restart__give_up(const Monitor *m, const ProcExit *x);
 
 /* --- monitor_source.c ---------------------------------------------------- */
 
-/* Opens the spec's file source for m (the restart_timer is used to end it
- * from the loop: a file source never restarts). */
+/* Whether the spec has a source in place of a process. */
+bool monitor_source__given(const MonitorSpec *spec);
+/* Whether m follows a source, not a process. */
+bool monitor_source__is(const Monitor *m);
+/* Opens the spec's source (a file or a WebSocket) for m (the restart_timer
+ * is used to end it from the loop: a source never restarts). */
 int monitor_source__open(Monitor *m, const MonitorSpec *spec, VigilError *err);
-/* Whether the spec is a file source that can be followed (monitor_check). */
+/* Whether the spec's source can be followed (monitor_check). */
 int monitor_source__check(const MonitorSpec *spec, VigilError *err);
-/* Ends a file source for why: it stops reading, and the monitor ends from
- * the loop. Returns kMonitorStopping, or kMonitorStopAlready when it is
- * ending or ended. */
+/* The source's name for status and the log: the file's real path, the URL. */
+const char *monitor_source__name(const Monitor *m);
+/* Ends a source for why: it stops reading, and the monitor ends from the
+ * loop. Returns kMonitorStopping, or kMonitorStopAlready when it is ending
+ * or ended. */
 MonitorStopResult monitor_source__terminate(Monitor *m, MonitorState why, const char *reason);
-/* Closes the file source (monitor_free), keeping its counters. */
+/* Closes the source (monitor_free), keeping its counters. */
 void monitor_source__close(Monitor *m);
 
 /* --- monitor_ending.c ---------------------------------------------------- */

@@ -1,17 +1,19 @@
 /*
- * A monitor whose source is a file, not a process (see monitor_internal.h;
- * docs/sources.md). The file's bytes enter the intake as the stdout
- * stream, so lines, patterns, incidents, batches and the envelope are the
- * same as for a process; what the file source notes (a truncation, a
- * deletion, the file reappearing) is told as an output notification with
- * a reason, as a restart is, and logged.
+ * A monitor whose source is a file or a WebSocket, not a process (see
+ * monitor_internal.h; docs/sources.md). The source's bytes enter the
+ * intake as the stdout stream, so lines, patterns, incidents, batches and
+ * the envelope are the same as for a process; what a file source notes (a
+ * truncation, a deletion, the file reappearing) is told as an output
+ * notification with a reason, as a restart is, and logged.
  *
  * There is no process: no pid, no keeper, no restart. A stop, the runtime
  * cap and the idle timeout close the source and the monitor ends from the
- * loop (its restart_timer, which a file source never needs otherwise),
- * stopped, timed_out or idle_timeout as a process would; a reopen the
- * judging refuses ends it failed, its reason saying why. The ending has no
- * exit code; its duration is the time it followed the file.
+ * loop (its restart_timer, which a source never needs otherwise), stopped,
+ * timed_out or idle_timeout as a process would; a file reopen the judging
+ * refuses ends it failed, and so does a WebSocket that cannot connect, fails
+ * its handshake or breaks the protocol; a WebSocket the server closes ends
+ * it exited. The reason says which. The ending has no exit code; its
+ * duration is the time the source was followed.
  */
 #include "monitor/monitor_internal.h"
 
@@ -53,12 +55,40 @@ monitor_source_note(void *data, const char *text)
 void
 monitor_source__close(Monitor *m)
 {
-  if (m->file == NULL)
-    return;
-  filesrc_counters(m->file, &m->file_counters);
-  m->file_offset = filesrc_offset(m->file);
-  filesrc_close(m->file);
-  m->file = NULL;
+  if (m->file != NULL) {
+    filesrc_counters(m->file, &m->file_counters);
+    m->file_offset = filesrc_offset(m->file);
+    filesrc_close(m->file);
+    m->file = NULL;
+  }
+  if (m->ws != NULL) {
+    wssrc_counters(m->ws, &m->ws_counters);
+    wssrc_close(m->ws);
+    m->ws = NULL;
+  }
+}
+
+/* See monitor_internal.h. */
+bool
+monitor_source__given(const MonitorSpec *spec)
+{
+  return spec->source_file != NULL || spec->source_ws != NULL;
+}
+
+/* See monitor_internal.h. */
+bool
+monitor_source__is(const Monitor *m)
+{
+  return m->file_path != NULL || m->ws_url != NULL;
+}
+
+/* See monitor_internal.h. */
+const char *
+monitor_source__name(const Monitor *m)
+{
+  if (m->file != NULL)
+    return filesrc_real_path(m->file);
+  return m->ws_url != NULL ? m->ws_url : m->file_path;
 }
 
 /* The restart_timer's callback for a file source: the ending, from the
@@ -86,10 +116,24 @@ monitor_source_fail(void *data, const char *reason)
   strbuf_free(&words);
 }
 
+/* The WebSocket is over: the server closed it, or it failed. */
+static void
+monitor_source_ws_end(void *data, bool failed, const char *reason)
+{
+  Monitor *m = data;
+  if (failed)
+    LOG_WARN("monitor", "%s: %s", m->id, reason);
+  else
+    LOG_INFO("monitor", "%s: %s", m->id, reason);
+  monitor_source__terminate(m, failed ? kMonFailed : kMonExited, reason);
+}
+
 /* See monitor_internal.h. */
 int
 monitor_source__check(const MonitorSpec *spec, VigilError *err)
 {
+  if (spec->source_ws != NULL)
+    return wssrc_check(spec->source_ws, err);
   FileSourceOptions o = monitor_source_options(spec);
   return filesrc_check(&o, err);
 }
@@ -98,6 +142,13 @@ monitor_source__check(const MonitorSpec *spec, VigilError *err)
 int
 monitor_source__open(Monitor *m, const MonitorSpec *spec, VigilError *err)
 {
+  if (spec->source_ws != NULL) {
+    WsSourceCallbacks wcb = {monitor_source_output, monitor_source_ws_end};
+    if (wssrc_open(m->loop, spec->source_ws, &wcb, m, &m->ws, err) != 0)
+      return -1;
+    m->ws_url = xstrdup(spec->source_ws);
+    return 0;
+  }
   FileSourceOptions o = monitor_source_options(spec);
   FileSourceCallbacks cb = {monitor_source_output, monitor_source_note, monitor_source_fail};
   if (filesrc_open(m->loop, &o, &cb, m, &m->file, err) != 0)
@@ -135,5 +186,19 @@ monitor_file_source(const Monitor *m, const char **path, FileSourceCounters *cou
     *counters = m->file_counters;
     *offset = m->file_offset;
   }
+  return true;
+}
+
+/* See monitor.h. */
+bool
+monitor_ws_source(const Monitor *m, const char **url, WsSourceCounters *counters)
+{
+  if (m->ws_url == NULL)
+    return false;
+  *url = m->ws_url;
+  if (m->ws != NULL)
+    wssrc_counters(m->ws, counters);
+  else
+    *counters = m->ws_counters;
   return true;
 }

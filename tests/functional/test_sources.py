@@ -11,13 +11,23 @@ reopen is judged again, so a symlink swapped in after the start is refused
 and told. A directory and a FIFO are refused. One engine follows many files
 with no child process.
 
+`source: {ws: URL}` (core/source/wssrc.c) follows a WebSocket on loopback:
+each message is a line, pings are answered, a frame over line_max_bytes is
+cut, the server's close ends the monitor; wss:// and hosts off loopback are
+refused. The server here is written with the standard library only.
+
 Every wait is on an event (a notification, a reply) with a generous bound."""
 
+import base64
+import hashlib
 import os
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vigiltest import (VIGIL, Engine, default_config, expect_error, run_tests, socket_only,
@@ -261,6 +271,189 @@ def test_one_engine_follows_twenty_files_with_no_process(e):
         c.wait_ending(mid, timeout=BOUND_S)
 
 
+# --- a WebSocket server (RFC 6455), standard library only ----------------
+
+GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def frame(opcode, payload, fin=True):
+    head = bytes([(0x80 if fin else 0) | opcode])
+    n = len(payload)
+    if n < 126:
+        head += bytes([n])
+    elif n < 65536:
+        head += bytes([126]) + struct.pack(">H", n)
+    else:
+        head += bytes([127]) + struct.pack(">Q", n)
+    return head + payload
+
+
+class WsServer:
+    """Accepts one client on 127.0.0.1, answers its handshake (accept is
+    the key's SHA-1, or `accept` when given), then sends what the test
+    pushes and records the client's frames (unmasked: (opcode, payload),
+    each checked to be masked)."""
+
+    def __init__(self, accept=None):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1)
+        self.port = self.sock.getsockname()[1]
+        self.url = "ws://127.0.0.1:%d/logs" % self.port
+        self.accept_override = accept
+        self.conn = None
+        self.request = None
+        self.received = []
+        self.cond = threading.Condition()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _recv_exact(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = self.conn.recv(n - len(data))
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data
+
+    def _run(self):
+        conn, _ = self.sock.accept()
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += conn.recv(4096)
+        lines = head.decode().split("\r\n")
+        key = [l.split(":", 1)[1].strip() for l in lines
+               if l.lower().startswith("sec-websocket-key:")][0]
+        accept = self.accept_override or base64.b64encode(
+            hashlib.sha1((key + GUID).encode()).digest()).decode()
+        conn.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n" % accept)
+                     .encode())
+        with self.cond:
+            self.conn = conn
+            self.request = lines
+            self.cond.notify_all()
+        try:
+            while True:
+                b0, b1 = self._recv_exact(2)
+                n = b1 & 0x7F
+                if n == 126:
+                    n = struct.unpack(">H", self._recv_exact(2))[0]
+                elif n == 127:
+                    n = struct.unpack(">Q", self._recv_exact(8))[0]
+                assert b1 & 0x80, "a client frame that is not masked"
+                mask = self._recv_exact(4)
+                data = bytes(c ^ mask[i % 4] for i, c in enumerate(self._recv_exact(n)))
+                with self.cond:
+                    self.received.append((b0 & 0x0F, data))
+                    self.cond.notify_all()
+        except (EOFError, OSError):
+            with self.cond:
+                self.received.append(("eof", b""))
+                self.cond.notify_all()
+
+    def wait_connected(self):
+        with self.cond:
+            assert self.cond.wait_for(lambda: self.conn is not None, BOUND_S), "no client"
+
+    def send(self, data):
+        self.wait_connected()
+        self.conn.sendall(data)
+
+    def wait_frame(self, opcode):
+        with self.cond:
+            assert self.cond.wait_for(
+                lambda: any(o == opcode for o, _ in self.received), BOUND_S), self.received
+            return [p for o, p in self.received if o == opcode][0]
+
+    def close(self):
+        for s in (self.conn, self.sock):
+            try:
+                if s is not None:
+                    s.close()
+            except OSError:
+                pass
+
+
+def test_websocket_messages_arrive_as_lines_and_the_close_ends_it(e):
+    c = e.main
+    srv = WsServer()
+    try:
+        r = c.call("monitor_start", source={"ws": srv.url}, notify="lines", label="ws")
+        mid = r["monitor_id"]
+        assert r["pid"] is None, r
+        srv.wait_connected()
+        assert srv.request[0] == "GET /logs HTTP/1.1", srv.request
+        srv.send(frame(1, b"hello ws"))
+        wait_line(c, mid, "hello ws")
+        srv.send(frame(2, b"binary message"))
+        wait_line(c, mid, "binary message")
+        # A message in three fragments, with a ping between them.
+        srv.send(frame(1, b"frag", fin=False) + frame(0, b"men", fin=False) +
+                 frame(9, b"are you there") + frame(0, b"ted"))
+        wait_line(c, mid, "fragmented")
+        assert srv.wait_frame(10) == b"are you there"
+        srv.send(frame(1, b"two\nlines"))
+        wait_line(c, mid, "lines")
+        st = c.call("monitor_status", monitor_id=mid)
+        assert st["source"]["kind"] == "ws" and st["source"]["ws"] == srv.url, st
+        assert st["source"]["messages"] == 4 and st["source"]["pings"] == 1, st
+        srv.send(frame(8, struct.pack(">H", 1000) + b"bye"))
+        ending = c.wait_ending(mid, timeout=BOUND_S)
+        assert ending["type"] == "exit" and ending["state"] == "exited", ending
+        assert "closed the WebSocket (code 1000)" in ending["text"], ending["text"]
+        assert struct.unpack(">H", srv.wait_frame(8)[:2])[0] == 1000
+        out = [l["text"] for l in c.call("monitor_output", monitor_id=mid)["lines"]]
+        assert out == ["hello ws", "binary message", "fragmented", "two", "lines"], out
+    finally:
+        srv.close()
+
+
+def test_an_oversized_websocket_message_is_cut_at_line_max_bytes(e):
+    c = e.main
+    srv = WsServer()
+    try:
+        mid = c.call("monitor_start", source={"ws": srv.url}, notify="lines")["monitor_id"]
+        srv.send(frame(1, b"x" * 100000))
+        srv.send(frame(1, b"after the big one"))
+        wait_line(c, mid, "after the big one")
+        lines = c.call("monitor_output", monitor_id=mid)["lines"]
+        assert lines[0]["truncated"] and len(lines[0]["text"]) <= 8192, lines[0]["text"][:40]
+        st = c.call("monitor_status", monitor_id=mid)
+        assert st["counters"]["truncated_lines"] == 1, st["counters"]
+        assert st["counters"]["discarded_bytes"] >= 100000 - 8192, st["counters"]
+        # A stop closes the connection with a close frame.
+        assert c.call("monitor_stop", monitor_id=mid)["status"] == "stopped"
+        assert c.wait_ending(mid, timeout=BOUND_S)["type"] == "stopped"
+        assert struct.unpack(">H", srv.wait_frame(8)[:2])[0] == 1000
+    finally:
+        srv.close()
+
+
+def test_a_wrong_handshake_and_urls_off_loopback_are_refused(e):
+    c = e.main
+    srv = WsServer(accept="bm90IHRoZSByaWdodCBrZXk=")
+    try:
+        mid = c.call("monitor_start", source={"ws": srv.url})["monitor_id"]
+        ending = c.wait_ending(mid, timeout=BOUND_S)
+        assert ending["state"] == "failed" and "Sec-WebSocket-Accept" in ending["text"], ending
+    finally:
+        srv.close()
+    err = expect_error("invalid_params", c.call, "monitor_start",
+                       source={"ws": "wss://127.0.0.1:1/x"})
+    assert "TLS" in err.message, err.message
+    for url in ("ws://10.1.2.3:80/", "ws://example.com/x", "ws://[2001:db8::1]:80/"):
+        err = expect_error("denied", c.call, "monitor_start", source={"ws": url})
+        assert "loopback" in err.message and "source.ws" in err.message, err.message
+    err = expect_error("invalid_params", c.call, "monitor_start",
+                       source={"ws": "ws://127.0.0.1:1/a b"})
+    assert "path" in err.message, err.message
+    err = expect_error("invalid_params", c.call, "monitor_start",
+                       source={"ws": "ws://127.0.0.1:1/", "from": "start"})
+    assert "from" in err.message, err.message
+    assert children(e.proc.pid) == []
+
+
 def cli(e, *args):
     return subprocess.run([VIGIL, "--socket", e.socket_path, "--session", "cli"] + list(args),
                           capture_output=True, text=True, timeout=60)
@@ -286,10 +479,25 @@ def test_the_cli_follows_a_file(e):
     st = c.call("monitor_status", monitor_id=mid)
     assert st["source"]["file"] == path and st["pid"] is None, st
     assert cli(e, "stop", mid).returncode == 0
+    srv = WsServer()
+    try:
+        p = cli(e, "start", "--ws", srv.url, "--label", "cliws")
+        assert p.returncode == 0, p.stderr
+        wsid = p.stdout.strip()
+        srv.send(frame(1, b"over the socket"))
+        wait_for(lambda: [l["text"] for l in c.call("monitor_output", monitor_id=wsid)["lines"]]
+                 == ["over the socket"], "the message's line")
+        assert cli(e, "stop", wsid).returncode == 0
+    finally:
+        srv.close()
+    p = cli(e, "start", "--ws", "wss://127.0.0.1:1/")
+    assert p.returncode != 0 and "TLS" in p.stderr, (p.returncode, p.stderr)
     for args, words in ((["--file", path, "--", "true"], "not both"),
                         (["--from", "start", "--", "true"], "--from goes with --file"),
                         (["--file", path, "--cwd", d], "--cwd goes with a command"),
-                        ([], "missing the command to run")):
+                        (["--ws", "ws://127.0.0.1:1/", "--from", "start"], "--from goes with --file"),
+                        (["--ws", "ws://127.0.0.1:1/", "--file", path], "not both"),
+                        ([], "missing the command to run (after \"--\") or --file or --ws")):
         p = cli(e, "start", *args)
         assert p.returncode == 2 and words in p.stderr, (args, p.returncode, p.stderr)
 
@@ -345,6 +553,9 @@ if __name__ == "__main__":
             test_one_engine_follows_twenty_files_with_no_process,
             test_the_cli_follows_a_file,
             test_a_file_source_is_not_taken_over_by_a_restarted_engine,
+            test_websocket_messages_arrive_as_lines_and_the_close_ends_it,
+            test_an_oversized_websocket_message_is_cut_at_line_max_bytes,
+            test_a_wrong_handshake_and_urls_off_loopback_are_refused,
         ])
     finally:
         shutil.rmtree(ROOT, ignore_errors=True)
