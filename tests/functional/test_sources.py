@@ -30,8 +30,8 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import (VIGIL, Engine, default_config, expect_error, run_tests, socket_only,
-                       wait_for)
+from vigiltest import (VIGIL, Engine, default_config, expect_error, parent, run_tests,
+                       socket_only, wait_for)
 
 BOUND_S = 60
 ROOT = os.path.realpath(tempfile.mkdtemp(prefix="vigil-src-root-"))
@@ -73,18 +73,14 @@ def wait_reason(c, mid, words):
 
 
 def children(pid):
-    """The pids whose parent is pid."""
+    """The pids whose parent is pid (vigiltest.parent of every process)."""
     out = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
         try:
-            with open("/proc/%s/stat" % entry) as f:
-                stat = f.read()
+            if entry.isdigit() and parent(int(entry)) == pid:
+                out.append(int(entry))
         except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            out.append(int(entry))
+            continue  # gone meanwhile
     return out
 
 
@@ -478,6 +474,9 @@ def test_the_cli_follows_a_file(e):
              ["already there"], "the file's line")
     st = c.call("monitor_status", monitor_id=mid)
     assert st["source"]["file"] == path and st["pid"] is None, st
+    row = [l for l in cli(e, "list").stdout.splitlines() if l.startswith(mid)]
+    assert len(row) == 1 and "--file " + path in row[0], row
+    assert "source        --file " + path in cli(e, "status", mid).stdout
     assert cli(e, "stop", mid).returncode == 0
     srv = WsServer()
     try:
