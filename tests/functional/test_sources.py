@@ -477,6 +477,14 @@ def test_the_cli_follows_a_file(e):
     row = [l for l in cli(e, "list").stdout.splitlines() if l.startswith(mid)]
     assert len(row) == 1 and "--file " + path[:20] in row[0], row  # cut to 32 columns
     assert "source        --file " + path in cli(e, "status", mid).stdout
+    # vigil restart starts the same source again (the start map has it).
+    start = c.call("monitor_status", monitor_id=mid, include_start=True)["start"]
+    assert start["source"] == {"file": path, "from": "start"} and start["argv"] is None, start
+    p = cli(e, "restart", mid)
+    assert p.returncode == 0, p.stderr
+    mid = p.stdout.strip()
+    st = c.call("monitor_status", monitor_id=mid)
+    assert st["source"]["file"] == path and st["state"] == "running", st
     assert cli(e, "stop", mid).returncode == 0
     srv = WsServer()
     try:

@@ -67,6 +67,7 @@ def test_start_sent_again_starts_the_same_monitor(e):
             "timeout_ms": 120000, "persistent": False, "idle_timeout_ms": 90000,
             "restart": "no", "max_restarts": 5, "restart_backoff_ms": 1000,
             "memory_limit": 512 << 20, "cpu_limit": 1.5,
+            "source": None,
         }, start
         assert matched_line(e, first) == "boom hi there in " + real
         stop(e, first)
