@@ -26,7 +26,8 @@
  * Reads: pread(2) into one bounded buffer (FILESRC_READ_BYTES), at most
  * FILESRC_TURN_BYTES per loop turn; more waits for the next turn (a 0 ms
  * timer), so a large file never holds the loop. Only regular files are
- * read, which never block on Linux.
+ * read; on a local file system such a read does not wait on anything (a
+ * network file system can make it wait: docs/sources.md says so).
  */
 #ifndef VIGIL_FILESRC_H
 #define VIGIL_FILESRC_H
