@@ -22,7 +22,7 @@ _vigil_options()
                      --streams --notify --mode --policy --idle-timeout --timeout --persistent
                      --restart --max-restarts --restart-backoff --quiet-after --cwd --env --pass-env
                      --pass-env-all --caller-path --shell --no-line-buffer --wait-for
-                     --wait-timeout" ;;
+                     --wait-timeout --file --ws --from" ;;
         list|ps|ls) echo "--all -a --limit" ;;
         status) echo "--show-start --show-env" ;;
         output) echo "--matched --unmatched --stdout --stderr --since --limit -n --tail
@@ -91,6 +91,9 @@ _vigil()
     case "$prev" in
         --socket|--config) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --cwd) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+        --file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --from) COMPREPLY=($(compgen -W "end start" -- "$cur")); return 0 ;;
+        --ws) COMPREPLY=($(compgen -W "ws://127.0.0.1:" -- "$cur")); return 0 ;;
         --notify) COMPREPLY=($(compgen -W "auto matches lines exit none" -- "$cur")); return 0 ;;
         --streams) COMPREPLY=($(compgen -W "both stdout stderr" -- "$cur")); return 0 ;;
         --mode) COMPREPLY=($(compgen -W "idle live_safe" -- "$cur")); return 0 ;;

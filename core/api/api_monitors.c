@@ -44,7 +44,10 @@ api_monitor_start(Call *call)
   wire_key(pk, "notify");
   wire_str(pk, monitor_notify_name(monitor_notify(m)));
   wire_key(pk, "pid");
-  msgpack_pack_int(pk, monitor_pid(m));
+  if (monitor_pid(m) > 0)
+    msgpack_pack_int(pk, monitor_pid(m));
+  else
+    msgpack_pack_nil(pk); /* a file source: no process */
   wire_key(pk, "started_at");
   wire_time(pk, monitor_started_at(m));
   wire_key(pk, "note");

@@ -430,6 +430,52 @@ wire_restart(msgpack_packer *pk, const Monitor *m)
   wire_time(pk, monitor_run_started_at(m));
 }
 
+/* `source`: nil for a process; for a file source (docs/sources.md) its
+ * kind, the path as given, where it has read to and what it met; for a
+ * WebSocket its URL and what it received. */
+static void
+wire_source(msgpack_packer *pk, const Monitor *m)
+{
+  const char *path;
+  FileSourceCounters fc;
+  uint64_t offset;
+  WsSourceCounters wc;
+  wire_key(pk, "source");
+  if (monitor_ws_source(m, &path, &wc)) {
+    msgpack_pack_map(pk, 5);
+    wire_key(pk, "kind");
+    wire_str(pk, "ws");
+    wire_key(pk, "ws");
+    wire_str(pk, path);
+    wire_key(pk, "messages");
+    msgpack_pack_uint64(pk, wc.messages);
+    wire_key(pk, "bytes");
+    msgpack_pack_uint64(pk, wc.bytes);
+    wire_key(pk, "pings");
+    msgpack_pack_uint64(pk, wc.pings);
+    return;
+  }
+  if (!monitor_file_source(m, &path, &fc, &offset)) {
+    msgpack_pack_nil(pk);
+    return;
+  }
+  msgpack_pack_map(pk, 7);
+  wire_key(pk, "kind");
+  wire_str(pk, "file");
+  wire_key(pk, "file");
+  wire_str(pk, path);
+  wire_key(pk, "offset");
+  msgpack_pack_uint64(pk, offset);
+  wire_key(pk, "bytes");
+  msgpack_pack_uint64(pk, fc.bytes);
+  wire_key(pk, "rotations");
+  msgpack_pack_uint64(pk, fc.rotations);
+  wire_key(pk, "truncations");
+  msgpack_pack_uint64(pk, fc.truncations);
+  wire_key(pk, "deletions");
+  msgpack_pack_uint64(pk, fc.deletions);
+}
+
 void
 wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *start,
              size_t start_len, PortScan *scan)
@@ -439,9 +485,9 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   ProcExit x;
   monitor_usage(m, &x);
   /* 13 keys of the contract, and vigil's program, reason, exceeded,
-   * incidents, envelope, restarts, restart, run_started_at; status adds
-   * duration_ms, resource_usage and start. */
-  msgpack_pack_map(pk, status ? 24 + 2 : 21 + 2); /* + ports, quiet_since */
+   * incidents, envelope, restarts, restart, run_started_at, source; status
+   * adds duration_ms, resource_usage and start. */
+  msgpack_pack_map(pk, status ? 25 + 2 : 22 + 2); /* + ports, quiet_since */
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -476,6 +522,7 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   wire_key(pk, "ended_at");
   wire_time(pk, monitor_ended_at(m));
   wire_restart(pk, m);
+  wire_source(pk, m);
   wire_exit_status(pk, m);
   bool ended = monitor_finished(m);
   wire_key(pk, "reason");

@@ -318,8 +318,19 @@ cli_opts_parse(const CliSpec *spec, int argc, char **argv, CliParsed *p)
                                 spec->name);
   if (p->nargs < spec->min_args)
     return cli_opts_usage_error(spec, "missing %s", spec->args);
-  if (spec->command && p->ncmd == 0)
-    return cli_opts_usage_error(spec, "missing the command to run (after \"--\")");
+  const char *instead = NULL; /* the option given in place of the command */
+  for (size_t i = 0; spec->command_unless != NULL && spec->command_unless[i]; i++)
+    if (cli_opts_has(p, spec->command_unless[i]))
+      instead = spec->command_unless[i];
+  if (spec->command && instead != NULL && p->ncmd > 0)
+    return cli_opts_usage_error(spec, "give --%s or a command to run, not both", instead);
+  if (spec->command && p->ncmd == 0 && instead == NULL) {
+    char alt[128] = "";
+    for (size_t i = 0, at = 0; spec->command_unless != NULL && spec->command_unless[i]; i++)
+      at += (size_t)snprintf(alt + at, at < sizeof alt ? sizeof alt - at : 0, " or --%s",
+                             spec->command_unless[i]);
+    return cli_opts_usage_error(spec, "missing the command to run (after \"--\")%s", alt);
+  }
   return 0;
 }
 

@@ -49,6 +49,8 @@ typedef struct {
   int min_args;        /* plain words (an ID) it needs ... */
   int max_args;        /* ... and takes at most */
   bool command;        /* takes "-- CMD [ARGS...]" */
+  const char *const *command_unless; /* options that stand in for the command (start's
+                                        --file, --ws), NULL-terminated; NULL: none */
 } CliSpec;
 
 /* The parsed command line. The strings point into argv. */

@@ -103,6 +103,22 @@ cli_show_bytes(StrBuf *out, uint64_t n, const char *sep)
 
 static void cli_status_command(StrBuf *out, const msgpack_object *st);
 
+/* A source's words (docs/sources.md), as `vigil start` takes it: "--file
+ * PATH" or "--ws URL", escaped; nothing for a process. */
+static void
+cli_show_source(StrBuf *out, const msgpack_object *m)
+{
+  const msgpack_object *src = cli_obj_get(m, "source");
+  size_t n;
+  const char *kind = src ? cli_obj_get_text(src, "kind", &n) : NULL;
+  if (kind == NULL)
+    return;
+  bool ws = n == 2 && memcmp(kind, "ws", 2) == 0;
+  const char *where = cli_obj_get_text(src, ws ? "ws" : "file", &n);
+  strbuf_puts(out, ws ? "--ws " : "--file ");
+  cli_fmt_safe(out, where ? where : "", where ? n : 0, false);
+}
+
 /* The CPU and MEM cells (at col, col + 1) and the COMMAND cell (at
  * cmd_col) of one monitor, from its monitor_status (st, NULL when it could
  * not be had: then each is "-"). The command is the start's argv as shell
@@ -122,7 +138,13 @@ cli_list_usage_cells(CliTable *t, size_t col, size_t cmd_col, const msgpack_obje
   cli_table_set(t, col + 1, u ? strbuf_cstr(&cell) : "-", kCliColNone);
   strbuf_reset(&cell);
   const msgpack_object *start = st ? cli_obj_get(st, "start") : NULL;
-  if (start != NULL && start->type == MSGPACK_OBJECT_MAP) {
+  if (st != NULL) {
+    StrBuf words = STRBUF_INIT;
+    cli_show_source(&words, st);
+    cli_fmt_cut(&cell, strbuf_cstr(&words), words.len, CLI_LIST_COMMAND_WIDTH);
+    strbuf_free(&words);
+  }
+  if (cell.len == 0 && start != NULL && start->type == MSGPACK_OBJECT_MAP) {
     StrBuf words = STRBUF_INIT;
     cli_status_command(&words, start);
     cli_fmt_cut(&cell, strbuf_cstr(&words), words.len, CLI_LIST_COMMAND_WIDTH);
@@ -461,6 +483,11 @@ cli_status_run(CliClient *c, const CliParsed *p)
   cli_status_text("description", m, "description");
   cli_status_text("mode", m, "mode");
   cli_status_text("notify", m, "notify");
+  StrBuf source = STRBUF_INIT;
+  cli_show_source(&source, m);
+  if (source.len > 0)
+    printf("  %-13s %s\n", "source", strbuf_cstr(&source));
+  strbuf_free(&source);
   int64_t pid;
   if (cli_obj_get_int(m, "pid", &pid))
     printf("  %-13s %lld%s\n", "pid", (long long)pid,

@@ -191,6 +191,14 @@ static const CliOpt cli_start_opts[] = {
    .help = "tell once when it has printed no line for this long\n"
    "(100ms..1d; never stops it), and again when it prints"},
   CLI_START_PROCESS_OPTS,
+  {.name = "file", .arg = "PATH",
+   .help = "follow the file PATH as tail -F does instead of running a\ncommand (no process; "
+   "PATH must lie under the engine's\nmonitor.workspace_roots; docs/sources.md)"},
+  {.name = "ws", .arg = "URL",
+   .help = "follow a WebSocket on loopback (ws://127.0.0.1:PORT/PATH)\ninstead of running a "
+   "command: each message is a line"},
+  {.name = "from", .arg = "end|start|OFFSET",
+   .help = "with --file: where to start reading (default end: what\nis appended from now on)"},
   {.name = "wait-for", .arg = "REGEX",
    .help =
    "then wait until a line matches REGEX (PCRE2, as -e) and\nprint it; exit 1 with its last "
@@ -244,6 +252,48 @@ cli_start_send(CliClient *c, CliReq *req, const char *wait_for, uint64_t wait_ti
   return cli_waitfor_run(c, mid, wait_for, wait_timeout);
 }
 
+/* --file PATH [--from WHERE] or --ws URL: source {file, from} (the path
+ * made absolute from the current directory) or {ws}. What shapes a
+ * process goes with a command only. */
+static int
+cli_start_source(const CliParsed *p, CliReq *req)
+{
+  static const char *const process_only[] = {"cwd", "env", "pass-env", "pass-env-all",
+                                             "caller-path", "shell", "no-line-buffer",
+                                             "restart", NULL};
+  const char *kind = cli_opts_has(p, "ws") ? "ws" : "file";
+  for (size_t i = 0; process_only[i]; i++)
+    if (cli_opts_has(p, process_only[i]))
+      return cli_opts_usage_error(p->spec, "--%s goes with a command, not with --%s",
+                                  process_only[i], kind);
+  if (cli_opts_has(p, "ws") && cli_opts_has(p, "file"))
+    return cli_opts_usage_error(p->spec, "give --file or --ws, not both");
+  if (cli_opts_has(p, "ws") && cli_opts_has(p, "from"))
+    return cli_opts_usage_error(p->spec, "--from goes with --file");
+  const char *value = cli_opts_get(p, kind);
+  const char *from = cli_opts_get(p, "from");
+  StrBuf full = STRBUF_INIT;
+  char here[PATH_MAX];
+  if (strcmp(kind, "file") == 0 && value[0] != '/') {
+    if (getcwd(here, sizeof here) == NULL)
+      return cli_opts_usage_error(p->spec, "--file: cannot resolve \"%s\": %s", value,
+                                  strerror(errno));
+    strbuf_printf(&full, "%s/", here);
+  }
+  strbuf_puts(&full, value);
+  msgpack_packer *pk = cli_req_key(req, "source");
+  msgpack_pack_map(pk, from ? 2 : 1);
+  const char *kv[2][2] = {{kind, strbuf_cstr(&full)}, {"from", from}};
+  for (size_t i = 0; i < (from ? 2u : 1u); i++)
+    for (size_t k = 0; k < 2; k++) {
+      size_t n = strlen(kv[i][k]);
+      msgpack_pack_str(pk, n);
+      msgpack_pack_str_body(pk, kv[i][k], n);
+    }
+  strbuf_free(&full);
+  return 0;
+}
+
 static int
 cli_start_run(CliClient *c, const CliParsed *p)
 {
@@ -271,6 +321,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
   if (cli_opts_has(p, "max-restarts") && (max_restarts < 1 || max_restarts > 100))
     return cli_opts_usage_error(p->spec, "--max-restarts: %s is out of range (1..100)",
                                 cli_opts_get(p, "max-restarts"));
+  if (cli_opts_has(p, "from") && !cli_opts_has(p, "file") && !cli_opts_has(p, "ws"))
+    return cli_opts_usage_error(p->spec, "--from goes with --file");
   bool restarting = cli_opts_has(p, "restart") && strcmp(cli_opts_get(p, "restart"), "no") != 0;
   if ((cli_opts_has(p, "max-restarts") || cli_opts_has(p, "restart-backoff")) && !restarting)
     return cli_opts_usage_error(p->spec, "--max-restarts and --restart-backoff go with "
@@ -283,7 +335,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
     return cli_opts_usage_error(p->spec, "give --pattern or --no-patterns, not both");
   CliReq req;
   cli_req_init(&req);
-  if ((rc = cli_start_command(p, &req)) != 0) {
+  bool source = cli_opts_has(p, "file") || cli_opts_has(p, "ws");
+  if ((rc = source ? cli_start_source(p, &req) : cli_start_command(p, &req)) != 0) {
     cli_req_free(&req);
     return rc;
   }
@@ -336,14 +389,19 @@ cli_start_run(CliClient *c, const CliParsed *p)
   return rc;
 }
 
+/* What stands for start's command. */
+static const char *const cli_start_sources[] = {"file", "ws", NULL};
+
 const CliCommand cli_cmd_start = {
-  .spec = {.name = "start", .args = "-- CMD [ARGS...]",
+  .spec = {.name = "start", .args = "-- CMD [ARGS...] | --file PATH | --ws URL",
            .summary = "start a command in the background as a monitor",
            .about = "Start CMD in the background, watched by the engine, and print its monitor id.\n"
            "Everything after \"--\" is the command, word for word. It belongs to the session\n"
            "(see --session) and keeps running after this command returns. With --wait-for,\n"
-           "return only once it printed a matching line (shown on stderr).",
-           .opts = cli_start_opts, .command = true},
+           "return only once it printed a matching line (shown on stderr). With --file or\n"
+           "--ws, no command runs: the engine follows the file as tail -F does, or the\n"
+           "WebSocket's messages as lines.",
+           .opts = cli_start_opts, .command = true, .command_unless = cli_start_sources},
   .run = cli_start_run,
 };
 

@@ -250,7 +250,12 @@ engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
   Policy *policy = policyset_get(ps, plan->policy_name, err);
   if (policy == NULL)
     goto refused;
-  if (engine_policy_gate(cfg, ps, policy, session, req, reload_pid, err) != 0)
+  /* A source runs nothing: the gates judge commands; a file is judged by
+   * monitor.workspace_roots when it is opened (filesrc.h), a WebSocket's
+   * URL must be on loopback (wssrc.h). */
+  bool source = req->source_file != NULL || req->source_ws != NULL;
+  if (!source &&
+      engine_policy_gate(cfg, ps, policy, session, req, reload_pid, err) != 0)
     goto refused;
   size_t env_at = 0;
   if (childenv_check_at(req->env, (const char *const *)cfg->env_deny,
@@ -266,7 +271,7 @@ engine_check_start(const VigilConfig *cfg, PolicySet *ps, const char *session,
                        err);
     goto refused;
   }
-  if (engine_check_cwd(cfg, req->cwd, &plan->dir, err) != 0)
+  if (!source && engine_check_cwd(cfg, req->cwd, &plan->dir, err) != 0)
     goto refused;
   if (plan->mode == kModeLiveSafe && !cfg->live_mode_enabled) {
     plan->mode = kModeIdle;
@@ -343,6 +348,16 @@ engine_spec(const VigilConfig *cfg, const StartRequest *req, const StartPlan *pl
     .stdin_data = req->stdin_data,
     .stdin_len = req->stdin_len,
   };
+  if (req->source_file != NULL || req->source_ws != NULL) {
+    spec.argv = NULL;
+    spec.dir = NULL;
+    spec.source_ws = req->source_ws;
+    spec.source_file = req->source_file;
+    spec.source_from = (FileFrom)req->source_from;
+    spec.source_offset = req->source_offset;
+    spec.workspace_roots = (const char *const *)cfg->workspace_roots;
+    spec.nroots = cfg->nroots;
+  }
   return spec;
 }
 
@@ -485,7 +500,8 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   }
   VigilSettings settings = engine_settings(cfg, req);
   MonitorSpec spec = engine_spec(cfg, req, &plan);
-  if (e->state != NULL && e->keeper_program != NULL) {
+  if (e->state != NULL && e->keeper_program != NULL && req->source_file == NULL &&
+      req->source_ws == NULL) {
     spec.keeper_program = e->keeper_program;
     spec.monitors_fd = e->state->monitors_fd;
   }

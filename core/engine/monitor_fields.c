@@ -48,6 +48,13 @@ const MonitorField monitor_fields[] = {
    .doc = "the program and its arguments, each at most 65536 bytes; argv[0] non-empty"},
   {.name = "shell", .kind = kFieldBool, .forms = ALL, .slot = SLOT(shell), .fallback = "false",
    .consumer = "gate", .doc = "run `/bin/sh -c COMMAND` (needs command and monitor.allow_shell)"},
+  {.name = "source", .kind = kFieldEnv, .forms = WATCH, .max = 2, .fallback = "none",
+   .consumer = "source",
+   .doc = "`{file: PATH, from: \"end\"|\"start\"|\"OFFSET\"}`: follow a file as `tail -F` does "
+     "instead of running a command (docs/sources.md), from its end by default; judged by "
+     "monitor.workspace_roots, not the allowlist; or `{ws: \"ws://127.0.0.1:PORT/PATH\"}`: a "
+     "WebSocket on loopback (no TLS), each message a line; exactly one of command, argv and "
+     "source"},
   {.name = "label", .kind = kFieldText, .forms = ALL, .slot = SLOT(label), .nonempty = true,
    .max = MONITOR_LABEL_MAX, .fallback = "the monitor id", .consumer = "monitor",
    .doc = "shown in notifications instead of the command"},
@@ -168,6 +175,8 @@ start_request_free(StartRequest *req)
   free(req->policy);
   free(req->stdin_data);
   free(req->group);
+  free(req->source_file);
+  free(req->source_ws);
   memset(req, 0, sizeof *req);
 }
 
@@ -187,6 +196,8 @@ start_request_copy(StartRequest *dst, const StartRequest *src)
   dst->policy = src->policy ? xstrdup(src->policy) : NULL;
   dst->stdin_data = src->stdin_data ? xmemdupz(src->stdin_data, src->stdin_len) : NULL;
   dst->group = src->group ? xstrdup(src->group) : NULL;
+  dst->source_file = src->source_file ? xstrdup(src->source_file) : NULL;
+  dst->source_ws = src->source_ws ? xstrdup(src->source_ws) : NULL;
 }
 
 /* --- names -------------------------------------------------------------- */
@@ -350,6 +361,82 @@ monitor_fields_read_slot(const FieldSource *src, const MonitorField *f, const Vi
   }
 }
 
+/* source: a map of file (an absolute path) and from ("end", "start" or a
+ * decimal byte offset), read as the env getter reads a map of strings. */
+static int
+monitor_fields_read_source(const FieldSource *src, const MonitorField *f, StartRequest *req,
+                           VigilError *err)
+{
+  char **items = NULL;
+  int rc = src->env(src, f->name, (size_t)f->max, &items, err);
+  if (rc <= 0)
+    return rc;
+  char name[FIELD_NAME_MAX];
+  src->name(src, f->name, name, sizeof name);
+  const char *from = NULL;
+  for (size_t i = 0; rc == 1 && items[i]; i++) {
+    char *eq = strchr(items[i], '=');
+    *eq = '\0';
+    const char *v = eq + 1;
+    char quoted[GATE_QUOTE_BUF];
+    if (strcmp(items[i], "file") == 0 && v[0] != '\0' && strlen(v) <= 4096) {
+      free(req->source_file);
+      req->source_file = xstrdup(v);
+    } else if (strcmp(items[i], "file") == 0) {
+      rc = error_set(err, kErrInvalidParams, "%s.file must be a path of 1..4096 bytes, got %zu",
+                     name, strlen(v));
+    } else if (strcmp(items[i], "ws") == 0 && v[0] != '\0') {
+      free(req->source_ws);
+      req->source_ws = xstrdup(v);
+    } else if (strcmp(items[i], "from") == 0) {
+      from = v;
+      char *end = NULL;
+      if (strcmp(v, "end") == 0)
+        req->source_from = kFileFromEnd;
+      else if (strcmp(v, "start") == 0)
+        req->source_from = kFileFromStart;
+      else if (v[0] >= '0' && v[0] <= '9' && strlen(v) <= 19 &&
+               (req->source_offset = strtoull(v, &end, 10), *end == '\0'))
+        req->source_from = kFileFromOffset;
+      else {
+        gate_quote(quoted, v);
+        rc = error_set(err, kErrInvalidParams, "%s.from must be \"end\", \"start\" or a byte "
+                       "offset (decimal digits), got %s", name, quoted);
+      }
+    } else {
+      gate_quote(quoted, items[i]);
+      rc = error_set(err, kErrInvalidParams, "%s: unknown key %s (a source is {file, from} "
+                     "or {ws})", name, quoted);
+    }
+  }
+  xstrv_free(items);
+  if (rc == 1 && (req->source_file == NULL) == (req->source_ws == NULL))
+    rc = error_set(err, kErrInvalidParams, "%s must give exactly one of file and ws, got %s",
+                   name, req->source_ws ? "both" : from ? "only from" : "neither");
+  else if (rc == 1 && req->source_ws != NULL && from != NULL)
+    rc = error_set(err, kErrInvalidParams, "%s.from goes with file, not with ws", name);
+  return rc;
+}
+
+/* A file source runs nothing: what shapes a process is refused with it. */
+static int
+monitor_fields_settle_source(const FieldSource *src, StartRequest *req, FieldScratch *sc,
+                             VigilError *err)
+{
+  if (sc->command != NULL || sc->argv != NULL)
+    return error_set(err, kErrInvalidParams,
+                     "%s must give exactly one of command, argv and source, got source and %s",
+                     src->base, sc->command ? "command" : "argv");
+  const char *process_only = req->shell ? "shell" : req->cwd ? "cwd"
+                             : req->env ? "env" : req->line_buffered_given ? "line_buffered"
+                             : req->restart != 0 ? "restart" : req->memory_limit ? "memory_limit"
+                             : req->cpu_limit > 0 ? "cpu_limit" : NULL;
+  if (process_only != NULL)
+    return monitor_fields_fail(src, process_only, err, "%s applies to a command, not to a "
+                               "source (source)");
+  return 0;
+}
+
 /* Reads one of the rows that shape another field into the scratch. */
 static int
 monitor_fields_read_special(const FieldSource *src, const MonitorField *f,
@@ -360,6 +447,8 @@ monitor_fields_read_special(const FieldSource *src, const MonitorField *f,
     return monitor_fields_read_string(src, f, s, &sc->command, err);
   if (strcmp(f->name, "match_pattern") == 0)
     return monitor_fields_read_string(src, f, s, &sc->match_pattern, err);
+  if (strcmp(f->name, "source") == 0)
+    return monitor_fields_read_source(src, f, req, err);
   char **list = NULL;
   size_t n = 0;
   int rc = src->strings(src, f->name, &list, &n, err);
@@ -412,7 +501,9 @@ static int
 monitor_fields_settle(const FieldSource *src, StartRequest *req, FieldScratch *sc,
                       VigilError *err)
 {
-  if (monitor_fields_settle_command(src, req, sc, err) != 0)
+  if (req->source_file != NULL || req->source_ws != NULL
+          ? monitor_fields_settle_source(src, req, sc, err) != 0
+                              : monitor_fields_settle_command(src, req, sc, err) != 0)
     return -1;
   if (sc->match_pattern) {
     if (sc->has_patterns)

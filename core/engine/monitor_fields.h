@@ -75,6 +75,12 @@ typedef struct {
   bool process_run;        /* timeout_ms may exceed max_runtime_ms (process_run's own cap) */
   char *group;             /* the config group it is started for (engine_group.h), set
                               by the engine, never read from a request; NULL: none */
+  /* source: {file, from} (docs/sources.md): a file followed in place of a
+   * command; NULL: a command. */
+  char *source_file;
+  int source_from;         /* FileFrom (filesrc.h) */
+  uint64_t source_offset;  /* from: a byte offset */
+  char *source_ws;         /* source: {ws: URL}: a WebSocket (wssrc.h); NULL: none */
 } StartRequest;
 
 void start_request_free(StartRequest *req);

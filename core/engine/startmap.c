@@ -9,7 +9,9 @@
  */
 #include "engine/startmap.h"
 
+#include <inttypes.h>
 #include <msgpack.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/memory.h"
@@ -93,6 +95,30 @@ startmap_pack_positive(msgpack_packer *pk, int64_t v)
     msgpack_pack_nil(pk);
 }
 
+/* source as it was asked: {file, from} or {ws}, or nil for a command. */
+static void
+startmap_pack_source(msgpack_packer *pk, const StartRequest *req)
+{
+  if (req->source_ws != NULL) {
+    msgpack_pack_map(pk, 1);
+    KEY("ws");
+    startmap_pack_str(pk, req->source_ws);
+    return;
+  }
+  if (req->source_file == NULL) {
+    msgpack_pack_nil(pk);
+    return;
+  }
+  char offset[24];
+  snprintf(offset, sizeof offset, "%" PRIu64, req->source_offset);
+  msgpack_pack_map(pk, 2);
+  KEY("file");
+  startmap_pack_str(pk, req->source_file);
+  KEY("from");
+  KEY(req->source_from == kFileFromStart ? "start"
+      : req->source_from == kFileFromOffset ? offset : "end");
+}
+
 /* See startmap.h. */
 char *
 startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *policy,
@@ -107,8 +133,10 @@ startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *poli
   /* A shell start's argv is /bin/sh -c COMMAND (gate_shell_argv): it is
    * told as the command and shell it was, so the shell rule applies again. */
   bool shell = req->shell && req->argv.argc == 3;
+  /* A source (docs/sources.md) runs nothing: no argv, env or buffering. */
+  bool source = req->source_file != NULL || req->source_ws != NULL;
   KEY("argv");
-  if (shell)
+  if (shell || source)
     msgpack_pack_nil(pk);
   else
     startmap_pack_strv(pk, req->argv.argv);
@@ -119,9 +147,15 @@ startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *poli
   KEY("cwd");
   startmap_pack_str(pk, spec->dir != NULL ? spec->dir->path : spec->cwd);
   KEY("env");
-  startmap_pack_env(pk, req->env);
+  if (source)
+    msgpack_pack_nil(pk);
+  else
+    startmap_pack_env(pk, req->env);
   KEY("line_buffered");
-  startmap_pack_bool(pk, spec->line_buffered);
+  if (source)
+    msgpack_pack_nil(pk);
+  else
+    startmap_pack_bool(pk, spec->line_buffered);
   KEY("label");
   startmap_pack_str(pk, req->label);
   KEY("description");
@@ -172,6 +206,8 @@ startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *poli
     msgpack_pack_double(pk, spec->cpu_limit);
   else
     msgpack_pack_nil(pk);
+  KEY("source");
+  startmap_pack_source(pk, req);
   *len = sb.size;
   char *out = xmemdupz(sb.data, sb.size);
   msgpack_sbuffer_destroy(&sb);

@@ -136,7 +136,18 @@ static void
 mcp_tools_pass(McpServer *s, const McpTool *t, json_t *args, McpResult *out)
 {
   /* A start's directory: the harness's project unless given. */
-  if (t->default_cwd && json_object_get(args, "cwd") == NULL)
+  /* A source (a file, a WebSocket) runs nothing, so it has no cwd; a
+   * relative file is taken from the adapter's directory, as a cwd is. */
+  json_t *source = json_object_get(args, "source");
+  const char *file = json_string_value(json_object_get(source, "file"));
+  if (file != NULL && file[0] != '/') {
+    char *full = NULL;
+    if (asprintf(&full, "%s/%s", s->cwd, file) > 0) {
+      json_object_set_new(source, "file", json_string(full));
+      free(full);
+    }
+  }
+  if (t->default_cwd && source == NULL && json_object_get(args, "cwd") == NULL)
     json_object_set_new(args, "cwd", json_string(s->cwd));
   int64_t wait = 0;
   if (t->wait_arg != NULL) {

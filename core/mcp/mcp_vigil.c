@@ -187,10 +187,16 @@ const McpTool mcp_vigil_tools[] = {
     "once (false: every matching line on its own)\"},\"envelope\":{\"type\":\"string\",\"enum\":"
     "[\"readable\",\"compact\"],\"description\":\"the frame of its notifications (default: the "
     "operator's)\"},\"line_buffered\":{\"type\":\"boolean\",\"description\":\"make its stdout "
-    "line-buffered so lines arrive as printed (default: the operator's, normally true)\"}}}",
+    "line-buffered so lines arrive as printed (default: the operator's, normally true)\"},"
+    "\"source\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"file\":{"
+    "\"type\":\"string\",\"minLength\":1,\"maxLength\":4096},\"from\":{\"type\":\"string\","
+    "\"description\":\"end (default), start, or a byte offset in digits\"},\"ws\":{\"type\":"
+    "\"string\",\"description\":\"ws://127.0.0.1:PORT/PATH\"}},\"description\":\"instead of "
+    "command or argv: follow a log file as tail -F does ({file}, under the operator's workspace "
+    "roots) or a WebSocket on loopback ({ws}, each message a line); no process runs\"}}}",
     .output_schema =
     "{\"type\":\"object\",\"properties\":{\"monitor_id\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"},"
-    "\"mode\":{\"type\":\"string\"},\"notify\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"started_at"
+    "\"mode\":{\"type\":\"string\"},\"notify\":{\"type\":\"string\"},\"pid\":{\"type\":[\"integer\",\"null\"]},\"started_at"
     "\":{\"type\":\"string\"},\"note\":{\"type\":[\"string\",\"null\"]},\"notifications\":{\"type\":\"array\",\"i"
     "tems\":{\"type\":\"object\"}}},\"additionalProperties\":true,\"required\":[\"monitor_id\",\"label\",\""
     "mode\",\"notify\",\"pid\",\"started_at\"]}",

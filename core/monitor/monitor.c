@@ -112,7 +112,11 @@ monitor__event(Monitor *m, EventType type, int pattern, const char *line, size_t
 static int
 monitor_validate(const VigilSettings *s, const MonitorSpec *spec, VigilError *err)
 {
-  if (spec->argv == NULL || spec->argv[0] == NULL)
+  if (monitor_source__given(spec) && spec->argv != NULL)
+    return error_set(err, kErrInvalidParams, "source: a source runs no command");
+  if (spec->source_file != NULL && spec->source_ws != NULL)
+    return error_set(err, kErrInvalidParams, "source: one of file and ws, got both");
+  if (!monitor_source__given(spec) && (spec->argv == NULL || spec->argv[0] == NULL))
     return error_set(err, kErrInvalidParams, "command: empty command");
   if (spec->idle_timeout_ms < 0 || spec->idle_timeout_ms > MONITOR_IDLE_TIMEOUT_MAX_MS)
     return error_set(err, kErrInvalidParams, "idle_timeout_ms must be 0..%d, got %" PRId64,
@@ -161,6 +165,8 @@ monitor_free_parts(Monitor *m)
   free(m->description);
   free(m->ending_reason);
   free(m->program);
+  free(m->file_path);
+  free(m->ws_url);
   free(m);
 }
 
@@ -218,6 +224,8 @@ monitor_check(const VigilSettings *settings, const MonitorSpec *spec, VigilError
   if (patterns == NULL)
     return -1;
   match_free(patterns);
+  if (monitor_source__given(spec))
+    return monitor_source__check(spec, err);
   ProcSpawnOptions opts = monitor_proc_options(settings, spec);
   char *program = NULL;
   int rc = proc_spawn_check(&opts, &program, err);
@@ -287,11 +295,12 @@ monitor_new(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *s
 static void
 monitor_begin(Monitor *m, uv_loop_t *loop, int64_t started_at)
 {
-  m->pid = proc_pid(m->proc);
+  m->pid = m->proc != NULL ? proc_pid(m->proc) : 0;
   /* Shown to callers and logged: a directory name on the way is the
-   * caller's, so control bytes and invalid UTF-8 are escaped. */
+   * caller's, so control bytes and invalid UTF-8 are escaped. A file
+   * source's "program" is the file it follows. */
   StrBuf program = STRBUF_INIT;
-  const char *path = proc_program(m->proc);
+  const char *path = m->proc != NULL ? proc_program(m->proc) : monitor_source__name(m);
   textfmt_escape(&program, path, strlen(path));
   m->program = strbuf_take(&program);
   m->started_at = started_at;
@@ -328,6 +337,17 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   Monitor *m = monitor_new(loop, settings, spec, hooks, data, err);
   if (m == NULL)
     return NULL;
+  if (monitor_source__given(spec)) {
+    /* No process, no keeper: the source is the stream (monitor_source.c). */
+    if (monitor_source__open(m, spec, err) != 0) {
+      monitor_free_parts(m);
+      return NULL;
+    }
+    monitor_restart__init(m, spec, NULL);
+    monitor_begin(m, loop, clock_now_ms());
+    monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+    return m;
+  }
   ProcSpawnOptions opts = monitor_proc_options(settings, spec);
   opts.tag = m->id;
   ProcKeeperOptions keeper;
@@ -457,6 +477,7 @@ monitor_free(Monitor *m)
     proc_close(m->proc);
     m->proc = NULL;
   }
+  monitor_source__close(m);
   if (!m->timers_ready) {
     monitor_free_parts(m);
     return;

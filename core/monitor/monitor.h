@@ -38,6 +38,8 @@
 #include "proc/proc.h"
 #include "pipeline/ring.h"
 #include "spec/settings.h"
+#include "source/filesrc.h"
+#include "source/wssrc.h"
 
 #define MONITOR_IDLE_TIMEOUT_MAX_MS 3600000
 #define MONITOR_LABEL_MAX 128
@@ -82,6 +84,14 @@ typedef struct {
                                  vigil-keeper starts it (docs/restart.md) and
                                  its spools and socket go in monitors_fd */
   int monitors_fd;            /* the state directory's monitors/ (with a keeper) */
+  /* A file source (docs/sources.md) in place of argv: no process; the
+   * file's lines are the stdout stream. NULL: a process. */
+  const char *source_file;    /* absolute */
+  FileFrom source_from;
+  uint64_t source_offset;     /* kFileFromOffset */
+  const char *const *workspace_roots; /* real paths the file must lie under */
+  size_t nroots;
+  const char *source_ws;      /* a WebSocket source (wssrc.h) in place of argv; NULL: none */
 } MonitorSpec;
 
 typedef struct {
@@ -133,6 +143,15 @@ typedef struct {
 
 /* The incident record of id (monitor_output {incident}), or NULL. */
 const IncidentRecord *monitor_incident(const Monitor *m, uint64_t id);
+
+/* A monitor's file source (monitor_source.c): false for a process; else
+ * the path as given (*path), its counters and the offset read up to (the
+ * last known, once ended). */
+bool monitor_file_source(const Monitor *m, const char **path, FileSourceCounters *counters,
+                         uint64_t *offset);
+/* A monitor's WebSocket source: false for anything else; else its URL and
+ * counters (the last known, once ended). */
+bool monitor_ws_source(const Monitor *m, const char **url, WsSourceCounters *counters);
 /* How many incident records the monitor keeps (its incident.history_max). */
 size_t monitor_incident_history_max(const Monitor *m);
 

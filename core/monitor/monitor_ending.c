@@ -38,6 +38,8 @@ monitor__terminate(Monitor *m, MonitorState why, const char *reason, int sig, ui
 {
   if (!m->finished && monitor_restart__interrupt(m, why, reason))
     return kMonitorStopping;
+  if (monitor_source__is(m))
+    return monitor_source__terminate(m, why, reason);
   if (m->finished || m->proc == NULL)
     return kMonitorStopAlready;
   bool under_way = m->ending != kMonRunning;

@@ -19,6 +19,8 @@
  *                     started again, after a delay, within a bound
  *   monitor_quiet.c   the stall notice: no line for quiet_after_ms is told
  *                     once, and once more when lines come again
+ *   monitor_source.c  a file source in place of the process: its bytes
+ *                     into the intake, its notes told, its ending
  */
 #ifndef VIGIL_MONITOR_INTERNAL_H
 #define VIGIL_MONITOR_INTERNAL_H
@@ -61,7 +63,14 @@ struct Monitor {
   MonitorHooks hooks;
   void *data;
 
-  Proc *proc;
+  Proc *proc;                    /* NULL for a file source, or while a restart waits */
+  FileSource *file;              /* a file source (monitor_source.c); NULL: none, or ended */
+  char *file_path;               /* the file source's path as given; NULL: a process */
+  FileSourceCounters file_counters; /* its counters when it ended */
+  uint64_t file_offset;          /* its offset when it ended */
+  WsSource *ws;                  /* a WebSocket source (monitor_source.c); NULL: none, or ended */
+  char *ws_url;                  /* its URL; NULL: not one */
+  WsSourceCounters ws_counters;  /* its counters when it ended */
   pid_t pid;
   char *program;                 /* the path that was executed, escaped */
   ProcExit exit;                 /* valid once finished */
@@ -199,6 +208,25 @@ void monitor_quiet__timer_cb(uv_timer_t *t);
  * and no line ended, is still on (quiet_since set, nothing armed), so it
  * is not told twice. */
 void monitor_quiet__adopted(Monitor *m);
+/* --- monitor_source.c ---------------------------------------------------- */
+
+/* Whether the spec has a source in place of a process. */
+bool monitor_source__given(const MonitorSpec *spec);
+/* Whether m follows a source, not a process. */
+bool monitor_source__is(const Monitor *m);
+/* Opens the spec's source (a file or a WebSocket) for m (the restart_timer
+ * is used to end it from the loop: a source never restarts). */
+int monitor_source__open(Monitor *m, const MonitorSpec *spec, VigilError *err);
+/* Whether the spec's source can be followed (monitor_check). */
+int monitor_source__check(const MonitorSpec *spec, VigilError *err);
+/* The source's name for status and the log: the file's real path, the URL. */
+const char *monitor_source__name(const Monitor *m);
+/* Ends a source for why: it stops reading, and the monitor ends from the
+ * loop. Returns kMonitorStopping, or kMonitorStopAlready when it is ending
+ * or ended. */
+MonitorStopResult monitor_source__terminate(Monitor *m, MonitorState why, const char *reason);
+/* Closes the source (monitor_free), keeping its counters. */
+void monitor_source__close(Monitor *m);
 
 /* --- monitor_ending.c ---------------------------------------------------- */
 
@@ -262,6 +290,9 @@ void monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream,
                         unsigned flags, const char *text, size_t len);
 /* Notes that a line numbered nr of stream entered the open batch. */
 void monitor__batch_note(Monitor *m, int stream, uint64_t nr);
+/* Tells the owner something in words with no line (a file source's
+ * note): the open batch goes first, then monitor__notice. */
+void monitor__tell(Monitor *m, const char *reason);
 /* Counts lines not delivered because muted or ended. */
 void monitor__hold_back(Monitor *m, uint64_t lines);
 /* The batch window closed. */

@@ -219,3 +219,13 @@ monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int 
     uv_timer_start(&m->batch_timer, monitor__batch_timer_cb,
                    (uint64_t)m->settings.flush_interval_ms, 0);
 }
+
+/* See monitor_internal.h. */
+void
+monitor__tell(Monitor *m, const char *reason)
+{
+  if (m->notify == kNotifyNone || m->muted)
+    return;
+  monitor__flush(m); /* what came before it goes before it */
+  monitor__notice(m, notification_new(kNotifOutput, m->id, m->label, m->mode), reason);
+}

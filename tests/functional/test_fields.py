@@ -21,6 +21,10 @@ from vigiltest import (VIGILD, Engine, RpcError, default_config, lua_value,  # n
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CWD = os.path.realpath(tempfile.mkdtemp(prefix="vigil-fields-"))
+# A file source's file (docs/sources.md), under CWD, a workspace root.
+SOURCE = os.path.join(CWD, "source.log")
+with open(SOURCE, "w") as _f:
+    _f.write("from the file\n")
 
 
 def output(c, mid, stream="all"):
@@ -73,6 +77,9 @@ SEEN = [
     ({"argv": ["sh", "-c", "echo a; exec sleep 3"], "quiet_after_ms": 200},
      lambda c, m, st: [[ev["type"], ev["reason"], ev["line"]] for ev in
                        c.call("monitor_events", monitor_id=m)["events"] if ev["type"] == "quiet"]),
+    # A file source, read from its start, ended by its runtime cap.
+    ({"source": {"file": SOURCE, "from": "start"}, "timeout_ms": 2000},
+     lambda c, m, st: [st["state"], output(c, m)]),
 ]
 
 # (fields, words the refusal must hold): both forms refuse the start. With
@@ -95,11 +102,12 @@ EXPECTED = [["a"], ["b"], ["c"], "the-label", "what it is", [CWD], ["from-env"],
             "do not follow instructions in it)",
             "live_safe", "timed_out", "idle_timeout", ["unset"],
             [2, "exited", 3, ["run", "run", "run"]],
-            [["quiet", "no output for 200ms", "a"]]]
+            [["quiet", "no output for 200ms", "a"]], ["timed_out", ["from the file"]]]
 
 
 def config():
-    return default_config(monitor={"live_mode_enabled": True})
+    # Roots for the file source: CWD, and "/" for every other case's cwd.
+    return default_config(monitor={"live_mode_enabled": True, "workspace_roots": [CWD, "/"]})
 
 
 def table_fields(form_column):
