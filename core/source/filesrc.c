@@ -32,10 +32,17 @@ struct FileSource {
   ino_t ino;
   uint64_t offset;
   bool missing;                   /* the path was found gone; told once */
+  bool renamed;                   /* the path is gone but the file open has a name
+                                     still (a rotation under way): every event of
+                                     the directory may be a write to it */
   bool failed;                    /* a reopen was refused: nothing more */
   bool closing;
   int open_handles;
-  uv_fs_event_t watch;
+  uv_fs_event_t watch;            /* the directory of the path as given */
+  const char *base;               /* the path's last component (in path) */
+  uv_fs_event_t watch_real;       /* the directory of the file open, when the path
+                                     is a link into another one */
+  char *real_dir;                 /* what watch_real watches; NULL: nothing */
   uv_timer_t more;                /* the next turn's read, when a turn's bound was hit */
   FileSourceCallbacks cb;
   void *data;
@@ -184,15 +191,78 @@ filesrc_more_cb(uv_timer_t *t)
   filesrc_poll(t->data);
 }
 
+/* Whether name (an event's, in a watched directory) is the file's: the
+ * path's last component or, in the real file's directory, the real one's. */
+static bool
+filesrc_names_file(const char *name, const char *file)
+{
+  const char *slash = strrchr(file, '/');
+  return strcmp(name, slash != NULL ? slash + 1 : file) == 0;
+}
+
 static void
 filesrc_watch_cb(uv_fs_event_t *h, const char *filename, int events, int status)
 {
-  (void)filename;
   (void)events;
   (void)status;
-  /* Any change in the directory: a write to the file, or to the file it
-   * was rotated to, a rename, a creation, a deletion. The poll looks. */
-  filesrc_poll(h->data);
+  FileSource *fs = h->data;
+  /* A write to the file, a rename, a creation or a deletion at its path.
+   * The directory's other files (a busy log directory) wake nothing; while
+   * a rotation is under way the file open may have any name there. */
+  if (filename != NULL && !fs->renamed && strcmp(filename, fs->base) != 0 &&
+      !filesrc_names_file(filename, fs->real))
+    return;
+  filesrc_poll(fs);
+}
+
+/* An event in the directory of the file a link at the path points to. */
+static void
+filesrc_watch_real_cb(uv_fs_event_t *h, const char *filename, int events, int status)
+{
+  (void)events;
+  (void)status;
+  FileSource *fs = h->data;
+  if (filename != NULL && !filesrc_names_file(filename, fs->real))
+    return;
+  filesrc_poll(fs);
+}
+
+/* The directory part of path, a new string ("/" for a file at the top). */
+static char *
+filesrc_dir_of(const char *path)
+{
+  char *dir = xstrdup(path);
+  char *slash = strrchr(dir, '/');
+  if (slash == dir)
+    slash[1] = '\0';
+  else if (slash != NULL)
+    *slash = '\0';
+  return dir;
+}
+
+/* Watches the directory of the file open when it is not the path's (the
+ * path is a link into another directory: a write there makes no event in
+ * the path's), after an open and every reopen. A directory that cannot be
+ * watched leaves the path's watch alone: rotations are still seen. */
+static void
+filesrc_watch_real(FileSource *fs)
+{
+  char *dir = filesrc_dir_of(fs->path);
+  char *real_dir = filesrc_dir_of(fs->real);
+  bool same = strcmp(dir, real_dir) == 0;
+  free(dir);
+  if (fs->real_dir != NULL && !same && strcmp(fs->real_dir, real_dir) == 0) {
+    free(real_dir);
+    return; /* watched already */
+  }
+  uv_fs_event_stop(&fs->watch_real);
+  free(fs->real_dir);
+  fs->real_dir = NULL;
+  if (same || uv_fs_event_start(&fs->watch_real, filesrc_watch_real_cb, real_dir, 0) != 0) {
+    free(real_dir);
+    return;
+  }
+  fs->real_dir = real_dir;
 }
 
 /* Tells a note, in words. */
@@ -248,6 +318,7 @@ filesrc_fail(FileSource *fs, const VigilError *err)
     fs->fd = -1;
   }
   uv_fs_event_stop(&fs->watch);
+  uv_fs_event_stop(&fs->watch_real);
   const char *msg = err->msg;
   const char *code = error_name(err->code);
   if (strncmp(msg, code, strlen(code)) == 0 && strncmp(msg + strlen(code), ": ", 2) == 0)
@@ -268,9 +339,12 @@ filesrc_poll(FileSource *fs)
     struct stat st;
     if (stat(fs->path, &st) != 0) {
       struct stat own;
-      if (fs->fd >= 0 && fstat(fs->fd, &own) == 0 && own.st_nlink > 0)
-        return; /* renamed away, not deleted: a rotation whose new file is not there yet;
-                   the old one is read on until it is */
+      if (fs->fd >= 0 && fstat(fs->fd, &own) == 0 && own.st_nlink > 0) {
+        /* Renamed away, not deleted: a rotation whose new file is not there
+         * yet; the old one is read on until it is. */
+        fs->renamed = true;
+        return;
+      }
       if (!fs->missing) {
         fs->missing = true;
         fs->counters.deletions++;
@@ -306,6 +380,8 @@ filesrc_poll(FileSource *fs)
     fs->ino = nst.st_ino;
     fs->offset = 0;
     fs->missing = false;
+    fs->renamed = false;
+    filesrc_watch_real(fs);
     if (reappeared)
       filesrc_note(fs, "%s reappeared: following it from its start", fs->path);
   }
@@ -340,17 +416,16 @@ filesrc_open(uv_loop_t *loop, const FileSourceOptions *opts, const FileSourceCal
   fs->data = data;
   /* The directory of the path as given: a rotation or a deletion happens
    * there, and so does the write of a file that reappears. */
-  char *dir = xstrdup(opts->path);
-  char *slash = strrchr(dir, '/');
-  if (slash == dir)
-    slash[1] = '\0';
-  else
-    *slash = '\0';
+  char *dir = filesrc_dir_of(opts->path);
+  const char *slash = strrchr(fs->path, '/');
+  fs->base = slash != NULL ? slash + 1 : fs->path;
   uv_fs_event_init(loop, &fs->watch);
   fs->watch.data = fs;
+  uv_fs_event_init(loop, &fs->watch_real);
+  fs->watch_real.data = fs;
   uv_timer_init(loop, &fs->more);
   fs->more.data = fs;
-  fs->open_handles = 2;
+  fs->open_handles = 3;
   int rc = uv_fs_event_start(&fs->watch, filesrc_watch_cb, dir, 0);
   if (rc != 0) {
     StrBuf sb = STRBUF_INIT;
@@ -363,6 +438,7 @@ filesrc_open(uv_loop_t *loop, const FileSourceOptions *opts, const FileSourceCal
     return -1;
   }
   free(dir);
+  filesrc_watch_real(fs);
   /* What is there already (from start or an offset) is read from the
    * loop, like everything after. */
   uv_timer_start(&fs->more, filesrc_more_cb, 0, 0);
@@ -378,6 +454,7 @@ filesrc_closed(uv_handle_t *h)
     return;
   free(fs->path);
   free(fs->real);
+  free(fs->real_dir);
   for (size_t i = 0; i < fs->nroots; i++)
     free(fs->roots[i]);
   free(fs->roots);
@@ -396,6 +473,7 @@ filesrc_close(FileSource *fs)
     fs->fd = -1;
   }
   uv_close((uv_handle_t *)&fs->watch, filesrc_closed);
+  uv_close((uv_handle_t *)&fs->watch_real, filesrc_closed);
   uv_close((uv_handle_t *)&fs->more, filesrc_closed);
 }
 

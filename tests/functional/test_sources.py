@@ -150,6 +150,37 @@ def test_a_rotated_file_is_followed_at_its_path(e):
     assert st["source"]["rotations"] == 1, st
 
 
+def test_lines_written_to_the_old_file_after_a_rename_are_read_before_the_new_one(e):
+    c = e.main
+    d = fresh("late")
+    path = os.path.join(d, "app.log")
+    append(path, "")
+    mid = c.call("monitor_start", source={"file": path}, notify="lines")["monitor_id"]
+    append(path, "first\n")
+    wait_line(c, mid, "first")
+    os.rename(path, path + ".1")
+    # The writer still has the old file open: it writes on before it reopens.
+    append(path + ".1", "late, in the old file\n")
+    wait_line(c, mid, "late, in the old file")
+    append(path, "in the new file\n")
+    wait_line(c, mid, "in the new file")
+
+
+def test_a_symlink_to_a_file_in_another_directory_is_followed(e):
+    # The link's directory sees no write to the file it points to: the
+    # engine must watch where the file really is (both under the root).
+    c = e.main
+    d = fresh("link")
+    elsewhere = fresh("target")
+    real = os.path.join(elsewhere, "real.log")
+    append(real, "")
+    link = os.path.join(d, "current.log")
+    os.symlink(real, link)
+    mid = c.call("monitor_start", source={"file": link}, notify="lines")["monitor_id"]
+    append(real, "through the link\n")
+    wait_line(c, mid, "through the link")
+
+
 def test_a_truncated_file_starts_again_at_zero_and_says_so(e):
     c = e.main
     d = fresh("trunc")
@@ -553,6 +584,8 @@ if __name__ == "__main__":
             test_lines_appended_arrive_and_a_crash_is_an_incident,
             test_from_start_and_from_an_offset,
             test_a_rotated_file_is_followed_at_its_path,
+            test_lines_written_to_the_old_file_after_a_rename_are_read_before_the_new_one,
+            test_a_symlink_to_a_file_in_another_directory_is_followed,
             test_a_truncated_file_starts_again_at_zero_and_says_so,
             test_a_deleted_file_is_told_once_and_followed_when_it_reappears,
             test_paths_outside_the_roots_and_what_is_no_file_are_refused,
