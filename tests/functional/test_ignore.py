@@ -90,6 +90,28 @@ def test_an_ignored_fingerprint_recurs_logged_counted_listed_never_notified(e):
     assert [i["fingerprint"] for n in outs for i in n["incidents"]] == [inc["fingerprint"]]
 
 
+@with_config(incident=STAGE)
+def test_a_repeated_incident_says_how_to_silence_it_outside_the_frame(e):
+    e.call("session_open", session="proj")
+    # Once: no hint (nothing says it will come again).
+    _, inc = first_abort(e)
+    notes = e.main.drain()
+    assert all("to silence" not in n["text"] for n in notes)
+    # Three times: the summary of the repeats carries the hint, after the
+    # frame's END marker (the engine speaking), naming the fingerprint only.
+    script = "for i in 1 2 3; do echo '%s'; echo 'GET / 200'; sleep 0.7; done" % ABORT
+    mid, outs, end = run_to_end(e, script, label="loop")
+    hinted = [n for n in outs + [end] if "to silence" in n["text"]]
+    assert hinted, [n["text"] for n in outs + [end]]
+    for n in hinted:
+        frame_end = n["text"].rindex(" END>>>")
+        tail = n["text"][frame_end:].split("\n", 1)[1]
+        assert tail == 'to silence incident %d: incident_ignore {fingerprint: "%s"}\n' % (
+            [i for i in n["incidents"] if i["summary"] or i["repeats"]][0]["id"],
+            inc["fingerprint"]), n["text"]
+        assert "request aborted" not in tail
+
+
 @socket_only
 @with_config(incident=STAGE)
 def test_ignores_are_per_session(e):
@@ -205,6 +227,7 @@ def test_a_damaged_ignore_file_is_set_aside_and_the_engine_starts(e):
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_an_ignored_fingerprint_recurs_logged_counted_listed_never_notified,
+        test_a_repeated_incident_says_how_to_silence_it_outside_the_frame,
         test_ignores_are_per_session,
         test_an_ignore_outlives_a_sigkilled_engine,
         test_an_ignore_ends_at_its_expiry,
