@@ -224,6 +224,41 @@ def test_a_damaged_ignore_file_is_set_aside_and_the_engine_starts(e):
         assert len(e2.call("incident_ignored")["ignored"]) == 1
 
 
+@socket_only
+@with_config(incident=STAGE)
+def test_the_cli_ignores_lists_and_unignores_in_the_projects_session(e):
+    from test_cli import vigil, vigil_ok
+    e.call("session_open", session="proj")
+    first, inc = first_abort(e)
+    fp = inc["fingerprint"]
+    # By MONITOR:INCIDENT (the label works as the id does), with a reason.
+    out = vigil_ok(e, "--session", "proj", "ignore", "first:%d" % inc["id"], "--for", "2h",
+                   "--reason", "client went away").stdout
+    assert out.startswith("ignoring %s  until " % fp) and "client went away" in out, out
+    listed = e.call("incident_ignored")["ignored"]
+    assert [(x["fingerprint"], x["reason"]) for x in listed] == [(fp, "client went away")]
+    # An ignored recurrence shows in `vigil ignored` with its hit.
+    run_to_end(e, "echo '%s'" % ABORT, label="again")
+    out = vigil_ok(e, "--session", "proj", "ignored").stdout
+    assert out.startswith(fp) and "hits 1 (last " in out, out
+    # --always, by fingerprint: replaces it.
+    out = vigil_ok(e, "--session", "proj", "ignore", fp, "--always").stdout
+    assert out.startswith("ignoring (replaced) %s  always" % fp), out
+    # Bad input: exit 2 naming what was wrong, nothing changed.
+    for args, named in [((fp, "--for", "40d"), "--for"), (("nothex",), "fingerprint"),
+                        ((fp, "--for", "1h", "--always"), "--always"),
+                        (("first:x",), "MONITOR:INCIDENT")]:
+        p = vigil(e, "--session", "proj", "ignore", *args)
+        assert p.returncode == 2 and named in p.stderr, (args, p.returncode, p.stderr)
+    p = vigil(e, "--session", "proj", "ignore", "first:99999")
+    assert p.returncode == 1 and "incident" in p.stderr, p.stderr
+    assert len(e.call("incident_ignored")["ignored"]) == 1
+    vigil_ok(e, "--session", "proj", "unignore", fp)
+    assert "no fingerprints ignored" in vigil_ok(e, "--session", "proj", "ignored").stdout
+    p = vigil(e, "--session", "proj", "unignore", fp)
+    assert p.returncode == 1 and "does not ignore" in p.stderr, p.stderr
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_an_ignored_fingerprint_recurs_logged_counted_listed_never_notified,
@@ -234,4 +269,5 @@ if __name__ == "__main__":
         test_bad_ignores_are_refused_and_change_nothing,
         test_the_list_is_bounded_and_refusals_counted,
         test_a_damaged_ignore_file_is_set_aside_and_the_engine_starts,
+        test_the_cli_ignores_lists_and_unignores_in_the_projects_session,
     ]))
