@@ -65,10 +65,13 @@ export const { McpError } = sdk;
 // every one (section 4, "a read tool in every profile").
 export const PROFILES = {
   vigil: ['monitor_start', 'monitor_stop', 'monitor_list', 'monitor_status', 'monitor_output',
-    'monitor_logs', 'monitor_events', 'monitor_wait', 'process_run', 'notifications_read'],
-  watch_process: ['watch_process', 'watch_process_events', 'KillShell', 'BashOutput', 'notifications_read'],
-  process: ['process.run', 'process.monitor', 'process.kill', 'process.list', 'process.logs', 'notifications_read'],
-  monitor: ['Monitor', 'TaskStop', 'TaskOutput', 'notifications_read'],
+    'monitor_logs', 'monitor_events', 'monitor_wait', 'process_run', 'notifications_read',
+    'incident_ignore', 'incident_ignored', 'incident_unignore'],
+  watch_process: ['watch_process', 'watch_process_events', 'KillShell', 'BashOutput', 'notifications_read',
+    'watch_process_ignore'],
+  process: ['process.run', 'process.monitor', 'process.kill', 'process.list', 'process.logs', 'notifications_read',
+    'process.ignore'],
+  monitor: ['Monitor', 'TaskStop', 'TaskOutput', 'notifications_read', 'MonitorIgnore'],
   hermes: ['terminal', 'process', 'notifications_read'],
 };
 
