@@ -1,6 +1,6 @@
 /*
  * The methods of silenced fingerprints (docs/protocol.md section 5,
- * "incident_ignore"; docs/incidents.md section 6): incident_ignore,
+ * "incident_ignore"; docs/incidents.md section 10): incident_ignore,
  * incident_ignored and incident_unignore, over the caller's session's list
  * (session_ignore.h). The scope is the session: a harness's session is its
  * project's, so one project's ignores never silence another's incidents.

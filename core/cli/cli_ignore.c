@@ -1,7 +1,7 @@
 /*
  * `vigil ignore`, `vigil ignored` and `vigil unignore`: the project's
  * silenced fingerprints (incident_ignore, incident_ignored,
- * incident_unignore in docs/protocol.md; docs/incidents.md section 6).
+ * incident_unignore in docs/protocol.md; docs/incidents.md section 10).
  * They act in the project's session (docs/cli.md "Where and as whom"), the
  * one its agent's harness uses, so what a person silences here the agent
  * is no longer woken for. A bad argument (the engine's invalid_params)

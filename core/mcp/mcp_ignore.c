@@ -1,6 +1,6 @@
 /*
  * Silencing a known incident through `vigil mcp` (docs/mcp.md, "Silencing
- * a known incident"; docs/incidents.md section 6): the engine's
+ * a known incident"; docs/incidents.md section 10): the engine's
  * incident_ignore, incident_ignored and incident_unignore as tools, named
  * in each profile's style. The `vigil` profile has the three methods as
  * they are; each seed profile has one tool whose `action` (ignore, the

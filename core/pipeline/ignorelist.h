@@ -1,5 +1,5 @@
 /*
- * The fingerprints a session has silenced (docs/incidents.md section 6): a
+ * The fingerprints a session has silenced (docs/incidents.md section 10): a
  * small bounded list of entries, each a fingerprint, why (the agent's
  * reason), when it ends (a wall-clock expiry, or never) and how often it
  * has been met since. The signal stage asks it about every incident it

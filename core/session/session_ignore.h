@@ -1,6 +1,6 @@
 /*
  * A session's silenced fingerprints (ignorelist.h) and their file in the
- * state directory (docs/incidents.md section 6, docs/restart.md).
+ * state directory (docs/incidents.md section 10, docs/restart.md).
  *
  * Scope: the session, which for a harness is its project (docs/cli.md,
  * "Where and as whom"). A named session's list is kept as

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fingerprints the agent can silence (docs/incidents.md section 6,
+"""Fingerprints the agent can silence (docs/incidents.md section 10,
 docs/protocol.md "incident_ignore").
 
 What a user notices: once a known, benign incident is ignored, its later
