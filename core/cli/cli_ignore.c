@@ -31,14 +31,21 @@ static const CliOpt cli_ignore_no_opts[] = {
 /* The longest `for` (the engine's bound, IGNORE_FOR_MAX_MS). */
 #define CLI_IGNORE_FOR_MAX_MS ((uint64_t)30 * 86400 * 1000)
 
-/* Calls method in the project's session; 0 with reply filled, or the exit
- * status after printing why (2 for invalid_params). */
+/* Calls method with req (freed here) in the project's session, printing
+ * the result as JSON under --json. 0 with reply filled (the caller words
+ * it unless c->json, and frees it), or the exit status after printing why
+ * (2 for invalid_params). */
 static int
-cli_ignore_call(CliClient *c, const char *method, const CliReq *req, CliReply *reply)
+cli_ignore_call(CliClient *c, const char *method, CliReq *req, CliReply *reply)
 {
-  if (cli_client_connect(c, true, false, 0) == 0 &&
-      cli_client_call(c, method, req, CLI_CALL_TIMEOUT_MS, reply) == 0)
+  bool ok = cli_client_connect(c, true, false, 0) == 0 &&
+            cli_client_call(c, method, req, CLI_CALL_TIMEOUT_MS, reply) == 0;
+  cli_req_free(req);
+  if (ok) {
+    if (c->json)
+      cli_client_print_json(reply->result);
     return 0;
+  }
   bool usage = c->err.kind == kCliErrEngine && c->err.code == kErrInvalidParams;
   cli_client_fail(c);
   return usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
@@ -122,13 +129,9 @@ cli_ignore_run(CliClient *c, const CliParsed *p)
   if (cli_opts_has(p, "reason"))
     cli_req_str(&req, "reason", cli_opts_get(p, "reason"));
   CliReply reply;
-  rc = cli_ignore_call(c, "incident_ignore", &req, &reply);
-  cli_req_free(&req);
-  if (rc != 0)
+  if ((rc = cli_ignore_call(c, "incident_ignore", &req, &reply)) != 0)
     return rc;
-  if (c->json) {
-    cli_client_print_json(reply.result);
-  } else {
+  if (!c->json) {
     const msgpack_object *e = cli_obj_get(reply.result, "ignored");
     const msgpack_object *replaced = cli_obj_get(reply.result, "replaced");
     bool again = replaced && replaced->type == MSGPACK_OBJECT_BOOLEAN && replaced->via.boolean;
@@ -148,12 +151,9 @@ cli_ignored_run(CliClient *c, const CliParsed *p)
   cli_req_init(&req);
   CliReply reply;
   int rc = cli_ignore_call(c, "incident_ignored", &req, &reply);
-  cli_req_free(&req);
   if (rc != 0)
     return rc;
-  if (c->json) {
-    cli_client_print_json(reply.result);
-  } else {
+  if (!c->json) {
     const msgpack_object *list = cli_obj_get(reply.result, "ignored");
     uint32_t n = list && list->type == MSGPACK_OBJECT_ARRAY ? list->via.array.size : 0;
     for (uint32_t i = 0; i < n; i++)
@@ -173,12 +173,9 @@ cli_unignore_run(CliClient *c, const CliParsed *p)
   cli_req_str(&req, "fingerprint", p->args[0]);
   CliReply reply;
   int rc = cli_ignore_call(c, "incident_unignore", &req, &reply);
-  cli_req_free(&req);
   if (rc != 0)
     return rc;
-  if (c->json)
-    cli_client_print_json(reply.result);
-  else
+  if (!c->json)
     printf("no longer ignoring %s\n", p->args[0]);
   cli_reply_free(&reply);
   return 0;

@@ -705,3 +705,15 @@ export function sessionName(label) {
   sessionCounter += 1;
   return `t-${label}-${process.pid}-${sessionCounter}`.slice(0, 64);
 }
+
+/** Reads notifications (notifications_read, poll delivery) until the ending
+ * of monitor id has come; returns that monitor's notifications. */
+export async function untilEnding(a, id) {
+  const all = [];
+  for (let i = 0; !all.some((n) => n.monitor_id === id && n.type === 'exit'); i++) {
+    assert.ok(i < 20, `the ending came: ${JSON.stringify(all.map((n) => [n.seq, n.type]))}`);
+    const r = await a.ok('notifications_read', { wait_ms: WAIT_MS });
+    all.push(...r.structuredContent.notifications);
+  }
+  return all.filter((n) => n.monitor_id === id);
+}
