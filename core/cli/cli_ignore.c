@@ -38,7 +38,8 @@ static const CliOpt cli_ignore_no_opts[] = {
 static int
 cli_ignore_call(CliClient *c, const char *method, CliReq *req, CliReply *reply)
 {
-  bool ok = cli_client_connect(c, true, false, 0) == 0 &&
+  /* MONITOR:INCIDENT connected already, to find the monitor's id. */
+  bool ok = (c->conn != NULL || cli_client_connect(c, true, false, 0) == 0) &&
             cli_client_call(c, method, req, CLI_CALL_TIMEOUT_MS, reply) == 0;
   cli_req_free(req);
   if (ok) {
