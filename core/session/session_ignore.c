@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "session/session_internal.h"
@@ -153,6 +154,14 @@ session_ignore_save(Session *s)
 {
   if (!session_ignore_kept(s) || !s->ignores_loaded)
     return;
+  char name[320];
+  session_ignore_name(s, name, sizeof name);
+  /* An empty list is no file: sessions that never ignored anything leave
+   * nothing behind. */
+  if (s->ignores.n == 0) {
+    unlinkat(s->reg->store_fd, name, 0);
+    return;
+  }
   msgpack_sbuffer sb;
   msgpack_sbuffer_init(&sb);
   msgpack_packer pk;
@@ -171,8 +180,6 @@ session_ignore_save(Session *s)
     statefile_pack_str(&pk, "last_hit_at"); msgpack_pack_int64(&pk, e->last_hit_at);
     statefile_pack_str(&pk, "reason"); statefile_pack_str(&pk, e->reason);
   }
-  char name[320];
-  session_ignore_name(s, name, sizeof name);
   VigilError err = VIGIL_ERROR_INIT;
   if (statefile_write(s->reg->store_fd, name, session_ignore_magic, SESSION_IGNORE_VERSION,
                       sb.data, sb.size, W, &err) != 0)

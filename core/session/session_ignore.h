@@ -10,7 +10,8 @@
  * lingered out and is opened again by the same project finds its list).
  * An anonymous session's list lives as long as the session.
  *
- * Hits (how often an entry silenced something) are written with the next
+ * An empty list has no file (the last unignore removes it). Hits (how
+ * often an entry silenced something) are written with the next
  * change of the list, not at each hit: a flood of ignored incidents costs
  * no write. A file that fails its checks is set aside, logged and counted
  * (session_registry_ignores_set_aside), and the session starts with an

@@ -253,8 +253,12 @@ def test_the_cli_ignores_lists_and_unignores_in_the_projects_session(e):
     p = vigil(e, "--session", "proj", "ignore", "first:99999")
     assert p.returncode == 1 and "incident" in p.stderr, p.stderr
     assert len(e.call("incident_ignored")["ignored"]) == 1
+    kept = os.path.join(state_dir(e), "sessions", "ignore.proj")
+    assert os.path.exists(kept)
     vigil_ok(e, "--session", "proj", "unignore", fp)
     assert "no fingerprints ignored" in vigil_ok(e, "--session", "proj", "ignored").stdout
+    # An empty list leaves no file behind.
+    assert not os.path.exists(kept), os.listdir(os.path.dirname(kept))
     p = vigil(e, "--session", "proj", "unignore", fp)
     assert p.returncode == 1 and "does not ignore" in p.stderr, p.stderr
 
