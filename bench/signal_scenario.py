@@ -13,7 +13,10 @@ dict:
              Traceback header, `Caused by:`, a tsc error, a 5xx access line)
              or "trace" (every other line of an incident: frames, source and
              caret lines, blank lines inside a trace, `Node.js v20.11.1`,
-             `exit status 2`). incident_no is 0 for normal and decoy lines,
+             `exit status 2`), or "benign" (BENIGN: an express server's
+             client-abort line, which the built-in `^Error:` takes for a
+             failure; it comes once after each of BENIGN_AFTER, the issue 26 leak that an
+             agent silences with incident_ignore). incident_no is 0 for normal and decoy lines,
              else the incident's number (1..). rep is 0, except in the crash
              loop, where it is the iteration (0 = the first crash).
              Consecutive entries with the same t_ms and stream are one
@@ -26,6 +29,14 @@ schedule, byte for byte. Nothing here talks to vigil.
 """
 
 import random
+
+# The benign line an agent would rather silence (issue 26), and where it
+# comes: on stderr, each its own write, midway between standalone incident
+# k+1 and the next (or the loop), for each k here: far from every trace, and
+# more than incident.summary_after_ms apart in the full run, so that with
+# the defaults each repeat is a summary of its own (three wakes).
+BENIGN = "Error: request aborted (client closed the connection)"
+BENIGN_AFTER = (0, 3, 6)
 
 # The "hour" the scenario stands for: the clocks printed in the lines run
 # from 10:00:00 to 11:00:00 however long the replay is.
@@ -527,6 +538,20 @@ def generate(seed=1, quick=False):
                         moved = True
             groups.append([tt, stream, [(x, r, 0, 0) for x, r in lines]])
 
+    # The benign line, placed after everything else was drawn so that the
+    # rest of the schedule is what it was before it came (its own times
+    # from fixed fractions, moved past an incident's writes as above).
+    for k in BENIGN_AFTER:
+        tt = (inc_times[k] + (inc_times[k + 1] if k + 1 < len(inc_times) else loop_start)) // 2
+        moved = True
+        while moved:
+            moved = False
+            for a, b in blocked:
+                if a <= tt <= b:
+                    tt = b + 1
+                    moved = True
+        groups.append([tt, "stderr", [(BENIGN, "benign", 0, 0)]])
+
     # Two groups on one stream at one ms would merge into one write: give
     # each its own ms (an incident's group keeps its time, others move).
     groups.sort(key=lambda g: (g[0], 0 if any(inc for _, _, inc, _ in g[2]) else 1))
@@ -546,6 +571,7 @@ def generate(seed=1, quick=False):
               "stderr": sum(1 for x in lines if x[1] == "stderr"),
               "normal": sum(1 for x in lines if x[3] == "normal"),
               "decoy": sum(1 for x in lines if x[3] == "decoy"),
+              "benign": sum(1 for x in lines if x[3] == "benign"),
               "incident": sum(1 for x in lines if x[4]),
               "writes": len(groups)}
     return {"version": 1, "seed": seed, "quick": quick, "duration_ms": duration,

@@ -10,7 +10,7 @@
 # Install: copy to /usr/share/bash-completion/completions/vigil (and link
 # vigild to it), or `source` it from ~/.bashrc.
 
-_vigil_commands="start list ps ls status output logs events wait stop restart run watch sessions up down groups setup reload policy engine shutdown mcp hook help"
+_vigil_commands="start list ps ls status output logs events wait stop restart run watch sessions up down groups ignore ignored unignore setup reload policy engine shutdown mcp hook help"
 _vigil_common="--socket --session --json --help -h"
 
 # The options of one subcommand (kept in step with `vigil COMMAND --help`;
@@ -35,6 +35,7 @@ _vigil_options()
         run) echo "--timeout --lines --cwd --env --pass-env --pass-env-all --caller-path --shell \
                    --no-line-buffer" ;;
         watch) echo "--since --oneline" ;;
+        ignore) echo "--for --always --reason" ;;
         sessions) echo "--all -a" ;;
         setup) echo "--project --user --dry-run -n --remove --yes -y" ;;
         mcp) echo "--profile --delivery --tool-names --no-spawn --config" ;;

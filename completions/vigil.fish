@@ -6,7 +6,7 @@
 # Install: copy to ~/.config/fish/completions/vigil.fish (vigild's are in
 # vigild.fish: fish loads a command's completions from the file of its name).
 
-set -l vigil_commands start list ps ls status output logs events wait stop restart run watch sessions up down groups setup reload policy engine shutdown mcp hook help
+set -l vigil_commands start list ps ls status output logs events wait stop restart run watch sessions up down groups ignore ignored unignore setup reload policy engine shutdown mcp hook help
 set -l vigil_id_commands status output logs events wait stop restart
 
 function __vigil_ids
@@ -51,6 +51,9 @@ complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a ses
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a up -d "start a group of the config's monitors"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a down -d "stop a group of the config's monitors"
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a groups -d "list the config's groups and their monitors"
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a ignore -d 'stop being told about a known incident'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a ignored -d 'list the fingerprints ignored here'
+complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a unignore -d 'be told about a fingerprint again'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a setup -d 'set an agent harness up'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a reload -d 'make the engine read its config again'
 complete -c vigil -f -n "not __fish_seen_subcommand_from $vigil_commands" -a policy -d 'try a policy offline, or run its examples'
@@ -140,3 +143,6 @@ complete -c vigil -n '__fish_seen_subcommand_from mcp' -l tool-names -x -a 'exac
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l no-spawn -d 'never start an engine'
 complete -c vigil -n '__fish_seen_subcommand_from mcp' -l config -r -F -d 'config for a spawned engine'
 complete -c vigil -f -n '__fish_seen_subcommand_from hook' -l wait -d "at a turn's end, wait for a notification"
+complete -c vigil -n '__fish_seen_subcommand_from ignore' -l for -x -a "$durations" -d 'how long it stays ignored'
+complete -c vigil -n '__fish_seen_subcommand_from ignore' -l always -d 'ignore it until unignored'
+complete -c vigil -n '__fish_seen_subcommand_from ignore' -l reason -x -d 'why it is known and harmless'

@@ -223,6 +223,8 @@ return {
     -- monitor_output {incident}.
     fingerprints_max = 256,              -- 1..100000 fingerprints
     history_max = 256,                   -- 1..100000 incidents
+    -- Fingerprints a session may ignore (incident_ignore, vigil ignore).
+    ignore_max = 256,                    -- 1..4096 fingerprints
   },
 
   envelope = {

@@ -69,6 +69,10 @@ static const struct {
   {.name = "group_up", .fn = api_group_up, .known = ARGS("group")},
   {.name = "group_down", .fn = api_group_down, .known = ARGS("group")},
   {.name = "group_list", .fn = api_group_list, .known = ARGS_NONE},
+  {.name = "incident_ignore", .fn = api_incident_ignore,
+   .known = ARGS("fingerprint", "monitor_id", "incident", "for", "reason")},
+  {.name = "incident_ignored", .fn = api_incident_ignored, .known = ARGS_NONE},
+  {.name = "incident_unignore", .fn = api_incident_unignore, .known = ARGS("fingerprint")},
 };
 
 #define API_METHOD_COUNT (sizeof api_methods / sizeof api_methods[0])

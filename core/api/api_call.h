@@ -6,7 +6,8 @@
  * api_sessions.c, api_monitors.c (start, stop, list, status), api_output.c
  * (output, logs, events), api_wait.c (monitor_wait and every waiter),
  * api_run.c (process_run), api_cursor.c (the model cursors), api_groups.c
- * (the config's named groups); api.c has the
+ * (the config's named groups), api_ignore.c (silenced fingerprints); api.c
+ * has the
  * method table, the dispatch and the transports.
  */
 #ifndef VIGIL_API_CALL_H
@@ -116,6 +117,9 @@ void api_notifications_since(Call *call);
 void api_group_up(Call *call);
 void api_group_down(Call *call);
 void api_group_list(Call *call);
+void api_incident_ignore(Call *call);
+void api_incident_ignored(Call *call);
+void api_incident_unignore(Call *call);
 
 /* --- shared by the handlers (api_call.c) --- */
 

@@ -14,6 +14,7 @@
 #include "store/epoch.h"
 #include "base/log.h"
 #include "policy/policy.h"
+#include "session/session_ignore.h"
 #include "api/wire.h"
 
 /* --- methods: basics ---------------------------------------------------- */
@@ -41,7 +42,7 @@ api_pack_engine_counters(Call *call)
   EnvelopeCheckStats bodies;
   envelope_check_stats(&bodies);
   wire_key(pk, "counters");
-  msgpack_pack_map(pk, 13);
+  msgpack_pack_map(pk, 16);
   wire_key(pk, "connections");
   msgpack_pack_uint64(pk, api->nconns);
   wire_key(pk, "sessions");
@@ -71,6 +72,15 @@ api_pack_engine_counters(Call *call)
   msgpack_pack_uint64(pk, bodies.refused);
   wire_key(pk, "policy_bodies_too_large");
   msgpack_pack_uint64(pk, bodies.refused_size);
+  /* Silenced fingerprints (api_ignore.c): incidents they kept from the
+   * agent, ignores refused at incident.ignore_max, and ignore files that
+   * failed their checks at a load. */
+  wire_key(pk, "ignored");
+  msgpack_pack_uint64(pk, e->incidents_ignored);
+  wire_key(pk, "ignores_refused");
+  msgpack_pack_uint64(pk, e->ignores_refused);
+  wire_key(pk, "ignore_files_set_aside");
+  msgpack_pack_uint64(pk, session_registry_ignores_set_aside(e->sessions));
 }
 
 /* api_info's "containment": how monitors' processes are tracked and their

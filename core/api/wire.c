@@ -103,8 +103,8 @@ wire_ring_line(msgpack_packer *pk, const RingLine *line)
             (line->flags & 1u) != 0);
 }
 
-/* A 64-bit fingerprint as the 16 hex digits the envelope and events show. */
-static void
+/* See wire.h. */
+void
 wire_fingerprint(msgpack_packer *pk, uint64_t fp)
 {
   char hex[17];
@@ -289,6 +289,7 @@ wire_counters(msgpack_packer *pk, const MonitorCounters *c)
     "capture_evicted", "events_dropped", "policy_dropped", "muted", "incidents",
     "incidents_coalesced", "incidents_withheld", "incidents_dropped", "incidents_forgotten",
     "fingerprints_evicted", "state_unkept_bytes", "state_unkept_events",
+    "ignored",
   };
   const uint64_t values[] = {
     c->lines, c->matched, c->unmatched, c->dropped, c->suppressed, c->notifications,
@@ -296,6 +297,7 @@ wire_counters(msgpack_packer *pk, const MonitorCounters *c)
     c->capture_evicted, c->events_dropped, c->policy_dropped, c->muted, c->incidents,
     c->incidents_coalesced, c->incidents_withheld, c->incidents_dropped, c->incidents_forgotten,
     c->fingerprints_evicted, c->state_unkept_bytes, c->state_unkept_events,
+    c->incidents_ignored,
   };
   size_t n = sizeof names / sizeof names[0];
   msgpack_pack_map(pk, n);

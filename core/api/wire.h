@@ -24,6 +24,8 @@ void wire_str(msgpack_packer *pk, const char *s);
 void wire_strn(msgpack_packer *pk, const char *s, size_t len);
 void wire_key(msgpack_packer *pk, const char *key);
 void wire_time(msgpack_packer *pk, int64_t epoch_ms); /* nil when 0 */
+/* A 64-bit fingerprint as the 16 hex digits the envelope and events show. */
+void wire_fingerprint(msgpack_packer *pk, uint64_t fp);
 void wire_signal(msgpack_packer *pk, int sig);        /* name, nil when 0 */
 
 /* The notification map of `vigil.notification`. */

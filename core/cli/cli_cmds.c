@@ -18,6 +18,7 @@ static const CliCommand *const cli_cmds_table[] = {
   &cli_cmd_start,  &cli_cmd_list,     &cli_cmd_status, &cli_cmd_output, &cli_cmd_logs,
   &cli_cmd_events, &cli_cmd_wait,     &cli_cmd_stop,   &cli_cmd_restart, &cli_cmd_run,
   &cli_cmd_watch,  &cli_cmd_sessions, &cli_cmd_up,     &cli_cmd_down,  &cli_cmd_groups,
+  &cli_cmd_ignore, &cli_cmd_ignored,  &cli_cmd_unignore,
   &cli_cmd_setup,  &cli_cmd_reload,   &cli_cmd_policy, &cli_cmd_engine, &cli_cmd_shutdown,
   &cli_cmd_mcp,    &cli_cmd_hook,     NULL,
 };

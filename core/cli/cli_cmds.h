@@ -7,6 +7,7 @@
  * what runs), cli_show.c (list, status, events, logs: looking at a monitor),
  * cli_follow.c (output, wait, watch: waiting for the engine to tell them
  * something), cli_groups.c (up, down, groups: the config's groups),
+ * cli_ignore.c (ignore, ignored, unignore: silenced fingerprints),
  * cli_hook.c (hook: what a harness runs at its hook events).
  */
 #ifndef VIGIL_CLI_CMDS_H
@@ -50,6 +51,9 @@ extern const CliCommand cli_cmd_policy;
 extern const CliCommand cli_cmd_up;
 extern const CliCommand cli_cmd_down;
 extern const CliCommand cli_cmd_groups;
+extern const CliCommand cli_cmd_ignore;
+extern const CliCommand cli_cmd_ignored;
+extern const CliCommand cli_cmd_unignore;
 extern const CliCommand cli_cmd_complete_ids; /* "__complete-ids", not in the help */
 
 /* The engine's bounds the client checks before sending (docs/protocol.md):

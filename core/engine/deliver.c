@@ -53,6 +53,7 @@ deliver_policy_text(Policy *p, const Notification *n, StrBuf *text, VigilError *
     char nonce[ENVELOPE_NONCE_HEX + 1];
     envelope_nonce(nonce);
     envelope_frame(strbuf_cstr(&clean), clean.len, nonce, n->style, text);
+    envelope_silence_hint(n, text);
     rc = kDeliverText;
   }
   strbuf_free(&body);

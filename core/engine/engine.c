@@ -26,6 +26,7 @@
 #include "base/log.h"
 #include "base/memory.h"
 #include "policy/policy.h"
+#include "session/session_ignore.h"
 
 static void engine_maybe_drained(Engine *e);
 
@@ -135,11 +136,25 @@ engine_on_lines(void *data, Monitor *m)
     e->hooks->on_lines(e->hooks_ctx, r);
 }
 
+/* An incident's fingerprint is looked up in its session's ignores
+ * (session_ignore.h); a monitor whose session is gone silences nothing. */
+static bool
+engine_is_ignored(void *data, Monitor *m, uint64_t fp)
+{
+  MonRecord *r = data;
+  (void)m;
+  if (r->session == NULL || !session_ignore_hit(r->session, fp, clock_now_ms()))
+    return false;
+  r->engine->incidents_ignored++;
+  return true;
+}
+
 const MonitorHooks engine__monitor_hooks = {
   engine_on_notification,
   engine_on_event,
   engine_on_finished,
   engine_on_lines,
+  engine_is_ignored,
 };
 
 /* See engine.h. */
@@ -325,7 +340,8 @@ engine_session_limits(const VigilConfig *cfg)
 {
   SessionLimits l = {(size_t)cfg->settings.session_queue_max,
                      (uint64_t)cfg->settings.session_linger_ms,
-                     (size_t)cfg->settings.session_max_cursors};
+                     (size_t)cfg->settings.session_max_cursors,
+                     (size_t)cfg->settings.incident_ignore_max};
   return l;
 }
 

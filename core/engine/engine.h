@@ -125,6 +125,10 @@ struct Engine {
   const EngineHooks *hooks; /* the front end's (engine_set_hooks); may be NULL */
   void *hooks_ctx;
   void (*on_drained)(Engine *e); /* shutdown done: every process gone */
+  /* Silenced fingerprints (session_ignore.h): incidents they silenced,
+   * and incident_ignore calls refused at incident.ignore_max. */
+  uint64_t incidents_ignored;
+  uint64_t ignores_refused;
 };
 
 /* Takes cfg (ownership) and config_path (copied, may be NULL). */

@@ -27,7 +27,7 @@
 /* Every profile's tools, in the order tools/list gives them. */
 static const McpTool *const mcp_tool_tables[] = {mcp_vigil_tools, mcp_watch_process_tools,
                                                   mcp_process_tools, mcp_monitor_tools,
-                                                  mcp_hermes_tools, NULL};
+                                                  mcp_hermes_tools, mcp_ignore_tools, NULL};
 
 /* The name as listed: dots become underscores under --tool-names underscore. */
 static void

@@ -91,6 +91,12 @@ extern const McpTool mcp_watch_process_tools[];
 extern const McpTool mcp_monitor_tools[];
 extern const McpTool mcp_process_tools[];
 extern const McpTool mcp_hermes_tools[];
+extern const McpTool mcp_ignore_tools[]; /* every profile's, in its words */
+
+/* The engine's incident_ignore ("ignore"), incident_unignore ("unignore")
+ * or incident_ignored ("list" or "ignored") with args' fingerprint, for and
+ * reason (mcp_ignore.c); a seed's ignore tool and Hermes' process action. */
+void mcp_ignore_act(McpServer *s, const char *action, json_t *args, McpResult *out);
 
 /* tools/list's `tools` for the server's profiles (owned). */
 json_t *mcp_tools_list(const McpServer *s);

@@ -633,6 +633,7 @@ monitor_counters(const Monitor *m, MonitorCounters *out)
   out->incidents_coalesced = m->coalescer.coalesced_total;
   out->incidents_withheld = m->incidents_withheld_total;
   out->incidents_dropped = m->incidents_dropped_total;
+  out->incidents_ignored = m->incidents_ignored_total;
   out->incidents_forgotten = m->history.dropped;
   out->fingerprints_evicted = m->coalescer.evicted;
   out->state_unkept_bytes = m->capture[0].state_unkept + m->capture[1].state_unkept;

@@ -105,6 +105,10 @@ typedef struct {
   /* A read added lines to the ring (called once per read, not per line).
    * May be NULL. */
   void (*on_lines)(void *data, Monitor *m);
+  /* Whether an incident of fingerprint fp is silenced (its session's
+   * ignores, session_ignore.h): then it is logged and counted, never
+   * notified. Asked once per incident. May be NULL: nothing is. */
+  bool (*is_ignored)(void *data, Monitor *m, uint64_t fp);
 } MonitorHooks;
 
 typedef struct {
@@ -131,6 +135,7 @@ typedef struct {
   uint64_t incidents_coalesced; /* of those, counted as repeats instead of notified */
   uint64_t incidents_withheld;  /* withheld by the rate limit or while muted */
   uint64_t incidents_dropped;   /* in notifications a policy's route dropped */
+  uint64_t incidents_ignored;   /* silenced by an ignored fingerprint: logged, not notified */
   uint64_t incidents_forgotten; /* records gone from monitor_output's incident history
                                    for room (incident.history_max) */
   uint64_t fingerprints_evicted; /* fingerprints forgotten for room

@@ -107,6 +107,7 @@ struct Monitor {
   uint64_t incidents_dropped_unreported;
   uint64_t incidents_withheld_total;
   uint64_t incidents_dropped_total;
+  uint64_t incidents_ignored_total; /* silenced by an ignored fingerprint */
   uint64_t suppressed_carry;     /* lines of a policy-dropped notification's `suppressed` */
 
   uv_timer_t batch_timer;

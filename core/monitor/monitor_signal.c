@@ -227,6 +227,16 @@ monitor__incident_done(void *ctx, Incident *inc)
   NoteIncident info = monitor_signal_info(m, inc, fp);
   incidentlog_add(&m->history, &info, inc);
   m->incidents_total++;
+  /* An ignored fingerprint (the agent said so): logged and counted before
+   * the coalescer sees it, so it neither wakes anyone nor opens a series. */
+  if (m->hooks.is_ignored != NULL && m->hooks.is_ignored(m->data, m, fp)) {
+    m->incidents_ignored_total++;
+    monitor__event_incident(m, kEventIncident, inc->pattern, incident_line_text(inc, 0),
+                           inc->lines[0].len, "ignored", &info,
+                           inc->nlines + inc->truncated_lines);
+    incident_free(inc);
+    return;
+  }
 
   CoalesceSummary prior;
   CoalesceVerdict verdict = kCoalesceNotify;

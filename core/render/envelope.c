@@ -22,6 +22,7 @@
 
 #include "spec/monitor_defs.h"
 #include "base/obsframe.h"
+#include "pipeline/fingerprint.h"
 #include "render/prefixrule.h"
 #include "base/textfmt.h"
 
@@ -419,7 +420,24 @@ envelope_render_with_nonce(const Notification *n, const char *nonce, StrBuf *out
   StrBuf body = STRBUF_INIT;
   envelope_body(n, &body);
   envelope_frame(strbuf_cstr(&body), body.len, nonce, n->style, out);
+  envelope_silence_hint(n, out);
   strbuf_free(&body);
+}
+
+/* See envelope.h. */
+void
+envelope_silence_hint(const Notification *n, StrBuf *out)
+{
+  for (size_t i = 0; i < n->nincidents; i++) {
+    const NoteIncident *inc = &n->incidents[i];
+    if (!inc->summary && inc->repeats == 0)
+      continue;
+    char hex[17];
+    fingerprint_hex(inc->fingerprint, hex);
+    strbuf_printf(out, "to silence incident %" PRIu64 ": incident_ignore {fingerprint: \"%s\"}\n",
+                  inc->id, hex);
+    return;
+  }
 }
 
 /* What every check so far did (see envelope.h). The engine runs on one

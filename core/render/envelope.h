@@ -114,6 +114,16 @@ typedef struct {
 
 void envelope_check_stats(EnvelopeCheckStats *out);
 
+/* Appends, after a frame (never inside it: it is the engine speaking), the
+ * one line that tells the model how to silence a repeated incident of n
+ * (a summary of repeats, or an incident that repeated before it):
+ *   to silence incident 3: incident_ignore {fingerprint: "1a2b3c4d5e6f7a8b"}
+ * naming the first such incident only, in the wire's words (each MCP
+ * profile's tool description maps them onto its own). It holds an id and
+ * a fingerprint the engine made, no text of the process. Nothing for a
+ * notification with no repeated incident. */
+void envelope_silence_hint(const Notification *n, StrBuf *out);
+
 /* Renders n with a fresh nonce. */
 void envelope_render(const Notification *n, StrBuf *out);
 

@@ -30,6 +30,7 @@
  * detached the last attachment is held rather than numbered for nobody.
  */
 #include "session/session_internal.h"
+#include "session/session_ignore.h"
 #include "session/session_journal.h"
 
 #include <stdio.h>
@@ -362,6 +363,7 @@ session_free_now(Session *s)
     a = next;
   }
   session_queue__free(s);
+  session_ignore__free(s);
   free(s->cursors);
   free(s->name);
   if (s->linger_ready)
@@ -381,6 +383,9 @@ session_destroy(Session *s)
     return;
   session_cursor__cancel(s);
   session_journal_end(s);
+  /* Its ignores outlive it (session_ignore.h), with the hits counted
+   * since the last change. */
+  session_ignore_save(s);
   s->doomed = true;
   session_unlink(s);
   if (s->linger_ready)

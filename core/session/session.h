@@ -98,6 +98,7 @@ typedef struct {
   size_t queue_max;     /* session.queue_max */
   uint64_t linger_ms;   /* session.linger_ms */
   size_t max_cursors;   /* session.max_cursors (session_cursor.h); 0 counts as 1 */
+  size_t ignore_max;    /* incident.ignore_max (session_ignore.h); 0 counts as 1 */
 } SessionLimits;
 
 typedef struct {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "pipeline/ignorelist.h"
 #include "pipeline/notification.h"
 #include "session/session.h"
 #include "session/session_cursor.h"
@@ -95,6 +96,10 @@ struct Session {
   uint64_t journal_errors;       /* writes that failed */
   bool journal_broken;           /* a write failed: rewrite at the next change */
 
+  /* Its silenced fingerprints (session_ignore.h), read at first use. */
+  IgnoreList ignores;
+  bool ignores_loaded;
+
   void *user;
   unsigned depth;                /* calls in progress inside this session */
   bool doomed;                   /* destroyed; freed when depth reaches 0 */
@@ -118,6 +123,7 @@ struct SessionRegistry {
    * before it could take them (session_registry_lost_behind). */
   uint64_t lost_behind;
   uint64_t set_aside;            /* journals set aside at the restore */
+  uint64_t ignores_set_aside;    /* ignore files set aside (session_ignore.h) */
   /* The latest checkpoint a restored journal holds for each monitor
    * (session_registry_checkpoint): kept from the restore on. */
   struct SessionCheckpoint *checkpoints;

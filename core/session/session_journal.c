@@ -26,6 +26,7 @@
 #include "base/log.h"
 #include "base/memory.h"
 #include "session/notification_state.h"
+#include "session/session_ignore.h"
 #include "store/statefile.h"
 
 #define SESSION_JOURNAL_VERSION 2
@@ -703,6 +704,8 @@ session_registry_restore(SessionRegistry *reg, int state_fd, int sessions_fd,
     if (len > 4 && strcmp(file + len - 4, ".tmp") == 0) {
       /* A rewrite the crash cut short: the journal it was to replace holds. */
       unlinkat(sessions_fd, file, 0);
+    } else if (strncmp(file, SESSION_IGNORE_PREFIX, strlen(SESSION_IGNORE_PREFIX)) == 0) {
+      /* A session's ignores: read when that session is first asked. */
     } else if (strncmp(file, SESSION_JOURNAL_PREFIX, strlen(SESSION_JOURNAL_PREFIX)) != 0 ||
                !session_name_ok(file + strlen(SESSION_JOURNAL_PREFIX))) {
       LOG_WARN("state", "sessions/%s is no session journal; left alone", file);

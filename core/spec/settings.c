@@ -93,6 +93,8 @@ const SettingSpec settings_table[] = {
   INT_SETTING("incident.fingerprints_max", incident_fingerprints_max, 256, 1, 100000,
               "fingerprints", "fingerprints remembered per monitor for coalescing; the oldest "
               "goes first (its repeats reported)"),
+  INT_SETTING("incident.ignore_max", incident_ignore_max, 256, 1, 4096, "fingerprints",
+              "fingerprints a session may ignore (incident_ignore); one more is refused"),
   INT_SETTING("incident.history_max", incident_history_max, 256, 1, 100000, "incidents",
               "incidents kept per monitor for monitor_output {incident}; the oldest go first"),
   {"envelope.style", kSettingEnum, offsetof(VigilSettings, envelope_style), 0, 0, 1,

@@ -57,6 +57,7 @@ typedef struct {
   int64_t incident_coalesce_ms;   /* 0: off */
   int64_t incident_summary_after_ms;
   int64_t incident_fingerprints_max;
+  int64_t incident_ignore_max;
   int64_t incident_history_max;
   int64_t envelope_style;         /* EnvelopeStyle */
   /* The keeper of a monitored process (docs/restart.md). */

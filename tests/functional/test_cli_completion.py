@@ -20,7 +20,7 @@ from test_cli import client_env, start, vigil, vigil_ok
 COMPLETIONS = os.path.join(os.path.dirname(__file__), "..", "..", "completions")
 BASH_SCRIPT = os.path.join(COMPLETIONS, "vigil.bash")
 COMMANDS = ["start", "list", "ps", "ls", "status", "output", "logs", "events", "wait", "stop",
-            "restart", "run", "watch", "sessions", "up", "down", "groups", "setup", "reload",
+            "restart", "run", "watch", "sessions", "up", "down", "groups", "ignore", "ignored", "unignore", "setup", "reload",
             "policy", "engine", "shutdown", "mcp", "hook"]
 
 

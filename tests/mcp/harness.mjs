@@ -65,10 +65,13 @@ export const { McpError } = sdk;
 // every one (section 4, "a read tool in every profile").
 export const PROFILES = {
   vigil: ['monitor_start', 'monitor_stop', 'monitor_list', 'monitor_status', 'monitor_output',
-    'monitor_logs', 'monitor_events', 'monitor_wait', 'process_run', 'notifications_read'],
-  watch_process: ['watch_process', 'watch_process_events', 'KillShell', 'BashOutput', 'notifications_read'],
-  process: ['process.run', 'process.monitor', 'process.kill', 'process.list', 'process.logs', 'notifications_read'],
-  monitor: ['Monitor', 'TaskStop', 'TaskOutput', 'notifications_read'],
+    'monitor_logs', 'monitor_events', 'monitor_wait', 'process_run', 'notifications_read',
+    'incident_ignore', 'incident_ignored', 'incident_unignore'],
+  watch_process: ['watch_process', 'watch_process_events', 'KillShell', 'BashOutput', 'notifications_read',
+    'watch_process_ignore'],
+  process: ['process.run', 'process.monitor', 'process.kill', 'process.list', 'process.logs', 'notifications_read',
+    'process.ignore'],
+  monitor: ['Monitor', 'TaskStop', 'TaskOutput', 'notifications_read', 'MonitorIgnore'],
   hermes: ['terminal', 'process', 'notifications_read'],
 };
 
@@ -701,4 +704,16 @@ let sessionCounter = 0;
 export function sessionName(label) {
   sessionCounter += 1;
   return `t-${label}-${process.pid}-${sessionCounter}`.slice(0, 64);
+}
+
+/** Reads notifications (notifications_read, poll delivery) until the ending
+ * of monitor id has come; returns that monitor's notifications. */
+export async function untilEnding(a, id) {
+  const all = [];
+  for (let i = 0; !all.some((n) => n.monitor_id === id && n.type === 'exit'); i++) {
+    assert.ok(i < 20, `the ending came: ${JSON.stringify(all.map((n) => [n.seq, n.type]))}`);
+    const r = await a.ok('notifications_read', { wait_ms: WAIT_MS });
+    all.push(...r.structuredContent.notifications);
+  }
+  return all.filter((n) => n.monitor_id === id);
 }

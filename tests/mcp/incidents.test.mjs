@@ -11,22 +11,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Engine, Adapter, sessionName, sh, envelopeLine, TEST_TIMEOUT, WAIT_MS } from './harness.mjs';
+import { Engine, Adapter, sessionName, sh, envelopeLine, untilEnding, TEST_TIMEOUT } from './harness.mjs';
 
 let engine;
 before(async () => { engine = await Engine.start(); });
 after(async () => { await engine?.stop(); });
-
-// Reads notifications until the ending of monitor id has come.
-async function untilEnding(a, id) {
-  const all = [];
-  for (let i = 0; !all.some((n) => n.monitor_id === id && n.type === 'exit'); i++) {
-    assert.ok(i < 20, `the ending came: ${JSON.stringify(all.map((n) => [n.seq, n.type]))}`);
-    const r = await a.ok('notifications_read', { wait_ms: WAIT_MS });
-    all.push(...r.structuredContent.notifications);
-  }
-  return all.filter((n) => n.monitor_id === id);
-}
 
 test('a crash with no patterns given is one incident with its trace, and monitor_output returns it',
   { timeout: TEST_TIMEOUT }, async () => {

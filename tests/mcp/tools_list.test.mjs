@@ -31,7 +31,7 @@ after(async () => { await engine?.stop(); });
 
 const READ_ONLY = ['monitor_list', 'monitor_status', 'monitor_output', 'monitor_logs', 'monitor_events',
   'monitor_wait', 'watch_process_events', 'BashOutput', 'process.monitor', 'process.list', 'process.logs',
-  'TaskOutput'];
+  'TaskOutput', 'incident_ignored'];
 const DESTRUCTIVE = ['monitor_stop', 'KillShell', 'process.kill', 'TaskStop', 'process'];
 const STARTERS = ['monitor_start', 'process_run', 'watch_process', 'process.run', 'Monitor', 'terminal'];
 
@@ -61,7 +61,12 @@ const ARGUMENTS = {
   TaskStop: ['task_id'],
   TaskOutput: ['task_id', 'block', 'timeout'],
   terminal: ['command', 'background', 'watch_patterns', 'notify_on_complete', 'timeout'],
-  process: ['action', 'session_id'],
+  process: ['action', 'session_id', 'fingerprint', 'reason', 'for'],
+  incident_ignore: ['fingerprint', 'monitor_id', 'incident', 'for', 'reason'],
+  incident_unignore: ['fingerprint'],
+  'process.ignore': ['action', 'fingerprint', 'for', 'reason'],
+  watch_process_ignore: ['action', 'fingerprint', 'for', 'reason'],
+  MonitorIgnore: ['action', 'fingerprint', 'for', 'reason'],
 };
 
 // Arguments a call cannot do without.
