@@ -406,6 +406,19 @@ wire_restart(msgpack_packer *pk, const Monitor *m)
   wire_time(pk, monitor_run_started_at(m));
 }
 
+/* Readiness and health (monitor_ready.c, docs/readiness.md): `ready_at`
+ * (wall ms it became ready; nil while not, or with no readiness declared)
+ * and `health` ("healthy", "unhealthy"; nil while nothing probes it). */
+#define WIRE_READY_KEYS 2
+static void
+wire_ready(msgpack_packer *pk, const Monitor *m)
+{
+  wire_key(pk, "ready_at");
+  wire_time(pk, monitor_ready_at(m));
+  wire_key(pk, "health");
+  wire_str(pk, monitor_health(m));
+}
+
 void
 wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *start,
              size_t start_len)
@@ -417,7 +430,7 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   /* 13 keys of the contract, and vigil's program, reason, exceeded,
    * incidents, envelope, restarts, restart, run_started_at; status adds
    * duration_ms, resource_usage and start. */
-  msgpack_pack_map(pk, status ? 24 : 21);
+  msgpack_pack_map(pk, (status ? 24 : 21) + WIRE_READY_KEYS);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -452,6 +465,7 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   wire_key(pk, "ended_at");
   wire_time(pk, monitor_ended_at(m));
   wire_restart(pk, m);
+  wire_ready(pk, m);
   wire_exit_status(pk, m);
   bool ended = monitor_finished(m);
   wire_key(pk, "reason");

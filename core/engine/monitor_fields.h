@@ -74,6 +74,14 @@ typedef struct {
   bool process_run;        /* timeout_ms may exceed max_runtime_ms (process_run's own cap) */
   char *group;             /* the config group it is started for (engine_group.h), set
                               by the engine, never read from a request; NULL: none */
+  /* Readiness and health (monitor_ready.c, docs/readiness.md). */
+  char *ready_log;
+  int64_t ready_tcp;
+  char *ready_http;
+  char *ready_status;
+  int64_t ready_timeout_ms;
+  int64_t health_interval_ms;
+  int64_t health_failures;
 } StartRequest;
 
 void start_request_free(StartRequest *req);

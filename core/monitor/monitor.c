@@ -128,6 +128,8 @@ monitor_validate(const VigilSettings *s, const MonitorSpec *spec, VigilError *er
     return error_set(err, kErrInvalidParams, "notify: unknown value %d", (int)spec->notify);
   if ((unsigned)spec->mode > kModeLiveSafe)
     return error_set(err, kErrInvalidParams, "mode: unknown value %d", (int)spec->mode);
+  if (monitor_ready__check(s, spec, err) != 0)
+    return -1;
   return settings_check(s, err);
 }
 
@@ -359,6 +361,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   monitor_restart__init(m, spec, proc_program(m->proc));
   monitor_begin(m, loop, clock_now_ms());
   monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  monitor_ready__start(m, spec);
   return m;
 }
 
@@ -409,6 +412,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
                       eventlog_slots((size_t)settings->event_log_max), false) ||
       eventkeep_restore(&keep->events, &m->events, until) == 0)
     monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  monitor_ready__start(m, spec);
   return m;
 }
 
@@ -448,6 +452,7 @@ monitor_free(Monitor *m)
     proc_close(m->proc);
     m->proc = NULL;
   }
+  monitor_ready__stop(m);
   if (!m->timers_ready) {
     monitor_free_parts(m);
     return;

@@ -1,7 +1,7 @@
 /*
  * What the files of the monitor module share, and nothing else includes:
  * the Monitor record and the calls each file makes into another. The module
- * is one interface (monitor.h) in seven files, split by concept:
+ * is one interface (monitor.h) in eight files, split by concept:
  *   monitor.c         the lifecycle: the spec checked, the monitor started
  *                     and freed, monitor_stop, what it tells its owner
  *                     (notifications, events), and the accessors
@@ -17,6 +17,8 @@
  *                     ending, in its order, once proc.c reports the exit
  *   monitor_restart.c the restart policy: a program that ended by itself
  *                     started again, after a delay, within a bound
+ *   monitor_ready.c   readiness and health: a ready line or probe, the
+ *                     ready and not_ready news, health changes
  */
 #ifndef VIGIL_MONITOR_INTERNAL_H
 #define VIGIL_MONITOR_INTERNAL_H
@@ -44,6 +46,7 @@ typedef struct {
 } MonitorStream;
 
 typedef struct MonitorRespawn MonitorRespawn;
+typedef struct MonitorReady MonitorReady;
 
 struct Monitor {
   MonitorKeep *keep;        /* its directory in the state directory; NULL: none */
@@ -152,7 +155,35 @@ struct Monitor {
   uint64_t restart_due_mono;     /* uv_now when it will */
   int64_t run_started_at;        /* wall ms the running program started (0: the first) */
   uv_timer_t restart_timer;
+
+  /* Readiness and health (monitor_ready.c). */
+  MonitorReady *ready;           /* NULL: none declared, or its probes are over */
+  bool ready_declared;
+  int64_t ready_at;              /* wall ms it became ready; 0: not (yet) */
+  const char *health;            /* "healthy", "unhealthy", or NULL: not probed */
 };
+
+/* --- monitor_ready.c ----------------------------------------------------- */
+
+/* Checks the spec's readiness and health fields (the errors name the field,
+ * the bound and the value). */
+int monitor_ready__check(const VigilSettings *settings, const MonitorSpec *spec,
+                         VigilError *err);
+/* Starts the readiness probe of a monitor that has its process and timers
+ * (a taken-over monitor that was ready resumes its health probe). */
+void monitor_ready__start(Monitor *m, const MonitorSpec *spec);
+/* A line was read (and kept in the ring, and batched): a ready_log
+ * pattern is matched against it. */
+void monitor_ready__line(Monitor *m, const RingLine *line);
+/* The monitor ends (or is freed): every probe and timer of it stops, and
+ * none touches m again. */
+void monitor_ready__stop(Monitor *m);
+/* An output notification that tells a state of the monitor in words
+ * (reason), with the ring's last lines when tail, or else the one line
+ * `line` (the ring's seq, may be NULL), under the rate limit; x, when not
+ * NULL, gives its exit (monitor_restart.c). */
+void monitor__notify_note(Monitor *m, const char *reason, bool tail, const ProcExit *x,
+                          const RingLine *line);
 
 /* --- monitor_restart.c --------------------------------------------------- */
 

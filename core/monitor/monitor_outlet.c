@@ -196,3 +196,44 @@ monitor__batch_line(Monitor *m, uint64_t seq, uint64_t nr, StreamId stream, int 
     uv_timer_start(&m->batch_timer, monitor__batch_timer_cb,
                    (uint64_t)m->settings.flush_interval_ms, 0);
 }
+
+/* See monitor_internal.h. A restart's, a readiness's: an output
+ * notification with a reason in words (and the ring's last lines, as an
+ * ending has them), under the rate limit; withheld, its lines count as
+ * suppressed like a batch's. */
+void
+monitor__notify_note(Monitor *m, const char *reason, bool tail, const ProcExit *x,
+                     const RingLine *line)
+{
+  if (m->notify == kNotifyNone || m->muted)
+    return;
+  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
+  if (tail)
+    monitor__copy_last_lines(m, n);
+  else if (line != NULL)
+    notification_add_line(n, line->seq, line->stream, line->pattern,
+                          (line->flags & kLineTruncated) != 0, line->text, line->len);
+  uint64_t withheld = 0;
+  uint64_t lines = n->nlines > 0 ? n->nlines : 1;
+  if (ratelimit_admit(&m->rate, uv_now(m->loop), lines, &withheld) != kRateAdmit) {
+    /* Counted as withheld by the rate limit, told by the next one that
+     * goes. Sustained overload needs a process to stop: none runs now. */
+    notification_free(n);
+    return;
+  }
+  n->batch = batch_number_next(&m->batch);
+  n->state = kMonRunning;
+  n->suppressed = withheld + m->suppressed_carry;
+  m->suppressed_carry = 0;
+  monitor_signal__take_counts(m, n);
+  n->style = m->envelope;
+  if (x != NULL) {
+    n->has_exit_code = x->exited && x->term_signal == 0;
+    n->exit_code = x->exit_code;
+    n->signal = x->term_signal;
+    n->has_duration = true;
+    n->duration_ms = x->duration_ms;
+  }
+  n->reason = xstrdup(reason);
+  monitor__emit(m, n);
+}

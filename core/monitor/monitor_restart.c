@@ -167,39 +167,6 @@ monitor_restart_how(StrBuf *out, const ProcExit *x)
     strbuf_printf(out, "exited with code %d", x->exit_code);
 }
 
-/* The restart's notification: an output notification with the ring's last
- * lines (as an ending has them) and a reason in words, under the rate
- * limit; withheld, its lines count as suppressed like a batch's. */
-static void
-monitor_restart_notify(Monitor *m, const char *reason)
-{
-  if (m->notify == kNotifyNone || m->muted)
-    return;
-  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
-  monitor__copy_last_lines(m, n);
-  uint64_t withheld = 0;
-  uint64_t lines = n->nlines > 0 ? n->nlines : 1;
-  if (ratelimit_admit(&m->rate, uv_now(m->loop), lines, &withheld) != kRateAdmit) {
-    /* Counted as withheld by the rate limit, told by the next one that
-     * goes. Sustained overload needs a process to stop: none runs now. */
-    notification_free(n);
-    return;
-  }
-  n->batch = batch_number_next(&m->batch);
-  n->state = kMonRunning;
-  n->suppressed = withheld + m->suppressed_carry;
-  m->suppressed_carry = 0;
-  monitor_signal__take_counts(m, n);
-  n->style = m->envelope;
-  n->has_exit_code = m->exit.exited && m->exit.term_signal == 0;
-  n->exit_code = m->exit.exit_code;
-  n->signal = m->exit.term_signal;
-  n->has_duration = true;
-  n->duration_ms = m->exit.duration_ms;
-  n->reason = xstrdup(reason);
-  monitor__emit(m, n);
-}
-
 static void monitor_restart_respec(Monitor *m, bool new_run);
 
 /* See monitor_internal.h. */
@@ -233,7 +200,7 @@ monitor_restart__schedule(Monitor *m)
   strbuf_printf(&why, " (restart: %s)", monitor_restart_name(m->restart));
   monitor__event(m, kEventRestart, -1, NULL, 0, x->exited && x->term_signal == 0, x->exit_code,
                 x->term_signal, strbuf_cstr(&why));
-  monitor_restart_notify(m, strbuf_cstr(&why));
+  monitor__notify_note(m, strbuf_cstr(&why), true, x, NULL);
   LOG_INFO("monitor", "%s: %s", m->id, strbuf_cstr(&why));
   strbuf_free(&why);
 

@@ -23,7 +23,7 @@
 
 static const char *const eventlog_type_names[EVENT_TYPE_COUNT] = {
   "started", "match", "idle_timeout", "timed_out", "overload", "stopped", "exited",
-  "incident", "repeat_summary", "restart",
+  "incident", "repeat_summary", "restart", "ready", "not_ready", "health",
 };
 
 /* See eventlog.h. */

@@ -37,9 +37,12 @@ typedef enum {
   kEventIncident,      /* an incident was assembled (docs/incidents.md) */
   kEventRepeatSummary, /* a series of coalesced repeats was reported */
   kEventRestart,       /* the program ended and starts again (monitor_restart.c) */
+  kEventReady,         /* its readiness probe answered (monitor_ready.c) */
+  kEventNotReady,      /* ready_timeout_ms passed without an answer */
+  kEventHealth,        /* its health changed (healthy <-> unhealthy); reason says which */
 } EventType;
 
-#define EVENT_TYPE_COUNT 10
+#define EVENT_TYPE_COUNT 13
 
 typedef struct {
   uint64_t id;
