@@ -734,6 +734,14 @@ monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool
     .settings = m->settings,
     .start = (char *)start,
     .start_len = start_len,
+    .ready_log = (char *)spec->ready_log,
+    .ready_http = (char *)spec->ready_http,
+    .ready_status = (char *)spec->ready_status,
+    .ready_tcp = spec->ready_tcp,
+    .ready_timeout_ms = spec->ready_timeout_ms,
+    .health_interval_ms = spec->health_interval_ms,
+    .health_failures = spec->health_failures,
+    .ready_at_ms = m->ready_at,
   };
   /* The patterns as a NULL-terminated list (the spec gives a count). */
   char **patterns = NULL;

@@ -40,6 +40,7 @@
 #include "base/strbuf.h"
 #include "base/textfmt.h"
 #include "proc/probe.h"
+#include "store/keepspec.h"
 
 #define MONITOR_READY_SPACING_FIRST_MS 100
 #define MONITOR_READY_SPACING_MAX_MS 1000
@@ -187,6 +188,26 @@ monitor_ready_since(const Monitor *m, StrBuf *out)
 
 static void monitor_ready_attempt_cb(uv_timer_t *t);
 
+/* The monitor's spec in its directory keeps ready_at, so an engine that
+ * takes it over knows it is ready (docs/restart.md). A spec that cannot be
+ * rewritten costs only that. */
+static void
+monitor_ready_respec(Monitor *m)
+{
+  if (m->keep == NULL)
+    return;
+  KeepSpec ks;
+  VigilError err = VIGIL_ERROR_INIT;
+  if (keepspec_read(m->keep->dir_fd, &ks, &err) == 0) {
+    ks.ready_at_ms = m->ready_at;
+    keepspec_write(m->keep->dir_fd, &ks, &err);
+    keepspec_free(&ks);
+  }
+  if (err.set)
+    LOG_WARN("monitor", "%s: its readiness could not be kept in its spec (%s): a restarted "
+             "engine would wait for it again", m->id, err.msg);
+}
+
 /* The monitor is ready: logged, told, and the probes go on only for its
  * health. */
 static void
@@ -194,6 +215,7 @@ monitor_ready_reached(MonitorReady *r, const char *why, const RingLine *line)
 {
   Monitor *m = r->m;
   m->ready_at = clock_now_ms();
+  monitor_ready_respec(m);
   StrBuf words = STRBUF_INIT;
   strbuf_puts(&words, "ready after ");
   monitor_ready_since(m, &words);

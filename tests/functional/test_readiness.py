@@ -16,7 +16,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from vigiltest import expect_error, run_tests, wait_for
+from test_restart import BOUND_S, kill_engine, restart_on
+from vigiltest import expect_error, run_tests, socket_only, wait_for
 
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ready_server.py")
 BOUND_MS = 60000
@@ -246,6 +247,36 @@ def test_wait_for_ready_needs_a_declared_readiness(e):
     c.call("monitor_stop", monitor_id=mid)
 
 
+@socket_only
+def test_a_ready_monitor_taken_over_stays_ready_and_its_health_resumes(e):
+    port = free_port()
+    flag = os.path.join(e.dir, "unhealthy")
+    e.call("session_open", session="agent")
+    mid = e.call("monitor_start", argv=server("toggle", port, flag), label="web",
+                 ready_http="http://127.0.0.1:%d/" % port, health_interval_ms=100,
+                 health_failures=2, ready_timeout_ms=BOUND_MS)["monitor_id"]
+    assert wait_ready(e.main, mid)["ready"] is True
+    before = e.call("monitor_status", monitor_id=mid)
+    kill_engine(e)
+    e2 = restart_on(e)
+    try:
+        e2.wait_log("took over %s (web)" % mid, timeout=BOUND_S)
+        c = e2.main
+        c.call("session_open", session="agent")
+        st = c.call("monitor_status", monitor_id=mid)
+        assert st["ready_at"] == before["ready_at"] and st["health"] == "healthy", st
+        got = wait_ready(c, mid)
+        assert got["ready"] is True, got
+        open(flag, "w").close()
+        wait_for(lambda: c.call("monitor_status", monitor_id=mid)["health"] == "unhealthy",
+                 "the health probe after the takeover", timeout=BOUND_S)
+        assert len(events(c, mid, "ready")) <= 1
+        c.call("monitor_stop", monitor_id=mid)
+        c.wait_ending(mid, timeout=BOUND_S)
+    finally:
+        e2.close()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_a_server_that_binds_late_is_ready_after_its_bind,
@@ -258,4 +289,5 @@ if __name__ == "__main__":
         test_an_endless_answer_is_cut,
         test_a_server_that_never_answers_times_out_per_attempt,
         test_wait_for_ready_needs_a_declared_readiness,
+        test_a_ready_monitor_taken_over_stays_ready_and_its_health_resumes,
     ]))
