@@ -12,12 +12,13 @@ with a generous bound."""
 
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_restart import BOUND_S, kill_engine, restart_on
-from vigiltest import expect_error, run_tests, socket_only, wait_for
+from vigiltest import VIGIL, expect_error, run_tests, socket_only, wait_for
 
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ready_server.py")
 BOUND_MS = 60000
@@ -277,6 +278,41 @@ def test_a_ready_monitor_taken_over_stays_ready_and_its_health_resumes(e):
         e2.close()
 
 
+def cli(e, *args):
+    env = dict(os.environ, VIGIL_SOCKET=e.socket_path, VIGIL_SESSION="cli")
+    return subprocess.run([VIGIL] + list(args), env=env, capture_output=True, text=True,
+                          timeout=BOUND_S + 30)
+
+
+@socket_only
+def test_the_cli_waits_for_ready_or_fails_with_the_tail(e):
+    port = free_port()
+    mark = os.path.join(e.dir, "mark")
+    p = cli(e, "start", "--ready-tcp", str(port), "--wait-for-ready", "--", "sh", "-c",
+            "READY_MARK=%s exec python3 %s late %d 0.5" % (mark, SERVER, port))
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    mid = p.stdout.strip()
+    assert os.path.exists(mark), "returned before the bind"
+    assert ("vigil: %s is ready: ready after " % mid) in p.stderr, p.stderr
+    assert ("(port %d answering)" % port) in p.stderr, p.stderr
+    assert cli(e, "stop", mid).returncode == 0
+    # Never ready: exit 1, the reason and the last lines, the monitor left running.
+    p = cli(e, "start", "--ready-tcp", str(free_port()), "--ready-timeout", "1s",
+            "--wait-for-ready", "--", "sh", "-c", "echo 'EADDRINUSE \033[31m'; exec sleep 60")
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    mid = p.stdout.strip()
+    assert "not ready after 1.0 s" in p.stderr and "it is still running" in p.stderr, p.stderr
+    # Its last lines, escaped for a terminal.
+    assert "EADDRINUSE" in p.stderr and "\x1b" not in p.stderr, p.stderr
+    assert cli(e, "stop", mid).returncode == 0
+    # What goes together is said before anything starts.
+    for args, words in ((["--wait-for-ready"], "go with --ready-log"),
+                        (["--ready-tcp", "1", "--ready-log", "x"], "give one of"),
+                        (["--ready-http", "http://example.com/"], "must be loopback")):
+        p = cli(e, "start", *args, "--", "true")
+        assert p.returncode in (1, 2) and words in p.stderr, (args, p.returncode, p.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_a_server_that_binds_late_is_ready_after_its_bind,
@@ -290,4 +326,5 @@ if __name__ == "__main__":
         test_a_server_that_never_answers_times_out_per_attempt,
         test_wait_for_ready_needs_a_declared_readiness,
         test_a_ready_monitor_taken_over_stays_ready_and_its_health_resumes,
+        test_the_cli_waits_for_ready_or_fails_with_the_tail,
     ]))
