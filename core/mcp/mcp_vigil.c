@@ -16,6 +16,7 @@
 #include "cli/cli_client.h"
 #include "cli/cli_json.h"
 #include "mcp/mcp_frame.h"
+#include "mcp/mcp_ready.h"
 #include "base/strbuf.h"
 
 /* The tool takes only monitor_id (its schema refuses include_start and
@@ -184,7 +185,8 @@ const McpTool mcp_vigil_tools[] = {
     "once (false: every matching line on its own)\"},\"envelope\":{\"type\":\"string\",\"enum\":"
     "[\"readable\",\"compact\"],\"description\":\"the frame of its notifications (default: the "
     "operator's)\"},\"line_buffered\":{\"type\":\"boolean\",\"description\":\"make its stdout "
-    "line-buffered so lines arrive as printed (default: the operator's, normally true)\"}}}",
+    "line-buffered so lines arrive as printed (default: the operator's, normally true)\"},"
+    MCP_READY_SCHEMA_PROPS "}}",
     .output_schema =
     "{\"type\":\"object\",\"properties\":{\"monitor_id\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"},"
     "\"mode\":{\"type\":\"string\"},\"notify\":{\"type\":\"string\"},\"pid\":{\"type\":\"integer\"},\"started_at"
