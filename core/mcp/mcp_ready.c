@@ -17,8 +17,8 @@
 bool
 mcp_ready_take(json_t *args, int64_t *wait_ms)
 {
-  bool wanted = json_is_true(json_object_get(args, "wait_ready"));
-  json_object_del(args, "wait_ready");
+  bool wanted = json_is_true(json_object_get(args, MCP_READY_ARG));
+  json_object_del(args, MCP_READY_ARG);
   json_int_t t = json_integer_value(json_object_get(args, "ready_timeout_ms"));
   if (t <= 0)
     t = MCP_READY_DEFAULT_MS;

@@ -12,6 +12,9 @@
 
 #include "mcp/mcp_tools.h"
 
+/* The argument of the start tools that the adapter takes out (never sent). */
+#define MCP_READY_ARG "wait_ready"
+
 /* The start fields of readiness and health and `wait_ready`, as JSON
  * Schema properties (no braces around them) for a start tool's schema. */
 #define MCP_READY_SCHEMA_PROPS                                                                   \

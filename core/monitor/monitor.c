@@ -693,6 +693,22 @@ monitor_data(const Monitor *m)
   return m->data;
 }
 
+/* See monitor_internal.h. */
+bool
+monitor__respec(Monitor *m, void (*edit)(const Monitor *m, KeepSpec *ks, const void *ctx),
+                const void *ctx, VigilError *err)
+{
+  if (m->keep == NULL)
+    return true;
+  KeepSpec ks;
+  if (keepspec_read(m->keep->dir_fd, &ks, err) != 0)
+    return false;
+  edit(m, &ks, ctx);
+  int rc = keepspec_write(m->keep->dir_fd, &ks, err);
+  keepspec_free(&ks);
+  return rc == 0;
+}
+
 /* See monitor.h. */
 void
 monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool anonymous,

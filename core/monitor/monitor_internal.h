@@ -37,6 +37,7 @@
 #include "monitor/monitor.h"
 #include "monitor/monitor_keep.h"
 #include "pipeline/ratelimit.h"
+#include "store/keepspec.h"
 
 /* The context a line callback needs: which monitor, which stream. */
 typedef struct {
@@ -228,6 +229,12 @@ bool monitor__checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHEC
 void monitor__checkpoint(Monitor *m);
 
 /* --- monitor.c ----------------------------------------------------------- */
+
+/* Rewrites the monitor's kept spec (keepspec.h) in its directory: read,
+ * changed by edit (ctx is edit's), written. No directory: nothing. Returns
+ * false with err set when it could not be read or written. */
+bool monitor__respec(Monitor *m, void (*edit)(const Monitor *m, KeepSpec *ks, const void *ctx),
+                     const void *ctx, VigilError *err);
 
 /* Hands a notification to the owner (who owns it from then on) and counts it. */
 void monitor__emit(Monitor *m, Notification *n);

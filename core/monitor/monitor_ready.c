@@ -192,18 +192,17 @@ static void monitor_ready_attempt_cb(uv_timer_t *t);
  * takes it over knows it is ready (docs/restart.md). A spec that cannot be
  * rewritten costs only that. */
 static void
+monitor_ready_edit(const Monitor *m, KeepSpec *ks, const void *ctx)
+{
+  (void)ctx;
+  ks->ready_at_ms = m->ready_at;
+}
+
+static void
 monitor_ready_respec(Monitor *m)
 {
-  if (m->keep == NULL)
-    return;
-  KeepSpec ks;
   VigilError err = VIGIL_ERROR_INIT;
-  if (keepspec_read(m->keep->dir_fd, &ks, &err) == 0) {
-    ks.ready_at_ms = m->ready_at;
-    keepspec_write(m->keep->dir_fd, &ks, &err);
-    keepspec_free(&ks);
-  }
-  if (err.set)
+  if (!monitor__respec(m, monitor_ready_edit, NULL, &err))
     LOG_WARN("monitor", "%s: its readiness could not be kept in its spec (%s): a restarted "
              "engine would wait for it again", m->id, err.msg);
 }

@@ -230,24 +230,23 @@ monitor_restart_fail(Monitor *m, const VigilError *err)
  * and when it is made (the new pid and keeper). A spec that cannot be
  * rewritten costs the takeover only, as at the start. */
 static void
+monitor_restart_edit(const Monitor *m, KeepSpec *ks, const void *ctx)
+{
+  bool new_run = *(const bool *)ctx;
+  if (new_run && proc_keeper_pid(m->proc) > 0) {
+    ks->pid = m->pid;
+    ks->keeper = proc_keeper_pid(m->proc);
+  }
+  ks->restarts = (int64_t)m->restarts;
+  ks->restarts_in_row = (int64_t)m->restarts_in_row;
+  ks->run_started_at_ms = m->run_started_at;
+}
+
+static void
 monitor_restart_respec(Monitor *m, bool new_run)
 {
-  if (m->keep == NULL)
-    return;
-  KeepSpec ks;
   VigilError err = VIGIL_ERROR_INIT;
-  if (keepspec_read(m->keep->dir_fd, &ks, &err) == 0) {
-    if (new_run && proc_keeper_pid(m->proc) > 0) {
-      ks.pid = m->pid;
-      ks.keeper = proc_keeper_pid(m->proc);
-    }
-    ks.restarts = (int64_t)m->restarts;
-    ks.restarts_in_row = (int64_t)m->restarts_in_row;
-    ks.run_started_at_ms = m->run_started_at;
-    keepspec_write(m->keep->dir_fd, &ks, &err);
-    keepspec_free(&ks);
-  }
-  if (err.set)
+  if (!monitor__respec(m, monitor_restart_edit, &new_run, &err))
     LOG_WARN("monitor", "%s: its spec could not be rewritten after a restart (%s): a restarted "
              "engine will not take it over", m->id, err.msg);
 }
