@@ -407,8 +407,10 @@ wire_restart(msgpack_packer *pk, const Monitor *m)
 }
 
 /* Readiness and health (monitor_ready.c, docs/readiness.md): `ready_at`
- * (wall ms it became ready; nil while not, or with no readiness declared)
- * and `health` ("healthy", "unhealthy"; nil while nothing probes it). */
+ * (when it became ready, a time like started_at; nil while not, or with no
+ * readiness declared)
+ * and `health` ("healthy", "unhealthy": the last known; nil when no health
+ * probe ever ran). */
 #define WIRE_READY_KEYS 2
 static void
 wire_ready(msgpack_packer *pk, const Monitor *m)

@@ -230,7 +230,7 @@ bool monitor_restart_wait(const Monitor *m, uint64_t *in_ms);
 int64_t monitor_run_started_at(const Monitor *m);
 /* Readiness and health (monitor_ready.c): the wall ms it became ready (0:
  * not, or none declared); whether it declares readiness; its health
- * ("healthy", "unhealthy"), NULL while nothing is probed for it. */
+ * ("healthy", "unhealthy": the last known), NULL when no health probe ran. */
 int64_t monitor_ready_at(const Monitor *m);
 bool monitor_ready_declared(const Monitor *m);
 const char *monitor_health(const Monitor *m);
