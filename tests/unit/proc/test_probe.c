@@ -117,15 +117,23 @@ listener(unsigned *port)
   return fd;
 }
 
+/* A listener and a ready_tcp target on its port; returns the listener. */
+static int
+tcp_target(ProbeTarget *t)
+{
+  unsigned port;
+  int fd = listener(&port);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(probe_target_tcp(t, port, "ready_tcp", &err), 0);
+  return fd;
+}
+
 TEST(a_listening_port_answers_and_a_closed_one_is_refused)
 {
   uv_loop_t loop;
   uv_loop_init(&loop);
-  unsigned port;
-  int fd = listener(&port);
   ProbeTarget t;
-  VigilError err = VIGIL_ERROR_INIT;
-  CHECK_INT(probe_target_tcp(&t, port, "ready_tcp", &err), 0);
+  int fd = tcp_target(&t);
   Outcome o = {0};
   probe_attempt(&loop, &t, 5000, on_done, &o);
   RUN_UNTIL(&loop, is_done, &o, 10000, "the connect");
@@ -179,11 +187,8 @@ TEST(a_cancelled_attempt_never_calls_back)
 {
   uv_loop_t loop;
   uv_loop_init(&loop);
-  unsigned port;
-  int fd = listener(&port);
   ProbeTarget t;
-  VigilError err = VIGIL_ERROR_INIT;
-  CHECK_INT(probe_target_tcp(&t, port, "ready_tcp", &err), 0);
+  int fd = tcp_target(&t);
   Outcome o = {0};
   Probe *p = probe_attempt(&loop, &t, 5000, on_done, &o);
   probe_cancel(p);
