@@ -22,7 +22,9 @@ _vigil_options()
                      --streams --notify --mode --policy --idle-timeout --timeout --persistent
                      --restart --max-restarts --restart-backoff --quiet-after --cwd --env --pass-env
                      --pass-env-all --caller-path --shell --no-line-buffer --wait-for
-                     --wait-timeout --file --ws --from" ;;
+                     --wait-timeout --file --ws --from
+                     --ready-log --ready-tcp --ready-http --ready-timeout --health-interval
+                     --wait-for-ready" ;;
         list|ps|ls) echo "--all -a --limit" ;;
         status) echo "--show-start --show-env" ;;
         output) echo "--matched --unmatched --stdout --stderr --since --limit -n --tail
@@ -102,7 +104,7 @@ _vigil()
         --for) COMPREPLY=($(compgen -W "exit match" -- "$cur")); return 0 ;;
         --signal) COMPREPLY=($(compgen -W "TERM INT HUP KILL QUIT USR1 USR2" -- "$cur")); return 0 ;;
         --restart) COMPREPLY=($(compgen -W "no on-failure always" -- "$cur")); return 0 ;;
-        --timeout|--idle-timeout|--grace|--wait-timeout|--restart-backoff|--quiet-after)
+        --timeout|--idle-timeout|--grace|--wait-timeout|--restart-backoff|--quiet-after|--ready-timeout|--health-interval)
             COMPREPLY=($(compgen -W "500ms 5s 30s 1m 5m 30m 1h" -- "$cur")); return 0 ;;
         --profile) COMPREPLY=($(compgen -W "vigil watch_process process monitor hermes" -- "$cur")); return 0 ;;
         --delivery) COMPREPLY=($(compgen -W "auto channel piggyback poll" -- "$cur")); return 0 ;;

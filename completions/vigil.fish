@@ -103,6 +103,12 @@ complete -c vigil -n '__fish_seen_subcommand_from start' -l ws -x -d 'follow a W
 complete -c vigil -n '__fish_seen_subcommand_from start' -l from -x -a 'end start' -d 'with --file: where to start reading'
 complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-for -x -d 'wait for a line matching this regex'
 complete -c vigil -n '__fish_seen_subcommand_from start restart' -l wait-timeout -x -a "$durations" -d 'how long --wait-for waits'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l ready-log -x -d 'ready when a line matches this regex'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l ready-tcp -x -d 'ready when this loopback port accepts'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l ready-http -x -d 'ready when this loopback URL answers 200..399'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l ready-timeout -x -a "$durations" -d 'not ready after this long'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l health-interval -x -a "$durations" -d 'once ready, probe this often'
+complete -c vigil -n '__fish_seen_subcommand_from start' -l wait-for-ready -d 'wait until the engine says it is ready'
 complete -c vigil -n '__fish_seen_subcommand_from run' -l lines -x -d 'with --json: last lines per stream'
 
 # The other subcommands.

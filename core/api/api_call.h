@@ -69,6 +69,7 @@ struct Waiter {
   unsigned type_mask;       /* kWaitEvent: which event types answer it */
   uint64_t since_event_id;
   bool for_output;          /* kWaitEvent: answered by a line with seq > since_sequence */
+  bool for_ready;           /* kWaitEvent: for "ready" (its answer says ready, and the tail) */
   uint64_t since_sequence;
   uint64_t stdout_lines;    /* kWaitRun */
   char *note;               /* kWaitRun: the start's note (owned), or NULL */
@@ -166,6 +167,7 @@ extern const EngineHooks api_engine_hooks;
 /* Packers the waiters share with the handlers. */
 void api_pack_stop(msgpack_packer *pk, const char *status, const Monitor *m);
 void api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines, const char *note);
-void api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor *m);
+void api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor *m,
+                   bool for_ready);
 
 #endif

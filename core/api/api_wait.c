@@ -87,11 +87,45 @@ api_wait_answer_packed(Waiter *w, msgpack_sbuffer *sb, const VigilError *err)
   ((1u << kEventStopped) | (1u << kEventExited) | (1u << kEventTimedOut) |            \
    (1u << kEventIdleTimeout) | (1u << kEventOverload))
 
-/* {event, timed_out, state, last_sequence} */
-void
-api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor *m)
+/* The lines a monitor_wait for "ready" that failed answers with. */
+#define API_READY_TAIL_LINES 20
+
+static void
+api_pack_tail_line(void *ctx, const RingLine *line)
 {
-  msgpack_pack_map(pk, 4);
+  wire_strn(ctx, line->text, line->len);
+}
+
+static void
+api_count_tail_line(void *ctx, const RingLine *line)
+{
+  (void)line;
+  (*(size_t *)ctx)++;
+}
+
+/* {event, timed_out, state, last_sequence}, and for "ready": ready (the
+ * monitor is ready) and tail (when it is not: the output's last lines,
+ * oldest first). */
+void
+api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor *m,
+              bool for_ready)
+{
+  msgpack_pack_map(pk, for_ready ? 6 : 4);
+  if (for_ready) {
+    bool ready = monitor_ready_at(m) != 0;
+    wire_key(pk, "ready");
+    ready ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+    wire_key(pk, "tail");
+    if (ready) {
+      msgpack_pack_nil(pk);
+    } else {
+      const Ring *ring = monitor_ring(m);
+      size_t n = 0;
+      ring_query(ring, kRingAll, 0, API_READY_TAIL_LINES, api_count_tail_line, &n);
+      msgpack_pack_array(pk, n);
+      ring_query(ring, kRingAll, 0, API_READY_TAIL_LINES, api_pack_tail_line, pk);
+    }
+  }
   wire_key(pk, "event");
   if (ev)
     wire_event(pk, ev);
@@ -121,7 +155,7 @@ api_wait_answer(Waiter *w, const Event *ev, bool timed_out)
   msgpack_sbuffer sb;
   msgpack_packer pk;
   api_answer_begin(&sb, &pk);
-  api_pack_wait(&pk, ev, timed_out, w->rec->monitor);
+  api_pack_wait(&pk, ev, timed_out, w->rec->monitor, w->for_ready);
   api_wait_answer_packed(w, &sb, NULL);
   msgpack_sbuffer_destroy(&sb);
 }
@@ -136,7 +170,7 @@ api_wait_timeout(uv_timer_t *t)
 void
 api_monitor_wait(Call *call)
 {
-  static const char *const kinds[] = {"exit", "match", "event", "output", NULL};
+  static const char *const kinds[] = {"exit", "match", "event", "output", "ready", NULL};
   MonRecord *r = api_record(call, "monitor_id");
   if (r == NULL)
     return;
@@ -148,13 +182,21 @@ api_monitor_wait(Call *call)
       args_uint(&call->args, "timeout_ms", 0, API_WAIT_MAX_MS, &timeout, &call->err) < 0)
     return;
   bool for_output = kind == 3;
+  bool for_ready = kind == 4;
+  if (for_ready && !monitor_ready_declared(r->monitor)) {
+    error_set(&call->err, kErrInvalidParams,
+              "for: \"ready\" needs a monitor started with ready_log, ready_tcp or ready_http; "
+              "%s has none", monitor_id(r->monitor));
+    return;
+  }
   unsigned mask = kind == 0 ? API_ENDING_EVENTS : kind == 1 ? (1u << kEventMatch)
-                  : kind == 2 ? ~0u : 0u;
+                  : kind == 2 ? ~0u
+                  : for_ready ? (1u << kEventReady) | (1u << kEventNotReady) : 0u;
   const Event *ev = for_output ? NULL : eventlog_find(monitor_events(r->monitor), since, mask);
   bool ready = ev != NULL || (for_output && api_has_output_after(r->monitor, since_seq));
   if (ready || timeout == 0 || !r->running) {
     /* Already there, or it can never come (the monitor has ended). */
-    api_pack_wait(&call->pk, ev, !ready && r->running, r->monitor);
+    api_pack_wait(&call->pk, ev, !ready && r->running, r->monitor, for_ready);
     return;
   }
   if (!call->is_request)
@@ -165,6 +207,7 @@ api_monitor_wait(Call *call)
   w->type_mask = mask;
   w->since_event_id = since;
   w->for_output = for_output;
+  w->for_ready = for_ready;
   w->since_sequence = since_seq;
   uv_timer_start(&w->timer, api_wait_timeout, timeout, 0);
   call->deferred = true;
@@ -214,7 +257,7 @@ api_on_finished(void *ctx, MonRecord *r)
       break;
     default:
       /* What it waited for can no longer happen. */
-      api_pack_wait(&pk, NULL, false, r->monitor);
+      api_pack_wait(&pk, NULL, false, r->monitor, w->for_ready);
       break;
     }
     api_wait_answer_packed(w, &sb, NULL);

@@ -478,6 +478,21 @@ wire_source(msgpack_packer *pk, const Monitor *m)
   msgpack_pack_uint64(pk, fc.deletions);
 }
 
+/* Readiness and health (monitor_ready.c, docs/readiness.md): `ready_at`
+ * (when it became ready, a time like started_at; nil while not, or with no
+ * readiness declared)
+ * and `health` ("healthy", "unhealthy": the last known; nil when no health
+ * probe ever ran). */
+#define WIRE_READY_KEYS 2
+static void
+wire_ready(msgpack_packer *pk, const Monitor *m)
+{
+  wire_key(pk, "ready_at");
+  wire_time(pk, monitor_ready_at(m));
+  wire_key(pk, "health");
+  wire_str(pk, monitor_health(m));
+}
+
 void
 wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *start,
              size_t start_len, PortScan *scan)
@@ -488,8 +503,9 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   monitor_usage(m, &x);
   /* 13 keys of the contract, and vigil's program, reason, exceeded,
    * incidents, envelope, restarts, restart, run_started_at, source; status
-   * adds duration_ms, resource_usage and start. */
-  msgpack_pack_map(pk, status ? 25 + 2 : 22 + 2); /* + ports, quiet_since */
+   * adds duration_ms, resource_usage and start; ports, quiet_since, and the
+   * readiness keys. */
+  msgpack_pack_map(pk, (status ? 25 + 2 : 22 + 2) + WIRE_READY_KEYS);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
   wire_key(pk, "label");
@@ -525,6 +541,7 @@ wire_monitor(msgpack_packer *pk, const Monitor *m, bool status, const char *star
   wire_time(pk, monitor_ended_at(m));
   wire_restart(pk, m);
   wire_source(pk, m);
+  wire_ready(pk, m);
   wire_exit_status(pk, m);
   bool ended = monitor_finished(m);
   wire_key(pk, "reason");

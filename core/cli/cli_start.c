@@ -27,6 +27,7 @@
 #include "cli/cli_json.h"
 #include "cli/cli_obj.h"
 #include "cli/cli_waitfor.h"
+#include "cli/cli_waitready.h"
 #include "base/error.h"
 #include "base/signals.h"
 #include "spec/monitor_defs.h"
@@ -204,6 +205,19 @@ static const CliOpt cli_start_opts[] = {
    "then wait until a line matches REGEX (PCRE2, as -e) and\nprint it; exit 1 with its last "
    "lines if it ends first or\nthe wait times out"},
   {.name = "wait-timeout", .arg = "DURATION", .help = "how long --wait-for waits (default 60s)"},
+  /* Readiness and health (docs/readiness.md). */
+  {.name = "ready-log", .arg = "REGEX",
+   .help = "ready when a line of output matches REGEX (the engine\njudges it: a ready event)"},
+  {.name = "ready-tcp", .arg = "PORT", .help = "ready when 127.0.0.1:PORT accepts a connection"},
+  {.name = "ready-http", .arg = "URL",
+   .help = "ready when a GET of URL (http:// on loopback) answers\n200..399; redirects are "
+   "not followed"},
+  {.name = "ready-timeout", .arg = "DURATION",
+   .help = "not ready after this long: told with the last lines\n(default 60s)"},
+  {.name = "health-interval", .arg = "DURATION",
+   .help = "once ready, probe --ready-tcp/--ready-http this often;\nonly changes are told"},
+  {.name = "wait-for-ready", .help = "then wait until the engine says it is ready (exit 1\n"
+   "with its last lines when not); --wait-timeout bounds it"},
   {0},
 };
 
@@ -316,8 +330,23 @@ cli_start_run(CliClient *c, const CliParsed *p)
   const char *wait_for = cli_opts_get(p, "wait-for");
   if (wait_for && (rc = cli_waitfor_check(p->spec, "wait-for", wait_for)) != 0)
     return rc;
-  if (cli_opts_has(p, "wait-timeout") && wait_for == NULL)
-    return cli_opts_usage_error(p->spec, "--wait-timeout goes with --wait-for");
+  bool wait_ready = cli_opts_has(p, "wait-for-ready");
+  if (cli_opts_has(p, "wait-timeout") && wait_for == NULL && !wait_ready)
+    return cli_opts_usage_error(p->spec, "--wait-timeout goes with --wait-for or --wait-for-ready");
+  uint64_t ready_tcp = 0, ready_timeout = 0, health = 0;
+  if ((rc = cli_cmds_number(p, "ready-tcp", 0, &ready_tcp)) != 0 ||
+      (rc = cli_cmds_duration(p, "ready-timeout", 1, 3600000, &ready_timeout)) != 0 ||
+      (rc = cli_cmds_duration(p, "health-interval", 100, 3600000, &health)) != 0)
+    return rc;
+  int readies = cli_opts_has(p, "ready-log") + cli_opts_has(p, "ready-tcp") +
+                cli_opts_has(p, "ready-http");
+  if (readies > 1)
+    return cli_opts_usage_error(p->spec, "give one of --ready-log, --ready-tcp, --ready-http");
+  if ((wait_ready || cli_opts_has(p, "ready-timeout")) && readies == 0)
+    return cli_opts_usage_error(p->spec, "--wait-for-ready and --ready-timeout go with "
+                                         "--ready-log, --ready-tcp or --ready-http");
+  if (wait_ready && wait_for != NULL)
+    return cli_opts_usage_error(p->spec, "give --wait-for or --wait-for-ready, not both");
   if (cli_opts_has(p, "max-restarts") && (max_restarts < 1 || max_restarts > 100))
     return cli_opts_usage_error(p->spec, "--max-restarts: %s is out of range (1..100)",
                                 cli_opts_get(p, "max-restarts"));
@@ -374,6 +403,16 @@ cli_start_run(CliClient *c, const CliParsed *p)
     cli_req_bool(&req, "incidents", false);
   if (cli_opts_has(p, "quiet-after"))
     cli_req_uint(&req, "quiet_after_ms", quiet_after);
+  if (cli_opts_get(p, "ready-log"))
+    cli_req_str(&req, "ready_log", cli_opts_get(p, "ready-log"));
+  if (cli_opts_get(p, "ready-http"))
+    cli_req_str(&req, "ready_http", cli_opts_get(p, "ready-http"));
+  if (cli_opts_has(p, "ready-tcp"))
+    cli_req_uint(&req, "ready_tcp", ready_tcp);
+  if (cli_opts_has(p, "ready-timeout"))
+    cli_req_uint(&req, "ready_timeout_ms", ready_timeout);
+  if (cli_opts_has(p, "health-interval"))
+    cli_req_uint(&req, "health_interval_ms", health);
 
   if (cli_client_connect(c, true, false, 0) != 0) {
     cli_req_free(&req);
@@ -386,6 +425,8 @@ cli_start_run(CliClient *c, const CliParsed *p)
   char id[64];
   rc = cli_start_send(c, &req, wait_for, wait_timeout, id);
   cli_req_free(&req);
+  if (rc == 0 && wait_ready)
+    rc = cli_waitready_run(c, id, wait_timeout);
   return rc;
 }
 

@@ -208,6 +208,14 @@ engine_adopt(Engine *e, MonitorKeep *keep, const KeepSpec *ks, ProcAdoptOptions 
     .restarts = (uint64_t)ks->restarts,
     .restarts_in_row = (uint64_t)ks->restarts_in_row,
     .run_started_at = ks->run_started_at_ms,
+    .ready_log = ks->ready_log,
+    .ready_tcp = ks->ready_tcp,
+    .ready_http = ks->ready_http,
+    .ready_status = ks->ready_status,
+    .ready_timeout_ms = ks->ready_timeout_ms,
+    .health_interval_ms = ks->health_interval_ms,
+    .health_failures = ks->health_failures,
+    .ready_at = ks->ready_at_ms,
   };
   /* The engine before may have died between telling a notification (in
    * its session's journal) and storing the checkpoint after it: the

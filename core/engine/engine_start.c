@@ -347,6 +347,13 @@ engine_spec(const VigilConfig *cfg, const StartRequest *req, const StartPlan *pl
     .cpu_limit = req->cpu_limit,
     .stdin_data = req->stdin_data,
     .stdin_len = req->stdin_len,
+    .ready_log = req->ready_log,
+    .ready_tcp = req->ready_tcp,
+    .ready_http = req->ready_http,
+    .ready_status = req->ready_status,
+    .ready_timeout_ms = req->ready_timeout_ms,
+    .health_interval_ms = req->health_interval_ms,
+    .health_failures = req->health_failures,
   };
   if (req->source_file != NULL || req->source_ws != NULL) {
     spec.argv = NULL;

@@ -133,6 +133,31 @@ const MonitorField monitor_fields[] = {
    .consumer = "monitor",
    .doc = "the delay before the first restart of a row, doubled for each next one up to 60 s (or "
      "this, if longer)"},
+  {.name = "ready_log", .kind = kFieldString, .forms = WATCH, .slot = SLOT(ready_log),
+   .nonempty = true, .max_setting = "monitor.pattern_max_length", .fallback = "none",
+   .consumer = "monitor",
+   .doc = "ready when an output line (stdout or stderr) matches this regex (docs/readiness.md)"},
+  {.name = "ready_tcp", .kind = kFieldUint, .forms = WATCH, .slot = SLOT(ready_tcp), .min = 1,
+   .max = 65535, .fallback = "none", .consumer = "monitor",
+   .doc = "ready when this port of 127.0.0.1 accepts a connection"},
+  {.name = "ready_http", .kind = kFieldString, .forms = WATCH, .slot = SLOT(ready_http),
+   .nonempty = true, .max = 2048, .fallback = "none", .consumer = "monitor",
+   .doc = "ready when a GET of this http:// URL on loopback (127.0.0.0/8, [::1], localhost) "
+     "answers with a status in ready_status; redirects are answers, never followed"},
+  {.name = "ready_status", .kind = kFieldString, .forms = WATCH, .slot = SLOT(ready_status),
+   .nonempty = true, .max = 16, .fallback = "200..399", .consumer = "monitor",
+   .doc = "ready_http's statuses that mean ready: \"200..399\" or one status"},
+  {.name = "ready_timeout_ms", .kind = kFieldUint, .forms = WATCH, .slot = SLOT(ready_timeout_ms),
+   .min = 1, .max = 3600000, .fallback = "60000", .consumer = "monitor",
+   .doc = "without readiness by then: a not_ready event and notification with the last lines "
+     "(the monitor runs on)"},
+  {.name = "health_interval_ms", .kind = kFieldUint, .forms = WATCH,
+   .slot = SLOT(health_interval_ms), .min = 100, .max = 3600000, .fallback = "0 (off)",
+   .consumer = "monitor",
+   .doc = "once ready, probe ready_tcp or ready_http this often; only changes are told"},
+  {.name = "health_failures", .kind = kFieldUint, .forms = WATCH,
+   .slot = SLOT(health_failures), .min = 1, .max = 100, .fallback = "3", .consumer = "monitor",
+   .doc = "failed health probes in a row that make the monitor unhealthy"},
   {.name = "memory_limit", .kind = kFieldUint, .forms = ALL, .slot = SLOT(memory_limit), .min = 1,
    .max = INT64_MAX, .fallback = "none", .consumer = "proc",
    .doc = "bytes, at least 1 MiB: the cgroup's memory.max, else RLIMIT_AS"},
@@ -177,6 +202,9 @@ start_request_free(StartRequest *req)
   free(req->group);
   free(req->source_file);
   free(req->source_ws);
+  free(req->ready_log);
+  free(req->ready_http);
+  free(req->ready_status);
   memset(req, 0, sizeof *req);
 }
 
@@ -198,6 +226,9 @@ start_request_copy(StartRequest *dst, const StartRequest *src)
   dst->group = src->group ? xstrdup(src->group) : NULL;
   dst->source_file = src->source_file ? xstrdup(src->source_file) : NULL;
   dst->source_ws = src->source_ws ? xstrdup(src->source_ws) : NULL;
+  dst->ready_log = src->ready_log ? xstrdup(src->ready_log) : NULL;
+  dst->ready_http = src->ready_http ? xstrdup(src->ready_http) : NULL;
+  dst->ready_status = src->ready_status ? xstrdup(src->ready_status) : NULL;
 }
 
 /* --- names -------------------------------------------------------------- */

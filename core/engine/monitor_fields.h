@@ -81,6 +81,14 @@ typedef struct {
   int source_from;         /* FileFrom (filesrc.h) */
   uint64_t source_offset;  /* from: a byte offset */
   char *source_ws;         /* source: {ws: URL}: a WebSocket (wssrc.h); NULL: none */
+  /* Readiness and health (monitor_ready.c, docs/readiness.md). */
+  char *ready_log;
+  int64_t ready_tcp;
+  char *ready_http;
+  char *ready_status;
+  int64_t ready_timeout_ms;
+  int64_t health_interval_ms;
+  int64_t health_failures;
 } StartRequest;
 
 void start_request_free(StartRequest *req);

@@ -17,6 +17,7 @@
 #include "mcp/mcp_config.h"
 #include "mcp/mcp_cursor.h"
 #include "mcp/mcp_frame.h"
+#include "mcp/mcp_ready.h"
 #include "mcp/mcp_reference.h"
 #include "mcp/mcp_schema.h"
 #include "base/memory.h"
@@ -156,7 +157,12 @@ mcp_tools_pass(McpServer *s, const McpTool *t, json_t *args, McpResult *out)
     if (t->wait_in_s)
       wait *= 1000;
   }
+  /* A start may wait for readiness (mcp_ready.h). */
+  int64_t ready_ms = 0;
+  bool wait_ready = strcmp(t->method, "monitor_start") == 0 && mcp_ready_take(args, &ready_ms);
   mcp_result_call(s, t->method, args, CLI_CALL_TIMEOUT_MS + wait, out);
+  if (wait_ready && out->structured != NULL)
+    mcp_ready_wait(s, ready_ms, out);
 }
 
 json_t *
@@ -515,12 +521,17 @@ mcp_tools_start(McpServer *s, const char *method, json_t *args, int64_t timeout_
 {
   mcp_tools_start_cwd(s, args);
   mcp_tools_start_label(args);
+  int64_t ready_ms = 0;
+  bool wait_ready = mcp_ready_take(args, &ready_ms);
   /* Sent as words first, so the allowlist judges the program: a command
    * that splits never runs under a shell, which the allowlist cannot see
    * into. */
   mcp_result_call(s, method, args, timeout_ms, out);
-  if (!mcp_tools_wants_shell(s, args, out))
+  if (!mcp_tools_wants_shell(s, args, out)) {
+    if (wait_ready && out->structured != NULL)
+      mcp_ready_wait(s, ready_ms, out);
     return;
+  }
   json_t *allow = mcp_tools_engine_limit(s, "monitor.allow_shell");
   bool allowed = json_is_true(allow);
   json_decref(allow);
@@ -534,6 +545,8 @@ mcp_tools_start(McpServer *s, const char *method, json_t *args, int64_t timeout_
   out->error = NULL;
   json_object_set_new(args, "shell", json_true());
   mcp_result_call(s, method, args, timeout_ms, out);
+  if (wait_ready && out->structured != NULL)
+    mcp_ready_wait(s, ready_ms, out);
 }
 
 /* C13: a ring of the last starts, newest overwriting oldest. */

@@ -16,6 +16,7 @@
 #include "cli/cli_client.h"
 #include "cli/cli_json.h"
 #include "mcp/mcp_frame.h"
+#include "mcp/mcp_ready.h"
 #include "base/strbuf.h"
 
 /* The tool takes only monitor_id (its schema refuses include_start and
@@ -193,7 +194,8 @@ const McpTool mcp_vigil_tools[] = {
     "\"description\":\"end (default), start, or a byte offset in digits\"},\"ws\":{\"type\":"
     "\"string\",\"description\":\"ws://127.0.0.1:PORT/PATH\"}},\"description\":\"instead of "
     "command or argv: follow a log file as tail -F does ({file}, under the operator's workspace "
-    "roots) or a WebSocket on loopback ({ws}, each message a line); no process runs\"}}}",
+    "roots) or a WebSocket on loopback ({ws}, each message a line); no process runs\"},"
+    MCP_READY_SCHEMA_PROPS "}}",
     .output_schema =
     "{\"type\":\"object\",\"properties\":{\"monitor_id\":{\"type\":\"string\"},\"label\":{\"type\":\"string\"},"
     "\"mode\":{\"type\":\"string\"},\"notify\":{\"type\":\"string\"},\"pid\":{\"type\":[\"integer\",\"null\"]},\"started_at"

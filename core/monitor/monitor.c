@@ -137,6 +137,8 @@ monitor_validate(const VigilSettings *s, const MonitorSpec *spec, VigilError *er
     return error_set(err, kErrInvalidParams, "notify: unknown value %d", (int)spec->notify);
   if ((unsigned)spec->mode > kModeLiveSafe)
     return error_set(err, kErrInvalidParams, "mode: unknown value %d", (int)spec->mode);
+  if (monitor_ready__check(s, spec, err) != 0)
+    return -1;
   return settings_check(s, err);
 }
 
@@ -387,6 +389,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   monitor_restart__init(m, spec, proc_program(m->proc));
   monitor_begin(m, loop, clock_now_ms());
   monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  monitor_ready__start(m, spec);
   return m;
 }
 
@@ -438,6 +441,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
       eventkeep_restore(&keep->events, &m->events, until) == 0)
     monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
   monitor_quiet__adopted(m);
+  monitor_ready__start(m, spec);
   return m;
 }
 
@@ -478,6 +482,7 @@ monitor_free(Monitor *m)
     m->proc = NULL;
   }
   monitor_source__close(m);
+  monitor_ready__stop(m);
   if (!m->timers_ready) {
     monitor_free_parts(m);
     return;
@@ -728,6 +733,22 @@ monitor_data(const Monitor *m)
   return m->data;
 }
 
+/* See monitor_internal.h. */
+bool
+monitor__respec(Monitor *m, void (*edit)(const Monitor *m, KeepSpec *ks, const void *ctx),
+                const void *ctx, VigilError *err)
+{
+  if (m->keep == NULL)
+    return true;
+  KeepSpec ks;
+  if (keepspec_read(m->keep->dir_fd, &ks, err) != 0)
+    return false;
+  edit(m, &ks, ctx);
+  int rc = keepspec_write(m->keep->dir_fd, &ks, err);
+  keepspec_free(&ks);
+  return rc == 0;
+}
+
 /* See monitor.h. */
 void
 monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool anonymous,
@@ -770,6 +791,14 @@ monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool
     .settings = m->settings,
     .start = (char *)start,
     .start_len = start_len,
+    .ready_log = (char *)spec->ready_log,
+    .ready_http = (char *)spec->ready_http,
+    .ready_status = (char *)spec->ready_status,
+    .ready_tcp = spec->ready_tcp,
+    .ready_timeout_ms = spec->ready_timeout_ms,
+    .health_interval_ms = spec->health_interval_ms,
+    .health_failures = spec->health_failures,
+    .ready_at_ms = m->ready_at,
   };
   /* The patterns as a NULL-terminated list (the spec gives a count). */
   char **patterns = NULL;

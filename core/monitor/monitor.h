@@ -44,6 +44,12 @@
 #define MONITOR_IDLE_TIMEOUT_MAX_MS 3600000
 #define MONITOR_LABEL_MAX 128
 #define MONITOR_DESCRIPTION_MAX 1024
+#define MONITOR_READY_TIMEOUT_DEFAULT_MS 60000
+#define MONITOR_READY_TIMEOUT_MAX_MS 3600000
+#define MONITOR_HEALTH_INTERVAL_MIN_MS 100
+#define MONITOR_HEALTH_INTERVAL_MAX_MS 3600000
+#define MONITOR_HEALTH_FAILURES_DEFAULT 3
+#define MONITOR_HEALTH_FAILURES_MAX 100
 
 typedef struct Monitor Monitor;
 
@@ -92,6 +98,16 @@ typedef struct {
   const char *const *workspace_roots; /* real paths the file must lie under */
   size_t nroots;
   const char *source_ws;      /* a WebSocket source (wssrc.h) in place of argv; NULL: none */
+  /* Readiness and health (monitor_ready.c, docs/readiness.md): at most one
+   * of ready_log, ready_tcp and ready_http. */
+  const char *ready_log;      /* a regex on output lines; NULL: none */
+  int64_t ready_tcp;          /* a loopback port; 0: none */
+  const char *ready_http;     /* an http:// URL on loopback; NULL: none */
+  const char *ready_status;   /* http: "200..399" (the default when NULL) or "204" */
+  int64_t ready_timeout_ms;   /* 0: MONITOR_READY_TIMEOUT_DEFAULT_MS */
+  int64_t health_interval_ms; /* tcp, http: once ready, probe this often; 0: never */
+  int64_t health_failures;    /* failures in a row that make it unhealthy; 0: the default */
+  int64_t ready_at;           /* a monitor taken over: wall ms it became ready; 0: not */
 } MonitorSpec;
 
 typedef struct {
@@ -238,6 +254,12 @@ uint64_t monitor_restarts(const Monitor *m);
 RestartPolicy monitor_restart_policy(const Monitor *m);
 bool monitor_restart_wait(const Monitor *m, uint64_t *in_ms);
 int64_t monitor_run_started_at(const Monitor *m);
+/* Readiness and health (monitor_ready.c): the wall ms it became ready (0:
+ * not, or none declared); whether it declares readiness; its health
+ * ("healthy", "unhealthy": the last known), NULL when no health probe ran. */
+int64_t monitor_ready_at(const Monitor *m);
+bool monitor_ready_declared(const Monitor *m);
+const char *monitor_health(const Monitor *m);
 const char *monitor_id(const Monitor *m);
 const char *monitor_label(const Monitor *m);
 const char *monitor_description(const Monitor *m); /* may be NULL */

@@ -180,6 +180,7 @@ monitor__end(Monitor *m)
 {
   const ProcExit *exit = &m->exit;
   uv_timer_stop(&m->restart_timer);
+  monitor_ready__stop(m); /* a monitor that ends before ready ends its probes */
   m->ended_at = clock_now_ms();
   uv_timer_stop(&m->idle_timer);
   uv_timer_stop(&m->runtime_timer);

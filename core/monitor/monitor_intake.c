@@ -37,6 +37,9 @@ monitor_matches_stream(const Monitor *m, StreamId stream)
   }
 }
 
+static void monitor_on_line_pass(MonitorStream *ms, const Line *line, uint64_t seq,
+                                 int pattern, uint64_t nr);
+
 /* One complete line from a stream: match it, keep it, log and batch it. */
 static void
 monitor_on_line(void *ctx, const Line *line)
@@ -50,6 +53,21 @@ monitor_on_line(void *ctx, const Line *line)
   uint64_t seq = ring_push(&m->ring, ms->stream, line->text, line->len, pattern, line->flags);
   if (m->replay_silent)
     return; /* already told by the engine before (monitor_replay) */
+  monitor_on_line_pass(ms, line, seq, pattern, nr);
+  /* After the line went its way: a ready notification follows it. */
+  if (m->ready != NULL) {
+    RingLine rl = {seq, ms->stream, pattern, line->flags, line->text, line->len};
+    monitor_ready__line(m, &rl);
+  }
+}
+
+/* monitor_on_line's telling of a line: its match event, the signal stage
+ * or the batch. */
+static void
+monitor_on_line_pass(MonitorStream *ms, const Line *line, uint64_t seq, int pattern,
+                     uint64_t nr)
+{
+  Monitor *m = ms->m;
   if (pattern >= 0)
     monitor__event(m, kEventMatch, pattern, line->text, line->len, false, 0, 0, NULL);
   if (nr <= m->told_floor[ms->stream])

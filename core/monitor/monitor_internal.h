@@ -1,7 +1,7 @@
 /*
  * What the files of the monitor module share, and nothing else includes:
  * the Monitor record and the calls each file makes into another. The module
- * is one interface (monitor.h) in seven files, split by concept:
+ * is one interface (monitor.h) in eight files, split by concept:
  *   monitor.c         the lifecycle: the spec checked, the monitor started
  *                     and freed, monitor_stop, what it tells its owner
  *                     (notifications, events), and the accessors
@@ -21,6 +21,8 @@
  *                     once, and once more when lines come again
  *   monitor_source.c  a file source in place of the process: its bytes
  *                     into the intake, its notes told, its ending
+ *   monitor_ready.c   readiness and health: a ready line or probe, the
+ *                     ready and not_ready news, health changes
  */
 #ifndef VIGIL_MONITOR_INTERNAL_H
 #define VIGIL_MONITOR_INTERNAL_H
@@ -39,6 +41,7 @@
 #include "monitor/monitor.h"
 #include "monitor/monitor_keep.h"
 #include "pipeline/ratelimit.h"
+#include "store/keepspec.h"
 
 /* The context a line callback needs: which monitor, which stream. */
 typedef struct {
@@ -48,6 +51,7 @@ typedef struct {
 } MonitorStream;
 
 typedef struct MonitorRespawn MonitorRespawn;
+typedef struct MonitorReady MonitorReady;
 
 struct Monitor {
   MonitorKeep *keep;        /* its directory in the state directory; NULL: none */
@@ -170,7 +174,28 @@ struct Monitor {
   uint64_t quiet_last_mono;      /* uv_now of the last read that added lines */
   int64_t quiet_since;           /* wall ms of the last line, once quiet was told; 0: not quiet */
   uv_timer_t quiet_timer;
+  /* Readiness and health (monitor_ready.c). */
+  MonitorReady *ready;           /* NULL: none declared, or its probes are over */
+  bool ready_declared;
+  int64_t ready_at;              /* wall ms it became ready; 0: not (yet) */
+  const char *health;            /* "healthy", "unhealthy", or NULL: not probed */
 };
+
+/* --- monitor_ready.c ----------------------------------------------------- */
+
+/* Checks the spec's readiness and health fields (the errors name the field,
+ * the bound and the value). */
+int monitor_ready__check(const VigilSettings *settings, const MonitorSpec *spec,
+                         VigilError *err);
+/* Starts the readiness probe of a monitor that has its process and timers
+ * (a taken-over monitor that was ready resumes its health probe). */
+void monitor_ready__start(Monitor *m, const MonitorSpec *spec);
+/* A line was read (and kept in the ring, and batched): a ready_log
+ * pattern is matched against it. */
+void monitor_ready__line(Monitor *m, const RingLine *line);
+/* The monitor ends (or is freed): every probe and timer of it stops, and
+ * none touches m again. */
+void monitor_ready__stop(Monitor *m);
 
 /* --- monitor_restart.c --------------------------------------------------- */
 
@@ -251,6 +276,12 @@ void monitor__checkpoint(Monitor *m);
 
 /* --- monitor.c ----------------------------------------------------------- */
 
+/* Rewrites the monitor's kept spec (keepspec.h) in its directory: read,
+ * changed by edit (ctx is edit's), written. No directory: nothing. Returns
+ * false with err set when it could not be read or written. */
+bool monitor__respec(Monitor *m, void (*edit)(const Monitor *m, KeepSpec *ks, const void *ctx),
+                     const void *ctx, VigilError *err);
+
 /* Hands a notification to the owner (who owns it from then on) and counts it. */
 void monitor__emit(Monitor *m, Notification *n);
 /* Logs an event and tells the owner. */
@@ -294,6 +325,12 @@ void monitor__batch_note(Monitor *m, int stream, uint64_t nr);
 /* Tells the owner something in words with no line (a file source's
  * note): the open batch goes first, then monitor__notice. */
 void monitor__tell(Monitor *m, const char *reason);
+/* An output notification that tells a state of the monitor in words
+ * (reason), with the ring's last lines when tail, or else the one line
+ * `line` (the ring's seq, may be NULL), through monitor__notice; x, when not
+ * NULL, gives its exit (a restart's). */
+void monitor__notify_note(Monitor *m, const char *reason, bool tail, const ProcExit *x,
+                          const RingLine *line);
 /* Counts lines not delivered because muted or ended. */
 void monitor__hold_back(Monitor *m, uint64_t lines);
 /* The batch window closed. */

@@ -229,3 +229,26 @@ monitor__tell(Monitor *m, const char *reason)
   monitor__flush(m); /* what came before it goes before it */
   monitor__notice(m, notification_new(kNotifOutput, m->id, m->label, m->mode), reason);
 }
+
+/* See monitor_internal.h. */
+void
+monitor__notify_note(Monitor *m, const char *reason, bool tail, const ProcExit *x,
+                     const RingLine *line)
+{
+  if (m->notify == kNotifyNone || m->muted)
+    return;
+  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
+  if (tail)
+    monitor__copy_last_lines(m, n);
+  else if (line != NULL)
+    notification_add_line(n, line->seq, line->stream, line->pattern,
+                          (line->flags & kLineTruncated) != 0, line->text, line->len);
+  if (x != NULL) {
+    n->has_exit_code = x->exited && x->term_signal == 0;
+    n->exit_code = x->exit_code;
+    n->signal = x->term_signal;
+    n->has_duration = true;
+    n->duration_ms = x->duration_ms;
+  }
+  monitor__notice(m, n, reason);
+}

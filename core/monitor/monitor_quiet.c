@@ -53,11 +53,7 @@ monitor_quiet_notify(Monitor *m, const char *reason, const RingLine *line)
 {
   if (m->notify == kNotifyNone || m->muted || m->ending_sent)
     return;
-  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
-  if (line != NULL && line->text != NULL)
-    notification_add_line(n, line->seq, line->stream, line->pattern,
-                          (line->flags & kLineTruncated) != 0, line->text, line->len);
-  monitor__notice(m, n, reason);
+  monitor__notify_note(m, reason, false, NULL, line != NULL && line->text != NULL ? line : NULL);
 }
 
 /* See monitor_internal.h. */

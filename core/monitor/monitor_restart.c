@@ -167,26 +167,6 @@ monitor_restart_how(StrBuf *out, const ProcExit *x)
     strbuf_printf(out, "exited with code %d", x->exit_code);
 }
 
-/* The restart's notification: an output notification with the ring's last
- * lines (as an ending has them) and a reason in words, under the rate
- * limit; withheld, its lines count as suppressed like a batch's. */
-static void
-monitor_restart_notify(Monitor *m, const char *reason)
-{
-  if (m->notify == kNotifyNone || m->muted)
-    return;
-  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
-  monitor__copy_last_lines(m, n);
-  n->has_exit_code = m->exit.exited && m->exit.term_signal == 0;
-  n->exit_code = m->exit.exit_code;
-  n->signal = m->exit.term_signal;
-  n->has_duration = true;
-  n->duration_ms = m->exit.duration_ms;
-  /* Withheld, it is told by the next one that goes; sustained overload
-   * needs a process to stop, and none runs now. */
-  monitor__notice(m, n, reason);
-}
-
 static void monitor_restart_respec(Monitor *m, bool new_run);
 
 /* See monitor_internal.h. */
@@ -221,7 +201,7 @@ monitor_restart__schedule(Monitor *m)
   strbuf_printf(&why, " (restart: %s)", monitor_restart_name(m->restart));
   monitor__event(m, kEventRestart, -1, NULL, 0, x->exited && x->term_signal == 0, x->exit_code,
                 x->term_signal, strbuf_cstr(&why));
-  monitor_restart_notify(m, strbuf_cstr(&why));
+  monitor__notify_note(m, strbuf_cstr(&why), true, x, NULL);
   LOG_INFO("monitor", "%s: %s", m->id, strbuf_cstr(&why));
   strbuf_free(&why);
 
@@ -251,24 +231,23 @@ monitor_restart_fail(Monitor *m, const VigilError *err)
  * and when it is made (the new pid and keeper). A spec that cannot be
  * rewritten costs the takeover only, as at the start. */
 static void
+monitor_restart_edit(const Monitor *m, KeepSpec *ks, const void *ctx)
+{
+  bool new_run = *(const bool *)ctx;
+  if (new_run && proc_keeper_pid(m->proc) > 0) {
+    ks->pid = m->pid;
+    ks->keeper = proc_keeper_pid(m->proc);
+  }
+  ks->restarts = (int64_t)m->restarts;
+  ks->restarts_in_row = (int64_t)m->restarts_in_row;
+  ks->run_started_at_ms = m->run_started_at;
+}
+
+static void
 monitor_restart_respec(Monitor *m, bool new_run)
 {
-  if (m->keep == NULL)
-    return;
-  KeepSpec ks;
   VigilError err = VIGIL_ERROR_INIT;
-  if (keepspec_read(m->keep->dir_fd, &ks, &err) == 0) {
-    if (new_run && proc_keeper_pid(m->proc) > 0) {
-      ks.pid = m->pid;
-      ks.keeper = proc_keeper_pid(m->proc);
-    }
-    ks.restarts = (int64_t)m->restarts;
-    ks.restarts_in_row = (int64_t)m->restarts_in_row;
-    ks.run_started_at_ms = m->run_started_at;
-    keepspec_write(m->keep->dir_fd, &ks, &err);
-    keepspec_free(&ks);
-  }
-  if (err.set)
+  if (!monitor__respec(m, monitor_restart_edit, &new_run, &err))
     LOG_WARN("monitor", "%s: its spec could not be rewritten after a restart (%s): a restarted "
              "engine will not take it over", m->id, err.msg);
 }

@@ -23,7 +23,7 @@
 
 static const char *const eventlog_type_names[EVENT_TYPE_COUNT] = {
   "started", "match", "idle_timeout", "timed_out", "overload", "stopped", "exited",
-  "incident", "repeat_summary", "restart", "quiet", "resumed",
+  "incident", "repeat_summary", "restart", "quiet", "resumed", "ready", "not_ready", "health",
 };
 
 /* See eventlog.h. */

@@ -39,9 +39,12 @@ typedef enum {
   kEventRestart,       /* the program ended and starts again (monitor_restart.c) */
   kEventQuiet,         /* no line for quiet_after_ms (monitor_quiet.c) */
   kEventResumed,       /* a line again after kEventQuiet */
+  kEventReady,         /* its readiness probe answered (monitor_ready.c) */
+  kEventNotReady,      /* ready_timeout_ms passed without an answer */
+  kEventHealth,        /* its health changed (healthy <-> unhealthy); reason says which */
 } EventType;
 
-#define EVENT_TYPE_COUNT 12
+#define EVENT_TYPE_COUNT 15
 
 typedef struct {
   uint64_t id;

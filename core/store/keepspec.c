@@ -23,6 +23,8 @@
 static const char keepspec_magic[8] = {'V', 'I', 'G', 'L', 'S', 'P', 'E', 'C'};
 
 #define KEY(k) statefile_pack_str(pk, k)
+/* The keys of readiness and health (get_ready). */
+#define KEEPSPEC_READY_KEYS 8
 
 /* See keepspec.h. */
 int
@@ -33,7 +35,7 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   msgpack_packer pkr;
   msgpack_packer *pk = &pkr;
   msgpack_packer_init(pk, &sb, msgpack_sbuffer_write);
-  msgpack_pack_map(pk, (s->start != NULL ? 33 : 32) + 1); /* + quiet_after_ms */
+  msgpack_pack_map(pk, (s->start != NULL ? 33 : 32) + 1 + KEEPSPEC_READY_KEYS); /* + quiet_after_ms */
   KEY("id"); statefile_pack_str(pk, s->id);
   KEY("session"); statefile_pack_str(pk, s->session);
   KEY("session_anonymous"); statefile_pack_bool(pk, s->session_anonymous);
@@ -64,6 +66,14 @@ keepspec_write(int dir_fd, const KeepSpec *s, VigilError *err)
   KEY("restarts_in_row"); msgpack_pack_int64(pk, s->restarts_in_row);
   KEY("run_started_at_ms"); msgpack_pack_int64(pk, s->run_started_at_ms);
   KEY("started_at_ms"); msgpack_pack_int64(pk, s->started_at_ms);
+  KEY("ready_log"); statefile_pack_str(pk, s->ready_log);
+  KEY("ready_http"); statefile_pack_str(pk, s->ready_http);
+  KEY("ready_status"); statefile_pack_str(pk, s->ready_status);
+  KEY("ready_tcp"); msgpack_pack_int64(pk, s->ready_tcp);
+  KEY("ready_timeout_ms"); msgpack_pack_int64(pk, s->ready_timeout_ms);
+  KEY("health_interval_ms"); msgpack_pack_int64(pk, s->health_interval_ms);
+  KEY("health_failures"); msgpack_pack_int64(pk, s->health_failures);
+  KEY("ready_at_ms"); msgpack_pack_int64(pk, s->ready_at_ms);
   KEY("pid"); msgpack_pack_int64(pk, s->pid);
   KEY("keeper"); msgpack_pack_int64(pk, s->keeper);
   KEY("settings");
@@ -191,6 +201,27 @@ get_restart(const msgpack_object *map, KeepSpec *s, VigilError *err)
   return true;
 }
 
+/* Readiness and health, absent from a spec written before they were kept.
+ * Their values are checked again when the monitor is taken over
+ * (monitor_ready__check), as a start's are. */
+static bool
+get_ready(const msgpack_object *map, KeepSpec *s, VigilError *err)
+{
+  const char *strs[] = {"ready_log", "ready_http", "ready_status"};
+  char **dst[] = {&s->ready_log, &s->ready_http, &s->ready_status};
+  for (size_t i = 0; i < 3; i++) {
+    const msgpack_object *o = statefile_get(map, strs[i]);
+    if (o != NULL && o->type != MSGPACK_OBJECT_NIL &&
+        !statefile_get_str(W, map, strs[i], true, dst[i], err))
+      return false;
+  }
+  return get_int_opt(map, "ready_tcp", 0, 65535, &s->ready_tcp, err) &&
+         get_int_opt(map, "ready_timeout_ms", 0, INT32_MAX, &s->ready_timeout_ms, err) &&
+         get_int_opt(map, "health_interval_ms", 0, INT32_MAX, &s->health_interval_ms, err) &&
+         get_int_opt(map, "health_failures", 0, INT32_MAX, &s->health_failures, err) &&
+         get_int_opt(map, "ready_at_ms", 0, INT64_MAX, &s->ready_at_ms, err);
+}
+
 /* See keepspec.h. */
 int
 keepspec_read(int dir_fd, KeepSpec *s, VigilError *err)
@@ -239,6 +270,7 @@ keepspec_read(int dir_fd, KeepSpec *s, VigilError *err)
   }
   ok = ok && get_settings(m, &s->settings, err) && get_start(m, s, err) &&
        get_restart(m, s, err);
+  ok = ok && get_ready(m, s, err);
   if (ok && s->argv[0] == NULL) {
     ok = false;
     error_set(err, kErrInvalidParams, "spec: argv: empty");
@@ -268,5 +300,8 @@ keepspec_free(KeepSpec *s)
   xstrv_free(s->env);
   free(s->group);
   free(s->start);
+  free(s->ready_log);
+  free(s->ready_http);
+  free(s->ready_status);
   memset(s, 0, sizeof *s);
 }

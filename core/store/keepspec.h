@@ -61,6 +61,12 @@ typedef struct {
   char *start;              /* its start map (startmap.h), msgpack bytes, start_len
                                of them; NULL: none (a spec from before it was kept) */
   size_t start_len;
+  /* Readiness and health (monitor_ready.c); a spec from before they were
+   * kept has none. ready_at_ms is rewritten when the monitor becomes
+   * ready, so a monitor taken over stays ready. */
+  char *ready_log, *ready_http, *ready_status; /* NULL: none */
+  int64_t ready_tcp, ready_timeout_ms, health_interval_ms, health_failures;
+  int64_t ready_at_ms;      /* Unix ms it became ready; 0: not */
 } KeepSpec;
 
 /* Writes s as dir_fd/spec (temporary name, then rename; 0600). */

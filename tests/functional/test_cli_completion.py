@@ -50,7 +50,8 @@ def test_bash_completes_commands_options_and_values(e):
     assert bash_complete(["vigil", "st"]) == ["start", "status", "stop"]
     assert bash_complete(["vigil", "re"]) == ["reload", "restart"]
     assert bash_complete(["vigil", "start", "--ti"]) == ["--timeout"]
-    assert bash_complete(["vigil", "start", "--wait-"]) == ["--wait-for", "--wait-timeout"]
+    assert bash_complete(["vigil", "start", "--wait-"]) == ["--wait-for", "--wait-for-ready",
+                                                           "--wait-timeout"]
     assert bash_complete(["vigil", "--socket", "/x", "wait", "m", "--for", ""]) == ["exit", "match"]
     assert bash_complete(["vigil", "start", "--notify", "l"]) == ["lines"]
     assert "--session" in bash_complete(["vigil", "list", "--se"])

@@ -12,6 +12,7 @@
 
 #include "api/api.h"
 #include "check.h"
+#include "mcp/mcp_ready.h"
 #include "mcp/mcp_tools.h"
 
 static const McpTool *const test_tables[] = {mcp_vigil_tools, mcp_watch_process_tools,
@@ -81,7 +82,10 @@ TEST(test_mcp_tools_pass_through_sends_only_what_the_method_takes)
       const char *key;
       json_t *v;
       json_object_foreach(props, key, v) {
-        if (!test_in(args, key))
+        /* wait_ready is the adapter's own, taken out before the call
+         * (mcp_ready.h). */
+        bool adapters = strcmp(t->method, "monitor_start") == 0 && strcmp(key, MCP_READY_ARG) == 0;
+        if (!test_in(args, key) && !adapters)
           check_fail(__FILE__, __LINE__, "%s: argument \"%s\" is not one %s takes", t->name,
                      key, t->method);
       }
