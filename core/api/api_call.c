@@ -107,9 +107,10 @@ api_field_choice(const FieldSource *src, const char *key, const char *const *cho
 }
 
 static int
-api_field_env(const FieldSource *src, const char *key, size_t max, char ***out, VigilError *err)
+api_field_env(const FieldSource *src, const char *key, size_t max, bool numbers, char ***out,
+              VigilError *err)
 {
-  return args_env(src->ctx, key, max, out, err);
+  return args_env(src->ctx, key, max, numbers, out, err);
 }
 
 int

@@ -279,7 +279,8 @@ args_strv(const Args *a, const char *key, size_t max_items, size_t max_len, char
 }
 
 ArgResult
-args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilError *err)
+args_env(const Args *a, const char *key, size_t max_items, bool numbers, char ***out,
+         VigilError *err)
 {
   const msgpack_object *v = NULL;
   ArgResult rc = args_container(a, key, MSGPACK_OBJECT_MAP, max_items, &v, err);
@@ -305,7 +306,12 @@ args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilErr
       return kArgError;
     }
     snprintf(name, sizeof name, "%s.%s", key, k);
-    if (args_take_str(&v->via.map.ptr[i].val, name, 65536, &val, err) < 0) {
+    const msgpack_object *value = &v->via.map.ptr[i].val;
+    if (numbers && value->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+      char digits[24];
+      snprintf(digits, sizeof digits, "%" PRIu64, value->via.u64);
+      val = xstrdup(digits);
+    } else if (args_take_str(value, name, 65536, &val, err) < 0) {
       free(k);
       args_free_strv(items);
       return kArgError;

@@ -63,7 +63,8 @@ ArgResult args_strv(const Args *a, const char *key, size_t max_items, size_t max
 
 /* A map of string to string, as "K=V" entries (NULL-terminated). Keys must
  * be non-empty and hold no '='. */
-ArgResult args_env(const Args *a, const char *key, size_t max_items, char ***out, VigilError *err);
+ArgResult args_env(const Args *a, const char *key, size_t max_items, bool numbers, char ***out,
+                    VigilError *err);
 
 /* Raw bytes of a str or bin (not copied; valid while the message is). */
 ArgResult args_bytes(const Args *a, const char *key, size_t max_len, const char **out, size_t *len,

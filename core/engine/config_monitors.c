@@ -156,14 +156,14 @@ config_field_choice(const FieldSource *src, const char *key, const char *const *
 }
 
 static int
-config_field_env(const FieldSource *src, const char *key, size_t max, char ***out,
+config_field_env(const FieldSource *src, const char *key, size_t max, bool numbers, char ***out,
                  VigilError *err)
 {
   ConfigWalk *w;
   char name[CONFIG_NAME_MAX];
   if (!config_field_push(src, key, &w, name))
     return 0;
-  int rc = config_env(w, lua_gettop(w->L), name, out);
+  int rc = config_env(w, lua_gettop(w->L), name, numbers, out);
   size_t n = 0;
   while (rc == 0 && (*out)[n])
     n++;

@@ -371,9 +371,10 @@ config_env_cmp(const void *a, const void *b)
 }
 
 /* monitors[i].env: a table of name = value strings, kept as sorted "K=V"
- * in *out (owned by the caller even on error). */
+ * in *out (owned by the caller even on error); with numbers, a value may be
+ * a non-negative integer too (told in decimal). */
 int
-config_env(ConfigWalk *w, int idx, const char *field, char ***out)
+config_env(ConfigWalk *w, int idx, const char *field, bool numbers, char ***out)
 {
   lua_State *L = w->L;
   if (lua_type(L, idx) != LUA_TTABLE)
@@ -390,6 +391,8 @@ config_env(ConfigWalk *w, int idx, const char *field, char ***out)
     if (key == NULL || key[0] == '\0' || strchr(key, '=') != NULL)
       rc = config_fail(w, "%s: an environment variable name must be a non-empty string "
                           "without \"=\"", name);
+    else if (numbers && lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0)
+      value = lua_tostring(L, -1); /* converts the copy lua_next left: next needs only the key */
     else
       rc = config_string(w, -1, name, false, &value, NULL);
     if (rc != 0) {

@@ -74,7 +74,7 @@ void config_list_free(char **list, size_t n);
 int config_choice(ConfigWalk *w, int idx, const char *field, const char *const *choices,
                   int *out);
 /* A table of name = value strings as sorted "K=V" copies (caller's even on error). */
-int config_env(ConfigWalk *w, int idx, const char *field, char ***out);
+int config_env(ConfigWalk *w, int idx, const char *field, bool numbers, char ***out);
 
 /* `monitors` (config_monitors.c). */
 int config_monitors(ConfigWalk *w, int idx);

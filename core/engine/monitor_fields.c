@@ -147,6 +147,10 @@ const MonitorField monitor_fields[] = {
   {.name = "ready_status", .kind = kFieldString, .forms = WATCH, .slot = SLOT(ready_status),
    .nonempty = true, .max = 16, .fallback = "200..399", .consumer = "monitor",
    .doc = "ready_http's statuses that mean ready: \"200..399\" or one status"},
+  {.name = "ready", .kind = kFieldEnv, .forms = WATCH, .max = 2, .fallback = "none",
+   .consumer = "monitor",
+   .doc = "the same in one map (the issue's form): `{log: REGEX}`, `{tcp: PORT}` or `{http: URL, "
+     "status: \"200..399\"}`; not with ready_log, ready_tcp, ready_http or ready_status"},
   {.name = "ready_timeout_ms", .kind = kFieldUint, .forms = WATCH, .slot = SLOT(ready_timeout_ms),
    .min = 1, .max = 3600000, .fallback = "60000", .consumer = "monitor",
    .doc = "without readiness by then: a not_ready event and notification with the last lines "
@@ -386,7 +390,7 @@ monitor_fields_read_slot(const FieldSource *src, const MonitorField *f, const Vi
   case kFieldChoice:
     return src->choice(src, f->name, f->choices, slot, err);
   case kFieldEnv:
-    return src->env(src, f->name, (size_t)f->max, slot, err);
+    return src->env(src, f->name, (size_t)f->max, false, slot, err);
   default:
     return 0;
   }
@@ -399,7 +403,7 @@ monitor_fields_read_source(const FieldSource *src, const MonitorField *f, StartR
                            VigilError *err)
 {
   char **items = NULL;
-  int rc = src->env(src, f->name, (size_t)f->max, &items, err);
+  int rc = src->env(src, f->name, (size_t)f->max, true, &items, err);
   if (rc <= 0)
     return rc;
   char name[FIELD_NAME_MAX];
@@ -449,6 +453,71 @@ monitor_fields_read_source(const FieldSource *src, const MonitorField *f, StartR
   return rc;
 }
 
+/* ready: {log: REGEX} | {tcp: PORT} | {http: URL, status: "200..399"},
+ * the flat ready_* fields in one map (read after them: one form or the
+ * other). The values' own bounds are the flat fields' (monitor_ready.c
+ * checks them at start). */
+static int
+monitor_fields_read_ready(const FieldSource *src, const MonitorField *f, StartRequest *req,
+                          VigilError *err)
+{
+  char **items = NULL;
+  int rc = src->env(src, f->name, (size_t)f->max, true, &items, err);
+  if (rc <= 0)
+    return rc;
+  char name[FIELD_NAME_MAX];
+  src->name(src, f->name, name, sizeof name);
+  if (req->ready_log != NULL || req->ready_tcp != 0 || req->ready_http != NULL ||
+      req->ready_status != NULL) {
+    xstrv_free(items);
+    return error_set(err, kErrInvalidParams, "%s must not be given with ready_log, ready_tcp, "
+                     "ready_http or ready_status (one form or the other)", name);
+  }
+  size_t kinds = 0;
+  for (size_t i = 0; rc == 1 && items[i]; i++) {
+    char *eq = strchr(items[i], '=');
+    *eq = '\0';
+    const char *v = eq + 1;
+    char quoted[GATE_QUOTE_BUF];
+    char *end = NULL;
+    if (strcmp(items[i], "log") == 0 && v[0] != '\0') {
+      free(req->ready_log);
+      req->ready_log = xstrdup(v), kinds++;
+    } else if (strcmp(items[i], "http") == 0 && v[0] != '\0' && strlen(v) <= 2048) {
+      free(req->ready_http);
+      req->ready_http = xstrdup(v), kinds++;
+    } else if (strcmp(items[i], "status") == 0 && v[0] != '\0' && strlen(v) <= 16) {
+      free(req->ready_status);
+      req->ready_status = xstrdup(v);
+    } else if (strcmp(items[i], "tcp") == 0 && v[0] >= '0' && v[0] <= '9' && strlen(v) <= 5 &&
+               (req->ready_tcp = (int64_t)strtoul(v, &end, 10), *end == '\0') &&
+               req->ready_tcp >= 1 && req->ready_tcp <= 65535) {
+      kinds++;
+    } else if (strcmp(items[i], "log") == 0 || strcmp(items[i], "http") == 0 ||
+               strcmp(items[i], "status") == 0 || strcmp(items[i], "tcp") == 0) {
+      gate_quote(quoted, v);
+      req->ready_tcp = 0;
+      rc = error_set(err, kErrInvalidParams, "%s.%s must be %s, got %s", name, items[i],
+                     strcmp(items[i], "tcp") == 0      ? "a port of 1..65535"
+                     : strcmp(items[i], "http") == 0   ? "a URL of 1..2048 bytes"
+                     : strcmp(items[i], "status") == 0 ? "a status or a range (\"200..399\")"
+                                                       : "a non-empty regex",
+                     quoted);
+    } else {
+      gate_quote(quoted, items[i]);
+      rc = error_set(err, kErrInvalidParams, "%s: unknown key %s (ready is {log}, {tcp} or "
+                     "{http, status})", name, quoted);
+    }
+  }
+  xstrv_free(items);
+  if (rc == 1 && kinds != 1)
+    rc = error_set(err, kErrInvalidParams, "%s must give exactly one of log, tcp and http, got %zu",
+                   name, kinds);
+  else if (rc == 1 && req->ready_status != NULL && req->ready_http == NULL)
+    rc = error_set(err, kErrInvalidParams, "%s.status goes with http", name);
+  return rc;
+}
+
 /* A file source runs nothing: what shapes a process is refused with it. */
 static int
 monitor_fields_settle_source(const FieldSource *src, StartRequest *req, FieldScratch *sc,
@@ -480,6 +549,8 @@ monitor_fields_read_special(const FieldSource *src, const MonitorField *f,
     return monitor_fields_read_string(src, f, s, &sc->match_pattern, err);
   if (strcmp(f->name, "source") == 0)
     return monitor_fields_read_source(src, f, req, err);
+  if (strcmp(f->name, "ready") == 0)
+    return monitor_fields_read_ready(src, f, req, err);
   char **list = NULL;
   size_t n = 0;
   int rc = src->strings(src, f->name, &list, &n, err);

@@ -173,8 +173,11 @@ struct FieldSource {
                 VigilError *err);
   int (*choice)(const FieldSource *src, const char *key, const char *const *choices, int *out,
                 VigilError *err);
-  /* "K=V" copies, NULL-terminated; at most max entries. */
-  int (*env)(const FieldSource *src, const char *key, size_t max, char ***out, VigilError *err);
+  /* "K=V" copies, NULL-terminated; at most max entries. With numbers, a
+   * value may also be a non-negative integer, told in decimal (a map like
+   * ready's {tcp: 3000}); else only strings (env). */
+  int (*env)(const FieldSource *src, const char *key, size_t max, bool numbers, char ***out,
+             VigilError *err);
 };
 
 #define FIELD_NAME_MAX 160

@@ -119,6 +119,33 @@ startmap_pack_source(msgpack_packer *pk, const StartRequest *req)
       : req->source_from == kFileFromOffset ? offset : "end");
 }
 
+/* Readiness and health (docs/readiness.md) in the flat form: nil where
+ * none was declared, the defaults told where one was. */
+static void
+startmap_pack_ready(msgpack_packer *pk, const MonitorSpec *spec)
+{
+  bool declared = spec->ready_log != NULL || spec->ready_tcp > 0 || spec->ready_http != NULL;
+  KEY("ready_log");
+  startmap_pack_str(pk, spec->ready_log);
+  KEY("ready_tcp");
+  startmap_pack_positive(pk, spec->ready_tcp);
+  KEY("ready_http");
+  startmap_pack_str(pk, spec->ready_http);
+  KEY("ready_status");
+  startmap_pack_str(pk, spec->ready_http == NULL ? NULL
+                        : spec->ready_status != NULL ? spec->ready_status : "200..399");
+  KEY("ready_timeout_ms");
+  startmap_pack_positive(pk, !declared ? 0
+                             : spec->ready_timeout_ms > 0 ? spec->ready_timeout_ms
+                                                          : MONITOR_READY_TIMEOUT_DEFAULT_MS);
+  KEY("health_interval_ms");
+  startmap_pack_positive(pk, spec->health_interval_ms);
+  KEY("health_failures");
+  startmap_pack_positive(pk, spec->health_interval_ms <= 0 ? 0
+                             : spec->health_failures > 0 ? spec->health_failures
+                                                         : MONITOR_HEALTH_FAILURES_DEFAULT);
+}
+
 /* See startmap.h. */
 char *
 startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *policy,
@@ -208,6 +235,7 @@ startmap_pack(const StartRequest *req, const MonitorSpec *spec, const char *poli
     msgpack_pack_nil(pk);
   KEY("source");
   startmap_pack_source(pk, req);
+  startmap_pack_ready(pk, spec);
   *len = sb.size;
   char *out = xmemdupz(sb.data, sb.size);
   msgpack_sbuffer_destroy(&sb);

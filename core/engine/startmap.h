@@ -30,7 +30,7 @@
 #include "engine/monitor_fields.h"
 
 /* The keys of the map, in the order they are packed. */
-#define STARTMAP_KEYS 25
+#define STARTMAP_KEYS 32
 
 /* Packs the start map of a start: req as read, spec as engine_spec made it
  * (with the opened cwd), the policy it runs under and the runtime cap the

@@ -87,6 +87,11 @@ SEEN = [
     ({"argv": ["sleep", "3"], "ready_tcp": 1, "ready_timeout_ms": 200},
      lambda c, m, st: [x["type"] for x in c.call("monitor_events", monitor_id=m)["events"]
                        if x["type"] in ("ready", "not_ready")]),
+    # The same in the one map, a port given as a number.
+    ({"argv": ["sleep", "3"], "ready": {"tcp": 1}, "ready_timeout_ms": 200},
+     lambda c, m, st: [x["reason"].split(" (")[1].split(":")[0] for x in
+                       c.call("monitor_events", monitor_id=m)["events"]
+                       if x["type"] == "not_ready"]),
 ]
 
 # (fields, words the refusal must hold): both forms refuse the start. With
@@ -100,6 +105,10 @@ REFUSED = [
     ({"argv": ["true"], "memory_limit": 4096}, None),
     ({"argv": ["true"], "cpu_limit": 4000.5}, None),
     ({"argv": ["true"], "quiet_after_ms": 50}, None),
+    ({"argv": ["true"], "ready": {"tcp": 70000}}, None),
+    ({"argv": ["true"], "ready": {"tcp": 3000, "log": "up"}}, None),
+    ({"argv": ["true"], "ready": {"http": "http://127.0.0.1/", "status": "200"},
+      "ready_tcp": 3000}, None),
     ({"argv": ["true"], "ready_http": "http://example.com/", "ready_status": "200",
       "health_interval_ms": 100, "health_failures": 2}, None),
 ]
@@ -112,7 +121,7 @@ EXPECTED = [["a"], ["b"], ["c"], "the-label", "what it is", [CWD], ["from-env"],
             "live_safe", "timed_out", "idle_timeout", ["unset"],
             [2, "exited", 3, ["run", "run", "run"]],
             [["quiet", "no output for 200ms", "a"]], ["timed_out", ["from the file"]],
-            ["ready"], ["not_ready"]]
+            ["ready"], ["not_ready"], ["port 1"]]
 
 
 def config():

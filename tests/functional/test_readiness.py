@@ -82,6 +82,34 @@ def test_a_server_that_binds_late_is_ready_after_its_bind(e):
     c.call("monitor_stop", monitor_id=mid)
 
 
+def test_the_issues_one_map_form_reads_as_the_flat_fields(e):
+    # ready: {tcp: PORT} (a number) and {http: URL, status}: the form the
+    # issue gives, the same monitor as ready_tcp / ready_http.
+    c = e.main
+    port = free_port()
+    mark = tempfile.mktemp(prefix="vigil-ready-")
+    mid = c.call("monitor_start", argv=server("late", port, "0.3"), env={"READY_MARK": mark},
+                 ready={"tcp": port}, ready_timeout_ms=BOUND_MS)["monitor_id"]
+    got = wait_ready(c, mid)
+    assert got["ready"] is True, got
+    assert got["event"]["reason"].endswith("(port %d answering)" % port), got
+    # Its start map tells the flat form, so `vigil restart` keeps the probe.
+    start = c.call("monitor_status", monitor_id=mid, include_start=True)["start"]
+    assert start["ready_tcp"] == port and start["ready_timeout_ms"] == BOUND_MS, start
+    c.call("monitor_stop", monitor_id=mid)
+    os.path.exists(mark) and os.unlink(mark)
+    for bad, words in [({"tcp": 0}, "ready.tcp must be a port of 1..65535, got \"0\""),
+                       ({"tcp": port, "log": "up"}, "exactly one of log, tcp and http, got 2"),
+                       ({"log": "up", "status": "200"}, "ready.status goes with http"),
+                       ({"port": port}, "unknown key \"port\"")]:
+        err = expect_error("invalid_params", c.call, "monitor_start", argv=["sleep", "5"],
+                           ready=bad)
+        assert words in err.message, (words, err.message)
+    err = expect_error("invalid_params", c.call, "monitor_start", argv=["sleep", "5"],
+                       ready={"tcp": port}, ready_tcp=port)
+    assert "one form or the other" in err.message, err.message
+
+
 def test_ready_log_is_a_line_of_output(e):
     c = e.main
     mid = c.call("monitor_start",
@@ -315,6 +343,7 @@ def test_the_cli_waits_for_ready_or_fails_with_the_tail(e):
 
 if __name__ == "__main__":
     sys.exit(run_tests([
+        test_the_issues_one_map_form_reads_as_the_flat_fields,
         test_a_server_that_binds_late_is_ready_after_its_bind,
         test_ready_log_is_a_line_of_output,
         test_a_server_that_never_binds_is_not_ready_with_its_tail,

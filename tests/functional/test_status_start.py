@@ -68,7 +68,9 @@ def test_start_sent_again_starts_the_same_monitor(e):
             "quiet_after_ms": 0,
             "restart": "no", "max_restarts": 5, "restart_backoff_ms": 1000,
             "memory_limit": 512 << 20, "cpu_limit": 1.5,
-            "source": None,
+            "source": None, "ready_log": None, "ready_tcp": None, "ready_http": None,
+            "ready_status": None, "ready_timeout_ms": None, "health_interval_ms": None,
+            "health_failures": None,
         }, start
         assert matched_line(e, first) == "boom hi there in " + real
         stop(e, first)
