@@ -497,6 +497,8 @@ cli_status_run(CliClient *c, const CliParsed *p)
     printf("  %-13s %s\n", "ports", strbuf_cstr(&sb));
   strbuf_reset(&sb);
   cli_status_text("quiet since", m, "quiet_since");
+  cli_status_text("ready at", m, "ready_at");
+  cli_status_text("health", m, "health");
   cli_status_text("started", m, "started_at");
   cli_status_text("ended", m, "ended_at");
   cli_fmt_duration(&sb, cli_obj_get_uint(m, "duration_ms", 0));

@@ -11,6 +11,7 @@ The servers are tests/functional/ready_server.py. Every wait is on an event
 with a generous bound."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -323,6 +324,9 @@ def test_the_cli_waits_for_ready_or_fails_with_the_tail(e):
     assert os.path.exists(mark), "returned before the bind"
     assert ("vigil: %s is ready: ready after " % mid) in p.stderr, p.stderr
     assert ("(port %d answering)" % port) in p.stderr, p.stderr
+    # vigil status says when.
+    st = cli(e, "status", mid)
+    assert st.returncode == 0 and re.search(r"^  ready at +\d{4}-", st.stdout, re.M), st.stdout
     assert cli(e, "stop", mid).returncode == 0
     # Never ready: exit 1, the reason and the last lines, the monitor left running.
     p = cli(e, "start", "--ready-tcp", str(free_port()), "--ready-timeout", "1s",
