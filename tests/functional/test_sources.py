@@ -181,6 +181,22 @@ def test_a_symlink_to_a_file_in_another_directory_is_followed(e):
     wait_line(c, mid, "through the link")
 
 
+def test_a_file_nobody_writes_any_more_is_told_quiet_and_resumed(e):
+    # quiet_after_ms on a source: a log that stops growing is a stall too.
+    c = e.main
+    d = fresh("quiet")
+    path = os.path.join(d, "app.log")
+    append(path, "")
+    mid = c.call("monitor_start", source={"file": path}, notify="lines",
+                 quiet_after_ms=300)["monitor_id"]
+    append(path, "the last line for a while\n")
+    wait_line(c, mid, "the last line for a while")
+    n = wait_reason(c, mid, "no output for")
+    assert [l["text"] for l in n["lines"]] == ["the last line for a while"], n
+    append(path, "back\n")
+    wait_reason(c, mid, "output resumed after")
+
+
 def test_a_truncated_file_starts_again_at_zero_and_says_so(e):
     c = e.main
     d = fresh("trunc")
@@ -586,6 +602,7 @@ if __name__ == "__main__":
             test_a_rotated_file_is_followed_at_its_path,
             test_lines_written_to_the_old_file_after_a_rename_are_read_before_the_new_one,
             test_a_symlink_to_a_file_in_another_directory_is_followed,
+            test_a_file_nobody_writes_any_more_is_told_quiet_and_resumed,
             test_a_truncated_file_starts_again_at_zero_and_says_so,
             test_a_deleted_file_is_told_once_and_followed_when_it_reappears,
             test_paths_outside_the_roots_and_what_is_no_file_are_refused,
