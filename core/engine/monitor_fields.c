@@ -396,6 +396,23 @@ monitor_fields_read_slot(const FieldSource *src, const MonitorField *f, const Vi
   }
 }
 
+/* A map field (source, ready) read as the env getter reads one, a number
+ * allowed where a string is: each item's "K=V" cut in two in place (the key
+ * items[i], its value after the key's end); name gets the field's name for
+ * messages. Returns the getter's 1, 0 or -1. */
+static int
+monitor_fields_read_map(const FieldSource *src, const MonitorField *f, char ***items,
+                        char name[FIELD_NAME_MAX], VigilError *err)
+{
+  int rc = src->env(src, f->name, (size_t)f->max, true, items, err);
+  if (rc <= 0)
+    return rc;
+  src->name(src, f->name, name, FIELD_NAME_MAX);
+  for (size_t i = 0; (*items)[i]; i++)
+    *strchr((*items)[i], '=') = '\0';
+  return rc;
+}
+
 /* source: a map of file (an absolute path) and from ("end", "start" or a
  * decimal byte offset), read as the env getter reads a map of strings. */
 static int
@@ -403,16 +420,13 @@ monitor_fields_read_source(const FieldSource *src, const MonitorField *f, StartR
                            VigilError *err)
 {
   char **items = NULL;
-  int rc = src->env(src, f->name, (size_t)f->max, true, &items, err);
+  char name[FIELD_NAME_MAX];
+  int rc = monitor_fields_read_map(src, f, &items, name, err);
   if (rc <= 0)
     return rc;
-  char name[FIELD_NAME_MAX];
-  src->name(src, f->name, name, sizeof name);
   const char *from = NULL;
   for (size_t i = 0; rc == 1 && items[i]; i++) {
-    char *eq = strchr(items[i], '=');
-    *eq = '\0';
-    const char *v = eq + 1;
+    const char *v = items[i] + strlen(items[i]) + 1;
     char quoted[GATE_QUOTE_BUF];
     if (strcmp(items[i], "file") == 0 && v[0] != '\0' && strlen(v) <= 4096) {
       free(req->source_file);
@@ -462,11 +476,10 @@ monitor_fields_read_ready(const FieldSource *src, const MonitorField *f, StartRe
                           VigilError *err)
 {
   char **items = NULL;
-  int rc = src->env(src, f->name, (size_t)f->max, true, &items, err);
+  char name[FIELD_NAME_MAX];
+  int rc = monitor_fields_read_map(src, f, &items, name, err);
   if (rc <= 0)
     return rc;
-  char name[FIELD_NAME_MAX];
-  src->name(src, f->name, name, sizeof name);
   if (req->ready_log != NULL || req->ready_tcp != 0 || req->ready_http != NULL ||
       req->ready_status != NULL) {
     xstrv_free(items);
@@ -475,9 +488,7 @@ monitor_fields_read_ready(const FieldSource *src, const MonitorField *f, StartRe
   }
   size_t kinds = 0;
   for (size_t i = 0; rc == 1 && items[i]; i++) {
-    char *eq = strchr(items[i], '=');
-    *eq = '\0';
-    const char *v = eq + 1;
+    const char *v = items[i] + strlen(items[i]) + 1;
     char quoted[GATE_QUOTE_BUF];
     char *end = NULL;
     if (strcmp(items[i], "log") == 0 && v[0] != '\0') {
