@@ -32,8 +32,8 @@
  * connection on a thread of its own) and health_interval_ms of
  * --health-interval (1000). Once every one is ready, a third window counts
  * vigild's context switches against the probes the engine made in it (the
- * monitors' health counts, read before and after): a probe costs a few
- * wake-ups (its timer, the connect, the close), nothing else may.
+ * monitors' `probes` counts, read before and after): a probe costs a few
+ * wake-ups (its timer, the connect, the answer), nothing else may.
  *
  * Then SIGTERM: the engine must stop every process group and exit 0, and no
  * process of any monitor's group may be left.
@@ -72,8 +72,6 @@
 extern char **environ;
 
 #define IDLE_PER_SESSION 16
-/* The key of a status entry's `health` that counts the probes made. */
-#define IDLE_PROBES_KEY "probes"
 
 /* The run's state: the engine and the connection, the monitors' pids. */
 typedef struct {
@@ -304,8 +302,8 @@ idle_start(Idle *b, msgpack_sbuffer *sb, msgpack_packer *pk, const char *session
   }
 }
 
-/* The probes a monitor's engine made so far (its status's health), or -1
- * when it is not ready yet. */
+/* The probes the engine made for a monitor so far (its status's `probes`),
+ * or -1 when it is not ready yet. */
 static long long
 idle_probes_made(Idle *b, msgpack_sbuffer *sb, msgpack_packer *pk, const char *session,
                  const char *monitor_id)
@@ -319,7 +317,7 @@ idle_probes_made(Idle *b, msgpack_sbuffer *sb, msgpack_packer *pk, const char *s
   const msgpack_object *ready_at = bench_rpc_get(st, "ready_at");
   if (ready_at == NULL || ready_at->type == MSGPACK_OBJECT_NIL)
     return -1;
-  return bench_rpc_uint(bench_rpc_get(bench_rpc_get(st, "health"), IDLE_PROBES_KEY));
+  return bench_rpc_uint(bench_rpc_get(st, "probes"));
 }
 
 /* Context switches of vigild over a window of seconds, printed. */
@@ -534,7 +532,7 @@ main(int argc, char **argv)
     printf("  probes made in the window (the engine's count): %lld (%.2f/s; the interval "
            "promises %.2f/s)\n", made, (double)made / seconds,
            (double)probes * 1000.0 / (double)interval_ms);
-    printf("  wake-ups per probe: %.2f (a probe's timer, its connect and its close; the "
+    printf("  wake-ups per probe: %.2f (a probe's timer, its connect and its answer; the "
            "monitors and file sources above add none)\n",
            made > 0 ? (double)probe_wakeups / (double)made : 0.0);
     idle_peer_stop(&peer);

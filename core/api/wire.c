@@ -480,10 +480,9 @@ wire_source(msgpack_packer *pk, const Monitor *m)
 
 /* Readiness and health (monitor_ready.c, docs/readiness.md): `ready_at`
  * (when it became ready, a time like started_at; nil while not, or with no
- * readiness declared)
- * and `health` ("healthy", "unhealthy": the last known; nil when no health
- * probe ever ran). */
-#define WIRE_READY_KEYS 2
+ * readiness declared), `health` ("healthy", "unhealthy": the last known;
+ * nil when no health probe ever ran) and `probes` (the attempts made). */
+#define WIRE_READY_KEYS 3
 static void
 wire_ready(msgpack_packer *pk, const Monitor *m)
 {
@@ -491,6 +490,8 @@ wire_ready(msgpack_packer *pk, const Monitor *m)
   wire_time(pk, monitor_ready_at(m));
   wire_key(pk, "health");
   wire_str(pk, monitor_health(m));
+  wire_key(pk, "probes");
+  msgpack_pack_uint64(pk, monitor_probes(m));
 }
 
 void

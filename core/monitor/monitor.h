@@ -260,6 +260,9 @@ int64_t monitor_run_started_at(const Monitor *m);
 int64_t monitor_ready_at(const Monitor *m);
 bool monitor_ready_declared(const Monitor *m);
 const char *monitor_health(const Monitor *m);
+/* The probe attempts made so far (tcp, http; readiness and health: every
+ * one a timer's wake-up and a connection), this engine's. */
+uint64_t monitor_probes(const Monitor *m);
 const char *monitor_id(const Monitor *m);
 const char *monitor_label(const Monitor *m);
 const char *monitor_description(const Monitor *m); /* may be NULL */

@@ -179,6 +179,7 @@ struct Monitor {
   bool ready_declared;
   int64_t ready_at;              /* wall ms it became ready; 0: not (yet) */
   const char *health;            /* "healthy", "unhealthy", or NULL: not probed */
+  uint64_t probes;               /* probe attempts made, readiness and health */
 };
 
 /* --- monitor_ready.c ----------------------------------------------------- */

@@ -350,6 +350,7 @@ monitor_ready_attempt_cb(uv_timer_t *t)
   } else if (r->health_interval_ms < timeout) {
     timeout = r->health_interval_ms;
   }
+  m->probes++;
   r->probe = probe_attempt(m->loop, &r->target, timeout, monitor_ready_probe_done, r);
 }
 
@@ -445,4 +446,11 @@ const char *
 monitor_health(const Monitor *m)
 {
   return m->health;
+}
+
+/* See monitor.h. */
+uint64_t
+monitor_probes(const Monitor *m)
+{
+  return m->probes;
 }
