@@ -18,6 +18,7 @@
  * failures inside its JSON; here an engine error is a tool error, except
  * kill on an ended process, which Hermes answers as a normal result.
  */
+#include "mcp/mcp_ready.h"
 #include "mcp/mcp_tools.h"
 
 #include <ctype.h>
@@ -312,6 +313,7 @@ mcp_hermes_background(McpServer *s, json_t *args, json_t *e, McpResult *out)
   json_object_set_new(e, "notify", json_string(patterns ? "matches" : complete ? "exit" : "none"));
   json_object_set_new(e, "match_streams", json_string("both"));
   json_object_set_new(e, "policy", json_string("system_message"));
+  mcp_ready_copy(args, e);
   char capped[192];
   const char *note = mcp_hermes_persist(s, e, capped, sizeof capped);
   McpResult r = {NULL, NULL, NULL, false};
@@ -334,6 +336,9 @@ mcp_hermes_background(McpServer *s, json_t *args, json_t *e, McpResult *out)
     json_object_set_new(res, "hint", json_string(
         "This process runs silently: check it with process(action='poll'), or start it with "
         "notify_on_complete=true to be told when it ends."));
+  json_t *ready = json_object_get(r.structured, "ready");
+  if (ready != NULL)
+    json_object_set(res, "ready", ready);
   const char *engine_note = json_string_value(json_object_get(r.structured, "note"));
   if (note || engine_note)
     json_object_set_new(res, "note", json_string(note ? note : engine_note));
@@ -578,7 +583,7 @@ const McpTool mcp_hermes_tools[] = {
     "se,\"description\":\"background: be notified once when it "
     "ends\"},\"watch_patterns\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}"
     ",\"maxItems\":1000,\"description\":\"background: plain substrings; a line containing one is "
-    "sent to you\"}},\"required\":[\"command\"]}",
+    "sent to you\"}," MCP_READY_SCHEMA_PROPS "},\"required\":[\"command\"]}",
     .output_schema =
     "{\"type\":\"object\",\"properties\":{\"output\":{\"type\":\"string\"},\"exit_code\":{\"type\":"
     "\"integer\"},\"error\":{\"type\":[\"string\",\"null\"]},\"session_id\":{\"type\":\"string\"},"

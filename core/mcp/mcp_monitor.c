@@ -19,6 +19,7 @@
  * defect vigil must not repeat). Text renderings are kimi's (`task_id: ...`
  * lines).
  */
+#include "mcp/mcp_ready.h"
 #include "mcp/mcp_tools.h"
 
 #include <stdio.h>
@@ -74,6 +75,9 @@ mon_monitor(McpServer *s, json_t *args, McpResult *out)
   json_int_t timeout = 0;
   json_t *start = mon_start_args(args, limits, &note, &timeout);
   json_decref(limits);
+  mcp_ready_copy(args, start);
+  int64_t ready_ms = 0;
+  bool wait_ready = mcp_ready_take(start, &ready_ms);
   json_t *r = NULL;
   if (mcp_seed_start(s, start, out, &r) == 0) {
     mcp_seed_note_engine(&note, r);
@@ -90,6 +94,10 @@ mon_monitor(McpServer *s, json_t *args, McpResult *out)
                     "with TaskStop.\n");
     if (note.len)
       strbuf_printf(&t, "note: %s\n", note.data);
+    if (wait_ready) {
+      mcp_ready_wait_into(s, id, ready_ms, out->structured);
+      mcp_ready_text(json_object_get(out->structured, "ready"), &t);
+    }
     out->text = strbuf_take(&t);
     json_decref(r);
   }
@@ -309,7 +317,7 @@ const McpTool mcp_monitor_tools[] = {
     "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1000,\"maximum\":3600000,\"default\":300000,"
     "\"description\":\"stop it after this long (ignored when persistent)\"},"
     "\"persistent\":{\"type\":\"boolean\",\"default\":false,\"description\":\"keep it running "
-    "until TaskStop\"}}}",
+    "until TaskStop\"}," MCP_READY_SCHEMA_PROPS "}}",
     .output_schema =
     "{\"type\":\"object\",\"additionalProperties\":true,\"required\":[\"task_id\",\"persistent\","
     "\"timeout_ms\",\"note\"],\"properties\":{\"task_id\":{\"type\":\"string\"},\"persistent\":{"

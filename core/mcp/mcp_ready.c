@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "mcp/mcp_frame.h"
 
 #define MCP_READY_DEFAULT_MS 60000
 #define MCP_READY_SLACK_MS 5000
@@ -33,8 +34,14 @@ void
 mcp_ready_wait(McpServer *s, int64_t wait_ms, McpResult *out)
 {
   const char *id = json_string_value(json_object_get(out->structured, "monitor_id"));
-  if (id == NULL)
-    return;
+  if (id != NULL)
+    mcp_ready_wait_into(s, id, wait_ms, out->structured);
+}
+
+/* See mcp_ready.h. */
+void
+mcp_ready_wait_into(McpServer *s, const char *id, int64_t wait_ms, json_t *into)
+{
   json_t *args = json_pack("{s:s, s:s, s:I}", "monitor_id", id, "for", "ready", "timeout_ms",
                            (json_int_t)wait_ms);
   json_t *answer = NULL;
@@ -43,7 +50,7 @@ mcp_ready_wait(McpServer *s, int64_t wait_ms, McpResult *out)
     json_object_set_new(ready, "ready", json_false());
     json_object_set_new(ready, "reason", json_string("the wait for readiness failed: ask "
                                                      "monitor_wait {for: \"ready\"} again"));
-    json_object_set_new(out->structured, "ready", ready);
+    json_object_set_new(into, "ready", ready);
     return;
   }
   json_t *ev = json_object_get(answer, "event");
@@ -73,6 +80,38 @@ mcp_ready_wait(McpServer *s, int64_t wait_ms, McpResult *out)
     json_object_set_new(ready, "output", json_stringn_nocheck(b.data ? b.data : "", b.len));
     strbuf_free(&b);
   }
-  json_object_set_new(out->structured, "ready", ready);
+  json_object_set_new(into, "ready", ready);
   json_decref(answer);
+}
+
+/* See mcp_ready.h. */
+void
+mcp_ready_copy(const json_t *tool_args, json_t *start_args)
+{
+  static const char *const keys[] = {"ready_log", "ready_tcp", "ready_http", "ready_status",
+                                     "ready_timeout_ms", "health_interval_ms",
+                                     "health_failures", MCP_READY_ARG, NULL};
+  for (size_t i = 0; keys[i]; i++) {
+    json_t *v = json_object_get(tool_args, keys[i]);
+    if (v != NULL)
+      json_object_set(start_args, keys[i], v);
+  }
+}
+
+/* See mcp_ready.h. */
+void
+mcp_ready_text(const json_t *ready, StrBuf *text)
+{
+  if (ready == NULL)
+    return;
+  const char *reason = json_string_value(json_object_get(ready, "reason"));
+  strbuf_printf(text, "ready: %s%s%s\n", json_is_true(json_object_get(ready, "ready")) ? "yes"
+                                                                                      : "no",
+                reason ? ": " : "", reason ? reason : "");
+  const char *tail = json_string_value(json_object_get(ready, "output"));
+  if (tail == NULL)
+    return;
+  McpFrame f = MCP_FRAME_INIT;
+  mcp_frame_text(&f, "[last line] ", tail, strlen(tail));
+  mcp_frame_finish(&f, text);
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/strbuf.h"
 #include "mcp/mcp_tools.h"
 
 /* The argument of the start tools that the adapter takes out (never sent). */
@@ -44,5 +45,18 @@ bool mcp_ready_take(json_t *args, int64_t *wait_ms);
  * of a result). A wait that fails leaves the start's result, with ready
  * {ready: false, reason} saying why. */
 void mcp_ready_wait(McpServer *s, int64_t wait_ms, McpResult *out);
+
+/* The same wait for the monitor id, its answer put in `into` as `ready`
+ * (a seed tool's own result, whose id has the seed's name). */
+void mcp_ready_wait_into(McpServer *s, const char *id, int64_t wait_ms, json_t *into);
+
+/* A seed profile's start tool: copies the readiness fields and wait_ready
+ * (MCP_READY_SCHEMA_PROPS) the caller gave from the tool's args into the
+ * engine's monitor_start args. */
+void mcp_ready_copy(const json_t *tool_args, json_t *start_args);
+
+/* A seed tool's text: "ready: REASON" from its result's `ready` (nothing
+ * when there is none) and the last lines, framed as process text. */
+void mcp_ready_text(const json_t *ready, StrBuf *text);
 
 #endif

@@ -21,6 +21,7 @@
  * process cannot forge a line of vigil's; watch_process_events's lines stand
  * inside an observation frame (mcp_frame.h).
  */
+#include "mcp/mcp_ready.h"
 #include "mcp/mcp_tools.h"
 
 #include <regex.h>
@@ -130,6 +131,9 @@ wp_watch_process(McpServer *s, json_t *args, McpResult *out)
   StrBuf note = STRBUF_INIT;
   json_t *start = wp_start_args(s, args, limits, &note);
   json_decref(limits);
+  mcp_ready_copy(args, start);
+  int64_t ready_ms = 0;
+  bool wait_ready = mcp_ready_take(start, &ready_ms);
   json_t *r = NULL;
   if (mcp_seed_start(s, start, out, &r) == 0) {
     mcp_seed_note_engine(&note, r);
@@ -142,6 +146,11 @@ wp_watch_process(McpServer *s, json_t *args, McpResult *out)
     strbuf_printf(&t, "shell_id: %s\n", json_string_value(json_object_get(r, "monitor_id")));
     if (note.len)
       strbuf_printf(&t, "note: %s\n", note.data);
+    if (wait_ready) {
+      mcp_ready_wait_into(s, json_string_value(json_object_get(r, "monitor_id")), ready_ms,
+                          out->structured);
+      mcp_ready_text(json_object_get(out->structured, "ready"), &t);
+    }
     out->text = strbuf_take(&t);
     json_decref(r);
   } else {
@@ -461,7 +470,8 @@ const McpTool mcp_watch_process_tools[] = {
     "\"error_patterns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"regular"
     " expressions matched against each stderr line (at most 32; [] disables matching)\"},"
     "\"idle_timeout_seconds\":{\"type\":\"number\",\"default\":0,\"description\":\"stop the process "
-    "after this many seconds without output (0: never; clamped to 3600)\"}}}",
+    "after this many seconds without output (0: never; clamped to 3600)\"}," MCP_READY_SCHEMA_PROPS
+    "}}",
     .output_schema =
     "{\"type\":\"object\",\"additionalProperties\":true,\"required\":[\"shell_id\",\"label\",\"pid\","
     "\"started_at\",\"note\"],\"properties\":{\"shell_id\":{\"type\":\"string\"},\"label\":{\"type\":"
