@@ -27,21 +27,20 @@ for a in "$@"; do
 done
 [ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck signal scale)
 
-# The idle benchmark counts system calls with strace; without it, it counts
-# context switches only. Install it when we can, as the other packages are.
-if [[ " ${which[*]} " == *" idle "* ]] && ! command -v strace >/dev/null 2>&1; then
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "run.sh: installing strace for the idle benchmark" >&2
-    apt-get install -y -qq strace >/dev/null || echo "run.sh: could not install strace" >&2
-  else
-    echo "run.sh: strace is not installed; idle will count context switches only" >&2
-  fi
-fi
+# What the benchmarks need that a fresh machine lacks (the toolchain and
+# libraries, strace for idle, python3-msgpack for signal), installed the way
+# the README's commands do. Not root and no sudo: it says what is missing,
+# and the benchmarks that need nothing more still run.
+"$root/scripts/install-deps.sh" --debian-only ||
+  echo "run.sh: could not install every dependency; some benchmarks may fail" >&2
 
 echo "== build (Release) in $build"
 mkdir -p "$build"
 log="$build/bench-build.log"
-targets=(vigild gen_log ingest latency latency_child idle policy prefixcheck scale scale_child)
+# Every program a benchmark starts, vigild's keeper (the state directory's,
+# docs/restart.md) included: a fresh clone has nothing built.
+targets=(vigild vigil-keeper vigil gen_log ingest latency latency_child idle policy prefixcheck
+         scale scale_child)
 if ! { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release &&
        cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"; } \
        >"$log" 2>&1; then

@@ -69,8 +69,8 @@ local function format(n)
   local t = n.type
   if t == "output" then
     -- A restart's notification: how the program ended, when it starts again;
-    -- or a stall notice's (quiet_after_ms): no output for a while, or
-    -- output again.
+    -- a stall notice's (quiet_after_ms): no output for a while, or output
+    -- again; a readiness or health notice's: what the probe found.
     local r = envelope.reason(n)
     if r then
       put("[" .. envelope.notice_kind(n) .. "] " .. at .. " " .. r)

@@ -158,10 +158,12 @@ local function format(n)
     end
     -- A restart's notification says how the program ended and when it
     -- starts again; a stall notice's (quiet_after_ms), that it has printed
-    -- nothing for a while, or prints again.
+    -- nothing for a while, or prints again; a readiness or health notice's,
+    -- what the probe found.
     local r = envelope.reason(n)
     if r then
-      local word = { restart = "Restart", quiet = "Quiet", resumed = "Resumed" }
+      local word = { restart = "Restart", quiet = "Quiet", resumed = "Resumed", ready = "Ready",
+                     health = "Health" }
       put(word[envelope.notice_kind(n)] .. ": " .. r)
     end
   else

@@ -5,8 +5,20 @@
 # everything is already present it prints nothing and touches nothing. Runs
 # as root (apt-get); under another user it uses sudo when there is one, else
 # it says what to install.
+#
+#   scripts/install-deps.sh [--debian-only]
+#
+# --debian-only skips the Node packages (bench/run.sh needs none of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+node_packages=1
+for a in "$@"; do
+  case "$a" in
+    --debian-only) node_packages=0 ;;
+    *) echo "install-deps: unknown argument \"$a\" (--debian-only)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config      # toolchain
@@ -58,6 +70,7 @@ fi
 # the Node client library's one dependency (clients/node). Again only when
 # the installed tree is older than the lockfile (npm writes
 # node_modules/.package-lock.json).
+[ "$node_packages" -eq 1 ] || exit 0
 for dir in tests/mcp tests/harness clients/node; do
   [ -f "$dir/package-lock.json" ] || continue
   if [ ! -f "$dir/node_modules/.package-lock.json" ] ||

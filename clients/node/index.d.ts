@@ -67,7 +67,7 @@ export interface Line {
 /** An incident among a notification's lines (docs/incidents.md). */
 export interface Incident {
   id: number;
-  kind: 'crash' | 'message';
+  kind: 'crash' | 'message' | 'health';
   fingerprint: string;
   pattern: number | null;
   pattern_name: string | null;

@@ -3,6 +3,7 @@
  * (see wire.h).
  */
 #include "api/wire.h"
+#include "pipeline/incident.h"
 
 
 #include <string.h>
@@ -115,7 +116,7 @@ wire_fingerprint(msgpack_packer *pk, uint64_t fp)
 static void
 wire_kind(msgpack_packer *pk, int kind)
 {
-  wire_str(pk, kind ? "crash" : "message");
+  wire_str(pk, incident_kind_name(kind));
 }
 
 /* The seven keys every form of an incident starts with: id, kind,

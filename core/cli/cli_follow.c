@@ -168,7 +168,9 @@ cli_output_incident(CliClient *c, const char *id, uint64_t incident)
     size_t nlen = 0;
     const char *name = cli_obj_get_text(inc, "pattern_name", &nlen);
     printf("incident %" PRIu64 ": %s", incident,
-           cli_obj_get_is(inc, "kind", "crash") ? "crash" : "message");
+           cli_obj_get_is(inc, "kind", "crash")    ? "crash"
+           : cli_obj_get_is(inc, "kind", "health") ? "health"
+                                                   : "message");
     if (name)
       printf(" (%.*s)", (int)nlen, name);
     printf(", %" PRIu64 " lines", cli_obj_get_uint(inc, "lines", 0));

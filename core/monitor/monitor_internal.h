@@ -364,6 +364,13 @@ void monitor__incident_done(void *ctx, Incident *inc);
 void monitor__incident_plain(void *ctx, const AssemblerLine *line);
 /* Moves the unreported incident counts into n. */
 void monitor_signal__take_counts(Monitor *m, Notification *n);
+/* A health change (monitor_ready.c) as an incident of kind health:
+ * change is INCIDENT_HEALTH_UNHEALTHY or _HEALTHY, target the probe's in
+ * words (its fingerprint's), words what the engine says of it (the
+ * notification's reason). Its lines are the ring's last ones. Recorded,
+ * counted, and told unless ignored or a coalesced repeat. */
+void monitor_signal__health(Monitor *m, const char *change, const char *target,
+                            const char *words);
 /* Counts the incidents of a batch that will not be delivered. */
 void monitor_signal__withheld(Monitor *m, const Batch *b);
 /* The trace family a caller's pattern's line belongs to, judged by the

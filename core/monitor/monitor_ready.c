@@ -265,7 +265,9 @@ monitor_ready_deadline_cb(uv_timer_t *t)
   monitor_ready__stop(m);
 }
 
-/* A health change: logged and told with the last lines. */
+/* A health change: logged (a `health` event) and, with the monitor's
+ * incidents on, an incident of its own with the last lines
+ * (monitor_signal__health); else told with them as a note. */
 static void
 monitor_ready_health(MonitorReady *r, const char *state, const char *why)
 {
@@ -274,14 +276,20 @@ monitor_ready_health(MonitorReady *r, const char *state, const char *why)
   StrBuf words = STRBUF_INIT;
   char target[PROBE_URL_MAX + 32];
   probe_target_words(&r->target, target, sizeof target);
-  if (strcmp(state, "unhealthy") == 0)
+  bool unhealthy = strcmp(state, "unhealthy") == 0;
+  if (unhealthy)
     strbuf_printf(&words, "unhealthy: %" PRIu64 " health probes failed in a row (%s: %s)",
                   r->failures, target, why);
   else
     strbuf_printf(&words, "healthy again (%s: %s)", target, why);
   monitor__event(m, kEventHealth, -1, NULL, 0, false, 0, 0, strbuf_cstr(&words));
-  monitor__flush(m);
-  monitor__notify_note(m, strbuf_cstr(&words), true, NULL, NULL);
+  if (m->incidents_on) {
+    monitor_signal__health(m, unhealthy ? INCIDENT_HEALTH_UNHEALTHY : INCIDENT_HEALTH_HEALTHY,
+                           target, strbuf_cstr(&words));
+  } else {
+    monitor__flush(m);
+    monitor__notify_note(m, strbuf_cstr(&words), true, NULL, NULL);
+  }
   LOG_INFO("monitor", "%s: %s", m->id, strbuf_cstr(&words));
   strbuf_free(&words);
 }

@@ -26,6 +26,7 @@
 #include "pipeline/crashpatterns.h"
 #include "pipeline/fingerprint.h"
 #include "base/memory.h"
+#include "base/strbuf.h"
 
 /* See monitor_internal.h. */
 void
@@ -270,6 +271,108 @@ monitor__incident_done(void *ctx, Incident *inc)
     monitor_signal_batch(m, &info, inc->opened_at, inc->lines, inc->nlines, inc->text);
   }
   incident_free(inc);
+}
+
+/* --- health changes ------------------------------------------------------ */
+
+/* The incident entry of a health change whose lines are n's. */
+static NoteIncident
+monitor_health_info(Monitor *m, const Notification *n, const char *change, uint64_t fp)
+{
+  NoteIncident info;
+  memset(&info, 0, sizeof info);
+  info.id = assembler_take_id(&m->assembler);
+  info.kind = kIncidentHealth;
+  info.fingerprint = fp;
+  info.pattern = -1;
+  info.pattern_name = change;
+  info.nlines = n->nlines;
+  if (n->nlines > 0) {
+    info.first_seq = n->lines[0].seq;
+    info.last_seq = n->lines[n->nlines - 1].seq;
+  }
+  return info;
+}
+
+/* Records a health incident in the history by its lines' seqs. */
+static void
+monitor_health_record(Monitor *m, const NoteIncident *info, const Notification *n)
+{
+  uint64_t *seqs = xmalloc((n->nlines ? n->nlines : 1) * sizeof *seqs);
+  for (size_t i = 0; i < n->nlines; i++)
+    seqs[i] = n->lines[i].seq;
+  incidentlog_add_seqs(&m->history, info, seqs, n->nlines);
+  free(seqs);
+}
+
+/* See monitor_internal.h. The fingerprint is made of the change and the
+ * probe's target in the normal form (so a port that moves between runs
+ * does not make it another one), never of the lines, which differ each
+ * time. Like an assembled incident it is counted and kept in the history,
+ * an ignored fingerprint is logged and not told, and a repeat within the
+ * coalescing window is counted into its series. */
+void
+monitor_signal__health(Monitor *m, const char *change, const char *target, const char *words)
+{
+  Notification *n = notification_new(kNotifOutput, m->id, m->label, m->mode);
+  monitor__copy_last_lines(m, n);
+  StrBuf key = STRBUF_INIT;
+  strbuf_printf(&key, "health %s %s", change, target);
+  uint64_t fp = fingerprint_of(strbuf_cstr(&key), key.len, -1);
+  strbuf_free(&key);
+  NoteIncident info = monitor_health_info(m, n, change, fp);
+  monitor_health_record(m, &info, n);
+  m->incidents_total++;
+
+  bool ignored = m->hooks.is_ignored != NULL && m->hooks.is_ignored(m->data, m, fp);
+  bool delivering = m->notify == kNotifyMatches || m->notify == kNotifyLines;
+  CoalesceVerdict verdict = kCoalesceNotify;
+  CoalesceSummary prior;
+  memset(&prior, 0, sizeof prior);
+  if (ignored) {
+    m->incidents_ignored_total++;
+  } else if (delivering) {
+    const NoteLine *first = n->nlines > 0 ? &n->lines[0] : NULL;
+    verdict = coalesce_judge(&m->coalescer, uv_now(m->loop), clock_now_ms(), fp, info.id, -1,
+                             info.kind, info.first_seq, first ? first->stream : 0,
+                             first ? first->text : "", first ? first->len : 0, &prior);
+  }
+  StrBuf why = STRBUF_INIT;
+  strbuf_puts(&why, words);
+  if (ignored)
+    strbuf_puts(&why, " (ignored)");
+  else if (verdict == kCoalesceRepeat)
+    strbuf_puts(&why, " (repeat, coalesced)");
+  monitor__event_incident(m, kEventIncident, -1, NULL, 0, strbuf_cstr(&why), &info, n->nlines);
+  strbuf_free(&why);
+  CoalesceSummary evicted;
+  if (coalesce_take_evicted(&m->coalescer, &evicted))
+    monitor_signal_summary(m, &evicted);
+  monitor_signal_arm(m); /* a new series' summary is due some time */
+
+  if (ignored || verdict == kCoalesceRepeat || m->notify == kNotifyNone) {
+    notification_free(n);
+    return;
+  }
+  if (prior.repeats > 0) {
+    info.repeats = prior.repeats;
+    info.repeat_span_ms = prior.span_ms;
+    info.repeat_last_at = prior.last_wall;
+    monitor_summary_event(m, &prior);
+    coalesce_summary_free(&prior);
+  }
+  monitor__flush(m); /* what came before it goes before it */
+  if (m->muted || m->ending_sent) {
+    m->incidents_withheld_unreported++;
+    m->incidents_withheld_total++;
+    notification_free(n);
+    return;
+  }
+  notification_add_incident(n, &info);
+  if (!monitor__notice(m, n, words)) {
+    m->incidents_withheld_unreported++;
+    m->incidents_withheld_total++;
+  }
 }
 
 /* See monitor_internal.h. */

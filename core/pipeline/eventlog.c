@@ -12,6 +12,7 @@
  * contiguous.
  */
 #include "pipeline/eventlog.h"
+#include "pipeline/incident.h"
 #include "base/signals.h"
 
 #include <inttypes.h>
@@ -293,7 +294,8 @@ eventlog_render_one(const Event *ev, const char *const *pattern_sources, size_t 
   strbuf_putc(out, ' ');
   strbuf_puts(out, eventlog_type_name(ev->type));
   if (ev->type == kEventIncident || ev->type == kEventRepeatSummary) {
-    strbuf_printf(out, " %" PRIu64 " %s", ev->incident, ev->kind ? "crash" : "message");
+    strbuf_printf(out, " %" PRIu64 " %s", ev->incident,
+                  incident_kind_name(ev->kind));
     if (ev->type == kEventIncident)
       strbuf_printf(out, " (%" PRIu64 " %s)", ev->lines, ev->lines == 1 ? "line" : "lines");
     else

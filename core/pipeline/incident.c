@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/memory.h"
+#include "pipeline/crashpatterns.h"
 
 void
 assembler_init(Assembler *a, size_t max_lines, size_t max_bytes, uint64_t quiet_ms,
@@ -257,6 +258,41 @@ IncidentKind
 incident_kind(const Incident *inc)
 {
   return inc->nlines > 1 || inc->truncated_lines > 0 ? kIncidentCrash : kIncidentMessage;
+}
+
+static const char *const incident_kind_names[kIncidentKindCount] = {"message", "crash",
+                                                                  "health"};
+
+const char *
+incident_kind_name(int kind)
+{
+  return kind >= 0 && kind < kIncidentKindCount ? incident_kind_names[kind] : "message";
+}
+
+int
+incident_kind_find(const char *name)
+{
+  for (int k = 0; k < kIncidentKindCount; k++)
+    if (strcmp(name, incident_kind_names[k]) == 0)
+      return k;
+  return -1;
+}
+
+const char *
+incident_pattern_name_find(const char *name)
+{
+  if (strcmp(name, INCIDENT_HEALTH_UNHEALTHY) == 0)
+    return INCIDENT_HEALTH_UNHEALTHY;
+  if (strcmp(name, INCIDENT_HEALTH_HEALTHY) == 0)
+    return INCIDENT_HEALTH_HEALTHY;
+  int p = crashpatterns_find(name);
+  return p >= 0 ? crashpatterns_get((size_t)p)->name : NULL;
+}
+
+uint64_t
+assembler_take_id(Assembler *a)
+{
+  return a->next_id++;
 }
 
 const char *

@@ -40,7 +40,15 @@
 typedef enum {
   kIncidentMessage = 0, /* one matching line and no trace */
   kIncidentCrash,       /* a header and the trace that followed it */
+  kIncidentHealth,      /* a health probe's change of state (monitor_ready.c): not
+                           assembled here, no pattern; its lines are the last ones */
+  kIncidentKindCount
 } IncidentKind;
+
+/* A health incident's pattern_name: which change it was. */
+#define INCIDENT_HEALTH_UNHEALTHY "unhealthy"
+#define INCIDENT_HEALTH_HEALTHY "healthy"
+
 
 typedef struct {
   uint64_t seq;
@@ -145,6 +153,19 @@ const Incident *assembler_open_incident(const Assembler *a, int stream);
 void assembler_free(Assembler *a);
 
 IncidentKind incident_kind(const Incident *inc);
+/* A kind's name on the wire ("message", "crash", "health"); "message" for
+ * anything out of range. */
+const char *incident_kind_name(int kind);
+/* The kind named name (NUL-terminated), or -1. */
+int incident_kind_find(const char *name);
+/* The static pattern_name an incident read back (a policy's notification, a
+ * journal) may carry: a built-in pattern's name, or a health change; NULL
+ * for any other. */
+const char *incident_pattern_name_find(const char *name);
+
+/* Takes the next incident id for an incident made outside the assembler (a
+ * health change), so that ids stay one sequence per monitor. */
+uint64_t assembler_take_id(Assembler *a);
 /* The text of line i (not NUL-terminated). */
 const char *incident_line_text(const Incident *inc, size_t i);
 /* The line the fingerprint is made of: the naming line, else the first. */

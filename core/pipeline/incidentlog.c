@@ -32,8 +32,10 @@ incidentlog_record_free(IncidentRecord *r)
   memset(r, 0, sizeof *r);
 }
 
-void
-incidentlog_add(IncidentLog *log, const NoteIncident *info, const Incident *inc)
+/* The record a new incident goes into: a free slot, or the oldest's (which
+ * is dropped and counted). */
+static IncidentRecord *
+incidentlog_slot(IncidentLog *log, const NoteIncident *info, size_t nseqs)
 {
   if (log->count == log->cap && log->cap < log->max)
     log->records = xgrow_zeroed(log->records, &log->cap, INCIDENTLOG_SLOTS_MIN, log->max,
@@ -51,10 +53,26 @@ incidentlog_add(IncidentLog *log, const NoteIncident *info, const Incident *inc)
   r->info = *info;
   r->info.first_line = 0;
   r->info.nlines = 0;
-  r->nseqs = inc->nlines;
-  r->seqs = xmalloc((inc->nlines ? inc->nlines : 1) * sizeof *r->seqs);
+  r->nseqs = nseqs;
+  r->seqs = xmalloc((nseqs ? nseqs : 1) * sizeof *r->seqs);
+  return r;
+}
+
+void
+incidentlog_add(IncidentLog *log, const NoteIncident *info, const Incident *inc)
+{
+  IncidentRecord *r = incidentlog_slot(log, info, inc->nlines);
   for (size_t i = 0; i < inc->nlines; i++)
     r->seqs[i] = inc->lines[i].seq;
+}
+
+void
+incidentlog_add_seqs(IncidentLog *log, const NoteIncident *info, const uint64_t *seqs,
+                     size_t nseqs)
+{
+  IncidentRecord *r = incidentlog_slot(log, info, nseqs);
+  if (nseqs > 0)
+    memcpy(r->seqs, seqs, nseqs * sizeof *seqs);
 }
 
 const IncidentRecord *

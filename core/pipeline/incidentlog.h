@@ -33,6 +33,10 @@ typedef struct {
 void incidentlog_init(IncidentLog *log, size_t max);
 /* Records an incident (its kept lines, not the released maybe-lines). */
 void incidentlog_add(IncidentLog *log, const NoteIncident *info, const Incident *inc);
+/* Records an incident made outside the assembler (a health change) by the
+ * seqs of its lines (nseqs may be 0). */
+void incidentlog_add_seqs(IncidentLog *log, const NoteIncident *info, const uint64_t *seqs,
+                          size_t nseqs);
 /* The record of incident id, or NULL when unknown or gone. */
 const IncidentRecord *incidentlog_find(const IncidentLog *log, uint64_t id);
 void incidentlog_free(IncidentLog *log);

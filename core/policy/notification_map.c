@@ -5,13 +5,13 @@
  * keys in one table: known, and read, or known and ignored.
  */
 #include "policy/notification_map.h"
+#include "pipeline/incident.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "pipeline/crashpatterns.h"
 #include "base/memory.h"
 #include "rpc/typename.h"
 #include "base/signals.h"
@@ -351,7 +351,7 @@ nm_incident(const msgpack_object *o, uint32_t index, Notification *n, VigilError
   if (nm_entry_open(&k, "incidents", index, o, "a map", err) != 0)
     return -1;
   NoteIncident inc = {.pattern = -1};
-  static const char *const kinds[] = {"message", "crash", NULL};
+  static const char *const kinds[] = {"message", "crash", "health", NULL};
   const msgpack_object *lines = NULL;
   bool has_id = false, has_first = false, has_last = false;
   int rc = 0;
@@ -387,11 +387,10 @@ nm_incident(const msgpack_object *o, uint32_t index, Notification *n, VigilError
       } else {
         memcpy(pname, v->via.str.ptr, v->via.str.size);
         pname[v->via.str.size] = '\0';
-        int p = crashpatterns_find(pname);
-        if (p < 0)
-          rc = nm_fail(err, &sub, "not the name of a built-in pattern (docs/crash-patterns.md)");
-        else
-          inc.pattern_name = crashpatterns_get((size_t)p)->name;
+        inc.pattern_name = incident_pattern_name_find(pname);
+        if (inc.pattern_name == NULL)
+          rc = nm_fail(err, &sub, "not the name of a built-in pattern (docs/crash-patterns.md) "
+                       "or a health change (unhealthy, healthy)");
       }
     } else if (nm_key_is(key, "first_seq")) {
       rc = nm_uint(v, &sub, &inc.first_seq, err), has_first = true;

@@ -17,6 +17,7 @@
  * allocations are charged to its budget and may fail under the memory cap.
  */
 #include "policy/policy_internal.h"
+#include "pipeline/incident.h"
 
 #include <lauxlib.h>
 #include <string.h>
@@ -145,7 +146,7 @@ policy_push_incident(lua_State *L, Policy *p, const NoteIncident *inc, int lists
 {
   lua_createtable(L, 0, 13);
   policy_set_int(L, "id", policy_int(inc->id));
-  policy_set_str(L, "kind", inc->kind ? "crash" : "message");
+  policy_set_str(L, "kind", incident_kind_name(inc->kind));
   char hex[17];
   fingerprint_hex(inc->fingerprint, hex);
   policy_set_str(L, "fingerprint", hex);

@@ -13,6 +13,7 @@
  * the process cannot fake that either.
  */
 #include "render/envelope.h"
+#include "pipeline/incident.h"
 #include "base/signals.h"
 #include "spec/stream.h"
 
@@ -87,7 +88,7 @@ envelope_line(StrBuf *out, const NoteLine *l)
 static void
 envelope_incident_what(StrBuf *out, const NoteIncident *inc)
 {
-  strbuf_puts(out, inc->kind ? "crash" : "message");
+  strbuf_puts(out, incident_kind_name(inc->kind));
   if (inc->pattern_name)
     strbuf_printf(out, " (%s)", inc->pattern_name);
   else if (inc->pattern >= 0)
@@ -163,6 +164,11 @@ envelope_lines(StrBuf *out, const Notification *n)
   size_t next = 0;
   const NoteIncident *open = NULL;
   size_t open_end = 0;
+  /* An incident without lines (a health change of a monitor that printed
+   * nothing yet) is said first, on its own. */
+  for (size_t i = 0; i < n->nincidents; i++)
+    if (n->incidents[i].nlines == 0 && !n->incidents[i].summary)
+      envelope_incident_head(out, &n->incidents[i]);
   for (size_t i = 0; i < n->nlines; i++) {
     if (open && i == open_end) {
       envelope_incident_tail(out, open);

@@ -8,12 +8,12 @@
  * refuses the whole notification.
  */
 #include "session/notification_state.h"
+#include "pipeline/incident.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "spec/limits.h"
-#include "pipeline/crashpatterns.h"
 #include "base/memory.h"
 #include "store/statefile.h"
 
@@ -161,9 +161,8 @@ notification_state_pattern_name(const msgpack_object *o, bool *ok)
   }
   memcpy(name, o->via.str.ptr, o->via.str.size);
   name[o->via.str.size] = '\0';
-  int i = crashpatterns_find(name);
   /* A pattern this version no longer has: the name is lost, not the rest. */
-  return i >= 0 ? crashpatterns_get((size_t)i)->name : NULL;
+  return incident_pattern_name_find(name);
 }
 
 /* Reads the incidents array into n; their lines must be within n's. */
@@ -182,7 +181,7 @@ notification_state_incidents(const msgpack_object *map, Notification *n, VigilEr
     int64_t kind, pattern, last_at;
     uint64_t first_line, nlines;
     bool ok = e->type == MSGPACK_OBJECT_ARRAY && e->via.array.size == 14 &&
-              element_uint(e, 0, &inc.id) && element_int(e, 1, 0, 1, &kind) &&
+              element_uint(e, 0, &inc.id) && element_int(e, 1, 0, kIncidentKindCount - 1, &kind) &&
               element_uint(e, 2, &inc.fingerprint) &&
               element_int(e, 3, -1, INT32_MAX, &pattern) && element_uint(e, 5, &inc.first_seq) &&
               element_uint(e, 6, &inc.last_seq) && element_uint(e, 7, &first_line) &&

@@ -72,8 +72,10 @@ so they stay safe if handed a table of your own.
   envelope.reason(n)      -> n.reason escaped, or nil when there is none.
   envelope.notice_kind(n) -> what an output notification's reason tells:
                              "quiet" or "resumed" (a stall notice,
-                             quiet_after_ms), "restart" for any other reason
-                             (the restart policy's), nil without one.
+                             quiet_after_ms), "ready" (ready or not ready),
+                             "health" (a health change), "restart" for any
+                             other reason (the restart policy's), nil
+                             without one.
   envelope.suppressed(n)  -> "note: 12 earlier lines were withheld by the rate
                              limit" ("1 earlier line was"), or nil when n.suppressed
                              is 0 or nil.
@@ -211,9 +213,11 @@ function M.monitor(n)
   return who and "monitor: " .. who or nil
 end
 
--- "crash (node-error)" or "message (pattern 2)".
+local KINDS = {crash = "crash", health = "health"}
+
+-- "crash (node-error)", "message (pattern 2)" or "health (unhealthy)".
 local function incident_what(inc)
-  local s = inc.kind == "crash" and "crash" or "message"
+  local s = KINDS[inc.kind] or "message"
   if inc.pattern_name ~= nil then
     s = s .. " (" .. M.escape(inc.pattern_name) .. ")"
   elseif inc.pattern ~= nil then
@@ -342,6 +346,10 @@ function M.notice_kind(n)
     return "quiet"
   elseif n.reason:find("^output resumed after ") then
     return "resumed"
+  elseif n.reason:find("^unhealthy: ") or n.reason:find("^healthy again ") then
+    return "health"
+  elseif n.reason:find("^ready after ") or n.reason:find("^not ready after ") then
+    return "ready"
   end
   return "restart"
 end
@@ -412,6 +420,13 @@ function M.body(n)
   end
   local function put_lines()
     local open = nil
+    -- An incident without lines (a health change before any output) is
+    -- said first, on its own.
+    for _, inc in ipairs(n.incidents or {}) do
+      if #inc.lines == 0 and not inc.summary then
+        put(M.incident_head(inc))
+      end
+    end
     for _, l in ipairs(n.lines or {}) do
       if l.incident ~= open then
         if open ~= nil then

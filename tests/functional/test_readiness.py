@@ -200,6 +200,100 @@ def test_health_changes_are_told_once_each(e):
     c.call("monitor_stop", monitor_id=mid)
 
 
+def test_each_health_change_is_an_incident_that_can_be_ignored(e):
+    """Point 2: a health change is an incident (kind "health", the change as
+    its pattern_name) with the last lines; it is counted, kept for
+    monitor_output {incident}, silenced by incident_ignore, and a repeat of a
+    change already told is coalesced into its series, not told again."""
+    c = e.main
+    port = free_port()
+    flag = tempfile.mktemp(prefix="vigil-health-")
+    mid = c.call("monitor_start", argv=server("toggle", port, flag),
+                 ready_http="http://127.0.0.1:%d/" % port, health_interval_ms=100,
+                 health_failures=2, ready_timeout_ms=BOUND_MS, notify="matches")["monitor_id"]
+    assert wait_ready(c, mid)["ready"] is True
+    notes = []
+
+    def incident_notes(change):
+        notes.extend(n for n in c.drain() if n.get("monitor_id") == mid)
+        return [(n, i) for n in notes for i in n.get("incidents") or []
+                if i["kind"] == "health" and i["pattern_name"] == change]
+
+    def flip(unhealthy, count):
+        if unhealthy:
+            open(flag, "w").close()
+        else:
+            os.unlink(flag)
+        wait_for(lambda: len(events(c, mid, "health")) == count, "health change %d" % count,
+                 timeout=60)
+
+    flip(True, 1)
+    wait_for(lambda: incident_notes("unhealthy"), "the unhealthy incident's notification")
+    note, inc = incident_notes("unhealthy")[0]
+    assert note["reason"].startswith("unhealthy: 2 health probes failed in a row"), note
+    assert re.fullmatch(r"[0-9a-f]{16}", inc["fingerprint"]), inc
+    assert inc["pattern"] is None and inc["summary"] is False, inc
+    # Its lines are the last lines, the server's requests among them, and
+    # they are the notification's own (framed like every line).
+    assert inc["lines"][-1]["text"].startswith("request"), inc
+    assert inc["lines"] == note["lines"], note
+    assert "incident %d: health (unhealthy)" % inc["id"] in note["text"], note["text"]
+    rec = c.call("monitor_output", monitor_id=mid, incident=inc["id"])
+    assert rec["incident"]["kind"] == "health", rec
+    assert [l["seq"] for l in rec["lines"]] == [l["seq"] for l in inc["lines"]], rec
+    counters = c.call("monitor_status", monitor_id=mid)["counters"]
+    assert counters["incidents"] == 1, counters
+
+    flip(False, 2)
+    wait_for(lambda: incident_notes("healthy"), "the healthy incident's notification")
+    healthy = incident_notes("healthy")[0][1]
+    assert healthy["fingerprint"] != inc["fingerprint"] and healthy["id"] > inc["id"], healthy
+
+    # The agent silences the unhealthy change: the next one is logged and
+    # counted, never told.
+    c.call("incident_ignore", fingerprint=inc["fingerprint"], **{"for": "always"})
+    flip(True, 3)
+    wait_for(lambda: c.call("monitor_status", monitor_id=mid)["counters"]["ignored"] == 1,
+             "the ignored change counted")
+    # The next healthy change is a repeat of the one told: coalesced.
+    flip(False, 4)
+    wait_for(lambda: c.call("monitor_status", monitor_id=mid)["counters"]["incidents"] == 4,
+             "four health incidents")
+    told = [ev for ev in events(c, mid, "incident") if ev.get("kind") == "health"]
+    assert [ev["reason"].rsplit(" (", 1)[-1] for ev in told[2:]] == [
+        "ignored)", "repeat, coalesced)"], told
+    assert told[2]["fingerprint"] == inc["fingerprint"], told
+    assert told[3]["fingerprint"] == healthy["fingerprint"], told
+    assert len(incident_notes("unhealthy")) == 1 and len(incident_notes("healthy")) == 1, notes
+    c.call("monitor_stop", monitor_id=mid)
+    c.call("incident_unignore", fingerprint=inc["fingerprint"])
+
+
+def test_the_bundled_policies_name_readiness_and_health_as_such(e):
+    """The Lua policies that word a notice by its reason call a ready or a
+    health notice what it is (they called every notice a restart), and the
+    Lua envelope names a health incident like the built-in one."""
+    c = e.main
+    for policy, ready, unhealthy in (
+            ("events", "[ready] ", "[health] "),
+            ("system_message", "Ready: ready after", "Health: unhealthy: 2 health probes"),
+            ("envelope", "reason: ready after", "health (unhealthy)")):
+        port = free_port()
+        flag = os.path.join(e.dir, "flag-" + policy)
+        mid = c.call("monitor_start", argv=server("toggle", port, flag), policy=policy,
+                     ready_http="http://127.0.0.1:%d/" % port, health_interval_ms=100,
+                     health_failures=2, ready_timeout_ms=BOUND_MS,
+                     notify="matches")["monitor_id"]
+        r = c.wait_notification(lambda n: n["monitor_id"] == mid and (n.get("reason") or "")
+                                .startswith("ready after"), timeout=60, what="ready")
+        assert ready in r["text"] and "restart" not in r["text"].lower(), r["text"]
+        open(flag, "w").close()
+        u = c.wait_notification(lambda n: n["monitor_id"] == mid and (n.get("reason") or "")
+                                .startswith("unhealthy"), timeout=60, what="unhealthy")
+        assert unhealthy in u["text"] and "restart" not in u["text"].lower(), u["text"]
+        c.call("monitor_stop", monitor_id=mid)
+
+
 def test_off_loopback_probes_are_refused_at_start(e):
     c = e.main
     before = len(c.call("monitor_list")["monitors"])
@@ -359,6 +453,8 @@ if __name__ == "__main__":
         test_a_server_that_never_binds_is_not_ready_with_its_tail,
         test_a_monitor_that_ends_before_ready_answers_the_wait,
         test_health_changes_are_told_once_each,
+        test_each_health_change_is_an_incident_that_can_be_ignored,
+        test_the_bundled_policies_name_readiness_and_health_as_such,
         test_off_loopback_probes_are_refused_at_start,
         test_a_redirect_loop_is_an_answer_never_followed,
         test_an_endless_answer_is_cut,

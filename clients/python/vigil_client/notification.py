@@ -58,8 +58,9 @@ class Line:
 
 @dataclass
 class Incident:
-    """A crash or message gathered from several lines (docs/incidents.md):
-    ``id`` per monitor, ``kind`` (``"crash"``/``"message"``), its
+    """A crash or message gathered from several lines, or a health change
+    (docs/incidents.md): ``id`` per monitor, ``kind``
+    (``"crash"``/``"message"``/``"health"``), its
     ``fingerprint``, the pattern that opened it, the seqs of its first and
     last lines, how many ``lines``, and the coalesced ``repeats``."""
 

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "render/envelope.h"
 #include "spec/monitor_defs.h"
+#include "pipeline/incident.h"
 #include "pipeline/notification.h"
 
 #define NONCE "0123456789abcdef0123456789abcdef"
@@ -399,6 +400,43 @@ TEST(ending_reason_and_no_lines)
                          "event: idle_timeout\n"
                          "status: idle timeout (SIGTERM) after 2m05s\n"
                          "reason: no output for 60s\\e[0m\n" END);
+  free(text);
+  notification_free(n);
+}
+
+/* A health change's incident (monitor_signal__health): named by its kind
+ * and change, its lines the last ones, the engine's words on the reason
+ * line; without lines it is still said. */
+TEST(a_health_incident_is_named_by_kind_and_change)
+{
+  Notification *n = notification_new(kNotifOutput, "mon_abc123def456", "web", kModeIdle);
+  n->batch = 2;
+  add_line(n, 7, STDOUT, "request 3 GET /");
+  NoteIncident inc = {.id = 4, .kind = kIncidentHealth, .pattern = -1,
+                      .pattern_name = INCIDENT_HEALTH_UNHEALTHY, .first_seq = 7,
+                      .last_seq = 7, .first_line = 0, .nlines = 1};
+  notification_add_incident(n, &inc);
+  n->reason = strdup("unhealthy: 2 health probes failed in a row");
+  char *text = render_fixed(n);
+  CHECK_STR(text, HEADER "monitor: web (mon_abc123def456)\n"
+                         "event: output batch 2\n"
+                         "incident 4: health (unhealthy)\n"
+                         "[stdout seq=7] request 3 GET /\n"
+                         "status: running\n"
+                         "reason: unhealthy: 2 health probes failed in a row\n" END);
+  free(text);
+  notification_free(n);
+
+  n = notification_new(kNotifOutput, "mon_abc123def456", "web", kModeIdle);
+  n->batch = 1;
+  inc.nlines = 0;
+  inc.pattern_name = INCIDENT_HEALTH_HEALTHY;
+  notification_add_incident(n, &inc);
+  text = render_fixed(n);
+  CHECK_STR(text, HEADER "monitor: web (mon_abc123def456)\n"
+                         "event: output batch 1\n"
+                         "incident 4: health (healthy)\n"
+                         "status: running\n" END);
   free(text);
   notification_free(n);
 }
@@ -871,6 +909,7 @@ main(void)
   RUN(fresh_nonce_per_render);
   RUN(ending_status_lines);
   RUN(ending_reason_and_no_lines);
+  RUN(a_health_incident_is_named_by_kind_and_change);
   RUN(suppressed_note);
   RUN(dropped_and_policy_error_texts);
   RUN(notification_lines_grow_and_are_copied);

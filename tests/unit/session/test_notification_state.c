@@ -2,13 +2,16 @@
  * Tests of a notification's checkpoint as a session's journal keeps it
  * (notification_state.h): its words come back as written, a record an
  * older engine wrote (the first eight words) is read with the rest as 0,
- * and any other count is refused, naming the field.
+ * and any other count is refused, naming the field. A health incident
+ * (kind health, its change as pattern_name) comes back as it went, and a
+ * kind this engine does not know is refused.
  */
 #include <msgpack.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "pipeline/incident.h"
 #include "pipeline/notification.h"
 #include "session/notification_state.h"
 
@@ -87,11 +90,50 @@ TEST(a_checkpoint_of_another_length_is_refused_by_name)
   notification_free(n);
 }
 
+/* An output notification holding one health incident of kind. */
+static Notification *
+with_health_incident(int kind)
+{
+  Notification *n = with_checkpoint();
+  notification_add_line(n, 41, 0, -1, false, "request 3", 9);
+  NoteIncident inc = {.id = 4, .kind = kind, .fingerprint = 0x0fb34b47277273d4ULL,
+                      .pattern = -1, .pattern_name = INCIDENT_HEALTH_UNHEALTHY,
+                      .first_seq = 41, .last_seq = 41, .first_line = 0, .nlines = 1};
+  notification_add_incident(n, &inc);
+  return n;
+}
+
+TEST(a_health_incident_comes_back_as_it_went)
+{
+  Notification *n = with_health_incident(kIncidentHealth);
+  VigilError err = VIGIL_ERROR_INIT;
+  Notification *back = round_trip(n, 0, &err);
+  CHECK(back != NULL && back->nincidents == 1);
+  if (back != NULL && back->nincidents == 1) {
+    CHECK_INT(back->incidents[0].kind, kIncidentHealth);
+    CHECK_STR(back->incidents[0].pattern_name, "unhealthy");
+    CHECK(back->incidents[0].pattern == -1 && back->incidents[0].nlines == 1);
+  }
+  notification_free(back);
+  notification_free(n);
+}
+
+TEST(an_unknown_incident_kind_is_refused)
+{
+  Notification *n = with_health_incident(kIncidentKindCount);
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK(round_trip(n, 0, &err) == NULL);
+  CHECK(strstr(err.msg, "incidents[0]: malformed") != NULL);
+  notification_free(n);
+}
+
 int
 main(void)
 {
   RUN(every_word_of_a_checkpoint_comes_back);
   RUN(an_older_engines_checkpoint_reads_with_the_rest_as_none);
   RUN(a_checkpoint_of_another_length_is_refused_by_name);
+  RUN(a_health_incident_comes_back_as_it_went);
+  RUN(an_unknown_incident_kind_is_refused);
   return check_summary();
 }
