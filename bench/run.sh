@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds vigil in Release and runs every benchmark in turn: ingest, latency,
-# idle, policy, prefixcheck, signal, scale (bench/README.md says what each measures and its target). Prints the
+# idle, policy, prefixcheck, signal, scale, capacity (bench/README.md says what each measures and its target). Prints the
 # figures; nothing is compared against a threshold here, and the exit status
 # is non-zero only when a build or a benchmark itself failed.
 #
-#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck|signal|scale ...]
+#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck|signal|scale|capacity ...]
 #
 # --quick runs smaller versions (a 50 MiB log once, 50 latency lines, 3 s idle
 # windows, a 20 s signal scenario, 100 monitors for 10 s) to check the benchmarks work, not to quote. Naming benchmarks
@@ -20,12 +20,12 @@ which=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    ingest|latency|idle|policy|prefixcheck|signal|scale) which+=("$a") ;;
+    ingest|latency|idle|policy|prefixcheck|signal|scale|capacity) which+=("$a") ;;
     -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck, signal, scale)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck, signal, scale, capacity)" >&2; exit 2 ;;
   esac
 done
-[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck signal scale)
+[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck signal scale capacity)
 
 # What the benchmarks need that a fresh machine lacks (the toolchain and
 # libraries, strace for idle, python3-msgpack for signal), installed the way
@@ -40,7 +40,7 @@ log="$build/bench-build.log"
 # Every program a benchmark starts, vigild's keeper (the state directory's,
 # docs/restart.md) included: a fresh clone has nothing built.
 targets=(vigild vigil-keeper vigil gen_log ingest latency latency_child idle policy prefixcheck
-         scale scale_child)
+         scale scale_child capacity)
 if ! { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release &&
        cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"; } \
        >"$log" 2>&1; then
@@ -109,6 +109,12 @@ for b in "${which[@]}"; do
         args=(--monitors 100 --seconds 10 --match-min 2000 --match-max 4000 --quiet 20 --fair-seconds 6)
       else args=(); fi
       bench 600 "$build/bench/scale" "${args[@]}" || status=1 ;;
+    capacity)
+      # The largest N the machine serves (its control on a ladder), vigil at
+      # that N, and the engine's own CPU per 1000 monitors with children
+      # that cost nothing (about 2.5 min; the quick one up to 100 monitors).
+      if [ "$quick" -eq 1 ]; then args=(--max 100 --seconds 4 --cheap 100); else args=(); fi
+      bench 600 "$build/bench/capacity" "${args[@]}" || status=1 ;;
   esac
 done
 exit "$status"

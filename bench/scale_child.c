@@ -23,6 +23,13 @@
  * keep the same rule: k counts while OFFSET_MS + k * MATCH_MS <= SECONDS *
  * 1000 - 1000.
  *
+ * lend: (bench/capacity.c) a process that costs nothing: it hands its
+ * stdout to the benchmark over the Unix socket SOCK_PATH (SCM_RIGHTS), so
+ * that one process there writes for every monitor's pipe, then sleeps in
+ * the kernel (pause) until it is signalled.
+ *
+ *   scale_child lend SOCK_PATH
+ *
  * flood: a process that writes ordinary lines as fast as the pipe takes them
  * for SECONDS: a 64 KiB block of 100-byte lines prepared once, written again
  * and again (the writer costs almost nothing, so the reader is what is
@@ -33,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -129,9 +138,44 @@ scale_child_flood(long seconds)
   return 0;
 }
 
+/* The lend role: stdout to the benchmark's socket, then nothing. */
+static int
+scale_child_lend(const char *path)
+{
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof addr.sun_path)
+    return 2;
+  strcpy(addr.sun_path, path);
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (s < 0 || connect(s, (struct sockaddr *)&addr, sizeof addr) != 0)
+    return 1;
+  char byte = 'f';
+  struct iovec iov = {&byte, 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u);
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  int fd = STDOUT_FILENO;
+  memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  if (sendmsg(s, &msg, 0) != 1)
+    return 1;
+  close(s);
+  for (;;)
+    pause();
+}
+
 int
 main(int argc, char **argv)
 {
+  if (argc == 3 && strcmp(argv[1], "lend") == 0)
+    return scale_child_lend(argv[2]);
   if (argc == 7 && strcmp(argv[1], "quiet") == 0) {
     long v[5];
     for (int i = 0; i < 5; i++)
@@ -151,6 +195,7 @@ main(int argc, char **argv)
     return scale_child_flood(seconds);
   }
   fprintf(stderr, "usage: scale_child quiet LINES_PER_S SECONDS MATCH_MS OFFSET_MS PHASE_MS\n"
-                  "       scale_child flood SECONDS\n");
+                  "       scale_child flood SECONDS\n"
+                  "       scale_child lend SOCK_PATH\n");
   return 2;
 }

@@ -508,3 +508,94 @@ bench_rpc_disconnect(BenchRpc *rpc)
   close(rpc->fd);
   rpc->fd = -1;
 }
+
+/* --- timed lines and CPU ------------------------------------------------ */
+
+/* See benchrpc.h. */
+void
+bench_samples_add(BenchSamples *s, int64_t stamp_ns, int64_t now_ns)
+{
+  if (s->n == s->cap) {
+    s->cap = s->cap ? s->cap * 2 : 4096;
+    s->v = realloc(s->v, s->cap * sizeof *s->v);
+    if (s->v == NULL)
+      bench_rpc_die("out of memory");
+  }
+  s->v[s->n++] = (BenchSample){stamp_ns, (double)(now_ns - stamp_ns) / 1e6};
+}
+
+/* See benchrpc.h. */
+void
+bench_samples_stamp(void *ctx, int64_t stamp_ns, int64_t now_ns)
+{
+  bench_samples_add(ctx, stamp_ns, now_ns);
+}
+
+/* See benchrpc.h. */
+void
+bench_samples_free(BenchSamples *s)
+{
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
+static int
+bench_cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* See benchrpc.h. */
+BenchLatency
+bench_samples_latency(const BenchSamples *s, int64_t from_ns, int64_t to_ns)
+{
+  BenchLatency l = {0, -1, -1, -1};
+  double *v = malloc((s->n + 1) * sizeof *v);
+  if (v == NULL)
+    bench_rpc_die("out of memory");
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].stamp_ns >= from_ns && s->v[i].stamp_ns < to_ns)
+      v[l.n++] = s->v[i].ms;
+  if (l.n > 0) {
+    qsort(v, l.n, sizeof *v, bench_cmp_double);
+    size_t r50 = (50 * l.n + 99) / 100, r99 = (99 * l.n + 99) / 100;
+    l.p50 = v[r50 == 0 ? 0 : r50 - 1];
+    l.p99 = v[r99 == 0 ? 0 : r99 - 1];
+    l.max = v[l.n - 1];
+  }
+  free(v);
+  return l;
+}
+
+/* See benchrpc.h. */
+long long
+bench_cpu_ticks(pid_t pid)
+{
+  ReaperProc rp;
+  return reaper_read(pid, &rp) ? (long long)rp.self_ticks : -1;
+}
+
+/* See benchrpc.h. */
+double
+bench_machine_idle(unsigned long long prev[2])
+{
+  unsigned long long v[10] = {0}, total = 0;
+  FILE *f = fopen("/proc/stat", "r");
+  if (f == NULL)
+    return -1;
+  int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                 &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+  fclose(f);
+  if (n < 5)
+    return -1;
+  for (int i = 0; i < 8; i++) /* guest time is already in user */
+    total += v[i];
+  unsigned long long idle = v[3] + v[4];
+  double share = prev[0] > 0 && total > prev[0]
+                     ? (double)(idle - prev[1]) / (double)(total - prev[0]) * 100.0
+                     : -1;
+  prev[0] = total;
+  prev[1] = idle;
+  return share;
+}

@@ -112,6 +112,39 @@ typedef void (*BenchStampFn)(void *ctx, int64_t stamp_ns, int64_t now_ns);
  * at EOF closes the pipe (fd -1). */
 void bench_stamp_pipe_read(BenchStampPipe *p, BenchStampFn fn, void *ctx);
 
+/* Timed lines: each one's stamp (CLOCK_MONOTONIC ns at the write) and its
+ * latency (when it was read, minus the stamp). */
+typedef struct {
+  int64_t stamp_ns;
+  double ms;
+} BenchSample;
+typedef struct {
+  BenchSample *v;
+  size_t n, cap;
+} BenchSamples;
+
+/* Adds the line stamped stamp_ns that was read at now_ns. */
+void bench_samples_add(BenchSamples *s, int64_t stamp_ns, int64_t now_ns);
+/* A BenchStampFn (ctx: a BenchSamples) that adds each line. */
+void bench_samples_stamp(void *ctx, int64_t stamp_ns, int64_t now_ns);
+void bench_samples_free(BenchSamples *s);
+
+/* The latency of the samples stamped in [from_ns, to_ns): how many, and
+ * p50, p99 (nearest rank) and max in ms; all -1 when there are none. */
+typedef struct {
+  size_t n;
+  double p50, p99, max;
+} BenchLatency;
+BenchLatency bench_samples_latency(const BenchSamples *s, int64_t from_ns, int64_t to_ns);
+
+/* utime + stime of pid (every thread) in clock ticks, or -1. */
+long long bench_cpu_ticks(pid_t pid);
+
+/* The share (%) of the machine's CPU time that was idle (idle + iowait of
+ * /proc/stat's "cpu" line) since the sample *prev, which it updates;
+ * negative the first time. */
+double bench_machine_idle(unsigned long long prev[2]);
+
 /* Whether o is a str (or bin) equal to s. */
 bool bench_rpc_obj_is(const msgpack_object *o, const char *s);
 
