@@ -106,6 +106,8 @@ mapfile_install(void)
 int
 mapfile_guard(void *addr, size_t len)
 {
+  /* Advice only: a kernel that refuses it reads ahead as before. */
+  (void)madvise(addr, len, MADV_RANDOM);
   if (!mapfile_install())
     return -1;
   size_t n = mapfile_nslots;

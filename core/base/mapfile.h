@@ -36,7 +36,11 @@ int mapfile_reserve(int fd, uint64_t offset, uint64_t len);
  * first time). Returns its slot, or -1 when the handler could not be
  * installed (the mapping is then as unguarded as before). Only the thread
  * that guards, unguards and touches the mappings (the loop's) may rely on
- * the guard. */
+ * the guard. It also turns the mapping's readahead off (MADV_RANDOM): a
+ * state file is written a page at a time, and the first touch of a fresh
+ * sparse file otherwise reads (zero-fills) a whole readahead window of
+ * holes into the page cache, and maps it: 70% of a start's CPU and tens of
+ * KiB per monitor (bench/capacity, issue 27). */
 int mapfile_guard(void *addr, size_t len);
 
 /* Whether the guarded mapping in slot has taken a SIGBUS (some of its pages
