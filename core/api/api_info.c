@@ -91,7 +91,7 @@ api_pack_containment(msgpack_packer *pk)
   ContainInfo ci;
   contain_info(&ci);
   wire_key(pk, "containment");
-  msgpack_pack_map(pk, 10 + 1); /* + ports_truncated */
+  msgpack_pack_map(pk, 10 + 2); /* + ports_truncated, proc_walks */
   wire_key(pk, "mode");
   wire_str(pk, ci.mode);
   wire_key(pk, "tracking");
@@ -115,6 +115,10 @@ api_pack_containment(msgpack_packer *pk)
   /* Issue 26: what the bounds of the ports' scans left out (ports.h). */
   wire_key(pk, "ports_truncated");
   msgpack_pack_uint64(pk, ports_truncated());
+  /* Issue 27: the /proc walks for members (one per round of the loop at
+   * most, shared by that round's endings). */
+  wire_key(pk, "proc_walks");
+  msgpack_pack_uint64(pk, ci.proc_walks);
 }
 
 /* api_info's "config": the file the running config came from, as loaded

@@ -85,6 +85,7 @@ contain_info(ContainInfo *out)
                                      : "RLIMIT_AS";
   orphans__counts(&out->orphans_reaped, &out->orphans_killed);
   out->scans_truncated = contain_scans_truncated;
+  out->proc_walks = contain__round_walks();
 }
 
 /* --- one child ---------------------------------------------------------- */
@@ -187,9 +188,10 @@ contain_members_in(Contain *c, ReaperTable *procs, PidList *out)
         pidlist_add(out, orphans.pids[i]);
     }
   } else {
-    ReaperTable own = {0};
-    ReaperTable *t = procs != NULL ? procs : &own;
-    if (procs == NULL || procs->procs == NULL) /* not read yet */
+    /* A caller's table (a list's one walk for every row), else the
+     * round's, shared by every ending of this round (contain_round.c). */
+    ReaperTable *t = procs != NULL ? procs : contain__round_procs(c->loop);
+    if (t->procs == NULL) /* the caller's, not read yet */
       reaper_scan(t);
     if (t->truncated > 0 && contain_scans_truncated++ == 0)
       LOG_WARN("contain", "/proc lists more than %d processes; the walk for a monitor's "
@@ -212,7 +214,6 @@ contain_members_in(Contain *c, ReaperTable *procs, PidList *out)
       }
     }
     pidlist_free(&roots);
-    reaper_table_free(&own);
   }
   pidlist_free(&orphans);
 }
@@ -440,5 +441,6 @@ contain_shutdown(void)
   contain_pending_sets = NULL;
   contain__npending = contain_pending_cap = 0;
   orphans__free();
+  contain__round_free();
   cgroup_shutdown();
 }

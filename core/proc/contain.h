@@ -101,6 +101,8 @@ typedef struct {
   uint64_t orphans_reaped;   /* adopted orphans reaped */
   uint64_t orphans_killed;   /* adopted orphans killed for outliving their monitor */
   uint64_t scans_truncated;  /* /proc scans that found more than REAPER_SCAN_MAX processes */
+  uint64_t proc_walks;       /* /proc walks for members, ever: one per round of the loop
+                                at most (contain_round.c) */
 } ContainInfo;
 
 typedef struct Contain Contain;

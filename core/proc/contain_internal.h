@@ -41,6 +41,21 @@ extern bool contain__ready;
 extern size_t contain__npending;
 void contain__retry_pending(void);
 
+/* --- contain_round.c ----------------------------------------------------- */
+
+/* The /proc walk of this round of loop (one per uv_now), taken at the first
+ * call of the round and shared by the rest; the caller must not free it. */
+ReaperTable *contain__round_procs(uv_loop_t *loop);
+/* The engine's children as this round first read them (reaper_children). */
+const PidList *contain__round_children(uv_loop_t *loop);
+/* The registered children (orphans.c's contain_leaders, which fill makes)
+ * as this round first listed them. */
+const PidList *contain__round_leaders(uv_loop_t *loop, void (*fill)(PidList *out));
+/* How many /proc walks the rounds took, ever (api_info's containment). */
+uint64_t contain__round_walks(void);
+/* Frees the snapshot (at exit). */
+void contain__round_free(void);
+
 /* --- orphans.c ----------------------------------------------------------- */
 
 /* Appends the live adopted orphans attributed to c. */

@@ -172,19 +172,18 @@ contain_adopted_orphan(const PidList *leaders, pid_t pid, pid_t own_sid, ReaperP
 void
 orphans__of(Contain *c, PidList *out)
 {
-  PidList kids = {0}, leaders = {0};
-  reaper_children(&kids);
-  contain_leaders(&leaders);
+  /* The round's list of children (contain_round.c): an orphan adopted
+   * since is the next sweep's, which kills it once its monitor ended. */
+  const PidList *kids = contain__round_children(c->loop);
+  const PidList *leaders = contain__round_leaders(c->loop, contain_leaders);
   pid_t own_sid = getsid(0);
-  for (size_t i = 0; i < kids.n; i++) {
+  for (size_t i = 0; i < kids->n; i++) {
     ReaperProc rp;
     bool stale;
-    if (contain_adopted_orphan(&leaders, kids.pids[i], own_sid, &rp) && rp.state != 'Z' &&
-        contain_owner(kids.pids[i], &rp, &stale) == c)
-      pidlist_add(out, kids.pids[i]);
+    if (contain_adopted_orphan(leaders, kids->pids[i], own_sid, &rp) && rp.state != 'Z' &&
+        contain_owner(kids->pids[i], &rp, &stale) == c)
+      pidlist_add(out, kids->pids[i]);
   }
-  pidlist_free(&kids);
-  pidlist_free(&leaders);
 }
 
 /* See contain_internal.h. */

@@ -103,11 +103,35 @@ def test_engine_shutdown_ends_every_escapee(e):
     assert_gone(pids, "the engine")
 
 
+def test_a_burst_of_endings_shares_its_proc_walks(e):
+    """Issue 27, point 5: without a cgroup, many monitors ending together
+    walk /proc once per round of the loop, not once per ending (1000 such
+    endings read /proc/PID/stat a million times and the last came seconds
+    late); and the walk shared, no process of theirs is missed: each has
+    an escapee (a double fork, out of its group) that must be gone."""
+    n = 16  # monitor.max_monitors_per_session's default
+    e.call("session_open", session="burst")
+    pids = []
+    for _ in range(n):
+        mid = e.main.call("monitor_start", argv=[ESCAPE, "doublefork", "stay"], persistent=True,
+                          notify="exit", session="burst")["monitor_id"]
+        pids.append(escapee(e.main, mid, "burst"))
+    before = e.call("api_info")["containment"]["proc_walks"]
+    assert e.call("session_close", session="burst")["stopped"] == n
+    assert_gone(pids, "their session")
+    walks = e.call("api_info")["containment"]["proc_walks"] - before
+    if os.environ.get("VIGIL_CGROUP") == "none":
+        # Each monitor walked /proc three times before (its stop, its
+        # ending, its survivors: 48 here). Shared: the stops' one round,
+        # then at most one per round that ends some of them (2 or 3 here).
+        assert 0 < walks <= n, (walks, n)
+
+
 def test_api_info_says_how_monitors_are_contained(e):
     c = e.call("api_info")["containment"]
     assert set(c) == {"mode", "tracking", "subreaper", "cgroup", "max_processes", "cpu_limit",
                       "memory_limit", "orphans_reaped", "orphans_killed", "scans_truncated",
-                      "ports_truncated"}
+                      "ports_truncated", "proc_walks"}
     assert e.call("api_info")["containment"]["ports_truncated"] == 0
     assert c["subreaper"] is True
     want = os.environ.get("VIGIL_CGROUP", "auto")
@@ -181,6 +205,7 @@ TESTS = [
     test_session_close_ends_every_escapee,
     test_closing_a_connection_ends_its_escapees,
     test_engine_shutdown_ends_every_escapee,
+    test_a_burst_of_endings_shares_its_proc_walks,
     test_api_info_says_how_monitors_are_contained,
     test_cpu_limit_is_accepted_within_the_machine,
     test_an_ending_by_a_limit_says_so,
