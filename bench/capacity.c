@@ -562,25 +562,8 @@ main(int argc, char **argv)
     return 2;
   }
   static char child[PATH_MAX], vigild[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", child, sizeof child - 32);
-  if (len <= 0) {
-    fprintf(stderr, "capacity: cannot find my own path\n");
+  if (!bench_find_programs("capacity", "scale_child", vigild_arg, child, vigild))
     return 1;
-  }
-  child[len] = '\0';
-  strcpy(strrchr(child, '/') + 1, "scale_child");
-  if (vigild_arg) {
-    snprintf(vigild, sizeof vigild, "%s", vigild_arg);
-  } else {
-    snprintf(vigild, sizeof vigild, "%s", child);
-    *strrchr(vigild, '/') = '\0';
-    char *up = strrchr(vigild, '/');
-    strcpy(up ? up + 1 : vigild, "vigild");
-  }
-  if (access(child, X_OK) != 0 || access(vigild, X_OK) != 0) {
-    fprintf(stderr, "capacity: %s or %s is missing (give --vigild PATH)\n", child, vigild);
-    return 1;
-  }
   c.child = child;
   c.vigild = vigild;
   /* Every monitor holds two pipes in the engine, every control child one

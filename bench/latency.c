@@ -183,23 +183,8 @@ main(int argc, char **argv)
 
   /* latency_child sits next to this program, vigild one level up. */
   char child[PATH_MAX], vigild[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", child, sizeof child - 32);
-  if (n <= 0)
-    bench_rpc_die("cannot find my own path");
-  child[n] = '\0';
-  strcpy(strrchr(child, '/') + 1, "latency_child");
-  if (vigild_arg) {
-    snprintf(vigild, sizeof vigild, "%s", vigild_arg);
-  } else {
-    snprintf(vigild, sizeof vigild, "%s", child);
-    *strrchr(vigild, '/') = '\0';
-    char *up = strrchr(vigild, '/');
-    strcpy(up ? up + 1 : vigild, "vigild");
-  }
-  if (access(child, X_OK) != 0)
-    bench_rpc_die("%s: %s", child, strerror(errno));
-  if (access(vigild, X_OK) != 0)
-    bench_rpc_die("%s: %s (give --vigild PATH)", vigild, strerror(errno));
+  if (!bench_find_programs("latency", "latency_child", vigild_arg, child, vigild))
+    bench_rpc_die("cannot run without them");
 
   b.cap = (size_t)lines;
   b.vigil_ms = calloc(b.cap, sizeof(double));

@@ -70,23 +70,11 @@
 
 #include <msgpack.h>
 
-#include "proc/reaper.h"
 #include "support/benchrpc.h"
 
 #define SCALE_PER_SESSION 16
 #define SCALE_MAX_SESSIONS 64 /* per connection (core/engine/client.c) */
 
-/* One timed matching line: its stamp and its latency. */
-typedef struct {
-  int64_t stamp_ns;
-  double ms;
-} ScaleSample;
-
-/* A growing list of samples. */
-typedef struct {
-  ScaleSample *v;
-  size_t n, cap;
-} ScaleSamples;
 
 
 #define SCALE_PEERS 10
@@ -103,8 +91,8 @@ typedef struct {
   size_t nsessions;
   char flood_id[64];
   /* what came */
-  ScaleSamples samples;          /* through vigild */
-  ScaleSamples peer_samples;     /* through the control pipes */
+  BenchSamples samples;          /* through vigild */
+  BenchSamples peer_samples;     /* through the control pipes */
   BenchStampPipe peers[SCALE_PEERS]; /* control children: `scale_child quiet` piped to us */
   int npeers;
   uint64_t notifications, merged, suppressed, other_lines;
@@ -117,14 +105,6 @@ typedef struct {
 
 /* --- /proc -------------------------------------------------------------- */
 
-
-/* utime + stime of pid (every thread) in clock ticks, or -1. */
-static long long
-scale_cpu_ticks(pid_t pid)
-{
-  ReaperProc rp;
-  return reaper_read(pid, &rp) ? (long long)rp.self_ticks : -1;
-}
 
 /* The engine's open descriptors and its RLIMIT_NOFILE (from /proc). */
 static void
@@ -155,54 +135,6 @@ scale_engine_fds(pid_t pid, long *open_fds, char *limits, size_t cap)
   fclose(f);
 }
 
-
-/* The share of the machine's CPU time that was idle (idle + iowait of the
- * "cpu" line of /proc/stat) since the sample *prev, which it updates;
- * negative the first time. */
-static double
-scale_machine_idle(unsigned long long prev[2])
-{
-  unsigned long long v[10] = {0}, total = 0;
-  FILE *f = fopen("/proc/stat", "r");
-  if (f == NULL)
-    return -1;
-  int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-                 &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
-  fclose(f);
-  if (n < 5)
-    return -1;
-  for (int i = 0; i < 8; i++) /* guest time is already in user */
-    total += v[i];
-  unsigned long long idle = v[3] + v[4];
-  double share = prev[0] > 0 && total > prev[0]
-                     ? (double)(idle - prev[1]) / (double)(total - prev[0]) * 100.0
-                     : -1;
-  prev[0] = total;
-  prev[1] = idle;
-  return share;
-}
-
-/* --- samples ------------------------------------------------------------ */
-
-/* Adds the line stamped stamp_ns that arrived at now_ns. */
-static void
-scale_sample_add(ScaleSamples *s, int64_t stamp_ns, int64_t now_ns)
-{
-  if (s->n == s->cap) {
-    s->cap = s->cap ? s->cap * 2 : 4096;
-    s->v = realloc(s->v, s->cap * sizeof *s->v);
-    if (s->v == NULL)
-      bench_rpc_die("out of memory");
-  }
-  s->v[s->n++] = (ScaleSample){stamp_ns, (double)(now_ns - stamp_ns) / 1e6};
-}
-
-/* A control pipe's stamped line (bench_stamp_pipe_read): one sample. */
-static void
-scale_peer_stamp(void *ctx, int64_t stamp_ns, int64_t now_ns)
-{
-  scale_sample_add(ctx, stamp_ns, now_ns);
-}
 
 /* --- the control pipes -------------------------------------------------- */
 
@@ -270,7 +202,7 @@ scale_notification(BenchRpc *rpc, const msgpack_object *n, void *data)
       b->other_lines++;
       continue;
     }
-    scale_sample_add(&b->samples, stamp, rpc->read_ns);
+    bench_samples_add(&b->samples, stamp, rpc->read_ns);
   }
 }
 
@@ -290,7 +222,7 @@ scale_pump_once(Scale *b, int64_t until_ns)
     bench_rpc_socket_read(&b->rpc);
   for (int i = 0; i < b->npeers; i++)
     if (b->peers[i].fd >= 0 && p[1 + i].revents)
-      bench_stamp_pipe_read(&b->peers[i], scale_peer_stamp, &b->peer_samples);
+      bench_stamp_pipe_read(&b->peers[i], bench_samples_stamp, &b->peer_samples);
 }
 
 /* Reads the socket and the control pipes until the time until_ns. */
@@ -316,54 +248,16 @@ scale_pump_endings(Scale *b, uint64_t want, int64_t deadline_ns)
 
 /* --- figures ------------------------------------------------------------ */
 
-static int
-scale_cmp(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The latencies of the samples stamped in [from_ns, to_ns), sorted, in a
- * new array (*n of them). */
-static double *
-scale_select(const ScaleSamples *s, int64_t from_ns, int64_t to_ns, size_t *n)
-{
-  double *v = malloc((s->n + 1) * sizeof *v);
-  if (v == NULL)
-    bench_rpc_die("out of memory");
-  *n = 0;
-  for (size_t i = 0; i < s->n; i++)
-    if (s->v[i].stamp_ns >= from_ns && s->v[i].stamp_ns < to_ns)
-      v[(*n)++] = s->v[i].ms;
-  qsort(v, *n, sizeof *v, scale_cmp);
-  return v;
-}
-
-/* Nearest rank: the smallest value with at least p% of the samples at or
- * below it, of the sorted v[0..n), n > 0. */
-static double
-scale_pct(const double *v, size_t n, unsigned p)
-{
-  size_t rank = (p * n + 99) / 100;
-  return v[rank == 0 ? 0 : rank - 1];
-}
-
 /* Prints one latency row; returns its p99 (or -1 without samples). */
 static double
-scale_latency_row(const char *name, const ScaleSamples *s, int64_t from_ns, int64_t to_ns)
+scale_latency_row(const char *name, const BenchSamples *s, int64_t from_ns, int64_t to_ns)
 {
-  size_t n;
-  double *v = scale_select(s, from_ns, to_ns, &n);
-  double p99 = -1;
-  if (n == 0) {
+  BenchLatency l = bench_samples_latency(s, from_ns, to_ns);
+  if (l.n == 0)
     printf("    %-22s no matches\n", name);
-  } else {
-    p99 = scale_pct(v, n, 99);
-    printf("    %-22s %9.3f %9.3f %9.3f   (%zu matches)\n", name, scale_pct(v, n, 50), p99,
-           v[n - 1], n);
-  }
-  free(v);
-  return p99;
+  else
+    printf("    %-22s %9.3f %9.3f %9.3f   (%zu matches)\n", name, l.p50, l.p99, l.max, l.n);
+  return l.p99;
 }
 
 /* --- the engine and its monitors ---------------------------------------- */
@@ -500,10 +394,8 @@ scale_engine_end(Scale *b)
   msgpack_sbuffer_destroy(&b->sb);
   bench_rpc_disconnect(&b->rpc);
   bench_rpc_cleanup(&b->rpc, b->keep || !clean);
-  free(b->samples.v);
-  free(b->peer_samples.v);
-  memset(&b->samples, 0, sizeof b->samples);
-  memset(&b->peer_samples, 0, sizeof b->peer_samples);
+  bench_samples_free(&b->samples);
+  bench_samples_free(&b->peer_samples);
   free(b->pids);
   b->pids = NULL;
   b->npids = 0;
@@ -602,17 +494,17 @@ scale_run(Scale *b, const ScaleArgs *a)
   long long rss1 = bench_proc_rss_kib(b->rpc.vigild);
   BenchKeepers keepers;
   bench_keepers(b->rpc.vigild, &keepers);
-  long long cpu0 = scale_cpu_ticks(b->rpc.vigild);
+  long long cpu0 = bench_cpu_ticks(b->rpc.vigild);
   unsigned long long idle_prev[2] = {0, 0};
-  scale_machine_idle(idle_prev);
+  bench_machine_idle(idle_prev);
   int64_t c0 = bench_rpc_now_ns();
   bool window = w1 > w0 + 1000000000LL;
   long long rss2 = rss1;
   if (window) {
     scale_pump_until(b, w1);
-    long long cpu1 = scale_cpu_ticks(b->rpc.vigild);
+    long long cpu1 = bench_cpu_ticks(b->rpc.vigild);
     int64_t c1 = bench_rpc_now_ns();
-    double idle = scale_machine_idle(idle_prev);
+    double idle = bench_machine_idle(idle_prev);
     rss2 = bench_proc_rss_kib(b->rpc.vigild);
     double cpu_pct = (double)(cpu1 - cpu0) / (double)sysconf(_SC_CLK_TCK) /
                      ((double)(c1 - c0) / 1e9) * 100.0;
@@ -711,11 +603,11 @@ scale_fairness(Scale *b, const FairArgs *a)
   int64_t b0 = t0 + 1000000000LL, b1 = b0 + baseline * 1000000000LL;
   unsigned long long idle_prev[2] = {0, 0};
   scale_pump_until(b, b0);
-  long long cpu_b0 = scale_cpu_ticks(b->rpc.vigild);
-  scale_machine_idle(idle_prev);
+  long long cpu_b0 = bench_cpu_ticks(b->rpc.vigild);
+  bench_machine_idle(idle_prev);
   scale_pump_until(b, b1);
-  long long cpu_b1 = scale_cpu_ticks(b->rpc.vigild);
-  double idle_b = scale_machine_idle(idle_prev);
+  long long cpu_b1 = bench_cpu_ticks(b->rpc.vigild);
+  double idle_b = bench_machine_idle(idle_prev);
 
   /* The flood, and its window from 1 s after its start. */
   char f_sec[24], err[512];
@@ -727,14 +619,14 @@ scale_fairness(Scale *b, const FairArgs *a)
   int64_t f0 = tf + 1000000000LL, f1 = tf + a->seconds * 1000000000LL;
   scale_pump_until(b, f0);
   int64_t bytes0 = scale_stdout_bytes(b, b->flood_id);
-  long long cpu_f0 = scale_cpu_ticks(b->rpc.vigild);
-  scale_machine_idle(idle_prev);
+  long long cpu_f0 = bench_cpu_ticks(b->rpc.vigild);
+  bench_machine_idle(idle_prev);
   int64_t c0 = bench_rpc_now_ns();
   scale_pump_until(b, f1);
   int64_t bytes1 = scale_stdout_bytes(b, b->flood_id);
-  long long cpu_f1 = scale_cpu_ticks(b->rpc.vigild);
+  long long cpu_f1 = bench_cpu_ticks(b->rpc.vigild);
   int64_t c1 = bench_rpc_now_ns();
-  double idle_f = scale_machine_idle(idle_prev);
+  double idle_f = bench_machine_idle(idle_prev);
 
   /* Every child ends by itself (the flood first). */
   bool all = scale_pump_endings(b, (uint64_t)a->quiet + 1,
@@ -834,25 +726,8 @@ main(int argc, char **argv)
 
   /* scale_child sits next to this program, vigild one level up. */
   static char child[PATH_MAX], vigild[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", child, sizeof child - 32);
-  if (n <= 0) {
-    fprintf(stderr, "scale: cannot find my own path\n");
+  if (!bench_find_programs("scale", "scale_child", vigild_arg, child, vigild))
     return 1;
-  }
-  child[n] = '\0';
-  strcpy(strrchr(child, '/') + 1, "scale_child");
-  if (vigild_arg) {
-    snprintf(vigild, sizeof vigild, "%s", vigild_arg);
-  } else {
-    snprintf(vigild, sizeof vigild, "%s", child);
-    *strrchr(vigild, '/') = '\0';
-    char *up = strrchr(vigild, '/');
-    strcpy(up ? up + 1 : vigild, "vigild");
-  }
-  if (access(child, X_OK) != 0 || access(vigild, X_OK) != 0) {
-    fprintf(stderr, "scale: %s or %s is missing (give --vigild PATH)\n", child, vigild);
-    return 1;
-  }
   b.child = child;
   b.vigild = vigild;
 

@@ -599,3 +599,30 @@ bench_machine_idle(unsigned long long prev[2])
   prev[1] = idle;
   return share;
 }
+
+/* See benchrpc.h. */
+bool
+bench_find_programs(const char *name, const char *child_name, const char *vigild_arg,
+                    char *child, char *vigild)
+{
+  ssize_t n = readlink("/proc/self/exe", child, PATH_MAX - 64);
+  if (n <= 0) {
+    fprintf(stderr, "%s: cannot find my own path\n", name);
+    return false;
+  }
+  child[n] = '\0';
+  snprintf(strrchr(child, '/') + 1, 64, "%s", child_name);
+  if (vigild_arg) {
+    snprintf(vigild, PATH_MAX, "%s", vigild_arg);
+  } else {
+    snprintf(vigild, PATH_MAX, "%s", child);
+    *strrchr(vigild, '/') = '\0';
+    char *up = strrchr(vigild, '/');
+    strcpy(up ? up + 1 : vigild, "vigild");
+  }
+  if (access(child, X_OK) != 0 || access(vigild, X_OK) != 0) {
+    fprintf(stderr, "%s: %s or %s is missing (give --vigild PATH)\n", name, child, vigild);
+    return false;
+  }
+  return true;
+}

@@ -112,6 +112,14 @@ typedef void (*BenchStampFn)(void *ctx, int64_t stamp_ns, int64_t now_ns);
  * at EOF closes the pipe (fd -1). */
 void bench_stamp_pipe_read(BenchStampPipe *p, BenchStampFn fn, void *ctx);
 
+/* The benchmark's programs: child_name (e.g. "scale_child") beside this
+ * program, and vigild one level up (build/vigild for build/bench/NAME)
+ * unless vigild_arg names it; into child and vigild (PATH_MAX bytes each).
+ * Returns false, having said which is missing (prefixed by name), when
+ * either cannot be run. */
+bool bench_find_programs(const char *name, const char *child_name, const char *vigild_arg,
+                         char *child, char *vigild);
+
 /* Timed lines: each one's stamp (CLOCK_MONOTONIC ns at the write) and its
  * latency (when it was read, minus the stamp). */
 typedef struct {

@@ -216,6 +216,21 @@ monitor_signal_summary(Monitor *m, CoalesceSummary *s)
 
 /* --- incidents ---------------------------------------------------------- */
 
+/* An incident to be notified tells the repeats of its fingerprint since it
+ * was last notified (prior, from coalesce_judge): they go into info and the
+ * event log, and prior is freed. */
+static void
+monitor_signal_prior(Monitor *m, NoteIncident *info, CoalesceSummary *prior)
+{
+  if (prior->repeats == 0)
+    return;
+  info->repeats = prior->repeats;
+  info->repeat_span_ms = prior->span_ms;
+  info->repeat_last_at = prior->last_wall;
+  monitor_summary_event(m, prior);
+  coalesce_summary_free(prior);
+}
+
 /* The assembler closed an incident: record it, fingerprint it, and notify
  * it or count it as a repeat. */
 void
@@ -261,13 +276,7 @@ monitor__incident_done(void *ctx, Incident *inc)
   if (verdict == kCoalesceRepeat) {
     monitor_signal_plain(m, inc, 0, inc->nlines);
   } else if (delivering) {
-    if (prior.repeats > 0) {
-      info.repeats = prior.repeats;
-      info.repeat_span_ms = prior.span_ms;
-      info.repeat_last_at = prior.last_wall;
-      monitor_summary_event(m, &prior);
-      coalesce_summary_free(&prior);
-    }
+    monitor_signal_prior(m, &info, &prior);
     monitor_signal_batch(m, &info, inc->opened_at, inc->lines, inc->nlines, inc->text);
   }
   incident_free(inc);
@@ -354,13 +363,7 @@ monitor_signal__health(Monitor *m, const char *change, const char *target, const
     notification_free(n);
     return;
   }
-  if (prior.repeats > 0) {
-    info.repeats = prior.repeats;
-    info.repeat_span_ms = prior.span_ms;
-    info.repeat_last_at = prior.last_wall;
-    monitor_summary_event(m, &prior);
-    coalesce_summary_free(&prior);
-  }
+  monitor_signal_prior(m, &info, &prior);
   monitor__flush(m); /* what came before it goes before it */
   if (m->muted || m->ending_sent) {
     m->incidents_withheld_unreported++;
