@@ -17,6 +17,7 @@
 #ifndef VIGIL_LINEBUF_H
 #define VIGIL_LINEBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,13 @@ void linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, v
 void linebuf_finish(Linebuf *lb, LinebufEmit emit, void *ctx);
 
 void linebuf_free(Linebuf *lb);
+
+/* Which splitter linebuf_feed uses, for every Linebuf: want 1 asks for the
+ * AVX2 one (granted only where the CPU has AVX2), 0 for the SSE2 one, -1
+ * for the default (AVX2 where there is, unless VIGIL_LINEBUF_NO_AVX2 is
+ * set). Returns whether AVX2 is used now. For the tests, which compare the
+ * two; the engine leaves it to the default. */
+bool linebuf_use_avx2(int want);
 
 /* Sanitizes raw bytes (ANSI removal, NUL and invalid UTF-8 replacement) into
  * out, which must hold at least linebuf_sanitized_max(len) bytes. Returns the

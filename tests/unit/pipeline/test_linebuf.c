@@ -1,8 +1,11 @@
 /*
  * Tests of the line splitter: what an agent would see of a stream's lines
  * however the bytes were chunked, including cut, binary, coloured and
- * malformed lines.
+ * malformed lines; and that its AVX2 and SSE2 splitters hand on the same
+ * lines, copied or not alike, at every alignment (ctest also runs the whole
+ * file with VIGIL_LINEBUF_NO_AVX2).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,6 +458,70 @@ TEST(random_bytes_give_valid_utf8_without_esc)
   }
 }
 
+/* Feeds s (from a buffer at offset align) whole, noting for each line
+ * whether it was handed on in place (a pointer into the buffer). */
+static void
+split_in_place(const char *s, size_t len, size_t align, size_t line_max, Collect *c,
+               bool *in_place, size_t cap)
+{
+  char *buf = xmalloc(len + align + 1);
+  memcpy(buf + align, s, len);
+  Linebuf lb;
+  linebuf_init(&lb, line_max);
+  linebuf_feed(&lb, buf + align, len, collect_line, c);
+  for (size_t i = 0; i < c->n && i < cap; i++)
+    in_place[i] = c->lines[i].orig >= buf + align && c->lines[i].orig < buf + align + len;
+  linebuf_finish(&lb, collect_line, c);
+  linebuf_free(&lb);
+  free(buf);
+}
+
+TEST(the_avx2_and_sse2_splitters_agree)
+{
+  bool had_avx2 = linebuf_use_avx2(1);
+  if (!had_avx2) {
+    printf("  (no AVX2 on this machine: the SSE2 splitter alone is tested)\n");
+    linebuf_use_avx2(-1);
+    return;
+  }
+  uint64_t state = 7;
+  /* Newlines dense and sparse, special bytes (ESC, NUL, >= 0x80) now and
+   * then, lines shorter and longer than a 64-byte block. */
+  static const char alphabet[] = "\n\n\x1b\x80\xC3\xA9\0abcdefghijklmnopqrstuvwxyz0123456789 ";
+  for (int round = 0; round < 400; round++) {
+    size_t len = rnd(&state) % 700;
+    char *s = xmalloc(len + 1);
+    unsigned density = 1 + (unsigned)(rnd(&state) % 6);
+    for (size_t i = 0; i < len; i++) {
+      uint64_t r = rnd(&state);
+      s[i] = (r % (density * 16)) == 0 ? '\n'
+             : (r % 97) == 1           ? alphabet[rnd(&state) % 7 + 2]
+                                       : alphabet[7 + rnd(&state) % (sizeof alphabet - 8)];
+    }
+    size_t align = (size_t)round % 64;
+    size_t line_max = 8 + rnd(&state) % 200;
+    enum { CAP = 1024 };
+    static bool place_avx2[CAP], place_sse2[CAP];
+    Collect a = {0}, b = {0};
+    linebuf_use_avx2(1);
+    split_in_place(s, len, align, line_max, &a, place_avx2, CAP);
+    linebuf_use_avx2(0);
+    split_in_place(s, len, align, line_max, &b, place_sse2, CAP);
+    CHECK_INT(a.n, b.n);
+    for (size_t i = 0; i < a.n && i < b.n; i++) {
+      CHECK_INT(a.lines[i].len, b.lines[i].len);
+      CHECK(memcmp(a.lines[i].text, b.lines[i].text, a.lines[i].len) == 0);
+      CHECK_INT(a.lines[i].flags, b.lines[i].flags);
+      if (i < CAP)
+        CHECK(place_avx2[i] == place_sse2[i]);
+    }
+    collect_free(&a);
+    collect_free(&b);
+    free(s);
+  }
+  linebuf_use_avx2(-1);
+}
+
 TEST(plain_line_is_not_copied)
 {
   static const char input[] = "2026-04-24 INFO plain ascii line\nsecond one\npartial";
@@ -530,6 +597,7 @@ main(void)
   RUN(osc_title_removed);
   RUN(invalid_utf8_replaced_per_maximal_subpart);
   RUN(random_bytes_give_valid_utf8_without_esc);
+  RUN(the_avx2_and_sse2_splitters_agree);
   RUN(plain_line_is_not_copied);
   RUN(special_line_is_copied_and_neighbours_are_not);
   RUN(sanitize_helper);
