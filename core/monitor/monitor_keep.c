@@ -636,6 +636,8 @@ monitor_keep_take(int state_fd, int monitors_fd, const char *name, int fd, Monit
     no = "its session was anonymous, and died with its connection";
   else if (strcmp(ks.id, name) != 0)
     no = "its spec names another monitor";
+  else if (ks.pid == 0)
+    no = "its start had not completed (its keeper had not said hello)";
   ProcAdoptOptions po;
   if (no == NULL)
     no = monitor_keep_attach(fd, &ks, &po);
