@@ -156,8 +156,36 @@ def test_a_keeper_that_never_says_hello_fails_its_start_and_leaves_nothing(tmp):
         assert not reports, reports
 
 
+def test_an_engine_ended_while_a_keeper_is_silent_ends_cleanly(tmp):
+    gate = os.path.join(tmp, "gate")
+    pids = os.path.join(tmp, "pids")
+    os.mkfifo(gate)  # never opened
+    e = engine_with(tmp, gated_keeper(tmp, gate, pids), hello_ms=1000)
+    try:
+        start = e.main.request("monitor_start", {"argv": ["sleep", "600"]})
+        # Requests are served in order: once the ping is answered the start
+        # is in flight (its keeper launched, its hello awaited).
+        e.main.call("ping", timeout=BOUND_S)
+        with e.main.lock:
+            assert start not in e.main.responses, "the start was answered before its keeper"
+        wait_for(lambda: os.path.exists(pids), "the keeper launched")
+        with open(pids) as f:
+            keeper = int(f.read().split()[0])
+        # SIGTERM: the engine waits for nothing but that keeper's bound, and
+        # ends with nothing left.
+        assert e.stop(timeout=BOUND_S) == 0, e.log()[-3000:]
+        assert not os.path.exists("/proc/%d" % keeper) or not alive(keeper), keeper
+        assert os.listdir(monitors_dir(e)) == [], os.listdir(monitors_dir(e))
+    finally:
+        if os.path.exists(gate):
+            os.close(os.open(gate, os.O_RDWR))
+        reports = e.close()
+        assert not reports, reports
+
+
 if __name__ == "__main__":
     sys.exit(run_plain_tests([
         test_a_burst_of_starts_holds_neither_lines_nor_pings,
         test_a_keeper_that_never_says_hello_fails_its_start_and_leaves_nothing,
+        test_an_engine_ended_while_a_keeper_is_silent_ends_cleanly,
     ], prefix="vigil-start-"))
