@@ -55,7 +55,8 @@ typedef enum {
   kWaitStop,     /* monitor_stop, answered when the process is gone */
   kWaitRun,      /* foreground process_run */
   kWaitCursor,   /* cursor_take with wait_ms, answered by a push or its timeout */
-  kWaitStart,    /* monitor_start through a keeper, answered at its hello */
+  kWaitStart,    /* monitor_start or a background process_run through a
+                    keeper, answered at its hello */
 } WaitKind;
 
 /* A request answered later. It hangs on its connection and on its record
@@ -72,7 +73,8 @@ struct Waiter {
   bool for_output;          /* kWaitEvent: answered by a line with seq > since_sequence */
   bool for_ready;           /* kWaitEvent: for "ready" (its answer says ready, and the tail) */
   uint64_t since_sequence;
-  uint64_t stdout_lines;    /* kWaitRun */
+  uint64_t stdout_lines;    /* kWaitRun; kWaitStart of a process_run */
+  bool start_as_run;        /* kWaitStart: answered as a background process_run */
   char *note;               /* kWaitRun, kWaitStart: the start's note (owned), or NULL */
   SessionCursorWaiter *cursor; /* kWaitCursor: NULL once its session let it go */
   uv_timer_t timer;         /* kWaitEvent, kWaitCursor: the timeout */

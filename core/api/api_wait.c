@@ -256,7 +256,10 @@ api_on_finished(void *ctx, MonRecord *r)
       api_pack_run(&pk, r, w->stdout_lines, w->note);
       break;
     case kWaitStart:
-      api_pack_start(&pk, r->monitor, w->note);
+      if (w->start_as_run)
+        api_pack_run(&pk, r, w->stdout_lines, w->note);
+      else
+        api_pack_start(&pk, r->monitor, w->note);
       break;
     default:
       /* What it waited for can no longer happen. */
@@ -298,7 +301,10 @@ api_on_started(void *ctx, MonRecord *r, const VigilError *err)
     msgpack_sbuffer sb;
     msgpack_packer pk;
     api_answer_begin(&sb, &pk);
-    api_pack_start(&pk, r->monitor, w->note);
+    if (w->start_as_run)
+      api_pack_run(&pk, r, w->stdout_lines, w->note);
+    else
+      api_pack_start(&pk, r->monitor, w->note);
     api_wait_answer_packed(w, &sb, NULL);
     msgpack_sbuffer_destroy(&sb);
   }

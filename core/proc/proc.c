@@ -423,7 +423,9 @@ proc_stop(Proc *p, int sig, uint64_t grace_ms)
                        : stronger       ? kProcStopHastened
                                         : kProcStopPending;
     if (stronger) {
-      p->stop_pending = p->stop_requested = true;
+      /* Not stop_requested yet: proc_stop at the hello sets it, and would
+       * otherwise take this stop for one already under way. */
+      p->stop_pending = true;
       p->stop_sig = sig;
       p->stop_grace_ms = sig == SIGKILL ? 0 : grace_ms;
     }

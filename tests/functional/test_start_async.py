@@ -156,6 +156,38 @@ def test_a_keeper_that_never_says_hello_fails_its_start_and_leaves_nothing(tmp):
         assert not reports, reports
 
 
+def test_a_stop_while_the_keeper_starts_is_applied_at_its_hello(tmp):
+    gate = os.path.join(tmp, "gate")
+    os.mkfifo(gate)
+    e = engine_with(tmp, gated_keeper(tmp, gate))
+    gate_fd = None
+    try:
+        start = e.main.request("monitor_start", {"argv": ["sleep", "600"], "label": "early"})
+        # The starting monitor is listed (its id known), with no pid yet.
+        listed = e.main.call("monitor_list", timeout=BOUND_S)
+        assert listed["total"] == 1, listed
+        m = listed["monitors"][0]
+        assert m["pid"] is None and m["state"] == "running", m
+        stop = e.main.request("monitor_stop", {"monitor_id": m["monitor_id"], "grace_ms": 200})
+        with e.main.lock:
+            assert start not in e.main.responses and stop not in e.main.responses
+        gate_fd = os.open(gate, os.O_RDWR)
+        started = e.main.wait_response(start, timeout=BOUND_S)
+        assert started["monitor_id"] == m["monitor_id"] and started["pid"] > 0, started
+        # The stop recorded while it started is sent once its pid is known:
+        # answered when the process is gone.
+        stopped = e.main.wait_response(stop, timeout=BOUND_S)
+        assert stopped["status"] == "stopped" and stopped["state"] == "stopped", stopped
+        wait_for(lambda: not alive(started["pid"]), "the stopped child gone")
+    finally:
+        if gate_fd is not None:
+            os.close(gate_fd)
+        elif os.path.exists(gate):
+            os.close(os.open(gate, os.O_RDWR))
+        reports = e.close()
+        assert not reports, reports
+
+
 def test_an_engine_ended_while_a_keeper_is_silent_ends_cleanly(tmp):
     gate = os.path.join(tmp, "gate")
     pids = os.path.join(tmp, "pids")
@@ -187,5 +219,6 @@ if __name__ == "__main__":
     sys.exit(run_plain_tests([
         test_a_burst_of_starts_holds_neither_lines_nor_pings,
         test_a_keeper_that_never_says_hello_fails_its_start_and_leaves_nothing,
+        test_a_stop_while_the_keeper_starts_is_applied_at_its_hello,
         test_an_engine_ended_while_a_keeper_is_silent_ends_cleanly,
     ], prefix="vigil-start-"))
