@@ -53,6 +53,26 @@ def engine_with(tmp, keeper, hello_ms=None, **overrides):
     return Engine("socket", default_config(**overrides), env=env)
 
 
+def finish(e, gate, gate_fd=None):
+    """Releases keepers still at the gate (none is left behind), stops the
+    engine and fails on a sanitizer report."""
+    if gate_fd is not None:
+        os.close(gate_fd)
+    elif os.path.exists(gate):
+        os.close(os.open(gate, os.O_RDWR))
+    reports = e.close()
+    assert not reports, reports
+
+
+def silent_keepers(tmp, hello_ms):
+    """An engine whose keepers wait at a gate nobody opens: (engine, gate,
+    the file the keepers write their pids to)."""
+    gate = os.path.join(tmp, "gate")
+    pids = os.path.join(tmp, "pids")
+    os.mkfifo(gate)
+    return engine_with(tmp, gated_keeper(tmp, gate, pids), hello_ms=hello_ms), gate, pids
+
+
 def monitors_dir(e):
     return os.path.join(e.dir, "run", "state", "monitors")
 
@@ -111,21 +131,13 @@ def test_a_burst_of_starts_holds_neither_lines_nor_pings(tmp):
             assert listed["total"] == BURST // 2, listed
             assert all(m["state"] == "running" and m["pid"] > 0 for m in listed["monitors"]), listed
     finally:
-        for fd in (gate_fd, line_fd):
-            if fd is not None:
-                os.close(fd)
-        if gate_fd is None and os.path.exists(gate):
-            # Releases keepers still at the gate, so none is left behind.
-            os.close(os.open(gate, os.O_RDWR))
-        reports = e.close()
-        assert not reports, reports
+        if line_fd is not None:
+            os.close(line_fd)
+        finish(e, gate, gate_fd)
 
 
 def test_a_keeper_that_never_says_hello_fails_its_start_and_leaves_nothing(tmp):
-    gate = os.path.join(tmp, "gate")
-    pids = os.path.join(tmp, "pids")
-    os.mkfifo(gate)  # never opened: the keeper waits for ever
-    e = engine_with(tmp, gated_keeper(tmp, gate, pids), hello_ms=300)
+    e, gate, pids = silent_keepers(tmp, 300)
     try:
         try:
             e.main.call("monitor_start", argv=["sleep", "600"], label="mute", timeout=BOUND_S)
@@ -150,10 +162,7 @@ def test_a_keeper_that_never_says_hello_fails_its_start_and_leaves_nothing(tmp):
         r = e.main.call("monitor_start", argv=["sh", "-c", "echo up; sleep 600"], timeout=BOUND_S)
         assert r["pid"] > 0 and alive(r["pid"]), r
     finally:
-        if os.path.exists(gate):
-            os.close(os.open(gate, os.O_RDWR))
-        reports = e.close()
-        assert not reports, reports
+        finish(e, gate)
 
 
 def test_a_stop_while_the_keeper_starts_is_applied_at_its_hello(tmp):
@@ -180,19 +189,11 @@ def test_a_stop_while_the_keeper_starts_is_applied_at_its_hello(tmp):
         assert stopped["status"] == "stopped" and stopped["state"] == "stopped", stopped
         wait_for(lambda: not alive(started["pid"]), "the stopped child gone")
     finally:
-        if gate_fd is not None:
-            os.close(gate_fd)
-        elif os.path.exists(gate):
-            os.close(os.open(gate, os.O_RDWR))
-        reports = e.close()
-        assert not reports, reports
+        finish(e, gate, gate_fd)
 
 
 def test_an_engine_ended_while_a_keeper_is_silent_ends_cleanly(tmp):
-    gate = os.path.join(tmp, "gate")
-    pids = os.path.join(tmp, "pids")
-    os.mkfifo(gate)  # never opened
-    e = engine_with(tmp, gated_keeper(tmp, gate, pids), hello_ms=1000)
+    e, gate, pids = silent_keepers(tmp, 1000)
     try:
         start = e.main.request("monitor_start", {"argv": ["sleep", "600"]})
         # Requests are served in order: once the ping is answered the start
@@ -209,10 +210,7 @@ def test_an_engine_ended_while_a_keeper_is_silent_ends_cleanly(tmp):
         assert not os.path.exists("/proc/%d" % keeper) or not alive(keeper), keeper
         assert os.listdir(monitors_dir(e)) == [], os.listdir(monitors_dir(e))
     finally:
-        if os.path.exists(gate):
-            os.close(os.open(gate, os.O_RDWR))
-        reports = e.close()
-        assert not reports, reports
+        finish(e, gate)
 
 
 if __name__ == "__main__":
