@@ -901,7 +901,7 @@ ingest_vigil(const Ingest *b, const char *gen, Policy *policy, uint64_t *policy_
   settings_defaults(&settings);
   IngestRun run = {0};
   run.policy = policy;
-  MonitorHooks hooks = {ingest_on_notification, NULL, ingest_on_finished, NULL, NULL};
+  MonitorHooks hooks = {ingest_on_notification, NULL, ingest_on_finished, NULL, NULL, NULL};
   char *argv[] = {(char *)gen, (char *)b->bytes, NULL};
   MonitorSpec spec = {
     .argv = argv,

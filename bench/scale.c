@@ -45,9 +45,12 @@
  * --engine-nofile N gives the engine a soft limit of N instead, to see what
  * it does with fewer. The engine's limit and open descriptors are printed.
  *
+ * The start burst (--only burst, and after the fairness run by default):
+ * see scale_burst below.
+ *
  *   scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]
  *         [--match-max 30000] [--quiet 100] [--fair-seconds 20]
- *         [--only scale|fairness] [--builtin] [--engine-nofile N]
+ *         [--only scale|fairness|burst] [--burst 1000] [--builtin] [--engine-nofile N]
  *         [--vigild PATH] [--no-state] [--keep]
  *
  * vigild and scale_child are looked for as latency does (build/vigild,
@@ -56,15 +59,20 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -661,13 +669,259 @@ scale_fairness(Scale *b, const FairArgs *a)
 
 /* --- main --------------------------------------------------------------- */
 
+/* --- the start burst (issue 27) ------------------------------------------ */
+
+/* --burst N: N monitor_start requests pipelined on one connection while
+ * SCALE_BURST_RUNNING monitors already run (a stamped match every
+ * SCALE_BURST_MATCH_MS each), once with a state directory (every start
+ * through a keeper) and once without. It reports the time until the last
+ * start is answered, the longest loop stall as the engine's clients see it
+ * (another connection sends a ping every 1 ms, one at a time, and its
+ * worst round trip is the stall: a ping waits exactly as long as the loop
+ * is busy elsewhere), and the running monitors' match latency while the
+ * burst was in flight. Targets (issue 27): all started < 3 s, no stall over
+ * 5 ms, the running monitors' p99 <= flush window + 5 ms. */
+#define SCALE_BURST_RUNNING 10
+#define SCALE_BURST_MATCH_MS 200
+
+/* The answers to the burst, counted by the response hook. */
+typedef struct {
+  uint32_t first_id, last_id;
+  long answered, refused;
+  int64_t last_ns;
+  char first_err[300];
+  Scale *b;
+} ScaleBurst;
+
+static ScaleBurst *scale_burst_now;
+
+/* The BenchRpc response hook: one answer of the burst. */
+static void
+scale_burst_response(BenchRpc *rpc, uint32_t msgid, const msgpack_object *error,
+                     const msgpack_object *result, void *data)
+{
+  ScaleBurst *sb = scale_burst_now;
+  (void)data;
+  if (sb == NULL || msgid < sb->first_id || msgid > sb->last_id)
+    return;
+  sb->answered++;
+  sb->last_ns = rpc->read_ns;
+  if (error->type != MSGPACK_OBJECT_NIL) {
+    if (sb->refused++ == 0 && error->type == MSGPACK_OBJECT_ARRAY && error->via.array.size == 2)
+      bench_rpc_str(&error->via.array.ptr[1], sb->first_err, sizeof sb->first_err);
+    return;
+  }
+  int64_t pid = bench_rpc_uint(bench_rpc_get(result, "pid"));
+  if (pid > 0)
+    sb->b->pids[sb->b->npids++] = (pid_t)pid;
+}
+
+/* The ping prober's state, shared with its thread. */
+typedef struct {
+  const char *sock_path;
+  atomic_bool stop;
+  double worst_ms;
+  uint64_t pings;
+  bool failed;
+} ScalePinger;
+
+/* The prober's thread: its own connection, a ping, its answer, 1 ms, again. */
+static void *
+scale_pinger_main(void *arg)
+{
+  ScalePinger *pg = arg;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", pg->sock_path);
+  if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    pg->failed = true;
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  msgpack_unpacker up;
+  msgpack_unpacker_init(&up, 4096);
+  msgpack_sbuffer sbuf;
+  msgpack_sbuffer_init(&sbuf);
+  msgpack_packer pk;
+  msgpack_packer_init(&pk, &sbuf, msgpack_sbuffer_write);
+  for (uint32_t id = 1; !atomic_load(&pg->stop) && !pg->failed; id++) {
+    msgpack_sbuffer_clear(&sbuf);
+    msgpack_pack_array(&pk, 4);
+    msgpack_pack_int(&pk, 0);
+    msgpack_pack_uint32(&pk, id);
+    bench_rpc_pack_str(&pk, "ping");
+    msgpack_pack_array(&pk, 0);
+    int64_t t = bench_rpc_now_ns();
+    if (write(fd, sbuf.data, sbuf.size) != (ssize_t)sbuf.size) {
+      pg->failed = true;
+      break;
+    }
+    bool got = false;
+    while (!got) {
+      if (msgpack_unpacker_buffer_capacity(&up) < 1024)
+        msgpack_unpacker_reserve_buffer(&up, 4096);
+      ssize_t n = read(fd, msgpack_unpacker_buffer(&up), msgpack_unpacker_buffer_capacity(&up));
+      if (n <= 0) {
+        pg->failed = true;
+        break;
+      }
+      msgpack_unpacker_buffer_consumed(&up, (size_t)n);
+      msgpack_unpacked r;
+      msgpack_unpacked_init(&r);
+      while (msgpack_unpacker_next(&up, &r) == MSGPACK_UNPACK_SUCCESS) {
+        const msgpack_object *o = &r.data;
+        if (o->type == MSGPACK_OBJECT_ARRAY && o->via.array.size == 4 &&
+            o->via.array.ptr[0].via.u64 == 1 && o->via.array.ptr[1].via.u64 == id)
+          got = true;
+      }
+      msgpack_unpacked_destroy(&r);
+    }
+    double ms = (double)(bench_rpc_now_ns() - t) / 1e6;
+    if (got && ms > pg->worst_ms)
+      pg->worst_ms = ms;
+    pg->pings += got;
+    bench_rpc_sleep_ms(1);
+  }
+  msgpack_sbuffer_destroy(&sbuf);
+  msgpack_unpacker_destroy(&up);
+  close(fd);
+  return NULL;
+}
+
+/* Writes the whole burst (sb) while reading what comes back, so that
+ * neither side's socket buffer fills and blocks the other. */
+static void
+scale_burst_send(Scale *b, const msgpack_sbuffer *sb)
+{
+  int fl = fcntl(b->rpc.fd, F_GETFL);
+  fcntl(b->rpc.fd, F_SETFL, fl | O_NONBLOCK);
+  size_t off = 0;
+  while (off < sb->size) {
+    struct pollfd p = {b->rpc.fd, POLLIN | POLLOUT, 0};
+    if (poll(&p, 1, 30000) <= 0)
+      bench_rpc_die("the burst: the engine took nothing for 30 s");
+    if (p.revents & POLLIN)
+      bench_rpc_socket_read(&b->rpc);
+    if (p.revents & POLLOUT) {
+      ssize_t n = write(b->rpc.fd, sb->data + off, sb->size - off);
+      if (n < 0 && errno != EAGAIN && errno != EINTR)
+        bench_rpc_die("the burst: write: %s", strerror(errno));
+      off += n > 0 ? (size_t)n : 0;
+    }
+  }
+  fcntl(b->rpc.fd, F_SETFL, fl);
+}
+
+/* One burst of n starts on an engine with (or without) state. */
+static bool
+scale_burst_once(Scale *b, long n, bool with_state)
+{
+  bool saved_no_state = scale_no_state;
+  scale_no_state = !with_state;
+  long total = n + SCALE_BURST_RUNNING;
+  scale_engine_start(b, total, 10000 / SCALE_BURST_MATCH_MS + 2);
+  scale_no_state = saved_no_state;
+  printf("start burst %s: %ld monitor_start pipelined on one connection, %d monitors running "
+         "(a match every %d ms each); flush window %ld ms\n",
+         with_state ? "with state (keepers)" : "without state (--no-state)", n,
+         SCALE_BURST_RUNNING, SCALE_BURST_MATCH_MS, b->flush_ms);
+  fflush(stdout);
+  scale_sessions(b, total);
+  b->pids = calloc((size_t)total, sizeof(pid_t));
+  for (long i = 0; i < SCALE_BURST_RUNNING; i++) {
+    char s_off[24], s_match[24], err[512];
+    snprintf(s_off, sizeof s_off, "%ld", 500 + i * SCALE_BURST_MATCH_MS / SCALE_BURST_RUNNING);
+    snprintf(s_match, sizeof s_match, "%d", SCALE_BURST_MATCH_MS);
+    char *args[] = {"quiet", "10", "3600", s_match, s_off, "0"};
+    if (scale_start(b, i, args, 6, NULL, 0, err, sizeof err) < 0)
+      bench_rpc_die("running monitor %ld refused: %s", i + 1, err);
+  }
+  scale_pump_until(b, bench_rpc_now_ns() + 1500000000LL);
+
+  /* The burst: every request packed into one buffer, written at once. */
+  msgpack_sbuffer all;
+  msgpack_sbuffer_init(&all);
+  ScaleBurst sb = {.b = b};
+  for (long i = 0; i < n; i++) {
+    char session[48], label[48];
+    long k = SCALE_BURST_RUNNING + i;
+    snprintf(session, sizeof session, "bench-scale-%ld", k / SCALE_PER_SESSION + 1);
+    snprintf(label, sizeof label, "burst-%ld", i + 1);
+    uint32_t id = bench_rpc_begin(&b->rpc, &b->sb, &b->pk, "monitor_start", 3);
+    bench_rpc_pack_str(&b->pk, "session");
+    bench_rpc_pack_str(&b->pk, session);
+    bench_rpc_pack_str(&b->pk, "argv");
+    /* Quiet: no line, no match (its first would come after the hour). */
+    msgpack_pack_array(&b->pk, 7);
+    bench_rpc_pack_str(&b->pk, b->child);
+    bench_rpc_pack_str(&b->pk, "quiet");
+    bench_rpc_pack_str(&b->pk, "0");
+    bench_rpc_pack_str(&b->pk, "3600");
+    bench_rpc_pack_str(&b->pk, "1000000");
+    bench_rpc_pack_str(&b->pk, "7200000");
+    bench_rpc_pack_str(&b->pk, "0");
+    bench_rpc_pack_str(&b->pk, "label");
+    bench_rpc_pack_str(&b->pk, label);
+    if (i == 0)
+      sb.first_id = id;
+    sb.last_id = id;
+    msgpack_sbuffer_write(&all, b->sb.data, b->sb.size);
+  }
+  scale_burst_now = &sb;
+  b->rpc.on_response = scale_burst_response;
+  ScalePinger pg = {.sock_path = b->rpc.sock_path};
+  atomic_init(&pg.stop, false);
+  pthread_t pinger;
+  if (pthread_create(&pinger, NULL, scale_pinger_main, &pg) != 0)
+    bench_rpc_die("the ping prober: pthread_create failed");
+  bench_rpc_sleep_ms(20); /* its connection is made before the burst */
+  int64_t t0 = bench_rpc_now_ns();
+  scale_burst_send(b, &all);
+  int64_t deadline = t0 + 300000000000LL;
+  while (sb.answered < n && bench_rpc_now_ns() < deadline)
+    scale_pump_once(b, deadline);
+  int64_t t1 = sb.answered > 0 ? sb.last_ns : bench_rpc_now_ns();
+  atomic_store(&pg.stop, true);
+  pthread_join(pinger, NULL);
+  b->rpc.on_response = NULL;
+  scale_burst_now = NULL;
+  msgpack_sbuffer_destroy(&all);
+
+  double all_ms = (double)(t1 - t0) / 1e6;
+  printf("  %ld of %ld starts answered (%ld refused%s%s) in %.0f ms, the last at %.0f ms "
+         "(target: all < 3000 ms): %s\n",
+         sb.answered, n, sb.refused, sb.refused ? ": " : "", sb.first_err, all_ms, all_ms,
+         sb.answered == n && sb.refused == 0 && all_ms < 3000.0 ? "met" : "NOT MET");
+  printf("  longest loop stall (worst round trip of %llu pings, one every 1 ms on another "
+         "connection): %.2f ms (target <= 5 ms): %s%s\n",
+         (unsigned long long)pg.pings, pg.worst_ms, pg.worst_ms <= 5.0 ? "met" : "NOT MET",
+         pg.failed ? " (the prober's connection failed: WRONG)" : "");
+  double p99 = scale_latency_row("running monitors, during the burst", &b->samples, t0, t1);
+  if (p99 >= 0)
+    printf("  target p99 <= flush window + 5 ms = %ld ms: %.3f ms, %s\n", b->flush_ms + 5, p99,
+           p99 <= (double)b->flush_ms + 5.0 ? "met" : "NOT MET");
+  fflush(stdout);
+  bool ok = sb.answered == n && !pg.failed;
+  return scale_engine_end(b) && ok;
+}
+
+/* The start burst, with state and without. */
+static bool
+scale_burst(Scale *b, long n)
+{
+  bool ok = scale_burst_once(b, n, true);
+  printf("\n");
+  return scale_burst_once(b, n, false) && ok;
+}
+
 static void
 scale_usage(void)
 {
   fprintf(stderr, "usage: scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]\n"
                   "             [--match-max 30000] [--quiet 100] [--fair-seconds 20]\n"
-                  "             [--only scale|fairness] [--builtin] [--engine-nofile N]\n"
-                  "             [--vigild PATH] [--no-state] [--keep]\n");
+                  "             [--only scale|fairness|burst] [--burst 1000] [--builtin]\n"
+                  "             [--engine-nofile N] [--vigild PATH] [--no-state] [--keep]\n");
 }
 
 int
@@ -676,7 +930,7 @@ main(int argc, char **argv)
   ScaleArgs sa = {1000, 60, 10, 10000, 30000};
   FairArgs fa = {100, 20};
   const char *only = NULL, *vigild_arg = NULL;
-  long engine_nofile = 0;
+  long engine_nofile = 0, burst = 1000;
   Scale b = {0};
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
@@ -695,6 +949,8 @@ main(int argc, char **argv)
       fa.quiet = strtol(argv[++i], NULL, 10);
     else if (strcmp(o, "--fair-seconds") == 0 && v)
       fa.seconds = strtol(argv[++i], NULL, 10);
+    else if (strcmp(o, "--burst") == 0 && v)
+      burst = strtol(argv[++i], NULL, 10);
     else if (strcmp(o, "--only") == 0 && v)
       only = argv[++i];
     else if (strcmp(o, "--engine-nofile") == 0 && v)
@@ -716,11 +972,14 @@ main(int argc, char **argv)
   if (sa.monitors < 1 || sa.monitors > max_monitors || sa.seconds < 5 || sa.seconds > 3600 ||
       sa.rate < 0 || sa.rate > 1000 || sa.match_min < 100 || sa.match_max < sa.match_min ||
       fa.quiet < 1 || fa.quiet + 1 > max_monitors || fa.seconds < 3 || fa.seconds > 3600 ||
-      (only && strcmp(only, "scale") != 0 && strcmp(only, "fairness") != 0)) {
+      burst < 1 || burst + SCALE_BURST_RUNNING > max_monitors ||
+      (only && strcmp(only, "scale") != 0 && strcmp(only, "fairness") != 0 &&
+       strcmp(only, "burst") != 0)) {
     fprintf(stderr, "scale: --monitors 1..%ld (16 per session, 64 sessions per connection), "
                     "--seconds 5..3600, --rate 0..1000, --match-min >= 100 <= --match-max, "
-                    "--quiet 1..%ld, --fair-seconds 3..3600, --only scale|fairness\n",
-            max_monitors, max_monitors - 1);
+                    "--quiet 1..%ld, --fair-seconds 3..3600, --burst 1..%ld, "
+                    "--only scale|fairness|burst\n",
+            max_monitors, max_monitors - 1, max_monitors - SCALE_BURST_RUNNING);
     return 2;
   }
 
@@ -749,6 +1008,11 @@ main(int argc, char **argv)
     if (only == NULL)
       printf("\n");
     ok = scale_fairness(&b, &fa) && ok;
+  }
+  if (only == NULL || strcmp(only, "burst") == 0) {
+    if (only == NULL)
+      printf("\n");
+    ok = scale_burst(&b, burst) && ok;
   }
   return ok ? 0 : 1;
 }

@@ -423,6 +423,8 @@ bench_rpc_socket_read(BenchRpc *rpc)
       rpc->have_resp = true;
       continue;
     }
+    if (a[0].via.u64 == 1 && o->via.array.size == 4 && rpc->on_response != NULL)
+      rpc->on_response(rpc, (uint32_t)a[1].via.u64, &a[2], &a[3], rpc->notify_data);
     if (a[0].via.u64 == 2 && rpc->notify != NULL &&
         bench_rpc_obj_is(&a[1], "vigil.notification") && a[2].type == MSGPACK_OBJECT_ARRAY &&
         a[2].via.array.size == 1)

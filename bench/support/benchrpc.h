@@ -52,6 +52,11 @@ struct BenchRpc {
    * stopped: what the benchmark must undo itself (its own children, a big
    * temp file). Async-signal-safe calls only. */
   void (*on_signal)(void);
+  /* NULL, or called with every response that is not the one awaited (its
+   * msgid, its error or nil, its result), from inside
+   * bench_rpc_socket_read: for a benchmark that pipelines requests. */
+  void (*on_response)(BenchRpc *rpc, uint32_t msgid, const msgpack_object *error,
+                      const msgpack_object *result, void *data);
 };
 
 /* CLOCK_MONOTONIC in nanoseconds. */

@@ -55,6 +55,8 @@ typedef enum {
   kWaitStop,     /* monitor_stop, answered when the process is gone */
   kWaitRun,      /* foreground process_run */
   kWaitCursor,   /* cursor_take with wait_ms, answered by a push or its timeout */
+  kWaitStart,    /* monitor_start or a background process_run through a
+                    keeper, answered at its hello */
 } WaitKind;
 
 /* A request answered later. It hangs on its connection and on its record
@@ -71,8 +73,9 @@ struct Waiter {
   bool for_output;          /* kWaitEvent: answered by a line with seq > since_sequence */
   bool for_ready;           /* kWaitEvent: for "ready" (its answer says ready, and the tail) */
   uint64_t since_sequence;
-  uint64_t stdout_lines;    /* kWaitRun */
-  char *note;               /* kWaitRun: the start's note (owned), or NULL */
+  uint64_t stdout_lines;    /* kWaitRun; kWaitStart of a process_run */
+  bool start_as_run;        /* kWaitStart: answered as a background process_run */
+  char *note;               /* kWaitRun, kWaitStart: the start's note (owned), or NULL */
   SessionCursorWaiter *cursor; /* kWaitCursor: NULL once its session let it go */
   uv_timer_t timer;         /* kWaitEvent, kWaitCursor: the timeout */
   Waiter *rec_next;
@@ -166,6 +169,7 @@ extern const EngineHooks api_engine_hooks;
 
 /* Packers the waiters share with the handlers. */
 void api_pack_stop(msgpack_packer *pk, const char *status, const Monitor *m);
+void api_pack_start(msgpack_packer *pk, const Monitor *m, const char *note);
 void api_pack_run(msgpack_packer *pk, MonRecord *r, uint64_t stdout_lines, const char *note);
 void api_pack_wait(msgpack_packer *pk, const Event *ev, bool timed_out, const Monitor *m,
                    bool for_ready);

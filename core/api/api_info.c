@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "proc/contain.h"
 #include "proc/ports.h"
+#include "proc/proc.h"
 #include "render/envelope.h"
 #include "store/epoch.h"
 #include "base/log.h"
@@ -42,7 +43,7 @@ api_pack_engine_counters(Call *call)
   EnvelopeCheckStats bodies;
   envelope_check_stats(&bodies);
   wire_key(pk, "counters");
-  msgpack_pack_map(pk, 16);
+  msgpack_pack_map(pk, 16 + 1); /* + keeper_hello_timeouts */
   wire_key(pk, "connections");
   msgpack_pack_uint64(pk, api->nconns);
   wire_key(pk, "sessions");
@@ -81,6 +82,10 @@ api_pack_engine_counters(Call *call)
   msgpack_pack_uint64(pk, e->ignores_refused);
   wire_key(pk, "ignore_files_set_aside");
   msgpack_pack_uint64(pk, session_registry_ignores_set_aside(e->sessions));
+  /* Starts failed because their keeper said nothing within its bound
+   * (proc_keeper.c): each keeper killed, its start answered with why. */
+  wire_key(pk, "keeper_hello_timeouts");
+  msgpack_pack_uint64(pk, proc_keeper_hello_timeouts());
 }
 
 /* api_info's "containment": how monitors' processes are tracked and their

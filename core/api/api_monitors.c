@@ -32,8 +32,25 @@ api_monitor_start(Call *call)
   MonRecord *r = engine_start(call->e, s, &req, &note, err);
   if (r == NULL)
     goto done;
-  Monitor *m = r->monitor;
-  msgpack_packer *pk = &call->pk;
+  if (monitor_starting(r->monitor) && call->is_request) {
+    /* Through a keeper: answered when the keeper says hello (or why the
+     * start failed), from the loop, so that nothing waits behind it
+     * (api_on_started). The answer is the same either way. */
+    Waiter *w = api_wait_add(call->c, r, kWaitStart, call->msgid, true);
+    w->note = note;
+    call->deferred = true;
+    goto done;
+  }
+  api_pack_start(&call->pk, r->monitor, note);
+  free(note);
+done:
+  start_request_free(&req);
+}
+
+/* monitor_start's answer: docs/protocol.md section 5, "monitor_start". */
+void
+api_pack_start(msgpack_packer *pk, const Monitor *m, const char *note)
+{
   msgpack_pack_map(pk, 7);
   wire_key(pk, "monitor_id");
   wire_str(pk, monitor_id(m));
@@ -52,9 +69,6 @@ api_monitor_start(Call *call)
   wire_time(pk, monitor_started_at(m));
   wire_key(pk, "note");
   wire_str(pk, note);
-  free(note);
-done:
-  start_request_free(&req);
 }
 
 /* {status, state, exit_code, signal} of a stop. */

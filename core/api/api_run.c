@@ -114,7 +114,14 @@ api_process_run(Call *call)
   MonRecord *r = engine_start(call->e, s, &req, &note, err);
   if (r == NULL)
     goto done;
-  if (background) {
+  if (background && call->is_request && monitor_starting(r->monitor)) {
+    /* Through a keeper: answered at its hello, as monitor_start is. */
+    Waiter *w = api_wait_add(call->c, r, kWaitStart, call->msgid, true);
+    w->start_as_run = true;
+    w->stdout_lines = lines;
+    w->note = note;
+    call->deferred = true;
+  } else if (background) {
     api_pack_run(&call->pk, r, lines, note);
     free(note);
   } else {

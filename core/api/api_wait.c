@@ -255,6 +255,12 @@ api_on_finished(void *ctx, MonRecord *r)
     case kWaitRun:
       api_pack_run(&pk, r, w->stdout_lines, w->note);
       break;
+    case kWaitStart:
+      if (w->start_as_run)
+        api_pack_run(&pk, r, w->stdout_lines, w->note);
+      else
+        api_pack_start(&pk, r->monitor, w->note);
+      break;
     default:
       /* What it waited for can no longer happen. */
       api_pack_wait(&pk, NULL, false, r->monitor, w->for_ready);
@@ -278,6 +284,32 @@ api_on_forget(void *ctx, MonRecord *r)
   }
 }
 
+/* A start through a keeper is decided: its monitor_start is answered,
+ * with the start's answer or the reason it failed. */
+static void
+api_on_started(void *ctx, MonRecord *r, const VigilError *err)
+{
+  Waiter *next;
+  for (Waiter *w = r->watchers; w; w = next) {
+    next = w->rec_next;
+    if (w->kind != kWaitStart)
+      continue;
+    if (err != NULL) {
+      api_wait_answer_packed(w, NULL, err);
+      continue;
+    }
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    api_answer_begin(&sb, &pk);
+    if (w->start_as_run)
+      api_pack_run(&pk, r, w->stdout_lines, w->note);
+    else
+      api_pack_start(&pk, r->monitor, w->note);
+    api_wait_answer_packed(w, &sb, NULL);
+    msgpack_sbuffer_destroy(&sb);
+  }
+}
+
 /* The engine is shutting down: no new connection is accepted. */
 static void
 api_on_shutdown(void *ctx)
@@ -290,5 +322,5 @@ api_on_shutdown(void *ctx)
 }
 
 const EngineHooks api_engine_hooks = {
-  api_on_event, api_on_lines, api_on_finished, api_on_forget, api_on_shutdown,
+  api_on_event, api_on_lines, api_on_finished, api_on_forget, api_on_shutdown, api_on_started,
 };

@@ -523,6 +523,27 @@ vigild_find_keeper(VigilError *err)
   int len = snprintf(vigild.keeper_program, sizeof vigild.keeper_program, "%.*s/%s", (int)dir,
                      exe, KEEPER_PROGRAM);
   struct stat st;
+  /* For tests only (docs/settings.md, "Test-only environment"): a program
+   * that stands in front of vigil-keeper (and execs it, or never does), to
+   * hold a keeper's hello back, and the bound on that hello. Read from
+   * vigild's own environment, which whoever starts vigild controls as much
+   * as its executable; never from a request or a config. */
+  const char *test_keeper = getenv("VIGIL_TEST_KEEPER");
+  if (test_keeper != NULL && test_keeper[0] == '/') {
+    len = snprintf(vigild.keeper_program, sizeof vigild.keeper_program, "%s", test_keeper);
+    LOG_WARN("vigild", "VIGIL_TEST_KEEPER: keepers are started as %s (a test setting)",
+             vigild.keeper_program);
+  }
+  const char *hello_ms = getenv("VIGIL_TEST_KEEPER_HELLO_MS");
+  if (hello_ms != NULL) {
+    char *end;
+    long long ms = strtoll(hello_ms, &end, 10);
+    if (*end == '\0' && ms > 0 && ms <= 3600000) {
+      proc_keeper_set_hello_ms(ms);
+      LOG_WARN("vigild", "VIGIL_TEST_KEEPER_HELLO_MS: a keeper's hello is awaited %lld ms "
+               "(a test setting)", ms);
+    }
+  }
   if (len < 0 || (size_t)len >= sizeof vigild.keeper_program ||
       stat(vigild.keeper_program, &st) != 0 || !S_ISREG(st.st_mode) ||
       access(vigild.keeper_program, X_OK) != 0)

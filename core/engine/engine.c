@@ -149,12 +149,34 @@ engine_is_ignored(void *data, Monitor *m, uint64_t fp)
   return true;
 }
 
+/* A start through a keeper is decided (engine_start returned r while its
+ * keeper had not said hello): the front end answers the start; a failed
+ * one leaves nothing behind (its record, monitor, directory and keeper go). */
+static void
+engine_on_started(void *data, Monitor *m, const VigilError *err)
+{
+  MonRecord *r = data;
+  Engine *e = r->engine;
+  if (e->hooks && e->hooks->on_started)
+    e->hooks->on_started(e->hooks_ctx, r, err);
+  if (err == NULL) {
+    LOG_INFO("engine", "started %s (%s) in session %s, pid %d: %s", monitor_id(m),
+             monitor_label(m), r->session ? session_name(r->session) : "(gone)",
+             (int)monitor_pid(m), monitor_program(m));
+    return;
+  }
+  LOG_WARN("engine", "%s (%s) did not start: %s", monitor_id(m), monitor_label(m), err->msg);
+  engine_record_free(r);
+  engine_maybe_drained(e);
+}
+
 const MonitorHooks engine__monitor_hooks = {
   engine_on_notification,
   engine_on_event,
   engine_on_finished,
   engine_on_lines,
   engine_is_ignored,
+  engine_on_started,
 };
 
 /* See engine.h. */

@@ -100,6 +100,11 @@ typedef struct {
    * forgotten): whatever waits on it is answered and r->watchers cleared. */
   void (*on_forget)(void *ctx, MonRecord *r);
   void (*on_shutdown)(void *ctx);                 /* stop accepting new work */
+  /* r's start through a keeper is decided (monitor_starting was true when
+   * engine_start returned): err NULL, it runs; else the start failed and
+   * r is forgotten right after this call (whatever still waits on it is
+   * answered by on_forget). Called whether or not r has watchers. */
+  void (*on_started)(void *ctx, MonRecord *r, const VigilError *err);
 } EngineHooks;
 
 struct Engine {

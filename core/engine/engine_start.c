@@ -535,6 +535,8 @@ engine_start(Engine *e, Session *s, StartRequest *req, char **note, VigilError *
   if (e->records)
     e->records->prev = r;
   e->records = r;
+  if (monitor_starting(r->monitor))
+    return r; /* logged when its keeper answers (engine_on_started) */
   LOG_INFO("engine", "started %s (%s) in session %s, pid %d: %s", monitor_id(r->monitor),
            monitor_label(r->monitor), session_name(s), (int)monitor_pid(r->monitor),
            monitor_program(r->monitor));

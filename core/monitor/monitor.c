@@ -375,7 +375,8 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
                                  settings->keeper_unattended_ms, settings->kill_grace_ms};
     opts.keeper = &keeper;
   }
-  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit};
+  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit,
+                             monitor__on_start};
   if (proc_spawn(loop, &opts, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
     return NULL;
@@ -388,9 +389,46 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
   /* From here on nothing can fail: the callbacks above only run from the loop. */
   monitor_restart__init(m, spec, proc_program(m->proc));
   monitor_begin(m, loop, clock_now_ms());
-  monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  /* Through a keeper the child's pid comes with the keeper's hello, read
+   * from the loop (monitor__on_start): the start is told then. */
+  m->starting = proc_starting(m->proc);
+  if (!m->starting)
+    monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
   monitor_ready__start(m, spec);
   return m;
+}
+
+/* See monitor_internal.h. A first start's failure is the caller's to
+ * answer (on_started, then monitor_free); a restart's ends the monitor. */
+void
+monitor__on_start(void *data, const VigilError *err)
+{
+  Monitor *m = data;
+  bool first = m->starting;
+  m->starting = false;
+  if (err != NULL) {
+    if (first) {
+      /* Its directory goes now, before the start is answered: whoever
+       * reads the answer finds nothing left (the rest of m goes with
+       * monitor_free, a loop turn later). */
+      if (m->keep != NULL)
+        monitor_keep_close(m->keep);
+      if (m->hooks.on_started != NULL)
+        m->hooks.on_started(m->data, m, err);
+      return;
+    }
+    proc_close(m->proc);
+    m->proc = NULL;
+    m->pid = 0;
+    monitor_restart__fail(m, err);
+    return;
+  }
+  m->pid = proc_pid(m->proc);
+  if (m->keep != NULL)
+    monitor_restart__respec(m, true); /* the pid and keeper a later engine takes over */
+  monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
+  if (first && m->hooks.on_started != NULL)
+    m->hooks.on_started(m->data, m, NULL);
 }
 
 /* See monitor.h. */
@@ -415,7 +453,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     free(m->label);
     m->label = xstrdup(m->id);
   }
-  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit};
+  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit, NULL};
   po->tag = m->id;
   if (proc_adopt(loop, po, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
@@ -557,6 +595,12 @@ pid_t
 monitor_pid(const Monitor *m)
 {
   return m->pid;
+}
+
+bool
+monitor_starting(const Monitor *m)
+{
+  return m->starting;
 }
 
 uint64_t

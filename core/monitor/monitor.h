@@ -125,6 +125,13 @@ typedef struct {
    * ignores, session_ignore.h): then it is logged and counted, never
    * notified. Asked once per incident. May be NULL: nothing is. */
   bool (*is_ignored)(void *data, Monitor *m, uint64_t fp);
+  /* A start through a keeper (monitor_starting was true) is decided: err
+   * NULL, the program runs (monitor_pid is its pid now); else why it did
+   * not, and the caller must monitor_free m (nothing of it is left but
+   * the Monitor: the keeper is killed, its directory goes with m). Not
+   * called for a restart's keeper (a failed restart ends the monitor,
+   * failed). May be NULL. */
+  void (*on_started)(void *data, Monitor *m, const VigilError *err);
 } MonitorHooks;
 
 typedef struct {
@@ -273,6 +280,9 @@ NotifyMode monitor_notify(const Monitor *m);       /* resolved: never kNotifyAut
 bool monitor_incidents_on(const Monitor *m);       /* the start's `incidents` */
 EnvelopeStyle monitor_envelope(const Monitor *m);  /* the start's `envelope`, resolved */
 pid_t monitor_pid(const Monitor *m);
+/* Whether the first start still waits for its keeper's first word (pid 0
+ * until then; MonitorHooks.on_started tells the end of the wait). */
+bool monitor_starting(const Monitor *m);
 /* The path that was executed, escaped as textfmt_escape does (control bytes
  * and invalid UTF-8 as \xNN): safe to show and to send as a string. */
 const char *monitor_program(const Monitor *m);

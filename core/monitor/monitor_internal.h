@@ -120,6 +120,7 @@ struct Monitor {
   uv_timer_t runtime_timer;
   int open_handles;              /* timers not yet closed */
   bool timers_ready;
+  bool starting;                 /* the first start waits for its keeper's hello */
 
   int64_t started_at;            /* wall ms */
   int64_t ended_at;              /* wall ms, 0 while running */
@@ -205,6 +206,11 @@ void monitor_ready__stop(Monitor *m);
  * cannot be). */
 void monitor_restart__init(Monitor *m, const MonitorSpec *spec, const char *program);
 void monitor_restart__free(Monitor *m);
+/* Rewrites the monitor's spec in its directory with the counts and, when
+ * new_run, the running program's pid and keeper. */
+void monitor_restart__respec(Monitor *m, bool new_run);
+/* A restart failed (err): the monitor ends, failed, saying why. */
+void monitor_restart__fail(Monitor *m, const VigilError *err);
 /* Whether the program, ended by itself with x, is to be started again. */
 bool monitor_restart__wanted(const Monitor *m, const ProcExit *x);
 /* The run in m->exit is over and the program starts again after the
@@ -385,6 +391,9 @@ MonitorStopResult monitor__terminate(Monitor *m, MonitorState why, const char *r
                                     uint64_t grace_ms);
 /* proc.c's exit callback (ProcCallbacks.on_exit): the ending, in its order. */
 void monitor__on_exit(void *data, const ProcExit *exit);
+/* proc.c's start callback (ProcCallbacks.on_start): a keeper's hello, for
+ * the first start or a restart (monitor.c). */
+void monitor__on_start(void *data, const VigilError *err);
 /* The runtime cap and the idle timeout, armed by monitor_start. */
 void monitor__runtime_timer_cb(uv_timer_t *t);
 void monitor__idle_timer_cb(uv_timer_t *t);

@@ -452,6 +452,8 @@ monitor_keep_same_process(pid_t pid, int64_t started_at_ms, const char *comm)
   char path[64], name[64];
   struct stat st;
   long hz = sysconf(_SC_CLK_TCK);
+  if (pid <= 1)
+    return false; /* pid 0: a spec written before its keeper's hello */
   snprintf(path, sizeof path, "/proc/%d", (int)pid);
   if (pid <= 1 || hz <= 0 || !reaper_read(pid, &rp) || rp.state == 'Z' || rp.state == 'X' ||
       rp.sid != pid || stat(path, &st) != 0 || st.st_uid != getuid())
@@ -578,12 +580,16 @@ monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
     close(fd);
     return "its socket is not this user's";
   }
+  /* A spec written before the keeper's hello reached its engine (pid 0: a
+   * start still in flight at a SIGUSR2 upgrade or a crash) names the keeper
+   * only; the keeper, checked as the spec's, then tells the child. */
   if (hello.type != kKeeperHello ||
       hello.n < 3 || hello.v[0] != KEEPER_PROTOCOL || hello.v[1] != ks->keeper ||
-      hello.v[2] != ks->pid) {
+      (ks->pid != 0 ? hello.v[2] != ks->pid : hello.v[2] <= 1 || hello.v[2] > INT32_MAX)) {
     close(fd);
     return "its keeper did not answer as the spec's";
   }
+  po->pid = (pid_t)hello.v[2];
   KeeperMsg attach = {kKeeperAttach, 0, {0}};
   if (!keeper_msg_send(fd, &attach) || !monitor_keep_recv(fd, &attached, fds, &nfds) ||
       attached.type != kKeeperAttached || attached.n < 5) {

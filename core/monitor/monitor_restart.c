@@ -167,8 +167,6 @@ monitor_restart_how(StrBuf *out, const ProcExit *x)
     strbuf_printf(out, "exited with code %d", x->exit_code);
 }
 
-static void monitor_restart_respec(Monitor *m, bool new_run);
-
 /* See monitor_internal.h. */
 void
 monitor_restart__schedule(Monitor *m)
@@ -179,7 +177,7 @@ monitor_restart__schedule(Monitor *m)
   m->restarts_in_row++;
   m->restarts++;
   uint64_t delay = monitor_restart_delay(m, m->restarts_in_row);
-  monitor_restart_respec(m, false);
+  monitor_restart__respec(m, false);
 
   /* The run is over: its open incidents close and its batch goes, before
    * the notification that says it ended (the order an ending has). The
@@ -212,8 +210,9 @@ monitor_restart__schedule(Monitor *m)
 
 /* The program could not be started again: the monitor ends, failed, with
  * its last exit and why. */
-static void
-monitor_restart_fail(Monitor *m, const VigilError *err)
+/* See monitor_internal.h. */
+void
+monitor_restart__fail(Monitor *m, const VigilError *err)
 {
   StrBuf reason = STRBUF_INIT;
   strbuf_printf(&reason, "restart %" PRIu64 " of %" PRIu64 " failed: %s", m->restarts_in_row,
@@ -243,8 +242,9 @@ monitor_restart_edit(const Monitor *m, KeepSpec *ks, const void *ctx)
   ks->run_started_at_ms = m->run_started_at;
 }
 
-static void
-monitor_restart_respec(Monitor *m, bool new_run)
+/* See monitor_internal.h. */
+void
+monitor_restart__respec(Monitor *m, bool new_run)
 {
   VigilError err = VIGIL_ERROR_INIT;
   if (!monitor__respec(m, monitor_restart_edit, &new_run, &err))
@@ -282,14 +282,15 @@ monitor_respawn(Monitor *m)
     /* A new keeper, in the same directory: its spools go on, its socket
      * and exit file are new (monitor_keep_rearm). */
     if (monitor_keep_rearm(m->keep, &err) != 0) {
-      monitor_restart_fail(m, &err);
+      monitor_restart__fail(m, &err);
       return;
     }
     keeper = (ProcKeeperOptions){r->keeper_program, m->keep->dir_fd, m->keep->listen_fd,
                                  m->settings.keeper_unattended_ms, m->settings.kill_grace_ms};
     opts.keeper = &keeper;
   }
-  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit};
+  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit,
+                             monitor__on_start};
   int rc = proc_spawn(m->loop, &opts, &callbacks, m, &m->proc, &err);
   if (m->keep != NULL && m->keep->listen_fd >= 0) {
     close(m->keep->listen_fd); /* the keeper holds it now (or nobody will) */
@@ -297,7 +298,7 @@ monitor_respawn(Monitor *m)
   }
   if (rc != 0) {
     m->proc = NULL;
-    monitor_restart_fail(m, &err);
+    monitor_restart__fail(m, &err);
     return;
   }
   m->pid = proc_pid(m->proc);
@@ -306,7 +307,11 @@ monitor_respawn(Monitor *m)
   if (m->idle_timeout_ms > 0)
     uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms, 0);
   monitor_quiet__arm(m);
-  monitor_restart_respec(m, true);
+  /* Through a keeper, the new pid (and so the spec and the started event)
+   * comes with its hello (monitor__on_start). */
+  if (proc_starting(m->proc))
+    return;
+  monitor_restart__respec(m, true);
   monitor__event(m, kEventStarted, -1, NULL, 0, false, 0, 0, NULL);
 }
 

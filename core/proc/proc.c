@@ -39,6 +39,8 @@ proc_free_if_done(Proc *p)
   proc_loop__unpause(p);
   proc_loop__remove(p);
   contain_free(p->contain);
+  free(p->keeper_program);
+  free(p->start_dir);
   free(p->in_data);
   free(p->program);
   free(p);
@@ -276,6 +278,11 @@ proc_drain_cb(uv_timer_t *t)
 void
 proc__check(Proc *p)
 {
+  /* Before its hello, a keeper's end is read as its socket's EOF (which
+   * comes after whatever it said): reaping it here would close the socket
+   * unread. */
+  if (p->starting)
+    return;
   /* While the keeper lives, the child is its child: its messages tell. */
   if (p->keeper > 0 && !proc_keeper__check(p))
     return;
@@ -408,6 +415,22 @@ proc_stop(Proc *p, int sig, uint64_t grace_ms)
 {
   if (p->exit_seen || p->reaped)
     return kProcStopExited;
+  if (p->starting) {
+    /* No pid to signal yet: the stop is applied at the hello, the strongest
+     * one asked for. */
+    bool stronger = !p->stop_pending || sig == SIGKILL || grace_ms < p->stop_grace_ms;
+    ProcStopResult r = !p->stop_pending ? kProcStopping
+                       : stronger       ? kProcStopHastened
+                                        : kProcStopPending;
+    if (stronger) {
+      /* Not stop_requested yet: proc_stop at the hello sets it, and would
+       * otherwise take this stop for one already under way. */
+      p->stop_pending = true;
+      p->stop_sig = sig;
+      p->stop_grace_ms = sig == SIGKILL ? 0 : grace_ms;
+    }
+    return r;
+  }
   /* An exit the SIGCHLD handler has not seen yet still counts; the handler
    * acts on it later (peeking here changes nothing). A keeper's child is
    * not ours to peek at: its exit comes as a message. */
@@ -459,7 +482,14 @@ proc_close(Proc *p)
    * children are killed and left to be reaped; nothing more to close. */
   if (proc_loop__abandon_if_gone(p))
     return;
-  if (!p->reaped) {
+  if (p->starting) {
+    /* No hello yet, so no pid of the child: its keeper is told to stop
+     * everything (it reads that once it has started the child) or killed,
+     * and is reaped at its SIGCHLD. */
+    p->starting = false;
+    p->reaped = true;
+    proc_keeper__stop(p);
+  } else if (!p->reaped) {
     if (p->keeper > 0 && !p->keeper_reaped) {
       /* Everything killed, then the keeper told to reap and go; the Proc
        * is freed when the keeper is reaped. */
@@ -491,6 +521,7 @@ proc_close(Proc *p)
   }
   proc__close_handle(p, (uv_handle_t *)&p->drain_timer);
   proc__close_handle(p, (uv_handle_t *)&p->grace_timer);
+  proc__close_handle(p, (uv_handle_t *)&p->hello_timer);
   /* Freed by the last close callback (or the SIGCHLD that reaps it). */
 }
 
@@ -508,6 +539,13 @@ pid_t
 proc_pid(const Proc *p)
 {
   return p->pid;
+}
+
+/* See proc.h. */
+bool
+proc_starting(const Proc *p)
+{
+  return p->starting;
 }
 
 /* See proc.h. */
@@ -535,7 +573,7 @@ proc_stop_requested(const Proc *p)
 void
 proc_members(const Proc *p, ReaperTable *procs, PidList *out)
 {
-  if (p->finished || p->reaped || p->exit_seen || p->contain == NULL)
+  if (p->finished || p->reaped || p->exit_seen || p->starting || p->contain == NULL)
     return;
   contain_members_in(p->contain, procs, out);
 }
@@ -544,7 +582,7 @@ proc_members(const Proc *p, ReaperTable *procs, PidList *out)
 void
 proc_usage(const Proc *p, ProcExit *out)
 {
-  if (p->finished || p->reaped) {
+  if (p->finished || p->reaped || p->starting) {
     *out = p->exit;
     return;
   }

@@ -127,11 +127,24 @@ typedef struct {
   void (*on_eof)(void *data, StreamId stream);
   /* Once, last. */
   void (*on_exit)(void *data, const ProcExit *exit);
+  /* With a keeper only, once, before any other callback: the keeper said
+   * its first word. err NULL: the child runs (proc_pid is its pid now);
+   * else why it does not (spawn_failed, as proc_spawn's own errors), and
+   * nothing of it is left but the Proc, which the caller closes
+   * (proc_close) and which calls nothing more. */
+  void (*on_start)(void *data, const VigilError *err);
 } ProcCallbacks;
 
 typedef struct Proc Proc;
 
-/* Resolves and starts the program. Errors: command_not_found (naming the
+/* Resolves and starts the program. With a keeper (opts->keeper) the start
+ * is asynchronous: proc_spawn returns once the keeper is exec'd, and the
+ * keeper's first word (the child's pid, or why it did not start) is read
+ * from the loop and handed to on_start; until then proc_pid is 0, nothing
+ * is read from the pipes, and proc_stop only records the stop, which is
+ * applied when the child's pid is known. A keeper that says nothing within
+ * the hello bound (proc_keeper_set_hello_ms) is killed and the start fails.
+ * Errors: command_not_found (naming the
  * program and why: not found in PATH / no such file / not a regular file /
  * not executable), spawn_failed (naming the OS error, or the cgroup file
  * that could not be made or written), invalid_params for a memory_limit
@@ -227,6 +240,14 @@ ProcStopResult proc_stop(Proc *p, int sig, uint64_t grace_ms);
 void proc_close(Proc *p);
 
 pid_t proc_pid(const Proc *p);
+/* Whether a keeper start still waits for its keeper's first word. */
+bool proc_starting(const Proc *p);
+/* The bound on a keeper's first word (ms, default 30000), for every start
+ * from now on; ms <= 0 restores the default. For tests (vigild reads
+ * VIGIL_TEST_KEEPER_HELLO_MS) and embedders. */
+void proc_keeper_set_hello_ms(int64_t ms);
+/* Keepers killed because they said nothing within the hello bound. */
+uint64_t proc_keeper_hello_timeouts(void);
 /* The keeper's pid, 0 when there is none (or it is gone). */
 pid_t proc_keeper_pid(const Proc *p);
 /* The absolute path that was executed (the resolved argv[0]). */

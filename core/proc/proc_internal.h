@@ -105,6 +105,14 @@ struct Proc {
   bool finish_pending; /* on_exit waits for the reap (kKeeperReaped) */
   bool contain_finished; /* contain_finish has run */
   bool keeper_adopted; /* the keeper is not our child: its socket tells its end */
+  /* A keeper start waiting for the keeper's first word (proc_keeper.c): */
+  bool starting;     /* no hello yet: pid is 0, the pipes are not read */
+  uv_timer_t hello_timer; /* the hello bound; counted in handles */
+  char *keeper_program; /* for a failure's message, until the hello */
+  char *start_dir;      /* likewise, the child's directory */
+  bool stop_pending; /* proc_stop while starting: applied at the hello */
+  int stop_sig;
+  uint64_t stop_grace_ms;
 };
 
 /* --- proc_loop.c --------------------------------------------------------- */
@@ -171,12 +179,19 @@ typedef struct {
 /* The clone entry that puts the descriptors in place and execs the keeper;
  * a failure is reported as kChildKeeper with its errno. */
 int proc_keeper__entry(void *arg);
-/* Waits for the keeper's first message on ctl (blocking, bounded): 0 with
- * *child and *keeper set (kKeeperHello), or the child's failed step with
- * *e its errno (the keeper reaped). */
-int proc_keeper__hello(int ctl, pid_t keeper, pid_t *child, int *e);
-/* Starts reading p's control socket (fd becomes the handle's). */
+/* Starts reading p's control socket (fd becomes the handle's). While
+ * p->starting, its first message is the hello (proc_keeper__hello_begin
+ * armed the bound): the pipes are read from then on, and on_start told. */
 int proc_keeper__watch(Proc *p, int fd);
+/* Arms p's hello bound (p->starting, its timer initialized here). */
+void proc_keeper__hello_begin(Proc *p);
+/* Fills err with a start failure's message: the child's failed step (a
+ * proc_child.h kChild*) or the call `what`, and errno e. program, keeper
+ * and dir name what the step was about. Returns -1. */
+int proc__start_error(VigilError *err, int step, const char *what, int e, const char *program,
+                      const char *keeper, const char *dir);
+/* Starts reading p's output pipes (the keeper's hello came). */
+void proc__read_start(Proc *p);
 /* After a SIGCHLD: reaps the keeper if it has exited. Returns true when
  * there is no keeper (any more): the engine is then the child's parent,
  * or the child is reaped already. */

@@ -17,8 +17,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,8 +31,28 @@
  * that no source is overwritten by another's dup2. */
 #define PROC_KEEPER_LIFT 64
 /* How long the engine waits for a keeper's first word: a fork and a
- * report read, on a loaded machine. */
+ * report read, on a loaded machine. The wait is the loop's (a timer), never
+ * a blocking one: a start used to poll for the hello inside the request,
+ * about 35 ms each, and a burst of starts held every other monitor's lines
+ * and every other connection's requests behind it (issue 27). */
 #define PROC_KEEPER_HELLO_MS 30000
+
+static int64_t proc_keeper_hello_ms = PROC_KEEPER_HELLO_MS;
+static uint64_t proc_keeper_hello_timeouts_n;
+
+/* See proc.h. */
+void
+proc_keeper_set_hello_ms(int64_t ms)
+{
+  proc_keeper_hello_ms = ms > 0 ? ms : PROC_KEEPER_HELLO_MS;
+}
+
+/* See proc.h. */
+uint64_t
+proc_keeper_hello_timeouts(void)
+{
+  return proc_keeper_hello_timeouts_n;
+}
 
 /* See proc_internal.h. The clone's side: only system calls, nothing
  * written in the engine's memory but errno (CLONE_VM), as proc_child. */
@@ -73,59 +94,6 @@ fail:
   _exit(127);
 }
 
-/* See proc_internal.h. */
-int
-proc_keeper__hello(int ctl, pid_t keeper, pid_t *child, int *e)
-{
-  char buf[KEEPER_MSG_MAX_BYTES];
-  size_t have = 0;
-  KeeperMsg m;
-  ssize_t used = 0;
-  while (used == 0) {
-    struct pollfd p = {ctl, POLLIN, 0};
-    int r = poll(&p, 1, PROC_KEEPER_HELLO_MS);
-    if (r < 0 && errno == EINTR)
-      continue;
-    /* Exactly this message, never into the next: a child that exits at
-     * once has its kKeeperExit right behind, for the control handle. */
-    size_t want = 8;
-    if (have >= 8) {
-      uint32_t nfields;
-      memcpy(&nfields, buf + 4, 4);
-      want = nfields <= KEEPER_MSG_MAX_FIELDS ? 8 + 8 * (size_t)nfields : sizeof buf;
-    }
-    ssize_t n = r > 0 ? read(ctl, buf + have, want - have) : 0;
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      *e = r == 0 ? ETIMEDOUT : n == 0 ? ECONNRESET : errno;
-      used = -1;
-      break;
-    }
-    have += (size_t)n;
-    used = keeper_msg_decode(buf, have, &m);
-    if (used < 0)
-      *e = EPROTO;
-  }
-  if (used > 0 && m.type == kKeeperHello && m.n >= 3 && m.v[0] == KEEPER_PROTOCOL &&
-      m.v[1] == keeper && m.v[2] > 1) {
-    *child = (pid_t)m.v[2];
-    return 0;
-  }
-  int step = kChildKeeper;
-  if (used > 0 && m.type == kKeeperFailed && m.n >= 2) {
-    step = (int)m.v[0];
-    *e = (int)m.v[1];
-  } else if (used > 0) {
-    *e = EPROTO;
-  }
-  /* It exits after saying so; one that said nothing is made to. */
-  kill(keeper, SIGKILL);
-  while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR) {
-  }
-  return step;
-}
-
 static void proc_keeper_lost(Proc *p);
 
 /* An adopted keeper is not waited for: once it has said its last word or
@@ -147,11 +115,92 @@ proc_keeper_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
   *buf = uv_buf_init(p->ctlbuf + p->ctllen, (unsigned)(sizeof p->ctlbuf - p->ctllen));
 }
 
+/* The start failed before or at the hello (step: the child's failed step,
+ * or 0 with what naming the cause; e its errno): the keeper is killed (one
+ * that said so exits anyway) and reaped at its SIGCHLD, or now if it has
+ * already gone; nothing of the child is ours; on_start says why. */
+static void
+proc_keeper_start_failed(Proc *p, int step, const char *what, int e)
+{
+  p->starting = false;
+  uv_timer_stop(&p->hello_timer);
+  kill(p->keeper, SIGKILL);
+  p->exit_seen = p->reaped = p->finished = true; /* no child, no on_exit */
+  if (p->ctl_open) {
+    p->ctl_open = false;
+    proc__close_handle(p, (uv_handle_t *)&p->ctl);
+  }
+  proc_keeper__check(p);
+  VigilError err = VIGIL_ERROR_INIT;
+  proc__start_error(&err, step, what, e, p->program, p->keeper_program, p->start_dir);
+  free(p->keeper_program);
+  free(p->start_dir);
+  p->keeper_program = p->start_dir = NULL;
+  if (p->cb.on_start != NULL)
+    p->cb.on_start(p->data, &err);
+}
+
+/* The hello bound passed: the keeper said nothing. */
+static void
+proc_keeper_hello_timeout(uv_timer_t *t)
+{
+  Proc *p = t->data;
+  if (!p->starting || p->closed)
+    return;
+  proc_keeper_hello_timeouts_n++;
+  char what[96];
+  snprintf(what, sizeof what, "keeper \"%s\": no hello within %lld ms (killed)",
+           p->keeper_program ? p->keeper_program : "?", (long long)proc_keeper_hello_ms);
+  proc_keeper_start_failed(p, 0, what, ETIMEDOUT);
+}
+
+/* See proc_internal.h. */
+void
+proc_keeper__hello_begin(Proc *p)
+{
+  p->starting = true;
+  uv_timer_init(p->pl->loop, &p->hello_timer);
+  p->hello_timer.data = p;
+  p->handles++;
+  uv_timer_start(&p->hello_timer, proc_keeper_hello_timeout, (uint64_t)proc_keeper_hello_ms, 0);
+}
+
+/* The keeper's first word, m: the child runs (its pid), or why not. */
+static void
+proc_keeper_on_hello(Proc *p, const KeeperMsg *m)
+{
+  if (m->type == kKeeperHello && m->n >= 3 && m->v[0] == KEEPER_PROTOCOL &&
+      m->v[1] == p->keeper && m->v[2] > 1) {
+    p->starting = false;
+    uv_timer_stop(&p->hello_timer);
+    p->pid = (pid_t)m->v[2];
+    contain_started(p->contain, p->pid);
+    free(p->keeper_program);
+    free(p->start_dir);
+    p->keeper_program = p->start_dir = NULL;
+    proc__read_start(p);
+    if (p->cb.on_start != NULL)
+      p->cb.on_start(p->data, NULL);
+    /* A stop asked for meanwhile (proc_stop recorded it). */
+    if (!p->closed && p->stop_pending) {
+      p->stop_pending = false;
+      proc_stop(p, p->stop_sig, p->stop_grace_ms);
+    }
+    return;
+  }
+  if (m->type == kKeeperFailed && m->n >= 2)
+    proc_keeper_start_failed(p, (int)m->v[0], NULL, (int)m->v[1]);
+  else
+    proc_keeper_start_failed(p, kChildKeeper, NULL, EPROTO);
+}
+
 /* Acts on one message of p's keeper. */
 static void
 proc_keeper_on_msg(Proc *p, const KeeperMsg *m)
 {
-  if (m->type == kKeeperExit && m->n >= 2 && !p->exit_seen) {
+  if (p->starting) {
+    proc_keeper_on_hello(p, m);
+  } else if (m->type == kKeeperExit && m->n >= 2 && !p->exit_seen) {
     proc__note_exit(p, m->v[0] == 1, (int)m->v[1], (int)m->v[1]);
     if (p->closed)
       return;
@@ -175,6 +224,11 @@ proc_keeper_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
   Proc *p = s->data;
   if (nread == 0)
     return;
+  if (nread < 0 && p->starting) {
+    /* It went (or its socket failed) before saying anything. */
+    proc_keeper_start_failed(p, kChildKeeper, NULL, nread == UV_EOF ? ECONNRESET : -(int)nread);
+    return;
+  }
   if (nread < 0) {
     if (p->ctl_open) {
       p->ctl_open = false;
@@ -190,12 +244,18 @@ proc_keeper_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     KeeperMsg m;
     ssize_t used = keeper_msg_decode(p->ctlbuf + off, p->ctllen - off, &m);
     if (used <= 0) {
+      if (used < 0 && p->starting) {
+        proc_keeper_start_failed(p, kChildKeeper, NULL, EPROTO);
+        return;
+      }
       if (used < 0) /* nonsense: a keeper that says it is not ours */
         p->ctllen = off = 0;
       break;
     }
     off += (size_t)used;
     proc_keeper_on_msg(p, &m);
+    if (!p->ctl_open) /* a failed start closed it */
+      return;
   }
   if (off > 0 && off <= p->ctllen) {
     memmove(p->ctlbuf, p->ctlbuf + off, p->ctllen - off);

@@ -357,31 +357,35 @@ proc_launch_start(ProcLaunch *l, const ProcSpawnOptions *opts, VigilError *err)
   proc_close_fd(&l->out[1][1]);
   proc_close_fd(&l->report[1]);
   proc_close_fd(&l->ctl[1]);
-  if (!failed && proc_launch_failed(l, &step, &e)) {
+  if (!failed && proc_launch_failed(l, &step, &e))
     failed = true;
-    what = proc_step_name(step);
-  }
   proc_close_fd(&l->report[0]);
   if (!failed && opts->keeper != NULL) {
-    /* The pid forked is the keeper's; the child's is its first word. */
+    /* The pid forked is the keeper's; the child's is its first word, read
+     * from the loop (proc_keeper.c), not waited for here. */
     l->keeper = l->pid;
-    l->pid = -1;
-    step = proc_keeper__hello(l->ctl[0], l->keeper, &l->pid, &e);
-    if (step != 0) {
-      failed = true;
-      what = proc_step_name(step);
-    }
+    l->pid = 0;
   }
   if (!failed)
     return 0;
+  return proc__start_error(err, step, what, e, l->path,
+                           opts->keeper != NULL ? opts->keeper->program : NULL, l->dir->path);
+}
+
+/* See proc_internal.h. */
+int
+proc__start_error(VigilError *err, int step, const char *what, int e, const char *program,
+                  const char *keeper, const char *dir)
+{
   if (step == kChildKeeper)
-    return error_set(err, kErrSpawnFailed, "keeper \"%s\": %s", opts->keeper->program,
+    return error_set(err, kErrSpawnFailed, "keeper \"%s\": %s", keeper ? keeper : "?",
                      strerror(e));
   if (step == kChildExec)
-    return error_set(err, kErrSpawnFailed, "exec \"%s\": %s", l->path, strerror(e));
+    return error_set(err, kErrSpawnFailed, "exec \"%s\": %s", program, strerror(e));
   if (step == kChildChdir)
-    return error_set(err, kErrSpawnFailed, "chdir \"%s\": %s", l->dir->path, strerror(e));
-  return error_set(err, kErrSpawnFailed, "%s: %s", what, strerror(e));
+    return error_set(err, kErrSpawnFailed, "chdir \"%s\": %s", dir, strerror(e));
+  return error_set(err, kErrSpawnFailed, "%s: %s", step != 0 ? proc_step_name(step) : what,
+                   strerror(e));
 }
 
 /* The Proc of the started child, with the program, the containment and the
@@ -392,9 +396,16 @@ static Proc *
 proc_launch_adopt(ProcLaunch *l, const ProcSpawnOptions *opts, const ProcCallbacks *cb,
                   void *data)
 {
-  proc_dir_close(&l->own_dir); /* the child is in it now */
-  contain_started(l->contain, l->pid);
   Proc *p = xcalloc(1, sizeof *p);
+  if (l->keeper > 0 && l->pid <= 0) {
+    /* A keeper start: the child's pid comes with the hello, and a failure
+     * then names the keeper or the directory. */
+    p->keeper_program = xstrdup(opts->keeper->program);
+    p->start_dir = xstrdup(l->dir->path);
+  } else {
+    contain_started(l->contain, l->pid);
+  }
+  proc_dir_close(&l->own_dir); /* the child is in it now */
   p->pl = l->pl;
   p->pid = l->pid;
   p->program = l->path;
@@ -467,7 +478,9 @@ proc_watch(Proc *p, ProcLaunch *l, const ProcSpawnOptions *opts)
       p->reading[i] = true;
       p->grown[i] = l->grown[i];
       l->grown[i] = false;
-      r = uv_read_start((uv_stream_t *)&p->out[i], proc__alloc_cb, proc__read_cb);
+      /* A keeper start's pipes are read once its hello came. */
+      if (!p->starting)
+        r = uv_read_start((uv_stream_t *)&p->out[i], proc__alloc_cb, proc__read_cb);
     }
     if (rc == 0)
       rc = r;
@@ -479,6 +492,20 @@ proc_watch(Proc *p, ProcLaunch *l, const ProcSpawnOptions *opts)
     l->ctl[0] = -1; /* the handle's, opened or not (proc_close closes it) */
   }
   return rc;
+}
+
+/* See proc_internal.h. */
+void
+proc__read_start(Proc *p)
+{
+  for (int i = 0; i < 2; i++) {
+    if (p->reading[i] &&
+        uv_read_start((uv_stream_t *)&p->out[i], proc__alloc_cb, proc__read_cb) != 0) {
+      /* Cannot happen to an open pipe handle; were it to, the stream is
+       * taken as ended rather than never read. */
+      p->reading[i] = false;
+    }
+  }
 }
 
 /* See proc.h. Everything that can be refused is checked before the fork
@@ -501,6 +528,8 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
     return -1;
   }
   Proc *p = proc_launch_adopt(&l, opts, cb, data);
+  if (opts->keeper != NULL)
+    proc_keeper__hello_begin(p);
   int rc = proc_watch(p, &l, opts);
   if (rc != 0) {
     proc_launch_abort(&l);

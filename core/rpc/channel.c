@@ -24,6 +24,16 @@
  * has stopped reading and is closed, counted. A peer that reads, however
  * slowly, is never cut.
  *
+ * Turns. Calls are handled until RPC_CHANNEL_TURN_NS has passed in one
+ * turn of the loop (one call at least); the rest of what was read waits
+ * for the next turn (reading stopped; an idle handle, which runs once a
+ * turn and keeps that turn's poll from waiting, resumes: a zero timer
+ * would not do, as libuv runs a timer re-armed at 0 again in the same
+ * turn), so a peer
+ * that pipelines many calls (a burst of 1000 monitor_start) holds the loop
+ * for about one call at a time, not for all of them: other connections'
+ * calls, running monitors' lines and timers are served in between.
+ *
  * Closing is one path whatever the cause: mark the channel closing (every
  * send becomes a no-op), stop reading, uv_close the handles. on_close runs
  * from the last close callback, just before the channel is freed. That
@@ -61,6 +71,9 @@ static uint64_t rpc_channel_slow_closed_count;
 
 /* The read block of a channel. */
 #define RPC_CHANNEL_READ_BLOCK 65536
+/* How long one turn may handle one channel's calls before the rest waits
+ * for the next turn (see Turns above). */
+#define RPC_CHANNEL_TURN_NS 1000000
 
 struct RpcChannel {
   uv_loop_t *loop;
@@ -79,6 +92,8 @@ struct RpcChannel {
   size_t room_wanted;        /* a paced send was refused: its size (0: none) */
   bool input_held;           /* over the bound: calls wait until output drains */
   uv_timer_t *stall;         /* while behind: checks that the peer takes bytes */
+  uv_idle_t *resume;         /* a turn's budget was spent: goes on next turn */
+  bool turn_spent;           /* calls wait for resume (reading stopped) */
   uint64_t stall_mark;       /* bytes the peer had taken at the last check */
   int open_handles;          /* handles not yet through their close callback */
   bool closing;
@@ -126,6 +141,7 @@ rpc_channel_close(RpcChannel *ch, const char *reason)
   if (ch->out != ch->in)
     uv_close((uv_handle_t *)ch->out, rpc_channel_handle_closed);
   uv_close((uv_handle_t *)ch->stall, rpc_channel_handle_closed);
+  uv_close((uv_handle_t *)ch->resume, rpc_channel_handle_closed);
 }
 
 /* Closes the channel because a read or write failed: the peer is gone
@@ -245,7 +261,7 @@ rpc_channel_drained(RpcChannel *ch)
 {
   if (ch->input_held && ch->pending_output <= ch->limits.max_output_bytes / 2) {
     ch->input_held = false;
-    if (ch->close_when_flushed == NULL) {
+    if (ch->close_when_flushed == NULL && !ch->turn_spent) {
       int r = uv_read_start(ch->in, rpc_channel_alloc, rpc_channel_read);
       if (r < 0) {
         rpc_channel_io_failed(ch, "uv_read_start", r);
@@ -447,12 +463,45 @@ rpc_channel_error_notify(RpcChannel *ch, const VigilError *err)
   rpc_channel_send_strbuf(ch, &sb);
 }
 
+/* The next turn goes on with the calls already read (see Turns above). */
+static void
+rpc_channel_resume(uv_idle_t *idle)
+{
+  RpcChannel *ch = idle->data;
+  uv_idle_stop(idle);
+  ch->turn_spent = false;
+  if (ch->closing || ch->input_held || ch->close_when_flushed != NULL)
+    return;
+  int r = uv_read_start(ch->in, rpc_channel_alloc, rpc_channel_read);
+  if (r < 0) {
+    rpc_channel_io_failed(ch, "uv_read_start", r);
+    return;
+  }
+  rpc_channel_drain(ch);
+}
+
+/* This turn's budget is spent: reading stops, and the next turn resumes. */
+static void
+rpc_channel_spend_turn(RpcChannel *ch)
+{
+  ch->turn_spent = true;
+  uv_read_stop(ch->in);
+  uv_idle_start(ch->resume, rpc_channel_resume);
+}
+
 /* Handles every complete message buffered, stopping early if the channel
  * closes (from a handler, a failed write, or bad bytes). */
 static void
 rpc_channel_drain(RpcChannel *ch)
 {
+  uint64_t t0 = uv_hrtime();
+  bool handled = false;
   while (!ch->closing && ch->close_when_flushed == NULL && !ch->input_held) {
+    if (handled && uv_hrtime() - t0 >= RPC_CHANNEL_TURN_NS) {
+      rpc_channel_spend_turn(ch);
+      return;
+    }
+    handled = true;
     RpcMessage msg;
     VigilError err = VIGIL_ERROR_INIT;
     switch (rpc_decoder_next(ch->decoder, &msg, &err)) {
@@ -546,7 +595,10 @@ rpc_channel_open(uv_loop_t *loop, uv_stream_t *in, uv_stream_t *out, const RpcLi
   ch->stall = xmalloc(sizeof *ch->stall);
   uv_timer_init(loop, ch->stall);
   ch->stall->data = ch;
-  ch->open_handles = in == out ? 2 : 3;
+  ch->resume = xmalloc(sizeof *ch->resume);
+  uv_idle_init(loop, ch->resume);
+  ch->resume->data = ch;
+  ch->open_handles = in == out ? 3 : 4;
   int r = uv_read_start(in, rpc_channel_alloc, rpc_channel_read);
   if (r < 0)
     rpc_channel_io_failed(ch, "uv_read_start", r);

@@ -258,7 +258,9 @@ keepspec_read(int dir_fd, KeepSpec *s, VigilError *err)
        statefile_get_int(W, m, "idle_timeout_ms", 0, INT64_MAX, &s->idle_timeout_ms, err) &&
        statefile_get_int(W, m, "memory_limit", 0, INT64_MAX, &s->memory_limit, err) &&
        statefile_get_int(W, m, "started_at_ms", 0, INT64_MAX, &s->started_at_ms, err);
-  ok = ok && statefile_get_int(W, m, "pid", 2, INT32_MAX, &v, err) && ((s->pid = (pid_t)v), true);
+  ok = ok && statefile_get_int(W, m, "pid", 0, INT32_MAX, &v, err) && ((s->pid = (pid_t)v), true) &&
+       (s->pid != 1 || (error_set(err, kErrInvalidParams, "spec: pid must be 0 or 2..%d, got 1",
+                                  INT32_MAX), false));
   ok = ok && statefile_get_int(W, m, "keeper", 2, INT32_MAX, &v, err) && ((s->keeper = (pid_t)v), true);
   const msgpack_object *cpu = ok ? statefile_get(m, "cpu_limit") : NULL;
   if (ok && (cpu == NULL || (cpu->type != MSGPACK_OBJECT_FLOAT64 &&

@@ -56,7 +56,8 @@ typedef struct {
   int64_t restarts, restarts_in_row;
   int64_t run_started_at_ms; /* Unix ms the running program started; 0: started_at_ms */
   int64_t started_at_ms;    /* Unix ms */
-  pid_t pid, keeper;
+  pid_t pid, keeper;         /* pid 0: its keeper had not said hello yet (a takeover
+                                asks the keeper, checked as `keeper`) */
   VigilSettings settings;
   char *start;              /* its start map (startmap.h), msgpack bytes, start_len
                                of them; NULL: none (a spec from before it was kept) */

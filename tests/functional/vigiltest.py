@@ -211,7 +211,7 @@ class Connection:
 class Engine:
     """A vigild under test."""
 
-    def __init__(self, transport, config=None, extra_args=(), cwd=None):
+    def __init__(self, transport, config=None, extra_args=(), cwd=None, env=None):
         self.transport = transport
         self.dir = tempfile.mkdtemp(prefix="vigil-ft-")
         self.config_path = None
@@ -234,7 +234,7 @@ class Engine:
             args.append("--stdio")
             # The tests read the engine's whole log; embedded (--stdio) it
             # logs only warnings unless VIGIL_LOG asks for more.
-            env = dict(os.environ, VIGIL_LOG=os.environ.get("VIGIL_LOG") or "info")
+            env = dict(env or os.environ, VIGIL_LOG=os.environ.get("VIGIL_LOG") or "info")
             self.proc = subprocess.Popen(args + list(extra_args), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self.stderr, cwd=cwd,
                                          env=env)
@@ -246,7 +246,8 @@ class Engine:
         else:
             args += ["--listen", self.socket_path]
             self.proc = subprocess.Popen(args + list(extra_args), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=self.stderr, cwd=cwd)
+                                         stdout=subprocess.DEVNULL, stderr=self.stderr, cwd=cwd,
+                                         env=env)
             self.main = self._connect_when_listening()
 
     def _connect_when_listening(self, timeout=10):

@@ -40,7 +40,7 @@ on_finished(void *data, Monitor *m)
   h->finished = true;
 }
 
-const MonitorHooks harness_hooks = {on_notification, on_event, on_finished, NULL, NULL};
+const MonitorHooks harness_hooks = {on_notification, on_event, on_finished, NULL, NULL, NULL};
 
 void
 harness_init(Harness *h)

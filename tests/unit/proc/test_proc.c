@@ -73,7 +73,7 @@ on_exit_cb(void *data, const ProcExit *x)
   }
 }
 
-static const ProcCallbacks callbacks = {on_output, on_eof, on_exit_cb};
+static const ProcCallbacks callbacks = {on_output, on_eof, on_exit_cb, NULL};
 
 static void
 run_init(Run *r)

@@ -88,6 +88,12 @@ side_on_call(void *data, RpcChannel *ch, bool is_request, uint32_t msgid, const 
     VigilError err = VIGIL_ERROR_INIT;
     error_set(&err, kErrUnknownMethod, "no method named fail");
     rpc_channel_error_notify(ch, &err);
+  } else if (strcmp(s->last_method, "slow") == 0 && is_request) {
+    /* A call that holds the loop 2 ms, as a costly start does. */
+    uint64_t until = uv_hrtime() + 2000000;
+    while (uv_hrtime() < until) {
+    }
+    rpc_channel_respond(ch, msgid, NULL, "\x81\xa4pong\xc3", 7);
   } else if (strcmp(s->last_method, "later") == 0 && is_request) {
     /* answered after on_call returns, as a slow method is */
     if (s->nlater < 8)
@@ -412,6 +418,33 @@ static bool
 side_has_call(void *ctx)
 {
   return ((Pair *)ctx)->side.calls > 0;
+}
+
+/* Calls pipelined in one write are not all handled in one turn: once a
+ * turn has spent RPC_CHANNEL_TURN_NS (1 ms) on them, the rest waits for the
+ * next turn, so other connections and timers are served in between (issue
+ * 27: a burst of 1000 monitor_start held the loop for all of them). Before,
+ * the first turn that saw the write handled all ten. */
+TEST(pipelined_calls_yield_the_loop_between_turns)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Pair p;
+  pair_open(&p, &loop, 4096, 1 << 20, true);
+  char buf[256];
+  size_t n = 0;
+  for (uint32_t i = 1; i <= 10; i++)
+    n += pack_call(buf + n, 0, i, "slow");
+  client_send(&p.client, buf, n);
+  RUN_UNTIL(&loop, side_has_call, &p, 5000, "the first slow call");
+  CHECK(p.side.calls < 10);
+  if (wait_seen(&p, 10)) {
+    CHECK_INT(p.side.calls, 10);
+    CHECK_STR(p.client.seen[0], "[1, 1, nil, {\"pong\"=>true}]");
+    CHECK_STR(p.client.seen[9], "[1, 10, nil, {\"pong\"=>true}]");
+  }
+  pair_close(&p);
+  test_loop_close(&loop);
 }
 
 TEST(notification_reaches_on_call)
@@ -826,6 +859,7 @@ main(void)
   RUN(slow_requests_answered_later_out_of_order);
   RUN(notification_calls_without_answer);
   RUN(notification_reaches_on_call);
+  RUN(pipelined_calls_yield_the_loop_between_turns);
   RUN(bad_shapes_are_answered_and_the_connection_stays);
   RUN(garbage_closes_only_that_channel);
   RUN(oversize_message_is_answered_and_the_connection_stays);
