@@ -34,6 +34,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -50,8 +51,17 @@
 
 extern char **environ;
 
-/* How much the keeper reads from a pipe at a time while detached. */
-#define KEEPER_READ_BYTES (64 * 1024)
+/* How much the keeper reads from a pipe at a time while detached, and
+ * how many reads make a turn (KEEPER_READ_TURNS * KEEPER_READ_BYTES, 1 MiB,
+ * before poll looks at the rest). The buffer is small because every page
+ * of it a drain touched stays private to the keeper until keeper_attach
+ * gives it back: a keeper runs per monitor (docs/restart.md, its memory). */
+#define KEEPER_READ_BYTES (16 * 1024)
+#define KEEPER_READ_TURNS 64
+
+/* The drain's buffer, page-aligned so that keeper_attach can return its
+ * pages whole (madvise). */
+static char keeper_drain_buf[KEEPER_READ_BYTES] __attribute__((aligned(4096)));
 
 typedef enum { kChildRunning, kChildExited, kChildReaped } ChildState;
 
@@ -376,6 +386,10 @@ keeper_attach(Keeper *k)
   if (k->dirwatch >= 0)
     close(k->dirwatch); /* the directory is its engine's to keep again */
   k->dirwatch = -1;
+  /* The engine reads the pipes again: the drain's pages go back to the
+   * kernel (zero-filled if a next detach drains again), so a keeper that
+   * once drained a flood does not hold it for the rest of its life. */
+  madvise(keeper_drain_buf, sizeof keeper_drain_buf, MADV_DONTNEED);
   k->ctl = k->conn;
   k->ctllen = 0;
   k->conn = -1;
@@ -473,10 +487,10 @@ keeper_note_order(Keeper *k, int i)
 static void
 keeper_drain(Keeper *k, int i)
 {
-  static char buf[KEEPER_READ_BYTES];
+  char *buf = keeper_drain_buf;
   int fd = i == 0 ? KEEPER_FD_OUT : KEEPER_FD_ERR;
-  for (int turn = 0; turn < 16; turn++) {
-    ssize_t n = read(fd, buf, sizeof buf);
+  for (int turn = 0; turn < KEEPER_READ_TURNS; turn++) {
+    ssize_t n = read(fd, buf, KEEPER_READ_BYTES);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
