@@ -629,7 +629,12 @@ def test_a_keeper_gives_back_what_it_drained_once_taken_over(e):
     with restart_on(e) as e2:
         e2.wait_log("took over %s" % mid)
         after = anonymous_kib(keeper)
-        assert after - before < 32, (before, after)
+        # A sanitized keeper's memory is mostly its sanitizer's (shadow,
+        # quarantine), which grows with what it did: only the plain build
+        # measures the keeper's own.
+        with open("/proc/%d/maps" % keeper) as f:
+            sanitized = "libasan" in f.read()
+        assert sanitized or after - before < 32, (before, after)
         e2.call("session_open", session="agent")
         e2.call("monitor_stop", monitor_id=mid)
         e2.main.wait_ending(mid)
