@@ -25,7 +25,8 @@
  * count that, and the context-switch window has no tracer at all.
  *
  * Memory: VmRSS of vigild with the sessions open and no monitor, then with
- * the 100, and the difference per monitor.
+ * the 100, and the difference per monitor; the keepers' PSS and private
+ * memory each, and where their private pages are (bench_keepers_print).
  *
  * Probes: then --probes (10) more monitors on `sleep 3600` with a readiness
  * probe on a TCP port this program listens on (it accepts and closes each
@@ -498,6 +499,9 @@ main(int argc, char **argv)
   printf("  VmRSS: %lld KiB with 0 monitors, %lld KiB with %ld: %.1f KiB per idle monitor or "
          "file source\n",
          rss0, rss100, monitors + files, (double)(rss100 - rss0) / (double)(monitors + files));
+  BenchKeepers keepers;
+  bench_keepers(b.rpc.vigild, &keepers);
+  bench_keepers_print(&keepers, "  ");
 
   /* Window 3: the probes. Every probe monitor ready first. */
   if (probes > 0) {

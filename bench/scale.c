@@ -539,13 +539,7 @@ scale_run(Scale *b, const ScaleArgs *a)
          "the window\n", rss0, rss1, rss2);
   printf("  RSS per monitor: %.1f KiB once started, %.1f KiB at the end (target < 16 KiB per "
          "quiet monitor): %s\n", per_start, per_end, per_start < 16.0 ? "met" : "NOT MET");
-  if (keepers.count > 0)
-    printf("  keepers (docs/restart.md): %zu, %.1f KiB of PSS and %.1f KiB private each "
-           "(besides the engine's RSS above)\n", keepers.count,
-           (double)keepers.pss_kib / (double)keepers.count,
-           (double)keepers.private_kib / (double)keepers.count);
-  else
-    printf("  keepers: none (no state directory)\n");
+  bench_keepers_print(&keepers, "  "); /* besides the engine's RSS above */
   printf("  match latency:\n");
   double p99 = -1, peer_p99 = -1;
   if (window)

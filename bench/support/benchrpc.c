@@ -90,6 +90,40 @@ bench_proc_rss_kib(pid_t pid)
   return bench_proc_status_field(path, "VmRSS");
 }
 
+/* Adds one keeper's private pages (smaps at path) to out's kinds: a
+ * mapping's header line names its file or [heap], [stack]; anonymous ones
+ * name nothing. */
+static void
+bench_keeper_where(const char *path, BenchKeepers *out)
+{
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return;
+  char line[512];
+  long long *kind = &out->other_kib;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    int name = 0;
+    if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &name) == 2 && name > 0) {
+      const char *n = line + name;
+      if (*n == '\n' || *n == '\0')
+        kind = &out->anon_kib;
+      else if (strncmp(n, "[heap]", 6) == 0)
+        kind = &out->heap_kib;
+      else if (strncmp(n, "[stack]", 7) == 0)
+        kind = &out->stack_kib;
+      else if (strstr(n, "vigil-keeper") != NULL)
+        kind = &out->image_kib;
+      else
+        kind = &out->other_kib;
+    } else if (strncmp(line, "Private_Clean:", 14) == 0 ||
+               strncmp(line, "Private_Dirty:", 14) == 0) {
+      *kind += strtoll(line + 14, NULL, 10);
+    }
+  }
+  fclose(f);
+}
+
 /* See benchrpc.h. */
 void
 bench_keepers(pid_t engine, BenchKeepers *out)
@@ -109,8 +143,28 @@ bench_keepers(pid_t engine, BenchKeepers *out)
     out->pss_kib += bench_proc_status_field(path, "Pss");
     out->private_kib += bench_proc_status_field(path, "Private_Clean") +
                         bench_proc_status_field(path, "Private_Dirty");
+    snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+    bench_keeper_where(path, out);
   }
   reaper_table_free(&t);
+}
+
+/* See benchrpc.h. */
+void
+bench_keepers_print(const BenchKeepers *k, const char *indent)
+{
+  if (k->count == 0) {
+    printf("%skeepers: none (no state directory)\n", indent);
+    return;
+  }
+  double n = (double)k->count;
+  printf("%skeepers (docs/restart.md): %zu, %.1f KiB of PSS and %.1f KiB private each "
+         "(target <= 32 KiB private)\n",
+         indent, k->count, (double)k->pss_kib / n, (double)k->private_kib / n);
+  printf("%s  private per keeper: %.1f KiB the program's data, %.1f anonymous (.bss), %.1f heap, "
+         "%.1f stack, %.1f other mappings\n",
+         indent, (double)k->image_kib / n, (double)k->anon_kib / n, (double)k->heap_kib / n,
+         (double)k->stack_kib / n, (double)k->other_kib / n);
 }
 
 /* See benchrpc.h. */

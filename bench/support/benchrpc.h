@@ -89,8 +89,18 @@ typedef struct {
   size_t count;
   long long pss_kib;
   long long private_kib;
+  /* Where the private pages are (smaps, summed over the keepers): the
+   * program's own file mappings (relocated and written data), anonymous
+   * mappings (its .bss among them), the heap, the stack, and the rest
+   * (spools and other files mapped). */
+  long long image_kib, anon_kib, heap_kib, stack_kib, other_kib;
 } BenchKeepers;
 void bench_keepers(pid_t engine, BenchKeepers *out);
+
+/* Prints, after indent, the keepers' count, PSS and private memory per
+ * keeper and where the private pages are (BenchKeepers); "none" when the
+ * engine has no keepers (no state directory). */
+void bench_keepers_print(const BenchKeepers *k, const char *indent);
 
 /* How many live (not zombie) processes are in the process groups
  * groups[0..n) (each monitor's child leads its own): what an engine left

@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -34,6 +35,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -50,8 +52,18 @@
 
 extern char **environ;
 
-/* How much the keeper reads from a pipe at a time while detached. */
-#define KEEPER_READ_BYTES (64 * 1024)
+/* How much the keeper reads from a pipe at a time while detached, and
+ * how many reads make a turn (KEEPER_READ_TURNS * KEEPER_READ_BYTES, 1 MiB,
+ * before poll looks at the rest). The buffer is small because every page
+ * of it a drain touched stays private to the keeper until keeper_attach
+ * gives it back: a keeper runs per monitor (docs/restart.md, its memory). */
+#define KEEPER_READ_BYTES (16 * 1024)
+#define KEEPER_READ_TURNS 64
+
+/* The drain's buffer, mapped at the first drain of a detach and unmapped
+ * by keeper_attach: a keeper that never drains never holds it, and one
+ * that drained a flood gives it back once an engine reads the pipes. */
+static char *keeper_drain_buf;
 
 typedef enum { kChildRunning, kChildExited, kChildReaped } ChildState;
 
@@ -302,11 +314,15 @@ keeper_watch_dir(Keeper *k)
   keeper_check_dir(k); /* after the watch: a removal in between is not missed */
 }
 
-/* The parent directory changed: drains the events, looks again. */
+/* The parent directory changed: drains the events, looks again. The
+ * events are only a cue, so the buffer holds one event with the longest
+ * name (the least read(2) takes), not a page: every page of stack the
+ * keeper once touches stays its own (a keeper runs per monitor). */
 static void
 keeper_on_dirwatch(Keeper *k)
 {
-  char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+  char buf[sizeof(struct inotify_event) + NAME_MAX + 1]
+      __attribute__((aligned(__alignof__(struct inotify_event))));
   while (read(k->dirwatch, buf, sizeof buf) > 0) {
   }
   keeper_check_dir(k);
@@ -376,6 +392,12 @@ keeper_attach(Keeper *k)
   if (k->dirwatch >= 0)
     close(k->dirwatch); /* the directory is its engine's to keep again */
   k->dirwatch = -1;
+  /* The engine reads the pipes again: the drain's pages go back to the
+   * kernel, so a keeper that once drained a flood does not hold them for
+   * the rest of its life. */
+  if (keeper_drain_buf != NULL)
+    munmap(keeper_drain_buf, KEEPER_READ_BYTES);
+  keeper_drain_buf = NULL;
   k->ctl = k->conn;
   k->ctllen = 0;
   k->conn = -1;
@@ -473,10 +495,18 @@ keeper_note_order(Keeper *k, int i)
 static void
 keeper_drain(Keeper *k, int i)
 {
-  static char buf[KEEPER_READ_BYTES];
+  /* With no memory for the buffer, a few bytes at a time still drain. */
+  static char scarce[256];
+  if (keeper_drain_buf == NULL) {
+    void *m = mmap(NULL, KEEPER_READ_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    keeper_drain_buf = m == MAP_FAILED ? NULL : m;
+  }
+  char *buf = keeper_drain_buf != NULL ? keeper_drain_buf : scarce;
+  size_t cap = keeper_drain_buf != NULL ? KEEPER_READ_BYTES : sizeof scarce;
   int fd = i == 0 ? KEEPER_FD_OUT : KEEPER_FD_ERR;
-  for (int turn = 0; turn < 16; turn++) {
-    ssize_t n = read(fd, buf, sizeof buf);
+  for (int turn = 0; turn < KEEPER_READ_TURNS; turn++) {
+    ssize_t n = read(fd, buf, cap);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))

@@ -599,6 +599,47 @@ def test_a_restarted_engine_reports_and_stops_what_a_killed_one_left(e):
         assert e2.main.wait_ending(m2)["exit_code"] == 3
 
 
+def anonymous_kib(pid):
+    """A process's anonymous memory (smaps_rollup), in KiB: the pages it
+    wrote for itself. (Private_Dirty would count its program's code too
+    while a fresh build's file is not yet written back.)"""
+    with open("/proc/%d/smaps_rollup" % pid) as f:
+        for line in f:
+            if line.startswith("Anonymous:"):
+                return int(line.split()[1])
+    raise AssertionError("no Anonymous in smaps_rollup")
+
+
+@socket_only
+@with_config(monitor={"capture_max_bytes": SPOOL_CAP})
+def test_a_keeper_gives_back_what_it_drained_once_taken_over(e):
+    # A keeper runs per monitor; what it drained into the spools while no
+    # engine read must not stay in its private memory once an engine reads
+    # the pipes again (its drain buffer held 64 KiB for good before).
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    total = 4 * 1024 * 1024
+    mid, pid = start_waiting(e, go, "yes 0123456789abcdef | head -c %d; sleep 3600" % total)
+    keeper = parent(pid)
+    before = anonymous_kib(keeper)
+    kill_engine(e)
+    open(go, "w").close()  # a flood while no engine reads: the keeper drains it
+    wait_for(lambda: spool(os.path.join(monitor_dir(e, mid), "stdout"))["head"] == total,
+             "the keeper to drain the flood")
+    with restart_on(e) as e2:
+        e2.wait_log("took over %s" % mid)
+        after = anonymous_kib(keeper)
+        # A sanitized keeper's memory is mostly its sanitizer's (shadow,
+        # quarantine), which grows with what it did: only the plain build
+        # measures the keeper's own.
+        with open("/proc/%d/maps" % keeper) as f:
+            sanitized = "libasan" in f.read()
+        assert sanitized or after - before < 32, (before, after)
+        e2.call("session_open", session="agent")
+        e2.call("monitor_stop", monitor_id=mid)
+        e2.main.wait_ending(mid)
+
+
 @socket_only
 @with_config(keeper={"unattended_ms": 1000}, monitor={"kill_grace_ms": 500})
 def test_a_keeper_left_alone_stops_its_program_after_keeper_unattended_ms(e):
@@ -680,6 +721,7 @@ TESTS = [
     test_a_restarted_engine_reports_and_stops_what_a_killed_one_left,
     test_a_keeper_left_alone_stops_its_program_after_keeper_unattended_ms,
     test_a_keeper_killed_under_a_live_engine_loses_nothing,
+    test_a_keeper_gives_back_what_it_drained_once_taken_over,
     test_a_graceful_shutdown_leaves_no_monitor_directory,
     test_after_a_shutdown_the_next_engine_draws_a_new_epoch,
     test_without_a_state_directory_the_engine_is_the_parent,
