@@ -136,9 +136,16 @@ def test_a_restarted_program_is_taken_over_with_its_policy_and_counts(e):
     e.call("session_open", session="agent")
     mid = e.call("monitor_start", argv=["sh", "-c", script], label="svc", restart="on-failure",
                  restart_backoff_ms=0)["monitor_id"]
-    wait_for(lambda: e.call("monitor_status", monitor_id=mid)["pid"] is not None and
-             e.call("monitor_status", monitor_id=mid)["restarts"] == 1, "the second run")
-    before = e.call("monitor_status", monitor_id=mid)
+    # One status per look: the restart counts before its keeper says hello,
+    # so a second call could see the new run still starting (pid nil).
+    seen = {}
+
+    def second_run():
+        seen["st"] = e.call("monitor_status", monitor_id=mid)
+        return seen["st"]["pid"] is not None and seen["st"]["restarts"] == 1
+
+    wait_for(second_run, "the second run")
+    before = seen["st"]
     pid = before["pid"]
     wait_for(lambda: open("/proc/%d/comm" % pid).read().strip() == "sleep", "the sleep")
     kill_engine(e)
