@@ -5,9 +5,11 @@
  */
 #include "api/api_call.h"
 
+#include <stdio.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/loopwatch.h"
 #include "proc/contain.h"
 #include "proc/ports.h"
 #include "proc/proc.h"
@@ -126,6 +128,40 @@ api_pack_containment(msgpack_packer *pk)
   msgpack_pack_uint64(pk, ci.proc_walks);
 }
 
+/* api_info's "loop": how busy the engine's loop has been between two
+ * waits, turn by turn (loopwatch.h): what a request or a line waited at
+ * most for the loop. turns_over_ms counts turns longer than each threshold
+ * by the wall clock, turns_over_cpu_ms by the loop thread's own CPU time
+ * (a turn long only by the wall clock waited for a CPU or in the kernel). */
+static void
+api_pack_loop(msgpack_packer *pk)
+{
+  LoopWatchStats s;
+  loopwatch_stats(&s);
+  wire_key(pk, "loop");
+  msgpack_pack_map(pk, 6);
+  wire_key(pk, "turns");
+  msgpack_pack_uint64(pk, s.turns);
+  wire_key(pk, "busy_ms");
+  msgpack_pack_uint64(pk, s.busy_ms);
+  wire_key(pk, "longest_ms");
+  msgpack_pack_double(pk, s.longest_ms);
+  wire_key(pk, "longest_cpu_ms");
+  msgpack_pack_double(pk, s.longest_cpu_ms);
+  const uint64_t *counts[2] = {s.over, s.over_cpu};
+  const char *names[2] = {"turns_over_ms", "turns_over_cpu_ms"};
+  for (int k = 0; k < 2; k++) {
+    wire_key(pk, names[k]);
+    msgpack_pack_map(pk, LOOPWATCH_THRESHOLDS);
+    for (int i = 0; i < LOOPWATCH_THRESHOLDS; i++) {
+      char key[16];
+      snprintf(key, sizeof key, "%u", loopwatch_threshold_ms[i]);
+      wire_key(pk, key);
+      msgpack_pack_uint64(pk, counts[k][i]);
+    }
+  }
+}
+
 /* api_info's "config": the file the running config came from, as loaded
  * (config_lookup.h's identity), so a client can tell whether the engine
  * runs the config it means (`vigil mcp` warns when not); nil when the
@@ -164,8 +200,8 @@ api_info(Call *call)
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
   /* version, api_level, epoch, methods, error_codes, notification_types,
-   * limits, counters, containment, state_dir, config, pid, uptime_ms */
-  msgpack_pack_map(pk, 13);
+   * limits, counters, containment, loop, state_dir, config, pid, uptime_ms */
+  msgpack_pack_map(pk, 14);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
@@ -215,6 +251,7 @@ api_info(Call *call)
   msgpack_pack_int(pk, MONITOR_IDLE_TIMEOUT_MAX_MS);
   api_pack_engine_counters(call);
   api_pack_containment(pk);
+  api_pack_loop(pk);
   /* Where what outlives this engine is kept (docs/restart.md), as vigild
    * opened it (absolute); nil when it runs without one. */
   wire_key(pk, "state_dir");

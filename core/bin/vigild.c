@@ -36,6 +36,7 @@
 #include "base/datadir.h"
 #include "engine/engine.h"
 #include "base/log.h"
+#include "base/loopwatch.h"
 #include "proc/proc.h"
 #include "store/epoch.h"
 #include "daemon/handover.h"
@@ -117,6 +118,10 @@ typedef struct {
 
 static Vigild vigild;
 
+/* What the descriptor table is sized for at start-up (proc_reserve_fds). */
+#define VIGILD_FDS_PER_MONITOR 10
+#define VIGILD_FDS_BASE 256
+
 /* Every process is gone: close what keeps the loop alive so uv_run returns. */
 static void
 vigild_drained(Engine *e)
@@ -126,6 +131,7 @@ vigild_drained(Engine *e)
   uv_close((uv_handle_t *)&vigild.sigint, NULL);
   uv_close((uv_handle_t *)&vigild.sighup, NULL);
   uv_close((uv_handle_t *)&vigild.sigusr2, NULL);
+  loopwatch_stop();
   api_free(vigild.api);
   vigild.api = NULL;
   engine_free(e);
@@ -426,7 +432,19 @@ vigild_place_log(VigildArgs *args)
 static void
 vigild_setup(VigilConfig *cfg, const char *config_path)
 {
+  /* The descriptor table sized for max_monitors now, once (proc.h): grown
+   * later, inside a start, each doubling waited ~10 ms in the kernel with
+   * the loop stopped. About ten per monitor (its pipes, control socket,
+   * spools, event log and directory) and room for the connections. */
+  uint64_t fds = proc_reserve_fds((uint64_t)cfg->settings.max_monitors * VIGILD_FDS_PER_MONITOR +
+                                  VIGILD_FDS_BASE);
+  LOG_INFO("vigild", "descriptor table sized for %" PRIu64 " descriptors", fds);
   uv_loop_init(&vigild.loop);
+  /* Its turns measured for api_info's "loop" (loopwatch.h). */
+  int watch = loopwatch_start(&vigild.loop);
+  if (watch != 0)
+    LOG_WARN("vigild", "the loop's turns cannot be measured (%s): api_info's loop counts stay 0",
+             uv_strerror(watch));
   vigild.engine = engine_new(&vigild.loop, cfg, config_path);
   vigild.engine->on_drained = vigild_drained;
   vigild.api = api_new(vigild.engine);

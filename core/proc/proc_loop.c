@@ -366,6 +366,27 @@ proc_raise_nofile(uint64_t *was, uint64_t *now)
   return true;
 }
 
+/* See proc.h. F_DUPFD takes the lowest free number at or above its
+ * argument, so a duplicate at want - 1 makes the kernel size the table
+ * for it; the table never shrinks, so closing it again keeps the room. */
+uint64_t
+proc_reserve_fds(uint64_t want)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      want > (uint64_t)rl.rlim_cur)
+    want = (uint64_t)rl.rlim_cur;
+  if (want > PROC_FD_RESERVE_MAX)
+    want = PROC_FD_RESERVE_MAX;
+  if (want < 2)
+    return want;
+  int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, (int)(want - 1));
+  if (fd < 0)
+    return 0;
+  close(fd);
+  return want;
+}
+
 /* See proc_internal.h. */
 bool
 proc__child_nofile(struct rlimit *rl)

@@ -572,6 +572,30 @@ def test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working(e):
 
 
 @with_config(plugin_paths=[POLICIES])
+def test_api_info_loop_counts_the_turn_a_looping_policy_held(e):
+    # api_info's "loop" (issue 27): how long the engine's loop was busy
+    # between two waits. A policy cut off at its instruction budget held the
+    # loop for a million Lua instructions: a turn of well over 1 ms of the
+    # loop's own CPU, which the counts must show.
+    before = e.call("api_info")["loop"]
+    assert before["turns"] > 0
+    assert set(before["turns_over_ms"]) == set(before["turns_over_cpu_ms"]) == \
+        {"1", "5", "20", "100", "1000"}
+    mid = e.call("monitor_start", label="held", policy="forever", notify="lines", patterns=[],
+                 command="sh -c 'echo go; exec sleep 60'")["monitor_id"]
+    policy_errors(e, mid)
+    after = e.call("api_info")["loop"]
+    assert after["turns"] > before["turns"]
+    assert after["turns_over_cpu_ms"]["1"] > before["turns_over_cpu_ms"]["1"], (before, after)
+    assert after["turns_over_ms"]["1"] > before["turns_over_ms"]["1"], (before, after)
+    assert after["longest_cpu_ms"] >= 1.0 and after["longest_ms"] >= after["longest_cpu_ms"] * 0.5
+    for key in ("turns_over_ms", "turns_over_cpu_ms"):
+        counts = [after[key][k] for k in ("1", "5", "20", "100", "1000")]
+        assert counts == sorted(counts, reverse=True), (key, counts)
+    e.call("monitor_stop", monitor_id=mid)
+
+
+@with_config(plugin_paths=[POLICIES])
 def test_an_xpcall_handler_cannot_freeze_the_engine(e):
     # The issue's reproduction: before the fix vigild spun at 100% CPU for
     # good, answering nothing and deaf to SIGTERM.
@@ -861,6 +885,7 @@ if __name__ == "__main__":
         test_a_permissive_gate_cannot_re_enable_what_the_config_disables,
         test_a_permissive_gate_cannot_enable_a_disabled_engine,
         test_a_policy_that_loops_forever_is_cut_off_and_the_engine_keeps_working,
+        test_api_info_loop_counts_the_turn_a_looping_policy_held,
         test_an_xpcall_handler_cannot_freeze_the_engine,
         test_a_policy_stuck_in_a_c_function_is_cut_off_and_the_engine_answers,
         test_a_policy_looping_in_xpcall_at_load_time_is_refused,

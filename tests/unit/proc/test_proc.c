@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1396,6 +1397,47 @@ TEST(loop_torn_down_under_live_children)
   strbuf_free(&r.out[1]);
 }
 
+/* The kernel's size of this process's descriptor table (FDSize in
+ * /proc/self/status), or -1. */
+static long
+fd_table_size(void)
+{
+  FILE *f = fopen("/proc/self/status", "re");
+  char line[256];
+  long n = -1;
+  while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+    if (strncmp(line, "FDSize:", 7) == 0)
+      n = strtol(line + 7, NULL, 10);
+  }
+  if (f != NULL)
+    fclose(f);
+  return n;
+}
+
+/* proc_reserve_fds sizes the table once (issue 27: grown inside starts, a
+ * table shared by threads waited for an RCU grace period each time), within
+ * the soft limit, and leaves no descriptor open. */
+TEST(reserve_fds_sizes_the_descriptor_table_within_the_limit)
+{
+  long before = fd_table_size();
+  CHECK(before > 0);
+  int probe = dup(0 + 2);
+  CHECK(probe >= 0);
+  close(probe);
+  uint64_t got = proc_reserve_fds((uint64_t)before * 4);
+  CHECK(got == (uint64_t)before * 4);
+  CHECK(fd_table_size() >= before * 4);
+  int again = dup(2);
+  CHECK(again == probe); /* nothing was left open */
+  close(again);
+  struct rlimit rl;
+  CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < PROC_FD_RESERVE_MAX)
+    CHECK(proc_reserve_fds((uint64_t)rl.rlim_cur + 1000) == (uint64_t)rl.rlim_cur);
+  else
+    CHECK(proc_reserve_fds((uint64_t)PROC_FD_RESERVE_MAX * 2) == PROC_FD_RESERVE_MAX);
+}
+
 TEST(signal_names)
 {
   CHECK_STR(signals_name(SIGTERM), "SIGTERM");
@@ -1468,6 +1510,7 @@ main(void)
   RUN(fifty_concurrent_children_all_exit);
   RUN(spawning_again_after_the_loop_state_is_gone);
   RUN(loop_torn_down_under_live_children);
+  RUN(reserve_fds_sizes_the_descriptor_table_within_the_limit);
   RUN(signal_names);
   rmdir(tmpdir);
   return check_summary();
