@@ -127,6 +127,62 @@ def test_a_burst_of_endings_shares_its_proc_walks(e):
         assert 0 < walks <= n, (walks, n)
 
 
+def tagged(tag):
+    """The live processes whose command line carries tag (a storm's
+    escapees are forked, not exec'd: they all have its command line)."""
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                argv = f.read().split(b"\0")
+            with open("/proc/%s/stat" % name) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if tag.encode() in argv and state != "Z":
+            pids.append(int(name))
+    return pids
+
+
+def test_a_process_forked_during_a_burst_of_endings_is_not_missed(e):
+    """Issue 27, point 5: the /proc walk shared by a round of endings must
+    not miss what is forked after it. One monitor keeps double-forking
+    escapees (each forks one more) while fifteen others end in the same
+    session_close; once they have ended, nothing of its tree is left."""
+    tag = "storm-%d-%d" % (os.getpid(), time.monotonic_ns())
+    # A bystander keeps running: the orphans of the ended monitors must be
+    # told from its own, not killed because no monitor runs any more.
+    bystander = e.main.call("monitor_start", argv=[ESCAPE, "doublefork", "stay"],
+                            persistent=True, notify="exit")["monitor_id"]
+    kept = escapee(e.main, bystander)
+    e.call("session_open", session="storm")
+    pids = []
+    for _ in range(15):
+        mid = e.main.call("monitor_start", argv=[ESCAPE, "doublefork", "stay"], persistent=True,
+                          notify="exit", session="storm")["monitor_id"]
+        pids.append(escapee(e.main, mid, "storm"))
+    mid = e.main.call("monitor_start", argv=[ESCAPE, "storm", "stay", tag], persistent=True,
+                      notify="exit", session="storm")["monitor_id"]
+    pids.append(escapee(e.main, mid, "storm"))
+    deadline = time.monotonic() + 20
+    while len(tagged(tag)) < 20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(tagged(tag)) >= 20, "the storm did not start"
+    assert e.call("session_close", session="storm")["stopped"] == 16
+    assert_gone(pids, "their session")
+    # Every process of the storm's tree, whether it was forked before the
+    # endings' walk or after: none survives (bounded wait, then killed).
+    deadline = time.monotonic() + 20
+    while tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert_gone(tagged(tag), "the storm's ending")
+    assert alive(kept), "the bystander's escapee was killed with the session"
+    e.main.call("monitor_stop", monitor_id=bystander)
+    assert_gone([kept], "its monitor")
+
+
 def test_api_info_says_how_monitors_are_contained(e):
     c = e.call("api_info")["containment"]
     assert set(c) == {"mode", "tracking", "subreaper", "cgroup", "max_processes", "cpu_limit",
@@ -206,6 +262,7 @@ TESTS = [
     test_closing_a_connection_ends_its_escapees,
     test_engine_shutdown_ends_every_escapee,
     test_a_burst_of_endings_shares_its_proc_walks,
+    test_a_process_forked_during_a_burst_of_endings_is_not_missed,
     test_api_info_says_how_monitors_are_contained,
     test_cpu_limit_is_accepted_within_the_machine,
     test_an_ending_by_a_limit_says_so,

@@ -12,6 +12,13 @@
  *   doublefork  a child that calls setsid() and forks the escapee, then
  *               exits and is reaped: the escapee is an orphan (adopted by
  *               the nearest subreaper, or init)
+ *   storm       as doublefork, then, with THEN "stay", keeps double-forking
+ *               escapees (one every 2 ms, at most 400) for as long as it
+ *               lives, so that some are forked between a scan of its tree
+ *               and the kill; each escapee also double-forks one escapee
+ *               of its own. All of them carry the same command line, so a
+ *               test finds every one still alive in /proc (give a unique
+ *               extra argument, e.g. a tag, after THEN).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -41,11 +48,37 @@ escapee(int fd, bool ignore_term)
   _exit(0);
 }
 
+/* A double fork from the caller: a middle process in a new session forks
+ * the escapee and exits; the caller reaps the middle. With nested, the
+ * escapee double-forks one of its own before it sleeps. */
+static void
+storm_once(bool nested)
+{
+  pid_t mid = fork();
+  if (mid < 0)
+    return;
+  if (mid == 0) {
+    setsid();
+    pid_t inner = fork();
+    if (inner != 0)
+      _exit(0);
+    int null = open("/dev/null", O_RDWR);
+    for (int i = 0; i < 3; i++)
+      dup2(null, i);
+    if (nested)
+      storm_once(false);
+    for (int i = 0; i < 300; i++)
+      sleep(1);
+    _exit(0);
+  }
+  waitpid(mid, NULL, 0);
+}
+
 int
 main(int argc, char **argv)
 {
   if (argc < 3) {
-    fprintf(stderr, "usage: child_escape setsid|setpgid|doublefork exit|stay [ignore-term]\n");
+    fprintf(stderr, "usage: child_escape setsid|setpgid|doublefork|storm exit|stay [ignore-term|TAG]\n");
     return 2;
   }
   const char *mode = argv[1];
@@ -65,7 +98,7 @@ main(int argc, char **argv)
       escapee(p[1], ignore_term);
     }
     setsid();
-    if (strcmp(mode, "doublefork") == 0) {
+    if (strcmp(mode, "doublefork") == 0 || strcmp(mode, "storm") == 0) {
       pid_t inner = fork();
       if (inner < 0)
         _exit(1);
@@ -78,10 +111,16 @@ main(int argc, char **argv)
   pid_t got = 0;
   if (read(p[0], &got, sizeof got) != sizeof got)
     return 1;
-  if (strcmp(mode, "doublefork") == 0)
+  if (strcmp(mode, "doublefork") == 0 || strcmp(mode, "storm") == 0)
     waitpid(pid, NULL, 0); /* the middle process, so the escapee is orphaned for sure */
   printf("escapee %d\n", (int)got);
   fflush(stdout);
+  if (stay && strcmp(mode, "storm") == 0) {
+    for (int i = 0; i < 400; i++) {
+      storm_once(true);
+      usleep(2000);
+    }
+  }
   if (stay) {
     for (int i = 0; i < 300; i++)
       sleep(1);
