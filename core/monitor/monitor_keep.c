@@ -87,23 +87,63 @@ monitor_keep_remove(int monitors_fd, const char *name, int dir_fd)
 #define CKPT_BYTES 4096
 static const char ckpt_magic[8] = {'V', 'I', 'G', 'L', 'C', 'K', 'P', 'T'};
 
-/* Unmaps the checkpoint page, if any. */
+_Static_assert(sizeof(KeepCheckpoint) <= SPOOL_OWNER_BYTES,
+               "the checkpoint fits the owner's part of a spool's header");
+
+/* Lets the checkpoint go: unmaps its page when it is a file of its own
+ * (the spool's header is the spool's to unmap). */
 static void
 monitor_keep_unmap_ckpt(MonitorKeep *k)
 {
-  if (k->ckpt != NULL) {
+  if (k->ckpt != NULL && !k->ckpt_in_spool) {
     mapfile_unguard(k->ckpt_guard);
     munmap(k->ckpt, CKPT_BYTES);
   }
   k->ckpt = NULL;
   k->ckpt_guard = -1;
+  k->ckpt_in_spool = false;
+}
+
+/* Whether the checkpoint's page took a SIGBUS (its file cut short). */
+static bool
+monitor_keep_ckpt_lost(MonitorKeep *k)
+{
+  if (k->ckpt_in_spool)
+    return !spool_readable(&k->spool[0]);
+  return mapfile_hit(k->ckpt_guard);
+}
+
+/* Checks a checkpoint read back (create false) or makes it (create true).
+ * False: not believed, let go. */
+static bool
+monitor_keep_ckpt_sound(MonitorKeep *k, bool create)
+{
+  if (create) {
+    memcpy(k->ckpt->magic, ckpt_magic, 8);
+    k->ckpt->version = 1;
+    k->ckpt->ring_next_seq = 1;
+    return true;
+  }
+  if (memcmp(k->ckpt->magic, ckpt_magic, 8) != 0 || k->ckpt->version != 1) {
+    monitor_keep_unmap_ckpt(k);
+    return false;
+  }
+  if (k->ckpt->ring_next_seq == 0) {
+    /* Made as 1 and only ever moved up: 0 is a garbled page, and believed
+     * it would number the next line 0 (seqs start at 1). */
+    LOG_WARN("state", "%s: its checkpoint is unsound (its next seq is 0); its counters are "
+             "rebuilt from its spools", k->name);
+    monitor_keep_unmap_ckpt(k);
+    return false;
+  }
+  return true;
 }
 
 /* Maps the checkpoint page of k's directory, making it when create (its
  * block reserved first: a page written through a mapping on a full file
  * system is a SIGBUS). */
 static bool
-monitor_keep_map_ckpt(MonitorKeep *k, bool create)
+monitor_keep_map_ckpt_file(MonitorKeep *k, bool create)
 {
   int fd = openat(k->dir_fd, CKPT_NAME,
                   O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0600);
@@ -124,22 +164,27 @@ monitor_keep_map_ckpt(MonitorKeep *k, bool create)
     return false;
   k->ckpt = map;
   k->ckpt_guard = mapfile_guard(map, CKPT_BYTES);
-  if (create) {
-    memcpy(k->ckpt->magic, ckpt_magic, 8);
-    k->ckpt->version = 1;
-    k->ckpt->ring_next_seq = 1;
-  } else if (memcmp(k->ckpt->magic, ckpt_magic, 8) != 0 || k->ckpt->version != 1) {
-    monitor_keep_unmap_ckpt(k);
-    return false;
-  } else if (k->ckpt->ring_next_seq == 0) {
-    /* Made as 1 and only ever moved up: 0 is a garbled page, and believed
-     * it would number the next line 0 (seqs start at 1). */
-    LOG_WARN("state", "%s: its checkpoint is unsound (its next seq is 0); its counters are "
-             "rebuilt from its spools", k->name);
-    monitor_keep_unmap_ckpt(k);
-    return false;
-  }
-  return true;
+  return monitor_keep_ckpt_sound(k, create);
+}
+
+/* The monitor's checkpoint, mapped: in the owner's part of its stdout
+ * spool's header (spool.h, version 2), which shares the page with that
+ * header and the first bytes of output, so a quiet monitor does not hold
+ * a page for it alone (issue 27); or, in a directory an engine before made
+ * (its spools of version 1), the checkpoint file of its own, which is then
+ * there. Made when create. False: none (no room for it, an older
+ * directory without one, or one not believed), and the monitor goes on. */
+static bool
+monitor_keep_map_ckpt(MonitorKeep *k, bool create)
+{
+  void *area = k->nspools > 0 ? spool_owner_area(&k->spool[0]) : NULL;
+  bool own_file = !create && faccessat(k->dir_fd, CKPT_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  if (area == NULL || own_file)
+    return monitor_keep_map_ckpt_file(k, create && area == NULL);
+  k->ckpt = area;
+  k->ckpt_in_spool = true;
+  k->ckpt_guard = -1;
+  return monitor_keep_ckpt_sound(k, create);
 }
 
 /* Makes k->listen_fd: a socket listening on keeper.sock in k's directory.
@@ -260,7 +305,7 @@ monitor_keep_set_checkpoint(MonitorKeep *k, const uint64_t v[NOTIFICATION_CHECKP
   ck->told_nr[1] = v[kCkptToldNr1];
   ck->incidents = v[kCkptIncidents];
   ck->incident_next = v[kCkptIncidentNext];
-  if (mapfile_hit(k->ckpt_guard)) {
+  if (monitor_keep_ckpt_lost(k)) {
     LOG_WARN("state", "monitor %s: its checkpoint's file was cut short under it (a SIGBUS "
              "caught): it goes on without a checkpoint, and a restarted engine would rebuild "
              "its counters from its spools", k->name);

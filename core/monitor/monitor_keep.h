@@ -21,8 +21,9 @@
 #include "pipeline/spool.h"
 
 /* How far the engine had processed a monitor's output, and what it had
- * counted and told by then: a page of the monitor's directory mapped
- * shared, written after each chunk the engine processes and each
+ * counted and told by then: mapped shared from the monitor's directory (the
+ * owner's part of its stdout spool's header; a file of its own in a
+ * directory an older engine made), written after each chunk the engine processes and each
  * notification (a few stores), read by the engine that takes the monitor
  * over (monitor_replay.c says how it is kept and replayed).
  *
@@ -54,7 +55,8 @@ typedef struct {
   int nspools;      /* made so far */
   KeepCheckpoint *ckpt; /* mapped; NULL: none (an older directory, or no
                            room for it, or its file cut short) */
-  int ckpt_guard;   /* its mapping's mapfile slot */
+  int ckpt_guard;   /* its mapping's mapfile slot; -1 in a spool */
+  bool ckpt_in_spool; /* it is the owner's part of spool[0]'s header (spool.h) */
   EventKeep events;  /* the event log's copy (eventkeep.h), opened by the monitor */
 } MonitorKeep;
 

@@ -58,19 +58,34 @@ spool_sum(const SpoolHeader *h)
   return x;
 }
 
-/* Maps the opened file of size SPOOL_HEADER_BYTES + cap into s. */
-static int
-spool_map(Spool *s, int fd, uint64_t cap, const char *name, VigilError *err)
+_Static_assert(sizeof(SpoolHeader) <= SPOOL_OWNER_OFFSET, "the header's fields fit before the "
+               "owner's part");
+_Static_assert(SPOOL_OWNER_OFFSET + SPOOL_OWNER_BYTES <= SPOOL_HEADER_BYTES,
+               "the owner's part fits the header");
+
+/* The header's size a spool of version v has. */
+static size_t
+spool_header_bytes(uint32_t version)
 {
-  void *map = mmap(NULL, SPOOL_HEADER_BYTES + cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  return version == 1 ? SPOOL_HEADER_V1_BYTES : SPOOL_HEADER_BYTES;
+}
+
+/* Maps the opened file of size header + cap (version's header) into s. */
+static int
+spool_map(Spool *s, int fd, uint32_t version, uint64_t cap, const char *name, VigilError *err)
+{
+  size_t header = spool_header_bytes(version);
+  void *map = mmap(NULL, header + cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED)
     return error_set(err, kErrInternal, "spool %s: mmap: %s", name, strerror(errno));
   s->fd = fd;
   s->map = map;
   s->h = map;
-  s->data = s->map + SPOOL_HEADER_BYTES;
+  s->header = header;
+  s->version = version;
+  s->data = s->map + header;
   s->cap = cap;
-  s->guard = mapfile_guard(map, SPOOL_HEADER_BYTES + cap);
+  s->guard = mapfile_guard(map, header + cap);
   return 0;
 }
 
@@ -110,7 +125,7 @@ spool_reserve(Spool *s, uint64_t upto)
   uint64_t to = (need + SPOOL_RESERVE_STEP - 1) / SPOOL_RESERVE_STEP * SPOOL_RESERVE_STEP;
   if (to > s->cap)
     to = s->cap;
-  int e = mapfile_reserve(s->fd, SPOOL_HEADER_BYTES + s->reserved, to - s->reserved);
+  int e = mapfile_reserve(s->fd, s->header + s->reserved, to - s->reserved);
   if (e != 0) {
     spool_break(s, false, "no room to grow it: %s", strerror(e));
     return false;
@@ -146,7 +161,7 @@ spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap, V
     error_set(err, kErrInternal, "spool %s: cannot size it: %s", name, strerror(errno));
     goto fail;
   }
-  if (spool_map(s, fd, cap, name, err) != 0)
+  if (spool_map(s, fd, SPOOL_VERSION, cap, name, err) != 0)
     goto fail;
   s->stream = stream;
   /* The header's page is written now: its block first. Without it the
@@ -190,13 +205,13 @@ spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
     why = "shorter than its header";
   else if (memcmp(h.magic, spool_magic, sizeof spool_magic) != 0)
     why = "not a spool (bad magic)";
-  else if (h.version != SPOOL_VERSION)
+  else if (h.version != SPOOL_VERSION && h.version != 1)
     why = "a spool of another version";
   else if (h.sum != spool_sum(&h))
     why = "its header's checksum does not match";
   else if (h.cap < SPOOL_MIN_CAP || h.cap > SPOOL_MAX_CAP || h.stream > 1)
     why = "its capacity or stream is out of bounds";
-  else if ((uint64_t)st.st_size != SPOOL_HEADER_BYTES + h.cap)
+  else if ((uint64_t)st.st_size != spool_header_bytes(h.version) + h.cap)
     why = "its size is not what its header declares";
   else if (h.cut > h.head)
     why = "its counters disagree (processed past what was written)";
@@ -206,7 +221,7 @@ spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
     close(fd);
     return error_set(err, kErrInternal, "spool %s refused: %s", name, why);
   }
-  if (spool_map(s, fd, h.cap, name, err) != 0) {
+  if (spool_map(s, fd, h.version, h.cap, name, err) != 0) {
     close(fd);
     return -1;
   }
@@ -276,7 +291,7 @@ spool_read(Spool *s, uint64_t offset, uint64_t limit)
   assert(s != NULL);
   struct stat st;
   if (!s->map_lost && s->map != NULL &&
-      (fstat(s->fd, &st) != 0 || (uint64_t)st.st_size < SPOOL_HEADER_BYTES + s->cap))
+      (fstat(s->fd, &st) != 0 || (uint64_t)st.st_size < s->header + s->cap))
     spool_break(s, true, "its file was cut short under it");
   if (s->map == NULL || !spool_whole(s))
     return capture_span(s->data, (size_t)s->cap, 0, s->head, s->head, offset, limit);
@@ -355,6 +370,18 @@ spool_lost(const Spool *s)
   return start > s->cut ? start - s->cut : 0;
 }
 
+/* See spool.h. A spool broken at its making has a header that may be a
+ * hole with no room behind it: nothing is written there. */
+void *
+spool_owner_area(Spool *s)
+{
+  assert(s != NULL);
+  if (s->map == NULL || s->version < 2 || !spool_readable(s) ||
+      memcmp(s->h->magic, spool_magic, sizeof spool_magic) != 0)
+    return NULL;
+  return s->map + SPOOL_OWNER_OFFSET;
+}
+
 /* See spool.h. */
 void
 spool_close(Spool *s)
@@ -362,7 +389,7 @@ spool_close(Spool *s)
   assert(s != NULL);
   if (s->map != NULL) {
     mapfile_unguard(s->guard);
-    munmap(s->map, SPOOL_HEADER_BYTES + s->cap);
+    munmap(s->map, s->header + s->cap);
   }
   if (s->fd >= 0)
     close(s->fd);

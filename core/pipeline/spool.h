@@ -15,12 +15,17 @@
  * counters are read from this process's copy, never from the mapping, so
  * a header page gone from under it reads nothing wrong.
  *
- * Layout: a 4096-byte header, then cap bytes in which absolute offset o is
- * at o mod cap. The header holds what never changes (magic, version,
- * stream, cap, under a checksum) and two counters: head, the bytes ever
- * appended, and cut, how far an engine has processed (set by its
- * checkpoints). Bytes evicted before the cut were processed; evicted past
- * it, they are lost, and spool_lost counts them.
+ * Layout: a header, then cap bytes in which absolute offset o is at o mod
+ * cap. The header holds what never changes (magic, version, stream, cap,
+ * under a checksum) and two counters: head, the bytes ever appended, and
+ * cut, how far an engine has processed (set by its checkpoints). Bytes
+ * evicted before the cut were processed; evicted past it, they are lost,
+ * and spool_lost counts them. Version 2 (made now) has a 512-byte header
+ * whose second half is the owner's (spool_owner_area: the monitor keeps its
+ * checkpoint in its stdout spool's), so the header, the checkpoint and the
+ * first bytes of data share one page: a quiet monitor's state costs a page
+ * per file, not two (issue 27). Version 1 (a 4096-byte header, no owner's
+ * area) is still read: a spool made by an engine before.
  *
  * One writer at a time: the engine while it is attached, the keeper while
  * it is not (the hand-over between them is the keeper protocol's).
@@ -34,8 +39,13 @@
 #include "pipeline/capture.h"
 #include "base/error.h"
 
-#define SPOOL_HEADER_BYTES 4096
-#define SPOOL_VERSION 1
+#define SPOOL_VERSION 2
+/* The header's size by version; the data follows it. */
+#define SPOOL_HEADER_V1_BYTES 4096
+#define SPOOL_HEADER_BYTES 512
+/* The owner's part of a version 2 header: its offset and size. */
+#define SPOOL_OWNER_OFFSET 256
+#define SPOOL_OWNER_BYTES 256
 /* The smallest and largest capacity a spool file may declare. */
 #define SPOOL_MIN_CAP 4096
 #define SPOOL_MAX_CAP ((uint64_t)1 << 30)
@@ -55,8 +65,11 @@ typedef struct Spool {
   int fd;
   char *map;       /* header and data, mapped shared */
   SpoolHeader *h;  /* at map */
-  char *data;      /* map + SPOOL_HEADER_BYTES */
+  char *data;      /* map + header */
   uint64_t cap;
+  size_t header;   /* the header's bytes: SPOOL_HEADER_BYTES, or a version 1
+                      file's SPOOL_HEADER_V1_BYTES */
+  uint32_t version;
   int stream;
   uint64_t head, cut; /* the header's counters as this process has them */
   uint64_t reserved;  /* the data's bytes [0, reserved) have their blocks */
@@ -115,6 +128,13 @@ void spool_set_cut(Spool *s, uint64_t offset);
 
 /* Bytes evicted before any engine processed them. */
 uint64_t spool_lost(const Spool *s);
+
+/* The owner's part of a version 2 header (SPOOL_OWNER_BYTES at
+ * SPOOL_OWNER_OFFSET, mapped shared with the rest), zeros when the spool
+ * was made; NULL for a version 1 spool and one whose header could not be
+ * written (spool_why). Valid until spool_close; a SIGBUS on its page
+ * (spool_readable turns false) means what is written there is lost. */
+void *spool_owner_area(Spool *s);
 
 /* Unmaps and closes (the file stays). */
 void spool_close(Spool *s);

@@ -30,7 +30,8 @@ from vigiltest import (VIGILD, Engine, alive, default_config, parent, run_tests,
                        stdio_only, wait_for, with_config)
 
 BOUND_S = 60
-SPOOL_HEADER = 4096
+SPOOL_HEADER = 512  # spool.h, version 2
+CKPT_AT = 256  # the owner's part of the header: the checkpoint (monitor_keep.c)
 SPOOL_CAP = 65536
 
 
@@ -52,14 +53,23 @@ def monitor_dir(e, mid):
     return os.path.join(state_dir(e), "monitors", mid)
 
 
+def ckpt_word(path, at):
+    """A 64-bit word of the monitor's checkpoint (monitor_keep.h), which lives
+    in the owner's part of its stdout spool's header (spool.h, version 2)."""
+    with open(path, "rb") as f:
+        f.seek(CKPT_AT + at)
+        return struct.unpack("<Q", f.read(8))[0]
+
+
 def spool(path):
     """A spool file's header (spool.c) and its kept bytes, oldest first."""
     with open(path, "rb") as f:
         raw = f.read()
     magic, version, stream, cap, _sum, head, cut = struct.unpack_from("<8sIIQQQQ", raw)
-    assert magic == b"VIGLSPOL" and version == 1, (magic, version)
+    assert magic == b"VIGLSPOL" and version == 2, (magic, version)
     start = max(0, head - cap)
     data = raw[SPOOL_HEADER:SPOOL_HEADER + cap]
+    assert len(raw) == SPOOL_HEADER + cap, (len(raw), cap)
     # Offset o is at o mod cap: the kept bytes wrap once the spool is full.
     kept = data[start % cap:] + data[:start % cap] if head >= cap else data[:head]
     return {"stream": stream, "cap": cap, "head": head, "cut": cut,
@@ -129,6 +139,31 @@ def test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted(e
     assert out["kept"].endswith(b"x\nmarker-end\n"), out["kept"][-40:]
     assert spool(os.path.join(monitor_dir(e, mid), "stderr"))["head"] == 0
     restart_on(e).close()  # sweeps the directory
+
+
+@socket_only
+def test_the_checkpoint_shares_the_stdout_spools_first_page(e):
+    # Issue 27: the header, the checkpoint and the first output share a page
+    # (spool version 2), so a quiet monitor holds no page for the checkpoint
+    # alone: there is no checkpoint file, and the word after the ring's next
+    # seq is read from the stdout spool's header.
+    e.call("session_open", session="agent")
+    mid = e.call("monitor_start", argv=["sh", "-c", "echo one; echo two; exec sleep 60"],
+                 patterns=["never"])["monitor_id"]
+    mdir = monitor_dir(e, mid)
+    stdout = os.path.join(mdir, "stdout")
+    wait_for(lambda: ckpt_word(stdout, 16) == len("one\ntwo\n"),
+             "the checkpoint's cut past the two lines")
+    assert ckpt_word(stdout, 32) == 3, ckpt_word(stdout, 32)  # the ring's next seq
+    with open(stdout, "rb") as f:
+        assert f.read(8) == b"VIGLSPOL"
+        f.seek(CKPT_AT)
+        assert f.read(8) == b"VIGLCKPT"
+        f.seek(SPOOL_HEADER)
+        assert f.read(8) == b"one\ntwo\n"  # on the same page as both
+    assert SPOOL_HEADER + 8 <= 4096
+    assert "checkpoint" not in os.listdir(mdir), os.listdir(mdir)
+    e.call("monitor_stop", monitor_id=mid)
 
 
 @socket_only
@@ -216,8 +251,8 @@ def test_line_numbers_and_counters_survive_a_take_over(e):
               'echo "ERROR after"; exit 0' % go)
     mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
     written = sum(len("line %d\n" % n) for n in range(1, 5001))
-    ckpt = os.path.join(monitor_dir(e, mid), "checkpoint")
-    wait_for(lambda: struct.unpack_from("<Q", open(ckpt, "rb").read(), 16)[0] == written,
+    ckpt = os.path.join(monitor_dir(e, mid), "stdout")
+    wait_for(lambda: ckpt_word(ckpt, 16) == written,
              "the engine to have processed the 5000 lines")
     kill_engine(e)
     open(go, "w").close()
@@ -243,12 +278,12 @@ def test_a_checkpoint_whose_next_seq_is_0_is_not_believed(e):
     script = ('printf "a\\nb\\n"; while [ ! -e "%s" ]; do sleep 0.02; done; echo "ERROR c"; '
               'exit 0' % go)
     mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
-    ckpt = os.path.join(monitor_dir(e, mid), "checkpoint")
-    wait_for(lambda: struct.unpack_from("<Q", open(ckpt, "rb").read(), 16)[0] == 4,
+    ckpt = os.path.join(monitor_dir(e, mid), "stdout")
+    wait_for(lambda: ckpt_word(ckpt, 16) == 4,
              "the engine to have processed the two lines")
     kill_engine(e)
     with open(ckpt, "r+b") as f:
-        f.seek(32)
+        f.seek(CKPT_AT + 32)
         f.write(struct.pack("<Q", 0))
     open(go, "w").close()
     with restart_on(e) as e2:
@@ -443,12 +478,12 @@ def test_a_crash_between_a_notification_and_its_checkpoint_tells_it_once(e):
                  patterns=["ERROR"], incidents=False)["monitor_id"]
     first = e.main.wait_notification(lambda n: n["monitor_id"] == mid, what="ERROR one")
     assert first["seq"] == 1, first
-    ckpt = os.path.join(monitor_dir(e, mid), "checkpoint")
-    wait_for(lambda: struct.unpack_from("<Q", open(ckpt, "rb").read(), 72)[0] == 1,
+    ckpt = os.path.join(monitor_dir(e, mid), "stdout")
+    wait_for(lambda: ckpt_word(ckpt, 72) == 1,
              "the checkpoint after the first notification")
     kill_engine(e)
     with open(ckpt, "r+b") as f:  # cut, next seq, counters, notifications: before the batch
-        f.seek(16)
+        f.seek(CKPT_AT + 16)
         f.write(struct.pack("<QQQQQQQQ", 0, 0, 1, 0, 0, 0, 0, 0))
     open(go, "w").close()
     with restart_on(e) as e2:
@@ -704,6 +739,7 @@ def test_without_a_state_directory_the_engine_is_the_parent(e):
 
 TESTS = [
     test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted,
+    test_the_checkpoint_shares_the_stdout_spools_first_page,
     test_a_restarted_engine_takes_over_a_running_monitor,
     test_lines_of_both_streams_printed_while_down_keep_their_order,
     test_line_numbers_and_counters_survive_a_take_over,

@@ -144,9 +144,98 @@ TEST(a_new_spool_is_sparse)
   struct stat st;
   CHECK_INT(fstat(s.fd, &st), 0);
   CHECK_INT(st.st_size, SPOOL_HEADER_BYTES + (1 << 20));
-  /* The header and the first step reserved ahead, not 1 MiB. */
-  CHECK((long long)st.st_blocks * 512 <= SPOOL_HEADER_BYTES + SPOOL_RESERVE_STEP);
+  /* The header and the first step reserved ahead (rounded to the file
+   * system's blocks), not 1 MiB. */
+  CHECK((long long)st.st_blocks * 512 <=
+        SPOOL_HEADER_BYTES + SPOOL_RESERVE_STEP + (long long)st.st_blksize);
   CHECK_INT(st.st_mode & 0777, 0600);
+  spool_close(&s);
+}
+
+/* Issue 27: the header, the owner's part (where a monitor keeps its
+ * checkpoint) and the first bytes of data share one page. The owner's part
+ * is zeros when made and kept across a reopen. */
+TEST(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "shared", 0, 4096, &err), 0);
+  unsigned char *area = spool_owner_area(&s);
+  CHECK(area != NULL);
+  if (area == NULL)
+    return;
+  for (int i = 0; i < SPOOL_OWNER_BYTES; i++)
+    CHECK_INT(area[i], 0);
+  CHECK((char *)area + SPOOL_OWNER_BYTES <= s.data && s.data - s.map == SPOOL_HEADER_BYTES);
+  CHECK(SPOOL_HEADER_BYTES + 100 < 4096); /* the first data bytes are on the header's page */
+  memcpy(area, "owner's words", 13);
+  CHECK(spool_append(&s, "hello\n", 6));
+  spool_close(&s);
+  struct stat st;
+  CHECK_INT(fstatat(root_fd, "shared", &st, 0), 0);
+  CHECK_INT(st.st_size, SPOOL_HEADER_BYTES + 4096);
+  CHECK_INT(spool_open(&s, root_fd, "shared", &err), 0);
+  area = spool_owner_area(&s);
+  CHECK(area != NULL && memcmp(area, "owner's words", 13) == 0);
+  char *got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "hello\n");
+  free(got);
+  spool_close(&s);
+}
+
+/* The 64-bit FNV-1a sum spool.c puts over a header's fixed fields. */
+static uint64_t
+fnv1a(const unsigned char *p, size_t n)
+{
+  uint64_t x = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < n; i++) {
+    x ^= p[i];
+    x *= 0x100000001b3ULL;
+  }
+  return x;
+}
+
+/* A spool an engine before made (version 1: a 4096-byte header, no owner's
+ * part) is still read: its data where that version had it, and no owner's
+ * part to write into. */
+TEST(a_version_1_spool_is_still_read)
+{
+  enum { kCap = 4096 };
+  unsigned char head[48] = {0};
+  memcpy(head, "VIGLSPOL", 8);
+  uint32_t version = 1, stream = 1;
+  uint64_t cap = kCap, sum, bytes = 6, cut = 0;
+  memcpy(head + 8, &version, 4);
+  memcpy(head + 12, &stream, 4);
+  memcpy(head + 16, &cap, 8);
+  sum = fnv1a(head, 24);
+  memcpy(head + 24, &sum, 8);
+  memcpy(head + kHeadAt, &bytes, 8);
+  memcpy(head + kCutAt, &cut, 8);
+  int fd = openat(root_fd, "v1", O_RDWR | O_CREAT | O_EXCL, 0600);
+  CHECK(fd >= 0);
+  CHECK_INT(ftruncate(fd, SPOOL_HEADER_V1_BYTES + kCap), 0);
+  CHECK_INT(pwrite(fd, head, sizeof head, 0), (long)sizeof head);
+  CHECK_INT(pwrite(fd, "older\n", 6, SPOOL_HEADER_V1_BYTES), 6);
+  close(fd);
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_open(&s, root_fd, "v1", &err), 0);
+  if (err.set) {
+    fprintf(stderr, "%s\n", err.msg);
+    return;
+  }
+  CHECK_INT(spool_stream(&s), 1);
+  char *got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "older\n");
+  free(got);
+  CHECK(spool_owner_area(&s) == NULL);
+  CHECK(spool_append(&s, "more\n", 5));
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "v1", &err), 0);
+  got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "older\nmore\n");
+  free(got);
   spool_close(&s);
 }
 
@@ -477,6 +566,8 @@ main(void)
   RUN(outlives_a_killed_writer);
   RUN(the_cut_never_moves_back_nor_past_the_head);
   RUN(a_new_spool_is_sparse);
+  RUN(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data);
+  RUN(a_version_1_spool_is_still_read);
   RUN(unsound_files_are_refused_with_the_reason);
   RUN(create_refuses_an_existing_name_and_bad_bounds);
   RUN(a_spool_cut_short_under_its_mapping_breaks_and_the_process_lives);
