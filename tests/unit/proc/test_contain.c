@@ -512,8 +512,9 @@ remove_groups(const char *dir, int depth)
     if (de->d_type != DT_DIR || de->d_name[0] == '.')
       continue;
     char sub[PATH_MAX + 256];
-    snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name);
-    remove_groups(sub, depth - 1);
+    int n = snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name);
+    if (n > 0 && (size_t)n < sizeof sub) /* a longer path is no group of ours */
+      remove_groups(sub, depth - 1);
   }
   if (d != NULL)
     closedir(d);
