@@ -138,6 +138,8 @@ vigild_drained(Engine *e)
   vigild.engine = NULL;
 }
 
+static void vigild_restart_now(void *unused);
+
 /* SIGUSR2: the graceful restart (handover.h), when there is something to
  * come back to: a state directory, and a socket to hand over. */
 static void
@@ -150,6 +152,19 @@ vigild_restart(void)
                    : NULL;
   if (no != NULL) {
     LOG_WARN("vigild", "SIGUSR2: no graceful restart: %s", no);
+    return;
+  }
+  /* Once every keeper being launched runs and is named in its spec. */
+  proc_keeper_launches_settled(vigild_restart_now, NULL);
+}
+
+/* The restart itself, once no keeper is being launched. */
+static void
+vigild_restart_now(void *unused)
+{
+  (void)unused;
+  if (vigild.signals_seen > 0) {
+    LOG_WARN("vigild", "SIGUSR2: no graceful restart: the engine is shutting down");
     return;
   }
   LOG_INFO("vigild", "SIGUSR2: restarting as %s (same pid %ld); every monitor goes on, and "

@@ -376,7 +376,7 @@ monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     opts.keeper = &keeper;
   }
   ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit,
-                             monitor__on_start};
+                             monitor__on_start, monitor__on_launched};
   if (proc_spawn(loop, &opts, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
     return NULL;
@@ -453,7 +453,7 @@ monitor_adopt(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec 
     free(m->label);
     m->label = xstrdup(m->id);
   }
-  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit, NULL};
+  ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit, NULL, NULL};
   po->tag = m->id;
   if (proc_adopt(loop, po, &callbacks, m, &m->proc, err) != 0) {
     monitor_free_parts(m);
@@ -777,6 +777,33 @@ monitor_data(const Monitor *m)
   return m->data;
 }
 
+/* The running program's keeper (and its pid: 0 until the hello) in the
+ * spec. */
+static void
+monitor_launched_edit(const Monitor *m, KeepSpec *ks, const void *ctx)
+{
+  (void)ctx;
+  ks->pid = m->pid;
+  ks->keeper = proc_keeper_pid(m->proc);
+}
+
+/* See monitor_internal.h. The spec was written when the start was made,
+ * before its keeper had a pid (it is launched off the loop, proc_spawn):
+ * a later engine takes over only the keeper its spec names, so it is
+ * named as soon as it runs. A spec not written yet (the launch answered
+ * inside the start) gets it from its first write. */
+void
+monitor__on_launched(void *data)
+{
+  Monitor *m = data;
+  if (m->keep == NULL || !m->spec_kept)
+    return;
+  VigilError err = VIGIL_ERROR_INIT;
+  if (!monitor__respec(m, monitor_launched_edit, NULL, &err))
+    LOG_WARN("monitor", "%s: its spec could not name its keeper (%s): a restarted engine "
+             "will not take it over", m->id, err.msg);
+}
+
 /* See monitor_internal.h. */
 bool
 monitor__respec(Monitor *m, void (*edit)(const Monitor *m, KeepSpec *ks, const void *ctx),
@@ -856,5 +883,7 @@ monitor_keep_spec(Monitor *m, const MonitorSpec *spec, const char *session, bool
   if (keepspec_write(m->keep->dir_fd, &ks, &err) != 0)
     LOG_WARN("monitor", "%s: its spec could not be kept (%s): a restarted engine will not "
              "take it over", m->id, err.msg);
+  else
+    m->spec_kept = true;
   free(patterns);
 }

@@ -121,6 +121,7 @@ struct Monitor {
   int open_handles;              /* timers not yet closed */
   bool timers_ready;
   bool starting;                 /* the first start waits for its keeper's hello */
+  bool spec_kept;                /* its spec was written (monitor_keep_spec) */
 
   int64_t started_at;            /* wall ms */
   int64_t ended_at;              /* wall ms, 0 while running */
@@ -394,6 +395,9 @@ void monitor__on_exit(void *data, const ProcExit *exit);
 /* proc.c's start callback (ProcCallbacks.on_start): a keeper's hello, for
  * the first start or a restart (monitor.c). */
 void monitor__on_start(void *data, const VigilError *err);
+/* proc.c's launch callback (ProcCallbacks.on_launched): a keeper launched
+ * off the loop runs; the spec is rewritten to name it (monitor.c). */
+void monitor__on_launched(void *data);
 /* The runtime cap and the idle timeout, armed by monitor_start. */
 void monitor__runtime_timer_cb(uv_timer_t *t);
 void monitor__idle_timer_cb(uv_timer_t *t);

@@ -628,13 +628,18 @@ monitor_keep_attach(int dir_fd, const KeepSpec *ks, ProcAdoptOptions *po)
   /* A spec written before the keeper's hello reached its engine (pid 0: a
    * start still in flight at a SIGUSR2 upgrade or a crash) names the keeper
    * only; the keeper, checked as the spec's, then tells the child. */
+  /* A spec written while its keeper was still being launched (keeper 0)
+   * names none: the keeper listening in the monitor's own directory, its
+   * hello's pid the socket's peer, is taken as its own. */
+  pid_t keeper = ks->keeper != 0 ? ks->keeper : cred.pid;
   if (hello.type != kKeeperHello ||
-      hello.n < 3 || hello.v[0] != KEEPER_PROTOCOL || hello.v[1] != ks->keeper ||
+      hello.n < 3 || hello.v[0] != KEEPER_PROTOCOL || hello.v[1] != keeper ||
       (ks->pid != 0 ? hello.v[2] != ks->pid : hello.v[2] <= 1 || hello.v[2] > INT32_MAX)) {
     close(fd);
     return "its keeper did not answer as the spec's";
   }
   po->pid = (pid_t)hello.v[2];
+  po->keeper = keeper;
   KeeperMsg attach = {kKeeperAttach, 0, {0}};
   if (!keeper_msg_send(fd, &attach) || !monitor_keep_recv(fd, &attached, fds, &nfds) ||
       attached.type != kKeeperAttached || attached.n < 5) {

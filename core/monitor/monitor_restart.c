@@ -290,7 +290,7 @@ monitor_respawn(Monitor *m)
     opts.keeper = &keeper;
   }
   ProcCallbacks callbacks = {monitor__on_output, monitor__on_eof, monitor__on_exit,
-                             monitor__on_start};
+                             monitor__on_start, monitor__on_launched};
   int rc = proc_spawn(m->loop, &opts, &callbacks, m, &m->proc, &err);
   if (m->keep != NULL && m->keep->listen_fd >= 0) {
     close(m->keep->listen_fd); /* the keeper holds it now (or nobody will) */

@@ -164,6 +164,13 @@ contain_set_keeper(Contain *c, pid_t keeper)
   c->keeper = keeper;
 }
 
+/* See contain.h. */
+void
+contain_set_launching(Contain *c, bool launching)
+{
+  c->launching = launching;
+}
+
 /* Appends every live process of the monitor (the child included): its
  * group's members, or, without one, the /proc walk from the child and the
  * orphans attributed to it; plus those orphans in either case (a process

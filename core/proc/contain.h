@@ -145,6 +145,12 @@ void contain_started(Contain *c, pid_t pid);
  * monitor's orphans are found under it. */
 void contain_set_keeper(Contain *c, pid_t keeper);
 
+/* While launching, c's keeper is being launched off the loop (proc_spawn.c)
+ * and has no pid here yet: it already runs as a child of the engine, so
+ * the sweep counts c as running and attributes the keeper to it by its
+ * tag rather than killing it as an orphan nobody owns. */
+void contain_set_launching(Contain *c, bool launching);
+
 /* Sends sig to everything the monitor holds (see the top). The child's pid
  * must still be ours: call only before it is reaped. Any signal but SIGSTOP
  * and SIGCONT also ends the duty cycle (the processes run, to act on it). */

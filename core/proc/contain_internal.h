@@ -28,6 +28,9 @@ struct Contain {
   ContainChild child;
   pid_t leader;             /* 0 until started */
   pid_t keeper;             /* the leader's parent when a keeper started it; 0: none */
+  bool launching;           /* its keeper is being launched off the loop: a child of
+                               ours with no pid here yet, which the sweep must
+                               attribute (by its tag), not take for a stray */
   bool ended;               /* contain_end ran: what is left is killed on sight */
   CpuLimit *cpulimit;       /* the duty cycle, while it runs */
   PidList stopped;          /* pids the duty cycle stopped with SIGSTOP */

@@ -84,7 +84,7 @@ contain_running(void)
 {
   size_t n = 0;
   for (Contain *c = contain__list; c != NULL; c = c->next)
-    n += c->leader > 0 && !c->ended;
+    n += (c->leader > 0 || c->launching) && !c->ended;
   return n;
 }
 

@@ -29,12 +29,12 @@
 
 /* --- freeing ------------------------------------------------------------- */
 
-/* Frees p once it is closed, reaped and every handle is through its close
- * callback. */
-static void
-proc_free_if_done(Proc *p)
+/* See proc_internal.h. */
+void
+proc__free_if_done(Proc *p)
 {
-  if (!p->closed || !p->reaped || p->handles > 0 || (p->keeper > 0 && !p->keeper_reaped))
+  if (!p->closed || !p->reaped || p->handles > 0 || (p->keeper > 0 && !p->keeper_reaped) ||
+      p->launching)
     return;
   proc_loop__unpause(p);
   proc_loop__remove(p);
@@ -52,7 +52,7 @@ proc_handle_closed(uv_handle_t *h)
 {
   Proc *p = h->data;
   p->handles--;
-  proc_free_if_done(p);
+  proc__free_if_done(p);
 }
 
 /* See proc_internal.h. A handle never initialised (the Proc is zeroed, so
@@ -288,7 +288,7 @@ proc__check(Proc *p)
     return;
   if (p->reaped) {
     proc__on_reaped(p);
-    proc_free_if_done(p);
+    proc__free_if_done(p);
     return;
   }
   bool seen_before = p->exit_seen;
@@ -296,7 +296,7 @@ proc__check(Proc *p)
     return;
   if (p->closed) {
     proc_reap(p);
-    proc_free_if_done(p);
+    proc__free_if_done(p);
     return;
   }
   if (seen_before) {

@@ -133,12 +133,18 @@ typedef struct {
    * nothing of it is left but the Proc, which the caller closes
    * (proc_close) and which calls nothing more. */
   void (*on_start)(void *data, const VigilError *err);
+  /* With a keeper only, before on_start: the keeper is running (it was
+   * launched off the loop, proc_spawn): proc_keeper_pid says its pid from
+   * now on. May be NULL. Not called when the launch failed (on_start says
+   * why) or the Proc was closed meanwhile. */
+  void (*on_launched)(void *data);
 } ProcCallbacks;
 
 typedef struct Proc Proc;
 
 /* Resolves and starts the program. With a keeper (opts->keeper) the start
- * is asynchronous: proc_spawn returns once the keeper is exec'd, and the
+ * is asynchronous: proc_spawn returns at once, the keeper's clone and exec
+ * run in libuv's thread pool (on_launched says when it runs), and the
  * keeper's first word (the child's pid, or why it did not start) is read
  * from the loop and handed to on_start; until then proc_pid is 0, nothing
  * is read from the pipes, and proc_stop only records the stop, which is
@@ -152,6 +158,13 @@ typedef struct Proc Proc;
  * cores, or a negative max_processes. */
 int proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *cb,
                void *data, Proc **out, VigilError *err);
+
+/* Calls cb(data) once no keeper is being launched (proc_spawn): now, or
+ * when the last launch in flight has its answer (its keeper named in its
+ * monitor's spec by then). The SIGUSR2 upgrade waits so, or the engine it
+ * executes would find monitors whose keeper was never started. One waiter
+ * at a time: a second replaces the first. */
+void proc_keeper_launches_settled(void (*cb)(void *data), void *data);
 
 /* A child an earlier engine started through a keeper, taken over by this
  * one (docs/restart.md): the keeper attached to this engine

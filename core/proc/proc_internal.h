@@ -110,6 +110,8 @@ struct Proc {
   uv_timer_t hello_timer; /* the hello bound; counted in handles */
   char *keeper_program; /* for a failure's message, until the hello */
   char *start_dir;      /* likewise, the child's directory */
+  bool launching;    /* the keeper's clone and exec run off the loop
+                        (proc_spawn.c): no keeper pid yet (keeper is 0) */
   bool stop_pending; /* proc_stop while starting: applied at the hello */
   int stop_sig;
   uint64_t stop_grace_ms;
@@ -158,6 +160,12 @@ void proc__pipe_release(void);
 int proc__prepare(const ProcSpawnOptions *opts, ProcDir *own, const ProcDir **dir,
                  char **program, VigilError *err);
 
+/* --- proc.c -------------------------------------------------------------- */
+
+/* Frees p once it is closed, reaped, every handle is through its close
+ * callback, its keeper is reaped and its launch is over. */
+void proc__free_if_done(Proc *p);
+
 /* --- proc_spawn.c -------------------------------------------------------- */
 
 /* Moves a new close-on-exec descriptor off 0, 1 or 2 (see proc_spawn.c).
@@ -183,6 +191,13 @@ int proc_keeper__entry(void *arg);
  * p->starting, its first message is the hello (proc_keeper__hello_begin
  * armed the bound): the pipes are read from then on, and on_start told. */
 int proc_keeper__watch(Proc *p, int fd);
+/* The start failed before or at the hello (step: the child's failed step,
+ * or 0 with what naming the cause; e its errno): nothing of the child is
+ * ours, and on_start says why. */
+void proc_keeper__start_failed(Proc *p, int step, const char *what, int e);
+/* Starts reading p's control socket (proc_keeper__watch does, unless p is
+ * launching: then the launch's end does, once the keeper's pid is known). */
+int proc_keeper__read_start(Proc *p);
 /* Arms p's hello bound (p->starting, its timer initialized here). */
 void proc_keeper__hello_begin(Proc *p);
 /* Fills err with a start failure's message: the child's failed step (a

@@ -124,7 +124,8 @@ proc_keeper_start_failed(Proc *p, int step, const char *what, int e)
 {
   p->starting = false;
   uv_timer_stop(&p->hello_timer);
-  kill(p->keeper, SIGKILL);
+  if (p->keeper > 0) /* none yet while it is launched (proc_spawn.c) */
+    kill(p->keeper, SIGKILL);
   p->exit_seen = p->reaped = p->finished = true; /* no child, no on_exit */
   if (p->ctl_open) {
     p->ctl_open = false;
@@ -138,6 +139,13 @@ proc_keeper_start_failed(Proc *p, int step, const char *what, int e)
   p->keeper_program = p->start_dir = NULL;
   if (p->cb.on_start != NULL)
     p->cb.on_start(p->data, &err);
+}
+
+/* See proc_internal.h. */
+void
+proc_keeper__start_failed(Proc *p, int step, const char *what, int e)
+{
+  proc_keeper_start_failed(p, step, what, e);
 }
 
 /* The hello bound passed: the keeper said nothing. */
@@ -274,9 +282,16 @@ proc_keeper__watch(Proc *p, int fd)
   int rc = uv_pipe_open(&p->ctl, fd);
   if (rc != 0)
     close(fd); /* not the handle's */
-  else
-    rc = uv_read_start((uv_stream_t *)&p->ctl, proc_keeper_alloc, proc_keeper_read);
+  else if (!p->launching) /* else once its pid is known: the hello must name it */
+    rc = proc_keeper__read_start(p);
   return rc;
+}
+
+/* See proc_internal.h. */
+int
+proc_keeper__read_start(Proc *p)
+{
+  return uv_read_start((uv_stream_t *)&p->ctl, proc_keeper_alloc, proc_keeper_read);
 }
 
 /* An adopted keeper's socket closed: the keeper is gone (it is not our
@@ -309,6 +324,8 @@ proc_keeper__check(Proc *p)
 {
   if (p->keeper_reaped || p->keeper_adopted)
     return p->keeper_reaped;
+  if (p->keeper <= 0) /* still being launched: nothing to wait for yet */
+    return !p->launching;
   pid_t r;
   do
     r = waitpid(p->keeper, NULL, WNOHANG);
@@ -354,6 +371,8 @@ proc_keeper__stop(Proc *p)
 {
   if (p->keeper_reaped)
     return;
+  if (p->keeper <= 0)
+    return; /* still being launched: the launch's end kills it (proc_spawn.c) */
   bool told = proc_keeper_send(p, kKeeperStop);
   if (p->keeper_adopted) {
     /* It kills everything, reaps the child and exits; an adopted keeper

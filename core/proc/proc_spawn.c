@@ -230,30 +230,41 @@ proc_launch_keeper_exec(ProcLaunch *l, const ProcSpawnOptions *opts, const ProcC
   x->report_fd = l->report[1];
 }
 
+static pid_t proc_clone(int (*entry)(void *), void *arg);
+
+/* What the child is given (proc_child.h): its program, arguments,
+ * descriptors, containment and environment. The environment is what the
+ * engine passes on (env_inherit), its line-buffering additions, then the
+ * caller's variables and the monitor's id (contain_env), which replace
+ * both; built here, as the child may not allocate (child->envp is the
+ * caller's to free). */
+static void
+proc_launch_child(ProcLaunch *l, const ProcSpawnOptions *opts, ProcChild *child)
+{
+  ChildLineBuffering lb = {opts->line_buffered, opts->line_buffered ? childenv_stdbuf() : NULL};
+  char **envp = childenv_build(opts->env_inherit, contain_env(l->contain), &lb);
+  *child = (ProcChild){l->path,
+                       opts->argv,
+                       envp,
+                       l->dir->fd,
+                       {l->in[0], l->out[0][1], l->out[1][1]},
+                       l->report[1],
+                       contain_child(l->contain),
+                       proc_child_open_max(),
+                       false,
+                       {0, 0}};
+  child->nofile_restore = proc__child_nofile(&child->nofile);
+}
+
 /* Forks the child, which runs proc_child and never returns here, or with a
  * keeper the keeper, which starts the child. Returns its pid, or -1 with
  * errno set. */
 static pid_t
 proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
 {
-  /* What the engine passes on (env_inherit), its line-buffering
-   * additions, then the caller's variables and the monitor's id
-   * (contain_env), which replace both. Built here: the child may not
-   * allocate. */
-  ChildLineBuffering lb = {opts->line_buffered, opts->line_buffered ? childenv_stdbuf() : NULL};
-  char **envp = childenv_build(opts->env_inherit, contain_env(l->contain), &lb);
-  long open_max = proc_child_open_max();
-  ProcChild child = {l->path,
-                     opts->argv,
-                     envp,
-                     l->dir->fd,
-                     {l->in[0], l->out[0][1], l->out[1][1]},
-                     l->report[1],
-                     contain_child(l->contain),
-                     open_max,
-                     false,
-                     {0, 0}};
-  child.nofile_restore = proc__child_nofile(&child.nofile);
+  ProcChild child;
+  proc_launch_child(l, opts, &child);
+  char **envp = child.envp;
   int (*entry)(void *) = proc_child_entry;
   void *arg = &child;
   ProcKeeperExec kx = {0};
@@ -263,6 +274,21 @@ proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
     arg = &kx;
   }
   l->start_ns = uv_hrtime();
+  pid_t pid = proc_clone(entry, arg);
+  int saved = errno;
+  free(kx.argv);
+  free(envp);
+  errno = saved;
+  return pid;
+}
+
+/* Clones a child that runs entry(arg) and execs, as vfork does: this thread
+ * waits until it has exec'd or exited. Returns its pid, or -1 with errno
+ * set. Any thread may call it (proc_keeper_launch_work does, from the
+ * thread pool). */
+static pid_t
+proc_clone(int (*entry)(void *), void *arg)
+{
   /* Every signal blocked across fork: the child must not run the engine's
    * handlers (libuv's would write into the loop's signal pipe) before it
    * has reset them. */
@@ -300,8 +326,6 @@ proc_launch_fork(ProcLaunch *l, const ProcSpawnOptions *opts)
   int saved = errno;
 #endif
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  free(kx.argv);
-  free(envp);
   errno = saved;
   return pid;
 }
@@ -397,7 +421,7 @@ proc_launch_adopt(ProcLaunch *l, const ProcSpawnOptions *opts, const ProcCallbac
                   void *data)
 {
   Proc *p = xcalloc(1, sizeof *p);
-  if (l->keeper > 0 && l->pid <= 0) {
+  if (opts->keeper != NULL && l->pid <= 0) {
     /* A keeper start: the child's pid comes with the hello, and a failure
      * then names the keeper or the directory. */
     p->keeper_program = xstrdup(opts->keeper->program);
@@ -508,6 +532,266 @@ proc__read_start(Proc *p)
   }
 }
 
+/* --- a keeper's launch, off the loop -------------------------------------- */
+
+/* A keeper's clone waits (CLONE_VFORK) until the keeper has exec'd: a
+ * fraction of a millisecond on a quiet machine, 3 to 5 ms measured while a
+ * burst of 1000 starts loaded it (issue 27), and all of it a stop of the
+ * loop when the loop waited. So a keeper start is launched from libuv's
+ * thread pool: the loop makes the pipes, the Proc and its handles; a pool
+ * thread clones and waits for the exec's report; the loop takes the answer
+ * (the keeper's pid, or why it did not start). The Proc is starting all the
+ * while, as it is until the hello, and launching until the answer, with no
+ * keeper pid: every path that signals or reaps a keeper checks for one. The
+ * clone's child reads only the launch's own copies (arguments, environment,
+ * descriptors), since the caller's options and descriptors may be gone by
+ * then (the monitor closes its listening socket once proc_spawn returns). */
+typedef struct {
+  uv_work_t req;
+  ProcLaunch l;            /* the pipes' child ends and the report pipe */
+  ProcKeeperExec x;        /* argv, envp and src are the launch's own */
+  int nsrc_dup;            /* x.src[0..nsrc_dup) are our duplicates */
+  Proc *p;
+  pid_t pid;               /* the keeper, once cloned */
+  int step, e;             /* why it did not start */
+  const char *what;
+  bool failed;
+  void *next;              /* the launch queued after this one */
+} ProcKeeperLaunch;
+
+/* One launch in the pool at a time, the rest queued in order: each keeper's
+ * exec competes with the loop for the machine's CPUs, so launching several
+ * at once only stops the loop's thread more often (measured on 2 cores). */
+static ProcKeeperLaunch *proc_launch_running, *proc_launch_head, *proc_launch_tail;
+/* Who waits for no launch to be in flight (proc_keeper_launches_settled). */
+static void (*proc_launch_settled_cb)(void *data);
+static void *proc_launch_settled_data;
+
+/* See proc.h. */
+void
+proc_keeper_launches_settled(void (*cb)(void *data), void *data)
+{
+  if (proc_launch_running == NULL && proc_launch_head == NULL) {
+    cb(data);
+    return;
+  }
+  proc_launch_settled_cb = cb;
+  proc_launch_settled_data = data;
+}
+
+/* Whether a keeper is launched from the pool: yes, unless
+ * VIGIL_TEST_SYNC_KEEPER_LAUNCH is set (the launch on the loop as before,
+ * for the A/B of bench/scale's start burst). */
+static bool
+proc_keeper_launch_async(void)
+{
+  static int async = -1;
+  if (async < 0)
+    async = getenv("VIGIL_TEST_SYNC_KEEPER_LAUNCH") == NULL;
+  return async == 1;
+}
+
+/* A copy of the NULL-terminated v in one allocation (the pointers, then the
+ * strings). */
+static char **
+proc_strv_copy(char *const *v)
+{
+  size_t n = 0, bytes = 0;
+  while (v[n] != NULL)
+    bytes += strlen(v[n++]) + 1;
+  char **out = xmalloc((n + 1) * sizeof *out + bytes);
+  char *text = (char *)(out + n + 1);
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(v[i]) + 1;
+    memcpy(text, v[i], len);
+    out[i] = text;
+    text += len;
+  }
+  out[n] = NULL;
+  return out;
+}
+
+/* Frees what the launch owns (its duplicates closed, the child's ends of
+ * its pipes closed: the keeper has its own by now, or never will). */
+static void
+proc_keeper_launch_free(ProcKeeperLaunch *k)
+{
+  for (int i = 0; i < k->nsrc_dup; i++)
+    close(k->x.src[i]);
+  proc_close_fd(&k->l.in[0]);
+  proc_close_fd(&k->l.out[0][1]);
+  proc_close_fd(&k->l.out[1][1]);
+  proc_close_fd(&k->l.ctl[1]);
+  proc_close_fd(&k->l.report[0]);
+  proc_close_fd(&k->l.report[1]);
+  free(k->x.argv);
+  free(k->x.envp);
+  free(k);
+}
+
+static void proc_keeper_launch_work(uv_work_t *req);
+static void proc_keeper_launch_done(uv_work_t *req, int status);
+
+/* Sends the next queued launch to the pool, if none runs. */
+static void
+proc_keeper_launch_next(uv_loop_t *loop)
+{
+  while (proc_launch_running == NULL && proc_launch_head != NULL) {
+    ProcKeeperLaunch *k = proc_launch_head;
+    proc_launch_head = k->next;
+    if (proc_launch_head == NULL)
+      proc_launch_tail = NULL;
+    k->next = NULL;
+    proc_launch_running = k;
+    if (uv_queue_work(loop, &k->req, proc_keeper_launch_work, proc_keeper_launch_done) != 0) {
+      /* No pool: the launch waits here, as it did before it had one. */
+      proc_keeper_launch_work(&k->req);
+      proc_keeper_launch_done(&k->req, 0);
+    }
+  }
+}
+
+/* In a pool thread: the clone, and the wait for the exec's report. */
+static void
+proc_keeper_launch_work(uv_work_t *req)
+{
+  ProcKeeperLaunch *k = req->data;
+  k->pid = proc_clone(proc_keeper__entry, &k->x);
+  k->e = errno;
+  proc_close_fd(&k->l.report[1]); /* so its read sees the exec's close */
+  if (k->pid <= 0) {
+    k->failed = true;
+    k->what = "fork";
+    return;
+  }
+  k->l.pid = k->pid;
+  if (proc_launch_failed(&k->l, &k->step, &k->e))
+    k->failed = true; /* reaped there */
+}
+
+/* On the loop: the launch's answer. A Proc closed meanwhile, or whose
+ * hello bound passed, is not started after all: its keeper is killed and
+ * left to be reaped. */
+static void
+proc_keeper_launch_done(uv_work_t *req, int status)
+{
+  ProcKeeperLaunch *k = req->data;
+  Proc *p = k->p;
+  p->launching = false;
+  contain_set_launching(p->contain, false);
+  if (status != 0 && !k->failed && k->pid == 0) {
+    k->failed = true; /* cancelled before it ran */
+    k->what = "launch";
+    k->e = ECANCELED;
+  }
+  if (!k->failed && (p->closed || !p->starting)) {
+    kill(k->pid, SIGKILL);
+    proc__leftovers_add(k->pid);
+    p->keeper_reaped = true;
+  } else if (!k->failed) {
+    p->keeper = k->pid;
+    contain_set_keeper(p->contain, p->keeper);
+    /* Its hello (which names its pid) is read from now on. */
+    int rc = p->ctl_open ? proc_keeper__read_start(p) : UV_EBADF;
+    if (rc != 0)
+      proc_keeper__start_failed(p, kChildKeeper, NULL, -rc);
+    else if (p->cb.on_launched != NULL)
+      p->cb.on_launched(p->data);
+  } else if (p->starting && !p->closed) {
+    proc_keeper__start_failed(p, k->step, k->step != 0 ? NULL : k->what, k->e);
+  }
+  uv_loop_t *loop = p->pl->loop;
+  proc_launch_running = NULL;
+  proc_keeper_launch_free(k);
+  proc__free_if_done(p);
+  proc_keeper_launch_next(loop);
+  if (proc_launch_running == NULL && proc_launch_settled_cb != NULL) {
+    void (*cb)(void *) = proc_launch_settled_cb;
+    proc_launch_settled_cb = NULL;
+    cb(proc_launch_settled_data);
+  }
+}
+
+/* proc_spawn with a keeper (see the top of this section): 0 with *out
+ * starting, its keeper launched from the pool, or -1 with err set and
+ * nothing left (what can be refused is refused here, before the launch). */
+static int
+proc_keeper_launch(ProcLaunch *l, uv_loop_t *loop, const ProcSpawnOptions *opts,
+                   const ProcCallbacks *cb, void *data, Proc **out, VigilError *err)
+{
+  const char *what = "prepare";
+  if (proc_launch_prepare(l, loop, opts, err) != 0)
+    goto fail;
+  if (proc_launch_pipes(l, opts->stdin_data != NULL, true, &what) != 0) {
+    proc__start_error(err, 0, what, errno, l->path, opts->keeper->program, l->dir->path);
+    goto fail;
+  }
+  ProcKeeperLaunch *k = xcalloc(1, sizeof *k);
+  k->l = (ProcLaunch){.own_dir = PROC_DIR_INIT,
+                      .out = {{-1, -1}, {-1, -1}},
+                      .in = {-1, -1},
+                      .report = {-1, -1},
+                      .ctl = {-1, -1},
+                      .pid = -1};
+  ProcChild child;
+  proc_launch_child(l, opts, &child);
+  proc_launch_keeper_exec(l, opts, &child, &k->x);
+  char **argv = k->x.argv, **envp = child.envp;
+  k->x.argv = proc_strv_copy(argv);
+  k->x.envp = proc_strv_copy(envp);
+  k->x.path = k->x.argv[0];
+  free(argv);
+  free(envp);
+  /* Every source descriptor duplicated: the launch's own until it ends. */
+  for (; k->nsrc_dup < k->x.nsrc; k->nsrc_dup++) {
+    int fd = fcntl(k->x.src[k->nsrc_dup], F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+      proc__start_error(err, 0, "dup", errno, l->path, opts->keeper->program, l->dir->path);
+      proc_keeper_launch_free(k);
+      goto fail;
+    }
+    k->x.src[k->nsrc_dup] = fd;
+  }
+  /* The child's ends and the report pipe go with the launch; the rest of
+   * l becomes the Proc's. */
+  k->l.out[0][1] = l->out[0][1];
+  k->l.out[1][1] = l->out[1][1];
+  k->l.in[0] = l->in[0];
+  k->l.report[0] = l->report[0];
+  k->l.report[1] = l->report[1];
+  k->l.ctl[1] = l->ctl[1];
+  k->x.report_fd = l->report[1];
+  l->out[0][1] = l->out[1][1] = l->in[0] = l->report[0] = l->report[1] = l->ctl[1] = -1;
+  l->start_ns = uv_hrtime();
+  l->pid = 0; /* the child's pid comes with the hello */
+  Proc *p = proc_launch_adopt(l, opts, cb, data);
+  p->launching = true;
+  proc_keeper__hello_begin(p);
+  int rc = proc_watch(p, l, opts);
+  if (rc != 0) {
+    proc_launch_abort(l);
+    proc_keeper_launch_free(k);
+    p->launching = false;
+    proc_close(p);
+    return error_set(err, kErrSpawnFailed, "watching the child's pipes: %s", uv_strerror(rc));
+  }
+  proc_loop__update_ref(p->pl);
+  k->p = p;
+  k->req.data = k;
+  contain_set_launching(p->contain, true);
+  if (proc_launch_tail != NULL)
+    proc_launch_tail->next = k;
+  else
+    proc_launch_head = k;
+  proc_launch_tail = k;
+  proc_keeper_launch_next(loop);
+  *out = p;
+  return 0;
+fail:
+  proc_launch_abort(l);
+  return -1;
+}
+
 /* See proc.h. Everything that can be refused is checked before the fork
  * (prepare); after it, a failure reaps the child before returning (fork);
  * a child that runs but cannot be watched is killed and reaped by the
@@ -523,6 +807,8 @@ proc_spawn(uv_loop_t *loop, const ProcSpawnOptions *opts, const ProcCallbacks *c
                   .report = {-1, -1},
                   .ctl = {-1, -1},
                   .pid = -1};
+  if (opts->keeper != NULL && proc_keeper_launch_async())
+    return proc_keeper_launch(&l, loop, opts, cb, data, out, err);
   if (proc_launch_prepare(&l, loop, opts, err) != 0 || proc_launch_start(&l, opts, err) != 0) {
     proc_launch_abort(&l);
     return -1;

@@ -261,7 +261,13 @@ keepspec_read(int dir_fd, KeepSpec *s, VigilError *err)
   ok = ok && statefile_get_int(W, m, "pid", 0, INT32_MAX, &v, err) && ((s->pid = (pid_t)v), true) &&
        (s->pid != 1 || (error_set(err, kErrInvalidParams, "spec: pid must be 0 or 2..%d, got 1",
                                   INT32_MAX), false));
-  ok = ok && statefile_get_int(W, m, "keeper", 2, INT32_MAX, &v, err) && ((s->keeper = (pid_t)v), true);
+  /* keeper 0: the spec was written while its keeper was being launched
+   * (proc_spawn), and an engine died before it was named; the keeper that
+   * listens in the monitor's directory is then taken as its own. */
+  ok = ok && statefile_get_int(W, m, "keeper", 0, INT32_MAX, &v, err) &&
+       ((s->keeper = (pid_t)v), true) &&
+       (s->keeper != 1 || (error_set(err, kErrInvalidParams, "spec: keeper must be 0 or 2..%d, "
+                                     "got 1", INT32_MAX), false));
   const msgpack_object *cpu = ok ? statefile_get(m, "cpu_limit") : NULL;
   if (ok && (cpu == NULL || (cpu->type != MSGPACK_OBJECT_FLOAT64 &&
                              cpu->type != MSGPACK_OBJECT_FLOAT32))) {

@@ -74,7 +74,7 @@ on_exit_cb(void *data, const ProcExit *x)
   }
 }
 
-static const ProcCallbacks callbacks = {on_output, on_eof, on_exit_cb, NULL};
+static const ProcCallbacks callbacks = {on_output, on_eof, on_exit_cb, NULL, NULL};
 
 static void
 run_init(Run *r)

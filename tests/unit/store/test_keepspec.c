@@ -96,6 +96,29 @@ TEST(the_start_map_is_kept_byte_for_byte)
   keepspec_free(&r);
 }
 
+/* Issue 27: a spec written while its keeper was still being launched off
+ * the loop names none (keeper 0) and is read back so; 1 is never a keeper. */
+TEST(a_spec_naming_no_keeper_yet_is_read_and_keeper_1_refused)
+{
+  char *argv[] = {"npm", "run", NULL};
+  char *patterns[] = {NULL};
+  KeepSpec w, r;
+  sample(&w, argv, patterns);
+  w.pid = 0;
+  w.keeper = 0;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(keepspec_write(root_fd, &w, &err), 0);
+  CHECK_INT(keepspec_read(root_fd, &r, &err), 0);
+  CHECK_INT(r.keeper, 0);
+  CHECK_INT(r.pid, 0);
+  keepspec_free(&r);
+  w.keeper = 1;
+  CHECK_INT(keepspec_write(root_fd, &w, &err), 0);
+  VigilError bad = VIGIL_ERROR_INIT;
+  CHECK_INT(keepspec_read(root_fd, &r, &bad), -1);
+  CHECK_CONTAINS(bad.msg, "keeper must be 0 or 2..");
+}
+
 /* Flips one byte of the file at offset at. */
 static void
 garble(off_t at)
@@ -161,6 +184,7 @@ main(void)
   root_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   RUN(what_is_written_is_read_back);
   RUN(the_start_map_is_kept_byte_for_byte);
+  RUN(a_spec_naming_no_keeper_yet_is_read_and_keeper_1_refused);
   RUN(a_garbled_or_torn_spec_is_refused);
   RUN(a_spec_open_to_others_or_out_of_bounds_is_refused);
   close(root_fd);
