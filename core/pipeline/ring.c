@@ -31,7 +31,10 @@
  * UTF-8 character boundary and flagged kLineTruncated; with max_lines 0 a
  * pushed line gets its seq and is counted as dropped at once; a raw line
  * whose bytes its capture no longer holds when it is pushed (a read longer
- * than the capture) is copied, since its text is at hand.
+ * than the capture) is dropped at once with every older line, as ring_trim
+ * would drop it a moment later, so what the ring holds does not depend on
+ * how the bytes were read; a raw line longer than max_bytes (which the
+ * settings rule out: ring_max_bytes >= line_max_bytes) is copied and cut.
  */
 #include "pipeline/ring.h"
 
@@ -306,9 +309,16 @@ ring_push_raw(Ring *r, int stream, const char *text, size_t len, const Capture *
   if (!ring_count(r, stream, pattern, flags, &seq))
     return seq;
   r->capture[stream] = capture;
-  if (len > r->max_bytes || len > UINT32_MAX || offset < capture_start(capture) ||
-      offset + len > capture->total) {
-    ring_copy(r, seq, stream, text, len, pattern, flags);
+  if (offset < capture_start(capture)) {
+    /* Gone before it came (a read longer than the capture): as ring_trim
+     * would have it, the line and every older one are dropped. */
+    while (r->count > 0)
+      ring_evict(r);
+    r->counters.dropped++;
+    return seq;
+  }
+  if (len > r->max_bytes || len > UINT32_MAX || offset + len > capture->total) {
+    ring_copy(r, seq, stream, text, len, pattern, flags); /* cut, or not the bytes */
     return seq;
   }
   if (len > r->scratch_cap) {

@@ -89,10 +89,11 @@ uint64_t ring_push(Ring *r, int stream, const char *text, size_t len, int patter
                    unsigned flags);
 
 /* As ring_push, for a text that is also capture's bytes [offset,
- * offset + len) of the stream: kept as that offset while capture holds all
- * of them (and len <= max_bytes), copied as ring_push does otherwise. A
- * stream's kept lines all come from one capture, which must outlive the
- * ring's lines. */
+ * offset + len) of the stream: kept as that offset. When capture holds
+ * them no longer (a read longer than the capture), the line is dropped at
+ * once with every older line, as ring_trim does; a text longer than
+ * max_bytes is copied as ring_push does. A stream's kept lines all come
+ * from one capture, which must outlive the ring's lines. */
 uint64_t ring_push_raw(Ring *r, int stream, const char *text, size_t len,
                        const Capture *capture, uint64_t offset, int pattern, unsigned flags);
 
