@@ -50,7 +50,13 @@ monitor_on_line(void *ctx, const Line *line)
   if (m->npatterns > 0 && monitor_matches_stream(m, ms->stream))
     pattern = match_line_in_chunk(m->patterns, &ms->chunk, line->text, line->len);
   uint64_t nr = ++m->stream_nr[ms->stream];
-  uint64_t seq = ring_push(&m->ring, ms->stream, line->text, line->len, pattern, line->flags);
+  /* A line that is its raw bytes is kept as their offset in the capture
+   * (ring.h), which holds them already. */
+  uint64_t seq = line->raw ? ring_push_raw(&m->ring, ms->stream, line->text, line->len,
+                                           &m->capture[ms->stream], line->offset, pattern,
+                                           line->flags)
+                           : ring_push(&m->ring, ms->stream, line->text, line->len, pattern,
+                                       line->flags);
   if (m->replay_silent)
     return; /* already told by the engine before (monitor_replay) */
   monitor_on_line_pass(ms, line, seq, pattern, nr);
@@ -109,22 +115,25 @@ monitor__on_output(void *data, StreamId stream, const char *buf, size_t len)
   m->stream_bytes[stream] += len;
   m->last_output_mono = uv_now(m->loop);
   capture_write(&m->capture[stream], buf, len);
+  /* The ring's kept lines whose bytes the capture just evicted go too. */
+  ring_trim(&m->ring);
   if (m->capture[stream].spool_left && !m->capture_left_told[stream])
     monitor_tell_capture_left(m, stream);
-  monitor__take(m, stream, buf, len);
+  monitor__take(m, stream, m->capture[stream].total - len, buf, len);
   monitor__checkpoint(m);
 }
 
 /* Splits, matches and keeps bytes of a stream (captured already). */
 /* See monitor_internal.h. */
 void
-monitor__take(Monitor *m, StreamId stream, const char *buf, size_t len)
+monitor__take(Monitor *m, StreamId stream, uint64_t at, const char *buf, size_t len)
 {
   uint64_t lines_before = m->ring.counters.lines;
   /* Clean lines are handed on as pointers into buf, so buf is searched for
    * the patterns' literals once instead of line by line; the chunk is
    * forgotten before buf is reused. */
   match_chunk_begin(&m->streams[stream].chunk, buf, len);
+  m->linebuf[stream].offset = at;
   linebuf_feed(&m->linebuf[stream], buf, len, monitor_on_line, &m->streams[stream]);
   match_chunk_begin(&m->streams[stream].chunk, NULL, 0);
   if (m->ring.counters.lines != lines_before && !m->replay_silent)

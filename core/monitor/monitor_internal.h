@@ -314,8 +314,9 @@ void monitor__event_incident(Monitor *m, EventType type, int pattern, const char
 void monitor__on_output(void *data, StreamId stream, const char *buf, size_t len);
 void monitor__on_eof(void *data, StreamId stream);
 /* Processes a chunk of a stream as if just read (the intake's work, which
- * the replay reuses for what the spools hold). */
-void monitor__take(Monitor *m, StreamId stream, const char *buf, size_t len);
+ * the replay reuses for what the spools hold); `at` is the absolute offset
+ * of buf[0] in the stream, whose capture holds buf already. */
+void monitor__take(Monitor *m, StreamId stream, uint64_t at, const char *buf, size_t len);
 /* Closes the open batch and delivers it, unless the rate limit withholds it. */
 void monitor__flush(Monitor *m);
 /* Hands over an output notification that is no batch (a restart's, a

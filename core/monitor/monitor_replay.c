@@ -33,9 +33,9 @@ monitor_replay_range(Monitor *m, StreamId stream, uint64_t from, uint64_t to, bo
     if (s.n1 + s.n2 == 0)
       break;
     if (s.n1 > 0)
-      monitor__take(m, stream, s.p1, s.n1);
+      monitor__take(m, stream, s.offset, s.p1, s.n1);
     if (s.n2 > 0)
-      monitor__take(m, stream, s.p2, s.n2);
+      monitor__take(m, stream, s.offset + s.n1, s.p2, s.n2);
     from = s.offset + s.n1 + s.n2;
     if (!silent)
       m->stream_bytes[stream] = from;

@@ -183,9 +183,11 @@ linebuf_skip_escape(const unsigned char *p, const unsigned char *end)
 
 /* Writes the sanitized form of raw[0..len) to out (see linebuf.h): runs of
  * plain bytes are copied whole, escapes are skipped, NUL and invalid UTF-8
- * become U+FFFD. Returns the output length. */
-size_t
-linebuf_sanitize(const char *raw, size_t len, char *out, unsigned *flags)
+ * become U+FFFD. Returns the output length; *repaired says whether the
+ * output differs from raw (valid UTF-8 without ESC or NUL is copied as
+ * it is). */
+static size_t
+linebuf_sanitize_into(const char *raw, size_t len, char *out, unsigned *flags, bool *repaired)
 {
   const unsigned char *p = (const unsigned char *)raw;
   const unsigned char *end = p + len;
@@ -204,9 +206,11 @@ linebuf_sanitize(const char *raw, size_t len, char *out, unsigned *flags)
       memcpy(o, linebuf_replacement, 3);
       o += 3;
       *flags |= kLineBinary;
+      *repaired = true;
       p++;
     } else if (*p == LINEBUF_ESC) {
       p = linebuf_skip_escape(p, end);
+      *repaired = true;
     } else {
       /* An invalid sequence spans its maximal subpart, which becomes one
        * U+FFFD, as Unicode and WHATWG recommend. */
@@ -218,11 +222,20 @@ linebuf_sanitize(const char *raw, size_t len, char *out, unsigned *flags)
       } else {
         memcpy(o, linebuf_replacement, 3);
         o += 3;
+        *repaired = true;
       }
       p += n;
     }
   }
   return (size_t)(o - out);
+}
+
+/* See linebuf.h. */
+size_t
+linebuf_sanitize(const char *raw, size_t len, char *out, unsigned *flags)
+{
+  bool repaired = false;
+  return linebuf_sanitize_into(raw, len, out, flags, &repaired);
 }
 
 /* The most bytes linebuf_sanitize can write for len input bytes: every byte
@@ -242,13 +255,16 @@ linebuf_init(Linebuf *lb, size_t line_max_bytes)
   lb->line_max = line_max_bytes;
 }
 
-/* Hands text[0..n) on as one line, sanitizing it into scratch unless the
- * caller knows it holds no special byte. Counts it. */
+/* Hands text[0..n), the stream's bytes from offset, on as one line,
+ * sanitizing it into scratch unless the caller knows it holds no special
+ * byte. Counts it. */
 static void
-linebuf_emit_text(Linebuf *lb, const char *text, size_t n, unsigned flags, bool clean,
-                  LinebufEmit emit, void *ctx)
+linebuf_emit_text(Linebuf *lb, const char *text, size_t n, uint64_t offset, unsigned flags,
+                  bool clean, LinebufEmit emit, void *ctx)
 {
   Line line;
+  line.offset = offset;
+  line.raw = (flags & kLineTruncated) == 0;
   if (clean || linebuf_find_special(text, text + n) == text + n) {
     line.text = text;
     line.len = n;
@@ -264,8 +280,10 @@ linebuf_emit_text(Linebuf *lb, const char *text, size_t n, unsigned flags, bool 
       lb->scratch = xmalloc(cap);
       lb->scratch_cap = cap;
     }
-    line.len = linebuf_sanitize(text, n, lb->scratch, &flags);
+    bool repaired = false;
+    line.len = linebuf_sanitize_into(text, n, lb->scratch, &flags, &repaired);
     line.text = lb->scratch;
+    line.raw = line.raw && !repaired;
   }
   line.flags = flags;
   lb->lines++;
@@ -327,7 +345,7 @@ linebuf_emit_held(Linebuf *lb, bool at_eof, LinebufEmit emit, void *ctx)
     flags |= kLineUnterminated;
   lb->hold_len = 0;
   lb->hold_flags = 0;
-  linebuf_emit_text(lb, text, n, flags, false, emit, ctx);
+  linebuf_emit_text(lb, text, n, lb->hold_offset, flags, false, emit, ctx);
 }
 
 /* Hands on the raw line p[0, raw) (its newline not included), which lies
@@ -346,7 +364,7 @@ linebuf_emit_line(Linebuf *lb, const char *p, size_t raw, bool clean, LinebufEmi
     lb->discarded_bytes += raw - n;
     flags = kLineTruncated;
   }
-  linebuf_emit_text(lb, p, n, flags, clean, emit, ctx);
+  linebuf_emit_text(lb, p, n, lb->offset + (uint64_t)(p - lb->chunk), flags, clean, emit, ctx);
 }
 
 #ifdef LINEBUF_AVX2
@@ -460,11 +478,15 @@ linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, void *
   const char *end = data + len;
   if (len == 0)
     return;
+  lb->chunk = data;
   if (lb->hold_len > 0 || (lb->hold_flags & kLineTruncated)) {
     const char *nl = memchr(p, '\n', len);
     linebuf_hold_append(lb, p, (size_t)((nl ? nl : end) - p));
-    if (nl == NULL)
+    if (nl == NULL) {
+      lb->offset += len;
+      lb->chunk = NULL;
       return;
+    }
     linebuf_emit_held(lb, false, emit, ctx);
     p = nl + 1;
   }
@@ -476,8 +498,13 @@ linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, void *
   else
 #endif
     p = linebuf_split_portable(lb, p, end, emit, ctx);
-  if (p < end)
+  if (p < end) {
+    if (lb->hold_len == 0 && !(lb->hold_flags & kLineTruncated))
+      lb->hold_offset = lb->offset + (uint64_t)(p - data);
     linebuf_hold_append(lb, p, (size_t)(end - p));
+  }
+  lb->offset += len;
+  lb->chunk = NULL;
 }
 
 /* Hands on the held partial line, if any, marked kLineUnterminated; the

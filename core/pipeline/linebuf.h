@@ -31,6 +31,10 @@ typedef struct {
   const char *text;  /* sanitized UTF-8; valid only during the callback; not NUL-terminated */
   size_t len;
   unsigned flags;    /* kLine* */
+  bool raw;          /* text is the stream's bytes [offset, offset + len) as read:
+                        nothing repaired, not truncated (a newline and a CRLF's CR
+                        are not part of a text) */
+  uint64_t offset;   /* absolute offset in the stream of the line's first byte */
 } Line;
 
 typedef void (*LinebufEmit)(void *ctx, const Line *line);
@@ -43,6 +47,11 @@ typedef struct {
   unsigned hold_flags;   /* kLineTruncated once the held line passed line_max */
   char *scratch;         /* sanitizing output, lazily allocated */
   size_t scratch_cap;
+  uint64_t offset;       /* absolute offset in the stream of the next byte fed; 0 at
+                            init, its owner sets it when a feed does not follow the
+                            last one (a restart resumes a stream mid-way) */
+  uint64_t hold_offset;  /* absolute offset of the held line's first byte */
+  const char *chunk;     /* the data being fed, at offset */
   /* Counters. */
   uint64_t lines;            /* lines handed on */
   uint64_t truncated_lines;  /* lines cut at line_max */
@@ -51,7 +60,8 @@ typedef struct {
 
 void linebuf_init(Linebuf *lb, size_t line_max_bytes);
 
-/* Splits data into lines and calls emit for each completed one, in order. */
+/* Splits data into lines and calls emit for each completed one, in order.
+ * data is the stream's bytes from lb->offset on, which moves past them. */
 void linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, void *ctx);
 
 /* The stream ended: hands on the held partial line, if any, marked

@@ -35,11 +35,15 @@ const SettingSpec settings_table[] = {
   INT_SETTING("monitor.line_max_bytes", line_max_bytes, 8192, 256, 1048576, "bytes",
               "longest line kept; the rest of a longer line is discarded and counted"),
   INT_SETTING("monitor.capture_max_bytes", capture_max_bytes, 1048576, 4096, 1073741824,
-              "bytes", "raw bytes kept per stream (the last ones) for monitor_logs"),
+              "bytes", "raw bytes kept per stream (the last ones) for monitor_logs; the ring's "
+              "plain lines are read from them, so a line whose bytes are gone leaves "
+              "monitor_output too (counted as dropped)"),
   INT_SETTING("monitor.ring_max_lines", ring_max_lines, 1000, 1, 1000000, "lines",
-              "lines kept per monitor for monitor_output"),
+              "lines kept per monitor for monitor_output (fewer when capture_max_bytes "
+              "holds fewer)"),
   INT_SETTING("monitor.ring_max_bytes", ring_max_bytes, 1048576, 4096, 1073741824, "bytes",
-              "text bytes kept per monitor for monitor_output"),
+              "copied line text kept per monitor for monitor_output: lines that needed "
+              "repair (ANSI, NUL, bad UTF-8) or were cut; plain lines stay in the capture"),
   INT_SETTING("monitor.max_patterns", max_patterns, 32, 1, 32, "patterns",
               "patterns per monitor"),
   INT_SETTING("monitor.pattern_max_length", pattern_max_length, 512, 1, 65536, "bytes",
@@ -301,6 +305,19 @@ settings_render_markdown(StrBuf *out)
               "`timeout_ms`, `idle_timeout_ms` and `memory_limit` take the same strings.\n"
               "On the command line (`vigil`, docs/cli.md) a bare number is seconds, as\n"
               "for `sleep(1)`. The wire takes numbers only.\n\n"
+              "## The ring and the capture\n\n"
+              "`monitor_output`'s lines (the ring) and `monitor_logs`' raw bytes (the\n"
+              "capture, one per stream) share their bytes: a line whose text is its raw\n"
+              "bytes (no ANSI escape, NUL or invalid UTF-8 repaired, not cut) is kept as\n"
+              "its place in the capture, not copied. The ring's lines are then bounded by\n"
+              "`monitor.ring_max_lines`, by `monitor.ring_max_bytes` for the lines it\n"
+              "copies (those that needed repair or were cut), and by what\n"
+              "`monitor.capture_max_bytes` keeps: once the capture drops a line's bytes,\n"
+              "that line and every older one leave the ring, counted in\n"
+              "`counters.dropped`. So a plain line longer than\n"
+              "`monitor.capture_max_bytes` (set below `monitor.line_max_bytes`) is never\n"
+              "kept. With the defaults (1 MiB of capture per stream, 1000 lines)\n"
+              "the ring holds its 1000 lines unless they average over 1 KiB.\n\n"
               "## The settings\n\n"
               "| setting | default | bounds | meaning |\n"
               "|---|---|---|---|\n");

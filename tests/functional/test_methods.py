@@ -504,6 +504,33 @@ test_monitor_logs_paging_after_eviction_starts_at_the_oldest_kept_byte.config = 
     lambda: default_config(monitor={"capture_max_bytes": 4096})
 
 
+def test_the_ring_keeps_what_the_capture_keeps_and_counts_the_rest(e):
+    # Issue 27: the ring's plain lines are offsets into the capture, so a
+    # small capture_max_bytes (4 KiB) bounds them: of 3000 lines the ring
+    # keeps those whose bytes the capture still has (fewer than
+    # ring_max_lines), each reading as the process wrote it, and counts the
+    # others as dropped.
+    e.call("session_open", session="agent")
+    mid = e.call("monitor_start", argv=["seq", "1", "3000"])["monitor_id"]
+    e.main.wait_ending(mid)
+    lines = e.call("monitor_output", monitor_id=mid)["lines"]
+    counters = e.call("monitor_status", monitor_id=mid)["counters"]
+    assert counters["lines"] == 3000, counters
+    assert 0 < len(lines) < 1000, len(lines)
+    assert all(l["text"] == str(l["seq"]) for l in lines), lines[:3]
+    assert lines[-1]["seq"] == 3000 and [l["seq"] for l in lines] == \
+        list(range(3001 - len(lines), 3001))
+    # The oldest kept line's bytes lie within the stream's last 4096 bytes,
+    # and the line before it did not fit there.
+    assert sum(len(l["text"]) + 1 for l in lines) <= 4096
+    assert sum(len(l["text"]) + 1 for l in lines) + len(str(lines[0]["seq"] - 1)) + 1 > 4096
+    assert counters["dropped"] == 3000 - len(lines), counters
+
+
+test_the_ring_keeps_what_the_capture_keeps_and_counts_the_rest.config = \
+    lambda: default_config(monitor={"capture_max_bytes": 4096})
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         test_ping_and_api_info,
@@ -532,4 +559,5 @@ if __name__ == "__main__":
         test_notification_shape,
         test_monitor_logs_pages_with_more_and_next_offset,
         test_monitor_logs_paging_after_eviction_starts_at_the_oldest_kept_byte,
+        test_the_ring_keeps_what_the_capture_keeps_and_counts_the_rest,
     ]))

@@ -5,7 +5,8 @@
  * refused with the reason. A spool whose file is cut short under it, or
  * that finds no room (a small tmpfs, mounted when the test runs as root),
  * breaks instead of raising SIGBUS, and a capture on it goes on in memory,
- * counting.
+ * counting; ring lines kept as offsets into it (ring.h) read on from
+ * memory, or leave the ring counted, never reading other bytes.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -21,7 +22,9 @@
 #include "check.h"
 #include "base/mapfile.h"
 #include "base/memory.h"
+#include "pipeline/ring.h"
 #include "pipeline/spool.h"
+#include "spec/stream.h"
 
 static char test_root[64];
 static int root_fd = -1;
@@ -464,6 +467,114 @@ TEST(a_full_file_system_breaks_a_spool_that_keeps_what_it_had)
   small_tmpfs_gone("small", fd);
 }
 
+/* Writes a line to c as the intake does and keeps it in r as its offset. */
+static void
+ring_line_to(Ring *r, Capture *c, const char *text)
+{
+  uint64_t at = c->total;
+  size_t n = strlen(text);
+  capture_write(c, text, n);
+  capture_write(c, "\n", 1);
+  ring_trim(r);
+  ring_push_raw(r, kStreamStdout, text, n, c, at, -1, 0);
+}
+
+TEST(ring_lines_kept_in_a_spool_cut_short_never_read_other_bytes)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "ringcut", 0, 65536, &err), 0);
+  if (err.set)
+    return;
+  Capture c;
+  capture_init(&c, 65536);
+  capture_use_spool(&c, &s);
+  Ring r;
+  ring_init(&r, 100, 4096);
+  ring_line_to(&r, &c, "one");
+  ring_line_to(&r, &c, "two");
+  RingLine last = ring_last(&r);
+  CHECK_MEM(last.text, last.len, "two");
+  CHECK(r.arena == NULL);
+  CHECK_INT(ftruncate(s.fd, 100), 0);
+  last = ring_last(&r); /* no SIGBUS, no zeros: an empty text */
+  CHECK(last.text != NULL);
+  CHECK_INT(last.len, 0);
+  /* The next write leaves the spool for memory without its bytes: the
+   * lines kept in it leave the ring, counted, and new ones read on. */
+  ring_line_to(&r, &c, "three");
+  CHECK(c.spool_left);
+  CHECK_INT(r.counters.dropped, 2);
+  CHECK_INT(r.count, 1);
+  last = ring_last(&r);
+  CHECK_MEM(last.text, last.len, "three");
+  CHECK_INT(last.seq, 3);
+  ring_free(&r);
+  capture_free(&c);
+  spool_close(&s);
+}
+
+/* The text of line i of the next test: its number and letters enough to
+ * fill 200 bytes. */
+static void
+spool_ring_text(int i, char *text, size_t size)
+{
+  int n = snprintf(text, size, "%06d ", i);
+  for (size_t j = (size_t)n; j < size - 1; j++)
+    text[j] = (char)('a' + (i + (int)j) % 26);
+  text[size - 1] = '\0';
+}
+
+static void
+spool_ring_check(void *ctx, const RingLine *line)
+{
+  int *first = ctx;
+  char want[200];
+  spool_ring_text(*first + (int)line->seq - 1, want, sizeof want);
+  CHECK_MEM(line->text, line->len, want);
+}
+
+TEST(ring_lines_kept_in_a_full_spool_read_on_from_memory)
+{
+  /* The spool breaks for want of room while it can still be read: the
+   * capture takes its bytes to memory at the same absolute offsets, so
+   * every line the ring kept in the spool reads the same from memory. */
+  int fd = small_tmpfs("ringfull", 256 << 10);
+  if (fd < 0)
+    return;
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, fd, "full", 0, 1 << 20, &err), 0);
+  if (err.set) {
+    small_tmpfs_gone("ringfull", fd);
+    return;
+  }
+  Capture c;
+  capture_init(&c, 1 << 20);
+  capture_use_spool(&c, &s);
+  Ring r;
+  ring_init(&r, 1000, 4096);
+  int first = 0, i = 0;
+  char text[200];
+  for (; !c.spool_left && i < 10000; i++) {
+    spool_ring_text(i, text, sizeof text);
+    ring_line_to(&r, &c, text);
+  }
+  CHECK(c.spool_left);
+  CHECK(spool_readable(&s));
+  for (int k = 0; k < 10; k++, i++) {
+    spool_ring_text(i, text, sizeof text);
+    ring_line_to(&r, &c, text);
+  }
+  CHECK_INT(r.count, 1000);
+  CHECK(r.arena == NULL);
+  CHECK_INT(ring_query(&r, kRingAll, 0, 0, spool_ring_check, &first), 1000);
+  ring_free(&r);
+  capture_free(&c);
+  spool_close(&s);
+  small_tmpfs_gone("ringfull", fd);
+}
+
 TEST(a_spool_made_with_no_room_for_its_header_is_broken_from_the_start)
 {
   int fd = small_tmpfs("none", 4096);
@@ -573,6 +684,8 @@ main(void)
   RUN(a_spool_cut_short_under_its_mapping_breaks_and_the_process_lives);
   RUN(a_capture_whose_spool_is_cut_short_goes_on_in_memory_counting);
   RUN(a_full_file_system_breaks_a_spool_that_keeps_what_it_had);
+  RUN(ring_lines_kept_in_a_spool_cut_short_never_read_other_bytes);
+  RUN(ring_lines_kept_in_a_full_spool_read_on_from_memory);
   RUN(a_spool_made_with_no_room_for_its_header_is_broken_from_the_start);
   RUN(a_sigbus_that_is_not_a_guarded_mapping_s_still_ends_the_process);
   RUN(a_broken_precondition_ends_the_process_by_its_assert);
