@@ -27,6 +27,7 @@ packages=(
   python3 python3-msgpack               # the example gateway and functional tests
   python3-pip python3-setuptools python3-wheel  # pip install ./clients/python, offline (its test)
   strace                                # bench/idle counts the engine's wake-ups with it
+  musl-tools                            # vigil-keeper is linked against musl (its private memory; CMakeLists.txt)
   scdoc                                 # the man pages (docs/man/*.scd)
   tmux                                  # tests/harness: Claude Code's interactive mode needs a terminal
   zsh fish                              # completions/: their scripts are parsed and asked (test_cli_completion.py)

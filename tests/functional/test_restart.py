@@ -211,6 +211,27 @@ def test_a_restarted_engine_takes_over_a_running_monitor(e):
 
 
 @socket_only
+def test_a_program_started_by_its_keeper_gets_a_large_environment_whole(e):
+    # The program's environment travels through the keeper's exec and sits
+    # on the keeper's stack (it is linked against musl where it can be, for
+    # its memory: CMakeLists.txt); 12 variables of 60000 bytes each (720 KB,
+    # under rpc.max_message_bytes) reach the program whole, each byte.
+    names = ["BIGVAR_%d" % i for i in range(12)]
+    env = {n: "".join(chr(ord("a") + (i + j) % 26) for j in range(60000)) for i, n in enumerate(names)}
+    script = ('echo "parent $(cat /proc/$PPID/comm)"; for n in %s; do eval "v=\\${$n}"; '
+              'printf "%%s %%s %%s\\n" "$n" "${#v}" "$(printf %%s "$v" | cksum)"; done' % " ".join(names))
+    mid = e.call("monitor_start", argv=["sh", "-c", script], env=env)["monitor_id"]
+    end = e.main.wait_ending(mid)
+    assert end["type"] == "exit" and end["exit_code"] == 0, end
+    want = ["parent vigil-keeper"]
+    for n in names:
+        sums = subprocess.run(["cksum"], input=env[n].encode(), capture_output=True, check=True)
+        want.append("%s 60000 %s" % (n, sums.stdout.decode().strip()))
+    texts = [l["text"] for l in e.call("monitor_output", monitor_id=mid)["lines"]]
+    assert texts == want, (texts, want)
+
+
+@socket_only
 def test_lines_of_both_streams_printed_while_down_keep_their_order(e):
     # The keeper records the order in which it spooled each stream's
     # chunks, so the replay interleaves stdout and stderr as printed.
@@ -741,6 +762,7 @@ TESTS = [
     test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted,
     test_the_checkpoint_shares_the_stdout_spools_first_page,
     test_a_restarted_engine_takes_over_a_running_monitor,
+    test_a_program_started_by_its_keeper_gets_a_large_environment_whole,
     test_lines_of_both_streams_printed_while_down_keep_their_order,
     test_line_numbers_and_counters_survive_a_take_over,
     test_a_checkpoint_whose_next_seq_is_0_is_not_believed,
