@@ -546,7 +546,7 @@ proc__read_start(Proc *p)
  * clone's child reads only the launch's own copies (arguments, environment,
  * descriptors), since the caller's options and descriptors may be gone by
  * then (the monitor closes its listening socket once proc_spawn returns). */
-typedef struct {
+typedef struct ProcKeeperLaunch {
   uv_work_t req;
   ProcLaunch l;            /* the pipes' child ends and the report pipe */
   ProcKeeperExec x;        /* argv, envp and src are the launch's own */
@@ -556,12 +556,14 @@ typedef struct {
   int step, e;             /* why it did not start */
   const char *what;
   bool failed;
-  void *next;              /* the launch queued after this one */
+  struct ProcKeeperLaunch *next; /* the launch queued after this one */
 } ProcKeeperLaunch;
 
 /* One launch in the pool at a time, the rest queued in order: each keeper's
  * exec competes with the loop for the machine's CPUs, so launching several
- * at once only stops the loop's thread more often (measured on 2 cores). */
+ * at once only stops the loop's thread more often (measured on 2 cores).
+ * The queue is bounded by monitor.max_monitors: each launch is a monitor
+ * counted against it from its start request. */
 static ProcKeeperLaunch *proc_launch_running, *proc_launch_head, *proc_launch_tail;
 /* Who waits for no launch to be in flight (proc_keeper_launches_settled). */
 static void (*proc_launch_settled_cb)(void *data);
