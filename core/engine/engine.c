@@ -435,6 +435,7 @@ engine_reload(Engine *e, VigilError *err)
   SessionLimits limits = engine_session_limits(&e->config);
   session_registry_set_limits(e->sessions, &limits);
   log_set_buffer_max((size_t)cfg.settings.log_buffer_bytes);
+  monitor_builtin_keep(&e->config.settings);
   e->reloads++;
   LOG_INFO("engine", "reloaded %s", e->config_path);
   return 0;
@@ -461,6 +462,7 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
   SessionLimits limits = engine_session_limits(&e->config);
   SessionHooks hooks = {engine_on_expire};
   e->sessions = session_registry_new(loop, &limits, &hooks, e);
+  monitor_builtin_keep(&e->config.settings);
   /* Looked up once, here, so the log says at start what a child's stdout
    * will be (childenv.h). */
   const char *stdbuf = childenv_stdbuf();
@@ -514,6 +516,7 @@ engine_free(Engine *e)
     engine_record_free(e->records);
   session_registry_free(e->sessions);
   policyset_free(e->policies);
+  monitor_builtin_release();
   config_free(&e->config);
   free(e->config_path);
   free(e);

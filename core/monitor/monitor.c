@@ -194,6 +194,33 @@ monitor_compile(const VigilSettings *settings, const MonitorSpec *spec, VigilErr
   return match_compile(spec->patterns, spec->npatterns, &limits, "patterns", err);
 }
 
+/* The built-in set kept compiled (monitor_builtin_keep), or NULL. */
+static PatternSet *monitor_builtin_kept;
+
+/* See monitor.h. The new set is compiled before the old is let go, so
+ * that unchanged limits share the compile already there. */
+void
+monitor_builtin_keep(const VigilSettings *settings)
+{
+  MonitorSpec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.builtin_patterns = true;
+  VigilError err = VIGIL_ERROR_INIT;
+  PatternSet *now = monitor_compile(settings, &spec, &err);
+  if (now == NULL)
+    LOG_WARN("monitor", "the built-in patterns do not compile: %s", err.msg);
+  match_free(monitor_builtin_kept);
+  monitor_builtin_kept = now;
+}
+
+/* See monitor.h. */
+void
+monitor_builtin_release(void)
+{
+  match_free(monitor_builtin_kept);
+  monitor_builtin_kept = NULL;
+}
+
 /* What proc_spawn is given for spec. */
 static ProcSpawnOptions
 monitor_proc_options(const VigilSettings *settings, const MonitorSpec *spec)

@@ -191,6 +191,14 @@ size_t monitor_incident_history_max(const Monitor *m);
 Monitor *monitor_start(uv_loop_t *loop, const VigilSettings *settings, const MonitorSpec *spec,
                        const MonitorHooks *hooks, void *data, VigilError *err);
 
+/* Keeps the built-in crash patterns compiled under settings' limits until
+ * the next call or monitor_builtin_release: every start with them then
+ * shares that compile (match.h) instead of paying it, some milliseconds,
+ * inside a loop turn when no running monitor holds it. The engine calls it
+ * at its start and at each reload. */
+void monitor_builtin_keep(const VigilSettings *settings);
+void monitor_builtin_release(void);
+
 /* Every check monitor_start makes before it spawns, with the same errors,
  * and nothing started (vigild --check-config): the spec's bounds, the
  * settings, the patterns compiled, the limits, the directory and the

@@ -538,19 +538,37 @@ proc__read_start(Proc *p)
  * fraction of a millisecond on a quiet machine, 3 to 5 ms measured while a
  * burst of 1000 starts loaded it (issue 27), and all of it a stop of the
  * loop when the loop waited. So a keeper start is launched from libuv's
- * thread pool: the loop makes the pipes, the Proc and its handles; a pool
- * thread clones and waits for the exec's report; the loop takes the answer
- * (the keeper's pid, or why it did not start). The Proc is starting all the
- * while, as it is until the hello, and launching until the answer, with no
- * keeper pid: every path that signals or reaps a keeper checks for one. The
- * clone's child reads only the launch's own copies (arguments, environment,
+ * thread pool: the loop makes the Proc; when the launch's turn comes it
+ * makes the pipes and their handles (arming it), a pool thread clones and
+ * waits for the exec's report, and the loop takes the answer (the keeper's
+ * pid, or why it did not start). The Proc is starting all the while, as it
+ * is until the hello, and launching until the answer, with no keeper pid:
+ * every path that signals or reaps a keeper checks for one. The clone's
+ * child reads only the launch's own copies (arguments, environment,
  * descriptors), since the caller's options and descriptors may be gone by
- * then (the monitor closes its listening socket once proc_spawn returns). */
+ * then (the monitor closes its listening socket once proc_spawn returns).
+ *
+ * A launch waiting in the queue holds no pipe: only duplicates of the
+ * descriptors it borrows (the child's directory, the monitor's, its
+ * listening socket, its cgroups). A burst of 1000 starts queued with their
+ * pipes made held about 17 descriptors each, and ran out of the engine's
+ * limit where the launches fell behind (bench/scale on tmpfs: 46 of 1000
+ * refused with "dup: Too many open files"). */
+
+/* x.src's first entries (keeper_wire.h's order): the child's stdin, stdout
+ * and stderr ends and the keeper's end of the control socket, which are the
+ * launch's own (in l); then the read ends of the output pipes, which are
+ * the Proc's and duplicated for the launch when it is armed; then what it
+ * borrows, duplicated when it is queued. */
+#define PROC_LAUNCH_OWN_SRCS 4
+#define PROC_LAUNCH_READ_SRCS 6
+
 typedef struct ProcKeeperLaunch {
   uv_work_t req;
-  ProcLaunch l;            /* the pipes' child ends and the report pipe */
+  ProcLaunch l;            /* made when armed: the pipes' child ends, the report pipe */
   ProcKeeperExec x;        /* argv, envp and src are the launch's own */
-  int nsrc_dup;            /* x.src[0..nsrc_dup) are our duplicates */
+  char *stdin_data;        /* a copy of what the child is given on stdin, or NULL */
+  size_t stdin_len;
   Proc *p;
   pid_t pid;               /* the keeper, once cloned */
   int step, e;             /* why it did not start */
@@ -613,28 +631,68 @@ proc_strv_copy(char *const *v)
   return out;
 }
 
-/* Frees what the launch owns (its duplicates closed, the child's ends of
- * its pipes closed: the keeper has its own by now, or never will). */
+/* Frees what the launch owns: its duplicates, and whatever of its pipes is
+ * still its own (the keeper has its copies by now, or never will). */
 static void
 proc_keeper_launch_free(ProcKeeperLaunch *k)
 {
-  for (int i = 0; i < k->nsrc_dup; i++)
-    close(k->x.src[i]);
-  proc_close_fd(&k->l.in[0]);
-  proc_close_fd(&k->l.out[0][1]);
-  proc_close_fd(&k->l.out[1][1]);
-  proc_close_fd(&k->l.ctl[1]);
-  proc_close_fd(&k->l.report[0]);
-  proc_close_fd(&k->l.report[1]);
+  for (int i = PROC_LAUNCH_OWN_SRCS; i < k->x.nsrc; i++)
+    proc_close_fd(&k->x.src[i]);
+  proc_launch_abort(&k->l);
   free(k->x.argv);
   free(k->x.envp);
+  free(k->stdin_data);
   free(k);
+}
+
+/* The launch is over, run or not: p may go once nothing else holds it. */
+static void
+proc_keeper_launch_end(ProcKeeperLaunch *k)
+{
+  Proc *p = k->p;
+  p->launching = false;
+  contain_set_launching(p->contain, false);
+  proc_keeper_launch_free(k);
+  proc__free_if_done(p);
+}
+
+/* Arms a launch whose turn has come, on the loop: the pipes and the
+ * control socket, their handles on the Proc, and the descriptors the
+ * keeper is given. Returns 0, or -1 with errno set and *what naming the
+ * call (what is made stays k's, freed with it). */
+static int
+proc_keeper_launch_arm(ProcKeeperLaunch *k, const char **what)
+{
+  ProcLaunch *l = &k->l;
+  if (proc_launch_pipes(l, k->stdin_data != NULL, true, what) != 0)
+    return -1;
+  int own[PROC_LAUNCH_OWN_SRCS] = {l->in[0], l->out[0][1], l->out[1][1], l->ctl[1]};
+  memcpy(k->x.src, own, sizeof own);
+  k->x.report_fd = l->report[1];
+  /* The read ends become the Proc's handles', which a close on the loop
+   * may close while the pool thread clones: the keeper gets duplicates. */
+  *what = "dup";
+  for (int i = PROC_LAUNCH_OWN_SRCS; i < PROC_LAUNCH_READ_SRCS; i++) {
+    k->x.src[i] = fcntl(l->out[i - PROC_LAUNCH_OWN_SRCS][0], F_DUPFD_CLOEXEC, 3);
+    if (k->x.src[i] < 0)
+      return -1;
+  }
+  ProcSpawnOptions stdin_opts = {.stdin_data = k->stdin_data, .stdin_len = k->stdin_len};
+  int rc = proc_watch(k->p, l, &stdin_opts);
+  if (rc != 0) {
+    *what = "watching the child's pipes";
+    errno = -rc;
+    return -1;
+  }
+  return 0;
 }
 
 static void proc_keeper_launch_work(uv_work_t *req);
 static void proc_keeper_launch_done(uv_work_t *req, int status);
 
-/* Sends the next queued launch to the pool, if none runs. */
+/* Sends the next queued launch to the pool, if none runs: one whose Proc
+ * was closed while it waited ends without running, and one that cannot be
+ * armed fails its start. */
 static void
 proc_keeper_launch_next(uv_loop_t *loop)
 {
@@ -644,6 +702,18 @@ proc_keeper_launch_next(uv_loop_t *loop)
     if (proc_launch_head == NULL)
       proc_launch_tail = NULL;
     k->next = NULL;
+    Proc *p = k->p;
+    if (p->closed || !p->starting) {
+      proc_keeper_launch_end(k);
+      continue;
+    }
+    const char *what = "launch";
+    if (proc_keeper_launch_arm(k, &what) != 0) {
+      int e = errno;
+      proc_keeper__start_failed(p, 0, what, e);
+      proc_keeper_launch_end(k);
+      continue;
+    }
     proc_launch_running = k;
     if (uv_queue_work(loop, &k->req, proc_keeper_launch_work, proc_keeper_launch_done) != 0) {
       /* No pool: the launch waits here, as it did before it had one. */
@@ -680,7 +750,6 @@ proc_keeper_launch_done(uv_work_t *req, int status)
   ProcKeeperLaunch *k = req->data;
   Proc *p = k->p;
   p->launching = false;
-  contain_set_launching(p->contain, false);
   if (status != 0 && !k->failed && k->pid == 0) {
     k->failed = true; /* cancelled before it ran */
     k->what = "launch";
@@ -704,8 +773,7 @@ proc_keeper_launch_done(uv_work_t *req, int status)
   }
   uv_loop_t *loop = p->pl->loop;
   proc_launch_running = NULL;
-  proc_keeper_launch_free(k);
-  proc__free_if_done(p);
+  proc_keeper_launch_end(k);
   proc_keeper_launch_next(loop);
   if (proc_launch_running == NULL && proc_launch_settled_cb != NULL) {
     void (*cb)(void *) = proc_launch_settled_cb;
@@ -715,18 +783,17 @@ proc_keeper_launch_done(uv_work_t *req, int status)
 }
 
 /* proc_spawn with a keeper (see the top of this section): 0 with *out
- * starting, its keeper launched from the pool, or -1 with err set and
- * nothing left (what can be refused is refused here, before the launch). */
+ * starting, its keeper launched from the pool (at once, or queued behind
+ * the launches before it), or -1 with err set and nothing left (what can be
+ * refused is refused here, before the launch; a launch armed at once that
+ * cannot be is refused too). */
 static int
 proc_keeper_launch(ProcLaunch *l, uv_loop_t *loop, const ProcSpawnOptions *opts,
                    const ProcCallbacks *cb, void *data, Proc **out, VigilError *err)
 {
-  const char *what = "prepare";
-  if (proc_launch_prepare(l, loop, opts, err) != 0)
-    goto fail;
-  if (proc_launch_pipes(l, opts->stdin_data != NULL, true, &what) != 0) {
-    proc__start_error(err, 0, what, errno, l->path, opts->keeper->program, l->dir->path);
-    goto fail;
+  if (proc_launch_prepare(l, loop, opts, err) != 0) {
+    proc_launch_abort(l);
+    return -1;
   }
   ProcKeeperLaunch *k = xcalloc(1, sizeof *k);
   k->l = (ProcLaunch){.own_dir = PROC_DIR_INIT,
@@ -744,54 +811,61 @@ proc_keeper_launch(ProcLaunch *l, uv_loop_t *loop, const ProcSpawnOptions *opts,
   k->x.path = k->x.argv[0];
   free(argv);
   free(envp);
-  /* Every source descriptor duplicated: the launch's own until it ends. */
-  for (; k->nsrc_dup < k->x.nsrc; k->nsrc_dup++) {
-    int fd = fcntl(k->x.src[k->nsrc_dup], F_DUPFD_CLOEXEC, 3);
+  if (opts->stdin_data != NULL) {
+    k->stdin_data = xmemdupz(opts->stdin_data, opts->stdin_len);
+    k->stdin_len = opts->stdin_len;
+  }
+  /* Not made yet: armed when the launch's turn comes. */
+  for (int i = 0; i < PROC_LAUNCH_READ_SRCS; i++)
+    k->x.src[i] = -1;
+  /* What it borrows, duplicated: the launch's own until it ends. */
+  for (int i = PROC_LAUNCH_READ_SRCS; i < k->x.nsrc; i++) {
+    int fd = fcntl(k->x.src[i], F_DUPFD_CLOEXEC, 3);
+    k->x.src[i] = fd;
     if (fd < 0) {
       proc__start_error(err, 0, "dup", errno, l->path, opts->keeper->program, l->dir->path);
       proc_keeper_launch_free(k);
-      goto fail;
+      proc_launch_abort(l);
+      return -1;
     }
-    k->x.src[k->nsrc_dup] = fd;
   }
-  /* The child's ends and the report pipe go with the launch; the rest of
-   * l becomes the Proc's. */
-  k->l.out[0][1] = l->out[0][1];
-  k->l.out[1][1] = l->out[1][1];
-  k->l.in[0] = l->in[0];
-  k->l.report[0] = l->report[0];
-  k->l.report[1] = l->report[1];
-  k->l.ctl[1] = l->ctl[1];
-  k->x.report_fd = l->report[1];
-  l->out[0][1] = l->out[1][1] = l->in[0] = l->report[0] = l->report[1] = l->ctl[1] = -1;
   l->start_ns = uv_hrtime();
   l->pid = 0; /* the child's pid comes with the hello */
   Proc *p = proc_launch_adopt(l, opts, cb, data);
   p->launching = true;
   proc_keeper__hello_begin(p);
-  int rc = proc_watch(p, l, opts);
-  if (rc != 0) {
-    proc_launch_abort(l);
-    proc_keeper_launch_free(k);
-    p->launching = false;
-    proc_close(p);
-    return error_set(err, kErrSpawnFailed, "watching the child's pipes: %s", uv_strerror(rc));
-  }
-  proc_loop__update_ref(p->pl);
   k->p = p;
   k->req.data = k;
   contain_set_launching(p->contain, true);
+  if (proc_launch_running == NULL && proc_launch_head == NULL) {
+    /* Its turn is now: armed here, so that a failure is the caller's
+     * answer (a callback must not run inside proc_spawn). */
+    const char *what = "launch";
+    if (proc_keeper_launch_arm(k, &what) != 0) {
+      int e = errno;
+      proc_keeper_launch_free(k);
+      p->launching = false;
+      contain_set_launching(p->contain, false);
+      proc_close(p);
+      return error_set(err, kErrSpawnFailed, "%s: %s", what, strerror(e));
+    }
+    proc_loop__update_ref(p->pl);
+    proc_launch_running = k;
+    if (uv_queue_work(loop, &k->req, proc_keeper_launch_work, proc_keeper_launch_done) != 0) {
+      proc_keeper_launch_work(&k->req);
+      proc_keeper_launch_done(&k->req, 0);
+    }
+    *out = p;
+    return 0;
+  }
+  proc_loop__update_ref(p->pl);
   if (proc_launch_tail != NULL)
     proc_launch_tail->next = k;
   else
     proc_launch_head = k;
   proc_launch_tail = k;
-  proc_keeper_launch_next(loop);
   *out = p;
   return 0;
-fail:
-  proc_launch_abort(l);
-  return -1;
 }
 
 /* See proc.h. Everything that can be refused is checked before the fork

@@ -5,6 +5,7 @@
  * event it waits for (on_exit, some output, a pid gone), never sleeps, and
  * ends with no child of ours left, reaped or running, and the loop closed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1397,6 +1399,99 @@ TEST(loop_torn_down_under_live_children)
   strbuf_free(&r.out[1]);
 }
 
+/* --- keeper launches queued ------------------------------------------- */
+
+/* How many descriptors this process has open. */
+static int
+open_fds(void)
+{
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL)
+    return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n - 1; /* the directory's own */
+}
+
+typedef struct {
+  int answered; /* on_start calls, with or without an error */
+} LaunchRun;
+
+static void
+launch_on_start(void *data, const VigilError *err)
+{
+  (void)err;
+  ((LaunchRun *)data)->answered++;
+}
+
+static bool
+launch_answered_one(void *ctx)
+{
+  return ((LaunchRun *)ctx)->answered > 0;
+}
+
+TEST(queued_keeper_launches_hold_only_what_they_borrow)
+{
+  /* A burst of keeper starts, the loop not running in between: the first
+   * launch goes to the pool, the rest wait in its queue. A waiting launch
+   * holds duplicates of what it borrows (the child's directory, the
+   * monitor's, its listening socket, its cgroups), not the pipes it is
+   * armed with when its turn comes: before, each held about 20 and a burst
+   * of 1000 ran out of the engine's descriptors (issue 27). The keeper here
+   * is /bin/true, which ends at once: every start fails at its hello, and
+   * everything is given back. */
+  enum { kLaunches = 16 };
+  int before = open_fds();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int state_fd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  CHECK(state_fd >= 0 && listen_fd >= 0);
+  ProcKeeperOptions keeper = {"/bin/true", state_fd, listen_fd, 1000, 1000};
+  char *argv[] = {"sleep", "600", NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  o.keeper = &keeper;
+  const ProcCallbacks cb = {on_output, on_eof, on_exit_cb, launch_on_start, NULL};
+  LaunchRun answers[kLaunches];
+  Proc *procs[kLaunches];
+  memset(answers, 0, sizeof answers);
+  int after_first = -1;
+  int started = 0;
+  for (int i = 0; i < kLaunches; i++) {
+    procs[i] = NULL;
+    VigilError err = VIGIL_ERROR_INIT;
+    if (proc_spawn(&loop, &o, &cb, &answers[i], &procs[i], &err) != 0) {
+      check_fail(__FILE__, __LINE__, "keeper start %d refused: %s", i, err.msg);
+      break;
+    }
+    started++;
+    if (i == 0)
+      after_first = open_fds();
+  }
+  int after = open_fds();
+  if (started == kLaunches) {
+    double each = (double)(after - after_first) / (kLaunches - 1);
+    if (each > 10)
+      check_fail(__FILE__, __LINE__,
+                 "a queued keeper launch holds %.1f descriptors (%d before the burst, %d after "
+                 "the first start, %d after %d): more than its borrowed ones (at most 10)",
+                 each, before, after_first, after, kLaunches);
+  }
+  /* Every start is answered (failed: /bin/true said no hello). */
+  for (int i = 0; i < started; i++) {
+    RUN_UNTIL(&loop, launch_answered_one, &answers[i], 20000, "a queued keeper start answered");
+  }
+  for (int i = 0; i < started; i++)
+    proc_close(procs[i]);
+  RUN_UNTIL(&loop, no_children, NULL, 10000, "every keeper reaped");
+  test_loop_close(&loop);
+  close(state_fd);
+  close(listen_fd);
+  CHECK_INT(open_fds(), before);
+}
+
 /* The kernel's size of this process's descriptor table (FDSize in
  * /proc/self/status), or -1. */
 static long
@@ -1511,6 +1606,7 @@ main(void)
   RUN(spawning_again_after_the_loop_state_is_gone);
   RUN(loop_torn_down_under_live_children);
   RUN(reserve_fds_sizes_the_descriptor_table_within_the_limit);
+  RUN(queued_keeper_launches_hold_only_what_they_borrow);
   RUN(signal_names);
   rmdir(tmpdir);
   return check_summary();
