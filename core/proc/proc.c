@@ -143,7 +143,7 @@ proc_reap(Proc *p)
   if (r == 0)
     return; /* cannot happen after waitid saw the exit; retried at SIGCHLD */
   p->reaped = true;
-  contain_sweep(); /* this monitor's orphans are now killed on sight */
+  proc_loop__sweep_soon(p->pl); /* this monitor's orphans are now killed on sight */
   if (r != p->pid)
     return; /* ECHILD: someone else reaped it; the exit info is waitid's */
   uint64_t us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
@@ -494,13 +494,13 @@ proc_close(Proc *p)
       /* Everything killed, then the keeper told to reap and go; the Proc
        * is freed when the keeper is reaped. */
       contain_end(p->contain);
-      contain_sweep();
+      proc_loop__sweep_soon(p->pl);
       proc_keeper__stop(p);
     } else if (p->exit_seen) {
       proc_reap(p); /* a zombie: kill survivors and reap now */
     } else {
       contain_end(p->contain); /* reaped by a later SIGCHLD */
-      contain_sweep();
+      proc_loop__sweep_soon(p->pl);
     }
   }
   for (int i = 0; i < 2; i++) {

@@ -217,7 +217,7 @@ proc_keeper_on_msg(Proc *p, const KeeperMsg *m)
     p->exit.cpu_ms = (uint64_t)m->v[0] / 1000;
     p->exit.memory_peak_bytes = (uint64_t)m->v[1] * 1024;
     p->reaped = true;
-    contain_sweep(); /* this monitor's orphans are now killed on sight */
+    proc_loop__sweep_soon(p->pl); /* this monitor's orphans are now killed on sight */
     if (p->keeper_adopted)
       proc_keeper_gone(p); /* it exits after this word, and no SIGCHLD says so */
     proc__on_reaped(p);

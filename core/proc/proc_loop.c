@@ -217,6 +217,23 @@ proc_loop_on_resume(uv_check_t *h)
   }
 }
 
+/* The sweep asked for in the turn before (proc_loop__sweep_soon). */
+static void
+proc_loop_on_sweep(uv_idle_t *h)
+{
+  uv_idle_stop(h);
+  contain_sweep();
+}
+
+/* See proc_internal.h. An idle handle, so that the poll of a turn that
+ * asked for it does not wait: it runs before the next one. */
+void
+proc_loop__sweep_soon(ProcLoop *pl)
+{
+  if (!uv_is_active((uv_handle_t *)&pl->sweep) && !uv_is_closing((uv_handle_t *)&pl->sweep))
+    uv_idle_start(&pl->sweep, proc_loop_on_sweep);
+}
+
 /* See proc_internal.h. */
 void
 proc_loop__pause(Proc *p, StreamId id)
@@ -269,13 +286,16 @@ proc_loop__get(uv_loop_t *loop, VigilError *err)
   uv_signal_init(loop, &pl->sigchld);
   uv_check_init(loop, &pl->resume);
   uv_unref((uv_handle_t *)&pl->resume);
-  pl->sigchld.data = pl->resume.data = pl;
-  pl->handles = 2;
+  uv_idle_init(loop, &pl->sweep);
+  uv_unref((uv_handle_t *)&pl->sweep);
+  pl->sigchld.data = pl->resume.data = pl->sweep.data = pl;
+  pl->handles = 3;
   int rc = uv_signal_start(&pl->sigchld, proc_loop_on_sigchld, SIGCHLD);
   if (rc != 0) {
     error_set(err, kErrSpawnFailed, "cannot watch SIGCHLD: %s", uv_strerror(rc));
     uv_close((uv_handle_t *)&pl->sigchld, proc_loop_closed);
     uv_close((uv_handle_t *)&pl->resume, proc_loop_closed);
+    uv_close((uv_handle_t *)&pl->sweep, proc_loop_closed);
     return NULL;
   }
   uv_unref((uv_handle_t *)&pl->sigchld);
@@ -305,6 +325,7 @@ proc_loop__release_if_empty(ProcLoop *pl)
   }
   uv_close((uv_handle_t *)&pl->sigchld, proc_loop_closed);
   uv_close((uv_handle_t *)&pl->resume, proc_loop_closed);
+  uv_close((uv_handle_t *)&pl->sweep, proc_loop_closed);
 }
 
 /* See proc_internal.h. At the head: a SIGCHLD walk in progress does not
