@@ -36,6 +36,7 @@
 #include "base/datadir.h"
 #include "engine/engine.h"
 #include "base/log.h"
+#include "base/fdcloser.h"
 #include "base/loopwatch.h"
 #include "proc/proc.h"
 #include "store/epoch.h"
@@ -457,6 +458,8 @@ vigild_setup(VigilConfig *cfg, const char *config_path)
   uv_loop_init(&vigild.loop);
   /* Its turns measured for api_info's "loop" (loopwatch.h). */
   int watch = loopwatch_start(&vigild.loop);
+  /* The last closes of removed files go to the pool (fdcloser.h). */
+  fdcloser_use_loop(&vigild.loop);
   if (watch != 0)
     LOG_WARN("vigild", "the loop's turns cannot be measured (%s): api_info's loop counts stay 0",
              uv_strerror(watch));
@@ -809,6 +812,7 @@ main(int argc, char **argv)
     engine_shutdown(vigild.engine, true);
   }
   uv_run(&vigild.loop, UV_RUN_DEFAULT);
+  fdcloser_use_loop(NULL);
   if (uv_loop_close(&vigild.loop) != 0)
     LOG_WARN("vigild", "the event loop still had handles open at exit");
   /* Every monitor is gone and the socket closed: the pidfile goes too, so

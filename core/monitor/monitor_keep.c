@@ -28,6 +28,7 @@
 
 #include "proc/keeper_wire.h"
 #include "store/keepspec.h"
+#include "base/fdcloser.h"
 #include "base/log.h"
 #include "base/mapfile.h"
 #include "proc/procfs.h"
@@ -77,8 +78,20 @@ monitor_keep_socket_check(int dir_fd)
 static void
 monitor_keep_remove(int monitors_fd, const char *name, int dir_fd)
 {
-  for (size_t i = 0; i < sizeof monitor_keep_files / sizeof *monitor_keep_files; i++)
-    unlinkat(dir_fd, monitor_keep_files[i], 0);
+  for (size_t i = 0; i < sizeof monitor_keep_files / sizeof *monitor_keep_files; i++) {
+    /* Held open across its unlink, so that freeing its blocks (which may
+     * wait for the disk) is the pool's last close, not this unlink's: one
+     * wait per monitor at a SIGTERM with 1000 (the spec). Not followed, not
+     * waited on (a FIFO put there), and a socket is not opened at all. */
+    int held = openat(dir_fd, monitor_keep_files[i],
+                      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (unlinkat(dir_fd, monitor_keep_files[i], 0) != 0 || held < 0) {
+      if (held >= 0)
+        close(held);
+      continue;
+    }
+    fdcloser_close(held);
+  }
   if (unlinkat(monitors_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
     LOG_WARN("state", "could not remove the monitor directory %s: %s", name, strerror(errno));
 }
@@ -272,6 +285,12 @@ monitor_keep_rearm(MonitorKeep *k, VigilError *err)
 void
 monitor_keep_close_only(MonitorKeep *k)
 {
+  /* The last close of a removed file frees its blocks, which may wait for
+   * the disk: that close is the pool's (fdcloser.h), each file held by a
+   * duplicate while its module closes its own. */
+  for (int i = 0; i < k->nspools; i++)
+    fdcloser_hold(k->spool[i].fd);
+  fdcloser_hold(k->events.fd);
   monitor_keep_unmap_ckpt(k);
   eventkeep_close(&k->events);
   for (int i = 0; i < k->nspools; i++)
@@ -279,8 +298,7 @@ monitor_keep_close_only(MonitorKeep *k)
   k->nspools = 0;
   if (k->listen_fd >= 0)
     close(k->listen_fd);
-  if (k->dir_fd >= 0)
-    close(k->dir_fd);
+  fdcloser_close(k->dir_fd);
   k->listen_fd = k->dir_fd = -1;
 }
 
