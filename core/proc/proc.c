@@ -34,7 +34,7 @@ void
 proc__free_if_done(Proc *p)
 {
   if (!p->closed || !p->reaped || p->handles > 0 || (p->keeper > 0 && !p->keeper_reaped) ||
-      p->launching)
+      p->launching || p->finish_queued)
     return;
   proc_loop__unpause(p);
   proc_loop__remove(p);
@@ -156,15 +156,25 @@ proc_reap(Proc *p)
 #endif
 }
 
-/* Ends p: kills the group, reaps, and calls on_exit once (when a keeper
- * reaps, once it has: proc__on_reaped). */
+/* Ends p, in its turn (proc_loop__finish_soon): kills the group, reaps,
+ * and calls on_exit once (when a keeper reaps, once it has:
+ * proc__on_reaped). */
 static void
 proc_finish(Proc *p)
 {
-  if (p->finished || p->finish_pending)
+  if (p->finished || p->finish_pending || p->finish_queued)
     return;
   uv_timer_stop(&p->drain_timer);
   uv_timer_stop(&p->grace_timer);
+  proc_loop__finish_soon(p);
+}
+
+/* See proc_internal.h. */
+void
+proc__finish_now(Proc *p)
+{
+  if (p->finished || p->finish_pending)
+    return;
   proc_reap(p);
   if (p->reap_asked && !p->reaped) {
     p->finish_pending = true;

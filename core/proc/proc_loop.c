@@ -217,12 +217,61 @@ proc_loop_on_resume(uv_check_t *h)
   }
 }
 
-/* The sweep asked for in the turn before (proc_loop__sweep_soon). */
+/* How long the ends waiting for their turn may take of one turn (at least
+ * one is done per turn): the rpc channel's budget for calls is the same;
+ * and how many, at most, however quick. */
+#define PROC_FINISH_TURN_NS 1000000
+#define PROC_FINISH_TURN_MAX 16
+
+/* What was left for a later turn: the ends, within their budget, then the
+ * sweep they and others asked for. Idle while nothing waits. The handle is
+ * referenced only while ends wait: a wanted sweep alone keeps no loop
+ * alive. */
+static void proc_loop_on_later(uv_idle_t *h);
+
 static void
-proc_loop_on_sweep(uv_idle_t *h)
+proc_loop_later_update(ProcLoop *pl)
 {
-  uv_idle_stop(h);
-  contain_sweep();
+  uv_handle_t *h = (uv_handle_t *)&pl->later;
+  if (uv_is_closing(h))
+    return;
+  if (pl->finishing == NULL && !pl->sweep_wanted) {
+    uv_idle_stop(&pl->later);
+    return;
+  }
+  if (!uv_is_active(h))
+    uv_idle_start(&pl->later, proc_loop_on_later);
+  if (pl->finishing != NULL)
+    uv_ref(h);
+  else
+    uv_unref(h);
+}
+
+static void
+proc_loop_on_later(uv_idle_t *h)
+{
+  ProcLoop *pl = h->data;
+  uint64_t t0 = uv_hrtime();
+  int done = 0;
+  while (pl->finishing != NULL && done < PROC_FINISH_TURN_MAX &&
+         (done == 0 || uv_hrtime() - t0 < PROC_FINISH_TURN_NS)) {
+    Proc *p = pl->finishing;
+    pl->finishing = p->finishing_next;
+    if (pl->finishing == NULL)
+      pl->finishing_tail = NULL;
+    p->finishing_next = NULL;
+    p->finish_queued = false;
+    done++;
+    if (p->closed)
+      proc__free_if_done(p);
+    else
+      proc__finish_now(p);
+  }
+  if (pl->sweep_wanted) {
+    pl->sweep_wanted = false;
+    contain_sweep();
+  }
+  proc_loop_later_update(pl);
 }
 
 /* See proc_internal.h. An idle handle, so that the poll of a turn that
@@ -230,8 +279,25 @@ proc_loop_on_sweep(uv_idle_t *h)
 void
 proc_loop__sweep_soon(ProcLoop *pl)
 {
-  if (!uv_is_active((uv_handle_t *)&pl->sweep) && !uv_is_closing((uv_handle_t *)&pl->sweep))
-    uv_idle_start(&pl->sweep, proc_loop_on_sweep);
+  pl->sweep_wanted = true;
+  proc_loop_later_update(pl);
+}
+
+/* See proc_internal.h. */
+void
+proc_loop__finish_soon(Proc *p)
+{
+  ProcLoop *pl = p->pl;
+  if (p->finish_queued)
+    return;
+  p->finish_queued = true;
+  p->finishing_next = NULL;
+  if (pl->finishing_tail != NULL)
+    pl->finishing_tail->finishing_next = p;
+  else
+    pl->finishing = p;
+  pl->finishing_tail = p;
+  proc_loop_later_update(pl);
 }
 
 /* See proc_internal.h. */
@@ -286,16 +352,16 @@ proc_loop__get(uv_loop_t *loop, VigilError *err)
   uv_signal_init(loop, &pl->sigchld);
   uv_check_init(loop, &pl->resume);
   uv_unref((uv_handle_t *)&pl->resume);
-  uv_idle_init(loop, &pl->sweep);
-  uv_unref((uv_handle_t *)&pl->sweep);
-  pl->sigchld.data = pl->resume.data = pl->sweep.data = pl;
+  uv_idle_init(loop, &pl->later);
+  uv_unref((uv_handle_t *)&pl->later);
+  pl->sigchld.data = pl->resume.data = pl->later.data = pl;
   pl->handles = 3;
   int rc = uv_signal_start(&pl->sigchld, proc_loop_on_sigchld, SIGCHLD);
   if (rc != 0) {
     error_set(err, kErrSpawnFailed, "cannot watch SIGCHLD: %s", uv_strerror(rc));
     uv_close((uv_handle_t *)&pl->sigchld, proc_loop_closed);
     uv_close((uv_handle_t *)&pl->resume, proc_loop_closed);
-    uv_close((uv_handle_t *)&pl->sweep, proc_loop_closed);
+    uv_close((uv_handle_t *)&pl->later, proc_loop_closed);
     return NULL;
   }
   uv_unref((uv_handle_t *)&pl->sigchld);
@@ -325,7 +391,7 @@ proc_loop__release_if_empty(ProcLoop *pl)
   }
   uv_close((uv_handle_t *)&pl->sigchld, proc_loop_closed);
   uv_close((uv_handle_t *)&pl->resume, proc_loop_closed);
-  uv_close((uv_handle_t *)&pl->sweep, proc_loop_closed);
+  uv_close((uv_handle_t *)&pl->later, proc_loop_closed);
 }
 
 /* See proc_internal.h. At the head: a SIGCHLD walk in progress does not

@@ -1323,6 +1323,88 @@ TEST(fifty_concurrent_children_all_exit)
   test_loop_close(&loop);
 }
 
+/* Ends counted per loop turn (a prepare handle starts each count). */
+static int turn_exits, max_turn_exits, total_exits;
+
+static void
+count_exit(void *data, const ProcExit *x)
+{
+  on_exit_cb(data, x);
+  total_exits++;
+  if (++turn_exits > max_turn_exits)
+    max_turn_exits = turn_exits;
+}
+
+static void
+count_turn(uv_prepare_t *h)
+{
+  (void)h;
+  turn_exits = 0;
+}
+
+static bool
+all_counted(void *ctx)
+{
+  return total_exits == *(int *)ctx;
+}
+
+TEST(the_ends_of_many_children_are_spread_over_turns)
+{
+  /* Fifty children killed together, each a zombie before the loop runs:
+   * their exits and their pipes' ends are all seen in one turn, and each
+   * end is done (reaped, on_exit) a few per turn, not all inside it: a
+   * monitor's end is the heaviest thing the loop does for it, and 500 of
+   * them in one turn held every other monitor's notifications (issue 27).
+   * Before, all fifty on_exit came in one turn. */
+  static Many m;
+  memset(&m, 0, sizeof m);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  uv_prepare_t turns;
+  uv_prepare_init(&loop, &turns);
+  uv_prepare_start(&turns, count_turn);
+  uv_unref((uv_handle_t *)&turns);
+  turn_exits = max_turn_exits = total_exits = 0;
+  const ProcCallbacks counted = {on_output, on_eof, count_exit, NULL, NULL};
+  char path[4096];
+  snprintf(path, sizeof path, "%s", test_child_path("child_sleep"));
+  char *argv[] = {path, "60000", NULL};
+  ProcSpawnOptions o = opts_for(argv);
+  int started = 0;
+  for (int i = 0; i < CONCURRENT; i++) {
+    VigilError err = VIGIL_ERROR_INIT;
+    if (proc_spawn(&loop, &o, &counted, &m.runs[i], &m.runs[i].p, &err) != 0) {
+      check_fail(__FILE__, __LINE__, "spawn %d: %s", i, err.msg);
+      break;
+    }
+    started++;
+  }
+  for (int i = 0; i < started; i++)
+    kill(proc_pid(m.runs[i].p), SIGKILL);
+  for (int i = 0; i < started; i++) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    while (waitid(P_PID, (id_t)proc_pid(m.runs[i].p), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+  }
+  if (RUN_UNTIL(&loop, all_counted, &started, 20000, "every killed child's end")) {
+    CHECK_INT(total_exits, CONCURRENT);
+    if (max_turn_exits >= CONCURRENT)
+      check_fail(__FILE__, __LINE__, "all %d ends came in one loop turn", max_turn_exits);
+    for (int i = 0; i < started; i++)
+      CHECK_INT(m.runs[i].x.term_signal, SIGKILL);
+  }
+  for (int i = 0; i < started; i++) {
+    proc_close(m.runs[i].p);
+    strbuf_free(&m.runs[i].out[0]);
+    strbuf_free(&m.runs[i].out[1]);
+  }
+  uv_close((uv_handle_t *)&turns, NULL);
+  RUN_UNTIL(&loop, no_children, NULL, 5000, "every child reaped");
+  test_loop_close(&loop);
+}
+
 TEST(spawning_again_after_the_loop_state_is_gone)
 {
   /* The per-loop state goes with its last Proc; a new spawn on the same
@@ -1603,6 +1685,7 @@ main(void)
   RUN(close_while_draining_kills_the_grandchild);
   RUN(close_from_inside_on_exit);
   RUN(fifty_concurrent_children_all_exit);
+  RUN(the_ends_of_many_children_are_spread_over_turns);
   RUN(spawning_again_after_the_loop_state_is_gone);
   RUN(loop_torn_down_under_live_children);
   RUN(reserve_fds_sizes_the_descriptor_table_within_the_limit);
