@@ -22,6 +22,7 @@ Every wait is on an event with a generous bound: the CI machine is a loaded
 
 import os
 import stat
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -71,6 +72,15 @@ def silent_keepers(tmp, hello_ms):
     pids = os.path.join(tmp, "pids")
     os.mkfifo(gate)
     return engine_with(tmp, gated_keeper(tmp, gate, pids), hello_ms=hello_ms), gate, pids
+
+
+def spooled(path):
+    """How many bytes were ever written to a spool (its header's head:
+    spool.c, version 2)."""
+    with open(path, "rb") as f:
+        magic, version, _stream, _cap, _sum, head = struct.unpack("<8sIIQQQ", f.read(40))
+    assert magic == b"VIGLSPOL" and version == 2, (magic, version)
+    return head
 
 
 def monitors_dir(e):
@@ -213,10 +223,69 @@ def test_an_engine_ended_while_a_keeper_is_silent_ends_cleanly(tmp):
         finish(e, gate)
 
 
+def test_an_engine_killed_between_a_keepers_launch_and_its_hello_is_taken_over(tmp):
+    """The engine dies (SIGKILL) after a keeper was launched and before its
+    hello: the start was never answered, but the monitor was listed, its
+    spec names its keeper, and its keeper starts the program anyway and
+    goes on unattended. A restarted engine takes it over like any other
+    monitor of a named session: running, with the program's pid, its output
+    told."""
+    gate = os.path.join(tmp, "gate")
+    pids = os.path.join(tmp, "pids")
+    os.mkfifo(gate)
+    e = engine_with(tmp, gated_keeper(tmp, gate, pids))
+    gate_fd = None
+    e2 = None
+    try:
+        e.main.call("session_open", session="agent")
+        go = os.path.join(tmp, "go")
+        script = 'echo "ERROR early"; while [ ! -e "%s" ]; do sleep 0.02; done; echo "ERROR late"' % go
+        start = e.main.request("monitor_start", {"argv": ["sh", "-c", script], "label": "gated",
+                                                 "patterns": ["ERROR"]})
+        wait_for(lambda: os.path.exists(pids) and open(pids).read().strip() != "",
+                 "the keeper launched (waiting at the gate)")
+        [m] = e.main.call("monitor_list", timeout=BOUND_S)["monitors"]
+        mid = m["monitor_id"]
+        assert m["pid"] is None, m
+        with e.main.lock:
+            assert start not in e.main.responses, "the start was answered before its keeper"
+        e.proc.kill()
+        e.proc.wait(BOUND_S)
+        # The keeper goes on: past the gate it starts the program, finds no
+        # engine to say hello to, and keeps the program unattended.
+        gate_fd = os.open(gate, os.O_RDWR)
+        state = os.path.join(e.dir, "run", "state")
+        wait_for(lambda: spooled(os.path.join(state, "monitors", mid, "stdout")) > 0,
+                 "the program's first line spooled by its keeper")
+        e2 = Engine("socket", default_config(), extra_args=["--state-dir", state])
+        e2.wait_log("took over %s (gated) in session agent" % mid, timeout=BOUND_S)
+        e2.main.call("session_open", session="agent")
+        listed = e2.main.call("monitor_list", include_exited=True)["monitors"]
+        assert len(listed) == 1, (listed, e2.log()[-3000:])
+        [m2] = listed
+        assert m2["monitor_id"] == mid and m2["state"] == "running", (m2, e2.log()[-6000:])
+        assert isinstance(m2["pid"], int) and m2["pid"] > 0 and alive(m2["pid"]), m2
+        early = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and "ERROR early" in repr(n),
+                                          timeout=BOUND_S, what="the line printed before the crash")
+        assert early is not None
+        open(go, "w").close()
+        late = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and "ERROR late" in repr(n),
+                                         timeout=BOUND_S, what="the line printed after the take-over")
+        assert late is not None
+        end = e2.main.wait_ending(mid)
+        assert end["type"] == "exit" and end["exit_code"] == 0, end
+    finally:
+        if e2 is not None:
+            reports = e2.close()
+            assert not reports, reports
+        finish(e, gate, gate_fd)
+
+
 if __name__ == "__main__":
     sys.exit(run_plain_tests([
         test_a_burst_of_starts_holds_neither_lines_nor_pings,
         test_a_keeper_that_never_says_hello_fails_its_start_and_leaves_nothing,
         test_a_stop_while_the_keeper_starts_is_applied_at_its_hello,
         test_an_engine_ended_while_a_keeper_is_silent_ends_cleanly,
+        test_an_engine_killed_between_a_keepers_launch_and_its_hello_is_taken_over,
     ], prefix="vigil-start-"))
