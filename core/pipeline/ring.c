@@ -296,30 +296,35 @@ ring_push(Ring *r, int stream, const char *text, size_t len, int pattern, unsign
   return seq;
 }
 
-/* See ring.h. The scratch buffer grows here, never in a read: a reader
- * gets a const Ring. */
-uint64_t
-ring_push_raw(Ring *r, int stream, const char *text, size_t len, const Capture *capture,
-              uint64_t offset, int pattern, unsigned flags)
+/* Drops every line, counting them: ring_evict for all at once. */
+static void
+ring_drop_all(Ring *r)
 {
-  assert(text != NULL || len == 0);
-  assert(r != NULL && (stream == kStreamStdout || stream == kStreamStderr));
-  assert(capture != NULL && (r->capture[stream] == NULL || r->capture[stream] == capture));
-  uint64_t seq;
-  if (!ring_count(r, stream, pattern, flags, &seq))
-    return seq;
+  r->counters.dropped += r->count;
+  r->count = 0;
+  r->head = 0;
+  r->copy_from = 0;
+  r->kept_from[0] = r->kept_from[1] = 0;
+}
+
+/* Stores a counted raw line (see ring_push_raw); start is
+ * capture_start(capture), which a run asks once. */
+static void
+ring_keep_raw(Ring *r, uint64_t seq, int stream, const char *text, size_t len,
+              const Capture *capture, uint64_t start, uint64_t offset, int pattern,
+              unsigned flags)
+{
   r->capture[stream] = capture;
-  if (offset < capture_start(capture)) {
+  if (offset < start) {
     /* Gone before it came (a read longer than the capture): as ring_trim
      * would have it, the line and every older one are dropped. */
-    while (r->count > 0)
-      ring_evict(r);
+    ring_drop_all(r);
     r->counters.dropped++;
-    return seq;
+    return;
   }
   if (len > r->max_bytes || len > UINT32_MAX || offset + len > capture->total) {
     ring_copy(r, seq, stream, text, len, pattern, flags); /* cut, or not the bytes */
-    return seq;
+    return;
   }
   if (len > r->scratch_cap) {
     size_t cap = r->scratch_cap ? r->scratch_cap : RING_ARENA_MIN;
@@ -334,7 +339,59 @@ ring_push_raw(Ring *r, int stream, const char *text, size_t len, const Capture *
   if (r->count == r->max_lines)
     ring_evict(r);
   ring_append(r, seq, stream, offset, len, pattern, flags | RING_KEPT);
+}
+
+/* See ring.h. The scratch buffer grows here, never in a read: a reader
+ * gets a const Ring. */
+uint64_t
+ring_push_raw(Ring *r, int stream, const char *text, size_t len, const Capture *capture,
+              uint64_t offset, int pattern, unsigned flags)
+{
+  assert(text != NULL || len == 0);
+  assert(r != NULL && (stream == kStreamStdout || stream == kStreamStderr));
+  assert(capture != NULL && (r->capture[stream] == NULL || r->capture[stream] == capture));
+  uint64_t seq;
+  if (ring_count(r, stream, pattern, flags, &seq))
+    ring_keep_raw(r, seq, stream, text, len, capture, capture_start(capture), offset, pattern,
+                  flags);
   return seq;
+}
+
+/* See ring.h. A run's last max_lines pushes leave none of the lines
+ * before them in the ring: each appends its line (evicting the oldest when
+ * the ring is full) or, for a line its capture no longer holds, drops
+ * every line. So the lines of a longer run before its last max_lines, and
+ * every line before the run, are counted as pushed and dropped at once,
+ * as their pushes and evictions one by one would have counted them, and
+ * only the last max_lines are stored. */
+uint64_t
+ring_push_raw_run(Ring *r, int stream, const Capture *capture, const LineRun *run, size_t from,
+                  size_t to)
+{
+  assert(r != NULL && (stream == kStreamStdout || stream == kStreamStderr));
+  assert(capture != NULL && (r->capture[stream] == NULL || r->capture[stream] == capture));
+  assert(run != NULL && from <= to && to <= run->n);
+  uint64_t first = r->next_seq;
+  size_t n = to - from;
+  if (n > r->max_lines) {
+    size_t skip = n - r->max_lines;
+    ring_drop_all(r);
+    r->next_seq += skip;
+    r->counters.lines += skip;
+    r->counters.unmatched += skip;
+    r->counters.dropped += skip;
+    from += skip;
+  }
+  if (from == to)
+    return first;
+  uint64_t start = capture_start(capture);
+  for (size_t i = from; i < to; i++) {
+    uint64_t seq;
+    ring_count(r, stream, -1, 0, &seq);
+    ring_keep_raw(r, seq, stream, run->base + run->start[i], run->len[i], capture, start,
+                  run->offset + run->start[i], -1, 0);
+  }
+  return first;
 }
 
 /* See ring.h. */
