@@ -307,6 +307,23 @@ ring_drop_all(Ring *r)
   r->kept_from[0] = r->kept_from[1] = 0;
 }
 
+/* Grows the scratch buffer to hold a kept line of len bytes (len <=
+ * max_bytes), doubling. */
+static void
+ring_scratch_fit(Ring *r, size_t len)
+{
+  if (len <= r->scratch_cap)
+    return;
+  size_t cap = r->scratch_cap ? r->scratch_cap : RING_ARENA_MIN;
+  while (cap < len)
+    cap *= 2;
+  if (cap > r->max_bytes)
+    cap = r->max_bytes;
+  free(r->scratch);
+  r->scratch = xmalloc(cap);
+  r->scratch_cap = cap;
+}
+
 /* Stores a counted raw line (see ring_push_raw); start is
  * capture_start(capture), which a run asks once. */
 static void
@@ -326,19 +343,47 @@ ring_keep_raw(Ring *r, uint64_t seq, int stream, const char *text, size_t len,
     ring_copy(r, seq, stream, text, len, pattern, flags); /* cut, or not the bytes */
     return;
   }
-  if (len > r->scratch_cap) {
-    size_t cap = r->scratch_cap ? r->scratch_cap : RING_ARENA_MIN;
-    while (cap < len)
-      cap *= 2;
-    if (cap > r->max_bytes)
-      cap = r->max_bytes;
-    free(r->scratch);
-    r->scratch = xmalloc(cap);
-    r->scratch_cap = cap;
-  }
+  ring_scratch_fit(r, len);
   if (r->count == r->max_lines)
     ring_evict(r);
   ring_append(r, seq, stream, offset, len, pattern, flags | RING_KEPT);
+}
+
+/* The bulk of ring_push_raw_run, for a ring full at max_lines with all its
+ * slots: each of lines [from, to) takes the oldest line's slot, as
+ * ring_evict and ring_append would one by one, while they are kept lines
+ * (within max_bytes; their bytes in the capture, which the caller
+ * checked). Returns the index of the first line it did not push. */
+static size_t
+ring_overwrite_run(Ring *r, int stream, const LineRun *run, size_t from, size_t to)
+{
+  size_t longest = 0, i = from;
+  uint64_t seq = r->next_seq;
+  for (; i < to; i++) {
+    uint32_t len = run->len[i];
+    if (len > r->max_bytes)
+      break;
+    longest = len > longest ? len : longest;
+    RingEntry *e = &r->entries[r->head];
+    e->seq = seq++;
+    e->len = len;
+    e->pattern = -1;
+    e->stream = (uint8_t)stream;
+    e->flags = RING_KEPT;
+    e->off = run->offset + run->start[i];
+    if (++r->head == r->entries_cap)
+      r->head = 0;
+  }
+  size_t k = i - from;
+  r->next_seq = seq;
+  r->counters.lines += k;
+  r->counters.unmatched += k;
+  r->counters.dropped += k;
+  r->copy_from = r->copy_from > k ? r->copy_from - k : 0;
+  for (int s = 0; s < 2; s++)
+    r->kept_from[s] = r->kept_from[s] > k ? r->kept_from[s] - k : 0;
+  ring_scratch_fit(r, longest);
+  return i;
 }
 
 /* See ring.h. The scratch buffer grows here, never in a read: a reader
@@ -385,6 +430,13 @@ ring_push_raw_run(Ring *r, int stream, const Capture *capture, const LineRun *ru
   if (from == to)
     return first;
   uint64_t start = capture_start(capture);
+  /* Offsets rise within a run: when its first line's bytes are still in
+   * the capture and its last line's are all there, so are every line's. */
+  r->capture[stream] = capture;
+  if (r->count == r->max_lines && r->entries_cap == r->max_lines &&
+      run->offset + run->start[from] >= start &&
+      run->offset + run->start[to - 1] + run->len[to - 1] <= capture->total)
+    from = ring_overwrite_run(r, stream, run, from, to);
   for (size_t i = from; i < to; i++) {
     uint64_t seq;
     ring_count(r, stream, -1, 0, &seq);
