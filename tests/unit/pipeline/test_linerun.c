@@ -1,12 +1,13 @@
 /*
  * Tests of the plain lines handed on in runs (linebuf_feed_runs, LineRun)
- * and of what takes them in bulk: the ring's ring_push_raw_run and the
- * chunk search's match_chunk_clear. Each is checked against the one-line
- * path it stands for, on the same random buffers: the splitter gives the
- * same lines, flags, offsets and counters however the bytes are chunked
- * and with the AVX2 and SSE2 splitters; the ring holds the same lines with
- * the same seqs and counts whether a run is pushed whole or line by line,
- * through captures that evict; and no line the search clears matches.
+ * and of the ring's bulk push of them (ring_push_raw_run). Each is checked
+ * against the one-line path it stands for, on the same random buffers: the
+ * splitter gives the same lines, flags, offsets and counters however the
+ * bytes are chunked and with the AVX2 and SSE2 splitters; the ring holds
+ * the same lines with the same seqs and counts whether a run is pushed
+ * whole or line by line, through captures that evict. The chunk search's
+ * match_chunk_clear, which tells the intake which lines of a run match
+ * nothing, is tested with the rest of that search in test_prefilter.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,6 @@
 #include "check.h"
 #include "pipeline/capture.h"
 #include "pipeline/linebuf.h"
-#include "pipeline/match.h"
 #include "pipeline/ring.h"
 #include "spec/stream.h"
 
@@ -309,90 +309,11 @@ TEST(a_run_pushed_whole_is_the_lines_pushed_one_by_one)
   }
 }
 
-/* --- match_chunk_clear ------------------------------------------------- */
-
-TEST(no_line_the_chunk_search_clears_matches)
-{
-  MatchLimits lim = {32, 512, 1000000, 10000};
-  VigilError err = VIGIL_ERROR_INIT;
-  const char *pats[] = {"^Error:", "panic", "\\buncaught\\b", "r\n:E"};
-  PatternSet *ps = match_compile(pats, 4, &lim, "patterns", &err);
-  CHECK(ps != NULL);
-  if (ps == NULL)
-    return;
-  static const char *const pieces[] = {
-    "Error:", "panic", "pan", "ic", "uncaught", "caught", "x", " ", "\n", "\n", "\n",
-    "Err", "or:", "r\n:E", "abc",
-  };
-  uint64_t state = 5;
-  size_t cleared = 0, matched = 0;
-  char chunk[4096];
-  for (int round = 0; round < 2000; round++) {
-    size_t len = 0, want = rnd(&state) % 300;
-    for (size_t i = 0; i < want; i++) {
-      const char *piece = pieces[rnd(&state) % (sizeof pieces / sizeof *pieces)];
-      size_t l = strlen(piece);
-      if (len + l > sizeof chunk)
-        break;
-      memcpy(chunk + len, piece, l);
-      len += l;
-    }
-    MatchChunk c;
-    match_chunk_begin(&c, chunk, len);
-    /* As the intake goes: from a line, the lines the search clears, then
-     * the next line matched on its own, and on. */
-    const char *clear = NULL;
-    size_t start = 0;
-    for (size_t i = 0; i <= len; i++) {
-      if (i < len && chunk[i] != '\n')
-        continue;
-      const char *line = chunk + start;
-      size_t n = i - start;
-      if (clear == NULL || line + n > clear) {
-        clear = match_chunk_clear(ps, &c, line);
-        CHECK(clear >= line && clear <= chunk + len);
-      }
-      if (line + n <= clear) {
-        CHECK_INT(match_line(ps, line, n), -1);
-        cleared++;
-      } else {
-        int got = match_line_in_chunk(ps, &c, line, n);
-        CHECK_INT(got, match_line(ps, line, n));
-        matched += got >= 0;
-        clear = NULL;
-      }
-      start = i + 1;
-    }
-  }
-  CHECK(cleared > 10000 && matched > 1000);
-  match_free(ps);
-}
-
-TEST(a_set_without_literals_clears_nothing)
-{
-  MatchLimits lim = {32, 512, 1000000, 10000};
-  VigilError err = VIGIL_ERROR_INIT;
-  const char *pats[] = {"panic", "\\d+"};
-  PatternSet *ps = match_compile(pats, 2, &lim, "patterns", &err);
-  CHECK(ps != NULL);
-  if (ps == NULL)
-    return;
-  const char *chunk = "abc\ndef\n";
-  MatchChunk c;
-  match_chunk_begin(&c, chunk, strlen(chunk));
-  CHECK(match_chunk_clear(ps, &c, chunk) == chunk);
-  char elsewhere[] = "abc";
-  CHECK(match_chunk_clear(ps, &c, elsewhere) == elsewhere);
-  match_free(ps);
-}
-
 int
 main(void)
 {
   RUN(runs_hand_on_the_lines_one_by_one_would);
   RUN(a_run_holds_at_most_its_max_and_only_plain_lines);
   RUN(a_run_pushed_whole_is_the_lines_pushed_one_by_one);
-  RUN(no_line_the_chunk_search_clears_matches);
-  RUN(a_set_without_literals_clears_nothing);
   return check_summary();
 }
