@@ -219,6 +219,7 @@ teddy_build(Teddy *t, const TeddyLiteral *lits, size_t n)
     }
     for (size_t k = 0; k < t->m; k++) {
       unsigned char c = (unsigned char)t->lits[i].text[t->window[i] + k];
+      t->fingerprint[i] |= (uint32_t)c << (8 * k);
       t->lo[k][c & 0x0F] |= bit;
       t->hi[k][c >> 4] |= bit;
       t->exact[k][c] |= bit;
@@ -254,12 +255,21 @@ static bool
 teddy_verify(const Teddy *t, const char *text, size_t len, size_t at, size_t lo,
              unsigned buckets, TeddyHit *hit)
 {
+  /* The m bytes at `at` (a candidate's fingerprint lies in the text). */
+  const unsigned char *s = (const unsigned char *)text + at;
+  uint32_t fp = s[0];
+  if (t->m > 1)
+    fp |= (uint32_t)s[1] << 8;
+  if (t->m > 2)
+    fp |= (uint32_t)s[2] << 16;
   bool found = false;
   while (buckets != 0) {
     unsigned b = (unsigned)__builtin_ctz(buckets);
     buckets &= buckets - 1;
     for (size_t k = 0; k < t->bucket_n[b]; k++) {
       size_t i = t->bucket_lits[b][k];
+      if (t->fingerprint[i] != fp)
+        continue;
       size_t w = t->window[i], n = t->lits[i].len;
       if (at < w)
         continue;
