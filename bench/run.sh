@@ -75,7 +75,8 @@ for b in "${which[@]}"; do
   case "$b" in
     ingest)
       # Both figures: the wire one (vigild on cat of a cached file, against
-      # cat | cat and cat | grep) and the in-process, generator-bound one.
+      # cat | cat and cat | grep, with the built-in crash set's run beside
+      # the five patterns') and the in-process, generator-bound one.
       if [ "$quick" -eq 1 ]; then args=(--bytes 50m --runs 1); else args=(); fi
       bench 300 "$build/bench/ingest" "${args[@]}" || status=1 ;;
     latency)

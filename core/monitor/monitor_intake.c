@@ -90,6 +90,52 @@ monitor_on_line_pass(MonitorStream *ms, const Line *line, uint64_t seq, int patt
   monitor__batch_line(m, seq, nr, ms->stream, pattern, line->flags, line->text, line->len);
 }
 
+/* Whether a line that matched nothing needs no more than its count and its
+ * place in the ring, as monitor_on_line would find: it is not told (no
+ * notify "lines"), no incident is gathering the lines after a match, and
+ * no ready condition reads lines; or the lines are a replay, only kept. */
+static bool
+monitor_unmatched_is_kept_only(Monitor *m)
+{
+  if (m->replay_silent)
+    return true;
+  return m->ready == NULL && m->notify != kNotifyLines &&
+         !(m->incidents_on && assembler_busy(&m->assembler));
+}
+
+/* Plain lines of a read (linebuf.h's LineRun), in order. Those the chunk's
+ * literal search clears, while unmatched lines are only kept, are counted
+ * and pushed to the ring together (ring_push_raw_run); any other goes
+ * through monitor_on_line. The same lines, seqs, counters and notices as
+ * monitor_on_line one line at a time, without its calls for most lines. */
+static void
+monitor_on_run(void *ctx, const LineRun *run)
+{
+  MonitorStream *ms = ctx;
+  Monitor *m = ms->m;
+  bool matching = m->npatterns > 0 && monitor_matches_stream(m, ms->stream);
+  size_t i = 0;
+  while (i < run->n) {
+    size_t j = i;
+    if (monitor_unmatched_is_kept_only(m)) {
+      j = run->n;
+      if (matching) {
+        const char *clear = match_chunk_clear(m->patterns, &ms->chunk, run->base + run->start[i]);
+        for (j = i; j < run->n && run->base + run->start[j] + run->len[j] <= clear; j++)
+          ;
+      }
+    }
+    if (j > i) {
+      m->stream_nr[ms->stream] += j - i;
+      ring_push_raw_run(&m->ring, ms->stream, &m->capture[ms->stream], run, i, j);
+      i = j;
+      continue;
+    }
+    Line line = {run->base + run->start[i], run->len[i], 0, true, run->offset + run->start[i]};
+    monitor_on_line(ms, &line);
+    i++;
+  }
+}
 
 /* Says once in the log that a stream's spool broke (capture.h): the
  * monitor goes on, its output kept in memory and counted. */
@@ -134,7 +180,8 @@ monitor__take(Monitor *m, StreamId stream, uint64_t at, const char *buf, size_t 
    * forgotten before buf is reused. */
   match_chunk_begin(&m->streams[stream].chunk, buf, len);
   m->linebuf[stream].offset = at;
-  linebuf_feed(&m->linebuf[stream], buf, len, monitor_on_line, &m->streams[stream]);
+  linebuf_feed_runs(&m->linebuf[stream], buf, len, monitor_on_line, monitor_on_run,
+                    &m->streams[stream]);
   match_chunk_begin(&m->streams[stream].chunk, NULL, 0);
   if (m->ring.counters.lines != lines_before && !m->replay_silent)
     monitor_quiet__lines(m);

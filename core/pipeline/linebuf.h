@@ -39,6 +39,26 @@ typedef struct {
 
 typedef void (*LinebufEmit)(void *ctx, const Line *line);
 
+/* Lines of one chunk handed on together (linebuf_feed_runs): n plain lines
+ * in order, line i being base[start[i], start[i] + len[i]), at stream
+ * offset offset + start[i]. Each is what a Line with raw set, flags 0 and
+ * that text would be: whole in the chunk, no special byte (ESC, NUL,
+ * >= 0x80), not cut, its newline and a CRLF's CR left out. The arrays are
+ * valid only during the callback. */
+typedef struct {
+  const char *base;      /* the chunk being fed */
+  uint64_t offset;       /* absolute offset in the stream of base[0] */
+  size_t n;              /* 1..LINEBUF_RUN_MAX */
+  const uint32_t *start; /* from base */
+  const uint32_t *len;
+} LineRun;
+
+typedef void (*LinebufEmitRun)(void *ctx, const LineRun *run);
+
+/* The most lines one LineRun carries: its arrays live on the feeding
+ * stack (1 KiB), so a Linebuf costs no memory for them. */
+#define LINEBUF_RUN_MAX 128
+
 typedef struct {
   size_t line_max;       /* monitor.line_max_bytes */
   char *hold;            /* the partial line so far (raw), line_max + 1 bytes (room for the
@@ -63,6 +83,15 @@ void linebuf_init(Linebuf *lb, size_t line_max_bytes);
 /* Splits data into lines and calls emit for each completed one, in order.
  * data is the stream's bytes from lb->offset on, which moves past them. */
 void linebuf_feed(Linebuf *lb, const char *data, size_t len, LinebufEmit emit, void *ctx);
+
+/* linebuf_feed, with the plain lines of data (see LineRun) handed to
+ * emit_run in runs instead of to emit one by one: every other line (one
+ * held across reads, repaired, or cut) still goes to emit. Lines come in
+ * stream order either way (a run is handed on before the line after it),
+ * and the counters are the same. A chunk of 4 GiB or more, whose offsets
+ * do not fit a run's, goes to emit alone. */
+void linebuf_feed_runs(Linebuf *lb, const char *data, size_t len, LinebufEmit emit,
+                       LinebufEmitRun emit_run, void *ctx);
 
 /* The stream ended: hands on the held partial line, if any, marked
  * kLineUnterminated. */

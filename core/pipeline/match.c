@@ -490,6 +490,33 @@ match_chunk_search(const MatchCore *ps, MatchChunk *c, size_t from, size_t lo)
   c->searched = true;
 }
 
+/* Makes c->hit the first literal for lines from chunk position start on:
+ * its fingerprint at or after start, the literal starting at or after it.
+ * A hit found for an earlier line that still qualifies is kept. */
+static void
+match_chunk_seek(const MatchCore *core, MatchChunk *c, size_t start)
+{
+  if (!c->searched || c->hit.at < start)
+    match_chunk_search(core, c, start, start);
+  else if (c->hit.start < start)
+    match_chunk_search(core, c, c->hit.at, start);
+}
+
+/* See match.h: by the same search as match_line_in_chunk's, a line from
+ * text on that ends at or before the next literal's fingerprint holds no
+ * literal. */
+const char *
+match_chunk_clear(PatternSet *ps, MatchChunk *c, const char *text)
+{
+  const MatchCore *core = ps->core;
+  uintptr_t at = (uintptr_t)text, base = (uintptr_t)c->base;
+  if (core == NULL || !core->has_prefilter || c->base == NULL || at < base ||
+      at - base > c->len)
+    return text;
+  match_chunk_seek(core, c, at - base);
+  return c->base + c->hit.at;
+}
+
 /* See match.h. The chunk is searched lazily, by fingerprint position (see
  * teddy.h): every literal lying whole in a line [start, end) has its
  * fingerprint in [start, end), so a line whose start is past the last hit
@@ -508,10 +535,7 @@ match_line_in_chunk(PatternSet *ps, MatchChunk *c, const char *text, size_t len)
       at - base > c->len || len > c->len - (at - base))
     return match_line(ps, text, len);
   size_t start = at - base, end = start + len;
-  if (!c->searched || c->hit.at < start)
-    match_chunk_search(core, c, start, start);
-  else if (c->hit.start < start)
-    match_chunk_search(core, c, c->hit.at, start);
+  match_chunk_seek(core, c, start);
   for (;;) {
     if (c->hit.at >= end)
       return -1;

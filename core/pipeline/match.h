@@ -68,6 +68,15 @@ void match_chunk_begin(MatchChunk *c, const char *base, size_t len);
  * the order they lie in it. */
 int match_line_in_chunk(PatternSet *ps, MatchChunk *c, const char *text, size_t len);
 
+/* For lines of the chunk from text on (a line's start in the chunk), in
+ * order: how far they are known to match nothing. A line that lies whole in
+ * the chunk from text on and ends at or before the pointer returned holds
+ * none of the set's required literals, so match_line_in_chunk would give
+ * -1 without a look at it; the chunk's search is the one
+ * match_line_in_chunk goes on with. Returns text itself when that cannot
+ * be told (a set without required literals, a text outside the chunk). */
+const char *match_chunk_clear(PatternSet *ps, MatchChunk *c, const char *text);
+
 size_t match_count(const PatternSet *ps);
 const char *match_source(const PatternSet *ps, size_t index);
 /* All match_count sources, in list order, owned by the set. */

@@ -296,6 +296,96 @@ ring_push(Ring *r, int stream, const char *text, size_t len, int pattern, unsign
   return seq;
 }
 
+/* Drops every line, counting them: ring_evict for all at once. */
+static void
+ring_drop_all(Ring *r)
+{
+  r->counters.dropped += r->count;
+  r->count = 0;
+  r->head = 0;
+  r->copy_from = 0;
+  r->kept_from[0] = r->kept_from[1] = 0;
+}
+
+/* Grows the scratch buffer to hold a kept line of len bytes (len <=
+ * max_bytes), doubling. */
+static void
+ring_scratch_fit(Ring *r, size_t len)
+{
+  if (len <= r->scratch_cap)
+    return;
+  size_t cap = r->scratch_cap ? r->scratch_cap : RING_ARENA_MIN;
+  while (cap < len)
+    cap *= 2;
+  if (cap > r->max_bytes)
+    cap = r->max_bytes;
+  free(r->scratch);
+  r->scratch = xmalloc(cap);
+  r->scratch_cap = cap;
+}
+
+/* Stores a counted raw line (see ring_push_raw); start is
+ * capture_start(capture), which a run asks once. */
+static void
+ring_keep_raw(Ring *r, uint64_t seq, int stream, const char *text, size_t len,
+              const Capture *capture, uint64_t start, uint64_t offset, int pattern,
+              unsigned flags)
+{
+  r->capture[stream] = capture;
+  if (offset < start) {
+    /* Gone before it came (a read longer than the capture): as ring_trim
+     * would have it, the line and every older one are dropped. */
+    ring_drop_all(r);
+    r->counters.dropped++;
+    return;
+  }
+  if (len > r->max_bytes || len > UINT32_MAX || offset + len > capture->total) {
+    ring_copy(r, seq, stream, text, len, pattern, flags); /* cut, or not the bytes */
+    return;
+  }
+  ring_scratch_fit(r, len);
+  if (r->count == r->max_lines)
+    ring_evict(r);
+  ring_append(r, seq, stream, offset, len, pattern, flags | RING_KEPT);
+}
+
+/* The bulk of ring_push_raw_run, for a ring full at max_lines with all its
+ * slots: each of lines [from, to) takes the oldest line's slot, as
+ * ring_evict and ring_append would one by one, while they are kept lines
+ * (within max_bytes; their bytes in the capture, which the caller
+ * checked). Returns the index of the first line it did not push. */
+static size_t
+ring_overwrite_run(Ring *r, int stream, const LineRun *run, size_t from, size_t to)
+{
+  size_t longest = 0, i = from;
+  uint64_t seq = r->next_seq;
+  for (; i < to; i++) {
+    uint32_t len = run->len[i];
+    if (len > r->max_bytes)
+      break;
+    longest = len > longest ? len : longest;
+    RingEntry *e = &r->entries[r->head];
+    e->seq = seq++;
+    e->len = len;
+    e->pattern = -1;
+    e->stream = (uint8_t)stream;
+    e->flags = RING_KEPT;
+    e->off = run->offset + run->start[i];
+    if (++r->head == r->entries_cap)
+      r->head = 0;
+  }
+  size_t k = i - from;
+  r->next_seq = seq;
+  r->counters.lines += k;
+  r->counters.unmatched += k;
+  r->counters.dropped += k;
+  r->copy_from = r->copy_from > k ? r->copy_from - k : 0;
+  for (int s = 0; s < 2; s++)
+    r->kept_from[s] = r->kept_from[s] > k ? r->kept_from[s] - k : 0;
+  ring_scratch_fit(r, longest);
+  return i;
+}
+
 /* See ring.h. The scratch buffer grows here, never in a read: a reader
  * gets a const Ring. */
 uint64_t
@@ -306,35 +396,54 @@ ring_push_raw(Ring *r, int stream, const char *text, size_t len, const Capture *
   assert(r != NULL && (stream == kStreamStdout || stream == kStreamStderr));
   assert(capture != NULL && (r->capture[stream] == NULL || r->capture[stream] == capture));
   uint64_t seq;
-  if (!ring_count(r, stream, pattern, flags, &seq))
-    return seq;
-  r->capture[stream] = capture;
-  if (offset < capture_start(capture)) {
-    /* Gone before it came (a read longer than the capture): as ring_trim
-     * would have it, the line and every older one are dropped. */
-    while (r->count > 0)
-      ring_evict(r);
-    r->counters.dropped++;
-    return seq;
-  }
-  if (len > r->max_bytes || len > UINT32_MAX || offset + len > capture->total) {
-    ring_copy(r, seq, stream, text, len, pattern, flags); /* cut, or not the bytes */
-    return seq;
-  }
-  if (len > r->scratch_cap) {
-    size_t cap = r->scratch_cap ? r->scratch_cap : RING_ARENA_MIN;
-    while (cap < len)
-      cap *= 2;
-    if (cap > r->max_bytes)
-      cap = r->max_bytes;
-    free(r->scratch);
-    r->scratch = xmalloc(cap);
-    r->scratch_cap = cap;
-  }
-  if (r->count == r->max_lines)
-    ring_evict(r);
-  ring_append(r, seq, stream, offset, len, pattern, flags | RING_KEPT);
+  if (ring_count(r, stream, pattern, flags, &seq))
+    ring_keep_raw(r, seq, stream, text, len, capture, capture_start(capture), offset, pattern,
+                  flags);
   return seq;
+}
+
+/* See ring.h. A run's last max_lines pushes leave none of the lines
+ * before them in the ring: each appends its line (evicting the oldest when
+ * the ring is full) or, for a line its capture no longer holds, drops
+ * every line. So the lines of a longer run before its last max_lines, and
+ * every line before the run, are counted as pushed and dropped at once,
+ * as their pushes and evictions one by one would have counted them, and
+ * only the last max_lines are stored. */
+uint64_t
+ring_push_raw_run(Ring *r, int stream, const Capture *capture, const LineRun *run, size_t from,
+                  size_t to)
+{
+  assert(r != NULL && (stream == kStreamStdout || stream == kStreamStderr));
+  assert(capture != NULL && (r->capture[stream] == NULL || r->capture[stream] == capture));
+  assert(run != NULL && from <= to && to <= run->n);
+  uint64_t first = r->next_seq;
+  size_t n = to - from;
+  if (n > r->max_lines) {
+    size_t skip = n - r->max_lines;
+    ring_drop_all(r);
+    r->next_seq += skip;
+    r->counters.lines += skip;
+    r->counters.unmatched += skip;
+    r->counters.dropped += skip;
+    from += skip;
+  }
+  if (from == to)
+    return first;
+  uint64_t start = capture_start(capture);
+  /* Offsets rise within a run: when its first line's bytes are still in
+   * the capture and its last line's are all there, so are every line's. */
+  r->capture[stream] = capture;
+  if (r->count == r->max_lines && r->entries_cap == r->max_lines &&
+      run->offset + run->start[from] >= start &&
+      run->offset + run->start[to - 1] + run->len[to - 1] <= capture->total)
+    from = ring_overwrite_run(r, stream, run, from, to);
+  for (size_t i = from; i < to; i++) {
+    uint64_t seq;
+    ring_count(r, stream, -1, 0, &seq);
+    ring_keep_raw(r, seq, stream, run->base + run->start[i], run->len[i], capture, start,
+                  run->offset + run->start[i], -1, 0);
+  }
+  return first;
 }
 
 /* See ring.h. */

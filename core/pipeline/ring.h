@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "pipeline/capture.h"
+#include "pipeline/linebuf.h"
 
 /* RingEntry.flags: the line is kept as an offset into its stream's capture
  * (above the kLine* flags of linebuf.h, never shown to readers). */
@@ -96,6 +97,14 @@ uint64_t ring_push(Ring *r, int stream, const char *text, size_t len, int patter
  * from one capture, which must outlive the ring's lines. */
 uint64_t ring_push_raw(Ring *r, int stream, const char *text, size_t len,
                        const Capture *capture, uint64_t offset, int pattern, unsigned flags);
+
+/* Pushes lines [from, to) of a run of plain lines (linebuf.h), none of
+ * which matched, as that many ring_push_raw calls would, with the same
+ * seqs, counters and lines kept; the run's bytes are capture's. Costs O(1)
+ * for the lines of a run before its last max_lines, which those push out.
+ * Returns the seq of line `from` (the next seq when from == to). */
+uint64_t ring_push_raw_run(Ring *r, int stream, const Capture *capture, const LineRun *run,
+                           size_t from, size_t to);
 
 /* Evicts, counting them as dropped, the kept lines whose bytes their
  * capture no longer holds, and every line older than those. Its owner

@@ -219,6 +219,7 @@ teddy_build(Teddy *t, const TeddyLiteral *lits, size_t n)
     }
     for (size_t k = 0; k < t->m; k++) {
       unsigned char c = (unsigned char)t->lits[i].text[t->window[i] + k];
+      t->fingerprint[i] |= (uint32_t)c << (8 * k);
       t->lo[k][c & 0x0F] |= bit;
       t->hi[k][c >> 4] |= bit;
       t->exact[k][c] |= bit;
@@ -254,12 +255,21 @@ static bool
 teddy_verify(const Teddy *t, const char *text, size_t len, size_t at, size_t lo,
              unsigned buckets, TeddyHit *hit)
 {
+  /* The m bytes at `at` (a candidate's fingerprint lies in the text). */
+  const unsigned char *s = (const unsigned char *)text + at;
+  uint32_t fp = s[0];
+  if (t->m > 1)
+    fp |= (uint32_t)s[1] << 8;
+  if (t->m > 2)
+    fp |= (uint32_t)s[2] << 16;
   bool found = false;
   while (buckets != 0) {
     unsigned b = (unsigned)__builtin_ctz(buckets);
     buckets &= buckets - 1;
     for (size_t k = 0; k < t->bucket_n[b]; k++) {
       size_t i = t->bucket_lits[b][k];
+      if (t->fingerprint[i] != fp)
+        continue;
       size_t w = t->window[i], n = t->lits[i].len;
       if (at < w)
         continue;
@@ -320,6 +330,28 @@ teddy_table(const uint8_t table[16])
   return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)table));
 }
 
+/* Verifies, in order, the candidates of the block of 32 positions at `at`
+ * (acc: the buckets that may start at each; keep: the positions that
+ * count). */
+__attribute__((target("avx2"), always_inline)) static inline bool
+teddy_verify_block(const Teddy *t, const char *text, size_t len, size_t at, size_t lo,
+                   __m256i acc, uint32_t keep, TeddyHit *hit)
+{
+  uint32_t bits =
+      ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, _mm256_setzero_si256())) & keep;
+  if (bits == 0)
+    return false;
+  uint8_t buckets[32];
+  _mm256_storeu_si256((__m256i *)(void *)buckets, acc);
+  do {
+    unsigned i = (unsigned)__builtin_ctz(bits);
+    if (teddy_verify(t, text, len, at + i, lo, buckets[i], hit))
+      return true;
+    bits &= bits - 1;
+  } while (bits != 0);
+  return false;
+}
+
 /* The SIMD search (file comment), 32 positions per step. m is a constant at
  * each call, so the loop is unrolled for it. */
 __attribute__((target("avx2"), always_inline)) static inline bool
@@ -337,26 +369,39 @@ teddy_find_avx2_m(const Teddy *t, const char *text, size_t len, size_t from, siz
    * that the block before already covered are masked off, so no position is
    * left to a byte-at-a-time loop. */
   size_t last = len - (32 + m - 1);
-  for (size_t p = from;; p += 32) {
+  size_t p = from;
+  /* Two whole blocks a step while both fit before the last one: one test
+   * for 64 positions, the rare candidates sorted out by teddy_verify_block
+   * in order. Most of a chunk goes this way. */
+  for (; last >= 32 && p <= last - 32; p += 64) {
+    __m256i a = teddy_lookup(s + p, lo0, hi0, nibble);
+    __m256i b = teddy_lookup(s + p + 32, lo0, hi0, nibble);
+    if (m > 1) {
+      a = _mm256_and_si256(a, teddy_lookup(s + p + 1, lo1, hi1, nibble));
+      b = _mm256_and_si256(b, teddy_lookup(s + p + 33, lo1, hi1, nibble));
+    }
+    if (m > 2) {
+      a = _mm256_and_si256(a, teddy_lookup(s + p + 2, lo2, hi2, nibble));
+      b = _mm256_and_si256(b, teddy_lookup(s + p + 34, lo2, hi2, nibble));
+    }
+    if (_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b)))
+      continue;
+    if (teddy_verify_block(t, text, len, p, lo, a, ~UINT32_C(0), hit) ||
+        teddy_verify_block(t, text, len, p + 32, lo, b, ~UINT32_C(0), hit))
+      return true;
+  }
+  if (p > last + 31)
+    return false; /* the two blocks covered every position */
+  for (;; p += 32) {
     size_t at = p <= last ? p : last;
     __m256i acc = teddy_lookup(s + at, lo0, hi0, nibble);
     if (m > 1)
       acc = _mm256_and_si256(acc, teddy_lookup(s + at + 1, lo1, hi1, nibble));
     if (m > 2)
       acc = _mm256_and_si256(acc, teddy_lookup(s + at + 2, lo2, hi2, nibble));
-    uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, zero));
-    if (at < p)
-      bits &= ~UINT32_C(0) << (p - at);
-    if (bits != 0) {
-      uint8_t buckets[32];
-      _mm256_storeu_si256((__m256i *)(void *)buckets, acc);
-      do {
-        unsigned i = (unsigned)__builtin_ctz(bits);
-        if (teddy_verify(t, text, len, at + i, lo, buckets[i], hit))
-          return true;
-        bits &= bits - 1;
-      } while (bits != 0);
-    }
+    uint32_t keep = at < p ? ~UINT32_C(0) << (p - at) : ~UINT32_C(0);
+    if (teddy_verify_block(t, text, len, at, lo, acc, keep, hit))
+      return true;
     if (at == last)
       return false;
   }

@@ -57,6 +57,11 @@ typedef struct {
    * each bucket's literals. */
   uint64_t head[TEDDY_MAX_LITERALS];
   uint64_t head_mask[TEDDY_MAX_LITERALS];
+  /* Each literal's fingerprint (its m window bytes, little-endian): a
+   * candidate whose m bytes are not a literal's own is no hit for it, the
+   * first test for the candidates that nibble tables of several literals
+   * let through. */
+  uint32_t fingerprint[TEDDY_MAX_LITERALS];
   uint8_t bucket_lits[TEDDY_BUCKETS][TEDDY_MAX_LITERALS];
   uint8_t bucket_n[TEDDY_BUCKETS];
   /* SIMD tables: for fingerprint byte k, the buckets whose literals may have

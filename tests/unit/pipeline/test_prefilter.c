@@ -6,7 +6,8 @@
  * The multi-literal search (teddy.c) is checked against a naive search of
  * the same definition on random literal sets and texts, and the chunk-wide
  * search (match_line_in_chunk) against matching each line on its own,
- * across random line splits. ctest runs this file twice: with the AVX2
+ * across random line splits, and no line it clears for a run of lines
+ * (match_chunk_clear) matches. ctest runs this file twice: with the AVX2
  * search and with the portable one (VIGIL_PREFILTER_NO_AVX2).
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -282,6 +283,24 @@ TEST(teddy_agrees_with_a_naive_search)
   }
 }
 
+/* Up to `want` pieces picked at random, joined in chunk (at most cap
+ * bytes). Returns the length. */
+static size_t
+pieces_chunk(const char *const *pieces, size_t npieces, size_t want, char *chunk, size_t cap,
+             unsigned *seed)
+{
+  size_t len = 0;
+  for (size_t i = 0; i < want; i++) {
+    const char *piece = pieces[(size_t)rand_r(seed) % npieces];
+    size_t l = strlen(piece);
+    if (len + l > cap)
+      break;
+    memcpy(chunk + len, piece, l);
+    len += l;
+  }
+  return len;
+}
+
 TEST(chunk_matching_agrees_with_matching_each_line)
 {
   MatchLimits lim = {32, 512, 1000000, 10000};
@@ -303,16 +322,8 @@ TEST(chunk_matching_agrees_with_matching_each_line)
   char chunk[4096], copy[4096];
   uint64_t matched = 0;
   for (int round = 0; round < 2000; round++) {
-    size_t len = 0;
-    size_t want = (size_t)rand_r(&seed) % 200;
-    for (size_t i = 0; i < want; i++) {
-      const char *piece = pieces[rand_r(&seed) % (sizeof pieces / sizeof *pieces)];
-      size_t l = strlen(piece);
-      if (len + l > sizeof chunk)
-        break;
-      memcpy(chunk + len, piece, l);
-      len += l;
-    }
+    size_t len = pieces_chunk(pieces, sizeof pieces / sizeof *pieces,
+                              (size_t)rand_r(&seed) % 200, chunk, sizeof chunk, &seed);
     MatchChunk c;
     match_chunk_begin(&c, chunk, len);
     size_t start = 0;
@@ -343,6 +354,74 @@ TEST(chunk_matching_agrees_with_matching_each_line)
   match_free(ps);
 }
 
+TEST(no_line_the_chunk_search_clears_matches)
+{
+  MatchLimits lim = {32, 512, 1000000, 10000};
+  VigilError err = VIGIL_ERROR_INIT;
+  const char *pats[] = {"^Error:", "panic", "\\buncaught\\b", "r\n:E"};
+  PatternSet *ps = match_compile(pats, 4, &lim, "patterns", &err);
+  CHECK(ps != NULL);
+  if (ps == NULL)
+    return;
+  static const char *const pieces[] = {
+    "Error:", "panic", "pan", "ic", "uncaught", "caught", "x", " ", "\n", "\n", "\n",
+    "Err", "or:", "r\n:E", "abc",
+  };
+  unsigned seed = 5;
+  size_t cleared = 0, matched = 0;
+  char chunk[4096];
+  for (int round = 0; round < 2000; round++) {
+    size_t len = pieces_chunk(pieces, sizeof pieces / sizeof *pieces,
+                              (size_t)rand_r(&seed) % 300, chunk, sizeof chunk, &seed);
+    MatchChunk c;
+    match_chunk_begin(&c, chunk, len);
+    /* As the intake goes: from a line, the lines the search clears, then
+     * the next line matched on its own, and on. */
+    const char *clear = NULL;
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+      if (i < len && chunk[i] != '\n')
+        continue;
+      const char *line = chunk + start;
+      size_t n = i - start;
+      if (clear == NULL || line + n > clear) {
+        clear = match_chunk_clear(ps, &c, line);
+        CHECK(clear >= line && clear <= chunk + len);
+      }
+      if (line + n <= clear) {
+        CHECK_INT(match_line(ps, line, n), -1);
+        cleared++;
+      } else {
+        int got = match_line_in_chunk(ps, &c, line, n);
+        CHECK_INT(got, match_line(ps, line, n));
+        matched += got >= 0;
+        clear = NULL;
+      }
+      start = i + 1;
+    }
+  }
+  CHECK(cleared > 10000 && matched > 1000);
+  match_free(ps);
+}
+
+TEST(a_set_without_literals_clears_nothing)
+{
+  MatchLimits lim = {32, 512, 1000000, 10000};
+  VigilError err = VIGIL_ERROR_INIT;
+  const char *pats[] = {"panic", "\\d+"};
+  PatternSet *ps = match_compile(pats, 2, &lim, "patterns", &err);
+  CHECK(ps != NULL);
+  if (ps == NULL)
+    return;
+  const char *chunk = "abc\ndef\n";
+  MatchChunk c;
+  match_chunk_begin(&c, chunk, strlen(chunk));
+  CHECK(match_chunk_clear(ps, &c, chunk) == chunk);
+  char elsewhere[] = "abc";
+  CHECK(match_chunk_clear(ps, &c, elsewhere) == elsewhere);
+  match_free(ps);
+}
+
 int
 main(void)
 {
@@ -355,5 +434,7 @@ main(void)
   RUN(a_set_without_a_prefilter_still_matches);
   RUN(teddy_agrees_with_a_naive_search);
   RUN(chunk_matching_agrees_with_matching_each_line);
+  RUN(no_line_the_chunk_search_clears_matches);
+  RUN(a_set_without_literals_clears_nothing);
   return check_summary();
 }
