@@ -27,6 +27,11 @@
  * per file, not two (issue 27). Version 1 (a 4096-byte header, no owner's
  * area) is still read: a spool made by an engine before.
  *
+ * The file is mapped at its first use (an append, a read of a byte, a cut,
+ * the owner's area), never when it is made or opened: the header is
+ * written with pwrite, so a stream that never writes (most monitors'
+ * stderr) costs the engine's memory no page, and its file one block.
+ *
  * One writer at a time: the engine while it is attached, the keeper while
  * it is not (the hand-over between them is the keeper protocol's).
  */
@@ -63,7 +68,7 @@ typedef struct SpoolHeader SpoolHeader;
 
 typedef struct Spool {
   int fd;
-  char *map;       /* header and data, mapped shared */
+  char *map;       /* header and data, mapped shared; NULL until first used */
   SpoolHeader *h;  /* at map */
   char *data;      /* map + header */
   uint64_t cap;

@@ -186,6 +186,62 @@ TEST(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data)
   spool_close(&s);
 }
 
+/* The kibibytes of this process's memory that mappings of the file name
+ * (a file of test_root) hold resident (smaps), or -1 when the file is not
+ * mapped at all. */
+static long
+resident_kib(const char *name)
+{
+  char want[128];
+  snprintf(want, sizeof want, "%s/%s\n", test_root, name);
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (f == NULL)
+    return -2;
+  char line[512];
+  long kib = -1;
+  bool in = false;
+  while (fgets(line, sizeof line, f)) {
+    size_t n = strlen(line), w = strlen(want);
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's header line */
+      in = n >= w && strcmp(line + n - w, want) == 0;
+      if (in && kib < 0)
+        kib = 0;
+    } else if (in && strncmp(line, "Rss:", 4) == 0) {
+      kib += strtol(line + 4, NULL, 10);
+    }
+  }
+  fclose(f);
+  return kib;
+}
+
+/* Issue 27: a spool is mapped at its first use, never at its making or
+ * opening, so a stream that writes nothing (a quiet monitor's stderr)
+ * costs its engine no page; its header is in the file all the same, and
+ * the spool made or opened reads empty and takes its first bytes. */
+TEST(a_spool_not_written_maps_nothing)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "unused", 1, 4096, &err), 0);
+  CHECK_INT(resident_kib("unused"), -1);
+  CaptureSpan empty = spool_read(&s, 0, UINT64_MAX);
+  CHECK_INT(empty.n1 + empty.n2, 0);
+  CHECK(spool_why(&s) == NULL && spool_readable(&s));
+  CHECK_INT(resident_kib("unused"), -1);
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "unused", &err), 0); /* its header was written */
+  CHECK_INT(spool_stream(&s), 1);
+  CHECK_INT(resident_kib("unused"), -1);
+  CHECK(spool_append(&s, "late\n", 5));
+  CHECK(resident_kib("unused") > 0);
+  char *got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "late\n");
+  free(got);
+  spool_close(&s);
+  CHECK_INT(resident_kib("unused"), -1);
+}
+
 /* The 64-bit FNV-1a sum spool.c puts over a header's fixed fields. */
 static uint64_t
 fnv1a(const unsigned char *p, size_t n)
@@ -679,6 +735,7 @@ main(void)
   RUN(a_new_spool_is_sparse);
   RUN(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data);
   RUN(a_version_1_spool_is_still_read);
+  RUN(a_spool_not_written_maps_nothing);
   RUN(unsound_files_are_refused_with_the_reason);
   RUN(create_refuses_an_existing_name_and_bad_bounds);
   RUN(a_spool_cut_short_under_its_mapping_breaks_and_the_process_lives);
