@@ -51,8 +51,10 @@
 /* The owner's part of a version 2 header: its offset and size. */
 #define SPOOL_OWNER_OFFSET 256
 #define SPOOL_OWNER_BYTES 256
-/* The smallest and largest capacity a spool file may declare. */
-#define SPOOL_MIN_CAP 4096
+/* The smallest and largest capacity a spool file may declare (the bounds
+ * of monitor.capture_max_bytes: 3584 bytes and a version 2 header make a
+ * file of one page). */
+#define SPOOL_MIN_CAP 1024
 #define SPOOL_MAX_CAP ((uint64_t)1 << 30)
 /* The most bytes a stream's head may count: 2^62 (4 EiB), which no
  * program writes; a file that says more is refused, so that an append can

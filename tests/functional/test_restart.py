@@ -289,6 +289,55 @@ def test_line_numbers_and_counters_survive_a_take_over(e):
         assert all(l["text"] == "line %d" % l["seq"] for l in lines[:-1]), lines[:3]
 
 
+def resident_kib(pid):
+    """KiB resident of each file the process pid maps (smaps), by path."""
+    out, path = {}, None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and not head[0].endswith(":"):
+                path = head[5] if len(head) > 5 else None
+                if path is not None:
+                    out.setdefault(path, 0)
+            elif head[0] == "Rss:" and path is not None:
+                out[path] += int(head[1])
+    return out
+
+
+@socket_only
+@with_config(monitor={"capture_max_bytes": 3584})
+def test_a_quiet_monitor_s_state_is_one_page_of_the_engine_and_is_read_back(e):
+    # Issue 27: with capture_max_bytes 3584 the stdout spool (its 512-byte
+    # header, the checkpoint in it, and the bytes) is one page, the only page
+    # the engine holds for it after it wrapped; the stderr spool, never
+    # written, holds none. A takeover reads both back.
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    script = ('seq -f "line %%g" 1 1000; while [ ! -e "%s" ]; do sleep 0.02; done; '
+              'echo "ERROR after"; exit 0' % go)
+    mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
+    written = sum(len("line %d\n" % n) for n in range(1, 1001))
+    out = os.path.join(monitor_dir(e, mid), "stdout")
+    err = os.path.join(monitor_dir(e, mid), "stderr")
+    wait_for(lambda: ckpt_word(out, 16) == written, "the engine to have processed the lines")
+    assert os.path.getsize(out) == 4096, os.path.getsize(out)
+    assert spool(out)["cap"] == 3584 and spool(err)["head"] == 0
+    rss = resident_kib(e.proc.pid)
+    assert rss.get(out) == 4, rss.get(out)
+    assert rss.get(err, 0) == 0, rss.get(err)
+    kill_engine(e)
+    open(go, "w").close()
+    with restart_on(e) as e2:
+        e2.call("session_open", session="agent")
+        got = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
+        assert "ERROR after" in got["text"], got["text"]
+        lines = e2.call("monitor_output", monitor_id=mid)["lines"]
+        assert lines[-1]["seq"] == 1001 and lines[-1]["text"] == "ERROR after", lines[-1]
+        assert lines[-2]["seq"] == 1000 and lines[-2]["text"] == "line 1000", lines[-2]
+        assert all(l["text"] == "line %d" % l["seq"] for l in lines[:-1]), lines[:3]
+        assert all(l["stream"] == "stdout" for l in lines), lines[:3]
+
+
 @socket_only
 def test_a_checkpoint_whose_next_seq_is_0_is_not_believed(e):
     # The page's ring_next_seq is 1 from its start; 0 is a garbled file.
@@ -765,6 +814,7 @@ TESTS = [
     test_a_program_started_by_its_keeper_gets_a_large_environment_whole,
     test_lines_of_both_streams_printed_while_down_keep_their_order,
     test_line_numbers_and_counters_survive_a_take_over,
+    test_a_quiet_monitor_s_state_is_one_page_of_the_engine_and_is_read_back,
     test_a_checkpoint_whose_next_seq_is_0_is_not_believed,
     test_a_monitor_taken_over_survives_the_next_crash_too,
     test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once,

@@ -242,6 +242,46 @@ TEST(a_spool_not_written_maps_nothing)
   CHECK_INT(resident_kib("unused"), -1);
 }
 
+/* Issue 27: a capture of 3584 bytes (monitor.capture_max_bytes, whose
+ * bounds are the spool's) and the 512-byte header are one page: the file
+ * is 4096 bytes, and a stream that wrote more than its capacity, wrapped,
+ * holds one page of this process and reads its last 3584 bytes back,
+ * reopened too. */
+TEST(a_spool_of_3584_bytes_is_one_page_with_its_header)
+{
+  enum { kCap = 4096 - SPOOL_HEADER_BYTES };
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "onepage", 0, kCap, &err), 0);
+  if (err.set) {
+    printf("  %s\n", err.msg);
+    return;
+  }
+  CHECK(spool_owner_area(&s) != NULL);
+  char line[32];
+  for (int i = 0; i < 1000; i++) {
+    int n = snprintf(line, sizeof line, "line %04d\n", i);
+    CHECK(spool_append(&s, line, (size_t)n));
+  }
+  struct stat st;
+  CHECK_INT(fstat(s.fd, &st), 0);
+  CHECK_INT(st.st_size, 4096);
+  CHECK_INT(resident_kib("onepage"), 4);
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "onepage", &err), 0);
+  CHECK_INT(spool_start(&s), 10000 - kCap);
+  char *got = joined(spool_read(&s, 10000 - 10, UINT64_MAX));
+  CHECK_STR(got, "line 0999\n");
+  free(got);
+  spool_close(&s);
+  /* The smallest capacity is SPOOL_MIN_CAP; one byte less is refused. */
+  CHECK_INT(spool_create(&s, root_fd, "smallest", 1, SPOOL_MIN_CAP, &err), 0);
+  spool_close(&s);
+  err = (VigilError)VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "smaller", 1, SPOOL_MIN_CAP - 1, &err), -1);
+  CHECK_CONTAINS(err.msg, "capacity 1023");
+}
+
 /* The 64-bit FNV-1a sum spool.c puts over a header's fixed fields. */
 static uint64_t
 fnv1a(const unsigned char *p, size_t n)
@@ -736,6 +776,7 @@ main(void)
   RUN(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data);
   RUN(a_version_1_spool_is_still_read);
   RUN(a_spool_not_written_maps_nothing);
+  RUN(a_spool_of_3584_bytes_is_one_page_with_its_header);
   RUN(unsound_files_are_refused_with_the_reason);
   RUN(create_refuses_an_existing_name_and_bad_bounds);
   RUN(a_spool_cut_short_under_its_mapping_breaks_and_the_process_lives);
