@@ -8,8 +8,8 @@
  * The data is mapped whole and never copied to the heap: reads return
  * spans into the mapping, as capture_read returns spans into its buffer.
  *
- * The blocks under the data are reserved SPOOL_RESERVE_STEP at a time
- * ahead of the head while the spool fills the first time (after that every
+ * The blocks under the data are reserved SPOOL_RESERVE_STEP (a page) of
+ * the file at a time ahead of the head while the spool fills the first time (after that every
  * byte has its block): a spool that wrote little still holds little, and
  * no write through the mapping ever meets a full file system. The header's
  * page is reserved when the spool is made; a checkpoint, an event log or
@@ -140,7 +140,11 @@ spool_reserve(Spool *s, uint64_t upto)
   uint64_t need = upto < s->cap ? upto : s->cap;
   if (need <= s->reserved)
     return true;
-  uint64_t to = (need + SPOOL_RESERVE_STEP - 1) / SPOOL_RESERVE_STEP * SPOOL_RESERVE_STEP;
+  /* To the end of a step of the file (the header before the data counts),
+   * so the last block reserved is one the data will fill. */
+  uint64_t end = (s->header + need + SPOOL_RESERVE_STEP - 1) / SPOOL_RESERVE_STEP *
+                 SPOOL_RESERVE_STEP;
+  uint64_t to = end - s->header;
   if (to > s->cap)
     to = s->cap;
   int e = mapfile_reserve(s->fd, s->header + s->reserved, to - s->reserved);

@@ -63,10 +63,13 @@
 
 typedef struct SpoolHeader SpoolHeader;
 
-/* The blocks reserved ahead of the writes at a time (the last step ends at
- * the capacity): 64 posix_fallocate calls per MiB, only until the spool
- * first wraps, and a quiet stream holds its header and one step. */
-#define SPOOL_RESERVE_STEP (16u << 10)
+/* The blocks reserved ahead of the writes at a time, a page of the file
+ * (the last step ends at the capacity): 256 posix_fallocate calls per MiB,
+ * only until the spool first wraps, and a quiet stream holds one page, its
+ * header and its first bytes. On tmpfs (the state directory's default)
+ * what is reserved is memory: a step of 16 KiB cost every stream 20 KiB
+ * (issue 27). */
+#define SPOOL_RESERVE_STEP 4096u
 
 typedef struct Spool {
   int fd;

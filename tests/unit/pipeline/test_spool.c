@@ -155,6 +155,32 @@ TEST(a_new_spool_is_sparse)
   spool_close(&s);
 }
 
+/* Issue 27: the data's blocks are reserved a page of the file at a time,
+ * so a stream that wrote a line holds one page of its file system (on
+ * tmpfs, the state directory's default, a page of memory), header
+ * included, whatever its capacity (1 MiB by default); it held 20 KiB
+ * before. */
+TEST(a_spool_that_wrote_a_line_holds_one_page)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "oneline", 0, 1 << 20, &err), 0);
+  CHECK(spool_append(&s, "a line\n", 7));
+  struct stat st;
+  CHECK_INT(fstat(s.fd, &st), 0);
+  long long page = st.st_blksize > 4096 ? st.st_blksize : 4096;
+  CHECK((long long)st.st_blocks * 512 <= page);
+  char big[6000];
+  memset(big, 'x', sizeof big);
+  CHECK(spool_append(&s, big, sizeof big)); /* past the page: reserved as it comes */
+  CHECK_INT(fstat(s.fd, &st), 0);
+  CHECK((long long)st.st_blocks * 512 <= 2 * page);
+  char *got = joined(spool_read(&s, 0, 7));
+  CHECK_STR(got, "a line\n");
+  free(got);
+  spool_close(&s);
+}
+
 /* Issue 27: the header, the owner's part (where a monitor keeps its
  * checkpoint) and the first bytes of data share one page. The owner's part
  * is zeros when made and kept across a reopen. */
@@ -773,6 +799,7 @@ main(void)
   RUN(outlives_a_killed_writer);
   RUN(the_cut_never_moves_back_nor_past_the_head);
   RUN(a_new_spool_is_sparse);
+  RUN(a_spool_that_wrote_a_line_holds_one_page);
   RUN(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data);
   RUN(a_version_1_spool_is_still_read);
   RUN(a_spool_not_written_maps_nothing);
