@@ -86,7 +86,7 @@ typedef struct Spool {
   int guard;          /* the mapping's mapfile slot */
   bool broken;        /* keeps nothing more; why says why */
   bool map_lost;      /* pages of the mapping are gone: nothing can be read */
-  char why[160];
+  char why[96];    /* the longest reason with its strerror fits (spool.c) */
   uint64_t unkept;    /* bytes given since it broke */
 } Spool;
 
