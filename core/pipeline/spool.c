@@ -163,6 +163,62 @@ spool_clear(Spool *s)
   memset(s, 0, sizeof *s);
   s->fd = -1;
   s->guard = -1;
+  s->dir_fd = -1;
+}
+
+/* See spool.h. */
+void
+spool_defer(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap)
+{
+  assert(s != NULL && name != NULL && cap >= SPOOL_MIN_CAP && cap <= SPOOL_MAX_CAP);
+  assert(stream == 0 || stream == 1);
+  spool_clear(s);
+  s->deferred = true;
+  s->dir_fd = dir_fd;
+  s->name = name;
+  s->stream = stream;
+  s->cap = cap;
+}
+
+/* See spool.h. */
+bool
+spool_deferred(const Spool *s)
+{
+  assert(s != NULL);
+  return s->deferred;
+}
+
+/* Makes a deferred spool's file (spool_defer): spool_create under
+ * name.tmp (one an earlier try left is replaced), then renamed into place.
+ * Whether it is made; else the spool is broken, saying why. */
+static bool
+spool_make_deferred(Spool *s)
+{
+  char tmp[128];
+  int n = snprintf(tmp, sizeof tmp, "%s.tmp", s->name);
+  if (n < 0 || (size_t)n >= sizeof tmp) {
+    spool_break(s, false, "its file cannot be made: its name is too long");
+    return false;
+  }
+  Spool made;
+  VigilError err = VIGIL_ERROR_INIT;
+  unlinkat(s->dir_fd, tmp, 0);
+  if (spool_create(&made, s->dir_fd, tmp, s->stream, s->cap, &err) != 0) {
+    spool_break(s, false, "its file cannot be made: %s", err.msg);
+    return false;
+  }
+  if (made.broken || renameat(s->dir_fd, tmp, s->dir_fd, s->name) != 0) {
+    if (!made.broken)
+      spool_break(&made, false, "its file cannot be made: rename: %s", strerror(errno));
+    spool_break(s, false, "%s", made.why);
+    spool_close(&made);
+    unlinkat(s->dir_fd, tmp, 0);
+    return false;
+  }
+  uint64_t unkept = s->unkept;
+  *s = made;
+  s->unkept = unkept;
+  return true;
 }
 
 /* See spool.h. */
@@ -259,8 +315,11 @@ spool_append(Spool *s, const char *data, size_t len)
   /* An open spool (made or opened, not closed: its cap is the divisor
    * below), whose counters this process keeps in order, and a text that
    * exists. What the file says was checked by spool_open. */
-  assert(s != NULL && s->fd >= 0 && s->cap >= SPOOL_MIN_CAP && s->cut <= s->head);
+  assert(s != NULL && (s->fd >= 0 || s->deferred) && s->cap >= SPOOL_MIN_CAP &&
+         s->cut <= s->head);
   assert(data != NULL || len == 0);
+  if (len > 0 && s->deferred && !s->broken)
+    spool_make_deferred(s);
   if (s->broken || !spool_mapped(s) || !spool_whole(s) || !spool_reserve(s, s->head + len)) {
     s->unkept += len;
     return false;
@@ -333,7 +392,8 @@ bool
 spool_readable(const Spool *s)
 {
   assert(s != NULL);
-  return s->fd >= 0 && !s->map_lost && (s->map == NULL || !mapfile_hit(s->guard));
+  return (s->fd >= 0 || s->deferred) && !s->map_lost &&
+         (s->map == NULL || !mapfile_hit(s->guard));
 }
 
 /* See spool.h. */

@@ -88,6 +88,10 @@ typedef struct Spool {
   bool map_lost;      /* pages of the mapping are gone: nothing can be read */
   char why[96];    /* the longest reason with its strerror fits (spool.c) */
   uint64_t unkept;    /* bytes given since it broke */
+  /* A spool whose file is made at its first append (spool_defer): */
+  bool deferred;      /* no file yet */
+  int dir_fd;         /* its directory (borrowed) */
+  const char *name;   /* its name there (borrowed) */
 } Spool;
 
 /* Creates the file name in the directory dir_fd (which must not exist:
@@ -97,6 +101,19 @@ typedef struct Spool {
  * error: its monitor goes on without it. */
 int spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap,
                  VigilError *err);
+
+/* Sets s up as an empty spool of stream with cap bytes whose file, name in
+ * the directory dir_fd, is made at its first append (as spool_create makes
+ * it, under name.tmp renamed into place once its header is written, so that
+ * no reader, a keeper or an engine taking over, ever finds it half made).
+ * Until then it reads empty and costs no file and no page: a monitor's
+ * stderr, which most programs never write (issue 27). A file that cannot be
+ * made then breaks the spool (spool_why says why). dir_fd and name are
+ * borrowed: they must outlive s. Nothing to fail here. */
+void spool_defer(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap);
+
+/* Whether s is a deferred spool whose file is not made yet. */
+bool spool_deferred(const Spool *s);
 
 /* Opens and maps an existing spool after checking it: a private regular
  * file of this user, not a link, the size its header declares, the magic,
@@ -141,8 +158,8 @@ uint64_t spool_lost(const Spool *s);
 
 /* The owner's part of a version 2 header (SPOOL_OWNER_BYTES at
  * SPOOL_OWNER_OFFSET, mapped shared with the rest), zeros when the spool
- * was made; NULL for a version 1 spool and one whose header could not be
- * written (spool_why). Valid until spool_close; a SIGBUS on its page
+ * was made; NULL for a version 1 spool, a deferred one, and one whose
+ * header could not be written (spool_why). Valid until spool_close; a SIGBUS on its page
  * (spool_readable turns false) means what is written there is lost. */
 void *spool_owner_area(Spool *s);
 

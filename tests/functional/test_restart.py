@@ -137,7 +137,8 @@ def test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted(e
     assert out["cut"] == 0, "the engine had read nothing of it: %d" % out["cut"]
     assert out["lost"] == written - SPOOL_CAP, (out["lost"], written - SPOOL_CAP)
     assert out["kept"].endswith(b"x\nmarker-end\n"), out["kept"][-40:]
-    assert spool(os.path.join(monitor_dir(e, mid), "stderr"))["head"] == 0
+    # No stderr was written: its spool was never made (spool_defer).
+    assert not os.path.exists(os.path.join(monitor_dir(e, mid), "stderr"))
     restart_on(e).close()  # sweeps the directory
 
 
@@ -310,32 +311,38 @@ def test_a_quiet_monitor_s_state_is_one_page_of_the_engine_and_is_read_back(e):
     # Issue 27: with capture_max_bytes 3584 the stdout spool (its 512-byte
     # header, the checkpoint in it, and the bytes) is one page, the only page
     # the engine holds for it after it wrapped; the stderr spool, never
-    # written, holds none. A takeover reads both back.
+    # written, is not even made (no file, no page). A takeover reads the
+    # monitor back all the same, and its first stderr byte makes the file.
     e.call("session_open", session="agent")
     go = os.path.join(e.dir, "go")
     script = ('seq -f "line %%g" 1 1000; while [ ! -e "%s" ]; do sleep 0.02; done; '
-              'echo "ERROR after"; exit 0' % go)
+              'echo "ERROR after"; echo "late err" >&2; exit 0' % go)
     mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
     written = sum(len("line %d\n" % n) for n in range(1, 1001))
     out = os.path.join(monitor_dir(e, mid), "stdout")
     err = os.path.join(monitor_dir(e, mid), "stderr")
     wait_for(lambda: ckpt_word(out, 16) == written, "the engine to have processed the lines")
     assert os.path.getsize(out) == 4096, os.path.getsize(out)
-    assert spool(out)["cap"] == 3584 and spool(err)["head"] == 0
+    assert spool(out)["cap"] == 3584
+    assert not os.path.exists(err), "a stderr spool was made before any stderr"
     rss = resident_kib(e.proc.pid)
     assert rss.get(out) == 4, rss.get(out)
-    assert rss.get(err, 0) == 0, rss.get(err)
+    assert err not in rss, rss.get(err)
     kill_engine(e)
     open(go, "w").close()
     with restart_on(e) as e2:
         e2.call("session_open", session="agent")
         got = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
         assert "ERROR after" in got["text"], got["text"]
+        end = e2.main.wait_ending(mid)
+        assert end["type"] == "exit" and end["exit_code"] == 0, end
         lines = e2.call("monitor_output", monitor_id=mid)["lines"]
-        assert lines[-1]["seq"] == 1001 and lines[-1]["text"] == "ERROR after", lines[-1]
-        assert lines[-2]["seq"] == 1000 and lines[-2]["text"] == "line 1000", lines[-2]
-        assert all(l["text"] == "line %d" % l["seq"] for l in lines[:-1]), lines[:3]
-        assert all(l["stream"] == "stdout" for l in lines), lines[:3]
+        assert [(l["seq"], l["stream"], l["text"]) for l in lines[-3:]] == [
+            (1000, "stdout", "line 1000"), (1001, "stdout", "ERROR after"),
+            (1002, "stderr", "late err")], lines[-3:]
+        assert all(l["text"] == "line %d" % l["seq"] for l in lines[:-2]), lines[:3]
+        logs = e2.call("monitor_logs", monitor_id=mid, stream="stderr", offset=0)
+        assert logs["stderr"] == b"late err\n", logs
 
 
 @socket_only

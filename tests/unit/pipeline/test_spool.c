@@ -268,6 +268,58 @@ TEST(a_spool_not_written_maps_nothing)
   CHECK_INT(resident_kib("unused"), -1);
 }
 
+/* Issue 27: a deferred spool (a monitor's stderr) has no file until its
+ * first byte: it reads empty and costs nothing; its first append makes the
+ * file (as spool_create would, under a temporary name renamed into place:
+ * none is left, and one an earlier try left does not stop it), which a
+ * reader then opens as any spool. */
+TEST(a_deferred_spool_makes_its_file_at_its_first_byte)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  spool_defer(&s, root_fd, "later", 1, 4096);
+  CHECK(spool_deferred(&s));
+  CHECK(faccessat(root_fd, "later", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+  CaptureSpan empty = spool_read(&s, 0, UINT64_MAX);
+  CHECK_INT(empty.n1 + empty.n2, 0);
+  CHECK(spool_readable(&s) && spool_why(&s) == NULL && spool_head(&s) == 0);
+  spool_set_cut(&s, 0);
+  CHECK(faccessat(root_fd, "later", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+  CHECK(spool_append(&s, "err 1\n", 6));
+  CHECK(!spool_deferred(&s));
+  CHECK(faccessat(root_fd, "later.tmp", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+  char *got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "err 1\n");
+  free(got);
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "later", &err), 0);
+  CHECK_INT(spool_stream(&s), 1);
+  got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "err 1\n");
+  free(got);
+  spool_close(&s);
+  /* A crash between the making and the rename left a temporary file. */
+  int fd = openat(root_fd, "again.tmp", O_RDWR | O_CREAT | O_EXCL, 0600);
+  CHECK(fd >= 0);
+  close(fd);
+  spool_defer(&s, root_fd, "again", 0, 8192);
+  CHECK(spool_append(&s, "out\n", 4));
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "again", &err), 0);
+  CHECK_INT(spool_head(&s), 4);
+  spool_close(&s);
+  CHECK(faccessat(root_fd, "again.tmp", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+  /* A directory where it cannot be made: the spool breaks, saying why,
+   * and counts what it was given. */
+  spool_defer(&s, -1, "nowhere", 1, 4096);
+  CHECK(!spool_append(&s, "lost\n", 5));
+  CHECK(spool_why(&s) != NULL);
+  if (spool_why(&s) != NULL)
+    CHECK_CONTAINS(spool_why(&s), "cannot be made");
+  CHECK_INT(spool_unkept(&s), 5);
+  spool_close(&s);
+}
+
 /* Issue 27: a capture of 3584 bytes (monitor.capture_max_bytes, whose
  * bounds are the spool's) and the 512-byte header are one page: the file
  * is 4096 bytes, and a stream that wrote more than its capacity, wrapped,
@@ -803,6 +855,7 @@ main(void)
   RUN(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data);
   RUN(a_version_1_spool_is_still_read);
   RUN(a_spool_not_written_maps_nothing);
+  RUN(a_deferred_spool_makes_its_file_at_its_first_byte);
   RUN(a_spool_of_3584_bytes_is_one_page_with_its_header);
   RUN(unsound_files_are_refused_with_the_reason);
   RUN(create_refuses_an_existing_name_and_bad_bounds);
