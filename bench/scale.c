@@ -49,6 +49,12 @@
  * The start burst (--only burst, and after the fairness run by default):
  * see scale_burst below.
  *
+ * Memory (issue 27): at the end of the window the scale run also prints
+ * where the engine's RSS per monitor is, by kind of mapping, and what the
+ * monitors' directories hold in the state directory (scale_memory_print);
+ * --only memory runs it with and without the state directory
+ * (scale_memory_both).
+ *
  *   scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]
  *         [--match-max 30000] [--quiet 100] [--fair-seconds 20]
  *         [--only scale|fairness|burst|memory] [--burst 1000] [--builtin] [--engine-nofile N]
