@@ -192,11 +192,11 @@ TEST(each_visits_lines_in_order)
   CHECK_STR(s.text[2], "three");
   CHECK_STR(s.text[3], "");
 
-  /* The next batch reuses the storage and shows only its own lines. */
-  BatchLine *lines = b.lines;
+  /* The next batch shows only its own lines (its storage, which stayed
+   * within the first allocations, was released and made again:
+   * a_small_batch_taken_releases_its_storage). */
   CHECK_INT(batch_take(&b), 1);
   batch_add(&b, 500, 45, 1, -1, 0, "four", 4);
-  CHECK(b.lines == lines);
   CHECK_INT(batch_deadline(&b), 700);
   Seen t = {0};
   batch_each(&b, collect, &t);
