@@ -49,9 +49,15 @@
  * The start burst (--only burst, and after the fairness run by default):
  * see scale_burst below.
  *
+ * Memory (issue 27): at the end of the window the scale run also prints
+ * where the engine's RSS per monitor is, by kind of mapping, and what the
+ * monitors' directories hold in the state directory (scale_memory_print);
+ * --only memory runs it with and without the state directory
+ * (scale_memory_both).
+ *
  *   scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]
  *         [--match-max 30000] [--quiet 100] [--fair-seconds 20]
- *         [--only scale|fairness|burst] [--burst 1000] [--builtin] [--engine-nofile N]
+ *         [--only scale|fairness|burst|memory] [--burst 1000] [--builtin] [--engine-nofile N]
  *         [--vigild PATH] [--no-state] [--keep]
  *
  * vigild and scale_child are looked for as latency does (build/vigild,
@@ -460,6 +466,51 @@ scale_latency_table(const Scale *b, const char *vigil_name, int64_t w0, int64_t 
   return p99;
 }
 
+/* The last scale run's RSS per monitor (KiB; -1: none), for --only memory. */
+static double scale_rss_started = -1, scale_rss_end = -1;
+
+/* Where the engine's RSS per monitor is at the end of the minute, by kind
+ * of mapping (bench_engine_memory: spools, event logs, heap, other), the
+ * engine before the monitors subtracted, and what the monitors'
+ * directories hold in the state directory then (state); end NULL: there
+ * was no steady window, so nothing was read at its end. */
+static void
+scale_memory_print(const BenchMemory *before, const BenchMemory *end, const BenchStateUsage *state,
+                   long started)
+{
+  if (end == NULL || !end->read) {
+    printf("  engine memory by mapping: no steady window, not read\n");
+    return;
+  }
+  bench_engine_memory_print(end, before, started, "  ");
+  bench_state_usage_print(state, "  ");
+}
+
+static bool scale_run(Scale *b, const ScaleArgs *a);
+
+/* --only memory: the scale run twice, with the state directory (keepers,
+ * spools, event logs: the default) and without (--no-state: the capture
+ * in memory), and the engine's RSS per monitor of each side by side. */
+static bool
+scale_memory_both(Scale *b, const ScaleArgs *a)
+{
+  bool saved = scale_no_state, ok = true;
+  double with[2], without[2];
+  scale_no_state = false;
+  ok = scale_run(b, a) && ok;
+  with[0] = scale_rss_started, with[1] = scale_rss_end;
+  printf("\n");
+  scale_no_state = true;
+  ok = scale_run(b, a) && ok;
+  without[0] = scale_rss_started, without[1] = scale_rss_end;
+  scale_no_state = saved;
+  printf("\nengine RSS per monitor (ring_max_bytes %ld, capture_max_bytes %ld): with state "
+         "%.1f KiB once started, %.1f at the end of the minute; without state %.1f and %.1f "
+         "(target <= 24 KiB at the end of the minute)\n",
+         scale_ring_now, scale_capture_now, with[0], with[1], without[0], without[1]);
+  return ok;
+}
+
 static bool
 scale_run(Scale *b, const ScaleArgs *a)
 {
@@ -473,6 +524,9 @@ scale_run(Scale *b, const ScaleArgs *a)
   scale_sessions(b, a->monitors);
   bench_rpc_sleep_ms(500);
   long long rss0 = bench_proc_rss_kib(b->rpc.vigild);
+  BenchMemory mem0, mem2;
+  BenchStateUsage state2 = {0};
+  bench_engine_memory(b->rpc.vigild, &mem0);
 
   b->pids = calloc((size_t)a->monitors, sizeof(pid_t));
   long expected = 0, refused = 0;
@@ -533,6 +587,8 @@ scale_run(Scale *b, const ScaleArgs *a)
     int64_t c1 = bench_rpc_now_ns();
     double idle = bench_machine_idle(idle_prev);
     rss2 = bench_proc_rss_kib(b->rpc.vigild);
+    bench_engine_memory(b->rpc.vigild, &mem2);
+    bench_state_usage(&b->rpc, &state2);
     double cpu_pct = (double)(cpu1 - cpu0) / (double)sysconf(_SC_CLK_TCK) /
                      ((double)(c1 - c0) / 1e9) * 100.0;
     printf("  steady window %.1f s: engine CPU %.1f%% of one core (target < 10%%): %s; "
@@ -562,6 +618,9 @@ scale_run(Scale *b, const ScaleArgs *a)
          "%ld here; --ring-max-bytes and --capture-max-bytes set them): %s\n",
          per_start, per_end, scale_ring_now, scale_capture_now,
          per_end <= 24.0 ? "met" : "NOT MET");
+  scale_rss_started = per_start;
+  scale_rss_end = window ? per_end : -1;
+  scale_memory_print(&mem0, window ? &mem2 : NULL, &state2, started);
   bench_keepers_print(&keepers, "  "); /* besides the engine's RSS above */
   printf("  match latency:\n");
   double p99 = -1, peer_p99 = -1;
@@ -1057,7 +1116,7 @@ scale_usage(void)
 {
   fprintf(stderr, "usage: scale [--monitors 1000] [--seconds 60] [--rate 10] [--match-min 10000]\n"
                   "             [--match-max 30000] [--quiet 100] [--fair-seconds 20]\n"
-                  "             [--only scale|fairness|burst] [--burst 1000] [--builtin]\n"
+                  "             [--only scale|fairness|burst|memory] [--burst 1000] [--builtin]\n"
                   "             [--engine-nofile N] [--vigild PATH] [--no-state] [--keep]\n"
                   "             [--ring-max-bytes N] [--capture-max-bytes N]\n");
 }
@@ -1116,11 +1175,11 @@ main(int argc, char **argv)
       fa.quiet < 1 || fa.quiet + 1 > max_monitors || fa.seconds < 3 || fa.seconds > 3600 ||
       burst < 1 || burst + SCALE_BURST_RUNNING > max_monitors ||
       (only && strcmp(only, "scale") != 0 && strcmp(only, "fairness") != 0 &&
-       strcmp(only, "burst") != 0)) {
+       strcmp(only, "burst") != 0 && strcmp(only, "memory") != 0)) {
     fprintf(stderr, "scale: --monitors 1..%ld (16 per session, 64 sessions per connection), "
                     "--seconds 5..3600, --rate 0..1000, --match-min >= 100 <= --match-max, "
                     "--quiet 1..%ld, --fair-seconds 3..3600, --burst 1..%ld, "
-                    "--only scale|fairness|burst\n",
+                    "--only scale|fairness|burst|memory\n",
             max_monitors, max_monitors - 1, max_monitors - SCALE_BURST_RUNNING);
     return 2;
   }
@@ -1146,6 +1205,8 @@ main(int argc, char **argv)
   bool ok = true;
   if (only == NULL || strcmp(only, "scale") == 0)
     ok = scale_run(&b, &sa) && ok;
+  if (only != NULL && strcmp(only, "memory") == 0)
+    ok = scale_memory_both(&b, &sa) && ok;
   if (only == NULL || strcmp(only, "fairness") == 0) {
     if (only == NULL)
       printf("\n");

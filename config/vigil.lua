@@ -146,7 +146,7 @@ return {
     -- Longest line kept; the rest of a longer line is discarded and counted.
     line_max_bytes = 8192,               -- 256..1048576 bytes
     -- Raw bytes kept per stream (the last ones) for monitor_logs.
-    capture_max_bytes = 1048576,         -- 4096..1073741824 bytes
+    capture_max_bytes = 1048576,         -- 1024..1073741824 bytes
     -- Lines kept per monitor for monitor_output.
     ring_max_lines = 1000,               -- 1..1000000 lines
     -- Text bytes kept per monitor for monitor_output.

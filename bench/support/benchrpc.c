@@ -16,9 +16,11 @@
  */
 #include "benchrpc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -26,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -165,6 +169,156 @@ bench_keepers_print(const BenchKeepers *k, const char *indent)
          "%.1f stack, %.1f other mappings\n",
          indent, (double)k->image_kib / n, (double)k->anon_kib / n, (double)k->heap_kib / n,
          (double)k->stack_kib / n, (double)k->other_kib / n);
+}
+
+/* The kind of the mapping whose smaps header names n (after the fields;
+ * "\n" for an anonymous one). */
+static BenchMemKind
+bench_memory_kind(const char *n)
+{
+  size_t len = strcspn(n, "\n");
+  const char *base = n + len;
+  while (base > n && base[-1] != '/')
+    base--;
+  size_t blen = (size_t)(n + len - base);
+  if (len == 0 || strncmp(n, "[heap]", 6) == 0 || strncmp(n, "[anon", 5) == 0)
+    return kBenchMemHeap;
+  if (strncmp(n, "[stack]", 7) == 0)
+    return kBenchMemStack;
+  if (n[0] == '/' && strstr(n, "/state/monitors/") != NULL) {
+    if (blen == 6 && strncmp(base, "stdout", 6) == 0)
+      return kBenchMemSpoolOut;
+    if (blen == 6 && strncmp(base, "stderr", 6) == 0)
+      return kBenchMemSpoolErr;
+    if (blen == 6 && strncmp(base, "events", 6) == 0)
+      return kBenchMemEvents;
+    if (blen == 10 && strncmp(base, "checkpoint", 10) == 0)
+      return kBenchMemCheckpoint;
+  }
+  return kBenchMemOther;
+}
+
+/* See benchrpc.h. */
+void
+bench_engine_memory(pid_t engine, BenchMemory *out)
+{
+  memset(out, 0, sizeof *out);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/smaps", (int)engine);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return;
+  out->read = true;
+  char line[4096 + 128];
+  BenchMemKind kind = kBenchMemOther;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    int name = 0;
+    if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &name) == 2 && name > 0) {
+      kind = bench_memory_kind(line + name);
+      out->mappings[kind]++;
+    } else if (strncmp(line, "Rss:", 4) == 0) {
+      out->rss_kib[kind] += strtoll(line + 4, NULL, 10);
+    } else if (strncmp(line, "Private_Dirty:", 14) == 0 ||
+               strncmp(line, "Shared_Dirty:", 13) == 0) {
+      out->dirty_kib[kind] += strtoll(strchr(line, ':') + 1, NULL, 10);
+    }
+  }
+  fclose(f);
+}
+
+/* See benchrpc.h. */
+void
+bench_engine_memory_print(const BenchMemory *m, const BenchMemory *base, long monitors,
+                          const char *indent)
+{
+  static const char *const names[kBenchMemKinds] = {
+    "stdout spools", "stderr spools", "event logs", "checkpoint files", "heap (malloc)",
+    "stack", "other (program, libraries)",
+  };
+  if (!m->read || monitors <= 0) {
+    printf("%sengine memory by mapping: not read\n", indent);
+    return;
+  }
+  double n = (double)monitors, rss = 0, dirty = 0;
+  printf("%sengine memory per monitor by mapping (smaps; KiB resident, of it dirty; mappings "
+         "per monitor):\n", indent);
+  for (int k = 0; k < kBenchMemKinds; k++) {
+    long long r = m->rss_kib[k] - (base != NULL ? base->rss_kib[k] : 0);
+    long long d = m->dirty_kib[k] - (base != NULL ? base->dirty_kib[k] : 0);
+    long long c = m->mappings[k] - (base != NULL ? base->mappings[k] : 0);
+    rss += (double)r / n;
+    dirty += (double)d / n;
+    printf("%s  %-28s %6.1f  %6.1f  %5.2f\n", indent, names[k], (double)r / n, (double)d / n,
+           (double)c / n);
+  }
+  printf("%s  %-28s %6.1f  %6.1f\n", indent, "sum", rss, dirty);
+}
+
+/* See benchrpc.h. */
+void
+bench_state_usage(const BenchRpc *rpc, BenchStateUsage *out)
+{
+  memset(out, 0, sizeof *out);
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/run/state/monitors", rpc->dir);
+  struct statfs fs;
+  out->tmpfs = statfs(path, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+  DIR *d = opendir(path);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *m = sub >= 0 ? fdopendir(sub) : NULL;
+    if (m == NULL) {
+      if (sub >= 0)
+        close(sub);
+      continue;
+    }
+    out->dirs++;
+    int fd = dirfd(m);
+    struct dirent *fe;
+    while ((fe = readdir(m)) != NULL) {
+      struct stat st;
+      if (fe->d_name[0] == '.' || fstatat(fd, fe->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue;
+      long long kib = (long long)st.st_blocks / 2;
+      if (strcmp(fe->d_name, "stdout") == 0) {
+        out->stdout_kib += kib;
+      } else if (strcmp(fe->d_name, "stderr") == 0) {
+        out->stderr_kib += kib;
+        out->stderr_files++;
+      } else if (strcmp(fe->d_name, "events") == 0) {
+        out->events_kib += kib;
+      } else {
+        out->other_kib += kib;
+      }
+    }
+    closedir(m);
+  }
+  closedir(d);
+}
+
+/* See benchrpc.h. */
+void
+bench_state_usage_print(const BenchStateUsage *u, const char *indent)
+{
+  if (u->dirs == 0) {
+    printf("%sstate directory: no monitor directories (no state directory)\n", indent);
+    return;
+  }
+  double n = (double)u->dirs;
+  printf("%sstate directory per monitor (blocks of its files, %s): stdout spool %.1f KiB, "
+         "stderr spool %.1f (%lld of %ld exist), event log %.1f, other %.1f; sum %.1f KiB%s\n",
+         indent, u->tmpfs ? "tmpfs" : "not tmpfs", (double)u->stdout_kib / n,
+         (double)u->stderr_kib / n, u->stderr_files, u->dirs, (double)u->events_kib / n,
+         (double)u->other_kib / n,
+         (double)(u->stdout_kib + u->stderr_kib + u->events_kib + u->other_kib) / n,
+         u->tmpfs ? " (memory, the engine's mapped part of it within its RSS above)"
+                  : " (page cache while in use; on tmpfs, the default, memory)");
 }
 
 /* See benchrpc.h. */

@@ -102,6 +102,55 @@ void bench_keepers(pid_t engine, BenchKeepers *out);
  * engine has no keepers (no state directory). */
 void bench_keepers_print(const BenchKeepers *k, const char *indent);
 
+/* Where an engine's resident pages are (/proc/PID/smaps, at one moment),
+ * by the kind of mapping: the monitors' spools (the state directory's
+ * stdout and stderr files), their event logs (events), checkpoints of a
+ * file of their own (checkpoint), the heap (brk's [heap] and anonymous
+ * mappings: malloc's arenas and large blocks, libuv's), the stack, and the
+ * rest (the program, its libraries, other files). Rss and the private
+ * dirty part of it in KiB, and the mappings of each kind. */
+typedef enum {
+  kBenchMemSpoolOut,
+  kBenchMemSpoolErr,
+  kBenchMemEvents,
+  kBenchMemCheckpoint,
+  kBenchMemHeap,
+  kBenchMemStack,
+  kBenchMemOther,
+  kBenchMemKinds
+} BenchMemKind;
+typedef struct {
+  long long rss_kib[kBenchMemKinds];
+  long long dirty_kib[kBenchMemKinds]; /* Private_Dirty + Shared_Dirty */
+  long long mappings[kBenchMemKinds];
+  bool read;                           /* smaps could be read */
+} BenchMemory;
+void bench_engine_memory(pid_t engine, BenchMemory *out);
+
+/* Prints, after indent, m's kinds per monitor (monitors of them): KiB
+ * resident and dirty, and mappings, one line each, and what the kinds sum
+ * to; base (may be NULL) is subtracted first (the engine before the
+ * monitors), so the figures are the monitors' own. */
+void bench_engine_memory_print(const BenchMemory *m, const BenchMemory *base, long monitors,
+                               const char *indent);
+
+/* What the monitors' directories in an engine's state directory
+ * (run/state/monitors/ under its temp dir) hold on their file system, at
+ * one moment: KiB of blocks (st_blocks) of the stdout spools, the stderr
+ * spools, the event logs and the rest, and how many directories. On tmpfs
+ * (the state directory's default, under $XDG_RUNTIME_DIR) those blocks are
+ * memory whether or not the engine maps them. */
+typedef struct {
+  long long stdout_kib, stderr_kib, events_kib, other_kib;
+  long long stderr_files; /* stderr spools that exist */
+  long dirs;
+  bool tmpfs;
+} BenchStateUsage;
+void bench_state_usage(const BenchRpc *rpc, BenchStateUsage *out);
+
+/* Prints, after indent, u per monitor directory (nothing without one). */
+void bench_state_usage_print(const BenchStateUsage *u, const char *indent);
+
 /* How many live (not zombie) processes are in the process groups
  * groups[0..n) (each monitor's child leads its own): what an engine left
  * behind once it has exited. */

@@ -76,6 +76,15 @@ strbuf_take(StrBuf *sb)
   return s;
 }
 
+/* See strbuf.h. */
+char *
+strbuf_take_fit(StrBuf *sb)
+{
+  if (sb->data != NULL && sb->cap > sb->len + 1)
+    sb->data = xrealloc(sb->data, sb->len + 1);
+  return strbuf_take(sb);
+}
+
 void
 strbuf_reset(StrBuf *sb)
 {

@@ -25,6 +25,10 @@ void strbuf_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(print
 const char *strbuf_cstr(const StrBuf *sb);
 /* Hands the contents to the caller (free() it) and empties sb. */
 char *strbuf_take(StrBuf *sb);
+/* strbuf_take for a text kept long (a notification's rendered envelope,
+ * which a session keeps for resume): the block is shrunk to the text, so
+ * the doubling's slack (up to half of it) is not kept with it. */
+char *strbuf_take_fit(StrBuf *sb);
 void strbuf_reset(StrBuf *sb);
 void strbuf_free(StrBuf *sb);
 

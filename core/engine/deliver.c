@@ -36,7 +36,7 @@ deliver_policy_error(const Notification *about, const char *policy, const VigilE
   pe->reason = strbuf_take(&reason);
   StrBuf text = STRBUF_INIT;
   envelope_render(pe, &text);
-  pe->text = strbuf_take(&text);
+  pe->text = strbuf_take_fit(&text);
   return pe;
 }
 
@@ -87,7 +87,7 @@ deliver_prepare(const DeliverTarget *t, Notification *n, Notification **pe, Vigi
     strbuf_reset(&text);
     envelope_render(n, &text);
   }
-  n->text = strbuf_take(&text);
+  n->text = strbuf_take_fit(&text); /* kept with n while its session keeps it */
   if (!failed)
     return kDeliverWorded;
   *pe = deliver_policy_error(n, t->policy, err);

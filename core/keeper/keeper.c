@@ -347,6 +347,13 @@ keeper_detach(Keeper *k)
   for (int i = 0; i < 2; i++) {
     VigilError err = VIGIL_ERROR_INIT;
     k->spooled[i] = spool_open(&k->spool[i], KEEPER_FD_STATE, names[i], &err) == 0;
+    if (!k->spooled[i] && i == 1 && k->spooled[0] &&
+        faccessat(KEEPER_FD_STATE, names[i], F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+      /* The program wrote no stderr yet: the file is made at its first
+       * byte (spool_defer), of the stdout spool's capacity. */
+      spool_defer(&k->spool[i], KEEPER_FD_STATE, names[i], i, k->spool[0].cap);
+      k->spooled[i] = true;
+    }
     int fd = i == 0 ? KEEPER_FD_OUT : KEEPER_FD_ERR;
     if (k->out_open[i])
       fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);

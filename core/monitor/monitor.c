@@ -341,20 +341,20 @@ monitor_begin(Monitor *m, uv_loop_t *loop, int64_t started_at)
   uint64_t age_ms = age > 0 ? (uint64_t)age : 0;
   m->started_mono = uv_now(loop) > age_ms ? uv_now(loop) - age_ms : 0;
   m->last_output_mono = uv_now(loop);
-  uv_timer_t *timers[] = {&m->batch_timer, &m->idle_timer, &m->runtime_timer, &m->signal_timer,
-                          &m->restart_timer, &m->quiet_timer};
+  uv_timer_t *timers[] = {&m->batch_timer, &m->runtime_timer, &m->signal_timer};
   size_t ntimers = sizeof timers / sizeof timers[0];
   for (size_t i = 0; i < ntimers; i++) {
     uv_timer_init(loop, timers[i]);
     timers[i]->data = m;
   }
-  m->open_handles = (int)ntimers;
+  m->open_handles += (int)ntimers;
   m->timers_ready = true;
   if (m->timeout_ms > 0)
     uv_timer_start(&m->runtime_timer, monitor__runtime_timer_cb,
                    m->timeout_ms > age_ms ? m->timeout_ms - age_ms : 1, 0);
   if (m->idle_timeout_ms > 0)
-    uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms, 0);
+    uv_timer_start(monitor__timer(m, &m->idle_timer), monitor__idle_timer_cb, m->idle_timeout_ms,
+                   0);
   monitor_quiet__arm(m);
 }
 
@@ -536,6 +536,38 @@ monitor_handle_closed(uv_handle_t *h)
     monitor_free_parts(m);
 }
 
+/* Close callback of a timer made by monitor__timer: frees it too. */
+static void
+monitor_lazy_timer_closed(uv_handle_t *h)
+{
+  Monitor *m = h->data;
+  free(h);
+  if (--m->open_handles == 0)
+    monitor_free_parts(m);
+}
+
+/* See monitor_internal.h. */
+uv_timer_t *
+monitor__timer(Monitor *m, uv_timer_t **slot)
+{
+  if (*slot == NULL) {
+    uv_timer_t *t = xmalloc(sizeof *t);
+    uv_timer_init(m->loop, t);
+    t->data = m;
+    m->open_handles++;
+    *slot = t;
+  }
+  return *slot;
+}
+
+/* See monitor_internal.h. */
+void
+monitor__timer_stop(uv_timer_t *t)
+{
+  if (t != NULL)
+    uv_timer_stop(t);
+}
+
 /* See monitor.h. */
 void
 monitor_free(Monitor *m)
@@ -548,16 +580,19 @@ monitor_free(Monitor *m)
   }
   monitor_source__close(m);
   monitor_ready__stop(m);
-  if (!m->timers_ready) {
+  if (m->open_handles == 0) {
     monitor_free_parts(m);
     return;
   }
-  uv_close((uv_handle_t *)&m->batch_timer, monitor_handle_closed);
-  uv_close((uv_handle_t *)&m->idle_timer, monitor_handle_closed);
-  uv_close((uv_handle_t *)&m->runtime_timer, monitor_handle_closed);
-  uv_close((uv_handle_t *)&m->signal_timer, monitor_handle_closed);
-  uv_close((uv_handle_t *)&m->restart_timer, monitor_handle_closed);
-  uv_close((uv_handle_t *)&m->quiet_timer, monitor_handle_closed);
+  if (m->timers_ready) {
+    uv_close((uv_handle_t *)&m->batch_timer, monitor_handle_closed);
+    uv_close((uv_handle_t *)&m->runtime_timer, monitor_handle_closed);
+    uv_close((uv_handle_t *)&m->signal_timer, monitor_handle_closed);
+  }
+  uv_timer_t *lazy[] = {m->idle_timer, m->restart_timer, m->quiet_timer};
+  for (size_t i = 0; i < sizeof lazy / sizeof *lazy; i++)
+    if (lazy[i] != NULL)
+      uv_close((uv_handle_t *)lazy[i], monitor_lazy_timer_closed);
 }
 
 /* --- accessors ---------------------------------------------------------- */

@@ -179,10 +179,10 @@ void
 monitor__end(Monitor *m)
 {
   const ProcExit *exit = &m->exit;
-  uv_timer_stop(&m->restart_timer);
+  monitor__timer_stop(m->restart_timer);
   monitor_ready__stop(m); /* a monitor that ends before ready ends its probes */
   m->ended_at = clock_now_ms();
-  uv_timer_stop(&m->idle_timer);
+  monitor__timer_stop(m->idle_timer);
   uv_timer_stop(&m->runtime_timer);
   monitor_quiet__pause(m);
   m->state = m->ending != kMonRunning ? m->ending : kMonExited;
@@ -253,7 +253,7 @@ monitor__idle_timer_cb(uv_timer_t *t)
   uint64_t quiet = now - m->last_output_mono;
   if (quiet < m->idle_timeout_ms) {
     /* Output arrived since the timer was armed: wait for the remainder. */
-    uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms - quiet, 0);
+    uv_timer_start(monitor__timer(m, &m->idle_timer), monitor__idle_timer_cb, m->idle_timeout_ms - quiet, 0);
     return;
   }
   char reason[96];

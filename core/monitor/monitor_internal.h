@@ -116,7 +116,8 @@ struct Monitor {
 
   uv_timer_t batch_timer;
   uv_timer_t signal_timer;
-  uv_timer_t idle_timer;
+  uv_timer_t *idle_timer;        /* made when first armed (monitor__timer); NULL while
+                                    no idle timeout was armed, in most monitors */
   uv_timer_t runtime_timer;
   int open_handles;              /* timers not yet closed */
   bool timers_ready;
@@ -169,13 +170,13 @@ struct Monitor {
   bool restart_pending;          /* the program ended; restart_timer starts it again */
   uint64_t restart_due_mono;     /* uv_now when it will */
   int64_t run_started_at;        /* wall ms the running program started (0: the first) */
-  uv_timer_t restart_timer;
+  uv_timer_t *restart_timer;     /* made when first armed (a restart, a source's end) */
 
   /* The stall notice (monitor_quiet.c). */
   uint64_t quiet_after_ms;       /* 0: off */
   uint64_t quiet_last_mono;      /* uv_now of the last read that added lines */
   int64_t quiet_since;           /* wall ms of the last line, once quiet was told; 0: not quiet */
-  uv_timer_t quiet_timer;
+  uv_timer_t *quiet_timer;       /* made when first armed (quiet_after_ms set) */
   /* Readiness and health (monitor_ready.c). */
   MonitorReady *ready;           /* NULL: none declared, or its probes are over */
   bool ready_declared;
@@ -283,6 +284,14 @@ bool monitor__checkpoint_values(const Monitor *m, uint64_t out[NOTIFICATION_CHEC
 void monitor__checkpoint(Monitor *m);
 
 /* --- monitor.c ----------------------------------------------------------- */
+
+/* The timer in *slot, made (and counted among the open handles) when it is
+ * NULL: the idle, restart and quiet timers are made when first armed, so
+ * a monitor that never needs them does not carry 152 bytes each (issue
+ * 27); monitor_free closes and frees what was made. */
+uv_timer_t *monitor__timer(Monitor *m, uv_timer_t **slot);
+/* Stops t if it was made. */
+void monitor__timer_stop(uv_timer_t *t);
 
 /* Rewrites the monitor's kept spec (keepspec.h) in its directory: read,
  * changed by edit (ctx is edit's), written. No directory: nothing. Returns

@@ -41,7 +41,8 @@
 
 /* The files a monitor's directory may hold. */
 static const char *const monitor_keep_files[] = {
-  "spec", "spec.tmp", "checkpoint", EVENTKEEP_NAME, KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME, KEEPER_EXIT_NAME,
+  "spec", "spec.tmp", "checkpoint", EVENTKEEP_NAME, KEEPER_SOCKET_NAME, KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME,
+  KEEPER_SPOOL_ERR_NAME ".tmp", KEEPER_EXIT_NAME,
   KEEPER_EXIT_NAME ".tmp", KEEPER_ORDER_NAME,
 };
 
@@ -233,14 +234,14 @@ monitor_keep_open(MonitorKeep *k, int monitors_fd, const char *id, uint64_t cap,
   const char *what = "open";
   if (k->dir_fd < 0)
     goto fail;
-  static const char *const names[2] = {KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME};
-  for (int i = 0; i < 2; i++) {
-    if (spool_create(&k->spool[i], k->dir_fd, names[i], i, cap, err) != 0) {
-      monitor_keep_close(k);
-      return -1;
-    }
-    k->nspools++;
+  /* The stderr spool's file is made at the first byte of stderr (most
+   * programs write none): spool_defer. */
+  if (spool_create(&k->spool[0], k->dir_fd, KEEPER_SPOOL_OUT_NAME, 0, cap, err) != 0) {
+    monitor_keep_close(k);
+    return -1;
   }
+  spool_defer(&k->spool[1], k->dir_fd, KEEPER_SPOOL_ERR_NAME, 1, cap);
+  k->nspools = 2;
   /* Without a checkpoint (no room for its page) the monitor goes on. */
   monitor_keep_map_ckpt(k, true);
   what = monitor_keep_listen(k);
@@ -471,6 +472,13 @@ monitor_keep_reopen(MonitorKeep *k, int monitors_fd, const char *name, int dir_f
     return error_set(err, kErrInternal, "dup: %s", strerror(errno));
   static const char *const names[2] = {KEEPER_SPOOL_OUT_NAME, KEEPER_SPOOL_ERR_NAME};
   for (int i = 0; i < 2; i++) {
+    if (i == 1 && faccessat(k->dir_fd, names[i], F_OK, AT_SYMLINK_NOFOLLOW) != 0 &&
+        errno == ENOENT) {
+      /* No stderr was ever written: its file is still to be made. */
+      spool_defer(&k->spool[i], k->dir_fd, names[i], i, k->spool[0].cap);
+      k->nspools++;
+      continue;
+    }
     if (spool_open(&k->spool[i], k->dir_fd, names[i], err) != 0) {
       for (int j = 0; j < k->nspools; j++)
         spool_close(&k->spool[j]);

@@ -35,14 +35,14 @@ monitor_quiet__arm(Monitor *m)
 {
   m->quiet_last_mono = uv_now(m->loop);
   if (m->quiet_after_ms > 0 && m->quiet_since == 0)
-    uv_timer_start(&m->quiet_timer, monitor_quiet__timer_cb, m->quiet_after_ms, 0);
+    uv_timer_start(monitor__timer(m, &m->quiet_timer), monitor_quiet__timer_cb, m->quiet_after_ms, 0);
 }
 
 /* See monitor_internal.h. */
 void
 monitor_quiet__pause(Monitor *m)
 {
-  uv_timer_stop(&m->quiet_timer);
+  monitor__timer_stop(m->quiet_timer);
 }
 
 /* One of the two notices: an output notification with reason and, when
@@ -67,7 +67,7 @@ monitor_quiet__timer_cb(uv_timer_t *t)
   uint64_t quiet = now - m->quiet_last_mono;
   if (quiet < m->quiet_after_ms) {
     /* Lines came since the timer was armed: wait for the remainder. */
-    uv_timer_start(&m->quiet_timer, monitor_quiet__timer_cb, m->quiet_after_ms - quiet, 0);
+    uv_timer_start(monitor__timer(m, &m->quiet_timer), monitor_quiet__timer_cb, m->quiet_after_ms - quiet, 0);
     return;
   }
   int64_t since = clock_now_ms() - (int64_t)quiet;
@@ -99,7 +99,7 @@ monitor_quiet__lines(Monitor *m)
   monitor_quiet_notify(m, strbuf_cstr(&why), NULL);
   strbuf_free(&why);
   if (m->proc != NULL && m->ending == kMonRunning)
-    uv_timer_start(&m->quiet_timer, monitor_quiet__timer_cb, m->quiet_after_ms, 0);
+    uv_timer_start(monitor__timer(m, &m->quiet_timer), monitor_quiet__timer_cb, m->quiet_after_ms, 0);
 }
 
 /* See monitor_internal.h. The newest of the restored quiet and resumed
@@ -120,7 +120,7 @@ monitor_quiet__adopted(Monitor *m)
   /* Told quiet_after_ms after its last line. */
   int64_t since = last->at_ms - (int64_t)m->quiet_after_ms;
   m->quiet_since = since > 0 ? since : 1;
-  uv_timer_stop(&m->quiet_timer);
+  monitor__timer_stop(m->quiet_timer);
 }
 
 /* See monitor.h. */

@@ -183,7 +183,7 @@ monitor_restart__schedule(Monitor *m)
    * the notification that says it ended (the order an ending has). The
    * coalescer stays: the next run's same trace is a repeat. */
   monitor_signal__pause(m);
-  uv_timer_stop(&m->idle_timer);
+  monitor__timer_stop(m->idle_timer);
   monitor_quiet__pause(m);
   proc_close(m->proc);
   m->proc = NULL;
@@ -205,7 +205,7 @@ monitor_restart__schedule(Monitor *m)
 
   m->restart_pending = true;
   m->restart_due_mono = uv_now(m->loop) + delay;
-  uv_timer_start(&m->restart_timer, monitor_restart__timer_cb, delay, 0);
+  uv_timer_start(monitor__timer(m, &m->restart_timer), monitor_restart__timer_cb, delay, 0);
 }
 
 /* The program could not be started again: the monitor ends, failed, with
@@ -305,7 +305,7 @@ monitor_respawn(Monitor *m)
   m->run_started_at = clock_now_ms();
   m->last_output_mono = uv_now(m->loop);
   if (m->idle_timeout_ms > 0)
-    uv_timer_start(&m->idle_timer, monitor__idle_timer_cb, m->idle_timeout_ms, 0);
+    uv_timer_start(monitor__timer(m, &m->idle_timer), monitor__idle_timer_cb, m->idle_timeout_ms, 0);
   monitor_quiet__arm(m);
   /* Through a keeper, the new pid (and so the spec and the started event)
    * comes with its hello (monitor__on_start). */
@@ -341,7 +341,7 @@ monitor_restart__interrupt(Monitor *m, MonitorState why, const char *reason)
   free(m->ending_reason);
   m->ending_reason = reason ? xstrdup(reason) : NULL;
   /* Ended from the loop, not inside the caller's call. */
-  uv_timer_start(&m->restart_timer, monitor_restart__timer_cb, 0, 0);
+  uv_timer_start(monitor__timer(m, &m->restart_timer), monitor_restart__timer_cb, 0, 0);
   return true;
 }
 

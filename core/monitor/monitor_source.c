@@ -167,7 +167,7 @@ monitor_source__terminate(Monitor *m, MonitorState why, const char *reason)
   free(m->ending_reason);
   m->ending_reason = reason ? xstrdup(reason) : NULL;
   monitor_source__close(m);
-  uv_timer_start(&m->restart_timer, monitor_source_end_cb, 0, 0);
+  uv_timer_start(monitor__timer(m, &m->restart_timer), monitor_source_end_cb, 0, 0);
   return kMonitorStopping;
 }
 

@@ -1,8 +1,9 @@
 /*
  * The batch window of one monitor (see batch.h). A batch is an array of line
  * records and a text arena, both allocated at the first line the monitor
- * ever batches, grown (doubling) as its batches need, up to the caps, and
- * reused for every batch after. Allocated whole at the caps (110 slots and
+ * batches, grown (doubling) as its batches need, up to the caps, and
+ * reused for the batches after; a batch taken that never grew past the
+ * first allocations releases them (batch_take). Allocated whole at the caps (110 slots and
  * 24 KiB of text by default), they cost every monitor that matched just once
  * ~29 KiB (bench/scale); a quiet monitor's batches are a line or two. The
  * deadline is fixed when the batch opens;
@@ -43,6 +44,7 @@ batch_set_group_caps(Batch *b, size_t group_lines, size_t group_bytes)
 /* The first allocations; each doubles from there up to its cap. */
 #define BATCH_LINES_MIN 4
 #define BATCH_TEXT_MIN 512
+#define BATCH_GROUPS_MIN 4
 
 /* Line slots and text bytes the storage may grow to. */
 static size_t
@@ -78,7 +80,7 @@ batch_begin_group(Batch *b, uint64_t now, const NoteIncident *info)
     b->bytes = 0;
   }
   if (b->ngroups == b->groups_cap) {
-    b->groups_cap = b->groups_cap ? 2 * b->groups_cap : 4;
+    b->groups_cap = b->groups_cap ? 2 * b->groups_cap : BATCH_GROUPS_MIN;
     b->groups = xrealloc(b->groups, b->groups_cap * sizeof *b->groups);
   }
   NoteIncident *g = &b->groups[b->ngroups];
@@ -236,15 +238,21 @@ batch_each(const Batch *b, BatchVisit visit, void *ctx)
     visit(ctx, &b->lines[i], b->text + b->lines[i].off);
 }
 
-/* Closes the open batch, keeping its storage, and returns its number (1, 2,
- * ...). Taking an empty batch returns 0 and uses no number, so the numbers
- * an agent sees have no gaps. */
+/* Closes the open batch and returns its number (1, 2, ...). Taking an
+ * empty batch returns 0 and uses no number, so the numbers an agent sees
+ * have no gaps. Storage that never grew past its first allocations is
+ * released (a quiet monitor's batch is a line now and then, and holds
+ * nothing between them: issue 27); storage that grew is kept for the next
+ * batch, which a busy monitor opens within the window. */
 uint64_t
 batch_take(Batch *b)
 {
   assert(b != NULL);
   if (batch_empty(b))
     return 0;
+  if (b->lines_cap <= BATCH_LINES_MIN && b->text_cap <= BATCH_TEXT_MIN &&
+      b->groups_cap <= BATCH_GROUPS_MIN)
+    batch_free(b); /* the number and the caps stay */
   b->count = 0;
   b->bytes = 0;
   b->ngroups = 0;

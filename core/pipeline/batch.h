@@ -6,7 +6,8 @@
  *
  * This module keeps time as numbers handed in by the caller (milliseconds of
  * a monotonic clock), so its rules are tested with a fake clock; the monitor
- * owns the timer. Storage is allocated at the first line and reused.
+ * owns the timer. Storage is allocated at the first line and reused, or
+ * released when a batch that never grew is taken (batch_take).
  */
 #ifndef VIGIL_BATCH_H
 #define VIGIL_BATCH_H

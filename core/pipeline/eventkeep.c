@@ -27,8 +27,11 @@
  * few events touches one page of the file, not two. */
 #define EVENTKEEP_HEADER 64
 #define EVENTKEEP_SLOT 512
-/* The blocks reserved ahead of the slots at a time (32 slots). */
-#define EVENTKEEP_RESERVE_STEP (16u << 10)
+/* The blocks reserved ahead of the slots at a time: a page (8 slots; the
+ * first page holds the header and 7). On tmpfs (the state directory's
+ * default) what is reserved is memory, and a monitor logs a few events:
+ * 16 KiB at a time cost every monitor 16 KiB (issue 27). */
+#define EVENTKEEP_RESERVE_STEP 4096u
 static const char eventkeep_magic[8] = {'V', 'I', 'G', 'L', 'E', 'V', 'N', 'T'};
 
 typedef struct {

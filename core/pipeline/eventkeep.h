@@ -45,7 +45,7 @@ typedef struct {
   int fd;           /* the file, for reserving its blocks */
   size_t reserved;  /* bytes [0, reserved) have their blocks */
   int guard;        /* the mapping's mapfile slot */
-  char why[128];    /* why it stopped keeping; "" while it keeps (or never did) */
+  char why[96];     /* why it stopped keeping; "" while it keeps (or never did) */
   uint64_t unkept;  /* events not kept since */
 } EventKeep;
 

@@ -8,8 +8,8 @@
  * The data is mapped whole and never copied to the heap: reads return
  * spans into the mapping, as capture_read returns spans into its buffer.
  *
- * The blocks under the data are reserved SPOOL_RESERVE_STEP at a time
- * ahead of the head while the spool fills the first time (after that every
+ * The blocks under the data are reserved SPOOL_RESERVE_STEP (a page) of
+ * the file at a time ahead of the head while the spool fills the first time (after that every
  * byte has its block): a spool that wrote little still holds little, and
  * no write through the mapping ever meets a full file system. The header's
  * page is reserved when the spool is made; a checkpoint, an event log or
@@ -70,23 +70,15 @@ spool_header_bytes(uint32_t version)
   return version == 1 ? SPOOL_HEADER_V1_BYTES : SPOOL_HEADER_BYTES;
 }
 
-/* Maps the opened file of size header + cap (version's header) into s. */
-static int
-spool_map(Spool *s, int fd, uint32_t version, uint64_t cap, const char *name, VigilError *err)
+/* Sets s up for the opened file fd of version's header and cap bytes,
+ * not mapped yet (spool_mapped maps it at its first use). */
+static void
+spool_setup(Spool *s, int fd, uint32_t version, uint64_t cap)
 {
-  size_t header = spool_header_bytes(version);
-  void *map = mmap(NULL, header + cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED)
-    return error_set(err, kErrInternal, "spool %s: mmap: %s", name, strerror(errno));
   s->fd = fd;
-  s->map = map;
-  s->h = map;
-  s->header = header;
+  s->header = spool_header_bytes(version);
   s->version = version;
-  s->data = s->map + header;
   s->cap = cap;
-  s->guard = mapfile_guard(map, header + cap);
-  return 0;
 }
 
 /* Breaks the spool (spool.h): the first reason is kept. lost: pages of the
@@ -102,6 +94,32 @@ spool_break(Spool *s, bool lost, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(s->why, sizeof s->why, fmt, ap);
   va_end(ap);
+}
+
+/* Maps the file (header and data, shared) unless it is mapped already.
+ * The mapping is made at the first append, read of a byte, cut or owner's
+ * area, never at spool_create or spool_open: a stream that never writes
+ * (a quiet monitor's stderr) costs no page of the engine's memory, and a
+ * keeper that drains one stream maps one file. Whether it is mapped; a
+ * mapping that cannot be made breaks the spool. */
+static bool
+spool_mapped(Spool *s)
+{
+  if (s->map != NULL)
+    return true;
+  if (s->fd < 0 || s->map_lost)
+    return false;
+  size_t bytes = s->header + (size_t)s->cap;
+  void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+  if (map == MAP_FAILED) {
+    spool_break(s, true, "it cannot be mapped: %s", strerror(errno));
+    return false;
+  }
+  s->map = map;
+  s->h = map;
+  s->data = s->map + s->header;
+  s->guard = mapfile_guard(map, bytes);
+  return true;
 }
 
 /* Breaks the spool when its mapping took a SIGBUS (mapfile.h). Whether it
@@ -122,7 +140,11 @@ spool_reserve(Spool *s, uint64_t upto)
   uint64_t need = upto < s->cap ? upto : s->cap;
   if (need <= s->reserved)
     return true;
-  uint64_t to = (need + SPOOL_RESERVE_STEP - 1) / SPOOL_RESERVE_STEP * SPOOL_RESERVE_STEP;
+  /* To the end of a step of the file (the header before the data counts),
+   * so the last block reserved is one the data will fill. */
+  uint64_t end = (s->header + need + SPOOL_RESERVE_STEP - 1) / SPOOL_RESERVE_STEP *
+                 SPOOL_RESERVE_STEP;
+  uint64_t to = end - s->header;
   if (to > s->cap)
     to = s->cap;
   int e = mapfile_reserve(s->fd, s->header + s->reserved, to - s->reserved);
@@ -141,6 +163,62 @@ spool_clear(Spool *s)
   memset(s, 0, sizeof *s);
   s->fd = -1;
   s->guard = -1;
+  s->dir_fd = -1;
+}
+
+/* See spool.h. */
+void
+spool_defer(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap)
+{
+  assert(s != NULL && name != NULL && cap >= SPOOL_MIN_CAP && cap <= SPOOL_MAX_CAP);
+  assert(stream == 0 || stream == 1);
+  spool_clear(s);
+  s->deferred = true;
+  s->dir_fd = dir_fd;
+  s->name = name;
+  s->stream = stream;
+  s->cap = cap;
+}
+
+/* See spool.h. */
+bool
+spool_deferred(const Spool *s)
+{
+  assert(s != NULL);
+  return s->deferred;
+}
+
+/* Makes a deferred spool's file (spool_defer): spool_create under
+ * name.tmp (one an earlier try left is replaced), then renamed into place.
+ * Whether it is made; else the spool is broken, saying why. */
+static bool
+spool_make_deferred(Spool *s)
+{
+  char tmp[128];
+  int n = snprintf(tmp, sizeof tmp, "%s.tmp", s->name);
+  if (n < 0 || (size_t)n >= sizeof tmp) {
+    spool_break(s, false, "its file cannot be made: its name is too long");
+    return false;
+  }
+  Spool made;
+  VigilError err = VIGIL_ERROR_INIT;
+  unlinkat(s->dir_fd, tmp, 0);
+  if (spool_create(&made, s->dir_fd, tmp, s->stream, s->cap, &err) != 0) {
+    spool_break(s, false, "its file cannot be made: %s", err.msg);
+    return false;
+  }
+  if (made.broken || renameat(s->dir_fd, tmp, s->dir_fd, s->name) != 0) {
+    if (!made.broken)
+      spool_break(&made, false, "its file cannot be made: rename: %s", strerror(errno));
+    spool_break(s, false, "%s", made.why);
+    spool_close(&made);
+    unlinkat(s->dir_fd, tmp, 0);
+    return false;
+  }
+  uint64_t unkept = s->unkept;
+  *s = made;
+  s->unkept = unkept;
+  return true;
 }
 
 /* See spool.h. */
@@ -161,22 +239,20 @@ spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap, V
     error_set(err, kErrInternal, "spool %s: cannot size it: %s", name, strerror(errno));
     goto fail;
   }
-  if (spool_map(s, fd, SPOOL_VERSION, cap, name, err) != 0)
-    goto fail;
+  spool_setup(s, fd, SPOOL_VERSION, cap);
   s->stream = stream;
-  /* The header's page is written now: its block first. Without it the
-   * header stays a hole (a keeper or a later engine refuses the file) and
-   * the spool is broken from the start. */
+  /* The header's block first: without it the header stays a hole (a
+   * keeper or a later engine refuses the file) and the spool is broken
+   * from the start. It is written with pwrite, not through a mapping, so
+   * that making a spool maps nothing (spool_mapped). */
   int e = mapfile_reserve(fd, 0, SPOOL_HEADER_BYTES);
-  if (e != 0) {
+  SpoolHeader h = {.version = SPOOL_VERSION, .stream = (uint32_t)stream, .cap = cap};
+  memcpy(h.magic, spool_magic, sizeof spool_magic);
+  h.sum = spool_sum(&h);
+  if (e == 0 && pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
+    e = errno != 0 ? errno : EIO;
+  if (e != 0)
     spool_break(s, false, "no room for its header: %s", strerror(e));
-    return 0;
-  }
-  memcpy(s->h->magic, spool_magic, sizeof spool_magic);
-  s->h->version = SPOOL_VERSION;
-  s->h->stream = (uint32_t)stream;
-  s->h->cap = cap;
-  s->h->sum = spool_sum(s->h);
   return 0;
 fail:
   close(fd);
@@ -221,10 +297,7 @@ spool_open(Spool *s, int dir_fd, const char *name, VigilError *err)
     close(fd);
     return error_set(err, kErrInternal, "spool %s refused: %s", name, why);
   }
-  if (spool_map(s, fd, h.version, h.cap, name, err) != 0) {
-    close(fd);
-    return -1;
-  }
+  spool_setup(s, fd, h.version, h.cap);
   /* The counters as read: the mapping's may change under a reader only
    * if two writers shared the file, which the keeper protocol rules out.
    * Nothing is taken as reserved: reserving blocks that are there already
@@ -242,9 +315,12 @@ spool_append(Spool *s, const char *data, size_t len)
   /* An open spool (made or opened, not closed: its cap is the divisor
    * below), whose counters this process keeps in order, and a text that
    * exists. What the file says was checked by spool_open. */
-  assert(s != NULL && s->map != NULL && s->cap >= SPOOL_MIN_CAP && s->cut <= s->head);
+  assert(s != NULL && (s->fd >= 0 || s->deferred) && s->cap >= SPOOL_MIN_CAP &&
+         s->cut <= s->head);
   assert(data != NULL || len == 0);
-  if (s->broken || !spool_whole(s) || !spool_reserve(s, s->head + len)) {
+  if (len > 0 && s->deferred && !s->broken)
+    spool_make_deferred(s);
+  if (s->broken || !spool_mapped(s) || !spool_whole(s) || !spool_reserve(s, s->head + len)) {
     s->unkept += len;
     return false;
   }
@@ -289,11 +365,14 @@ CaptureSpan
 spool_read(Spool *s, uint64_t offset, uint64_t limit)
 {
   assert(s != NULL);
+  if (s->map == NULL && offset >= s->head)
+    /* Nothing to read: no page is mapped for it (spool_mapped). */
+    return capture_span(NULL, (size_t)s->cap, 0, s->head, s->head, offset, limit);
   struct stat st;
-  if (!s->map_lost && s->map != NULL &&
+  if (!s->map_lost && s->fd >= 0 &&
       (fstat(s->fd, &st) != 0 || (uint64_t)st.st_size < s->header + s->cap))
     spool_break(s, true, "its file was cut short under it");
-  if (s->map == NULL || !spool_whole(s))
+  if (!spool_mapped(s) || !spool_whole(s))
     return capture_span(s->data, (size_t)s->cap, 0, s->head, s->head, offset, limit);
   uint64_t start = spool_start(s);
   return capture_span(s->data, (size_t)s->cap, (size_t)(start % s->cap), start, s->head,
@@ -313,7 +392,8 @@ bool
 spool_readable(const Spool *s)
 {
   assert(s != NULL);
-  return s->map != NULL && !s->map_lost && !mapfile_hit(s->guard);
+  return (s->fd >= 0 || s->deferred) && !s->map_lost &&
+         (s->map == NULL || !mapfile_hit(s->guard));
 }
 
 /* See spool.h. */
@@ -357,7 +437,7 @@ spool_set_cut(Spool *s, uint64_t offset)
   s->cut = offset;
   /* A broken spool's header is left as it was: it may be a hole with no
    * room, or a page with no file. */
-  if (!s->broken && spool_whole(s))
+  if (!s->broken && spool_mapped(s) && spool_whole(s))
     s->h->cut = offset;
 }
 
@@ -376,7 +456,7 @@ void *
 spool_owner_area(Spool *s)
 {
   assert(s != NULL);
-  if (s->map == NULL || s->version < 2 || !spool_readable(s) ||
+  if (s->version < 2 || !spool_mapped(s) || !spool_readable(s) ||
       memcmp(s->h->magic, spool_magic, sizeof spool_magic) != 0)
     return NULL;
   return s->map + SPOOL_OWNER_OFFSET;

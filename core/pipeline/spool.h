@@ -27,6 +27,11 @@
  * per file, not two (issue 27). Version 1 (a 4096-byte header, no owner's
  * area) is still read: a spool made by an engine before.
  *
+ * The file is mapped at its first use (an append, a read of a byte, a cut,
+ * the owner's area), never when it is made or opened: the header is
+ * written with pwrite, so a stream that never writes (most monitors'
+ * stderr) costs the engine's memory no page, and its file one block.
+ *
  * One writer at a time: the engine while it is attached, the keeper while
  * it is not (the hand-over between them is the keeper protocol's).
  */
@@ -46,8 +51,10 @@
 /* The owner's part of a version 2 header: its offset and size. */
 #define SPOOL_OWNER_OFFSET 256
 #define SPOOL_OWNER_BYTES 256
-/* The smallest and largest capacity a spool file may declare. */
-#define SPOOL_MIN_CAP 4096
+/* The smallest and largest capacity a spool file may declare (the bounds
+ * of monitor.capture_max_bytes: 3584 bytes and a version 2 header make a
+ * file of one page). */
+#define SPOOL_MIN_CAP 1024
 #define SPOOL_MAX_CAP ((uint64_t)1 << 30)
 /* The most bytes a stream's head may count: 2^62 (4 EiB), which no
  * program writes; a file that says more is refused, so that an append can
@@ -56,14 +63,17 @@
 
 typedef struct SpoolHeader SpoolHeader;
 
-/* The blocks reserved ahead of the writes at a time (the last step ends at
- * the capacity): 64 posix_fallocate calls per MiB, only until the spool
- * first wraps, and a quiet stream holds its header and one step. */
-#define SPOOL_RESERVE_STEP (16u << 10)
+/* The blocks reserved ahead of the writes at a time, a page of the file
+ * (the last step ends at the capacity): 256 posix_fallocate calls per MiB,
+ * only until the spool first wraps, and a quiet stream holds one page, its
+ * header and its first bytes. On tmpfs (the state directory's default)
+ * what is reserved is memory: a step of 16 KiB cost every stream 20 KiB
+ * (issue 27). */
+#define SPOOL_RESERVE_STEP 4096u
 
 typedef struct Spool {
   int fd;
-  char *map;       /* header and data, mapped shared */
+  char *map;       /* header and data, mapped shared; NULL until first used */
   SpoolHeader *h;  /* at map */
   char *data;      /* map + header */
   uint64_t cap;
@@ -76,8 +86,12 @@ typedef struct Spool {
   int guard;          /* the mapping's mapfile slot */
   bool broken;        /* keeps nothing more; why says why */
   bool map_lost;      /* pages of the mapping are gone: nothing can be read */
-  char why[160];
+  char why[96];    /* the longest reason with its strerror fits (spool.c) */
   uint64_t unkept;    /* bytes given since it broke */
+  /* A spool whose file is made at its first append (spool_defer): */
+  bool deferred;      /* no file yet */
+  int dir_fd;         /* its directory (borrowed) */
+  const char *name;   /* its name there (borrowed) */
 } Spool;
 
 /* Creates the file name in the directory dir_fd (which must not exist:
@@ -87,6 +101,19 @@ typedef struct Spool {
  * error: its monitor goes on without it. */
 int spool_create(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap,
                  VigilError *err);
+
+/* Sets s up as an empty spool of stream with cap bytes whose file, name in
+ * the directory dir_fd, is made at its first append (as spool_create makes
+ * it, under name.tmp renamed into place once its header is written, so that
+ * no reader, a keeper or an engine taking over, ever finds it half made).
+ * Until then it reads empty and costs no file and no page: a monitor's
+ * stderr, which most programs never write (issue 27). A file that cannot be
+ * made then breaks the spool (spool_why says why). dir_fd and name are
+ * borrowed: they must outlive s. Nothing to fail here. */
+void spool_defer(Spool *s, int dir_fd, const char *name, int stream, uint64_t cap);
+
+/* Whether s is a deferred spool whose file is not made yet. */
+bool spool_deferred(const Spool *s);
 
 /* Opens and maps an existing spool after checking it: a private regular
  * file of this user, not a link, the size its header declares, the magic,
@@ -131,8 +158,8 @@ uint64_t spool_lost(const Spool *s);
 
 /* The owner's part of a version 2 header (SPOOL_OWNER_BYTES at
  * SPOOL_OWNER_OFFSET, mapped shared with the rest), zeros when the spool
- * was made; NULL for a version 1 spool and one whose header could not be
- * written (spool_why). Valid until spool_close; a SIGBUS on its page
+ * was made; NULL for a version 1 spool, a deferred one, and one whose
+ * header could not be written (spool_why). Valid until spool_close; a SIGBUS on its page
  * (spool_readable turns false) means what is written there is lost. */
 void *spool_owner_area(Spool *s);
 

@@ -34,10 +34,11 @@ static const char *const envelope_choices[] = {"readable", "compact", NULL};
 const SettingSpec settings_table[] = {
   INT_SETTING("monitor.line_max_bytes", line_max_bytes, 8192, 256, 1048576, "bytes",
               "longest line kept; the rest of a longer line is discarded and counted"),
-  INT_SETTING("monitor.capture_max_bytes", capture_max_bytes, 1048576, 4096, 1073741824,
+  INT_SETTING("monitor.capture_max_bytes", capture_max_bytes, 1048576, 1024, 1073741824,
               "bytes", "raw bytes kept per stream (the last ones) for monitor_logs; the ring's "
               "plain lines are read from them, so a line whose bytes are gone leaves "
-              "monitor_output too (counted as dropped)"),
+              "monitor_output too (counted as dropped). With a state directory each stream's "
+              "spool file is a 512-byte header and these bytes: 3584 makes it one 4 KiB page"),
   INT_SETTING("monitor.ring_max_lines", ring_max_lines, 1000, 1, 1000000, "lines",
               "lines kept per monitor for monitor_output (fewer when capture_max_bytes "
               "holds fewer)"),

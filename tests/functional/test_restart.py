@@ -137,7 +137,8 @@ def test_a_child_outlives_a_killed_engine_never_blocks_and_its_loss_is_counted(e
     assert out["cut"] == 0, "the engine had read nothing of it: %d" % out["cut"]
     assert out["lost"] == written - SPOOL_CAP, (out["lost"], written - SPOOL_CAP)
     assert out["kept"].endswith(b"x\nmarker-end\n"), out["kept"][-40:]
-    assert spool(os.path.join(monitor_dir(e, mid), "stderr"))["head"] == 0
+    # No stderr was written: its spool was never made (spool_defer).
+    assert not os.path.exists(os.path.join(monitor_dir(e, mid), "stderr"))
     restart_on(e).close()  # sweeps the directory
 
 
@@ -260,33 +261,99 @@ def test_lines_of_both_streams_printed_while_down_keep_their_order(e):
         e2.call("monitor_stop", monitor_id=mid)
 
 
+def start_lines_then(e, n, then):
+    """In session "agent", a monitor (patterns ["ERROR"]) that prints "line 1"
+    to "line N", then waits for the file go and runs the shell text then.
+    Returns its id and go once the engine has processed the N lines (its
+    checkpoint's cut, in the stdout spool's header)."""
+    e.call("session_open", session="agent")
+    go = os.path.join(e.dir, "go")
+    script = ('seq -f "line %%g" 1 %d; while [ ! -e "%s" ]; do sleep 0.02; done; %s'
+              % (n, go, then))
+    mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
+    written = sum(len("line %d\n" % i) for i in range(1, n + 1))
+    out = os.path.join(monitor_dir(e, mid), "stdout")
+    wait_for(lambda: ckpt_word(out, 16) == written,
+             "the engine to have processed the %d lines" % n)
+    return mid, go
+
+
+def taken_over_after(e, mid, go, text):
+    """Kills e's engine, lets mid's program go on (the file go), and starts a
+    new engine on the state directory, which takes mid over: returns it (to
+    be used in a with) once, in session "agent", it has told mid's output
+    holding text."""
+    kill_engine(e)
+    open(go, "w").close()
+    e2 = restart_on(e)
+    try:
+        e2.call("session_open", session="agent")
+        got = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
+        assert text in got["text"], got["text"]
+    except BaseException:
+        e2.__exit__(*sys.exc_info())
+        raise
+    return e2
+
+
 @socket_only
 @with_config(monitor={"capture_max_bytes": 4096, "ring_max_lines": 100})
 def test_line_numbers_and_counters_survive_a_take_over(e):
     # 5000 lines before the crash, of which the 4 KiB spool keeps the last
     # few hundred: the taken-over monitor still counts 5000 and numbers its
     # kept lines as the engine before had them (its checkpoint).
-    e.call("session_open", session="agent")
-    go = os.path.join(e.dir, "go")
-    script = ('seq -f "line %%g" 1 5000; while [ ! -e "%s" ]; do sleep 0.02; done; '
-              'echo "ERROR after"; exit 0' % go)
-    mid = e.call("monitor_start", argv=["sh", "-c", script], patterns=["ERROR"])["monitor_id"]
-    written = sum(len("line %d\n" % n) for n in range(1, 5001))
-    ckpt = os.path.join(monitor_dir(e, mid), "stdout")
-    wait_for(lambda: ckpt_word(ckpt, 16) == written,
-             "the engine to have processed the 5000 lines")
-    kill_engine(e)
-    open(go, "w").close()
-    with restart_on(e) as e2:
-        e2.call("session_open", session="agent")
-        got = e2.main.wait_notification(lambda n: n["monitor_id"] == mid and n["type"] == "output")
-        assert "ERROR after" in got["text"], got["text"]
+    mid, go = start_lines_then(e, 5000, 'echo "ERROR after"; exit 0')
+    with taken_over_after(e, mid, go, "ERROR after") as e2:
         counters = e2.call("monitor_status", monitor_id=mid)["counters"]
         assert counters["lines"] == 5001 and counters["matched"] == 1, counters
         lines = e2.call("monitor_output", monitor_id=mid)["lines"]
         assert lines[-1]["seq"] == 5001 and lines[-1]["text"] == "ERROR after", lines[-1]
         assert lines[-2]["seq"] == 5000 and lines[-2]["text"] == "line 5000", lines[-2]
         assert all(l["text"] == "line %d" % l["seq"] for l in lines[:-1]), lines[:3]
+
+
+def resident_kib(pid):
+    """KiB resident of each file the process pid maps (smaps), by path."""
+    out, path = {}, None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and not head[0].endswith(":"):
+                path = head[5] if len(head) > 5 else None
+                if path is not None:
+                    out.setdefault(path, 0)
+            elif head[0] == "Rss:" and path is not None:
+                out[path] += int(head[1])
+    return out
+
+
+@socket_only
+@with_config(monitor={"capture_max_bytes": 3584})
+def test_a_quiet_monitor_s_state_is_one_page_of_the_engine_and_is_read_back(e):
+    # Issue 27: with capture_max_bytes 3584 the stdout spool (its 512-byte
+    # header, the checkpoint in it, and the bytes) is one page, the only page
+    # the engine holds for it after it wrapped; the stderr spool, never
+    # written, is not even made (no file, no page). A takeover reads the
+    # monitor back all the same, and its first stderr byte makes the file.
+    mid, go = start_lines_then(e, 1000, 'echo "ERROR after"; echo "late err" >&2; exit 0')
+    out = os.path.join(monitor_dir(e, mid), "stdout")
+    err = os.path.join(monitor_dir(e, mid), "stderr")
+    assert os.path.getsize(out) == 4096, os.path.getsize(out)
+    assert spool(out)["cap"] == 3584
+    assert not os.path.exists(err), "a stderr spool was made before any stderr"
+    rss = resident_kib(e.proc.pid)
+    assert rss.get(out) == 4, rss.get(out)
+    assert err not in rss, rss.get(err)
+    with taken_over_after(e, mid, go, "ERROR after") as e2:
+        end = e2.main.wait_ending(mid)
+        assert end["type"] == "exit" and end["exit_code"] == 0, end
+        lines = e2.call("monitor_output", monitor_id=mid)["lines"]
+        assert [(l["seq"], l["stream"], l["text"]) for l in lines[-3:]] == [
+            (1000, "stdout", "line 1000"), (1001, "stdout", "ERROR after"),
+            (1002, "stderr", "late err")], lines[-3:]
+        assert all(l["text"] == "line %d" % l["seq"] for l in lines[:-2]), lines[:3]
+        logs = e2.call("monitor_logs", monitor_id=mid, stream="stderr", offset=0)
+        assert logs["stderr"] == b"late err\n", logs
 
 
 @socket_only
@@ -765,6 +832,7 @@ TESTS = [
     test_a_program_started_by_its_keeper_gets_a_large_environment_whole,
     test_lines_of_both_streams_printed_while_down_keep_their_order,
     test_line_numbers_and_counters_survive_a_take_over,
+    test_a_quiet_monitor_s_state_is_one_page_of_the_engine_and_is_read_back,
     test_a_checkpoint_whose_next_seq_is_0_is_not_believed,
     test_a_monitor_taken_over_survives_the_next_crash_too,
     test_every_line_and_match_survives_a_sigkill_mid_stream_each_notified_once,

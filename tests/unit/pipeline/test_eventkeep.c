@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -77,6 +78,38 @@ TEST(what_is_kept_comes_back_with_its_ids_and_fields)
   /* The next event is numbered after them. */
   const Event *next = eventlog_add(&back, kEventStarted, 0, -1, NULL, 0, false, 0, 0, NULL);
   CHECK_INT(next->id, 3);
+  eventlog_free(&back);
+  eventlog_free(&log);
+  eventkeep_close(&k);
+  close(dir);
+}
+
+/* Issue 27: the file's blocks are reserved a page at a time ahead of the
+ * slots, so a monitor that logged a few events holds one page of its file
+ * system (on tmpfs, the state directory's default, a page of memory), not
+ * the 16 KiB it reserved before. */
+TEST(a_log_of_a_few_events_holds_one_page)
+{
+  int dir = fresh_dir();
+  EventKeep k;
+  CHECK(eventkeep_open(&k, dir, 1024, true));
+  EventLog log;
+  eventlog_init(&log, 1024);
+  for (int i = 1; i <= 3; i++)
+    log_match(&log, &k, i);
+  struct stat st;
+  CHECK_INT(fstatat(dir, EVENTKEEP_NAME, &st, 0), 0);
+  long long page = st.st_blksize > 4096 ? st.st_blksize : 4096;
+  CHECK((long long)st.st_blocks * 512 <= page);
+  for (int i = 4; i <= 40; i++) /* more slots than a page: reserved as they come */
+    log_match(&log, &k, i);
+  CHECK(eventkeep_put(&k, eventlog_add(&log, kEventMatch, 0, 0, "x", 1, false, 0, 0, NULL), 0,
+                      &log));
+  eventkeep_close(&k);
+  CHECK(eventkeep_open(&k, dir, 1024, false));
+  EventLog back;
+  eventlog_init(&back, 1024);
+  CHECK_INT(eventkeep_restore(&k, &back, UINT64_MAX), 41);
   eventlog_free(&back);
   eventlog_free(&log);
   eventkeep_close(&k);
@@ -210,6 +243,7 @@ main(void)
   }
   root_fd = open(test_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   RUN(what_is_kept_comes_back_with_its_ids_and_fields);
+  RUN(a_log_of_a_few_events_holds_one_page);
   RUN(the_file_is_the_logs_ring_and_a_torn_slot_costs_what_is_older);
   RUN(incident_events_and_their_dropped_count_come_back);
   RUN(a_long_text_comes_back_cut_and_a_foreign_file_is_refused);

@@ -155,6 +155,32 @@ TEST(a_new_spool_is_sparse)
   spool_close(&s);
 }
 
+/* Issue 27: the data's blocks are reserved a page of the file at a time,
+ * so a stream that wrote a line holds one page of its file system (on
+ * tmpfs, the state directory's default, a page of memory), header
+ * included, whatever its capacity (1 MiB by default); it held 20 KiB
+ * before. */
+TEST(a_spool_that_wrote_a_line_holds_one_page)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "oneline", 0, 1 << 20, &err), 0);
+  CHECK(spool_append(&s, "a line\n", 7));
+  struct stat st;
+  CHECK_INT(fstat(s.fd, &st), 0);
+  long long page = st.st_blksize > 4096 ? st.st_blksize : 4096;
+  CHECK((long long)st.st_blocks * 512 <= page);
+  char big[6000];
+  memset(big, 'x', sizeof big);
+  CHECK(spool_append(&s, big, sizeof big)); /* past the page: reserved as it comes */
+  CHECK_INT(fstat(s.fd, &st), 0);
+  CHECK((long long)st.st_blocks * 512 <= 2 * page);
+  char *got = joined(spool_read(&s, 0, 7));
+  CHECK_STR(got, "a line\n");
+  free(got);
+  spool_close(&s);
+}
+
 /* Issue 27: the header, the owner's part (where a monitor keeps its
  * checkpoint) and the first bytes of data share one page. The owner's part
  * is zeros when made and kept across a reopen. */
@@ -184,6 +210,154 @@ TEST(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data)
   CHECK_STR(got, "hello\n");
   free(got);
   spool_close(&s);
+}
+
+/* The kibibytes of this process's memory that mappings of the file name
+ * (a file of test_root) hold resident (smaps), or -1 when the file is not
+ * mapped at all. */
+static long
+resident_kib(const char *name)
+{
+  char want[128];
+  snprintf(want, sizeof want, "%s/%s\n", test_root, name);
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (f == NULL)
+    return -2;
+  char line[512];
+  long kib = -1;
+  bool in = false;
+  while (fgets(line, sizeof line, f)) {
+    size_t n = strlen(line), w = strlen(want);
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's header line */
+      in = n >= w && strcmp(line + n - w, want) == 0;
+      if (in && kib < 0)
+        kib = 0;
+    } else if (in && strncmp(line, "Rss:", 4) == 0) {
+      kib += strtol(line + 4, NULL, 10);
+    }
+  }
+  fclose(f);
+  return kib;
+}
+
+/* Issue 27: a spool is mapped at its first use, never at its making or
+ * opening, so a stream that writes nothing (a quiet monitor's stderr)
+ * costs its engine no page; its header is in the file all the same, and
+ * the spool made or opened reads empty and takes its first bytes. */
+TEST(a_spool_not_written_maps_nothing)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "unused", 1, 4096, &err), 0);
+  CHECK_INT(resident_kib("unused"), -1);
+  CaptureSpan empty = spool_read(&s, 0, UINT64_MAX);
+  CHECK_INT(empty.n1 + empty.n2, 0);
+  CHECK(spool_why(&s) == NULL && spool_readable(&s));
+  CHECK_INT(resident_kib("unused"), -1);
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "unused", &err), 0); /* its header was written */
+  CHECK_INT(spool_stream(&s), 1);
+  CHECK_INT(resident_kib("unused"), -1);
+  CHECK(spool_append(&s, "late\n", 5));
+  CHECK(resident_kib("unused") > 0);
+  char *got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "late\n");
+  free(got);
+  spool_close(&s);
+  CHECK_INT(resident_kib("unused"), -1);
+}
+
+/* Issue 27: a deferred spool (a monitor's stderr) has no file until its
+ * first byte: it reads empty and costs nothing; its first append makes the
+ * file (as spool_create would, under a temporary name renamed into place:
+ * none is left, and one an earlier try left does not stop it), which a
+ * reader then opens as any spool. */
+TEST(a_deferred_spool_makes_its_file_at_its_first_byte)
+{
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  spool_defer(&s, root_fd, "later", 1, 4096);
+  CHECK(spool_deferred(&s));
+  CHECK(faccessat(root_fd, "later", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+  CaptureSpan empty = spool_read(&s, 0, UINT64_MAX);
+  CHECK_INT(empty.n1 + empty.n2, 0);
+  CHECK(spool_readable(&s) && spool_why(&s) == NULL && spool_head(&s) == 0);
+  spool_set_cut(&s, 0);
+  CHECK(faccessat(root_fd, "later", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+  CHECK(spool_append(&s, "err 1\n", 6));
+  CHECK(!spool_deferred(&s));
+  CHECK(faccessat(root_fd, "later.tmp", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+  char *got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "err 1\n");
+  free(got);
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "later", &err), 0);
+  CHECK_INT(spool_stream(&s), 1);
+  got = joined(spool_read(&s, 0, UINT64_MAX));
+  CHECK_STR(got, "err 1\n");
+  free(got);
+  spool_close(&s);
+  /* A crash between the making and the rename left a temporary file. */
+  int fd = openat(root_fd, "again.tmp", O_RDWR | O_CREAT | O_EXCL, 0600);
+  CHECK(fd >= 0);
+  close(fd);
+  spool_defer(&s, root_fd, "again", 0, 8192);
+  CHECK(spool_append(&s, "out\n", 4));
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "again", &err), 0);
+  CHECK_INT(spool_head(&s), 4);
+  spool_close(&s);
+  CHECK(faccessat(root_fd, "again.tmp", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+  /* A directory where it cannot be made: the spool breaks, saying why,
+   * and counts what it was given. */
+  spool_defer(&s, -1, "nowhere", 1, 4096);
+  CHECK(!spool_append(&s, "lost\n", 5));
+  CHECK(spool_why(&s) != NULL);
+  if (spool_why(&s) != NULL)
+    CHECK_CONTAINS(spool_why(&s), "cannot be made");
+  CHECK_INT(spool_unkept(&s), 5);
+  spool_close(&s);
+}
+
+/* Issue 27: a capture of 3584 bytes (monitor.capture_max_bytes, whose
+ * bounds are the spool's) and the 512-byte header are one page: the file
+ * is 4096 bytes, and a stream that wrote more than its capacity, wrapped,
+ * holds one page of this process and reads its last 3584 bytes back,
+ * reopened too. */
+TEST(a_spool_of_3584_bytes_is_one_page_with_its_header)
+{
+  enum { kCap = 4096 - SPOOL_HEADER_BYTES };
+  Spool s;
+  VigilError err = VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "onepage", 0, kCap, &err), 0);
+  if (err.set) {
+    printf("  %s\n", err.msg);
+    return;
+  }
+  CHECK(spool_owner_area(&s) != NULL);
+  char line[32];
+  for (int i = 0; i < 1000; i++) {
+    int n = snprintf(line, sizeof line, "line %04d\n", i);
+    CHECK(spool_append(&s, line, (size_t)n));
+  }
+  struct stat st;
+  CHECK_INT(fstat(s.fd, &st), 0);
+  CHECK_INT(st.st_size, 4096);
+  CHECK_INT(resident_kib("onepage"), 4);
+  spool_close(&s);
+  CHECK_INT(spool_open(&s, root_fd, "onepage", &err), 0);
+  CHECK_INT(spool_start(&s), 10000 - kCap);
+  char *got = joined(spool_read(&s, 10000 - 10, UINT64_MAX));
+  CHECK_STR(got, "line 0999\n");
+  free(got);
+  spool_close(&s);
+  /* The smallest capacity is SPOOL_MIN_CAP; one byte less is refused. */
+  CHECK_INT(spool_create(&s, root_fd, "smallest", 1, SPOOL_MIN_CAP, &err), 0);
+  spool_close(&s);
+  err = (VigilError)VIGIL_ERROR_INIT;
+  CHECK_INT(spool_create(&s, root_fd, "smaller", 1, SPOOL_MIN_CAP - 1, &err), -1);
+  CHECK_CONTAINS(err.msg, "capacity 1023");
 }
 
 /* The 64-bit FNV-1a sum spool.c puts over a header's fixed fields. */
@@ -677,8 +851,12 @@ main(void)
   RUN(outlives_a_killed_writer);
   RUN(the_cut_never_moves_back_nor_past_the_head);
   RUN(a_new_spool_is_sparse);
+  RUN(a_spool_that_wrote_a_line_holds_one_page);
   RUN(a_version_2_spool_shares_its_first_page_with_the_owner_and_the_data);
   RUN(a_version_1_spool_is_still_read);
+  RUN(a_spool_not_written_maps_nothing);
+  RUN(a_deferred_spool_makes_its_file_at_its_first_byte);
+  RUN(a_spool_of_3584_bytes_is_one_page_with_its_header);
   RUN(unsound_files_are_refused_with_the_reason);
   RUN(create_refuses_an_existing_name_and_bad_bounds);
   RUN(a_spool_cut_short_under_its_mapping_breaks_and_the_process_lives);
