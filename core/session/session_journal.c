@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "store/epoch.h"
+#include "base/fdcloser.h"
 #include "base/log.h"
 #include "base/memory.h"
 #include "session/notification_state.h"
@@ -137,23 +138,27 @@ session_journal_rewrite(Session *s)
   char name[320], tmp[336];
   session_journal_name(s, name, sizeof name);
   snprintf(tmp, sizeof tmp, "%s.tmp", name);
-  if (s->journal_fd >= 0) {
-    close(s->journal_fd);
-    s->journal_fd = -1;
-  }
+  /* The old journal's descriptor is closed by the pool once the new one
+   * has replaced it: that close frees its blocks, which may wait for the
+   * disk (fdcloser.h), and must not be the rename's on the loop. */
+  int old_journal = s->journal_fd;
+  s->journal_fd = -1;
   unlinkat(reg->store_fd, tmp, 0);
   int fd = openat(reg->store_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                   0600);
   ssize_t w = fd >= 0 ? write(fd, sb.data, sb.size) : -1;
   int error = errno;
-  if (fd >= 0 && w == (ssize_t)sb.size && renameat(reg->store_fd, tmp, reg->store_fd, name) == 0) {
+  bool renamed = fd >= 0 && w == (ssize_t)sb.size &&
+                 renameat(reg->store_fd, tmp, reg->store_fd, name) == 0;
+  if (!renamed && w == (ssize_t)sb.size)
+    error = errno;
+  fdcloser_close(old_journal);
+  if (renamed) {
     s->journal_fd = fd;
     s->journal_bytes = sb.size;
     s->journal_rewrite_bytes = sb.size;
     s->journal_broken = false;
   } else {
-    if (w == (ssize_t)sb.size)
-      error = errno;
     if (fd >= 0)
       close(fd);
     unlinkat(reg->store_fd, tmp, 0);
