@@ -60,15 +60,6 @@ fdcloser_send(void)
 {
   if (fdcloser.running != NULL || fdcloser.n == 0)
     return;
-  if (fdcloser.loop == NULL) {
-    /* The loop was taken back meanwhile: what is left is closed here. */
-    for (size_t i = 0; i < fdcloser.n; i++)
-      close(fdcloser.fds[i]);
-    fdcloser.stats.closed_inline += fdcloser.n;
-    fdcloser.stats.pending -= fdcloser.n;
-    fdcloser.n = 0;
-    return;
-  }
   FdCloserBatch *b = xmalloc(sizeof *b);
   b->fds = fdcloser.fds;
   b->n = fdcloser.n;
@@ -76,8 +67,10 @@ fdcloser_send(void)
   fdcloser.fds = NULL;
   fdcloser.n = fdcloser.cap = 0;
   fdcloser.running = b;
-  if (uv_queue_work(fdcloser.loop, &b->req, fdcloser_work, fdcloser_done) != 0) {
-    /* No pool: closed here, as it would have been without this module. */
+  /* No loop any more (taken back meanwhile), or no pool: closed here, as
+   * it would have been without this module. */
+  if (fdcloser.loop == NULL ||
+      uv_queue_work(fdcloser.loop, &b->req, fdcloser_work, fdcloser_done) != 0) {
     fdcloser_work(&b->req);
     fdcloser.stats.closed_inline += b->n;
     fdcloser.stats.pending -= b->n;
@@ -123,6 +116,13 @@ fdcloser_hold(int fd)
   int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
   if (dup >= 0)
     fdcloser_close(dup);
+}
+
+/* See fdcloser.h. */
+int
+fdcloser_open_held(int dir_fd, const char *name)
+{
+  return openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
 /* See fdcloser.h. */

@@ -40,6 +40,12 @@ void fdcloser_close(int fd);
  * last one. fd < 0, or a duplicate that cannot be made, is ignored. */
 void fdcloser_hold(int fd);
 
+/* Opens name in dir_fd only to hold its file across an unlink, or a rename
+ * that replaces it, so that the pool's fdcloser_close of the result is its
+ * last close. Not followed, not waited on (a FIFO put there); a socket is
+ * not opened. Returns the descriptor, or -1 when nothing is held. */
+int fdcloser_open_held(int dir_fd, const char *name);
+
 void fdcloser_stats(FdCloserStats *out);
 
 #endif

@@ -82,15 +82,9 @@ monitor_keep_remove(int monitors_fd, const char *name, int dir_fd)
   for (size_t i = 0; i < sizeof monitor_keep_files / sizeof *monitor_keep_files; i++) {
     /* Held open across its unlink, so that freeing its blocks (which may
      * wait for the disk) is the pool's last close, not this unlink's: one
-     * wait per monitor at a SIGTERM with 1000 (the spec). Not followed, not
-     * waited on (a FIFO put there), and a socket is not opened at all. */
-    int held = openat(dir_fd, monitor_keep_files[i],
-                      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (unlinkat(dir_fd, monitor_keep_files[i], 0) != 0 || held < 0) {
-      if (held >= 0)
-        close(held);
-      continue;
-    }
+     * wait per monitor at a SIGTERM with 1000 (the spec). */
+    int held = fdcloser_open_held(dir_fd, monitor_keep_files[i]);
+    unlinkat(dir_fd, monitor_keep_files[i], 0);
     fdcloser_close(held);
   }
   if (unlinkat(monitors_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)

@@ -79,9 +79,8 @@ statefile_write(int dir_fd, const char *name, const char magic[8], uint32_t vers
   /* The file replaced is held open across the rename, so that freeing its
    * blocks (which may wait for the disk: 989 waits on the loop in a burst
    * of 1000 starts, each rewriting its spec) is the pool's close
-   * (fdcloser.h), not the rename's. Not followed, not waited on. */
-  int old = ok ? openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-               : -1;
+   * (fdcloser.h), not the rename's. */
+  int old = ok ? fdcloser_open_held(dir_fd, name) : -1;
   if (ok && renameat(dir_fd, tmp, dir_fd, name) != 0) {
     ok = false;
     saved = errno;
