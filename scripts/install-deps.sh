@@ -24,6 +24,7 @@ packages=(
   build-essential cmake pkg-config      # toolchain
   libuv1-dev libpcre2-dev libmsgpack-dev liblua5.4-dev  # the four libraries
   libjansson-dev                        # JSON for the command-line client and vigil mcp
+  libnats-dev nats-server               # a fleet over NATS JetStream (docs/fleet.md) and its tests
   python3 python3-msgpack               # the example gateway and functional tests
   python3-pip python3-setuptools python3-wheel  # pip install ./clients/python, offline (its test)
   strace                                # bench/idle counts the engine's wake-ups with it
