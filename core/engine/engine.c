@@ -363,6 +363,30 @@ engine_on_expire(void *data, Session *s)
   engine_stop_records(e, s, true);
 }
 
+/* A session was made or is going: whoever watches sessions is told. */
+static void
+engine_on_session_create(void *data, Session *s)
+{
+  Engine *e = data;
+  if (e->session_watch && e->session_watch->on_create)
+    e->session_watch->on_create(e->session_watch_data, s);
+}
+
+static void
+engine_on_session_destroy(void *data, Session *s)
+{
+  Engine *e = data;
+  if (e->session_watch && e->session_watch->on_destroy)
+    e->session_watch->on_destroy(e->session_watch_data, s);
+}
+
+void
+engine_watch_sessions(Engine *e, const SessionHooks *watch, void *data)
+{
+  e->session_watch = watch;
+  e->session_watch_data = data;
+}
+
 /* --- the engine --------------------------------------------------------- */
 
 static SessionLimits
@@ -460,7 +484,7 @@ engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path)
   e->policies = engine_policies_for(&e->config);
   log_set_buffer_max((size_t)e->config.settings.log_buffer_bytes);
   SessionLimits limits = engine_session_limits(&e->config);
-  SessionHooks hooks = {engine_on_expire};
+  SessionHooks hooks = {engine_on_expire, engine_on_session_create, engine_on_session_destroy};
   e->sessions = session_registry_new(loop, &limits, &hooks, e);
   monitor_builtin_keep(&e->config.settings);
   /* Looked up once, here, so the log says at start what a child's stdout

@@ -134,7 +134,16 @@ struct Engine {
    * and incident_ignore calls refused at incident.ignore_max. */
   uint64_t incidents_ignored;
   uint64_t ignores_refused;
+  /* Told of every session made or going (engine_watch_sessions); NULL: none. */
+  const SessionHooks *session_watch;
+  void *session_watch_data;
 };
+
+/* Tells watch's on_create and on_destroy (borrowed; on_expire unused) of
+ * every session made and destroyed from now on, whatever made it (a
+ * host's open, a config's pinned session, a take-over): the fleet's
+ * publisher taps them (docs/fleet.md). NULL stops telling. */
+void engine_watch_sessions(Engine *e, const SessionHooks *watch, void *data);
 
 /* Takes cfg (ownership) and config_path (copied, may be NULL). */
 Engine *engine_new(uv_loop_t *loop, VigilConfig *cfg, const char *config_path);

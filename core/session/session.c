@@ -70,6 +70,8 @@ session_registry_free(SessionRegistry *reg)
 {
   if (reg == NULL)
     return;
+  /* No hooks: whoever watched may be gone already. */
+  reg->hooks = (SessionHooks){0};
   while (reg->head)
     session_destroy(reg->head);
   free(reg->checkpoints);
@@ -156,6 +158,8 @@ session_create(SessionRegistry *reg, const char *name, bool pinned)
   s->journal_fd = -1;
   session_link(reg, s);
   session_journal_begin(s);
+  if (reg->hooks.on_create)
+    reg->hooks.on_create(reg->data, s);
   return s;
 }
 
@@ -220,15 +224,17 @@ session__leave(Session *s)
 
 /* Attaches a connection; see session.h. Returns NULL only when a push
  * callback destroyed the session during the attach. */
-SessionAttachment *
-session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint64_t last_seq)
+static SessionAttachment *
+session_attach_as(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint64_t last_seq,
+                  bool tap)
 {
   SessionAttachment *a = xcalloc(1, sizeof *a);
   a->s = s;
   a->push = push;
   a->ctx = ctx;
+  a->tap = tap;
   session__enter(s);
-  if (s->nattached == 0) {
+  if (!tap && s->nattached == 0) {
     if (s->linger_ready)
       uv_timer_stop(&s->linger);
     /* Whoever held the busy state has gone; a new agent starts idle. */
@@ -242,7 +248,8 @@ session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint6
   else
     s->att_head = a;
   s->att_tail = a;
-  s->nattached++;
+  if (!tap)
+    s->nattached++;
   if (has_last_seq)
     session__replay(s, a, last_seq);
   if (!s->busy)
@@ -250,6 +257,19 @@ session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint6
   bool gone = s->doomed;
   session__leave(s);
   return gone ? NULL : a;
+}
+
+SessionAttachment *
+session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint64_t last_seq)
+{
+  return session_attach_as(s, push, ctx, has_last_seq, last_seq, false);
+}
+
+/* See session.h. */
+SessionAttachment *
+session_attach_tap(Session *s, SessionPush push, void *ctx, bool has_last_seq, uint64_t last_seq)
+{
+  return session_attach_as(s, push, ctx, has_last_seq, last_seq, true);
 }
 
 /* The linger ran out: the owner stops the session's monitors, then it goes. */
@@ -332,7 +352,9 @@ session_detach(SessionAttachment *a)
   if (a == NULL || a->dead)
     return;
   Session *s = a->s;
-  s->nattached--;
+  bool tap = a->tap;
+  if (!tap)
+    s->nattached--;
   if (s->depth > 0) {
     /* Someone may be walking the list: unlink at the outermost leave. */
     a->dead = true;
@@ -340,7 +362,7 @@ session_detach(SessionAttachment *a)
   } else {
     session_attachment_remove(s, a);
   }
-  if (s->nattached == 0 && !s->anonymous && !s->pinned && !s->doomed)
+  if (!tap && s->nattached == 0 && !s->anonymous && !s->pinned && !s->doomed)
     session_linger_start(s);
 }
 
@@ -381,6 +403,8 @@ session_destroy(Session *s)
 {
   if (s == NULL || s->doomed)
     return;
+  if (s->reg->hooks.on_destroy)
+    s->reg->hooks.on_destroy(s->reg->data, s);
   session_cursor__cancel(s);
   session_journal_end(s);
   /* Its ignores outlive it (session_ignore.h), with the hits counted

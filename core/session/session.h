@@ -105,6 +105,12 @@ typedef struct {
   /* A named session lingered out with nobody attached: stop its monitors.
    * The session is destroyed right after this returns. */
   void (*on_expire)(void *data, Session *s);
+  /* A session was made (any way: a host's open, a config, a restore) or
+   * is about to go (its attachments and taps go with it). Either may be
+   * NULL. A tap (session_attach_tap) is made in on_create and forgotten in
+   * on_destroy, without a detach. */
+  void (*on_create)(void *data, Session *s);
+  void (*on_destroy)(void *data, Session *s);
 } SessionHooks;
 
 /* loop may be NULL (tests of delivery alone): sessions then never linger out. */
@@ -138,6 +144,16 @@ void session_destroy(Session *s);
  * callback destroyed the session meanwhile. */
 SessionAttachment *session_attach(Session *s, SessionPush push, void *ctx, bool has_last_seq,
                                   uint64_t last_seq);
+
+/* Attaches a tap: a reader that is not a connection (the fleet's
+ * publisher, docs/fleet.md). It is pushed to, replayed to, and falls
+ * behind and resumes exactly as a connection does, and its presence lets
+ * notifications be numbered and pushed while no connection is attached;
+ * but it is not counted in session_attached, so it never keeps a session
+ * from lingering out, never resets the busy state, and its detach never
+ * starts the linger. */
+SessionAttachment *session_attach_tap(Session *s, SessionPush push, void *ctx, bool has_last_seq,
+                                      uint64_t last_seq);
 
 /* Detaches; when it was the last attachment of a named, unpinned session,
  * the linger timer starts. */

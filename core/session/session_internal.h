@@ -34,6 +34,7 @@ struct SessionAttachment {
   SessionPush push;
   void *ctx;
   bool dead;                     /* detached while the session was in use */
+  bool tap;                      /* session_attach_tap: not a connection */
   /* Behind (session.h, "Pacing"): its connection refused a push, or a
    * replay is under way. It is owed every kept notification from seq
    * `owed` on, taken from `kept` by session_resume; new ones are kept for
@@ -58,7 +59,7 @@ struct Session {
 
   SessionAttachment *att_head;   /* attach order */
   SessionAttachment *att_tail;
-  size_t nattached;              /* live ones (dead ones excluded) */
+  size_t nattached;              /* live connections (dead ones and taps excluded) */
   bool has_dead;                 /* dead attachments wait for the sweep */
 
   uint64_t next_seq;

@@ -870,7 +870,7 @@ TEST(named_session_lingers_out_after_last_detach)
   uv_loop_t loop;
   uv_loop_init(&loop);
   Expiry e = {0};
-  SessionHooks hooks = {on_expire};
+  SessionHooks hooks = {.on_expire = on_expire};
   SessionRegistry *reg = registry(&loop, 16, 50, &hooks, &e);
   e.reg = reg;
   Session *s = session_create(reg, "work", false);
@@ -902,7 +902,7 @@ TEST(linger_zero_expires_on_the_next_iteration)
   uv_loop_t loop;
   uv_loop_init(&loop);
   Expiry e = {0};
-  SessionHooks hooks = {on_expire};
+  SessionHooks hooks = {.on_expire = on_expire};
   SessionRegistry *reg = registry(&loop, 16, 0, &hooks, &e);
   e.reg = reg;
   Session *s = session_create(reg, "work", false);
@@ -916,6 +916,140 @@ TEST(linger_zero_expires_on_the_next_iteration)
   CHECK(session_find(reg, "work") == NULL);
   session_registry_free(reg);
   test_loop_close(&loop);
+}
+
+/* --- taps: a reader that is not a connection (docs/fleet.md) -------------- */
+
+typedef struct {
+  int created;
+  int destroyed;
+  char last_created[32];
+  char last_destroyed[32];
+} Watch;
+
+static void
+watch_create(void *data, Session *s)
+{
+  Watch *w = data;
+  w->created++;
+  snprintf(w->last_created, sizeof w->last_created, "%s", session_name(s));
+}
+
+static void
+watch_destroy(void *data, Session *s)
+{
+  Watch *w = data;
+  w->destroyed++;
+  snprintf(w->last_destroyed, sizeof w->last_destroyed, "%s", session_name(s));
+}
+
+TEST(a_tap_takes_notifications_while_no_connection_is_attached)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx tap = {&sink, 9, false};
+  session_attach_tap(s, sink_push, &tap, false, 0);
+  /* No connection: with the tap they are numbered and pushed to it. */
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifExit, "mon_a", kModeIdle));
+  CHECK_STR(sink_str(&sink, 0), "9:1:output:mon_a,9:2:exit:mon_a");
+  CHECK_INT(session_attached(s), 0);
+  CHECK_INT(session_queued(s), 0);
+  session_registry_free(reg);
+}
+
+TEST(a_tap_falls_behind_and_catches_up_like_a_connection)
+{
+  SessionRegistry *reg = registry(NULL, 16, 0, NULL, NULL);
+  Session *s = session_create(reg, "a", false);
+  Sink sink = {0};
+  SinkCtx tap = {&sink, 9, true};
+  SessionAttachment *t = session_attach_tap(s, sink_push, &tap, false, 0);
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_INT(sink.n, 0);
+  tap.full = false;
+  session_resume(t);
+  CHECK_STR(sink_str(&sink, 0), "9:1:output:mon_a,9:2:output:mon_a");
+  /* A second tap replays from a cursor, as a re-attach does. */
+  SinkCtx tap2 = {&sink, 8, false};
+  session_attach_tap(s, sink_push, &tap2, true, 1);
+  CHECK_STR(sink_str(&sink, 2), "8:2:output:mon_a");
+  session_registry_free(reg);
+}
+
+TEST(a_tap_keeps_no_session_from_lingering_out_nor_busy_state_from_holding)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Expiry e = {0};
+  SessionHooks hooks = {.on_expire = on_expire};
+  SessionRegistry *reg = registry(&loop, 16, 20, &hooks, &e);
+  e.reg = reg;
+  Session *s = session_create(reg, "work", false);
+  Sink sink = {0};
+  SinkCtx c = {&sink, 1, false}, tap = {&sink, 9, false};
+  SessionAttachment *a = session_attach(s, sink_push, &c, false, 0);
+  session_set_busy(s, true);
+  /* A tap attached while busy leaves the state alone (a connection's
+   * first attach would reset it). */
+  SessionAttachment *t = session_attach_tap(s, sink_push, &tap, false, 0);
+  CHECK(session_busy(s));
+  session_push(s, note(kNotifOutput, "mon_a", kModeIdle));
+  CHECK_INT(session_queued(s), 1);
+  session_detach(a);
+  CHECK_INT(session_attached(s), 0);
+  /* The last connection left: it lingers out although the tap is there. */
+  if (RUN_UNTIL(&loop, expired_once, &e, 5000, "the session to expire with a tap attached"))
+    CHECK(session_find(reg, "work") == NULL);
+  (void)t;
+  session_registry_free(reg);
+  test_loop_close(&loop);
+}
+
+TEST(a_taps_detach_starts_no_linger)
+{
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Expiry e = {0};
+  SessionHooks hooks = {.on_expire = on_expire};
+  SessionRegistry *reg = registry(&loop, 16, 0, &hooks, &e);
+  e.reg = reg;
+  Session *s = session_create(reg, "work", true);
+  Sink sink = {0};
+  SinkCtx tap = {&sink, 9, false};
+  Session *u = session_create(reg, "other", false);
+  SessionAttachment *c = session_attach(u, sink_push, &tap, false, 0);
+  session_detach(session_attach_tap(s, sink_push, &tap, false, 0));
+  /* "other" (its connection gone) is the sentinel: once it has expired,
+   * "work" would have too, had the tap's detach started its linger. */
+  session_detach(c);
+  RUN_UNTIL(&loop, expired_once, &e, 5000, "the sentinel to expire");
+  CHECK_STR(e.last, "other");
+  CHECK(session_find(reg, "work") == s);
+  session_registry_free(reg);
+  test_loop_close(&loop);
+}
+
+TEST(the_registry_tells_of_every_session_made_and_destroyed)
+{
+  Watch w = {0};
+  SessionHooks hooks = {.on_create = watch_create, .on_destroy = watch_destroy};
+  SessionRegistry *reg = registry(NULL, 16, 0, &hooks, &w);
+  Session *s = session_create(reg, "a", false);
+  CHECK_INT(w.created, 1);
+  CHECK_STR(w.last_created, "a");
+  session_create(reg, NULL, false);
+  CHECK_INT(w.created, 2);
+  CHECK(session_create(reg, "a", false) == NULL);
+  CHECK_INT(w.created, 2);
+  session_destroy(s);
+  CHECK_INT(w.destroyed, 1);
+  CHECK_STR(w.last_destroyed, "a");
+  session_destroy(s);
+  CHECK_INT(w.destroyed, 1);
+  session_registry_free(reg);
 }
 
 /* Set when the sentinel session (unpinned, named) expires: by then every
@@ -932,7 +1066,7 @@ TEST(reattach_cancels_expiry_and_pinned_or_anonymous_never_expire)
   uv_loop_t loop;
   uv_loop_init(&loop);
   Expiry e = {0};
-  SessionHooks hooks = {on_expire};
+  SessionHooks hooks = {.on_expire = on_expire};
   SessionRegistry *reg = registry(&loop, 16, 30, &hooks, &e);
   e.reg = reg;
   Sink sink = {0};
@@ -979,7 +1113,7 @@ TEST(on_expire_may_destroy_the_session_itself)
   uv_loop_t loop;
   uv_loop_init(&loop);
   Expiry e = {0};
-  SessionHooks hooks = {on_expire_destroy};
+  SessionHooks hooks = {.on_expire = on_expire_destroy};
   SessionRegistry *reg = registry(&loop, 16, 0, &hooks, &e);
   e.reg = reg;
   Session *s = session_create(reg, "work", false);
@@ -998,7 +1132,7 @@ TEST(registry_free_with_active_timers_closes_cleanly)
   uv_loop_t loop;
   uv_loop_init(&loop);
   Expiry e = {0};
-  SessionHooks hooks = {on_expire};
+  SessionHooks hooks = {.on_expire = on_expire};
   SessionRegistry *reg = registry(&loop, 16, 60000, &hooks, &e);
   e.reg = reg;
   Sink sink = {0};
@@ -1022,7 +1156,7 @@ TEST(registry_free_with_active_timers_closes_cleanly)
 TEST(null_loop_never_lingers)
 {
   Expiry e = {0};
-  SessionHooks hooks = {on_expire};
+  SessionHooks hooks = {.on_expire = on_expire};
   SessionRegistry *reg = registry(NULL, 16, 0, &hooks, &e);
   Session *s = session_create(reg, "work", false);
   Sink sink = {0};
@@ -1524,6 +1658,11 @@ main(void)
   RUN(push_callback_may_detach_and_destroy);
   RUN(push_callback_may_destroy_its_session_mid_flush);
   RUN(session_each_visitor_may_destroy_any_session);
+  RUN(a_tap_takes_notifications_while_no_connection_is_attached);
+  RUN(a_tap_falls_behind_and_catches_up_like_a_connection);
+  RUN(a_tap_keeps_no_session_from_lingering_out_nor_busy_state_from_holding);
+  RUN(a_taps_detach_starts_no_linger);
+  RUN(the_registry_tells_of_every_session_made_and_destroyed);
   RUN(named_session_lingers_out_after_last_detach);
   RUN(linger_zero_expires_on_the_next_iteration);
   RUN(reattach_cancels_expiry_and_pinned_or_anonymous_never_expire);
