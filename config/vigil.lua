@@ -306,6 +306,24 @@ return {
     journal_max_bytes = 16777216,        -- 1048576..1073741824 bytes
   },
 
+  -- A fleet (docs/fleet.md): with a url, every named session's notifications
+  -- are also published into NATS JetStream, for gateways on other machines.
+  -- Read at start only; vigild --nats URL and --nats-engine NAME override.
+  nats = {
+    -- url = "nats://127.0.0.1:4222",
+    -- creds = "/etc/vigil/engine.creds",
+    -- stream = "VIGIL",
+    -- engine = "build-host-1",       -- default: the host name
+    connect_timeout_ms = 2000,           -- 100..60000 ms
+    ack_timeout_ms = 5000,               -- 100..600000 ms
+    retry_min_ms = 100,                  -- 10..60000 ms
+    retry_max_ms = 10000,                -- 100..3600000 ms
+    -- The stream's limits, when the engine creates it.
+    max_age_ms = 604800000,              -- 60000..31536000000 ms
+    max_bytes = 1073741824,              -- 1048576..1099511627776 bytes
+    duplicate_window_ms = 120000,        -- 1000..86400000 ms
+  },
+
   -- The policy that formats and routes notifications when a monitor names
   -- none: "envelope" is the built-in untrusted-observation envelope.
   policy = "envelope",

@@ -7,6 +7,7 @@
 #ifndef VIGIL_API_H
 #define VIGIL_API_H
 
+#include <msgpack.h>
 #include <stddef.h>
 
 #include "engine/engine.h"
@@ -32,6 +33,10 @@ int api_listen_handed_over(Api *api, int fd, const char *path, VigilError *err);
 void api_keep_socket_file(Api *api);
 /* The listening socket's descriptor, or -1 (stdio, or not listening). */
 int api_listen_fd(const Api *api);
+
+/* What api_info reports under "nats": pack writes one map (the fleet's
+ * publisher, docs/fleet.md), or the key is nil when pack is NULL. */
+void api_set_nats_info(Api *api, void (*pack)(void *data, msgpack_packer *pk), void *data);
 
 /* Serves the one --stdio connection; its end shuts the engine down. */
 int api_open_stdio(Api *api, VigilError *err);

@@ -38,6 +38,9 @@ struct Api {
   uint64_t conns_refused;  /* connections closed at once: rpc.max_connections reached */
   struct LogRepeat *refusals; /* their log lines, once a window (logrepeat.h) */
   bool stdio_mode;         /* the stdio connection closing ends the engine */
+  /* api_info's "nats" (api_set_nats_info); NULL: nil. */
+  void (*nats_info)(void *data, msgpack_packer *pk);
+  void *nats_info_data;
 };
 
 /* One connection: its channel, its seat in the engine, what waits on it. */

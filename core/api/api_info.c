@@ -200,8 +200,8 @@ api_info(Call *call)
   msgpack_packer *pk = &call->pk;
   const VigilConfig *cfg = &call->e->config;
   /* version, api_level, epoch, methods, error_codes, notification_types,
-   * limits, counters, containment, loop, state_dir, config, pid, uptime_ms */
-  msgpack_pack_map(pk, 14);
+   * limits, counters, containment, loop, state_dir, config, nats, pid, uptime_ms */
+  msgpack_pack_map(pk, 15);
   wire_key(pk, "version");
   wire_str(pk, VIGIL_VERSION);
   wire_key(pk, "api_level");
@@ -265,6 +265,12 @@ api_info(Call *call)
   msgpack_pack_int64(pk, (int64_t)getpid());
   /* How long this engine has run (`vigil engine status`); a SIGUSR2
    * restart starts it again. */
+  wire_key(pk, "nats");
+  Api *api = call->c ? call->c->api : NULL;
+  if (api && api->nats_info)
+    api->nats_info(api->nats_info_data, pk);
+  else
+    msgpack_pack_nil(pk);
   wire_key(pk, "uptime_ms");
   msgpack_pack_uint64(pk, clock_mono_ms() - call->e->started_ms);
 }
@@ -286,3 +292,10 @@ api_config_reload(Call *call)
     wire_str(&call->pk, names[i]);
 }
 
+
+void
+api_set_nats_info(Api *api, void (*pack)(void *data, msgpack_packer *pk), void *data)
+{
+  api->nats_info = pack;
+  api->nats_info_data = data;
+}

@@ -13,8 +13,14 @@
  * the lock is held until the process exits. The socket's directory is
  * checked first, since the default state directory is made in it.
  *
+ * With --nats (or the config's nats.url) it also publishes every named
+ * session's notifications into NATS JetStream for a fleet's gateways
+ * (docs/fleet.md), before it serves; on the way out it waits, bounded, for
+ * the last of them to be acknowledged.
+ *
  *   vigild [--listen [PATH] | --stdio] [--config FILE | --no-config]
  *          [--state-dir DIR | --no-state] [--daemon] [--log-file FILE [--log-max-bytes N]]
+ *          [--nats URL [--nats-engine NAME] [--nats-creds FILE]]
  *   vigild --check-config FILE
  */
 #include <errno.h>
@@ -46,6 +52,8 @@
 #include "monitor/monitor_keep.h"
 #include "base/pidfile.h"
 #include "engine/policytry.h"
+#include "fleet/fleet_names.h"
+#include "fleet/fleet_publisher.h"
 #include "rpc/server.h"
 #include "session/session.h"
 #include "store/statedir.h"
@@ -54,6 +62,7 @@ static const char vigild_usage[] =
     "usage: vigild [--listen [PATH] | --stdio] [--config FILE | --no-config]\n"
     "              [--state-dir DIR | --no-state]\n"
     "              [--daemon] [--log-file FILE [--log-max-bytes N]]\n"
+    "              [--nats URL [--nats-engine NAME] [--nats-creds FILE]]\n"
     "       vigild --check-config FILE\n"
     "\n"
     "  --listen [PATH]      serve on a Unix socket (the default; PATH defaults to\n"
@@ -78,6 +87,11 @@ static const char vigild_usage[] =
     "                       its log goes to --log-file, else vigild.log beside the socket\n"
     "  --log-file FILE      log to FILE (appended, made 0600) instead of stderr; past\n"
     "                       --log-max-bytes (default 16 MiB) it moves to FILE.1\n"
+    "  --nats URL           also publish every named session's notifications into NATS\n"
+    "                       JetStream (docs/fleet.md); overrides the config's nats.url\n"
+    "  --nats-engine NAME   this engine's name in the fleet's subjects (default: the\n"
+    "                       config's nats.engine, else the host name)\n"
+    "  --nats-creds FILE    the NATS credentials (.creds) file; overrides nats.creds\n"
     "  --version            print the version\n"
     "\n"
     "Logs go to stderr (VIGIL_LOG=debug|info|warn|error); with --stdio, or started in\n"
@@ -115,6 +129,7 @@ typedef struct {
                               state directory at this start */
   char pidfile[PIDFILE_PATH_MAX]; /* the pidfile written beside the socket
                                      (pidfile.h), "": none */
+  FleetPublisher *fleet;   /* publishing into NATS (docs/fleet.md), or NULL */
 } Vigild;
 
 static Vigild vigild;
@@ -123,11 +138,16 @@ static Vigild vigild;
 #define VIGILD_FDS_PER_MONITOR 10
 #define VIGILD_FDS_BASE 256
 
-/* Every process is gone: close what keeps the loop alive so uv_run returns. */
+/* Every process is gone and the fleet's publisher has drained: close what
+ * keeps the loop alive so uv_run returns. */
 static void
-vigild_drained(Engine *e)
+vigild_finish(void *data)
 {
-  LOG_INFO("vigild", "every monitor has ended; exiting");
+  Engine *e = data;
+  fleet_publisher_free(vigild.fleet);
+  vigild.fleet = NULL;
+  if (vigild.api)
+    api_set_nats_info(vigild.api, NULL, NULL);
   uv_close((uv_handle_t *)&vigild.sigterm, NULL);
   uv_close((uv_handle_t *)&vigild.sigint, NULL);
   uv_close((uv_handle_t *)&vigild.sighup, NULL);
@@ -137,6 +157,19 @@ vigild_drained(Engine *e)
   vigild.api = NULL;
   engine_free(e);
   vigild.engine = NULL;
+}
+
+/* Every process is gone: the last notifications go out to the fleet
+ * (bounded by nats.ack_timeout_ms), then the engine ends. */
+static void
+vigild_drained(Engine *e)
+{
+  LOG_INFO("vigild", "every monitor has ended; exiting");
+  if (vigild.fleet)
+    fleet_publisher_drain(vigild.fleet,
+                          (uint64_t)e->config.settings.nats_ack_timeout_ms, vigild_finish, e);
+  else
+    vigild_finish(e);
 }
 
 static void vigild_restart_now(void *unused);
@@ -244,6 +277,9 @@ typedef struct {
   bool daemon;            /* --daemon */
   const char *log_file;  /* --log-file, or NULL: stderr */
   uint64_t log_max_bytes; /* --log-max-bytes */
+  const char *nats_url;    /* --nats, or NULL: the config's nats.url */
+  const char *nats_engine; /* --nats-engine */
+  const char *nats_creds;  /* --nats-creds */
 } VigildArgs;
 
 /* Parses the command line into args. Returns -1 to go on, else the exit
@@ -269,6 +305,12 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
       args->no_state = true;
     } else if (strcmp(a, "--daemon") == 0) {
       args->daemon = true;
+    } else if (strcmp(a, "--nats") == 0 && i + 1 < argc) {
+      args->nats_url = argv[++i];
+    } else if (strcmp(a, "--nats-engine") == 0 && i + 1 < argc) {
+      args->nats_engine = argv[++i];
+    } else if (strcmp(a, "--nats-creds") == 0 && i + 1 < argc) {
+      args->nats_creds = argv[++i];
     } else if (strcmp(a, "--log-file") == 0 && i + 1 < argc) {
       args->log_file = argv[++i];
     } else if (strcmp(a, "--log-max-bytes") == 0 && i + 1 < argc) {
@@ -321,6 +363,20 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
   if (args->log_max_bytes != 0 && args->log_file == NULL && !args->daemon) {
     fprintf(stderr, "vigild: --log-max-bytes bounds the --log-file (or --daemon's log), and "
                     "neither was given\n");
+    return 2;
+  }
+  if (args->nats_engine && !fleet_engine_name_ok(args->nats_engine)) {
+    fprintf(stderr, "vigild: --nats-engine must be 1..%d of A-Z a-z 0-9 _ -, got \"%s\"\n",
+            FLEET_ENGINE_NAME_MAX, args->nats_engine);
+    return 2;
+  }
+  if (args->nats_url && (args->nats_url[0] == '\0' || strpbrk(args->nats_url, " \t\r\n"))) {
+    fprintf(stderr, "vigild: --nats needs one or more URLs (nats://host:port), comma-separated, "
+                    "without spaces, got \"%s\"\n", args->nats_url);
+    return 2;
+  }
+  if (args->nats_creds && args->nats_creds[0] == '\0') {
+    fprintf(stderr, "vigild: --nats-creds needs a file, got \"\"\n");
     return 2;
   }
   if (args->state_dir && args->state_dir[0] == '\0') {
@@ -657,6 +713,50 @@ vigild_write_pidfile(const char *listen_path)
     LOG_INFO("vigild", "pidfile %s", path);
 }
 
+/* Publishing into NATS JetStream (docs/fleet.md), when --nats or the
+ * config's nats.url asks for it: after the sessions came back from the
+ * state directory (their unacknowledged notifications go again), before
+ * anything is served or started. A server that refuses stops the start. */
+static void
+vigild_nats_info(void *data, msgpack_packer *pk)
+{
+  fleet_publisher_pack_info(data, pk);
+}
+
+static int
+vigild_start_fleet(const VigildArgs *args, VigilError *err)
+{
+  const VigilConfig *cfg = &vigild.engine->config;
+  const char *url = args->nats_url ? args->nats_url : cfg->nats_url;
+  if (url == NULL)
+    return 0;
+  char engine_name[FLEET_ENGINE_NAME_MAX + 1];
+  const char *engine = args->nats_engine ? args->nats_engine : cfg->nats_engine;
+  if (engine == NULL) {
+    fleet_engine_name_default(engine_name);
+    engine = engine_name;
+  }
+  const VigilSettings *st = &cfg->settings;
+  FleetConfig fc = {
+    .url = url,
+    .creds = args->nats_creds ? args->nats_creds : cfg->nats_creds,
+    .stream = cfg->nats_stream ? cfg->nats_stream : "VIGIL",
+    .engine = engine,
+    .connect_timeout_ms = st->nats_connect_timeout_ms,
+    .ack_timeout_ms = st->nats_ack_timeout_ms,
+    .retry_min_ms = st->nats_retry_min_ms,
+    .retry_max_ms = st->nats_retry_max_ms,
+    .max_age_ms = st->nats_max_age_ms,
+    .max_bytes = st->nats_max_bytes,
+    .duplicate_window_ms = st->nats_duplicate_window_ms,
+  };
+  vigild.fleet = fleet_publisher_start(vigild.engine, &fc, err);
+  if (vigild.fleet == NULL)
+    return -1;
+  api_set_nats_info(vigild.api, vigild_nats_info, vigild.fleet);
+  return 0;
+}
+
 /* Loads the policies, opens the state directory and the transport, and
  * starts the config's monitors. Returns 0, or 1 with err set. */
 static int
@@ -692,6 +792,8 @@ vigild_serve(const VigildArgs *args, VigilError *err)
   /* Before serving: a second engine on the same directory is refused here,
    * before it could touch the first one's socket. */
   if (vigild_open_state(args, listen_path, err) != 0)
+    return 1;
+  if (vigild_start_fleet(args, err) != 0)
     return 1;
   if (args->stdio) {
     if (vigild.handed_over >= 0)

@@ -261,6 +261,61 @@ config_state_dir(ConfigWalk *w, int idx)
   return 0;
 }
 
+/* The longest nats.url, nats.creds, nats.stream or nats.engine. */
+#define CONFIG_NATS_STRING_MAX 4096
+
+/* nats.url, nats.creds, nats.stream, nats.engine: strings, checked for their
+ * shape here and for what they name when vigild connects (fleet_link.h).
+ * Returns 1 for any other key. */
+static int
+config_nats_field(ConfigWalk *w, const char *key, int idx)
+{
+  char **slot = strcmp(key, "url") == 0      ? &w->cfg->nats_url
+                : strcmp(key, "creds") == 0  ? &w->cfg->nats_creds
+                : strcmp(key, "stream") == 0 ? &w->cfg->nats_stream
+                : strcmp(key, "engine") == 0 ? &w->cfg->nats_engine
+                                             : NULL;
+  if (slot == NULL)
+    return 1;
+  char field[32];
+  snprintf(field, sizeof field, "nats.%s", key);
+  const char *text = NULL;
+  size_t len = 0;
+  if (config_string(w, idx, field, true, &text, &len) != 0)
+    return -1;
+  if (len > CONFIG_NATS_STRING_MAX || strlen(text) != len)
+    return config_fail(w, "%s must be at most %d bytes without NUL, got %zu bytes", field,
+                       CONFIG_NATS_STRING_MAX, len);
+  bool ok = true;
+  const char *want = "";
+  if (strcmp(key, "creds") == 0) {
+    ok = text[0] == '/';
+    want = "an absolute path";
+  } else if (strcmp(key, "stream") == 0 || strcmp(key, "engine") == 0) {
+    for (size_t i = 0; i < len && ok; i++) {
+      char c = text[i];
+      ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-';
+    }
+    ok = ok && len <= 64;
+    want = "1..64 of A-Z a-z 0-9 _ -";
+  } else {
+    for (size_t i = 0; i < len && ok; i++)
+      ok = (unsigned char)text[i] > 0x20 && text[i] != 0x7f;
+    want = "one or more URLs (nats://host:port), comma-separated, without spaces";
+  }
+  if (!ok) {
+    StrBuf q = STRBUF_INIT;
+    config_quote(&q, text, len);
+    int rc = config_fail(w, "%s must be %s, got %s", field, want, strbuf_cstr(&q));
+    strbuf_free(&q);
+    return rc;
+  }
+  free(*slot);
+  *slot = xstrdup(text);
+  return 0;
+}
+
 /* Walks the group table at idx ("monitor", "rate_limit", ...): each key is a
  * setting group.key of the table or, in `monitor`, one of its other fields;
  * in `state`, dir is such a field. */
@@ -279,6 +334,8 @@ config_group(ConfigWalk *w, int idx, const char *group)
       rc = config_monitor_field(w, key, v);
     else if (key != NULL && strcmp(group, "state") == 0 && strcmp(key, "dir") == 0)
       rc = config_state_dir(w, v);
+    else if (key != NULL && strcmp(group, "nats") == 0)
+      rc = config_nats_field(w, key, v);
     if (rc == 1 && key != NULL) {
       char name[CONFIG_NAME_MAX];
       config_name(name, "%s.%s", group, key);
@@ -301,7 +358,7 @@ config_group(ConfigWalk *w, int idx, const char *group)
 
 static const char *const config_top_keys[] = {
   "monitor", "rate_limit", "incident", "envelope", "keeper", "session", "log", "rpc", "state",
-  "policy", "gate", "plugin_paths", "monitors", NULL,
+  "nats", "policy", "gate", "plugin_paths", "monitors", NULL,
 };
 
 /* Pushes t[key] (raw) and returns its type. */
@@ -335,7 +392,8 @@ config_walk(ConfigWalk *w, int idx)
   }
 
   static const char *const groups[] = {"monitor", "rate_limit", "incident", "envelope", "keeper",
-                                       "session", "log",        "rpc",      "state",    NULL};
+                                       "session", "log",        "rpc",      "state",
+                                       "nats",    NULL};
   for (size_t i = 0; groups[i]; i++) {
     int rc = 0;
     if (config_rawfield(L, idx, groups[i]) != LUA_TNIL)
@@ -555,6 +613,10 @@ config_free(VigilConfig *cfg)
   config_list_free(cfg->workspace_roots, cfg->nroots);
   free(cfg->search_path);
   free(cfg->state_dir);
+  free(cfg->nats_url);
+  free(cfg->nats_creds);
+  free(cfg->nats_stream);
+  free(cfg->nats_engine);
   xstrv_free(cfg->env_deny);
   xstrv_free(cfg->env_allow);
   xstrv_free(cfg->env_inherit);

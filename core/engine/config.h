@@ -92,6 +92,12 @@ typedef struct {
                              path; NULL: vigild's default (docs/restart.md).
                              vigild's --state-dir and --no-state override it,
                              and a reload does not move it */
+  /* nats: the fleet (docs/fleet.md), read at start only (vigild's --nats
+   * and --nats-engine override url and engine); NULL when not set. */
+  char *nats_url;         /* nats.url */
+  char *nats_creds;       /* nats.creds: a .creds file, an absolute path */
+  char *nats_stream;      /* nats.stream; NULL: "VIGIL" */
+  char *nats_engine;      /* nats.engine; NULL: the host name (fleet_names.h) */
   char *policy;           /* default "envelope" */
   char *gate;             /* the policy whose gate decides every start; NULL: policy's */
   char **plugin_paths;    /* nplugin_paths entries */

@@ -150,6 +150,24 @@ const SettingSpec settings_table[] = {
   INT_SETTING("rpc.max_connections", rpc_max_connections, 256, 1, 65536, "connections",
               "connections at once; one more is closed at once, counted, and logged (in "
               "full once per 10 s, the rest with their count: docs/protocol.md 2.2)"),
+  INT_SETTING("nats.connect_timeout_ms", nats_connect_timeout_ms, 2000, 100, 60000, "ms",
+              "a connect to the NATS server, and each request to its JetStream API; at start "
+              "vigild waits this long (three times, for the stream) before it serves anyway"),
+  INT_SETTING("nats.ack_timeout_ms", nats_ack_timeout_ms, 5000, 100, 600000, "ms",
+              "how long a published notification waits for JetStream's acknowledgment "
+              "before it is sent again"),
+  INT_SETTING("nats.retry_min_ms", nats_retry_min_ms, 100, 10, 60000, "ms",
+              "the first wait before a notification is sent again (or a connect tried "
+              "again); it doubles each time up to nats.retry_max_ms"),
+  INT_SETTING("nats.retry_max_ms", nats_retry_max_ms, 10000, 100, 3600000, "ms",
+              "the longest wait between two sends of a notification, or two connects"),
+  INT_SETTING("nats.max_age_ms", nats_max_age_ms, 604800000, 60000, 31536000000, "ms",
+              "how long the stream keeps a notification, when the engine creates it"),
+  INT_SETTING("nats.max_bytes", nats_max_bytes, 1073741824, 1048576, 1099511627776, "bytes",
+              "how much the stream keeps (the oldest go first), when the engine creates it"),
+  INT_SETTING("nats.duplicate_window_ms", nats_duplicate_window_ms, 120000, 1000, 86400000, "ms",
+              "how long JetStream remembers a message id to drop a republish, when the "
+              "engine creates the stream"),
   {NULL, kSettingInt, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -275,6 +293,11 @@ settings_check(const VigilSettings *s, VigilError *err)
                      "monitor.ring_max_bytes must be at least monitor.line_max_bytes (%" PRId64
                      "), got %" PRId64,
                      s->line_max_bytes, s->ring_max_bytes);
+  if (s->nats_retry_max_ms < s->nats_retry_min_ms)
+    return error_set(err, kErrInvalidParams,
+                     "nats.retry_max_ms must be at least nats.retry_min_ms (%" PRId64
+                     "), got %" PRId64,
+                     s->nats_retry_min_ms, s->nats_retry_max_ms);
   return 0;
 }
 
@@ -288,7 +311,8 @@ settings_render_markdown(StrBuf *out)
               "this file and the table disagree. A value out of range is refused with the\n"
               "name, the bound and the value: `monitor.line_max_bytes must be 256..1048576,\n"
               "got 12`. Cross-field rules: `rate_limit.overload_ms` >= `rate_limit.window_ms`,\n"
-              "`monitor.ring_max_bytes` >= `monitor.line_max_bytes`.\n\n"
+              "`monitor.ring_max_bytes` >= `monitor.line_max_bytes`, `nats.retry_max_ms` >=\n"
+              "`nats.retry_min_ms`.\n\n"
               "## Durations and sizes\n\n"
               "One grammar (`core/spec/units.c`) serves the config and the command line. A\n"
               "duration is one or more numbers, each directly followed by its unit, `ms`,\n"

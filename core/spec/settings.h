@@ -82,6 +82,14 @@ typedef struct {
   int64_t rpc_output_stall_ms;
   int64_t rpc_max_pending;
   int64_t rpc_max_connections;
+  /* The fleet (docs/fleet.md): read at start, a reload does not change them. */
+  int64_t nats_connect_timeout_ms;
+  int64_t nats_ack_timeout_ms;
+  int64_t nats_retry_min_ms;
+  int64_t nats_retry_max_ms;
+  int64_t nats_max_age_ms;
+  int64_t nats_max_bytes;
+  int64_t nats_duplicate_window_ms;
 } VigilSettings;
 
 typedef enum {

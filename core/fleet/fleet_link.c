@@ -1,0 +1,707 @@
+/*
+ * The fleet's link to NATS (fleet_link.h): a thread that owns the nats.c
+ * connection.
+ *
+ * Why a thread: nats.c's connect, its JetStream API requests and, when a
+ * socket is full, its publish, all wait. The engine's loop must never
+ * wait on the network, so the loop only appends to `outbox` under the
+ * mutex and signals; the thread takes the list and sends. nats.c delivers
+ * JetStream's answers on threads of its own (the subscription's): those
+ * callbacks only append to `events` and wake the loop through `async`.
+ *
+ * Acknowledgments: every publish carries the reply subject
+ * "<inbox>.<id>.<seq>", and one wildcard subscription on "<inbox>.*.*"
+ * receives them all, so an answer names what it answers without a table
+ * of pending requests here (what is pending is the loop's to know).
+ *
+ * The first connect and the stream check happen on the thread too; vigild
+ * waits for their outcome before it serves (fleet_link_wait_ready), so a
+ * server that refuses (no JetStream, no rights) stops the start with its
+ * reason, while one that is not there yet does not.
+ */
+#include "fleet/fleet_link.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <nats/nats.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/memory.h"
+#include "fleet/fleet_names.h"
+
+/* One message handed to the thread. */
+typedef struct FleetOut {
+  struct FleetOut *next;
+  char *subject;
+  char **headers;   /* nheaders name/value pairs, 2 * nheaders strings */
+  size_t nheaders;
+  char *payload;
+  size_t len;
+  uint64_t id;
+  uint64_t seq;
+} FleetOut;
+
+typedef struct FleetEventNode {
+  struct FleetEventNode *next;
+  FleetEvent ev;
+} FleetEventNode;
+
+struct FleetLink {
+  uv_loop_t *loop;
+  uv_async_t async;
+  FleetLinkOnEvent on_event;
+  void *data;
+
+  /* The options, owned. */
+  char *url, *creds, *stream, *client_name;
+  char url_shown[512];       /* url without its user information, for messages */
+  FleetLinkOptions o;
+
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cond;       /* the thread's wake-up, and the readiness's */
+
+  /* Under mu. */
+  bool stop;
+  FleetOut *out_head, *out_tail;
+  FleetEventNode *ev_head, *ev_tail;
+  size_t nevents;
+  uint64_t events_dropped;
+  uint64_t connects;
+  bool connected;
+  bool stream_ok;            /* cleared when a publish found no stream */
+  FleetReadiness ready;
+  bool ready_known;
+  char ready_error[VIGIL_ERROR_MSG_MAX];
+  char async_error[FLEET_LINK_ERROR_MAX]; /* the server's last -ERR */
+
+  /* The thread's alone. */
+  natsOptions *opts;
+  natsConnection *nc;
+  natsSubscription *sub;
+  jsCtx *js;
+  char inbox[128];
+};
+
+/* --- events, from any thread to the loop --------------------------------- */
+
+static void
+fleet_link_post(FleetLink *l, const FleetEvent *ev)
+{
+  pthread_mutex_lock(&l->mu);
+  if (l->nevents >= FLEET_LINK_EVENTS_MAX) {
+    l->events_dropped++;
+    pthread_mutex_unlock(&l->mu);
+    return;
+  }
+  FleetEventNode *node = xcalloc(1, sizeof *node);
+  node->ev = *ev;
+  if (l->ev_tail)
+    l->ev_tail->next = node;
+  else
+    l->ev_head = node;
+  l->ev_tail = node;
+  l->nevents++;
+  pthread_mutex_unlock(&l->mu);
+  uv_async_send(&l->async);
+}
+
+void
+fleet_text_copy(char *out, size_t size, const char *text)
+{
+  if (size == 0)
+    return;
+  size_t n = text ? strnlen(text, size - 1) : 0;
+  memcpy(out, text ? text : "", n);
+  out[n] = '\0';
+}
+
+static void
+fleet_link_post_kind(FleetLink *l, FleetEventKind kind, const char *error)
+{
+  FleetEvent ev = {.kind = kind};
+  if (error)
+    fleet_text_copy(ev.error, sizeof ev.error, error);
+  fleet_link_post(l, &ev);
+}
+
+/* On the loop: every event waiting, in order. */
+static void
+fleet_link_async_cb(uv_async_t *h)
+{
+  FleetLink *l = h->data;
+  pthread_mutex_lock(&l->mu);
+  FleetEventNode *node = l->ev_head;
+  l->ev_head = l->ev_tail = NULL;
+  l->nevents = 0;
+  pthread_mutex_unlock(&l->mu);
+  while (node) {
+    FleetEventNode *next = node->next;
+    l->on_event(l->data, &node->ev);
+    free(node);
+    node = next;
+  }
+}
+
+/* --- nats.c's callbacks (its threads) ------------------------------------ */
+
+/* Reads "<id>.<seq>" after the inbox's prefix of an answer's subject. */
+static bool
+fleet_link_answer_ids(const FleetLink *l, const char *subject, uint64_t *id, uint64_t *seq)
+{
+  size_t plen = strlen(l->inbox);
+  if (strncmp(subject, l->inbox, plen) != 0 || subject[plen] != '.')
+    return false;
+  const char *p = subject + plen + 1;
+  char *end;
+  errno = 0;
+  unsigned long long a = strtoull(p, &end, 10);
+  if (errno != 0 || end == p || *end != '.')
+    return false;
+  p = end + 1;
+  unsigned long long b = strtoull(p, &end, 10);
+  if (errno != 0 || end == p || *end != '\0')
+    return false;
+  *id = a;
+  *seq = b;
+  return true;
+}
+
+/* Reads JetStream's answer to a publish: {"stream":..,"seq":..,
+ * "duplicate":true?} or {"error":{"code":..,"err_code":..,"description":..}}. */
+static void
+fleet_link_read_answer(FleetLink *l, natsMsg *msg, FleetEvent *ev)
+{
+  if (natsMsg_IsNoResponders(msg)) {
+    ev->kind = kFleetNack;
+    snprintf(ev->error, sizeof ev->error, "no stream takes the subject (503 no responders): "
+             "the stream %s is gone; it is made again", l->stream);
+    pthread_mutex_lock(&l->mu);
+    l->stream_ok = false;
+    pthread_mutex_unlock(&l->mu);
+    pthread_cond_broadcast(&l->cond);
+    return;
+  }
+  json_error_t jerr;
+  const char *data = natsMsg_GetData(msg);
+  int len = natsMsg_GetDataLength(msg);
+  json_t *root = data && len > 0 ? json_loadb(data, (size_t)len, 0, &jerr) : NULL;
+  json_t *error = root ? json_object_get(root, "error") : NULL;
+  if (root && json_is_object(root) && error == NULL && json_is_integer(json_object_get(root, "seq"))) {
+    ev->kind = kFleetAck;
+    ev->duplicate = json_is_true(json_object_get(root, "duplicate"));
+  } else {
+    ev->kind = kFleetNack;
+    const char *desc = error ? json_string_value(json_object_get(error, "description")) : NULL;
+    json_int_t code = error ? json_integer_value(json_object_get(error, "err_code")) : 0;
+    /* 10054: larger than the stream's maximum message size, every time. */
+    ev->permanent = code == 10054;
+    snprintf(ev->error, sizeof ev->error, "JetStream refused it: %s (err_code %lld)",
+             desc ? desc : "an answer that is not a publish acknowledgment", (long long)code);
+  }
+  json_decref(root);
+}
+
+static void
+fleet_link_on_answer(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+  FleetLink *l = closure;
+  FleetEvent ev = {0};
+  if (fleet_link_answer_ids(l, natsMsg_GetSubject(msg), &ev.id, &ev.seq)) {
+    fleet_link_read_answer(l, msg, &ev);
+    fleet_link_post(l, &ev);
+  }
+  natsMsg_Destroy(msg);
+}
+
+static void
+fleet_link_on_disconnected(natsConnection *nc, void *closure)
+{
+  FleetLink *l = closure;
+  pthread_mutex_lock(&l->mu);
+  l->connected = false;
+  pthread_mutex_unlock(&l->mu);
+  fleet_link_post_kind(l, kFleetDown, "the connection to the server was lost; reconnecting");
+}
+
+static void
+fleet_link_on_reconnected(natsConnection *nc, void *closure)
+{
+  FleetLink *l = closure;
+  pthread_mutex_lock(&l->mu);
+  l->connected = true;
+  l->connects++;
+  bool stream_ok = l->stream_ok;
+  pthread_mutex_unlock(&l->mu);
+  if (stream_ok)
+    fleet_link_post_kind(l, kFleetUp, NULL);
+}
+
+static void
+fleet_link_on_error(natsConnection *nc, natsSubscription *sub, natsStatus s, void *closure)
+{
+  FleetLink *l = closure;
+  const char *text = NULL;
+  natsConnection_GetLastError(nc, &text);
+  char line[FLEET_LINK_ERROR_MAX];
+  snprintf(line, sizeof line, "%s", text && *text ? text : natsStatus_GetText(s));
+  pthread_mutex_lock(&l->mu);
+  snprintf(l->async_error, sizeof l->async_error, "%s", line);
+  pthread_mutex_unlock(&l->mu);
+  fleet_link_post_kind(l, kFleetError, line);
+}
+
+/* --- the thread: connecting and the stream ------------------------------- */
+
+/* How a connect or a check ended. */
+typedef enum { kTryOk, kTryLater, kTryRefused } FleetTry;
+
+/* The server's last -ERR, when it speaks of permissions (a request the
+ * account may not make times out; the reason came as an -ERR). */
+static bool
+fleet_link_permission_error(FleetLink *l, char *out, size_t size)
+{
+  pthread_mutex_lock(&l->mu);
+  bool yes = strstr(l->async_error, "ermission") != NULL;
+  if (yes)
+    snprintf(out, size, "%s", l->async_error);
+  pthread_mutex_unlock(&l->mu);
+  return yes;
+}
+
+static void
+fleet_link_drop_connection(FleetLink *l)
+{
+  if (l->sub) {
+    natsSubscription_Destroy(l->sub);
+    l->sub = NULL;
+  }
+  if (l->js) {
+    jsCtx_Destroy(l->js);
+    l->js = NULL;
+  }
+  if (l->nc) {
+    natsConnection_Close(l->nc);
+    natsConnection_Destroy(l->nc);
+    l->nc = NULL;
+  }
+}
+
+static FleetTry
+fleet_link_connect(FleetLink *l, char *why, size_t size)
+{
+  natsStatus s = natsConnection_Connect(&l->nc, l->opts);
+  if (s != NATS_OK) {
+    l->nc = NULL;
+    snprintf(why, size, "cannot connect to %s: %s", l->url_shown, natsStatus_GetText(s));
+    /* A server that answered and refused the credentials will again. */
+    return s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED ? kTryRefused : kTryLater;
+  }
+  natsInbox *inbox = NULL;
+  natsInbox_Create(&inbox);
+  snprintf(l->inbox, sizeof l->inbox, "%s", (const char *)inbox);
+  natsInbox_Destroy(inbox);
+  char wildcard[sizeof l->inbox + 8];
+  snprintf(wildcard, sizeof wildcard, "%s.*.*", l->inbox);
+  s = natsConnection_Subscribe(&l->sub, l->nc, wildcard, fleet_link_on_answer, l);
+  if (s == NATS_OK)
+    s = natsSubscription_SetPendingLimits(l->sub, FLEET_LINK_EVENTS_MAX, 64 << 20);
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = l->o.connect_timeout_ms;
+  if (s == NATS_OK)
+    s = natsConnection_JetStream(&l->js, l->nc, &jo);
+  if (s != NATS_OK) {
+    snprintf(why, size, "connected to %s, but cannot subscribe to its answers: %s", l->url_shown,
+             natsStatus_GetText(s));
+    fleet_link_drop_connection(l);
+    return kTryLater;
+  }
+  return kTryOk;
+}
+
+/* Whether a stream's subjects hold ours. */
+static bool
+fleet_link_subjects_fit(const jsStreamConfig *cfg)
+{
+  for (int i = 0; cfg && i < cfg->SubjectsLen; i++)
+    if (strcmp(cfg->Subjects[i], FLEET_STREAM_SUBJECTS) == 0)
+      return true;
+  return false;
+}
+
+/* Creates the stream, or checks the one of that name. */
+static FleetTry
+fleet_link_check_stream(FleetLink *l, char *why, size_t size)
+{
+  jsStreamInfo *si = NULL;
+  jsErrCode jerr = 0;
+  natsStatus s = js_GetStreamInfo(&si, l->js, l->stream, NULL, &jerr);
+  char perm[FLEET_LINK_ERROR_MAX];
+  if (s == NATS_OK) {
+    bool fits = fleet_link_subjects_fit(si->Config);
+    if (!fits) {
+      size_t used = (size_t)snprintf(why, size, "the stream %s exists on %s with subjects [", l->stream,
+                                     l->url_shown);
+      for (int i = 0; si->Config && i < si->Config->SubjectsLen && used < size; i++)
+        used += (size_t)snprintf(why + used, size - used, "%s%s", i ? ", " : "",
+                                 si->Config->Subjects[i]);
+      if (used < size)
+        snprintf(why + used, size - used, "], which do not include " FLEET_STREAM_SUBJECTS
+                 " (docs/fleet.md: vigil.> would also take the engines' requests)");
+    }
+    jsStreamInfo_Destroy(si);
+    return fits ? kTryOk : kTryRefused;
+  }
+  if (s == NATS_NO_RESPONDERS) {
+    snprintf(why, size, "the server at %s has no JetStream (start nats-server with -js, or enable "
+             "jetstream in its config)", l->url_shown);
+    return kTryRefused;
+  }
+  if (jerr == JSNotEnabledForAccountErr || jerr == JSNotEnabledErr) {
+    snprintf(why, size, "JetStream is not enabled for this account on %s (err_code %d)", l->url_shown,
+             (int)jerr);
+    return kTryRefused;
+  }
+  if (fleet_link_permission_error(l, perm, sizeof perm)) {
+    snprintf(why, size, "the account on %s lacks the right to use JetStream's API for the stream "
+             "%s: %s", l->url_shown, l->stream, perm);
+    return kTryRefused;
+  }
+  if (!(s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr)) {
+    snprintf(why, size, "cannot read the stream %s on %s: %s (err_code %d)", l->stream, l->url_shown,
+             natsStatus_GetText(s), (int)jerr);
+    return kTryLater;
+  }
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  const char *subjects[] = {FLEET_STREAM_SUBJECTS};
+  cfg.Name = l->stream;
+  cfg.Subjects = subjects;
+  cfg.SubjectsLen = 1;
+  cfg.Storage = js_FileStorage;
+  cfg.Discard = js_DiscardOld;
+  cfg.MaxAge = l->o.max_age_ms * 1000000;
+  cfg.MaxBytes = l->o.max_bytes;
+  cfg.Duplicates = l->o.duplicate_window_ms * 1000000;
+  jerr = 0;
+  s = js_AddStream(&si, l->js, &cfg, NULL, &jerr);
+  if (s == NATS_OK) {
+    jsStreamInfo_Destroy(si);
+    return kTryOk;
+  }
+  if (fleet_link_permission_error(l, perm, sizeof perm)) {
+    snprintf(why, size, "the account on %s lacks the right to create the stream %s: %s", l->url_shown,
+             l->stream, perm);
+    return kTryRefused;
+  }
+  const char *err_text = nats_GetLastError(NULL);
+  snprintf(why, size, "cannot create the stream %s on %s: %s (err_code %d)", l->stream, l->url_shown,
+           err_text && *err_text ? err_text : natsStatus_GetText(s), (int)jerr);
+  /* Another engine made it between our read and our create: read again. */
+  if (jerr == JSStreamNameExistErr)
+    return kTryLater;
+  return jerr == JSStreamSubjectOverlapErr ? kTryRefused : kTryLater;
+}
+
+static void
+fleet_link_set_ready(FleetLink *l, FleetReadiness r, const char *why)
+{
+  pthread_mutex_lock(&l->mu);
+  if (!l->ready_known) {
+    l->ready = r;
+    l->ready_known = true;
+    snprintf(l->ready_error, sizeof l->ready_error, "%s", why ? why : "");
+  }
+  pthread_mutex_unlock(&l->mu);
+  pthread_cond_broadcast(&l->cond);
+}
+
+/* Waits, on the thread, ms or until told to stop; returns whether to stop. */
+static bool
+fleet_link_pause(FleetLink *l, int64_t ms)
+{
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += ms / 1000;
+  until.tv_nsec += (ms % 1000) * 1000000;
+  if (until.tv_nsec >= 1000000000) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000;
+  }
+  pthread_mutex_lock(&l->mu);
+  while (!l->stop && pthread_cond_timedwait(&l->cond, &l->mu, &until) != ETIMEDOUT)
+    ;
+  bool stop = l->stop;
+  pthread_mutex_unlock(&l->mu);
+  return stop;
+}
+
+/* --- the thread: publishing ---------------------------------------------- */
+
+static void
+fleet_out_free(FleetOut *o)
+{
+  for (size_t i = 0; i < 2 * o->nheaders; i++)
+    free(o->headers[i]);
+  free(o->headers);
+  free(o->subject);
+  free(o->payload);
+  free(o);
+}
+
+static void
+fleet_link_send(FleetLink *l, FleetOut *o)
+{
+  char reply[sizeof l->inbox + 48];
+  snprintf(reply, sizeof reply, "%s.%" PRIu64 ".%" PRIu64, l->inbox, o->id, o->seq);
+  natsMsg *msg = NULL;
+  natsStatus s = natsMsg_Create(&msg, o->subject, reply, o->payload, (int)o->len);
+  for (size_t i = 0; s == NATS_OK && i < o->nheaders; i++)
+    s = natsMsgHeader_Set(msg, o->headers[2 * i], o->headers[2 * i + 1]);
+  if (s == NATS_OK)
+    s = natsConnection_PublishMsg(l->nc, msg);
+  natsMsg_Destroy(msg);
+  if (s != NATS_OK) {
+    FleetEvent ev = {.kind = kFleetNack, .id = o->id, .seq = o->seq};
+    ev.permanent = s == NATS_MAX_PAYLOAD;
+    snprintf(ev.error, sizeof ev.error, "cannot publish to %s: %s", o->subject,
+             natsStatus_GetText(s));
+    fleet_link_post(l, &ev);
+  }
+}
+
+static void *
+fleet_link_main(void *arg)
+{
+  FleetLink *l = arg;
+  int64_t backoff = l->o.retry_min_ms;
+  char why[VIGIL_ERROR_MSG_MAX];
+  for (;;) {
+    pthread_mutex_lock(&l->mu);
+    while (!l->stop && l->nc && l->stream_ok && l->out_head == NULL)
+      pthread_cond_wait(&l->cond, &l->mu);
+    bool stop = l->stop;
+    bool stream_ok = l->stream_ok;
+    FleetOut *batch = NULL;
+    if (!stop && l->nc && stream_ok) {
+      batch = l->out_head;
+      l->out_head = l->out_tail = NULL;
+    }
+    pthread_mutex_unlock(&l->mu);
+    if (stop)
+      break;
+    if (batch) {
+      while (batch) {
+        FleetOut *next = batch->next;
+        fleet_link_send(l, batch);
+        fleet_out_free(batch);
+        batch = next;
+      }
+      continue;
+    }
+    /* No connection, or no stream: make them. */
+    if (l->nc && natsConnection_IsClosed(l->nc))
+      fleet_link_drop_connection(l);
+    FleetTry t = l->nc ? kTryOk : fleet_link_connect(l, why, sizeof why);
+    if (t == kTryOk)
+      t = fleet_link_check_stream(l, why, sizeof why);
+    if (t == kTryOk) {
+      backoff = l->o.retry_min_ms;
+      pthread_mutex_lock(&l->mu);
+      l->stream_ok = true;
+      l->connected = true;
+      l->connects++;
+      pthread_mutex_unlock(&l->mu);
+      fleet_link_set_ready(l, kFleetReady, NULL);
+      fleet_link_post_kind(l, kFleetUp, NULL);
+      continue;
+    }
+    fleet_link_set_ready(l, t == kTryRefused ? kFleetRefused : kFleetUnreachable, why);
+    fleet_link_post_kind(l, kFleetDown, why);
+    if (t == kTryRefused || !l->nc)
+      fleet_link_drop_connection(l);
+    if (fleet_link_pause(l, backoff))
+      break;
+    backoff = backoff * 2 > l->o.retry_max_ms ? l->o.retry_max_ms : backoff * 2;
+  }
+  fleet_link_drop_connection(l);
+  return NULL;
+}
+
+/* --- the loop's side ----------------------------------------------------- */
+
+static natsStatus
+fleet_link_options(FleetLink *l)
+{
+  natsStatus s = natsOptions_Create(&l->opts);
+  /* nats.c takes a comma-separated list here as well as one URL. */
+  if (s == NATS_OK)
+    s = natsOptions_SetURL(l->opts, l->url);
+  if (s == NATS_OK)
+    s = natsOptions_SetName(l->opts, l->client_name);
+  if (s == NATS_OK)
+    s = natsOptions_SetTimeout(l->opts, l->o.connect_timeout_ms);
+  if (s == NATS_OK)
+    s = natsOptions_SetMaxReconnect(l->opts, -1);
+  if (s == NATS_OK)
+    s = natsOptions_SetReconnectWait(l->opts, l->o.retry_min_ms);
+  if (s == NATS_OK)
+    s = natsOptions_SetDisconnectedCB(l->opts, fleet_link_on_disconnected, l);
+  if (s == NATS_OK)
+    s = natsOptions_SetReconnectedCB(l->opts, fleet_link_on_reconnected, l);
+  if (s == NATS_OK)
+    s = natsOptions_SetErrorHandler(l->opts, fleet_link_on_error, l);
+  if (s == NATS_OK && l->creds)
+    s = natsOptions_SetUserCredentialsFromFiles(l->opts, l->creds, NULL);
+  return s;
+}
+
+FleetLink *
+fleet_link_start(uv_loop_t *loop, const FleetLinkOptions *o, FleetLinkOnEvent on_event,
+                 void *data, VigilError *err)
+{
+  FleetLink *l = xcalloc(1, sizeof *l);
+  l->loop = loop;
+  l->on_event = on_event;
+  l->data = data;
+  l->o = *o;
+  l->url = xstrdup(o->url);
+  fleet_url_redacted(o->url, l->url_shown, sizeof l->url_shown);
+  l->creds = o->creds ? xstrdup(o->creds) : NULL;
+  l->stream = xstrdup(o->stream);
+  l->client_name = xstrdup(o->client_name ? o->client_name : "vigild");
+  pthread_mutex_init(&l->mu, NULL);
+  pthread_cond_init(&l->cond, NULL);
+  /* Every signal blocked in the link's thread and in the threads nats.c
+   * starts (its library's, at the first options made, and each
+   * connection's): the engine's signals are its loop's. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  natsStatus s = fleet_link_options(l);
+  if (s != NATS_OK) {
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    const char *why = nats_GetLastError(NULL);
+    error_set(err, kErrInvalidParams, "nats: %s (nats.url %s%s%s)",
+              why && *why ? why : natsStatus_GetText(s), l->url_shown, l->creds ? ", nats.creds " : "",
+              l->creds ? l->creds : "");
+    natsOptions_Destroy(l->opts);
+    free(l->url), free(l->creds), free(l->stream), free(l->client_name);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cond);
+    free(l);
+    return NULL;
+  }
+  uv_async_init(loop, &l->async, fleet_link_async_cb);
+  l->async.data = l;
+  int rc = pthread_create(&l->thread, NULL, fleet_link_main, l);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    error_set(err, kErrInternal, "nats: cannot start its thread: %s", strerror(rc));
+    l->stop = true;
+    fleet_link_stop(l);
+    return NULL;
+  }
+  return l;
+}
+
+FleetReadiness
+fleet_link_wait_ready(FleetLink *l, int64_t timeout_ms, VigilError *err)
+{
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += timeout_ms / 1000;
+  until.tv_nsec += (timeout_ms % 1000) * 1000000;
+  if (until.tv_nsec >= 1000000000) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000;
+  }
+  pthread_mutex_lock(&l->mu);
+  while (!l->ready_known && pthread_cond_timedwait(&l->cond, &l->mu, &until) != ETIMEDOUT)
+    ;
+  FleetReadiness r = l->ready_known ? l->ready : kFleetUnreachable;
+  if (r != kFleetReady)
+    error_set(err, r == kFleetRefused ? kErrInvalidParams : kErrInternal, "nats: %s",
+              l->ready_known ? l->ready_error : "no answer from the server in time");
+  pthread_mutex_unlock(&l->mu);
+  return r;
+}
+
+void
+fleet_link_publish(FleetLink *l, const char *subject, const char *const *headers,
+                   size_t nheaders, const void *payload, size_t len, uint64_t id, uint64_t seq)
+{
+  FleetOut *o = xcalloc(1, sizeof *o);
+  o->subject = xstrdup(subject);
+  o->nheaders = nheaders;
+  o->headers = xcalloc(2 * nheaders + 1, sizeof *o->headers);
+  for (size_t i = 0; i < 2 * nheaders; i++)
+    o->headers[i] = xstrdup(headers[i]);
+  o->payload = xmalloc(len ? len : 1);
+  memcpy(o->payload, payload, len);
+  o->len = len;
+  o->id = id;
+  o->seq = seq;
+  pthread_mutex_lock(&l->mu);
+  if (l->out_tail)
+    l->out_tail->next = o;
+  else
+    l->out_head = o;
+  l->out_tail = o;
+  pthread_mutex_unlock(&l->mu);
+  pthread_cond_broadcast(&l->cond);
+}
+
+void
+fleet_link_stats(FleetLink *l, FleetLinkStats *out)
+{
+  pthread_mutex_lock(&l->mu);
+  out->connected = l->connected && l->stream_ok;
+  out->events_dropped = l->events_dropped;
+  out->connects = l->connects;
+  pthread_mutex_unlock(&l->mu);
+}
+
+static void
+fleet_link_closed_cb(uv_handle_t *h)
+{
+  free(h->data);
+}
+
+void
+fleet_link_stop(FleetLink *l)
+{
+  if (l == NULL)
+    return;
+  pthread_mutex_lock(&l->mu);
+  bool started = !l->stop;
+  l->stop = true;
+  pthread_mutex_unlock(&l->mu);
+  pthread_cond_broadcast(&l->cond);
+  if (started)
+    pthread_join(l->thread, NULL);
+  natsOptions_Destroy(l->opts);
+  /* nats.c's own threads end with the last connection. */
+  nats_CloseAndWait(2000);
+  while (l->out_head) {
+    FleetOut *next = l->out_head->next;
+    fleet_out_free(l->out_head);
+    l->out_head = next;
+  }
+  while (l->ev_head) {
+    FleetEventNode *next = l->ev_head->next;
+    free(l->ev_head);
+    l->ev_head = next;
+  }
+  free(l->url), free(l->creds), free(l->stream), free(l->client_name);
+  pthread_mutex_destroy(&l->mu);
+  pthread_cond_destroy(&l->cond);
+  uv_close((uv_handle_t *)&l->async, fleet_link_closed_cb);
+}

@@ -1,0 +1,105 @@
+/*
+ * The fleet's link to NATS (docs/fleet.md): one thread of its own speaks
+ * to the broker through nats.c, so that nothing the broker does (a slow
+ * connect, a full socket, a server gone) can block the engine's loop.
+ *
+ * The loop hands the thread publishes (fleet_link_publish); the thread
+ * connects, creates or checks the stream, publishes each with a reply
+ * subject of its own, and JetStream's answers come back to the loop as
+ * events (FleetEvent) through a uv_async: an acknowledgment, a refusal,
+ * the connection up or down, an error the server reported. What to send
+ * again, and when, is the loop's (fleet_publisher.c); the link keeps
+ * nothing it was handed once it has sent it.
+ */
+#ifndef VIGIL_FLEET_LINK_H
+#define VIGIL_FLEET_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "base/error.h"
+
+/* Events waiting for the loop, at most: past it they are dropped and
+ * counted (an acknowledgment lost this way is sent again after
+ * nats.ack_timeout_ms, and JetStream drops the copy). */
+#define FLEET_LINK_EVENTS_MAX 65536
+/* The longest error text an event carries. */
+#define FLEET_LINK_ERROR_MAX 256
+
+typedef struct {
+  const char *url;           /* one URL or a comma-separated list */
+  const char *creds;         /* a .creds file, or NULL */
+  const char *stream;        /* the stream's name */
+  const char *client_name;   /* the connection's name, as the server shows it */
+  int64_t max_age_ms;        /* the stream's, when it is made here */
+  int64_t max_bytes;
+  int64_t duplicate_window_ms;
+  int64_t connect_timeout_ms; /* a connect, and each request to JetStream's API */
+  int64_t retry_min_ms;      /* between connect attempts: from this, doubling, */
+  int64_t retry_max_ms;      /* up to this */
+} FleetLinkOptions;
+
+typedef enum {
+  kFleetAck,   /* JetStream has the message (duplicate: it had it already) */
+  kFleetNack,  /* it was refused, or could not be sent; permanent: it never will be */
+  kFleetUp,    /* connected and the stream is there: send again what is in flight */
+  kFleetDown,  /* the connection is gone (nats.c reconnects), or a connect failed */
+  kFleetError, /* the server reported an error (a permissions violation, ...) */
+} FleetEventKind;
+
+typedef struct {
+  FleetEventKind kind;
+  uint64_t id;          /* kFleetAck, kFleetNack: the publish's id and seq */
+  uint64_t seq;
+  bool duplicate;
+  bool permanent;
+  char error[FLEET_LINK_ERROR_MAX]; /* kFleetNack, kFleetDown, kFleetError */
+} FleetEvent;
+
+typedef void (*FleetLinkOnEvent)(void *data, const FleetEvent *ev);
+
+/* Copies text into out (size bytes), cut to fit: error texts are longer
+ * than an event's room at times, and the cut end is not worth a warning. */
+void fleet_text_copy(char *out, size_t size, const char *text);
+
+typedef struct FleetLink FleetLink;
+
+/* Starts the link's thread, which connects at once. Events reach on_event
+ * on the loop. NULL with err when the thread cannot start. */
+FleetLink *fleet_link_start(uv_loop_t *loop, const FleetLinkOptions *o, FleetLinkOnEvent on_event,
+                            void *data, VigilError *err);
+
+typedef enum {
+  kFleetReady,        /* connected, the stream is there */
+  kFleetUnreachable,  /* no server answered yet: the link goes on trying */
+  kFleetRefused,      /* the server said no (no JetStream, no rights, a stream
+                         that does not fit): err says what */
+} FleetReadiness;
+
+/* Blocks (for vigild's start, before the loop runs) until the first
+ * connect and stream check are decided, or timeout_ms passed. */
+FleetReadiness fleet_link_wait_ready(FleetLink *l, int64_t timeout_ms, VigilError *err);
+
+/* Hands the thread one message to publish: to subject, with the headers
+ * (nheaders name/value pairs), the payload, and the id and seq its
+ * acknowledgment will carry. Everything is copied. */
+void fleet_link_publish(FleetLink *l, const char *subject, const char *const *headers,
+                        size_t nheaders, const void *payload, size_t len, uint64_t id,
+                        uint64_t seq);
+
+/* What the link counts (read on the loop). */
+typedef struct {
+  bool connected;
+  uint64_t events_dropped;
+  uint64_t connects;     /* successful connects and reconnects */
+} FleetLinkStats;
+void fleet_link_stats(FleetLink *l, FleetLinkStats *out);
+
+/* Stops the thread (waits for it: at most the time of one request),
+ * closes the connection and frees the link; the async handle is closed on
+ * the loop. */
+void fleet_link_stop(FleetLink *l);
+
+#endif

@@ -1,0 +1,545 @@
+/*
+ * The fleet's publisher (fleet_publisher.h): the loop's side of publishing.
+ *
+ * One FleetSession per named session: its tap, its subject, and at most
+ * one notification in flight (its encoded payload kept for sending again).
+ * A timer per session measures the wait for JetStream's acknowledgment
+ * (nats.ack_timeout_ms) and then the backoff before the next try
+ * (nats.retry_min_ms doubling to nats.retry_max_ms). An acknowledgment
+ * moves the session's FLEET_CURSOR and resumes the tap, which pushes the
+ * next kept notification, if any.
+ *
+ * Connection changes come from the link as events: while the link is
+ * down nothing is lost (the message waits in flight); when it comes up,
+ * what was sent before it went down is sent again at once, since the
+ * server may never have had it; JetStream's duplicate window drops
+ * whatever of it had landed (the message id is epoch:session:seq).
+ */
+#include "fleet/fleet_publisher.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/wire.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/memory.h"
+#include "fleet/fleet_link.h"
+#include "fleet/fleet_names.h"
+#include "session/session.h"
+#include "session/session_cursor.h"
+#include "store/epoch.h"
+
+#define L "nats"
+
+typedef struct FleetSession FleetSession;
+
+struct FleetSession {
+  FleetPublisher *p;
+  Session *s;
+  SessionAttachment *tap;
+  uint64_t id;                 /* in the reply subject: which session an answer is for */
+  char name[SESSION_NAME_MAX + 1];
+  char subject[FLEET_SUBJECT_MAX];
+  /* In flight: seq 0 when none. */
+  uint64_t seq;
+  char *payload;
+  size_t len;
+  unsigned attempts;           /* sends of this one so far */
+  uint64_t generation;         /* the link's generation at its last send */
+  bool retry_due;              /* the timer waits out a backoff, not an answer */
+  uv_timer_t timer;
+  bool cursor_full;            /* FLEET_CURSOR could not be made: said once */
+  FleetSession *prev, *next;
+};
+
+struct FleetPublisher {
+  Engine *e;
+  FleetLink *link;
+  FleetConfig c;               /* its strings owned */
+  char url_shown[512];
+  SessionHooks watch;
+  FleetSession *head;
+  size_t nsessions;
+  uint64_t next_id;
+  bool up;
+  uint64_t generation;         /* +1 each time the link goes down */
+  /* What api_info reports. */
+  uint64_t published;          /* first sends */
+  uint64_t acked;
+  uint64_t duplicates;         /* acknowledgments saying JetStream had it already */
+  uint64_t retries;            /* sends again */
+  uint64_t timeouts;           /* no answer within ack_timeout_ms */
+  uint64_t refusals;           /* answers that refused (or sends that failed) */
+  uint64_t lost;               /* refused for good: never in the stream */
+  uint64_t abandoned;          /* in flight when their session went */
+  uint64_t stale_answers;      /* for a seq no longer in flight */
+  uint64_t server_errors;
+  char last_error[FLEET_LINK_ERROR_MAX];
+  /* fleet_publisher_drain: whom to tell once nothing is in flight. */
+  void (*drained)(void *data);
+  void *drained_data;
+  uv_timer_t drain_timer;
+  bool drain_timer_ready;
+};
+
+/* --- sending ------------------------------------------------------------- */
+
+static void fleet_session_timer_cb(uv_timer_t *t);
+
+static void
+fleet_send(FleetSession *fs)
+{
+  FleetPublisher *p = fs->p;
+  char msg_id[FLEET_SUBJECT_MAX], seq[24];
+  fleet_msg_id(msg_id, sizeof msg_id, epoch_hex(), fs->name, fs->seq);
+  snprintf(seq, sizeof seq, "%" PRIu64, fs->seq);
+  const char *headers[] = {
+    "Nats-Msg-Id", msg_id,  "Vigil-Engine", p->c.engine, "Vigil-Session", fs->name,
+    "Vigil-Seq",   seq,     "Vigil-Epoch",  epoch_hex(),
+  };
+  if (fs->attempts++ == 0)
+    p->published++;
+  else
+    p->retries++;
+  fs->generation = p->generation;
+  fs->retry_due = false;
+  fleet_link_publish(p->link, fs->subject, headers, 5, fs->payload, fs->len, fs->id, fs->seq);
+  uv_timer_start(&fs->timer, fleet_session_timer_cb, (uint64_t)p->c.ack_timeout_ms, 0);
+}
+
+/* Waits out the backoff of the attempts so far, then sends again. */
+static void
+fleet_retry_later(FleetSession *fs)
+{
+  const FleetConfig *c = &fs->p->c;
+  int64_t delay = c->retry_min_ms;
+  for (unsigned i = 1; i < fs->attempts && delay < c->retry_max_ms; i++)
+    delay *= 2;
+  if (delay > c->retry_max_ms)
+    delay = c->retry_max_ms;
+  fs->retry_due = true;
+  uv_timer_start(&fs->timer, fleet_session_timer_cb, (uint64_t)delay, 0);
+}
+
+static void
+fleet_session_timer_cb(uv_timer_t *t)
+{
+  FleetSession *fs = t->data;
+  if (fs->seq == 0)
+    return;
+  if (fs->retry_due) {
+    fleet_send(fs);
+    return;
+  }
+  fs->p->timeouts++;
+  fleet_retry_later(fs);
+}
+
+/* The tap's push: takes n when nothing of this session is in flight. */
+static bool
+fleet_push(void *ctx, Session *s, const Notification *n)
+{
+  FleetSession *fs = ctx;
+  if (fs->seq != 0)
+    return false;
+  msgpack_sbuffer sb;
+  msgpack_sbuffer_init(&sb);
+  msgpack_packer pk;
+  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+  wire_notification(&pk, n);
+  fs->payload = sb.data; /* the buffer's, now ours */
+  fs->len = sb.size;
+  fs->seq = n->seq;
+  fs->attempts = 0;
+  fleet_send(fs);
+  return true;
+}
+
+/* The one in flight is done with (acknowledged, or refused for good). */
+static void
+fleet_done(FleetSession *fs)
+{
+  uv_timer_stop(&fs->timer);
+  free(fs->payload);
+  fs->payload = NULL;
+  fs->len = 0;
+  fs->seq = 0;
+  fs->attempts = 0;
+}
+
+/* --- what the link says --------------------------------------------------- */
+
+static FleetSession *
+fleet_find(FleetPublisher *p, uint64_t id)
+{
+  for (FleetSession *fs = p->head; fs; fs = fs->next)
+    if (fs->id == id)
+      return fs;
+  return NULL;
+}
+
+/* Moves the session's FLEET_CURSOR to seq. */
+static void
+fleet_cursor_move(FleetSession *fs, uint64_t seq)
+{
+  uint64_t at = 0;
+  VigilError err = VIGIL_ERROR_INIT;
+  if (session_cursor_advance(fs->s, FLEET_CURSOR, seq, &at, &err) != 0 && !fs->cursor_full) {
+    fs->cursor_full = true;
+    LOG_WARN(L, "session %s: cannot keep what JetStream acknowledged (%s); a restart publishes "
+             "its kept notifications again, and the duplicate window drops them",
+             fs->name, err.msg);
+  }
+}
+
+static void
+fleet_on_ack(FleetPublisher *p, const FleetEvent *ev)
+{
+  FleetSession *fs = fleet_find(p, ev->id);
+  if (fs == NULL || fs->seq != ev->seq) {
+    p->stale_answers++;
+    return;
+  }
+  p->acked++;
+  if (ev->duplicate)
+    p->duplicates++;
+  uint64_t seq = fs->seq;
+  fleet_done(fs);
+  fleet_cursor_move(fs, seq);
+  session_resume(fs->tap);
+}
+
+static void
+fleet_on_nack(FleetPublisher *p, const FleetEvent *ev)
+{
+  FleetSession *fs = fleet_find(p, ev->id);
+  if (fs == NULL || fs->seq != ev->seq) {
+    p->stale_answers++;
+    return;
+  }
+  p->refusals++;
+  fleet_text_copy(p->last_error, sizeof p->last_error, ev->error);
+  if (!ev->permanent) {
+    uv_timer_stop(&fs->timer);
+    fleet_retry_later(fs);
+    return;
+  }
+  p->lost++;
+  LOG_WARN(L, "session %s: seq %" PRIu64 " is not in the stream and never will be: %s",
+           fs->name, fs->seq, ev->error);
+  uint64_t seq = fs->seq;
+  fleet_done(fs);
+  fleet_cursor_move(fs, seq);
+  session_resume(fs->tap);
+}
+
+/* Up again: what was sent before the link went down goes again now. */
+static void
+fleet_on_up(FleetPublisher *p)
+{
+  if (!p->up)
+    LOG_INFO(L, "connected to %s; publishing into the stream %s as engine %s", p->url_shown,
+             p->c.stream, p->c.engine);
+  p->up = true;
+  for (FleetSession *fs = p->head; fs; fs = fs->next)
+    if (fs->seq != 0 && (fs->generation != p->generation || fs->retry_due)) {
+      uv_timer_stop(&fs->timer);
+      fleet_send(fs);
+    }
+}
+
+static size_t
+fleet_in_flight(const FleetPublisher *p)
+{
+  size_t n = 0;
+  for (const FleetSession *fs = p->head; fs; fs = fs->next)
+    n += fs->seq != 0;
+  return n;
+}
+
+/* A drain waits: tells its caller once nothing is in flight. */
+static void
+fleet_drain_check(FleetPublisher *p, bool timed_out)
+{
+  if (p->drained == NULL)
+    return;
+  size_t left = fleet_in_flight(p);
+  if (left > 0 && !timed_out)
+    return;
+  if (left > 0)
+    LOG_WARN(L, "stopping with %zu session(s) whose latest notification JetStream has not "
+             "acknowledged (%s): they are not in the stream", left,
+             p->last_error[0] ? p->last_error : "no answer");
+  void (*done)(void *) = p->drained;
+  p->drained = NULL;
+  if (p->drain_timer_ready)
+    uv_timer_stop(&p->drain_timer);
+  done(p->drained_data);
+}
+
+static void
+fleet_drain_timer_cb(uv_timer_t *t)
+{
+  fleet_drain_check(t->data, true);
+}
+
+void
+fleet_publisher_drain(FleetPublisher *p, uint64_t timeout_ms, void (*done)(void *data),
+                      void *data)
+{
+  p->drained = done;
+  p->drained_data = data;
+  if (fleet_in_flight(p) > 0) {
+    if (!p->drain_timer_ready) {
+      uv_timer_init(p->e->loop, &p->drain_timer);
+      p->drain_timer.data = p;
+      p->drain_timer_ready = true;
+    }
+    uv_timer_start(&p->drain_timer, fleet_drain_timer_cb, timeout_ms, 0);
+  }
+  fleet_drain_check(p, false);
+}
+
+static void
+fleet_on_event(void *data, const FleetEvent *ev)
+{
+  FleetPublisher *p = data;
+  switch (ev->kind) {
+  case kFleetAck:
+    fleet_on_ack(p, ev);
+    fleet_drain_check(p, false);
+    break;
+  case kFleetNack:
+    fleet_on_nack(p, ev);
+    fleet_drain_check(p, false);
+    break;
+  case kFleetUp:
+    fleet_on_up(p);
+    break;
+  case kFleetDown:
+    if (p->up)
+      LOG_WARN(L, "%s", ev->error);
+    p->up = false;
+    p->generation++;
+    fleet_text_copy(p->last_error, sizeof p->last_error, ev->error);
+    break;
+  case kFleetError:
+    p->server_errors++;
+    LOG_WARN(L, "the server says: %s", ev->error);
+    fleet_text_copy(p->last_error, sizeof p->last_error, ev->error);
+    break;
+  }
+}
+
+/* --- sessions ------------------------------------------------------------ */
+
+/* Taps s, replaying from its FLEET_CURSOR (0: everything it keeps) when
+ * asked to: a session brought back from the state directory. */
+static void
+fleet_tap(FleetPublisher *p, Session *s, bool replay)
+{
+  if (session_anonymous(s))
+    return;
+  FleetSession *fs = xcalloc(1, sizeof *fs);
+  fs->p = p;
+  fs->s = s;
+  fs->id = ++p->next_id;
+  snprintf(fs->name, sizeof fs->name, "%s", session_name(s));
+  if (fleet_subject(fs->subject, sizeof fs->subject, p->c.engine, fs->name) != 0) {
+    free(fs);
+    return; /* cannot happen: names are bounded so that it fits */
+  }
+  uv_timer_init(p->e->loop, &fs->timer);
+  fs->timer.data = fs;
+  fs->next = p->head;
+  if (p->head)
+    p->head->prev = fs;
+  p->head = fs;
+  p->nsessions++;
+  uint64_t cursor = 0;
+  session_cursor_get(s, FLEET_CURSOR, &cursor);
+  fs->tap = session_attach_tap(s, fleet_push, fs, replay, cursor);
+}
+
+static void
+fleet_session_closed(uv_handle_t *h)
+{
+  FleetSession *fs = h->data;
+  free(fs->payload);
+  free(fs);
+}
+
+/* Forgets fs (its tap goes with its session, or was detached). */
+static void
+fleet_forget(FleetPublisher *p, FleetSession *fs)
+{
+  if (fs->prev)
+    fs->prev->next = fs->next;
+  else
+    p->head = fs->next;
+  if (fs->next)
+    fs->next->prev = fs->prev;
+  p->nsessions--;
+  uv_close((uv_handle_t *)&fs->timer, fleet_session_closed);
+}
+
+static void
+fleet_on_session_create(void *data, Session *s)
+{
+  fleet_tap(data, s, false);
+}
+
+static void
+fleet_on_session_destroy(void *data, Session *s)
+{
+  FleetPublisher *p = data;
+  for (FleetSession *fs = p->head; fs; fs = fs->next)
+    if (fs->s == s) {
+      if (fs->seq != 0)
+        p->abandoned++;
+      fleet_forget(p, fs);
+      return;
+    }
+}
+
+static void
+fleet_tap_existing(void *ctx, Session *s)
+{
+  fleet_tap(ctx, s, true);
+}
+
+/* --- the publisher ------------------------------------------------------- */
+
+FleetPublisher *
+fleet_publisher_start(Engine *e, const FleetConfig *c, VigilError *err)
+{
+  FleetPublisher *p = xcalloc(1, sizeof *p);
+  p->e = e;
+  p->c = *c;
+  p->c.url = xstrdup(c->url);
+  p->c.creds = c->creds ? xstrdup(c->creds) : NULL;
+  p->c.stream = xstrdup(c->stream);
+  p->c.engine = xstrdup(c->engine);
+  fleet_url_redacted(c->url, p->url_shown, sizeof p->url_shown);
+  char client_name[FLEET_ENGINE_NAME_MAX + 16];
+  snprintf(client_name, sizeof client_name, "vigild %s", c->engine);
+  FleetLinkOptions o = {
+    .url = c->url,
+    .creds = c->creds,
+    .stream = c->stream,
+    .client_name = client_name,
+    .max_age_ms = c->max_age_ms,
+    .max_bytes = c->max_bytes,
+    .duplicate_window_ms = c->duplicate_window_ms,
+    .connect_timeout_ms = c->connect_timeout_ms,
+    .retry_min_ms = c->retry_min_ms,
+    .retry_max_ms = c->retry_max_ms,
+  };
+  p->link = fleet_link_start(e->loop, &o, fleet_on_event, p, err);
+  if (p->link == NULL) {
+    fleet_publisher_free(p);
+    return NULL;
+  }
+  /* A connect and the stream's read (or its creation): two waits at most,
+   * and a margin for the thread to get going. */
+  VigilError why = VIGIL_ERROR_INIT;
+  FleetReadiness r = fleet_link_wait_ready(p->link, 3 * c->connect_timeout_ms + 1000, &why);
+  if (r == kFleetRefused) {
+    *err = why;
+    fleet_publisher_free(p);
+    return NULL;
+  }
+  if (r == kFleetUnreachable) {
+    fleet_text_copy(p->last_error, sizeof p->last_error, why.msg);
+    LOG_WARN(L, "%s; starting anyway: notifications wait in their sessions and are published "
+             "once the server answers", why.msg);
+  }
+  session_each(e->sessions, fleet_tap_existing, p);
+  p->watch = (SessionHooks){.on_create = fleet_on_session_create,
+                            .on_destroy = fleet_on_session_destroy};
+  engine_watch_sessions(e, &p->watch, p);
+  return p;
+}
+
+static void
+fleet_publisher_closed(uv_handle_t *h)
+{
+  free(h->data);
+}
+
+void
+fleet_publisher_free(FleetPublisher *p)
+{
+  if (p == NULL)
+    return;
+  if (p->e->session_watch == &p->watch)
+    engine_watch_sessions(p->e, NULL, NULL);
+  while (p->head) {
+    FleetSession *fs = p->head;
+    session_detach(fs->tap);
+    fleet_forget(p, fs);
+  }
+  fleet_link_stop(p->link);
+  free((char *)p->c.url);
+  free((char *)p->c.creds);
+  free((char *)p->c.stream);
+  free((char *)p->c.engine);
+  /* The drain's timer, if it was made, is the last to go. */
+  if (p->drain_timer_ready)
+    uv_close((uv_handle_t *)&p->drain_timer, fleet_publisher_closed);
+  else
+    free(p);
+}
+
+void
+fleet_publisher_pack_info(FleetPublisher *p, msgpack_packer *pk)
+{
+  FleetLinkStats ls = {0};
+  fleet_link_stats(p->link, &ls);
+  size_t in_flight = fleet_in_flight(p);
+  msgpack_pack_map(pk, 19);
+  wire_key(pk, "url");
+  wire_str(pk, p->url_shown);
+  wire_key(pk, "engine");
+  wire_str(pk, p->c.engine);
+  wire_key(pk, "stream");
+  wire_str(pk, p->c.stream);
+  wire_key(pk, "state");
+  wire_str(pk, p->up && ls.connected ? "connected" : "disconnected");
+  wire_key(pk, "connects");
+  msgpack_pack_uint64(pk, ls.connects);
+  wire_key(pk, "sessions");
+  msgpack_pack_uint64(pk, p->nsessions);
+  wire_key(pk, "in_flight");
+  msgpack_pack_uint64(pk, in_flight);
+  wire_key(pk, "published");
+  msgpack_pack_uint64(pk, p->published);
+  wire_key(pk, "acknowledged");
+  msgpack_pack_uint64(pk, p->acked);
+  wire_key(pk, "duplicates");
+  msgpack_pack_uint64(pk, p->duplicates);
+  wire_key(pk, "retries");
+  msgpack_pack_uint64(pk, p->retries);
+  wire_key(pk, "timeouts");
+  msgpack_pack_uint64(pk, p->timeouts);
+  wire_key(pk, "refusals");
+  msgpack_pack_uint64(pk, p->refusals);
+  wire_key(pk, "lost");
+  msgpack_pack_uint64(pk, p->lost);
+  wire_key(pk, "abandoned");
+  msgpack_pack_uint64(pk, p->abandoned);
+  wire_key(pk, "stale_answers");
+  msgpack_pack_uint64(pk, p->stale_answers);
+  wire_key(pk, "server_errors");
+  msgpack_pack_uint64(pk, p->server_errors);
+  wire_key(pk, "events_dropped");
+  msgpack_pack_uint64(pk, ls.events_dropped);
+  wire_key(pk, "last_error");
+  if (p->last_error[0])
+    wire_str(pk, p->last_error);
+  else
+    msgpack_pack_nil(pk);
+}
