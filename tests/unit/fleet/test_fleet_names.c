@@ -1,0 +1,96 @@
+/*
+ * Tests of the fleet's names on NATS (fleet_names.h): a session's token is
+ * one subject token and reads back to exactly that session, engine names
+ * are single tokens, URLs are reported without their credentials.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "fleet/fleet_names.h"
+
+TEST(a_session_token_escapes_dots_and_reads_back)
+{
+  char token[FLEET_SESSION_TOKEN_MAX + 1], back[65];
+  CHECK_INT(fleet_session_token("build.prod", token, sizeof token), 12);
+  CHECK_STR(token, "build%2Eprod");
+  CHECK_INT(fleet_session_from_token(token, strlen(token), back, sizeof back), 10);
+  CHECK_STR(back, "build.prod");
+  CHECK_INT(fleet_session_token("a:b_c-d", token, sizeof token), 7);
+  CHECK_STR(token, "a:b_c-d");
+  /* The longest name, all dots, still fits. */
+  char dots[65];
+  memset(dots, '.', 64);
+  dots[64] = '\0';
+  CHECK_INT(fleet_session_token(dots, token, sizeof token), 192);
+  CHECK_INT(fleet_session_from_token(token, strlen(token), back, sizeof back), 64);
+  CHECK_STR(back, dots);
+  /* Too small a buffer is refused, not cut. */
+  CHECK_INT(fleet_session_token("a.b", token, 5), -1);
+}
+
+TEST(a_token_that_is_no_session_name_is_refused)
+{
+  char back[65];
+  const char *bad[] = {"a.b", "a*", ">", "a%2", "a%41", "%", "", "a b", "a\x01", "caf\xc3\xa9"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = fleet_session_from_token(bad[i], strlen(bad[i]), back, sizeof back);
+    if (rc != -1)
+      check_fail(__FILE__, __LINE__, "token \"%s\" read back as \"%s\"", bad[i], back);
+  }
+  /* Longer than a session name may be. */
+  char long_token[80];
+  memset(long_token, 'a', 65);
+  CHECK_INT(fleet_session_from_token(long_token, 65, back, sizeof back), -1);
+}
+
+TEST(engine_names_are_one_token)
+{
+  CHECK(fleet_engine_name_ok("build-host_1"));
+  CHECK(!fleet_engine_name_ok(""));
+  CHECK(!fleet_engine_name_ok("a.b"));
+  CHECK(!fleet_engine_name_ok("a*"));
+  CHECK(!fleet_engine_name_ok("a>"));
+  CHECK(!fleet_engine_name_ok("a b"));
+  char long_name[70];
+  memset(long_name, 'x', 65);
+  long_name[65] = '\0';
+  CHECK(!fleet_engine_name_ok(long_name));
+  char def[FLEET_ENGINE_NAME_MAX + 1];
+  fleet_engine_name_default(def);
+  CHECK(fleet_engine_name_ok(def));
+}
+
+TEST(subject_and_message_id)
+{
+  char subject[FLEET_SUBJECT_MAX], id[FLEET_SUBJECT_MAX];
+  CHECK_INT(fleet_subject(subject, sizeof subject, "e1", "build.prod"), 0);
+  CHECK_STR(subject, "vigil.e1.build%2Eprod.n");
+  fleet_msg_id(id, sizeof id, "0123456789abcdef", "build.prod", 42);
+  CHECK_STR(id, "0123456789abcdef:build.prod:42");
+}
+
+TEST(urls_are_shown_without_their_credentials)
+{
+  char out[256];
+  fleet_url_redacted("nats://127.0.0.1:4222", out, sizeof out);
+  CHECK_STR(out, "nats://127.0.0.1:4222");
+  fleet_url_redacted("nats://alice:s3cret@host:4222", out, sizeof out);
+  CHECK_STR(out, "nats://***@host:4222");
+  fleet_url_redacted("nats://tok@a:1,nats://b:2,nats://u:p@c:3", out, sizeof out);
+  CHECK_STR(out, "nats://***@a:1,nats://b:2,nats://***@c:3");
+  fleet_url_redacted("user:pw@host:4222", out, sizeof out);
+  CHECK_STR(out, "***@host:4222");
+  CHECK(strstr(out, "pw") == NULL);
+}
+
+int
+main(void)
+{
+  RUN(a_session_token_escapes_dots_and_reads_back);
+  RUN(a_token_that_is_no_session_name_is_refused);
+  RUN(engine_names_are_one_token);
+  RUN(subject_and_message_id);
+  RUN(urls_are_shown_without_their_credentials);
+  return check_summary();
+}
