@@ -16,6 +16,7 @@ import { AckPolicy, connect, headers as natsHeaders, nanos } from 'nats';
 import {
   FleetSubscriber, VigilConnectionError, VigilFleetError, NOTIFICATION_KEYS, sessionToken,
 } from '../index.js';
+import { within } from './helpers.mjs';
 import { NatsServer } from './natsserver.mjs';
 
 const WAIT_MS = 30000;
@@ -348,6 +349,38 @@ accounts {
       await enc.close();
     }
   });
+});
+
+test('a server restarted under a subscriber: it reconnects by itself and goes on from where it was', async () => {
+  const own = await NatsServer.start();
+  const enc = await connect({ servers: own.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  let sub;
+  try {
+    await (await enc.jetstreamManager()).streams.add({ name: 'VIGIL', subjects: ['vigil.*.*.n'], duplicate_window: nanos(120000) });
+    const ejs = enc.jetstream();
+    await publish(ejs, 'e1', notification({ session: 's', seq: 1 }));
+    sub = await FleetSubscriber.connect({ url: own.url, durable: 'gw', natsOptions: { reconnectTimeWait: 100 } });
+    const statuses = [];
+    sub.on('status', (st) => statuses.push(st.type));
+    const [n1] = await take(sub, 1);
+    assert.equal(n1.seq, 1);
+
+    const engineBack = (async () => {
+      for await (const st of enc.status()) if (st.type === 'reconnect') return;
+    })();
+    await own.restart();
+    // The engine publishes again once its own connection is back.
+    await within(engineBack, WAIT_MS, "the engine's connection to reconnect");
+    await publish(ejs, 'e1', notification({ session: 's', seq: 2 }));
+    const [n2] = await take(sub, 1);
+    assert.equal(n2.seq, 2);
+    assert.ok(statuses.includes('disconnect') && statuses.includes('reconnect'), `statuses: ${statuses}`);
+    assert.deepEqual(sub.counters, { delivered: 2, duplicates: 0, malformed: 0 });
+  } finally {
+    await sub?.close();
+    await enc.close();
+    await own.stop();
+  }
 });
 
 test('close() ends a for-await loop, and next() after it says the subscriber is closed', async () => {

@@ -22,6 +22,13 @@ const SERVER_WAIT_MS = 30000;
 /** How many ports start() tries. */
 const PORT_TRIES = 5;
 
+// A test file that dies (its runner's timeout, an uncaught error) takes
+// its servers with it: nothing else would stop them.
+const running = new Set();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** The nats-server program: on PATH, or where Debian puts it (/usr/sbin,
  * not on every user's PATH). */
 export function natsServerProgram() {
@@ -74,56 +81,79 @@ export class NatsServer {
   }
 
   constructor(program, port, config) {
+    this.program = program;
     this.port = port;
     this.url = `nats://127.0.0.1:${port}`;
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-node-nats-'));
     const store = path.join(this.dir, 'store');
-    const args = ['-a', '127.0.0.1', '-p', String(port)];
+    this.args = ['-a', '127.0.0.1', '-p', String(port)];
     if (config === undefined) {
-      args.push('-js', '-sd', store);
+      this.args.push('-js', '-sd', store);
     } else {
       // The store goes in the file: given on the command line too, it is a
       // duplicate the server refuses.
       const file = path.join(this.dir, 'server.conf');
       fs.writeFileSync(file, `${config}\njetstream { store_dir: ${JSON.stringify(store)} }\n`);
-      args.push('-c', file);
+      this.args.push('-c', file);
     }
     this.log = '';
-    this.child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
-    this.child.once('error', (e) => { this.log += `spawn error: ${e.message}\n`; });
-    this.child.stderr.setEncoding('utf8');
+    this.launch();
+  }
+
+  /** Starts the process; this.ready resolves once it says it is ready. */
+  launch() {
+    const child = spawn(this.program, this.args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child = child;
+    running.add(child);
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    }));
+    child.once('error', (e) => { this.log += `spawn error: ${e.message}\n`; });
+    child.stderr.setEncoding('utf8');
+    const from = this.log.length; // a restart's readiness is in the log after it
     this.ready = new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`nats-server on port ${port} did not say it was ready ` +
+      const timer = setTimeout(() => reject(new Error(`nats-server on port ${this.port} did not say it was ready ` +
         `within ${SERVER_WAIT_MS} ms; its log:\n${this.log}`)), SERVER_WAIT_MS);
-      this.child.stderr.on('data', (text) => {
+      child.stderr.on('data', (text) => {
         this.log += text;
-        if (/Server is ready/.test(this.log)) {
+        if (/Server is ready/.test(this.log.slice(from))) {
           clearTimeout(timer);
           resolve();
         }
       });
       this.exited.then(({ code, signal }) => {
         clearTimeout(timer);
-        reject(new Error(`nats-server on port ${port} exited (${signal ?? code}) before it was ready; its log:\n${this.log}`));
+        reject(new Error(`nats-server on port ${this.port} exited (${signal ?? code}) before it was ready; its log:\n${this.log}`));
       });
     });
-    this.ready.catch(() => {}); // start() reads it; an unread failure is not an unhandled one
+    this.ready.catch(() => {}); // read by start() and restart(); an unread failure is not an unhandled one
   }
 
-  /** Ends the server (SIGTERM; SIGKILL if it has not exited within the
-   * bound) and removes its store. Safe to call twice. */
-  async stop() {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGTERM');
-      let timer;
-      const late = new Promise((resolve) => { timer = setTimeout(resolve, SERVER_WAIT_MS, 'late'); });
-      if (await Promise.race([this.exited, late]) === 'late') {
-        this.child.kill('SIGKILL');
-        await this.exited;
-      }
-      clearTimeout(timer);
+  /** Ends the process (SIGTERM; SIGKILL if it has not exited within the bound). */
+  async end() {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    let timer;
+    const late = new Promise((resolve) => { timer = setTimeout(resolve, SERVER_WAIT_MS, 'late'); });
+    if (await Promise.race([this.exited, late]) === 'late') {
+      this.child.kill('SIGKILL');
+      await this.exited;
     }
+    clearTimeout(timer);
+  }
+
+  /** Stops the server and starts it again on the same port and store (what
+   * JetStream keeps, streams and durable consumers, is still there). */
+  async restart() {
+    await this.end();
+    this.launch();
+    await this.ready;
+  }
+
+  /** Ends the server and removes its store. Safe to call twice. */
+  async stop() {
+    await this.end();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
