@@ -21,7 +21,6 @@
 
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import { AckPolicy, DeliverPolicy, connect, credsAuthenticator, nanos } from 'nats';
 import { VigilConnectionError, VigilFleetError } from './errors.js';
 import { FleetCursor, Verdict } from './fleetcursor.js';
 import { ENGINE_NAME, FLEET_PAYLOAD_MAX_BYTES, FLEET_STREAM, fleetSubject, readMessage } from './fleetwire.js';
@@ -40,6 +39,21 @@ export const FLEET_ACK_CONFIRM_MS = 10000;
 /** A stream's or a durable consumer's name: NATS forbids '.', '*', '>' and
  * spaces in them; this keeps to a plain set. */
 const NATS_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** NATS.js, loaded at the first connect: a host that only talks to an
+ * engine's socket does not need it installed. */
+let natsModule = null;
+async function loadNats() {
+  if (natsModule === null) {
+    try {
+      natsModule = await import('nats');
+    } catch (e) {
+      throw new VigilFleetError('the npm package nats (NATS.js) is not installed beside vigil-client: ' +
+        'run npm install (in a checkout: scripts/install-deps.sh, which runs npm ci in clients/node)', { cause: e });
+    }
+  }
+  return natsModule;
+}
 
 /** JetStream's error codes this subscriber tells apart (err_code). */
 const JS_CONSUMER_NOT_FOUND = 10014;
@@ -175,6 +189,7 @@ export class FleetSubscriber extends EventEmitter {
 
   /** Connects and binds the consumer. */
   async start() {
+    const { connect, credsAuthenticator } = await loadNats();
     const opts = {
       servers: this.urls,
       name: this.connectionName,
@@ -227,6 +242,7 @@ export class FleetSubscriber extends EventEmitter {
   /** Binds the durable consumer, creating it when it is missing, and checks
    * that one already there is one this subscriber can read right. */
   async bind() {
+    const { AckPolicy, DeliverPolicy, nanos } = await loadNats();
     const step = `durable consumer ${this.durable} on stream ${this.stream} (filter ${this.subject})`;
     let jsm;
     try {
