@@ -395,4 +395,30 @@ test('close() ends a for-await loop, and next() after it says the subscriber is 
   }
   assert.deepEqual(seen, [1]);
   await assert.rejects(sub.next(), (e) => e instanceof VigilConnectionError && /closed/.test(e.message));
+
+  // A close while a next() waits ends that wait.
+  const idle = await subscriber({ durable: 'gw-close-idle', engine });
+  const [n1] = await take(idle, 1);
+  assert.equal(n1.seq, 1);
+  const waiting = idle.next();
+  await idle.close();
+  await assert.rejects(waiting, (e) => e instanceof VigilConnectionError && /the subscriber is closed/.test(e.message));
+});
+
+test('a server lost for good (reconnecting bounded by natsOptions) ends the reading with a VigilConnectionError', async () => {
+  const own = await NatsServer.start();
+  let sub;
+  try {
+    const enc = await connect({ servers: own.url });
+    await (await enc.jetstreamManager()).streams.add({ name: 'VIGIL', subjects: ['vigil.*.*.n'] });
+    await enc.close();
+    sub = await FleetSubscriber.connect({ url: own.url, durable: 'gw', natsOptions: { maxReconnectAttempts: 0 } });
+    const waiting = sub.next();
+    await own.stop();
+    await assert.rejects(within(waiting, WAIT_MS, 'next() to fail'),
+      (e) => e instanceof VigilConnectionError && e.message.startsWith('lost the NATS server at 127.0.0.1:'));
+  } finally {
+    await sub?.close();
+    await own.stop();
+  }
 });
