@@ -305,7 +305,12 @@ export class FleetSubscriber extends EventEmitter {
   /** The checked notifications of the consumer, as they come; ends when the
    * subscriber is closed, throws when the connection is lost for good. */
   async* checkedNotifications() {
-    const messages = await this.consumer.consume({ max_messages: this.batch });
+    let messages;
+    try {
+      messages = await this.consumer.consume({ max_messages: this.batch });
+    } catch (e) {
+      throw this.refusal(`reading durable consumer ${this.durable} on stream ${this.stream}`, e);
+    }
     this.messages = messages;
     if (this.closing || this.closedBy !== null) messages.stop();
     (async () => {
