@@ -411,7 +411,8 @@ class FleetSubscriber:
         """Tries to connect again until it works (True), deadline passes
         (False), or reconnect_wait_s since the loss passes (FleetUnavailable;
         the next call starts a new round)."""
-        assert self._lost_at is not None
+        if self._lost_at is None:
+            self._lost_at = time.monotonic()      # a new round after FleetUnavailable
         backoff = RECONNECT_BACKOFF_MIN_S
         while True:
             try:
@@ -658,6 +659,21 @@ class FleetSubscriber:
         except NatsConnectionError:
             self.counters["ack_failures"] += 1
             self._lost()
+
+    def flush(self, timeout: Optional[float] = None) -> None:
+        """Waits until the server has processed every ack sent so far (a
+        PING and its PONG), for a host that records its cursor only once
+        JetStream has the acks too. NatsConnectionError or NatsTimeout when
+        the connection is lost or the server does not answer in time (the
+        cursor is right either way: what was not acked comes again and is
+        skipped)."""
+        if self._conn is None:
+            raise NatsConnectionError("not connected to %s" % self.url, self.url)
+        try:
+            self._conn.flush(self.timeout if timeout is None else timeout)
+        except NatsConnectionError:
+            self._lost()
+            raise
 
     # -- ending -----------------------------------------------------------
 

@@ -273,7 +273,8 @@ class NatsConnection:
         self._buf = bytearray()
         self._subs: Dict[int, _Subscription] = {}
         self._next_sid = 1
-        self._pongs_owed = 0              # PINGs sent whose PONG has not come
+        self._pings_sent = 0              # PONGs answer PINGs in order: counting
+        self._pongs_received = 0          # both says which PING was answered
         self._violations: Deque[NatsPermissionError] = deque()
         self._closed: Optional[NatsConnectionError] = None
         self._inbox_prefix = inbox_prefix
@@ -340,10 +341,11 @@ class NatsConnection:
             connect["pass"] = self.address.password or ""
         if self.address.token is not None:
             connect["auth_token"] = self.address.token
-        self._send(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
-        self._pongs_owed += 1
-        while self._pongs_owed:
-            self._read_one(deadline)
+        self._send(b"CONNECT " + json.dumps(connect).encode() + b"\r\n")
+        try:
+            self._ping_and_wait(deadline, "connecting")
+        except NatsTimeout as e:
+            raise self._fail(NatsConnectionError(str(e), self.url)) from None
 
     def close(self) -> None:
         """Ends the connection (idempotent). Nothing is flushed: call
@@ -404,14 +406,17 @@ class NatsConnection:
     def flush(self, timeout: float) -> None:
         """PING and wait for the PONG: the server has then processed
         everything sent before (and any refusal of it has been raised)."""
-        deadline = time.monotonic() + timeout
-        self._send(b"PING\r\n")
-        self._pongs_owed += 1
-        owed = self._pongs_owed
-        while self._pongs_owed >= owed:
-            self._read_one(deadline)
-            self._raise_violation()
+        self._ping_and_wait(time.monotonic() + timeout, "a flush")
         self._raise_violation()
+
+    def _ping_and_wait(self, deadline: float, what: str) -> None:
+        self._send(b"PING\r\n")
+        self._pings_sent += 1
+        target = self._pings_sent
+        while self._pongs_received < target:
+            if not self._read_one(deadline):
+                raise NatsTimeout("%s did not answer a PING within the time given for %s"
+                                  % (self.url, what))
 
     # -- receiving --------------------------------------------------------
 
@@ -598,8 +603,7 @@ class NatsConnection:
         if op == b"PING":
             self._send(b"PONG\r\n")
         elif op == b"PONG":
-            if self._pongs_owed > 0:
-                self._pongs_owed -= 1
+            self._pongs_received += 1
         elif op == b"+OK":
             pass
         elif op == b"INFO":
