@@ -42,7 +42,7 @@ except ImportError as _missing:  # pragma: no cover - wire.py says how to instal
 from .jetstream import (ERR_CONSUMER_NOT_FOUND, ERR_STREAM_NOT_FOUND, JetStream, JetStreamError,
                         check_token, seconds_to_ns)
 from .nats_wire import (Msg, NatsAuthError, NatsConnection, NatsConnectionError,
-                        NatsPermissionError, NatsTimeout, NoResponders, parse_url)
+                        NatsPermissionError, NatsTimeout, NoResponders, check_subject, parse_url)
 from .notification import Notification
 
 DEFAULT_STREAM = "VIGIL"
@@ -204,6 +204,10 @@ def _ack_tokens(reply: Optional[str], stream: str, durable: str) -> Optional[Tup
     stream and consumer; None for any other reply subject (an ack is never
     published anywhere else)."""
     if not reply or not reply.startswith("$JS.ACK."):
+        return None
+    try:
+        check_subject(reply, "ack subject")
+    except ValueError:
         return None
     tokens = reply.split(".")
     # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>, or
