@@ -72,6 +72,9 @@ DEFAULT_MAX_NOTIFICATION_BYTES = 1 << 20
 PULL_EXPIRES_S = 5.0
 PULL_GRACE_S = 5.0
 
+# How long next(0) reads what a waiting pull already brought.
+NO_WAIT_READ_S = 0.05
+
 # How long next() keeps reconnecting after the connection was lost before
 # it raises FleetUnavailable, and the backoff between attempts.
 DEFAULT_RECONNECT_WAIT_S = 30.0
@@ -451,10 +454,13 @@ class FleetSubscriber:
         if self._closed:
             raise FleetError("this FleetSubscriber is closed")
         no_wait = timeout is not None and timeout <= 0
-        if no_wait:
+        if no_wait and self._pull is not None:
+            # A waiting pull is under way: what it brought is in the socket.
+            deadline: Optional[float] = time.monotonic() + NO_WAIT_READ_S
+        elif no_wait:
             # Only what the server has now: a no_wait pull, whose answer
             # (messages, or 404) comes at once; self.timeout bounds the wait.
-            deadline: Optional[float] = time.monotonic() + self.timeout
+            deadline = time.monotonic() + self.timeout
         else:
             deadline = None if timeout is None else time.monotonic() + timeout
         while True:
