@@ -227,6 +227,22 @@ class Delivery(FleetCase):
         # The duplicates were acked too: nothing waits.
         self.wait_settled(sub, "gw", 4)
 
+    def test_what_comes_ahead_of_the_cursor_is_held_back_until_it_is_next(self):
+        # JetStream redelivers a dead reader's unacked message behind what
+        # came since: the stream order here is what a second reader sees.
+        publish(self.js, "e1", note("s", 5))
+        publish(self.js, "e1", note("s", 4))
+        publish(self.js, "e1", note("s", 6))
+        sub = self.subscriber(ack_wait_s=SHORT_ACK_WAIT_S, cursor={("e1", "s"): (EPOCH_A, 3)})
+        got = []
+        for n in take(sub, 3):
+            got.append(n.seq)
+            n.ack()
+        self.assertEqual(got, [4, 5, 6])
+        self.assertGreaterEqual(sub.counters["held_back"], 1)
+        self.assertEqual(sub.counters["gaps"], 0)
+        self.assertEqual(sub.cursor, {("e1", "s"): (EPOCH_A, 6)})
+
     def test_a_new_epoch_is_a_new_numbering(self):
         publish(self.js, "e1", note("s", 4))
         publish(self.js, "e1", note("s", 5))

@@ -10,7 +10,16 @@ and session, the ``(epoch, seq)`` its host last injected (the host's own
 records give the starting ``cursor``; each ``ack()`` moves it) and acks
 without handing over anything at or below it under the same epoch: what
 reaches the host does so exactly once. A different epoch is an engine that
-started a new numbering, and is taken.
+started a new numbering, and is taken; the epochs an engine left behind are
+remembered, so a late copy of one of theirs is a duplicate.
+
+In order: JetStream delivers a message whose ack never came (its reader
+died) again after ack_wait, behind what it delivered since. So only the
+seq right after the cursor is handed over (or a ``dropped`` notification
+standing for it); one further ahead is held back, nak'ed with a delay so
+that it comes again once the ones before it did, and is taken with the gap
+counted (``gaps``) only after ``2 * ack_wait + 30 s`` of waiting. A
+session the host has no record of starts wherever its first message is.
 
 Nothing read from the broker is trusted: a message is handed over only
 when its subject, its ``Vigil-*`` headers and its msgpack payload agree and
@@ -80,6 +89,16 @@ NO_WAIT_READ_S = 0.05
 DEFAULT_RECONNECT_WAIT_S = 30.0
 RECONNECT_BACKOFF_MIN_S = 0.1
 RECONNECT_BACKOFF_MAX_S = 2.0
+
+# In order (docs/fleet.md): a message ahead of the cursor is nak'ed with a
+# delay of a quarter of ack_wait (within these bounds) to come again later,
+# for at most 2 * ack_wait + HOLD_EXTRA_S; at most HELD_MAX are remembered.
+NAK_DELAY_MIN_S = 0.1
+NAK_DELAY_MAX_S = 5.0
+HOLD_EXTRA_S = 30.0
+HELD_MAX = 10000
+# The epochs an engine and session left behind that are remembered.
+PAST_EPOCHS_MAX = 8
 
 # How long close() waits for the server to confirm it has the last acks.
 CLOSE_FLUSH_S = 2.0
@@ -293,7 +312,18 @@ class FleetSubscriber:
             "oversized": 0,     # of those, over max_notification_bytes
             "reconnects": 0,    # connections made again after one was lost
             "ack_failures": 0,  # acks the lost connection took (redelivered, then skipped)
+            "held_back": 0,     # ahead of the cursor: nak'ed to come again in order
+            "gaps": 0,          # held back past hold_s, then taken: seqs before it are gone
         }
+        # Ahead of the cursor: the stream seq of each, and when it was first
+        # held back (bounded by HELD_MAX); the epochs each engine and session
+        # left behind (PAST_EPOCHS_MAX each).
+        self._held: Dict[int, float] = {}
+        self._handed: Cursor = {}   # the last handed over per (engine, session)
+        self._past_epochs: Dict[Tuple[str, str], Deque[str]] = {}
+        # How long a message ahead of the cursor is held back at most: what
+        # it waits for comes again after the consumer's ack_wait.
+        self.hold_s = 2 * ack_wait_s + HOLD_EXTRA_S
         self.last_malformed: Optional[str] = None
         """Why the last refused message was refused (for a log)."""
         self._ready: Deque[FleetNotification] = deque()
@@ -330,9 +360,55 @@ class FleetSubscriber:
         ``cursor=`` after a restart."""
         return dict(self._cursor)
 
-    def _is_duplicate(self, n: FleetNotification) -> bool:
-        mark = self._cursor.get((n.engine, n.session))
-        return mark is not None and mark[0] == n.epoch and n.seq <= mark[1]
+    def _place(self, n: FleetNotification) -> str:
+        """Where n stands against the host's cursor (docs/fleet.md, "In
+        order"): "duplicate" (injected already: at or below the cursor, or
+        of an epoch its engine left behind), "next" (the seq after the
+        cursor, or a `dropped` notification standing for it, or the start
+        of a new epoch), or "ahead" (seqs before it have not been injected:
+        JetStream delivers them again after ack_wait)."""
+        key = (n.engine, n.session)
+        if n.epoch in self._past_epochs.get(key, ()):
+            return "duplicate"
+        mark = self._cursor.get(key)
+        if mark is not None and mark[0] == n.epoch and n.seq <= mark[1]:
+            return "duplicate"
+        # The last one handed over (acked or not) is where the next follows;
+        # one handed over and not acked in time comes again, and goes again.
+        handed = self._handed.get(key)
+        if handed is None or (mark is not None and mark[0] == handed[0] and mark[1] > handed[1]):
+            handed = mark
+        if handed is None:
+            return "next"  # no record: the host starts wherever the stream does
+        if handed[0] == n.epoch:
+            if n.seq <= handed[1]:
+                return "next"
+            want = handed[1] + 1
+        else:
+            want = 1  # a new epoch: a numbering that starts at 1
+        if n.seq == want:
+            return "next"
+        from_seq = getattr(n, "from_seq", None)
+        if n.type == "dropped" and isinstance(from_seq, int) and from_seq <= want <= n.seq:
+            return "next"
+        return "ahead"
+
+    def _hold_back(self, n: FleetNotification) -> bool:
+        """n is ahead of the cursor: True when it is held back (nak'ed
+        with a delay, so JetStream delivers it again later); False when it
+        has been held for the hold bound already and is to be taken with
+        the gap counted (what it waits for is not coming)."""
+        now = time.monotonic()
+        first = self._held.setdefault(n.stream_seq, now)
+        if now - first >= self.hold_s:
+            self._held.pop(n.stream_seq, None)
+            return False
+        if len(self._held) > HELD_MAX:
+            # Bounded: the oldest entry goes (it is taken on its next delivery).
+            self._held.pop(next(iter(self._held)))
+        delay = min(max(self.ack_wait_s / 4.0, NAK_DELAY_MIN_S), NAK_DELAY_MAX_S)
+        self._send_ack(n._reply, b"-NAK " + json.dumps({"delay": int(delay * 1e9)}).encode())
+        return True
 
     # -- connecting -------------------------------------------------------
 
@@ -466,10 +542,22 @@ class FleetSubscriber:
         while True:
             while self._ready:
                 n = self._ready.popleft()
-                if self._is_duplicate(n):
+                place = self._place(n)
+                if place == "duplicate":
                     self.counters["duplicates"] += 1
                     self._send_ack(n._reply, b"+ACK")
                     continue
+                if place == "ahead":
+                    if self._hold_back(n):
+                        self.counters["held_back"] += 1
+                        continue
+                    self.counters["gaps"] += 1
+                self._held.pop(n.stream_seq, None)
+                key = (n.engine, n.session)
+                handed = self._handed.get(key)
+                if handed is None or handed[0] != n.epoch or n.seq > handed[1]:
+                    assert n.epoch is not None    # checked on arrival
+                    self._handed[key] = (n.epoch, n.seq)
                 self.counters["delivered"] += 1
                 return n
             if deadline is not None and time.monotonic() >= deadline:
@@ -651,6 +739,12 @@ class FleetSubscriber:
             mark = self._cursor.get(key)
             if mark is None or mark[0] != n.epoch or n.seq > mark[1]:
                 assert n.epoch is not None        # checked on arrival
+                if mark is not None and mark[0] != n.epoch:
+                    # The engine started a new numbering: its old epoch's
+                    # messages, delivered again late, are duplicates.
+                    past = self._past_epochs.setdefault(key, deque(maxlen=PAST_EPOCHS_MAX))
+                    if mark[0] not in past:
+                        past.append(mark[0])
                 self._cursor[key] = (n.epoch, n.seq)
             self.counters["acked"] += 1
         else:
