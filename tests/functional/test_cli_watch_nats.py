@@ -19,6 +19,7 @@ import msgpack
 import os
 import queue
 import re
+import select
 import shutil
 import signal
 import socket
@@ -291,12 +292,18 @@ def test_prints_in_order_then_resumes_after_the_last_acked(tmp, server, nc):
     try:
         assert w.take(3) == ["1 mon_web000000001 line 1", "2 mon_web000000001 line 2",
                              "3 mon_web000000001 line 3"]
+        # One published while the watch waits comes as it is published.
+        publish(nc, session, note(session, 4, "line 4\n"))
+        assert w.take(1) == ["4 mon_web000000001 line 4"]
+        # Ctrl-C ends the pull in progress, not after it (30 s).
+        start = time.monotonic()
         rc, rest, err = w.interrupt()
+        assert time.monotonic() - start < 20, "Ctrl-C waited for the pull to expire"
     finally:
         w.kill()
     assert rc == 130, (rc, err)
     assert rest == [], rest
-    assert "3 printed" in err, err
+    assert "4 printed" in err, err
     user = re.sub(r"[^A-Za-z0-9_-]", "-", __import__("pwd").getpwuid(os.geteuid()).pw_name)
     durable = "watch-%s-build_prod" % user
     assert durable in err, err
@@ -305,16 +312,54 @@ def test_prints_in_order_then_resumes_after_the_last_acked(tmp, server, nc):
     assert state["num_ack_pending"] == 0 and state["num_pending"] == 0, state
     assert state["config"]["filter_subject"] == "vigil.*.build%2Eprod.n", state
 
-    for seq in (4, 5):
+    for seq in (5, 6):
         publish(nc, session, note(session, seq, "line %d\n" % seq))
     w = Watch(server.url, session, "--oneline")
     try:
-        assert w.take(2) == ["4 mon_web000000001 line 4", "5 mon_web000000001 line 5"]
+        assert w.take(2) == ["5 mon_web000000001 line 5", "6 mon_web000000001 line 6"]
         rc, rest, err = w.interrupt()
     finally:
         w.kill()
     assert rc == 130 and rest == [], (rc, rest, err)
     assert "2 printed" in err, err
+
+
+@with_server
+def test_it_ends_quietly_when_the_reader_of_its_output_goes(tmp, server, nc):
+    session = "s1"
+    publish(nc, session, note(session, 1, "one\n"))
+    proc = subprocess.Popen([VIGIL, "watch", "--nats", server.url, "--session", session,
+                             "--oneline", "--durable", "h1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out = b""
+        deadline = time.monotonic() + DEADLINE
+        while b"\n" not in out:  # as `| head -n 1` reads
+            assert time.monotonic() < deadline, "no line came"
+            ready, _, _ = select.select([proc.stdout], [], [], 1)
+            if ready:
+                chunk = os.read(proc.stdout.fileno(), 4096)
+                assert chunk, proc.stderr.read()
+                out += chunk
+        assert out == b"1 mon_web000000001 one\n", out
+        proc.stdout.close()  # head exits: the watch, waiting for more, ends
+        rc = proc.wait(timeout=DEADLINE)
+        err = proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    assert rc == 0 and err == "", (rc, err)
+    # What it printed was acked; what comes next is the next watch's.
+    publish(nc, session, note(session, 2, "two\n"))
+    w = Watch(server.url, session, "--oneline", "--durable", "h1")
+    try:
+        assert w.take(1) == ["2 mon_web000000001 two"]
+        rc, rest, err = w.interrupt()
+    finally:
+        w.kill()
+    assert rc == 130 and rest == [], (rc, rest, err)
 
 
 @with_server
@@ -512,6 +557,7 @@ def test_usage_errors_name_the_option(tmp):
 if __name__ == "__main__":
     sys.exit(run_plain_tests([
         test_prints_in_order_then_resumes_after_the_last_acked,
+        test_it_ends_quietly_when_the_reader_of_its_output_goes,
         test_text_is_the_envelope_and_nothing_raw_reaches_the_terminal,
         test_json_prints_each_notification_map,
         test_malformed_messages_are_acked_counted_and_not_printed,
