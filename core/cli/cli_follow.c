@@ -3,7 +3,9 @@
  * (and --follow), wait, and watch. None of them polls: each blocks on the
  * connection until the engine sends something, with monitor_wait as the
  * first-class way to learn of a monitor's events and the session's pushed
- * notifications as the way to learn of its lines.
+ * notifications as the way to learn of its lines. (watch --nats reads the
+ * fleet's broker instead of the socket: cli_watchnats.c; both print through
+ * cli_watchfmt.c.)
  *
  * How --follow learns of new lines: it keeps one monitor_wait
  * {for: "output", since_sequence} outstanding, which the engine answers as

@@ -71,6 +71,7 @@ typedef enum {
 typedef struct {
   /* What to read. */
   const char *url;
+  char shown_url[WATCHNATS_URL_MAX + 1]; /* url as messages show it: no password */
   const char *session;
   const char *engine; /* NULL: every engine's */
   const char *stream;
@@ -191,6 +192,59 @@ watchnats_url_part_problem(const char *s, size_t n)
   return NULL;
 }
 
+/* Writes url (checked) into out (WATCHNATS_URL_MAX + 1 bytes) as messages
+ * show it: a password after USER: is written "***", and so is a token
+ * (USERINFO without ':'), so that what lands on a terminal or in a log
+ * holds no secret. */
+static void
+watchnats_shown_url(char *out, const char *url)
+{
+  StrBuf sb = STRBUF_INIT;
+  for (const char *part = url;;) {
+    const char *comma = strchr(part, ',');
+    const char *end = comma ? comma : part + strlen(part);
+    const char *host = part;
+    const char *scheme = strstr(part, "://");
+    if (scheme && scheme < end)
+      host = scheme + 3;
+    const char *at = NULL;
+    for (const char *q = host; q < end; q++)
+      if (*q == '@')
+        at = q;
+    if (at) {
+      const char *colon = memchr(host, ':', (size_t)(at - host));
+      strbuf_append(&sb, part, (size_t)((colon ? colon + 1 : host) - part));
+      strbuf_puts(&sb, "***");
+      strbuf_append(&sb, at, (size_t)(end - at));
+    } else {
+      strbuf_append(&sb, part, (size_t)(end - part));
+    }
+    if (comma == NULL)
+      break;
+    strbuf_putc(&sb, ',');
+    part = comma + 1;
+  }
+  snprintf(out, WATCHNATS_URL_MAX + 1, "%s", strbuf_cstr(&sb));
+  strbuf_free(&sb);
+}
+
+/* nats.c's last error of this thread without the source location it puts
+ * first ("(conn.c:2088): No server available ..."), which means nothing to
+ * a person. */
+static const char *
+watchnats_last_error(void)
+{
+  const char *text = nats_GetLastError(NULL);
+  if (text == NULL)
+    return "";
+  if (text[0] == '(') {
+    const char *close = strstr(text, "): ");
+    if (close)
+      return close + 3;
+  }
+  return text;
+}
+
 /* Checks --nats's value. Returns NULL or a phrase saying what is wrong. */
 static const char *
 watchnats_url_problem(const char *url)
@@ -258,10 +312,11 @@ watchnats_args(WatchNats *w, const CliClient *c, const CliParsed *p)
     return cli_opts_usage_error(spec, "--since replays what the engine keeps: with --nats the "
                                       "durable consumer says where to resume (see --durable)");
   w->url = cli_opts_get(p, "nats");
+  watchnats_shown_url(w->shown_url, w->url);
   const char *why = watchnats_url_problem(w->url);
   if (why) {
     StrBuf q = STRBUF_INIT;
-    cli_fmt_safe(&q, w->url, strlen(w->url), false);
+    cli_fmt_safe(&q, w->shown_url, strlen(w->shown_url), false);
     int rc = cli_opts_usage_error(spec,
                                   "--nats: \"%s\" is not a NATS URL: %s (give nats://HOST:PORT, "
                                   "tls://HOST:PORT or HOST:PORT, several joined by commas)",
@@ -350,10 +405,10 @@ watchnats_fail_call(WatchNats *w, const char *doing, natsStatus s)
   memcpy(denied, w->denied, sizeof denied);
   pthread_mutex_unlock(&w->err_lock);
   if (denied[0])
-    return watchnats_fail("%s at %s: permission denied: the server says \"%s\"", doing, w->url,
+    return watchnats_fail("%s at %s: permission denied: the server says \"%s\"", doing, w->shown_url,
                           denied);
-  const char *last = nats_GetLastError(NULL);
-  return watchnats_fail("%s at %s failed: %s%s%s", doing, w->url, natsStatus_GetText(s),
+  const char *last = watchnats_last_error();
+  return watchnats_fail("%s at %s failed: %s%s%s", doing, w->shown_url, natsStatus_GetText(s),
                         last && last[0] ? ": " : "", last && last[0] ? last : "");
 }
 
@@ -371,12 +426,12 @@ watchnats_connect(WatchNats *w)
   if (s == NATS_OK)
     s = natsOptions_SetErrorHandler(w->opts, watchnats_on_error, w);
   if (s != NATS_OK)
-    return watchnats_fail("--nats %s: %s", w->url, nats_GetLastError(NULL));
+    return watchnats_fail("--nats %s: %s", w->shown_url, watchnats_last_error());
   s = natsConnection_Connect(&w->nc, w->opts);
   if (s == NATS_NO_SERVER || s == NATS_TIMEOUT || s == NATS_IO_ERROR)
     return watchnats_fail("cannot reach a NATS server at %s (refused, or no answer within %d s): "
                           "%s",
-                          w->url, WATCHNATS_CONNECT_MS / 1000, nats_GetLastError(NULL));
+                          w->shown_url, WATCHNATS_CONNECT_MS / 1000, watchnats_last_error());
   if (s != NATS_OK)
     return watchnats_fail_call(w, "connecting", s);
   jsOptions jo;
@@ -397,15 +452,15 @@ watchnats_check_stream(WatchNats *w)
   if (s == NATS_NO_RESPONDERS || jerr == JSNotEnabledErr)
     return watchnats_fail("the NATS server at %s has no JetStream (start it with -js, or "
                           "jetstream {} in its config)",
-                          w->url);
+                          w->shown_url);
   if (jerr == JSNotEnabledForAccountErr)
     return watchnats_fail("the NATS server at %s has JetStream, but not for this account",
-                          w->url);
+                          w->shown_url);
   if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr)
     return watchnats_fail("the NATS server at %s has no stream %s: no engine has published "
                           "into it yet (vigild --nats creates it), or the engines' nats.stream "
                           "names another (give it with --stream)",
-                          w->url, w->stream);
+                          w->shown_url, w->stream);
   if (s != NATS_OK) {
     StrBuf doing = STRBUF_INIT;
     strbuf_printf(&doing, "asking for stream %s", w->stream);
@@ -425,7 +480,7 @@ watchnats_check_stream(WatchNats *w)
     StrBuf q = STRBUF_INIT;
     cli_fmt_safe(&q, strbuf_cstr(&has), has.len, false);
     rc = watchnats_fail("stream %s at %s does not take %s, the engines' subjects (it takes: %s)",
-                        w->stream, w->url, WATCHNATS_STREAM_SUBJECTS,
+                        w->stream, w->shown_url, WATCHNATS_STREAM_SUBJECTS,
                         has.len ? strbuf_cstr(&q) : "none");
     strbuf_free(&q);
   }
@@ -674,7 +729,7 @@ cli_watchnats_run(CliClient *c, const CliParsed *p, WatchStyle style)
   }
   if (waker && !c->json && style != kWatchOneline && isatty(fileno(stderr)))
     fprintf(stderr, "vigil: watching session \"%s\" at %s through %s (Ctrl-C to stop)\n",
-            w.session, w.url, w.durable);
+            w.session, w.shown_url, w.durable);
   if (waker)
     rc = watchnats_loop(&w);
   int signo = 0;
