@@ -384,10 +384,19 @@ watchnats_on_error(natsConnection *nc, natsSubscription *sub, natsStatus err, vo
   pthread_mutex_unlock(&w->err_lock);
 }
 
-/* Whether the server has refused a permission. */
+/* Whether the server has refused a permission. The connection's own last
+ * error is read too: nats.c sets it as the refusal is read, while the
+ * error callback runs later, on a thread of its own. */
 static bool
 watchnats_denied(WatchNats *w)
 {
+  const char *text = NULL;
+  if (w->nc && natsConnection_GetLastError(w->nc, &text) == NATS_NOT_PERMITTED && text) {
+    pthread_mutex_lock(&w->err_lock);
+    if (w->denied[0] == '\0')
+      snprintf(w->denied, sizeof w->denied, "%s", text);
+    pthread_mutex_unlock(&w->err_lock);
+  }
   pthread_mutex_lock(&w->err_lock);
   bool denied = w->denied[0] != '\0';
   pthread_mutex_unlock(&w->err_lock);
@@ -401,6 +410,7 @@ static int
 watchnats_fail_call(WatchNats *w, const char *doing, natsStatus s)
 {
   char denied[sizeof w->denied];
+  (void)watchnats_denied(w);
   pthread_mutex_lock(&w->err_lock);
   memcpy(denied, w->denied, sizeof denied);
   pthread_mutex_unlock(&w->err_lock);
@@ -542,6 +552,12 @@ watchnats_bind(WatchNats *w)
   so.ManualAck = true;
   jerr = 0;
   s = js_PullSubscribe(&w->sub, w->js, strbuf_cstr(&w->subject), w->durable, NULL, &so, &jerr);
+  /* The server refuses a subscription after the fact: a round trip makes a
+   * refused inbox an error now rather than a silent first pull. */
+  if (s == NATS_OK)
+    s = natsConnection_FlushTimeout(w->nc, WATCHNATS_API_MS);
+  if (s == NATS_OK && watchnats_denied(w))
+    s = NATS_NOT_PERMITTED;
   if (s != NATS_OK)
     return watchnats_fail_call(w, "subscribing to the durable consumer", s);
   return 0;

@@ -516,6 +516,8 @@ authorization {
     {user: watcher, password: pw,
      permissions: {publish: {allow: ["$JS.API.INFO", "$JS.API.STREAM.INFO.>"]},
                    subscribe: {allow: ["_INBOX.>"]}}}
+    {user: deaf, password: pw,
+     permissions: {publish: {allow: [">"]}, subscribe: {allow: ["elsewhere.>"]}}}
   ]
 }
 """ % os.path.join(tmp, "js")
@@ -526,6 +528,8 @@ authorization {
         make_stream(nc)
         r = run_vigil("watch", "--nats", "nats://watcher:pw@127.0.0.1:%d" % server.port,
                       "--session", "s1", "--durable", "p1")
+        deaf = run_vigil("watch", "--nats", "nats://deaf:pw@127.0.0.1:%d" % server.port,
+                         "--session", "s1", "--durable", "p2")
     finally:
         if nc:
             nc.close()
@@ -535,6 +539,11 @@ authorization {
     # The URL is named, its password never.
     assert "nats://watcher:***@127.0.0.1:%d" % server.port in r.stderr, r.stderr
     assert "pw@" not in r.stderr, r.stderr
+    # An account that may not subscribe to its inboxes: named too.
+    assert deaf.returncode == 1, deaf
+    assert "permission denied" in deaf.stderr, deaf.stderr
+    assert "Permissions Violation for Subscription to" in deaf.stderr, deaf.stderr
+    assert "_INBOX." in deaf.stderr, deaf.stderr
     assert "$JS.API.CONSUMER." in r.stderr and "VIGIL.p1" in r.stderr, r.stderr
 
 
