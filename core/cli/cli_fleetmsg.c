@@ -261,9 +261,14 @@ cli_fleetmsg_check(const FleetMsg *msg, const char *want_session, FleetNote *not
     ok = fleetmsg_bad(why, "Vigil-Epoch", msg->epoch, msg->epoch ? strlen(msg->epoch) : 0,
                       "is not 16 hex digits");
   if (ok && msg->msg_id) {
+    /* EPOCH:SESSION:SEQ, or EPOCH:SESSION:SEQ:N when the engine sent it
+     * again under a new id because another publisher took the first
+     * (docs/fleet.md, Forged ids). */
     StrBuf id = STRBUF_INIT;
     strbuf_printf(&id, "%s:%s:%llu", msg->epoch, msg->session, (unsigned long long)seq);
-    if (strcmp(id.data, msg->msg_id) != 0)
+    const char *gen = strncmp(id.data, msg->msg_id, id.len) == 0 ? msg->msg_id + id.len : "x";
+    uint64_t n;
+    if (gen[0] != '\0' && !(gen[0] == ':' && fleetmsg_parse_seq(gen + 1, &n)))
       ok = fleetmsg_bad(why, "Nats-Msg-Id", msg->msg_id, strlen(msg->msg_id),
                         "disagrees with Vigil-Epoch:Vigil-Session:Vigil-Seq");
     strbuf_free(&id);

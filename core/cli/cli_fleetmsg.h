@@ -69,7 +69,8 @@ typedef struct {
  * valid engine name and the token of want_session; Vigil-Engine is that
  * engine; Vigil-Session is want_session; Vigil-Seq a decimal seq of at least
  * 1 and Vigil-Epoch 16 hex digits; Nats-Msg-Id, when there, is
- * EPOCH:SESSION:SEQ; the payload is one msgpack map (nothing after it) whose
+ * EPOCH:SESSION:SEQ (or EPOCH:SESSION:SEQ:N, sent again under a new id);
+ * the payload is one msgpack map (nothing after it) whose
  * session, seq and epoch are the headers' and whose type and text are
  * strings, none of those keys twice. Returns true with note filled (release
  * it), or false with why set to a phrase naming what was wrong and its value

@@ -444,15 +444,21 @@ def test_a_redelivered_notification_is_printed_once(tmp, server, nc):
     publish(nc, session, note(session, 3, "three\n"))
     # An engine that lost its state directory: a new epoch, numbering anew.
     publish(nc, session, note(session, 1, "new epoch\n", epoch="00000000000000aa"))
+    # One of the epoch it left behind, delivered late: not printed again.
+    publish(nc, session, note(session, 3, "three\n"), msg_id=False)
+    # An engine's send under a new id (docs/fleet.md, Forged ids).
+    publish(nc, session, note(session, 2, "new two\n", epoch="00000000000000aa"),
+            headers={"Nats-Msg-Id": "00000000000000aa:%s:2:1" % session})
     w = Watch(server.url, session, "--oneline", "--durable", "r1")
     try:
-        assert w.take(4) == ["1 mon_web000000001 one", "2 mon_web000000001 two",
-                             "3 mon_web000000001 three", "1 mon_web000000001 new epoch"]
+        assert w.take(5) == ["1 mon_web000000001 one", "2 mon_web000000001 two",
+                             "3 mon_web000000001 three", "1 mon_web000000001 new epoch",
+                             "2 mon_web000000001 new two"]
         rc, rest, err = w.interrupt()
     finally:
         w.kill()
     assert rc == 130 and rest == [], (rc, rest, err)
-    assert "4 printed, 1 already printed skipped" in err, err
+    assert "5 printed, 2 already printed skipped" in err, err
 
 
 @with_server

@@ -113,6 +113,12 @@ TEST(a_notification_as_an_engine_publishes_it_passes)
   CHECK_STR(refusal(&m), "");
   m.msg_id = NULL; /* Nats-Msg-Id is JetStream's: checked only when there */
   CHECK_STR(refusal(&m), "");
+  m.msg_id = EPOCH ":build.prod:7:2"; /* sent again under a new id */
+  CHECK_STR(refusal(&m), "");
+  m.msg_id = EPOCH ":build.prod:7:";
+  CHECK_CONTAINS(refusal(&m), "Nats-Msg-Id");
+  m.msg_id = EPOCH ":build.prod:70";
+  CHECK_CONTAINS(refusal(&m), "Nats-Msg-Id");
   msgpack_sbuffer_destroy(&sb);
 }
 
@@ -227,12 +233,20 @@ TEST(exactly_once_per_engine_and_epoch)
   CHECK(!cli_fleetonce_seen(&o, "hostb", EPOCH, 3));
   /* Another engine's seqs are its own. */
   CHECK(!cli_fleetonce_seen(&o, "hostc", EPOCH, 1));
-  /* A new epoch numbers anew, and the old one is then new again (the
-   * contract keeps one epoch per engine). */
+  /* A new epoch numbers anew; a message of the epoch it left behind,
+   * delivered again late, is a repeat whatever its seq. */
   CHECK(!cli_fleetonce_seen(&o, "hostb", "00000000000000aa", 1));
   cli_fleetonce_mark(&o, "hostb", "00000000000000aa", 1);
   CHECK(cli_fleetonce_seen(&o, "hostb", "00000000000000aa", 1));
-  CHECK(!cli_fleetonce_seen(&o, "hostb", EPOCH, 2));
+  CHECK(cli_fleetonce_seen(&o, "hostb", EPOCH, 2));
+  CHECK(cli_fleetonce_seen(&o, "hostb", EPOCH, 3));
+  /* Only the last few are remembered. */
+  static const char *const later[] = {"00000000000000b1", "00000000000000b2",
+                                      "00000000000000b3", "00000000000000b4"};
+  for (size_t i = 0; i < 4; i++)
+    cli_fleetonce_mark(&o, "hostb", later[i], 1);
+  CHECK(cli_fleetonce_seen(&o, "hostb", "00000000000000aa", 9));
+  CHECK(!cli_fleetonce_seen(&o, "hostb", EPOCH, 9));
 }
 
 TEST(the_table_is_bounded_and_forgets_the_oldest)
