@@ -36,7 +36,7 @@ _vigil_options()
         restart) echo "--grace --wait-for --wait-timeout" ;;
         run) echo "--timeout --lines --cwd --env --pass-env --pass-env-all --caller-path --shell \
                    --no-line-buffer" ;;
-        watch) echo "--since --oneline" ;;
+        watch) echo "--since --oneline --nats --engine --durable --stream" ;;
         ignore) echo "--for --always --reason" ;;
         sessions) echo "--all -a" ;;
         setup) echo "--project --user --dry-run -n --remove --yes -y" ;;
@@ -111,8 +111,9 @@ _vigil()
         --tool-names) COMPREPLY=($(compgen -W "exact underscore" -- "$cur")); return 0 ;;
         --sample) COMPREPLY=($(compgen -W "crash loop exit lines overload" -- "$cur")); return 0 ;;
         --notification) return 0 ;;
+        --nats) COMPREPLY=($(compgen -W "nats://127.0.0.1:4222" -- "$cur")); return 0 ;;
         --session|--label|--description|--pattern|-e|--policy|--env|--pass-env|--wait-for|--since|\
-        --limit|-n|--tail|--incident|-i|--offset|--lines|--max-restarts)
+        --limit|-n|--tail|--incident|-i|--offset|--lines|--max-restarts|--engine|--durable|--stream)
             return 0 ;;
     esac
 
