@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python", "tests"))
 import msgpack  # noqa: E402
 import vigiltest  # noqa: E402
 from natsfixture import NatsServer, free_port  # noqa: E402
-from vigil_client.fleet import FleetSubscriber  # noqa: E402
+from vigil_client.fleet import FleetPermissionError, FleetSubscriber  # noqa: E402
 from vigil_client.jetstream import JetStream  # noqa: E402
 from vigil_client.nats_wire import NatsConnection  # noqa: E402
 
@@ -289,6 +289,75 @@ def test_a_forged_message_id_is_found_out(tmp):
             e.stop()
 
 
+# The accounts of docs/fleet.md section 5: an engine's user, a gateway
+# allowed to read session s1 of engine e1, and one allowed only s2.
+ACCOUNTS = """
+accounts: {
+  FLEET: {
+    jetstream: enabled
+    users: [
+      { user: e1, password: e1pw, permissions: {
+          publish: ["vigil.e1.>", "$JS.API.STREAM.INFO.VIGIL", "$JS.API.STREAM.CREATE.VIGIL"],
+          subscribe: ["_INBOX.>"] } },
+      { user: gwa, password: gwapw, permissions: {
+          publish: ["$JS.API.CONSUMER.CREATE.VIGIL.gwa.vigil.e1.s1.n",
+                    "$JS.API.CONSUMER.INFO.VIGIL.gwa", "$JS.API.CONSUMER.MSG.NEXT.VIGIL.gwa",
+                    "$JS.ACK.VIGIL.gwa.>"],
+          subscribe: ["_INBOX.>"] } },
+      { user: gwb, password: gwbpw, permissions: {
+          publish: ["$JS.API.CONSUMER.CREATE.VIGIL.gwb.vigil.e1.s2.n",
+                    "$JS.API.CONSUMER.INFO.VIGIL.gwb", "$JS.API.CONSUMER.MSG.NEXT.VIGIL.gwb",
+                    "$JS.ACK.VIGIL.gwb.>"],
+          subscribe: ["_INBOX.>"] } },
+    ]
+  }
+}
+"""
+
+
+def test_a_user_without_rights_is_refused_a_sessions_subjects(tmp):
+    with NatsServer(config=ACCOUNTS) as ns:
+        e = FleetEngine(tmp, "e1", ns.url_for("e1", "e1pw")).start()
+        try:
+            c = e.connect()
+            c.call("session_open", session="s1")
+            start_monitor(c, "s1", crash_loop(2), "web")
+            last = c.wait_notification(lambda n: n["type"] == "exit", what="the exit")["seq"]
+            vigiltest.wait_for(lambda: e.nats()["acknowledged"] >= last, "acknowledged", 30)
+            info = e.nats()
+            assert "e1pw" not in info["url"], info
+            assert "e1pw" not in e.log()
+            # The gateway allowed s1 reads it.
+            sub = FleetSubscriber(ns.url_for("gwa", "gwapw"), "gwa", engine="e1", session="s1")
+            seqs = []
+            while len(seqs) < last:
+                n = sub.next(timeout=10)
+                assert n is not None, "gwa got %s of %d" % (seqs, last)
+                seqs.append(n.seq)
+                n.ack()
+            sub.close()
+            assert seqs == list(range(1, last + 1)), seqs
+            # The one allowed only s2 is refused s1, by the server.
+            try:
+                FleetSubscriber(ns.url_for("gwb", "gwbpw"), "gwb", engine="e1", session="s1")
+            except FleetPermissionError as err:
+                assert "vigil.e1.s1.n" in str(err), err
+            else:
+                raise AssertionError("gwb was not refused session s1's subjects")
+            # And it may not publish into an engine's subjects either.
+            conn = NatsConnection.connect(ns.url_for("gwb", "gwbpw"))
+            try:
+                JetStream(conn).publish("vigil.e1.s1.n", b"forged")
+            except Exception as err:
+                assert "ermission" in str(err) or "no reply" in str(err), err
+            else:
+                raise AssertionError("gwb published into engine e1's subjects")
+            finally:
+                conn.close()
+        finally:
+            e.stop()
+
+
 def read_model(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.endswith("\n")]
@@ -395,5 +464,6 @@ if __name__ == "__main__":
         test_a_server_that_refuses_stops_the_start,
         test_an_unreachable_server_is_waited_for,
         test_a_forged_message_id_is_found_out,
+        test_a_user_without_rights_is_refused_a_sessions_subjects,
         test_exactly_once_through_a_gateway_an_engine_and_the_broker_dying,
     ], prefix="vigil-fleet-"))
