@@ -24,10 +24,11 @@
  *                 is timed when its notification's bytes came off the
  *                 socket
  *   JetStream path  a gateway per engine (bench/support/benchgateway.c):
- *                 its own connection, a durable consumer on
- *                 vigil.<engine>.*.n with explicit ack; each line is timed
- *                 when the message reached the gateway and when its ack
- *                 (AckSync) returned
+ *                 its own connection and a durable consumer with explicit
+ *                 ack per session, vigil.<engine>.<session>.n (--consumers
+ *                 engine: one on vigil.<engine>.*.n); each line is timed
+ *                 when the stream stored it, when the message reached the
+ *                 gateway and when its ack (AckSync) returned
  *
  * The rate: the flush window (200 ms) batches what a monitor writes within
  * it, so one line per window per monitor gives at most 5 notifications/s a
@@ -48,7 +49,7 @@
  * ratio: the target is that it does not move.
  *
  *   fleet [--engines 3] [--monitors 100] [--per-session 10] [--interval 300]
- *         [--seconds 60] [--no-control] [--ingest-bytes 400m] [--ingest-runs 3]
+ *         [--seconds 60] [--consumers session|engine] [--no-control] [--ingest-bytes 400m] [--ingest-runs 3]
  *         [--no-ingest] [--nats-server PATH] [--vigild PATH] [--keep]
  *
  * latency_child and ingest are looked for beside this program, vigild one
@@ -86,6 +87,8 @@ extern char **environ;
 #define FLEET_MAX_ENGINES 8
 /* The engine's own bound on running monitors per session. */
 #define FLEET_PER_SESSION_MAX 16
+/* The most sessions an engine has here (1000 monitors, 1 a session). */
+#define FLEET_MAX_SESSIONS 1000
 /* The gap kept between the window's end and the first child's last line. */
 #define FLEET_TAIL_NS 1000000000LL
 
@@ -109,6 +112,7 @@ typedef struct {
   /* options */
   long engines, monitors, per_session, interval_ms, seconds;
   bool control, ingest, keep;
+  bool per_session_consumers;  /* --consumers session (else one per engine) */
   const char *ingest_bytes;
   long ingest_runs;
   /* programs */
@@ -123,6 +127,9 @@ typedef struct {
   int64_t first_start_ns, last_start_ns;
   int64_t from_ns, to_ns;
   double nats_cpu[2];
+  double self_cpu[2];     /* this program's: the gateways and the sockets */
+  double machine_idle;    /* % of the machine's CPU idle over the window */
+  unsigned long long idle_prev[2];
   bool sampled[2];
   msgpack_sbuffer sb;
   msgpack_packer pk;
@@ -269,6 +276,8 @@ fleet_sample_cpu(Fleet *f, int w)
   for (size_t k = 0; k < f->neng; k++)
     f->eng[k].cpu[w] = bench_proc_threads_cpu_ns(f->eng[k].rpc.vigild, &f->eng[k].cpu_loop[w]);
   f->nats_cpu[w] = bench_proc_threads_cpu_ns(f->nats.pid, NULL);
+  f->self_cpu[w] = bench_proc_threads_cpu_ns(getpid(), NULL);
+  f->machine_idle = bench_machine_idle(f->idle_prev);
   f->sampled[w] = true;
 }
 
@@ -488,6 +497,15 @@ fleet_print(Fleet *f)
     printf("  nats-server CPU per notification: %.1f us (%.1f%% of a core over the window)\n",
            (f->nats_cpu[1] - f->nats_cpu[0]) / 1e3 / (double)n,
            (f->nats_cpu[1] - f->nats_cpu[0]) / 1e7 / window_s);
+  if (f->self_cpu[0] >= 0 && f->self_cpu[1] >= f->self_cpu[0])
+    printf("  this program (the gateways and the sockets): %.1f%% of a core\n",
+           (f->self_cpu[1] - f->self_cpu[0]) / 1e7 / window_s);
+  double load[3] = {-1, -1, -1};
+  if (getloadavg(load, 3) != 3)
+    load[0] = load[1] = load[2] = -1;
+  printf("  the machine: %.0f%% idle over the window (%ld cpus, shared); load average at the end "
+         "%.2f %.2f %.2f\n",
+         f->machine_idle, sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
 
   /* What each path delivered over the whole run, and the gateways'
    * checks. */
@@ -677,7 +695,7 @@ fleet_usage(void)
 {
   fprintf(stderr,
           "usage: fleet [--engines 3] [--monitors 100] [--per-session 10] [--interval 300]\n"
-          "             [--seconds 60] [--no-control] [--ingest-bytes 400m] [--ingest-runs 3]\n"
+          "             [--seconds 60] [--consumers session|engine] [--no-control] [--ingest-bytes 400m] [--ingest-runs 3]\n"
           "             [--no-ingest] [--nats-server PATH] [--vigild PATH] [--keep]\n");
 }
 
@@ -705,6 +723,7 @@ main(int argc, char **argv)
   f->interval_ms = 300;
   f->seconds = 60;
   f->control = true;
+  f->per_session_consumers = true;
   f->ingest = true;
   f->ingest_bytes = "400m";
   f->ingest_runs = 3;
@@ -729,7 +748,14 @@ main(int argc, char **argv)
       nats_arg = argv[++i];
     else if (strcmp(a, "--vigild") == 0 && v)
       vigild_arg = argv[++i];
-    else if (strcmp(a, "--no-control") == 0)
+    else if (strcmp(a, "--consumers") == 0 && v) {
+      const char *c = argv[++i];
+      if (strcmp(c, "session") != 0 && strcmp(c, "engine") != 0) {
+        fprintf(stderr, "fleet: --consumers must be session or engine, got \"%s\"\n", c);
+        return 2;
+      }
+      f->per_session_consumers = strcmp(c, "session") == 0;
+    } else if (strcmp(a, "--no-control") == 0)
       f->control = false;
     else if (strcmp(a, "--no-ingest") == 0)
       f->ingest = false;
@@ -775,7 +801,10 @@ main(int argc, char **argv)
          f->engines, f->monitors, f->per_session, f->interval_ms, f->seconds, rate);
   if (f->control)
     printf("; a control engine without NATS with %ld more", f->monitors);
-  printf("\n  nats-server %s on %s, store %s/js\n", f->nats.path, f->nats.url, f->dir);
+  printf("\n  nats-server %s on %s, store %s/js; gateways: one per engine, %s\n", f->nats.path,
+         f->nats.url, f->dir,
+         f->per_session_consumers ? "a durable consumer per session (vigil.<engine>.<session>.n)"
+                                  : "one durable consumer for all its sessions (vigil.<engine>.*.n)");
   fflush(stdout);
 
   for (long k = 0; k < f->engines; k++) {
@@ -794,12 +823,27 @@ main(int argc, char **argv)
   /* The gateways subscribe before any monitor runs; they would get every
    * message anyway (deliver all), but their clocks then start with the
    * first. */
+  long sessions = (f->monitors + f->per_session - 1) / f->per_session;
   for (long k = 0; k < f->engines; k++) {
     FleetEngine *e = &f->eng[k];
-    char durable[32], filter[64], err[512];
-    snprintf(durable, sizeof durable, "bench-%s", e->name);
-    snprintf(filter, sizeof filter, "vigil.%s.*.n", e->name);
-    e->gw = bench_gateway_start(f->nats.url, "VIGIL", durable, filter, err, sizeof err);
+    char name[32], err[512];
+    char filters[FLEET_MAX_SESSIONS][96];
+    const char *fp[FLEET_MAX_SESSIONS];
+    size_t nf = 0;
+    snprintf(name, sizeof name, "bench-%s", e->name);
+    if (f->per_session_consumers) {
+      /* Session names here have no '.', so each is its own token. */
+      for (long s = 0; s < sessions; s++, nf++) {
+        char session[32];
+        fleet_session_name(f, s * f->per_session, session, sizeof session);
+        snprintf(filters[nf], sizeof filters[nf], "vigil.%s.%s.n", e->name, session);
+      }
+    } else {
+      snprintf(filters[nf++], sizeof filters[0], "vigil.%s.*.n", e->name);
+    }
+    for (size_t i = 0; i < nf; i++)
+      fp[i] = filters[i];
+    e->gw = bench_gateway_start(f->nats.url, "VIGIL", name, fp, nf, err, sizeof err);
     if (e->gw == NULL)
       bench_rpc_die("gateway for %s: %s", e->name, err);
   }

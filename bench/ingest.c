@@ -865,7 +865,8 @@ ingest_wire(Ingest *b, const char *gen, const char *vigild)
                                       "run/vigil.sock",    "perf-probe.txt",
                                       "perf-pipe.txt",     "perf-grep.txt",
                                       "perf-vigil.txt",    "run/state/lock",
-                                      "run/state/monitors", "run/state",
+                                      "run/state/monitors", "run/state/sessions",
+                                      "run/state",
                                       "run"};
   int nrm = 0;
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)

@@ -1,8 +1,9 @@
 /*
  * The timed JetStream gateway of bench/fleet (benchgateway.h).
  *
- * nats.c calls gateway_on_msg on the subscription's delivery thread, one
- * message at a time; everything it records is under the gateway's mutex,
+ * nats.c calls gateway_on_msg on each subscription's delivery thread (one
+ * thread per subscription), one message of that subscription at a time;
+ * everything it records is under the gateway's mutex,
  * since the benchmark's main thread reads the counts while it runs. The
  * clock is read first thing in the callback (the message is "had") and
  * right after natsMsg_AckSync returns (the ack is confirmed); parsing and
@@ -36,7 +37,8 @@ struct BenchGateway {
   natsOptions *opts;
   natsConnection *nc;
   jsCtx *js;
-  natsSubscription *sub;
+  natsSubscription **subs;     /* one per filter subject */
+  size_t nsubs;
   pthread_mutex_t mu;
   BenchGatewayCounts c;
   BenchSamples stored, received, acked;
@@ -212,8 +214,8 @@ gateway_fail(char *err, size_t cap, const char *what, natsStatus s, jsErrCode je
 
 /* See benchgateway.h. */
 BenchGateway *
-bench_gateway_start(const char *url, const char *stream, const char *durable, const char *filter,
-                    char *err, size_t cap)
+bench_gateway_start(const char *url, const char *stream, const char *name,
+                    const char *const *filters, size_t nfilters, char *err, size_t cap)
 {
   BenchGateway *g = calloc(1, sizeof *g);
   if (g == NULL) {
@@ -226,7 +228,7 @@ bench_gateway_start(const char *url, const char *stream, const char *durable, co
   if (s == NATS_OK)
     s = natsOptions_SetURL(g->opts, url);
   if (s == NATS_OK)
-    s = natsOptions_SetName(g->opts, durable);
+    s = natsOptions_SetName(g->opts, name);
   if (s == NATS_OK)
     s = natsConnection_Connect(&g->nc, g->opts);
   if (s != NATS_OK) {
@@ -239,20 +241,33 @@ bench_gateway_start(const char *url, const char *stream, const char *durable, co
     bench_gateway_free(g);
     return NULL;
   }
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = stream;
-  so.ManualAck = true;
-  so.Config.Durable = durable;
-  so.Config.AckPolicy = js_AckExplicit;
-  so.Config.DeliverPolicy = js_DeliverAll;
-  so.Config.MaxAckPending = 20000;
-  jsErrCode jerr = 0;
-  s = js_Subscribe(&g->sub, g->js, filter, gateway_on_msg, g, NULL, &so, &jerr);
-  if (s != NATS_OK) {
-    gateway_fail(err, cap, "subscribe", s, jerr);
+  g->subs = calloc(nfilters ? nfilters : 1, sizeof *g->subs);
+  if (g->subs == NULL) {
+    snprintf(err, cap, "out of memory");
     bench_gateway_free(g);
     return NULL;
+  }
+  for (size_t i = 0; i < nfilters; i++) {
+    char durable[64];
+    snprintf(durable, sizeof durable, "%s-%zu", name, i + 1);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = stream;
+    so.ManualAck = true;
+    so.Config.Durable = durable;
+    so.Config.AckPolicy = js_AckExplicit;
+    so.Config.DeliverPolicy = js_DeliverAll;
+    so.Config.MaxAckPending = 20000;
+    jsErrCode jerr = 0;
+    s = js_Subscribe(&g->subs[i], g->js, filters[i], gateway_on_msg, g, NULL, &so, &jerr);
+    if (s != NATS_OK) {
+      char what[128];
+      snprintf(what, sizeof what, "subscribe to %s", filters[i]);
+      gateway_fail(err, cap, what, s, jerr);
+      bench_gateway_free(g);
+      return NULL;
+    }
+    g->nsubs = i + 1;
   }
   return g;
 }
@@ -271,14 +286,14 @@ bench_gateway_counts(BenchGateway *g)
 void
 bench_gateway_stop(BenchGateway *g)
 {
-  if (g->sub != NULL) {
-    if (natsSubscription_Drain(g->sub) == NATS_OK)
-      natsSubscription_WaitForDrainCompletion(g->sub, 10000);
-    else
-      natsSubscription_Unsubscribe(g->sub);
-    natsSubscription_Destroy(g->sub);
-    g->sub = NULL;
+  for (size_t i = 0; i < g->nsubs; i++)
+    if (natsSubscription_Drain(g->subs[i]) != NATS_OK)
+      natsSubscription_Unsubscribe(g->subs[i]);
+  for (size_t i = 0; i < g->nsubs; i++) {
+    natsSubscription_WaitForDrainCompletion(g->subs[i], 10000);
+    natsSubscription_Destroy(g->subs[i]);
   }
+  g->nsubs = 0;
   jsCtx_Destroy(g->js);
   g->js = NULL;
   if (g->nc != NULL) {
@@ -317,6 +332,7 @@ bench_gateway_free(BenchGateway *g)
     return;
   bench_gateway_stop(g);
   natsOptions_Destroy(g->opts);
+  free(g->subs);
   bench_samples_free(&g->stored);
   bench_samples_free(&g->received);
   bench_samples_free(&g->acked);

@@ -2,12 +2,15 @@
  * A timed JetStream gateway for bench/fleet: what a gateway of
  * docs/fleet.md section 3 does with each notification, with a clock on it.
  *
- * Each gateway has a connection of its own and a durable consumer on the
- * stream with explicit ack, deliver all, and a filter subject (one
- * engine's `vigil.<engine>.*.n`). The consumer is a push consumer: the
- * server sends each message as soon as it is stored, and nats.c hands it to
- * a callback on the subscription's own thread, which is when the gateway
- * "has" it. The callback then checks it as a gateway must (the payload a
+ * Each gateway has a connection of its own and, per filter subject it is
+ * given, a durable consumer on the stream with explicit ack and deliver
+ * all: one per session (`vigil.<engine>.<token>.n`) or one for an engine's
+ * sessions (`vigil.<engine>.*.n`), docs/fleet.md's two ways. The consumers
+ * are push consumers: the server sends each message as soon as it is
+ * stored, and nats.c hands it to a callback on the subscription's own
+ * thread, which is when the gateway "has" it. Subscriptions, hence
+ * sessions with a consumer each, are served side by side; one
+ * subscription's messages one after the other. The callback then checks it as a gateway must (the payload a
  * msgpack map whose session, seq and epoch agree with the Vigil-* headers;
  * each session's seq above the last one seen), and acks it with
  * natsMsg_AckSync, which returns once the server confirmed the ack: that is
@@ -47,15 +50,17 @@ typedef struct {
   uint64_t max_pending;    /* the most messages the consumer had waiting behind one */
 } BenchGatewayCounts;
 
-/* Connects to url and subscribes durable on stream with filter subject;
- * returns the gateway, or NULL with the reason in err (cap bytes). */
-BenchGateway *bench_gateway_start(const char *url, const char *stream, const char *durable,
-                                  const char *filter, char *err, size_t cap);
+/* Connects to url (as client name) and subscribes, for each of the
+ * nfilters filter subjects, a durable consumer NAME-<i> on stream; returns
+ * the gateway, or NULL with the reason in err (cap bytes). */
+BenchGateway *bench_gateway_start(const char *url, const char *stream, const char *name,
+                                  const char *const *filters, size_t nfilters, char *err,
+                                  size_t cap);
 
 /* The counts so far (taken under the gateway's lock). */
 BenchGatewayCounts bench_gateway_counts(BenchGateway *g);
 
-/* Drains the subscription (no callback runs after it returns) and closes
+/* Drains the subscriptions (no callback runs after it returns) and closes
  * the connection; the samples and counts stay readable until
  * bench_gateway_free. */
 void bench_gateway_stop(BenchGateway *g);

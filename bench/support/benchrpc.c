@@ -14,8 +14,8 @@
  * msgid has come, handing any notification read on the way to the hook. The
  * engine runs in a fresh /tmp/vigil-NAME-XXXXXX/ holding config.lua,
  * vigild.log, run/vigil.sock and the state directory beside it, run/state/
- * (its lock and its empty monitors/); bench_rpc_cleanup removes exactly
- * those.
+ * (its lock and its empty monitors/ and sessions/); bench_rpc_cleanup
+ * removes exactly those.
  */
 #include "benchrpc.h"
 
@@ -647,6 +647,8 @@ bench_rpc_cleanup(BenchRpc *rpc, bool keep)
   unlink(rpc->sock_path);
   snprintf(path, sizeof path, "%s/run/state/monitors", rpc->dir);
   rmdir(path);
+  snprintf(path, sizeof path, "%s/run/state/sessions", rpc->dir);
+  rmdir(path); /* named sessions' journals, gone once they were closed */
   snprintf(path, sizeof path, "%s/run/state/lock", rpc->dir);
   unlink(path);
   snprintf(path, sizeof path, "%s/run/state", rpc->dir);
