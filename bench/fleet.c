@@ -103,8 +103,9 @@ typedef struct {
   BenchGateway *gw;
   BenchSamples socket;    /* stamped lines, timed off the socket */
   uint64_t outputs, merged, endings, other, suppressed;
-  /* its CPU (ns, all threads, and its loop thread) at the window's ends */
-  double cpu[2], cpu_loop[2];
+  /* its CPU (ns, all threads, and its loop thread) at the window's ends,
+   * and its threads' waits for a CPU */
+  double cpu[2], cpu_loop[2], wait[2];
 } FleetEngine;
 
 /* The run. */
@@ -126,7 +127,7 @@ typedef struct {
   long rate_per_10s;
   int64_t first_start_ns, last_start_ns;
   int64_t from_ns, to_ns;
-  double nats_cpu[2];
+  double nats_cpu[2], nats_wait[2];
   double self_cpu[2];     /* this program's: the gateways and the sockets */
   double machine_idle;    /* % of the machine's CPU idle over the window */
   unsigned long long idle_prev[2];
@@ -273,9 +274,12 @@ fleet_monitor_start(Fleet *f, FleetEngine *e, long i)
 static void
 fleet_sample_cpu(Fleet *f, int w)
 {
-  for (size_t k = 0; k < f->neng; k++)
+  for (size_t k = 0; k < f->neng; k++) {
     f->eng[k].cpu[w] = bench_proc_threads_cpu_ns(f->eng[k].rpc.vigild, &f->eng[k].cpu_loop[w]);
+    f->eng[k].wait[w] = bench_proc_threads_wait_ns(f->eng[k].rpc.vigild);
+  }
   f->nats_cpu[w] = bench_proc_threads_cpu_ns(f->nats.pid, NULL);
+  f->nats_wait[w] = bench_proc_threads_wait_ns(f->nats.pid);
   f->self_cpu[w] = bench_proc_threads_cpu_ns(getpid(), NULL);
   f->machine_idle = bench_machine_idle(f->idle_prev);
   f->sampled[w] = true;
@@ -401,9 +405,10 @@ fleet_row(const Fleet *f, const char *name, const BenchSamples *s)
  * NATS): us in all threads and in the loop thread, summed over the engines
  * of one kind. Returns false when nothing was read. */
 static bool
-fleet_cpu_per_notification(const Fleet *f, bool nats, double *us, double *loop_us, size_t *n)
+fleet_cpu_per_notification(const Fleet *f, bool nats, double *us, double *loop_us,
+                           double *wait_us, size_t *n)
 {
-  double cpu = 0, loop = 0;
+  double cpu = 0, loop = 0, wait = 0;
   *n = 0;
   for (size_t k = 0; k < f->neng; k++) {
     const FleetEngine *e = &f->eng[k];
@@ -413,12 +418,14 @@ fleet_cpu_per_notification(const Fleet *f, bool nats, double *us, double *loop_u
       return false;
     cpu += e->cpu[1] - e->cpu[0];
     loop += e->cpu_loop[1] - e->cpu_loop[0];
+    wait += e->wait[1] - e->wait[0];
     *n += bench_samples_latency(&e->socket, f->from_ns, f->to_ns).n;
   }
   if (*n == 0)
     return false;
   *us = cpu / 1e3 / (double)*n;
   *loop_us = loop / 1e3 / (double)*n;
+  *wait_us = wait / 1e3 / (double)*n;
   return true;
 }
 
@@ -477,26 +484,29 @@ fleet_print(Fleet *f)
              lt.p50 - ls.p50, lt.p99 - ls.p99);
   }
 
-  double us = 0, loop = 0, cus = 0, cloop = 0;
+  double us = 0, loop = 0, wait = 0, cus = 0, cloop = 0, cwait = 0;
   size_t n = 0, cn = 0;
-  bool have = fleet_cpu_per_notification(f, true, &us, &loop, &n);
-  bool chave = fleet_cpu_per_notification(f, false, &cus, &cloop, &cn);
+  bool have = fleet_cpu_per_notification(f, true, &us, &loop, &wait, &n);
+  bool chave = fleet_cpu_per_notification(f, false, &cus, &cloop, &cwait, &cn);
   if (have)
     printf("  engine CPU per notification, with NATS: %.1f us (loop thread %.1f, other threads "
-           "%.1f: the NATS link, nats.c's own, libuv's pool)\n",
-           us, loop, us - loop);
+           "%.1f: the NATS link, nats.c's own, libuv's pool); its threads waited %.1f us for a "
+           "CPU\n",
+           us, loop, us - loop, wait);
   if (chave)
     printf("  engine CPU per notification, control:   %.1f us (loop thread %.1f, other threads "
-           "%.1f)\n",
-           cus, cloop, cus - cloop);
+           "%.1f); its threads waited %.1f us for a CPU\n",
+           cus, cloop, cus - cloop, cwait);
   if (have && chave)
     printf("  what publishing costs an engine: %.1f us per notification (%.1f of it on the "
            "loop)\n",
            us - cus, loop - cloop);
   if (n > 0 && f->nats_cpu[0] >= 0 && f->nats_cpu[1] >= f->nats_cpu[0])
-    printf("  nats-server CPU per notification: %.1f us (%.1f%% of a core over the window)\n",
+    printf("  nats-server CPU per notification: %.1f us (%.1f%% of a core over the window); its "
+           "threads waited %.1f us for a CPU\n",
            (f->nats_cpu[1] - f->nats_cpu[0]) / 1e3 / (double)n,
-           (f->nats_cpu[1] - f->nats_cpu[0]) / 1e7 / window_s);
+           (f->nats_cpu[1] - f->nats_cpu[0]) / 1e7 / window_s,
+           (f->nats_wait[1] - f->nats_wait[0]) / 1e3 / (double)n);
   if (f->self_cpu[0] >= 0 && f->self_cpu[1] >= f->self_cpu[0])
     printf("  this program (the gateways and the sockets): %.1f%% of a core\n",
            (f->self_cpu[1] - f->self_cpu[0]) / 1e7 / window_s);

@@ -843,9 +843,10 @@ bench_samples_latency(const BenchSamples *s, int64_t from_ns, int64_t to_ns)
   return l;
 }
 
-/* See benchrpc.h. */
-double
-bench_proc_threads_cpu_ns(pid_t pid, double *main_ns)
+/* Field (0: run time, 1: run-queue wait) of schedstat summed over pid's
+ * live threads, or -1; *main_ns (may be NULL) gets the main thread's. */
+static double
+bench_proc_threads_schedstat(pid_t pid, int field, double *main_ns)
 {
   char path[64];
   snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
@@ -861,17 +862,32 @@ bench_proc_threads_cpu_ns(pid_t pid, double *main_ns)
     char stat_path[320];
     snprintf(stat_path, sizeof stat_path, "/proc/%ld/task/%s/schedstat", (long)pid, e->d_name);
     FILE *f = fopen(stat_path, "r");
-    unsigned long long ns = 0;
-    if (f != NULL && fscanf(f, "%llu", &ns) == 1) {
-      total += (double)ns;
+    unsigned long long v[2] = {0, 0};
+    if (f != NULL && fscanf(f, "%llu %llu", &v[0], &v[1]) == 2) {
+      double ns = (double)v[field];
+      total += ns;
       if (main_ns != NULL && strtol(e->d_name, NULL, 10) == (long)pid)
-        *main_ns = (double)ns;
+        *main_ns = ns;
     }
     if (f != NULL)
       fclose(f);
   }
   closedir(d);
   return total;
+}
+
+/* See benchrpc.h. */
+double
+bench_proc_threads_cpu_ns(pid_t pid, double *main_ns)
+{
+  return bench_proc_threads_schedstat(pid, 0, main_ns);
+}
+
+/* See benchrpc.h. */
+double
+bench_proc_threads_wait_ns(pid_t pid)
+{
+  return bench_proc_threads_schedstat(pid, 1, NULL);
 }
 
 /* See benchrpc.h. */

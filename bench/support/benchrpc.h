@@ -225,6 +225,11 @@ BenchLatency bench_samples_latency(const BenchSamples *s, int64_t from_ns, int64
  * ticks, but a thread that has exited is no longer counted. */
 double bench_proc_threads_cpu_ns(pid_t pid, double *main_ns);
 
+/* The time pid's live threads have waited to run (runnable, on a run
+ * queue: schedstat's second field), in ns, or -1: what a loaded machine
+ * costs a process beside its own CPU. */
+double bench_proc_threads_wait_ns(pid_t pid);
+
 /* utime + stime of pid (every thread) in clock ticks, or -1. */
 long long bench_cpu_ticks(pid_t pid);
 
