@@ -187,9 +187,10 @@ fleet_session_name(const Fleet *f, long i, char *out, size_t cap)
   snprintf(out, cap, "agent-%02ld", i / f->per_session + 1);
 }
 
-/* Starts engine k (named name; NATS unless it is the control), reads its
- * flush window and, with NATS, checks that it is connected; opens its
- * sessions. */
+/* Starts engine e, named name (its nats.engine when nats; the control has
+ * no NATS), reads its flush window, checks that api_info's nats map is
+ * there exactly when nats (and says so when it is not yet connected), and
+ * opens its sessions. */
 static void
 fleet_engine_start(Fleet *f, FleetEngine *e, const char *name, bool nats)
 {
