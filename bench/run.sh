@@ -124,7 +124,7 @@ for b in "${which[@]}"; do
       # then ingest's wire figure without and with NATS (about 4 min; the
       # quick one 3 x 20 monitors for 15 s and a 50 MiB ingest once).
       if [ "$quick" -eq 1 ]; then
-        args=(--monitors 20 --seconds 15 --ingest-bytes 50m --ingest-runs 1)
+        args=(--monitors 20 --seconds 15 --ingest-bytes 50m --ingest-runs 1 --ingest-rounds 1)
       else args=(); fi
       bench 900 "$build/bench/fleet" "${args[@]}" || status=1 ;;
   esac
