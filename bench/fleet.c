@@ -353,13 +353,17 @@ fleet_print_publisher(Fleet *f, FleetEngine *e)
   uint32_t id = bench_rpc_begin(&e->rpc, &f->sb, &f->pk, "api_info", 0);
   const msgpack_object *ni = bench_rpc_get(bench_rpc_call(&e->rpc, id, &f->sb), "nats");
   static const char *const keys[] = {"published", "acknowledged", "duplicates", "retries",
-                                     "timeouts", "refusals", "lost", "in_flight"};
+                                     "timeouts",  "refusals",     "lost",       "foreign_ids",
+                                     "in_flight"};
   char state[32], last_error[160];
   bench_rpc_str(bench_rpc_get(ni, "state"), state, sizeof state);
   bench_rpc_str(bench_rpc_get(ni, "last_error"), last_error, sizeof last_error);
   printf("    %-8s %s", e->name, state);
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-    printf(", %s %lld", keys[i], (long long)bench_rpc_uint(bench_rpc_get(ni, keys[i])));
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    int64_t v = bench_rpc_uint(bench_rpc_get(ni, keys[i]));
+    if (v >= 0) /* an engine that does not report it: left out */
+      printf(", %s %lld", keys[i], (long long)v);
+  }
   if (last_error[0] != '\0')
     printf(", last_error \"%s\"", last_error);
   printf("\n");
@@ -838,8 +842,9 @@ main(int argc, char **argv)
     printf("; a control engine without NATS with %ld more", f->monitors);
   printf("\n  nats-server %s on %s, store %s/js; gateways: one per engine, %s\n", f->nats.path,
          f->nats.url, f->dir,
-         f->per_session_consumers ? "a durable consumer per session (vigil.<engine>.<session>.n)"
-                                  : "one durable consumer for all its sessions (vigil.<engine>.*.n)");
+         f->per_session_consumers
+             ? "a durable consumer per session (vigil.<engine>.<session>.n)"
+             : "one durable consumer for all its sessions (vigil.<engine>.*.n)");
   fflush(stdout);
 
   for (long k = 0; k < f->engines; k++) {

@@ -10,9 +10,10 @@
  * stored, and nats.c hands it to a callback on the subscription's own
  * thread, which is when the gateway "has" it. Subscriptions, hence
  * sessions with a consumer each, are served side by side; one
- * subscription's messages one after the other. The callback then checks it as a gateway must (the payload a
- * msgpack map whose session, seq and epoch agree with the Vigil-* headers;
- * each session's seq above the last one seen), and acks it with
+ * subscription's messages one after the other. The callback then checks
+ * each as a gateway must (the payload a msgpack map whose session, seq and
+ * epoch agree with the Vigil-* headers; each session's seq above the last
+ * one seen), and acks it with
  * natsMsg_AckSync, which returns once the server confirmed the ack: that is
  * "the gateway's ack". Every "Error: N STAMP" line of an output
  * notification is timed against the stamp its child wrote three times:
