@@ -423,18 +423,25 @@ fleet_link_set_ready(FleetLink *l, FleetReadiness r, const char *why)
   pthread_cond_broadcast(&l->cond);
 }
 
+/* The moment ms from now, as pthread_cond_timedwait takes it. */
+static void
+fleet_link_deadline(int64_t ms, struct timespec *until)
+{
+  clock_gettime(CLOCK_REALTIME, until);
+  until->tv_sec += ms / 1000;
+  until->tv_nsec += (ms % 1000) * 1000000;
+  if (until->tv_nsec >= 1000000000) {
+    until->tv_sec++;
+    until->tv_nsec -= 1000000000;
+  }
+}
+
 /* Waits, on the thread, ms or until told to stop; returns whether to stop. */
 static bool
 fleet_link_pause(FleetLink *l, int64_t ms)
 {
   struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += ms / 1000;
-  until.tv_nsec += (ms % 1000) * 1000000;
-  if (until.tv_nsec >= 1000000000) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000;
-  }
+  fleet_link_deadline(ms, &until);
   pthread_mutex_lock(&l->mu);
   while (!l->stop && pthread_cond_timedwait(&l->cond, &l->mu, &until) != ETIMEDOUT)
     ;
@@ -616,13 +623,7 @@ FleetReadiness
 fleet_link_wait_ready(FleetLink *l, int64_t timeout_ms, VigilError *err)
 {
   struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += timeout_ms / 1000;
-  until.tv_nsec += (timeout_ms % 1000) * 1000000;
-  if (until.tv_nsec >= 1000000000) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000;
-  }
+  fleet_link_deadline(timeout_ms, &until);
   pthread_mutex_lock(&l->mu);
   while (!l->ready_known && pthread_cond_timedwait(&l->cond, &l->mu, &until) != ETIMEDOUT)
     ;

@@ -34,7 +34,10 @@ def free_port():
 
 
 def server(mode, port, arg=None):
-    cmd = "exec python3 %s %s %d" % (SERVER, mode, port)
+    # The interpreter running this test, not PATH's python3: that may be a
+    # version manager's shim (pyenv's is a shell script), whose start under
+    # load ate the readiness bounds these tests set.
+    cmd = "exec %s %s %s %d" % (sys.executable, SERVER, mode, port)
     if arg is not None:
         cmd += " %s" % arg
     return ["sh", "-c", cmd]
@@ -418,7 +421,7 @@ def test_the_cli_waits_for_ready_or_fails_with_the_tail(e):
     port = free_port()
     mark = os.path.join(e.dir, "mark")
     p = cli(e, "start", "--ready-tcp", str(port), "--wait-for-ready", "--", "sh", "-c",
-            "READY_MARK=%s exec python3 %s late %d 0.5" % (mark, SERVER, port))
+            "READY_MARK=%s exec %s %s late %d 0.5" % (mark, sys.executable, SERVER, port))
     assert p.returncode == 0, (p.returncode, p.stderr)
     mid = p.stdout.strip()
     assert os.path.exists(mark), "returned before the bind"

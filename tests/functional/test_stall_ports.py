@@ -250,7 +250,7 @@ def test_vigil_list_and_status_show_the_port_and_vigil_start_takes_quiet_after(e
     with open(server, "w") as f:
         f.write(SERVER)
     done = vigil_ok(e, "start", "--label", "web", "--wait-for", "^port=", "--", "sh", "-c",
-                    "exec python3 " + server)
+                    "exec %s %s" % (sys.executable, server))
     mid = done.stdout.splitlines()[0].strip()
     port = int(re.search(r"is ready: .*port=(\d+)", done.stderr).group(1))
     lst = vigil_ok(e, "list").stdout.splitlines()
