@@ -462,6 +462,40 @@ def test_a_redelivered_notification_is_printed_once(tmp, server, nc):
 
 
 @with_server
+def test_what_comes_ahead_is_held_back_and_printed_in_order(tmp, server, nc):
+    # JetStream delivers a message whose ack never came again after the ack
+    # wait, behind what came since: here seq 3 reaches the stream before 2.
+    session = "s1"
+    publish(nc, session, note(session, 1, "one\n"))
+    w = Watch(server.url, session, "--oneline", "--durable", "o1")
+    try:
+        assert w.take(1) == ["1 mon_web000000001 one"]
+        rc, rest, err = w.interrupt()
+    finally:
+        w.kill()
+    assert rc == 130 and rest == [], (rc, rest, err)
+    # A second run: it starts after the 1 the first printed (the durable's
+    # ack floor), so 3, delivered first, is held back until 2 has come.
+    publish(nc, session, note(session, 3, "three\n"))
+    publish(nc, session, note(session, 2, "two\n"))
+    w = Watch(server.url, session, "--oneline", "--durable", "o1")
+    try:
+        assert w.take(2) == ["2 mon_web000000001 two", "3 mon_web000000001 three"]
+        # The same within a run: 5 before 4 comes out 4, 5.
+        publish(nc, session, note(session, 5, "five\n"))
+        publish(nc, session, note(session, 4, "four\n"))
+        assert w.take(2) == ["4 mon_web000000001 four", "5 mon_web000000001 five"]
+        rc, rest, err = w.interrupt()
+    finally:
+        w.kill()
+    assert rc == 130 and rest == [], (rc, rest, err)
+    assert "4 printed" in err and "held back to come in order" in err, err
+    assert "gap" not in err, err
+    state = consumer_state(nc, "o1")
+    assert state["num_ack_pending"] == 0 and state["num_pending"] == 0, state
+
+
+@with_server
 def test_engine_filter_and_a_durable_of_another_subject(tmp, server, nc):
     session = "s1"
     publish(nc, session, note(session, 1, "from b\n"), engine="hostb")
@@ -582,6 +616,7 @@ if __name__ == "__main__":
         test_json_prints_each_notification_map,
         test_malformed_messages_are_acked_counted_and_not_printed,
         test_a_redelivered_notification_is_printed_once,
+        test_what_comes_ahead_is_held_back_and_printed_in_order,
         test_engine_filter_and_a_durable_of_another_subject,
         test_unreachable_server_is_a_clear_error,
         test_a_server_without_jetstream_is_a_clear_error,
