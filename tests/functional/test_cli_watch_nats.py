@@ -418,10 +418,12 @@ def test_malformed_messages_are_acked_counted_and_not_printed(tmp, server, nc):
     # The session header not the one watched (on this session's subject).
     publish(nc, session, note(session, 5, "wrong session\n"), headers={"Vigil-Session": "s2"},
             msg_id=False)
-    publish(nc, session, note(session, 6, "good two\n"))
+    # The engine's real seq 2 (the malformed ones are no notification of it:
+    # a seq of theirs is nothing to wait for, nor to skip).
+    publish(nc, session, note(session, 2, "good two\n"))
     w = Watch(server.url, session, "--oneline", "--durable", "m1")
     try:
-        assert w.take(2) == ["1 mon_web000000001 good one", "6 mon_web000000001 good two"]
+        assert w.take(2) == ["1 mon_web000000001 good one", "2 mon_web000000001 good two"]
         rc, rest, err = w.interrupt()
     finally:
         w.kill()
@@ -587,6 +589,55 @@ authorization {
     assert "$JS.API.CONSUMER." in r.stderr and "VIGIL.p1" in r.stderr, r.stderr
 
 
+def test_a_user_not_allowed_to_read_back_the_ack_floor_still_watches(tmp):
+    # Reading back the message the durable acked last needs
+    # $JS.API.STREAM.MSG.GET: without it the watch says so and goes on, each
+    # engine starting at its first message of the run.
+    config = """
+jetstream { store_dir: "%s" }
+authorization {
+  users = [
+    {user: admin, password: admin}
+    {user: reader, password: pw,
+     permissions: {publish: {allow: ["$JS.API.INFO", "$JS.API.STREAM.INFO.>",
+                                     "$JS.API.CONSUMER.>", "$JS.ACK.>"]},
+                   subscribe: {allow: ["_INBOX.>"]}}}
+  ]
+}
+""" % os.path.join(tmp, "js")
+    server = NatsServer(tmp, jetstream=False, config=config)
+    nc = None
+    url = "nats://reader:pw@127.0.0.1:%d" % server.port
+    try:
+        nc = NatsClient(server.port, "admin", "admin")
+        make_stream(nc)
+        publish(nc, "s1", note("s1", 1, "one\n"))
+        w = Watch(url, "s1", "--oneline", "--durable", "f1")
+        try:
+            assert w.take(1) == ["1 mon_web000000001 one"]
+            rc, rest, err = w.interrupt()
+        finally:
+            w.kill()
+        assert rc == 130, (rc, err)
+        publish(nc, "s1", note("s1", 2, "two\n"))
+        w = Watch(url, "s1", "--oneline", "--durable", "f1")
+        try:
+            assert w.take(1) == ["2 mon_web000000001 two"]
+            publish(nc, "s1", note("s1", 3, "three\n"))
+            assert w.take(1) == ["3 mon_web000000001 three"]
+            rc, rest, err = w.interrupt()
+        finally:
+            w.kill()
+    finally:
+        if nc:
+            nc.close()
+        server.stop()
+    assert rc == 130 and rest == [], (rc, rest, err)
+    assert "cannot read back the message durable f1 acked last" in err, err
+    assert "STREAM.MSG.GET" in err, err
+    assert "2 printed" in err, err
+
+
 def test_usage_errors_name_the_option(tmp):
     cases = [
         (["--nats", "http://127.0.0.1:4222"], "is not a NATS URL: its scheme"),
@@ -622,5 +673,6 @@ if __name__ == "__main__":
         test_a_server_without_jetstream_is_a_clear_error,
         test_a_missing_stream_is_a_clear_error,
         test_a_refused_permission_names_the_subject,
+        test_a_user_not_allowed_to_read_back_the_ack_floor_still_watches,
         test_usage_errors_name_the_option,
     ], prefix="vigil-natswatch-"))
