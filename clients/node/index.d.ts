@@ -593,6 +593,10 @@ export interface FleetSubscriberOptions {
   batch?: number;
   /** The largest payload accepted (default FLEET_PAYLOAD_MAX_BYTES); a larger one is malformed. */
   maxPayloadBytes?: number;
+  /** How long a message ahead of the next seq is held back at most before it is
+   * taken with the gap counted (ms, 0..604800000; default twice the consumer's
+   * ack_wait and FLEET_HOLD_EXTRA_MS). */
+  holdMs?: number;
   /** Any other NATS.js connect options (they win over the subscriber's own: maxReconnectAttempts -1). */
   natsOptions?: Record<string, unknown>;
 }
@@ -622,6 +626,19 @@ export interface FleetCounters {
   duplicates: number;
   /** Messages termed and never handed over: not a well-formed notification of the fleet. */
   malformed: number;
+  /** Deliveries held back (nak'ed with a delay): ahead of the next seq of their session. */
+  heldBack: number;
+  /** Notifications taken after being held back past the hold bound: seqs before them never came. */
+  gaps: number;
+}
+
+/** Where a held-back or gap-taken message stands. */
+export interface FleetPlace {
+  engine: string;
+  session: string;
+  epoch: string;
+  seq: number;
+  streamSeq: number;
 }
 
 export interface FleetMalformed {
@@ -657,7 +674,11 @@ export declare class FleetSubscriber extends EventEmitter implements AsyncIterab
   close(): Promise<void>;
 
   on(event: 'malformed', listener: (m: FleetMalformed) => void): this;
-  on(event: 'duplicate', listener: (d: { engine: string; session: string; epoch: string; seq: number; streamSeq: number }) => void): this;
+  on(event: 'duplicate', listener: (d: FleetPlace) => void): this;
+  /** A delivery ahead of the next seq of its session, nak'ed to come again later. */
+  on(event: 'held', listener: (h: FleetPlace) => void): this;
+  /** A message taken after being held back heldMs, past the hold bound: what came before it is lost. */
+  on(event: 'gap', listener: (g: FleetPlace & { heldMs: number }) => void): this;
   /** The NATS connection's and the consumer's changes (disconnect, reconnect, heartbeats_missed...). */
   on(event: 'status', listener: (s: { type: string; data: unknown }) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
@@ -667,6 +688,11 @@ export declare class FleetSubscriber extends EventEmitter implements AsyncIterab
 export declare class FleetCursor {
   constructor(entries?: Iterable<FleetCursorEntry>);
   judge(engine: string, session: string, epoch: string, seq: number): 'new' | 'duplicate';
+  /** Where a notification stands for the host (docs/fleet.md, "In order"). */
+  place(engine: string, session: string, epoch: string, seq: number,
+    what?: { type?: string; fromSeq?: number | null }): 'duplicate' | 'next' | 'ahead';
+  /** It was handed to the host: the next one follows it. */
+  hand(engine: string, session: string, epoch: string, seq: number): void;
   advance(engine: string, session: string, epoch: string, seq: number): void;
   entries(): FleetCursorEntry[];
   get(engine: string, session: string): FleetCursorEntry | null;
@@ -678,6 +704,12 @@ export declare const FLEET_ACK_WAIT_MS: number;
 export declare const FLEET_BATCH: number;
 export declare const FLEET_ACK_CONFIRM_MS: number;
 export declare const PAST_EPOCHS_MAX: number;
+export declare const FLEET_NAK_DELAY_MIN_MS: number;
+export declare const FLEET_NAK_DELAY_MAX_MS: number;
+export declare const FLEET_HOLD_EXTRA_MS: number;
+export declare const FLEET_HELD_MAX: number;
+/** FleetCursor's verdicts. */
+export declare const Verdict: Readonly<{ new: 'new'; duplicate: 'duplicate'; next: 'next'; ahead: 'ahead' }>;
 /** The 25 keys every notification map has (docs/protocol.md section 6). */
 export declare const NOTIFICATION_KEYS: readonly string[];
 /** What is wrong with a value as a notification map, or null. */

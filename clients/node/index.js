@@ -17,7 +17,10 @@ export { defaultSocketPath, SOCKET_PATH_MAX } from './lib/socket.js';
 export { INBOX_MAX } from './lib/inbox.js';
 export { IN_FLIGHT_MAX } from './lib/connection.js';
 export { ITEM_MAX_BYTES, readMessages, encodeMessage } from './lib/framing.js';
-export { FleetSubscriber, FLEET_ACK_WAIT_MS, FLEET_BATCH, FLEET_ACK_CONFIRM_MS } from './lib/fleet.js';
-export { FleetCursor, PAST_EPOCHS_MAX } from './lib/fleetcursor.js';
+export {
+  FleetSubscriber, FLEET_ACK_WAIT_MS, FLEET_BATCH, FLEET_ACK_CONFIRM_MS, FLEET_NAK_DELAY_MIN_MS, FLEET_NAK_DELAY_MAX_MS,
+  FLEET_HOLD_EXTRA_MS, FLEET_HELD_MAX,
+} from './lib/fleet.js';
+export { FleetCursor, PAST_EPOCHS_MAX, Verdict } from './lib/fleetcursor.js';
 export { FLEET_STREAM, FLEET_PAYLOAD_MAX_BYTES, fleetSubject, sessionToken, sessionFromToken, readMessage } from './lib/fleetwire.js';
 export { NOTIFICATION_KEYS, notificationProblem } from './lib/notification.js';

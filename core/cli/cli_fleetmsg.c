@@ -224,6 +224,10 @@ fleetmsg_check_payload(const FleetMsg *msg, uint64_t seq, FleetNote *note, StrBu
   }
   note->map = map;
   note->seq = seq;
+  const msgpack_object *from = cli_obj_get(map, "from_seq");
+  if (type->via.str.size == 7 && memcmp(type->via.str.ptr, "dropped", 7) == 0 && from &&
+      from->type == MSGPACK_OBJECT_POSITIVE_INTEGER && from->via.u64 <= seq)
+    note->from_seq = from->via.u64;
   return true;
 }
 

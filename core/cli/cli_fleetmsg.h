@@ -63,6 +63,9 @@ typedef struct {
   char engine[FLEET_NAME_MAX + 1];
   char epoch[FLEET_EPOCH_LEN + 1];
   uint64_t seq;
+  /* A `dropped` notification's from_seq (it stands for every seq from there
+   * to its own: docs/fleet.md, In order); 0 for any other. */
+  uint64_t from_seq;
 } FleetNote;
 
 /* Checks msg against the wire: its subject is vigil.ENGINE.TOKEN.n for a

@@ -25,16 +25,24 @@ fleetonce_find(const FleetOnce *o, const char *engine)
   return NULL;
 }
 
-bool
-cli_fleetonce_seen(const FleetOnce *o, const char *engine, const char *epoch, uint64_t seq)
+FleetPlace
+cli_fleetonce_place(const FleetOnce *o, const char *engine, const char *epoch, uint64_t seq,
+                    uint64_t from_seq)
 {
   const FleetOnceEntry *e = fleetonce_find(o, engine);
   if (e == NULL)
-    return false;
+    return kFleetPlaceNext; /* no record: the engine starts wherever it is */
   for (unsigned i = 0; i < FLEET_ONCE_OLD_EPOCHS; i++)
     if (strcmp(e->old_epochs[i], epoch) == 0)
-      return true;
-  return strcmp(e->epoch, epoch) == 0 && seq <= e->last_seq;
+      return kFleetPlaceDuplicate;
+  bool same = strcmp(e->epoch, epoch) == 0;
+  if (same && seq <= e->last_seq)
+    return kFleetPlaceDuplicate;
+  /* A new epoch is a numbering that starts at 1. */
+  uint64_t want = same ? e->last_seq + 1 : 1;
+  if (seq == want || (from_seq != 0 && from_seq <= want && want <= seq))
+    return kFleetPlaceNext;
+  return kFleetPlaceAhead;
 }
 
 void

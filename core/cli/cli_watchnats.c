@@ -12,7 +12,15 @@
  * described on stderr; the count comes at the end). Within one run a
  * message at or below the last seq printed of its engine under the same
  * epoch is acked unprinted too (cli_fleetonce.h): JetStream delivers at
- * least once.
+ * least once. And only the next seq of an engine is printed: one further
+ * ahead (JetStream delivers a message whose ack never came again behind
+ * what it delivered since) is held back, nak'ed with a delay of a quarter
+ * of the consumer's ack_wait, and printed with the gap counted only once
+ * it has been held for twice the ack_wait and 30 s (cli_fleethold.h). The
+ * record each engine starts from is the message the durable acked last
+ * (its ack floor, read back from the stream when the watch starts), so a
+ * watch run again goes on from where the last one printed; an engine
+ * without one starts at its first message of the run.
  *
  * The consumer is created by this command when it is missing (js_AddConsumer,
  * then bound to), never by the subscribe call, so that nats.c never deletes
@@ -37,6 +45,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+#include "cli/cli_fleethold.h"
 #include "cli/cli_fleetmsg.h"
 #include "cli/cli_fleetonce.h"
 #include "cli/cli_fmt.h"
@@ -92,11 +102,18 @@ typedef struct {
    * callback, on its own thread), which names the subject refused. */
   pthread_mutex_t err_lock;
   char denied[512];
+  /* A refusal that is not the watch's end: reading back the message the
+   * durable acked last, which a user may not be allowed (then every engine
+   * starts at its first message). */
+  char denied_ignored[512];
   /* What was done. */
   FleetOnce once;
+  FleetHold hold;
   uint64_t printed;
   uint64_t malformed;
   uint64_t repeats;
+  uint64_t held_back; /* deliveries nak'ed to come again in order */
+  uint64_t gaps;      /* printed after the hold bound, seqs before them missing */
 } WatchNats;
 
 /* Prints "vigil: <message>" on stderr; returns CLI_EXIT_FAILURE. */
@@ -380,7 +397,8 @@ watchnats_on_error(natsConnection *nc, natsSubscription *sub, natsStatus err, vo
   if (text == NULL)
     return;
   pthread_mutex_lock(&w->err_lock);
-  snprintf(w->denied, sizeof w->denied, "%s", text);
+  if (strcmp(text, w->denied_ignored) != 0)
+    snprintf(w->denied, sizeof w->denied, "%s", text);
   pthread_mutex_unlock(&w->err_lock);
 }
 
@@ -393,7 +411,7 @@ watchnats_denied(WatchNats *w)
   const char *text = NULL;
   if (w->nc && natsConnection_GetLastError(w->nc, &text) == NATS_NOT_PERMITTED && text) {
     pthread_mutex_lock(&w->err_lock);
-    if (w->denied[0] == '\0')
+    if (w->denied[0] == '\0' && strcmp(text, w->denied_ignored) != 0)
       snprintf(w->denied, sizeof w->denied, "%s", text);
     pthread_mutex_unlock(&w->err_lock);
   }
@@ -499,6 +517,62 @@ watchnats_check_stream(WatchNats *w)
   return rc;
 }
 
+/* The record each engine starts from: the message at the durable's ack
+ * floor (stream seq ack_floor, 0 when nothing was acked) is the last one a
+ * watch with this durable printed, so its engine's next seq follows it
+ * (without it, a watch run again after seq 3 came before seq 2 would print
+ * 3 as its start and skip 2 as printed). A floor that cannot be read (gone
+ * with the stream's max_age, malformed, or a user not allowed
+ * $JS.API.STREAM.MSG.GET) leaves no record, said on stderr when refused:
+ * that engine starts at its first message of the run. */
+static void
+watchnats_seed(WatchNats *w, uint64_t ack_floor)
+{
+  if (ack_floor == 0)
+    return;
+  natsMsg *m = NULL;
+  jsErrCode jerr = 0;
+  natsStatus s = js_GetMsg(&m, w->js, w->stream, ack_floor, NULL, &jerr);
+  if (s != NATS_OK) {
+    if (watchnats_denied(w)) {
+      /* Not the watch's end: every later check passes over this refusal. */
+      pthread_mutex_lock(&w->err_lock);
+      fprintf(stderr,
+              "vigil: cannot read back the message durable %s acked last (permission denied: "
+              "the server says \"%s\"): each engine starts at its first message of this run\n",
+              w->durable, w->denied);
+      memcpy(w->denied_ignored, w->denied, sizeof w->denied_ignored);
+      w->denied[0] = '\0';
+      pthread_mutex_unlock(&w->err_lock);
+    }
+    return;
+  }
+  const char *v[5] = {NULL};
+  static const char *const keys[5] = {"Nats-Msg-Id", "Vigil-Engine", "Vigil-Session", "Vigil-Seq",
+                                      "Vigil-Epoch"};
+  for (int i = 0; i < 5; i++)
+    if (natsMsgHeader_Get(m, keys[i], &v[i]) != NATS_OK)
+      v[i] = NULL;
+  FleetMsg fm = {
+      .subject = natsMsg_GetSubject(m),
+      .msg_id = v[0],
+      .engine = v[1],
+      .session = v[2],
+      .seq = v[3],
+      .epoch = v[4],
+      .payload = natsMsg_GetData(m),
+      .payload_len = (size_t)natsMsg_GetDataLength(m),
+  };
+  FleetNote note;
+  StrBuf why = STRBUF_INIT;
+  if (cli_fleetmsg_check(&fm, w->session, &note, &why)) {
+    cli_fleetonce_mark(&w->once, note.engine, note.epoch, note.seq);
+    cli_fleetmsg_release(&note);
+  }
+  strbuf_free(&why);
+  natsMsg_Destroy(m);
+}
+
 /* Creates the durable pull consumer when it is missing, checks the one that
  * is there (it must read this session's subject, by pull, with explicit
  * ack), and binds a pull subscription to it. Returns 0 or CLI_EXIT_FAILURE
@@ -530,6 +604,8 @@ watchnats_bind(WatchNats *w)
   }
   const jsConsumerConfig *cfg = ci->Config;
   const char *filter = cfg && cfg->FilterSubject ? cfg->FilterSubject : "";
+  cli_fleethold_init(&w->hold, cfg ? cfg->AckWait / 1000000 : 0);
+  uint64_t ack_floor = ci->AckFloor.Stream;
   int rc = 0;
   if (strcmp(filter, strbuf_cstr(&w->subject)) != 0 || (cfg && cfg->DeliverSubject) ||
       (cfg && cfg->AckPolicy != js_AckExplicit)) {
@@ -545,6 +621,7 @@ watchnats_bind(WatchNats *w)
   jsConsumerInfo_Destroy(ci);
   if (rc != 0)
     return rc;
+  watchnats_seed(w, ack_floor);
   jsSubOptions so;
   jsSubOptions_Init(&so);
   so.Stream = w->stream;
@@ -573,14 +650,23 @@ watchnats_header(natsMsg *m, const char *key)
   return natsMsgHeader_Get(m, key, &v) == NATS_OK ? v : NULL;
 }
 
+/* The stream seq of m (0 when its metadata cannot be read). */
+static uint64_t
+watchnats_stream_seq(natsMsg *m)
+{
+  jsMsgMetaData *meta = NULL;
+  if (natsMsg_GetMetaData(&meta, m) != NATS_OK)
+    return 0;
+  uint64_t seq = meta->Sequence.Stream;
+  jsMsgMetaData_Destroy(meta);
+  return seq;
+}
+
 /* Says on stderr why the first malformed message was skipped. */
 static void
 watchnats_report_malformed(natsMsg *m, const char *why)
 {
-  jsMsgMetaData *meta = NULL;
-  uint64_t stream_seq = natsMsg_GetMetaData(&meta, m) == NATS_OK ? meta->Sequence.Stream : 0;
-  if (meta)
-    jsMsgMetaData_Destroy(meta);
+  uint64_t stream_seq = watchnats_stream_seq(m);
   const char *subject = natsMsg_GetSubject(m);
   StrBuf q = STRBUF_INIT;
   cli_fmt_safe(&q, subject ? subject : "", subject ? strlen(subject) : 0, false);
@@ -591,8 +677,20 @@ watchnats_report_malformed(natsMsg *m, const char *why)
   strbuf_free(&q);
 }
 
-/* One message: checked, skipped when printed already, else printed, and
- * acked unless stdout did not take it. */
+/* Says on stderr that a notification is printed after its hold bound: the
+ * seqs before it never came. */
+static void
+watchnats_report_gap(const FleetNote *note, int64_t held_ms)
+{
+  fprintf(stderr,
+          "vigil: seq %llu of engine %s came ahead of seqs not yet printed and waited %lld s for "
+          "them (the bound: twice the consumer's ack wait and 30 s): printed with a gap\n",
+          (unsigned long long)note->seq, note->engine, (long long)(held_ms / 1000));
+}
+
+/* One message: checked, skipped when printed already, held back when it is
+ * ahead of the next seq, else printed, and acked unless stdout did not take
+ * it. */
 static TakeResult
 watchnats_take(WatchNats *w, natsMsg *m)
 {
@@ -616,8 +714,24 @@ watchnats_take(WatchNats *w, natsMsg *m)
     return kTakeDone;
   }
   strbuf_free(&why);
+  uint64_t stream_seq = watchnats_stream_seq(m);
+  FleetPlace place = cli_fleetonce_place(&w->once, note.engine, note.epoch, note.seq, note.from_seq);
+  if (place == kFleetPlaceAhead) {
+    int64_t held_ms = 0;
+    if (cli_fleethold_hold(&w->hold, stream_seq, (int64_t)clock_mono_ms(), &held_ms) ==
+        kFleetHoldWait) {
+      /* Not acked: JetStream delivers it again after the delay. */
+      w->held_back++;
+      cli_fleetmsg_release(&note);
+      natsMsg_NakWithDelay(m, w->hold.nak_delay_ms, NULL);
+      return kTakeDone;
+    }
+    w->gaps++;
+    watchnats_report_gap(&note, held_ms);
+  }
+  cli_fleethold_forget(&w->hold, stream_seq);
   TakeResult r = kTakeDone;
-  if (cli_fleetonce_seen(&w->once, note.engine, note.epoch, note.seq)) {
+  if (place == kFleetPlaceDuplicate) {
     w->repeats++;
   } else if (cli_watchfmt_print(note.map, w->style, kWatchFromBroker) != 0) {
     r = kTakeHangup;
@@ -756,6 +870,10 @@ cli_watchnats_run(CliClient *c, const CliParsed *p, WatchStyle style)
       fprintf(stderr, ", %llu malformed skipped", (unsigned long long)w.malformed);
     if (w.repeats)
       fprintf(stderr, ", %llu already printed skipped", (unsigned long long)w.repeats);
+    if (w.held_back)
+      fprintf(stderr, ", %llu held back to come in order", (unsigned long long)w.held_back);
+    if (w.gaps)
+      fprintf(stderr, ", %llu printed after a gap", (unsigned long long)w.gaps);
     fprintf(stderr, " (durable %s)\n", w.durable);
   }
   watchnats_close(&w);

@@ -418,10 +418,12 @@ def test_malformed_messages_are_acked_counted_and_not_printed(tmp, server, nc):
     # The session header not the one watched (on this session's subject).
     publish(nc, session, note(session, 5, "wrong session\n"), headers={"Vigil-Session": "s2"},
             msg_id=False)
-    publish(nc, session, note(session, 6, "good two\n"))
+    # The engine's real seq 2 (the malformed ones are no notification of it:
+    # a seq of theirs is nothing to wait for, nor to skip).
+    publish(nc, session, note(session, 2, "good two\n"))
     w = Watch(server.url, session, "--oneline", "--durable", "m1")
     try:
-        assert w.take(2) == ["1 mon_web000000001 good one", "6 mon_web000000001 good two"]
+        assert w.take(2) == ["1 mon_web000000001 good one", "2 mon_web000000001 good two"]
         rc, rest, err = w.interrupt()
     finally:
         w.kill()
@@ -459,6 +461,40 @@ def test_a_redelivered_notification_is_printed_once(tmp, server, nc):
         w.kill()
     assert rc == 130 and rest == [], (rc, rest, err)
     assert "5 printed, 2 already printed skipped" in err, err
+
+
+@with_server
+def test_what_comes_ahead_is_held_back_and_printed_in_order(tmp, server, nc):
+    # JetStream delivers a message whose ack never came again after the ack
+    # wait, behind what came since: here seq 3 reaches the stream before 2.
+    session = "s1"
+    publish(nc, session, note(session, 1, "one\n"))
+    w = Watch(server.url, session, "--oneline", "--durable", "o1")
+    try:
+        assert w.take(1) == ["1 mon_web000000001 one"]
+        rc, rest, err = w.interrupt()
+    finally:
+        w.kill()
+    assert rc == 130 and rest == [], (rc, rest, err)
+    # A second run: it starts after the 1 the first printed (the durable's
+    # ack floor), so 3, delivered first, is held back until 2 has come.
+    publish(nc, session, note(session, 3, "three\n"))
+    publish(nc, session, note(session, 2, "two\n"))
+    w = Watch(server.url, session, "--oneline", "--durable", "o1")
+    try:
+        assert w.take(2) == ["2 mon_web000000001 two", "3 mon_web000000001 three"]
+        # The same within a run: 5 before 4 comes out 4, 5.
+        publish(nc, session, note(session, 5, "five\n"))
+        publish(nc, session, note(session, 4, "four\n"))
+        assert w.take(2) == ["4 mon_web000000001 four", "5 mon_web000000001 five"]
+        rc, rest, err = w.interrupt()
+    finally:
+        w.kill()
+    assert rc == 130 and rest == [], (rc, rest, err)
+    assert "4 printed" in err and "held back to come in order" in err, err
+    assert "gap" not in err, err
+    state = consumer_state(nc, "o1")
+    assert state["num_ack_pending"] == 0 and state["num_pending"] == 0, state
 
 
 @with_server
@@ -553,6 +589,55 @@ authorization {
     assert "$JS.API.CONSUMER." in r.stderr and "VIGIL.p1" in r.stderr, r.stderr
 
 
+def test_a_user_not_allowed_to_read_back_the_ack_floor_still_watches(tmp):
+    # Reading back the message the durable acked last needs
+    # $JS.API.STREAM.MSG.GET: without it the watch says so and goes on, each
+    # engine starting at its first message of the run.
+    config = """
+jetstream { store_dir: "%s" }
+authorization {
+  users = [
+    {user: admin, password: admin}
+    {user: reader, password: pw,
+     permissions: {publish: {allow: ["$JS.API.INFO", "$JS.API.STREAM.INFO.>",
+                                     "$JS.API.CONSUMER.>", "$JS.ACK.>"]},
+                   subscribe: {allow: ["_INBOX.>"]}}}
+  ]
+}
+""" % os.path.join(tmp, "js")
+    server = NatsServer(tmp, jetstream=False, config=config)
+    nc = None
+    url = "nats://reader:pw@127.0.0.1:%d" % server.port
+    try:
+        nc = NatsClient(server.port, "admin", "admin")
+        make_stream(nc)
+        publish(nc, "s1", note("s1", 1, "one\n"))
+        w = Watch(url, "s1", "--oneline", "--durable", "f1")
+        try:
+            assert w.take(1) == ["1 mon_web000000001 one"]
+            rc, rest, err = w.interrupt()
+        finally:
+            w.kill()
+        assert rc == 130, (rc, err)
+        publish(nc, "s1", note("s1", 2, "two\n"))
+        w = Watch(url, "s1", "--oneline", "--durable", "f1")
+        try:
+            assert w.take(1) == ["2 mon_web000000001 two"]
+            publish(nc, "s1", note("s1", 3, "three\n"))
+            assert w.take(1) == ["3 mon_web000000001 three"]
+            rc, rest, err = w.interrupt()
+        finally:
+            w.kill()
+    finally:
+        if nc:
+            nc.close()
+        server.stop()
+    assert rc == 130 and rest == [], (rc, rest, err)
+    assert "cannot read back the message durable f1 acked last" in err, err
+    assert "STREAM.MSG.GET" in err, err
+    assert "2 printed" in err, err
+
+
 def test_usage_errors_name_the_option(tmp):
     cases = [
         (["--nats", "http://127.0.0.1:4222"], "is not a NATS URL: its scheme"),
@@ -582,10 +667,12 @@ if __name__ == "__main__":
         test_json_prints_each_notification_map,
         test_malformed_messages_are_acked_counted_and_not_printed,
         test_a_redelivered_notification_is_printed_once,
+        test_what_comes_ahead_is_held_back_and_printed_in_order,
         test_engine_filter_and_a_durable_of_another_subject,
         test_unreachable_server_is_a_clear_error,
         test_a_server_without_jetstream_is_a_clear_error,
         test_a_missing_stream_is_a_clear_error,
         test_a_refused_permission_names_the_subject,
+        test_a_user_not_allowed_to_read_back_the_ack_floor_still_watches,
         test_usage_errors_name_the_option,
     ], prefix="vigil-natswatch-"))

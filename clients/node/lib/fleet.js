@@ -18,6 +18,18 @@
 //
 // The host takes a notification (next() or `for await`), injects it, then
 // calls its ack(): the cursor moves and JetStream is told, and confirms.
+//
+// In order (docs/fleet.md section 3): JetStream delivers a message whose
+// ack never came again after the consumer's ack_wait, behind what it
+// delivered since. So only the next seq of an (engine, session) is handed
+// over (fleetcursor.js, place()); one further ahead is held back: nak'ed
+// with a delay (a quarter of ack_wait, within FLEET_NAK_DELAY_MIN_MS ..
+// FLEET_NAK_DELAY_MAX_MS) so that JetStream delivers it again once what
+// comes before it has, counted (heldBack). One held back for longer than
+// the hold bound (2 * ack_wait + FLEET_HOLD_EXTRA_MS) is taken with the
+// gap counted (gaps): what it waited for is no longer coming (the stream's
+// max_age took it, or the engine could never publish it). The ack_wait is
+// the consumer's own, read when binding it.
 
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
@@ -35,6 +47,19 @@ export const FLEET_BATCH = 64;
 
 /** How long ack() waits for the server to confirm an ack. */
 export const FLEET_ACK_CONFIRM_MS = 10000;
+
+/** A message ahead of the host is nak'ed with a delay of a quarter of the
+ * consumer's ack_wait, within these bounds (ms). */
+export const FLEET_NAK_DELAY_MIN_MS = 100;
+export const FLEET_NAK_DELAY_MAX_MS = 5000;
+
+/** How long past twice the ack_wait a message ahead is held back at most
+ * (ms), by default: what it waits for comes again after one ack_wait. */
+export const FLEET_HOLD_EXTRA_MS = 30000;
+
+/** How many held-back messages are remembered (by stream seq) at most; past
+ * that the one held first is forgotten (its hold starts again). */
+export const FLEET_HELD_MAX = 10000;
 
 /** A stream's or a durable consumer's name: NATS forbids '.', '*', '>' and
  * spaces in them; this keeps to a plain set. */
@@ -109,7 +134,7 @@ export class FleetSubscriber extends EventEmitter {
     url, user, pass, token, creds, name = 'vigil-fleet-subscriber',
     stream = FLEET_STREAM, durable, engine = '*', session = '*', cursor = [],
     ackWaitMs = FLEET_ACK_WAIT_MS, batch = FLEET_BATCH, maxPayloadBytes = FLEET_PAYLOAD_MAX_BYTES,
-    natsOptions = {},
+    holdMs, natsOptions = {},
   } = {}) {
     super();
     const urls = Array.isArray(url) ? url : [url];
@@ -150,11 +175,22 @@ export class FleetSubscriber extends EventEmitter {
     this.ackWaitMs = intOption('ackWaitMs', ackWaitMs, 100, 86400000);
     this.batch = intOption('batch', batch, 1, 1024);
     this.maxPayloadBytes = intOption('maxPayloadBytes', maxPayloadBytes, 1, 64 << 20);
+    /** The hold bound asked for, or undefined: 2 * ack_wait + FLEET_HOLD_EXTRA_MS
+     * of the consumer bound (holdBound, set by bind()). */
+    this.holdMs = holdMs === undefined ? undefined : intOption('holdMs', holdMs, 0, 7 * 86400000);
     this.natsOptions = natsOptions;
 
     this.delivered = 0;
     this.duplicates = 0;
     this.malformed = 0;
+    this.heldBack = 0;
+    this.gaps = 0;
+    /** Messages held back, by stream seq: when each was first held (ms, monotonic). */
+    this.held = new Map();
+    /** The consumer's ack_wait (ms), and what follows from it; set by bind(). */
+    this.consumerAckWaitMs = this.ackWaitMs;
+    this.holdBound = 0;
+    this.nakDelayMs = 0;
     /** What was wrong with the last malformed message, or null. */
     this.lastMalformed = null;
     /** True when start() created the durable consumer (false: it bound one). */
@@ -176,9 +212,13 @@ export class FleetSubscriber extends EventEmitter {
   }
 
   /** The counters: notifications handed to the host, duplicates skipped,
-   * malformed messages refused. */
+   * malformed messages refused, deliveries held back (ahead of the host),
+   * notifications taken past the hold bound with a gap before them. */
   get counters() {
-    return { delivered: this.delivered, duplicates: this.duplicates, malformed: this.malformed };
+    return {
+      delivered: this.delivered, duplicates: this.duplicates, malformed: this.malformed,
+      heldBack: this.heldBack, gaps: this.gaps,
+    };
   }
 
   /** Where the host is, per (engine, session): store it with what was
@@ -271,6 +311,7 @@ export class FleetSubscriber extends EventEmitter {
       }
     }
     const c = info.config;
+    this.setAckWait(c.ack_wait);
     const shape = c.deliver_subject ? 'is a push consumer (it has a deliver subject), not a pull one'
       : c.ack_policy !== AckPolicy.Explicit ? `acks ${c.ack_policy}, not explicit`
         : (c.filter_subject ?? '') !== this.subject ? `filters ${describe(c.filter_subject ?? '')}, not ${this.subject}`
@@ -284,6 +325,15 @@ export class FleetSubscriber extends EventEmitter {
     } catch (e) {
       throw this.refusal(`binding ${step}`, e);
     }
+  }
+
+  /** Takes the consumer's ack_wait (ns; JetStream's default of 30 s when it
+   * says none) as the base of the nak delay and the hold bound. */
+  setAckWait(ackWaitNs) {
+    const ms = Number.isSafeInteger(ackWaitNs) && ackWaitNs > 0 ? Math.ceil(ackWaitNs / 1e6) : FLEET_ACK_WAIT_MS;
+    this.consumerAckWaitMs = ms;
+    this.nakDelayMs = Math.min(Math.max(Math.round(ms / 4), FLEET_NAK_DELAY_MIN_MS), FLEET_NAK_DELAY_MAX_MS);
+    this.holdBound = this.holdMs ?? 2 * ms + FLEET_HOLD_EXTRA_MS;
   }
 
   /** Passes the connection's changes on as 'status' events, and notices
@@ -337,14 +387,51 @@ export class FleetSubscriber extends EventEmitter {
       return null;
     }
     const { engine, notification: n } = read;
-    if (this.ledger.judge(engine, n.session, n.epoch, n.seq) === Verdict.duplicate) {
+    const where = { engine, session: n.session, epoch: n.epoch, seq: n.seq, streamSeq: m.seq };
+    const place = this.ledger.place(engine, n.session, n.epoch, n.seq, { type: n.type, fromSeq: n.from_seq });
+    if (place === Verdict.duplicate) {
+      this.held.delete(m.seq);
       this.duplicates += 1;
       m.ack();
-      this.emit('duplicate', { engine, session: n.session, epoch: n.epoch, seq: n.seq, streamSeq: m.seq });
+      this.emit('duplicate', where);
       return null;
     }
+    if (place === Verdict.ahead) {
+      const heldMs = this.holdBack(m);
+      if (heldMs === null) {
+        this.heldBack += 1;
+        this.emit('held', where);
+        return null;
+      }
+      this.gaps += 1;
+      this.emit('gap', { ...where, heldMs });
+    }
+    this.held.delete(m.seq);
+    this.ledger.hand(engine, n.session, n.epoch, n.seq);
     this.delivered += 1;
     return this.handOver(engine, n, m);
+  }
+
+  /** m is ahead of the host: null when it is held back (nak'ed with a
+   * delay, so JetStream delivers it again later); how long it was held (ms)
+   * when that passed the hold bound, and it is to be taken with the gap
+   * counted. */
+  holdBack(m) {
+    const now = performance.now();
+    let first = this.held.get(m.seq);
+    if (first === undefined) {
+      first = now;
+      this.held.set(m.seq, now);
+      // Bounded: the one held first is forgotten (on its next delivery its
+      // hold starts again).
+      if (this.held.size > FLEET_HELD_MAX) this.held.delete(this.held.keys().next().value);
+    }
+    if (now - first >= this.holdBound) {
+      this.held.delete(m.seq);
+      return Math.round(now - first);
+    }
+    m.nak(this.nakDelayMs);
+    return null;
   }
 
   /** n with what the host needs past the protocol's keys, not enumerable

@@ -19,6 +19,16 @@
 //
 // The host restores the ledger from its own records at start (`cursor`),
 // and takes it back (entries()) to store with what it injected.
+//
+// In order (docs/fleet.md section 3, "In order"): JetStream delivers a
+// message whose ack never came (a gateway died holding it) again after the
+// consumer's ack_wait, behind what it delivered since, so seq 15 may come
+// before seq 14 comes again. place() says whether a message is the next one
+// for the host: the ledger also keeps, per (engine, session), the last seq
+// handed to the host (acked or not), and only the seq after the higher of
+// that and the cursor is next (or a `dropped` notification whose from_seq
+// reaches it, as it stands for every seq up to its own). One further ahead
+// is `ahead`: the subscriber holds it back (fleet.js).
 
 import { EPOCH, SESSION_NAME, describe } from './notification.js';
 import { ENGINE_NAME } from './fleetwire.js';
@@ -28,8 +38,10 @@ export const PAST_EPOCHS_MAX = 8;
 
 /** The ledger's verdict on a message. */
 export const Verdict = Object.freeze({
-  new: 'new',
-  duplicate: 'duplicate',
+  new: 'new', // judge(): not injected yet
+  duplicate: 'duplicate', // injected already: ack it, hand it over never again
+  next: 'next', // place(): the one to hand over now
+  ahead: 'ahead', // place(): seqs before it have not been handed over yet
 });
 
 /** The key of an (engine, session): neither name can hold a NUL. */
@@ -69,6 +81,8 @@ export class FleetCursor {
       throw new TypeError(`cursor must be an array of {engine, session, epoch, seq}, got ${describe(entries)}`);
     }
     this.byKey = new Map();
+    /** Per key, {epoch, seq} of the last handed to the host (acked or not). */
+    this.handedByKey = new Map();
     let i = 0;
     for (const raw of entries) {
       const e = checkedEntry(raw, i);
@@ -86,6 +100,51 @@ export class FleetCursor {
     if (e === undefined) return Verdict.new;
     if (epoch === e.epoch) return seq <= e.seq ? Verdict.duplicate : Verdict.new;
     return e.pastEpochs.includes(epoch) ? Verdict.duplicate : Verdict.new;
+  }
+
+  /**
+   * Where a notification stands for the host (docs/fleet.md, "In order"):
+   * Verdict.duplicate (at or below the cursor under its epoch, or of an
+   * epoch the engine left behind), Verdict.next (the seq after the last
+   * handed over or injected, whichever is higher; one handed over and not
+   * acked in time, come again; a `dropped` notification whose fromSeq
+   * reaches the next seq; seq 1 or a `dropped` from 1 of a new epoch; any
+   * seq of a session with no record at all, which starts wherever the
+   * stream does), or Verdict.ahead (seqs before it are still to come).
+   * Changes nothing.
+   * @param {{type?: string, fromSeq?: number|null}} [what] the notification's
+   *   type and from_seq, for a `dropped` one
+   */
+  place(engine, session, epoch, seq, { type, fromSeq } = {}) {
+    const key = keyOf(engine, session);
+    const mark = this.byKey.get(key);
+    if (mark !== undefined) {
+      if (mark.pastEpochs.includes(epoch)) return Verdict.duplicate;
+      if (mark.epoch === epoch && seq <= mark.seq) return Verdict.duplicate;
+    }
+    // The next follows the last handed over (acked or not), or the cursor
+    // when that is further (the host's records, or a later epoch's ack).
+    let last = this.handedByKey.get(key);
+    if (last === undefined || (mark !== undefined && mark.epoch === last.epoch && mark.seq > last.seq)) last = mark;
+    if (last === undefined) return Verdict.next;
+    let want;
+    if (last.epoch === epoch) {
+      if (seq <= last.seq) return Verdict.next; // handed over, not acked in time: again
+      want = last.seq + 1;
+    } else {
+      want = 1; // a new epoch: a numbering that starts at 1
+    }
+    if (seq === want) return Verdict.next;
+    if (type === 'dropped' && Number.isSafeInteger(fromSeq) && fromSeq <= want && want <= seq) return Verdict.next;
+    return Verdict.ahead;
+  }
+
+  /** (engine, session, epoch, seq) was handed to the host: the next one
+   * follows it, whether or not the host acks it. */
+  hand(engine, session, epoch, seq) {
+    const key = keyOf(engine, session);
+    const last = this.handedByKey.get(key);
+    if (last === undefined || last.epoch !== epoch || seq > last.seq) this.handedByKey.set(key, { epoch, seq });
   }
 
   /** The host injected (engine, session, epoch, seq): the cursor moves to it

@@ -138,7 +138,7 @@ test('notifications come typed, in order, from the session asked for; acked ones
     // The map reads as the protocol's: what the subscriber adds is not enumerable.
     assert.deepEqual(Object.keys(n).sort(), [...NOTIFICATION_KEYS].sort());
   }
-  assert.deepEqual(sub.counters, { delivered: 5, duplicates: 0, malformed: 0 });
+  assert.deepEqual(sub.counters, { delivered: 5, duplicates: 0, malformed: 0, heldBack: 0, gaps: 0 });
   assert.deepEqual(sub.cursor(), [{ engine, session: 'build.prod', epoch: EPOCH_A, seq: 5, pastEpochs: [] }]);
   const info = await jsm.consumers.info('VIGIL', 'gw-order');
   assert.equal(info.num_ack_pending, 0);
@@ -172,7 +172,7 @@ test('a second subscriber on the same durable takes what the first never acked',
   const got = await take(second, 2);
   assert.deepEqual(got.map((n) => n.seq), [2, 3]);
   assert.ok(got[0].redeliveries >= 1, `seq 2 came as a redelivery (redeliveries ${got[0].redeliveries})`);
-  assert.deepEqual(second.counters, { delivered: 2, duplicates: 0, malformed: 0 });
+  assert.deepEqual(second.counters, { delivered: 2, duplicates: 0, malformed: 0, heldBack: 0, gaps: 0 });
 });
 
 test("what the host's cursor says it injected is acked and skipped, counted as duplicates", async () => {
@@ -186,7 +186,7 @@ test("what the host's cursor says it injected is acked and skipped, counted as d
   const got = await take(sub, 2);
   assert.deepEqual(got.map((n) => n.seq), [3, 4]);
   assert.deepEqual(dups, [1, 2]);
-  assert.deepEqual(sub.counters, { delivered: 2, duplicates: 2, malformed: 0 });
+  assert.deepEqual(sub.counters, { delivered: 2, duplicates: 2, malformed: 0, heldBack: 0, gaps: 0 });
   assert.equal(sub.cursor()[0].seq, 4);
   // The skipped ones were acked: nothing waits on the consumer.
   assert.equal((await jsm.consumers.info('VIGIL', 'gw-dup')).num_ack_pending, 0);
@@ -212,7 +212,74 @@ test("a new epoch is a new numbering and is taken; the epoch left behind is not 
   await publish(js, engine, notification({ session: s, seq: 3, epoch: EPOCH_B }));
   const [marker] = await take(sub, 1);
   assert.deepEqual([marker.epoch, marker.seq], [EPOCH_B, 3]);
-  assert.deepEqual(sub.counters, { delivered: 4, duplicates: 2, malformed: 0 });
+  assert.deepEqual(sub.counters, { delivered: 4, duplicates: 2, malformed: 0, heldBack: 0, gaps: 0 });
+});
+
+test('what comes ahead of the cursor is held back until it is next', async () => {
+  // JetStream delivers a dead reader's unacked message again behind what
+  // came since: the stream order here is what a second reader sees.
+  const engine = 'e-ahead';
+  const s = 'agent-5';
+  for (const seq of [5, 4, 6]) await publish(js, engine, notification({ session: s, seq }));
+  const sub = await subscriber({
+    durable: 'gw-ahead', engine, ackWaitMs: 1000, cursor: [{ engine, session: s, epoch: EPOCH_A, seq: 3 }],
+  });
+  const held = [];
+  sub.on('held', (h) => held.push(h.seq));
+  const got = await take(sub, 3);
+  assert.deepEqual(got.map((n) => n.seq), [4, 5, 6]);
+  assert.ok(sub.counters.heldBack >= 1, `held back ${sub.counters.heldBack}`);
+  assert.ok(held.includes(5), `held: ${held}`);
+  assert.equal(sub.counters.gaps, 0);
+  assert.equal(sub.counters.delivered, 3);
+  // seq 5 came again after its nak: a redelivery, not a second copy.
+  assert.ok(got[1].redeliveries >= 1, `seq 5 redeliveries ${got[1].redeliveries}`);
+  assert.deepEqual(sub.cursor(), [{ engine, session: s, epoch: EPOCH_A, seq: 6, pastEpochs: [] }]);
+  const info = await jsm.consumers.info('VIGIL', 'gw-ahead');
+  assert.equal(info.num_ack_pending, 0);
+  assert.equal(info.num_pending, 0);
+});
+
+test('a message ahead with nothing coming before it is taken after the hold bound, the gap counted', async () => {
+  const engine = 'e-gap';
+  const s = 'agent-6';
+  // Seq 4 is never published (the stream's max_age took it, say).
+  await publish(js, engine, notification({ session: s, seq: 5 }));
+  const holdMs = 3000;
+  const sub = await subscriber({
+    durable: 'gw-gap', engine, ackWaitMs: 1000, holdMs, cursor: [{ engine, session: s, epoch: EPOCH_A, seq: 3 }],
+  });
+  const gaps = [];
+  sub.on('gap', (g) => gaps.push(g));
+  const start = performance.now();
+  const [n5] = await take(sub, 1);
+  const waited = performance.now() - start;
+  assert.equal(n5.seq, 5);
+  assert.ok(waited >= holdMs, `taken after ${Math.round(waited)} ms, before the hold bound of ${holdMs} ms`);
+  assert.equal(sub.counters.gaps, 1);
+  assert.ok(sub.counters.heldBack >= 2, `held back ${sub.counters.heldBack} times (a nak every 250 ms)`);
+  assert.equal(gaps.length, 1);
+  assert.equal(gaps[0].seq, 5);
+  assert.ok(gaps[0].heldMs >= holdMs, `heldMs ${gaps[0].heldMs}`);
+  // From there on it is in order again: 6 is next.
+  await publish(js, engine, notification({ session: s, seq: 6 }));
+  const [n6] = await take(sub, 1);
+  assert.equal(n6.seq, 6);
+  assert.equal(sub.counters.gaps, 1);
+});
+
+test('a dropped notification standing for the next seq, and a new epoch from 1, are next', async () => {
+  const engine = 'e-next';
+  const s = 'agent-8';
+  const sub = await subscriber({ durable: 'gw-next', engine, ackWaitMs: 1000, cursor: [{ engine, session: s, epoch: EPOCH_A, seq: 3 }] });
+  // The engine fell behind: seqs 4..6 are one `dropped` notification of seq 6.
+  await publish(js, engine, { ...notification({ session: s, seq: 6, type: 'dropped' }), dropped: 3, from_seq: 4, to_seq: 6 });
+  await publish(js, engine, notification({ session: s, seq: 7 }));
+  // The engine lost its state directory: epoch B numbers from 1.
+  await publish(js, engine, notification({ session: s, seq: 1, epoch: EPOCH_B }));
+  const got = await take(sub, 3);
+  assert.deepEqual(got.map((n) => [n.epoch, n.seq]), [[EPOCH_A, 6], [EPOCH_A, 7], [EPOCH_B, 1]]);
+  assert.deepEqual(sub.counters, { delivered: 3, duplicates: 0, malformed: 0, heldBack: 0, gaps: 0 });
 });
 
 test('malformed and hostile messages are counted, termed, and never handed over', async () => {
@@ -258,7 +325,7 @@ test('malformed and hostile messages are counted, termed, and never handed over'
   assert.equal(first.seq, 1);
   assert.equal(first.text, '[vigil] line 1');
   assert.equal(sub.counters.malformed, bad.length, `malformed: ${JSON.stringify(problems, null, 1)}`);
-  assert.deepEqual(sub.counters, { delivered: 1, duplicates: 0, malformed: bad.length });
+  assert.deepEqual(sub.counters, { delivered: 1, duplicates: 0, malformed: bad.length, heldBack: 0, gaps: 0 });
   // Each says what is wrong in words.
   for (const [i, p] of problems.entries()) assert.match(p, /payload|header|subject/, `${bad[i].what}: ${p}`);
   const problemOf = (what) => problems[bad.findIndex((b) => b.what === what)];
@@ -375,7 +442,7 @@ test('a server restarted under a subscriber: it reconnects by itself and goes on
     const [n2] = await take(sub, 1);
     assert.equal(n2.seq, 2);
     assert.ok(statuses.includes('disconnect') && statuses.includes('reconnect'), `statuses: ${statuses}`);
-    assert.deepEqual(sub.counters, { delivered: 2, duplicates: 0, malformed: 0 });
+    assert.deepEqual(sub.counters, { delivered: 2, duplicates: 0, malformed: 0, heldBack: 0, gaps: 0 });
   } finally {
     await sub?.close();
     await enc.close();

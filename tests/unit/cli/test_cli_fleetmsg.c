@@ -4,13 +4,15 @@
  * section 3): a message passes only when its subject, headers and payload
  * agree, and what it was refused for is named, safe to print; a seq at or
  * below the last printed under the same epoch is a repeat, a new epoch
- * numbers anew.
+ * numbers anew; only the next seq is printed, one ahead is held back
+ * (cli_fleethold.h) until it is next or its hold bound has passed.
  */
 #include <msgpack.h>
 #include <string.h>
 
 #include "check.h"
 #include "cli/cli_fleetmsg.h"
+#include "cli/cli_fleethold.h"
 #include "cli/cli_fleetonce.h"
 
 /* A packed notification map: session, seq, epoch, type, text (+ extra keys
@@ -221,32 +223,39 @@ TEST(a_hostile_value_is_quoted_safely_and_cut)
   msgpack_sbuffer_destroy(&sb);
 }
 
+/* Whether a notification was printed already. */
+static bool
+seen(const FleetOnce *o, const char *engine, const char *epoch, uint64_t seq)
+{
+  return cli_fleetonce_place(o, engine, epoch, seq, 0) == kFleetPlaceDuplicate;
+}
+
 TEST(exactly_once_per_engine_and_epoch)
 {
   static FleetOnce o;
   cli_fleetonce_init(&o);
-  CHECK(!cli_fleetonce_seen(&o, "hostb", EPOCH, 1));
+  CHECK(!seen(&o, "hostb", EPOCH, 1));
   cli_fleetonce_mark(&o, "hostb", EPOCH, 1);
   cli_fleetonce_mark(&o, "hostb", EPOCH, 2);
-  CHECK(cli_fleetonce_seen(&o, "hostb", EPOCH, 1));
-  CHECK(cli_fleetonce_seen(&o, "hostb", EPOCH, 2));
-  CHECK(!cli_fleetonce_seen(&o, "hostb", EPOCH, 3));
+  CHECK(seen(&o, "hostb", EPOCH, 1));
+  CHECK(seen(&o, "hostb", EPOCH, 2));
+  CHECK(!seen(&o, "hostb", EPOCH, 3));
   /* Another engine's seqs are its own. */
-  CHECK(!cli_fleetonce_seen(&o, "hostc", EPOCH, 1));
+  CHECK(!seen(&o, "hostc", EPOCH, 1));
   /* A new epoch numbers anew; a message of the epoch it left behind,
    * delivered again late, is a repeat whatever its seq. */
-  CHECK(!cli_fleetonce_seen(&o, "hostb", "00000000000000aa", 1));
+  CHECK(!seen(&o, "hostb", "00000000000000aa", 1));
   cli_fleetonce_mark(&o, "hostb", "00000000000000aa", 1);
-  CHECK(cli_fleetonce_seen(&o, "hostb", "00000000000000aa", 1));
-  CHECK(cli_fleetonce_seen(&o, "hostb", EPOCH, 2));
-  CHECK(cli_fleetonce_seen(&o, "hostb", EPOCH, 3));
+  CHECK(seen(&o, "hostb", "00000000000000aa", 1));
+  CHECK(seen(&o, "hostb", EPOCH, 2));
+  CHECK(seen(&o, "hostb", EPOCH, 3));
   /* Only the last few are remembered. */
   static const char *const later[] = {"00000000000000b1", "00000000000000b2",
                                       "00000000000000b3", "00000000000000b4"};
   for (size_t i = 0; i < 4; i++)
     cli_fleetonce_mark(&o, "hostb", later[i], 1);
-  CHECK(cli_fleetonce_seen(&o, "hostb", "00000000000000aa", 9));
-  CHECK(!cli_fleetonce_seen(&o, "hostb", EPOCH, 9));
+  CHECK(seen(&o, "hostb", "00000000000000aa", 9));
+  CHECK(!seen(&o, "hostb", EPOCH, 9));
 }
 
 TEST(the_table_is_bounded_and_forgets_the_oldest)
@@ -260,11 +269,80 @@ TEST(the_table_is_bounded_and_forgets_the_oldest)
   }
   CHECK_INT(o.n, FLEET_ONCE_MAX);
   CHECK_INT(o.forgotten, 3);
-  CHECK(!cli_fleetonce_seen(&o, "e0", EPOCH, 5)); /* forgotten: the oldest */
-  CHECK(!cli_fleetonce_seen(&o, "e2", EPOCH, 5));
-  CHECK(cli_fleetonce_seen(&o, "e3", EPOCH, 5));
+  CHECK(!seen(&o, "e0", EPOCH, 5)); /* forgotten: the oldest */
+  CHECK(!seen(&o, "e2", EPOCH, 5));
+  CHECK(seen(&o, "e3", EPOCH, 5));
   snprintf(name, sizeof name, "e%u", FLEET_ONCE_MAX + 2);
-  CHECK(cli_fleetonce_seen(&o, name, EPOCH, 5));
+  CHECK(seen(&o, name, EPOCH, 5));
+}
+
+TEST(only_the_next_seq_is_printed)
+{
+  static FleetOnce o;
+  cli_fleetonce_init(&o);
+  /* No record: the first seq seen is the start, whatever it is. */
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", EPOCH, 7, 0), kFleetPlaceNext);
+  cli_fleetonce_mark(&o, "hostb", EPOCH, 3);
+  /* After 3: 4 is next, 5 is ahead (4 comes again after the ack wait). */
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", EPOCH, 5, 0), kFleetPlaceAhead);
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", EPOCH, 4, 0), kFleetPlaceNext);
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", EPOCH, 3, 0), kFleetPlaceDuplicate);
+  /* A `dropped` notification stands for every seq from its from_seq. */
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", EPOCH, 9, 4), kFleetPlaceNext);
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", EPOCH, 9, 5), kFleetPlaceAhead);
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", EPOCH, 9, 2), kFleetPlaceNext);
+  /* A new epoch numbers from 1: seq 2 of it waits for its 1. */
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", "00000000000000aa", 2, 0), kFleetPlaceAhead);
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", "00000000000000aa", 1, 0), kFleetPlaceNext);
+  CHECK_INT(cli_fleetonce_place(&o, "hostb", "00000000000000aa", 3, 1), kFleetPlaceNext);
+  /* Each engine has its own order. */
+  CHECK_INT(cli_fleetonce_place(&o, "hostc", EPOCH, 40, 0), kFleetPlaceNext);
+}
+
+TEST(a_message_ahead_is_held_until_the_bound_then_taken)
+{
+  static FleetHold h;
+  /* ack_wait 2 s: naks of 500 ms, a bound of 2 * 2 s + 30 s. */
+  cli_fleethold_init(&h, 2000);
+  CHECK_INT(h.nak_delay_ms, 500);
+  CHECK_INT(h.bound_ms, 34000);
+  int64_t held = -1;
+  CHECK_INT(cli_fleethold_hold(&h, 17, 1000, &held), kFleetHoldWait);
+  CHECK_INT(held, 0);
+  CHECK_INT(cli_fleethold_hold(&h, 17, 1000 + 33999, &held), kFleetHoldWait);
+  CHECK_INT(held, 33999);
+  CHECK_INT(cli_fleethold_hold(&h, 17, 1000 + 34000, &held), kFleetHoldTake);
+  CHECK_INT(held, 34000);
+  /* Taken, it is forgotten: held again, its hold starts again. */
+  CHECK_INT(h.n, 0);
+  CHECK_INT(cli_fleethold_hold(&h, 17, 90000, &held), kFleetHoldWait);
+  cli_fleethold_forget(&h, 17);
+  CHECK_INT(h.n, 0);
+  /* The nak's delay stays within its bounds; no ack_wait is JetStream's 30 s. */
+  cli_fleethold_init(&h, 100);
+  CHECK_INT(h.nak_delay_ms, FLEET_HOLD_NAK_MIN_MS);
+  cli_fleethold_init(&h, 0);
+  CHECK_INT(h.nak_delay_ms, FLEET_HOLD_NAK_MAX_MS);
+  CHECK_INT(h.bound_ms, 90000);
+}
+
+TEST(the_hold_table_is_bounded_and_forgets_the_first_held)
+{
+  static FleetHold h;
+  cli_fleethold_init(&h, 1000);
+  int64_t held;
+  for (uint64_t i = 1; i <= FLEET_HOLD_MAX + 2; i++)
+    CHECK_INT(cli_fleethold_hold(&h, i, (int64_t)i, &held), kFleetHoldWait);
+  CHECK_INT(h.n, FLEET_HOLD_MAX);
+  CHECK_INT(h.forgotten, 2);
+  /* Stream seq 1 was forgotten: its hold starts again (held 0), and seq 3,
+   * now the one held first, goes to make room. */
+  CHECK_INT(cli_fleethold_hold(&h, 1, 1000000, &held), kFleetHoldWait);
+  CHECK_INT(held, 0);
+  CHECK_INT(h.forgotten, 3);
+  /* Seq 4 is remembered from its first hold: past the bound, taken. */
+  CHECK_INT(cli_fleethold_hold(&h, 4, 1000000, &held), kFleetHoldTake);
+  CHECK_INT(held, 1000000 - 4);
 }
 
 int
@@ -278,5 +356,8 @@ main(void)
   RUN(a_hostile_value_is_quoted_safely_and_cut);
   RUN(exactly_once_per_engine_and_epoch);
   RUN(the_table_is_bounded_and_forgets_the_oldest);
+  RUN(only_the_next_seq_is_printed);
+  RUN(a_message_ahead_is_held_until_the_bound_then_taken);
+  RUN(the_hold_table_is_bounded_and_forgets_the_first_held);
   return check_summary();
 }
