@@ -610,6 +610,8 @@ fleet_link_start(uv_loop_t *loop, const FleetLinkOptions *o, FleetLinkOnEvent on
   l->async.data = l;
   int rc = pthread_create(&l->thread, NULL, fleet_link_main, l);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc == 0)
+    pthread_setname_np(l->thread, "vigild-nats"); /* top and perf tell it apart */
   if (rc != 0) {
     error_set(err, kErrInternal, "nats: cannot start its thread: %s", strerror(rc));
     l->stop = true;
