@@ -195,10 +195,12 @@ api_conn_close(Conn *c)
   if (c->next)
     c->next->prev = c->prev;
   api->nconns--;
-  if (c->adopted)
+  bool adopted = c->adopted;
+  if (adopted)
     api->nadopted--;
   free(c);
-  if (api->stdio_mode && !api->engine->shutting_down) {
+  /* The stdio connection, not a virtual one served beside it. */
+  if (api->stdio_mode && !adopted && !api->engine->shutting_down) {
     LOG_INFO("engine", "stdin closed: stopping every monitor");
     engine_shutdown(api->engine, false);
   }

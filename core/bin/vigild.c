@@ -767,6 +767,7 @@ vigild_start_fleet(const VigildArgs *args, VigilError *err)
     .engine = engine,
     .max_clients = st->nats_max_clients,
     .client_idle_ms = st->nats_client_idle_ms,
+    .connect_timeout_ms = st->nats_connect_timeout_ms,
   };
   vigild.fleet_rpc = fleet_rpc_start(vigild.engine, vigild.api, fleet_publisher_link(vigild.fleet),
                                      &rc);

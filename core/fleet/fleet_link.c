@@ -398,9 +398,19 @@ fleet_link_subscribe_requests(FleetLink *l)
     fleet_link_post_kind(l, kFleetError, why);
     return;
   }
+  /* A round trip, so the server has the subscriptions before anyone is
+   * told the engine serves (a request sent before would find nobody). */
+  s = natsConnection_FlushTimeout(l->nc, l->o.connect_timeout_ms);
+  if (s != NATS_OK) {
+    char why[FLEET_LINK_ERROR_MAX];
+    snprintf(why, sizeof why, "subscribed to the request subjects, but the server did not "
+             "confirm it: %s", natsStatus_GetText(s));
+    fleet_link_post_kind(l, kFleetError, why);
+  }
   pthread_mutex_lock(&l->mu);
   l->serving = true;
   pthread_mutex_unlock(&l->mu);
+  pthread_cond_broadcast(&l->cond);
 }
 
 static void
@@ -811,6 +821,25 @@ fleet_link_serve(FleetLink *l, const char *const *subjects, size_t nsubjects,
   l->nserve = nsubjects;
   pthread_mutex_unlock(&l->mu);
   pthread_cond_broadcast(&l->cond);
+}
+
+bool
+fleet_link_wait_serving(FleetLink *l, int64_t timeout_ms)
+{
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += timeout_ms / 1000;
+  until.tv_nsec += (timeout_ms % 1000) * 1000000;
+  if (until.tv_nsec >= 1000000000) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000;
+  }
+  pthread_mutex_lock(&l->mu);
+  while (!l->serving && pthread_cond_timedwait(&l->cond, &l->mu, &until) != ETIMEDOUT)
+    ;
+  bool serving = l->serving;
+  pthread_mutex_unlock(&l->mu);
+  return serving;
 }
 
 void

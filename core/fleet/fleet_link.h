@@ -121,6 +121,11 @@ typedef void (*FleetLinkOnRequest)(void *data, FleetRequest *r);
 void fleet_link_serve(FleetLink *l, const char *const *subjects, size_t nsubjects,
                       FleetLinkOnRequest on_request, void *data);
 
+/* Blocks (for vigild's start, before the loop runs) until the server has
+ * the subscriptions of fleet_link_serve, or timeout_ms passed; whether it
+ * has. */
+bool fleet_link_wait_serving(FleetLink *l, int64_t timeout_ms);
+
 /* Publishes payload to subject, with no reply subject and no headers: an
  * answer to a request. It waits, as publishes do, while there is no
  * connection. Everything is copied. */

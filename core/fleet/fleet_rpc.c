@@ -620,8 +620,18 @@ fleet_rpc_start(Engine *e, Api *api, FleetLink *link, const FleetRpcConfig *c)
   fleet_rpc_subject_any_session(r->subject_sessions, sizeof r->subject_sessions, r->engine);
   const char *subjects[] = {r->subject_engine, r->subject_sessions};
   fleet_link_serve(link, subjects, 2, fleet_rpc_on_request, r);
-  LOG_INFO(L, "serving requests on %s and %s (docs/fleet.md section 4)", r->subject_engine,
-           r->subject_sessions);
+  FleetLinkStats ls = {0};
+  fleet_link_stats(link, &ls);
+  if (!ls.connected)
+    LOG_INFO(L, "requests on %s and %s are served once the server is reached",
+             r->subject_engine, r->subject_sessions);
+  else if (!fleet_link_wait_serving(link, c->connect_timeout_ms))
+    LOG_WARN(L, "the server did not take the subscriptions to %s and %s within "
+             "nats.connect_timeout_ms (%lld ms): requests are served once it does",
+             r->subject_engine, r->subject_sessions, (long long)c->connect_timeout_ms);
+  else
+    LOG_INFO(L, "serving requests on %s and %s (docs/fleet.md section 4)", r->subject_engine,
+             r->subject_sessions);
   return r;
 }
 

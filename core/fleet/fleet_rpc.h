@@ -38,13 +38,18 @@ typedef struct {
   const char *engine;       /* the engine's name in the subjects (checked) */
   int64_t max_clients;      /* nats.max_clients: virtual connections at once */
   int64_t client_idle_ms;   /* nats.client_idle_ms */
+  int64_t connect_timeout_ms; /* nats.connect_timeout_ms: the start's wait, below */
 } FleetRpcConfig;
 
 typedef struct FleetRpc FleetRpc;
 
 /* Serves the request subjects of c->engine through api, over link (which
- * must outlive the bridge). rpc.max_message_bytes and rpc.max_pending are
- * read from e's settings at each request, so a reload applies. */
+ * must outlive the bridge). When the link is connected, waits (at most
+ * c->connect_timeout_ms, before the engine serves its socket) until the
+ * server has the subscriptions, so that a request sent once vigild has
+ * started finds the engine; otherwise they are made at the connect.
+ * rpc.max_message_bytes and rpc.max_pending are read from e's settings at
+ * each request, so a reload applies. */
 FleetRpc *fleet_rpc_start(Engine *e, Api *api, FleetLink *link, const FleetRpcConfig *c);
 
 /* Closes every virtual connection (the API sees each close, as for a

@@ -402,6 +402,33 @@ def test_an_idle_requester_is_closed_and_its_named_session_lingers(tmp):
     with_fleet(tmp, body, nats={"client_idle_ms": 1000, "max_clients": 3})
 
 
+def test_a_virtual_connection_closing_does_not_end_an_embedded_engine(tmp):
+    """vigild --stdio ends when its one connection closes; a requester's
+    virtual connection closing beside it is not that connection."""
+    server = NatsServer(tmp)
+    engine = None
+    try:
+        cfg = default_config(nats={"client_idle_ms": 1000})
+        engine = Engine("stdio", cfg, extra_args=["--nats", server.url(), "--nats-engine", "e1"])
+        started = engine.call("monitor_start", command="sleep 60")
+        req = Requester(server.port)
+        try:
+            assert req.call("vigil.e1.rpc", "ping", client="once")["api_level"] == 1
+        finally:
+            req.close()
+        deadline = time.monotonic() + 60
+        while engine.call("api_info")["nats"]["rpc"]["clients_idle_closed"] < 1:
+            assert time.monotonic() < deadline, "the idle requester was never closed"
+            time.sleep(0.2)
+        assert engine.proc.poll() is None, "the engine exited"
+        status = engine.call("monitor_status", monitor_id=started["monitor_id"])
+        assert status["state"] == "running", status
+    finally:
+        reports = engine.close() if engine is not None else []
+        server.close()
+    assert not reports, reports
+
+
 # --- NATS permissions ------------------------------------------------------
 
 AUTH = """
@@ -458,5 +485,6 @@ if __name__ == "__main__":
         test_a_session_subject_refuses_other_sessions,
         test_malformed_payloads_are_answered_and_counted,
         test_an_idle_requester_is_closed_and_its_named_session_lingers,
+        test_a_virtual_connection_closing_does_not_end_an_embedded_engine,
         test_nats_permissions_decide_who_reaches_what,
     ], prefix="vigil-fleetrpc-"))
