@@ -429,6 +429,53 @@ def test_a_virtual_connection_closing_does_not_end_an_embedded_engine(tmp):
     assert not reports, reports
 
 
+# --- the CLI over NATS --------------------------------------------------------
+
+def test_the_cli_works_through_nats(tmp):
+    """vigil --nats URL --engine e1: start, list, output, stop and sessions
+    with no socket, as a NATS user granted the one session."""
+    def body(nats, engine):
+        url = nats.url("s1", "s1pw")
+        env = dict(os.environ, VIGIL_SOCKET=os.path.join(tmp, "no-engine-here.sock"),
+                   VIGIL_NATS_INBOX="_INBOX_s1")
+
+        def vigil(*args, ok=True):
+            p = subprocess.run([vigiltest.VIGIL, "--nats", url, "--engine", "e1",
+                                "--session", "s1"] + list(args),
+                               capture_output=True, text=True, timeout=120, env=env, cwd=tmp)
+            assert (p.returncode == 0) == ok, (args, p.returncode, p.stdout, p.stderr)
+            return p
+
+        mid = vigil("start", "--", "sh", "-c", "echo hello-over-nats; sleep 60").stdout.strip()
+        assert mid.startswith("mon_"), mid
+        listed = vigil("list").stdout
+        assert mid in listed, listed
+        # The engine saw it in s1, as its socket shows.
+        mons = engine.call("session_open", session="s1") and \
+            engine.call("monitor_list", session="s1")["monitors"]
+        assert [m["monitor_id"] for m in mons] == [mid], mons
+        deadline = time.monotonic() + 60
+        while "hello-over-nats" not in vigil("output", mid).stdout:
+            assert time.monotonic() < deadline, "the line never showed"
+            time.sleep(0.2)
+        vigil("stop", mid)
+        assert engine.call("monitor_status", session="s1", monitor_id=mid)["state"] != "running"
+        # sessions spans sessions: the engine's subject, which this user
+        # may not publish to; the server's refusal is said at once.
+        p = vigil("sessions", ok=False)
+        assert "Permissions Violation" in p.stderr and "vigil.e1.rpc" in p.stderr, p.stderr
+        # A command that needs the notification stream is refused up front.
+        p = vigil("watch", ok=False)
+        assert p.returncode == 2 and "does not work through --nats" in p.stderr, p.stderr
+        # No engine of that name (a user who may send anywhere): said at
+        # once, not at the deadline.
+        p = subprocess.run([vigiltest.VIGIL, "--nats", nats.url("engine", "engpw"), "--engine",
+                            "e9", "--session", "s1",
+                            "list"], capture_output=True, text=True, timeout=60, env=env, cwd=tmp)
+        assert p.returncode == 1 and "no engine answers on vigil.e9.s1.rpc" in p.stderr, p.stderr
+    with_fleet(tmp, body, nats_config=AUTH, url_user=("engine", "engpw"))
+
+
 # --- NATS permissions ------------------------------------------------------
 
 AUTH = """
@@ -487,4 +534,5 @@ if __name__ == "__main__":
         test_an_idle_requester_is_closed_and_its_named_session_lingers,
         test_a_virtual_connection_closing_does_not_end_an_embedded_engine,
         test_nats_permissions_decide_who_reaches_what,
+        test_the_cli_works_through_nats,
     ], prefix="vigil-fleetrpc-"))
