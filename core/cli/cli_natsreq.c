@@ -134,6 +134,9 @@ cli_natsreq_open(const char *url, const char *subject, int *read_fd, char *why, 
     s = natsOptions_SetTimeout(o, CLI_NATSREQ_CONNECT_MS);
   if (s == NATS_OK)
     s = natsOptions_SetName(o, "vigil");
+  /* Each request goes out at once (its answer is waited for). */
+  if (s == NATS_OK)
+    s = natsOptions_SetSendAsap(o, true);
   const char *creds = getenv("VIGIL_NATS_CREDS");
   if (s == NATS_OK && creds && *creds)
     s = natsOptions_SetUserCredentialsFromFiles(o, creds, NULL);
