@@ -579,6 +579,9 @@ fleet_rpc_on_request(void *data, FleetRequest *req)
     else
       fleet_client_open_session(c);
   }
+  /* A session closed here is opened again by the next call on it. */
+  if (c->session[0] && msg.method_len == 13 && memcmp(msg.method, "session_close", 13) == 0)
+    c->session_opened = false;
   msgpack_sbuffer sb;
   msgpack_sbuffer_init(&sb);
   msgpack_packer pk;

@@ -319,6 +319,9 @@ def test_a_session_subject_refuses_other_sessions(tmp):
                 assert method in msg and "vigil.e1.rpc" in msg, msg
             # Naming its own session is fine, and so is nil.
             assert req.call(subj, "monitor_list", session="s1")["monitors"] == []
+            # A session closed on its subject is opened again by the next call.
+            req.call(subj, "session_close")
+            assert req.call(subj, "monitor_list")["monitors"] == []
             assert req.call(subj, "session_state", session=None, state="idle")["state"] == "idle"
             # A token that is no session name.
             ans = req.frame("vigil.e1.anon-1.rpc", "ping", None, 14)
