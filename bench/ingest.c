@@ -42,7 +42,7 @@
  *   ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--builtin]
  *          [--notify-lines] [--policy NAME] [--locale C.UTF-8]
  *          [--wire-only | --inproc-only] [--vigild PATH] [--timeout 120]
- *          [--no-state] [--no-perf] [--no-builtin-peer] [--keep]
+ *          [--no-state] [--no-perf] [--no-builtin-peer] [--nats URL] [--keep]
  *
  * --patterns N gives vigil only the first N patterns (0 shows what the
  * pipeline costs without matching); grep always gets all five. --builtin
@@ -54,7 +54,11 @@
  * bounds the wait for each wire monitor's ending (seconds). --no-state
  * starts vigild without a state directory (no keeper, the capture in
  * memory instead of spools: docs/restart.md), to measure what keeping
- * monitors across a restart costs the data path. --keep leaves
+ * monitors across a restart costs the data path. --nats URL gives the
+ * wire engine `nats = {url = URL, engine = "ingest"}`, so it also
+ * publishes its session's notifications into JetStream (docs/fleet.md),
+ * and prints what it published (bench/fleet runs the figure without and
+ * with it: the ratio must not move). --keep leaves
  * the temp dir (config, vigild.log, the generated log, perf's output).
  * gen_log sits next to this program; vigild is looked for one level above
  * it (build/vigild) unless --vigild names it.
@@ -105,6 +109,7 @@ typedef struct {
   bool use_perf;
   bool builtin_peer;             /* the built-in set timed beside the five (ingest_builtin_*) */
   long timeout_s;
+  const char *nats_url;          /* --nats: the wire engine publishes there */
   /* the wire figure */
   char log_path[PATH_MAX];       /* the generated log, in the engine's dir */
   uint64_t log_bytes;
@@ -823,23 +828,45 @@ ingest_targets_print(const Ingest *b, double t_pipe, double t_grep, double t_vig
   }
 }
 
+/* With --nats: what the engine's publisher did (api_info's nats map). */
+static void
+ingest_print_nats(Ingest *b, msgpack_sbuffer *sb, msgpack_packer *pk)
+{
+  uint32_t id = bench_rpc_begin(&b->rpc, sb, pk, "api_info", 0);
+  const msgpack_object *ni = bench_rpc_get(bench_rpc_call(&b->rpc, id, sb), "nats");
+  char state[32];
+  bench_rpc_str(bench_rpc_get(ni, "state"), state, sizeof state);
+  printf("  nats: published %lld, acknowledged %lld, retries %lld, in_flight %lld (%s)\n",
+         (long long)bench_rpc_uint(bench_rpc_get(ni, "published")),
+         (long long)bench_rpc_uint(bench_rpc_get(ni, "acknowledged")),
+         (long long)bench_rpc_uint(bench_rpc_get(ni, "retries")),
+         (long long)bench_rpc_uint(bench_rpc_get(ni, "in_flight")), state);
+}
+
 static void
 ingest_wire(Ingest *b, const char *gen, const char *vigild)
 {
   printf("ingest, wire: vigild --listen on cat FILE, against cat FILE | cat and "
          "cat FILE | grep -cE\n");
+  char nats_cfg[256] = "";
+  if (b->nats_url)
+    snprintf(nats_cfg, sizeof nats_cfg, "  nats = { url = \"%s\", engine = \"ingest\" },\n",
+             b->nats_url);
   bench_rpc_engine_start(&b->rpc, vigild,
                          "-- written by bench/ingest\n"
                          "return {\n"
                          "  monitor = { allowed_commands = { \"cat\" } },\n"
                          "  rate_limit = { overload_ms = 3600000 },\n"
-                         "}\n");
+                         "%s"
+                         "}\n",
+                         nats_cfg);
   /* What a signal is to remove (ingest_on_signal): files, then dirs. */
   static const char *const files[] = {"config.lua",        "vigild.log",
                                       "run/vigil.sock",    "perf-probe.txt",
                                       "perf-pipe.txt",     "perf-grep.txt",
                                       "perf-vigil.txt",    "run/state/lock",
-                                      "run/state/monitors", "run/state",
+                                      "run/state/monitors", "run/state/sessions",
+                                      "run/state",
                                       "run"};
   int nrm = 0;
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
@@ -852,9 +879,10 @@ ingest_wire(Ingest *b, const char *gen, const char *vigild)
   msgpack_sbuffer_init(&sb);
   msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
   printf("  engine: %s, config %s/config.lua: allowed_commands {\"cat\"}, "
-         "rate_limit.overload_ms 3600000 (a long flood is not stopped as overloaded); "
+         "rate_limit.overload_ms 3600000 (a long flood is not stopped as overloaded)%s%s%s; "
          "the rest the defaults\n",
-         vigild, b->rpc.dir);
+         vigild, b->rpc.dir, b->nats_url ? ", nats {url \"" : "",
+         b->nats_url ? b->nats_url : "", b->nats_url ? "\", engine \"ingest\"}" : "");
   ingest_print_limits(b, &sb, &pk);
   uint32_t id = bench_rpc_begin(&b->rpc, &sb, &pk, "session_open", 1);
   bench_rpc_pack_str(&pk, "session");
@@ -960,6 +988,8 @@ ingest_wire(Ingest *b, const char *gen, const char *vigild)
   else if (grep_n != c.matched)
     printf("  WARNING: grep and vigil counted different matching lines\n");
 
+  if (b->nats_url)
+    ingest_print_nats(b, &sb, &pk);
   id = bench_rpc_begin(&b->rpc, &sb, &pk, "session_close", 0);
   bench_rpc_call(&b->rpc, id, &sb);
   msgpack_sbuffer_destroy(&sb);
@@ -1128,7 +1158,7 @@ ingest_usage(void)
           "usage: ingest [--bytes 400m] [--runs 3] [--patterns 0..5] [--builtin] [--notify-lines]\n"
           "              [--policy NAME] [--locale C.UTF-8] [--wire-only | --inproc-only]\n"
           "              [--vigild PATH] [--timeout 120] [--no-state] [--no-perf]\n"
-          "              [--no-builtin-peer] [--keep]\n");
+          "              [--no-builtin-peer] [--nats URL] [--keep]\n");
 }
 
 int
@@ -1176,6 +1206,8 @@ main(int argc, char **argv)
       b->use_perf = false;
     else if (strcmp(argv[i], "--no-builtin-peer") == 0)
       b->builtin_peer = false;
+    else if (strcmp(argv[i], "--nats") == 0 && i + 1 < argc)
+      b->nats_url = argv[++i];
     else if (strcmp(argv[i], "--keep") == 0)
       b->keep = true;
     else {
@@ -1185,6 +1217,12 @@ main(int argc, char **argv)
   }
   if (!wire && !inproc) {
     fprintf(stderr, "ingest: --wire-only and --inproc-only exclude each other\n");
+    return 2;
+  }
+  if (b->nats_url && (b->nats_url[0] == '\0' || strlen(b->nats_url) > 200 ||
+                     strpbrk(b->nats_url, " \t\r\n\"\\") != NULL)) {
+    fprintf(stderr, "ingest: --nats needs a URL (nats://host:port) of at most 200 bytes, "
+                    "without spaces or quotes, got \"%s\"\n", b->nats_url);
     return 2;
   }
   if (b->runs < 1 || b->runs > 1000 || b->timeout_s < 1 || b->timeout_s > 86400) {

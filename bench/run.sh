@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds vigil in Release and runs every benchmark in turn: ingest, latency,
-# idle, policy, prefixcheck, signal, scale, capacity (bench/README.md says what each measures and its target). Prints the
+# idle, policy, prefixcheck, signal, scale, capacity, fleet (bench/README.md says what each measures and its target). Prints the
 # figures; nothing is compared against a threshold here, and the exit status
 # is non-zero only when a build or a benchmark itself failed.
 #
-#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck|signal|scale|capacity ...]
+#   bench/run.sh [--quick] [ingest|latency|idle|policy|prefixcheck|signal|scale|capacity|fleet ...]
 #
 # --quick runs smaller versions (a 50 MiB log once, 50 latency lines, 3 s idle
-# windows, a 20 s signal scenario, 100 monitors for 10 s) to check the benchmarks work, not to quote. Naming benchmarks
+# windows, a 20 s signal scenario, 100 monitors for 10 s, a fleet of 3 x 20
+# monitors for 15 s) to check the benchmarks work, not to quote. Naming benchmarks
 # runs only those. The build goes to build-release/ (VIGIL_BENCH_BUILD_DIR
 # to change it), so a developer's build/ is left alone.
 set -euo pipefail
@@ -20,15 +21,16 @@ which=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    ingest|latency|idle|policy|prefixcheck|signal|scale|capacity) which+=("$a") ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck, signal, scale, capacity)" >&2; exit 2 ;;
+    ingest|latency|idle|policy|prefixcheck|signal|scale|capacity|fleet) which+=("$a") ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument \"$a\" (--quick, ingest, latency, idle, policy, prefixcheck, signal, scale, capacity, fleet)" >&2; exit 2 ;;
   esac
 done
-[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck signal scale capacity)
+[ "${#which[@]}" -eq 0 ] && which=(ingest latency idle policy prefixcheck signal scale capacity fleet)
 
 # What the benchmarks need that a fresh machine lacks (the toolchain and
-# libraries, strace for idle, python3-msgpack for signal), installed the way
+# libraries, strace for idle, python3-msgpack for signal, nats-server for
+# fleet), installed the way
 # the README's commands do. Not root and no sudo: it says what is missing,
 # and the benchmarks that need nothing more still run.
 "$root/scripts/install-deps.sh" --debian-only ||
@@ -40,7 +42,7 @@ log="$build/bench-build.log"
 # Every program a benchmark starts, vigild's keeper (the state directory's,
 # docs/restart.md) included: a fresh clone has nothing built.
 targets=(vigild vigil-keeper vigil gen_log ingest latency latency_child idle policy prefixcheck
-         scale scale_child capacity)
+         scale scale_child capacity fleet)
 if ! { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release &&
        cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}"; } \
        >"$log" 2>&1; then
@@ -116,6 +118,15 @@ for b in "${which[@]}"; do
       # that cost nothing (about 2.5 min; the quick one up to 100 monitors).
       if [ "$quick" -eq 1 ]; then args=(--max 100 --seconds 4 --cheap 100); else args=(); fi
       bench 600 "$build/bench/capacity" "${args[@]}" || status=1 ;;
+    fleet)
+      # 3 engines x 100 monitors publishing 1000 notifications/s into a
+      # private nats-server, timed over the socket and through JetStream,
+      # then ingest's wire figure without and with NATS (about 4 min; the
+      # quick one 3 x 20 monitors for 15 s and a 50 MiB ingest once).
+      if [ "$quick" -eq 1 ]; then
+        args=(--monitors 20 --seconds 15 --ingest-bytes 50m --ingest-runs 1 --ingest-rounds 1)
+      else args=(); fi
+      bench 900 "$build/bench/fleet" "${args[@]}" || status=1 ;;
   esac
 done
 exit "$status"

@@ -36,7 +36,7 @@ _vigil_options()
         restart) echo "--grace --wait-for --wait-timeout" ;;
         run) echo "--timeout --lines --cwd --env --pass-env --pass-env-all --caller-path --shell \
                    --no-line-buffer" ;;
-        watch) echo "--since --oneline" ;;
+        watch) echo "--since --oneline --nats --engine --durable --stream" ;;
         ignore) echo "--for --always --reason" ;;
         sessions) echo "--all -a" ;;
         setup) echo "--project --user --dry-run -n --remove --yes -y" ;;
@@ -111,8 +111,9 @@ _vigil()
         --tool-names) COMPREPLY=($(compgen -W "exact underscore" -- "$cur")); return 0 ;;
         --sample) COMPREPLY=($(compgen -W "crash loop exit lines overload" -- "$cur")); return 0 ;;
         --notification) return 0 ;;
+        --nats) COMPREPLY=($(compgen -W "nats://127.0.0.1:4222" -- "$cur")); return 0 ;;
         --session|--label|--description|--pattern|-e|--policy|--env|--pass-env|--wait-for|--since|\
-        --limit|-n|--tail|--incident|-i|--offset|--lines|--max-restarts)
+        --limit|-n|--tail|--incident|-i|--offset|--lines|--max-restarts|--engine|--durable|--stream)
             return 0 ;;
     esac
 
@@ -152,7 +153,7 @@ _vigil()
 _vigild_options()
 {
     echo "--listen --stdio --config --no-config --state-dir --no-state --check-config --daemon
-          --log-file --log-max-bytes --version --help"
+          --log-file --log-max-bytes --nats --nats-engine --nats-creds --version --help"
 }
 
 _vigild()
@@ -162,9 +163,9 @@ _vigild()
     cur="${COMP_WORDS[COMP_CWORD]}"
     prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$prev" in
-        --config|--check-config|--listen|--log-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --config|--check-config|--listen|--log-file|--nats-creds) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --state-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
-        --log-max-bytes) return 0 ;;
+        --log-max-bytes|--nats|--nats-engine) return 0 ;;
     esac
     COMPREPLY=($(compgen -W "$(_vigild_options)" -- "$cur"))
     return 0

@@ -136,6 +136,10 @@ complete -c vigil -n '__fish_seen_subcommand_from stop' -l signal -x -a 'TERM IN
 complete -c vigil -n '__fish_seen_subcommand_from stop restart' -l grace -x -a "$durations" -d 'how long before SIGKILL'
 complete -c vigil -n '__fish_seen_subcommand_from watch' -l since -x -d 'replay after seq N'
 complete -c vigil -n '__fish_seen_subcommand_from watch' -l oneline -d 'one line per notification'
+complete -c vigil -n '__fish_seen_subcommand_from watch' -l nats -x -a 'nats://127.0.0.1:4222' -d 'read from a NATS JetStream'
+complete -c vigil -n '__fish_seen_subcommand_from watch' -l engine -x -d 'with --nats: only this engine'
+complete -c vigil -n '__fish_seen_subcommand_from watch' -l durable -x -d 'with --nats: the durable consumer'
+complete -c vigil -n '__fish_seen_subcommand_from watch' -l stream -x -d 'with --nats: the stream'
 complete -c vigil -n '__fish_seen_subcommand_from sessions' -s a -l all -d 'include ended monitors'
 complete -c vigil -f -n '__fish_seen_subcommand_from setup' -a 'claude-code codex gemini opencode cursor goose'
 complete -c vigil -n '__fish_seen_subcommand_from setup' -l project -d "the project's files"

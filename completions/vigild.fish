@@ -13,5 +13,8 @@ complete -c vigild -l check-config -r -F -d 'check a configuration and exit'
 complete -c vigild -l daemon -d 'go into the background, returning once the engine listens'
 complete -c vigild -l log-file -r -F -d 'log to FILE instead of stderr'
 complete -c vigild -l log-max-bytes -x -d 'the log file size at which it moves to FILE.1'
+complete -c vigild -l nats -x -d 'also publish into NATS JetStream (URL)'
+complete -c vigild -l nats-engine -x -d "this engine's name in the fleet"
+complete -c vigild -l nats-creds -r -F -d 'the NATS credentials file'
 complete -c vigild -l version -d 'print the version'
 complete -c vigild -s h -l help -d 'show the help'

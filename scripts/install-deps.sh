@@ -69,7 +69,8 @@ fi
 # tests drive (tests/harness: Claude Code, Codex, Gemini CLI, OpenCode; their
 # native binaries come as per-platform optional packages, and the install
 # scripts package.json's allowScripts approves copy them into place), and
-# the Node client library's one dependency (clients/node). Again only when
+# the Node client library's two dependencies (clients/node: msgpack, and
+# NATS.js for its FleetSubscriber, docs/fleet.md). Again only when
 # the installed tree is older than the lockfile (npm writes
 # node_modules/.package-lock.json).
 [ "$node_packages" -eq 1 ] || exit 0

@@ -4,15 +4,18 @@
  * writing a request and cutting the stream into bounded messages are the
  * C clients' shared ones (clients/c/link: endpoint.h, frame.h).
  *
- * One engine per program: bench_rpc_init records the BenchRpc that
- * bench_rpc_die and the signal handlers stop, so a failure or a ^C never
- * leaves a vigild behind. The client is deliberately simple: one request in
+ * Every engine a program starts is recorded: bench_rpc_init adds its
+ * BenchRpc to the engines that bench_rpc_die and the signal handlers stop
+ * (most programs have one; bench/fleet has several), and
+ * bench_rpc_also_stop adds a process of the benchmark's own (a broker)
+ * stopped after them, so a failure or a ^C never leaves a vigild or a
+ * nats-server behind. The client is deliberately simple: one request in
  * flight, written whole, then poll and read until the response with its
  * msgid has come, handing any notification read on the way to the hook. The
  * engine runs in a fresh /tmp/vigil-NAME-XXXXXX/ holding config.lua,
  * vigild.log, run/vigil.sock and the state directory beside it, run/state/
- * (its lock and its empty monitors/); bench_rpc_cleanup removes exactly
- * those.
+ * (its lock and its empty monitors/ and sessions/); bench_rpc_cleanup
+ * removes exactly those.
  */
 #include "benchrpc.h"
 
@@ -46,7 +49,15 @@ extern char **environ;
 /* How much is read at a time. */
 #define BENCH_RPC_READ_CHUNK ((size_t)64 << 10)
 
-static BenchRpc *bench_rpc_global; /* for bench_rpc_die and the handlers */
+/* What bench_rpc_die and the signal handlers stop: the engines in the
+ * order they were recorded (the first one's name prefixes the messages),
+ * then the benchmark's own processes (bench_rpc_also_stop). Written only
+ * outside the handlers; a slot is cleared, never moved, so a handler sees
+ * each entry whole. */
+#define BENCH_RPC_MAX_ENGINES 16
+#define BENCH_RPC_MAX_OTHERS 4
+static BenchRpc *bench_rpc_engines[BENCH_RPC_MAX_ENGINES];
+static volatile sig_atomic_t bench_rpc_others[BENCH_RPC_MAX_OTHERS];
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t
@@ -390,22 +401,28 @@ bench_stamp_pipe_read(BenchStampPipe *p, BenchStampFn fn, void *ctx)
   memmove(p->buf, start, p->len);
 }
 
-/* SIGTERM, SIGINT, SIGHUP (run.sh's time bound, a ^C): the engine must not
- * outlive the benchmark, so it gets SIGTERM (it stops its monitors) before
- * we go, after the benchmark's own hook. Only async-signal-safe calls. */
+/* SIGTERM, SIGINT, SIGHUP (run.sh's time bound, a ^C): the engines must
+ * not outlive the benchmark, so each gets SIGTERM (it stops its monitors)
+ * before we go, after the benchmark's own hook; then its own processes.
+ * Only async-signal-safe calls. */
 static void
 bench_rpc_on_signal(int sig)
 {
-  if (bench_rpc_global != NULL && bench_rpc_global->on_signal != NULL)
-    bench_rpc_global->on_signal();
-  if (bench_rpc_global != NULL && bench_rpc_global->vigild > 0)
-    kill(bench_rpc_global->vigild, SIGTERM);
+  BenchRpc *first = bench_rpc_engines[0];
+  if (first != NULL && first->on_signal != NULL)
+    first->on_signal();
+  for (int i = 0; i < BENCH_RPC_MAX_ENGINES; i++)
+    if (bench_rpc_engines[i] != NULL && bench_rpc_engines[i]->vigild > 0)
+      kill(bench_rpc_engines[i]->vigild, SIGTERM);
+  for (int i = 0; i < BENCH_RPC_MAX_OTHERS; i++)
+    if (bench_rpc_others[i] > 0)
+      kill((pid_t)bench_rpc_others[i], SIGTERM);
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-/* Clears rpc, names it, makes it the one to stop, and installs the
- * handlers. */
+/* Clears rpc, names it, adds it to the engines to stop, and installs the
+ * handlers. A BenchRpc already recorded is not added twice. */
 void
 bench_rpc_init(BenchRpc *rpc, const char *name)
 {
@@ -413,30 +430,76 @@ bench_rpc_init(BenchRpc *rpc, const char *name)
   rpc->name = name;
   rpc->fd = -1;
   signal(SIGPIPE, SIG_IGN);
-  bench_rpc_global = rpc;
+  int slot = -1;
+  for (int i = 0; i < BENCH_RPC_MAX_ENGINES; i++) {
+    if (bench_rpc_engines[i] == rpc)
+      slot = i;
+    else if (bench_rpc_engines[i] == NULL && slot < 0)
+      slot = i;
+    if (bench_rpc_engines[i] == rpc)
+      break;
+  }
+  if (slot < 0) {
+    fprintf(stderr, "%s: more than %d engines in one benchmark\n", name, BENCH_RPC_MAX_ENGINES);
+    bench_rpc_die("too many engines");
+  }
+  bench_rpc_engines[slot] = rpc;
   signal(SIGTERM, bench_rpc_on_signal);
   signal(SIGINT, bench_rpc_on_signal);
   signal(SIGHUP, bench_rpc_on_signal);
 }
 
-/* Prints the message, stops the engine and exits 1, keeping the temp dir
- * for its vigild.log. */
+/* See benchrpc.h. */
+void
+bench_rpc_also_stop(pid_t pid)
+{
+  for (int i = 0; i < BENCH_RPC_MAX_OTHERS; i++)
+    if (bench_rpc_others[i] == 0) {
+      bench_rpc_others[i] = pid;
+      return;
+    }
+  kill(pid, SIGTERM);
+  bench_rpc_die("more than %d processes of its own to stop", BENCH_RPC_MAX_OTHERS);
+}
+
+/* See benchrpc.h. */
+void
+bench_rpc_forget(pid_t pid)
+{
+  for (int i = 0; i < BENCH_RPC_MAX_OTHERS; i++)
+    if (bench_rpc_others[i] == pid)
+      bench_rpc_others[i] = 0;
+}
+
+/* Prints the message, stops the engines (each one's temp dir is kept for
+ * its vigild.log) and the benchmark's own processes, and exits 1. */
 void
 bench_rpc_die(const char *fmt, ...)
 {
-  BenchRpc *rpc = bench_rpc_global;
-  const char *name = rpc ? rpc->name : "bench";
+  BenchRpc *first = bench_rpc_engines[0];
+  const char *name = first ? first->name : "bench";
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "%s: ", name);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
-  if (rpc && rpc->vigild > 0) {
-    kill(rpc->vigild, SIGTERM);
-    waitpid(rpc->vigild, NULL, 0);
-    fprintf(stderr, "%s: the engine's log is %s/vigild.log\n", name, rpc->dir);
+  for (int i = 0; i < BENCH_RPC_MAX_ENGINES; i++) {
+    BenchRpc *rpc = bench_rpc_engines[i];
+    if (rpc != NULL && rpc->vigild > 0) {
+      kill(rpc->vigild, SIGTERM);
+      waitpid(rpc->vigild, NULL, 0);
+      rpc->vigild = 0;
+      fprintf(stderr, "%s: the engine's log is %s/vigild.log\n", rpc->name, rpc->dir);
+    }
   }
+  for (int i = 0; i < BENCH_RPC_MAX_OTHERS; i++)
+    if (bench_rpc_others[i] > 0) {
+      pid_t pid = (pid_t)bench_rpc_others[i];
+      bench_rpc_others[i] = 0;
+      kill(pid, SIGTERM);
+      waitpid(pid, NULL, 0);
+    }
   exit(1);
 }
 
@@ -584,6 +647,8 @@ bench_rpc_cleanup(BenchRpc *rpc, bool keep)
   unlink(rpc->sock_path);
   snprintf(path, sizeof path, "%s/run/state/monitors", rpc->dir);
   rmdir(path);
+  snprintf(path, sizeof path, "%s/run/state/sessions", rpc->dir);
+  rmdir(path); /* named sessions' journals, gone once they were closed */
   snprintf(path, sizeof path, "%s/run/state/lock", rpc->dir);
   unlink(path);
   snprintf(path, sizeof path, "%s/run/state", rpc->dir);
@@ -776,6 +841,53 @@ bench_samples_latency(const BenchSamples *s, int64_t from_ns, int64_t to_ns)
   }
   free(v);
   return l;
+}
+
+/* Field (0: run time, 1: run-queue wait) of schedstat summed over pid's
+ * live threads, or -1; *main_ns (may be NULL) gets the main thread's. */
+static double
+bench_proc_threads_schedstat(pid_t pid, int field, double *main_ns)
+{
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+  if (main_ns != NULL)
+    *main_ns = -1;
+  DIR *d = opendir(path);
+  if (d == NULL)
+    return -1;
+  double total = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.')
+      continue;
+    char stat_path[320];
+    snprintf(stat_path, sizeof stat_path, "/proc/%ld/task/%s/schedstat", (long)pid, e->d_name);
+    FILE *f = fopen(stat_path, "r");
+    unsigned long long v[2] = {0, 0};
+    if (f != NULL && fscanf(f, "%llu %llu", &v[0], &v[1]) == 2) {
+      double ns = (double)v[field];
+      total += ns;
+      if (main_ns != NULL && strtol(e->d_name, NULL, 10) == (long)pid)
+        *main_ns = ns;
+    }
+    if (f != NULL)
+      fclose(f);
+  }
+  closedir(d);
+  return total;
+}
+
+/* See benchrpc.h. */
+double
+bench_proc_threads_cpu_ns(pid_t pid, double *main_ns)
+{
+  return bench_proc_threads_schedstat(pid, 0, main_ns);
+}
+
+/* See benchrpc.h. */
+double
+bench_proc_threads_wait_ns(pid_t pid)
+{
+  return bench_proc_threads_schedstat(pid, 1, NULL);
 }
 
 /* See benchrpc.h. */

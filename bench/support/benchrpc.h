@@ -65,13 +65,23 @@ int64_t bench_rpc_now_ns(void);
 /* Sleeps ms milliseconds, resuming after signals. */
 void bench_rpc_sleep_ms(long ms);
 
-/* Clears rpc, names it (name must outlive it), makes it the one that
- * bench_rpc_die and the signal handlers stop, ignores SIGPIPE and installs
- * the handlers for SIGTERM, SIGINT and SIGHUP. */
+/* Clears rpc, names it (name must outlive it), adds it to the engines that
+ * bench_rpc_die and the signal handlers stop (at most 16; the first one's
+ * name and on_signal are the program's), ignores SIGPIPE and installs the
+ * handlers for SIGTERM, SIGINT and SIGHUP. rpc must outlive the program
+ * (a static or main's). */
 void bench_rpc_init(BenchRpc *rpc, const char *name);
 
-/* Prints "NAME: message" to stderr, stops the engine (it stops its
- * monitors), says where its log is and exits 1. */
+/* Adds pid, a process the benchmark started itself (a broker), to those
+ * bench_rpc_die and the signal handlers stop with SIGTERM after the
+ * engines (at most 4); bench_rpc_forget(pid) takes it off once the
+ * benchmark has stopped it. */
+void bench_rpc_also_stop(pid_t pid);
+void bench_rpc_forget(pid_t pid);
+
+/* Prints "NAME: message" to stderr, stops every engine (each stops its
+ * monitors) and says where its log is, stops the processes of
+ * bench_rpc_also_stop, and exits 1. */
 void bench_rpc_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* The number after "KEY:" in a /proc status file (status_path, e.g.
@@ -208,6 +218,17 @@ typedef struct {
   double p50, p99, max;
 } BenchLatency;
 BenchLatency bench_samples_latency(const BenchSamples *s, int64_t from_ns, int64_t to_ns);
+
+/* The CPU time pid's live threads have run, in ns (their schedstat), or
+ * -1 when it cannot be read; *main_ns (may be NULL) gets its main
+ * thread's (the one whose id is pid: vigild's loop). Finer than clock
+ * ticks, but a thread that has exited is no longer counted. */
+double bench_proc_threads_cpu_ns(pid_t pid, double *main_ns);
+
+/* The time pid's live threads have waited to run (runnable, on a run
+ * queue: schedstat's second field), in ns, or -1: what a loaded machine
+ * costs a process beside its own CPU. */
+double bench_proc_threads_wait_ns(pid_t pid);
 
 /* utime + stime of pid (every thread) in clock ticks, or -1. */
 long long bench_cpu_ticks(pid_t pid);

@@ -42,6 +42,12 @@ export declare class VigilTimeoutError extends Error {
   name: 'VigilTimeoutError';
 }
 
+/** A NATS server refused what a FleetSubscriber asked (authentication,
+ * permissions, no JetStream, no stream, a durable of another shape). */
+export declare class VigilFleetError extends Error {
+  name: 'VigilFleetError';
+}
+
 // ------------------------------------------------------------------ notifications
 
 export type Stream = 'stdout' | 'stderr';
@@ -543,3 +549,146 @@ export declare const ITEM_MAX_BYTES: number;
 export declare function readMessages(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<unknown, void, unknown>;
 /** The bytes of one message. */
 export declare function encodeMessage(message: unknown): Uint8Array;
+
+// ------------------------------------------------------------------ fleet (docs/fleet.md)
+
+/** Where the host is in one engine's session: the epoch and the last seq it injected. */
+export interface FleetCursorEntry {
+  /** The engine's name (1..64 of [A-Za-z0-9_-]). */
+  engine: string;
+  /** The session's name (not its subject token). */
+  session: string;
+  /** The engine's epoch, 16 hex digits. */
+  epoch: string;
+  /** The last seq injected under that epoch (0: none). */
+  seq: number;
+  /** Epochs this engine left for `epoch` (at most PAST_EPOCHS_MAX): their
+   * messages, delivered again, are duplicates. */
+  pastEpochs?: string[];
+}
+
+export interface FleetSubscriberOptions {
+  /** The NATS server(s): `nats://host:port`, or several of one cluster. */
+  url: string | string[];
+  user?: string;
+  pass?: string;
+  token?: string;
+  /** A .creds file (a user JWT and its nkey seed). */
+  creds?: string;
+  /** The connection's name, as the server shows it (default 'vigil-fleet-subscriber'). */
+  name?: string;
+  /** The stream the engines publish into (default FLEET_STREAM, 'VIGIL'). */
+  stream?: string;
+  /** The gateway's durable consumer: bound when it exists, created when not. */
+  durable: string;
+  /** One engine's notifications, or '*' (default) for every engine's. */
+  engine?: string;
+  /** One session's notifications (its name), or '*' (default) for every session's. */
+  session?: string;
+  /** What the host restored from its own records: per engine and session, the last injected. */
+  cursor?: Iterable<FleetCursorEntry>;
+  /** The ack wait of a consumer this subscriber creates (default FLEET_ACK_WAIT_MS, 100..86400000). */
+  ackWaitMs?: number;
+  /** Messages pulled ahead of the host at most (default FLEET_BATCH, 1..1024). */
+  batch?: number;
+  /** The largest payload accepted (default FLEET_PAYLOAD_MAX_BYTES); a larger one is malformed. */
+  maxPayloadBytes?: number;
+  /** Any other NATS.js connect options (they win over the subscriber's own: maxReconnectAttempts -1). */
+  natsOptions?: Record<string, unknown>;
+}
+
+/** A notification read from the fleet: the protocol's map (its keys
+ * enumerable, as received) and, not enumerable, where it came from and
+ * its ack. */
+export type FleetNotification = Notification & {
+  /** The engine that published it. */
+  readonly engine: string;
+  /** Its sequence in the stream. */
+  readonly streamSeq: number;
+  /** How many times JetStream delivered it before (0 the first time). */
+  readonly redeliveries: number;
+  /** The host injected it: the cursor moves, and JetStream is told and
+   * confirms. Rejects with a VigilConnectionError when no confirmation came
+   * (JetStream delivers it again; this subscriber skips it). Twice is once. */
+  ack(): Promise<void>;
+  /** The host could not inject it: JetStream delivers it again (after delayMs). */
+  nak(delayMs?: number): void;
+};
+
+export interface FleetCounters {
+  /** Notifications handed to the host. */
+  delivered: number;
+  /** Messages acked and skipped: at or below the cursor. */
+  duplicates: number;
+  /** Messages termed and never handed over: not a well-formed notification of the fleet. */
+  malformed: number;
+}
+
+export interface FleetMalformed {
+  /** What is wrong, in words naming the header, the key or the bound. */
+  problem: string;
+  subject: string;
+  streamSeq: number;
+}
+
+/** A gateway's reader of a fleet (docs/fleet.md section 3): exactly once into the host. */
+export declare class FleetSubscriber extends EventEmitter implements AsyncIterable<FleetNotification> {
+  /** Connects, binds or creates the durable consumer. Throws RangeError/TypeError
+   * for a bad option, VigilConnectionError when no server answers,
+   * VigilFleetError when the server refuses. */
+  static connect(options: FleetSubscriberOptions): Promise<FleetSubscriber>;
+  /** The consumer's filter subject: vigil.<engine>.<session token>.n. */
+  readonly subject: string;
+  readonly stream: string;
+  readonly durable: string;
+  /** True when connect() created the durable consumer (false: it bound one). */
+  readonly created: boolean;
+  readonly counters: FleetCounters;
+  /** What was wrong with the last malformed message (with its stream seq and subject), or null. */
+  readonly lastMalformed: string | null;
+  /** Where the host is: store it; pass it back as `cursor`. */
+  cursor(): FleetCursorEntry[];
+  /** The next notification, or null after timeoutMs; rejects with a
+   * VigilConnectionError once closed or lost. One at a time. */
+  next(options?: { timeoutMs?: number }): Promise<FleetNotification | null>;
+  notifications(): AsyncGenerator<FleetNotification, void, undefined>;
+  [Symbol.asyncIterator](): AsyncIterator<FleetNotification>;
+  /** Closes the connection; what was not acked is delivered again after the ack wait. */
+  close(): Promise<void>;
+
+  on(event: 'malformed', listener: (m: FleetMalformed) => void): this;
+  on(event: 'duplicate', listener: (d: { engine: string; session: string; epoch: string; seq: number; streamSeq: number }) => void): this;
+  /** The NATS connection's and the consumer's changes (disconnect, reconnect, heartbeats_missed...). */
+  on(event: 'status', listener: (s: { type: string; data: unknown }) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+/** Per engine and session, the epoch and last seq injected (FleetSubscriber keeps one). */
+export declare class FleetCursor {
+  constructor(entries?: Iterable<FleetCursorEntry>);
+  judge(engine: string, session: string, epoch: string, seq: number): 'new' | 'duplicate';
+  advance(engine: string, session: string, epoch: string, seq: number): void;
+  entries(): FleetCursorEntry[];
+  get(engine: string, session: string): FleetCursorEntry | null;
+}
+
+export declare const FLEET_STREAM: string;
+export declare const FLEET_PAYLOAD_MAX_BYTES: number;
+export declare const FLEET_ACK_WAIT_MS: number;
+export declare const FLEET_BATCH: number;
+export declare const FLEET_ACK_CONFIRM_MS: number;
+export declare const PAST_EPOCHS_MAX: number;
+/** The 25 keys every notification map has (docs/protocol.md section 6). */
+export declare const NOTIFICATION_KEYS: readonly string[];
+/** What is wrong with a value as a notification map, or null. */
+export declare function notificationProblem(n: unknown): string | null;
+/** A session name as a subject token ('.' -> '%2E'). */
+export declare function sessionToken(name: string): string;
+export declare function sessionFromToken(token: string): string;
+/** vigil.<engine>.<session token>.n; '*' for any. */
+export declare function fleetSubject(engine?: string, session?: string): string;
+/** One message of the stream checked: its engine and notification, or what is wrong. */
+export declare function readMessage(
+  msg: { subject: string; headers?: { values(name: string): string[] }; data: Uint8Array },
+  maxPayloadBytes: number,
+): { engine: string; notification: Notification } | { problem: string };

@@ -51,7 +51,7 @@ vigil_help(int argc, char **argv, int i)
   return 0;
 }
 
-/* The commands that work through NATS (docs/fleet.md section 4): those
+/* The commands that work through NATS (docs/fleet.md section 6): those
  * that need no notification stream, which a fleet reads from JetStream. */
 static const char *const vigil_nats_commands[] = {"start", "list",   "status",   "output",
                                                   "logs",  "stop",   "sessions", NULL};

@@ -131,7 +131,7 @@ typedef struct {
   char pidfile[PIDFILE_PATH_MAX]; /* the pidfile written beside the socket
                                      (pidfile.h), "": none */
   FleetPublisher *fleet;   /* publishing into NATS (docs/fleet.md), or NULL */
-  FleetRpc *fleet_rpc;     /* answering requests over NATS (section 4), or NULL */
+  FleetRpc *fleet_rpc;     /* answering requests over NATS (docs/fleet.md section 6), or NULL */
 } Vigild;
 
 static Vigild vigild;
@@ -762,7 +762,7 @@ vigild_start_fleet(const VigildArgs *args, VigilError *err)
   vigild.fleet = fleet_publisher_start(vigild.engine, &fc, err);
   if (vigild.fleet == NULL)
     return -1;
-  /* Requests (docs/fleet.md section 4) over the same connection. */
+  /* Requests (docs/fleet.md section 6) over the same connection. */
   FleetRpcConfig rc = {
     .engine = engine,
     .max_clients = st->nats_max_clients,

@@ -6,7 +6,7 @@
  * themselves are grouped by what they do: cli_start.c (start, stop, run:
  * what runs), cli_show.c (list, status, events, logs: looking at a monitor),
  * cli_follow.c (output, wait, watch: waiting for the engine to tell them
- * something), cli_groups.c (up, down, groups: the config's groups),
+ * something; watch --nats reads a fleet's broker instead, cli_watchnats.c), cli_groups.c (up, down, groups: the config's groups),
  * cli_ignore.c (ignore, ignored, unignore: silenced fingerprints),
  * cli_hook.c (hook: what a harness runs at its hook events).
  */

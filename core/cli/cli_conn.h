@@ -89,7 +89,7 @@ int64_t cli_now_ms(void);
  * uids). */
 CliConn *cli_conn_open(const char *path, CliError *err);
 
-/* The same conversation over NATS (docs/fleet.md section 4): each request
+/* The same conversation over NATS (docs/fleet.md section 6): each request
  * is sent to engine's request subject on the server at url, the subject
  * of session when it is not NULL (so a NATS user allowed that session
  * alone can use it), else the engine's. kCliErrNoEngine when the server

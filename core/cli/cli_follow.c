@@ -3,7 +3,9 @@
  * (and --follow), wait, and watch. None of them polls: each blocks on the
  * connection until the engine sends something, with monitor_wait as the
  * first-class way to learn of a monitor's events and the session's pushed
- * notifications as the way to learn of its lines.
+ * notifications as the way to learn of its lines. (watch --nats reads the
+ * fleet's broker instead of the socket: cli_watchnats.c; both print through
+ * cli_watchfmt.c.)
  *
  * How --follow learns of new lines: it keeps one monitor_wait
  * {for: "output", since_sequence} outstanding, which the engine answers as
@@ -18,10 +20,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli_obj.h"
+#include "cli/cli_watchfmt.h"
+#include "cli/cli_watchnats.h"
 
 /* monitor_wait's own ceiling on timeout_ms. */
 #define CLI_WAIT_CHUNK_MS 3600000
@@ -495,92 +498,24 @@ static const CliOpt cli_watch_opts[] = {
   {.name = "oneline",
    .help = "one line per notification: SEQ MONITOR TEXT, the text's\nnewlines and backslashes "
    "escaped (\\n, \\\\), flushed at once"},
+  {.name = "nats", .arg = "URL",
+   .help = "read the session's notifications from a NATS JetStream\n(docs/fleet.md) instead of "
+   "the engine's socket, through a\ndurable consumer that resumes where the last watch with it\n"
+   "left off"},
+  {.name = "engine", .arg = "NAME",
+   .help = "with --nats: only the notifications of the engine NAME\n(default: every engine's)"},
+  {.name = "durable", .arg = "NAME",
+   .help = "with --nats: the durable consumer to read through\n(default: watch-USER-SESSION, "
+   "or watch-USER-ENGINE-SESSION\nwith --engine; the session's dots written _)"},
+  {.name = "stream", .arg = "NAME",
+   .help = "with --nats: the stream the engines publish into\n(default: VIGIL, their nats.stream)"},
   {0},
 };
-
-/* How watch prints each notification. */
-typedef enum {
-  kWatchText = 0,  /* the envelope as an agent sees it */
-  kWatchJson,      /* the whole map, one JSON object a line */
-  kWatchOneline,   /* SEQ MONITOR TEXT on one line, for a harness's line monitor */
-} WatchStyle;
 
 typedef struct {
   CliClient *c;
   WatchStyle style;
 } Watch;
-
-/* One notification as one line: its seq, its monitor (or "-"), and its
- * text with every backslash, newline, carriage return and tab escaped, so
- * a line reader gets one notification per line and can undo the escapes.
- * The text holds no other control character: the envelope escapes them. */
-static void
-cli_watch_oneline(const msgpack_object *n)
-{
-  size_t tn = 0, in = 0;
-  const char *text = cli_obj_get_text(n, "text", &tn);
-  const char *id = cli_obj_get_text(n, "monitor_id", &in);
-  StrBuf line = STRBUF_INIT;
-  strbuf_printf(&line, "%llu %.*s ", (unsigned long long)cli_obj_get_uint(n, "seq", 0),
-                id && in ? (int)in : 1, id && in ? id : "-");
-  /* A trailing newline ends the envelope; it is the line's own end here. */
-  while (text && tn > 0 && text[tn - 1] == '\n')
-    tn--;
-  for (size_t i = 0; text && i < tn; i++) {
-    char ch = text[i];
-    if (ch == '\\')
-      strbuf_puts(&line, "\\\\");
-    else if (ch == '\n')
-      strbuf_puts(&line, "\\n");
-    else if (ch == '\r')
-      strbuf_puts(&line, "\\r");
-    else if (ch == '\t')
-      strbuf_puts(&line, "\\t");
-    else
-      strbuf_putc(&line, ch);
-  }
-  strbuf_putc(&line, '\n');
-  fwrite(strbuf_cstr(&line), 1, line.len, stdout);
-  strbuf_free(&line);
-}
-
-/* The line that starts each notification in the text style, so that one
- * envelope is told from the next at a glance: its seq, monitor (label and
- * id), type, delivery mode and local time:
- *   --- #3 web (mon_q3k9x0b2m1aa) output, idle, 14:02:11 --- */
-static void
-cli_watch_header(const msgpack_object *n)
-{
-  StrBuf h = STRBUF_INIT;
-  size_t in = 0, ln = 0, yn = 0, mn = 0, an = 0;
-  const char *id = cli_obj_get_text(n, "monitor_id", &in);
-  const char *label = cli_obj_get_text(n, "label", &ln);
-  const char *type = cli_obj_get_text(n, "type", &yn);
-  const char *mode = cli_obj_get_text(n, "mode", &mn);
-  const char *at = cli_obj_get_text(n, "at", &an);
-  strbuf_printf(&h, "--- #%llu ", (unsigned long long)cli_obj_get_uint(n, "seq", 0));
-  if (label && !(id && ln == in && memcmp(label, id, in) == 0)) {
-    cli_fmt_safe(&h, label, ln, false);
-    strbuf_puts(&h, " (");
-    cli_fmt_safe(&h, id ? id : "", in, false);
-    strbuf_puts(&h, ") ");
-  } else if (id) {
-    cli_fmt_safe(&h, id, in, false);
-    strbuf_putc(&h, ' ');
-  }
-  strbuf_printf(&h, "%.*s, %.*s", (int)yn, type ? type : "?", (int)mn, mode ? mode : "?");
-  int64_t epoch_ms;
-  if (at && cli_fmt_parse_time(at, an, &epoch_ms) == 0) {
-    time_t t = (time_t)(epoch_ms / 1000);
-    struct tm tm;
-    char when[16];
-    if (localtime_r(&t, &tm) && strftime(when, sizeof when, "%H:%M:%S", &tm) > 0)
-      strbuf_printf(&h, ", %s", when);
-  }
-  strbuf_puts(&h, " ---");
-  printf("%s%s%s\n", cli_fmt_sgr(kCliColBold), strbuf_cstr(&h), cli_fmt_reset(kCliColBold));
-  strbuf_free(&h);
-}
 
 /* Prints one notification as it arrives, in the watch's style, and flushes
  * it; engine errors go to stderr. */
@@ -602,26 +537,8 @@ cli_watch_on_notify(void *ctx, const char *method, size_t len, const msgpack_obj
   if (len != strlen("vigil.notification") || memcmp(method, "vigil.notification", len) != 0 ||
       params->type != MSGPACK_OBJECT_ARRAY || params->via.array.size < 1)
     return;
-  const msgpack_object *n = &params->via.array.ptr[0];
-  if (w->style == kWatchJson) {
-    cli_client_print_json(n);
-    return;
-  }
-  if (w->style == kWatchOneline) {
-    cli_watch_oneline(n);
-    fflush(stdout);
-    return;
-  }
-  cli_watch_header(n);
-  size_t tn;
-  const char *text = cli_obj_get_text(n, "text", &tn);
-  if (text) {
-    fwrite(text, 1, tn, stdout);
-    if (tn == 0 || text[tn - 1] != '\n')
-      putchar('\n');
-  }
-  putchar('\n');
-  fflush(stdout);
+  /* A failed write is seen by the wait (the hangup fd), not here. */
+  (void)cli_watchfmt_print(&params->via.array.ptr[0], w->style, kWatchFromEngine);
 }
 
 static int
@@ -634,8 +551,15 @@ cli_watch_run(CliClient *c, const CliParsed *p)
   bool oneline = cli_opts_has(p, "oneline");
   if (oneline && c->json)
     return cli_opts_usage_error(p->spec, "give --oneline or --json, not both");
+  WatchStyle style = oneline ? kWatchOneline : c->json ? kWatchJson : kWatchText;
+  if (cli_opts_has(p, "nats"))
+    return cli_watchnats_run(c, p, style);
+  static const char *const nats_only[] = {"engine", "durable", "stream", NULL};
+  for (size_t i = 0; nats_only[i]; i++)
+    if (cli_opts_has(p, nats_only[i]))
+      return cli_opts_usage_error(p->spec, "--%s goes with --nats URL", nats_only[i]);
   static Watch w;
-  w = (Watch){c, oneline ? kWatchOneline : c->json ? kWatchJson : kWatchText};
+  w = (Watch){c, style};
   c->notify = cli_watch_on_notify;
   c->notify_ctx = &w;
   if (cli_client_connect(c, true, cli_opts_has(p, "since"), since) != 0)
@@ -660,7 +584,11 @@ const CliCommand cli_cmd_watch = {
            "TYPE, MODE, TIME ---) and followed by a blank line (with --json, one JSON\n"
            "object a line; with --oneline, one line each for a harness's line monitor to\n"
            "wrap), until interrupted. Notifications are sent to every attached connection,\n"
-           "so watching takes nothing away from an agent attached to the same session.",
+           "so watching takes nothing away from an agent attached to the same session.\n"
+           "With --nats URL, the same from a NATS JetStream that engines publish into\n"
+           "(docs/fleet.md): each notification is acked once printed, and the next watch\n"
+           "with the same durable consumer starts after the last one acked; malformed\n"
+           "messages are acked unprinted and counted; Ctrl-C ends it (status 130).",
            .opts = cli_watch_opts},
   .run = cli_watch_run,
 };

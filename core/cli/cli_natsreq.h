@@ -1,6 +1,6 @@
 /*
  * The CLI's requests over NATS (`vigil --nats URL --engine NAME COMMAND`,
- * docs/fleet.md section 4): the same msgpack-rpc frames the socket
+ * docs/fleet.md section 6): the same msgpack-rpc frames the socket
  * carries, each sent as a NATS request to the engine's request subject,
  * with this run's Vigil-Client id so that its calls share one connection
  * in the engine. Answers come back on an inbox of the run's own; nats.c

@@ -24,7 +24,7 @@ static const CliOpt cli_opts_common_table[] = {
   {.name = "json", .help = "print the engine's answer as JSON instead of text"},
   {.name = "nats", .arg = "URL",
    .help = "reach the engine through a NATS server instead of its socket\n"
-   "(docs/fleet.md section 4; with --engine; start, list, status,\n"
+   "(docs/fleet.md section 6; with --engine; start, list, status,\n"
    "output, logs, stop and sessions)"},
   {.name = "engine", .arg = "NAME", .help = "the engine's name in the fleet (with --nats)"},
   {.name = "help", .short_name = 'h', .help = "show this help"},

@@ -19,7 +19,7 @@
  * server that refuses (no JetStream, no rights) stops the start with its
  * reason, while one that is not there yet does not.
  *
- * Requests (fleet_link_serve, docs/fleet.md section 4) take the same road
+ * Requests (fleet_link_serve, docs/fleet.md section 6) take the same road
  * the other way: the subscriptions are made on the thread, nats.c hands
  * each message to a callback on its own thread, which copies it into
  * `requests` (bounded) and wakes the loop; answers go out through the
@@ -700,7 +700,7 @@ fleet_link_options(FleetLink *l)
     s = natsOptions_SetMaxReconnect(l->opts, -1);
   /* Answers to requests go out at once rather than when nats.c's flusher
    * next runs (about 1 ms later, per hop: measured 1.6 ms per request
-   * round trip before, docs/fleet.md section 4); notifications are few. */
+   * round trip before, docs/fleet.md section 6); notifications are few. */
   if (s == NATS_OK)
     s = natsOptions_SetSendAsap(l->opts, true);
   if (s == NATS_OK)

@@ -89,7 +89,7 @@ void fleet_link_publish(FleetLink *l, const char *subject, const char *const *he
                         size_t nheaders, const void *payload, size_t len, uint64_t id,
                         uint64_t seq);
 
-/* --- requests (docs/fleet.md section 4; fleet_rpc.h serves them) --- */
+/* --- requests (docs/fleet.md section 6; fleet_rpc.h serves them) --- */
 
 /* Requests waiting for the loop, at most, and their payloads' bytes: past
  * either a request is dropped unanswered and counted (the requester's

@@ -44,7 +44,7 @@ int fleet_session_from_token(const char *token, size_t len, char *out, size_t si
  * session's token does not fit. */
 int fleet_subject(char *out, size_t size, const char *engine, const char *session);
 
-/* Request subjects (docs/fleet.md section 4): "vigil.<engine>.rpc" for the
+/* Request subjects (docs/fleet.md section 6): "vigil.<engine>.rpc" for the
  * whole engine, or "vigil.<engine>.<token>.rpc" for session alone (when
  * session is not NULL). -1 when it does not fit. */
 int fleet_rpc_subject(char *out, size_t size, const char *engine, const char *session);

@@ -34,6 +34,10 @@
 
 #define L "nats"
 
+/* How many times one notification is sent again under a new id when its
+ * id is found taken; past it, it is taken as in the stream. */
+#define FLEET_ID_GENERATIONS_MAX 3
+
 typedef struct FleetSession FleetSession;
 
 struct FleetSession {
@@ -48,6 +52,14 @@ struct FleetSession {
   char *payload;
   size_t len;
   unsigned attempts;           /* sends of this one so far */
+  /* A message id someone else published (docs/fleet.md, "Forged ids"):
+   * the id's generation (0: epoch:session:seq; n: ...:n) and the sends
+   * under the current one. A duplicate answer to the first send of an id
+   * is legitimate only for a seq an earlier engine may have sent: up to
+   * maybe_sent, its cursor + 1 when the session came back. */
+  unsigned id_generation;
+  unsigned sends_of_id;
+  uint64_t maybe_sent;
   uint64_t generation;         /* the link's generation at its last send */
   bool retry_due;              /* the timer waits out a backoff, not an answer */
   uv_timer_t timer;
@@ -77,6 +89,7 @@ struct FleetPublisher {
   uint64_t abandoned;          /* in flight when their session went */
   uint64_t stale_answers;      /* for a seq no longer in flight */
   uint64_t server_errors;
+  uint64_t foreign_ids;        /* ids found taken by a message we did not send */
   char last_error[FLEET_LINK_ERROR_MAX];
   /* fleet_publisher_drain: whom to tell once nothing is in flight. */
   void (*drained)(void *data);
@@ -95,6 +108,11 @@ fleet_send(FleetSession *fs)
   FleetPublisher *p = fs->p;
   char msg_id[FLEET_SUBJECT_MAX], seq[24];
   fleet_msg_id(msg_id, sizeof msg_id, epoch_hex(), fs->name, fs->seq);
+  if (fs->id_generation > 0) {
+    size_t used = strlen(msg_id);
+    snprintf(msg_id + used, sizeof msg_id - used, ":%u", fs->id_generation);
+  }
+  fs->sends_of_id++;
   snprintf(seq, sizeof seq, "%" PRIu64, fs->seq);
   const char *headers[] = {
     "Nats-Msg-Id", msg_id,  "Vigil-Engine", p->c.engine, "Vigil-Session", fs->name,
@@ -154,6 +172,8 @@ fleet_push(void *ctx, Session *s, const Notification *n)
   fs->len = sb.size;
   fs->seq = n->seq;
   fs->attempts = 0;
+  fs->id_generation = 0;
+  fs->sends_of_id = 0;
   fleet_send(fs);
   return true;
 }
@@ -168,6 +188,8 @@ fleet_done(FleetSession *fs)
   fs->len = 0;
   fs->seq = 0;
   fs->attempts = 0;
+  fs->id_generation = 0;
+  fs->sends_of_id = 0;
 }
 
 /* --- what the link says --------------------------------------------------- */
@@ -201,6 +223,21 @@ fleet_on_ack(FleetPublisher *p, const FleetEvent *ev)
   FleetSession *fs = fleet_find(p, ev->id);
   if (fs == NULL || fs->seq != ev->seq) {
     p->stale_answers++;
+    return;
+  }
+  if (ev->duplicate && fs->sends_of_id == 1 && fs->seq > fs->maybe_sent &&
+      fs->id_generation < FLEET_ID_GENERATIONS_MAX) {
+    /* Nobody of ours sent this id before: another publisher took it, and
+     * JetStream dropped our notification as its copy. Sent again under
+     * the id's next generation, so that it is in the stream. */
+    p->foreign_ids++;
+    LOG_WARN(L, "session %s: seq %" PRIu64 ": its message id was already in the stream, "
+             "published by someone else (check who may publish to vigil.%s.>); sent again "
+             "under a new id", fs->name, fs->seq, p->c.engine);
+    fs->id_generation++;
+    fs->sends_of_id = 0;
+    uv_timer_stop(&fs->timer);
+    fleet_send(fs);
     return;
   }
   p->acked++;
@@ -361,6 +398,7 @@ fleet_tap(FleetPublisher *p, Session *s, bool replay)
   p->nsessions++;
   uint64_t cursor = 0;
   session_cursor_get(s, FLEET_CURSOR, &cursor);
+  fs->maybe_sent = replay ? cursor + 1 : 0;
   fs->tap = session_attach_tap(s, fleet_push, fs, replay, cursor);
 }
 
@@ -506,7 +544,7 @@ fleet_publisher_pack_info(FleetPublisher *p, msgpack_packer *pk, size_t extra)
   FleetLinkStats ls = {0};
   fleet_link_stats(p->link, &ls);
   size_t in_flight = fleet_in_flight(p);
-  msgpack_pack_map(pk, 19 + extra);
+  msgpack_pack_map(pk, 20 + extra);
   wire_key(pk, "url");
   wire_str(pk, p->url_shown);
   wire_key(pk, "engine");
@@ -541,6 +579,8 @@ fleet_publisher_pack_info(FleetPublisher *p, msgpack_packer *pk, size_t extra)
   msgpack_pack_uint64(pk, p->stale_answers);
   wire_key(pk, "server_errors");
   msgpack_pack_uint64(pk, p->server_errors);
+  wire_key(pk, "foreign_ids");
+  msgpack_pack_uint64(pk, p->foreign_ids);
   wire_key(pk, "events_dropped");
   msgpack_pack_uint64(pk, ls.events_dropped);
   wire_key(pk, "last_error");

@@ -633,7 +633,7 @@ fleet_rpc_start(Engine *e, Api *api, FleetLink *link, const FleetRpcConfig *c)
              "nats.connect_timeout_ms (%lld ms): requests are served once it does",
              r->subject_engine, r->subject_sessions, (long long)c->connect_timeout_ms);
   else
-    LOG_INFO(L, "serving requests on %s and %s (docs/fleet.md section 4)", r->subject_engine,
+    LOG_INFO(L, "serving requests on %s and %s (docs/fleet.md section 6)", r->subject_engine,
              r->subject_sessions);
   return r;
 }

@@ -1,5 +1,5 @@
 /*
- * Requests across machines (docs/fleet.md section 4): the engine answers
+ * Requests across machines (docs/fleet.md section 6): the engine answers
  * NATS request-reply on `vigil.<engine>.rpc` and on each session's
  * `vigil.<engine>.<token>.rpc`, carrying the socket's own msgpack-rpc
  * frames, so that a CLI, an MCP adapter or a client on another machine

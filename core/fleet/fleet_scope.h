@@ -1,6 +1,6 @@
 /*
  * What a request sent on one session's subject may do (docs/fleet.md
- * section 4): "vigil.<engine>.<token>.rpc" gives whoever may publish there
+ * section 6): "vigil.<engine>.<token>.rpc" gives whoever may publish there
  * that session and nothing else, so NATS permissions on `vigil.e1.s1.>`
  * are a grant of the session s1. A method is judged by what it acts on:
  * one session (it is made to act on the subject's), none (ping, api_info:

@@ -1,4 +1,4 @@
-"""Requests across machines (docs/fleet.md section 4): vigild --nats answers
+"""Requests across machines (docs/fleet.md section 6): vigild --nats answers
 NATS request-reply on vigil.<engine>.rpc (the whole engine) and on
 vigil.<engine>.<token>.rpc (one session), carrying the socket's msgpack-rpc
 frames.

@@ -34,6 +34,8 @@ static const char *const fragments[] = {
   /* For Lua patterns: classes, quantifiers, anchors, captures, %b, %f. */
   "%", "%a", "%d+", "%s*", "[^%]]", ".-", ".*", "^", "$", "%b()", "%f[%w]", "(%w+)", "%1",
   "()", "[a-z]", "+", "?",
+  /* For the fleet's messages: a subject, headers, an epoch. */
+  "vigil.hostb.s%2E1.n", "vigil.", ".n", "%2E", "s.1", "3f9c2a61d07be485", "7", "hostb",
   /* For setup's editors: TOML, YAML and JSON structure, and the keys. */
   "[mcp_servers]", "[mcp_servers.vigil]", "[[a]]", " = ", "\"\"\"", "'''", "# c\n",
   "mcp_servers.vigil.x = 1\n", "extensions:\n", "  vigil:\n", "- ", ": ", "---\n", "&a ",

@@ -34,9 +34,11 @@ export const TEST_TIMEOUT = 180000;
 /** This test file's id (see the top of the file). */
 export const FILE_ID = `node-client-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
 
-if (!fs.existsSync(path.join(PACKAGE_DIR, 'node_modules', '@msgpack', 'msgpack'))) {
-  throw new Error(`@msgpack/msgpack is not installed in ${PACKAGE_DIR}/node_modules ` +
-    '(run scripts/install-deps.sh, which runs npm ci there)');
+for (const dep of ['@msgpack/msgpack', 'nats']) {
+  if (!fs.existsSync(path.join(PACKAGE_DIR, 'node_modules', dep))) {
+    throw new Error(`${dep} is not installed in ${PACKAGE_DIR}/node_modules ` +
+      '(run scripts/install-deps.sh, which runs npm ci there)');
+  }
 }
 
 /** What a sanitizer build (-DVIGIL_SANITIZE=ON) reports on vigild's stderr. */

@@ -7,6 +7,9 @@ engine pushes, as typed :class:`Notification` objects, to inject into the
 agent's turns. Sessions (``client.session(name)``) keep the resume cursor,
 so a gateway that reconnects or restarts gets exactly what it missed. The
 asyncio flavour (``AsyncClient``, ``AsyncEngine``) has the same shape.
+A gateway of a fleet (engines publishing into NATS JetStream, docs/fleet.md)
+reads notifications with ``FleetSubscriber`` instead, over a small NATS
+client of this package's own (nats_wire.py, jetstream.py).
 The wire contract is docs/protocol.md in vigil's repository; this package
 needs only msgpack.
 """
@@ -18,7 +21,12 @@ from .endpoint import default_socket_path, find_vigild
 from .errors import (ERROR_CODES, AlreadyExited, CommandNotFound, ConnectionClosed, Denied,
                      Disabled, Internal, InvalidParams, InvalidPattern, LimitExceeded, NotFound,
                      SpawnFailed, UnknownMethod, VigilError)
+from .fleet import (FleetError, FleetNotification, FleetPermissionError, FleetSubscriber,
+                    FleetUnavailable, notification_subject, session_token)
 from .inbox import DEFAULT_MAX_BACKLOG
+from .jetstream import JetStream, JetStreamError, PubAck
+from .nats_wire import (NatsAuthError, NatsConnection, NatsConnectionError, NatsError,
+                        NatsPermissionError, NatsProtocolError, NatsTimeout, NoResponders)
 from .notification import ENDING_TYPES, Incident, Line, Notification
 
 __version__ = "0.1.0"
@@ -26,8 +34,12 @@ __version__ = "0.1.0"
 __all__ = [
     "AlreadyExited", "AsyncClient", "AsyncEngine", "AsyncSession", "Client", "CommandNotFound",
     "ConnectionClosed", "DEFAULT_CALL_TIMEOUT_S", "DEFAULT_MAX_BACKLOG", "Denied", "Disabled",
-    "ENDING_TYPES", "ERROR_CODES", "Engine", "Incident", "Internal", "InvalidParams",
-    "InvalidPattern", "LAST_SEQ_MAX", "LimitExceeded", "Line", "NotFound", "Notification",
-    "Session", "SessionCursor", "SpawnFailed", "UnknownMethod", "VigilError",
-    "default_socket_path", "find_vigild",
+    "ENDING_TYPES", "ERROR_CODES", "Engine", "FleetError", "FleetNotification",
+    "FleetPermissionError", "FleetSubscriber", "FleetUnavailable", "Incident", "Internal",
+    "InvalidParams", "InvalidPattern", "JetStream", "JetStreamError", "LAST_SEQ_MAX",
+    "LimitExceeded", "Line", "NatsAuthError", "NatsConnection", "NatsConnectionError",
+    "NatsError", "NatsPermissionError", "NatsProtocolError", "NatsTimeout", "NoResponders",
+    "NotFound", "Notification", "PubAck", "Session", "SessionCursor", "SpawnFailed",
+    "UnknownMethod", "VigilError", "default_socket_path", "find_vigild",
+    "notification_subject", "session_token",
 ]

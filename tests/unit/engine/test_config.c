@@ -272,6 +272,24 @@ TEST(settings_errors_name_file_field_bound_and_value)
   EXPECT_ERROR("return { state = { dir = '/' .. string.rep('d', 4095) } }",
                "invalid_params: @: state.dir must be at most 4095 bytes, got 4096");
   EXPECT_ERROR("return { state = { path = '/x' } }", "invalid_params: @: state.path: unknown field");
+  /* nats: strings checked for their shape; the settings by the table. */
+  EXPECT_ERROR("return { nats = { url = 'nats://a:1 nats://b:2' } }",
+               "invalid_params: @: nats.url must be one or more URLs (nats://host:port), "
+               "comma-separated, without spaces, got \"nats://a:1 nats://b:2\"");
+  EXPECT_ERROR("return { nats = { creds = 'engine.creds' } }",
+               "invalid_params: @: nats.creds must be an absolute path, got \"engine.creds\"");
+  EXPECT_ERROR("return { nats = { engine = 'a.b' } }",
+               "invalid_params: @: nats.engine must be 1..64 of A-Z a-z 0-9 _ -, got \"a.b\"");
+  EXPECT_ERROR("return { nats = { stream = 'VIGIL>' } }",
+               "invalid_params: @: nats.stream must be 1..64 of A-Z a-z 0-9 _ -, got \"VIGIL>\"");
+  EXPECT_ERROR("return { nats = { url = 4222 } }",
+               "invalid_params: @: nats.url must be a non-empty string, got number");
+  EXPECT_ERROR("return { nats = { servers = 'x' } }", "invalid_params: @: nats.servers: unknown field");
+  EXPECT_ERROR("return { nats = { ack_timeout_ms = 50 } }",
+               "invalid_params: @: nats.ack_timeout_ms must be 100..600000, got 50");
+  EXPECT_ERROR("return { nats = { retry_min_ms = 5000, retry_max_ms = 1000 } }",
+               "invalid_params: @: nats.retry_max_ms must be at least nats.retry_min_ms (5000), "
+               "got 1000");
   /* The cross-field rules of the settings table. */
   EXPECT_ERROR("return { rate_limit = { overload_ms = 5000 } }",
                "invalid_params: @: rate_limit.overload_ms must be at least rate_limit.window_ms "
@@ -732,6 +750,8 @@ TEST(full_config_round_trips)
            "  log = { buffer_bytes = 65536, policy_lines_per_s = 7, policy_lines_per_call = 3 },\n"
            "  keeper = { unattended_ms = 60 * ms },\n"
            "  state = { dir = '/var/lib/vigil/state' },\n"
+           "  nats = { url = 'nats://u:p@n1:4222,nats://n2:4222', creds = '/etc/vigil/e.creds',\n"
+           "           stream = 'FLEET', engine = 'build-1', ack_timeout_ms = '2s' },\n"
            "  policy = 'xml', gate = 'gate',\n"
            "  plugin_paths = { '/opt/vigil/plugins', 'plugins' },\n"
            "  monitors = {\n"
@@ -784,6 +804,12 @@ TEST(full_config_round_trips)
   CHECK_INT(cfg.settings.log_policy_lines_per_call, 3);
   CHECK_INT(cfg.settings.keeper_unattended_ms, 60000);
   CHECK_STR(cfg.state_dir, "/var/lib/vigil/state");
+  CHECK_STR(cfg.nats_url, "nats://u:p@n1:4222,nats://n2:4222");
+  CHECK_STR(cfg.nats_creds, "/etc/vigil/e.creds");
+  CHECK_STR(cfg.nats_stream, "FLEET");
+  CHECK_STR(cfg.nats_engine, "build-1");
+  CHECK_INT(cfg.settings.nats_ack_timeout_ms, 2000);
+  CHECK_INT(cfg.settings.nats_retry_min_ms, 100); /* untouched: default */
   CHECK_INT(cfg.nplugin_paths, 2);
   CHECK_STR(cfg.plugin_paths[1], "plugins");
 

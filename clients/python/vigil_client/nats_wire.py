@@ -1,0 +1,676 @@
+"""A small synchronous NATS client over TCP, speaking NATS's text protocol.
+
+A fleet of engines publishes into NATS JetStream (docs/fleet.md) and this
+package keeps msgpack as its only dependency, so it carries the few parts
+of a NATS client that a gateway needs: the handshake (INFO, then CONNECT
+with user and password or a token, verbose and pedantic off, headers and
+no_responders on), PUB/HPUB, SUB/UNSUB, MSG/HMSG with their header block
+(``NATS/1.0 [status [description]]`` then ``Key: Value`` lines), PING/PONG
+both ways, and request-reply through one wildcard inbox subscription.
+
+What the server sends is checked, not trusted: a control line longer than
+CONTROL_LINE_MAX_BYTES, a header block longer than HEADER_BLOCK_MAX_BYTES, a
+message larger than the max_payload the server announced, or a line this
+client cannot parse closes the connection with :class:`NatsProtocolError`
+instead of waiting for bytes that will never make sense. Every wait has a
+deadline. A ``-ERR`` naming a permissions violation does not close the
+connection (the server keeps it open); it is raised, naming the subject, at
+the next call that waits. Any other ``-ERR`` ends the connection.
+
+One connection is used by one thread at a time; nothing here starts a
+thread. TLS and nkey/creds authentication are not supported: a server that
+requires TLS, or a nonce signature, is refused with an error saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import time
+from collections import deque
+from typing import Any, Deque, Dict, List, Mapping, NamedTuple, Optional, Tuple
+from urllib.parse import unquote, urlsplit
+
+# The longest control line (INFO, MSG, -ERR...) this client reads. A
+# cluster's INFO lists its peers' URLs and can run to a few KiB; a line
+# longer than this is not a server talking.
+CONTROL_LINE_MAX_BYTES = 64 << 10
+
+# The longest header block of a message this client takes. JetStream's own
+# headers and vigil's five are far below it.
+HEADER_BLOCK_MAX_BYTES = 64 << 10
+
+# What a server that announces no max_payload is taken to allow (NATS's
+# default is 1 MiB); an announced one above NATS's hard limit is cut to it.
+DEFAULT_MAX_PAYLOAD = 1 << 20
+MAX_PAYLOAD_LIMIT = 64 << 20
+
+# How long connecting (TCP, INFO, CONNECT, the first PONG) may take.
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+
+# How many bytes one recv asks for.
+READ_CHUNK_BYTES = 64 << 10
+
+# How many messages a subscription keeps for its reader before it drops the
+# oldest (and counts it): a reader that stopped reading must not grow memory.
+SUBSCRIPTION_BACKLOG_MAX = 65536
+
+DEFAULT_PORT = 4222
+
+# Subjects and header names: printable ASCII with no whitespace (NATS splits
+# control lines at whitespace, header lines at ':' and CRLF).
+_SUBJECT_RE = re.compile(r"^[!-~]+$")
+_HEADER_NAME_RE = re.compile(r"^[!-9;-~]+$")          # printable, no ':'
+_DIGITS_RE = re.compile(rb"^[0-9]{1,12}$")
+_VIOLATION_RE = re.compile(r"Permissions Violation for (Publish|Subscription) to \"?([^\"\s]+)\"?",
+                           re.I)
+
+
+class NatsError(Exception):
+    """Something a NATS server said or did that this client cannot go on
+    with; the base of this module's errors."""
+
+
+class NatsConnectionError(NatsError, ConnectionError):
+    """The connection is gone or could not be made; ``url`` says which
+    server and the message why. Every later call raises it again."""
+
+    def __init__(self, message: str, url: str = ""):
+        super().__init__(message)
+        self.url = url
+
+
+class NatsAuthError(NatsConnectionError):
+    """The server refused the credentials (``Authorization Violation``) or
+    asked for an authentication this client does not do."""
+
+
+class NatsProtocolError(NatsConnectionError):
+    """The server sent something that is not the NATS protocol, or breaks a
+    bound of this client; the connection is closed."""
+
+
+class NatsPermissionError(NatsError, PermissionError):
+    """The server refused a publish or a subscription for want of the right
+    to it: ``operation`` is ``"publish"`` or ``"subscribe"``, ``subject``
+    the subject refused. The connection stays usable."""
+
+    def __init__(self, operation: str, subject: str, server_text: str):
+        super().__init__("the NATS user may not %s to %s (server: %s)"
+                         % (operation, subject, server_text))
+        self.operation = operation
+        self.subject = subject
+        self.server_text = server_text
+
+
+class NatsTimeout(NatsError, TimeoutError):
+    """No answer within the time given."""
+
+
+class NoResponders(NatsError):
+    """A request found nobody subscribed to its subject (status 503):
+    ``subject`` says which. For JetStream it means no stream or no
+    JetStream behind that API subject."""
+
+    def __init__(self, subject: str):
+        super().__init__("no responders on %s (is JetStream enabled on the server, and for "
+                         "this account?)" % subject)
+        self.subject = subject
+
+
+class Msg(NamedTuple):
+    """A message as delivered: its subject, the subscription's ``sid``, the
+    ``reply`` subject (None: none), its ``headers`` (name to every value, in
+    order; empty for a MSG), the ``status`` code of a status message (404,
+    408, 409, 503..., None for an ordinary message) with its
+    ``description``, and the payload ``data``."""
+
+    subject: str
+    sid: int
+    reply: Optional[str]
+    headers: Dict[str, List[str]]
+    status: Optional[int]
+    description: str
+    data: bytes
+
+    def header(self, name: str) -> Optional[str]:
+        """The header's one value; None when it is absent. A header given
+        more than once raises ValueError (for a message that is checked,
+        two values is a malformed message, not a choice)."""
+        values = self.headers.get(name)
+        if not values:
+            return None
+        if len(values) > 1:
+            raise ValueError("header %s is given %d times" % (name, len(values)))
+        return values[0]
+
+
+class ServerAddress(NamedTuple):
+    """Where a URL points and the credentials it carries."""
+
+    host: str
+    port: int
+    user: Optional[str]
+    password: Optional[str]
+    token: Optional[str]
+
+    def display(self) -> str:
+        """host:port, for messages (never the credentials)."""
+        return "nats://%s:%d" % (self.host, self.port)
+
+
+def parse_url(url: str) -> ServerAddress:
+    """``nats://[user:password@ | token@]host[:port]`` (or ``host:port``);
+    ValueError naming the URL (without its credentials) for anything else,
+    ``tls://`` included, which this client does not speak."""
+    if not isinstance(url, str) or not url:
+        raise ValueError("url must be a non-empty string like nats://host:4222, got %r" % (url,))
+    text = url if "://" in url else "nats://" + url
+    parts = urlsplit(text)
+    shown = "%s://%s" % (parts.scheme, parts.hostname or "")
+    if parts.scheme != "nats":
+        raise ValueError("url %s: only nats:// is supported (this client does no TLS)" % shown)
+    if not parts.hostname:
+        raise ValueError("url %r has no host" % shown)
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("url %s: a NATS URL has no path, query or fragment" % shown)
+    try:
+        port = parts.port or DEFAULT_PORT
+    except ValueError:
+        raise ValueError("url %s: the port is not a number 1..65535" % shown) from None
+    user = password = token = None
+    if parts.username is not None:
+        if parts.password is not None:
+            user, password = unquote(parts.username), unquote(parts.password)
+        else:
+            token = unquote(parts.username)
+    return ServerAddress(parts.hostname, port, user, password, token)
+
+
+def check_subject(subject: str, what: str = "subject") -> str:
+    """subject, or ValueError naming it: non-empty printable ASCII without
+    whitespace, no empty token."""
+    if not isinstance(subject, str) or not _SUBJECT_RE.match(subject) \
+            or "" in subject.split("."):
+        raise ValueError("%s %r is not a NATS subject (printable ASCII, no spaces, no empty "
+                         "token)" % (what, subject))
+    return subject
+
+
+def encode_headers(headers: Mapping[str, Any]) -> bytes:
+    """The ``NATS/1.0`` header block for headers (a value may be a list of
+    values); ValueError naming a header whose name or value cannot be
+    carried (a ':', CR or LF, a non-ASCII name)."""
+    out = [b"NATS/1.0\r\n"]
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _HEADER_NAME_RE.match(name):
+            raise ValueError("header name %r cannot be carried by NATS" % (name,))
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            v = str(v)
+            if "\r" in v or "\n" in v:
+                raise ValueError("header %s: its value holds a CR or LF" % name)
+            out.append(b"%s: %s\r\n" % (name.encode(), v.encode()))
+    out.append(b"\r\n")
+    return b"".join(out)
+
+
+def decode_headers(block: bytes) -> Tuple[Optional[int], str, Dict[str, List[str]]]:
+    """(status, description, headers) of a header block; NatsProtocolError
+    when it is not ``NATS/1.0 ...`` lines ending with an empty line."""
+    if not block.endswith(b"\r\n\r\n"):
+        raise NatsProtocolError("a header block does not end with an empty line")
+    lines = block[:-4].split(b"\r\n")
+    first = lines[0]
+    if not first.startswith(b"NATS/1.0"):
+        raise NatsProtocolError("a header block starts with %r, not NATS/1.0" % first[:40])
+    status: Optional[int] = None
+    description = ""
+    rest = first[len(b"NATS/1.0"):].strip()
+    if rest:
+        code, _, desc = rest.partition(b" ")
+        if not re.match(rb"^[0-9]{3}$", code):
+            raise NatsProtocolError("a header block's status %r is not 3 digits" % code[:40])
+        status = int(code)
+        description = desc.strip().decode("utf-8", "replace")
+    headers: Dict[str, List[str]] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(b":")
+        if not sep or not name.strip():
+            raise NatsProtocolError("a header line %r has no 'name:'" % line[:60])
+        key = name.strip().decode("utf-8", "replace")
+        headers.setdefault(key, []).append(value.strip().decode("utf-8", "replace"))
+    return status, description, headers
+
+
+class _Subscription:
+    """One SUB: its subject and what arrived for it, bounded."""
+
+    def __init__(self, sid: int, subject: str):
+        self.sid = sid
+        self.subject = subject
+        self.pending: Deque[Msg] = deque()
+        self.dropped = 0
+
+
+def new_inbox_prefix() -> str:
+    """``_INBOX.<22 random characters>``: a prefix no other client uses."""
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    return "_INBOX." + "".join(alphabet[b % 62] for b in os.urandom(22))
+
+
+class NatsConnection:
+    """One connection to a NATS server. ``NatsConnection.connect(url)``
+    makes it; ``close()`` (or ``with``) ends it."""
+
+    def __init__(self, sock: socket.socket, address: ServerAddress, inbox_prefix: str):
+        self._sock = sock
+        self.address = address
+        self.url = address.display()
+        self.server_info: Dict[str, Any] = {}
+        self.max_payload = DEFAULT_MAX_PAYLOAD
+        self._buf = bytearray()
+        self._subs: Dict[int, _Subscription] = {}
+        self._next_sid = 1
+        self._pings_sent = 0              # PONGs answer PINGs in order: counting
+        self._pongs_received = 0          # both says which PING was answered
+        self._violations: Deque[NatsPermissionError] = deque()
+        self._closed: Optional[NatsConnectionError] = None
+        self._inbox_prefix = inbox_prefix
+        self._inbox_sid: Optional[int] = None
+        self._next_request = 1
+        self.stray_messages = 0
+        """Messages for a subscription that is gone, or replies nobody waits for."""
+
+    # -- making and ending ------------------------------------------------
+
+    @classmethod
+    def connect(cls, url: str, *, user: Optional[str] = None, password: Optional[str] = None,
+                token: Optional[str] = None, name: Optional[str] = None,
+                timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+                inbox_prefix: Optional[str] = None) -> "NatsConnection":
+        """Connects to url and completes the handshake (INFO, CONNECT, PING,
+        PONG). Credentials in the URL are used unless given as arguments.
+        Raises NatsConnectionError (unreachable, closed), NatsAuthError
+        (refused credentials, or TLS or a nonce signature required),
+        NatsProtocolError (not a NATS server) or ValueError (a bad URL)."""
+        address = parse_url(url)
+        if user is not None or password is not None:
+            address = address._replace(user=user, password=password, token=None)
+        if token is not None:
+            address = address._replace(token=token, user=None, password=None)
+        deadline = time.monotonic() + timeout
+        try:
+            sock = socket.create_connection((address.host, address.port), timeout=timeout)
+        except OSError as e:
+            raise NatsConnectionError("cannot connect to %s: %s" % (address.display(), e),
+                                      address.display()) from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = cls(sock, address, inbox_prefix or new_inbox_prefix())
+        try:
+            conn._handshake(name, deadline)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _handshake(self, name: Optional[str], deadline: float) -> None:
+        op, args = self._read_control(deadline)
+        if op != b"INFO":
+            raise self._fail(NatsProtocolError("%s sent %r, not INFO, on connect"
+                                               % (self.url, op[:20])))
+        self._take_info(args)
+        info = self.server_info
+        if info.get("tls_required"):
+            raise self._fail(NatsAuthError("%s requires TLS, which this client does not "
+                                           "speak" % self.url, self.url))
+        if info.get("nonce") and self.address.user is None and self.address.token is None:
+            raise self._fail(NatsAuthError("%s asks for an nkey signature, which this client "
+                                           "does not do (use user/password or a token)"
+                                           % self.url, self.url))
+        connect: Dict[str, Any] = {
+            "verbose": False, "pedantic": False, "tls_required": False,
+            "lang": "python-vigil", "version": "0.1.0", "protocol": 1, "echo": True,
+            "headers": True, "no_responders": True,
+        }
+        if name:
+            connect["name"] = name
+        if self.address.user is not None:
+            connect["user"] = self.address.user
+            connect["pass"] = self.address.password or ""
+        if self.address.token is not None:
+            connect["auth_token"] = self.address.token
+        self._send(b"CONNECT " + json.dumps(connect).encode() + b"\r\n")
+        try:
+            self._ping_and_wait(deadline, "connecting")
+        except NatsTimeout as e:
+            raise self._fail(NatsConnectionError(str(e), self.url)) from None
+
+    def close(self) -> None:
+        """Ends the connection (idempotent). Nothing is flushed: call
+        ``flush`` first to know the server has what was sent."""
+        if self._closed is None:
+            self._closed = NatsConnectionError("the connection to %s was closed by this client"
+                                               % self.url, self.url)
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self) -> "NatsConnection":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed is not None
+
+    # -- sending ----------------------------------------------------------
+
+    def publish(self, subject: str, data: bytes = b"", reply: Optional[str] = None,
+                headers: Optional[Mapping[str, Any]] = None) -> None:
+        """PUB (HPUB with headers) data to subject. ValueError for a bad
+        subject or header, or data over the server's max_payload. A
+        permissions refusal comes back later, at the next wait."""
+        check_subject(subject)
+        if reply is not None:
+            check_subject(reply, "reply subject")
+        head = encode_headers(headers) if headers else b""
+        if len(head) + len(data) > self.max_payload:
+            raise ValueError("a message of %d bytes to %s is over the server's max_payload "
+                             "(%d)" % (len(head) + len(data), subject, self.max_payload))
+        target = subject if reply is None else "%s %s" % (subject, reply)
+        if headers:
+            line = "HPUB %s %d %d\r\n" % (target, len(head), len(head) + len(data))
+        else:
+            line = "PUB %s %d\r\n" % (target, len(data))
+        self._send(line.encode() + head + bytes(data) + b"\r\n")
+
+    def subscribe(self, subject: str) -> int:
+        """SUB subject; returns its sid, for ``next_msg`` and ``unsubscribe``."""
+        check_subject(subject)
+        sid = self._next_sid
+        self._next_sid += 1
+        self._subs[sid] = _Subscription(sid, subject)
+        self._send(b"SUB %s %d\r\n" % (subject.encode(), sid))
+        return sid
+
+    def unsubscribe(self, sid: int) -> None:
+        """UNSUB sid; what arrives for it afterwards is dropped."""
+        if self._subs.pop(sid, None) is not None and self._closed is None:
+            self._send(b"UNSUB %d\r\n" % sid)
+
+    def flush(self, timeout: float) -> None:
+        """PING and wait for the PONG: the server has then processed
+        everything sent before (and any refusal of it has been raised)."""
+        self._ping_and_wait(time.monotonic() + timeout, "a flush")
+        self._raise_violation()
+
+    def _ping_and_wait(self, deadline: float, what: str) -> None:
+        self._send(b"PING\r\n")
+        self._pings_sent += 1
+        target = self._pings_sent
+        while self._pongs_received < target:
+            if not self._read_one(deadline):
+                raise NatsTimeout("%s did not answer a PING within the time given for %s"
+                                  % (self.url, what))
+
+    # -- receiving --------------------------------------------------------
+
+    def next_msg(self, sid: int, timeout: Optional[float]) -> Optional[Msg]:
+        """The next message of subscription sid, waiting at most timeout
+        seconds (None: without end); None when none came in time."""
+        sub = self._subs.get(sid)
+        if sub is None:
+            raise ValueError("no subscription %d on this connection" % sid)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._raise_violation()
+            if sub.pending:
+                return sub.pending.popleft()
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+            if not self._read_one(deadline):
+                return None
+
+    def request(self, subject: str, data: bytes = b"", timeout: float = 5.0,
+                headers: Optional[Mapping[str, Any]] = None) -> Msg:
+        """Publishes data to subject with a reply subject in this
+        connection's inbox and returns the reply. NoResponders when nobody
+        listens, NatsTimeout when no reply comes in time,
+        NatsPermissionError when the subject (or the inbox) is refused."""
+        if self._inbox_sid is None:
+            self._inbox_sid = self.subscribe(self._inbox_prefix + ".*")
+        reply = "%s.%d" % (self._inbox_prefix, self._next_request)
+        self._next_request += 1
+        self.publish(subject, data, reply, headers)
+        deadline = time.monotonic() + timeout
+        sub = self._subs[self._inbox_sid]
+        while True:
+            while sub.pending:
+                msg = sub.pending.popleft()
+                if msg.subject != reply:
+                    self.stray_messages += 1      # a reply to an earlier request that timed out
+                    continue
+                if msg.status == 503:
+                    raise NoResponders(subject)
+                return msg
+            self._raise_violation()
+            if not self._read_one(deadline):
+                raise NatsTimeout("no reply from %s to a request on %s within %.1f s"
+                                  % (self.url, subject, timeout))
+
+    def new_inbox(self) -> str:
+        """A fresh subject under this connection's inbox prefix that no
+        request uses (for a subscription of one's own)."""
+        subject = "%s.s%d" % (self._inbox_prefix, self._next_request)
+        self._next_request += 1
+        return subject
+
+    def dropped(self, sid: int) -> int:
+        """How many messages subscription sid dropped because its reader
+        let SUBSCRIPTION_BACKLOG_MAX of them wait."""
+        sub = self._subs.get(sid)
+        return sub.dropped if sub else 0
+
+    # -- the reading machinery --------------------------------------------
+
+    def _raise_violation(self) -> None:
+        if self._violations:
+            raise self._violations.popleft()
+
+    def _fail(self, error: NatsConnectionError) -> NatsConnectionError:
+        """Closes the connection for error and returns it to raise."""
+        if self._closed is None:
+            self._closed = error
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+        return error
+
+    def _send(self, data: bytes) -> None:
+        if self._closed is not None:
+            raise self._closed
+        try:
+            self._sock.settimeout(DEFAULT_CONNECT_TIMEOUT_S)
+            self._sock.sendall(data)
+        except OSError as e:
+            raise self._fail(NatsConnectionError("the connection to %s failed while sending: %s"
+                                                 % (self.url, e), self.url)) from None
+
+    def _fill(self, deadline: Optional[float]) -> bool:
+        """Reads more bytes into the buffer; False when the deadline passed
+        first. Raises NatsConnectionError when the server closed."""
+        if self._closed is not None:
+            raise self._closed
+        if deadline is None:
+            self._sock.settimeout(None)
+        else:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._sock.settimeout(left)
+        try:
+            chunk = self._sock.recv(READ_CHUNK_BYTES)
+        except socket.timeout:
+            return False
+        except OSError as e:
+            raise self._fail(NatsConnectionError("the connection to %s failed: %s"
+                                                 % (self.url, e), self.url)) from None
+        if not chunk:
+            raise self._fail(NatsConnectionError("%s closed the connection" % self.url,
+                                                 self.url))
+        self._buf += chunk
+        return True
+
+    def _read_line(self, deadline: Optional[float]) -> Optional[bytes]:
+        """One control line without its CRLF; None at the deadline."""
+        start = 0
+        while True:
+            end = self._buf.find(b"\r\n", start)
+            if end >= 0:
+                if end > CONTROL_LINE_MAX_BYTES:
+                    break
+                line = bytes(self._buf[:end])
+                del self._buf[:end + 2]
+                return line
+            if len(self._buf) > CONTROL_LINE_MAX_BYTES:
+                break
+            start = max(0, len(self._buf) - 1)
+            if not self._fill(deadline):
+                return None
+        raise self._fail(NatsProtocolError("%s sent a control line longer than %d bytes"
+                                           % (self.url, CONTROL_LINE_MAX_BYTES), self.url))
+
+    def _read_exact(self, n: int, deadline: Optional[float]) -> Optional[bytes]:
+        """n bytes and the CRLF after them; None at the deadline."""
+        while len(self._buf) < n + 2:
+            if not self._fill(deadline):
+                return None
+        if self._buf[n:n + 2] != b"\r\n":
+            raise self._fail(NatsProtocolError("%s sent a message whose payload is not followed "
+                                               "by CRLF" % self.url, self.url))
+        data = bytes(self._buf[:n])
+        del self._buf[:n + 2]
+        return data
+
+    def _read_control(self, deadline: Optional[float]) -> Tuple[bytes, bytes]:
+        line = self._read_line(deadline)
+        if line is None:
+            raise self._fail(NatsConnectionError("%s said nothing in time" % self.url, self.url))
+        op, _, args = line.partition(b" ")
+        return op.upper(), args
+
+    def _take_info(self, args: bytes) -> None:
+        try:
+            info = json.loads(args.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            info = None
+        if not isinstance(info, dict):
+            raise self._fail(NatsProtocolError("%s sent an INFO that is not a JSON object"
+                                               % self.url, self.url))
+        self.server_info = info
+        mp = info.get("max_payload")
+        if isinstance(mp, int) and not isinstance(mp, bool) and mp > 0:
+            self.max_payload = min(mp, MAX_PAYLOAD_LIMIT)
+
+    def _read_one(self, deadline: Optional[float]) -> bool:
+        """Reads and handles one server operation (a message goes to its
+        subscription); False when the deadline passed before a whole one
+        arrived (what was read so far stays buffered)."""
+        # Peek: a message's control line is consumed only once its payload
+        # is here too, so a deadline in the middle loses nothing.
+        while True:
+            end = self._buf.find(b"\r\n")
+            if end >= 0:
+                break
+            if len(self._buf) > CONTROL_LINE_MAX_BYTES:
+                self._read_line(deadline)     # raises the protocol error
+            if not self._fill(deadline):
+                return False
+        if end > CONTROL_LINE_MAX_BYTES:
+            self._read_line(deadline)         # raises the protocol error
+        line = bytes(self._buf[:end])
+        op, _, args = line.partition(b" ")
+        op = op.upper()
+        if op in (b"MSG", b"HMSG"):
+            return self._read_msg(op, args.split(), end, deadline)
+        del self._buf[:end + 2]
+        if op == b"PING":
+            self._send(b"PONG\r\n")
+        elif op == b"PONG":
+            self._pongs_received += 1
+        elif op == b"+OK":
+            pass
+        elif op == b"INFO":
+            self._take_info(args)
+        elif op == b"-ERR":
+            self._take_error(args.decode("utf-8", "replace").strip().strip("'"))
+        else:
+            raise self._fail(NatsProtocolError("%s sent an unknown operation %r"
+                                               % (self.url, line[:60]), self.url))
+        return True
+
+    def _take_error(self, text: str) -> None:
+        m = _VIOLATION_RE.search(text)
+        if m:
+            operation = "publish" if m.group(1).lower() == "publish" else "subscribe"
+            self._violations.append(NatsPermissionError(operation, m.group(2), text))
+            return
+        lowered = text.lower()
+        if "authorization" in lowered or "authentication" in lowered:
+            raise self._fail(NatsAuthError("%s refused the credentials: %s" % (self.url, text),
+                                           self.url))
+        raise self._fail(NatsConnectionError("%s ended the connection: %s" % (self.url, text),
+                                             self.url))
+
+    def _read_msg(self, op: bytes, args: List[bytes], line_end: int,
+                  deadline: Optional[float]) -> bool:
+        with_headers = op == b"HMSG"
+        counts = 2 if with_headers else 1
+        if len(args) not in (2 + counts, 3 + counts) \
+                or not all(_DIGITS_RE.match(a) for a in args[-counts:]) \
+                or not _DIGITS_RE.match(args[1]):
+            raise self._fail(NatsProtocolError("%s sent a malformed %s line: %r"
+                                               % (self.url, op.decode(),
+                                                  bytes(self._buf[:min(line_end, 120)])),
+                                               self.url))
+        total = int(args[-1])
+        head_len = int(args[-2]) if with_headers else 0
+        if total > self.max_payload or head_len > total or head_len > HEADER_BLOCK_MAX_BYTES:
+            raise self._fail(NatsProtocolError(
+                "%s sent a %s of %d bytes (header block %d): over max_payload %d or the header "
+                "bound %d" % (self.url, op.decode(), total, head_len, self.max_payload,
+                              HEADER_BLOCK_MAX_BYTES), self.url))
+        # The whole message must be buffered before anything is consumed.
+        need = line_end + 2 + total + 2
+        while len(self._buf) < need:
+            if not self._fill(deadline):
+                return False
+        del self._buf[:line_end + 2]
+        body = self._read_exact(total, deadline)
+        assert body is not None               # it was all buffered
+        subject = args[0].decode("utf-8", "replace")
+        reply = args[2].decode("utf-8", "replace") if len(args) == 3 + counts else None
+        status: Optional[int] = None
+        description = ""
+        headers: Dict[str, List[str]] = {}
+        if with_headers:
+            try:
+                status, description, headers = decode_headers(body[:head_len])
+            except NatsProtocolError as e:
+                raise self._fail(NatsProtocolError("%s: %s" % (self.url, e), self.url)) from None
+        msg = Msg(subject, int(args[1]), reply, headers, status, description, body[head_len:])
+        sub = self._subs.get(msg.sid)
+        if sub is None:
+            self.stray_messages += 1
+            return True
+        if len(sub.pending) >= SUBSCRIPTION_BACKLOG_MAX:
+            sub.pending.popleft()
+            sub.dropped += 1
+        sub.pending.append(msg)
+        return True
