@@ -322,6 +322,10 @@ return {
     max_age_ms = 604800000,              -- 60000..31536000000 ms
     max_bytes = 1073741824,              -- 1048576..1099511627776 bytes
     duplicate_window_ms = 120000,        -- 1000..86400000 ms
+    -- Requests over NATS (vigil.<engine>.rpc, docs/fleet.md section 6): each
+    -- requester has a virtual connection, closed when idle this long.
+    max_clients = 128,                   -- 1..4096 connections
+    client_idle_ms = 60000,              -- 1000..86400000 ms
   },
 
   -- The policy that formats and routes notifications when a monitor names

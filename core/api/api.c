@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/epoch.h"
 #include "base/log.h"
@@ -194,8 +195,12 @@ api_conn_close(Conn *c)
   if (c->next)
     c->next->prev = c->prev;
   api->nconns--;
+  bool adopted = c->adopted;
+  if (adopted)
+    api->nadopted--;
   free(c);
-  if (api->stdio_mode && !api->engine->shutting_down) {
+  /* The stdio connection, not a virtual one served beside it. */
+  if (api->stdio_mode && !adopted && !api->engine->shutting_down) {
     LOG_INFO("engine", "stdin closed: stopping every monitor");
     engine_shutdown(api->engine, false);
   }
@@ -210,7 +215,7 @@ api_on_open(void *data, RpcChannel *ch)
 {
   Api *api = data;
   Engine *e = api->engine;
-  if (api->nconns >= (size_t)e->config.settings.rpc_max_connections) {
+  if (api->nconns - api->nadopted >= (size_t)e->config.settings.rpc_max_connections) {
     /* Past the bound the connection is not served at all (it never gets a
      * session), so it costs nothing beyond its close; its close is not
      * logged, and the refusal once a window (a flood of connects would
@@ -339,6 +344,38 @@ int
 api_listen_fd(const Api *api)
 {
   return rpc_server_fd(api->server);
+}
+
+static void
+api_free_handle(uv_handle_t *h)
+{
+  free(h);
+}
+
+int
+api_adopt(Api *api, int fd, const char *peer, VigilError *err)
+{
+  Engine *e = api->engine;
+  uv_pipe_t *pipe = xmalloc(sizeof *pipe);
+  uv_pipe_init(e->loop, pipe, 0);
+  int r = uv_pipe_open(pipe, fd);
+  if (r != 0) {
+    error_set(err, kErrInternal, "cannot serve %s: %s", peer, uv_strerror(r));
+    close(fd);
+    uv_close((uv_handle_t *)pipe, api_free_handle);
+    return -1;
+  }
+  /* The bridge checks sizes before it writes; a message that got past it
+   * anyway is answered, and the virtual connection goes on. */
+  RpcLimits limits = api_limits(e);
+  limits.oversize_closes = false;
+  RpcChannel *ch = rpc_channel_open(e->loop, (uv_stream_t *)pipe, (uv_stream_t *)pipe, &limits,
+                                    &api_handlers, api, peer);
+  Conn *c = api_conn_open(api, ch);
+  c->adopted = true;
+  api->nadopted++;
+  LOG_INFO("api", "connection from %s (session %s)", peer, session_name(c->client->anon));
+  return 0;
 }
 
 int

@@ -38,6 +38,16 @@ int api_listen_fd(const Api *api);
  * publisher, docs/fleet.md), or the key is nil when pack is NULL. */
 void api_set_nats_info(Api *api, void (*pack)(void *data, msgpack_packer *pk), void *data);
 
+/* Serves fd, one end of a socketpair, as a connection like an accepted
+ * one: a virtual connection of the fleet's request bridge (fleet_rpc.h),
+ * which writes request frames into the other end and reads the answers
+ * there. It has its own Seat and anonymous session, and closing the other
+ * end closes it as a socket connection's close does. It is not counted
+ * against rpc.max_connections (its owner bounds them); a message over
+ * rpc.max_message_bytes is answered and the connection goes on. peer names
+ * it in log lines. The channel takes fd (closed on failure too). */
+int api_adopt(Api *api, int fd, const char *peer, VigilError *err);
+
 /* Serves the one --stdio connection; its end shuts the engine down. */
 int api_open_stdio(Api *api, VigilError *err);
 

@@ -35,6 +35,8 @@ struct Api {
   RpcServer *server;
   Conn *conns;
   size_t nconns;
+  size_t nadopted;         /* of which virtual connections (api_adopt): not counted
+                              against rpc.max_connections */
   uint64_t conns_refused;  /* connections closed at once: rpc.max_connections reached */
   struct LogRepeat *refusals; /* their log lines, once a window (logrepeat.h) */
   bool stdio_mode;         /* the stdio connection closing ends the engine */
@@ -50,6 +52,7 @@ struct Conn {
   Seat *client;
   Waiter *waiters;
   size_t npending;         /* its waiters, bounded by rpc.max_pending */
+  bool adopted;            /* a virtual connection (api_adopt) */
   Conn *prev, *next;
 };
 

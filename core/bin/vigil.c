@@ -51,6 +51,42 @@ vigil_help(int argc, char **argv, int i)
   return 0;
 }
 
+/* The commands that work through NATS (docs/fleet.md section 6): those
+ * that need no notification stream, which a fleet reads from JetStream. */
+static const char *const vigil_nats_commands[] = {"start", "list",   "status",   "output",
+                                                  "logs",  "stop",   "sessions", NULL};
+
+/* --nats URL and --engine NAME: checks them and points client at NATS.
+ * 0, or the usage error's status. */
+static int
+vigil_nats_options(const CliCommand *cmd, const CliParsed *parsed, CliClient *client)
+{
+  if (parsed->nats == NULL && parsed->engine == NULL)
+    return 0;
+  if (parsed->nats == NULL || parsed->nats[0] == '\0')
+    return cli_opts_usage_error(parsed->spec, "--engine names an engine reached through NATS: "
+                                "give --nats URL too");
+  if (parsed->engine == NULL)
+    return cli_opts_usage_error(parsed->spec, "--nats needs --engine NAME, the engine's name "
+                                "in the fleet (vigild --nats-engine)");
+  if (parsed->socket != NULL)
+    return cli_opts_usage_error(parsed->spec, "--socket and --nats name two ways to the engine: "
+                                "give one");
+  size_t i = 0;
+  while (vigil_nats_commands[i] && strcmp(vigil_nats_commands[i], cmd->spec.name) != 0)
+    i++;
+  if (vigil_nats_commands[i] == NULL)
+    return cli_opts_usage_error(parsed->spec, "%s does not work through --nats (these do: start, "
+                                "list, status, output, logs, stop, sessions)", cmd->spec.name);
+  client->nats_url = parsed->nats;
+  client->engine = parsed->engine;
+  /* sessions lists every session: the engine's subject; the rest act on
+   * the session alone, on its subject, so a NATS user granted that one
+   * session can use them. */
+  client->engine_wide = strcmp(cmd->spec.name, "sessions") == 0;
+  return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -101,6 +137,8 @@ main(int argc, char **argv)
       rc = CLI_EXIT_FAILURE;
       break;
     }
+    if (rc == 0)
+      rc = vigil_nats_options(cmd, &parsed, &client);
     if (rc == 0) {
       rc = cmd->run(&client, &parsed);
       cli_client_close(&client);

@@ -54,6 +54,7 @@
 #include "engine/policytry.h"
 #include "fleet/fleet_names.h"
 #include "fleet/fleet_publisher.h"
+#include "fleet/fleet_rpc.h"
 #include "rpc/server.h"
 #include "session/session.h"
 #include "store/statedir.h"
@@ -130,6 +131,7 @@ typedef struct {
   char pidfile[PIDFILE_PATH_MAX]; /* the pidfile written beside the socket
                                      (pidfile.h), "": none */
   FleetPublisher *fleet;   /* publishing into NATS (docs/fleet.md), or NULL */
+  FleetRpc *fleet_rpc;     /* answering requests over NATS (docs/fleet.md section 6), or NULL */
 } Vigild;
 
 static Vigild vigild;
@@ -144,6 +146,9 @@ static void
 vigild_finish(void *data)
 {
   Engine *e = data;
+  /* The bridge first: it answers through the publisher's link. */
+  fleet_rpc_free(vigild.fleet_rpc);
+  vigild.fleet_rpc = NULL;
   fleet_publisher_free(vigild.fleet);
   vigild.fleet = NULL;
   if (vigild.api)
@@ -720,7 +725,11 @@ vigild_write_pidfile(const char *listen_path)
 static void
 vigild_nats_info(void *data, msgpack_packer *pk)
 {
-  fleet_publisher_pack_info(data, pk);
+  (void)data;
+  fleet_publisher_pack_info(vigild.fleet, pk, 1);
+  msgpack_pack_str(pk, 3);
+  msgpack_pack_str_body(pk, "rpc", 3);
+  fleet_rpc_pack_info(vigild.fleet_rpc, pk);
 }
 
 static int
@@ -753,7 +762,16 @@ vigild_start_fleet(const VigildArgs *args, VigilError *err)
   vigild.fleet = fleet_publisher_start(vigild.engine, &fc, err);
   if (vigild.fleet == NULL)
     return -1;
-  api_set_nats_info(vigild.api, vigild_nats_info, vigild.fleet);
+  /* Requests (docs/fleet.md section 6) over the same connection. */
+  FleetRpcConfig rc = {
+    .engine = engine,
+    .max_clients = st->nats_max_clients,
+    .client_idle_ms = st->nats_client_idle_ms,
+    .connect_timeout_ms = st->nats_connect_timeout_ms,
+  };
+  vigild.fleet_rpc = fleet_rpc_start(vigild.engine, vigild.api, fleet_publisher_link(vigild.fleet),
+                                     &rc);
+  api_set_nats_info(vigild.api, vigild_nats_info, NULL);
   return 0;
 }
 

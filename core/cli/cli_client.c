@@ -147,7 +147,9 @@ cli_client_open_session(CliClient *c, bool has_last_seq, uint64_t last_seq)
 int
 cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint64_t last_seq)
 {
-  c->conn = cli_conn_open(c->socket_path, &c->err);
+  c->conn = c->nats_url ? cli_conn_open_nats(c->nats_url, c->engine,
+                                             c->engine_wide ? NULL : c->session, &c->err)
+                        : cli_conn_open(c->socket_path, &c->err);
   if (c->conn == NULL)
     return -1;
   cli_conn_set_notify(c->conn, c->notify, c->notify_ctx);
@@ -213,7 +215,7 @@ int
 cli_client_fail(CliClient *c)
 {
   fprintf(stderr, "vigil: %s\n", c->err.msg);
-  if (c->err.kind == kCliErrNoEngine)
+  if (c->err.kind == kCliErrNoEngine && c->nats_url == NULL)
     cli_client_how_to_start(c);
   return CLI_EXIT_FAILURE;
 }

@@ -39,6 +39,9 @@ typedef struct {
   char session[128];
   bool json;
   CliConn *conn;
+  const char *nats_url;  /* --nats: requests go through NATS (cli_conn_open_nats) */
+  const char *engine;    /* --engine, with nats_url */
+  bool engine_wide;      /* over NATS, on the engine's subject rather than the session's */
   CliError err;
   CliNotifyFn notify;   /* set before connecting to see notifications, */
   void *notify_ctx;     /* including those replayed by session_open */

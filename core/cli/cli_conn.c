@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli_natsreq.h"
 #include "link/endpoint.h"
 #include "link/frame.h"
 #include "base/memory.h"
@@ -45,6 +46,7 @@ typedef struct CliKept {
 
 struct CliConn {
   int fd;
+  CliNatsReq *nats; /* requests over NATS (cli_natsreq.h): fd reads its answers; NULL: the socket */
   uint32_t next_msgid;
   Frame frame; /* its bound is CLI_CONN_MESSAGE_MAX */
   CliKept *kept;
@@ -157,6 +159,31 @@ cli_conn_open(const char *path, CliError *err)
   return c;
 }
 
+CliConn *
+cli_conn_open_nats(const char *url, const char *engine, const char *session, CliError *err)
+{
+  char subject[512], why[CLI_ERROR_MSG_MAX];
+  if (cli_natsreq_subject(subject, sizeof subject, engine, session) != 0) {
+    cli_error_set(err, kCliErrTransport, "--engine must be 1..64 of A-Z a-z 0-9 _ -, got \"%.64s\"",
+                  engine);
+    return NULL;
+  }
+  int fd = -1;
+  CliNatsReq *n = cli_natsreq_open(url, subject, &fd, why, sizeof why);
+  if (n == NULL) {
+    cli_error_set(err, kCliErrNoEngine, "%s", why);
+    return NULL;
+  }
+  CliConn *c = xcalloc(1, sizeof *c);
+  c->fd = fd;
+  c->nats = n;
+  c->next_msgid = 1;
+  c->wake_fd = -1;
+  c->hangup_fd = -1;
+  frame_init(&c->frame, CLI_CONN_MESSAGE_MAX);
+  return c;
+}
+
 int
 cli_conn_fd(const CliConn *c)
 {
@@ -168,7 +195,10 @@ cli_conn_close(CliConn *c)
 {
   if (c == NULL)
     return;
-  close(c->fd);
+  if (c->nats)
+    cli_natsreq_close(c->nats); /* closes fd too */
+  else
+    close(c->fd);
   frame_free(&c->frame);
   while (c->kept) {
     CliKept *k = c->kept;
@@ -235,7 +265,15 @@ cli_conn_send(CliConn *c, const char *method, const CliReq *args, int64_t deadli
     msgpack_pack_map(&pk, args->count);
     msgpack_sbuffer_write(&sb, args->body.data, args->body.size);
   }
-  int rc = cli_conn_write(c, sb.data, sb.size, deadline, err);
+  int rc;
+  if (c->nats) {
+    char why[CLI_ERROR_MSG_MAX];
+    rc = cli_natsreq_send(c->nats, msgid, sb.data, sb.size, why, sizeof why);
+    if (rc != 0)
+      cli_error_set(err, kCliErrTransport, "%s", why);
+  } else {
+    rc = cli_conn_write(c, sb.data, sb.size, deadline, err);
+  }
   msgpack_sbuffer_destroy(&sb);
   return rc == 0 ? (int64_t)msgid : -1;
 }

@@ -89,6 +89,16 @@ int64_t cli_now_ms(void);
  * uids). */
 CliConn *cli_conn_open(const char *path, CliError *err);
 
+/* The same conversation over NATS (docs/fleet.md section 6): each request
+ * is sent to engine's request subject on the server at url, the subject
+ * of session when it is not NULL (so a NATS user allowed that session
+ * alone can use it), else the engine's. kCliErrNoEngine when the server
+ * cannot be reached; an engine that does not answer shows as the call's
+ * deadline. No notification comes this way (a fleet reads them from
+ * JetStream). */
+CliConn *cli_conn_open_nats(const char *url, const char *engine, const char *session,
+                            CliError *err);
+
 /* The connection's socket, for a caller's own poll(); only for readiness:
  * reading is cli_conn_pump's. */
 int cli_conn_fd(const CliConn *c);

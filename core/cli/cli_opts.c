@@ -22,6 +22,11 @@ static const CliOpt cli_opts_common_table[] = {
    .help = "the session to work in (default: $VIGIL_SESSION, else the\n"
    "project's, the one vigil mcp uses in this directory's project)"},
   {.name = "json", .help = "print the engine's answer as JSON instead of text"},
+  {.name = "nats", .arg = "URL",
+   .help = "reach the engine through a NATS server instead of its socket\n"
+   "(docs/fleet.md section 6; with --engine; start, list, status,\n"
+   "output, logs, stop and sessions)"},
+  {.name = "engine", .arg = "NAME", .help = "the engine's name in the fleet (with --nats)"},
   {.name = "help", .short_name = 'h', .help = "show this help"},
   {0},
 };
@@ -52,6 +57,10 @@ cli_opts_set_common(CliParsed *p, const CliOpt *o, const char *value)
     p->session = value;
   else if (strcmp(o->name, "json") == 0)
     p->json = true;
+  else if (strcmp(o->name, "nats") == 0)
+    p->nats = value;
+  else if (strcmp(o->name, "engine") == 0)
+    p->engine = value;
   else
     p->help = true;
 }

@@ -64,6 +64,8 @@ typedef struct {
   int ncmd;
   const char *socket;              /* the common options */
   const char *session;
+  const char *nats;                /* --nats URL: requests over NATS (docs/fleet.md 6) */
+  const char *engine;              /* --engine NAME, with --nats */
   bool json;
   bool help;
 } CliParsed;

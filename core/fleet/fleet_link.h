@@ -89,11 +89,55 @@ void fleet_link_publish(FleetLink *l, const char *subject, const char *const *he
                         size_t nheaders, const void *payload, size_t len, uint64_t id,
                         uint64_t seq);
 
+/* --- requests (docs/fleet.md section 6; fleet_rpc.h serves them) --- */
+
+/* Requests waiting for the loop, at most, and their payloads' bytes: past
+ * either a request is dropped unanswered and counted (the requester's
+ * own timeout tells it). */
+#define FLEET_LINK_REQUESTS_MAX 4096
+#define FLEET_LINK_REQUEST_BYTES_MAX (64u << 20)
+/* The header that names a requester's virtual connection. */
+#define FLEET_CLIENT_HEADER "Vigil-Client"
+
+/* One message received on a request subject, owned by whoever it is
+ * handed to (fleet_request_free). */
+typedef struct FleetRequest {
+  struct FleetRequest *next;
+  char *subject;
+  char *reply;          /* where the answer goes, or NULL: none is wanted */
+  char *client;         /* the FLEET_CLIENT_HEADER's value, or NULL */
+  char *payload;
+  size_t len;
+} FleetRequest;
+
+void fleet_request_free(FleetRequest *r);
+
+/* Takes a request, on the loop; r is the callee's to free. */
+typedef void (*FleetLinkOnRequest)(void *data, FleetRequest *r);
+
+/* Subscribes (now, and on every new connection; nats.c renews them on a
+ * reconnect) to the subjects (nsubjects of them, wildcards allowed, copied)
+ * and hands what arrives on them to on_request, on the loop. Call once. */
+void fleet_link_serve(FleetLink *l, const char *const *subjects, size_t nsubjects,
+                      FleetLinkOnRequest on_request, void *data);
+
+/* Blocks (for vigild's start, before the loop runs) until the server has
+ * the subscriptions of fleet_link_serve, or timeout_ms passed; whether it
+ * has. */
+bool fleet_link_wait_serving(FleetLink *l, int64_t timeout_ms);
+
+/* Publishes payload to subject, with no reply subject and no headers: an
+ * answer to a request. It waits, as publishes do, while there is no
+ * connection. Everything is copied. */
+void fleet_link_reply(FleetLink *l, const char *subject, const void *payload, size_t len);
+
 /* What the link counts (read on the loop). */
 typedef struct {
   bool connected;
   uint64_t events_dropped;
   uint64_t connects;     /* successful connects and reconnects */
+  uint64_t requests_dropped; /* past FLEET_LINK_REQUESTS_MAX or its bytes */
+  bool serving;          /* subscribed to the request subjects */
 } FleetLinkStats;
 void fleet_link_stats(FleetLink *l, FleetLinkStats *out);
 

@@ -110,6 +110,52 @@ fleet_subject(char *out, size_t size, const char *engine, const char *session)
   return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+int
+fleet_rpc_subject(char *out, size_t size, const char *engine, const char *session)
+{
+  char token[FLEET_SESSION_TOKEN_MAX + 1];
+  if (session && fleet_session_token(session, token, sizeof token) < 0)
+    return -1;
+  int n = session ? snprintf(out, size, "vigil.%s.%s.rpc", engine, token)
+                  : snprintf(out, size, "vigil.%s.rpc", engine);
+  return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+int
+fleet_rpc_subject_any_session(char *out, size_t size, const char *engine)
+{
+  int n = snprintf(out, size, "vigil.%s.*.rpc", engine);
+  return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+FleetRpcScope
+fleet_rpc_subject_read(const char *subject, const char *engine, char *session, size_t size)
+{
+  size_t elen = strlen(engine);
+  if (strncmp(subject, "vigil.", 6) != 0 || strncmp(subject + 6, engine, elen) != 0 ||
+      subject[6 + elen] != '.')
+    return kFleetRpcNotOurs;
+  const char *rest = subject + 6 + elen + 1;
+  if (strcmp(rest, "rpc") == 0)
+    return kFleetRpcEngine;
+  size_t len = strlen(rest);
+  if (len <= 4 || strcmp(rest + len - 4, ".rpc") != 0)
+    return kFleetRpcNotOurs;
+  if (fleet_session_from_token(rest, len - 4, session, size) < 0)
+    return kFleetRpcNotOurs;
+  return kFleetRpcSession;
+}
+
+bool
+fleet_client_id_ok(const char *id)
+{
+  size_t n = 0;
+  for (; id[n]; n++)
+    if (!fleet_token_char_ok(id[n]) && id[n] != '.')
+      return false;
+  return n >= 1 && n <= FLEET_CLIENT_ID_MAX;
+}
+
 void
 fleet_msg_id(char *out, size_t size, const char *epoch, const char *session, uint64_t seq)
 {

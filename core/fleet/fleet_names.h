@@ -44,6 +44,33 @@ int fleet_session_from_token(const char *token, size_t len, char *out, size_t si
  * session's token does not fit. */
 int fleet_subject(char *out, size_t size, const char *engine, const char *session);
 
+/* Request subjects (docs/fleet.md section 6): "vigil.<engine>.rpc" for the
+ * whole engine, or "vigil.<engine>.<token>.rpc" for session alone (when
+ * session is not NULL). -1 when it does not fit. */
+int fleet_rpc_subject(char *out, size_t size, const char *engine, const char *session);
+
+/* The wildcard that takes every session's request subject of engine,
+ * "vigil.<engine>.*.rpc". */
+int fleet_rpc_subject_any_session(char *out, size_t size, const char *engine);
+
+/* What a request subject names. */
+typedef enum {
+  kFleetRpcEngine,   /* vigil.<engine>.rpc: any method, any session */
+  kFleetRpcSession,  /* vigil.<engine>.<token>.rpc: that session alone */
+  kFleetRpcNotOurs,  /* another engine's, another shape, or a token that is no session name */
+} FleetRpcScope;
+
+/* Reads subject as one of engine's request subjects; for kFleetRpcSession
+ * the session's name is written into session (size bytes). */
+FleetRpcScope fleet_rpc_subject_read(const char *subject, const char *engine, char *session,
+                                     size_t size);
+
+/* The longest requester id (the Vigil-Client header). */
+#define FLEET_CLIENT_ID_MAX 64
+/* Whether id may name a requester's virtual connection: 1..64 of A-Z a-z
+ * 0-9 _ - : . */
+bool fleet_client_id_ok(const char *id);
+
 /* "<epoch>:<session>:<seq>", the Nats-Msg-Id of a notification. */
 void fleet_msg_id(char *out, size_t size, const char *epoch, const char *session, uint64_t seq);
 

@@ -532,13 +532,19 @@ fleet_publisher_free(FleetPublisher *p)
     free(p);
 }
 
+FleetLink *
+fleet_publisher_link(FleetPublisher *p)
+{
+  return p->link;
+}
+
 void
-fleet_publisher_pack_info(FleetPublisher *p, msgpack_packer *pk)
+fleet_publisher_pack_info(FleetPublisher *p, msgpack_packer *pk, size_t extra)
 {
   FleetLinkStats ls = {0};
   fleet_link_stats(p->link, &ls);
   size_t in_flight = fleet_in_flight(p);
-  msgpack_pack_map(pk, 20);
+  msgpack_pack_map(pk, 20 + extra);
   wire_key(pk, "url");
   wire_str(pk, p->url_shown);
   wire_key(pk, "engine");

@@ -65,7 +65,12 @@ void fleet_publisher_free(FleetPublisher *p);
 void fleet_publisher_drain(FleetPublisher *p, uint64_t timeout_ms, void (*done)(void *data),
                            void *data);
 
-/* api_info's "nats": packs one map. */
-void fleet_publisher_pack_info(FleetPublisher *p, msgpack_packer *pk);
+/* api_info's "nats": packs one map, of its keys and `extra` more, which
+ * the caller packs after it (the request bridge's "rpc", fleet_rpc.h). */
+void fleet_publisher_pack_info(FleetPublisher *p, msgpack_packer *pk, size_t extra);
+
+/* The publisher's link to NATS, which the request bridge shares: one
+ * connection per engine. */
+struct FleetLink *fleet_publisher_link(FleetPublisher *p);
 
 #endif

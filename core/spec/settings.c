@@ -168,6 +168,13 @@ const SettingSpec settings_table[] = {
   INT_SETTING("nats.duplicate_window_ms", nats_duplicate_window_ms, 120000, 1000, 86400000, "ms",
               "how long JetStream remembers a message id to drop a republish, when the "
               "engine creates the stream"),
+  INT_SETTING("nats.max_clients", nats_max_clients, 128, 1, 4096, "connections",
+              "requesters served over NATS at once (docs/fleet.md section 6), each a virtual "
+              "connection; a request from one more is refused limit_exceeded, counted"),
+  INT_SETTING("nats.client_idle_ms", nats_client_idle_ms, 60000, 1000, 86400000, "ms",
+              "a requester's virtual connection with no request and no answer pending for "
+              "this long is closed, as a socket connection closing (its anonymous session "
+              "ends, named ones linger)"),
   {NULL, kSettingInt, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 

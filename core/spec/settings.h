@@ -90,6 +90,8 @@ typedef struct {
   int64_t nats_max_age_ms;
   int64_t nats_max_bytes;
   int64_t nats_duplicate_window_ms;
+  int64_t nats_max_clients;       /* requesters' virtual connections (fleet_rpc.h) */
+  int64_t nats_client_idle_ms;
 } VigilSettings;
 
 typedef enum {

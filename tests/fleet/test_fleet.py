@@ -297,8 +297,9 @@ accounts: {
     jetstream: enabled
     users: [
       { user: e1, password: e1pw, permissions: {
-          publish: ["vigil.e1.>", "$JS.API.STREAM.INFO.VIGIL", "$JS.API.STREAM.CREATE.VIGIL"],
-          subscribe: ["_INBOX.>"] } },
+          publish: ["vigil.e1.>", "$JS.API.STREAM.INFO.VIGIL", "$JS.API.STREAM.CREATE.VIGIL",
+                    "_INBOX.>"],
+          subscribe: ["_INBOX.>", "vigil.e1.rpc", "vigil.e1.*.rpc"] } },
       { user: gwa, password: gwapw, permissions: {
           publish: ["$JS.API.CONSUMER.CREATE.VIGIL.gwa.vigil.e1.s1.n",
                     "$JS.API.CONSUMER.INFO.VIGIL.gwa", "$JS.API.CONSUMER.MSG.NEXT.VIGIL.gwa",

@@ -84,6 +84,47 @@ TEST(urls_are_shown_without_their_credentials)
   CHECK(strstr(out, "pw") == NULL);
 }
 
+TEST(request_subjects_read_back_to_their_scope)
+{
+  char subject[FLEET_SUBJECT_MAX], session[65];
+  CHECK_INT(fleet_rpc_subject(subject, sizeof subject, "e1", NULL), 0);
+  CHECK_STR(subject, "vigil.e1.rpc");
+  CHECK_INT(fleet_rpc_subject(subject, sizeof subject, "e1", "build.prod"), 0);
+  CHECK_STR(subject, "vigil.e1.build%2Eprod.rpc");
+  CHECK_INT(fleet_rpc_subject_any_session(subject, sizeof subject, "e1"), 0);
+  CHECK_STR(subject, "vigil.e1.*.rpc");
+  CHECK_INT(fleet_rpc_subject_read("vigil.e1.rpc", "e1", session, sizeof session), kFleetRpcEngine);
+  CHECK_INT(fleet_rpc_subject_read("vigil.e1.build%2Eprod.rpc", "e1", session, sizeof session),
+            kFleetRpcSession);
+  CHECK_STR(session, "build.prod");
+  /* A session named "rpc" has its own subject, one token longer. */
+  CHECK_INT(fleet_rpc_subject_read("vigil.e1.rpc.rpc", "e1", session, sizeof session),
+            kFleetRpcSession);
+  CHECK_STR(session, "rpc");
+  const char *not_ours[] = {"vigil.e2.rpc", "vigil.e1x.rpc", "vigil.e1.s1.n", "vigil.e1.a.b.rpc",
+                            "vigil.e1..rpc", "vigil.e1.a%41.rpc", "vigil.e1.rpcx", "vigil.e1",
+                            "other.e1.rpc", "vigil.e1.*.rpc"};
+  for (size_t i = 0; i < sizeof not_ours / sizeof not_ours[0]; i++)
+    if (fleet_rpc_subject_read(not_ours[i], "e1", session, sizeof session) != kFleetRpcNotOurs)
+      check_fail(__FILE__, __LINE__, "\"%s\" was read as e1's", not_ours[i]);
+}
+
+TEST(requester_ids_are_checked)
+{
+  CHECK(fleet_client_id_ok("cli-1"));
+  CHECK(fleet_client_id_ok("gw:build.host_2"));
+  CHECK(!fleet_client_id_ok(""));
+  CHECK(!fleet_client_id_ok("a b"));
+  CHECK(!fleet_client_id_ok("a\r\nb"));
+  CHECK(!fleet_client_id_ok("a*"));
+  char long_id[70];
+  memset(long_id, 'x', 65);
+  long_id[65] = '\0';
+  CHECK(!fleet_client_id_ok(long_id));
+  long_id[64] = '\0';
+  CHECK(fleet_client_id_ok(long_id));
+}
+
 int
 main(void)
 {
@@ -92,5 +133,7 @@ main(void)
   RUN(engine_names_are_one_token);
   RUN(subject_and_message_id);
   RUN(urls_are_shown_without_their_credentials);
+  RUN(request_subjects_read_back_to_their_scope);
+  RUN(requester_ids_are_checked);
   return check_summary();
 }
