@@ -790,6 +790,20 @@ fleet_link_wait_ready(FleetLink *l, int64_t timeout_ms, VigilError *err)
   return r;
 }
 
+/* Hands o to the thread: appended to what it sends, in order. */
+static void
+fleet_link_queue(FleetLink *l, FleetOut *o)
+{
+  pthread_mutex_lock(&l->mu);
+  if (l->out_tail)
+    l->out_tail->next = o;
+  else
+    l->out_head = o;
+  l->out_tail = o;
+  pthread_mutex_unlock(&l->mu);
+  pthread_cond_broadcast(&l->cond);
+}
+
 void
 fleet_link_publish(FleetLink *l, const char *subject, const char *const *headers,
                    size_t nheaders, const void *payload, size_t len, uint64_t id, uint64_t seq)
@@ -805,14 +819,7 @@ fleet_link_publish(FleetLink *l, const char *subject, const char *const *headers
   o->len = len;
   o->id = id;
   o->seq = seq;
-  pthread_mutex_lock(&l->mu);
-  if (l->out_tail)
-    l->out_tail->next = o;
-  else
-    l->out_head = o;
-  l->out_tail = o;
-  pthread_mutex_unlock(&l->mu);
-  pthread_cond_broadcast(&l->cond);
+  fleet_link_queue(l, o);
 }
 
 void
@@ -835,13 +842,7 @@ bool
 fleet_link_wait_serving(FleetLink *l, int64_t timeout_ms)
 {
   struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += timeout_ms / 1000;
-  until.tv_nsec += (timeout_ms % 1000) * 1000000;
-  if (until.tv_nsec >= 1000000000) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000;
-  }
+  fleet_link_deadline(timeout_ms, &until);
   pthread_mutex_lock(&l->mu);
   while (!l->serving && pthread_cond_timedwait(&l->cond, &l->mu, &until) != ETIMEDOUT)
     ;
@@ -860,14 +861,7 @@ fleet_link_reply(FleetLink *l, const char *subject, const void *payload, size_t 
   memcpy(o->payload, payload, len);
   o->len = len;
   o->plain = true;
-  pthread_mutex_lock(&l->mu);
-  if (l->out_tail)
-    l->out_tail->next = o;
-  else
-    l->out_head = o;
-  l->out_tail = o;
-  pthread_mutex_unlock(&l->mu);
-  pthread_cond_broadcast(&l->cond);
+  fleet_link_queue(l, o);
 }
 
 void
