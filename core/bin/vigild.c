@@ -52,7 +52,7 @@
 #include "monitor/monitor_keep.h"
 #include "base/pidfile.h"
 #include "engine/policytry.h"
-#include "fleet/fleet_names.h"
+#include "spec/fleet_names.h"
 #include "fleet/fleet_publisher.h"
 #include "fleet/fleet_rpc.h"
 #include "rpc/server.h"

@@ -11,6 +11,7 @@
 #include "base/textfmt.h"
 #include "base/utf8.h"
 #include "cli/cli_obj.h"
+#include "spec/fleet_names.h"
 
 /* How much of a hostile value a phrase quotes. */
 #define FLEETMSG_QUOTE_MAX 80
@@ -35,7 +36,7 @@ fleetmsg_name_ok(const char *s, size_t n, const char *extra)
 bool
 cli_fleetmsg_engine_ok(const char *name)
 {
-  return name && fleetmsg_name_ok(name, strlen(name), "");
+  return name && fleet_engine_name_ok(name);
 }
 
 bool
@@ -47,12 +48,11 @@ cli_fleetmsg_session_ok(const char *name)
 void
 cli_fleetmsg_token(StrBuf *out, const char *session)
 {
-  for (const char *p = session; *p; p++) {
-    if (*p == '.')
-      strbuf_puts(out, "%2E");
-    else
-      strbuf_putc(out, *p);
-  }
+  /* The engines' spelling (spec/fleet_names.h); a name too long for a
+   * token (checked before: cli_fleetmsg_session_ok) adds nothing. */
+  char token[FLEET_SESSION_TOKEN_MAX + 1];
+  if (fleet_session_token(session, token, sizeof token) >= 0)
+    strbuf_puts(out, token);
 }
 
 void

@@ -39,7 +39,7 @@
 #include <time.h>
 
 #include "base/memory.h"
-#include "fleet/fleet_names.h"
+#include "spec/fleet_names.h"
 
 /* One message handed to the thread. */
 typedef struct FleetOut {

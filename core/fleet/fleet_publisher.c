@@ -27,7 +27,7 @@
 #include "base/log.h"
 #include "base/memory.h"
 #include "fleet/fleet_link.h"
-#include "fleet/fleet_names.h"
+#include "spec/fleet_names.h"
 #include "session/session.h"
 #include "session/session_cursor.h"
 #include "store/epoch.h"

@@ -34,7 +34,7 @@
 #include "api/wire.h"
 #include "base/log.h"
 #include "base/memory.h"
-#include "fleet/fleet_names.h"
+#include "spec/fleet_names.h"
 #include "fleet/fleet_scope.h"
 #include "rpc/decoder.h"
 #include "rpc/pack.h"

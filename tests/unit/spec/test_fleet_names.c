@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "fleet/fleet_names.h"
+#include "spec/fleet_names.h"
 
 TEST(a_session_token_escapes_dots_and_reads_back)
 {

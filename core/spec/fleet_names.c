@@ -4,7 +4,7 @@
  * token writes it as "%2E"; '%' is in no session name, so the token reads
  * back to one name only and the escape needs no escape of its own.
  */
-#include "fleet/fleet_names.h"
+#include "spec/fleet_names.h"
 
 #include <inttypes.h>
 #include <stdio.h>
