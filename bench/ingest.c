@@ -63,7 +63,6 @@
  * gen_log sits next to this program; vigild is looked for one level above
  * it (build/vigild) unless --vigild names it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -777,26 +776,7 @@ ingest_builtin_print(const Ingest *b, double t, double n, const IngestCounts *c,
 static double
 ingest_own_cpu_ns(pid_t pid)
 {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
-  DIR *d = opendir(path);
-  if (d == NULL)
-    return -1;
-  double total = 0;
-  for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    if (e->d_name[0] == '.')
-      continue;
-    char stat_path[320];
-    snprintf(stat_path, sizeof stat_path, "/proc/%ld/task/%s/schedstat", (long)pid, e->d_name);
-    FILE *f = fopen(stat_path, "r");
-    unsigned long long ns = 0;
-    if (f != NULL && fscanf(f, "%llu", &ns) == 1)
-      total += (double)ns;
-    if (f != NULL)
-      fclose(f);
-  }
-  closedir(d);
-  return total;
+  return bench_proc_threads_cpu_ns(pid, NULL);
 }
 
 /* vigild's own CPU per byte over the perf round, beside perf's count of
