@@ -316,6 +316,8 @@ return {
     -- engine = "build-host-1",       -- default: the host name
     connect_timeout_ms = 2000,           -- 100..60000 ms
     ack_timeout_ms = 5000,               -- 100..600000 ms
+    -- A session's notifications sent and not acknowledged yet, at most.
+    max_in_flight = 32,                  -- 1..1024 notifications
     retry_min_ms = 100,                  -- 10..60000 ms
     retry_max_ms = 10000,                -- 100..3600000 ms
     -- The stream's limits, when the engine creates it.

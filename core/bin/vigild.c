@@ -753,6 +753,7 @@ vigild_start_fleet(const VigildArgs *args, VigilError *err)
     .engine = engine,
     .connect_timeout_ms = st->nats_connect_timeout_ms,
     .ack_timeout_ms = st->nats_ack_timeout_ms,
+    .max_in_flight = st->nats_max_in_flight,
     .retry_min_ms = st->nats_retry_min_ms,
     .retry_max_ms = st->nats_retry_max_ms,
     .max_age_ms = st->nats_max_age_ms,

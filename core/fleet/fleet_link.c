@@ -605,6 +605,12 @@ fleet_out_free(FleetOut *o)
 static void
 fleet_link_send(FleetLink *l, FleetOut *o)
 {
+  /* A notification is not left in nats.c's reconnect buffer: sent first
+   * once the connection is back, it would land ahead of those of its
+   * session that were lost with the old one. The publisher sends its
+   * whole window again when told the link is up (kFleetUp), in order. */
+  if (!o->plain && natsConnection_Status(l->nc) != NATS_CONN_STATUS_CONNECTED)
+    return;
   char reply[sizeof l->inbox + 48];
   snprintf(reply, sizeof reply, "%s.%" PRIu64 ".%" PRIu64, l->inbox, o->id, o->seq);
   natsMsg *msg = NULL;

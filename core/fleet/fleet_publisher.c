@@ -1,19 +1,33 @@
 /*
  * The fleet's publisher (fleet_publisher.h): the loop's side of publishing.
  *
- * One FleetSession per named session: its tap, its subject, and at most
- * one notification in flight (its encoded payload kept for sending again).
- * A timer per session measures the wait for JetStream's acknowledgment
- * (nats.ack_timeout_ms) and then the backoff before the next try
- * (nats.retry_min_ms doubling to nats.retry_max_ms). An acknowledgment
- * moves the session's FLEET_CURSOR and resumes the tap, which pushes the
- * next kept notification, if any.
+ * One FleetSession per named session: its tap, its subject, and up to
+ * nats.max_in_flight notifications sent and not yet acknowledged (their
+ * encoded payloads kept for sending again), oldest first. Why a window
+ * and not one at a time: a session's monitors often flush together (a
+ * crash seen by ten of them), and one at a time would make the tenth wait
+ * ten round trips to the stream; over a WAN that is most of a second.
  *
- * Connection changes come from the link as events: while the link is
- * down nothing is lost (the message waits in flight); when it comes up,
- * what was sent before it went down is sent again at once, since the
- * server may never have had it; JetStream's duplicate window drops
- * whatever of it had landed (the message id is epoch:session:seq).
+ * An acknowledgment marks its notification done; the done ones at the
+ * front leave, and FLEET_CURSOR moves to the last of them, so the cursor
+ * never passes a notification the stream may lack. A timer per session
+ * measures the oldest one's wait for its acknowledgment
+ * (nats.ack_timeout_ms), then the backoff before the next try
+ * (nats.retry_min_ms doubling to nats.retry_max_ms). A timeout or an
+ * error answer sends every one of the window again, in order, after the
+ * backoff, and takes nothing new meanwhile; JetStream's duplicate window
+ * drops the copies of those that had landed (the message id is
+ * epoch:session:seq).
+ *
+ * Connection changes come from the link as events. While the link is
+ * down nothing is sent and nothing new is taken (nothing is lost: the
+ * window waits); when it comes up, the whole window goes again at once,
+ * since the server may never have had it. On one connection the server
+ * stores in the order it reads, so the stream holds a session's
+ * notifications in seq order unless one is lost while a later one lands
+ * (a message lost in the instant a connection drops, a stream leader
+ * lost): readers take them in order anyway (docs/fleet.md section 3),
+ * and nats.max_in_flight = 1 keeps the stream itself in order.
  */
 #include "fleet/fleet_publisher.h"
 
@@ -40,6 +54,21 @@
 
 typedef struct FleetSession FleetSession;
 
+/* One notification of the window: sent, not acknowledged yet. */
+typedef struct {
+  uint64_t seq;
+  char *payload;
+  size_t len;
+  unsigned attempts;           /* sends so far */
+  /* A message id someone else published (docs/fleet.md, "Forged ids"):
+   * the id's generation (0: epoch:session:seq; n: ...:n) and the sends
+   * under the current one. */
+  unsigned id_generation;
+  unsigned sends_of_id;
+  uint64_t sent_at;            /* the loop's time of its last send */
+  bool done;                   /* acknowledged (or lost for good): waits for those before it */
+} FleetFlight;
+
 struct FleetSession {
   FleetPublisher *p;
   Session *s;
@@ -47,20 +76,13 @@ struct FleetSession {
   uint64_t id;                 /* in the reply subject: which session an answer is for */
   char name[SESSION_NAME_MAX + 1];
   char subject[FLEET_SUBJECT_MAX];
-  /* In flight: seq 0 when none. */
-  uint64_t seq;
-  char *payload;
-  size_t len;
-  unsigned attempts;           /* sends of this one so far */
-  /* A message id someone else published (docs/fleet.md, "Forged ids"):
-   * the id's generation (0: epoch:session:seq; n: ...:n) and the sends
-   * under the current one. A duplicate answer to the first send of an id
-   * is legitimate only for a seq an earlier engine may have sent: up to
-   * maybe_sent, its cursor + 1 when the session came back. */
-  unsigned id_generation;
-  unsigned sends_of_id;
+  /* The window, a ring of p->c.max_in_flight: count from first, seq order. */
+  FleetFlight *flights;
+  size_t cap, first, count;
+  /* A duplicate answer to the first send of an id is legitimate only for a
+   * seq an earlier engine may have sent: up to maybe_sent, the last seq the
+   * session held when it came back from the state directory. */
   uint64_t maybe_sent;
-  uint64_t generation;         /* the link's generation at its last send */
   bool retry_due;              /* the timer waits out a backoff, not an answer */
   uv_timer_t timer;
   bool cursor_full;            /* FLEET_CURSOR could not be made: said once */
@@ -77,7 +99,6 @@ struct FleetPublisher {
   size_t nsessions;
   uint64_t next_id;
   bool up;
-  uint64_t generation;         /* +1 each time the link goes down */
   /* What api_info reports. */
   uint64_t published;          /* first sends */
   uint64_t acked;
@@ -98,43 +119,106 @@ struct FleetPublisher {
   bool drain_timer_ready;
 };
 
+/* --- the window ---------------------------------------------------------- */
+
+static FleetFlight *
+fleet_flight_at(FleetSession *fs, size_t i)
+{
+  return &fs->flights[(fs->first + i) % fs->cap];
+}
+
+static FleetFlight *
+fleet_flight_find(FleetSession *fs, uint64_t seq)
+{
+  for (size_t i = 0; i < fs->count; i++) {
+    FleetFlight *f = fleet_flight_at(fs, i);
+    if (f->seq == seq)
+      return f;
+  }
+  return NULL;
+}
+
+/* The oldest of the window not acknowledged yet, or NULL. */
+static FleetFlight *
+fleet_oldest_waiting(FleetSession *fs)
+{
+  for (size_t i = 0; i < fs->count; i++) {
+    FleetFlight *f = fleet_flight_at(fs, i);
+    if (!f->done)
+      return f;
+  }
+  return NULL;
+}
+
 /* --- sending ------------------------------------------------------------- */
 
 static void fleet_session_timer_cb(uv_timer_t *t);
 
+/* Sends f (the link up). */
 static void
-fleet_send(FleetSession *fs)
+fleet_send(FleetSession *fs, FleetFlight *f)
 {
   FleetPublisher *p = fs->p;
   char msg_id[FLEET_SUBJECT_MAX], seq[24];
-  fleet_msg_id(msg_id, sizeof msg_id, epoch_hex(), fs->name, fs->seq);
-  if (fs->id_generation > 0) {
+  fleet_msg_id(msg_id, sizeof msg_id, epoch_hex(), fs->name, f->seq);
+  if (f->id_generation > 0) {
     size_t used = strlen(msg_id);
-    snprintf(msg_id + used, sizeof msg_id - used, ":%u", fs->id_generation);
+    snprintf(msg_id + used, sizeof msg_id - used, ":%u", f->id_generation);
   }
-  fs->sends_of_id++;
-  snprintf(seq, sizeof seq, "%" PRIu64, fs->seq);
+  f->sends_of_id++;
+  snprintf(seq, sizeof seq, "%" PRIu64, f->seq);
   const char *headers[] = {
     "Nats-Msg-Id", msg_id,  "Vigil-Engine", p->c.engine, "Vigil-Session", fs->name,
     "Vigil-Seq",   seq,     "Vigil-Epoch",  epoch_hex(),
   };
-  if (fs->attempts++ == 0)
+  if (f->attempts++ == 0)
     p->published++;
   else
     p->retries++;
-  fs->generation = p->generation;
-  fs->retry_due = false;
-  fleet_link_publish(p->link, fs->subject, headers, 5, fs->payload, fs->len, fs->id, fs->seq);
-  uv_timer_start(&fs->timer, fleet_session_timer_cb, (uint64_t)p->c.ack_timeout_ms, 0);
+  f->sent_at = uv_now(p->e->loop);
+  fleet_link_publish(p->link, fs->subject, headers, 5, f->payload, f->len, fs->id, f->seq);
 }
 
-/* Waits out the backoff of the attempts so far, then sends again. */
+/* Sets the timer to the oldest waiting one's deadline (none: stopped),
+ * unless it waits out a backoff. */
+static void
+fleet_arm(FleetSession *fs)
+{
+  if (fs->retry_due)
+    return;
+  FleetFlight *f = fleet_oldest_waiting(fs);
+  if (f == NULL || !fs->p->up) {
+    uv_timer_stop(&fs->timer);
+    return;
+  }
+  uint64_t deadline = f->sent_at + (uint64_t)fs->p->c.ack_timeout_ms;
+  uint64_t now = uv_now(fs->p->e->loop);
+  uv_timer_start(&fs->timer, fleet_session_timer_cb, deadline > now ? deadline - now : 0, 0);
+}
+
+/* Sends every one of the window not acknowledged yet, in order. */
+static void
+fleet_send_window(FleetSession *fs)
+{
+  fs->retry_due = false;
+  for (size_t i = 0; i < fs->count; i++) {
+    FleetFlight *f = fleet_flight_at(fs, i);
+    if (!f->done)
+      fleet_send(fs, f);
+  }
+  fleet_arm(fs);
+}
+
+/* Waits out the backoff of the oldest one's attempts so far, taking
+ * nothing new, then sends the window again. */
 static void
 fleet_retry_later(FleetSession *fs)
 {
   const FleetConfig *c = &fs->p->c;
+  FleetFlight *f = fleet_oldest_waiting(fs);
+  unsigned attempts = f ? f->attempts : 1;
   int64_t delay = c->retry_min_ms;
-  for (unsigned i = 1; i < fs->attempts && delay < c->retry_max_ms; i++)
+  for (unsigned i = 1; i < attempts && delay < c->retry_max_ms; i++)
     delay *= 2;
   if (delay > c->retry_max_ms)
     delay = c->retry_max_ms;
@@ -146,50 +230,44 @@ static void
 fleet_session_timer_cb(uv_timer_t *t)
 {
   FleetSession *fs = t->data;
-  if (fs->seq == 0)
-    return;
+  if (!fs->p->up)
+    return; /* the link's coming up sends the window */
   if (fs->retry_due) {
-    fleet_send(fs);
+    fleet_send_window(fs);
+    session_resume(fs->tap); /* what it refused during the backoff */
+    return;
+  }
+  FleetFlight *f = fleet_oldest_waiting(fs);
+  if (f == NULL)
+    return;
+  if (f->sent_at + (uint64_t)fs->p->c.ack_timeout_ms > uv_now(fs->p->e->loop)) {
+    fleet_arm(fs); /* the one it was set for was acknowledged meanwhile */
     return;
   }
   fs->p->timeouts++;
   fleet_retry_later(fs);
 }
 
-/* The tap's push: takes n when nothing of this session is in flight. */
+/* The tap's push: takes n while the window has room, the link is up and
+ * no backoff is waited out. */
 static bool
 fleet_push(void *ctx, Session *s, const Notification *n)
 {
+  (void)s;
   FleetSession *fs = ctx;
-  if (fs->seq != 0)
+  if (!fs->p->up || fs->retry_due || fs->count == fs->cap)
     return false;
   msgpack_sbuffer sb;
   msgpack_sbuffer_init(&sb);
   msgpack_packer pk;
   msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
   wire_notification(&pk, n);
-  fs->payload = sb.data; /* the buffer's, now ours */
-  fs->len = sb.size;
-  fs->seq = n->seq;
-  fs->attempts = 0;
-  fs->id_generation = 0;
-  fs->sends_of_id = 0;
-  fleet_send(fs);
+  FleetFlight *f = fleet_flight_at(fs, fs->count++);
+  *f = (FleetFlight){.seq = n->seq, .payload = sb.data, .len = sb.size}; /* the buffer's, now ours */
+  fleet_send(fs, f);
+  if (!uv_is_active((uv_handle_t *)&fs->timer))
+    fleet_arm(fs);
   return true;
-}
-
-/* The one in flight is done with (acknowledged, or refused for good). */
-static void
-fleet_done(FleetSession *fs)
-{
-  uv_timer_stop(&fs->timer);
-  free(fs->payload);
-  fs->payload = NULL;
-  fs->len = 0;
-  fs->seq = 0;
-  fs->attempts = 0;
-  fs->id_generation = 0;
-  fs->sends_of_id = 0;
 }
 
 /* --- what the link says --------------------------------------------------- */
@@ -217,63 +295,101 @@ fleet_cursor_move(FleetSession *fs, uint64_t seq)
   }
 }
 
+/* The done ones at the front of the window leave it: FLEET_CURSOR moves
+ * to the last of them, and the tap is resumed for what the room allows. */
+static void
+fleet_settle(FleetSession *fs)
+{
+  uint64_t last = 0;
+  while (fs->count > 0 && fleet_flight_at(fs, 0)->done) {
+    FleetFlight *f = fleet_flight_at(fs, 0);
+    last = f->seq;
+    free(f->payload);
+    f->payload = NULL;
+    fs->first = (fs->first + 1) % fs->cap;
+    fs->count--;
+  }
+  if (fs->count == 0 && fs->retry_due) {
+    /* All answered during the backoff: nothing is left to send again, and
+     * what the tap holds must not wait for the timer. */
+    fs->retry_due = false;
+    uv_timer_stop(&fs->timer);
+  }
+  fleet_arm(fs);
+  if (last == 0)
+    return;
+  fleet_cursor_move(fs, last);
+  session_resume(fs->tap); /* may push: fleet_push takes what fits */
+}
+
+/* The answer's notification, or NULL (counted) when none of the window
+ * waits for it. */
+static FleetFlight *
+fleet_answered(FleetPublisher *p, const FleetEvent *ev, FleetSession **fsp)
+{
+  FleetSession *fs = fleet_find(p, ev->id);
+  FleetFlight *f = fs ? fleet_flight_find(fs, ev->seq) : NULL;
+  if (f == NULL || f->done) {
+    p->stale_answers++;
+    return NULL;
+  }
+  *fsp = fs;
+  return f;
+}
+
 static void
 fleet_on_ack(FleetPublisher *p, const FleetEvent *ev)
 {
-  FleetSession *fs = fleet_find(p, ev->id);
-  if (fs == NULL || fs->seq != ev->seq) {
-    p->stale_answers++;
+  FleetSession *fs = NULL;
+  FleetFlight *f = fleet_answered(p, ev, &fs);
+  if (f == NULL)
     return;
-  }
-  if (ev->duplicate && fs->sends_of_id == 1 && fs->seq > fs->maybe_sent &&
-      fs->id_generation < FLEET_ID_GENERATIONS_MAX) {
+  if (ev->duplicate && f->sends_of_id == 1 && f->seq > fs->maybe_sent &&
+      f->id_generation < FLEET_ID_GENERATIONS_MAX) {
     /* Nobody of ours sent this id before: another publisher took it, and
      * JetStream dropped our notification as its copy. Sent again under
      * the id's next generation, so that it is in the stream. */
     p->foreign_ids++;
     LOG_WARN(L, "session %s: seq %" PRIu64 ": its message id was already in the stream, "
              "published by someone else (check who may publish to vigil.%s.>); sent again "
-             "under a new id", fs->name, fs->seq, p->c.engine);
-    fs->id_generation++;
-    fs->sends_of_id = 0;
-    uv_timer_stop(&fs->timer);
-    fleet_send(fs);
+             "under a new id", fs->name, f->seq, p->c.engine);
+    f->id_generation++;
+    f->sends_of_id = 0;
+    if (p->up && !fs->retry_due) {
+      fleet_send(fs, f);
+      fleet_arm(fs);
+    }
     return;
   }
   p->acked++;
   if (ev->duplicate)
     p->duplicates++;
-  uint64_t seq = fs->seq;
-  fleet_done(fs);
-  fleet_cursor_move(fs, seq);
-  session_resume(fs->tap);
+  f->done = true;
+  fleet_settle(fs);
 }
 
 static void
 fleet_on_nack(FleetPublisher *p, const FleetEvent *ev)
 {
-  FleetSession *fs = fleet_find(p, ev->id);
-  if (fs == NULL || fs->seq != ev->seq) {
-    p->stale_answers++;
+  FleetSession *fs = NULL;
+  FleetFlight *f = fleet_answered(p, ev, &fs);
+  if (f == NULL)
     return;
-  }
   p->refusals++;
   fleet_text_copy(p->last_error, sizeof p->last_error, ev->error);
   if (!ev->permanent) {
-    uv_timer_stop(&fs->timer);
-    fleet_retry_later(fs);
+    if (!fs->retry_due)
+      fleet_retry_later(fs);
     return;
   }
   p->lost++;
   LOG_WARN(L, "session %s: seq %" PRIu64 " is not in the stream and never will be: %s",
-           fs->name, fs->seq, ev->error);
-  uint64_t seq = fs->seq;
-  fleet_done(fs);
-  fleet_cursor_move(fs, seq);
-  session_resume(fs->tap);
+           fs->name, f->seq, ev->error);
+  f->done = true;
+  fleet_settle(fs);
 }
 
-/* Up again: what was sent before the link went down goes again now. */
+/* Up again: every window goes again now, in order, and the taps resume. */
 static void
 fleet_on_up(FleetPublisher *p)
 {
@@ -281,11 +397,15 @@ fleet_on_up(FleetPublisher *p)
     LOG_INFO(L, "connected to %s; publishing into the stream %s as engine %s", p->url_shown,
              p->c.stream, p->c.engine);
   p->up = true;
+  for (FleetSession *fs = p->head; fs; fs = fs->next) {
+    uv_timer_stop(&fs->timer);
+    fleet_send_window(fs);
+  }
+  /* Resumed after every window went, so that none waits behind another
+   * session's new notifications; a resume may end nothing (a push only
+   * appends), so the list stays as it is. */
   for (FleetSession *fs = p->head; fs; fs = fs->next)
-    if (fs->seq != 0 && (fs->generation != p->generation || fs->retry_due)) {
-      uv_timer_stop(&fs->timer);
-      fleet_send(fs);
-    }
+    session_resume(fs->tap);
 }
 
 static size_t
@@ -293,7 +413,7 @@ fleet_in_flight(const FleetPublisher *p)
 {
   size_t n = 0;
   for (const FleetSession *fs = p->head; fs; fs = fs->next)
-    n += fs->seq != 0;
+    n += fs->count;
   return n;
 }
 
@@ -359,8 +479,7 @@ fleet_on_event(void *data, const FleetEvent *ev)
   case kFleetDown:
     if (p->up)
       LOG_WARN(L, "%s", ev->error);
-    p->up = false;
-    p->generation++;
+    p->up = false; /* the timers find it so and wait for kFleetUp */
     fleet_text_copy(p->last_error, sizeof p->last_error, ev->error);
     break;
   case kFleetError:
@@ -385,10 +504,12 @@ fleet_tap(FleetPublisher *p, Session *s, bool replay)
   fs->s = s;
   fs->id = ++p->next_id;
   snprintf(fs->name, sizeof fs->name, "%s", session_name(s));
+  fs->cap = p->c.max_in_flight > 0 ? (size_t)p->c.max_in_flight : 1;
   if (fleet_subject(fs->subject, sizeof fs->subject, p->c.engine, fs->name) != 0) {
     free(fs);
     return; /* cannot happen: names are bounded so that it fits */
   }
+  fs->flights = xcalloc(fs->cap, sizeof *fs->flights);
   uv_timer_init(p->e->loop, &fs->timer);
   fs->timer.data = fs;
   fs->next = p->head;
@@ -398,7 +519,7 @@ fleet_tap(FleetPublisher *p, Session *s, bool replay)
   p->nsessions++;
   uint64_t cursor = 0;
   session_cursor_get(s, FLEET_CURSOR, &cursor);
-  fs->maybe_sent = replay ? cursor + 1 : 0;
+  fs->maybe_sent = replay ? session_next_seq(s) - 1 : 0;
   fs->tap = session_attach_tap(s, fleet_push, fs, replay, cursor);
 }
 
@@ -406,7 +527,9 @@ static void
 fleet_session_closed(uv_handle_t *h)
 {
   FleetSession *fs = h->data;
-  free(fs->payload);
+  for (size_t i = 0; i < fs->count; i++)
+    free(fleet_flight_at(fs, i)->payload);
+  free(fs->flights);
   free(fs);
 }
 
@@ -436,8 +559,7 @@ fleet_on_session_destroy(void *data, Session *s)
   FleetPublisher *p = data;
   for (FleetSession *fs = p->head; fs; fs = fs->next)
     if (fs->s == s) {
-      if (fs->seq != 0)
-        p->abandoned++;
+      p->abandoned += fs->count;
       fleet_forget(p, fs);
       return;
     }

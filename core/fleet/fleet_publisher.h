@@ -36,6 +36,7 @@ typedef struct {
   const char *engine;         /* the engine's name (fleet_names.h), checked */
   int64_t connect_timeout_ms;
   int64_t ack_timeout_ms;
+  int64_t max_in_flight;      /* per session: sent, not acknowledged yet */
   int64_t retry_min_ms;
   int64_t retry_max_ms;
   int64_t max_age_ms;

@@ -156,6 +156,10 @@ const SettingSpec settings_table[] = {
   INT_SETTING("nats.ack_timeout_ms", nats_ack_timeout_ms, 5000, 100, 600000, "ms",
               "how long a published notification waits for JetStream's acknowledgment "
               "before it is sent again"),
+  INT_SETTING("nats.max_in_flight", nats_max_in_flight, 32, 1, 1024, "notifications",
+              "how many of one session's notifications may wait for JetStream's "
+              "acknowledgment at once (1: one at a time, the stream in seq order even "
+              "through faults; docs/fleet.md section 2)"),
   INT_SETTING("nats.retry_min_ms", nats_retry_min_ms, 100, 10, 60000, "ms",
               "the first wait before a notification is sent again (or a connect tried "
               "again); it doubles each time up to nats.retry_max_ms"),

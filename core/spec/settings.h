@@ -85,6 +85,7 @@ typedef struct {
   /* The fleet (docs/fleet.md): read at start, a reload does not change them. */
   int64_t nats_connect_timeout_ms;
   int64_t nats_ack_timeout_ms;
+  int64_t nats_max_in_flight;
   int64_t nats_retry_min_ms;
   int64_t nats_retry_max_ms;
   int64_t nats_max_age_ms;

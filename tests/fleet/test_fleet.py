@@ -284,9 +284,76 @@ def test_a_forged_message_id_is_found_out(tmp):
             assert "published by someone else" in e_log, e_log[-2000:]
             seqs = [m[1]["seq"] for m in stream_messages(ns.url, "vigil.e1.s1.n")
                     if isinstance(m[1], dict)]
-            assert seqs == list(range(1, last + 1)), seqs
+            # Every real one is in the stream once. Seq 1, sent again under
+            # a new id, lands behind those its session's window had sent
+            # meanwhile (docs/fleet.md section 2): readers put it first.
+            assert sorted(seqs) == list(range(1, last + 1)), seqs
         finally:
             e.stop()
+
+
+def test_a_sessions_window_goes_out_at_once_and_again_in_order(tmp):
+    """docs/fleet.md section 2: a session's notifications go out without
+    waiting for the acknowledgment of the one before (up to
+    nats.max_in_flight), one at a time with 1, and a window not
+    acknowledged in time goes again in order, its copies dropped."""
+    with NatsServer() as ns:
+        patient = {"ack_timeout_ms": 600000}
+        engines = [
+            FleetEngine(tmp, "wide", ns.url, config=fleet_config(nats=patient)),
+            FleetEngine(tmp, "narrow", ns.url,
+                        config=fleet_config(nats=dict(patient, max_in_flight=1))),
+            FleetEngine(tmp, "hasty", ns.url, config=fleet_config(
+                nats={"ack_timeout_ms": 300, "retry_min_ms": 50, "retry_max_ms": 200})),
+        ]
+        stopped = False
+        try:
+            for e in engines:
+                e.start()
+            # The server stops answering (its connections stay up): nothing
+            # is acknowledged while each session gets five notifications.
+            os.kill(ns.proc.pid, signal.SIGSTOP)
+            stopped = True
+            last = {}
+            for e in engines:
+                c = e.connect()
+                c.call("session_open", session="s1")
+                start_monitor(c, "s1", crash_loop(4, gap="0.3"), "web")
+                last[e.name] = c.wait_notification(lambda n: n["type"] == "exit",
+                                                   what="the exit")["seq"]
+            assert last["wide"] == 5, last
+            wide, narrow = engines[0], engines[1]
+            vigiltest.wait_for(lambda: wide.nats()["published"] == last["wide"],
+                               "the whole window sent without an acknowledgment", 30)
+            info = wide.nats()
+            assert info["in_flight"] == last["wide"] and info["acknowledged"] == 0, info
+            info = narrow.nats()
+            assert info["published"] == 1 and info["in_flight"] == 1, info
+            hasty = engines[2]
+            vigiltest.wait_for(lambda: hasty.nats()["timeouts"] >= 2,
+                               "the hasty engine to time out and send its window again", 30)
+            os.kill(ns.proc.pid, signal.SIGCONT)
+            stopped = False
+            for e in engines:
+                try:
+                    vigiltest.wait_for(lambda: e.nats()["acknowledged"] >= last[e.name],
+                                       "%s's notifications acknowledged" % e.name, 60)
+                except AssertionError as why:
+                    raise AssertionError("%s: %s" % (why, e.nats())) from None
+                seqs = [m[1]["seq"] for m in stream_messages(ns.url, "vigil.%s.s1.n" % e.name)]
+                assert seqs == list(range(1, last[e.name] + 1)), (e.name, seqs)
+            # Each send again is answered: a duplicate, or too late (its
+            # first send's answer came first).
+            vigiltest.wait_for(lambda: hasty.nats()["duplicates"] + hasty.nats()["stale_answers"]
+                               == hasty.nats()["retries"], "every send again answered", 30)
+            assert hasty.nats()["retries"] > 0, hasty.nats()
+            assert wide.nats()["retries"] == 0 and narrow.nats()["retries"] == 0
+        finally:
+            if stopped:
+                os.kill(ns.proc.pid, signal.SIGCONT)
+            for e in engines:
+                if e.proc:
+                    e.stop()
 
 
 # The accounts of docs/fleet.md section 5: an engine's user, a gateway
@@ -465,6 +532,7 @@ if __name__ == "__main__":
         test_a_server_that_refuses_stops_the_start,
         test_an_unreachable_server_is_waited_for,
         test_a_forged_message_id_is_found_out,
+        test_a_sessions_window_goes_out_at_once_and_again_in_order,
         test_a_user_without_rights_is_refused_a_sessions_subjects,
         test_exactly_once_through_a_gateway_an_engine_and_the_broker_dying,
     ], prefix="vigil-fleet-"))
