@@ -29,7 +29,7 @@ from typing import (IO, Any, Callable, Deque, Dict, Mapping, Optional, Sequence,
 
 from .cursor import SessionCursor
 from .endpoint import check_server_uid, check_socket_path, default_socket_path, find_vigild
-from .errors import ConnectionClosed, NotFound, VigilError
+from .errors import ConnectionClosed, EngineUnavailable, NotFound, VigilError
 from .fleet import FleetSubscriber
 from .inbox import DEFAULT_MAX_BACKLOG, Inbox
 from .methods import Methods
@@ -351,7 +351,12 @@ class Client(Methods[Dict[str, Any]]):
         """Connects again to the same socket (after the engine closed the
         connection, or was restarted) and reopens every session opened with
         :meth:`session`, each resuming after its cursor: what the
-        application has not taken yet comes again, nothing twice."""
+        application has not taken yet comes again, nothing twice.
+
+        A client of :meth:`connect_nats` connects again to the NATS server
+        (same subject, same client id), waits until the engine answers,
+        then reopens its sessions; ``wait_s`` bounds each of the two waits
+        (ConnectionClosed, then EngineUnavailable, when it passes)."""
         if self._nats is not None:
             self.close()
             self._reconnect_nats(self._nats, wait_s)
@@ -369,8 +374,24 @@ class Client(Methods[Dict[str, Any]]):
             for name in self._sessions:
                 self._inbox.discard(name)       # sent again after the cursor
         self._start(transport)
+        if self._nats is not None:
+            self._wait_engine(wait_s)
         for s in list(self._sessions.values()):
             s.open()
+
+    def _wait_engine(self, wait_s: float) -> None:
+        """Pings until the engine answers (an engine that lost the broker
+        too subscribes again once it is back), for wait_s seconds at most;
+        then raises the last EngineUnavailable."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self.ping()
+                return
+            except EngineUnavailable:
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(NATS_RECONNECT_RETRY_S)
 
     @staticmethod
     def _reconnect_nats(nats: NatsRpc, wait_s: float) -> None:

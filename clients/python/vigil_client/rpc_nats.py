@@ -46,7 +46,6 @@ from .errors import EngineUnavailable, Internal, LimitExceeded, VigilError
 from .fleet import ENGINE_RE, session_token
 from .nats_wire import (DEFAULT_CONNECT_TIMEOUT_S, Msg, NatsConnection, NatsConnectionError,
                         NatsError, NatsPermissionError, check_subject, encode_headers)
-from .wire import MSGID_MAX
 
 CLIENT_HEADER = "Vigil-Client"
 
@@ -139,7 +138,7 @@ class NatsRpc:
         self.last_malformed: Optional[str] = None
         """Why the last malformed answer was refused."""
         self._lock = threading.Lock()
-        self._published: "OrderedDict[int, None]" = OrderedDict()   # calls in publish order
+        self._published: "OrderedDict[int, bool]" = OrderedDict()   # calls in publish order
         self._conn = self._connect()
         self.url = self._conn.url
         """The server, without credentials."""
@@ -195,7 +194,7 @@ class NatsRpc:
         reply = None if msgid is None else "%s.%d" % (self.inbox, msgid)
         with self._lock:
             if msgid is not None:
-                self._published[msgid] = None
+                self._published[msgid] = True
                 while len(self._published) > PUBLISHED_KEPT_MAX:
                     self._published.popitem(last=False)
             self.counters["requests"] += 1
@@ -235,13 +234,13 @@ class NatsRpc:
 
     def _answer(self, msg: Msg, dispatch: Dispatch, fail: Fail) -> None:
         prefix, _, token = msg.subject.rpartition(".")
-        if prefix != self.inbox or not _MSGID_TOKEN_RE.match(token) or int(token) > MSGID_MAX:
-            with self._lock:
-                self.counters["stray"] += 1
-            return
-        msgid = int(token)
+        msgid = int(token) if _MSGID_TOKEN_RE.match(token) else -1
         with self._lock:
-            self._published.pop(msgid, None)
+            # Only a call published and not answered yet takes an answer:
+            # a second answer, or one to a msgid never sent, is a stray.
+            if prefix != self.inbox or self._published.pop(msgid, False) is False:
+                self.counters["stray"] += 1
+                return
         if msg.status == 503:
             with self._lock:
                 self.counters["no_responders"] += 1
