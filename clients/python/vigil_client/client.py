@@ -24,13 +24,12 @@ import subprocess
 import threading
 import time
 from collections import deque
-from typing import (IO, Any, Callable, Deque, Dict, Mapping, Optional, Sequence, Set, Tuple,
+from typing import (IO, TYPE_CHECKING, Any, Callable, Deque, Dict, Mapping, Optional, Sequence, Set, Tuple,
                     TypeVar, Union)
 
 from .cursor import SessionCursor
 from .endpoint import check_server_uid, check_socket_path, default_socket_path, find_vigild
 from .errors import ConnectionClosed, EngineUnavailable, NotFound, VigilError
-from .fleet import FleetSubscriber
 from .inbox import DEFAULT_MAX_BACKLOG, Inbox
 from .methods import Methods
 from .nats_wire import DEFAULT_CONNECT_TIMEOUT_S, NatsAuthError, NatsConnectionError
@@ -57,6 +56,9 @@ CONNECT_RETRY_S = 0.05
 
 # How often reconnect(wait_s=...) of a NATS client tries the server again.
 NATS_RECONNECT_RETRY_S = 0.2
+
+if TYPE_CHECKING:
+    from .fleet import FleetSubscriber
 
 ClientT = TypeVar("ClientT", bound="Client")
 
@@ -251,7 +253,7 @@ class Client(Methods[Dict[str, Any]]):
         ``counters``); None for a socket or an embedded engine."""
         return self._nats
 
-    def fleet_subscriber(self, durable: str, **kwargs: Any) -> FleetSubscriber:
+    def fleet_subscriber(self, durable: str, **kwargs: Any) -> "FleetSubscriber":
         """A :class:`FleetSubscriber` for the notifications of what this
         client reaches: the same NATS server and credentials, the filter
         narrowed to its engine (and session, for a session's subject).
@@ -265,6 +267,7 @@ class Client(Methods[Dict[str, Any]]):
         kwargs.setdefault("session", nats.session or "*")
         for key in ("user", "password", "token"):
             kwargs.setdefault(key, nats._auth[key])
+        from .fleet import FleetSubscriber
         return FleetSubscriber(nats._url, durable, **kwargs)
 
     def _start(self, transport: _Transport) -> None:

@@ -40,8 +40,8 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Optional
 
-import msgpack  # type: ignore[import]
-
+# wire first: when msgpack is missing, its ImportError says how to get it.
+from .wire import msgpack
 from .errors import EngineUnavailable, Internal, LimitExceeded, VigilError
 from .fleet import ENGINE_RE, session_token
 from .nats_wire import (DEFAULT_CONNECT_TIMEOUT_S, Msg, NatsConnection, NatsConnectionError,
