@@ -101,7 +101,8 @@ class RpcCase(unittest.TestCase):
     def setUp(self):
         self.work = workdir(self)
         self.server = NatsServer.for_test(self, self.server_config)
-        self.engine = NatsEngine(self, self.work, self.engine_url(), nats_settings=self.nats_settings)
+        self.engine = NatsEngine(self, self.work, self.engine_url(),
+                                 nats_settings=self.nats_settings)
 
     def engine_url(self):
         return self.server.url

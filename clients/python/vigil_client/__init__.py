@@ -20,8 +20,8 @@ from .client import DEFAULT_CALL_TIMEOUT_S, Client, Engine, Session
 from .cursor import LAST_SEQ_MAX, SessionCursor
 from .endpoint import default_socket_path, find_vigild
 from .errors import (ERROR_CODES, AlreadyExited, CommandNotFound, ConnectionClosed, Denied,
-                     Disabled, EngineUnavailable, Internal, InvalidParams, InvalidPattern, LimitExceeded, NotFound,
-                     SpawnFailed, UnknownMethod, VigilError)
+                     Disabled, EngineUnavailable, Internal, InvalidParams, InvalidPattern,
+                     LimitExceeded, NotFound, SpawnFailed, UnknownMethod, VigilError)
 from .fleet import (FleetError, FleetNotification, FleetPermissionError, FleetSubscriber,
                     FleetUnavailable, notification_subject, session_token)
 from .inbox import DEFAULT_MAX_BACKLOG

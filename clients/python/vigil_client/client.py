@@ -24,8 +24,8 @@ import subprocess
 import threading
 import time
 from collections import deque
-from typing import (IO, TYPE_CHECKING, Any, Callable, Deque, Dict, Mapping, Optional, Sequence, Set, Tuple,
-                    TypeVar, Union)
+from typing import (IO, TYPE_CHECKING, Any, Callable, Deque, Dict, Mapping, Optional, Sequence,
+                    Set, Tuple, TypeVar, Union)
 
 from .cursor import SessionCursor
 from .endpoint import check_server_uid, check_socket_path, default_socket_path, find_vigild

@@ -22,7 +22,9 @@ time (``next_msg``, ``request``, ``flush``); while that thread reads,
 others may ``publish``: sends go out whole under a lock of their own, and
 reads wait for bytes with ``select`` rather than a socket timeout, so a
 reader's deadline never becomes a sender's. ``shutdown`` wakes a reader
-blocked on the socket (the RPC client's way to close, rpc_nats.py). TLS and nkey/creds authentication are not supported: a server that
+blocked on the socket (the RPC client's way to close, rpc_nats.py).
+
+TLS and nkey/creds authentication are not supported: a server that
 requires TLS, or a nonce signature, is refused with an error saying so.
 """
 

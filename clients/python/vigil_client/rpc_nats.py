@@ -38,7 +38,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # wire first: when msgpack is missing, its ImportError says how to get it.
 from .wire import msgpack
@@ -262,7 +262,7 @@ class NatsRpc:
         dispatch(frame)
 
     @staticmethod
-    def _check(msg: Msg, msgid: int) -> "tuple[Optional[list], str]":
+    def _check(msg: Msg, msgid: int) -> Tuple[Optional[List[Any]], str]:
         """The response frame msg carries for msgid, or None and why not."""
         if msg.status is not None:
             return None, "a NATS status message %d %s, not an answer" % (msg.status,
