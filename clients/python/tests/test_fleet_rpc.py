@@ -449,6 +449,10 @@ class Asyncio(RpcCase):
                 open(flag, "w").close()
                 waited = await waiting
                 self.assertEqual(waited["state"], "exited")
+                # A new NATS connection, the same session opened again.
+                await c.reconnect(wait_s=EVENT_TIMEOUT_S)
+                self.assertEqual([m["monitor_id"] for m in (await s.monitor_list(
+                    include_exited=True))["monitors"]], [mon["monitor_id"]])
                 with self.assertRaisesRegex(RuntimeError, "FleetSubscriber"):
                     await s.wait(0)
             finally:
