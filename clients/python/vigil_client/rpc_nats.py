@@ -56,9 +56,12 @@ CLIENT_ID_RE = re.compile(r"^[A-Za-z0-9_:.-]{1,64}$")
 # one of its own (``_INBOX_<user>``).
 DEFAULT_INBOX_PREFIX = "_INBOX"
 
-# How many published calls are remembered, oldest first, to be failed by a
-# permission refusal. Each is forgotten once answered; what stays is calls
-# that timed out, so this only bounds their memory.
+# How many published calls not answered yet are remembered, in publish
+# order: an answer is taken only for one of them (any other is a stray), and
+# a permission refusal fails the oldest. Each is forgotten once answered;
+# what stays is calls still waiting (the engine lets a requester have
+# rpc.max_pending, 64 by default, waiting) and calls that timed out, whose
+# memory this bounds: a call forgotten here ends at its own timeout.
 PUBLISHED_KEPT_MAX = 4096
 
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
