@@ -9,7 +9,8 @@ so a gateway that reconnects or restarts gets exactly what it missed. The
 asyncio flavour (``AsyncClient``, ``AsyncEngine``) has the same shape.
 A gateway of a fleet (engines publishing into NATS JetStream, docs/fleet.md)
 reads notifications with ``FleetSubscriber`` instead, over a small NATS
-client of this package's own (nats_wire.py, jetstream.py).
+client of this package's own (nats_wire.py, jetstream.py), and calls a
+remote engine with ``Client.connect_nats`` (NATS request-reply, rpc_nats.py).
 The wire contract is docs/protocol.md in vigil's repository; this package
 needs only msgpack.
 """
@@ -19,8 +20,8 @@ from .client import DEFAULT_CALL_TIMEOUT_S, Client, Engine, Session
 from .cursor import LAST_SEQ_MAX, SessionCursor
 from .endpoint import default_socket_path, find_vigild
 from .errors import (ERROR_CODES, AlreadyExited, CommandNotFound, ConnectionClosed, Denied,
-                     Disabled, Internal, InvalidParams, InvalidPattern, LimitExceeded, NotFound,
-                     SpawnFailed, UnknownMethod, VigilError)
+                     Disabled, EngineUnavailable, Internal, InvalidParams, InvalidPattern,
+                     LimitExceeded, NotFound, SpawnFailed, UnknownMethod, VigilError)
 from .fleet import (FleetError, FleetNotification, FleetPermissionError, FleetSubscriber,
                     FleetUnavailable, notification_subject, session_token)
 from .inbox import DEFAULT_MAX_BACKLOG
@@ -28,18 +29,20 @@ from .jetstream import JetStream, JetStreamError, PubAck
 from .nats_wire import (NatsAuthError, NatsConnection, NatsConnectionError, NatsError,
                         NatsPermissionError, NatsProtocolError, NatsTimeout, NoResponders)
 from .notification import ENDING_TYPES, Incident, Line, Notification
+from .rpc_nats import NatsRpc, rpc_subject
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExited", "AsyncClient", "AsyncEngine", "AsyncSession", "Client", "CommandNotFound",
     "ConnectionClosed", "DEFAULT_CALL_TIMEOUT_S", "DEFAULT_MAX_BACKLOG", "Denied", "Disabled",
-    "ENDING_TYPES", "ERROR_CODES", "Engine", "FleetError", "FleetNotification",
+    "ENDING_TYPES", "ERROR_CODES", "Engine", "EngineUnavailable", "FleetError", "FleetNotification",
     "FleetPermissionError", "FleetSubscriber", "FleetUnavailable", "Incident", "Internal",
     "InvalidParams", "InvalidPattern", "JetStream", "JetStreamError", "LAST_SEQ_MAX",
     "LimitExceeded", "Line", "NatsAuthError", "NatsConnection", "NatsConnectionError",
-    "NatsError", "NatsPermissionError", "NatsProtocolError", "NatsTimeout", "NoResponders",
+    "NatsError", "NatsPermissionError", "NatsProtocolError", "NatsRpc", "NatsTimeout",
+    "NoResponders",
     "NotFound", "Notification", "PubAck", "Session", "SessionCursor", "SpawnFailed",
     "UnknownMethod", "VigilError", "default_socket_path", "find_vigild",
-    "notification_subject", "session_token",
+    "notification_subject", "rpc_subject", "session_token",
 ]

@@ -1,7 +1,12 @@
 """The asyncio client: the same shape as the sync one (client.py), awaited.
 
 ``await AsyncClient.connect(path)`` reaches an engine on its Unix socket;
-``await AsyncEngine.spawn(...)`` starts ``vigild --stdio`` as a child.
+``await AsyncEngine.spawn(...)`` starts ``vigild --stdio`` as a child;
+``await AsyncClient.connect_nats(url, engine)`` reaches one through a NATS
+server (rpc_nats.py). The NATS client of this package is synchronous, so
+over NATS a thread of the client's own reads the answers and hands each to
+the loop (``call_soon_threadsafe``), and requests are published from the
+loop's default executor, one at a time and in order.
 Every protocol method is a coroutine method with the same keyword arguments
 as the sync client's (methods.py); ``await client.wait(timeout)`` and
 ``await session.wait(timeout)`` take the next notification. One task reads
@@ -13,17 +18,22 @@ Everything runs on the loop that made the client; it is not thread-safe.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import threading
 from collections import deque
 from typing import Any, Awaitable, Deque, Dict, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
-from .client import CONNECT_RETRY_S, DEFAULT_CALL_TIMEOUT_S, DEFAULT_CLOSE_TIMEOUT_S, ENGINE_ERRORS_KEPT
+from .client import (CONNECT_RETRY_S, DEFAULT_CALL_TIMEOUT_S, DEFAULT_CLOSE_TIMEOUT_S,
+                     ENGINE_ERRORS_KEPT, NATS_RECONNECT_RETRY_S, Client)
 from .cursor import SessionCursor
 from .endpoint import check_server_uid, check_socket_path, default_socket_path, find_vigild
-from .errors import ConnectionClosed, VigilError
+from .errors import ConnectionClosed, EngineUnavailable, NotFound, VigilError
 from .inbox import DEFAULT_MAX_BACKLOG, Inbox
 from .methods import Methods
+from .nats_wire import DEFAULT_CONNECT_TIMEOUT_S
 from .notification import Notification
+from .rpc_nats import DEFAULT_INBOX_PREFIX, NatsRpc, lost_virtual_session, no_notifications
 from .wire import MSGID_MAX, READ_CHUNK_BYTES, Push, Response, classify, feed, new_unpacker, \
     pack_notification, pack_request, result_map
 
@@ -62,6 +72,10 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
                  call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
                  max_backlog: int = DEFAULT_MAX_BACKLOG):
+        self._setup(call_timeout, max_backlog)
+        self._start(reader, writer)
+
+    def _setup(self, call_timeout: float, max_backlog: int) -> None:
         self.call_timeout = call_timeout
         self._inbox = Inbox(max_backlog)
         self._futures: Dict[int, "asyncio.Future[Tuple[Any, Any]]"] = {}
@@ -71,9 +85,10 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
         self._write_lock = asyncio.Lock()
         self._sessions: Dict[str, "AsyncSession"] = {}
         self._path: Optional[str] = None
+        self._nats: Optional[NatsRpc] = None     # the transport of connect_nats
+        self._generation = 0                     # which NATS reader thread is the current one
         self.engine_errors: Deque[VigilError] = deque(maxlen=ENGINE_ERRORS_KEPT)
         """Failures of calls sent with :meth:`notify` (``vigil.error``)."""
-        self._start(reader, writer)
 
     # --- the connection ------------------------------------------------------
 
@@ -88,6 +103,73 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
         client = cls(reader, writer, call_timeout=call_timeout, max_backlog=max_backlog)
         client._path = path
         return client
+
+    @classmethod
+    async def connect_nats(cls, url: str, engine: str, *, session: Optional[str] = None,
+                           client_id: Optional[str] = None,
+                           inbox_prefix: str = DEFAULT_INBOX_PREFIX, user: Optional[str] = None,
+                           password: Optional[str] = None, token: Optional[str] = None,
+                           name: Optional[str] = None,
+                           connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+                           call_timeout: float = DEFAULT_CALL_TIMEOUT_S) -> "AsyncClient":
+        """Reaches an engine through a NATS server; the arguments, errors
+        and limits are :meth:`Client.connect_nats`'s. Notifications do not
+        come (``wait`` raises): read them with ``FleetSubscriber``."""
+        loop = asyncio.get_running_loop()
+        transport = await loop.run_in_executor(None, functools.partial(
+            NatsRpc, url, engine, session=session, client_id=client_id,
+            inbox_prefix=inbox_prefix, user=user, password=password, token=token, name=name,
+            connect_timeout=connect_timeout))
+        client = cls.__new__(cls)
+        client._setup(call_timeout, DEFAULT_MAX_BACKLOG)
+        client._nats = transport
+        client._start_nats(transport)
+        return client
+
+    @property
+    def nats(self) -> Optional[NatsRpc]:
+        """The NATS transport of a client made by :meth:`connect_nats`
+        (see :attr:`Client.nats`); None otherwise."""
+        return self._nats
+
+    def _start_nats(self, transport: NatsRpc) -> None:
+        """Starts the thread that reads the answers and hands each to this
+        loop; ``self._task`` is done once that thread has ended."""
+        loop = asyncio.get_running_loop()
+        self._closed = None
+        self._generation += 1
+        generation = self._generation
+        done: "asyncio.Future[None]" = loop.create_future()
+        self._task = done
+
+        def to_loop(fn: Any, *args: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(fn, *args)
+            except RuntimeError:        # the loop is closed: nobody waits any more
+                pass
+
+        def dispatch(msg: Any) -> None:
+            to_loop(self._dispatch, msg)
+
+        def fail(msgid: int, error: BaseException) -> None:
+            to_loop(self._fail_call, msgid, error)
+
+        def ended(reason: str) -> None:
+            if self._generation == generation:
+                self._set_closed(reason)
+            if not done.done():
+                done.set_result(None)
+
+        def run() -> None:
+            to_loop(ended, transport.pump(dispatch, fail))
+
+        threading.Thread(target=run, name="vigil-aio-nats-reader", daemon=True).start()
+
+    def _fail_call(self, msgid: int, error: BaseException) -> None:
+        """The call msgid fails with error (no answer will come for it)."""
+        fut = self._futures.get(msgid)
+        if fut is not None and not fut.done():
+            fut.set_exception(error)
 
     def _start(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
@@ -145,10 +227,19 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
             self.engine_errors.append(VigilError.from_wire(kind.params))
         return None
 
-    async def _send(self, data: bytes) -> None:
+    async def _send(self, data: bytes, msgid: Optional[int] = None) -> None:
         async with self._write_lock:
             if self._closed is not None:
                 raise ConnectionClosed(self._closed)
+            if self._nats is not None:
+                # A blocking send (a broker that stopped reading) must not
+                # stop the loop; the lock keeps the requests in order.
+                try:
+                    await asyncio.get_running_loop().run_in_executor(
+                        None, self._nats.send, data, msgid)
+                except OSError as err:
+                    raise ConnectionClosed("cannot send to the NATS server: %s" % err) from None
+                return
             try:
                 self._writer.write(data)
                 await self._writer.drain()
@@ -157,11 +248,16 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
 
     async def _close_connection(self, timeout: float) -> None:
         self._set_closed("closed by this client")
-        self._writer.close()
+        if self._nats is not None:
+            self._nats.shutdown()           # wakes the reader thread
+        else:
+            self._writer.close()
         try:
             await asyncio.wait_for(asyncio.shield(self._task), timeout)
         except (asyncio.TimeoutError, asyncio.CancelledError):
             self._task.cancel()
+        if self._nats is not None:
+            self._nats.close()
 
     async def close(self) -> None:
         """Closes the connection (see :meth:`Client.close`)."""
@@ -181,17 +277,41 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
     async def reconnect(self, *, wait_s: float = 10.0) -> None:
         """Connects again and resumes every session opened with
         :meth:`session` after its cursor (see :meth:`Client.reconnect`)."""
-        if self._path is None:
-            raise RuntimeError("reconnect: only a client made by AsyncClient.connect can "
-                               "reconnect (an embedded engine ends with its connection)")
-        await self.close()
-        reader, writer = await _open_socket(self._path, wait_s)
-        self._futures.clear()
-        for name in self._sessions:
-            self._inbox.discard(name)           # sent again after the cursor
-        self._start(reader, writer)
+        nats = self._nats
+        if nats is not None:
+            await self.close()
+            await asyncio.get_running_loop().run_in_executor(
+                None, Client._reconnect_nats, nats, wait_s)
+            self._futures.clear()
+            self._start_nats(nats)
+            await self._wait_engine(wait_s)
+        elif self._path is not None:
+            await self.close()
+            reader, writer = await _open_socket(self._path, wait_s)
+            self._futures.clear()
+            for name in self._sessions:
+                self._inbox.discard(name)           # sent again after the cursor
+            self._start(reader, writer)
+        else:
+            raise RuntimeError("reconnect: only a client made by AsyncClient.connect or "
+                               "connect_nats can reconnect (an embedded engine ends with its "
+                               "connection)")
         for s in list(self._sessions.values()):
             await s.open()
+
+    async def _wait_engine(self, wait_s: float) -> None:
+        """Pings until the engine answers, for wait_s seconds at most (see
+        Client._wait_engine)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        while True:
+            try:
+                await self.ping()
+                return
+            except EngineUnavailable:
+                if loop.time() >= deadline:
+                    raise
+            await asyncio.sleep(NATS_RECONNECT_RETRY_S)
 
     # --- calls ---------------------------------------------------------------
 
@@ -205,11 +325,14 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
         self._futures[msgid] = fut
         timeout = self.call_timeout + reply_within_s
         try:
-            await self._send(pack_request(msgid, method, args))
+            await self._send(pack_request(msgid, method, args), msgid)
             error, result = await asyncio.wait_for(fut, timeout)
         except asyncio.TimeoutError:
             raise TimeoutError("%s: no answer from the engine within %.1f s"
                                % (method, timeout)) from None
+        except VigilError as err:           # failed before an answer (rpc_nats.py)
+            err.method = err.method or method
+            raise
         finally:
             self._futures.pop(msgid, None)      # a late answer is then dropped
         if error is not None:
@@ -229,6 +352,8 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
         return await self._take(None, timeout)
 
     async def _take(self, session: Optional[str], timeout: Optional[float]) -> Optional[Notification]:
+        if self._nats is not None:
+            raise no_notifications(self._nats)
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while True:
@@ -258,6 +383,8 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
     async def session(self, name: Optional[str] = None, *, last_seq: Optional[int] = None,
                       linger_ms: Optional[int] = None, auto_ack: bool = True) -> "AsyncSession":
         """Opens a named session and returns it (see :meth:`Client.session`)."""
+        if name is None and self._nats is not None:
+            name = self._nats.session
         s = AsyncSession(self, name, last_seq=last_seq, linger_ms=linger_ms, auto_ack=auto_ack)
         await s.open()
         return s
@@ -282,7 +409,23 @@ class AsyncSession(SessionCursor, Methods[Awaitable[Dict[str, Any]]]):
               reply_within_s: float = 0.0) -> Awaitable[Dict[str, Any]]:
         if method != "session_open":
             args.setdefault("session", self.name)
-        return self.client._call(method, args, reply_within_s)
+        if self.client._nats is None:
+            return self.client._call(method, args, reply_within_s)
+        return self._call_nats(method, args, reply_within_s)
+
+    async def _call_nats(self, method: str, args: Dict[str, Any],
+                         reply_within_s: float) -> Dict[str, Any]:
+        """A call over NATS, the session opened again when the engine had
+        closed this client's idle virtual connection (see Session._call)."""
+        try:
+            result = await self.client._call(method, args, reply_within_s)
+        except NotFound as err:
+            if not lost_virtual_session(err, self, args):
+                raise
+            await self.open()
+            result = await self.client._call(method, args, reply_within_s)
+        self._track_close(method, args)
+        return result
 
     async def open(self) -> Dict[str, Any]:
         """``session_open`` with the cursor (see :meth:`Session.open`)."""

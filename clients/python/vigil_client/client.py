@@ -2,8 +2,12 @@
 
 ``Client.connect(path)`` reaches an engine that listens on a Unix socket;
 ``Engine.spawn(...)`` starts ``vigild --stdio`` as a child and talks over its
-pipes (closing the connection ends the engine and everything it started).
-Either way one background thread reads the connection: it matches answers
+pipes (closing the connection ends the engine and everything it started);
+``Client.connect_nats(url, engine)`` reaches an engine on another machine
+through a NATS server, by request-reply (rpc_nats.py, docs/fleet.md
+section 6), where notifications do not come: a fleet reads them from
+JetStream with ``FleetSubscriber``.
+Each way one background thread reads the connection: it matches answers
 to calls by msgid (a slow call such as ``monitor_wait`` does not hold up
 the others, so calls may come from several threads) and keeps the
 notifications the engine pushes in a bounded inbox until the application
@@ -20,14 +24,17 @@ import subprocess
 import threading
 import time
 from collections import deque
-from typing import IO, Any, Deque, Dict, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
+from typing import (IO, TYPE_CHECKING, Any, Callable, Deque, Dict, Mapping, Optional, Sequence,
+                    Set, Tuple, TypeVar, Union)
 
 from .cursor import SessionCursor
 from .endpoint import check_server_uid, check_socket_path, default_socket_path, find_vigild
-from .errors import ConnectionClosed, VigilError
+from .errors import ConnectionClosed, EngineUnavailable, NotFound, VigilError
 from .inbox import DEFAULT_MAX_BACKLOG, Inbox
 from .methods import Methods
+from .nats_wire import DEFAULT_CONNECT_TIMEOUT_S, NatsAuthError, NatsConnectionError
 from .notification import Notification
+from .rpc_nats import DEFAULT_INBOX_PREFIX, NatsRpc, lost_virtual_session, no_notifications
 from .wire import MSGID_MAX, READ_CHUNK_BYTES, Push, Response, classify, feed, new_unpacker, \
     pack_notification, pack_request, result_map
 
@@ -47,10 +54,46 @@ DEFAULT_CLOSE_TIMEOUT_S = 30.0
 # accept yet (an engine that is still starting).
 CONNECT_RETRY_S = 0.05
 
+# How often reconnect(wait_s=...) of a NATS client tries the server again.
+NATS_RECONNECT_RETRY_S = 0.2
+
+if TYPE_CHECKING:
+    from .fleet import FleetSubscriber
+
 ClientT = TypeVar("ClientT", bound="Client")
 
 
-class _SocketTransport:
+class _StreamTransport:
+    """What a socket and an engine's pipes share: a byte stream of frames,
+    read by ``pump`` on the client's reader thread."""
+
+    def recv(self) -> bytes:
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        raise NotImplementedError
+
+    def pump(self, dispatch: Callable[[Any], Optional[str]],
+             fail: Callable[[int, BaseException], None]) -> str:
+        """Reads and hands on each whole message until the stream ends (or
+        dispatch gives a reason to close it); returns why it ended. A
+        stream has no per-call failure: ``fail`` is for transports that
+        have one (NatsRpc)."""
+        unpacker = new_unpacker()
+        try:
+            while True:
+                data = self.recv()
+                if not data:
+                    return "the engine closed the connection"
+                overflow = feed(unpacker, data, dispatch)
+                if overflow:
+                    self.shutdown()
+                    return overflow
+        except Exception as err:        # OSError, or bytes that are not msgpack
+            return "the connection to the engine failed: %s" % err
+
+
+class _SocketTransport(_StreamTransport):
     """A connected Unix socket."""
 
     def __init__(self, sock: socket.socket):
@@ -59,7 +102,7 @@ class _SocketTransport:
     def recv(self) -> bytes:
         return self.sock.recv(READ_CHUNK_BYTES)
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, msgid: Optional[int] = None) -> None:
         self.sock.sendall(data)
 
     def shutdown(self) -> None:
@@ -74,7 +117,7 @@ class _SocketTransport:
         self.sock.close()
 
 
-class _PipeTransport:
+class _PipeTransport(_StreamTransport):
     """An embedded engine's stdout (read) and stdin (write)."""
 
     def __init__(self, stdout: IO[bytes], stdin: IO[bytes]):
@@ -84,7 +127,7 @@ class _PipeTransport:
     def recv(self) -> bytes:
         return os.read(self.rfd, READ_CHUNK_BYTES)
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, msgid: Optional[int] = None) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(self.wfd, view):]
@@ -102,7 +145,7 @@ class _PipeTransport:
         self.stdout.close()
 
 
-_Transport = Union[_SocketTransport, _PipeTransport]
+_Transport = Union[_SocketTransport, _PipeTransport, NatsRpc]
 
 
 def _connect_socket(path: str, wait_s: float) -> socket.socket:
@@ -139,12 +182,15 @@ class Client(Methods[Dict[str, Any]]):
         self._cond = threading.Condition()
         self._send_lock = threading.Lock()
         self._inbox = Inbox(max_backlog)
-        self._responses: Dict[int, Tuple[Any, Any]] = {}
+        # (error, result) of an answer, or the exception a call failed with
+        # before any answer could come (a transport's fail, rpc_nats.py).
+        self._responses: Dict[int, Union[Tuple[Any, Any], BaseException]] = {}
         self._waiting: Set[int] = set()         # msgids whose answer someone awaits
         self._msgid = 0
         self._closed: Optional[str] = None      # why the connection is closed
         self._sessions: Dict[str, "Session"] = {}   # opened with session(), in open order
         self._path: Optional[str] = None
+        self._nats: Optional[NatsRpc] = None     # the transport of connect_nats
         self.engine_errors: Deque[VigilError] = deque(maxlen=ENGINE_ERRORS_KEPT)
         """Failures of calls sent with :meth:`notify` (``vigil.error``)."""
         self._start(transport)
@@ -165,6 +211,65 @@ class Client(Methods[Dict[str, Any]]):
         client._path = path
         return client
 
+    @classmethod
+    def connect_nats(cls, url: str, engine: str, *, session: Optional[str] = None,
+                     client_id: Optional[str] = None,
+                     inbox_prefix: str = DEFAULT_INBOX_PREFIX, user: Optional[str] = None,
+                     password: Optional[str] = None, token: Optional[str] = None,
+                     name: Optional[str] = None,
+                     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+                     call_timeout: float = DEFAULT_CALL_TIMEOUT_S) -> "Client":
+        """Reaches the engine ``vigild --nats-engine ENGINE`` through the
+        NATS server at url (``nats://[user:password@ | token@]host[:port]``,
+        or give ``user``/``password`` or ``token``), by request-reply on
+        ``vigil.<engine>.rpc``, or with ``session`` on that session's own
+        subject, which serves that session alone (docs/fleet.md, section 6).
+
+        Every method works as over the socket, except that notifications
+        do not come here: ``wait`` raises, and a fleet reads them from
+        JetStream with :class:`FleetSubscriber` (:meth:`fleet_subscriber`
+        makes one for the same server and engine). ``client_id`` is the
+        ``Vigil-Client`` header (default: one made up for this client),
+        which keeps the sessions this client opened open between its
+        calls; ``inbox_prefix`` is where answers come (``_INBOX_<user>``
+        for a user who may subscribe only there).
+
+        Nothing is sent to the engine yet: a first call to an engine that
+        is not there raises :class:`EngineUnavailable` at once. Raises
+        NatsConnectionError (unreachable server), NatsAuthError (refused
+        credentials), NatsPermissionError (a user who may not read its
+        inbox) or ValueError (a bad argument, named)."""
+        transport = NatsRpc(url, engine, session=session, client_id=client_id,
+                            inbox_prefix=inbox_prefix, user=user, password=password,
+                            token=token, name=name, connect_timeout=connect_timeout)
+        client = cls(transport, call_timeout=call_timeout)
+        client._nats = transport
+        return client
+
+    @property
+    def nats(self) -> Optional[NatsRpc]:
+        """The NATS transport of a client made by :meth:`connect_nats` (its
+        ``subject``, ``client_id``, ``inbox``, ``max_payload`` and
+        ``counters``); None for a socket or an embedded engine."""
+        return self._nats
+
+    def fleet_subscriber(self, durable: str, **kwargs: Any) -> "FleetSubscriber":
+        """A :class:`FleetSubscriber` for the notifications of what this
+        client reaches: the same NATS server and credentials, the filter
+        narrowed to its engine (and session, for a session's subject).
+        ``kwargs`` are FleetSubscriber's (``cursor=``, ``ack_wait_s=``...)
+        and may widen or change the filter."""
+        nats = self._nats
+        if nats is None:
+            raise RuntimeError("fleet_subscriber: only a client made by Client.connect_nats "
+                               "knows a NATS server")
+        kwargs.setdefault("engine", nats.engine)
+        kwargs.setdefault("session", nats.session or "*")
+        for key in ("user", "password", "token"):
+            kwargs.setdefault(key, nats._auth[key])
+        from .fleet import FleetSubscriber
+        return FleetSubscriber(nats._url, durable, **kwargs)
+
     def _start(self, transport: _Transport) -> None:
         self._transport = transport
         self._closed = None
@@ -173,20 +278,7 @@ class Client(Methods[Dict[str, Any]]):
         self._reader.start()
 
     def _read_loop(self, transport: _Transport) -> None:
-        unpacker = new_unpacker()
-        reason = "the engine closed the connection"
-        try:
-            while True:
-                data = transport.recv()
-                if not data:
-                    break
-                overflow = feed(unpacker, data, self._dispatch)
-                if overflow:
-                    reason = overflow
-                    transport.shutdown()
-                    break
-        except Exception as err:        # OSError, or bytes that are not msgpack
-            reason = "the connection to the engine failed: %s" % err
+        reason = transport.pump(self._dispatch, self._fail_call)
         with self._cond:
             if self._transport is transport and self._closed is None:
                 self._closed = reason
@@ -216,12 +308,19 @@ class Client(Methods[Dict[str, Any]]):
             self._cond.notify_all()
         return None
 
-    def _send(self, data: bytes) -> None:
+    def _fail_call(self, msgid: int, error: BaseException) -> None:
+        """The call msgid fails with error (no answer will come for it)."""
+        with self._cond:
+            if msgid in self._waiting:
+                self._responses[msgid] = error
+                self._cond.notify_all()
+
+    def _send(self, data: bytes, msgid: Optional[int] = None) -> None:
         with self._send_lock:
             if self._closed is not None:
                 raise ConnectionClosed(self._closed)
             try:
-                self._transport.send(data)
+                self._transport.send(data, msgid)
             except OSError as err:
                 raise ConnectionClosed("cannot send to the engine: %s" % err) from None
 
@@ -255,20 +354,65 @@ class Client(Methods[Dict[str, Any]]):
         """Connects again to the same socket (after the engine closed the
         connection, or was restarted) and reopens every session opened with
         :meth:`session`, each resuming after its cursor: what the
-        application has not taken yet comes again, nothing twice."""
-        if self._path is None:
-            raise RuntimeError("reconnect: only a client made by Client.connect can reconnect "
-                               "(an embedded engine ends with its connection)")
-        self.close()
-        sock = _connect_socket(self._path, wait_s)
+        application has not taken yet comes again, nothing twice.
+
+        A client of :meth:`connect_nats` connects again to the NATS server
+        (same subject, same client id), waits until the engine answers,
+        then reopens its sessions; ``wait_s`` bounds each of the two waits
+        (ConnectionClosed, then EngineUnavailable, when it passes)."""
+        if self._nats is not None:
+            self.close()
+            self._reconnect_nats(self._nats, wait_s)
+            transport: _Transport = self._nats
+        elif self._path is not None:
+            self.close()
+            transport = _SocketTransport(_connect_socket(self._path, wait_s))
+        else:
+            raise RuntimeError("reconnect: only a client made by Client.connect or "
+                               "Client.connect_nats can reconnect (an embedded engine ends "
+                               "with its connection)")
         with self._cond:
             self._responses.clear()
             self._waiting.clear()
             for name in self._sessions:
                 self._inbox.discard(name)       # sent again after the cursor
-        self._start(_SocketTransport(sock))
+        self._start(transport)
+        if self._nats is not None:
+            self._wait_engine(wait_s)
         for s in list(self._sessions.values()):
             s.open()
+
+    def _wait_engine(self, wait_s: float) -> None:
+        """Pings until the engine answers (an engine that lost the broker
+        too subscribes again once it is back), for wait_s seconds at most;
+        then raises the last EngineUnavailable."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self.ping()
+                return
+            except EngineUnavailable:
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(NATS_RECONNECT_RETRY_S)
+
+    @staticmethod
+    def _reconnect_nats(nats: NatsRpc, wait_s: float) -> None:
+        """Connects the NATS transport again, trying for wait_s seconds
+        while the server does not accept (restarting); refused credentials
+        are not tried again."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                nats.reconnect()
+                return
+            except NatsAuthError:
+                raise
+            except NatsConnectionError as err:
+                if time.monotonic() >= deadline:
+                    raise ConnectionClosed("cannot reconnect to the NATS server %s: %s"
+                                           % (nats.url, err)) from None
+            time.sleep(NATS_RECONNECT_RETRY_S)
 
     # --- calls ---------------------------------------------------------------
 
@@ -280,7 +424,11 @@ class Client(Methods[Dict[str, Any]]):
             msgid = self._msgid
             self._waiting.add(msgid)
         try:
-            self._send(pack_request(msgid, method, args))
+            try:
+                self._send(pack_request(msgid, method, args), msgid)
+            except VigilError as err:           # refused before sending (a size bound)
+                err.method = err.method or method
+                raise
             timeout = self.call_timeout + reply_within_s
             deadline = time.monotonic() + timeout
             with self._cond:
@@ -292,10 +440,15 @@ class Client(Methods[Dict[str, Any]]):
                         raise TimeoutError("%s: no answer from the engine within %.1f s"
                                            % (method, timeout))
                     self._cond.wait(left)
-                error, result = self._responses.pop(msgid)
+                entry = self._responses.pop(msgid)
         finally:
             with self._cond:
                 self._waiting.discard(msgid)    # a late answer is then dropped
+        if isinstance(entry, BaseException):
+            if isinstance(entry, VigilError):
+                entry.method = entry.method or method
+            raise entry
+        error, result = entry
         if error is not None:
             raise VigilError.from_wire(error, method)
         return result_map(result)
@@ -315,6 +468,8 @@ class Client(Methods[Dict[str, Any]]):
         return self._take(None, timeout)
 
     def _take(self, session: Optional[str], timeout: Optional[float]) -> Optional[Notification]:
+        if self._nats is not None:
+            raise no_notifications(self._nats)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
@@ -339,7 +494,10 @@ class Client(Methods[Dict[str, Any]]):
         """Opens (creates or joins) a named session and returns it. With
         ``last_seq`` (a cursor the application stored) every kept
         notification after it is sent first. Without a name the engine
-        makes one up (``ses_...``)."""
+        makes one up (``ses_...``), except on a session's own NATS
+        subject (``connect_nats(session=)``), where it is that session."""
+        if name is None and self._nats is not None:
+            name = self._nats.session
         s = Session(self, name, last_seq=last_seq, linger_ms=linger_ms, auto_ack=auto_ack)
         s.open()
         return s
@@ -364,7 +522,17 @@ class Session(SessionCursor, Methods[Dict[str, Any]]):
     def _call(self, method: str, args: Dict[str, Any], reply_within_s: float = 0.0) -> Dict[str, Any]:
         if method != "session_open":
             args.setdefault("session", self.name)
-        return self.client._call(method, args, reply_within_s)
+        try:
+            result = self.client._call(method, args, reply_within_s)
+        except NotFound as err:
+            if self.client._nats is None or not lost_virtual_session(err, self, args):
+                raise
+            # The engine closed this client's idle virtual connection, and
+            # the session with it (nothing was carried out): open it again.
+            self.open()
+            result = self.client._call(method, args, reply_within_s)
+        self._track_close(method, args)
+        return result
 
     def open(self) -> Dict[str, Any]:
         """``session_open`` with the cursor: what was pushed after

@@ -43,6 +43,9 @@ class SessionCursor:
         """Whether the last session_open found the session existing."""
         self.next_seq: Optional[int] = None
         """The seq the engine said its next new notification gets."""
+        self.closed_here = False
+        """Whether this session was closed through it (session_close) and
+        not opened again: over NATS it is then not reopened by itself."""
 
     def ack(self, seq: Union[int, Notification]) -> None:
         """Marks everything up to seq (a number or a notification) handled;
@@ -53,10 +56,15 @@ class SessionCursor:
             self.last_seq = seq
 
     def _opened(self, result: Mapping[str, Any]) -> None:
+        self.closed_here = False
         self.name = result.get("session", self.name)
         self.epoch = result.get("epoch", self.epoch)
         self.resumed = bool(result.get("resumed"))
         self.next_seq = result.get("next_seq")
+
+    def _track_close(self, method: str, args: Mapping[str, Any]) -> None:
+        if method == "session_close" and args.get("session") == self.name:
+            self.closed_here = True
 
     def _handed(self, n: Notification) -> None:
         if n.epoch:

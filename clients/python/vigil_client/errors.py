@@ -151,6 +151,25 @@ _BY_CODE: Dict[int, Type[VigilError]] = {
 }
 
 
+class EngineUnavailable(VigilError, ConnectionError):
+    """No engine answers a request sent over NATS: nobody subscribes to
+    the subject (no engine of that name is connected to the server, or it
+    may not subscribe there), which the server says at once ("no
+    responders"). Not a protocol error: ``code`` is -1 and ``name``
+    ``"unavailable"``; the message names the subject and the engine. A
+    ConnectionError too, so code that retries later on a lost connection
+    retries this."""
+
+    code = -1
+
+    def __init__(self, message: str, method: Optional[str] = None):
+        super().__init__(-1, message, None, method)
+
+    @property
+    def name(self) -> str:
+        return "unavailable"
+
+
 class ConnectionClosed(ConnectionError):
     """The connection to the engine is gone (the engine exited, the socket
     closed, or this client closed it); ``reason`` says which. Calls waiting

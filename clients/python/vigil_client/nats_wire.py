@@ -17,8 +17,14 @@ deadline. A ``-ERR`` naming a permissions violation does not close the
 connection (the server keeps it open); it is raised, naming the subject, at
 the next call that waits. Any other ``-ERR`` ends the connection.
 
-One connection is used by one thread at a time; nothing here starts a
-thread. TLS and nkey/creds authentication are not supported: a server that
+Nothing here starts a thread. A connection is read by one thread at a
+time (``next_msg``, ``request``, ``flush``); while that thread reads,
+others may ``publish``: sends go out whole under a lock of their own, and
+reads wait for bytes with ``select`` rather than a socket timeout, so a
+reader's deadline never becomes a sender's. ``shutdown`` wakes a reader
+blocked on the socket (the RPC client's way to close, rpc_nats.py).
+
+TLS and nkey/creds authentication are not supported: a server that
 requires TLS, or a nonce signature, is refused with an error saying so.
 """
 
@@ -27,7 +33,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import socket
+import threading
 import time
 from collections import deque
 from typing import Any, Deque, Dict, List, Mapping, NamedTuple, Optional, Tuple
@@ -277,6 +285,7 @@ class NatsConnection:
         self._pongs_received = 0          # both says which PING was answered
         self._violations: Deque[NatsPermissionError] = deque()
         self._closed: Optional[NatsConnectionError] = None
+        self._send_lock = threading.Lock()  # one sender at a time: frames go out whole
         self._inbox_prefix = inbox_prefix
         self._inbox_sid: Optional[int] = None
         self._next_request = 1
@@ -307,6 +316,9 @@ class NatsConnection:
             raise NatsConnectionError("cannot connect to %s: %s" % (address.display(), e),
                                       address.display()) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # The socket's timeout bounds a send to a server that stopped
+        # reading; reads wait with select against their own deadlines.
+        sock.settimeout(DEFAULT_CONNECT_TIMEOUT_S)
         conn = cls(sock, address, inbox_prefix or new_inbox_prefix())
         try:
             conn._handshake(name, deadline)
@@ -355,6 +367,18 @@ class NatsConnection:
                                                % self.url, self.url)
         try:
             self._sock.close()
+        except OSError:
+            pass
+
+    def shutdown(self) -> None:
+        """Ends the connection from any thread, waking a thread blocked
+        reading it (which then gets NatsConnectionError); ``close`` still
+        releases the socket once that thread is done."""
+        if self._closed is None:
+            self._closed = NatsConnectionError("the connection to %s was closed by this client"
+                                               % self.url, self.url)
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
 
@@ -496,8 +520,8 @@ class NatsConnection:
         if self._closed is not None:
             raise self._closed
         try:
-            self._sock.settimeout(DEFAULT_CONNECT_TIMEOUT_S)
-            self._sock.sendall(data)
+            with self._send_lock:
+                self._sock.sendall(data)
         except OSError as e:
             raise self._fail(NatsConnectionError("the connection to %s failed while sending: %s"
                                                  % (self.url, e), self.url)) from None
@@ -507,18 +531,19 @@ class NatsConnection:
         first. Raises NatsConnectionError when the server closed."""
         if self._closed is not None:
             raise self._closed
-        if deadline is None:
-            self._sock.settimeout(None)
-        else:
+        left: Optional[float] = None
+        if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            self._sock.settimeout(left)
         try:
+            readable, _, _ = select.select([self._sock], [], [], left)
+            if not readable:
+                return False
             chunk = self._sock.recv(READ_CHUNK_BYTES)
         except socket.timeout:
             return False
-        except OSError as e:
+        except (OSError, ValueError) as e:     # ValueError: the socket was closed meanwhile
             raise self._fail(NatsConnectionError("the connection to %s failed: %s"
                                                  % (self.url, e), self.url)) from None
         if not chunk:
