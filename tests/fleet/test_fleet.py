@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python", "tests"))
 import msgpack  # noqa: E402
 import vigiltest  # noqa: E402
 from natsfixture import NatsServer, free_port  # noqa: E402
+from vigil_client.client import Client  # noqa: E402
 from vigil_client.fleet import FleetPermissionError, FleetSubscriber  # noqa: E402
 from vigil_client.jetstream import JetStream  # noqa: E402
 from vigil_client.nats_wire import NatsConnection  # noqa: E402
@@ -364,9 +365,11 @@ accounts: {
     jetstream: enabled
     users: [
       { user: e1, password: e1pw, permissions: {
-          publish: ["vigil.e1.>", "$JS.API.STREAM.INFO.VIGIL", "$JS.API.STREAM.CREATE.VIGIL",
-                    "_INBOX.>"],
-          subscribe: ["_INBOX.>", "vigil.e1.rpc", "vigil.e1.*.rpc"] } },
+          publish: ["vigil.e1.>", "$JS.API.STREAM.INFO.VIGIL", "$JS.API.STREAM.CREATE.VIGIL"],
+          subscribe: ["_INBOX.>", "vigil.e1.rpc", "vigil.e1.*.rpc"],
+          allow_responses: true } },
+      { user: rqa, password: rqapw, permissions: {
+          publish: ["vigil.e1.s1.rpc"], subscribe: ["_INBOX_rqa.>"] } },
       { user: gwa, password: gwapw, permissions: {
           publish: ["$JS.API.CONSUMER.CREATE.VIGIL.gwa.vigil.e1.s1.n",
                     "$JS.API.CONSUMER.INFO.VIGIL.gwa", "$JS.API.CONSUMER.MSG.NEXT.VIGIL.gwa",
@@ -422,6 +425,17 @@ def test_a_user_without_rights_is_refused_a_sessions_subjects(tmp):
                 raise AssertionError("gwb published into engine e1's subjects")
             finally:
                 conn.close()
+            # A requester allowed s1's requests, with an inbox of its own:
+            # the engine answers it (allow_responses), and only on s1.
+            rq = Client.connect_nats(ns.url_for("rqa", "rqapw"), "e1", session="s1",
+                                     inbox_prefix="_INBOX_rqa", call_timeout=30)
+            try:
+                mid = rq.call("monitor_start", argv=["sleep", "600"], label="remote")["monitor_id"]
+                listed = c.call("monitor_list", session="s1")["monitors"]
+                assert [m["label"] for m in listed if m["monitor_id"] == mid] == ["remote"], listed
+                rq.call("monitor_stop", monitor_id=mid)
+            finally:
+                rq.close()
         finally:
             e.stop()
 
