@@ -51,6 +51,7 @@
  *
  *   fleet [--engines 3] [--monitors 100] [--per-session 10] [--interval 300]
  *         [--seconds 60] [--consumers session|engine] [--no-control]
+ *         [--max-in-flight N]   (the engines' nats.max_in_flight; default theirs)
  *         [--ingest-bytes 400m] [--ingest-runs 3] [--ingest-rounds 2] [--no-ingest]
  *         [--nats-server PATH] [--vigild PATH] [--keep]
  *
@@ -114,6 +115,7 @@ typedef struct {
 typedef struct {
   /* options */
   long engines, monitors, per_session, interval_ms, seconds;
+  long max_in_flight;     /* the engines' nats.max_in_flight; 0: their default */
   bool control, ingest, keep;
   bool per_session_consumers;  /* --consumers session (else one per engine) */
   const char *ingest_bytes;
@@ -202,10 +204,12 @@ fleet_engine_start(Fleet *f, FleetEngine *e, const char *name, bool nats)
   e->nats = nats;
   e->rpc.notify = fleet_notification;
   e->rpc.notify_data = e;
-  char nats_cfg[256] = "";
+  char nats_cfg[320] = "", window[64] = "";
+  if (f->max_in_flight > 0)
+    snprintf(window, sizeof window, ", max_in_flight = %ld", f->max_in_flight);
   if (nats)
-    snprintf(nats_cfg, sizeof nats_cfg, "  nats = { url = \"%s\", engine = \"%s\" },\n",
-             f->nats.url, name);
+    snprintf(nats_cfg, sizeof nats_cfg, "  nats = { url = \"%s\", engine = \"%s\"%s },\n",
+             f->nats.url, name, window);
   bench_rpc_engine_start(&e->rpc, f->vigild,
                          "-- written by bench/fleet\n"
                          "return {\n"
@@ -731,6 +735,7 @@ fleet_usage(void)
   fprintf(stderr,
           "usage: fleet [--engines 3] [--monitors 100] [--per-session 10] [--interval 300]\n"
           "             [--seconds 60] [--consumers session|engine] [--no-control]\n"
+          "             [--max-in-flight N]\n"
           "             [--ingest-bytes 400m] [--ingest-runs 3] [--ingest-rounds 2] [--no-ingest]\n"
           "             [--nats-server PATH] [--vigild PATH] [--keep]\n");
 }
@@ -777,6 +782,8 @@ main(int argc, char **argv)
       f->interval_ms = fleet_long(a, argv[++i], 10, 60000);
     else if (strcmp(a, "--seconds") == 0 && v)
       f->seconds = fleet_long(a, argv[++i], 5, 3600);
+    else if (strcmp(a, "--max-in-flight") == 0 && v)
+      f->max_in_flight = fleet_long(a, argv[++i], 1, 1024);
     else if (strcmp(a, "--ingest-bytes") == 0 && v)
       f->ingest_bytes = argv[++i];
     else if (strcmp(a, "--ingest-runs") == 0 && v)
@@ -859,6 +866,8 @@ main(int argc, char **argv)
          f->interval_ms, f->flush_ms,
          f->interval_ms > f->flush_ms ? "one line per batch" : "lines share batches",
          f->rate_per_10s, 10000 / f->interval_ms);
+  if (f->max_in_flight > 0)
+    printf("  the engines' nats.max_in_flight: %ld\n", f->max_in_flight);
 
   /* The gateways subscribe before any monitor runs; they would get every
    * message anyway (deliver all), but their clocks then start with the
