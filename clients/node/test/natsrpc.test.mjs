@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { decode, encode } from '@msgpack/msgpack';
 import { connect } from 'nats';
 import {
-  Client, ERROR_CODES, NatsClient, VigilConnectionError, VigilError, VigilTimeoutError,
+  Client, ERROR_CODES, NatsClient, VigilConnectionError, VigilError, VigilFleetError, VigilTimeoutError,
 } from '../index.js';
 import {
   Gate, SocketEngine, TEST_TIMEOUT, WAIT_MS, removeTempDirs, sh, tempDir, testConfig, waitNoneLeft, within,
@@ -25,11 +25,11 @@ let server;
 const engines = [];
 const clients = [];
 
-/** vigild serving requests for engine name through the shared server. */
-async function startEngine(name, nats = {}) {
+/** vigild serving requests for engine name through the shared server (or url). */
+async function startEngine(name, nats = {}, url = server.url) {
   const e = await SocketEngine.start({
     config: { ...testConfig(), nats },
-    args: ['--nats', server.url, '--nats-engine', name],
+    args: ['--nats', url, '--nats-engine', name],
   });
   engines.push(e);
   await within(e.logLine(/serving requests on/, 1), WAIT_MS, `vigild ${name} to serve requests`)
@@ -230,6 +230,57 @@ test('an idle virtual connection closed by the engine: a named session is opened
   assert.equal(await within(reopened, WAIT_MS, 'sessionReopened'), 'keep');
   assert.equal(c.counters.sessionsReopened, 1);
   await s.monitorStop({ monitor_id: id });
+});
+
+test('a user allowed one session and an inbox prefix of its own: served there, refused elsewhere', { timeout: TEST_TIMEOUT }, async () => {
+  // docs/fleet.md sections 5 and 6: alice may publish to session s1's
+  // subjects of engine sec and read answers under _INBOX_alice alone.
+  const secured = await NatsServer.start({
+    config: `
+accounts {
+  FLEET {
+    jetstream: enabled
+    users [
+      { user: engine, password: enginepw }
+      { user: alice, password: alicepw, permissions: {
+          publish: { allow: ["vigil.sec.s1.>"] }
+          subscribe: { allow: ["_INBOX_alice.>"] } } }
+    ]
+  }
+}`,
+  });
+  let engine = null;
+  try {
+    const port = new URL(secured.url).port;
+    engine = await startEngine('sec', {}, `nats://engine:enginepw@127.0.0.1:${port}`);
+    const alice = { servers: secured.url, engine: 'sec', user: 'alice', pass: 'alicepw' };
+
+    // Without the prefix the answers' subscription is refused: said at connect.
+    await assert.rejects(Client.connectNats({ ...alice, session: 's1' }), (e) => e instanceof VigilFleetError &&
+      /refused the subscription to _INBOX\.\w+\.\*, where the answers come: .*Permissions Violation/.test(e.message) &&
+      e.message.includes('give inboxPrefix'));
+
+    const c = await Client.connectNats({ ...alice, session: 's1', inboxPrefix: '_INBOX_alice' });
+    clients.push(c);
+    const { monitor_id: id } = await c.monitorStart({ command: 'sleep 60' });
+    assert.deepEqual((await c.monitorList()).monitors.map((m) => m.monitor_id), [id]);
+    await c.monitorStop({ monitor_id: id });
+
+    // The engine's subject is not alice's: the server refuses the publish,
+    // and the call fails now, not at its deadline.
+    const whole = await Client.connectNats({ ...alice, inboxPrefix: '_INBOX_alice', callTimeoutMs: 600000 });
+    clients.push(whole);
+    const t0 = performance.now();
+    await assert.rejects(whole.sessionList(), (e) => e instanceof VigilFleetError &&
+      /refused the request: Permissions Violation for Publish to "vigil.sec.rpc" \(this NATS user may not publish to vigil.sec.rpc/.test(e.message));
+    assert.ok(performance.now() - t0 < WAIT_MS, `took ${performance.now() - t0} ms`);
+  } finally {
+    if (engine !== null) {
+      engines.splice(engines.indexOf(engine), 1);
+      await engine.stop().catch(() => {});
+    }
+    await secured.stop();
+  }
 });
 
 test('the broker gone: a waiting call fails at once, so does a new one; back, calls work again', { timeout: TEST_TIMEOUT }, async () => {
