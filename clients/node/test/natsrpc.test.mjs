@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { decode, encode } from '@msgpack/msgpack';
 import { connect } from 'nats';
 import {
-  Client, ERROR_CODES, NatsClient, VigilConnectionError, VigilError, VigilFleetError, VigilTimeoutError,
+  Client, ERROR_CODES, NatsClient, VigilConnectionError, VigilError, VigilFleetError, VigilTimeoutError, ownWaitMs,
 } from '../index.js';
 import {
   Gate, SocketEngine, TEST_TIMEOUT, WAIT_MS, removeTempDirs, sh, tempDir, testConfig, waitNoneLeft, within,
@@ -207,6 +207,13 @@ test('a call waits as long as its own arguments say, past callTimeoutMs; timeout
   const waited = await s.monitorWait({ monitor_id: id, for: 'exit', timeout_ms: 2500 });
   assert.equal(waited.timed_out, true);
   assert.ok(performance.now() - t0 >= 2400, 'the answer came when the engine\'s own timeout passed');
+  // A foreground process_run answers when the process ends (timeout_s bounds it).
+  const ran = await s.processRun({ command: 'sleep 1.5', timeout_s: 20 });
+  assert.equal(ran.state, 'exited');
+  assert.equal(ran.exit_code, 0);
+  assert.deepEqual([ownWaitMs('process_run', { timeout_s: 20 }), ownWaitMs('process_run', { background: true }),
+    ownWaitMs('cursor_take', { wait_ms: 700 }), ownWaitMs('monitor_stop', {}), ownWaitMs('monitor_wait', {}),
+    ownWaitMs('ping', {})], [20000, 0, 700, 2000, 30000, 0]);
   await assert.rejects(s.monitorWait({ monitor_id: id, for: 'exit', timeout_ms: 5000 }, { timeoutMs: 200 }),
     (e) => e instanceof VigilTimeoutError && /monitor_wait: no answer from engine e1 on vigil.e1.rpc within 200 ms/.test(e.message));
   await s.monitorStop({ monitor_id: id });
