@@ -466,6 +466,8 @@ export interface SessionOptions {
 export declare class Client extends EventEmitter implements AsyncIterable<Notification> {
   /** Connects to an engine's socket (default: defaultSocketPath()). */
   static connect(socketPath?: string, options?: ConnectOptions): Promise<Client>;
+  /** Reaches a remote engine through NATS (docs/fleet.md section 6): NatsClient.connect(options). */
+  static connectNats(options: NatsClientOptions): Promise<NatsClient>;
   readonly closed: boolean;
   /** Notifications the inbox dropped for room. */
   readonly inboxDropped: number;
@@ -529,6 +531,78 @@ export declare class Engine extends Client {
   /** Ends its stdin (it stops every monitor and exits); resolves with its exit. */
   close(options?: { timeoutMs?: number }): Promise<EngineExit>;
 }
+
+// ------------------------------------------------------------------ a remote engine (docs/fleet.md section 6)
+
+export interface NatsClientOptions {
+  /** The NATS server(s): `nats://host:port`, or several of one cluster (or `url`, not both). */
+  servers?: string | string[];
+  url?: string | string[];
+  /** The engine's name (its --nats-engine): requests go to vigil.<engine>.rpc. */
+  engine: string;
+  /** One session alone: requests go to vigil.<engine>.<session token>.rpc, and the
+   * engine refuses any other session (denied). */
+  session?: string;
+  /** The Vigil-Client header (1..64 of [A-Za-z0-9_:.-]; default vigil-node-PID-RANDOM):
+   * the engine's virtual connection is one per id. */
+  clientId?: string;
+  /** The inbox's prefix (default '_INBOX'): one this user may subscribe to (_INBOX_<user>). */
+  inboxPrefix?: string;
+  user?: string;
+  pass?: string;
+  token?: string;
+  /** A .creds file (a user JWT and its nkey seed). */
+  creds?: string;
+  /** How long past its own wait (ownWaitMs) a call waits for its answer (default CALL_TIMEOUT_MS, 1..86400000). */
+  callTimeoutMs?: number;
+  /** The connection's name, as the server shows it (default 'vigil-client'). */
+  name?: string;
+  /** Any other NATS.js connect options (they win over the client's own: maxReconnectAttempts -1). */
+  natsOptions?: Record<string, unknown>;
+}
+
+export interface NatsClientCounters {
+  /** Requests and notification frames published. */
+  sent: number;
+  /** Answers taken (results and the engine's errors). */
+  answered: number;
+  /** Answers that were not the engine's (their call failed, code internal). */
+  malformed: number;
+  /** Answers for no call waiting (a late one after its deadline, or a stray): dropped. */
+  stray: number;
+  /** Calls that met no responder on the subject. */
+  noResponders: number;
+  /** Calls whose deadline passed. */
+  timedOut: number;
+  /** Calls that waited when the broker's connection dropped. */
+  lost: number;
+  /** Sessions opened again after the engine closed this client's idle virtual connection. */
+  sessionsReopened: number;
+}
+
+/** A Client of a remote engine through NATS request-reply. Its
+ * notifications come through a FleetSubscriber: wait() and `for await` reject. */
+export declare class NatsClient extends Client {
+  static connect(options: NatsClientOptions): Promise<NatsClient>;
+  readonly engine: string;
+  /** The session this client is limited to, or null. */
+  readonly scope: string | null;
+  /** Where the requests go. */
+  readonly subject: string;
+  readonly clientId: string;
+  readonly counters: NatsClientCounters;
+  on(event: 'sessionReopened', listener: (session: string) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+export declare const CALL_TIMEOUT_MS: number;
+/** 'Vigil-Client'. */
+export declare const CLIENT_HEADER: string;
+/** What a Vigil-Client id must match. */
+export declare const CLIENT_ID: RegExp;
+/** How long a call may rightly wait before its answer (ms), by its own arguments. */
+export declare function ownWaitMs(method: string, args?: Record<string, unknown>): number;
+/** vigil.<engine>.rpc, or vigil.<engine>.<session token>.rpc. */
+export declare function rpcSubject(engine: string, session?: string): string;
 
 // ------------------------------------------------------------------ the rest
 

@@ -3,6 +3,8 @@
 //
 //   Client.connect(path)       an engine's Unix socket
 //   Engine.spawn({config})     an engine of the host's own (vigild --stdio)
+//   Client.connectNats({servers, engine})  a remote engine through NATS
+//                              (docs/fleet.md section 6)
 //   client.session(name, {lastSeq})  a named session that resumes exactly
 //   client.wait({timeoutMs})   the next notification
 //   FleetSubscriber.connect({url, durable, ...})  a fleet's notifications
@@ -10,6 +12,8 @@
 
 export { Client, LAST_SEQ_MAX, RECONNECT_TIMEOUT_MS } from './lib/client.js';
 export { Engine, ENGINE_LOG_TAIL_BYTES, ENGINE_TIMEOUT_MS } from './lib/engine.js';
+export { NatsClient, CLIENT_ID } from './lib/natsclient.js';
+export { CALL_TIMEOUT_MS, CLIENT_HEADER, ownWaitMs } from './lib/natsrpc.js';
 export { Session } from './lib/session.js';
 export { ERROR_CODES, VigilError, VigilConnectionError, VigilTimeoutError, VigilFleetError } from './lib/errors.js';
 export { METHODS, ENDING_TYPES } from './lib/methods.js';
@@ -22,5 +26,7 @@ export {
   FLEET_HOLD_EXTRA_MS, FLEET_HELD_MAX,
 } from './lib/fleet.js';
 export { FleetCursor, PAST_EPOCHS_MAX, Verdict } from './lib/fleetcursor.js';
-export { FLEET_STREAM, FLEET_PAYLOAD_MAX_BYTES, fleetSubject, sessionToken, sessionFromToken, readMessage } from './lib/fleetwire.js';
+export {
+  FLEET_STREAM, FLEET_PAYLOAD_MAX_BYTES, fleetSubject, rpcSubject, sessionToken, sessionFromToken, readMessage,
+} from './lib/fleetwire.js';
 export { NOTIFICATION_KEYS, notificationProblem } from './lib/notification.js';

@@ -4,7 +4,8 @@
 //
 // A Client talks over one connection at a time. Client.connect() makes one
 // to an engine's Unix socket; Engine.spawn() (engine.js) starts an engine of
-// its own and talks over its stdin and stdout. Notifications reach the host
+// its own and talks over its stdin and stdout; Client.connectNats()
+// (natsclient.js) reaches a remote engine through NATS. Notifications reach the host
 // one of two ways, chosen by the host: 'notification' listeners, when it
 // has any, get each as it arrives; otherwise they wait in a bounded inbox
 // for wait() and `for await`. Either way a notification is handed over
@@ -69,6 +70,21 @@ export class Client extends EventEmitter {
     const client = new Client({ ...options, socketPath });
     client.attachSocket(await connectSocket(socketPath));
     return client;
+  }
+
+  /**
+   * Connects to a remote engine through NATS (docs/fleet.md section 6):
+   * every method as over the socket, its notifications read from JetStream
+   * with a FleetSubscriber instead. See NatsClient (natsclient.js) and
+   * README.md, "Remote engines".
+   * @param {object} options {servers, engine, session, clientId, inboxPrefix,
+   *   user, pass, token, creds, callTimeoutMs, name, natsOptions}
+   * @returns {Promise<import('./natsclient.js').NatsClient>}
+   */
+  static async connectNats(options) {
+    // Loaded here: natsclient.js extends this class.
+    const { NatsClient } = await import('./natsclient.js');
+    return NatsClient.connect(options);
   }
 
   /** Talks over a connected socket from now on. */

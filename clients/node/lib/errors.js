@@ -12,11 +12,12 @@
 // - VigilTimeoutError: a deadline the caller gave passed first. The
 //   connection is fine; a late answer is dropped when it comes.
 //
-// A FleetSubscriber (fleet.js) talks to a NATS server instead of an engine:
-// it throws VigilConnectionError when the server cannot be reached or is
-// lost, and VigilFleetError when the server answers but refuses (a bad
-// password, no right to a subject, no JetStream, no such stream, a durable
-// consumer of another shape). Retrying the same thing will not help.
+// A FleetSubscriber (fleet.js) talks to a NATS server instead of an engine,
+// and a NatsClient (natsclient.js) to an engine through one: each throws
+// VigilConnectionError when the server cannot be reached or is lost, and
+// VigilFleetError when the server answers but refuses (a bad password, no
+// right to a subject, no JetStream, no such stream, a durable consumer of
+// another shape). Retrying the same thing will not help.
 
 /** The protocol's error codes by name (docs/protocol.md section 4). */
 export const ERROR_CODES = Object.freeze({
@@ -83,9 +84,9 @@ export class VigilTimeoutError extends Error {
   }
 }
 
-/** A NATS server refused what a FleetSubscriber asked: the message names the
- * server, the stream, the consumer or the subject, and the server's words;
- * `cause` is the NATS client's error. */
+/** A NATS server refused what a FleetSubscriber or a NatsClient asked: the
+ * message names the server, the stream, the consumer or the subject, and the
+ * server's words; `cause` is the NATS client's error. */
 export class VigilFleetError extends Error {
   constructor(message, { cause } = {}) {
     super(message, cause === undefined ? undefined : { cause });

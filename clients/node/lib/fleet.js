@@ -32,10 +32,12 @@
 // the consumer's own, read when binding it.
 
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
 import { VigilConnectionError, VigilFleetError } from './errors.js';
 import { FleetCursor, Verdict } from './fleetcursor.js';
 import { ENGINE_NAME, FLEET_PAYLOAD_MAX_BYTES, FLEET_STREAM, fleetSubject, readMessage } from './fleetwire.js';
+import {
+  authOptions, isUnreachable, loadNats, natsAuth, natsWords, serverUrls, stringOption,
+} from './natsconnect.js';
 import { SESSION_NAME, describe } from './notification.js';
 
 /** How long JetStream waits for an ack before delivering a message again,
@@ -65,21 +67,6 @@ export const FLEET_HELD_MAX = 10000;
  * spaces in them; this keeps to a plain set. */
 const NATS_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** NATS.js, loaded at the first connect: a host that only talks to an
- * engine's socket does not need it installed. */
-let natsModule = null;
-async function loadNats() {
-  if (natsModule === null) {
-    try {
-      natsModule = await import('nats');
-    } catch (e) {
-      throw new VigilFleetError('the npm package nats (NATS.js) is not installed beside vigil-client: ' +
-        'run npm install (in a checkout: scripts/install-deps.sh, which runs npm ci in clients/node)', { cause: e });
-    }
-  }
-  return natsModule;
-}
-
 /** JetStream's error codes this subscriber tells apart (err_code). */
 const JS_CONSUMER_NOT_FOUND = 10014;
 const JS_STREAM_NOT_FOUND = 10059;
@@ -90,27 +77,6 @@ function intOption(name, value, min, max) {
     throw new RangeError(`${name} must be an integer ${min}..${max}, got ${describe(value)}`);
   }
   return value;
-}
-
-/** A checked string option (undefined allowed), or a throw naming it. */
-function stringOption(name, value) {
-  if (value !== undefined && typeof value !== 'string') {
-    throw new TypeError(`${name} must be a string, got ${describe(value)}`);
-  }
-  return value;
-}
-
-/** The NATS client's words for an error, with the JetStream API's when it gave them. */
-function natsWords(e) {
-  const api = e?.api_error;
-  if (api?.description) return `${api.description} (JetStream error ${api.err_code})`;
-  return e?.message ?? String(e);
-}
-
-/** True for NATS client errors that mean no server was there to answer. */
-function isUnreachable(e) {
-  return ['CONNECTION_REFUSED', 'CONNECTION_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_DRAINING',
-    'DISCONNECT', 'TIMEOUT'].includes(e?.code);
 }
 
 export class FleetSubscriber extends EventEmitter {
@@ -137,18 +103,9 @@ export class FleetSubscriber extends EventEmitter {
     holdMs, natsOptions = {},
   } = {}) {
     super();
-    const urls = Array.isArray(url) ? url : [url];
-    if (urls.length === 0 || !urls.every((u) => typeof u === 'string' && u.length > 0)) {
-      throw new TypeError(`url must be a NATS server's URL (nats://host:port) or an array of them, got ${describe(url)}`);
-    }
-    stringOption('user', user);
-    stringOption('pass', pass);
-    stringOption('token', token);
-    stringOption('creds', creds);
+    const urls = serverUrls('url', url);
+    const auth = natsAuth({ user, pass, token, creds });
     stringOption('name', name);
-    if (pass !== undefined && user === undefined) throw new TypeError('pass is given without user');
-    const ways = [user, token, creds].filter((v) => v !== undefined).length;
-    if (ways > 1) throw new TypeError('give one of user (with pass), token or creds, not several');
     if (typeof stream !== 'string' || !NATS_NAME.test(stream)) {
       throw new RangeError(`stream must be a stream name (1..64 of [A-Za-z0-9_-]), got ${describe(stream)}`);
     }
@@ -165,7 +122,7 @@ export class FleetSubscriber extends EventEmitter {
       throw new TypeError(`natsOptions must be an object of NATS.js connect options, got ${describe(natsOptions)}`);
     }
     this.urls = urls;
-    this.auth = { user, pass, token, creds };
+    this.auth = auth;
     this.connectionName = name;
     this.stream = stream;
     this.durable = durable;
@@ -229,26 +186,16 @@ export class FleetSubscriber extends EventEmitter {
 
   /** Connects and binds the consumer. */
   async start() {
-    const { connect, credsAuthenticator } = await loadNats();
+    const nats = await loadNats();
     const opts = {
       servers: this.urls,
       name: this.connectionName,
       maxReconnectAttempts: -1,
       ...this.natsOptions,
+      ...authOptions(nats, this.auth),
     };
-    if (this.auth.user !== undefined) Object.assign(opts, { user: this.auth.user, pass: this.auth.pass });
-    if (this.auth.token !== undefined) opts.token = this.auth.token;
-    if (this.auth.creds !== undefined) {
-      let bytes;
-      try {
-        bytes = fs.readFileSync(this.auth.creds);
-      } catch (e) {
-        throw new VigilFleetError(`creds: cannot read ${this.auth.creds}: ${e.message}`, { cause: e });
-      }
-      opts.authenticator = credsAuthenticator(new Uint8Array(bytes));
-    }
     try {
-      this.nc = await connect(opts);
+      this.nc = await nats.connect(opts);
     } catch (e) {
       const where = `the NATS server at ${this.urls.join(', ')}`;
       if (isUnreachable(e)) throw new VigilConnectionError(`cannot reach ${where}: ${natsWords(e)}`, { cause: e });

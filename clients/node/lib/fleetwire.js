@@ -1,6 +1,6 @@
 // The wire of a fleet (docs/fleet.md section 1), read side: the names, the
-// subjects, and what a message on the stream must be before a host may
-// inject it.
+// subjects (the notifications' and the requests'), and what a message on
+// the stream must be before a host may inject it.
 //
 // An engine publishes each notification of a named session as one message
 // on `vigil.<engine>.<session token>.n`, its payload the notification's
@@ -49,6 +49,13 @@ export function sessionFromToken(token) {
  */
 export function fleetSubject(engine = '*', session = '*') {
   return `vigil.${engine}.${session === '*' ? '*' : sessionToken(session)}.n`;
+}
+
+/** The subject an engine answers requests on (docs/fleet.md section 6):
+ * `vigil.<engine>.rpc`, every method; with a session,
+ * `vigil.<engine>.<session token>.rpc`, that session alone. */
+export function rpcSubject(engine, session) {
+  return session === undefined ? `vigil.${engine}.rpc` : `vigil.${engine}.${sessionToken(session)}.rpc`;
 }
 
 /** The one value of header name, or a problem in words. */

@@ -144,6 +144,14 @@ test('notifications come typed, in order, from the session asked for; acked ones
   assert.equal(info.num_ack_pending, 0);
   assert.equal(info.num_pending, 0);
   await sub.close();
+  // The closed reader's pull request is gone from the server before seq 6
+  // is published: else the server may hand 6 to it (its connection not yet
+  // seen closed), and the next reader gets 6 only after the ack wait,
+  // delivered again.
+  for (const deadline = Date.now() + WAIT_MS; (await jsm.consumers.info('VIGIL', 'gw-order')).num_waiting > 0;) {
+    assert.ok(Date.now() < deadline, `the closed reader's pull request still waits after ${WAIT_MS} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 
   // A second reader of the same durable (a restarted gateway) goes on from
   // the ack floor: the next it gets is the new seq 6, not 1..5 again.

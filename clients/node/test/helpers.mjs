@@ -125,11 +125,12 @@ export class Gate {
 /**
  * vigild listening on a socket in a private temp dir, with the tests'
  * config. stateDir: true for the default one beside the socket (needed by
- * a SIGUSR2 restart), false for --no-state.
+ * a SIGUSR2 restart), false for --no-state. args: more arguments for
+ * vigild (--nats URL --nats-engine NAME).
  */
 export class SocketEngine {
-  static async start({ config = testConfig(), stateDir = false } = {}) {
-    const e = new SocketEngine(config, stateDir);
+  static async start({ config = testConfig(), stateDir = false, args = [] } = {}) {
+    const e = new SocketEngine(config, stateDir, args);
     await within(e.listening, WAIT_MS, `vigild to listen on ${e.socket}`).catch(async (err) => {
       await e.stop().catch(() => {});
       throw new Error(`${err.message}; its log:\n${e.log}`);
@@ -137,12 +138,13 @@ export class SocketEngine {
     return e;
   }
 
-  constructor(config, stateDir) {
+  constructor(config, stateDir, extraArgs = []) {
     this.dir = tempDir('engine');
     this.configPath = writeConfig(this.dir, config);
     this.socket = path.join(this.dir, 'run', 'vigil.sock');
     const args = ['--listen', this.socket, '--config', this.configPath];
     if (!stateDir) args.push('--no-state');
+    args.push(...extraArgs);
     this.child = spawn(VIGILD, args, { stdio: ['ignore', 'ignore', 'pipe'], env: testEnv(), cwd: this.dir });
     this.log = '';
     this.logWaiters = [];
