@@ -12,26 +12,10 @@
 #include "base/utf8.h"
 #include "cli/cli_obj.h"
 #include "spec/fleet_names.h"
+#include "spec/names.h"
 
 /* How much of a hostile value a phrase quotes. */
 #define FLEETMSG_QUOTE_MAX 80
-
-/* Whether the n bytes at s are 1..FLEET_NAME_MAX of letters, digits, '_',
- * '-' and the characters of extra. */
-static bool
-fleetmsg_name_ok(const char *s, size_t n, const char *extra)
-{
-  if (n == 0 || n > FLEET_NAME_MAX)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    char ch = s[i];
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-' || (ch != '\0' && strchr(extra, ch) != NULL);
-    if (!ok)
-      return false;
-  }
-  return true;
-}
 
 bool
 cli_fleetmsg_engine_ok(const char *name)
@@ -42,7 +26,7 @@ cli_fleetmsg_engine_ok(const char *name)
 bool
 cli_fleetmsg_session_ok(const char *name)
 {
-  return name && fleetmsg_name_ok(name, strlen(name), ".:");
+  return session_name_ok(name);
 }
 
 void
@@ -240,7 +224,7 @@ cli_fleetmsg_check(const FleetMsg *msg, const char *want_session, FleetNote *not
   size_t en, sn;
   const char *subject = msg->subject ? msg->subject : "";
   if (!fleetmsg_split_subject(subject, &etok, &en, &stok, &sn) ||
-      !fleetmsg_name_ok(etok, en, "") || !fleetmsg_token_is(stok, sn, want_session)) {
+      !fleet_engine_token_ok(etok, en) || !fleetmsg_token_is(stok, sn, want_session)) {
     fleetmsg_bad(why, "the subject", subject, strlen(subject),
                  "is not vigil.ENGINE.TOKEN.n of this session");
     cli_fleetmsg_release(note);

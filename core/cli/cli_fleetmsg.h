@@ -17,9 +17,7 @@
 #include <stdint.h>
 
 #include "base/strbuf.h"
-
-/* The longest engine and session names (docs/fleet.md, Names). */
-#define FLEET_NAME_MAX 64
+#include "spec/fleet_names.h"
 
 /* The epoch: 16 hex digits. */
 #define FLEET_EPOCH_LEN 16
@@ -31,7 +29,8 @@
 /* Whether name is an engine name: [A-Za-z0-9_-]{1,64}. */
 bool cli_fleetmsg_engine_ok(const char *name);
 
-/* Whether name is a session name: [A-Za-z0-9._:-]{1,64}. */
+/* Whether name is a session name an engine publishes: spec/names.h's
+ * session_name_ok (anonymous sessions are not published). */
 bool cli_fleetmsg_session_ok(const char *name);
 
 /* Appends the subject token of session (a valid session name): every '.'
@@ -60,7 +59,7 @@ typedef struct {
 typedef struct {
   msgpack_unpacked unpacked;
   const msgpack_object *map;
-  char engine[FLEET_NAME_MAX + 1];
+  char engine[FLEET_ENGINE_NAME_MAX + 1];
   char epoch[FLEET_EPOCH_LEN + 1];
   uint64_t seq;
   /* A `dropped` notification's from_seq (it stands for every seq from there

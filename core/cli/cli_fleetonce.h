@@ -39,7 +39,7 @@
 #define FLEET_ONCE_OLD_EPOCHS 4
 
 typedef struct {
-  char engine[FLEET_NAME_MAX + 1];
+  char engine[FLEET_ENGINE_NAME_MAX + 1];
   char epoch[FLEET_EPOCH_LEN + 1];
   char old_epochs[FLEET_ONCE_OLD_EPOCHS][FLEET_EPOCH_LEN + 1]; /* newest first */
   uint64_t last_seq; /* the last seq printed under epoch */

@@ -423,30 +423,6 @@ session_destroy(Session *s)
 
 /* --- names -------------------------------------------------------------- */
 
-/* See session_internal.h. */
-bool
-session__word_ok(const char *name, size_t max)
-{
-  size_t n = strlen(name);
-  if (n == 0 || n > max)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    char ch = name[i];
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '.' || ch == '_' || ch == '-' || ch == ':';
-    if (!ok)
-      return false;
-  }
-  return true;
-}
-
-/* See session.h. */
-bool
-session_name_ok(const char *name)
-{
-  return session__word_ok(name, SESSION_NAME_MAX) && strncmp(name, "anon-", 5) != 0;
-}
-
 /* --- accessors ---------------------------------------------------------- */
 
 const char *

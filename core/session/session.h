@@ -69,20 +69,14 @@
 #include <uv.h>
 
 #include "pipeline/notification.h"
+#include "spec/names.h"
 
 /* The largest seq a host may name as its cursor (session_open's last_seq):
  * 2^53 - 1, the largest integer every JSON and JavaScript host holds
  * exactly, and far from where a seq + 1 would wrap. */
 #define SESSION_SEQ_MAX 9007199254740991ull
 
-/* The longest session name a caller may choose. */
-#define SESSION_NAME_MAX 64
-
-/* Whether name is a session name a caller (a host, a config) may choose:
- * 1..SESSION_NAME_MAX of A-Z a-z 0-9 . _ - :, not starting with "anon-"
- * (the anonymous ones' names). Such a name is also safe as part of a file
- * name (its journal's). */
-bool session_name_ok(const char *name);
+/* SESSION_NAME_MAX and session_name_ok: spec/names.h. */
 
 typedef struct Session Session;
 typedef struct SessionRegistry SessionRegistry;

@@ -48,7 +48,7 @@ struct SessionCursorWaiter {
 bool
 session_cursor_name_ok(const char *name)
 {
-  return session__word_ok(name, SESSION_CURSOR_NAME_MAX);
+  return name_word_ok(name, strlen(name), SESSION_CURSOR_NAME_MAX);
 }
 
 void

@@ -146,10 +146,6 @@ void session__enter(Session *s);
  * frees deferred detachments. s may be freed when this returns. */
 void session__leave(Session *s);
 
-/* Whether name is 1..max of A-Z a-z 0-9 . _ - : (the characters of a
- * session's and a cursor's name). */
-bool session__word_ok(const char *name, size_t max);
-
 /* --- session_queue.c ---------------------------------------------------- */
 
 /* Pushes everything waiting, in order, after the `dropped` notification if

@@ -19,15 +19,20 @@ fleet_engine_char_ok(char c)
 }
 
 bool
-fleet_engine_name_ok(const char *name)
+fleet_engine_token_ok(const char *s, size_t n)
 {
-  size_t n = name ? strlen(name) : 0;
-  if (n == 0 || n > FLEET_ENGINE_NAME_MAX)
+  if (s == NULL || n == 0 || n > FLEET_ENGINE_NAME_MAX)
     return false;
   for (size_t i = 0; i < n; i++)
-    if (!fleet_engine_char_ok(name[i]))
+    if (!fleet_engine_char_ok(s[i]))
       return false;
   return true;
+}
+
+bool
+fleet_engine_name_ok(const char *name)
+{
+  return name != NULL && fleet_engine_token_ok(name, strlen(name));
 }
 
 void

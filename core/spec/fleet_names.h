@@ -26,6 +26,9 @@
  * _ -, so it is one subject token and one consumer-name part. */
 bool fleet_engine_name_ok(const char *name);
 
+/* The same of the n bytes at s (a subject's engine token). */
+bool fleet_engine_token_ok(const char *s, size_t n);
+
 /* The default engine name: this machine's host name, every character an
  * engine name may not hold written as '-', cut at FLEET_ENGINE_NAME_MAX;
  * "vigil" when there is no host name. out has FLEET_ENGINE_NAME_MAX + 1. */
