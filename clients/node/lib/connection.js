@@ -21,6 +21,22 @@ const MSGID_MAX = 0xffffffff;
  * without end. */
 export const IN_FLIGHT_MAX = 4096;
 
+/**
+ * The next msgid of link (a socket's or a NATS transport's: its `pending`
+ * Map by msgid, `lastMsgid` and `name`) that no call waiting holds.
+ * Throws VigilConnectionError when IN_FLIGHT_MAX calls already wait.
+ */
+export function nextFreeMsgid(link) {
+  if (link.pending.size >= IN_FLIGHT_MAX) {
+    throw new VigilConnectionError(`${link.name}: ${IN_FLIGHT_MAX} calls are already waiting for an answer ` +
+      `(IN_FLIGHT_MAX); await some before making more`);
+  }
+  do {
+    link.lastMsgid = link.lastMsgid >= MSGID_MAX ? 1 : link.lastMsgid + 1;
+  } while (link.pending.has(link.lastMsgid));
+  return link.lastMsgid;
+}
+
 export class RpcConnection {
   /**
    * @param {object} io
@@ -88,14 +104,7 @@ export class RpcConnection {
   }
 
   nextMsgid() {
-    if (this.pending.size >= IN_FLIGHT_MAX) {
-      throw new VigilConnectionError(`${this.name}: ${IN_FLIGHT_MAX} calls are already waiting for an answer ` +
-        `(IN_FLIGHT_MAX); await some before making more`);
-    }
-    do {
-      this.lastMsgid = this.lastMsgid >= MSGID_MAX ? 1 : this.lastMsgid + 1;
-    } while (this.pending.has(this.lastMsgid));
-    return this.lastMsgid;
+    return nextFreeMsgid(this);
   }
 
   /**

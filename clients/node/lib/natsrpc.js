@@ -26,7 +26,7 @@
 // late answer after a timeout, or a stray) is dropped, counted (stray).
 
 import { decode } from '@msgpack/msgpack';
-import { IN_FLIGHT_MAX } from './connection.js';
+import { nextFreeMsgid } from './connection.js';
 import {
   ERROR_CODES, VigilConnectionError, VigilError, VigilFleetError, VigilTimeoutError,
 } from './errors.js';
@@ -39,8 +39,6 @@ export const CALL_TIMEOUT_MS = 30000;
 /** The largest delay setTimeout takes (a larger one fires at once). */
 const TIMER_MAX_MS = 2 ** 31 - 1;
 
-/** msgids are unsigned 32-bit (docs/protocol.md 2.3): 1..MSGID_MAX, then around again. */
-const MSGID_MAX = 0xffffffff;
 
 /** The header naming the requester's virtual connection (docs/fleet.md section 6). */
 export const CLIENT_HEADER = 'Vigil-Client';
@@ -172,14 +170,7 @@ export class NatsRpcConnection {
   }
 
   nextMsgid() {
-    if (this.pending.size >= IN_FLIGHT_MAX) {
-      throw new VigilConnectionError(`${this.name}: ${IN_FLIGHT_MAX} calls are already waiting for an answer ` +
-        `(IN_FLIGHT_MAX); await some before making more`);
-    }
-    do {
-      this.lastMsgid = this.lastMsgid >= MSGID_MAX ? 1 : this.lastMsgid + 1;
-    } while (this.pending.has(this.lastMsgid));
-    return this.lastMsgid;
+    return nextFreeMsgid(this);
   }
 
   /** The headers of every message: the virtual connection's id. */
