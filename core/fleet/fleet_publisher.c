@@ -408,12 +408,23 @@ fleet_on_up(FleetPublisher *p)
     session_resume(fs->tap);
 }
 
+/* The window's notifications not acknowledged yet (those acknowledged
+ * behind one that is not are in the stream already). */
+static size_t
+fleet_waiting(FleetSession *fs)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < fs->count; i++)
+    n += !fleet_flight_at(fs, i)->done;
+  return n;
+}
+
 static size_t
 fleet_in_flight(const FleetPublisher *p)
 {
   size_t n = 0;
-  for (const FleetSession *fs = p->head; fs; fs = fs->next)
-    n += fs->count;
+  for (FleetSession *fs = p->head; fs; fs = fs->next)
+    n += fleet_waiting(fs);
   return n;
 }
 
@@ -559,7 +570,7 @@ fleet_on_session_destroy(void *data, Session *s)
   FleetPublisher *p = data;
   for (FleetSession *fs = p->head; fs; fs = fs->next)
     if (fs->s == s) {
-      p->abandoned += fs->count;
+      p->abandoned += fleet_waiting(fs);
       fleet_forget(p, fs);
       return;
     }
