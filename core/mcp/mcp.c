@@ -166,8 +166,15 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
     mcp_engine_close(&s.engine);
     return CLI_EXIT_FAILURE;
   }
-  fprintf(stderr, "vigil mcp: serving session \"%s\" of %s\n", s.engine.cli.session,
-          s.engine.where);
+  if (nats)
+    fprintf(stderr, "vigil mcp: serving session \"%s\" of engine \"%s\" through NATS: requests "
+                    "on %s, notifications %s\n",
+            s.engine.cli.session, s.engine.cli.engine, s.engine.where,
+            s.engine.cli.live ? "read live from the session's subject"
+                              : "with tool results only (see above)");
+  else
+    fprintf(stderr, "vigil mcp: serving session \"%s\" of %s\n", s.engine.cli.session,
+            s.engine.where);
   rc = cli_mcp_serve(&s);
   mcp_deliver_stop();
   mcp_engine_close(&s.engine);

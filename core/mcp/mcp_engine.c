@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/cli_json.h"
+#include "cli/cli_natsreq.h"
 #include "cli/cli_obj.h"
 #include "cli/cli_paths.h"
 #include "rpc/server.h"
@@ -224,9 +225,9 @@ mcp_engine_nats_up(McpEngine *m)
   uint64_t idle = cli_client_limit(&m->cli, "nats.client_idle_ms", MCP_NATS_IDLE_DEFAULT_MS);
   m->keepalive_ms = (int64_t)(idle / 3 > 100 ? idle / 3 : 100);
   if (!m->cli.live)
-    fprintf(stderr, "vigil mcp: no live notifications from %s: %s; they reach the model with "
-                    "tool results, notifications_read and hooks\n",
-            m->where, m->cli.live_err.msg);
+    fprintf(stderr, "vigil mcp: no live notifications: %s; they reach the model with tool "
+                    "results, notifications_read and hooks\n",
+            m->cli.live_err.msg);
 }
 
 /* Connects and opens the session, resuming after last_seq when has_last.
@@ -394,9 +395,11 @@ mcp_engine_init(McpEngine *m, bool spawn, const char *config)
   m->nats = m->cli.nats_url != NULL;
   if (m->nats) {
     /* The URL without its credentials: messages go to a harness's log. */
-    char url[500];
+    char url[500], subject[512];
     fleet_url_redacted(m->cli.nats_url, url, sizeof url);
-    snprintf(m->where, sizeof m->where, "engine \"%s\" through NATS at %s", m->cli.engine, url);
+    if (cli_natsreq_subject(subject, sizeof subject, m->cli.engine, m->cli.session) != 0)
+      snprintf(subject, sizeof subject, "engine \"%.64s\"", m->cli.engine);
+    snprintf(m->where, sizeof m->where, "%s at %s", subject, url);
   } else {
     snprintf(m->where, sizeof m->where, "%s", m->cli.socket_path);
   }

@@ -228,7 +228,8 @@ def test_mcp_serves_a_remote_session_and_hooks_take_once(tmp):
             assert content.startswith("<<<VIGIL OBSERVATION "), content
             assert "stream_policy: untrusted_observation" in content, content
             assert note["params"]["meta"]["source"] == "vigil", note
-            assert "through NATS at nats://***@127.0.0.1:" in a.log(), a.log()
+            assert "requests on vigil.e1.s1.rpc at nats://***@127.0.0.1:" in a.log(), a.log()
+            assert "notifications read live" in a.log(), a.log()
             assert "s1pw" not in a.log(), "the password reached the log"
             # The monitor runs in s1 of the remote engine, as its socket shows;
             # host A got no socket directory or state file of its own.
@@ -447,8 +448,8 @@ def test_the_broker_going_away_fails_calls_clearly_and_comes_back(tmp):
             took = time.monotonic() - start
             assert failed.get("isError"), failed
             text = failed["content"][0]["text"]
-            assert text.startswith("unavailable: no engine answers on engine \"e1\" through NATS "
-                                   "at nats://***@127.0.0.1:%d" % server.port), text
+            assert text.startswith("unavailable: no engine answers on vigil.e1.s1.rpc at "
+                                   "nats://***@127.0.0.1:%d" % server.port), text
             assert "s1pw" not in text, text
             assert took < 45, "the call took %.1f s, past the link's bound" % took
             # The broker comes back where it was; the engine reconnects.
