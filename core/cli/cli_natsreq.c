@@ -13,6 +13,7 @@
 #include <msgpack.h>
 #include <nats/nats.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +44,9 @@ struct CliNatsReq {
   char session[FLEET_NAME_MAX + 1];
   char live_subject[256];
   int fds[2];        /* [0]: the CLI reads; [1]: the callbacks write */
+  atomic_bool closing; /* cli_natsreq_close began: callbacks do nothing */
   /* Under mu: what the callbacks (nats.c's threads) share with the CLI. */
   pthread_mutex_t mu;
-  bool closing;      /* cli_natsreq_close began: callbacks do nothing */
   bool lost;         /* the connection ended; fds[1] is shut */
   char lost_why[300];
   unsigned long long live_dropped;
@@ -68,7 +69,7 @@ cli_natsreq_client_make(void)
 static void
 cli_natsreq_hand_on(CliNatsReq *n, const char *p, size_t len)
 {
-  while (p && len > 0 && !n->lost && !n->closing) {
+  while (p && len > 0 && !n->lost && !atomic_load(&n->closing)) {
     ssize_t w = send(n->fds[1], p, len, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR)
       continue;
@@ -191,7 +192,7 @@ cli_natsreq_on_lost(natsConnection *nc, void *closure)
 {
   CliNatsReq *n = closure;
   pthread_mutex_lock(&n->mu);
-  if (!n->closing && !n->lost) {
+  if (!atomic_load(&n->closing) && !n->lost) {
     const char *text = NULL;
     natsStatus s = natsConnection_GetLastError(nc, &text);
     snprintf(n->lost_why, sizeof n->lost_why, "the connection to the NATS server ended (%s)",
@@ -228,6 +229,7 @@ cli_natsreq_open(const char *url, const char *subject, int *read_fd, char *why, 
 {
   CliNatsReq *n = xcalloc(1, sizeof *n);
   n->fds[0] = n->fds[1] = -1;
+  atomic_init(&n->closing, false);
   pthread_mutex_init(&n->mu, NULL);
   snprintf(n->subject, sizeof n->subject, "%s", subject);
   pthread_once(&cli_natsreq_client_once, cli_natsreq_client_make);
@@ -329,9 +331,13 @@ cli_natsreq_close(CliNatsReq *n)
 {
   if (n == NULL)
     return;
-  pthread_mutex_lock(&n->mu);
-  n->closing = true; /* our own close is no loss to report */
-  pthread_mutex_unlock(&n->mu);
+  /* Our own close is no loss to report, and no callback writes from now
+   * on. Not under mu: a callback may hold it, blocked writing to a full
+   * socketpair that nobody reads any more; shutting the writing end makes
+   * that write fail at once. */
+  atomic_store(&n->closing, true);
+  if (n->fds[1] >= 0)
+    shutdown(n->fds[1], SHUT_RDWR);
   /* The subscriptions first, so that no callback writes to a closed end. */
   natsSubscription *subs[2] = {n->sub, n->live};
   for (int i = 0; i < 2; i++) {
