@@ -79,7 +79,8 @@ vigil_nats_options(const CliCommand *cmd, const CliParsed *parsed, CliClient *cl
     i++;
   if (vigil_nats_commands[i] == NULL)
     return cli_opts_usage_error(parsed->spec, "%s does not work through --nats (these do: start, "
-                                "list, status, output, logs, stop, mcp, hook, sessions)", cmd->spec.name);
+                                "list, status, output, logs, stop, mcp, hook, sessions)",
+                                cmd->spec.name);
   client->nats_url = parsed->nats;
   client->engine = parsed->engine;
   /* sessions lists every session: the engine's subject; the rest act on

@@ -424,7 +424,8 @@ def test_no_engine_of_that_name_is_said_at_once(tmp):
         # --config is for an engine the adapter starts: it starts none here.
         p = subprocess.run([vigiltest.VIGIL, "--nats", fleet["server"].url(), "--engine", "e1",
                             "mcp", "--config", "/dev/null"], capture_output=True, text=True,
-                           timeout=60, env=client_env(tmp, "_INBOX"), cwd=tmp, stdin=subprocess.DEVNULL)
+                           timeout=60, env=client_env(tmp, "_INBOX"), cwd=tmp,
+                           stdin=subprocess.DEVNULL)
         assert p.returncode == 2 and "--config" in p.stderr, p.stderr
     with_fleet(tmp, body)
 
