@@ -52,9 +52,11 @@ vigil_help(int argc, char **argv, int i)
 }
 
 /* The commands that work through NATS (docs/fleet.md section 6): those
- * that need no notification stream, which a fleet reads from JetStream. */
-static const char *const vigil_nats_commands[] = {"start", "list",   "status",   "output",
-                                                  "logs",  "stop",   "sessions", NULL};
+ * that need no notification stream, which a fleet reads from JetStream,
+ * and mcp and hook, which read their session's from its subject
+ * (cli_natslive.h) and take from the engine's model cursor. */
+static const char *const vigil_nats_commands[] = {"start", "list", "status",   "output", "logs",
+                                                  "stop",  "mcp",  "hook", "sessions", NULL};
 
 /* --nats URL and --engine NAME: checks them and points client at NATS.
  * 0, or the usage error's status. */
@@ -77,7 +79,8 @@ vigil_nats_options(const CliCommand *cmd, const CliParsed *parsed, CliClient *cl
     i++;
   if (vigil_nats_commands[i] == NULL)
     return cli_opts_usage_error(parsed->spec, "%s does not work through --nats (these do: start, "
-                                "list, status, output, logs, stop, sessions)", cmd->spec.name);
+                                "list, status, output, logs, stop, mcp, hook, sessions)",
+                                cmd->spec.name);
   client->nats_url = parsed->nats;
   client->engine = parsed->engine;
   /* sessions lists every session: the engine's subject; the rest act on

@@ -153,6 +153,11 @@ cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint64_t 
   if (c->conn == NULL)
     return -1;
   cli_conn_set_notify(c->conn, c->notify, c->notify_ctx);
+  /* Subscribed before the session is opened: nothing published after the
+   * open can be missed by the subscription. */
+  c->live = false;
+  if (c->nats_url && c->notify && !c->engine_wide)
+    c->live = cli_conn_nats_listen(c->conn, c->engine, c->session, &c->live_err) == 0;
   if (open_session && cli_client_open_session(c, has_last_seq, last_seq) != 0)
     return -1;
   return 0;

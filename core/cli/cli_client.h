@@ -42,6 +42,10 @@ typedef struct {
   const char *nats_url;  /* --nats: requests go through NATS (cli_conn_open_nats) */
   const char *engine;    /* --engine, with nats_url */
   bool engine_wide;      /* over NATS, on the engine's subject rather than the session's */
+  /* Over NATS with notify set: whether the session's notifications come
+   * live (cli_conn_nats_listen), and when not, why (live_err). */
+  bool live;
+  CliError live_err;
   CliError err;
   CliNotifyFn notify;   /* set before connecting to see notifications, */
   void *notify_ctx;     /* including those replayed by session_open */
@@ -67,7 +71,13 @@ CliInitResult cli_client_init(CliClient *c, const char *socket, const char *sess
 /* Connects. With open_session, also opens the named session (replaying the
  * kept notifications after last_seq when has_last_seq); without, the
  * connection stays in its own anonymous session, which ends (and stops its
- * monitors) when the connection closes. Returns 0 or -1 with c->err set. */
+ * monitors) when the connection closes. Returns 0 or -1 with c->err set.
+ * Through NATS with notify set, the session's notifications are subscribed
+ * to first, so they come as pushes (the engine drops its own pushes to a
+ * requester, docs/fleet.md section 6); a server that refuses that
+ * subscription leaves c->live false and says why in c->live_err, and the
+ * connection is made all the same (calls work; nothing is pushed). A
+ * replay asked for by last_seq is dropped by the engine there. */
 int cli_client_connect(CliClient *c, bool open_session, bool has_last_seq, uint64_t last_seq);
 
 /* A call with a deadline timeout_ms from now (-1: none). Returns 0 with

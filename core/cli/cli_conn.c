@@ -185,6 +185,17 @@ cli_conn_open_nats(const char *url, const char *engine, const char *session, Cli
 }
 
 int
+cli_conn_nats_listen(CliConn *c, const char *engine, const char *session, CliError *err)
+{
+  char why[CLI_ERROR_MSG_MAX];
+  if (c->nats == NULL)
+    return cli_error_set(err, kCliErrTransport, "not a connection through NATS");
+  if (cli_natsreq_listen(c->nats, engine, session, why, sizeof why) != 0)
+    return cli_error_set(err, kCliErrTransport, "%s", why);
+  return 0;
+}
+
+int
 cli_conn_fd(const CliConn *c)
 {
   return c->fd;
@@ -415,8 +426,12 @@ cli_conn_pump(CliConn *c, int64_t deadline, CliError *err)
     if (n < 0)
       return cli_error_set(err, kCliErrTransport, "lost the connection to the engine: %s",
                            strerror(errno));
-    if (n == 0)
+    if (n == 0) {
+      char why[400];
+      if (c->nats && cli_natsreq_lost(c->nats, why, sizeof why))
+        return cli_error_set(err, kCliErrTransport, "%s", why);
       return cli_error_set(err, kCliErrTransport, "the engine closed the connection");
+    }
     frame_commit(&c->frame, (size_t)n);
     handled = cli_conn_drain(c, err);
   }
@@ -449,6 +464,9 @@ cli_conn_take(CliConn *c, uint32_t msgid, CliReply *reply, CliError *err)
     }
     cli_error_set(err, kCliErrEngine, "%.*s", (int)utf8_cut(text, tlen, 1100), text);
     err->code = code;
+    /* The server's own "no responders": the request reached no engine. */
+    if (c->nats && cli_natsreq_no_responders(c->nats, msgid))
+      err->kind = kCliErrNoEngine;
     msgpack_unpacked_destroy(&reply->msg);
     return -1;
   }

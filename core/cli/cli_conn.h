@@ -94,10 +94,19 @@ CliConn *cli_conn_open(const char *path, CliError *err);
  * of session when it is not NULL (so a NATS user allowed that session
  * alone can use it), else the engine's. kCliErrNoEngine when the server
  * cannot be reached; an engine that does not answer shows as the call's
- * deadline. No notification comes this way (a fleet reads them from
- * JetStream). */
+ * deadline, and the server's "no responders" (no engine of that name is
+ * connected) as an error of kind kCliErrNoEngine. The server going away
+ * ends the connection as an engine closing its socket does. No
+ * notification comes this way unless asked for (cli_conn_nats_listen). */
 CliConn *cli_conn_open_nats(const char *url, const char *engine, const char *session,
                             CliError *err);
+
+/* On a connection through NATS: the notifications of session, as the
+ * engine publishes them, come as pushes to the notify callback, exactly
+ * as the socket pushes them (cli_natslive.h: each checked first). Returns
+ * 0, or -1 with err set (kCliErrTransport) when the server refuses the
+ * subscription. */
+int cli_conn_nats_listen(CliConn *c, const char *engine, const char *session, CliError *err);
 
 /* The connection's socket, for a caller's own poll(); only for readiness:
  * reading is cli_conn_pump's. */

@@ -20,6 +20,14 @@
  * session, hook_waiter.h) has taken nothing, and nothing is lost. Two
  * waiters of a session never answer with the same seq: every take is the
  * engine's, atomic.
+ *
+ * Through NATS (--nats URL --engine NAME, docs/fleet.md section 6, "vigil
+ * mcp and hooks") the hook works the same on the session's request
+ * subject: the pushes it waits for are the session's notifications read
+ * from its subject (cli_client_connect subscribes), the waiter's lock is
+ * kept in this machine's socket directory (checked, and made when missing,
+ * as an engine would make it), and a broker or an engine that cannot be
+ * reached is, as a socket with no engine, nothing to say.
  */
 #include "cli/cli_cmds.h"
 
@@ -218,6 +226,14 @@ cli_hook_wait_begin(CliHookWaiting *w, const CliClient *c, const HookEvent *ev,
   cli_client_stop_signals(cli_hook_on_signal);
   char key[HOOK_NAME_MAX + HOOK_ID_MAX + 2];
   cli_hook_waiter_key(ev, in, key, sizeof key);
+  if (c->nats_url != NULL) {
+    /* No engine of this machine made the directory the lock lives in:
+     * checked (and made) as vigild would, or the lock is done without. */
+    bool made = false;
+    VigilError err = VIGIL_ERROR_INIT;
+    if (rpc_server_check_path(c->socket_path, &made, &err) != 0)
+      return;
+  }
   char *dir = rpc_server_dir_of(c->socket_path);
   hook_waiter_begin(&w->waiter, dir, key); /* without the lock, it waits all the same */
   free(dir);
@@ -243,6 +259,11 @@ cli_hook_wait_end(CliHookWaiting *w)
 static int
 cli_hook_wait(CliClient *c, CliHookSeen *seen, uint64_t wait_ms, int out_fd, StrBuf *text)
 {
+  /* Through NATS a push is a message on the session's subject: without the
+   * subscription nothing would ever wake the wait. */
+  if (c->nats_url != NULL && !c->live)
+    return cli_error_set(&c->err, kCliErrTransport, "cannot wait for the next notification: %s",
+                         c->live_err.msg);
   cli_conn_set_wake_fd(c->conn, cli_hook_wake[0]);
   cli_conn_set_hangup_fd(c->conn, out_fd);
   int64_t deadline = cli_now_ms() + (int64_t)wait_ms;
@@ -327,6 +348,11 @@ static void
 cli_hook_codex_wake(const CliClient *c, const HookEvent *ev, const HookInput *in)
 {
   if (strcmp(ev->harness, "codex") != 0 || ev->moment != kHookSessionStart)
+    return;
+  /* The watcher asks session_list whether a turn runs, which a session's
+   * subject refuses (it spans sessions): through NATS Codex has its hooks
+   * only (docs/fleet.md section 6, "vigil mcp and hooks"). */
+  if (c->nats_url != NULL)
     return;
   pid_t daemon;
   char exe[4096];

@@ -11,6 +11,12 @@
  * stderr. stdin's end ends the adapter
  * with 0, and the monitors keep running in the engine; the engine's end
  * does not end it: the link reconnects (mcp_engine.h) while it serves.
+ *
+ * With --nats URL --engine NAME the engine is another machine's, reached
+ * through the broker (docs/fleet.md section 6, "vigil mcp and hooks"): the
+ * same tools on the session's own request subject, its notifications read
+ * live from its subject, none started (there is none to start here), and
+ * no config of this machine's compared with that engine's.
  */
 #include <errno.h>
 #include <poll.h>
@@ -138,25 +144,37 @@ cli_mcp_run(CliClient *c, const CliParsed *p)
   int rc = cli_mcp_options(p, &s);
   if (rc != 0)
     return rc;
+  bool nats = c->nats_url != NULL;
+  if (nats && cli_opts_has(p, "config"))
+    return cli_opts_usage_error(p->spec, "--config is the config of an engine vigil mcp starts; "
+                                "through --nats it starts none (the remote engine runs its own)");
   /* c's session is the project's unless one was given (cli_client.h). */
   s.engine.cli = *c;
   s.engine.on_notification = mcp_deliver_on_notification;
   s.engine.ctx = &s;
-  mcp_engine_init(&s.engine, !cli_opts_has(p, "no-spawn"),
-                  mcp_config_resolve(cli_opts_get(p, "config")));
+  mcp_engine_init(&s.engine, !nats && !cli_opts_has(p, "no-spawn"),
+                  nats ? NULL : mcp_config_resolve(cli_opts_get(p, "config")));
   if (mcp_engine_open(&s.engine) != 0) {
     fprintf(stderr, "vigil mcp: %s\n", s.engine.cli.err.msg);
     mcp_engine_close(&s.engine);
     return CLI_EXIT_FAILURE;
   }
-  mcp_config_check(&s.engine);
+  if (!nats)
+    mcp_config_check(&s.engine);
   if (mcp_deliver_start(&s) != 0) {
     fprintf(stderr, "vigil mcp: cannot start the thread that moves the model cursor\n");
     mcp_engine_close(&s.engine);
     return CLI_EXIT_FAILURE;
   }
-  fprintf(stderr, "vigil mcp: serving session \"%s\" of %s\n", s.engine.cli.session,
-          s.engine.cli.socket_path);
+  if (nats)
+    fprintf(stderr, "vigil mcp: serving session \"%s\" of engine \"%s\" through NATS: requests "
+                    "on %s, notifications %s\n",
+            s.engine.cli.session, s.engine.cli.engine, s.engine.where,
+            s.engine.cli.live ? "read live from the session's subject"
+                              : "with tool results only (see above)");
+  else
+    fprintf(stderr, "vigil mcp: serving session \"%s\" of %s\n", s.engine.cli.session,
+            s.engine.where);
   rc = cli_mcp_serve(&s);
   mcp_deliver_stop();
   mcp_engine_close(&s.engine);
@@ -174,7 +192,13 @@ const CliCommand cli_cmd_mcp = {
            "directory, the session vigil and vigil hook use there too) that a restarted\n"
            "harness resumes, so no notification is lost or given twice. When the engine\n"
            "restarts or crashes it reconnects (for up to 30 s) and goes on. docs/mcp.md has\n"
-           "the set-up per harness.",
+           "the set-up per harness.\n"
+           "\n"
+           "With --nats URL --engine NAME (before or after mcp) it serves the session of an\n"
+           "engine on another machine through a NATS server instead, starting none; the\n"
+           "NATS user needs publish on vigil.NAME.SESSION.> and subscribe on\n"
+           "vigil.NAME.SESSION.n and its inbox (docs/fleet.md section 6, \"vigil mcp and\n"
+           "hooks\").",
            .opts = cli_mcp_opts},
   .run = cli_mcp_run,
 };

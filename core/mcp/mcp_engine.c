@@ -2,8 +2,9 @@
  * The MCP adapter's engine link (see mcp_engine.h): the socket's directory
  * checked, connecting (or starting `vigild --daemon` and connecting), the
  * session and its resume, what the link says when it is lost and back, and
- * the queue of notifications not yet handed to the harness. The link's
- * thread, which makes the attempts and carries the calls, is mcp_link.c.
+ * the queue of notifications not yet handed to the harness, through the
+ * socket or through NATS. The link's thread, which makes the attempts and
+ * carries the calls, is mcp_link.c.
  */
 #include "mcp/mcp_engine.h"
 #include "mcp/mcp_engine_internal.h"
@@ -22,9 +23,11 @@
 #include <unistd.h>
 
 #include "cli/cli_json.h"
+#include "cli/cli_natsreq.h"
 #include "cli/cli_obj.h"
 #include "cli/cli_paths.h"
 #include "rpc/server.h"
+#include "spec/fleet_names.h"
 
 /* The started engine's log, beside the socket. */
 #define MCP_ENGINE_LOG_NAME "vigild-mcp.log"
@@ -50,6 +53,8 @@ mcp_engine_read_state(McpEngine *m, uint64_t *seq)
 static void
 mcp_engine_write_state(McpEngine *m)
 {
+  if (m->state_path[0] == '\0')
+    return; /* through NATS: nothing of this machine's is kept */
   char tmp[sizeof m->state_path + 24]; /* this adapter's own: two may share a session */
   snprintf(tmp, sizeof tmp, "%s.%d.tmp", m->state_path, (int)getpid());
   FILE *f = fopen(tmp, "w");
@@ -196,7 +201,7 @@ mcp_engine__lost(McpEngine *m, const char *why)
   m->link = kMcpLinkRetrying;
   fprintf(stderr, "vigil mcp: the connection to the engine on %s ended (%s); reconnecting for "
                   "up to %lld s%s\n",
-          m->cli.socket_path, why, (long long)(m->reconnect_wait_ms / 1000),
+          m->where, why, (long long)(m->reconnect_wait_ms / 1000),
           m->spawn ? ", starting an engine if none answers" : "");
 }
 
@@ -206,17 +211,37 @@ mcp_engine__give_up(McpEngine *m)
   m->link = kMcpLinkDown;
   fprintf(stderr, "vigil mcp: no engine on %s after %lld s (%s); tool calls try again, one "
                   "attempt each\n",
-          m->cli.socket_path, (long long)(m->reconnect_wait_ms / 1000), m->cli.err.msg);
+          m->where, (long long)(m->reconnect_wait_ms / 1000), m->cli.err.msg);
+}
+
+/* Through NATS, once connected: when pings are due (a third of the
+ * engine's nats.client_idle_ms, which api_info tells), and whether the
+ * session's notifications come live (said on stderr when not: the tools
+ * work, and the notifications still reach the model with tool results and
+ * hooks, from the cursor). */
+static void
+mcp_engine_nats_up(McpEngine *m)
+{
+  uint64_t idle = cli_client_limit(&m->cli, "nats.client_idle_ms", MCP_NATS_IDLE_DEFAULT_MS);
+  m->keepalive_ms = (int64_t)(idle / 3 > 100 ? idle / 3 : 100);
+  if (!m->cli.live)
+    fprintf(stderr, "vigil mcp: no live notifications: %s; they reach the model with tool "
+                    "results, notifications_read and hooks\n",
+            m->cli.live_err.msg);
 }
 
 /* Connects and opens the session, resuming after last_seq when has_last.
  * A connection whose session_open failed is closed again. The caller says
- * the link is up. */
+ * the link is up. Through NATS nothing is resumed: the engine drops what it
+ * would replay to a requester (the subscription brings what comes next). */
 static int
 mcp_engine_connect(McpEngine *m, bool has_last, uint64_t last_seq)
 {
-  if (cli_client_connect(&m->cli, true, has_last, last_seq) == 0)
+  if (cli_client_connect(&m->cli, true, has_last && !m->nats, last_seq) == 0) {
+    if (m->nats)
+      mcp_engine_nats_up(m);
     return 0;
+  }
   cli_client_close(&m->cli);
   return -1;
 }
@@ -327,7 +352,7 @@ mcp_engine__back(McpEngine *m, uint64_t last)
   m->reconnects++;
   fprintf(stderr, "vigil mcp: reconnected to the engine on %s after %lld ms; session \"%s\" "
                   "resumed after seq %llu\n",
-          m->cli.socket_path, (long long)(cli_now_ms() - m->lost_at), m->cli.session,
+          m->where, (long long)(cli_now_ms() - m->lost_at), m->cli.session,
           (unsigned long long)last);
 }
 
@@ -367,6 +392,17 @@ mcp_engine_init(McpEngine *m, bool spawn, const char *config)
   m->reconnect_wait_ms = MCP_RECONNECT_WAIT_MS;
   m->cli.notify = mcp_engine_on_push;
   m->cli.notify_ctx = m;
+  m->nats = m->cli.nats_url != NULL;
+  if (m->nats) {
+    /* The URL without its credentials: messages go to a harness's log. */
+    char url[500], subject[512];
+    fleet_url_redacted(m->cli.nats_url, url, sizeof url);
+    if (cli_natsreq_subject(subject, sizeof subject, m->cli.engine, m->cli.session) != 0)
+      snprintf(subject, sizeof subject, "engine \"%.64s\"", m->cli.engine);
+    snprintf(m->where, sizeof m->where, "%s at %s", subject, url);
+  } else {
+    snprintf(m->where, sizeof m->where, "%s", m->cli.socket_path);
+  }
 }
 
 /* The socket's directory held to vigild's own check before anything is
@@ -402,14 +438,19 @@ mcp_engine_open(McpEngine *m)
       return cli_error_set(&m->cli.err, kCliErrTransport,
                            "--session: \"%.64s\" must be characters of [A-Za-z0-9._:-]",
                            m->cli.session);
-  if (mcp_engine_check_dir(m) != 0)
-    return -1;
-  char *dir = rpc_server_dir_of(m->cli.socket_path);
-  int n = snprintf(m->state_path, sizeof m->state_path, "%s/%s.seq", dir, m->cli.session);
-  free(dir);
-  if (n < 0 || (size_t)n >= sizeof m->state_path)
-    return cli_error_set(&m->cli.err, kCliErrTransport, "the socket's path is too long");
-  bool has_last = mcp_engine_read_state(m, &m->delivered);
+  /* Through NATS this machine's socket directory is no business of the
+   * adapter's: it keeps nothing there and starts nothing. */
+  bool has_last = false;
+  if (!m->nats) {
+    if (mcp_engine_check_dir(m) != 0)
+      return -1;
+    char *dir = rpc_server_dir_of(m->cli.socket_path);
+    int n = snprintf(m->state_path, sizeof m->state_path, "%s/%s.seq", dir, m->cli.session);
+    free(dir);
+    if (n < 0 || (size_t)n >= sizeof m->state_path)
+      return cli_error_set(&m->cli.err, kCliErrTransport, "the socket's path is too long");
+    has_last = mcp_engine_read_state(m, &m->delivered);
+  }
   m->received = m->delivered;
   if (mcp_engine_connect(m, has_last, m->delivered) != 0) {
     if (!m->spawn || m->cli.err.kind != kCliErrNoEngine)

@@ -39,6 +39,19 @@
  * harness request was): it ends at once as kCliErrInterrupted, its answer
  * dropped when it comes.
  *
+ * Through NATS (the CLI's --nats and --engine, docs/fleet.md section 6)
+ * the link is the same, with these differences: no engine is ever started
+ * and no state file is kept (the engine's model cursor is what counts; a
+ * push missed while the link was down stays above it for the next take);
+ * the session's notifications come from its subject (cli_natslive.h), not
+ * by a replay; the broker going away, or its "no responders" (no engine of
+ * that name connected), is the engine going away: retried within the same
+ * bound, a call that met "no responders" sent again, since it reached no
+ * engine; and while the link is up a ping goes every third of the
+ * engine's nats.client_idle_ms without a call, so that the engine does
+ * not close this adapter's virtual connection as idle (and with it end
+ * the session's reader) between the harness's calls.
+ *
  * The last MCP_QUEUE_MAX notifications are kept in a ring, delivered or not
  * (notifications_read may read again from an earlier since_seq); the
  * delivery mode hands the new ones out at once (channel), with the next
@@ -69,6 +82,9 @@
 /* The started engine's log bound (--log-max-bytes): past it the log moves to
  * vigild-mcp.log.1, so it never takes more than twice this. */
 #define MCP_ENGINE_LOG_MAX_BYTES (4ull << 20)
+
+/* nats.client_idle_ms when an engine through NATS does not say its own. */
+#define MCP_NATS_IDLE_DEFAULT_MS 60000
 
 /* mcp_engine_take's since_seq for "after the last one delivered". */
 #define MCP_SINCE_DELIVERED UINT64_MAX
@@ -103,7 +119,9 @@ typedef struct {
 
 struct McpEngine {
   CliClient cli;           /* the connection: the link's thread's alone once it runs */
-  char state_path[4400];   /* where the last delivered seq is kept */
+  char where[4200];        /* the engine, for messages: its socket, or its name and NATS URL */
+  bool nats;               /* through NATS (cli.nats_url) */
+  char state_path[4400];   /* where the last delivered seq is kept; "": nowhere (NATS) */
   /* Under mu from here on, unless said otherwise. */
   pthread_mutex_t mu;
   pthread_cond_t changed;  /* a call ended, a notification came, an attempt ended */
@@ -128,6 +146,8 @@ struct McpEngine {
   uint64_t reconnects;     /* connections made again after one ended */
   uint64_t attempts;       /* attempts made by the link's thread, counted */
   pid_t starting;          /* a `vigild --daemon` not yet reaped, or 0 (the link's) */
+  int64_t keepalive_ms;    /* a ping after this long without a call (NATS); 0: none */
+  int64_t sent_at;         /* when the link's thread last sent a call (monotonic ms) */
   McpPending *pending;     /* the calls not yet answered */
   pthread_t thread;        /* the link's thread, while running */
   bool running, stopping;

@@ -97,7 +97,7 @@ mcp_link_fail_waiting(McpEngine *m)
   CliError e;
   cli_error_set(&e, kCliErrTransport, "no engine answers on %s (%.900s); the next call tries "
                                       "again",
-                m->cli.socket_path, m->cli.err.msg);
+                m->where, m->cli.err.msg);
   while (m->pending != NULL)
     mcp_link_finish(m, m->pending, -1, &e);
 }
@@ -160,6 +160,7 @@ mcp_link_serve(McpEngine *m)
       }
       p->sent = true;
       p->msgid = (uint32_t)id;
+      m->sent_at = now;
       continue;
     }
     CliReply reply;
@@ -168,10 +169,46 @@ mcp_link_serve(McpEngine *m)
       p->result = cli_json_of(reply.result);
       cli_reply_free(&reply);
       mcp_link_finish(m, p, 0, NULL);
+    } else if (rc < 0 && e.kind == kCliErrNoEngine) {
+      /* NATS's "no responders": no engine of that name is connected, so
+       * the call reached none. The engine went away: the call waits for
+       * the link and is sent again, whatever it does. */
+      p->sent = false;
+      mcp_link_lost(m, e.msg);
+      return;
     } else if (rc < 0) {
       mcp_link_finish(m, p, -1, &e);
     }
   }
+}
+
+/* When the next keepalive ping is due (the lock held), or -1: none (not
+ * through NATS, or the link is not up). */
+static int64_t
+mcp_link_keepalive_at(const McpEngine *m)
+{
+  if (m->link != kMcpLinkUp || m->keepalive_ms <= 0)
+    return -1;
+  return m->sent_at + m->keepalive_ms;
+}
+
+/* A ping when nothing was sent for keepalive_ms (the lock held, the link
+ * up): its answer is not waited for (given up on at once, dropped when it
+ * comes). A ping the engine cannot take is a lost link, as any call's. */
+static void
+mcp_link_keepalive(McpEngine *m, int64_t now)
+{
+  int64_t at = mcp_link_keepalive_at(m);
+  if (at < 0 || now < at)
+    return;
+  CliError e;
+  int64_t id = cli_conn_send(m->cli.conn, "ping", NULL, now + CLI_CALL_TIMEOUT_MS, &e);
+  if (id < 0) {
+    mcp_link_lost(m, e.msg);
+    return;
+  }
+  cli_conn_abandon(m->cli.conn, (uint32_t)id);
+  m->sent_at = now;
 }
 
 /* Whether an attempt to reconnect is due (the lock held): while retrying,
@@ -197,6 +234,7 @@ mcp_link_attempt(McpEngine *m)
   m->attempts++;
   if (rc == 0) {
     m->link = kMcpLinkUp;
+    m->sent_at = cli_now_ms(); /* the attempt's own calls */
     if (m->lost_at > 0)
       mcp_engine__back(m, last);
   } else if (was == kMcpLinkDown) {
@@ -224,6 +262,9 @@ mcp_link_timeout(McpEngine *m, int64_t now)
   int64_t until = -1;
   if (m->link == kMcpLinkRetrying)
     until = m->retry_at;
+  int64_t ping = mcp_link_keepalive_at(m);
+  if (ping >= 0 && (until < 0 || ping < until))
+    until = ping;
   for (McpPending *p = m->pending; p; p = p->next)
     if (p->deadline >= 0 && (until < 0 || p->deadline < until))
       until = p->deadline;
@@ -243,7 +284,9 @@ mcp_link_main(void *arg)
       mcp_link_attempt(m);
     if (m->link == kMcpLinkUp)
       mcp_link_serve(m);
-    else
+    if (m->link == kMcpLinkUp)
+      mcp_link_keepalive(m, cli_now_ms());
+    if (m->link != kMcpLinkUp)
       for (McpPending *p = m->pending, *next; p; p = next) {
         next = p->next;
         if (p->cancelled) {
@@ -287,6 +330,7 @@ mcp_link_main(void *arg)
 int
 mcp_link__start(McpEngine *m)
 {
+  m->sent_at = cli_now_ms(); /* mcp_engine_open's calls */
   if (pipe2(m->wake, O_CLOEXEC | O_NONBLOCK) != 0)
     return cli_error_set(&m->cli.err, kCliErrTransport, "pipe: %s", strerror(errno));
   m->stopping = false;
@@ -396,7 +440,7 @@ mcp_engine_wait_news(McpEngine *m, uint64_t since_seq, int64_t deadline)
     if (m->link == kMcpLinkDown) {
       rc = cli_error_set(&c->err, kCliErrTransport,
                          "no engine answers on %s; the next call tries again",
-                         m->cli.socket_path);
+                         m->where);
       break;
     }
     if (cli_now_ms() >= deadline)

@@ -38,10 +38,11 @@ def free_port():
 
 
 class NatsServer:
-    """A nats-server with JetStream in dir, stopped by close()."""
+    """A nats-server with JetStream in dir, stopped by close(); on port when
+    given (a server started again where the one before it was)."""
 
-    def __init__(self, dir, config=None):
-        self.port = free_port()
+    def __init__(self, dir, config=None, port=None):
+        self.port = port or free_port()
         self.dir = dir
         args = [NATS_SERVER, "-js", "-sd", os.path.join(dir, "js"), "-a", "127.0.0.1",
                 "-p", str(self.port)]
