@@ -23,6 +23,7 @@
 
 #include "base/memory.h"
 #include "cli/cli_natslive.h"
+#include "spec/names.h"
 
 /* How many "no responders" answers are remembered until asked about. */
 #define CLI_NATSREQ_NORESP_MAX 64
@@ -40,8 +41,8 @@ struct CliNatsReq {
   natsSubscription *live;   /* the session's notifications (cli_natsreq_listen), or NULL */
   char subject[512];
   char inbox[128];
-  char engine[FLEET_NAME_MAX + 1];    /* whose notifications live takes */
-  char session[FLEET_NAME_MAX + 1];
+  char engine[FLEET_ENGINE_NAME_MAX + 1]; /* whose notifications live takes */
+  char session[SESSION_NAME_MAX + 1];
   char live_subject[256];
   int fds[2];        /* [0]: the CLI reads; [1]: the callbacks write */
   atomic_bool closing; /* cli_natsreq_close began: callbacks do nothing */
