@@ -213,12 +213,17 @@ def rpc_info(req, subject="vigil.e1.rpc"):
     return req.call(subject, "api_info")["nats"]["rpc"]
 
 
-def with_fleet(tmp, fn, nats_config=None, url_user=None, **config):
+def with_fleet(tmp, fn, nats_config=None, url_user=None, holder=None, **config):
+    """Runs fn(server, engine) with a nats-server and a vigild --nats, and
+    stops both. With holder (a dict), fn gets it in place of the server,
+    as holder["server"], and may put a restarted server there."""
     server = NatsServer(tmp, nats_config)
+    if holder is not None:
+        holder["server"] = server
     engine = None
     try:
         engine = start_engine(server, server.url(*url_user) if url_user else None, **config)
-        fn(server, engine)
+        fn(server if holder is None else holder, engine)
         log = engine.log()
     except Exception:
         if engine is not None:
@@ -226,7 +231,7 @@ def with_fleet(tmp, fn, nats_config=None, url_user=None, **config):
         raise
     finally:
         reports = engine.close() if engine is not None else []
-        server.close()
+        (server if holder is None else holder["server"]).close()
     assert not reports, "vigild's sanitizer reported:\n" + "\n".join(reports) + log[-4000:]
 
 

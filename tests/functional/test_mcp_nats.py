@@ -23,6 +23,7 @@ import msgpack
 sys.path.insert(0, os.path.dirname(__file__))
 import vigiltest  # noqa: E402
 from vigiltest import run_plain_tests  # noqa: E402
+import test_fleet_rpc as fleet_rpc  # noqa: E402
 from test_fleet_rpc import NATS_SERVER, NatsServer, Requester, start_engine  # noqa: E402
 
 # The engine's user may do anything; s1 is granted the session s1 of e1
@@ -189,21 +190,10 @@ def hook(tmp, url, event, session_id, inbox="_INBOX_s1", extra=(), timeout=120):
 
 
 def with_fleet(tmp, fn, **config):
-    server = NatsServer(tmp, AUTH)
-    holder = {"server": server}
-    engine = None
-    try:
-        engine = start_engine(server, server.url("engine", "engpw"), **config)
-        fn(holder, engine)
-        log = engine.log()
-    except Exception:
-        if engine is not None:
-            sys.stdout.write("--- vigild log ---\n" + engine.log()[-4000:] + "\n")
-        raise
-    finally:
-        reports = engine.close() if engine is not None else []
-        holder["server"].close()
-    assert not reports, "vigild's sanitizer reported:\n" + "\n".join(reports) + log[-4000:]
+    """fn(holder, engine): holder["server"] is the broker (AUTH's users),
+    which a test may restart and put back there."""
+    fleet_rpc.with_fleet(tmp, fn, nats_config=AUTH, url_user=("engine", "engpw"), holder={},
+                         **config)
 
 
 # --- the adapter as a user granted one session -------------------------------
