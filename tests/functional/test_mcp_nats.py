@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import vigiltest  # noqa: E402
 from vigiltest import run_plain_tests  # noqa: E402
 import test_fleet_rpc as fleet_rpc  # noqa: E402
-from test_fleet_rpc import NATS_SERVER, NatsServer, Requester, start_engine  # noqa: E402
+from test_fleet_rpc import NATS_SERVER, NatsServer, Requester  # noqa: E402
 
 # The engine's user may do anything; s1 is granted the session s1 of e1
 # (its requests, its notifications' subject, its own inbox prefix); blind
