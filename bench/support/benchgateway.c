@@ -6,9 +6,11 @@
  * everything it records is under the gateway's mutex,
  * since the benchmark's main thread reads the counts while it runs. The
  * clock is read first thing in the callback (the message is "had") and
- * right after natsMsg_AckSync returns (the ack is confirmed); parsing and
- * checking happen between the two, as they would in a gateway that checks
- * before it injects and acks after.
+ * right after the ack: sent (natsMsg_Ack, as vigil's readers ack: the next
+ * message does not wait for the server), or with --ack sync confirmed
+ * (natsMsg_AckSync, a round trip before the next message of the consumer
+ * is handled); parsing and checking happen between the two, as they would
+ * in a gateway that checks before it injects and acks after.
  */
 #include "benchgateway.h"
 
@@ -39,6 +41,7 @@ struct BenchGateway {
   jsCtx *js;
   natsSubscription **subs;     /* one per filter subject */
   size_t nsubs;
+  bool ack_sync;
   pthread_mutex_t mu;
   BenchGatewayCounts c;
   BenchSamples stored, received, acked;
@@ -127,7 +130,7 @@ gateway_on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *cl
   }
 
   jsErrCode jerr = 0;
-  natsStatus as = natsMsg_AckSync(msg, NULL, &jerr);
+  natsStatus as = g->ack_sync ? natsMsg_AckSync(msg, NULL, &jerr) : natsMsg_Ack(msg, NULL);
   int64_t acked_ns = bench_rpc_now_ns();
 
   pthread_mutex_lock(&g->mu);
@@ -215,13 +218,15 @@ gateway_fail(char *err, size_t cap, const char *what, natsStatus s, jsErrCode je
 /* See benchgateway.h. */
 BenchGateway *
 bench_gateway_start(const char *url, const char *stream, const char *name,
-                    const char *const *filters, size_t nfilters, char *err, size_t cap)
+                    const char *const *filters, size_t nfilters, bool ack_sync, char *err,
+                    size_t cap)
 {
   BenchGateway *g = calloc(1, sizeof *g);
   if (g == NULL) {
     snprintf(err, cap, "out of memory");
     return NULL;
   }
+  g->ack_sync = ack_sync;
   pthread_mutex_init(&g->mu, NULL);
   g->realtime_offset_ns = gateway_realtime_offset();
   natsStatus s = natsOptions_Create(&g->opts);

@@ -47,16 +47,20 @@ typedef struct {
   uint64_t duplicates;     /* a seq at or below its session's last: acked, not used */
   uint64_t gaps;           /* seqs skipped within a session */
   uint64_t redelivered;    /* delivered more than once by JetStream */
-  uint64_t ack_errors;     /* AckSync that did not return OK */
+  uint64_t ack_errors;     /* acks that could not be sent (or, synchronous, not confirmed) */
   uint64_t max_pending;    /* the most messages the consumer had waiting behind one */
 } BenchGatewayCounts;
 
 /* Connects to url (as client name) and subscribes, for each of the
  * nfilters filter subjects, a durable consumer NAME-<i> on stream; returns
- * the gateway, or NULL with the reason in err (cap bytes). */
+ * the gateway, or NULL with the reason in err (cap bytes). ack_sync: each
+ * ack waits for the server's confirmation (natsMsg_AckSync) before the
+ * next message of its consumer is handled, and is timed when confirmed;
+ * else it is sent and not waited for (natsMsg_Ack), as vigil's readers
+ * ack, and timed when sent. */
 BenchGateway *bench_gateway_start(const char *url, const char *stream, const char *name,
-                                  const char *const *filters, size_t nfilters, char *err,
-                                  size_t cap);
+                                  const char *const *filters, size_t nfilters, bool ack_sync,
+                                  char *err, size_t cap);
 
 /* The counts so far (taken under the gateway's lock). */
 BenchGatewayCounts bench_gateway_counts(BenchGateway *g);
