@@ -671,6 +671,10 @@ export interface FleetSubscriberOptions {
    * taken with the gap counted (ms, 0..604800000; default twice the consumer's
    * ack_wait and FLEET_HOLD_EXTRA_MS). */
   holdMs?: number;
+  /** Where the pulled messages come (default NATS.js's `_INBOX`): a user
+   * whose permissions give it `_INBOX_<user>.>` alone passes `_INBOX_<user>`
+   * (docs/fleet.md section 5). */
+  inboxPrefix?: string;
   /** Any other NATS.js connect options (they win over the subscriber's own: maxReconnectAttempts -1). */
   natsOptions?: Record<string, unknown>;
 }

@@ -453,6 +453,12 @@ watchnats_connect(WatchNats *w)
     s = natsOptions_SetName(w->opts, "vigil watch");
   if (s == NATS_OK)
     s = natsOptions_SetErrorHandler(w->opts, watchnats_on_error, w);
+  /* The pulled messages come to the inbox: a user whose permissions give
+   * it a prefix of its own (docs/fleet.md section 5) names it, so that no
+   * other user may read what it pulls. */
+  const char *inbox = getenv("VIGIL_NATS_INBOX");
+  if (s == NATS_OK && inbox && *inbox)
+    s = natsOptions_SetCustomInboxPrefix(w->opts, inbox);
   if (s != NATS_OK)
     return watchnats_fail("--nats %s: %s", w->shown_url, watchnats_last_error());
   s = natsConnection_Connect(&w->nc, w->opts);

@@ -374,12 +374,12 @@ accounts: {
           publish: ["$JS.API.CONSUMER.CREATE.VIGIL.gwa.vigil.e1.s1.n",
                     "$JS.API.CONSUMER.INFO.VIGIL.gwa", "$JS.API.CONSUMER.MSG.NEXT.VIGIL.gwa",
                     "$JS.ACK.VIGIL.gwa.>"],
-          subscribe: ["_INBOX.>"] } },
+          subscribe: ["_INBOX_gwa.>"] } },
       { user: gwb, password: gwbpw, permissions: {
           publish: ["$JS.API.CONSUMER.CREATE.VIGIL.gwb.vigil.e1.s2.n",
                     "$JS.API.CONSUMER.INFO.VIGIL.gwb", "$JS.API.CONSUMER.MSG.NEXT.VIGIL.gwb",
                     "$JS.ACK.VIGIL.gwb.>"],
-          subscribe: ["_INBOX.>"] } },
+          subscribe: ["_INBOX_gwb.>"] } },
     ]
   }
 }
@@ -399,7 +399,8 @@ def test_a_user_without_rights_is_refused_a_sessions_subjects(tmp):
             assert "e1pw" not in info["url"], info
             assert "e1pw" not in e.log()
             # The gateway allowed s1 reads it.
-            sub = FleetSubscriber(ns.url_for("gwa", "gwapw"), "gwa", engine="e1", session="s1")
+            sub = FleetSubscriber(ns.url_for("gwa", "gwapw"), "gwa", engine="e1", session="s1",
+                                  inbox_prefix="_INBOX_gwa")
             seqs = []
             while len(seqs) < last:
                 n = sub.next(timeout=10)
@@ -410,11 +411,23 @@ def test_a_user_without_rights_is_refused_a_sessions_subjects(tmp):
             assert seqs == list(range(1, last + 1)), seqs
             # The one allowed only s2 is refused s1, by the server.
             try:
-                FleetSubscriber(ns.url_for("gwb", "gwbpw"), "gwb", engine="e1", session="s1")
+                FleetSubscriber(ns.url_for("gwb", "gwbpw"), "gwb", engine="e1", session="s1",
+                                inbox_prefix="_INBOX_gwb")
             except FleetPermissionError as err:
                 assert "vigil.e1.s1.n" in str(err), err
             else:
                 raise AssertionError("gwb was not refused session s1's subjects")
+            # Nor listen where gwa's pulls deliver s1's messages.
+            conn = NatsConnection.connect(ns.url_for("gwb", "gwbpw"), inbox_prefix="_INBOX_gwb.x")
+            try:
+                conn.subscribe("_INBOX_gwa.>")
+                conn.flush(10)
+            except Exception as err:
+                assert "ermission" in str(err) and "_INBOX_gwa.>" in str(err), err
+            else:
+                raise AssertionError("gwb may subscribe to gwa's inbox")
+            finally:
+                conn.close()
             # And it may not publish into an engine's subjects either.
             conn = NatsConnection.connect(ns.url_for("gwb", "gwbpw"))
             try:

@@ -206,9 +206,10 @@ class Watch:
     """A running `vigil watch --nats`; its stdout read line by line by a
     thread, so a test waits for lines with a deadline."""
 
-    def __init__(self, url, session, *extra):
+    def __init__(self, url, session, *extra, env=None):
         self.proc = subprocess.Popen([VIGIL, "watch", "--nats", url, "--session", session,
-                                      *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                      *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=dict(os.environ, **(env or {})))
         self.lines = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -572,6 +573,16 @@ authorization {
                       "--session", "s1", "--durable", "p1")
         deaf = run_vigil("watch", "--nats", "nats://deaf:pw@127.0.0.1:%d" % server.port,
                          "--session", "s1", "--durable", "p2")
+        # Given the inbox prefix its permissions allow ($VIGIL_NATS_INBOX),
+        # the same user watches: the pulled messages come there.
+        publish(nc, "s1", note("s1", 1, "heard\n"))
+        w = Watch("nats://deaf:pw@127.0.0.1:%d" % server.port, "s1", "--oneline",
+                  "--durable", "p3", env={"VIGIL_NATS_INBOX": "elsewhere"})
+        try:
+            assert w.take(1) == ["1 mon_web000000001 heard"]
+            w.interrupt()
+        finally:
+            w.kill()
     finally:
         if nc:
             nc.close()

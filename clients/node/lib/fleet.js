@@ -36,7 +36,8 @@ import { VigilConnectionError, VigilFleetError } from './errors.js';
 import { FleetCursor, Verdict } from './fleetcursor.js';
 import { ENGINE_NAME, FLEET_PAYLOAD_MAX_BYTES, FLEET_STREAM, fleetSubject, readMessage } from './fleetwire.js';
 import {
-  authOptions, isUnreachable, loadNats, natsAuth, natsWords, serverUrls, stringOption,
+  authOptions, inboxPrefixOption, isUnreachable, loadNats, natsAuth, natsWords, serverUrls,
+  stringOption,
 } from './natsconnect.js';
 import { SESSION_NAME, describe } from './notification.js';
 
@@ -100,7 +101,7 @@ export class FleetSubscriber extends EventEmitter {
     url, user, pass, token, creds, name = 'vigil-fleet-subscriber',
     stream = FLEET_STREAM, durable, engine = '*', session = '*', cursor = [],
     ackWaitMs = FLEET_ACK_WAIT_MS, batch = FLEET_BATCH, maxPayloadBytes = FLEET_PAYLOAD_MAX_BYTES,
-    holdMs, natsOptions = {},
+    holdMs, natsOptions = {}, inboxPrefix,
   } = {}) {
     super();
     const urls = serverUrls('url', url);
@@ -123,6 +124,9 @@ export class FleetSubscriber extends EventEmitter {
     }
     this.urls = urls;
     this.auth = auth;
+    /** Where the pulled messages come: a user who may read another's
+     * inbox could read the sessions it pulls (docs/fleet.md section 5). */
+    this.inboxPrefix = inboxPrefixOption(inboxPrefix);
     this.connectionName = name;
     this.stream = stream;
     this.durable = durable;
@@ -191,6 +195,7 @@ export class FleetSubscriber extends EventEmitter {
       servers: this.urls,
       name: this.connectionName,
       maxReconnectAttempts: -1,
+      ...(this.inboxPrefix === undefined ? {} : { inboxPrefix: this.inboxPrefix }),
       ...this.natsOptions,
       ...authOptions(nats, this.auth),
     };

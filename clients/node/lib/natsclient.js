@@ -30,18 +30,14 @@ import { Client } from './client.js';
 import { ERROR_CODES, VigilConnectionError, VigilError, VigilFleetError } from './errors.js';
 import { ENGINE_NAME, rpcSubject } from './fleetwire.js';
 import {
-  authOptions, isUnreachable, loadNats, natsAuth, natsWords, serverUrls, stringOption,
+  authOptions, inboxPrefixOption, isUnreachable, loadNats, natsAuth, natsWords, serverUrls,
+  stringOption,
 } from './natsconnect.js';
 import { CALL_TIMEOUT_MS, NatsRpcConnection } from './natsrpc.js';
 import { SESSION_NAME, describe } from './notification.js';
 
 /** A Vigil-Client id (docs/fleet.md section 6): 1..64 of A-Z a-z 0-9 _ - : . */
 export const CLIENT_ID = /^[A-Za-z0-9_:.-]{1,64}$/;
-
-/** An inbox prefix: dot-separated tokens of a plain set (no wildcard, no
- * space), short enough to leave room for the inbox's own tokens. */
-const INBOX_PREFIX = /^[A-Za-z0-9_$:-]+(\.[A-Za-z0-9_$:-]+)*$/;
-const INBOX_PREFIX_MAX = 128;
 
 /** The words of the error wait() and `for await` fail with. */
 const NO_NOTIFICATIONS = 'notifications of a remote engine do not come over NATS requests (the engine ' +
@@ -89,11 +85,7 @@ export class NatsClient extends Client {
     if (clientId !== undefined && !(typeof clientId === 'string' && CLIENT_ID.test(clientId))) {
       throw new RangeError(`clientId must be 1..64 of [A-Za-z0-9_:.-] (the Vigil-Client header), got ${describe(clientId)}`);
     }
-    if (inboxPrefix !== undefined && !(typeof inboxPrefix === 'string' && inboxPrefix.length <= INBOX_PREFIX_MAX &&
-        INBOX_PREFIX.test(inboxPrefix))) {
-      throw new RangeError(`inboxPrefix must be 1..${INBOX_PREFIX_MAX} characters of dot-separated tokens of ` +
-        `[A-Za-z0-9_$:-] (no wildcard), got ${describe(inboxPrefix)}`);
-    }
+    inboxPrefixOption(inboxPrefix);
     if (!Number.isSafeInteger(callTimeoutMs) || callTimeoutMs < 1 || callTimeoutMs > 86400000) {
       throw new RangeError(`callTimeoutMs must be an integer 1..86400000 (ms), got ${describe(callTimeoutMs)}`);
     }

@@ -41,6 +41,25 @@ export function isUnreachable(e) {
     'DISCONNECT', 'TIMEOUT'].includes(e?.code);
 }
 
+/** An inbox prefix: dot-separated tokens, no wildcard. */
+const INBOX_PREFIX = /^[A-Za-z0-9_$:-]+(\.[A-Za-z0-9_$:-]+)*$/;
+const INBOX_PREFIX_MAX = 128;
+
+/**
+ * The checked inboxPrefix option (undefined allowed: NATS.js's `_INBOX`),
+ * or a RangeError naming it. Answers and pulled messages come under it, so
+ * a user whose permissions give it `_INBOX_<user>.>` alone passes
+ * `_INBOX_<user>` (docs/fleet.md sections 5 and 6).
+ */
+export function inboxPrefixOption(value) {
+  if (value !== undefined && !(typeof value === 'string' && value.length <= INBOX_PREFIX_MAX &&
+      INBOX_PREFIX.test(value))) {
+    throw new RangeError(`inboxPrefix must be 1..${INBOX_PREFIX_MAX} characters of dot-separated tokens of ` +
+      `[A-Za-z0-9_$:-] (no wildcard), got ${describe(value)}`);
+  }
+  return value;
+}
+
 /** A checked string option (undefined allowed), or a TypeError naming it. */
 export function stringOption(name, value) {
   if (value !== undefined && typeof value !== 'string') {

@@ -388,7 +388,7 @@ accounts {
           publish: { allow: ["$JS.API.INFO", "$JS.API.CONSUMER.INFO.VIGIL.*",
                              "$JS.API.CONSUMER.CREATE.VIGIL.*.vigil.*.alice.n",
                              "$JS.API.CONSUMER.MSG.NEXT.VIGIL.*", "$JS.ACK.VIGIL.>"] }
-          subscribe: { allow: ["_INBOX.>"] } } }
+          subscribe: { allow: ["_INBOX_alice.>"] } } }
     ]
   }
 }`,
@@ -407,13 +407,13 @@ accounts {
       await publish(ejs, 'e1', notification({ session: 'bob', seq: 1 }));
       await publish(ejs, 'e1', notification({ session: 'alice', seq: 1 }));
 
-      await assert.rejects(FleetSubscriber.connect({ url: secured.url, user: 'alice', pass: 'alicepw', durable: 'alice-bob', session: 'bob' }),
+      await assert.rejects(FleetSubscriber.connect({ url: secured.url, user: 'alice', pass: 'alicepw', durable: 'alice-bob', session: 'bob', inboxPrefix: '_INBOX_alice' }),
         (e) => e instanceof VigilFleetError && /creating durable consumer alice-bob on stream VIGIL \(filter vigil\.\*\.bob\.n\)/.test(e.message) &&
           /Permissions Violation/.test(e.message));
       await assert.rejects(FleetSubscriber.connect({ url: secured.url, user: 'alice', pass: 'wrong', durable: 'x' }),
         (e) => e instanceof VigilFleetError && /refused the connection: '?Authorization Violation/.test(e.message));
 
-      const sub = await FleetSubscriber.connect({ url: secured.url, user: 'alice', pass: 'alicepw', durable: 'alice', session: 'alice' });
+      const sub = await FleetSubscriber.connect({ url: secured.url, user: 'alice', pass: 'alicepw', durable: 'alice', session: 'alice', inboxPrefix: '_INBOX_alice' });
       try {
         const [n] = await take(sub, 1);
         assert.deepEqual([n.session, n.seq], ['alice', 1]);

@@ -267,6 +267,7 @@ class Client(Methods[Dict[str, Any]]):
         kwargs.setdefault("session", nats.session or "*")
         for key in ("user", "password", "token"):
             kwargs.setdefault(key, nats._auth[key])
+        kwargs.setdefault("inbox_prefix", nats.inbox_prefix)
         from .fleet import FleetSubscriber
         return FleetSubscriber(nats._url, durable, **kwargs)
 

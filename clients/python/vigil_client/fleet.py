@@ -50,8 +50,9 @@ except ImportError as _missing:  # pragma: no cover - wire.py says how to instal
 
 from .jetstream import (ERR_CONSUMER_NOT_FOUND, ERR_STREAM_NOT_FOUND, JetStream, JetStreamError,
                         check_token, seconds_to_ns)
-from .nats_wire import (Msg, NatsAuthError, NatsConnection, NatsConnectionError,
-                        NatsPermissionError, NatsTimeout, NoResponders, check_subject, parse_url)
+from .nats_wire import (DEFAULT_INBOX_PREFIX, Msg, NatsAuthError, NatsConnection,
+                        NatsConnectionError, NatsPermissionError, NatsTimeout, NoResponders,
+                        check_inbox_prefix, check_subject, new_inbox_prefix, parse_url)
 from .notification import Notification
 
 DEFAULT_STREAM = "VIGIL"
@@ -272,7 +273,8 @@ class FleetSubscriber:
                  ack_wait_s: float = DEFAULT_ACK_WAIT_S, batch: int = DEFAULT_BATCH,
                  max_notification_bytes: int = DEFAULT_MAX_NOTIFICATION_BYTES,
                  reconnect_wait_s: float = DEFAULT_RECONNECT_WAIT_S,
-                 create_stream: bool = False, timeout: float = 10.0):
+                 create_stream: bool = False, timeout: float = 10.0,
+                 inbox_prefix: str = DEFAULT_INBOX_PREFIX):
         if not isinstance(durable, str) or not DURABLE_RE.match(durable):
             raise ValueError("durable %r must be a consumer name ([A-Za-z0-9_-]{1,64})"
                              % (durable,))
@@ -288,6 +290,9 @@ class FleetSubscriber:
                 or reconnect_wait_s < 0:
             raise ValueError("reconnect_wait_s must be a number of seconds >= 0, got %r"
                              % (reconnect_wait_s,))
+        # The pulled messages come to this prefix: a user who may subscribe
+        # to another's could read the sessions it pulls (docs/fleet.md 5).
+        self.inbox_prefix = check_inbox_prefix(inbox_prefix)
         self.url = parse_url(url).display()
         self._url = url
         self._auth = {"user": user, "password": password, "token": token, "name": name}
@@ -417,7 +422,8 @@ class FleetSubscriber:
         conn = NatsConnection.connect(self._url, user=self._auth["user"],
                                       password=self._auth["password"],
                                       token=self._auth["token"], name=self._auth["name"],
-                                      timeout=self.timeout)
+                                      timeout=self.timeout,
+                                      inbox_prefix=new_inbox_prefix(self.inbox_prefix))
         try:
             self._bind(JetStream(conn, self.timeout))
             self._pull_prefix = conn.new_inbox()

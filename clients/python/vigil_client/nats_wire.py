@@ -262,10 +262,25 @@ class _Subscription:
         self.dropped = 0
 
 
-def new_inbox_prefix() -> str:
-    """``_INBOX.<22 random characters>``: a prefix no other client uses."""
+# The inbox prefix NATS clients use unless a user's permissions call for
+# one of its own (``_INBOX_<user>``: docs/fleet.md, section 5).
+DEFAULT_INBOX_PREFIX = "_INBOX"
+
+
+def check_inbox_prefix(prefix: str) -> str:
+    """prefix, or ValueError naming it: a subject with no wildcard."""
+    check_subject(prefix, "inbox_prefix")
+    if any(tok in ("*", ">") for tok in prefix.split(".")):
+        raise ValueError("inbox_prefix %r holds a wildcard token; give the literal prefix your "
+                         "NATS user may subscribe under (as _INBOX_alice for _INBOX_alice.>)"
+                         % (prefix,))
+    return prefix
+
+
+def new_inbox_prefix(base: str = DEFAULT_INBOX_PREFIX) -> str:
+    """``<base>.<22 random characters>``: a prefix no other client uses."""
     alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    return "_INBOX." + "".join(alphabet[b % 62] for b in os.urandom(22))
+    return base + "." + "".join(alphabet[b % 62] for b in os.urandom(22))
 
 
 class NatsConnection:

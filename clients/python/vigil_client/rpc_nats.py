@@ -44,17 +44,15 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .wire import msgpack
 from .errors import EngineUnavailable, Internal, LimitExceeded, VigilError
 from .fleet import ENGINE_RE, session_token
-from .nats_wire import (DEFAULT_CONNECT_TIMEOUT_S, Msg, NatsConnection, NatsConnectionError,
-                        NatsError, NatsPermissionError, check_subject, encode_headers)
+from .nats_wire import (DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_INBOX_PREFIX, Msg, NatsConnection,
+                        NatsConnectionError, NatsError, NatsPermissionError, check_inbox_prefix,
+                        check_subject, encode_headers)
 
 CLIENT_HEADER = "Vigil-Client"
 
 # docs/fleet.md, section 6: the requester's id.
 CLIENT_ID_RE = re.compile(r"^[A-Za-z0-9_:.-]{1,64}$")
 
-# The inbox prefix NATS clients use unless a user's permissions call for
-# one of its own (``_INBOX_<user>``).
-DEFAULT_INBOX_PREFIX = "_INBOX"
 
 # How many published calls not answered yet are remembered, in publish
 # order: an answer is taken only for one of them (any other is a stray), and
@@ -91,16 +89,6 @@ def rpc_subject(engine: str, session: Optional[str] = None) -> str:
 def new_client_id() -> str:
     """A Vigil-Client id no other requester uses: ``vigil-py-<pid>-<random>``."""
     return "vigil-py-%d-%s" % (os.getpid(), _random(12))
-
-
-def check_inbox_prefix(prefix: str) -> str:
-    """prefix, or ValueError naming it: a subject with no wildcard."""
-    check_subject(prefix, "inbox_prefix")
-    if any(tok in ("*", ">") for tok in prefix.split(".")):
-        raise ValueError("inbox_prefix %r holds a wildcard token; give the literal prefix your "
-                         "NATS user may subscribe under (as _INBOX_alice for _INBOX_alice.>)"
-                         % (prefix,))
-    return prefix
 
 
 class NatsRpc:
