@@ -134,10 +134,36 @@ mcp_engine__has_after(const McpEngine *m, uint64_t since_seq)
   return m->count > 0 && m->queue[(m->head + m->count - 1) % MCP_QUEUE_MAX].seq > since_seq;
 }
 
+/* See mcp_engine_internal.h. */
+void
+mcp_engine__received(McpEngine *m, uint64_t seq, json_t *j)
+{
+  pthread_mutex_lock(&m->mu);
+  bool seen = seq != 0 && (seq <= m->received || seq <= m->delivered);
+  if (!seen) {
+    if (seq > m->received)
+      m->received = seq;
+    mcp_engine_enqueue(m, seq, j);
+    pthread_cond_broadcast(&m->changed);
+  }
+  pthread_mutex_unlock(&m->mu);
+  if (seen) {
+    json_decref(j);
+    return;
+  }
+  /* The ring holds j until MCP_QUEUE_MAX newer ones came, which only the
+   * one thread that receives adds: it outlives the call. */
+  if (m->on_notification)
+    m->on_notification(m->ctx, m, seq, j);
+}
+
 /* Every message the engine pushes: its session's notifications (kept in
  * seq order; one received already, or delivered by this session's adapters,
  * is skipped: a resume after a lost connection replays from the newest
- * received). */
+ * received). Through NATS a message on the session's subject is only a
+ * wake-up: what the model is given comes from the engine
+ * (mcp_natsfetch.c), never from a message anyone allowed to publish there
+ * could have written. */
 static void
 mcp_engine_on_push(void *ctx, const char *method, size_t len, const msgpack_object *params)
 {
@@ -145,23 +171,12 @@ mcp_engine_on_push(void *ctx, const char *method, size_t len, const msgpack_obje
   if (len != strlen("vigil.notification") || memcmp(method, "vigil.notification", len) != 0 ||
       params->type != MSGPACK_OBJECT_ARRAY || params->via.array.size < 1)
     return;
-  const msgpack_object *n = &params->via.array.ptr[0];
-  uint64_t seq = cli_obj_get_uint(n, "seq", 0);
-  pthread_mutex_lock(&m->mu);
-  bool seen = seq != 0 && (seq <= m->received || seq <= m->delivered);
-  json_t *j = NULL;
-  if (!seen) {
-    if (seq > m->received)
-      m->received = seq;
-    j = cli_json_of(n);
-    mcp_engine_enqueue(m, seq, j);
-    pthread_cond_broadcast(&m->changed);
+  if (m->nats) {
+    mcp_natsfetch__wake(m);
+    return;
   }
-  pthread_mutex_unlock(&m->mu);
-  /* The ring holds j until MCP_QUEUE_MAX newer ones came, which only this
-   * thread adds: it outlives the callback. */
-  if (j != NULL && m->on_notification)
-    m->on_notification(m->ctx, m, seq, j);
+  const msgpack_object *n = &params->via.array.ptr[0];
+  mcp_engine__received(m, cli_obj_get_uint(n, "seq", 0), cli_json_of(n));
 }
 
 /* --- the link ------------------------------------------------------------ */
@@ -384,6 +399,7 @@ mcp_engine_init(McpEngine *m, bool spawn, const char *config)
   pthread_condattr_init(&attr);
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
   pthread_cond_init(&m->changed, &attr);
+  pthread_cond_init(&m->fetch_cond, NULL);
   pthread_condattr_destroy(&attr);
   m->wake[0] = m->wake[1] = -1;
   m->link = kMcpLinkDown;
@@ -471,13 +487,16 @@ mcp_engine_open(McpEngine *m)
   if (!has_last && m->cli.next_seq > 0 && m->cli.next_seq - 1 > m->received)
     m->received = m->cli.next_seq - 1;
   pthread_mutex_unlock(&m->mu);
-  return mcp_link__start(m);
+  if (mcp_link__start(m) != 0)
+    return -1;
+  return m->nats ? mcp_natsfetch__start(m) : 0;
 }
 
 void
 mcp_engine_close(McpEngine *m)
 {
   mcp_link__stop(m);
+  mcp_natsfetch__stop(m); /* after the link: its call in flight fails at once */
   while (m->count > 0) {
     json_decref(m->queue[m->head].n);
     m->head = (m->head + 1) % MCP_QUEUE_MAX;
@@ -487,6 +506,7 @@ mcp_engine_close(McpEngine *m)
   cli_client_close(&m->cli);
   m->link = kMcpLinkDown;
   pthread_cond_destroy(&m->changed);
+  pthread_cond_destroy(&m->fetch_cond);
   pthread_mutex_destroy(&m->push_mu);
   pthread_mutex_destroy(&m->mu);
 }

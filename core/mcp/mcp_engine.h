@@ -152,6 +152,12 @@ struct McpEngine {
   pthread_t thread;        /* the link's thread, while running */
   bool running, stopping;
   int wake[2];             /* a pipe: a byte wakes the link's thread */
+  /* Through NATS (mcp_natsfetch.c): the thread that reads the engine's new
+   * notifications when a message on the session's subject says there are. */
+  pthread_t fetch_thread;
+  pthread_cond_t fetch_cond;
+  bool fetch_running, fetch_due, fetch_stopping;
+  uint64_t fetch_failures; /* reads that failed (said on stderr, the first and every 2^n) */
 };
 
 /* Sets up m's link (m->cli already resolved): down, with spawning allowed or

@@ -38,4 +38,15 @@ void mcp_engine__back(McpEngine *m, uint64_t last);
 /* Whether a kept notification is newer than since_seq (the lock held). */
 bool mcp_engine__has_after(const McpEngine *m, uint64_t since_seq);
 
+/* Keeps notification j (owned) of seq, unless received or delivered
+ * already (then freed), and tells on_notification. */
+void mcp_engine__received(McpEngine *m, uint64_t seq, json_t *j);
+
+/* Through NATS (mcp_natsfetch.c): starts the thread that reads the
+ * engine's notifications above the newest received when woken; wakes it
+ * (any thread); stops it (after the link stopped). */
+int mcp_natsfetch__start(McpEngine *m);
+void mcp_natsfetch__wake(McpEngine *m);
+void mcp_natsfetch__stop(McpEngine *m);
+
 #endif

@@ -321,7 +321,8 @@ def test_a_user_without_the_notification_subject_gets_them_from_the_cursor(tmp):
 def test_hostile_messages_on_the_subject_are_dropped_and_counted(tmp):
     """Anything on vigil.e1.s1.n that is not a notification of e1's s1 (no
     headers, another session in the payload, another engine in the headers)
-    reaches no harness; the adapter counts it on stderr; a real one still
+    reaches no harness; the adapter counts it on stderr; one well formed
+    but not the engine's reaches no harness either; a real one still
     comes."""
     def body(fleet, engine):
         server = fleet["server"]
@@ -356,6 +357,16 @@ def test_hostile_messages_on_the_subject_are_dropped_and_counted(tmp):
             log = a.log()
             assert "dropped a message on vigil.e1.s1.n" in log, log
             assert "the payload's session" in log, log
+            # One that passes every check (headers and payload agree, for
+            # e1's s1) is only a wake-up: the adapter reads the engine, which
+            # has no such notification, so its text reaches no harness and
+            # its seq moves nothing.
+            whole = {"session": "s1", "seq": 500, "epoch": epoch.decode(), "type": "output",
+                     "text": "FORGED whole", "monitor_id": "mon_forged000000"}
+            hpub([(b"Nats-Msg-Id", epoch + b":s1:500"), (b"Vigil-Engine", b"e1"),
+                  (b"Vigil-Session", b"s1"), (b"Vigil-Seq", b"500"), (b"Vigil-Epoch", epoch)],
+                 msgpack.packb(whole))
+            forger.flush()
             started = a.ok("monitor_start", {"command": monitor_command(ERROR_LINE),
                                              "patterns": ["^ERROR"]})
             mid = started["structuredContent"]["monitor_id"]
