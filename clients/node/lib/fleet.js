@@ -36,8 +36,8 @@ import { VigilConnectionError, VigilFleetError } from './errors.js';
 import { FleetCursor, Verdict } from './fleetcursor.js';
 import { ENGINE_NAME, FLEET_PAYLOAD_MAX_BYTES, FLEET_STREAM, fleetSubject, readMessage } from './fleetwire.js';
 import {
-  authOptions, inboxPrefixOption, isUnreachable, loadNats, natsAuth, natsWords, serverUrls,
-  stringOption,
+  authOptions, connectNats, inboxPrefixOption, isUnreachable, loadNats, natsAuth, natsWords,
+  serverUrls, stringOption,
 } from './natsconnect.js';
 import { SESSION_NAME, describe } from './notification.js';
 
@@ -199,13 +199,7 @@ export class FleetSubscriber extends EventEmitter {
       ...this.natsOptions,
       ...authOptions(nats, this.auth),
     };
-    try {
-      this.nc = await nats.connect(opts);
-    } catch (e) {
-      const where = `the NATS server at ${this.urls.join(', ')}`;
-      if (isUnreachable(e)) throw new VigilConnectionError(`cannot reach ${where}: ${natsWords(e)}`, { cause: e });
-      throw new VigilFleetError(`${where} refused the connection: ${natsWords(e)}`, { cause: e });
-    }
+    this.nc = await connectNats(nats, opts, this.urls);
     this.watchConnection();
     try {
       await this.bind();

@@ -27,10 +27,10 @@
 
 import crypto from 'node:crypto';
 import { Client } from './client.js';
-import { ERROR_CODES, VigilConnectionError, VigilError, VigilFleetError } from './errors.js';
+import { ERROR_CODES, VigilConnectionError, VigilError } from './errors.js';
 import { ENGINE_NAME, rpcSubject } from './fleetwire.js';
 import {
-  authOptions, inboxPrefixOption, isUnreachable, loadNats, natsAuth, natsWords, serverUrls,
+  authOptions, connectNats, inboxPrefixOption, loadNats, natsAuth, natsWords, serverUrls,
   stringOption,
 } from './natsconnect.js';
 import { CALL_TIMEOUT_MS, NatsRpcConnection } from './natsrpc.js';
@@ -129,13 +129,7 @@ export class NatsClient extends Client {
       ...this.natsOptions,
       ...authOptions(nats, this.auth),
     };
-    try {
-      this.nc = await nats.connect(opts);
-    } catch (e) {
-      const where = `the NATS server at ${this.urls.join(', ')}`;
-      if (isUnreachable(e)) throw new VigilConnectionError(`cannot reach ${where}: ${natsWords(e)}`, { cause: e });
-      throw new VigilFleetError(`${where} refused the connection: ${natsWords(e)}`, { cause: e });
-    }
+    this.nc = await connectNats(nats, opts, this.urls);
     const conn = new NatsRpcConnection({
       nc: this.nc,
       makeHeaders: (entries) => {

@@ -8,7 +8,7 @@
 // words.
 
 import fs from 'node:fs';
-import { VigilFleetError } from './errors.js';
+import { VigilConnectionError, VigilFleetError } from './errors.js';
 import { describe } from './notification.js';
 
 /** NATS.js, loaded at the first connect. */
@@ -39,6 +39,21 @@ export function natsWords(e) {
 export function isUnreachable(e) {
   return ['CONNECTION_REFUSED', 'CONNECTION_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_DRAINING',
     'DISCONNECT', 'TIMEOUT'].includes(e?.code);
+}
+
+/**
+ * nats.connect(opts), its failure said as vigil says it: a
+ * VigilConnectionError when no server of urls could be reached, a
+ * VigilFleetError when one refused (authentication, permissions).
+ */
+export async function connectNats(nats, opts, urls) {
+  try {
+    return await nats.connect(opts);
+  } catch (e) {
+    const where = `the NATS server at ${urls.join(', ')}`;
+    if (isUnreachable(e)) throw new VigilConnectionError(`cannot reach ${where}: ${natsWords(e)}`, { cause: e });
+    throw new VigilFleetError(`${where} refused the connection: ${natsWords(e)}`, { cause: e });
+  }
 }
 
 /** An inbox prefix: dot-separated tokens, no wildcard. */
