@@ -14,10 +14,13 @@
  * the bound, else it drops the line and counts it. The writer takes the
  * whole list at once, writes it line by line without the lock, and gives
  * the bytes back. A "N log lines dropped" line goes at the tail of the queue
- * by whichever side first finds room for it after a drop: log_msg before a
- * later line, or the writer after a batch. Either way it lands exactly where
+ * by whichever side first finds room for it after a drop: log_msg with room
+ * for its own line after it, or the writer once it has written everything
+ * queued (the whole bound is free then). Either way it lands exactly where
  * the gap is, since any line queued after the gap would have placed it
- * first.
+ * first, and it is followed by a line, not by a second notice: the writer
+ * does not place it in a queue still filling, where the next line might
+ * find no room and open another gap told by another notice right after.
  *
  * A forked child (between fork and exec the engine never logs, but a test
  * might) has no writer thread: it writes directly.
@@ -185,7 +188,8 @@ log_writer(void *arg)
     uv_mutex_lock(&log_mu);
     log_queued -= bytes;
     log_written += lines;
-    log_notice_locked(0);
+    if (log_head == NULL)
+      log_notice_locked(0);
   }
 }
 
