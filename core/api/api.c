@@ -314,13 +314,22 @@ api_free(Api *api)
 }
 
 int
-api_listen(Api *api, const char *path, VigilError *err)
+api_bind(Api *api, const char *path, VigilError *err)
 {
   Engine *e = api->engine;
   api_draw_epoch();
   RpcLimits limits = api_limits(e);
-  api->server = rpc_server_listen(e->loop, path, &limits, &api_handlers, api, err);
+  api->server = rpc_server_bind(e->loop, path, &limits, &api_handlers, api, err);
   return api->server ? 0 : -1;
+}
+
+int
+api_start_listening(Api *api, VigilError *err)
+{
+  if (rpc_server_start(api->server, err) == 0)
+    return 0;
+  api->server = NULL; /* freed, its file removed */
+  return -1;
 }
 
 int

@@ -22,8 +22,11 @@ Api *api_new(Engine *e);
  * before engine_free. */
 void api_free(Api *api);
 
-/* Starts accepting connections on the socket at path. */
-int api_listen(Api *api, const char *path, VigilError *err);
+/* Makes the socket at path (rpc_server_bind): the path is the engine's,
+ * but a connect is refused until api_start_listening, which accepts
+ * connections from then on. */
+int api_bind(Api *api, const char *path, VigilError *err);
+int api_start_listening(Api *api, VigilError *err);
 /* Listens on fd, the socket an earlier image of this engine listened on at
  * path and handed over (rpc_server_listen_fd); -1 with err (fd closed)
  * when it is not that, and the caller listens afresh. */

@@ -832,10 +832,20 @@ vigild_serve(const VigildArgs *args, VigilError *err)
       api_keep_socket_file(vigild.api);
     else
       vigild.keep_socket_file = false; /* a socket bound here is ours to remove */
-    if (!handed && api_listen(vigild.api, listen_path, err) != 0)
+    /* The pidfile between bind and listen: once the path is the engine's
+     * (a live engine there refused), and before any client can connect,
+     * so that one that got in finds it. A handed-over socket listened
+     * all along, and gets its pidfile as soon as it can. */
+    if (!handed && api_bind(vigild.api, listen_path, err) != 0)
       return 1;
-    LOG_INFO("vigild", "listening on %s", listen_path);
     vigild_write_pidfile(listen_path);
+    if (!handed && api_start_listening(vigild.api, err) != 0) {
+      if (vigild.pidfile[0] != '\0')
+        pidfile_remove(vigild.pidfile, getpid());
+      vigild.pidfile[0] = '\0';
+      return 1;
+    }
+    LOG_INFO("vigild", "listening on %s", listen_path);
   }
   if (engine_start_config_monitors(vigild.engine, err) != 0)
     return 1;

@@ -406,9 +406,10 @@ rpc_server_new(uv_loop_t *loop, const char *path, const RpcLimits *limits,
   return srv;
 }
 
+/* See server.h. */
 RpcServer *
-rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
-                  const RpcHandlers *handlers, void *data, VigilError *err)
+rpc_server_bind(uv_loop_t *loop, const char *path, const RpcLimits *limits,
+                const RpcHandlers *handlers, void *data, VigilError *err)
 {
   bool made = false;
   if (rpc_server_check_path(path, &made, err) != 0 || rpc_server_clear_path(path, err) != 0)
@@ -423,10 +424,6 @@ rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
     /* Before listen, so no peer ever connects while it is wider. */
     r = chmod(path, 0600) == 0 ? 0 : uv_translate_sys_error(errno);
   }
-  if (r == 0) {
-    step = "listen";
-    r = uv_listen((uv_stream_t *)&srv->pipe, RPC_SERVER_BACKLOG, rpc_server_connection);
-  }
   if (r != 0) {
     error_set(err, kErrInternal, "cannot listen on %s: %s: %s", path, step, uv_strerror(r));
     if (strcmp(step, "bind") != 0)
@@ -434,8 +431,30 @@ rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
     rpc_server_free(srv);
     return NULL;
   }
-  LOG_INFO("rpc", "listening on %s", path);
   return srv;
+}
+
+/* See server.h. */
+int
+rpc_server_start(RpcServer *srv, VigilError *err)
+{
+  int r = uv_listen((uv_stream_t *)&srv->pipe, RPC_SERVER_BACKLOG, rpc_server_connection);
+  if (r != 0) {
+    error_set(err, kErrInternal, "cannot listen on %s: listen: %s", srv->path, uv_strerror(r));
+    unlink(srv->path);
+    rpc_server_free(srv);
+    return -1;
+  }
+  LOG_INFO("rpc", "listening on %s", srv->path);
+  return 0;
+}
+
+RpcServer *
+rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
+                  const RpcHandlers *handlers, void *data, VigilError *err)
+{
+  RpcServer *srv = rpc_server_bind(loop, path, limits, handlers, data, err);
+  return srv != NULL && rpc_server_start(srv, err) == 0 ? srv : NULL;
 }
 
 /* Whether fd is a listening Unix stream socket bound to path, and path's

@@ -30,6 +30,16 @@ int rpc_default_socket_path(char *out, size_t size);
 RpcServer *rpc_server_listen(uv_loop_t *loop, const char *path, const RpcLimits *limits,
                              const RpcHandlers *handlers, void *data, VigilError *err);
 
+/* rpc_server_listen in two steps, for a caller with something to do once
+ * the path is the engine's and before any peer can connect (vigild's
+ * pidfile, so that a client that got in finds it): bind makes the socket
+ * (refusing a live listener, replacing a stale file) without listening, so
+ * a connect is refused until start. start listens; on failure it removes
+ * the socket's file and frees srv. */
+RpcServer *rpc_server_bind(uv_loop_t *loop, const char *path, const RpcLimits *limits,
+                           const RpcHandlers *handlers, void *data, VigilError *err);
+int rpc_server_start(RpcServer *srv, VigilError *err);
+
 /* Listens on fd, a socket an earlier image of this engine listened on at
  * path and handed over across execve (docs/restart.md, the graceful
  * restart): used only if it is a listening Unix stream socket bound to
