@@ -10,12 +10,12 @@ whose answer is not valid UTF-8 gets no answer here."""
 import os
 import subprocess
 import sys
-import tempfile
 
 import msgpack
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vigiltest import (ERROR_CODES, RpcError, VIGILD, default_config, lua_value, run_tests,
+                       scratch_dir,
                        socket_only)
 
 
@@ -123,7 +123,7 @@ def test_a_bad_label_cannot_break_another_connection_of_the_session(e):
 
 
 def test_a_config_monitor_label_must_be_clean_text(e):
-    d = tempfile.mkdtemp(prefix="vigil-cfg-")
+    d = scratch_dir("vigil-cfg-")
     cfg = default_config()
     path = os.path.join(d, "c.lua")
     for label, says in (('"web\\255"', "not valid UTF-8 at byte 3"),

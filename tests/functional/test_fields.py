@@ -13,14 +13,13 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vigiltest import (VIGILD, Engine, RpcError, default_config, lua_value,  # noqa: E402
-                       run_tests, stdio_only)
+                       run_tests, scratch_dir, stdio_only)
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-CWD = os.path.realpath(tempfile.mkdtemp(prefix="vigil-fields-"))
+CWD = os.path.realpath(scratch_dir("vigil-fields-"))
 # A file source's file (docs/sources.md), under CWD, a workspace root.
 SOURCE = os.path.join(CWD, "source.log")
 with open(SOURCE, "w") as _f:
@@ -191,7 +190,7 @@ def test_every_field_works_from_monitor_start_and_from_the_config(e):
 
 @stdio_only
 def test_every_refusal_is_the_same_from_monitor_start_and_from_the_config(e):
-    d = tempfile.mkdtemp(prefix="vigil-fields-cfg-")
+    d = scratch_dir("vigil-fields-cfg-")
     path = os.path.join(d, "c.lua")
     for fields, says in REFUSED:
         try:

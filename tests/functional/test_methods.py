@@ -9,7 +9,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vigiltest import (ERROR_CODES, default_config, expect_error, run_tests,
-                       with_config, HELPERS)
+                       scratch_dir, with_config, HELPERS)
 
 TICK = os.path.join(HELPERS, "child_tick")
 
@@ -276,7 +276,7 @@ def _spawn_failed_config():
     return cfg
 
 
-BROKEN_DIR = tempfile.mkdtemp(prefix="vigil-ft-broken-")
+BROKEN_DIR = scratch_dir("vigil-ft-broken-")
 BROKEN = os.path.join(BROKEN_DIR, "broken")
 with open(BROKEN, "wb") as f:
     f.write(b"\x7fELF\x00garbage that is no executable")

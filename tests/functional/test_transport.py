@@ -19,7 +19,7 @@ import msgpack
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vigiltest import (HELPERS, VIGILD, Engine, Impostor, check_server_uid, default_config,
-                       expect_error, lua_value, run_tests, socket_only, stdio_only)
+                       expect_error, lua_value, run_tests, scratch_dir, socket_only, stdio_only)
 
 
 def pids_in_group(pgid):
@@ -412,7 +412,7 @@ def test_stdin_eof_stops_every_monitor_and_exits(e):
 
 
 def check_config(text):
-    d = tempfile.mkdtemp(prefix="vigil-cfg-")
+    d = scratch_dir("vigil-cfg-")
     path = os.path.join(d, "c.lua")
     with open(path, "w") as f:
         f.write(text)
@@ -467,7 +467,7 @@ test_config_monitors_start_at_boot_in_their_session.config = _boot_config
 
 @stdio_only
 def test_a_config_monitor_that_is_refused_stops_the_start(e):
-    d = tempfile.mkdtemp(prefix="vigil-cfg-")
+    d = scratch_dir("vigil-cfg-")
     path = os.path.join(d, "c.lua")
     cfg = default_config()
     cfg["monitors"] = [{"session": "boot", "command": "rm -rf /nothing"}]

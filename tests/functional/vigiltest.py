@@ -12,6 +12,7 @@ transports unless marked @socket_only or @stdio_only, and prints
 "N passed, N failed".
 """
 
+import atexit
 import msgpack
 import os
 import shutil
@@ -531,6 +532,15 @@ def run_tests(tests, config=None):
                 print("ok   %s (%.1fs)" % (name, time.monotonic() - start), flush=True)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
+
+
+def scratch_dir(prefix):
+    """A new temporary directory for files a test module writes (configs, a
+    broken executable, a working directory), removed when the test's
+    process exits, so that a run of the suite leaves nothing in /tmp."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
+    return d
 
 
 def run_plain_tests(tests, prefix="vigil-ft-"):
