@@ -16,6 +16,9 @@
 
 #include "cli/cli_cmds.h"
 #include "cli/cli_fmt.h"
+#include "cli/cli_natsurl.h"
+#include "base/strbuf.h"
+#include "spec/fleet_names.h"
 #include "base/version.h"
 
 /* The usage error for a word that names no subcommand, with the closest
@@ -56,7 +59,8 @@ vigil_help(int argc, char **argv, int i)
  * and mcp and hook, which read their session's from its subject
  * (cli_natslive.h) and take from the engine's model cursor. */
 static const char *const vigil_nats_commands[] = {"start", "list", "status",   "output", "logs",
-                                                  "stop",  "mcp",  "hook", "sessions", NULL};
+                                                  "stop",  "mcp",  "hook", "sessions", "setup",
+                                                  NULL};
 
 /* --nats URL and --engine NAME: checks them and points client at NATS.
  * 0, or the usage error's status. */
@@ -74,12 +78,30 @@ vigil_nats_options(const CliCommand *cmd, const CliParsed *parsed, CliClient *cl
   if (parsed->socket != NULL)
     return cli_opts_usage_error(parsed->spec, "--socket and --nats name two ways to the engine: "
                                 "give one");
+  const char *why = cli_natsurl_problem(parsed->nats);
+  if (why != NULL) {
+    char shown[NATS_URL_MAX + 1];
+    StrBuf q = STRBUF_INIT;
+    if (strlen(parsed->nats) <= NATS_URL_MAX) {
+      cli_natsurl_shown(shown, parsed->nats);
+      cli_fmt_safe(&q, shown, strlen(shown), false);
+    }
+    int rc = cli_opts_usage_error(parsed->spec,
+                                  "--nats: \"%s\" is not a NATS URL: %s (give nats://HOST:PORT, "
+                                  "tls://HOST:PORT or HOST:PORT, several joined by commas)",
+                                  strbuf_cstr(&q), why);
+    strbuf_free(&q);
+    return rc;
+  }
+  if (!fleet_engine_name_ok(parsed->engine))
+    return cli_opts_usage_error(parsed->spec, "--engine: \"%s\" is not an engine name "
+                                "([A-Za-z0-9_-], 1 to 64 characters)", parsed->engine);
   size_t i = 0;
   while (vigil_nats_commands[i] && strcmp(vigil_nats_commands[i], cmd->spec.name) != 0)
     i++;
   if (vigil_nats_commands[i] == NULL)
     return cli_opts_usage_error(parsed->spec, "%s does not work through --nats (these do: start, "
-                                "list, status, output, logs, stop, mcp, hook, sessions)",
+                                "list, status, output, logs, stop, mcp, hook, sessions, setup)",
                                 cmd->spec.name);
   client->nats_url = parsed->nats;
   client->engine = parsed->engine;

@@ -25,7 +25,7 @@ static const CliOpt cli_opts_common_table[] = {
   {.name = "nats", .arg = "URL",
    .help = "reach the engine through a NATS server instead of its socket\n"
    "(docs/fleet.md section 6; with --engine; start, list, status,\n"
-   "output, logs, stop, sessions, mcp and hook)"},
+   "output, logs, stop, sessions, mcp, hook and setup)"},
   {.name = "engine", .arg = "NAME", .help = "the engine's name in the fleet (with --nats)"},
   {.name = "help", .short_name = 'h', .help = "show this help"},
   {0},

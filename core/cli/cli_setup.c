@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/cli_cmds.h"
+#include "cli/cli_natsurl.h"
 #include "cli/cli_obj.h"
 #include "cli/cli_project.h"
 #include "cli/cli_suggest.h"
@@ -56,7 +57,8 @@ cli_setup_self(char *out)
 /* Fills the context from the options and the environment. Returns 0, or
  * the exit status after printing why. */
 static int
-cli_setup_context(const CliParsed *p, const SetupHarness *h, SetupContext *ctx)
+cli_setup_context(const CliClient *c, const CliParsed *p, const SetupHarness *h,
+                  SetupContext *ctx)
 {
   memset(ctx, 0, sizeof *ctx);
   ctx->remove = cli_opts_has(p, "remove");
@@ -97,10 +99,33 @@ cli_setup_context(const CliParsed *p, const SetupHarness *h, SetupContext *ctx)
     fprintf(stderr, "vigil: setup: cannot find this vigil's own path (/proc/self/exe)\n");
     return CLI_EXIT_FAILURE;
   }
-  StrBuf word = STRBUF_INIT;
-  cli_client_shell_word(&word, ctx->vigil);
-  snprintf(ctx->hook_prefix, sizeof ctx->hook_prefix, "%s hook ", strbuf_cstr(&word));
-  strbuf_free(&word);
+  if (c->nats_url != NULL) {
+    /* Written into the harness's files, which others may read (a project's
+     * .mcp.json is often committed): no secret goes there. */
+    if (cli_natsurl_has_secret(c->nats_url))
+      return cli_opts_usage_error(p->spec,
+                                  "--nats: the URL carries a user, password or token, which "
+                                  "setup would write into the harness's files: give the "
+                                  "server's URL alone, and the credentials in a creds file "
+                                  "named by VIGIL_NATS_CREDS in the harness's environment");
+    if (strlen(c->nats_url) + strlen(c->engine) + 32 > SETUP_REMOTE_MAX)
+      return cli_opts_usage_error(p->spec, "--nats and --engine: over %d bytes together",
+                                  SETUP_REMOTE_MAX - 32);
+    ctx->remote[0] = "--nats";
+    ctx->remote[1] = c->nats_url;
+    ctx->remote[2] = "--engine";
+    ctx->remote[3] = c->engine;
+    ctx->n_remote = 4;
+  }
+  StrBuf prefix = STRBUF_INIT;
+  cli_client_shell_word(&prefix, ctx->vigil);
+  for (size_t i = 0; i < ctx->n_remote; i++) {
+    strbuf_putc(&prefix, ' ');
+    cli_client_shell_word(&prefix, ctx->remote[i]);
+  }
+  strbuf_puts(&prefix, " hook ");
+  snprintf(ctx->hook_prefix, sizeof ctx->hook_prefix, "%s", strbuf_cstr(&prefix));
+  strbuf_free(&prefix);
   return 0;
 }
 
@@ -154,7 +179,7 @@ cli_setup_run(CliClient *c, const CliParsed *p)
     return rc;
   }
   SetupContext ctx;
-  int rc = cli_setup_context(p, h, &ctx);
+  int rc = cli_setup_context(c, p, h, &ctx);
   if (rc != 0)
     return rc;
   bool dry = cli_opts_has(p, "dry-run");
@@ -198,6 +223,15 @@ cli_setup_run(CliClient *c, const CliParsed *p)
   strbuf_free(&err);
   if (ctx.remove)
     return 0;
+  if (ctx.n_remote > 0) {
+    /* The engine, its config and allowlist are on its own host. */
+    printf("  %s reaches engine %s through the NATS server at %s: what the agent may run is "
+           "that engine's config, on its host (docs/fleet.md section 6). Give the harness "
+           "VIGIL_NATS_CREDS (and VIGIL_NATS_INBOX) in its environment if the server asks for "
+           "them.\n",
+           h->title, c->engine, c->nats_url);
+    return rc;
+  }
   /* What the agent may run there: the project's commands and the config. */
   bool marked = false;
   char root[PATH_MAX];
@@ -220,7 +254,9 @@ const CliCommand cli_cmd_setup = {
            "--project writes the project's files (the default inside a project), --user\n"
            "yours. A second run changes nothing; --remove takes out what setup put in.\n"
            "A file that is not valid JSON, TOML or YAML is left as it is, and nothing is\n"
-           "written. docs/mcp.md has every file per harness.",
+           "written. With --nats URL --engine NAME before setup, the entries reach that\n"
+           "engine through NATS (docs/fleet.md section 6). docs/mcp.md has every file per\n"
+           "harness.",
            .opts = cli_setup_opts, .min_args = 1, .max_args = 1},
   .run = cli_setup_run,
 };

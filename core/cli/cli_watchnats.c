@@ -50,6 +50,7 @@
 #include "cli/cli_fleetmsg.h"
 #include "cli/cli_fleetonce.h"
 #include "cli/cli_fmt.h"
+#include "cli/cli_natsurl.h"
 #include "cli/cli_waker.h"
 
 /* How long the connect may take before the server counts as unreachable. */
@@ -61,9 +62,8 @@
  * next one is sent; at most WATCHNATS_BATCH messages come per request. */
 #define WATCHNATS_PULL_MS 30000
 #define WATCHNATS_BATCH 64
-/* The longest stream or consumer name JetStream takes, and URL read. */
+/* The longest stream or consumer name JetStream takes. */
 #define WATCHNATS_NAME_MAX 255
-#define WATCHNATS_URL_MAX 1024
 /* How much of the user's name goes into the default durable's name. */
 #define WATCHNATS_USER_MAX 32
 
@@ -81,7 +81,7 @@ typedef enum {
 typedef struct {
   /* What to read. */
   const char *url;
-  char shown_url[WATCHNATS_URL_MAX + 1]; /* url as messages show it: no password */
+  char shown_url[NATS_URL_MAX + 1]; /* url as messages show it: no password */
   const char *session;
   const char *engine; /* NULL: every engine's */
   const char *stream;
@@ -154,97 +154,6 @@ watchnats_js_name_ok(const char *name)
   return true;
 }
 
-/* Checks one URL of a comma-separated list: [nats:// | tls://]
- * [USER[:PASS]@]HOST[:PORT]. Returns NULL, or a phrase saying what is
- * wrong. */
-static const char *
-watchnats_url_part_problem(const char *s, size_t n)
-{
-  const char *end = s + n;
-  const char *sep = NULL;
-  for (const char *p = s; p + 2 < end; p++) {
-    if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
-      sep = p;
-      break;
-    }
-  }
-  if (sep) {
-    size_t sn = (size_t)(sep - s);
-    if (!((sn == 4 && memcmp(s, "nats", 4) == 0) || (sn == 3 && memcmp(s, "tls", 3) == 0)))
-      return "its scheme is neither nats:// nor tls://";
-    s = sep + 3;
-  }
-  const char *at = NULL;
-  for (const char *p = s; p < end; p++)
-    if (*p == '@')
-      at = p;
-  if (at)
-    s = at + 1;
-  if (s < end && *s == '[') { /* an IPv6 address in brackets */
-    const char *close = memchr(s, ']', (size_t)(end - s));
-    if (close == NULL)
-      return "an IPv6 address has no closing ']'";
-    s = close + 1;
-    if (s < end && *s != ':')
-      return "something follows the IPv6 address that is not :PORT";
-  } else {
-    const char *colon = memchr(s, ':', (size_t)(end - s));
-    if ((colon ? colon : end) == s)
-      return "it names no host";
-    s = colon ? colon : end;
-  }
-  if (s < end) { /* :PORT */
-    s++;
-    if (s == end || (size_t)(end - s) > 5)
-      return "its port is not a number from 1 to 65535";
-    unsigned long port = 0;
-    for (const char *p = s; p < end; p++) {
-      if (*p < '0' || *p > '9')
-        return "its port is not a number from 1 to 65535";
-      port = port * 10 + (unsigned long)(*p - '0');
-    }
-    if (port == 0 || port > 65535)
-      return "its port is not a number from 1 to 65535";
-  }
-  return NULL;
-}
-
-/* Writes url (checked) into out (WATCHNATS_URL_MAX + 1 bytes) as messages
- * show it: a password after USER: is written "***", and so is a token
- * (USERINFO without ':'), so that what lands on a terminal or in a log
- * holds no secret. */
-static void
-watchnats_shown_url(char *out, const char *url)
-{
-  StrBuf sb = STRBUF_INIT;
-  for (const char *part = url;;) {
-    const char *comma = strchr(part, ',');
-    const char *end = comma ? comma : part + strlen(part);
-    const char *host = part;
-    const char *scheme = strstr(part, "://");
-    if (scheme && scheme < end)
-      host = scheme + 3;
-    const char *at = NULL;
-    for (const char *q = host; q < end; q++)
-      if (*q == '@')
-        at = q;
-    if (at) {
-      const char *colon = memchr(host, ':', (size_t)(at - host));
-      strbuf_append(&sb, part, (size_t)((colon ? colon + 1 : host) - part));
-      strbuf_puts(&sb, "***");
-      strbuf_append(&sb, at, (size_t)(end - at));
-    } else {
-      strbuf_append(&sb, part, (size_t)(end - part));
-    }
-    if (comma == NULL)
-      break;
-    strbuf_putc(&sb, ',');
-    part = comma + 1;
-  }
-  snprintf(out, WATCHNATS_URL_MAX + 1, "%s", strbuf_cstr(&sb));
-  strbuf_free(&sb);
-}
-
 /* nats.c's last error of this thread without the source location it puts
  * first ("(conn.c:2088): No server available ..."), which means nothing to
  * a person. */
@@ -260,32 +169,6 @@ watchnats_last_error(void)
       return close + 3;
   }
   return text;
-}
-
-/* Checks --nats's value. Returns NULL or a phrase saying what is wrong. */
-static const char *
-watchnats_url_problem(const char *url)
-{
-  size_t n = strlen(url);
-  if (n == 0)
-    return "it is empty";
-  if (n > WATCHNATS_URL_MAX)
-    return "it is longer than 1024 characters";
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)url[i] <= 0x20 || (unsigned char)url[i] == 0x7F)
-      return "it holds a space or a control character";
-  for (const char *part = url;;) {
-    const char *comma = strchr(part, ',');
-    size_t len = comma ? (size_t)(comma - part) : strlen(part);
-    if (len == 0)
-      return "one of its comma-separated URLs is empty";
-    const char *why = watchnats_url_part_problem(part, len);
-    if (why)
-      return why;
-    if (comma == NULL)
-      return NULL;
-    part = comma + 1;
-  }
 }
 
 /* The default durable's name: watch-USER-SESSION (watch-USER-ENGINE-SESSION
@@ -329,8 +212,8 @@ watchnats_args(WatchNats *w, const CliClient *c, const CliParsed *p)
     return cli_opts_usage_error(spec, "--since replays what the engine keeps: with --nats the "
                                       "durable consumer says where to resume (see --durable)");
   w->url = cli_opts_get(p, "nats");
-  watchnats_shown_url(w->shown_url, w->url);
-  const char *why = watchnats_url_problem(w->url);
+  cli_natsurl_shown(w->shown_url, w->url);
+  const char *why = cli_natsurl_problem(w->url);
   if (why) {
     StrBuf q = STRBUF_INIT;
     cli_fmt_safe(&q, w->shown_url, strlen(w->shown_url), false);

@@ -50,6 +50,10 @@ extern char **environ;
  * engine's socket in /tmp and find another engine, or none. */
 static const char *const setup_codex_env[] = {"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME",
                                                "VIGIL_SOCKET", "VIGIL_CONFIG", NULL};
+/* And through NATS, the broker's credentials and the inbox prefix the
+ * user's permissions allow (docs/fleet.md section 5). */
+static const char *const setup_codex_nats_env[] = {"VIGIL_NATS_CREDS", "VIGIL_NATS_INBOX",
+                                                    NULL};
 
 static const char *const setup_codex_events[] = {"SessionStart", "UserPromptSubmit",
                                                  "PostToolUse", "Stop"};
@@ -107,10 +111,21 @@ setup_codex_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
     StrBuf body = STRBUF_INIT;
     strbuf_puts(&body, "command = ");
     setup_toml_string(&body, ctx->vigil);
-    strbuf_puts(&body, "\nargs = [\"mcp\"]\nenv_vars = [");
+    strbuf_puts(&body, "\nargs = [");
+    json_t *args = setup_mcp_args(ctx);
+    for (size_t i = 0; i < json_array_size(args); i++) {
+      strbuf_puts(&body, i ? ", " : "");
+      setup_toml_string(&body, json_string_value(json_array_get(args, i)));
+    }
+    json_decref(args);
+    strbuf_puts(&body, "]\nenv_vars = [");
     for (size_t i = 0; setup_codex_env[i]; i++) {
       strbuf_puts(&body, i ? ", " : "");
       setup_toml_string(&body, setup_codex_env[i]);
+    }
+    for (size_t i = 0; ctx->n_remote > 0 && setup_codex_nats_env[i]; i++) {
+      strbuf_puts(&body, ", ");
+      setup_toml_string(&body, setup_codex_nats_env[i]);
     }
     strbuf_puts(&body, "]\n");
     rc = setup_toml_set_table(&t, table, 2, strbuf_cstr(&body), err);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/setup_harness.h"
+#include "cli/setup_hooks.h"
 #include "cli/setup_yaml.h"
 
 /* How long Goose waits for one of vigil's tools, in seconds (its default). */
@@ -44,20 +45,27 @@ setup_goose_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
     json_t *cmd = json_string(ctx->vigil);
     char *quoted = json_dumps(cmd, JSON_ENCODE_ANY);
     json_decref(cmd);
+    json_t *args = setup_mcp_args(ctx);
+    json_array_append_new(args, json_string("--delivery"));
+    json_array_append_new(args, json_string("piggyback"));
+    char *args_text = json_dumps(args, 0); /* ["mcp", "--delivery", ...] */
+    json_decref(args);
     StrBuf body = STRBUF_INIT;
     strbuf_printf(&body,
                   "  name: vigil\n"
                   "  type: stdio\n"
                   "  cmd: %s\n"
-                  "  args: [\"mcp\", \"--delivery\", \"piggyback\"]\n"
+                  "  args: %s\n"
                   "  enabled: true\n"
                   "  timeout: %d\n"
                   "  description: \"vigil: long-running commands and what matters in their "
                   "output\"\n"
                   "  envs: {}\n"
                   "  env_keys: []\n",
-                  quoted ? quoted : "\"vigil\"", SETUP_GOOSE_TIMEOUT_S);
+                  quoted ? quoted : "\"vigil\"", args_text ? args_text : "[\"mcp\"]",
+                  SETUP_GOOSE_TIMEOUT_S);
     free(quoted);
+    free(args_text);
     rc = setup_yaml_set_entry(&y, "extensions", "vigil", strbuf_cstr(&body), err);
     strbuf_free(&body);
     if (rc > 0)

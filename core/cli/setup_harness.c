@@ -29,13 +29,11 @@ setup_base(const SetupContext *ctx)
   return ctx->scope == kSetupProject ? ctx->root : ctx->home;
 }
 
-/* {"command": vigil, "args": ["mcp"]} and what else a harness adds. */
+/* {"command": vigil, "args": [remote words..., "mcp"]}. */
 static json_t *
 setup_mcp_server(const SetupContext *ctx)
 {
-  json_t *args = json_array();
-  json_array_append_new(args, json_string("mcp"));
-  return json_pack("{s:s, s:o}", "command", ctx->vigil, "args", args);
+  return json_pack("{s:s, s:o}", "command", ctx->vigil, "args", setup_mcp_args(ctx));
 }
 
 /* A hook handler of vigil's for event, of type "command". */
@@ -251,7 +249,9 @@ setup_opencode_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
   static const char *const server[] = {"mcp", "vigil"};
   json_t *command = json_array();
   json_array_append_new(command, json_string(ctx->vigil));
-  json_array_append_new(command, json_string("mcp"));
+  json_t *args = setup_mcp_args(ctx);
+  json_array_extend(command, args);
+  json_decref(args);
   json_t *entry = json_pack("{s:s, s:o, s:b}", "type", "local", "command", command, "enabled", 1);
   if (setup_jf_entry(&f, ctx, server, 2, entry, err) != 0)
     return -1;

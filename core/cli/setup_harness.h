@@ -8,7 +8,9 @@
  *
  * Every entry runs the vigil that runs setup, by its absolute path: `vigil
  * mcp` for the MCP server, `vigil hook HARNESS EVENT` for a hook (the
- * contract between setup and hook, issue 23).
+ * contract between setup and hook, issue 23); with `vigil --nats URL
+ * --engine NAME setup`, `vigil --nats URL --engine NAME mcp` and `... hook
+ * HARNESS EVENT`, the engine on another machine.
  */
 #ifndef VIGIL_SETUP_HARNESS_H
 #define VIGIL_SETUP_HARNESS_H
@@ -20,6 +22,9 @@
 
 #include "cli/setup_plan.h"
 #include "base/strbuf.h"
+
+/* The most bytes of remote words (a NATS URL and an engine name). */
+#define SETUP_REMOTE_MAX 1200
 
 typedef enum {
   kSetupProject = 0, /* the project's own files (cli_project.h's root) */
@@ -33,7 +38,15 @@ typedef struct {
   char home[PATH_MAX];        /* $HOME */
   char config_home[PATH_MAX]; /* $XDG_CONFIG_HOME, else ~/.config */
   char vigil[PATH_MAX];       /* this executable, absolute */
-  char hook_prefix[PATH_MAX + 16]; /* "<vigil as one shell word> hook " */
+  /* With --nats URL --engine NAME (docs/fleet.md section 6): the words
+   * every entry puts before its subcommand ("--nats", URL, "--engine",
+   * NAME), so the harness reaches that engine through the broker; none
+   * (n_remote 0) for the engine's socket. */
+  const char *remote[4];
+  size_t n_remote;
+  /* "<vigil> [remote words] hook ", every word quoted for a shell when it
+   * needs to be (a quote can take four bytes). */
+  char hook_prefix[4 * (PATH_MAX + SETUP_REMOTE_MAX) + 16];
 } SetupContext;
 
 typedef struct {

@@ -82,6 +82,16 @@ setup_jf_entry(SetupJsonFile *f, const SetupContext *ctx, const char *const *key
   return rc < 0 ? -1 : 0;
 }
 
+json_t *
+setup_mcp_args(const SetupContext *ctx)
+{
+  json_t *args = json_array();
+  for (size_t i = 0; i < ctx->n_remote; i++)
+    json_array_append_new(args, json_string(ctx->remote[i]));
+  json_array_append_new(args, json_string("mcp"));
+  return args;
+}
+
 void
 setup_hook_command(StrBuf *out, const SetupContext *ctx, const char *harness, const char *event)
 {
@@ -120,6 +130,21 @@ setup_shell_word(const char **p, StrBuf *out)
   *p = s;
 }
 
+/* vigil's own options that take a value as the next word (cli_opts.c's
+ * common table), which a hook's command may carry before "hook". */
+static const char *const setup_valued_options[] = {"--socket", "--session", "--nats", "--engine",
+                                                   NULL};
+
+/* Whether word is one of setup_valued_options. */
+static bool
+setup_option_takes_value(const char *word)
+{
+  for (size_t i = 0; setup_valued_options[i]; i++)
+    if (strcmp(word, setup_valued_options[i]) == 0)
+      return true;
+  return false;
+}
+
 bool
 setup_is_vigil_hook(const char *command, const char *harness)
 {
@@ -130,6 +155,17 @@ setup_is_vigil_hook(const char *command, const char *harness)
   bool ok = strcmp(slash ? slash + 1 : strbuf_cstr(&w), "vigil") == 0;
   strbuf_reset(&w);
   setup_shell_word(&p, &w);
+  /* Options before the subcommand: --nats URL --engine NAME (setup's own
+   * with --nats), --session NAME (a person's), --json. */
+  while (ok && strncmp(strbuf_cstr(&w), "--", 2) == 0 && strbuf_cstr(&w)[2] != '\0') {
+    bool valued = setup_option_takes_value(strbuf_cstr(&w));
+    strbuf_reset(&w);
+    setup_shell_word(&p, &w);
+    if (valued) {
+      strbuf_reset(&w);
+      setup_shell_word(&p, &w);
+    }
+  }
   ok = ok && strcmp(strbuf_cstr(&w), "hook") == 0;
   strbuf_reset(&w);
   setup_shell_word(&p, &w);

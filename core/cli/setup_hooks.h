@@ -43,12 +43,17 @@ int setup_jf_entry(SetupJsonFile *f, const SetupContext *ctx, const char *const 
                    json_t *value, StrBuf *err);
 
 /* The command line of vigil's hook for event: "<vigil> hook HARNESS EVENT"
- * (vigil quoted for a shell when it needs to be). */
+ * (vigil quoted for a shell when it needs to be), the remote words before
+ * "hook". */
 void setup_hook_command(StrBuf *out, const SetupContext *ctx, const char *harness,
                         const char *event);
 
+/* The MCP server's arguments: the remote words (ctx->remote), then "mcp". */
+json_t *setup_mcp_args(const SetupContext *ctx);
+
 /* Whether command runs a vigil's hook for harness: its first shell word
- * names a file called vigil, then "hook" and harness. */
+ * names a file called vigil, then vigil's own options (--nats URL, ...),
+ * then "hook" and harness. */
 bool setup_is_vigil_hook(const char *command, const char *harness);
 
 /* Adds (or removes) vigil's hook for each of events[0..n-1] under hooks in

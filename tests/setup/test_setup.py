@@ -50,8 +50,8 @@ class Box:
         env.update(extra)
         return env
 
-    def setup(self, *args, cwd=None, ok=True, path=SYSTEM_PATH, env=None, stdin=None):
-        p = subprocess.run([self.vigil, "setup"] + list(args), cwd=cwd or self.proj,
+    def setup(self, *args, cwd=None, ok=True, path=SYSTEM_PATH, env=None, stdin=None, pre=()):
+        p = subprocess.run([self.vigil] + list(pre) + ["setup"] + list(args), cwd=cwd or self.proj,
                            env=env or self.env(path), capture_output=True, text=True,
                            timeout=180, stdin=stdin or subprocess.DEVNULL)
         if ok is not None:
@@ -100,11 +100,11 @@ def commands(groups):
     return [h["command"] for g in groups for h in g["hooks"]]
 
 
-def assert_dry_run_then_apply(box, *args, path=SYSTEM_PATH):
+def assert_dry_run_then_apply(box, *args, path=SYSTEM_PATH, pre=()):
     """--dry-run writes nothing; its diff, applied with patch to a copy,
     gives what the real run writes. Returns the real run."""
     before = box.snapshot()
-    dry = box.setup(*args, "--dry-run", path=path)
+    dry = box.setup(*args, "--dry-run", path=path, pre=pre)
     assert box.snapshot() == before, "--dry-run wrote something"
     assert "(dry run: nothing was written)" in dry.stdout, dry.stdout
     copy = os.path.join(box.tmp, "..", os.path.basename(box.tmp) + "-patched")
@@ -115,7 +115,7 @@ def assert_dry_run_then_apply(box, *args, path=SYSTEM_PATH):
     p = subprocess.run(["patch", "-p0", "-s", "-E"], input=diff + "\n", text=True,
                        capture_output=True, cwd="/")
     assert p.returncode == 0, "patch refused the dry run's diff: %s\n%s" % (p.stderr, diff)
-    real = box.setup(*args, path=path)
+    real = box.setup(*args, path=path, pre=pre)
     after = box.snapshot()
     patched = {}
     for d, dirs, files in os.walk(copy):
@@ -132,16 +132,16 @@ def assert_dry_run_then_apply(box, *args, path=SYSTEM_PATH):
     return real
 
 
-def assert_second_run_and_remove(box, original, *args, path=SYSTEM_PATH):
+def assert_second_run_and_remove(box, original, *args, path=SYSTEM_PATH, pre=()):
     """A second run changes nothing and says so; --remove gives back the
     original bytes (files setup made are gone)."""
     done = box.snapshot()
-    again = box.setup(*args, path=path)
+    again = box.setup(*args, path=path, pre=pre)
     assert "nothing to change" in again.stdout, again.stdout
     assert box.snapshot() == done, "a second run changed something"
-    box.setup(*args, "--remove", path=path)
+    box.setup(*args, "--remove", path=path, pre=pre)
     assert box.snapshot() == original, "--remove did not give back the original files"
-    gone = box.setup(*args, "--remove", path=path)
+    gone = box.setup(*args, "--remove", path=path, pre=pre)
     assert "nothing to remove" in gone.stdout, gone.stdout
 
 
@@ -530,6 +530,91 @@ def test_a_hook_setup_no_longer_installs_is_taken_out(tmp):
     assert h == {"version": 1, "hooks": {"afterMCPExecution": [{"command": "./audit.sh"}]}}, h
 
 
+# --- through NATS: the entries reach an engine on another machine ---------------
+
+NATS_URL = "nats://127.0.0.1:1"  # nothing listens there: the hooks stay quiet
+REMOTE = ["--nats", NATS_URL, "--engine", "build-1"]
+# Where each harness keeps its MCP entry's arguments (setup's scope for it).
+REMOTE_HARNESSES = {
+    "claude-code": ("--project", "proj/.mcp.json", lambda c: c["mcpServers"]["vigil"]["args"]),
+    "codex": ("--user", "home/.codex/config.toml", lambda c: c["mcp_servers"]["vigil"]["args"]),
+    "gemini": ("--project", "proj/.gemini/settings.json",
+               lambda c: c["mcpServers"]["vigil"]["args"]),
+    "cursor": ("--project", "proj/.cursor/mcp.json", lambda c: c["mcpServers"]["vigil"]["args"]),
+    "opencode": ("--project", "proj/opencode.json", lambda c: c["mcp"]["vigil"]["command"][1:]),
+    "goose": ("--user", "home/.config/goose/config.yaml",
+              lambda c: c["extensions"]["vigil"]["args"]),
+}
+
+
+def test_through_nats_every_entry_names_the_remote_engine(tmp):
+    # `vigil --nats URL --engine NAME setup HARNESS` (docs/fleet.md section
+    # 6): the MCP server and every hook go to that engine through the
+    # broker; a second run changes nothing, --remove gives the files back,
+    # and setup run without --nats turns them back into socket entries.
+    box = Box(tmp)
+    for harness, (scope, rel, args_of) in REMOTE_HARNESSES.items():
+        original = box.snapshot()
+        out = assert_dry_run_then_apply(box, harness, scope, pre=REMOTE).stdout
+        assert "reaches engine build-1 through the NATS server at %s" % NATS_URL in out, out
+        args = args_of(load(os.path.join(box.tmp, rel)))
+        assert args[:5] == REMOTE + ["mcp"], (harness, args)
+        hooks, local_hooks = [], []
+        for d, dirs, files in os.walk(box.tmp):
+            dirs[:] = [x for x in dirs if x != ".git"]
+            for name in files:
+                if name.endswith((".json", ".toml")):
+                    parsed = load(os.path.join(d, name))
+                    hook_commands(parsed, " ".join([box.vigil] + REMOTE), hooks)
+                    hook_commands(parsed, box.vigil, local_hooks)
+        assert local_hooks == [], (harness, local_hooks)
+        if harness in ("claude-code", "codex", "gemini", "cursor"):
+            assert hooks, harness
+        if harness == "codex":
+            env_vars = load(os.path.join(box.tmp, rel))["mcp_servers"]["vigil"]["env_vars"]
+            assert "VIGIL_NATS_CREDS" in env_vars and "VIGIL_NATS_INBOX" in env_vars, env_vars
+        # No broker answers: a hook is quiet, as with no engine on a socket.
+        for cmd in hooks:
+            words = cmd.split()
+            stdin = json.dumps({"cwd": box.proj, "session_id": "s1", "conversation_id": "s1",
+                                "hook_event_name": words[-1]})
+            p = subprocess.run(words, input=stdin, capture_output=True, text=True,
+                               cwd=box.proj, env=box.env(), timeout=60)
+            assert p.returncode == 0 and p.stdout == "", (cmd, p.returncode, p.stdout, p.stderr)
+        # Setup without --nats puts the socket's entries in their place.
+        local = box.setup(harness, scope)
+        assert "updated" in local.stdout, local.stdout
+        assert args_of(load(os.path.join(box.tmp, rel)))[0] == "mcp", harness
+        assert_second_run_and_remove(box, original, harness, scope)
+        # And one set up through NATS is taken out by a --remove without it.
+        box.setup(harness, scope, pre=REMOTE)
+        box.setup(harness, scope, "--remove")
+        assert box.snapshot() == original, harness
+
+
+def test_through_nats_a_bad_url_or_engine_writes_nothing(tmp):
+    box = Box(tmp)
+    box.write("proj/.mcp.json", MCP_JSON)
+    before = box.snapshot()
+    for pre, says in (
+            (["--nats", "nats://alice:s3cret@n1:4222", "--engine", "e1"],
+             "the URL carries a user, password or token"),
+            (["--nats", "nats://tok3n@n1:4222", "--engine", "e1"],
+             "the URL carries a user, password or token"),
+            (["--nats", "nats://n1:99999", "--engine", "e1"],
+             '"nats://n1:99999" is not a NATS URL: its port is not a number from 1 to 65535'),
+            (["--nats", "http://n1:4222", "--engine", "e1"],
+             "its scheme is neither nats:// nor tls://"),
+            (["--nats", "nats://n1:4222", "--engine", "e.1"],
+             '--engine: "e.1" is not an engine name'),
+            (["--nats", "nats://n1:4222"], "--nats needs --engine NAME"),
+            (["--engine", "e1"], "give --nats URL too")):
+        p = box.setup("claude-code", ok=False, pre=pre)
+        assert p.returncode == 2 and says in p.stderr, (pre, p.returncode, p.stderr)
+        assert "s3cret" not in p.stderr and "tok3n" not in p.stderr, p.stderr
+        assert box.snapshot() == before, pre
+
+
 # --- every JSON harness: a malformed file is refused ----------------------------
 
 def test_malformed_json_is_refused_and_nothing_written(tmp):
@@ -709,6 +794,8 @@ if __name__ == "__main__":
         test_goose_refuses_what_it_cannot_splice,
         test_every_hook_installed_is_one_vigil_hook_answers,
         test_a_hook_setup_no_longer_installs_is_taken_out,
+        test_through_nats_every_entry_names_the_remote_engine,
+        test_through_nats_a_bad_url_or_engine_writes_nothing,
         test_malformed_json_is_refused_and_nothing_written,
         test_a_moved_vigil_replaces_its_entries,
         test_a_linked_file_stays_a_link,
