@@ -4,7 +4,8 @@
 // `vigil --nats URL --engine NAME --session S mcp` and `... hook
 // claude-code EVENT`, the entries `vigil setup claude-code --project`
 // writes with those options added (lib/remote.mjs), and reach the engine
-// only through the broker, as a NATS user granted that one session.
+// only through the broker, as a NATS user granted that one session (its
+// inbox prefix in the settings' env, which hooks and MCP servers get).
 // tests/functional/test_mcp_nats.py proves the same path by its MCP stdio
 // contract; here a notification counts only once the model has read it,
 // in the real CLI:
@@ -12,7 +13,12 @@
 //   through monitor_start; with that result it opens the crash gate, waits
 //   until the engine has the crash's notification, and calls monitor_list;
 //   the request carrying monitor_list's result carries the crash as
-//   vigil's envelope, once (the PostToolUse hook over NATS);
+//   vigil's envelopes, each once (vigil mcp's own delivery takes it from
+//   the model cursor into the result; the PostToolUse hook after it finds
+//   nothing left);
+// - (b') the same with a tool that is not vigil's (Claude Code's Read),
+//   whose result only the PostToolUse hook, over NATS, can add the crash
+//   to;
 // - (a) the wake: the model then starts an idle worker and ends its turn;
 //   the worker crashes, nobody types, and the Stop hook (asyncRewake),
 //   waiting on the session's notification subject, wakes the agent: a new
@@ -29,7 +35,7 @@ import { when, reply } from './lib/fake/core.mjs';
 import { anthropic } from './lib/fake/anthropic.mjs';
 import { Claude, claudeToolName } from './lib/claude.mjs';
 import { withHarness } from './lib/vigil.mjs';
-import { assertEachEnvelopeOnce, crashedAt, devServer, envelopeNonces, sessionReport, startedId, waitNotified } from './lib/crash.mjs';
+import { assertEachEnvelopeOnce, crashedAt, devServer, sessionReport, startedId, waitNotified } from './lib/crash.mjs';
 import { runSetup } from './lib/project.mjs';
 import { ENGINE_NAME, engineConnections, pointSetupAtNats, remoteEngine } from './lib/remote.mjs';
 import { Client } from '../../clients/node/index.js';
@@ -105,7 +111,7 @@ async function rpcCounters(engine) {
   }
 }
 
-test('claude-code through NATS, entries as vigil setup --project writes them plus --nats: (b) a crash during a busy turn comes once with the next tool result; (a) a crash after the turn ended wakes the idle agent, nobody typing; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
+test('claude-code through NATS, entries as vigil setup --project writes them plus --nats: (b) a crash during a busy turn comes once with the next tool result, vigil\'s or (PostToolUse) another; (a) a crash after the turn ended wakes the idle agent, nobody typing; (d) each envelope once', { timeout: TEST_TIMEOUT }, async (t) => {
   // Claude Code loads the project's .mcp.json and .claude/settings.json
   // (what setup wrote), not a --mcp-config of the test's.
   class ProjectClaude extends Claude {
@@ -120,7 +126,7 @@ test('claude-code through NATS, entries as vigil setup --project writes them plu
       notes: sandbox.write('proj/NOTES.md', 'Notes of the project.\n') });
     // A project with setup's files, pointed at the broker.
     await runSetup(sandbox, 'claude-code', { args: ['--project'], env: remote.env });
-    const { mcp, settings } = pointSetupAtNats(sandbox.proj, { url: remote.url, session: SESSION, env: remote.env });
+    const { mcp, settings } = pointSetupAtNats(sandbox.proj, { url: remote.url, session: SESSION, inbox: remote.inbox });
     // Nothing the harness runs is told of the engine's socket.
     const told = JSON.stringify({ mcp, settings, env: cli.env(remote.env) });
     assert.ok(!told.includes(remote.engine.socket) && !told.includes(path.dirname(remote.engine.socket)),
@@ -146,7 +152,7 @@ test('claude-code through NATS, entries as vigil setup --project writes them plu
       // (a): nobody types from here.
       await cli.tmux.waitScreen(/STARTED-OK/, { what: "the turn's end on screen" });
       p.wake.gate.open();
-      const woken = await fake.waitFor(when.tailHas(WAKE), { after: listed, what: 'the request carrying the crash made after the turn ended, nobody typing' })
+      const woken = await fake.waitFor(when.tailHas(WAKE), { after: read, what: 'the request carrying the crash made after the turn ended, nobody typing' })
         .catch(async (e) => {
           e.message += `\nthe session on the engine: ${JSON.stringify(await sessionReport(p.engine.socket, SESSION))}`;
           throw e;

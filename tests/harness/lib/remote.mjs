@@ -10,7 +10,8 @@
 // The broker has two users, as section 6's permissions say: the engine's
 // (anything), and the person's, granted the one session: publish on
 // vigil.ENGINE.SESSION.>, subscribe on the session's notification subject
-// and on an inbox prefix of its own (VIGIL_NATS_INBOX). So a harness that
+// and on an inbox prefix of its own (VIGIL_NATS_INBOX, which the settings'
+// env gives the hooks and the MCP server alike). So a harness that
 // reaches further than its session is refused by the broker, not by luck.
 //
 // The engine also listens on a socket in a temp dir of its own, for the
@@ -69,8 +70,9 @@ async function waitServing(engine, { timeout = HARNESS_WAIT_MS } = {}) {
 
 /** Starts the broker and the engine (config: overrides, as defaultConfig
  * takes them) for session, both stopped at the sandbox's cleanup (the
- * engine first). Returns {broker, engine, url: the person's URL, env: the
- * harness's variables (VIGIL_SOCKET nowhere, VIGIL_NATS_INBOX)}. */
+ * engine first). Returns {broker, engine, url: the person's URL, inbox: the
+ * person's inbox prefix, env: the harness's variables (VIGIL_SOCKET: a
+ * socket nothing listens on)}. */
 export async function remoteEngine(sandbox, session, config = {}) {
   const broker = await NatsServer.start({ config: brokerConfig(session) });
   sandbox.onCleanup(() => broker.stop());
@@ -82,7 +84,8 @@ export async function remoteEngine(sandbox, session, config = {}) {
     broker,
     engine,
     url: userUrl(broker, PERSON_USER),
-    env: { VIGIL_SOCKET: sandbox.file('host-a', 'run', 'vigil.sock'), VIGIL_NATS_INBOX: PERSON_INBOX },
+    env: { VIGIL_SOCKET: sandbox.file('host-a', 'run', 'vigil.sock') },
+    inbox: PERSON_INBOX,
   };
 }
 
@@ -93,12 +96,13 @@ const natsOptions = (url, session) => ['--nats', url, '--engine', ENGINE_NAME, '
 /** Rewrites what `vigil setup claude-code --project` wrote in the project
  * (.mcp.json and .claude/settings.json) into the entries docs/fleet.md
  * section 6 tells a person to write: `--nats URL --engine NAME --session
- * S` added to the MCP server's arguments and to every hook command, and the
- * person's inbox prefix in the MCP entry's env. Fails when setup's files
- * are not of the shape it knows (an MCP entry running `vigil mcp`, hook
- * commands `VIGIL hook claude-code EVENT`), so a change in setup is seen
- * here. Returns {mcp, settings}: what it wrote. */
-export function pointSetupAtNats(proj, { url, session, env }) {
+ * S` added to the MCP server's arguments and to every hook command, and
+ * the person's inbox prefix (VIGIL_NATS_INBOX) in the settings' `env`,
+ * which Claude Code gives its hooks and its MCP servers alike. Fails when
+ * setup's files are not of the shape it knows (an MCP entry running `vigil
+ * mcp`, hook commands `VIGIL hook claude-code EVENT`), so a change in
+ * setup is seen here. Returns {mcp, settings}: what it wrote. */
+export function pointSetupAtNats(proj, { url, session, inbox }) {
   const mcpFile = path.join(proj, '.mcp.json');
   const settingsFile = path.join(proj, '.claude', 'settings.json');
   const mcp = JSON.parse(fs.readFileSync(mcpFile, 'utf8'));
@@ -106,7 +110,6 @@ export function pointSetupAtNats(proj, { url, session, env }) {
   assert.equal(server?.command, VIGIL, `setup's MCP entry runs this vigil: ${JSON.stringify(server)}`);
   assert.deepEqual(server.args, ['mcp'], `setup's MCP entry runs vigil mcp: ${JSON.stringify(server)}`);
   server.args = [...natsOptions(url, session), 'mcp'];
-  server.env = { ...server.env, VIGIL_NATS_INBOX: env.VIGIL_NATS_INBOX };
   fs.writeFileSync(mcpFile, `${JSON.stringify(mcp, null, 2)}\n`);
 
   const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
@@ -120,6 +123,7 @@ export function pointSetupAtNats(proj, { url, session, env }) {
     }
   }
   assert.equal(commands, 4, `setup wrote vigil's four hooks: ${JSON.stringify(settings.hooks)}`);
+  settings.env = { ...settings.env, VIGIL_NATS_INBOX: inbox };
   fs.writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
   return { mcp, settings };
 }
