@@ -169,9 +169,12 @@ cli_conn_open_nats(const char *url, const char *engine, const char *session, Cli
     return NULL;
   }
   int fd = -1;
-  CliNatsReq *n = cli_natsreq_open(url, subject, &fd, why, sizeof why);
+  bool denied = false;
+  CliNatsReq *n = cli_natsreq_open(url, subject, &fd, &denied, why, sizeof why);
   if (n == NULL) {
-    cli_error_set(err, kCliErrNoEngine, "%s", why);
+    /* A server out of reach is no engine; a refusal of this user's is a
+     * mistake in the set-up, said (a hook is quiet only with no engine). */
+    cli_error_set(err, denied ? kCliErrTransport : kCliErrNoEngine, "%s", why);
     return NULL;
   }
   CliConn *c = xcalloc(1, sizeof *c);

@@ -93,7 +93,9 @@ CliConn *cli_conn_open(const char *path, CliError *err);
  * is sent to engine's request subject on the server at url, the subject
  * of session when it is not NULL (so a NATS user allowed that session
  * alone can use it), else the engine's. kCliErrNoEngine when the server
- * cannot be reached; an engine that does not answer shows as the call's
+ * cannot be reached; kCliErrTransport when it refuses this user the
+ * subscription to the inbox the answers come to (its
+ * $VIGIL_NATS_INBOX is not one of its own); an engine that does not answer shows as the call's
  * deadline, and the server's "no responders" (no engine of that name is
  * connected) as an error of kind kCliErrNoEngine. The server going away
  * ends the connection as an engine closing its socket does. No

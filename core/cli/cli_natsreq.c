@@ -226,8 +226,10 @@ cli_natsreq_subject(char *out, size_t size, const char *engine, const char *sess
 }
 
 CliNatsReq *
-cli_natsreq_open(const char *url, const char *subject, int *read_fd, char *why, size_t size)
+cli_natsreq_open(const char *url, const char *subject, int *read_fd, bool *denied, char *why,
+                 size_t size)
 {
+  *denied = false;
   CliNatsReq *n = xcalloc(1, sizeof *n);
   n->fds[0] = n->fds[1] = -1;
   atomic_init(&n->closing, false);
@@ -271,18 +273,36 @@ cli_natsreq_open(const char *url, const char *subject, int *read_fd, char *why, 
   natsInbox *inbox = NULL;
   if (s == NATS_OK)
     s = natsInbox_Create(&inbox);
+  /* A user's own prefix, where its permissions let it read answers. */
+  const char *prefix = getenv("VIGIL_NATS_INBOX");
+  char wildcard[sizeof n->inbox + 4] = "";
   if (s == NATS_OK) {
-    /* A user's own prefix, where its permissions let it read answers. */
-    const char *prefix = getenv("VIGIL_NATS_INBOX");
     const char *unique = strchr((const char *)inbox, '.');
     if (prefix && *prefix && unique)
       snprintf(n->inbox, sizeof n->inbox, "%s%s", prefix, unique);
     else
       snprintf(n->inbox, sizeof n->inbox, "%s", (const char *)inbox);
     natsInbox_Destroy(inbox);
-    char wildcard[sizeof n->inbox + 4];
     snprintf(wildcard, sizeof wildcard, "%s.*", n->inbox);
     s = natsConnection_Subscribe(&n->sub, n->nc, wildcard, cli_natsreq_on_answer, n);
+  }
+  /* A round trip: a subscription the user may not make is refused with an
+   * -ERR that comes before the PONG. Unchecked, every answer would be
+   * dropped by the server and each call would wait out its deadline as if
+   * the engine were silent. */
+  if (s == NATS_OK)
+    s = natsConnection_FlushTimeout(n->nc, CLI_NATSREQ_CONNECT_MS);
+  const char *refusal = NULL;
+  if (s == NATS_OK && natsConnection_GetLastError(n->nc, &refusal) == NATS_NOT_PERMITTED &&
+      refusal && strstr(refusal, wildcard)) {
+    snprintf(why, size, "--nats: the NATS server refused this user the subscription to %s, where "
+             "the engine's answers come: %s (set $VIGIL_NATS_INBOX to an inbox prefix this NATS "
+             "user may subscribe to; %s%s%s)", wildcard, refusal,
+             prefix && *prefix ? "it is \"" : "it is unset, so _INBOX",
+             prefix && *prefix ? prefix : "", prefix && *prefix ? "\"" : "");
+    *denied = true;
+    cli_natsreq_close(n);
+    return NULL;
   }
   if (s != NATS_OK) {
     const char *text = nats_GetLastError(NULL);

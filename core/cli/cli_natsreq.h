@@ -44,9 +44,12 @@ typedef struct CliNatsReq CliNatsReq;
  * whose permissions give it its own prefix names it there); requests will
  * go to subject. *read_fd is where the
  * answers' frames can be read (non-blocking), owned by the CliNatsReq.
- * NULL with why (size bytes) when the server cannot be reached or refuses. */
-CliNatsReq *cli_natsreq_open(const char *url, const char *subject, int *read_fd, char *why,
-                             size_t size);
+ * NULL with why (size bytes) when the server cannot be reached or refuses
+ * the connection, or refuses this user the inbox's subscription (then
+ * *denied is true: the answers could never come, and a wait for them
+ * would end only at its deadline, saying nothing of why). */
+CliNatsReq *cli_natsreq_open(const char *url, const char *subject, int *read_fd, bool *denied,
+                             char *why, size_t size);
 
 /* Publishes one frame (data, len) whose answer carries msgid, with the
  * inbox subject the answer comes back to. -1 with why when it cannot. */

@@ -28,6 +28,7 @@
 #include "cli/cli_suggest.h"
 #include "cli/setup_allow.h"
 #include "cli/setup_harness.h"
+#include "spec/names.h"
 
 static const CliOpt cli_setup_opts[] = {
   {.name = "project", .help = "the project's own files (default inside a project)"},
@@ -108,20 +109,34 @@ cli_setup_context(const CliClient *c, const CliParsed *p, const SetupHarness *h,
                                   "setup would write into the harness's files: give the "
                                   "server's URL alone, and the credentials in a creds file "
                                   "named by VIGIL_NATS_CREDS in the harness's environment");
-    if (strlen(c->nats_url) + strlen(c->engine) + 32 > SETUP_REMOTE_MAX)
-      return cli_opts_usage_error(p->spec, "--nats and --engine: over %d bytes together",
-                                  SETUP_REMOTE_MAX - 32);
-    ctx->remote[0] = "--nats";
-    ctx->remote[1] = c->nats_url;
-    ctx->remote[2] = "--engine";
-    ctx->remote[3] = c->engine;
-    ctx->n_remote = 4;
+    ctx->options[ctx->n_options++] = "--nats";
+    ctx->options[ctx->n_options++] = c->nats_url;
+    ctx->options[ctx->n_options++] = "--engine";
+    ctx->options[ctx->n_options++] = c->engine;
+    ctx->remote = true;
   }
+  /* --session given on this command line (not $VIGIL_SESSION, nor the
+   * project's, which each entry finds again where it runs). */
+  if (p->session != NULL) {
+    if (!session_name_ok(c->session))
+      return cli_opts_usage_error(p->spec, "--session: \"%s\" is not a session name "
+                                  "([A-Za-z0-9._:-], 1 to %d characters, not starting with "
+                                  "anon-)", c->session, SESSION_NAME_MAX);
+    ctx->options[ctx->n_options++] = "--session";
+    ctx->options[ctx->n_options++] = c->session;
+  }
+  size_t bytes = 0;
+  for (size_t i = 0; i < ctx->n_options; i++)
+    bytes += strlen(ctx->options[i]) + 1;
+  if (bytes > SETUP_OPTIONS_MAX)
+    return cli_opts_usage_error(p->spec, "--nats, --engine and --session: %zu bytes together, "
+                                "over the %d setup writes into an entry", bytes,
+                                SETUP_OPTIONS_MAX);
   StrBuf prefix = STRBUF_INIT;
   cli_client_shell_word(&prefix, ctx->vigil);
-  for (size_t i = 0; i < ctx->n_remote; i++) {
+  for (size_t i = 0; i < ctx->n_options; i++) {
     strbuf_putc(&prefix, ' ');
-    cli_client_shell_word(&prefix, ctx->remote[i]);
+    cli_client_shell_word(&prefix, ctx->options[i]);
   }
   strbuf_puts(&prefix, " hook ");
   snprintf(ctx->hook_prefix, sizeof ctx->hook_prefix, "%s", strbuf_cstr(&prefix));
@@ -223,7 +238,7 @@ cli_setup_run(CliClient *c, const CliParsed *p)
   strbuf_free(&err);
   if (ctx.remove)
     return 0;
-  if (ctx.n_remote > 0) {
+  if (ctx.remote) {
     /* The engine, its config and allowlist are on its own host. */
     printf("  %s reaches engine %s through the NATS server at %s: what the agent may run is "
            "that engine's config, on its host (docs/fleet.md section 6). Give the harness "

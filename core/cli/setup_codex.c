@@ -123,7 +123,7 @@ setup_codex_plan(const SetupContext *ctx, SetupPlan *plan, StrBuf *err)
       strbuf_puts(&body, i ? ", " : "");
       setup_toml_string(&body, setup_codex_env[i]);
     }
-    for (size_t i = 0; ctx->n_remote > 0 && setup_codex_nats_env[i]; i++) {
+    for (size_t i = 0; ctx->remote && setup_codex_nats_env[i]; i++) {
       strbuf_puts(&body, ", ");
       setup_toml_string(&body, setup_codex_nats_env[i]);
     }

@@ -23,8 +23,9 @@
 #include "cli/setup_plan.h"
 #include "base/strbuf.h"
 
-/* The most bytes of remote words (a NATS URL and an engine name). */
-#define SETUP_REMOTE_MAX 1200
+/* The most bytes of the options put in every entry (a NATS URL, an engine
+ * name and a session name, with the options' own names). */
+#define SETUP_OPTIONS_MAX 1280
 
 typedef enum {
   kSetupProject = 0, /* the project's own files (cli_project.h's root) */
@@ -38,15 +39,16 @@ typedef struct {
   char home[PATH_MAX];        /* $HOME */
   char config_home[PATH_MAX]; /* $XDG_CONFIG_HOME, else ~/.config */
   char vigil[PATH_MAX];       /* this executable, absolute */
-  /* With --nats URL --engine NAME (docs/fleet.md section 6): the words
-   * every entry puts before its subcommand ("--nats", URL, "--engine",
-   * NAME), so the harness reaches that engine through the broker; none
-   * (n_remote 0) for the engine's socket. */
-  const char *remote[4];
-  size_t n_remote;
-  /* "<vigil> [remote words] hook ", every word quoted for a shell when it
-   * needs to be (a quote can take four bytes). */
-  char hook_prefix[4 * (PATH_MAX + SETUP_REMOTE_MAX) + 16];
+  /* vigil's own options that every entry puts before its subcommand, as
+   * setup was given them: --nats URL --engine NAME (docs/fleet.md section
+   * 6: the harness reaches that engine through the broker) and --session
+   * NAME (the hooks and the MCP server share that session's cursor). */
+  const char *options[6];
+  size_t n_options;
+  bool remote; /* --nats among them */
+  /* "<vigil> [options] hook ", every word quoted for a shell when it needs
+   * to be (a quote can take four bytes). */
+  char hook_prefix[4 * (PATH_MAX + SETUP_OPTIONS_MAX) + 16];
 } SetupContext;
 
 typedef struct {

@@ -86,8 +86,8 @@ json_t *
 setup_mcp_args(const SetupContext *ctx)
 {
   json_t *args = json_array();
-  for (size_t i = 0; i < ctx->n_remote; i++)
-    json_array_append_new(args, json_string(ctx->remote[i]));
+  for (size_t i = 0; i < ctx->n_options; i++)
+    json_array_append_new(args, json_string(ctx->options[i]));
   json_array_append_new(args, json_string("mcp"));
   return args;
 }

@@ -43,12 +43,12 @@ int setup_jf_entry(SetupJsonFile *f, const SetupContext *ctx, const char *const 
                    json_t *value, StrBuf *err);
 
 /* The command line of vigil's hook for event: "<vigil> hook HARNESS EVENT"
- * (vigil quoted for a shell when it needs to be), the remote words before
+ * (vigil quoted for a shell when it needs to be), setup's options before
  * "hook". */
 void setup_hook_command(StrBuf *out, const SetupContext *ctx, const char *harness,
                         const char *event);
 
-/* The MCP server's arguments: the remote words (ctx->remote), then "mcp". */
+/* The MCP server's arguments: setup's options (ctx->options), then "mcp". */
 json_t *setup_mcp_args(const SetupContext *ctx);
 
 /* Whether command runs a vigil's hook for harness: its first shell word

@@ -409,6 +409,39 @@ def test_the_adapter_keeps_its_virtual_connection_open(tmp):
     with_fleet(tmp, body, nats={"client_idle_ms": 1000})
 
 
+def test_a_user_refused_its_inbox_is_told_at_once(tmp):
+    """s1 may subscribe only under its own inbox prefix, _INBOX_s1: with
+    $VIGIL_NATS_INBOX unset (the default prefix, _INBOX) or naming
+    another's, every answer of the engine would be dropped by the server.
+    The hook and the adapter say so at once, naming the variable, instead
+    of waiting out each call's 30 s as if the engine were silent; the hook
+    with status 1 (a mistake in the set-up is said, unlike no engine)."""
+    def body(fleet, engine):
+        url = fleet["server"].url("s1", "s1pw")
+        start = time.monotonic()
+        h = hook(tmp, url, "UserPromptSubmit", "h3", inbox="")
+        took = time.monotonic() - start
+        assert h.returncode == 1, (h.returncode, h.stdout, h.stderr)
+        assert "refused this user the subscription to _INBOX." in h.stderr, h.stderr
+        assert "$VIGIL_NATS_INBOX" in h.stderr and "it is unset, so _INBOX" in h.stderr, h.stderr
+        assert "s1pw" not in h.stderr, h.stderr
+        assert took < 20, "the hook took %.1f s: it waited for answers that could not come" % took
+        a = Adapter(tmp, url, inbox="_INBOX_blind")
+        start = time.monotonic()
+        try:
+            a.proc.wait(60)
+        finally:
+            rc = a.close()
+        assert rc == 1, (rc, a.log())
+        assert 'refused this user the subscription to _INBOX_blind.' in a.log(), a.log()
+        assert 'it is "_INBOX_blind"' in a.log(), a.log()
+        assert time.monotonic() - start < 20, "the adapter waited for answers that could not come"
+        # Nothing reached the engine's session: the hook's session_state
+        # was never carried out.
+        assert "s1" not in [s["session"] for s in engine.call("session_list", all=True)["sessions"]]
+    with_fleet(tmp, body)
+
+
 # --- the broker and the engine going away -------------------------------------
 
 def test_no_engine_of_that_name_is_said_at_once(tmp):
@@ -481,6 +514,7 @@ if __name__ == "__main__":
         test_a_user_without_the_notification_subject_gets_them_from_the_cursor,
         test_hostile_messages_on_the_subject_are_dropped_and_counted,
         test_the_adapter_keeps_its_virtual_connection_open,
+        test_a_user_refused_its_inbox_is_told_at_once,
         test_no_engine_of_that_name_is_said_at_once,
         test_the_broker_going_away_fails_calls_clearly_and_comes_back,
     ], prefix="vigil-mcpnats-"))

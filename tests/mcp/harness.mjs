@@ -299,9 +299,10 @@ export async function waitNoneLeft(timeout = WAIT_MS) {
 
 export class Engine {
   /** Starts vigild on a socket in a new temp dir (or at socket: a path
-   * whose directory vigild makes); resolves once it accepts. */
-  static async start({ config, socket } = {}) {
-    const engine = new Engine(config ?? defaultConfig(), socket);
+   * whose directory vigild makes), with more command-line arguments args
+   * (`--nats URL --nats-engine NAME`); resolves once it accepts. */
+  static async start({ config, socket, args = [] } = {}) {
+    const engine = new Engine(config ?? defaultConfig(), socket, args);
     try {
       await engine.waitListening();
     } catch (e) {
@@ -311,7 +312,7 @@ export class Engine {
     return engine;
   }
 
-  constructor(config, socket) {
+  constructor(config, socket, args = []) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-mcp-'));
     this.configPath = path.join(this.dir, 'config.lua');
     fs.writeFileSync(this.configPath, `return ${luaValue(config)}\n`);
@@ -321,7 +322,7 @@ export class Engine {
     this.everyAdapter = []; // every one started, for their stderr
     this.stopped = null;
     const log = fs.openSync(this.logPath, 'w');
-    this.proc = spawn(VIGILD, ['--listen', this.socket, '--config', this.configPath], {
+    this.proc = spawn(VIGILD, ['--listen', this.socket, '--config', this.configPath, ...args], {
       stdio: ['ignore', 'ignore', log], env: testEnv(), cwd: this.dir,
     });
     fs.closeSync(log);

@@ -533,7 +533,7 @@ def test_a_hook_setup_no_longer_installs_is_taken_out(tmp):
 # --- through NATS: the entries reach an engine on another machine ---------------
 
 NATS_URL = "nats://127.0.0.1:1"  # nothing listens there: the hooks stay quiet
-REMOTE = ["--nats", NATS_URL, "--engine", "build-1"]
+REMOTE = ["--nats", NATS_URL, "--engine", "build-1", "--session", "web"]
 # Where each harness keeps its MCP entry's arguments (setup's scope for it).
 REMOTE_HARNESSES = {
     "claude-code": ("--project", "proj/.mcp.json", lambda c: c["mcpServers"]["vigil"]["args"]),
@@ -548,9 +548,9 @@ REMOTE_HARNESSES = {
 
 
 def test_through_nats_every_entry_names_the_remote_engine(tmp):
-    # `vigil --nats URL --engine NAME setup HARNESS` (docs/fleet.md section
-    # 6): the MCP server and every hook go to that engine through the
-    # broker; a second run changes nothing, --remove gives the files back,
+    # `vigil --nats URL --engine NAME --session S setup HARNESS`
+    # (docs/fleet.md section 6): the MCP server and every hook go to that
+    # engine's session S through the broker; a second run changes nothing, --remove gives the files back,
     # and setup run without --nats turns them back into socket entries.
     box = Box(tmp)
     for harness, (scope, rel, args_of) in REMOTE_HARNESSES.items():
@@ -558,7 +558,7 @@ def test_through_nats_every_entry_names_the_remote_engine(tmp):
         out = assert_dry_run_then_apply(box, harness, scope, pre=REMOTE).stdout
         assert "reaches engine build-1 through the NATS server at %s" % NATS_URL in out, out
         args = args_of(load(os.path.join(box.tmp, rel)))
-        assert args[:5] == REMOTE + ["mcp"], (harness, args)
+        assert args[:7] == REMOTE + ["mcp"], (harness, args)
         hooks, local_hooks = [], []
         for d, dirs, files in os.walk(box.tmp):
             dirs[:] = [x for x in dirs if x != ".git"]
@@ -608,6 +608,7 @@ def test_through_nats_a_bad_url_or_engine_writes_nothing(tmp):
             (["--nats", "nats://n1:4222", "--engine", "e.1"],
              '--engine: "e.1" is not an engine name'),
             (["--nats", "nats://n1:4222"], "--nats needs --engine NAME"),
+            (["--session", "bad name"], '--session: "bad name" is not a session name'),
             (["--engine", "e1"], "give --nats URL too")):
         p = box.setup("claude-code", ok=False, pre=pre)
         assert p.returncode == 2 and says in p.stderr, (pre, p.returncode, p.stderr)

@@ -36,8 +36,8 @@ export async function projectEngine(sandbox, config = {}) {
 
 /** Runs `bin setup harness ...args` in the project (env: more variables)
  * and checks that it says what it set up; resolves with its output. */
-export async function runSetup(sandbox, harness, { bin = VIGIL, args = [], env = {} } = {}) {
-  const out = await runInProject(sandbox, 'vigil setup', bin, ['setup', harness, ...args], sandbox.env(env));
+export async function runSetup(sandbox, harness, { bin = VIGIL, pre = [], args = [], env = {} } = {}) {
+  const out = await runInProject(sandbox, 'vigil setup', bin, [...pre, 'setup', harness, ...args], sandbox.env(env));
   assert.match(out, new RegExp(`^vigil setup ${harness} \\(${sandbox.proj}\\)`), out);
   return out;
 }
