@@ -23,6 +23,7 @@
 
 #include "base/memory.h"
 #include "cli/cli_natslive.h"
+#include "cli/cli_natsopts.h"
 #include "spec/names.h"
 
 /* How many "no responders" answers are remembered until asked about. */
@@ -264,9 +265,8 @@ cli_natsreq_open(const char *url, const char *subject, int *read_fd, bool *denie
     s = natsOptions_SetPingInterval(o, CLI_NATSREQ_PING_MS);
   if (s == NATS_OK)
     s = natsOptions_SetMaxPingsOut(o, CLI_NATSREQ_PINGS_OUT);
-  const char *creds = getenv("VIGIL_NATS_CREDS");
-  if (s == NATS_OK && creds && *creds)
-    s = natsOptions_SetUserCredentialsFromFiles(o, creds, NULL);
+  if (s == NATS_OK)
+    s = cli_natsopts_credentials(o);
   if (s == NATS_OK)
     s = natsConnection_Connect(&n->nc, o);
   natsOptions_Destroy(o);
@@ -305,9 +305,9 @@ cli_natsreq_open(const char *url, const char *subject, int *read_fd, bool *denie
     return NULL;
   }
   if (s != NATS_OK) {
-    const char *text = nats_GetLastError(NULL);
+    const char *text = cli_natsopts_last_error();
     snprintf(why, size, "--nats: cannot reach the NATS server: %s",
-             text && *text ? text : natsStatus_GetText(s));
+             *text ? text : natsStatus_GetText(s));
     cli_natsreq_close(n);
     return NULL;
   }

@@ -50,6 +50,7 @@
 #include "cli/cli_fleetmsg.h"
 #include "cli/cli_fleetonce.h"
 #include "cli/cli_fmt.h"
+#include "cli/cli_natsopts.h"
 #include "cli/cli_natsurl.h"
 #include "cli/cli_waker.h"
 
@@ -152,23 +153,6 @@ watchnats_js_name_ok(const char *name)
       return false;
   }
   return true;
-}
-
-/* nats.c's last error of this thread without the source location it puts
- * first ("(conn.c:2088): No server available ..."), which means nothing to
- * a person. */
-static const char *
-watchnats_last_error(void)
-{
-  const char *text = nats_GetLastError(NULL);
-  if (text == NULL)
-    return "";
-  if (text[0] == '(') {
-    const char *close = strstr(text, "): ");
-    if (close)
-      return close + 3;
-  }
-  return text;
 }
 
 /* The default durable's name: watch-USER-SESSION (watch-USER-ENGINE-SESSION
@@ -318,7 +302,7 @@ watchnats_fail_call(WatchNats *w, const char *doing, natsStatus s)
   if (denied[0])
     return watchnats_fail("%s at %s: permission denied: the server says \"%s\"", doing, w->shown_url,
                           denied);
-  const char *last = watchnats_last_error();
+  const char *last = cli_natsopts_last_error();
   return watchnats_fail("%s at %s failed: %s%s%s", doing, w->shown_url, natsStatus_GetText(s),
                         last && last[0] ? ": " : "", last && last[0] ? last : "");
 }
@@ -336,6 +320,8 @@ watchnats_connect(WatchNats *w)
     s = natsOptions_SetName(w->opts, "vigil watch");
   if (s == NATS_OK)
     s = natsOptions_SetErrorHandler(w->opts, watchnats_on_error, w);
+  if (s == NATS_OK)
+    s = cli_natsopts_credentials(w->opts);
   /* The pulled messages come to the inbox: a user whose permissions give
    * it a prefix of its own (docs/fleet.md section 5) names it, so that no
    * other user may read what it pulls. */
@@ -343,12 +329,12 @@ watchnats_connect(WatchNats *w)
   if (s == NATS_OK && inbox && *inbox)
     s = natsOptions_SetCustomInboxPrefix(w->opts, inbox);
   if (s != NATS_OK)
-    return watchnats_fail("--nats %s: %s", w->shown_url, watchnats_last_error());
+    return watchnats_fail("--nats %s: %s", w->shown_url, cli_natsopts_last_error());
   s = natsConnection_Connect(&w->nc, w->opts);
   if (s == NATS_NO_SERVER || s == NATS_TIMEOUT || s == NATS_IO_ERROR)
     return watchnats_fail("cannot reach a NATS server at %s (refused, or no answer within %d s): "
                           "%s",
-                          w->shown_url, WATCHNATS_CONNECT_MS / 1000, watchnats_last_error());
+                          w->shown_url, WATCHNATS_CONNECT_MS / 1000, cli_natsopts_last_error());
   if (s != NATS_OK)
     return watchnats_fail_call(w, "connecting", s);
   jsOptions jo;

@@ -260,8 +260,9 @@ def consumer_state(nc, durable, stream="VIGIL"):
     return info
 
 
-def run_vigil(*args, timeout=DEADLINE):
-    return subprocess.run([VIGIL, *args], capture_output=True, text=True, timeout=timeout)
+def run_vigil(*args, timeout=DEADLINE, env=None):
+    return subprocess.run([VIGIL, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env)
 
 
 def with_server(fn):
@@ -550,6 +551,21 @@ def test_a_missing_stream_is_a_clear_error(tmp, server, nc):
     assert "odd.>" in r.stderr, r.stderr
 
 
+@with_server
+def test_every_nats_command_takes_the_creds_file_of_vigil_nats_creds(tmp, server, nc):
+    # $VIGIL_NATS_CREDS is read by watch as by the requests (it was read by
+    # the requests only, so a watch on a fleet secured with creds files
+    # connected without them). A file that cannot be read is named.
+    creds = os.path.join(tmp, "missing.creds")
+    env = dict(os.environ, VIGIL_NATS_CREDS=creds)
+    for args in (("watch", "--nats", server.url, "--session", "s1"),
+                 ("--nats", server.url, "--engine", "e1", "--session", "s1", "list")):
+        r = run_vigil(*args, env=env)
+        assert r.returncode == 1, (args, r)
+        assert "error opening file '%s'" % creds in r.stderr, (args, r.stderr)
+        assert ".c:" not in r.stderr, r.stderr  # nats.c's source location means nothing here
+
+
 def test_a_refused_permission_names_the_subject(tmp):
     config = """
 jetstream { store_dir: "%s" }
@@ -683,6 +699,7 @@ if __name__ == "__main__":
         test_unreachable_server_is_a_clear_error,
         test_a_server_without_jetstream_is_a_clear_error,
         test_a_missing_stream_is_a_clear_error,
+        test_every_nats_command_takes_the_creds_file_of_vigil_nats_creds,
         test_a_refused_permission_names_the_subject,
         test_a_user_not_allowed_to_read_back_the_ack_floor_still_watches,
         test_usage_errors_name_the_option,
