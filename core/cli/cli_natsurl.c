@@ -93,6 +93,23 @@ cli_natsurl_problem(const char *url)
 }
 
 
+/* Where one URL of the list, part..end, has its USERINFO: *host is what
+ * follows the scheme (or part), and the return the last '@' before end, or
+ * NULL when there is no USERINFO. */
+static const char *
+cli_natsurl_userinfo_end(const char *part, const char *end, const char **host)
+{
+  *host = part;
+  const char *scheme = strstr(part, "://");
+  if (scheme && scheme < end)
+    *host = scheme + 3;
+  const char *at = NULL;
+  for (const char *q = *host; q < end; q++)
+    if (*q == '@')
+      at = q;
+  return at;
+}
+
 /* See cli_natsurl.h. */
 void
 cli_natsurl_shown(char *out, const char *url)
@@ -101,14 +118,8 @@ cli_natsurl_shown(char *out, const char *url)
   for (const char *part = url;;) {
     const char *comma = strchr(part, ',');
     const char *end = comma ? comma : part + strlen(part);
-    const char *host = part;
-    const char *scheme = strstr(part, "://");
-    if (scheme && scheme < end)
-      host = scheme + 3;
-    const char *at = NULL;
-    for (const char *q = host; q < end; q++)
-      if (*q == '@')
-        at = q;
+    const char *host;
+    const char *at = cli_natsurl_userinfo_end(part, end, &host);
     if (at) {
       const char *colon = memchr(host, ':', (size_t)(at - host));
       strbuf_append(&sb, part, (size_t)((colon ? colon + 1 : host) - part));
@@ -126,7 +137,6 @@ cli_natsurl_shown(char *out, const char *url)
   strbuf_free(&sb);
 }
 
-
 /* See cli_natsurl.h. */
 bool
 cli_natsurl_has_secret(const char *url)
@@ -134,11 +144,8 @@ cli_natsurl_has_secret(const char *url)
   for (const char *part = url;;) {
     const char *comma = strchr(part, ',');
     const char *end = comma ? comma : part + strlen(part);
-    const char *host = part;
-    const char *scheme = strstr(part, "://");
-    if (scheme && scheme < end)
-      host = scheme + 3;
-    if (memchr(host, '@', (size_t)(end - host)) != NULL)
+    const char *host;
+    if (cli_natsurl_userinfo_end(part, end, &host) != NULL)
       return true;
     if (comma == NULL)
       return false;
