@@ -153,7 +153,8 @@ _vigil()
 _vigild_options()
 {
     echo "--listen --stdio --config --no-config --state-dir --no-state --check-config --daemon
-          --log-file --log-max-bytes --nats --nats-engine --nats-creds --version --help"
+          --log-file --log-max-bytes --nats --nats-engine --nats-creds
+          --nats-tls-ca --nats-tls-cert --nats-tls-key --version --help"
 }
 
 _vigild()
@@ -163,7 +164,7 @@ _vigild()
     cur="${COMP_WORDS[COMP_CWORD]}"
     prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$prev" in
-        --config|--check-config|--listen|--log-file|--nats-creds) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --config|--check-config|--listen|--log-file|--nats-creds|--nats-tls-ca|--nats-tls-cert|--nats-tls-key) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --state-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
         --log-max-bytes|--nats|--nats-engine) return 0 ;;
     esac

@@ -16,5 +16,8 @@ complete -c vigild -l log-max-bytes -x -d 'the log file size at which it moves t
 complete -c vigild -l nats -x -d 'also publish into NATS JetStream (URL)'
 complete -c vigild -l nats-engine -x -d "this engine's name in the fleet"
 complete -c vigild -l nats-creds -r -F -d 'the NATS credentials file'
+complete -c vigild -l nats-tls-ca -r -F -d 'the CA certificates to trust for the NATS server'
+complete -c vigild -l nats-tls-cert -r -F -d 'the client certificate for NATS TLS'
+complete -c vigild -l nats-tls-key -r -F -d "the client certificate's key"
 complete -c vigild -l version -d 'print the version'
 complete -c vigild -s h -l help -d 'show the help'

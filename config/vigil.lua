@@ -312,6 +312,14 @@ return {
   nats = {
     -- url = "nats://127.0.0.1:4222",
     -- creds = "/etc/vigil/engine.creds",
+    -- TLS (a tls:// url, or any of these, turns it on): the CA that signed
+    -- the server's certificate when it is not one the system trusts, and
+    -- for a server that asks for client certificates (verify: true) this
+    -- engine's certificate and its key, the two together. Absolute paths,
+    -- PEM; a file that cannot be loaded stops the start, naming it.
+    -- tls_ca = "/etc/vigil/nats-ca.pem",
+    -- tls_cert = "/etc/vigil/engine-cert.pem",
+    -- tls_key = "/etc/vigil/engine-key.pem",
     -- stream = "VIGIL",
     -- engine = "build-host-1",       -- default: the host name
     connect_timeout_ms = 2000,           -- 100..60000 ms

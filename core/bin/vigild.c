@@ -20,7 +20,8 @@
  *
  *   vigild [--listen [PATH] | --stdio] [--config FILE | --no-config]
  *          [--state-dir DIR | --no-state] [--daemon] [--log-file FILE [--log-max-bytes N]]
- *          [--nats URL [--nats-engine NAME] [--nats-creds FILE]]
+ *          [--nats URL [--nats-engine NAME] [--nats-creds FILE]
+ *                      [--nats-tls-ca FILE] [--nats-tls-cert FILE --nats-tls-key FILE]]
  *   vigild --check-config FILE
  */
 #include <errno.h>
@@ -63,7 +64,8 @@ static const char vigild_usage[] =
     "usage: vigild [--listen [PATH] | --stdio] [--config FILE | --no-config]\n"
     "              [--state-dir DIR | --no-state]\n"
     "              [--daemon] [--log-file FILE [--log-max-bytes N]]\n"
-    "              [--nats URL [--nats-engine NAME] [--nats-creds FILE]]\n"
+    "              [--nats URL [--nats-engine NAME] [--nats-creds FILE]\n"
+    "                          [--nats-tls-ca FILE] [--nats-tls-cert FILE --nats-tls-key FILE]]\n"
     "       vigild --check-config FILE\n"
     "\n"
     "  --listen [PATH]      serve on a Unix socket (the default; PATH defaults to\n"
@@ -93,6 +95,12 @@ static const char vigild_usage[] =
     "  --nats-engine NAME   this engine's name in the fleet's subjects (default: the\n"
     "                       config's nats.engine, else the host name)\n"
     "  --nats-creds FILE    the NATS credentials (.creds) file; overrides nats.creds\n"
+    "  --nats-tls-ca FILE   TLS to the NATS server, trusting the CA certificates (PEM) of\n"
+    "                       FILE for its certificate; overrides nats.tls_ca\n"
+    "  --nats-tls-cert FILE, --nats-tls-key FILE\n"
+    "                       TLS with this client certificate and its key (PEM), for a\n"
+    "                       server that asks for one; together; override nats.tls_cert\n"
+    "                       and nats.tls_key\n"
     "  --version            print the version\n"
     "\n"
     "Logs go to stderr (VIGIL_LOG=debug|info|warn|error); with --stdio, or started in\n"
@@ -285,6 +293,9 @@ typedef struct {
   const char *nats_url;    /* --nats, or NULL: the config's nats.url */
   const char *nats_engine; /* --nats-engine */
   const char *nats_creds;  /* --nats-creds */
+  const char *nats_tls_ca;   /* --nats-tls-ca */
+  const char *nats_tls_cert; /* --nats-tls-cert, with --nats-tls-key */
+  const char *nats_tls_key;  /* --nats-tls-key */
 } VigildArgs;
 
 /* Parses the command line into args. Returns -1 to go on, else the exit
@@ -316,6 +327,12 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
       args->nats_engine = argv[++i];
     } else if (strcmp(a, "--nats-creds") == 0 && i + 1 < argc) {
       args->nats_creds = argv[++i];
+    } else if (strcmp(a, "--nats-tls-ca") == 0 && i + 1 < argc) {
+      args->nats_tls_ca = argv[++i];
+    } else if (strcmp(a, "--nats-tls-cert") == 0 && i + 1 < argc) {
+      args->nats_tls_cert = argv[++i];
+    } else if (strcmp(a, "--nats-tls-key") == 0 && i + 1 < argc) {
+      args->nats_tls_key = argv[++i];
     } else if (strcmp(a, "--log-file") == 0 && i + 1 < argc) {
       args->log_file = argv[++i];
     } else if (strcmp(a, "--log-max-bytes") == 0 && i + 1 < argc) {
@@ -382,6 +399,21 @@ vigild_parse_args(int argc, char **argv, VigildArgs *args)
   }
   if (args->nats_creds && args->nats_creds[0] == '\0') {
     fprintf(stderr, "vigild: --nats-creds needs a file, got \"\"\n");
+    return 2;
+  }
+  const char *tls_files[][2] = {{"--nats-tls-ca", args->nats_tls_ca},
+                                 {"--nats-tls-cert", args->nats_tls_cert},
+                                 {"--nats-tls-key", args->nats_tls_key}};
+  for (size_t i = 0; i < sizeof tls_files / sizeof tls_files[0]; i++)
+    if (tls_files[i][1] && tls_files[i][1][0] == '\0') {
+      fprintf(stderr, "vigild: %s needs a file, got \"\"\n", tls_files[i][0]);
+      return 2;
+    }
+  if ((args->nats_tls_cert == NULL) != (args->nats_tls_key == NULL)) {
+    fprintf(stderr, "vigild: --nats-tls-cert and --nats-tls-key go together (a client "
+                    "certificate and its private key), got only %s \"%s\"\n",
+            args->nats_tls_cert ? "--nats-tls-cert" : "--nats-tls-key",
+            args->nats_tls_cert ? args->nats_tls_cert : args->nats_tls_key);
     return 2;
   }
   if (args->state_dir && args->state_dir[0] == '\0') {
@@ -749,6 +781,11 @@ vigild_start_fleet(const VigildArgs *args, VigilError *err)
   FleetConfig fc = {
     .url = url,
     .creds = args->nats_creds ? args->nats_creds : cfg->nats_creds,
+    .tls_ca = args->nats_tls_ca ? args->nats_tls_ca : cfg->nats_tls_ca,
+    /* Both from the flags or both from the config: each side checked that
+     * it gives the two together. */
+    .tls_cert = args->nats_tls_cert ? args->nats_tls_cert : cfg->nats_tls_cert,
+    .tls_key = args->nats_tls_cert ? args->nats_tls_key : cfg->nats_tls_key,
     .stream = cfg->nats_stream ? cfg->nats_stream : "VIGIL",
     .engine = engine,
     .connect_timeout_ms = st->nats_connect_timeout_ms,

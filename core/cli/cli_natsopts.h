@@ -1,19 +1,33 @@
 /*
  * What every NATS connection of the CLI takes alike (vigil --nats ...
  * COMMAND, vigil mcp and hook through NATS, vigil watch --nats): the
- * credentials of $VIGIL_NATS_CREDS, and nats.c's errors in words a person
- * reads. One place, so that a fleet secured with creds files (docs/fleet.md
- * section 5) is reached by every command or by none.
+ * credentials of $VIGIL_NATS_CREDS, TLS from $VIGIL_NATS_CA,
+ * $VIGIL_NATS_CERT and $VIGIL_NATS_KEY (or a tls:// URL), and nats.c's
+ * errors in words a person reads. One place, so that a fleet secured with
+ * creds files or TLS (docs/fleet.md section 5) is reached by every command
+ * or by none.
  */
 #ifndef VIGIL_CLI_NATSOPTS_H
 #define VIGIL_CLI_NATSOPTS_H
 
+#include <stddef.h>
+
 #include <nats/nats.h>
 
-/* Gives o the .creds file (the user's JWT and nkey seed) that
- * $VIGIL_NATS_CREDS names, when it names one; nats.c reads it at the
- * connect, and a file it cannot read fails the connect naming it. */
-natsStatus cli_natsopts_credentials(natsOptions *o);
+/* Gives o what the environment asks of a connection to url: the .creds
+ * file (the user's JWT and nkey seed) of $VIGIL_NATS_CREDS, read by nats.c
+ * at the connect; TLS when url says tls:// or any of $VIGIL_NATS_CA (PEM
+ * CA certificates to trust for the server's), $VIGIL_NATS_CERT and
+ * $VIGIL_NATS_KEY (a client certificate and its key, the two together) is
+ * set, their files read here. Returns NATS_OK, or a failure with why (size
+ * bytes) naming the variable, its file and what is wrong; o is then the
+ * caller's to destroy as always. */
+natsStatus cli_natsopts_apply(natsOptions *o, const char *url, char *why, size_t size);
+
+/* What to add to a connect's error when it failed on TLS with status s: a
+ * hint naming the variable that would help, or "" (also for any other
+ * failure). */
+const char *cli_natsopts_tls_hint(natsStatus s);
 
 /* nats.c's last error of this thread without the source location it puts
  * first ("(conn.c:2088): No server available ..."), which means nothing to

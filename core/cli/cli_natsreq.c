@@ -265,11 +265,17 @@ cli_natsreq_open(const char *url, const char *subject, int *read_fd, bool *denie
     s = natsOptions_SetPingInterval(o, CLI_NATSREQ_PING_MS);
   if (s == NATS_OK)
     s = natsOptions_SetMaxPingsOut(o, CLI_NATSREQ_PINGS_OUT);
+  char opts_why[1024] = "";
   if (s == NATS_OK)
-    s = cli_natsopts_credentials(o);
+    s = cli_natsopts_apply(o, url, opts_why, sizeof opts_why);
   if (s == NATS_OK)
     s = natsConnection_Connect(&n->nc, o);
   natsOptions_Destroy(o);
+  if (opts_why[0]) {
+    snprintf(why, size, "--nats: %s", opts_why);
+    cli_natsreq_close(n);
+    return NULL;
+  }
   natsInbox *inbox = NULL;
   if (s == NATS_OK)
     s = natsInbox_Create(&inbox);
@@ -306,8 +312,8 @@ cli_natsreq_open(const char *url, const char *subject, int *read_fd, bool *denie
   }
   if (s != NATS_OK) {
     const char *text = cli_natsopts_last_error();
-    snprintf(why, size, "--nats: cannot reach the NATS server: %s",
-             *text ? text : natsStatus_GetText(s));
+    snprintf(why, size, "--nats: cannot reach the NATS server: %s%s",
+             *text ? text : natsStatus_GetText(s), cli_natsopts_tls_hint(s));
     cli_natsreq_close(n);
     return NULL;
   }

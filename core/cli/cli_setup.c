@@ -108,7 +108,9 @@ cli_setup_context(const CliClient *c, const CliParsed *p, const SetupHarness *h,
                                   "--nats: the URL carries a user, password or token, which "
                                   "setup would write into the harness's files: give the "
                                   "server's URL alone, and the credentials in a creds file "
-                                  "named by VIGIL_NATS_CREDS in the harness's environment");
+                                  "named by VIGIL_NATS_CREDS in the harness's environment "
+                                  "(and for TLS the files of VIGIL_NATS_CA, VIGIL_NATS_CERT "
+                                  "and VIGIL_NATS_KEY)");
     ctx->options[ctx->n_options++] = "--nats";
     ctx->options[ctx->n_options++] = c->nats_url;
     ctx->options[ctx->n_options++] = "--engine";

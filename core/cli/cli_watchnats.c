@@ -303,8 +303,9 @@ watchnats_fail_call(WatchNats *w, const char *doing, natsStatus s)
     return watchnats_fail("%s at %s: permission denied: the server says \"%s\"", doing, w->shown_url,
                           denied);
   const char *last = cli_natsopts_last_error();
-  return watchnats_fail("%s at %s failed: %s%s%s", doing, w->shown_url, natsStatus_GetText(s),
-                        last && last[0] ? ": " : "", last && last[0] ? last : "");
+  return watchnats_fail("%s at %s failed: %s%s%s%s", doing, w->shown_url, natsStatus_GetText(s),
+                        last && last[0] ? ": " : "", last && last[0] ? last : "",
+                        cli_natsopts_tls_hint(s));
 }
 
 /* Connects to the server. Returns 0 or CLI_EXIT_FAILURE after saying why. */
@@ -320,8 +321,11 @@ watchnats_connect(WatchNats *w)
     s = natsOptions_SetName(w->opts, "vigil watch");
   if (s == NATS_OK)
     s = natsOptions_SetErrorHandler(w->opts, watchnats_on_error, w);
+  char opts_why[1024] = "";
   if (s == NATS_OK)
-    s = cli_natsopts_credentials(w->opts);
+    s = cli_natsopts_apply(w->opts, w->url, opts_why, sizeof opts_why);
+  if (opts_why[0])
+    return watchnats_fail("--nats %s: %s", w->shown_url, opts_why);
   /* The pulled messages come to the inbox: a user whose permissions give
    * it a prefix of its own (docs/fleet.md section 5) names it, so that no
    * other user may read what it pulls. */

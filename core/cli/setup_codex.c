@@ -50,10 +50,11 @@ extern char **environ;
  * engine's socket in /tmp and find another engine, or none. */
 static const char *const setup_codex_env[] = {"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME",
                                                "VIGIL_SOCKET", "VIGIL_CONFIG", NULL};
-/* And through NATS, the broker's credentials and the inbox prefix the
- * user's permissions allow (docs/fleet.md section 5). */
+/* And through NATS, the broker's credentials, the inbox prefix the
+ * user's permissions allow and the TLS files (docs/fleet.md section 5). */
 static const char *const setup_codex_nats_env[] = {"VIGIL_NATS_CREDS", "VIGIL_NATS_INBOX",
-                                                    NULL};
+                                                    "VIGIL_NATS_CA",    "VIGIL_NATS_CERT",
+                                                    "VIGIL_NATS_KEY",   NULL};
 
 static const char *const setup_codex_events[] = {"SessionStart", "UserPromptSubmit",
                                                  "PostToolUse", "Stop"};

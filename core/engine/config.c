@@ -261,17 +261,22 @@ config_state_dir(ConfigWalk *w, int idx)
   return 0;
 }
 
-/* The longest nats.url, nats.creds, nats.stream or nats.engine. */
+/* The longest nats.url, nats.creds, nats.tls_*, nats.stream or nats.engine. */
 #define CONFIG_NATS_STRING_MAX 4096
 
-/* nats.url, nats.creds, nats.stream, nats.engine: strings, checked for their
- * shape here and for what they name when vigild connects (fleet_link.h).
- * Returns 1 for any other key. */
+/* nats.url, nats.creds, nats.tls_ca, nats.tls_cert, nats.tls_key,
+ * nats.stream, nats.engine: strings, checked for their shape here and for
+ * what they name when vigild connects (fleet_link.h); that tls_cert and
+ * tls_key come together is checked once the whole table is read
+ * (config_nats_pair). Returns 1 for any other key. */
 static int
 config_nats_field(ConfigWalk *w, const char *key, int idx)
 {
   char **slot = strcmp(key, "url") == 0      ? &w->cfg->nats_url
                 : strcmp(key, "creds") == 0  ? &w->cfg->nats_creds
+                : strcmp(key, "tls_ca") == 0   ? &w->cfg->nats_tls_ca
+                : strcmp(key, "tls_cert") == 0 ? &w->cfg->nats_tls_cert
+                : strcmp(key, "tls_key") == 0  ? &w->cfg->nats_tls_key
                 : strcmp(key, "stream") == 0 ? &w->cfg->nats_stream
                 : strcmp(key, "engine") == 0 ? &w->cfg->nats_engine
                                              : NULL;
@@ -288,7 +293,7 @@ config_nats_field(ConfigWalk *w, const char *key, int idx)
                        CONFIG_NATS_STRING_MAX, len);
   bool ok = true;
   const char *want = "";
-  if (strcmp(key, "creds") == 0) {
+  if (strcmp(key, "creds") == 0 || strncmp(key, "tls_", 4) == 0) {
     ok = text[0] == '/';
     want = "an absolute path";
   } else if (strcmp(key, "stream") == 0 || strcmp(key, "engine") == 0) {
@@ -314,6 +319,20 @@ config_nats_field(ConfigWalk *w, const char *key, int idx)
   free(*slot);
   *slot = xstrdup(text);
   return 0;
+}
+
+/* nats.tls_cert and nats.tls_key: the client certificate and its private
+ * key are one thing to the server (mutual TLS), so one without the other is
+ * a mistake said at load rather than a handshake refused later. */
+static int
+config_nats_pair(ConfigWalk *w)
+{
+  const char *cert = w->cfg->nats_tls_cert, *key = w->cfg->nats_tls_key;
+  if ((cert == NULL) == (key == NULL))
+    return 0;
+  return config_fail(w, "nats.tls_cert and nats.tls_key go together (a client certificate and "
+                        "its private key), got only %s = \"%s\"",
+                     cert ? "nats.tls_cert" : "nats.tls_key", cert ? cert : key);
 }
 
 /* Walks the group table at idx ("monitor", "rate_limit", ...): each key is a
@@ -402,6 +421,8 @@ config_walk(ConfigWalk *w, int idx)
     if (rc != 0)
       return -1;
   }
+  if (config_nats_pair(w) != 0)
+    return -1;
   if (settings_check(&cfg->settings, w->err) != 0)
     return -1;
 
@@ -615,6 +636,9 @@ config_free(VigilConfig *cfg)
   free(cfg->state_dir);
   free(cfg->nats_url);
   free(cfg->nats_creds);
+  free(cfg->nats_tls_ca);
+  free(cfg->nats_tls_cert);
+  free(cfg->nats_tls_key);
   free(cfg->nats_stream);
   free(cfg->nats_engine);
   xstrv_free(cfg->env_deny);

@@ -96,6 +96,9 @@ typedef struct {
    * and --nats-engine override url and engine); NULL when not set. */
   char *nats_url;         /* nats.url */
   char *nats_creds;       /* nats.creds: a .creds file, an absolute path */
+  char *nats_tls_ca;      /* nats.tls_ca: PEM CA certificates to trust, absolute */
+  char *nats_tls_cert;    /* nats.tls_cert: PEM client certificate (with tls_key) */
+  char *nats_tls_key;     /* nats.tls_key: its PEM private key (with tls_cert) */
   char *nats_stream;      /* nats.stream; NULL: "VIGIL" */
   char *nats_engine;      /* nats.engine; NULL: the host name (fleet_names.h) */
   char *policy;           /* default "envelope" */

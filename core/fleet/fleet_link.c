@@ -67,6 +67,7 @@ struct FleetLink {
 
   /* The options, owned. */
   char *url, *creds, *stream, *client_name;
+  char *tls_ca, *tls_cert, *tls_key;
   char url_shown[512];       /* url without its user information, for messages */
   FleetLinkOptions o;
 
@@ -107,6 +108,9 @@ struct FleetLink {
   natsSubscription **request_subs; /* nserve of them, or NULL */
   bool serve_tried;                /* on this connection */
 };
+
+/* The most of a file's path an error message shows. */
+#define FLEET_LINK_PATH_SHOWN 200
 
 /* --- events, from any thread to the loop --------------------------------- */
 
@@ -432,15 +436,42 @@ fleet_link_drop_connection(FleetLink *l)
   }
 }
 
+/* nats.c's last error of this thread without the source location it puts
+ * first ("(conn.c:2088): SSL handshake error: ..."), or the status's text
+ * when it left none. */
+static const char *
+fleet_link_nats_words(natsStatus s)
+{
+  const char *text = nats_GetLastError(NULL);
+  if (text == NULL || text[0] == '\0')
+    return natsStatus_GetText(s);
+  const char *close = text[0] == '(' ? strstr(text, "): ") : NULL;
+  return close ? close + 3 : text;
+}
+
 static FleetTry
 fleet_link_connect(FleetLink *l, char *why, size_t size)
 {
   natsStatus s = natsConnection_Connect(&l->nc, l->opts);
   if (s != NATS_OK) {
     l->nc = NULL;
-    snprintf(why, size, "cannot connect to %s: %s", l->url_shown, natsStatus_GetText(s));
-    /* A server that answered and refused the credentials will again. */
-    return s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED ? kTryRefused : kTryLater;
+    /* A TLS failure's status says only "SSL Error"; what failed (the
+     * certificate did not verify, the server wants one) is in the words
+     * nats.c left for this thread. */
+    bool tls = s == NATS_SSL_ERROR || s == NATS_SECURE_CONNECTION_REQUIRED ||
+               s == NATS_SECURE_CONNECTION_WANTED;
+    if (tls)
+      snprintf(why, size, "cannot connect to %s: TLS: %s%s", l->url_shown,
+               fleet_link_nats_words(s),
+               l->tls_ca ? "" : " (nats.tls_ca names the CA that signed a private server's "
+                                "certificate)");
+    else
+      snprintf(why, size, "cannot connect to %s: %s", l->url_shown, natsStatus_GetText(s));
+    /* A server that answered and refused the credentials will again, and
+     * one whose certificate this engine does not trust (or that wants one
+     * it does not have) too. */
+    return s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED || tls ? kTryRefused
+                                                                               : kTryLater;
   }
   natsInbox *inbox = NULL;
   natsInbox_Create(&inbox);
@@ -698,8 +729,37 @@ fleet_link_main(void *arg)
 
 /* --- the loop's side ----------------------------------------------------- */
 
+/* TLS, when asked for: a tls:// URL (nats.c then wants TLS of the server
+ * by itself) or any nats.tls_* file. The files are read here, at start, so
+ * one that cannot be loaded stops the start: failed (size bytes) is then
+ * its setting and path, for the message. */
 static natsStatus
-fleet_link_options(FleetLink *l)
+fleet_link_tls_options(FleetLink *l, char *failed, size_t size)
+{
+  if (!l->tls_ca && !l->tls_cert && !l->tls_key && !fleet_url_says_tls(l->url))
+    return NATS_OK;
+  natsStatus s = natsOptions_SetSecure(l->opts, true);
+  if (s == NATS_OK && l->tls_ca) {
+    s = natsOptions_LoadCATrustedCertificates(l->opts, l->tls_ca);
+    if (s != NATS_OK)
+      snprintf(failed, size, "nats.tls_ca %.*s", FLEET_LINK_PATH_SHOWN, l->tls_ca);
+  }
+  /* The config takes both or neither; a caller that gave one gets nats.c's
+   * refusal, named. */
+  if (s == NATS_OK && (l->tls_cert || l->tls_key)) {
+    s = natsOptions_LoadCertificatesChain(l->opts, l->tls_cert, l->tls_key);
+    if (s != NATS_OK)
+      snprintf(failed, size, "nats.tls_cert %.*s with nats.tls_key %.*s", FLEET_LINK_PATH_SHOWN,
+               l->tls_cert ? l->tls_cert : "(none)", FLEET_LINK_PATH_SHOWN,
+               l->tls_key ? l->tls_key : "(none)");
+  }
+  return s;
+}
+
+/* Makes l->opts from l's options. When a TLS file could not be loaded,
+ * failed (size bytes) names it; otherwise it is left as it was. */
+static natsStatus
+fleet_link_options(FleetLink *l, char *failed, size_t size)
 {
   natsStatus s = natsOptions_Create(&l->opts);
   /* nats.c takes a comma-separated list here as well as one URL. */
@@ -726,7 +786,17 @@ fleet_link_options(FleetLink *l)
     s = natsOptions_SetErrorHandler(l->opts, fleet_link_on_error, l);
   if (s == NATS_OK && l->creds)
     s = natsOptions_SetUserCredentialsFromFiles(l->opts, l->creds, NULL);
+  if (s == NATS_OK)
+    s = fleet_link_tls_options(l, failed, size);
   return s;
+}
+
+/* Frees the options fleet_link_start copied. */
+static void
+fleet_link_free_options(FleetLink *l)
+{
+  free(l->url), free(l->creds), free(l->stream), free(l->client_name);
+  free(l->tls_ca), free(l->tls_cert), free(l->tls_key);
 }
 
 FleetLink *
@@ -741,6 +811,9 @@ fleet_link_start(uv_loop_t *loop, const FleetLinkOptions *o, FleetLinkOnEvent on
   l->url = xstrdup(o->url);
   fleet_url_redacted(o->url, l->url_shown, sizeof l->url_shown);
   l->creds = o->creds ? xstrdup(o->creds) : NULL;
+  l->tls_ca = o->tls_ca ? xstrdup(o->tls_ca) : NULL;
+  l->tls_cert = o->tls_cert ? xstrdup(o->tls_cert) : NULL;
+  l->tls_key = o->tls_key ? xstrdup(o->tls_key) : NULL;
   l->stream = xstrdup(o->stream);
   l->client_name = xstrdup(o->client_name ? o->client_name : "vigild");
   pthread_mutex_init(&l->mu, NULL);
@@ -751,15 +824,18 @@ fleet_link_start(uv_loop_t *loop, const FleetLinkOptions *o, FleetLinkOnEvent on
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  natsStatus s = fleet_link_options(l);
+  char failed[2 * FLEET_LINK_PATH_SHOWN + 64] = "";
+  natsStatus s = fleet_link_options(l, failed, sizeof failed);
   if (s != NATS_OK) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    const char *why = nats_GetLastError(NULL);
-    error_set(err, kErrInvalidParams, "nats: %s (nats.url %s%s%s)",
-              why && *why ? why : natsStatus_GetText(s), l->url_shown, l->creds ? ", nats.creds " : "",
-              l->creds ? l->creds : "");
+    const char *why = fleet_link_nats_words(s);
+    if (failed[0])
+      error_set(err, kErrInvalidParams, "nats: %s cannot be loaded: %s", failed, why);
+    else
+      error_set(err, kErrInvalidParams, "nats: %s (nats.url %s%s%s)", why, l->url_shown,
+                l->creds ? ", nats.creds " : "", l->creds ? l->creds : "");
     natsOptions_Destroy(l->opts);
-    free(l->url), free(l->creds), free(l->stream), free(l->client_name);
+    fleet_link_free_options(l);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cond);
     free(l);
@@ -921,7 +997,7 @@ fleet_link_stop(FleetLink *l)
   for (size_t i = 0; i < l->nserve; i++)
     free(l->serve_subjects[i]);
   free(l->serve_subjects);
-  free(l->url), free(l->creds), free(l->stream), free(l->client_name);
+  fleet_link_free_options(l);
   pthread_mutex_destroy(&l->mu);
   pthread_cond_destroy(&l->cond);
   uv_close((uv_handle_t *)&l->async, fleet_link_closed_cb);

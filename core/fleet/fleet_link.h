@@ -31,6 +31,11 @@
 typedef struct {
   const char *url;           /* one URL or a comma-separated list */
   const char *creds;         /* a .creds file, or NULL */
+  /* TLS (docs/fleet.md section 5): on when any of these is given or the
+   * url says tls://; each a PEM file, or NULL. cert and key together. */
+  const char *tls_ca;        /* CA certificates to trust for the server's */
+  const char *tls_cert;      /* the engine's client certificate (mutual TLS) */
+  const char *tls_key;       /* its private key */
   const char *stream;        /* the stream's name */
   const char *client_name;   /* the connection's name, as the server shows it */
   int64_t max_age_ms;        /* the stream's, when it is made here */

@@ -94,6 +94,7 @@ struct FleetPublisher {
   FleetLink *link;
   FleetConfig c;               /* its strings owned */
   char url_shown[512];
+  bool tls;                    /* TLS asked for: a tls:// URL or nats.tls_* */
   SessionHooks watch;
   FleetSession *head;
   size_t nsessions;
@@ -592,6 +593,10 @@ fleet_publisher_start(Engine *e, const FleetConfig *c, VigilError *err)
   p->c = *c;
   p->c.url = xstrdup(c->url);
   p->c.creds = c->creds ? xstrdup(c->creds) : NULL;
+  /* The TLS files are the link's to read; api_info says only whether TLS
+   * was asked for, so the publisher keeps no copy of them. */
+  p->c.tls_ca = p->c.tls_cert = p->c.tls_key = NULL;
+  p->tls = c->tls_ca || c->tls_cert || c->tls_key || fleet_url_says_tls(c->url);
   p->c.stream = xstrdup(c->stream);
   p->c.engine = xstrdup(c->engine);
   fleet_url_redacted(c->url, p->url_shown, sizeof p->url_shown);
@@ -600,6 +605,9 @@ fleet_publisher_start(Engine *e, const FleetConfig *c, VigilError *err)
   FleetLinkOptions o = {
     .url = c->url,
     .creds = c->creds,
+    .tls_ca = c->tls_ca,
+    .tls_cert = c->tls_cert,
+    .tls_key = c->tls_key,
     .stream = c->stream,
     .client_name = client_name,
     .max_age_ms = c->max_age_ms,
@@ -677,9 +685,11 @@ fleet_publisher_pack_info(FleetPublisher *p, msgpack_packer *pk, size_t extra)
   FleetLinkStats ls = {0};
   fleet_link_stats(p->link, &ls);
   size_t in_flight = fleet_in_flight(p);
-  msgpack_pack_map(pk, 20 + extra);
+  msgpack_pack_map(pk, 21 + extra);
   wire_key(pk, "url");
   wire_str(pk, p->url_shown);
+  wire_key(pk, "tls");
+  p->tls ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
   wire_key(pk, "engine");
   wire_str(pk, p->c.engine);
   wire_key(pk, "stream");

@@ -32,6 +32,9 @@
 typedef struct {
   const char *url;            /* nats://host:port, or a comma-separated list */
   const char *creds;          /* a .creds file, or NULL */
+  const char *tls_ca;         /* PEM files for TLS (fleet_link.h), or NULL */
+  const char *tls_cert;
+  const char *tls_key;
   const char *stream;         /* "VIGIL" by default */
   const char *engine;         /* the engine's name (fleet_names.h), checked */
   int64_t connect_timeout_ms;

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static bool
@@ -165,6 +166,18 @@ void
 fleet_msg_id(char *out, size_t size, const char *epoch, const char *session, uint64_t seq)
 {
   snprintf(out, size, "%s:%s:%" PRIu64, epoch, session, seq);
+}
+
+bool
+fleet_url_says_tls(const char *url)
+{
+  for (const char *p = url; p != NULL; p = strchr(p, ',')) {
+    if (*p == ',')
+      p++;
+    if (strncasecmp(p, "tls://", 6) == 0)
+      return true;
+  }
+  return false;
 }
 
 void

@@ -77,6 +77,10 @@ bool fleet_client_id_ok(const char *id);
 /* "<epoch>:<session>:<seq>", the Nats-Msg-Id of a notification. */
 void fleet_msg_id(char *out, size_t size, const char *epoch, const char *session, uint64_t seq);
 
+/* Whether url (one URL or a comma-separated list) names a server by
+ * tls://, which asks for TLS of it as a TLS setting does. */
+bool fleet_url_says_tls(const char *url);
+
 /* Writes url into out with any user information (user, password, token
  * before '@') replaced by "***", so a URL can be logged and reported. */
 void fleet_url_redacted(const char *url, char *out, size_t size);
