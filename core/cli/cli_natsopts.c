@@ -74,20 +74,25 @@ cli_natsopts_apply(natsOptions *o, const char *url, char *why, size_t size)
 
 /* See cli_natsopts.h. */
 const char *
-cli_natsopts_tls_hint(natsStatus s)
+cli_natsopts_tls_hint(natsStatus s, const char *url)
 {
+  bool ca = cli_natsopts_env("VIGIL_NATS_CA") != NULL;
+  bool cert = cli_natsopts_env("VIGIL_NATS_CERT") != NULL;
+  bool tls = ca || cert || fleet_url_says_tls(url);
   if (s == NATS_SECURE_CONNECTION_REQUIRED)
     return " (the server wants TLS: a tls:// URL, or $VIGIL_NATS_CA naming the CA that signed its "
            "certificate)";
-  if (s != NATS_SSL_ERROR)
-    return "";
-  if (cli_natsopts_env("VIGIL_NATS_CA") == NULL)
+  if (s == NATS_SSL_ERROR && !ca)
     return " (is the server's certificate signed by a private CA? $VIGIL_NATS_CA names the CA "
-           "file to trust; a server that asks for a client certificate takes $VIGIL_NATS_CERT "
-           "and $VIGIL_NATS_KEY)";
-  if (cli_natsopts_env("VIGIL_NATS_CERT") == NULL)
-    return " (a server that asks for a client certificate takes $VIGIL_NATS_CERT and "
-           "$VIGIL_NATS_KEY)";
+           "file to trust)";
+  /* With TLS 1.3 a server that wants a client certificate says so only by
+   * closing the connection once the handshake is done: nats.c then reads
+   * nothing where it waits for the server's first answer. */
+  if ((s == NATS_SSL_ERROR || s == NATS_PROTOCOL_ERROR || s == NATS_CONNECTION_CLOSED) && tls)
+    return cert ? " (the server closed the TLS connection: does it trust the CA that signed "
+                  "$VIGIL_NATS_CERT?)"
+                : " (the server closed the TLS connection: does it ask for a client certificate? "
+                  "$VIGIL_NATS_CERT and $VIGIL_NATS_KEY name one and its key)";
   return "";
 }
 

@@ -24,10 +24,10 @@
  * caller's to destroy as always. */
 natsStatus cli_natsopts_apply(natsOptions *o, const char *url, char *why, size_t size);
 
-/* What to add to a connect's error when it failed on TLS with status s: a
- * hint naming the variable that would help, or "" (also for any other
- * failure). */
-const char *cli_natsopts_tls_hint(natsStatus s);
+/* What to add to the error of a connect to url that failed with status s,
+ * when it looks like TLS's doing: a hint naming the variable that would
+ * help, in parentheses after a space; else "". */
+const char *cli_natsopts_tls_hint(natsStatus s, const char *url);
 
 /* nats.c's last error of this thread without the source location it puts
  * first ("(conn.c:2088): No server available ..."), which means nothing to

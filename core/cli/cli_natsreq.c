@@ -313,7 +313,7 @@ cli_natsreq_open(const char *url, const char *subject, int *read_fd, bool *denie
   if (s != NATS_OK) {
     const char *text = cli_natsopts_last_error();
     snprintf(why, size, "--nats: cannot reach the NATS server: %s%s",
-             *text ? text : natsStatus_GetText(s), cli_natsopts_tls_hint(s));
+             *text ? text : natsStatus_GetText(s), cli_natsopts_tls_hint(s, url));
     cli_natsreq_close(n);
     return NULL;
   }

@@ -305,7 +305,7 @@ watchnats_fail_call(WatchNats *w, const char *doing, natsStatus s)
   const char *last = cli_natsopts_last_error();
   return watchnats_fail("%s at %s failed: %s%s%s%s", doing, w->shown_url, natsStatus_GetText(s),
                         last && last[0] ? ": " : "", last && last[0] ? last : "",
-                        cli_natsopts_tls_hint(s));
+                        cli_natsopts_tls_hint(s, w->url));
 }
 
 /* Connects to the server. Returns 0 or CLI_EXIT_FAILURE after saying why. */

@@ -436,6 +436,13 @@ fleet_link_drop_connection(FleetLink *l)
   }
 }
 
+/* Whether TLS was asked for: a tls:// URL or any nats.tls_* file. */
+static bool
+fleet_link_tls_on(const FleetLink *l)
+{
+  return l->tls_ca || l->tls_cert || l->tls_key || fleet_url_says_tls(l->url);
+}
+
 /* nats.c's last error of this thread without the source location it puts
  * first ("(conn.c:2088): SSL handshake error: ..."), or the status's text
  * when it left none. */
@@ -456,15 +463,26 @@ fleet_link_connect(FleetLink *l, char *why, size_t size)
   if (s != NATS_OK) {
     l->nc = NULL;
     /* A TLS failure's status says only "SSL Error"; what failed (the
-     * certificate did not verify, the server wants one) is in the words
-     * nats.c left for this thread. */
+     * certificate did not verify) is in the words nats.c left for this
+     * thread. With TLS 1.3 a server that wants a client certificate (or
+     * does not trust this one) says so only by closing the connection
+     * after the handshake, which nats.c reports as a protocol error. */
     bool tls = s == NATS_SSL_ERROR || s == NATS_SECURE_CONNECTION_REQUIRED ||
-               s == NATS_SECURE_CONNECTION_WANTED;
+               s == NATS_SECURE_CONNECTION_WANTED ||
+               (fleet_link_tls_on(l) && s == NATS_PROTOCOL_ERROR);
+    const char *hint = "";
+    if (s == NATS_SSL_ERROR && !l->tls_ca)
+      hint = " (nats.tls_ca names the CA that signed a private server's certificate)";
+    else if (s == NATS_SECURE_CONNECTION_REQUIRED)
+      hint = " (the server wants TLS: a tls:// URL, or nats.tls_ca)";
+    else if (s == NATS_PROTOCOL_ERROR && tls)
+      hint = l->tls_cert ? " (the server closed the TLS connection: does it trust the CA that "
+                           "signed nats.tls_cert?)"
+                         : " (the server closed the TLS connection: does it ask for a client "
+                           "certificate? nats.tls_cert and nats.tls_key name one and its key)";
     if (tls)
       snprintf(why, size, "cannot connect to %s: TLS: %s%s", l->url_shown,
-               fleet_link_nats_words(s),
-               l->tls_ca ? "" : " (nats.tls_ca names the CA that signed a private server's "
-                                "certificate)");
+               fleet_link_nats_words(s), hint);
     else
       snprintf(why, size, "cannot connect to %s: %s", l->url_shown, natsStatus_GetText(s));
     /* A server that answered and refused the credentials will again, and
@@ -736,7 +754,7 @@ fleet_link_main(void *arg)
 static natsStatus
 fleet_link_tls_options(FleetLink *l, char *failed, size_t size)
 {
-  if (!l->tls_ca && !l->tls_cert && !l->tls_key && !fleet_url_says_tls(l->url))
+  if (!fleet_link_tls_on(l))
     return NATS_OK;
   natsStatus s = natsOptions_SetSecure(l->opts, true);
   if (s == NATS_OK && l->tls_ca) {
