@@ -39,7 +39,8 @@ typedef struct CliNatsReq CliNatsReq;
 #define CLI_NATSREQ_CONNECT_MS 5000
 
 /* Connects to url (one URL or a comma-separated list; user:password@ in
- * it, or the .creds file $VIGIL_NATS_CREDS) and subscribes to an inbox of
+ * it, or the .creds file $VIGIL_NATS_CREDS; TLS as cli_natsopts.h says)
+ * and subscribes to an inbox of
  * its own, under the prefix $VIGIL_NATS_INBOX (default _INBOX: a user
  * whose permissions give it its own prefix names it there); requests will
  * go to subject. *read_fd is where the

@@ -245,7 +245,8 @@ cli_setup_run(CliClient *c, const CliParsed *p)
     printf("  %s reaches engine %s through the NATS server at %s: what the agent may run is "
            "that engine's config, on its host (docs/fleet.md section 6). Give the harness "
            "VIGIL_NATS_CREDS (and VIGIL_NATS_INBOX) in its environment if the server asks for "
-           "them.\n",
+           "them, and VIGIL_NATS_CA (with VIGIL_NATS_CERT and VIGIL_NATS_KEY for client "
+           "certificates) if it speaks TLS with a private CA.\n",
            h->title, c->engine, c->nats_url);
     return rc;
   }
