@@ -278,6 +278,14 @@ TEST(settings_errors_name_file_field_bound_and_value)
                "comma-separated, without spaces, got \"nats://a:1 nats://b:2\"");
   EXPECT_ERROR("return { nats = { creds = 'engine.creds' } }",
                "invalid_params: @: nats.creds must be an absolute path, got \"engine.creds\"");
+  EXPECT_ERROR("return { nats = { tls_ca = 'ca.pem' } }",
+               "invalid_params: @: nats.tls_ca must be an absolute path, got \"ca.pem\"");
+  EXPECT_ERROR("return { nats = { tls_cert = '/etc/vigil/c.pem' } }",
+               "invalid_params: @: nats.tls_cert and nats.tls_key go together (a client "
+               "certificate and its private key), got only nats.tls_cert = \"/etc/vigil/c.pem\"");
+  EXPECT_ERROR("return { nats = { tls_key = '/etc/vigil/k.pem' } }",
+               "invalid_params: @: nats.tls_cert and nats.tls_key go together (a client "
+               "certificate and its private key), got only nats.tls_key = \"/etc/vigil/k.pem\"");
   EXPECT_ERROR("return { nats = { engine = 'a.b' } }",
                "invalid_params: @: nats.engine must be 1..64 of A-Z a-z 0-9 _ -, got \"a.b\"");
   EXPECT_ERROR("return { nats = { stream = 'VIGIL>' } }",
@@ -751,7 +759,9 @@ TEST(full_config_round_trips)
            "  keeper = { unattended_ms = 60 * ms },\n"
            "  state = { dir = '/var/lib/vigil/state' },\n"
            "  nats = { url = 'nats://u:p@n1:4222,nats://n2:4222', creds = '/etc/vigil/e.creds',\n"
-           "           stream = 'FLEET', engine = 'build-1', ack_timeout_ms = '2s' },\n"
+           "           stream = 'FLEET', engine = 'build-1', ack_timeout_ms = '2s',\n"
+           "           tls_ca = '/etc/vigil/ca.pem', tls_cert = '/etc/vigil/e.pem',\n"
+           "           tls_key = '/etc/vigil/e.key' },\n"
            "  policy = 'xml', gate = 'gate',\n"
            "  plugin_paths = { '/opt/vigil/plugins', 'plugins' },\n"
            "  monitors = {\n"
@@ -806,6 +816,9 @@ TEST(full_config_round_trips)
   CHECK_STR(cfg.state_dir, "/var/lib/vigil/state");
   CHECK_STR(cfg.nats_url, "nats://u:p@n1:4222,nats://n2:4222");
   CHECK_STR(cfg.nats_creds, "/etc/vigil/e.creds");
+  CHECK_STR(cfg.nats_tls_ca, "/etc/vigil/ca.pem");
+  CHECK_STR(cfg.nats_tls_cert, "/etc/vigil/e.pem");
+  CHECK_STR(cfg.nats_tls_key, "/etc/vigil/e.key");
   CHECK_STR(cfg.nats_stream, "FLEET");
   CHECK_STR(cfg.nats_engine, "build-1");
   CHECK_INT(cfg.settings.nats_ack_timeout_ms, 2000);

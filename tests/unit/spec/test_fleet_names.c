@@ -84,6 +84,17 @@ TEST(urls_are_shown_without_their_credentials)
   CHECK(strstr(out, "pw") == NULL);
 }
 
+TEST(a_tls_url_anywhere_in_the_list_asks_for_tls)
+{
+  CHECK(fleet_url_says_tls("tls://n1:4222"));
+  CHECK(fleet_url_says_tls("TLS://n1:4222"));
+  CHECK(fleet_url_says_tls("nats://n1:4222,tls://n2:4222"));
+  CHECK(!fleet_url_says_tls("nats://n1:4222,nats://n2:4222"));
+  CHECK(!fleet_url_says_tls("n1:4222"));
+  CHECK(!fleet_url_says_tls("nats://tls:pw@n1:4222")); /* a user named tls */
+  CHECK(!fleet_url_says_tls(""));
+}
+
 TEST(request_subjects_read_back_to_their_scope)
 {
   char subject[FLEET_SUBJECT_MAX], session[65];
@@ -133,6 +144,7 @@ main(void)
   RUN(engine_names_are_one_token);
   RUN(subject_and_message_id);
   RUN(urls_are_shown_without_their_credentials);
+  RUN(a_tls_url_anywhere_in_the_list_asks_for_tls);
   RUN(request_subjects_read_back_to_their_scope);
   RUN(requester_ids_are_checked);
   return check_summary();
