@@ -87,14 +87,17 @@ def cli_env(tmp, **tls):
 
 
 def vigil(tmp, env, *args):
-    return subprocess.run([VIGIL, *args], capture_output=True, text=True, timeout=DEADLINE,
-                          env=env, cwd=tmp)
+    p = subprocess.run([VIGIL, *args], capture_output=True, text=True, timeout=DEADLINE,
+                       env=env, cwd=tmp)
+    for report in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+        assert report not in p.stderr, p.stderr
+    return p
 
 
-def engine_with(server, url, **nats):
+def engine_with(server, url, extra=(), **nats):
     """A vigild publishing to server as engine e1, nats.* from nats."""
     cfg = default_config(nats=nats) if nats else default_config()
-    return Engine("socket", cfg, extra_args=["--nats", url, "--nats-engine", "e1"])
+    return Engine("socket", cfg, extra_args=["--nats", url, "--nats-engine", "e1", *extra])
 
 
 def engine_fails(tmp, server, url, config_nats=None, extra=()):
@@ -108,6 +111,8 @@ def engine_fails(tmp, server, url, config_nats=None, extra=()):
                         "--no-state", "--nats", url, "--nats-engine", "e1", *extra],
                        capture_output=True, text=True, timeout=DEADLINE)
     assert p.returncode != 0, "vigild started: " + p.stderr
+    for report in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+        assert report not in p.stderr, p.stderr
     return p.stderr
 
 
@@ -239,6 +244,10 @@ def test_engine_without_the_ca_does_not_start(tmp):
         p = subprocess.run([VIGILD, "--check-config", path], capture_output=True, text=True,
                            timeout=DEADLINE)
         assert p.returncode == 1 and want in p.stderr + p.stdout, (p.stdout, p.stderr)
+    p = subprocess.run([VIGILD, "--no-config", "--nats", "tls://127.0.0.1:1", "--nats-tls-key",
+                        pki["client.key"]], capture_output=True, text=True, timeout=DEADLINE)
+    assert p.returncode == 2 and "--nats-tls-cert and --nats-tls-key go together" in p.stderr, \
+        p.stderr
 
 
 # --- a server that asks for client certificates -----------------------------
@@ -248,8 +257,10 @@ def test_mutual_tls_lets_in_the_certificate_and_refuses_its_absence(tmp):
     server = tls_server(tmp, pki, verify=True)
     engine = None
     try:
-        engine = engine_with(server, tls_url(server), tls_ca=pki["ca.pem"],
-                             tls_cert=pki["client.pem"], tls_key=pki["client.key"])
+        # The flags this time (the config's keys in the test above).
+        engine = engine_with(server, tls_url(server), extra=[
+            "--nats-tls-ca", pki["ca.pem"], "--nats-tls-cert", pki["client.pem"],
+            "--nats-tls-key", pki["client.key"]])
         info = engine.call("api_info")["nats"]
         assert info["tls"] is True and info["state"] == "connected", info
         full = cli_env(tmp, VIGIL_NATS_CA=pki["ca.pem"], VIGIL_NATS_CERT=pki["client.pem"],

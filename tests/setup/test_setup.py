@@ -573,6 +573,8 @@ def test_through_nats_every_entry_names_the_remote_engine(tmp):
         if harness == "codex":
             env_vars = load(os.path.join(box.tmp, rel))["mcp_servers"]["vigil"]["env_vars"]
             assert "VIGIL_NATS_CREDS" in env_vars and "VIGIL_NATS_INBOX" in env_vars, env_vars
+            for tls in ("VIGIL_NATS_CA", "VIGIL_NATS_CERT", "VIGIL_NATS_KEY"):
+                assert tls in env_vars, env_vars
         # No broker answers: a hook is quiet, as with no engine on a socket.
         for cmd in hooks:
             words = cmd.split()
