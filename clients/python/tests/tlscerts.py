@@ -1,11 +1,12 @@
 """Certificates made for a test with the ``openssl`` command: a CA, a server
-certificate for 127.0.0.1 and localhost signed by it, a client certificate
-signed by it (for a server that verifies its clients), and a second CA that
-signed nothing here (to trust the wrong one). EC P-256 keys: fast to make.
+certificate for 127.0.0.1 and localhost signed by it, one for another host
+(elsewhere.example), a client certificate (for a server that verifies its
+clients), and a second CA that signed nothing here (to trust the wrong
+one). EC P-256 keys: fast to make.
 
-    certs = Certificates(directory)     # all made at once
+    certs = Certificates(directory)          # all made at once
     certs.ca, certs.server_cert, certs.server_key, certs.client_cert, ...
-    certs.tls_block(verify=True)           # nats-server's tls { } for them
+    certs.tls_block(verify=True)             # nats-server's tls { } for them
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ class Certificates:
         self.server_cert, self.server_key = self._leaf(
             "server", "localhost", "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
             "extendedKeyUsage=serverAuth\n")
+        self.elsewhere_cert, self.elsewhere_key = self._leaf(
+            "elsewhere", "elsewhere.example", "subjectAltName=DNS:elsewhere.example\n"
+            "extendedKeyUsage=serverAuth\n")
         self.client_cert, self.client_key = self._leaf(
             "client", "vigil-gateway", "extendedKeyUsage=clientAuth\n")
 
@@ -69,10 +73,12 @@ class Certificates:
                  self.dir)
         return cert, key
 
-    def tls_block(self, verify: bool = False) -> str:
-        """nats-server's ``tls { }`` with the server's certificate; with
-        verify, clients must present a certificate the CA signed."""
-        lines = ['  cert_file: "%s"' % self.server_cert, '  key_file: "%s"' % self.server_key,
+    def tls_block(self, verify: bool = False, cert: str = "server") -> str:
+        """nats-server's ``tls { }`` with the certificate of cert ("server"
+        or "elsewhere"); with verify, clients must present a certificate
+        the CA signed."""
+        cert_file, key_file = getattr(self, cert + "_cert"), getattr(self, cert + "_key")
+        lines = ['  cert_file: "%s"' % cert_file, '  key_file: "%s"' % key_file,
                  "  timeout: 10"]
         if verify:
             lines += ['  ca_file: "%s"' % self.ca, "  verify: true"]
