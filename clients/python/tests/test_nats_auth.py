@@ -133,6 +133,11 @@ class OperatorMode(unittest.TestCase):
         self.assertEqual({(n.engine, n.session, n.monitor_id) for n in seen},
                          {(ENGINE, "chat", mon["monitor_id"])})
         self.assertIn("Error: out of cheese", "".join(n.text for n in seen))
+        # Another user for the reader: its creds replace the client's, and
+        # the client's TLS options stay.
+        other = c.fleet_subscriber("gw-other", creds=self.accounts.creds("gw-other"))
+        self.addCleanup(other.close)
+        self.assertEqual(other._conn.tls_version, "TLSv1.3")
 
         # The file is read again at each connect: a renewed one is used,
         # one of a user the operator does not know is refused.
@@ -354,6 +359,18 @@ class HostileFiles(unittest.TestCase):
             NatsConnection.connect(self.listener.url, token="t", creds=path)
         with self.assertRaisesRegex(ValueError, "creds file must be the path of a file"):
             NatsConnection.connect(self.listener.url, creds=b"\x00")
+        self.assertFalse(self.listener.was_connected())
+
+    def test_a_secret_given_for_its_path_is_not_repeated(self):
+        for case, (argument, secret) in enumerate((("creds", self.good),
+                                                   ("nkey_seed", self.user.seed),
+                                                   ("nkey_seed", self.user.seed + "\n"))):
+            with self.subTest(case=case, argument=argument):
+                with self.assertRaises(ValueError) as refused:
+                    NatsConnection.connect(self.listener.url, **{argument: secret})
+                message = str(refused.exception)
+                self.assertIn("looks like the secret itself", message)
+                self.assertNotIn(self.user.seed[2:20], message)
         self.assertFalse(self.listener.was_connected())
 
 

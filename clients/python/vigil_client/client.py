@@ -32,8 +32,8 @@ from .endpoint import check_server_uid, check_socket_path, default_socket_path, 
 from .errors import ConnectionClosed, EngineUnavailable, NotFound, VigilError
 from .inbox import DEFAULT_MAX_BACKLOG, Inbox
 from .methods import Methods
-from .nats_wire import (CONNECT_SECURITY_OPTIONS, DEFAULT_CONNECT_TIMEOUT_S, NatsAuthError,
-                        NatsConnectionError)
+from .nats_wire import (CONNECT_IDENTITY_OPTIONS, CONNECT_TLS_OPTIONS, DEFAULT_CONNECT_TIMEOUT_S,
+                        NatsAuthError, NatsConnectionError)
 from .notification import Notification
 from .rpc_nats import DEFAULT_INBOX_PREFIX, NatsRpc, lost_virtual_session, no_notifications
 from .wire import MSGID_MAX, READ_CHUNK_BYTES, Push, Response, classify, feed, new_unpacker, \
@@ -277,11 +277,11 @@ class Client(Methods[Dict[str, Any]]):
         kwargs.setdefault("session", nats.session or "*")
         # The same user, unless kwargs name another way to be one (two
         # would be refused); the same TLS options, each unless given.
-        identity = ("user", "password", "token", "creds", "nkey_seed")
-        named = any(kwargs.get(key) is not None for key in identity)
-        for key in CONNECT_SECURITY_OPTIONS:
-            if not (named and key in identity):
+        if not any(kwargs.get(key) is not None for key in CONNECT_IDENTITY_OPTIONS):
+            for key in CONNECT_IDENTITY_OPTIONS:
                 kwargs.setdefault(key, nats._auth[key])
+        for key in CONNECT_TLS_OPTIONS:
+            kwargs.setdefault(key, nats._auth[key])
         kwargs.setdefault("inbox_prefix", nats.inbox_prefix)
         from .fleet import FleetSubscriber
         return FleetSubscriber(nats._url, durable, **kwargs)

@@ -69,6 +69,12 @@ CREDS_FILE_MAX_BYTES = 16 << 10
 NONCE_MAX_CHARS = 128
 _NONCE_RE = re.compile(r"^[A-Za-z0-9_=+/-]+$")
 
+# The longest path taken (Linux's PATH_MAX), and what a seed looks like: a
+# longer "path", or one that looks like a seed or holds a marker or a line
+# break, is a secret given where its file belongs.
+PATH_MAX_CHARS = 4096
+_LOOKS_LIKE_SEED_RE = re.compile(r"^S[A-Z2-7]{50,}$")
+
 _JWT_MARKER = "NATS USER JWT"
 _SEED_MARKER = "USER NKEY SEED"
 _MARKER_RE = re.compile(r"^-{3,}(BEGIN|END) ([A-Z ]+?)-{3,}$")
@@ -139,9 +145,18 @@ class NkeyIdentity:
 def _read_small_file(path: Any, argument: str) -> str:
     """The text of the file at path, checked to be a regular ASCII file of
     at most CREDS_FILE_MAX_BYTES; ValueError naming argument and path."""
-    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
-        raise ValueError("%s must be the path of a file, got %r" % (argument, type(path).__name__))
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str) \
+            or not os.fspath(path):
+        raise ValueError("%s must be the path of a file, as a non-empty str, got %s"
+                         % (argument, type(path).__name__))
     shown = os.fspath(path)
+    # A creds file's text or a seed given where its path belongs must not
+    # reach a message (an open of it fails, naming the "path").
+    if "\n" in shown or "-----" in shown or len(shown) > PATH_MAX_CHARS \
+            or _LOOKS_LIKE_SEED_RE.match(shown.strip()):
+        raise ValueError("%s must be the path of a file; this looks like the secret itself "
+                         "(not repeated here): write it to a file only its owner can read "
+                         "and give that file's path" % argument)
     # O_NONBLOCK: a FIFO put where the file was opens at once (then is
     # refused as not a regular file) instead of blocking until a writer comes.
     flags = os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)

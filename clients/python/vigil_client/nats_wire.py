@@ -2,13 +2,14 @@
 
 A fleet of engines publishes into NATS JetStream (docs/fleet.md) and this
 package keeps msgpack as its only dependency, so it carries the few parts
-of a NATS client that a gateway needs: the handshake (INFO, TLS when the
-URL is ``tls://``, TLS options are given or the server requires it, then
+of a NATS client that a gateway needs: the handshake (INFO; TLS when the
+URL is ``tls://``, TLS options are given or the server requires it; then
 CONNECT with user and password, a token, or an nkey's signature of the
 server's nonce from a creds file or a seed; verbose and pedantic off,
-headers and no_responders on), PUB/HPUB, SUB/UNSUB, MSG/HMSG with their header block
-(``NATS/1.0 [status [description]]`` then ``Key: Value`` lines), PING/PONG
-both ways, and request-reply through one wildcard inbox subscription.
+headers and no_responders on), PUB/HPUB, SUB/UNSUB, MSG/HMSG with their
+header block (``NATS/1.0 [status [description]]`` then ``Key: Value``
+lines), PING/PONG both ways, and request-reply through one wildcard inbox
+subscription.
 
 What the server sends is checked, not trusted: a control line longer than
 CONTROL_LINE_MAX_BYTES, a header block longer than HEADER_BLOCK_MAX_BYTES, a
@@ -285,11 +286,12 @@ class _Subscription:
         self.dropped = 0
 
 
-# The arguments of NatsConnection.connect that say who the client is and how
-# the server is verified: FleetSubscriber, NatsRpc and the clients take them
-# too and pass them on, and a client's fleet_subscriber copies them.
-CONNECT_SECURITY_OPTIONS = ("user", "password", "token", "creds", "nkey_seed", "tls_ca",
-                            "tls_cert", "tls_key")
+# The arguments of NatsConnection.connect that say who the client is (one
+# way at most) and how the server is verified: FleetSubscriber, NatsRpc and
+# the clients take them too and pass them on, and a client's
+# fleet_subscriber copies them.
+CONNECT_IDENTITY_OPTIONS = ("user", "password", "token", "creds", "nkey_seed")
+CONNECT_TLS_OPTIONS = ("tls_ca", "tls_cert", "tls_key")
 
 
 # The inbox prefix NATS clients use unless a user's permissions call for
