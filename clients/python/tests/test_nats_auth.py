@@ -17,8 +17,10 @@ seed, a creds file) and who the server is (TLS), against a real nats-server
   its absence; one thread reading while two others send over one TLS
   connection;
 - hostile creds and seed files (cut short, oversized, a bad checksum, an
-  account's seed, two users' halves, a FIFO...): each a ValueError naming
-  the file and never the seed, and no connection is even opened;
+  account's seed, two users' halves, a FIFO...), or the secret given where
+  its path belongs: each a ValueError naming the file and never the seed,
+  and no connection is even opened; a server's nonce that is no challenge
+  is not signed;
 - without the cryptography package, a clear ImportError naming the Debian
   package, and importing the package does not load it.
 
@@ -41,8 +43,9 @@ from natsidentity import Nkey, OperatorAccounts, creds_text, user_jwt, write_pri
 from support import EVENT_TIMEOUT_S, PACKAGE_ROOT, PYTHON, workdir
 from test_fleet_rpc import ENGINE, NatsEngine
 from tlscerts import Certificates
+from test_fleet import FakeServer
 from vigil_client import (Client, FleetSubscriber, NatsAuthError, NatsConnection,
-                          NatsConnectionError, NatsTLSError)
+                          NatsConnectionError, NatsProtocolError, NatsTLSError)
 from vigil_client.nats_auth import CREDS_FILE_MAX_BYTES
 
 
@@ -372,6 +375,19 @@ class HostileFiles(unittest.TestCase):
                 self.assertIn("looks like the secret itself", message)
                 self.assertNotIn(self.user.seed[2:20], message)
         self.assertFalse(self.listener.was_connected())
+
+
+class HostileServer(unittest.TestCase):
+    def test_a_nonce_that_is_no_challenge_is_not_signed(self):
+        work = workdir(self)
+        user = Nkey("user")
+        seed = write_private(os.path.join(work.path, "u.nk"), user.seed)
+        for nonce in (b'"' + b"A" * 1000 + b'"', b'"two words"', b"12345"):
+            with self.subTest(nonce=nonce[:20]):
+                server = FakeServer(self, b"", info=b'INFO {"nonce": %s}\r\n' % nonce)
+                with self.assertRaisesRegex(NatsProtocolError, "the server's nonce is not a "
+                                                               "base64 string"):
+                    NatsConnection.connect(server.url, nkey_seed=seed, timeout=EVENT_TIMEOUT_S)
 
 
 class WithoutCryptography(unittest.TestCase):
