@@ -26,6 +26,7 @@ packages=(
   libjansson-dev                        # JSON for the command-line client and vigil mcp
   libnats-dev nats-server               # a fleet over NATS JetStream (docs/fleet.md) and its tests
   python3 python3-msgpack               # the example gateway and functional tests
+  python3-cryptography openssl          # the Python client's NATS creds and nkeys (Ed25519), its TLS tests' certificates
   python3-pip python3-setuptools python3-wheel  # pip install ./clients/python, offline (its test)
   strace                                # bench/idle counts the engine's wake-ups with it
   musl-tools                            # vigil-keeper is linked against musl (its private memory; CMakeLists.txt)

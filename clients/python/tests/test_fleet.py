@@ -494,8 +494,8 @@ class Wire(unittest.TestCase):
             NatsConnection.connect(silent.url, timeout=0.5)
 
     def test_bad_arguments_are_named(self):
-        with self.assertRaisesRegex(ValueError, "only nats:// is supported"):
-            NatsConnection.connect("tls://127.0.0.1:4222")
+        with self.assertRaisesRegex(ValueError, "only nats:// and tls:// are supported"):
+            NatsConnection.connect("http://127.0.0.1:4222")
         server = FakeServer(self, b"")
         conn = NatsConnection.connect(server.url, timeout=EVENT_TIMEOUT_S)
         self.addCleanup(conn.close)

@@ -12,7 +12,8 @@ reads notifications with ``FleetSubscriber`` instead, over a small NATS
 client of this package's own (nats_wire.py, jetstream.py), and calls a
 remote engine with ``Client.connect_nats`` (NATS request-reply, rpc_nats.py).
 The wire contract is docs/protocol.md in vigil's repository; this package
-needs only msgpack.
+needs only msgpack (and, for NATS creds files and nkeys, the cryptography
+package, imported only when they are used).
 """
 
 from .aio import AsyncClient, AsyncEngine, AsyncSession
@@ -27,7 +28,8 @@ from .fleet import (FleetError, FleetNotification, FleetPermissionError, FleetSu
 from .inbox import DEFAULT_MAX_BACKLOG
 from .jetstream import JetStream, JetStreamError, PubAck
 from .nats_wire import (NatsAuthError, NatsConnection, NatsConnectionError, NatsError,
-                        NatsPermissionError, NatsProtocolError, NatsTimeout, NoResponders)
+                        NatsPermissionError, NatsProtocolError, NatsTimeout, NatsTLSError,
+                        NoResponders)
 from .notification import ENDING_TYPES, Incident, Line, Notification
 from .rpc_nats import NatsRpc, rpc_subject
 
@@ -41,7 +43,7 @@ __all__ = [
     "InvalidParams", "InvalidPattern", "JetStream", "JetStreamError", "LAST_SEQ_MAX",
     "LimitExceeded", "Line", "NatsAuthError", "NatsConnection", "NatsConnectionError",
     "NatsError", "NatsPermissionError", "NatsProtocolError", "NatsRpc", "NatsTimeout",
-    "NoResponders",
+    "NatsTLSError", "NoResponders",
     "NotFound", "Notification", "PubAck", "Session", "SessionCursor", "SpawnFailed",
     "UnknownMethod", "VigilError", "default_socket_path", "find_vigild",
     "notification_subject", "rpc_subject", "session_token",

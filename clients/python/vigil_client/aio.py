@@ -109,7 +109,8 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
                            client_id: Optional[str] = None,
                            inbox_prefix: str = DEFAULT_INBOX_PREFIX, user: Optional[str] = None,
                            password: Optional[str] = None, token: Optional[str] = None,
-                           name: Optional[str] = None,
+                           creds: Any = None, nkey_seed: Any = None, tls_ca: Any = None,
+                           tls_cert: Any = None, tls_key: Any = None, name: Optional[str] = None,
                            connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
                            call_timeout: float = DEFAULT_CALL_TIMEOUT_S) -> "AsyncClient":
         """Reaches an engine through a NATS server; the arguments, errors
@@ -118,7 +119,8 @@ class AsyncClient(Methods[Awaitable[Dict[str, Any]]]):
         loop = asyncio.get_running_loop()
         transport = await loop.run_in_executor(None, functools.partial(
             NatsRpc, url, engine, session=session, client_id=client_id,
-            inbox_prefix=inbox_prefix, user=user, password=password, token=token, name=name,
+            inbox_prefix=inbox_prefix, user=user, password=password, token=token, creds=creds,
+            nkey_seed=nkey_seed, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, name=name,
             connect_timeout=connect_timeout))
         client = cls.__new__(cls)
         client._setup(call_timeout, DEFAULT_MAX_BACKLOG)

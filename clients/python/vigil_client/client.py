@@ -32,7 +32,8 @@ from .endpoint import check_server_uid, check_socket_path, default_socket_path, 
 from .errors import ConnectionClosed, EngineUnavailable, NotFound, VigilError
 from .inbox import DEFAULT_MAX_BACKLOG, Inbox
 from .methods import Methods
-from .nats_wire import DEFAULT_CONNECT_TIMEOUT_S, NatsAuthError, NatsConnectionError
+from .nats_wire import (CONNECT_IDENTITY_OPTIONS, CONNECT_TLS_OPTIONS, DEFAULT_CONNECT_TIMEOUT_S,
+                        NatsAuthError, NatsConnectionError)
 from .notification import Notification
 from .rpc_nats import DEFAULT_INBOX_PREFIX, NatsRpc, lost_virtual_session, no_notifications
 from .wire import MSGID_MAX, READ_CHUNK_BYTES, Push, Response, classify, feed, new_unpacker, \
@@ -216,12 +217,16 @@ class Client(Methods[Dict[str, Any]]):
                      client_id: Optional[str] = None,
                      inbox_prefix: str = DEFAULT_INBOX_PREFIX, user: Optional[str] = None,
                      password: Optional[str] = None, token: Optional[str] = None,
-                     name: Optional[str] = None,
+                     creds: Any = None, nkey_seed: Any = None, tls_ca: Any = None,
+                     tls_cert: Any = None, tls_key: Any = None, name: Optional[str] = None,
                      connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
                      call_timeout: float = DEFAULT_CALL_TIMEOUT_S) -> "Client":
         """Reaches the engine ``vigild --nats-engine ENGINE`` through the
-        NATS server at url (``nats://[user:password@ | token@]host[:port]``,
-        or give ``user``/``password`` or ``token``), by request-reply on
+        NATS server at url (``nats://[user:password@ | token@]host[:port]``
+        or ``tls://...``; or give ``user``/``password``, ``token``,
+        ``creds`` (a creds file's path) or ``nkey_seed`` (a user seed
+        file's path), and ``tls_ca``, ``tls_cert``, ``tls_key`` for TLS:
+        :meth:`NatsConnection.connect`), by request-reply on
         ``vigil.<engine>.rpc``, or with ``session`` on that session's own
         subject, which serves that session alone (docs/fleet.md, section 6).
 
@@ -237,11 +242,15 @@ class Client(Methods[Dict[str, Any]]):
         Nothing is sent to the engine yet: a first call to an engine that
         is not there raises :class:`EngineUnavailable` at once. Raises
         NatsConnectionError (unreachable server), NatsAuthError (refused
-        credentials), NatsPermissionError (a user who may not read its
-        inbox) or ValueError (a bad argument, named)."""
+        credentials; NatsTLSError, a certificate refused), NatsPermissionError
+        (a user who may not read its inbox), ValueError (a bad argument, or
+        a creds, seed or PEM file that cannot be used, named) or ImportError
+        (creds or nkey_seed without the cryptography package)."""
         transport = NatsRpc(url, engine, session=session, client_id=client_id,
                             inbox_prefix=inbox_prefix, user=user, password=password,
-                            token=token, name=name, connect_timeout=connect_timeout)
+                            token=token, creds=creds, nkey_seed=nkey_seed, tls_ca=tls_ca,
+                            tls_cert=tls_cert, tls_key=tls_key, name=name,
+                            connect_timeout=connect_timeout)
         client = cls(transport, call_timeout=call_timeout)
         client._nats = transport
         return client
@@ -255,7 +264,8 @@ class Client(Methods[Dict[str, Any]]):
 
     def fleet_subscriber(self, durable: str, **kwargs: Any) -> "FleetSubscriber":
         """A :class:`FleetSubscriber` for the notifications of what this
-        client reaches: the same NATS server and credentials, the filter
+        client reaches: the same NATS server, credentials and TLS options
+        (unless given here), the filter
         narrowed to its engine (and session, for a session's subject).
         ``kwargs`` are FleetSubscriber's (``cursor=``, ``ack_wait_s=``...)
         and may widen or change the filter."""
@@ -265,7 +275,12 @@ class Client(Methods[Dict[str, Any]]):
                                "knows a NATS server")
         kwargs.setdefault("engine", nats.engine)
         kwargs.setdefault("session", nats.session or "*")
-        for key in ("user", "password", "token"):
+        # The same user, unless kwargs name another way to be one (two
+        # would be refused); the same TLS options, each unless given.
+        if not any(kwargs.get(key) is not None for key in CONNECT_IDENTITY_OPTIONS):
+            for key in CONNECT_IDENTITY_OPTIONS:
+                kwargs.setdefault(key, nats._auth[key])
+        for key in CONNECT_TLS_OPTIONS:
             kwargs.setdefault(key, nats._auth[key])
         kwargs.setdefault("inbox_prefix", nats.inbox_prefix)
         from .fleet import FleetSubscriber

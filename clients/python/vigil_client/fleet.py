@@ -250,8 +250,11 @@ class FleetSubscriber:
     """Reads the notifications of one durable pull consumer on the fleet's
     stream, and hands each to the host exactly once.
 
-    ``url``: ``nats://[user:password@ | token@]host:port`` (or give
-    ``user``/``password`` or ``token``). ``durable``: the consumer's name; a
+    ``url``: ``nats://[user:password@ | token@]host:port``, or ``tls://``
+    for TLS (or give ``user``/``password``, ``token``, ``creds`` (a creds
+    file's path) or ``nkey_seed`` (a user seed file's path); ``tls_ca``,
+    ``tls_cert`` and ``tls_key`` ask for TLS with those PEM files:
+    :meth:`NatsConnection.connect`). ``durable``: the consumer's name; a
     second subscriber with the same name resumes where the first's acks
     left off. ``engine`` and ``session`` narrow what is read (``"*"``: all).
     ``cursor``: what the host injected already, ``{(engine, session):
@@ -261,15 +264,20 @@ class FleetSubscriber:
     missing, instead of raising FleetError.
 
     Construction connects and binds (or creates) the consumer, and raises
-    what stands in the way: NatsConnectionError, NatsAuthError,
-    FleetPermissionError, FleetError, ValueError for a bad argument.
+    what stands in the way: NatsConnectionError, NatsAuthError (NatsTLSError
+    among them), FleetPermissionError, FleetError, ValueError for a bad
+    argument or a creds, seed or PEM file that cannot be used, ImportError
+    for creds or nkey_seed without the cryptography package. The files are
+    read again at each reconnect (a creds file renewed in place is used).
     """
 
     def __init__(self, url: str, durable: str, *, engine: str = "*", session: str = "*",
                  stream: str = DEFAULT_STREAM, cursor: Optional[Mapping[Tuple[str, str],
                                                                         Tuple[str, int]]] = None,
                  user: Optional[str] = None, password: Optional[str] = None,
-                 token: Optional[str] = None, name: Optional[str] = None,
+                 token: Optional[str] = None, creds: Any = None, nkey_seed: Any = None,
+                 tls_ca: Any = None, tls_cert: Any = None, tls_key: Any = None,
+                 name: Optional[str] = None,
                  ack_wait_s: float = DEFAULT_ACK_WAIT_S, batch: int = DEFAULT_BATCH,
                  max_notification_bytes: int = DEFAULT_MAX_NOTIFICATION_BYTES,
                  reconnect_wait_s: float = DEFAULT_RECONNECT_WAIT_S,
@@ -295,7 +303,10 @@ class FleetSubscriber:
         self.inbox_prefix = check_inbox_prefix(inbox_prefix)
         self.url = parse_url(url).display()
         self._url = url
-        self._auth = {"user": user, "password": password, "token": token, "name": name}
+        self._auth: Dict[str, Any] = {
+            "user": user, "password": password, "token": token, "creds": creds,
+            "nkey_seed": nkey_seed, "tls_ca": tls_ca, "tls_cert": tls_cert, "tls_key": tls_key,
+            "name": name}
         self.durable = durable
         self.stream = check_token(stream, "stream")
         self.filter_subject = notification_subject(engine, session)
@@ -419,11 +430,9 @@ class FleetSubscriber:
 
     def _connect(self) -> None:
         """Connects and binds the consumer; raises what stands in the way."""
-        conn = NatsConnection.connect(self._url, user=self._auth["user"],
-                                      password=self._auth["password"],
-                                      token=self._auth["token"], name=self._auth["name"],
-                                      timeout=self.timeout,
-                                      inbox_prefix=new_inbox_prefix(self.inbox_prefix))
+        conn = NatsConnection.connect(self._url, timeout=self.timeout,
+                                      inbox_prefix=new_inbox_prefix(self.inbox_prefix),
+                                      **self._auth)
         try:
             self._bind(JetStream(conn, self.timeout))
             self._pull_prefix = conn.new_inbox()

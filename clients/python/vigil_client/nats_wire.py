@@ -2,11 +2,14 @@
 
 A fleet of engines publishes into NATS JetStream (docs/fleet.md) and this
 package keeps msgpack as its only dependency, so it carries the few parts
-of a NATS client that a gateway needs: the handshake (INFO, then CONNECT
-with user and password or a token, verbose and pedantic off, headers and
-no_responders on), PUB/HPUB, SUB/UNSUB, MSG/HMSG with their header block
-(``NATS/1.0 [status [description]]`` then ``Key: Value`` lines), PING/PONG
-both ways, and request-reply through one wildcard inbox subscription.
+of a NATS client that a gateway needs: the handshake (INFO; TLS when the
+URL is ``tls://``, TLS options are given or the server requires it; then
+CONNECT with user and password, a token, or an nkey's signature of the
+server's nonce from a creds file or a seed; verbose and pedantic off,
+headers and no_responders on), PUB/HPUB, SUB/UNSUB, MSG/HMSG with their
+header block (``NATS/1.0 [status [description]]`` then ``Key: Value``
+lines), PING/PONG both ways, and request-reply through one wildcard inbox
+subscription.
 
 What the server sends is checked, not trusted: a control line longer than
 CONTROL_LINE_MAX_BYTES, a header block longer than HEADER_BLOCK_MAX_BYTES, a
@@ -24,8 +27,14 @@ reads wait for bytes with ``select`` rather than a socket timeout, so a
 reader's deadline never becomes a sender's. ``shutdown`` wakes a reader
 blocked on the socket (the RPC client's way to close, rpc_nats.py).
 
-TLS and nkey/creds authentication are not supported: a server that
-requires TLS, or a nonce signature, is refused with an error saying so.
+TLS is nats_tls.py's (the stdlib ssl module through memory buffers, so
+every deadline above holds over TLS too), and nkeys and creds files are
+nats_auth.py's (Ed25519 from the cryptography package, imported only when
+they are used). Files named by ``creds``, ``nkey_seed`` and the TLS options
+are read at every connect, before anything is sent: a bad one is a
+ValueError naming it, and nothing reaches the server. Only one way of
+proving who the client is may be given as arguments (user and password, a
+token, creds, nkey_seed); it replaces any credentials in the URL.
 """
 
 from __future__ import annotations
@@ -35,11 +44,15 @@ import os
 import re
 import select
 import socket
+import ssl
 import threading
 import time
 from collections import deque
 from typing import Any, Deque, Dict, List, Mapping, NamedTuple, Optional, Tuple
 from urllib.parse import unquote, urlsplit
+
+from .nats_auth import NkeyIdentity, load_creds, load_nkey_seed
+from .nats_tls import TlsChannel, TlsOptions, describe_error
 
 # The longest control line (INFO, MSG, -ERR...) this client reads. A
 # cluster's INFO lists its peers' URLs and can run to a few KiB; a line
@@ -91,8 +104,17 @@ class NatsConnectionError(NatsError, ConnectionError):
 
 
 class NatsAuthError(NatsConnectionError):
-    """The server refused the credentials (``Authorization Violation``) or
-    asked for an authentication this client does not do."""
+    """Authentication failed, and trying again as it is will not help: the
+    server refused the credentials (``Authorization Violation``), or TLS
+    could not prove the server (:class:`NatsTLSError`)."""
+
+
+class NatsTLSError(NatsAuthError):
+    """TLS failed for a reason that trying again will not fix: the
+    server's certificate is not trusted or not for this host, the server
+    refused this client's certificate (or the lack of one), or TLS was
+    asked for (``tls://``, ``tls_ca=``...) and the server does not offer
+    it. The message says which and what to give."""
 
 
 class NatsProtocolError(NatsConnectionError):
@@ -156,30 +178,32 @@ class Msg(NamedTuple):
 
 
 class ServerAddress(NamedTuple):
-    """Where a URL points and the credentials it carries."""
+    """Where a URL points, the credentials it carries, and whether it asks
+    for TLS (``tls://``)."""
 
     host: str
     port: int
     user: Optional[str]
     password: Optional[str]
     token: Optional[str]
+    tls: bool = False
 
     def display(self) -> str:
-        """host:port, for messages (never the credentials)."""
-        return "nats://%s:%d" % (self.host, self.port)
+        """scheme://host:port, for messages (never the credentials)."""
+        return "%s://%s:%d" % ("tls" if self.tls else "nats", self.host, self.port)
 
 
 def parse_url(url: str) -> ServerAddress:
-    """``nats://[user:password@ | token@]host[:port]`` (or ``host:port``);
-    ValueError naming the URL (without its credentials) for anything else,
-    ``tls://`` included, which this client does not speak."""
+    """``nats://[user:password@ | token@]host[:port]`` (or ``host:port``),
+    or ``tls://...``, which asks for TLS; ValueError naming the URL
+    (without its credentials) for anything else."""
     if not isinstance(url, str) or not url:
         raise ValueError("url must be a non-empty string like nats://host:4222, got %r" % (url,))
     text = url if "://" in url else "nats://" + url
     parts = urlsplit(text)
     shown = "%s://%s" % (parts.scheme, parts.hostname or "")
-    if parts.scheme != "nats":
-        raise ValueError("url %s: only nats:// is supported (this client does no TLS)" % shown)
+    if parts.scheme not in ("nats", "tls"):
+        raise ValueError("url %s: only nats:// and tls:// are supported" % shown)
     if not parts.hostname:
         raise ValueError("url %r has no host" % shown)
     if parts.path not in ("", "/") or parts.query or parts.fragment:
@@ -194,7 +218,7 @@ def parse_url(url: str) -> ServerAddress:
             user, password = unquote(parts.username), unquote(parts.password)
         else:
             token = unquote(parts.username)
-    return ServerAddress(parts.hostname, port, user, password, token)
+    return ServerAddress(parts.hostname, port, user, password, token, parts.scheme == "tls")
 
 
 def check_subject(subject: str, what: str = "subject") -> str:
@@ -262,6 +286,14 @@ class _Subscription:
         self.dropped = 0
 
 
+# The arguments of NatsConnection.connect that say who the client is (one
+# way at most) and how the server is verified: FleetSubscriber, NatsRpc and
+# the clients take them too and pass them on, and a client's
+# fleet_subscriber copies them.
+CONNECT_IDENTITY_OPTIONS = ("user", "password", "token", "creds", "nkey_seed")
+CONNECT_TLS_OPTIONS = ("tls_ca", "tls_cert", "tls_key")
+
+
 # The inbox prefix NATS clients use unless a user's permissions call for
 # one of its own (``_INBOX_<user>``: docs/fleet.md, section 5).
 DEFAULT_INBOX_PREFIX = "_INBOX"
@@ -306,24 +338,50 @@ class NatsConnection:
         self._next_request = 1
         self.stray_messages = 0
         """Messages for a subscription that is gone, or replies nobody waits for."""
+        self._tls: Optional[TlsChannel] = None   # the TLS session, once upgraded
+        self._refusal_hint = ""           # who this client said it was, for a refusal
 
     # -- making and ending ------------------------------------------------
 
     @classmethod
     def connect(cls, url: str, *, user: Optional[str] = None, password: Optional[str] = None,
-                token: Optional[str] = None, name: Optional[str] = None,
-                timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+                token: Optional[str] = None, creds: Any = None, nkey_seed: Any = None,
+                tls_ca: Any = None, tls_cert: Any = None, tls_key: Any = None,
+                name: Optional[str] = None, timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
                 inbox_prefix: Optional[str] = None) -> "NatsConnection":
-        """Connects to url and completes the handshake (INFO, CONNECT, PING,
-        PONG). Credentials in the URL are used unless given as arguments.
-        Raises NatsConnectionError (unreachable, closed), NatsAuthError
-        (refused credentials, or TLS or a nonce signature required),
-        NatsProtocolError (not a NATS server) or ValueError (a bad URL)."""
+        """Connects to url and completes the handshake (INFO, TLS when asked
+        for or required, CONNECT, PING, PONG).
+
+        Who the client is: credentials in the URL, or one of ``user`` and
+        ``password``, ``token``, ``creds`` (a creds file's path: its user
+        JWT and the signature of the server's nonce with its seed) or
+        ``nkey_seed`` (a user seed file's path: its public key and the
+        signature), which replaces the URL's. TLS: a ``tls://`` URL, or any
+        of ``tls_ca`` (a PEM file of the CAs to trust instead of the
+        system's), ``tls_cert`` and ``tls_key`` (a client certificate and
+        its key, for a server that verifies clients), asks for it; a server
+        that requires it gets it anyway, verified against the system's CAs.
+
+        Raises ValueError (a bad URL or argument, a creds, seed or PEM file
+        that cannot be used: before anything is sent), ImportError (creds or
+        nkey_seed without the cryptography package), NatsConnectionError
+        (unreachable, closed), NatsAuthError (refused credentials),
+        NatsTLSError (a certificate refused either way, TLS asked for and
+        not offered) or NatsProtocolError (not a NATS server)."""
         address = parse_url(url)
-        if user is not None or password is not None:
-            address = address._replace(user=user, password=password, token=None)
-        if token is not None:
-            address = address._replace(token=token, user=None, password=None)
+        ways = [way for way, given in (("user/password", user is not None or password is not None),
+                                       ("token", token is not None), ("creds", creds is not None),
+                                       ("nkey_seed", nkey_seed is not None)) if given]
+        if len(ways) > 1:
+            raise ValueError("give one way to authenticate, not %s" % " and ".join(ways))
+        if ways:
+            address = address._replace(user=user, password=password, token=token)
+        identity: Optional[NkeyIdentity] = None
+        if creds is not None:
+            identity = load_creds(creds)
+        elif nkey_seed is not None:
+            identity = load_nkey_seed(nkey_seed)
+        tls = TlsOptions(address.tls, tls_ca, tls_cert, tls_key)
         deadline = time.monotonic() + timeout
         try:
             sock = socket.create_connection((address.host, address.port), timeout=timeout)
@@ -336,28 +394,24 @@ class NatsConnection:
         sock.settimeout(DEFAULT_CONNECT_TIMEOUT_S)
         conn = cls(sock, address, inbox_prefix or new_inbox_prefix())
         try:
-            conn._handshake(name, deadline)
+            conn._handshake(name, deadline, identity, tls)
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _handshake(self, name: Optional[str], deadline: float) -> None:
+    def _handshake(self, name: Optional[str], deadline: float,
+                   identity: Optional[NkeyIdentity], tls: TlsOptions) -> None:
         op, args = self._read_control(deadline)
         if op != b"INFO":
             raise self._fail(NatsProtocolError("%s sent %r, not INFO, on connect"
                                                % (self.url, op[:20])))
         self._take_info(args)
         info = self.server_info
-        if info.get("tls_required"):
-            raise self._fail(NatsAuthError("%s requires TLS, which this client does not "
-                                           "speak" % self.url, self.url))
-        if info.get("nonce") and self.address.user is None and self.address.token is None:
-            raise self._fail(NatsAuthError("%s asks for an nkey signature, which this client "
-                                           "does not do (use user/password or a token)"
-                                           % self.url, self.url))
+        if tls.wanted or info.get("tls_required"):
+            self._start_tls(tls, deadline)
         connect: Dict[str, Any] = {
-            "verbose": False, "pedantic": False, "tls_required": False,
+            "verbose": False, "pedantic": False, "tls_required": self._tls is not None,
             "lang": "python-vigil", "version": "0.1.0", "protocol": 1, "echo": True,
             "headers": True, "no_responders": True,
         }
@@ -368,11 +422,67 @@ class NatsConnection:
             connect["pass"] = self.address.password or ""
         if self.address.token is not None:
             connect["auth_token"] = self.address.token
-        self._send(b"CONNECT " + json.dumps(connect).encode() + b"\r\n")
+        if identity is not None:
+            self._refusal_hint = " (%s)" % identity.describe()
+            try:
+                connect.update(identity.connect_fields(info.get("nonce")))
+            except ValueError as e:
+                raise self._fail(NatsProtocolError("%s: %s" % (self.url, e), self.url)) from None
+        elif info.get("nonce") and self.address.user is None and self.address.token is None:
+            self._refusal_hint = (" (the server asked for an nkey signature: give creds= or "
+                                  "nkey_seed=)")
+        # One send for both: a server that drops the connection at once
+        # (a refused client certificate) cannot fail the second write.
+        self._pings_sent += 1
+        target = self._pings_sent
+        self._send(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
         try:
-            self._ping_and_wait(deadline, "connecting")
-        except NatsTimeout as e:
-            raise self._fail(NatsConnectionError(str(e), self.url)) from None
+            while self._pongs_received < target:
+                if not self._read_one(deadline):
+                    raise self._fail(NatsConnectionError(
+                        "%s did not answer a PING within the time given for connecting"
+                        % self.url, self.url))
+        except NatsTLSError:
+            raise
+        except NatsConnectionError as e:
+            if self._tls is not None and self._tls.has_cert and not isinstance(e, NatsAuthError):
+                raise NatsConnectionError("%s (after the TLS handshake: did the server refuse "
+                                          "this client's certificate?)" % e, self.url) from None
+            raise
+
+    def _start_tls(self, tls: TlsOptions, deadline: float) -> None:
+        """Upgrades the connection to TLS after the server's INFO."""
+        info = self.server_info
+        if not (info.get("tls_required") or info.get("tls_available")):
+            raise self._fail(NatsTLSError("%s does not offer TLS, which %s asks for"
+                                          % (self.url, tls.asked_by), self.url))
+        if info.get("tls_verify") and not tls.has_cert:
+            raise self._fail(NatsTLSError("%s verifies its clients' certificates (tls_verify): "
+                                          "give tls_cert= and tls_key=" % self.url, self.url))
+        if self._buf:
+            raise self._fail(NatsProtocolError("%s sent bytes after INFO, before the TLS "
+                                               "handshake" % self.url, self.url))
+        try:
+            channel = TlsChannel(self._sock, tls.context(), self.address.host, tls.trust,
+                                 tls.has_cert)
+            channel.handshake(deadline)
+        except ssl.SSLError as e:
+            text, about_certificates = describe_error(e, tls.trust, tls.has_cert)
+            kind = NatsTLSError if about_certificates else NatsConnectionError
+            raise self._fail(kind("%s: %s" % (self.url, text), self.url)) from None
+        except TimeoutError:
+            raise self._fail(NatsConnectionError("%s did not finish the TLS handshake in the "
+                                                 "time given for connecting" % self.url,
+                                                 self.url)) from None
+        except OSError as e:
+            raise self._fail(NatsConnectionError("%s: the TLS handshake failed: %s"
+                                                 % (self.url, e), self.url)) from None
+        self._tls = channel
+
+    @property
+    def tls_version(self) -> Optional[str]:
+        """The TLS version in use ("TLSv1.3"); None on a plain connection."""
+        return self._tls.version if self._tls is not None else None
 
     def close(self) -> None:
         """Ends the connection (idempotent). Nothing is flushed: call
@@ -536,7 +646,11 @@ class NatsConnection:
             raise self._closed
         try:
             with self._send_lock:
+                if self._tls is not None:
+                    data = self._tls.encrypt(data)
                 self._sock.sendall(data)
+        except ssl.SSLError as e:
+            raise self._fail(self._tls_failure(e)) from None
         except OSError as e:
             raise self._fail(NatsConnectionError("the connection to %s failed while sending: %s"
                                                  % (self.url, e), self.url)) from None
@@ -564,8 +678,34 @@ class NatsConnection:
         if not chunk:
             raise self._fail(NatsConnectionError("%s closed the connection" % self.url,
                                                  self.url))
+        if self._tls is not None:
+            chunk = self._decrypt(chunk)
         self._buf += chunk
         return True
+
+    def _decrypt(self, raw: bytes) -> bytes:
+        """The plain bytes raw completes; sends what the TLS engine has to
+        say back (in order with every other send: under the send lock)."""
+        assert self._tls is not None
+        try:
+            plain = self._tls.decrypt(raw)
+            if self._tls.has_output():
+                with self._send_lock:
+                    self._sock.sendall(self._tls.drain())
+        except ssl.SSLError as e:
+            raise self._fail(self._tls_failure(e)) from None
+        except OSError as e:                   # ConnectionError: the TLS session ended
+            raise self._fail(NatsConnectionError("the connection to %s failed: %s"
+                                                 % (self.url, e), self.url)) from None
+        return plain
+
+    def _tls_failure(self, e: ssl.SSLError) -> NatsConnectionError:
+        """The error to raise for a TLS failure after the handshake (an
+        alert: a TLS 1.3 server refuses a client certificate only then)."""
+        assert self._tls is not None
+        text, about_certificates = describe_error(e, self._tls.trust, self._tls.has_cert)
+        kind = NatsTLSError if about_certificates else NatsConnectionError
+        return kind("%s: %s" % (self.url, text), self.url)
 
     def _read_line(self, deadline: Optional[float]) -> Optional[bytes]:
         """One control line without its CRLF; None at the deadline."""
@@ -663,8 +803,8 @@ class NatsConnection:
             return
         lowered = text.lower()
         if "authorization" in lowered or "authentication" in lowered:
-            raise self._fail(NatsAuthError("%s refused the credentials: %s" % (self.url, text),
-                                           self.url))
+            raise self._fail(NatsAuthError("%s refused the credentials: %s%s"
+                                           % (self.url, text, self._refusal_hint), self.url))
         raise self._fail(NatsConnectionError("%s ended the connection: %s" % (self.url, text),
                                              self.url))
 

@@ -106,7 +106,9 @@ class NatsRpc:
     def __init__(self, url: str, engine: str, *, session: Optional[str] = None,
                  client_id: Optional[str] = None, inbox_prefix: str = DEFAULT_INBOX_PREFIX,
                  user: Optional[str] = None, password: Optional[str] = None,
-                 token: Optional[str] = None, name: Optional[str] = None,
+                 token: Optional[str] = None, creds: Any = None, nkey_seed: Any = None,
+                 tls_ca: Any = None, tls_cert: Any = None, tls_key: Any = None,
+                 name: Optional[str] = None,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S):
         self.subject = rpc_subject(engine, session)
         self.engine = engine
@@ -121,8 +123,10 @@ class NatsRpc:
         self._headers = {CLIENT_HEADER: client_id}
         self._header_bytes = len(encode_headers(self._headers))
         self._url = url
-        self._auth: Dict[str, Any] = {"user": user, "password": password, "token": token,
-                                      "name": name}
+        self._auth: Dict[str, Any] = {
+            "user": user, "password": password, "token": token, "creds": creds,
+            "nkey_seed": nkey_seed, "tls_ca": tls_ca, "tls_cert": tls_cert, "tls_key": tls_key,
+            "name": name}
         self.connect_timeout = connect_timeout
         self.counters: Dict[str, int] = {"requests": 0, "answers": 0, "no_responders": 0,
                                          "malformed": 0, "refused": 0, "stray": 0}
