@@ -632,9 +632,17 @@ fleet_publisher_start(Engine *e, const FleetConfig *c, VigilError *err)
     return NULL;
   }
   if (r == kFleetUnreachable) {
-    fleet_text_copy(p->last_error, sizeof p->last_error, why.msg);
+    /* The reason alone: the log line's component already says nats, and
+     * api_info's last_error is a reason, not an error's code. */
+    const char *reason = why.msg;
+    size_t code = strlen(error_name(why.code));
+    if (strncmp(reason, error_name(why.code), code) == 0 && strncmp(reason + code, ": ", 2) == 0)
+      reason += code + 2;
+    if (strncmp(reason, "nats: ", 6) == 0)
+      reason += 6;
+    fleet_text_copy(p->last_error, sizeof p->last_error, reason);
     LOG_WARN(L, "%s; starting anyway: notifications wait in their sessions and are published "
-             "once the server answers", why.msg);
+             "once the server answers", reason);
   }
   session_each(e->sessions, fleet_tap_existing, p);
   p->watch = (SessionHooks){.on_create = fleet_on_session_create,
