@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any, Dict, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -146,3 +147,17 @@ def take_until_ending(session: Any, monitor_id: str, timeout: float = EVENT_TIME
         got.append(n)
         if n.is_ending and n.monitor_id == monitor_id:
             return got
+
+
+def read_until_ending(sub: Any, timeout: float = EVENT_TIMEOUT_S) -> list:
+    """What a FleetSubscriber reads, each acked, up to and including the
+    first ending; fails when none comes within timeout."""
+    seen: list = []
+    deadline = time.monotonic() + timeout
+    while not any(n.is_ending for n in seen):
+        assert time.monotonic() < deadline, "no ending within %.0f s; read %r" % (timeout, seen)
+        n = sub.next(1.0)
+        if n is not None:
+            seen.append(n)
+            n.ack()
+    return seen

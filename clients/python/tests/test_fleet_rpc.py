@@ -21,7 +21,7 @@ import unittest
 import msgpack
 
 from natsfixture import NatsServer
-from support import EVENT_TIMEOUT_S, VIGILD, config, lua, workdir
+from support import EVENT_TIMEOUT_S, VIGILD, config, lua, read_until_ending, workdir
 from vigil_client import (AsyncClient, Client, ConnectionClosed, Denied, EngineUnavailable,
                           Internal, LimitExceeded, NatsConnection, NatsPermissionError,
                           VigilError)
@@ -216,14 +216,7 @@ class Calls(RpcCase):
         self.assertEqual(sub.filter_subject, "vigil.e1.chat.n")
         mon = scoped.monitor_start(argv=["sh", "-c", "echo 'Error: out of cheese'"],
                                    patterns=["^Error:"])
-        seen = []
-        deadline = time.monotonic() + EVENT_TIMEOUT_S
-        while not any(n.is_ending for n in seen):
-            self.assertLess(time.monotonic(), deadline, "notifications: %r" % seen)
-            n = sub.next(1.0)
-            if n is not None:
-                seen.append(n)
-                n.ack()
+        seen = read_until_ending(sub)
         self.assertEqual({(n.engine, n.session, n.monitor_id) for n in seen},
                          {("e1", "chat", mon["monitor_id"])})
         self.assertIn("Error: out of cheese", "".join(n.text for n in seen))

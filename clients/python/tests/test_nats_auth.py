@@ -40,7 +40,7 @@ import unittest
 
 from natsfixture import NatsServer
 from natsidentity import Nkey, OperatorAccounts, creds_text, user_jwt, write_private
-from support import EVENT_TIMEOUT_S, PACKAGE_ROOT, PYTHON, workdir
+from support import EVENT_TIMEOUT_S, PACKAGE_ROOT, PYTHON, read_until_ending, workdir
 from test_fleet_rpc import ENGINE, NatsEngine
 from tlscerts import Certificates
 from test_fleet import FakeServer
@@ -125,14 +125,7 @@ class OperatorMode(unittest.TestCase):
         self.assertEqual(sub._conn.tls_version, "TLSv1.3")
         mon = c.monitor_start(argv=["sh", "-c", "echo 'Error: out of cheese'"],
                               patterns=["^Error:"])
-        seen = []
-        deadline = time.monotonic() + EVENT_TIMEOUT_S
-        while not any(n.is_ending for n in seen):
-            self.assertLess(time.monotonic(), deadline, "notifications: %r" % seen)
-            n = sub.next(1.0)
-            if n is not None:
-                seen.append(n)
-                n.ack()
+        seen = read_until_ending(sub)
         self.assertEqual({(n.engine, n.session, n.monitor_id) for n in seen},
                          {(ENGINE, "chat", mon["monitor_id"])})
         self.assertIn("Error: out of cheese", "".join(n.text for n in seen))
