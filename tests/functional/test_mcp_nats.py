@@ -409,6 +409,18 @@ def test_the_adapter_keeps_its_virtual_connection_open(tmp):
     with_fleet(tmp, body, nats={"client_idle_ms": 1000})
 
 
+def adapter_run_to_its_end(tmp, url, **kw):
+    """Starts an Adapter that is expected to give up on its own, waits for
+    its exit (60 s at most) and returns (status, log, seconds it ran)."""
+    a = Adapter(tmp, url, **kw)
+    start = time.monotonic()
+    try:
+        a.proc.wait(60)
+    finally:
+        rc = a.close()
+    return rc, a.log(), time.monotonic() - start
+
+
 def test_a_user_refused_its_inbox_is_told_at_once(tmp):
     """s1 may subscribe only under its own inbox prefix, _INBOX_s1: with
     $VIGIL_NATS_INBOX unset (the default prefix, _INBOX) or naming
@@ -426,16 +438,11 @@ def test_a_user_refused_its_inbox_is_told_at_once(tmp):
         assert "$VIGIL_NATS_INBOX" in h.stderr and "it is unset, so _INBOX" in h.stderr, h.stderr
         assert "s1pw" not in h.stderr, h.stderr
         assert took < 20, "the hook took %.1f s: it waited for answers that could not come" % took
-        a = Adapter(tmp, url, inbox="_INBOX_blind")
-        start = time.monotonic()
-        try:
-            a.proc.wait(60)
-        finally:
-            rc = a.close()
-        assert rc == 1, (rc, a.log())
-        assert 'refused this user the subscription to _INBOX_blind.' in a.log(), a.log()
-        assert 'it is "_INBOX_blind"' in a.log(), a.log()
-        assert time.monotonic() - start < 20, "the adapter waited for answers that could not come"
+        rc, log, took = adapter_run_to_its_end(tmp, url, inbox="_INBOX_blind")
+        assert rc == 1, (rc, log)
+        assert 'refused this user the subscription to _INBOX_blind.' in log, log
+        assert 'it is "_INBOX_blind"' in log, log
+        assert took < 20, "the adapter waited for answers that could not come"
         # Nothing reached the engine's session: the hook's session_state
         # was never carried out.
         assert "s1" not in [s["session"] for s in engine.call("session_list", all=True)["sessions"]]
@@ -446,15 +453,11 @@ def test_a_user_refused_its_inbox_is_told_at_once(tmp):
 
 def test_no_engine_of_that_name_is_said_at_once(tmp):
     def body(fleet, engine):
-        a = Adapter(tmp, fleet["server"].url("engine", "engpw"), inbox="_INBOX", engine="e9")
-        start = time.monotonic()
-        try:
-            a.proc.wait(60)
-        finally:
-            rc = a.close()
-        assert rc == 1, (rc, a.log())
-        assert "no engine answers on vigil.e9.s1.rpc" in a.log(), a.log()
-        assert time.monotonic() - start < 20, "it waited for a deadline"
+        rc, log, took = adapter_run_to_its_end(tmp, fleet["server"].url("engine", "engpw"),
+                                               inbox="_INBOX", engine="e9")
+        assert rc == 1, (rc, log)
+        assert "no engine answers on vigil.e9.s1.rpc" in log, log
+        assert took < 20, "it waited for a deadline"
         # --config is for an engine the adapter starts: it starts none here.
         p = subprocess.run([vigiltest.VIGIL, "--nats", fleet["server"].url(), "--engine", "e1",
                             "mcp", "--config", "/dev/null"], capture_output=True, text=True,
